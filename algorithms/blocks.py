@@ -1,0 +1,41 @@
+"""Block-diagonal operators applied node by node: ``H``, ``H*`` and any ``diag(X(k))``.
+
+These are the O(N) building blocks the recursions of SKO.md compose with the SPO products.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sko.arrays import result_dtype
+from sko.model import SKOModel
+
+__all__ = ["H_apply", "H_star_apply", "block_diagonal_apply"]
+
+
+def H_apply(model: SKOModel, f) -> np.ndarray:
+    """``T = H f``: a stacked node vector to a stacked hinge vector."""
+    f = model.node_vector(f, "f")
+    T = np.zeros(model.dof_size, dtype=result_dtype(model.dtype, f))
+    for Hk, ns, ds in zip(model.H_by_index, model.node_slices, model.dof_slices):
+        T[ds] = Hk @ f[ns]
+    return T
+
+
+def H_star_apply(model: SKOModel, x) -> np.ndarray:
+    """``H* x``: a stacked hinge vector to a stacked node vector."""
+    x = model.dof_vector(x, "hinge vector")
+    y = np.zeros(model.node_size, dtype=result_dtype(model.dtype, x))
+    for Hk, ns, ds in zip(model.H_by_index, model.node_slices, model.dof_slices):
+        y[ns] = Hk.T @ x[ds]
+    return y
+
+
+def block_diagonal_apply(blocks: Sequence[np.ndarray], slices: Sequence[slice], x: np.ndarray) -> np.ndarray:
+    """``diag(X(k)) x`` for per-index blocks ``X(k)`` acting on ``x[slices[k]]``."""
+    y = np.zeros(x.shape[0], dtype=result_dtype(x, *blocks))
+    for Xk, s in zip(blocks, slices):
+        y[s] = Xk @ x[s]
+    return y

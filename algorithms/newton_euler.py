@@ -1,0 +1,53 @@
+"""Newton–Euler inverse dynamics on any SKO model (SKO.md §5, Algorithm 3.1).
+
+Scatter (base → tips), then gather (tips → base)::
+
+    𝒱(k) = φ*(℘(k), k) 𝒱(℘(k)) + H*(k) θ̇(k)
+    α(k) = φ*(℘(k), k) α(℘(k)) + H*(k) θ̈(k) + a(k)
+    f(k) = Σ_{j ∈ C(k)} φ(k, j) f(j) + M(k) α(k) + b(k)
+    T(k) = H(k) f(k)
+
+that is, Eq. 1: ``𝒱 = φ* H* θ̇``, ``α = φ* (H* θ̈ + a)``, ``f = φ (M α + b)``, ``T = H f``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from sko.model import SKOModel
+
+from .blocks import H_apply, H_star_apply, block_diagonal_apply
+from .spo import phi_apply, phi_star_apply
+
+__all__ = ["NewtonEuler", "newton_euler", "inverse_dynamics"]
+
+
+class NewtonEuler(NamedTuple):
+    """Stacked results of Algorithm 3.1."""
+
+    V: np.ndarray  #: node velocities 𝒱
+    alpha: np.ndarray  #: node accelerations α
+    f: np.ndarray  #: inter-node forces f
+    T: np.ndarray  #: hinge forces T
+
+
+def newton_euler(model: SKOModel, qdd, qd=None, a=None, b=None) -> NewtonEuler:
+    """Algorithm 3.1: ``𝒱``, ``α``, ``f`` and ``T`` from ``θ̈`` (and ``θ̇``, ``a``, ``b``).
+
+    ``qd``, ``a`` and ``b`` default to zero. ``a`` and ``b`` are stacked node vectors
+    (Coriolis accelerations and gyroscopic forces, supplied by the body types).
+    """
+    qdd = model.dof_vector(qdd, "qdd")
+    a = model.node_vector(a, "a")
+    b = model.node_vector(b, "b")
+    V = phi_star_apply(model, H_star_apply(model, qd))
+    alpha = phi_star_apply(model, H_star_apply(model, qdd) + a)
+    f = phi_apply(model, block_diagonal_apply(model.M_by_index, model.node_slices, alpha) + b)
+    return NewtonEuler(V=V, alpha=alpha, f=f, T=H_apply(model, f))
+
+
+def inverse_dynamics(model: SKOModel, qdd, qd=None, a=None, b=None) -> np.ndarray:
+    """``T = ℳ θ̈ + 𝒞`` by Algorithm 3.1 (Eq. 2, 3); see :func:`newton_euler`."""
+    return newton_euler(model, qdd, qd, a, b).T
