@@ -70,8 +70,8 @@ def bwa_matrix(tree: TreeDigraph, dims: Mapping[Hashable, int], weights: Mapping
            [0., 0., 0.],
            [0., 0., 0.]])
     """
-    W = check_weights(tree, dims, weights)
     off = block_offsets(tree, dims)
+    W = check_weights(tree, dims, weights)
     n = int(off[-1])
     dtype = np.result_type(float, *W.values()) if W else np.dtype(float)
     if sparse:

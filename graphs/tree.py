@@ -127,10 +127,11 @@ class TreeDigraph:
             raise NotATreeError(f"parents must be a mapping body -> parent, got {type(parents).__name__}")
         graph = nx.DiGraph()
         graph.add_node(ROOT)
-        graph.add_nodes_from(parents)
-        for k, p in parents.items():
+        for k in parents:
             if k is None or k is ROOT:
                 raise NotATreeError(f"{k!r} cannot label a body: it stands for the root")
+            graph.add_node(k)
+        for k, p in parents.items():
             if p is not None and p not in parents:
                 raise NotATreeError(f"body {k!r} has parent {p!r}, which is not a body of the mapping")
             graph.add_edge(ROOT if p is None else p, k)
