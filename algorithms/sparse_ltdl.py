@@ -76,11 +76,12 @@ def _pattern(par: list[int]):
             j = par[j]
 
 
-def _matrix(H, parents: Sequence[int], what: str) -> tuple[np.ndarray, list[int]]:
-    """A fresh writable copy of a square matrix and its 0-based parents; finiteness is checked
-    on the branch-induced pattern only, since nothing else is read."""
+def _matrix(H, parents: Sequence[int], what: str, copy: bool = True) -> tuple[np.ndarray, list[int]]:
+    """A square matrix (a fresh writable copy with ``copy``, else possibly a read-only view) and
+    its 0-based parents; finiteness is checked on the branch-induced pattern only, since
+    nothing else is read (O(n + D1))."""
     try:
-        A = np.array(H, copy=True)
+        A = np.array(H, copy=True) if copy else np.asarray(H)
     except (TypeError, ValueError) as exc:
         raise DimensionError(f"{what} is not an array: {exc}") from None
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
@@ -105,6 +106,16 @@ def _vector(x, n: int, dtype, what: str) -> np.ndarray:
     if v.ndim not in (1, 2) or v.shape[0] != n:
         raise DimensionError(f"{what} must have shape ({n},) or ({n}, m), got {v.shape}")
     return v.astype(result_dtype(v, np.zeros(0, dtype=dtype)), copy=False)
+
+
+def _in_place_target(A, parents: Sequence[int]) -> list[int]:
+    """Check the array an in-place factorization overwrites; its 0-based parents."""
+    if not isinstance(A, np.ndarray) or A.ndim != 2 or A.shape[0] != A.shape[1]:
+        raise DimensionError(f"an in-place factorization needs a square numpy array, got {getattr(A, 'shape', type(A).__name__)}")
+    if A.dtype.kind not in "fcO" or not A.flags.writeable:
+        raise DimensionError(f"an in-place factorization needs a writable float, complex or object array, got dtype {A.dtype}"
+                             f"{'' if A.flags.writeable else ' (read-only)'}")
+    return _parents0(parents, A.shape[0])
 
 
 def _check_pivot(value, k: int) -> None:
@@ -140,8 +151,8 @@ def ltdl_in_place(A: np.ndarray, parents: Sequence[int]) -> np.ndarray:
     NotPositiveDefiniteError
         On a non-positive pivot (the message names the dof).
     """
-    n = A.shape[0]
-    par = _parents0(parents, n)
+    par = _in_place_target(A, parents)
+    n = len(par)
     for k in range(n - 1, -1, -1):
         _check_pivot(A[k, k], k)
         i = par[k]
@@ -167,8 +178,8 @@ def ltl_in_place(A: np.ndarray, parents: Sequence[int]) -> np.ndarray:
     NotPositiveDefiniteError
         On a non-positive pivot (the message names the dof).
     """
-    n = A.shape[0]
-    par = _parents0(parents, n)
+    par = _in_place_target(A, parents)
+    n = len(par)
     for k in range(n - 1, -1, -1):
         _check_pivot(A[k, k], k)
         A[k, k] = _sqrt(A[k, k])
@@ -226,7 +237,7 @@ def lower_factor(A: np.ndarray, parents: Sequence[int], unit: bool = False) -> n
 
 def L_apply(L, parents: Sequence[int], x, unit: bool = False) -> np.ndarray:
     """``y = L x`` over the ``λ'`` chains (rows ``n … 1``, so it could run in situ)."""
-    L, par = _matrix(L, parents, "L")
+    L, par = _matrix(L, parents, "L", copy=False)
     y = _vector(x, L.shape[0], L.dtype, "x")
     for i in range(len(par) - 1, -1, -1):
         if not unit:
@@ -240,7 +251,7 @@ def L_apply(L, parents: Sequence[int], x, unit: bool = False) -> np.ndarray:
 
 def L_transpose_apply(L, parents: Sequence[int], x, unit: bool = False) -> np.ndarray:
     """``y = Lᵀ x`` over the ``λ'`` chains."""
-    L, par = _matrix(L, parents, "L")
+    L, par = _matrix(L, parents, "L", copy=False)
     x = _vector(x, L.shape[0], L.dtype, "x")
     y = x.copy()
     for i in range(len(par)):
@@ -256,7 +267,7 @@ def L_transpose_apply(L, parents: Sequence[int], x, unit: bool = False) -> np.nd
 
 def L_inverse_apply(L, parents: Sequence[int], x, unit: bool = False) -> np.ndarray:
     """``x ← L⁻¹ x`` (forward substitution, rows ``1 … n``) on a copy of ``x``."""
-    L, par = _matrix(L, parents, "L")
+    L, par = _matrix(L, parents, "L", copy=False)
     x = _vector(x, L.shape[0], L.dtype, "x")
     for i in range(len(par)):
         j = par[i]
@@ -270,7 +281,7 @@ def L_inverse_apply(L, parents: Sequence[int], x, unit: bool = False) -> np.ndar
 
 def L_inverse_transpose_apply(L, parents: Sequence[int], x, unit: bool = False) -> np.ndarray:
     """``x ← L⁻ᵀ x`` (back substitution, rows ``n … 1``) on a copy of ``x``."""
-    L, par = _matrix(L, parents, "L")
+    L, par = _matrix(L, parents, "L", copy=False)
     x = _vector(x, L.shape[0], L.dtype, "x")
     for i in range(len(par) - 1, -1, -1):
         if not unit:
@@ -285,7 +296,7 @@ def L_inverse_transpose_apply(L, parents: Sequence[int], x, unit: bool = False) 
 def sparse_mass_matrix_apply(H, parents: Sequence[int], x) -> np.ndarray:
     """``y = ℳ x`` from the lower triangle's branch-induced pattern (each stored entry used for
     ``ℳ(i, j)`` and ``ℳ(j, i)``)."""
-    H, par = _matrix(H, parents, "the mass matrix")
+    H, par = _matrix(H, parents, "the mass matrix", copy=False)
     x = _vector(x, H.shape[0], H.dtype, "x")
     y = x.copy()
     for i in range(len(par)):
@@ -419,7 +430,7 @@ def compressed_layout(parents: Sequence[int]) -> CompressedLayout:
 def compress_lower(H, layout: CompressedLayout) -> np.ndarray:
     """``qM``: row ``k`` holds ``ℳ(k, k), ℳ(k, λ'(k)), …`` from ``dof_Madr[k]`` (only the
     lower triangle's pattern is read)."""
-    H, par = _matrix(H, [p + 1 for p in layout.dof_parentid], "the mass matrix")
+    H, par = _matrix(H, [p + 1 for p in layout.dof_parentid], "the mass matrix", copy=False)
     q = np.zeros(layout.nM, dtype=H.dtype)
     for k in range(len(par)):
         address, j = layout.dof_Madr[k], k

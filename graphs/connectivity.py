@@ -23,6 +23,7 @@ Conventions
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from itertools import chain
@@ -205,7 +206,7 @@ class ConnectivityGraph:
         chosen = list(tree_joints)
         for label in chosen:
             self._joint(label)
-        repeated = sorted({label for label in chosen if chosen.count(label) > 1}, key=order.__getitem__)
+        repeated = sorted((label for label, c in Counter(chosen).items() if c > 1), key=order.__getitem__)
         if repeated:
             raise NotATreeError(f"tree joints {repeated!r} are listed more than once")
         if len(chosen) != self.num_bodies:
