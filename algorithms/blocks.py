@@ -33,9 +33,12 @@ def H_star_apply(model: SKOModel, x) -> np.ndarray:
     return y
 
 
-def block_diagonal_apply(blocks: Sequence[np.ndarray], slices: Sequence[slice], x: np.ndarray) -> np.ndarray:
-    """``diag(X(k)) x`` for per-index blocks ``X(k)`` acting on ``x[slices[k]]``."""
-    y = np.zeros(x.shape[0], dtype=result_dtype(x, *blocks))
+def block_diagonal_apply(blocks: Sequence[np.ndarray], slices: Sequence[slice], x: np.ndarray,
+                         dtype: np.dtype | None = None) -> np.ndarray:
+    """``diag(X(k)) x`` for per-index blocks ``X(k)`` acting on ``x[slices[k]]``.
+
+    ``dtype`` is the blocks' common scalar type when the caller knows it (saves a pass)."""
+    y = np.zeros(x.shape[0], dtype=result_dtype(x, dtype) if dtype is not None else result_dtype(x, *blocks))
     for Xk, s in zip(blocks, slices):
         y[s] = Xk @ x[s]
     return y

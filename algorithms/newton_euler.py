@@ -44,7 +44,7 @@ def newton_euler(model: SKOModel, qdd, qd=None, a=None, b=None) -> NewtonEuler:
     b = model.node_vector(b, "b")
     V = phi_star_apply(model, H_star_apply(model, qd))
     alpha = phi_star_apply(model, H_star_apply(model, qdd) + a)
-    f = phi_apply(model, block_diagonal_apply(model.M_by_index, model.node_slices, alpha) + b)
+    f = phi_apply(model, block_diagonal_apply(model.M_by_index, model.node_slices, alpha, model.dtype) + b)
     return NewtonEuler(V=V, alpha=alpha, f=f, T=H_apply(model, f))
 
 
