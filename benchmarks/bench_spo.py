@@ -42,8 +42,8 @@ def best(stmt, repeat: int = 5) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000, 3000, 10000])
-    parser.add_argument("--dense-max", type=int, default=2000, help="largest N for the dense product")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 600, 1000, 3000, 10000])
+    parser.add_argument("--dense-max", type=int, default=600, help="largest N for the dense product")
     args = parser.parse_args()
     print(f"{'N':>6} {'phi x':>10} {'phi* x':>10} {'Newton-Euler':>13} {'dense phi x':>12}   (microseconds per node)")
     for n in args.sizes:

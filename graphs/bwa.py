@@ -111,14 +111,17 @@ def nilpotency_index(E) -> int:
 
 
 def one_resolvent(E):
-    """``(I − E)^{-1} = I + E + E² + …`` of a nilpotent ``E`` (dense, sparse or object dtype),
-    summed exactly up to the nilpotency index."""
+    """``(I − E)^{-1} = I + E + E² + …`` of a nilpotent ``E`` (dense, sparse or object dtype).
+
+    Summed exactly by doubling, ``S ← S (I + E^{2^r})``, so it takes ``⌈log₂ d⌉`` squarings for
+    nilpotency index ``d``; structural zeros stay exact zeros.
+    """
     n = E.shape[0]
     identity = sp.identity(n, format="csr", dtype=E.dtype) if sp.issparse(E) else np.eye(n, dtype=E.dtype)
-    S, P = identity, identity
-    for _ in range(n + 1):
-        P = P @ E
+    S, P = identity + E, E  # S = Σ_{k < 2^r} E^k, P = E^{2^{r-1}}
+    for _ in range(max(n, 1).bit_length() + 1):
+        P = P @ P
         if _is_zero(P):
             return S
-        S = S + P
+        S = S + S @ P
     raise NotATreeError("the matrix is not nilpotent: its digraph has a directed cycle, so it has no 1-resolvent")
