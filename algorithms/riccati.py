@@ -112,8 +112,10 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
     >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[3.0]]})
     >>> ab = articulated_inertias(model)
-    >>> float(ab.P[1][0, 0]), float(ab.P_plus[1][0, 0]), float(ab.P[0][0, 0])
-    (3.0, 0.0, 2.0)
+    >>> float(ab.D[1][0, 0]), float(ab.G[1][0, 0])      # a free 1-dof tip: P⁺(1) = 0
+    (3.0, 1.0)
+    >>> round(float(ab.P[0][0, 0]), 12)
+    2.0
     """
     tree = model.tree
     parent = tree.parent_indices
