@@ -110,11 +110,11 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     >>> import numpy as np
     >>> from graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
-    >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[3.0]]})
+    >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[4.0]]})
     >>> ab = articulated_inertias(model)
-    >>> float(ab.D[1][0, 0]), float(ab.G[1][0, 0])      # a free 1-dof tip: P⁺(1) = 0
-    (3.0, 1.0)
-    >>> round(float(ab.P[0][0, 0]), 12)
+    >>> float(ab.D[1][0, 0]), float(ab.G[1][0, 0]), float(ab.P_plus[1][0, 0])  # a free 1-dof tip
+    (4.0, 1.0, 0.0)
+    >>> float(ab.P[0][0, 0])
     2.0
     """
     tree = model.tree
@@ -129,8 +129,8 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
         Pi, Hi = P[i], H[i]
         HP = Hi @ Pi
         Di = HP @ Hi.T
-        Di_inv = _inverse(Di, tree.bodies[i], dtype)
-        Gi = (Di_inv @ HP).T  # P H* D^{-1}, as D and P are symmetric
+        Di_inv, DHP = _solve(Di, HP, tree.bodies[i], dtype)
+        Gi = DHP.T  # P H* D^{-1}, as D and P are symmetric
         tau = np.eye(Pi.shape[0], dtype=dtype) - Gi @ Hi
         Pp = Pi - Gi @ HP
         D[i], D_inv[i], G[i], tau_bar[i], P_plus[i] = Di, Di_inv, Gi, tau, Pp
@@ -143,8 +143,9 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     return ArticulatedInertias(model, dtype, P, P_plus, D, D_inv, G, tau_bar, K, psi)
 
 
-def _inverse(D: np.ndarray, k: Hashable, dtype) -> np.ndarray:
-    """``D^{-1}`` of a hinge inertia, checking positive definiteness where it is decidable."""
+def _solve(D: np.ndarray, B: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``D^{-1}`` and ``D^{-1} B`` for a hinge inertia ``D``, checking positive definiteness where
+    it is decidable."""
     if dtype == object:
         if is_numeric(D):
             _check_pd(np.array(D, dtype=complex).real, k)
@@ -153,17 +154,21 @@ def _inverse(D: np.ndarray, k: Hashable, dtype) -> np.ndarray:
         Ds = sympy.Matrix(D)
         if Ds.det() == 0:
             raise NotPositiveDefiniteError(f"hinge inertia D of body {k!r} (shape {D.shape}) is singular")
-        return np.array(Ds.inv(), dtype=object)
+        D_inv = np.array(Ds.inv(), dtype=object)
+        return D_inv, D_inv @ B
     if dtype.kind == "c":
         _check_pd(D.real, k)
-        return np.linalg.inv(D)
+        D_inv = np.linalg.inv(D)
+        return D_inv, D_inv @ B
     try:
         factor = scipy.linalg.cho_factor(D, check_finite=False)
     except np.linalg.LinAlgError:
         _raise_not_pd(D, k)
     if not np.all(np.diag(factor[0]) > 0):
         _raise_not_pd(D, k)
-    return scipy.linalg.cho_solve(factor, np.eye(D.shape[0]), check_finite=False)
+    n = D.shape[0]
+    X = scipy.linalg.cho_solve(factor, np.concatenate([np.eye(n), B], axis=1), check_finite=False)
+    return X[:, :n], X[:, n:]
 
 
 def _check_pd(D: np.ndarray, k: Hashable) -> None:
