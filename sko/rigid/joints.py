@@ -271,7 +271,7 @@ def _plane_basis(normal) -> np.ndarray:
     """Coordinate transform ``U`` (rows ``e1, e2, n``) from ``F_p`` to a frame whose z is ``n``."""
     n = normal
     helper = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    e1 = np.cross(helper, n)
+    e1 = helper - (helper @ n) * n  # the predecessor's x axis projected on the plane (x itself for n = z)
     e1 /= np.linalg.norm(e1)
     return np.array([e1, np.cross(n, e1), n])
 
