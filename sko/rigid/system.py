@@ -10,9 +10,11 @@ articulated body recursion (forward dynamics), operational space inertia.
 
 Coordinates: ``q`` stacks each body's joint position variables and ``ν`` (called ``qd``) its
 velocity variables, in body order; ``ν = q̇`` except for joints with quaternions or
-successor-frame velocities (see :meth:`RigidSystem.qdot`). Spatial vectors are ``[ω; v]``,
-forces ``[n; f]``; external forces are given per body in world coordinates about the world
-origin.
+successor-frame velocities (see :meth:`RigidSystem.qdot`). Quaternions in ``q`` are
+``(w, x, y, z)``; a non-unit quaternion is normalised (its rotation is that of ``q/‖q‖``), a zero
+one is rejected (:class:`~sko.rigid.errors.JointError`); :meth:`RigidSystem.normalize` projects
+an integrated ``q`` back. Spatial vectors are ``[ω; v]``, forces ``[n; f]``; external forces are
+given per body in world coordinates about the world origin.
 """
 
 from __future__ import annotations

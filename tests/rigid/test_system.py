@@ -14,7 +14,6 @@ from sko.rigid import (
     Fixed,
     Free,
     Prismatic,
-    RigidSystem,
     RigidSystemError,
     Revolute,
     Spherical,
