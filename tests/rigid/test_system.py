@@ -21,6 +21,7 @@ from sko.rigid import (
 )
 from sko.rigid.dh import DHLink, dh_system
 from sko.rigid.examples import example_systems, planar_chain, rod_inertia
+from tests.rigid.random_systems import random_rigid_system
 from tests.util import assert_close
 
 EXAMPLES = {name: factory() for name, factory in example_systems().items()}
@@ -344,3 +345,22 @@ def test_floating_base_free_fall():
     ball = SystemBuilder(gravity=[0, 0, 0])
     ball.add_body("ball", None, Spherical(), mass=1.0, com=[0, 0, -1.0], inertia_com=0.1 * np.eye(3))
     assert ball.build().nq == 4
+
+
+@given(seed=seeds)
+def test_random_rigid_forests(seed):
+    """On random forests of random joints: the generic algorithms against the dense operators,
+    forward dynamics inverting inverse dynamics, and the power balance."""
+    system = random_rigid_system(seed)
+    q, qd, tau = _state(system, seed)
+    model, a, b = system.sko_model(q, qd)
+    dense = model.dense()
+    M = system.mass_matrix(q)
+    assert_close(M, dense.mass_matrix, 1e-11)
+    qdd = system.forward_dynamics(q, qd, tau)
+    assert_close(M @ qdd + dense.bias(a, b), tau, 1e-8, scale=np.abs(tau).max() + np.abs(dense.bias(a, b)).max())
+    assert_close(system.inverse_dynamics(q, qd, qdd), tau, 1e-8, scale=np.abs(tau).max() + np.abs(dense.bias(a, b)).max())
+    h = 1e-6
+    qdot = system.qdot(q, qd)
+    rate = (system.energy(q + h * qdot, qd + h * qdd) - system.energy(q - h * qdot, qd - h * qdd)) / (2 * h)
+    assert np.isclose(rate, qd @ tau, rtol=1e-5, atol=1e-5 * (abs(qd) @ abs(tau) + abs(qd) @ M @ abs(qd)))
