@@ -59,6 +59,18 @@ class RigidSystem:
         Named frames fixed on bodies (``None``: on the world).
     gravity : (6,) array
         ``a_g`` in world coordinates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sko.rigid.examples import planar_chain
+    >>> chain = planar_chain(2)
+    >>> model, a, b = chain.sko_model([0.1, 0.2], [0.0, 1.0])
+    >>> model.node_dim("link2"), model.dof_dim("link2")
+    (6, 1)
+    >>> tau = chain.inverse_dynamics([0.1, 0.2], [0.0, 1.0], [1.0, 0.0])
+    >>> bool(np.allclose(chain.forward_dynamics([0.1, 0.2], [0.0, 1.0], tau), [1.0, 0.0]))
+    True
     """
 
     def __init__(self, bodies, frames: Mapping, gravity):
