@@ -30,6 +30,33 @@ from .sparse_ltdl import (
     sparsity_counts,
 )
 from .spo import phi_apply, phi_star_apply, phi_tilde_apply, phi_tilde_star_apply
+from .forward_dynamics import forward_dynamics
+from .innovations import (
+    D_apply,
+    D_inverse_apply,
+    innovations_apply,
+    innovations_inverse_apply,
+    innovations_inverse_star_apply,
+    innovations_star_apply,
+    mass_matrix_det,
+    mass_matrix_inverse,
+    mass_matrix_logdet,
+    mass_matrix_solve,
+)
+from .lyapunov import BackwardLyapunov, ForwardLyapunov, backward_lyapunov, forward_lyapunov
+from .mass_matrix import composite_inertias, mass_matrix
+from .operational_space import operational_space_compliance, operational_space_inertia
+from .riccati import ArticulatedInertias, articulated_inertias
+from .sparsity import (
+    BlockPattern,
+    PatternComparison,
+    compare_mass_matrix_pattern,
+    mass_matrix_pattern,
+    node_pattern,
+    segment_blocks,
+    segment_order,
+    segment_pattern,
+)
 
 __all__ = [
     "phi_apply",
@@ -63,4 +90,33 @@ __all__ = [
     "decompress_lower",
     "CompressedLTDL",
     "compressed_ltdl",
+    "ForwardLyapunov",
+    "BackwardLyapunov",
+    "forward_lyapunov",
+    "backward_lyapunov",
+    "composite_inertias",
+    "mass_matrix",
+    "ArticulatedInertias",
+    "articulated_inertias",
+    "forward_dynamics",
+    "innovations_apply",
+    "innovations_star_apply",
+    "innovations_inverse_apply",
+    "innovations_inverse_star_apply",
+    "D_apply",
+    "D_inverse_apply",
+    "mass_matrix_solve",
+    "mass_matrix_inverse",
+    "mass_matrix_det",
+    "mass_matrix_logdet",
+    "operational_space_compliance",
+    "operational_space_inertia",
+    "BlockPattern",
+    "PatternComparison",
+    "segment_order",
+    "segment_pattern",
+    "node_pattern",
+    "mass_matrix_pattern",
+    "segment_blocks",
+    "compare_mass_matrix_pattern",
 ]
