@@ -1,0 +1,330 @@
+"""Spatial (6-D) vector algebra in Featherstone's conventions (RIGID.md, *Spatial algebra*).
+
+Conventions, fixed once for the whole project:
+
+* A spatial **motion** vector is ``[ω; v]`` (angular part first), a spatial **force** vector is
+  ``[n; f]`` (moment first); both are expressed in the coordinates of a stated frame.
+* A **Plücker transform** ``ᴮX_A = rot(E) xlt(r)`` maps motion vectors from A to B coordinates,
+  where ``r`` is the position of B's origin relative to A's, in A coordinates, and ``E`` is the
+  3 × 3 *coordinate transform* from A to B (``E = Rᵀ`` when ``R`` is the rotation whose columns
+  are B's axes in A coordinates). Forces transform with ``ᴮX_A^* = (ᴮX_A)^{-ᵀ}``.
+* ``rx, ry, rz`` are Featherstone's coordinate transforms (``rz(θ) = R_z(θ)ᵀ``), while
+  :func:`rotation_x`, :func:`rotation_y`, :func:`rotation_z`, :func:`rpy_matrix` and
+  :func:`quaternion_matrix` return active rotation matrices ``R``.
+* Quaternions are ``(w, x, y, z)``, scalar first, and represent the active rotation ``R``.
+
+Every function keeps the scalar type of its inputs (float, complex for complex-step
+differentiation, ``object`` arrays of sympy expressions).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sko.arrays import result_dtype
+
+__all__ = [
+    "skew",
+    "rotation_x",
+    "rotation_y",
+    "rotation_z",
+    "rx",
+    "ry",
+    "rz",
+    "axis_angle_matrix",
+    "rpy_matrix",
+    "matrix_rpy",
+    "rot",
+    "xlt",
+    "plucker",
+    "plucker_from_pose",
+    "plucker_rotation",
+    "plucker_translation",
+    "plucker_inverse",
+    "force_transform",
+    "crm",
+    "crf",
+    "spatial_inertia",
+    "inertia_parameters",
+    "transform_inertia",
+    "quaternion_matrix",
+    "matrix_quaternion",
+    "quaternion_multiply",
+    "quaternion_rate",
+    "quaternion_exp",
+    "quaternion_normalize",
+]
+
+
+def _cos_sin(angle):
+    """``cos``, ``sin`` of a number or of a sympy expression."""
+    if hasattr(angle, "free_symbols"):
+        import sympy
+
+        return sympy.cos(angle), sympy.sin(angle)
+    return np.cos(angle), np.sin(angle)
+
+
+def _zeros(shape, *like):
+    return np.zeros(shape, dtype=result_dtype(*like))
+
+
+# ---------------------------------------------------------------------------- 3-D rotations
+def skew(p) -> np.ndarray:
+    """The cross-product matrix ``p×`` (so ``skew(p) @ u == cross(p, u)``)."""
+    p = np.asarray(p)
+    S = _zeros((3, 3), p)
+    S[0, 1], S[0, 2], S[1, 2] = -p[2], p[1], -p[0]
+    S[1, 0], S[2, 0], S[2, 1] = p[2], -p[1], p[0]
+    return S
+
+
+def _elementary(angle, i: int, j: int) -> np.ndarray:
+    c, s = _cos_sin(angle)
+    k = 3 - i - j
+    R = _zeros((3, 3), np.asarray(angle))
+    R[k, k] = 1
+    R[i, i], R[j, j], R[i, j], R[j, i] = c, c, -s, s
+    return R
+
+
+def rotation_x(angle) -> np.ndarray:
+    """Active rotation ``R_x(angle)`` about the x axis."""
+    return _elementary(angle, 1, 2)
+
+
+def rotation_y(angle) -> np.ndarray:
+    """Active rotation ``R_y(angle)`` about the y axis."""
+    return _elementary(angle, 2, 0)
+
+
+def rotation_z(angle) -> np.ndarray:
+    """Active rotation ``R_z(angle)`` about the z axis."""
+    return _elementary(angle, 0, 1)
+
+
+def rx(angle) -> np.ndarray:
+    """Featherstone's coordinate transform ``rx(θ) = R_x(θ)ᵀ``."""
+    return rotation_x(angle).T
+
+
+def ry(angle) -> np.ndarray:
+    """Featherstone's coordinate transform ``ry(θ) = R_y(θ)ᵀ``."""
+    return rotation_y(angle).T
+
+
+def rz(angle) -> np.ndarray:
+    """Featherstone's coordinate transform ``rz(θ) = R_z(θ)ᵀ``.
+
+    >>> rz(np.pi / 2).round(12) + 0.0
+    array([[ 0.,  1.,  0.],
+           [-1.,  0.,  0.],
+           [ 0.,  0.,  1.]])
+    """
+    return rotation_z(angle).T
+
+
+def axis_angle_matrix(axis, angle) -> np.ndarray:
+    """Active rotation by ``angle`` about the unit vector ``axis`` (Rodrigues' formula)."""
+    u = np.asarray(axis)
+    c, s = _cos_sin(angle)
+    K = skew(u)
+    return np.eye(3, dtype=result_dtype(u, np.asarray(angle))) + s * K + (1 - c) * (K @ K)
+
+
+def rpy_matrix(roll, pitch, yaw) -> np.ndarray:
+    """Fixed-axis roll-pitch-yaw (URDF ``rpy``): ``R = R_z(yaw) R_y(pitch) R_x(roll)``."""
+    return rotation_z(yaw) @ rotation_y(pitch) @ rotation_x(roll)
+
+
+def matrix_rpy(R) -> np.ndarray:
+    """``(roll, pitch, yaw)`` with ``rpy_matrix(*matrix_rpy(R)) == R`` (numeric ``R``)."""
+    R = np.asarray(R, dtype=float)
+    pitch = np.arctan2(-R[2, 0], np.hypot(R[0, 0], R[1, 0]))
+    if np.hypot(R[0, 0], R[1, 0]) < 1e-12:  # gimbal lock: put the whole rotation in roll
+        return np.array([np.arctan2(-R[1, 2], R[1, 1]), pitch, 0.0])
+    return np.array([np.arctan2(R[2, 1], R[2, 2]), pitch, np.arctan2(R[1, 0], R[0, 0])])
+
+
+# ---------------------------------------------------------------------------- Plücker transforms
+def rot(E) -> np.ndarray:
+    """``rot(E) = [[E, 0], [0, E]]`` for a 3 × 3 coordinate transform ``E``."""
+    E = np.asarray(E)
+    X = _zeros((6, 6), E)
+    X[:3, :3] = E
+    X[3:, 3:] = E
+    return X
+
+
+def xlt(r) -> np.ndarray:
+    """``xlt(r) = [[I, 0], [−r×, I]]``: a pure translation of the origin by ``r``."""
+    r = np.asarray(r)
+    X = np.eye(6, dtype=result_dtype(r))
+    X[3:, :3] = -skew(r)
+    return X
+
+
+def plucker(E, r) -> np.ndarray:
+    """``ᴮX_A = rot(E) xlt(r)`` = ``[[E, 0], [−E r×, E]]``."""
+    E, r = np.asarray(E), np.asarray(r)
+    X = _zeros((6, 6), E, r)
+    X[:3, :3] = E
+    X[3:, 3:] = E
+    X[3:, :3] = -E @ skew(r)
+    return X
+
+
+def plucker_from_pose(R, p) -> np.ndarray:
+    """``ᴮX_A`` for a frame B whose axes are the columns of ``R`` and origin is ``p`` (both in A)."""
+    return plucker(np.asarray(R).T, p)
+
+
+def plucker_rotation(X) -> np.ndarray:
+    """The coordinate transform ``E`` of a Plücker transform ``X = rot(E) xlt(r)``."""
+    return np.asarray(X)[:3, :3]
+
+
+def plucker_translation(X) -> np.ndarray:
+    """The translation ``r`` of a Plücker transform ``X = rot(E) xlt(r)``."""
+    X = np.asarray(X)
+    rx_ = -X[:3, :3].T @ X[3:, :3]  # = r×
+    return np.array([rx_[2, 1], rx_[0, 2], rx_[1, 0]])
+
+
+def plucker_inverse(X) -> np.ndarray:
+    """``X^{-1} = [[Eᵀ, 0], [Bᵀ, Eᵀ]]`` for ``X = [[E, 0], [B, E]]`` (no matrix inversion)."""
+    X = np.asarray(X)
+    Y = np.zeros_like(X)
+    Y[:3, :3] = X[:3, :3].T
+    Y[3:, 3:] = X[:3, :3].T
+    Y[3:, :3] = X[3:, :3].T
+    return Y
+
+
+def force_transform(X) -> np.ndarray:
+    """``X^* = X^{-ᵀ} = [[E, B], [0, E]]``: the force transform matching motion transform ``X``."""
+    return plucker_inverse(X).T
+
+
+# ---------------------------------------------------------------------------- cross products
+def crm(v) -> np.ndarray:
+    """Motion cross product ``v×`` = ``[[ω×, 0], [v×, ω×]]`` for ``v = [ω; v]``."""
+    v = np.asarray(v)
+    X = _zeros((6, 6), v)
+    w = skew(v[:3])
+    X[:3, :3] = w
+    X[3:, 3:] = w
+    X[3:, :3] = skew(v[3:])
+    return X
+
+
+def crf(v) -> np.ndarray:
+    """Force cross product ``v×* = −crm(v)ᵀ``."""
+    return -crm(v).T
+
+
+# ---------------------------------------------------------------------------- inertia
+def spatial_inertia(mass, com, inertia_com) -> np.ndarray:
+    """``[[I_c + m c× c×ᵀ, m c×], [m c×ᵀ, m I]]`` about the frame origin (RIGID.md).
+
+    ``com`` is the centre of mass and ``inertia_com`` the 3 × 3 rotational inertia about it,
+    both in the body frame.
+
+    >>> spatial_inertia(2.0, [0, 0, 1], np.eye(3)).diagonal()
+    array([3., 3., 1., 2., 2., 2.])
+    """
+    c, Ic = np.asarray(com), np.asarray(inertia_com)
+    C = skew(c)
+    I6 = _zeros((6, 6), np.asarray(mass), c, Ic)
+    I6[:3, :3] = Ic + mass * (C @ C.T)
+    I6[:3, 3:] = mass * C
+    I6[3:, :3] = mass * C.T
+    I6[3:, 3:] = mass * np.eye(3)
+    return I6
+
+
+def inertia_parameters(I6) -> tuple:
+    """``(mass, com, inertia_com)`` of a spatial inertia (inverse of :func:`spatial_inertia`).
+
+    The mass must be nonzero (a numeric check is the caller's business)."""
+    I6 = np.asarray(I6)
+    m = I6[5, 5]
+    C = I6[:3, 3:] / m
+    c = np.array([C[2, 1], C[0, 2], C[1, 0]])
+    return m, c, I6[:3, :3] - m * (C @ C.T)
+
+
+def transform_inertia(X, I6) -> np.ndarray:
+    """An inertia given in frame A re-expressed in frame B, ``ᴮX_A = X``: ``X^* I X^{-1}``."""
+    Xi = plucker_inverse(X)
+    return Xi.T @ np.asarray(I6) @ Xi
+
+
+# ---------------------------------------------------------------------------- quaternions
+def quaternion_matrix(q) -> np.ndarray:
+    """Active rotation of the quaternion ``q = (w, x, y, z)``.
+
+    The homogeneous form ``R = (…)/‖q‖²`` is used, so any nonzero ``q`` gives the exact
+    rotation of ``q/‖q‖`` (Featherstone Eq. 4.12 is its transpose for unit ``q``).
+    """
+    w, x, y, z = np.asarray(q)
+    n2 = w * w + x * x + y * y + z * z
+    R = np.array(
+        [
+            [w * w + x * x - y * y - z * z, 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), w * w - x * x + y * y - z * z, 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), w * w - x * x - y * y + z * z],
+        ]
+    )
+    return R / n2
+
+
+def matrix_quaternion(R) -> np.ndarray:
+    """Unit quaternion ``(w, x, y, z)``, ``w ≥ 0``, of a numeric rotation matrix (Shepperd)."""
+    R = np.asarray(R, dtype=float)
+    t = np.trace(R)
+    cands = [1 + t, 1 + 2 * R[0, 0] - t, 1 + 2 * R[1, 1] - t, 1 + 2 * R[2, 2] - t]
+    i = int(np.argmax(cands))
+    s = np.sqrt(cands[i]) * 2
+    if i == 0:
+        q = [s / 4, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s]
+    elif i == 1:
+        q = [(R[2, 1] - R[1, 2]) / s, s / 4, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s]
+    elif i == 2:
+        q = [(R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, s / 4, (R[1, 2] + R[2, 1]) / s]
+    else:
+        q = [(R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, s / 4]
+    q = np.array(q)
+    return -q if q[0] < 0 else q
+
+
+def quaternion_multiply(p, q) -> np.ndarray:
+    """Hamilton product ``p ⊗ q`` (rotation ``R(p) R(q)``)."""
+    p0, pv = p[0], np.asarray(p[1:])
+    q0, qv = q[0], np.asarray(q[1:])
+    out = _zeros(4, np.asarray(p), np.asarray(q))
+    out[0] = p0 * q0 - pv @ qv
+    out[1:] = p0 * qv + q0 * pv + np.cross(pv, qv)
+    return out
+
+
+def quaternion_rate(q, omega) -> np.ndarray:
+    """``q̇ = ½ q ⊗ (0, ω)`` for ``ω`` in the rotated (successor) frame (Featherstone Eq. 4.13)."""
+    omega = np.asarray(omega)
+    return quaternion_multiply(q, np.concatenate([np.zeros(1, dtype=omega.dtype), omega])) / 2
+
+
+def quaternion_exp(omega) -> np.ndarray:
+    """Unit quaternion of the rotation vector ``omega`` (rotation by ``‖ω‖`` about ``ω/‖ω‖``)."""
+    omega = np.asarray(omega, dtype=float)
+    angle = np.linalg.norm(omega)
+    half = angle / 2
+    # sin(half)/angle, with its series near zero
+    k = 0.5 - angle**2 / 48 if angle < 1e-6 else np.sin(half) / angle
+    return np.concatenate([[np.cos(half)], k * omega])
+
+
+def quaternion_normalize(q) -> np.ndarray:
+    """``q / ‖q‖``; the sign is kept."""
+    q = np.asarray(q, dtype=float)
+    return q / np.linalg.norm(q)
