@@ -12,7 +12,7 @@ Conventions (stated here once, used by :mod:`sko.independent.lagrange`):
   - prismatic along ``u``: ``T = [I, u q]``, ``G = 1``;
   - spherical: ``q`` a quaternion ``(w, x, y, z)``, ``θ̇ = ω`` the angular velocity in the
     successor frame, ``q̇ = ½ q ⊗ (0, ω)``;
-  - free: ``q = (p, quaternion)`` (7), ``θ̇ = (ω, v)`` angular velocity and velocity of the
+  - free: ``q = (quaternion, p)`` (7), ``θ̇ = (ω, v)`` angular velocity and velocity of the
     origin, both in the successor frame; ``ṗ = R v``, quaternion as for spherical.
 
   Quaternions are normalised inside the kinematics by ``√(q·q)`` (no complex conjugate), so the
@@ -125,10 +125,10 @@ def spherical_joint() -> IndependentJoint:
 
 def _free_rate(q) -> np.ndarray:
     G = np.zeros((7, 6), dtype=np.result_type(q, float))
-    G[:3, 3:] = rotation_from_quaternion(q[3:])
-    G[3:, :3] = _quaternion_rate(q[3:])
+    G[:4, :3] = _quaternion_rate(q[:4])
+    G[4:, 3:] = rotation_from_quaternion(q[:4])
     return G
 
 
 def free_joint() -> IndependentJoint:
-    return IndependentJoint("free", 7, 6, lambda q: homogeneous(rotation_from_quaternion(q[3:]), q[:3]), _free_rate)
+    return IndependentJoint("free", 7, 6, lambda q: homogeneous(rotation_from_quaternion(q[:4]), q[4:]), _free_rate)
