@@ -24,6 +24,7 @@ import numpy as np
 from sko.arrays import result_dtype
 
 __all__ = [
+    "cos_sin",
     "skew",
     "rotation_x",
     "rotation_y",
@@ -38,6 +39,7 @@ __all__ = [
     "xlt",
     "plucker",
     "plucker_from_pose",
+    "pose_transform",
     "plucker_rotation",
     "plucker_translation",
     "plucker_inverse",
@@ -56,7 +58,7 @@ __all__ = [
 ]
 
 
-def _cos_sin(angle):
+def cos_sin(angle):
     """``cos``, ``sin`` of a number or of a sympy expression."""
     if hasattr(angle, "free_symbols"):
         import sympy
@@ -80,7 +82,7 @@ def skew(p) -> np.ndarray:
 
 
 def _elementary(angle, i: int, j: int) -> np.ndarray:
-    c, s = _cos_sin(angle)
+    c, s = cos_sin(angle)
     k = 3 - i - j
     R = _zeros((3, 3), np.asarray(angle))
     R[k, k] = 1
@@ -127,7 +129,7 @@ def rz(angle) -> np.ndarray:
 def axis_angle_matrix(axis, angle) -> np.ndarray:
     """Active rotation by ``angle`` about the unit vector ``axis`` (Rodrigues' formula)."""
     u = np.asarray(axis)
-    c, s = _cos_sin(angle)
+    c, s = cos_sin(angle)
     K = skew(u)
     return np.eye(3, dtype=result_dtype(u, np.asarray(angle))) + s * K + (1 - c) * (K @ K)
 
@@ -177,6 +179,11 @@ def plucker(E, r) -> np.ndarray:
 def plucker_from_pose(R, p) -> np.ndarray:
     """``ᴮX_A`` for a frame B whose axes are the columns of ``R`` and origin is ``p`` (both in A)."""
     return plucker(np.asarray(R).T, p)
+
+
+def pose_transform(xyz=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0)) -> np.ndarray:
+    """``ᴮX_A`` for a frame B at ``xyz`` with URDF fixed-axis ``rpy`` orientation relative to A."""
+    return plucker_from_pose(rpy_matrix(*rpy), xyz)
 
 
 def plucker_rotation(X) -> np.ndarray:

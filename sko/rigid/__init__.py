@@ -1,0 +1,50 @@
+"""Rigid-body systems as SKO models (RIGID.md): joints, bodies, systems, URDF and
+Denavit–Hartenberg builders, and example systems."""
+
+from .body import BodyKinematics, NodeTerms, rigid_node
+from .builder import DEFAULT_GRAVITY, SystemBuilder
+from .errors import JointError, RigidSystemError, URDFError
+from .joints import (
+    CustomJoint,
+    Cylindrical,
+    Fixed,
+    Free,
+    Helical,
+    Joint,
+    JointKinematics,
+    Planar,
+    Prismatic,
+    RackAndPinion,
+    ReversedJoint,
+    Revolute,
+    Spherical,
+    SphericalEulerZYX,
+)
+from .system import BodySpec, RigidSystem
+
+__all__ = [
+    "RigidSystem",
+    "BodySpec",
+    "SystemBuilder",
+    "DEFAULT_GRAVITY",
+    "rigid_node",
+    "NodeTerms",
+    "BodyKinematics",
+    "Joint",
+    "JointKinematics",
+    "Revolute",
+    "Prismatic",
+    "Helical",
+    "Cylindrical",
+    "Planar",
+    "Spherical",
+    "SphericalEulerZYX",
+    "Free",
+    "Fixed",
+    "RackAndPinion",
+    "CustomJoint",
+    "ReversedJoint",
+    "JointError",
+    "RigidSystemError",
+    "URDFError",
+]

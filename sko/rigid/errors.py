@@ -1,0 +1,21 @@
+"""Errors of the rigid-body layer (all subclasses of :class:`graphs.errors.SKOError`)."""
+
+from graphs.errors import SKOError
+
+__all__ = ["JointError", "RigidSystemError", "URDFError"]
+
+
+class JointError(SKOError, ValueError):
+    """A bad joint parameter or configuration (zero axis, wrong ``q`` size, zero quaternion,
+    a user-defined joint returning arrays of the wrong shape). The message names the joint."""
+
+
+class RigidSystemError(SKOError, ValueError):
+    """A rigid system that cannot be built: unknown or duplicate body names, a body attached to
+    an unknown parent, a non-positive mass or an inertia that is not positive definite."""
+
+
+class URDFError(SKOError, ValueError):
+    """A URDF file the loader cannot turn into a rigid system without changing its meaning
+    (mimic joints, closed loops, several roots, unknown joint types, missing attributes, bad
+    inertial data). The message names the offending link or joint."""

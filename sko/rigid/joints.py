@@ -1,0 +1,564 @@
+"""The joint library (RIGID.md, *Joint library*; Featherstone Table 4.1 and Chapter 4).
+
+A joint connects a predecessor frame ``F_p`` to a successor frame ``F_s``. Its model maps the
+position variables ``q`` (``nq`` of them) and the velocity variables ``ν`` (``nv``) to
+
+* ``X_J = ˢX_p(q)``, the Plücker transform from ``F_p`` to ``F_s`` coordinates,
+* ``S(q)`` (6 × nv), the motion subspace in ``F_s``: the joint velocity is ``v_J = S ν``,
+* ``c_J = S̊ ν`` (6,), the velocity-product acceleration (``S̊``: derivative of ``S``'s
+  ``F_s`` coordinates along the motion),
+
+and supplies the map ``q̇ = qdot(q, ν)`` (the identity when ``ν = q̇``). With these, the body
+acceleration is ``a_s = X_J a_p + S ν̇ + c_J + v_s × S ν`` (RIGID.md ``a(k)``).
+
+Quaternions are ``(w, x, y, z)``. **A non-unit quaternion in ``q`` is normalised, not
+rejected**: its rotation is that of ``q/‖q‖`` (integrators drift off the unit sphere and
+:meth:`Joint.normalize` puts them back); a quaternion of norm below ``1e-9`` is rejected with
+:class:`JointError`.
+
+Joints are independent of any system: a joint is a small immutable object a body type can use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from sko.arrays import result_dtype
+from sko.spatial import (
+    cos_sin,
+    axis_angle_matrix,
+    plucker,
+    plucker_inverse,
+    quaternion_exp,
+    quaternion_matrix,
+    quaternion_multiply,
+    quaternion_rate,
+    rot,
+    rotation_z,
+    rx,
+    ry,
+    rz,
+    skew,
+    xlt,
+)
+
+from .errors import JointError
+
+__all__ = [
+    "JointKinematics",
+    "Joint",
+    "Revolute",
+    "Prismatic",
+    "Helical",
+    "Cylindrical",
+    "Planar",
+    "Spherical",
+    "SphericalEulerZYX",
+    "Free",
+    "Fixed",
+    "RackAndPinion",
+    "CustomJoint",
+    "ReversedJoint",
+]
+
+
+class JointKinematics(NamedTuple):
+    """``X_J``, ``S`` and ``c_J`` of a joint at ``(q, ν)``."""
+
+    X: np.ndarray  #: ˢX_p (6 × 6)
+    S: np.ndarray  #: motion subspace in F_s (6 × nv)
+    c: np.ndarray  #: velocity-product acceleration S̊ ν (6,)
+
+
+class Joint:
+    """Base class: subclasses set ``nq``, ``nv`` and implement :meth:`_kinematics`."""
+
+    nq: int = 0
+    nv: int = 0
+    kind: str = "joint"
+
+    def __init__(self, name: str | None = None):
+        self.name = name
+
+    # ------------------------------------------------------------------ model
+    def kinematics(self, q, v=None) -> JointKinematics:
+        """``(X_J, S, c_J)`` at position ``q`` and velocity ``v`` (zero if omitted)."""
+        q = self._vector(q, self.nq, "q")
+        v = np.zeros(self.nv, dtype=q.dtype) if v is None else self._vector(v, self.nv, "velocity")
+        return self._kinematics(q, v)
+
+    def transform(self, q) -> np.ndarray:
+        """``X_J = ˢX_p(q)``."""
+        return self.kinematics(q).X
+
+    def motion_subspace(self, q) -> np.ndarray:
+        """``S(q)``, 6 × nv, in successor coordinates."""
+        return self.kinematics(q).S
+
+    def bias_acceleration(self, q, v) -> np.ndarray:
+        """``c_J = S̊ ν``."""
+        return self.kinematics(q, v).c
+
+    def qdot(self, q, v) -> np.ndarray:
+        """``q̇`` from the position and velocity variables."""
+        return self._qdot(self._vector(q, self.nq, "q"), self._vector(v, self.nv, "velocity"))
+
+    # ------------------------------------------------------------------ configurations
+    def neutral(self) -> np.ndarray:
+        """The configuration with ``X_J = I``."""
+        return np.zeros(self.nq)
+
+    def random(self, rng: np.random.Generator) -> np.ndarray:
+        """A random valid configuration."""
+        return rng.uniform(-np.pi, np.pi, self.nq)
+
+    def normalize(self, q) -> np.ndarray:
+        """``q`` projected back onto the configuration manifold (unit quaternions)."""
+        return np.array(self._vector(q, self.nq, "q"), dtype=float)
+
+    def integrate(self, q, v, dt: float) -> np.ndarray:
+        """The configuration reached from ``q`` with constant velocity ``v`` for time ``dt``."""
+        q = self._vector(q, self.nq, "q")
+        return self.normalize(q + dt * self._qdot(q, self._vector(v, self.nv, "velocity")))
+
+    def reversed(self) -> "ReversedJoint":
+        """This joint with opposite polarity (Featherstone Table 4.2)."""
+        return ReversedJoint(self)
+
+    # ------------------------------------------------------------------ to implement
+    def _kinematics(self, q: np.ndarray, v: np.ndarray) -> JointKinematics:
+        raise NotImplementedError
+
+    def _qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return v
+
+    # ------------------------------------------------------------------ helpers
+    def _vector(self, x, n: int, what: str) -> np.ndarray:
+        try:
+            x = np.asarray(x)
+        except (TypeError, ValueError) as exc:  # pragma: no cover - exotic input
+            raise JointError(f"{what} of {self} is not an array: {exc}") from None
+        if x.ndim == 0 and n == 1:
+            x = x.reshape(1)
+        if x.shape != (n,):
+            raise JointError(f"{what} of {self} must have shape ({n},), got {x.shape}")
+        if x.dtype.kind in "biu":
+            x = x.astype(float)
+        return x
+
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        return f"{type(self).__name__}{label}"
+
+
+def _unit(axis, joint: str) -> np.ndarray:
+    u = np.asarray(axis, dtype=float)
+    if u.shape != (3,) or not np.isfinite(u).all() or np.linalg.norm(u) < 1e-12:
+        raise JointError(f"{joint}: axis must be a nonzero finite 3-vector, got {axis!r}")
+    return u / np.linalg.norm(u)
+
+
+def _motion(omega, vel, dtype) -> np.ndarray:
+    s = np.zeros(6, dtype=dtype)
+    s[:3], s[3:] = omega, vel
+    return s
+
+
+# ---------------------------------------------------------------------------- one-dof joints
+class Helical(Joint):
+    """Screw about unit ``axis`` through the origin with pitch ``h``: ``S = [u; h u]``.
+
+    ``X_J = rot(E_u(q)) xlt(h q u)``; ``h = 0`` is a revolute joint."""
+
+    nq = nv = 1
+    kind = "helical"
+
+    def __init__(self, axis=(0.0, 0.0, 1.0), pitch: float = 0.0, name: str | None = None):
+        super().__init__(name)
+        self.axis = _unit(axis, f"{type(self).__name__} {name!r}")
+        self.pitch = float(pitch)
+
+    def _kinematics(self, q, v):
+        dtype = result_dtype(q, v)
+        E = axis_angle_matrix(self.axis, q[0]).T
+        X = plucker(E, (self.pitch * q[0]) * self.axis)
+        S = _motion(self.axis, self.pitch * self.axis, dtype).reshape(6, 1)
+        return JointKinematics(X, S, np.zeros(6, dtype=dtype))
+
+
+class Revolute(Helical):
+    """Rotation about unit ``axis`` through the origin: ``S = [u; 0]``."""
+
+    kind = "revolute"
+
+    def __init__(self, axis=(0.0, 0.0, 1.0), name: str | None = None):
+        super().__init__(axis, 0.0, name)
+
+
+class Prismatic(Joint):
+    """Translation along unit ``axis``: ``X_J = xlt(q u)``, ``S = [0; u]``."""
+
+    nq = nv = 1
+    kind = "prismatic"
+
+    def __init__(self, axis=(0.0, 0.0, 1.0), name: str | None = None):
+        super().__init__(name)
+        self.axis = _unit(axis, f"Prismatic {name!r}")
+
+    def random(self, rng):
+        return rng.uniform(-1.0, 1.0, 1)
+
+    def _kinematics(self, q, v):
+        dtype = result_dtype(q, v)
+        S = _motion(np.zeros(3), self.axis, dtype).reshape(6, 1)
+        return JointKinematics(xlt(q[0] * self.axis), S, np.zeros(6, dtype=dtype))
+
+
+class RackAndPinion(Joint):
+    """Pinion of radius ``r`` rolling along a rack on the predecessor's x axis (Example 4.6).
+
+    ``X_J = rot(rz(q)) xlt([r q, 0, 0])``, ``S = [0, 0, 1, r cos q, −r sin q, 0]``,
+    ``c_J = [0, 0, 0, −r sin q q̇², −r cos q q̇², 0]``."""
+
+    nq = nv = 1
+    kind = "rack-and-pinion"
+
+    def __init__(self, radius: float, name: str | None = None):
+        super().__init__(name)
+        if not np.isfinite(radius):
+            raise JointError(f"RackAndPinion {name!r}: radius must be finite, got {radius!r}")
+        self.radius = float(radius)
+
+    def _kinematics(self, q, v):
+        r, dtype = self.radius, result_dtype(q, v)
+        c, s = cos_sin(q[0])
+        X = rot(rz(q[0])) @ xlt(np.array([r * q[0], 0 * q[0], 0 * q[0]]))
+        S = np.zeros((6, 1), dtype=dtype)
+        S[2, 0], S[3, 0], S[4, 0] = 1, r * c, -r * s
+        cJ = np.zeros(6, dtype=dtype)
+        cJ[3], cJ[4] = -r * s * v[0] ** 2, -r * c * v[0] ** 2
+        return JointKinematics(X, S, cJ)
+
+
+# ---------------------------------------------------------------------------- multi-dof joints
+class Cylindrical(Joint):
+    """Rotation about and translation along one unit ``axis``; ``q = (angle, distance)``,
+    ``S = [[u, 0], [0, u]]``."""
+
+    nq = nv = 2
+    kind = "cylindrical"
+
+    def __init__(self, axis=(0.0, 0.0, 1.0), name: str | None = None):
+        super().__init__(name)
+        self.axis = _unit(axis, f"Cylindrical {name!r}")
+
+    def random(self, rng):
+        return np.array([rng.uniform(-np.pi, np.pi), rng.uniform(-1.0, 1.0)])
+
+    def _kinematics(self, q, v):
+        dtype = result_dtype(q, v)
+        X = plucker(axis_angle_matrix(self.axis, q[0]).T, q[1] * self.axis)
+        S = np.zeros((6, 2), dtype=dtype)
+        S[:3, 0] = self.axis
+        S[3:, 1] = self.axis
+        return JointKinematics(X, S, np.zeros(6, dtype=dtype))
+
+
+def _plane_basis(normal) -> np.ndarray:
+    """Coordinate transform ``U`` (rows ``e1, e2, n``) from ``F_p`` to a frame whose z is ``n``."""
+    n = normal
+    helper = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    e1 = np.cross(helper, n)
+    e1 /= np.linalg.norm(e1)
+    return np.array([e1, np.cross(n, e1), n])
+
+
+class Planar(Joint):
+    """Planar motion in the plane normal to unit ``normal`` (z by default).
+
+    ``q = (θ, x, y)``: rotation ``θ`` about the normal and the successor origin ``(x, y)`` in
+    the predecessor's plane axes; velocity ``ν = (ω, v_x, v_y)``: the angular rate and the
+    origin's velocity **in the successor frame**, so ``S = [e_z, e_x', e_y']`` is constant and
+    ``c_J = 0`` (Featherstone Example 4.5: position in ``F_p``, velocity in ``F_s``);
+    ``q̇ = (ω, R_z(θ) (v_x, v_y))``.
+    """
+
+    nq = nv = 3
+    kind = "planar"
+
+    def __init__(self, normal=(0.0, 0.0, 1.0), name: str | None = None):
+        super().__init__(name)
+        self.normal = _unit(normal, f"Planar {name!r}")
+        self._U = _plane_basis(self.normal)
+        self._S = rot(self._U.T)[:, [2, 3, 4]]
+
+    def random(self, rng):
+        return np.array([rng.uniform(-np.pi, np.pi), *rng.uniform(-1.0, 1.0, 2)])
+
+    def _kinematics(self, q, v):
+        dtype = result_dtype(q, v)
+        r = np.array([q[1], q[2], 0 * q[0]])
+        X = rot(self._U.T) @ rot(rz(q[0])) @ xlt(r) @ rot(self._U)
+        return JointKinematics(X, self._S.astype(dtype), np.zeros(6, dtype=dtype))
+
+    def _qdot(self, q, v):
+        out = np.zeros(3, dtype=result_dtype(q, v))
+        out[0] = v[0]
+        out[1:] = rotation_z(q[0])[:2, :2] @ v[1:]
+        return out
+
+
+def _check_quaternion(quat, joint) -> None:
+    if quat.dtype != object and float(np.linalg.norm(np.abs(quat))) < 1e-9:
+        raise JointError(f"{joint}: quaternion {quat} has (near) zero norm and describes no rotation")
+
+
+def _unit_quaternion(rng) -> np.ndarray:
+    quat = rng.normal(size=4)
+    quat /= np.linalg.norm(quat)
+    return quat if quat[0] >= 0 else -quat
+
+
+class Spherical(Joint):
+    """Ball joint with a unit quaternion ``q = (w, x, y, z)`` (Featherstone Eq. 4.12, 4.13).
+
+    ``ν = ω`` is the angular velocity in the successor frame, ``S = [I; 0]``, ``c_J = 0``,
+    ``q̇ = ½ q ⊗ (0, ω)``; a non-unit ``q`` is normalised."""
+
+    nq, nv = 4, 3
+    kind = "spherical"
+
+    def neutral(self):
+        return np.array([1.0, 0.0, 0.0, 0.0])
+
+    def random(self, rng):
+        return _unit_quaternion(rng)
+
+    def normalize(self, q):
+        q = np.array(self._vector(q, 4, "q"), dtype=float)
+        _check_quaternion(q, self)
+        return q / np.linalg.norm(q)
+
+    def integrate(self, q, v, dt):
+        q = self.normalize(q)
+        return self.normalize(quaternion_multiply(q, quaternion_exp(dt * np.asarray(v, dtype=float))))
+
+    def _kinematics(self, q, v):
+        _check_quaternion(q, self)
+        dtype = result_dtype(q, v)
+        S = np.zeros((6, 3), dtype=dtype)
+        S[:3] = np.eye(3)
+        return JointKinematics(rot(quaternion_matrix(q).T), S, np.zeros(6, dtype=dtype))
+
+    def _qdot(self, q, v):
+        return quaternion_rate(q, v)
+
+
+class SphericalEulerZYX(Joint):
+    """Ball joint with z-y-x Euler angles ``q = (yaw, pitch, roll)`` and ``ν = q̇``.
+
+    ``E = rx(q₃) ry(q₂) rz(q₁)`` (Eq. 4.7), non-constant ``S(q)`` (Eq. 4.8) and
+    ``c_J = S̊ q̇ ≠ 0`` (Eq. 4.9); singular at pitch ``±90°``."""
+
+    nq = nv = 3
+    kind = "spherical-euler-zyx"
+
+    def random(self, rng):
+        return np.array([rng.uniform(-np.pi, np.pi), rng.uniform(-1.2, 1.2), rng.uniform(-np.pi, np.pi)])
+
+    def _kinematics(self, q, v):
+        dtype = result_dtype(q, v)
+        E = rx(q[2]) @ ry(q[1]) @ rz(q[0])
+        c2, s2 = cos_sin(q[1])
+        c3, s3 = cos_sin(q[2])
+        d1, d2, d3 = v
+        S = np.zeros((6, 3), dtype=dtype)
+        S[0, 0], S[1, 0], S[2, 0] = -s2, c2 * s3, c2 * c3
+        S[1, 1], S[2, 1] = c3, -s3
+        S[0, 2] = 1
+        cJ = np.zeros(6, dtype=dtype)
+        cJ[0] = -c2 * d1 * d2
+        cJ[1] = -s2 * s3 * d1 * d2 + c2 * c3 * d1 * d3 - s3 * d2 * d3
+        cJ[2] = -s2 * c3 * d1 * d2 - c2 * s3 * d1 * d3 - c3 * d2 * d3
+        return JointKinematics(rot(E), S, cJ)
+
+
+class Free(Joint):
+    """Six-dof joint (floating base): ``q = (w, x, y, z, p_x, p_y, p_z)``.
+
+    The quaternion gives the successor's orientation and ``p`` its origin, both relative to
+    ``F_p``; ``ν = [ω; v]`` is the successor's spatial velocity in its own frame, so ``S = I``,
+    ``c_J = 0`` and ``q̇ = (½ q ⊗ (0, ω), R v)``. A non-unit quaternion is normalised."""
+
+    nq, nv = 7, 6
+    kind = "free"
+
+    def neutral(self):
+        return np.array([1.0, 0, 0, 0, 0, 0, 0])
+
+    def random(self, rng):
+        return np.concatenate([_unit_quaternion(rng), rng.uniform(-1.0, 1.0, 3)])
+
+    def normalize(self, q):
+        q = np.array(self._vector(q, 7, "q"), dtype=float)
+        _check_quaternion(q[:4], self)
+        q[:4] /= np.linalg.norm(q[:4])
+        return q
+
+    def integrate(self, q, v, dt):
+        """Exact for a constant body velocity: ``(R, p) ← (R, p) exp(dt [ω; v])``."""
+        q = self.normalize(q)
+        v = np.asarray(self._vector(v, 6, "velocity"), dtype=float) * dt
+        w, u = v[:3], v[3:]
+        angle = np.linalg.norm(w)
+        W = skew(w)
+        if angle < 1e-8:
+            V = np.eye(3) + W / 2 + W @ W / 6
+        else:
+            V = np.eye(3) + (1 - np.cos(angle)) / angle**2 * W + (angle - np.sin(angle)) / angle**3 * (W @ W)
+        p = q[4:] + quaternion_matrix(q[:4]) @ (V @ u)
+        quat = quaternion_multiply(q[:4], quaternion_exp(w))
+        return self.normalize(np.concatenate([quat, p]))
+
+    def _kinematics(self, q, v):
+        _check_quaternion(q[:4], self)
+        dtype = result_dtype(q, v)
+        X = plucker(quaternion_matrix(q[:4]).T, q[4:])
+        return JointKinematics(X, np.eye(6, dtype=dtype), np.zeros(6, dtype=dtype))
+
+    def _qdot(self, q, v):
+        out = np.zeros(7, dtype=result_dtype(q, v))
+        out[:4] = quaternion_rate(q[:4], v[:3])
+        out[4:] = quaternion_matrix(q[:4]) @ v[3:]
+        return out
+
+
+class Fixed(Joint):
+    """No motion: ``X_J = I``, no coordinates. A rigid system merges the successor into its
+    predecessor, so fixed joints never become SKO nodes."""
+
+    nq = nv = 0
+    kind = "fixed"
+
+    def _kinematics(self, q, v):
+        dtype = result_dtype(q, v)
+        return JointKinematics(np.eye(6, dtype=dtype), np.zeros((6, 0), dtype=dtype), np.zeros(6, dtype=dtype))
+
+
+# ---------------------------------------------------------------------------- user-defined
+class CustomJoint(Joint):
+    """A user-defined joint.
+
+    Parameters
+    ----------
+    nq, nv : int
+        Numbers of position and velocity variables.
+    kinematics : callable ``(q, v) -> (X_J, S, c_J)``
+        ``X_J`` 6 × 6, ``S`` 6 × nv and ``c_J = S̊ v`` (6,), in the conventions of this module.
+    qdot : callable ``(q, v) -> q̇``, optional
+        Required when ``nq != nv``; the identity otherwise.
+    neutral : array, optional
+        The configuration with ``X_J = I`` (zeros by default).
+    normalize : callable ``q -> q``, optional
+        Projection onto the configuration manifold (identity by default).
+
+    Examples
+    --------
+    A revolute joint about z written by hand:
+
+    >>> from sko.spatial import rot, rz
+    >>> j = CustomJoint(1, 1, lambda q, v: (rot(rz(q[0])), np.array([[0, 0, 1, 0, 0, 0.0]]).T, np.zeros(6)))
+    >>> j.motion_subspace([0.3]).ravel()
+    array([0., 0., 1., 0., 0., 0.])
+    """
+
+    kind = "custom"
+
+    def __init__(self, nq: int, nv: int, kinematics: Callable, qdot: Callable | None = None, neutral=None,
+                 normalize: Callable | None = None, name: str | None = None):
+        super().__init__(name)
+        if int(nq) != nq or int(nv) != nv or nq < 0 or nv < 0 or nv > 6:
+            raise JointError(f"CustomJoint {name!r}: need integers nq >= 0 and 0 <= nv <= 6, got nq={nq!r}, nv={nv!r}")
+        if not callable(kinematics):
+            raise JointError(f"CustomJoint {name!r}: kinematics must be callable")
+        if nq != nv and qdot is None:
+            raise JointError(f"CustomJoint {name!r}: nq={nq} differs from nv={nv}, so a qdot map is required")
+        self.nq, self.nv = int(nq), int(nv)
+        self._user_kinematics, self._user_qdot, self._user_normalize = kinematics, qdot, normalize
+        self._neutral = np.zeros(self.nq) if neutral is None else np.array(neutral, dtype=float)
+        if self._neutral.shape != (self.nq,):
+            raise JointError(f"CustomJoint {name!r}: neutral must have shape ({self.nq},), got {self._neutral.shape}")
+
+    def neutral(self):
+        return self._neutral.copy()
+
+    def random(self, rng):
+        return self.normalize(self._neutral + rng.uniform(-1.0, 1.0, self.nq))
+
+    def normalize(self, q):
+        q = np.array(self._vector(q, self.nq, "q"), dtype=float)
+        return q if self._user_normalize is None else np.asarray(self._user_normalize(q), dtype=float)
+
+    def _kinematics(self, q, v):
+        out = self._user_kinematics(q, v)
+        if not isinstance(out, tuple) or len(out) != 3:
+            raise JointError(f"{self}: kinematics must return a tuple (X_J, S, c_J)")
+        X, S, c = (np.asarray(x) for x in out)
+        for what, arr, shape in (("X_J", X, (6, 6)), ("S", S, (6, self.nv)), ("c_J", c, (6,))):
+            if arr.shape != shape:
+                raise JointError(f"{self}: kinematics returned {what} of shape {arr.shape}, expected {shape}")
+        return JointKinematics(X, S, c)
+
+    def _qdot(self, q, v):
+        if self._user_qdot is None:
+            return v
+        out = np.asarray(self._user_qdot(q, v))
+        if out.shape != (self.nq,):
+            raise JointError(f"{self}: qdot returned shape {out.shape}, expected ({self.nq},)")
+        return out
+
+
+# ---------------------------------------------------------------------------- polarity
+class ReversedJoint(Joint):
+    """A joint whose predecessor is the tree child (Featherstone Table 4.2).
+
+    With ``X, S, c`` the wrapped joint's model: ``X' = X^{-1}``, ``S' = −X^{-1} S``,
+    ``c' = −X^{-1} c``; coordinates and the ``q̇`` map are the wrapped joint's."""
+
+    kind = "reversed"
+
+    def __init__(self, joint: Joint):
+        if not isinstance(joint, Joint):
+            raise JointError(f"ReversedJoint wraps a Joint, got {type(joint).__name__}")
+        super().__init__(joint.name)
+        self.joint = joint
+        self.nq, self.nv = joint.nq, joint.nv
+
+    def neutral(self):
+        return self.joint.neutral()
+
+    def random(self, rng):
+        return self.joint.random(rng)
+
+    def normalize(self, q):
+        return self.joint.normalize(q)
+
+    def integrate(self, q, v, dt):
+        return self.joint.integrate(q, v, dt)
+
+    def reversed(self) -> Joint:
+        return self.joint
+
+    def _kinematics(self, q, v):
+        X, S, c = self.joint._kinematics(q, v)
+        Xi = plucker_inverse(X)
+        return JointKinematics(Xi, -(Xi @ S), -(Xi @ c))
+
+    def _qdot(self, q, v):
+        return self.joint._qdot(q, v)
+
+    def __repr__(self) -> str:
+        return f"ReversedJoint({self.joint!r})"

@@ -1,0 +1,336 @@
+"""Rigid-body systems as SKO models (RIGID.md).
+
+A :class:`RigidSystem` is a description without state: a tree of bodies, each with its inboard
+joint, tree transform ``X_T`` and spatial inertia, plus named frames fixed on bodies. At a
+state ``(q, ν)`` it yields the SKO model ``(H, ℰ_φ, M)`` with the stacked ``a`` and ``b``
+(:meth:`RigidSystem.sko_model`, one call of :func:`~sko.rigid.body.rigid_node` per body), and
+every dynamics quantity comes from the generic algorithms of ``algorithms`` on that model:
+Newton–Euler (inverse dynamics, bias forces), the composite body inertias (mass matrix), the
+articulated body recursion (forward dynamics), operational space inertia.
+
+Coordinates: ``q`` stacks each body's joint position variables and ``ν`` (called ``qd``) its
+velocity variables, in body order; ``ν = q̇`` except for joints with quaternions or
+successor-frame velocities (see :meth:`RigidSystem.qdot`). Spatial vectors are ``[ω; v]``,
+forces ``[n; f]``; external forces are given per body in world coordinates about the world
+origin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import NamedTuple
+
+import numpy as np
+
+import algorithms as alg
+from graphs import TreeDigraph
+from graphs.errors import DimensionError, UnknownNodeError
+from sko.arrays import checked_array, result_dtype
+from sko.model import SKOModel
+from sko.spatial import plucker_rotation, plucker_translation
+
+from .body import BodyKinematics, rigid_node
+from .joints import Joint
+
+__all__ = ["BodySpec", "RigidSystem"]
+
+
+class BodySpec(NamedTuple):
+    """One moving body of a rigid system."""
+
+    name: Hashable
+    parent: Hashable | None  #: parent body, None for a base body
+    joint: Joint
+    placement: np.ndarray  #: X_T, parent body frame to the joint's predecessor frame
+    inertia: np.ndarray  #: spatial inertia about the body origin, body coordinates
+
+
+class RigidSystem:
+    """A tree of rigid bodies and joints (no state). Build one with
+    :class:`~sko.rigid.builder.SystemBuilder`, :meth:`from_urdf` or :func:`~sko.rigid.dh.dh_system`.
+
+    Parameters
+    ----------
+    bodies : sequence of BodySpec
+        Every parent before its children; names unique.
+    frames : mapping name -> (body or None, ᶠX_body)
+        Named frames fixed on bodies (``None``: on the world).
+    gravity : (6,) array
+        ``a_g`` in world coordinates.
+    """
+
+    def __init__(self, bodies, frames: Mapping, gravity):
+        self._specs = tuple(bodies)
+        self.bodies = tuple(s.name for s in self._specs)
+        self._spec = {s.name: s for s in self._specs}
+        self.tree = TreeDigraph.from_parents({s.name: s.parent for s in self._specs})
+        self.gravity = np.array(gravity, dtype=float)
+        self.frames = {name: (body, np.array(X)) for name, (body, X) in frames.items()}
+        for name in self.bodies:
+            self.frames.setdefault(name, (name, np.eye(6)))
+        q_off = np.cumsum([0] + [s.joint.nq for s in self._specs])
+        v_off = np.cumsum([0] + [s.joint.nv for s in self._specs])
+        self._q_slices = {s.name: slice(int(a), int(b)) for s, a, b in zip(self._specs, q_off[:-1], q_off[1:])}
+        self._v_slices = {s.name: slice(int(a), int(b)) for s, a, b in zip(self._specs, v_off[:-1], v_off[1:])}
+        self.nq, self.nv = int(q_off[-1]), int(v_off[-1])
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_urdf(cls, path, floating_base: bool = False, gravity=None) -> "RigidSystem":
+        """Load a URDF file (see :func:`sko.rigid.urdf.load_urdf`)."""
+        from .urdf import load_urdf
+
+        return load_urdf(path, floating_base=floating_base, gravity=gravity)
+
+    # ------------------------------------------------------------------ structure
+    def body(self, name: Hashable) -> BodySpec:
+        """The :class:`BodySpec` of body ``name``."""
+        self._check_body(name)
+        return self._spec[name]
+
+    def joint(self, name: Hashable) -> Joint:
+        return self.body(name).joint
+
+    def q_slice(self, name: Hashable) -> slice:
+        """Where body ``name``'s joint position variables sit in ``q``."""
+        self._check_body(name)
+        return self._q_slices[name]
+
+    def v_slice(self, name: Hashable) -> slice:
+        """Where body ``name``'s joint velocity variables sit in ``ν`` (and in ``τ``)."""
+        self._check_body(name)
+        return self._v_slices[name]
+
+    def joint_names(self) -> dict:
+        """``{joint name: body}`` for the joints that have a name."""
+        return {s.joint.name: s.name for s in self._specs if s.joint.name is not None}
+
+    @property
+    def total_mass(self) -> float:
+        return float(sum(s.inertia[5, 5] for s in self._specs))
+
+    def __repr__(self) -> str:
+        return f"RigidSystem({len(self.bodies)} bodies, nq={self.nq}, nv={self.nv})"
+
+    # ------------------------------------------------------------------ configurations
+    def neutral_configuration(self) -> np.ndarray:
+        """Every joint at its neutral configuration (``X_J = I``)."""
+        return np.concatenate([s.joint.neutral() for s in self._specs])
+
+    def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """A random valid configuration (unit quaternions)."""
+        rng = np.random.default_rng(rng)
+        return np.concatenate([s.joint.random(rng) for s in self._specs])
+
+    def normalize(self, q) -> np.ndarray:
+        """``q`` with every quaternion renormalised."""
+        q = self._q(q)
+        return np.concatenate([s.joint.normalize(q[self._q_slices[s.name]]) for s in self._specs])
+
+    def qdot(self, q, qd) -> np.ndarray:
+        """``q̇`` from the position and velocity variables (joint by joint)."""
+        q, qd = self._q(q), self._v(qd, "qd")
+        return np.concatenate([s.joint.qdot(q[self._q_slices[s.name]], qd[self._v_slices[s.name]]) for s in self._specs])
+
+    def integrate(self, q, qd, dt: float) -> np.ndarray:
+        """The configuration reached from ``q`` at constant velocity ``qd`` after ``dt``
+        (exact on each joint's configuration manifold; quaternions stay unit)."""
+        q, qd = self._q(q), self._v(qd, "qd")
+        return np.concatenate([s.joint.integrate(q[self._q_slices[s.name]], qd[self._v_slices[s.name]], dt)
+                               for s in self._specs])
+
+    # ------------------------------------------------------------------ the SKO model
+    def sko_model(self, q, qd=None, external_forces: Mapping | None = None) -> tuple[SKOModel, np.ndarray, np.ndarray]:
+        """The SKO model at ``(q, ν)`` and the stacked ``a``, ``b`` (RIGID.md table).
+
+        Parameters
+        ----------
+        q : (nq,) array
+        qd : (nv,) array, optional
+            Velocity variables ``ν`` (zero if omitted).
+        external_forces : mapping body -> (6,) array, optional
+            Spatial forces ``[n; f]`` on bodies, world coordinates about the world origin.
+
+        Returns
+        -------
+        model : SKOModel
+            Weights ``φ(℘(k), k) = (ᵏX_℘)*``, ``H(k) = S_kᵀ``, ``M(k) = I_k``.
+        a, b : (6 N,) arrays
+            ``a(k) = c_J + v_k × S_k ν_k`` (+ ``ᵏX_0 (−a_g)`` on base bodies) and
+            ``b(k) = v_k ×* I_k v_k − ᵏX_0^* f^x_k``.
+        """
+        terms, _ = self._nodes(q, qd, external_forces)
+        model = SKOModel(self.tree, phi={k: t.weight for k, t in terms.items() if self.tree.parent(k) is not None},
+                         H={k: t.H for k, t in terms.items()}, M={k: t.M for k, t in terms.items()})
+        a = np.concatenate([terms[k].a for k in self.bodies])
+        b = np.concatenate([terms[k].b for k in self.bodies])
+        return model, a, b
+
+    def _nodes(self, q, qd=None, external_forces=None):
+        """Per-body node terms and kinematics, base to tips."""
+        q = self._q(q)
+        qd = np.zeros(self.nv, dtype=q.dtype) if qd is None else self._v(qd, "qd")
+        forces = self._external(external_forces)
+        root = BodyKinematics.root(self.gravity)
+        terms, kin = {}, {}
+        for s in self._specs:
+            parent = root if s.parent is None else kin[s.parent]
+            terms[s.name], kin[s.name] = rigid_node(s.joint, s.placement, s.inertia, parent, q[self._q_slices[s.name]],
+                                                    qd[self._v_slices[s.name]], forces.get(s.name))
+        return terms, kin
+
+    # ------------------------------------------------------------------ dynamics (generic algorithms)
+    def inverse_dynamics(self, q, qd, qdd, external_forces: Mapping | None = None) -> np.ndarray:
+        """``τ = ℳ(q) ν̇ + 𝒞(q, ν)`` by Newton–Euler on the SKO model (SKO.md §5)."""
+        model, a, b = self.sko_model(q, qd, external_forces)
+        return alg.inverse_dynamics(model, self._v(qdd, "qdd"), qd, a, b)
+
+    def bias_forces(self, q, qd, external_forces: Mapping | None = None) -> np.ndarray:
+        """``𝒞(q, ν)`` (Coriolis, centrifugal, gravity and external forces): inverse dynamics at ``ν̇ = 0``."""
+        model, a, b = self.sko_model(q, qd, external_forces)
+        return alg.inverse_dynamics(model, None, qd, a, b)
+
+    def gravity_forces(self, q) -> np.ndarray:
+        """The gravity part of ``𝒞``: bias forces at ``ν = 0``."""
+        return self.bias_forces(q, None)
+
+    def mass_matrix(self, q) -> np.ndarray:
+        """``ℳ(q) = H φ M φ* H*`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."""
+        model, _, _ = self.sko_model(q)
+        return alg.mass_matrix(model)
+
+    def forward_dynamics(self, q, qd, tau, external_forces: Mapping | None = None) -> np.ndarray:
+        """``ν̇ = ℳ^{-1}(τ − 𝒞)`` by the articulated body recursion (SKO.md §11, Algorithm 6.1)."""
+        model, a, b = self.sko_model(q, qd, external_forces)
+        return alg.forward_dynamics(model, self._v(tau, "tau"), a, b)
+
+    # ------------------------------------------------------------------ energy
+    def kinetic_energy(self, q, qd) -> float:
+        """``½ Σ v_kᵀ I_k v_k``."""
+        _, kin = self._nodes(q, qd)
+        return sum(kin[s.name].v @ s.inertia @ kin[s.name].v for s in self._specs) / 2
+
+    def potential_energy(self, q) -> float:
+        """Gravitational potential ``−Σ m_k g · c_k`` (``g`` the linear part of ``a_g``, ``c_k``
+        the world centre of mass); zero at the world origin."""
+        poses = self.body_poses(q)
+        g = self.gravity[3:]
+        total = 0.0
+        for s in self._specs:
+            m = s.inertia[5, 5]
+            if m == 0:
+                continue
+            C = s.inertia[:3, 3:] / m  # c×
+            c = np.array([C[2, 1], C[0, 2], C[1, 0]])
+            T = poses[s.name]
+            total = total - m * (g @ (T[:3, :3] @ c + T[:3, 3]))
+        return total
+
+    def energy(self, q, qd) -> float:
+        """Kinetic plus potential energy."""
+        return self.kinetic_energy(q, qd) + self.potential_energy(q)
+
+    # ------------------------------------------------------------------ kinematics
+    def body_poses(self, q) -> dict:
+        """``{body: T}``, the 4 × 4 homogeneous pose of each body frame in the world."""
+        _, kin = self._nodes(q)
+        return {k: _homogeneous(kin[k].X0) for k in self.bodies}
+
+    def frame_pose(self, q, frame: Hashable) -> np.ndarray:
+        """The 4 × 4 world pose of a body or named frame."""
+        body, X = self._frame(frame)
+        if body is None:
+            return _homogeneous(X)
+        _, kin = self._nodes(q)
+        return _homogeneous(X @ kin[body].X0)
+
+    def body_velocities(self, q, qd) -> dict:
+        """``{body: v_k}``, spatial velocities in body coordinates."""
+        _, kin = self._nodes(q, qd)
+        return {k: kin[k].v for k in self.bodies}
+
+    def jacobian(self, q, frame: Hashable) -> np.ndarray:
+        """``J = ℬ* φ* H*`` (SKO.md §12): 6 × nv with ``v_frame = J ν`` in frame coordinates.
+
+        Walks from the frame's body to the root: the column block of an ancestor ``j`` is
+        ``ᶠX_k φ*(j, k) H*(j)``, zero for bodies off the path (O(depth))."""
+        body, X = self._frame(frame)
+        model, _, _ = self.sko_model(q)
+        J = np.zeros((6, self.nv), dtype=model.dtype)
+        if body is None:
+            return J
+        for j in [body, *self.tree.ancestors(body)]:
+            J[:, self._v_slices[j]] = X @ model.H[j].T
+            if self.tree.parent(j) is not None:
+                X = X @ model.phi[j].T
+        return J
+
+    def operational_space_inertia(self, q, frames) -> np.ndarray:
+        """``Λ = (J ℳ^{-1} J*)^{-1}`` for the stacked Jacobian of the given bodies or frames
+        (SKO.md §12: ``Λ^{-1} = ℬ* Ω ℬ`` with ``Ω = ψ* H* D^{-1} H ψ``).
+
+        Each task frame contributes 6 rows; the pick-off operator ``ℬ`` selects its body's node
+        through the fixed transform ``ᶠX_k``."""
+        if isinstance(frames, (str, int)) or frames in self.frames:
+            frames = [frames]
+        picks = [self._frame(f) for f in frames]
+        for f, (body, _) in zip(frames, picks):
+            if body is None:
+                raise UnknownNodeError(f"frame {f!r} is fixed on the world: it has no operational space inertia")
+        model, _, _ = self.sko_model(q)
+        bodies = list(dict.fromkeys(body for body, _ in picks))
+        Omega = alg.operational_space_compliance(model, bodies)
+        index = {b: i for i, b in enumerate(bodies)}
+        n = len(picks)
+        Lam_inv = np.zeros((6 * n, 6 * n), dtype=model.dtype)
+        for r, (bi, Xi) in enumerate(picks):
+            for c, (bj, Xj) in enumerate(picks):
+                block = Omega[6 * index[bi]:6 * index[bi] + 6, 6 * index[bj]:6 * index[bj] + 6]
+                Lam_inv[6 * r:6 * r + 6, 6 * c:6 * c + 6] = Xi @ block @ Xj.T
+        return np.linalg.inv(Lam_inv)
+
+    # ------------------------------------------------------------------ input checks
+    def _check_body(self, name):
+        if name not in self._spec:
+            raise UnknownNodeError(f"{name!r} is not a body of this rigid system (bodies: {list(self.bodies)[:8]}...)")
+
+    def _frame(self, frame):
+        try:
+            return self.frames[frame]
+        except (KeyError, TypeError):
+            raise UnknownNodeError(f"{frame!r} is neither a body nor a frame of this rigid system") from None
+
+    def _q(self, q) -> np.ndarray:
+        q = checked_array(q, 1, "configuration q")
+        if q.shape[0] != self.nq:
+            raise DimensionError(f"configuration q has length {q.shape[0]}, expected nq = {self.nq}")
+        return q
+
+    def _v(self, v, name: str) -> np.ndarray:
+        v = checked_array(v, 1, name)
+        if v.shape[0] != self.nv:
+            raise DimensionError(f"{name} has length {v.shape[0]}, expected nv = {self.nv}")
+        return v
+
+    def _external(self, forces) -> dict:
+        if forces is None:
+            return {}
+        if not isinstance(forces, Mapping):
+            raise DimensionError(f"external_forces must be a mapping body -> 6-vector, got {type(forces).__name__}")
+        out = {}
+        for k, f in forces.items():
+            self._check_body(k)
+            f = checked_array(f, 1, "external force", k)
+            if f.shape != (6,):
+                raise DimensionError(f"external force of body {k!r} must have shape (6,), got {f.shape}")
+            out[k] = f
+        return out
+
+
+def _homogeneous(X) -> np.ndarray:
+    """World pose ``[[R, p], [0, 1]]`` of the frame whose Plücker transform from world is ``X``."""
+    T = np.eye(4, dtype=result_dtype(X))
+    T[:3, :3] = plucker_rotation(X).T
+    T[:3, 3] = plucker_translation(X)
+    return T
+

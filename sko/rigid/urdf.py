@@ -1,0 +1,220 @@
+"""URDF loader (RIGID.md, *Interoperability*), with the standard library's ``xml.etree``.
+
+Rules:
+
+* Links: ``<inertial>`` with ``<origin xyz rpy>`` (the centre-of-mass frame), ``<mass value>``
+  and ``<inertia ixx ixy ixz iyy iyz izz>`` (about the centre of mass, in that frame). A
+  negative mass, or a rotational inertia with a negative eigenvalue (beyond rounding), is an
+  error. Zero mass (or no ``<inertial>``) makes a massless link, as real descriptions use for
+  sensor and tool frames: allowed where the link is fixed to the world or merged by fixed
+  joints into a body whose total spatial inertia is positive definite, an error (naming the
+  link and its joint) where it would be a moving SKO node with a singular ``M(k)``.
+* Joints: ``revolute`` and ``continuous`` (:class:`Revolute`), ``prismatic``, ``fixed``
+  (the child is merged into its parent and kept as a named frame), ``floating``
+  (:class:`Free`), ``planar`` (:class:`Planar`, normal = axis). ``<origin>`` places the joint
+  (and the child link frame) in the parent link frame; ``rpy`` is fixed-axis roll-pitch-yaw,
+  ``R = R_z(yaw) R_y(pitch) R_x(roll)``; ``<axis>`` defaults to ``(1, 0, 0)``.
+* The root link is the fixed base; with ``floating_base=True`` it becomes a body on a
+  :class:`Free` joint named ``"root_joint"`` (``q = (w, x, y, z, p)``, ``ν = [ω; v]`` in the
+  base frame).
+* Joint limits, dynamics, visual and collision data are ignored.
+* Anything the loader cannot represent without changing the model — mimic joints, closed
+  loops, a link with two parent joints, several root links, unknown joint types, missing or
+  malformed attributes, bad inertial data (above) — raises :class:`URDFError` naming the link or joint.
+
+Body names are link names; each body's joint carries the URDF joint name.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from sko.spatial import pose_transform, rpy_matrix, spatial_inertia
+
+from .builder import SystemBuilder
+from .errors import RigidSystemError, URDFError
+from .joints import Fixed, Free, Planar, Prismatic, Revolute
+
+__all__ = ["load_urdf", "parse_urdf"]
+
+_JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+
+
+def load_urdf(path, floating_base: bool = False, gravity=None):
+    """A :class:`~sko.rigid.system.RigidSystem` from a URDF file.
+
+    Parameters
+    ----------
+    path : str or path-like
+    floating_base : bool
+        Put the root link on a free 6-dof joint named ``"root_joint"``.
+    gravity : 3- or 6-vector, optional
+        Default ``[0, 0, −9.81]``.
+
+    Raises
+    ------
+    URDFError
+        Unreadable file, malformed XML or any unsupported feature (see the module docstring).
+    """
+    try:
+        with open(os.fspath(path), "rb") as fh:
+            text = fh.read()
+    except OSError as exc:
+        raise URDFError(f"cannot read URDF file {os.fspath(path)!r}: {exc}") from None
+    return parse_urdf(text, floating_base=floating_base, gravity=gravity)
+
+
+def parse_urdf(text, floating_base: bool = False, gravity=None):
+    """Like :func:`load_urdf`, from the XML text (str or bytes)."""
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise URDFError(f"malformed URDF XML: {exc}") from None
+    if root.tag != "robot":
+        raise URDFError(f"URDF root element must be <robot>, got <{root.tag}>")
+
+    links = {}
+    for el in root.findall("link"):
+        name = _attr(el, "name", "a <link>")
+        if name in links:
+            raise URDFError(f"link {name!r} is defined twice")
+        links[name] = _inertia(el, name)
+    if not links:
+        raise URDFError("the URDF has no <link>")
+
+    joints, parent_of, children = {}, {}, {name: [] for name in links}
+    for el in root.findall("joint"):
+        name = _attr(el, "name", "a <joint>")
+        if name in joints:
+            raise URDFError(f"joint {name!r} is defined twice")
+        joints[name] = el
+        jtype = _attr(el, "type", f"joint {name!r}")
+        if jtype not in _JOINT_TYPES:
+            raise URDFError(f"joint {name!r} has unsupported type {jtype!r} (supported: {', '.join(_JOINT_TYPES)})")
+        if el.find("mimic") is not None:
+            raise URDFError(f"joint {name!r} is a mimic joint: coupled coordinates are not supported")
+        parent = _attr(_child(el, "parent", f"joint {name!r}"), "link", f"<parent> of joint {name!r}")
+        child = _attr(_child(el, "child", f"joint {name!r}"), "link", f"<child> of joint {name!r}")
+        for role, link in (("parent", parent), ("child", child)):
+            if link not in links:
+                raise URDFError(f"joint {name!r}: {role} link {link!r} is not defined")
+        if child in parent_of:
+            raise URDFError(f"link {child!r} has two parent joints ({parent_of[child]!r} and {name!r}): "
+                            "closed kinematic loops are not supported")
+        parent_of[child] = name
+        children[parent].append((name, child))
+
+    roots = [name for name in links if name not in parent_of]
+    if len(roots) > 1:
+        raise URDFError(f"the URDF has several root links {roots}: a robot must be a single tree")
+    if not roots:
+        raise URDFError("the URDF has no root link: its joints form a closed loop")
+    base = roots[0]
+
+    builder = SystemBuilder(gravity)
+    reached = {base}
+    stack = []
+    if floating_base:
+        builder.add_body(base, None, Free(name="root_joint"), inertia=links[base])
+    else:
+        builder.add_frame(base, None)
+    stack.extend(reversed(children[base]))
+    while stack:
+        jname, child = stack.pop()
+        reached.add(child)
+        el = joints[jname]
+        joint = _joint(el, jname)
+        parent = _attr(_child(el, "parent", f"joint {jname!r}"), "link", f"<parent> of joint {jname!r}")
+        try:
+            builder.add_body(child, parent, joint, placement=_origin(el, f"joint {jname!r}"), inertia=links[child])
+        except RigidSystemError as exc:
+            raise URDFError(f"joint {jname!r} / link {child!r}: {exc}") from None
+        stack.extend(reversed(children[child]))
+    unreached = [name for name in links if name not in reached]
+    if unreached:
+        raise URDFError(f"links {unreached} are not connected to the root link {base!r}: their joints form a closed loop")
+    try:
+        return builder.build()
+    except RigidSystemError as exc:
+        raise URDFError(str(exc)) from None
+
+
+def _attr(el, key: str, where: str) -> str:
+    value = el.get(key)
+    if value is None or value == "":
+        raise URDFError(f"{where} is missing the attribute {key!r}")
+    return value
+
+
+def _child(el, tag: str, where: str):
+    found = el.find(tag)
+    if found is None:
+        raise URDFError(f"{where} is missing the element <{tag}>")
+    return found
+
+
+def _floats(text: str | None, n: int, where: str, default) -> np.ndarray:
+    if text is None:
+        return np.array(default, dtype=float)
+    try:
+        values = np.array([float(x) for x in text.split()])
+    except ValueError:
+        raise URDFError(f"{where}: expected {n} numbers, got {text!r}") from None
+    if values.shape != (n,) or not np.isfinite(values).all():
+        raise URDFError(f"{where}: expected {n} finite numbers, got {text!r}")
+    return values
+
+
+def _origin(el, where: str) -> np.ndarray:
+    """Plücker transform from the parent frame to the frame given by ``<origin xyz rpy>``."""
+    origin = el.find("origin")
+    if origin is None:
+        return np.eye(6)
+    xyz = _floats(origin.get("xyz"), 3, f"{where} <origin xyz>", [0, 0, 0])
+    rpy = _floats(origin.get("rpy"), 3, f"{where} <origin rpy>", [0, 0, 0])
+    return pose_transform(xyz, rpy)
+
+
+def _inertia(link, name: str) -> np.ndarray:
+    """Spatial inertia of a link about its frame origin (zero without ``<inertial>``)."""
+    inertial = link.find("inertial")
+    if inertial is None:
+        return np.zeros((6, 6))
+    where = f"link {name!r}"
+    mass_el = _child(inertial, "mass", f"<inertial> of {where}")
+    mass = _floats(_attr(mass_el, "value", f"<mass> of {where}"), 1, f"<mass> of {where}", None)[0]
+    if mass < 0:
+        raise URDFError(f"{where} has negative mass {mass}")
+    inertia_el = _child(inertial, "inertia", f"<inertial> of {where}")
+    keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    ixx, ixy, ixz, iyy, iyz, izz = (
+        _floats(_attr(inertia_el, k, f"<inertia> of {where}"), 1, f"<inertia {k}> of {where}", None)[0] for k in keys)
+    Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+    eig = np.linalg.eigvalsh(Ic)
+    if eig.min() < -1e-12 * max(1.0, np.abs(Ic).max()):
+        raise URDFError(f"{where} has a rotational inertia that is not positive semi-definite (eigenvalues {eig})")
+    origin = inertial.find("origin")
+    xyz = _floats(None if origin is None else origin.get("xyz"), 3, f"{where} <inertial><origin xyz>", [0, 0, 0])
+    rpy = _floats(None if origin is None else origin.get("rpy"), 3, f"{where} <inertial><origin rpy>", [0, 0, 0])
+    R = rpy_matrix(*rpy)
+    return spatial_inertia(mass, xyz, R @ Ic @ R.T)
+
+
+def _joint(el, name: str):
+    jtype = el.get("type")
+    if jtype == "fixed":
+        return Fixed(name=name)
+    if jtype == "floating":
+        return Free(name=name)
+    axis_el = el.find("axis")
+    axis = _floats(None if axis_el is None else axis_el.get("xyz"), 3, f"joint {name!r} <axis xyz>", [1, 0, 0])
+    if np.linalg.norm(axis) < 1e-12:
+        raise URDFError(f"joint {name!r} has a zero axis")
+    if jtype in ("revolute", "continuous"):
+        return Revolute(axis, name=name)
+    if jtype == "prismatic":
+        return Prismatic(axis, name=name)
+    return Planar(axis, name=name)
