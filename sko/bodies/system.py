@@ -38,8 +38,8 @@ class MultibodySystem:
     ----------
     bodies : sequence of BodyType
         In stacking order; every parent must be one of them (or ``None``).
-    gravity : 3-vector
-        ``g`` in world coordinates (``a_g = [0; g]``, RIGID.md).
+    gravity : 3- or 6-vector
+        ``g`` in world coordinates, or the spatial ``a_g = [0; g]`` of RIGID.md.
 
     Raises
     ------
@@ -67,9 +67,12 @@ class MultibodySystem:
             if b.attach not in offered:
                 raise BodyError(f"body {b.name!r} hangs from attachment {b.attach!r} of {b.parent!r}, "
                                 f"which offers only {offered!r}")
-        self.gravity = np.array(gravity, dtype=float)
-        if self.gravity.shape != (3,):
-            raise DimensionError(f"gravity must be a 3-vector, got shape {self.gravity.shape}")
+        g = np.array(gravity, dtype=float)
+        if g.shape == (6,) and not g[:3].any():
+            g = g[3:]
+        if g.shape != (3,) or not np.isfinite(g).all():
+            raise DimensionError(f"gravity must be a finite 3-vector g or 6-vector [0; g], got {gravity!r}")
+        self.gravity = g
         self.q_slices, self.dof_slices = {}, {}
         qo = vo = 0
         for k in self.tree.bodies:

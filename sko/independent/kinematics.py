@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-import scipy.linalg
 
 __all__ = [
     "skew",
@@ -77,8 +76,20 @@ def rotation_from_quaternion(quat) -> np.ndarray:
 
 
 def rotation_from_vector(psi) -> np.ndarray:
-    """``exp(ψ×)`` by the matrix exponential (rotation by ``|ψ|`` about ``ψ``)."""
-    return scipy.linalg.expm(skew(psi))
+    """``exp(ψ×)`` (rotation by ``|ψ|`` about ``ψ``) by the matrix exponential: its Taylor
+    series (20 terms) after scaling by ``2^-s`` so the argument has norm below ½, then ``s``
+    squarings. Analytic in ``ψ``, so complex steps pass through."""
+    A = skew(psi)
+    s = max(0, int(np.ceil(np.log2(max(np.abs(A).sum(axis=0).max(), 1e-300)))) + 1)
+    A = A / 2**s
+    term = np.eye(3, dtype=A.dtype)
+    out = term.copy()
+    for k in range(1, 20):
+        term = term @ A / k
+        out = out + term
+    for _ in range(s):
+        out = out @ out
+    return out
 
 
 def _quaternion_rate(quat) -> np.ndarray:

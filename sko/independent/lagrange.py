@@ -182,17 +182,22 @@ class ParticleTree:
         """``𝒥̇_i θ̇``: the particle accelerations at ``θ̈ = 0`` (``(N, 3)``).
 
         Eighth-order central differences of ``ẋ(q) = 𝒥(q) θ̇`` along ``q̇``; the step is halved
-        until two successive estimates agree to 1e-12 of their size (fast geared rotors need
-        small steps), at most ten times."""
+        until two successive estimates agree to 1e-12 of their size or rounding takes over
+        (fast geared rotors need small steps), at most ten times."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         qd = self.qdot_map(q) @ v
         delta = 0.05 / max(np.linalg.norm(qd), 1e-300)
-        previous = None
+        previous, change = None, np.inf
         for _ in range(10):
             out = sum(w * (self._velocity(q + k * delta * qd, v) - self._velocity(q - k * delta * qd, v))
                       for k, w in enumerate(_FD, start=1)) / delta
-            if previous is not None and np.abs(out - previous).max() <= 1e-12 * max(np.abs(out).max(), 1e-300):
-                break
+            if previous is not None:
+                new_change = np.abs(out - previous).max()
+                if new_change >= change:  # rounding dominates: the previous estimate is the best
+                    return previous
+                if new_change <= 1e-12 * max(np.abs(out).max(), 1e-300):
+                    break
+                change = new_change
             previous, delta = out, delta / 2
         return out
 
