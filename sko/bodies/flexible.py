@@ -176,7 +176,9 @@ class FlexibleBody(BodyType):
         """``B_i = [−r_i×, I, Φ_i]`` for all particles, shape ``(n, 3, 6 + r)``."""
         n = r_i.shape[0]
         B = np.zeros((n, 3, 6 + self.r), dtype=r_i.dtype)
-        B[:, :, :3] = -np.stack([skew(x) for x in r_i])
+        x, y, z = r_i[:, 0], r_i[:, 1], r_i[:, 2]
+        B[:, 0, 1], B[:, 0, 2], B[:, 1, 2] = z, -y, x  # −r_i×
+        B[:, 1, 0], B[:, 2, 0], B[:, 2, 1] = -z, y, -x
         B[:, :, 3:6] = np.eye(3)
         B[:, :, 6:] = self.modes
         return B
