@@ -17,8 +17,12 @@ SKO model or any recursion; it answers, at a state, questions about its own node
   ``a(k)``, ``b(k)``: with ``α(k) = d𝒱(k)/dt``, ``a(k) = α(k) − φ*(℘(k), k) α(℘(k)) − H*(k) θ̈(k)``
   (it contains ``E_k γ_o``), and ``M(k) α(k) + b(k)`` is the generalised inertia force of the
   node minus its applied (elastic, damping, external) forces, conjugate to ``𝒱(k)``;
-* the attachments it offers its own children, and optionally the map ``θ̇ → q̇`` and its
-  potential energy (for energy checks).
+* the attachments it offers its own children, and optionally the map ``θ̇ → q̇``, its
+  potential energy (for energy checks) and forces acting *across its hinge* (joint springs,
+  dampers: :meth:`BodyType.hinge_force`). Such internal forces must not go into ``b(k)``:
+  ``b(k)`` is transmitted to the parent through ``φ``, while a spring between parent and child
+  pushes both ways and only shows in the hinge force ``T`` (for the flexible body, ``K η`` is
+  the modal part of ``b(k)``, which the weight does not transmit).
 
 Gravity needs no code in a body type: the root is an attachment with ``Γ = 0``, pose the
 identity and ``γ = −a_g`` (RIGID.md: the base bodies' ``a(k)`` gets ``ᵏX_0 (−a_g)``), so it
@@ -135,6 +139,11 @@ class BodyType(ABC):
     def qdot(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """``q̇`` from ``θ̇`` (default: ``q̇ = θ̇``)."""
         return np.asarray(qd)
+
+    def hinge_force(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray | None:
+        """Internal forces across the hinge conjugate to ``θ̇`` (e.g. ``κ q`` of a joint spring),
+        added to ``𝒞``; ``None`` (default) for none."""
+        return None
 
     def normalize(self, q: np.ndarray) -> np.ndarray:
         """``q`` projected back onto the configuration manifold (default: unchanged)."""

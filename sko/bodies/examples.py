@@ -22,7 +22,7 @@ from .rigid import RigidBody
 from .rotor import GearedRotorLink
 from .system import MultibodySystem
 
-__all__ = ["flexible_examples", "flexible_two_link", "flexible_spacecraft", "geared_rotor_chain",
+__all__ = ["flexible_examples", "verify_models", "flexible_two_link", "flexible_spacecraft", "geared_rotor_chain",
            "flexible_geared_arm", "random_system", "point_mass_inertia"]
 
 
@@ -98,6 +98,20 @@ def flexible_examples() -> dict[str, Callable[[], MultibodySystem]]:
         "geared-rotor-chain": geared_rotor_chain,
         "flexible-geared-arm": flexible_geared_arm,
     }
+
+
+def verify_models(seed: int = 0) -> dict[str, Callable[[], tuple]]:
+    """The examples as SKO models for the identity checks: name → factory returning
+    ``(model, a, b)`` at a reproducible random state (deformed, moving), plus a random mixed tree."""
+    def at_state(factory):
+        def build():
+            system = factory()
+            q, qd = system.random_state(np.random.default_rng(seed))
+            return system.sko_model(q, qd)
+        return build
+    models = {name: at_state(factory) for name, factory in flexible_examples().items()}
+    models["flexible-random-mixed"] = at_state(lambda: random_system(seed, n_bodies=10, shape="random"))
+    return models
 
 
 # ---------------------------------------------------------------------------- random trees

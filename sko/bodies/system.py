@@ -140,14 +140,24 @@ class MultibodySystem:
         return self.inverse_dynamics(q, qd, None)
 
     def inverse_dynamics(self, q, qd, qdd) -> np.ndarray:
-        """``T = ℳ θ̈ + 𝒞`` by Algorithm 3.1."""
+        """``T = ℳ θ̈ + 𝒞`` by Algorithm 3.1 (plus the bodies' hinge forces)."""
         model, a, b = self.sko_model(q, qd)
-        return alg.inverse_dynamics(model, qdd, qd, a, b)
+        return alg.inverse_dynamics(model, qdd, qd, a, b) + self.hinge_forces(q, qd)
 
     def forward_dynamics(self, q, qd, tau=None) -> np.ndarray:
         """``θ̈ = ℳ^{-1} (T − 𝒞)`` by the articulated-body recursions (Algorithm 6.1)."""
         model, a, b = self.sko_model(q, qd)
-        return alg.forward_dynamics(model, tau, a, b)
+        return alg.forward_dynamics(model, model.dof_vector(tau, "tau") - self.hinge_forces(q, qd), a, b)
+
+    def hinge_forces(self, q, qd) -> np.ndarray:
+        """Stacked internal hinge forces of the bodies (joint springs, dampers; zero if none)."""
+        q, qd = self._vectors(q, qd)
+        out = np.zeros(self.dof_size, dtype=np.result_type(q, qd, float))
+        for k in self.bodies:
+            f = self.body[k].hinge_force(q[self.q_slices[k]], qd[self.dof_slices[k]])
+            if f is not None:
+                out[self.dof_slices[k]] += f
+        return out
 
     def energy(self, q, qd) -> float:
         """``½ Σ_k 𝒱*(k) M(k) 𝒱(k) + Σ_k potential(k)`` (= ``½ θ̇* ℳ θ̇ + potential``)."""
