@@ -125,65 +125,73 @@ def _random_placement(rng):
     return pose_transform(0.5 * rng.standard_normal(3), rng.uniform(-np.pi, np.pi, 3))
 
 
-def _random_flexible(rng, name, parent, joint, attach, r, damping, placement):
+def _random_flexible(rng, name, parent, joint, attach, r, damping, placement, point_masses):
+    """A random flexible body; ``point_masses`` ``[(mass, node)]`` become particles at those
+    nodes (the masses of rotors mounted there, moving with the node's translation)."""
     n = 7
     A = rng.standard_normal((r, r))
     K = A @ A.T + 5.0 * np.eye(r)
     C = (lambda B: 0.1 * B @ B.T)(rng.standard_normal((r, r))) if damping else None
     nodes = {f"node{j}": (0.5 * rng.standard_normal(3), 0.2 * rng.standard_normal((3, r)), 0.2 * rng.standard_normal((3, r)))
              for j in range(2)}
-    return FlexibleBody(name, parent, joint, rng.uniform(0.1, 0.5, n), 0.5 * rng.standard_normal((n, 3)),
-                        0.2 * rng.standard_normal((n, 3, r)), K, C, nodes=nodes, placement=placement, attach=attach)
+    masses, positions, modes = rng.uniform(0.1, 0.5, n), 0.5 * rng.standard_normal((n, 3)), 0.2 * rng.standard_normal((n, 3, r))
+    for mass, node in point_masses:
+        p_o, Phi_o = (np.zeros(3), np.zeros((3, r))) if node is None else nodes[node][:2]
+        masses, positions, modes = np.append(masses, mass), np.vstack([positions, p_o]), np.concatenate([modes, Phi_o[None]])
+    return FlexibleBody(name, parent, joint, masses, positions, modes, K, C, nodes=nodes, placement=placement, attach=attach)
 
 
 def random_system(seed: int, n_bodies: int = 6, shape: str = "random", damping: bool = True,
                   floating_base: bool | None = None, gravity=(0.0, 0.0, -9.81)) -> MultibodySystem:
     """A random tree of ``n_bodies`` mixing rigid, flexible (0 to 3 modes) and geared-rotor bodies.
 
-    ``shape``: ``"chain"``, ``"fan"`` or ``"random"``; rotor links hang only from the ground,
-    rigid bodies or other rotor links (their parents get the rotor's point mass); flexible
-    children hang from modal nodes or the body frame. ``floating_base`` (default: random) makes
-    the first base body free-floating.
+    ``shape``: ``"chain"``, ``"fan"`` or ``"random"``. Children of flexible bodies hang from
+    modal nodes or the body frame. Every rotor's mass is carried by its parent: a point mass
+    added to a rigid parent's inertia, or a particle at the node of a flexible parent (rotors
+    on flexible bodies are centred on their node, so that particle moves exactly with them).
+    ``floating_base`` (default: random) makes the first base body free-floating. The stacking
+    order is a random permutation.
     """
     rng = np.random.default_rng(seed)
     parents = [None if g == 0 else (g - 1 if shape == "chain" else 0 if shape == "fan" else int(rng.integers(0, g)))
                for g in range(n_bodies)]
     if floating_base is None:
         floating_base = bool(rng.integers(0, 2))
-    kinds = []
-    for g, p in enumerate(parents):
-        choices = ["rigid", "flexible"] + (["rotor"] if p is None or kinds[p] != "flexible" else [])
-        kinds.append(str(rng.choice(choices)) if not (g == 0 and floating_base) else str(rng.choice(["rigid", "flexible"])))
+    kinds, attach, joints, rotors = [], [], [], []
     point_masses = {g: [] for g in range(n_bodies)}
-    specs = []
-    for g, (p, kind) in enumerate(zip(parents, kinds)):
-        placement = _random_placement(rng)
+    for g, p in enumerate(parents):
+        kind = str(rng.choice(["rigid", "flexible"] if g == 0 and floating_base else ["rigid", "flexible", "rotor"]))
+        at = str(rng.choice(["node0", "node1", "frame"])) if p is not None and kinds[p] == "flexible" else "frame"
+        at = None if at == "frame" else at
+        rotor = None
         if kind == "rotor":
             joint = Revolute(rng.standard_normal(3)) if rng.random() < 0.7 else Prismatic(rng.standard_normal(3))
             Ja = rng.uniform(1e-3, 1e-2)
+            on_flexible = p is not None and kinds[p] == "flexible"
             rotor = dict(rotor_axis=rng.standard_normal(3), gear_ratio=float(rng.choice([-1, 1]) * rng.uniform(2, 40)),
                          axial_inertia=Ja, transverse_inertia=Ja * rng.uniform(0.6, 1.5), rotor_mass=rng.uniform(0.1, 0.4),
-                         rotor_centre=0.3 * rng.standard_normal(3))
+                         rotor_centre=np.zeros(3) if on_flexible else 0.3 * rng.standard_normal(3))
             if p is not None:
-                point_masses[p].append((rotor["rotor_mass"], rotor["rotor_centre"]))
-            specs.append((kind, joint, placement, rotor))
-            continue
-        joint = (Free() if g == 0 and floating_base else
-                 [Revolute(rng.standard_normal(3)), Prismatic(rng.standard_normal(3)), Spherical()][int(rng.choice(3, p=[0.6, 0.2, 0.2]))])
-        specs.append((kind, joint, placement, None))
+                point_masses[p].append((rotor["rotor_mass"], at if on_flexible else rotor["rotor_centre"]))
+        elif g == 0 and floating_base:
+            joint = Free()
+        else:
+            joint = [Revolute(rng.standard_normal(3)), Prismatic(rng.standard_normal(3)), Spherical()][int(rng.choice(3, p=[0.6, 0.2, 0.2]))]
+        kinds.append(kind)
+        attach.append(at)
+        joints.append(joint)
+        rotors.append(rotor)
     bodies = []
-    for g, (kind, joint, placement, rotor) in enumerate(specs):
-        name, p = f"b{g}", parents[g]
-        parent = None if p is None else f"b{p}"
-        attach = str(rng.choice(["node0", "node1", None])) if p is not None and kinds[p] == "flexible" else None
-        attach = None if attach == "None" else attach
+    for g, kind in enumerate(kinds):
+        name, parent, placement = f"b{g}", None if parents[g] is None else f"b{parents[g]}", _random_placement(rng)
         if kind == "flexible":
-            bodies.append(_random_flexible(rng, name, parent, joint, attach, int(rng.integers(0, 4)), damping, placement))
+            bodies.append(_random_flexible(rng, name, parent, joints[g], attach[g], int(rng.integers(0, 4)), damping,
+                                           placement, point_masses[g]))
             continue
         inertia = _random_inertia(rng) + sum((point_mass_inertia(m, c) for m, c in point_masses[g]), np.zeros((6, 6)))
         if kind == "rotor":
-            bodies.append(GearedRotorLink(name, parent, joint, inertia, placement=placement, attach=attach, **rotor))
+            bodies.append(GearedRotorLink(name, parent, joints[g], inertia, placement=placement, attach=attach[g], **rotors[g]))
         else:
-            bodies.append(RigidBody(name, parent, joint, inertia, placement=placement, attach=attach))
+            bodies.append(RigidBody(name, parent, joints[g], inertia, placement=placement, attach=attach[g]))
     order = rng.permutation(n_bodies)  # an arbitrary stacking order
     return MultibodySystem([bodies[i] for i in order], gravity=gravity)

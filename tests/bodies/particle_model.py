@@ -72,22 +72,36 @@ def _point_mass(m, c) -> np.ndarray:
 
 
 def particle_tree(system: MultibodySystem) -> ParticleTree:
-    """The particle model; a rotor's particles carry its mass, so the point mass its parent
-    includes (``parent_point_mass``) is taken out of the parent's particles (rigid-inertia
-    parents only)."""
+    """The particle model. A rotor's particles carry its mass, so the mass its parent carries
+    for it (``parent_point_mass``) is taken out of the parent: from a rigid parent's inertia, or
+    from the particle of a flexible parent that sits at the rotor's node (rotors on flexible
+    bodies must be centred on their node)."""
     own = {k: np.array(b.inertia) for k, b in system.body.items() if isinstance(b, (RigidBody, GearedRotorLink))}
+    particle_masses = {k: np.array(b.masses) for k, b in system.body.items() if isinstance(b, FlexibleBody)}
     for b in system.body.values():
-        if isinstance(b, GearedRotorLink) and b.parent is not None:
-            if b.parent not in own:
-                raise NotImplementedError("rotor on a parent without a rigid inertia")
-            own[b.parent] -= _point_mass(*b.parent_point_mass())
+        if not isinstance(b, GearedRotorLink) or b.parent is None:
+            continue
+        mass, centre = b.parent_point_mass()
+        if b.parent in own:
+            own[b.parent] -= _point_mass(mass, centre)
+            continue
+        parent = system.body[b.parent]
+        node = (np.zeros(3), np.zeros((3, parent.r))) if b.attach is None else parent.nodes[b.attach][:2]
+        match = sorted((particle_masses[b.parent][i] != mass, i) for i in range(len(parent.masses))
+                       if np.array_equal(parent.positions[i], node[0]) and np.array_equal(parent.modes[i], node[1])
+                       and particle_masses[b.parent][i] >= mass)  # a particle of exactly that mass first
+        match = [i for _, i in match]
+        if np.any(centre) or not match:
+            raise NotImplementedError(f"rotor {b.name!r}: no particle of {b.parent!r} carries its mass at its node")
+        particle_masses[b.parent][match[0]] -= mass
     out = []
     for k in system.bodies:
         b = system.body[k]
         common = dict(name=k, parent=b.parent, joint=_joint(b.joint), placement=_pose(b.placement), attach=b.attach)
         if isinstance(b, FlexibleBody):
-            out.append(ParticleBody(masses=b.masses, positions=b.positions, modes=b.modes if b.r else None,
-                                    stiffness=b.stiffness, damping=b.damping,
+            keep = particle_masses[k] > 0
+            out.append(ParticleBody(masses=particle_masses[k][keep], positions=b.positions[keep],
+                                    modes=b.modes[keep] if b.r else None, stiffness=b.stiffness, damping=b.damping,
                                     nodes={n: tuple(d) for n, d in b.nodes.items()}, **common))
         elif isinstance(b, (RigidBody, GearedRotorLink)):
             masses, positions = _rigid_particles(own[k])

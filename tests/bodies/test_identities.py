@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import scipy.linalg
 
 import algorithms as alg
@@ -79,3 +81,20 @@ def test_articulated_body_identities(state):
     tau = rng.standard_normal(model.dof_size)
     expected = np.linalg.solve(ops.mass_matrix, tau - ops.bias(a, b))
     assert_close(alg.forward_dynamics(model, tau, a, b), expected, 1e-9)
+
+
+@settings(max_examples=40)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), shape=st.sampled_from(["chain", "fan", "random"]))
+def test_hypothesis_mixed_models(seed, n, shape):
+    """Random mixed trees of any size: Algorithm 4.2, 3.1 and 6.1 against the dense operators,
+    and the recursion's node velocities against the bodies' own."""
+    system = random_system(seed, n_bodies=n, shape=shape)
+    rng = np.random.default_rng(seed)
+    q, qd = random_state(system, rng)
+    model, a, b = system.sko_model(q, qd)
+    ops = model.dense()
+    assert_close(alg.mass_matrix(model), ops.mass_matrix, 1e-12)
+    tau = rng.standard_normal(model.dof_size)
+    assert_close(alg.forward_dynamics(model, tau, a, b), np.linalg.solve(ops.mass_matrix, tau - ops.bias(a, b)), 1e-8)
+    states = system.node_states(q, qd)
+    assert_close(ops.phi.T @ ops.H.T @ qd, np.concatenate([states[k].V for k in model.bodies]), 1e-12)
