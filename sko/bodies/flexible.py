@@ -24,6 +24,7 @@ With ``r = 0`` this is exactly :class:`~sko.bodies.rigid.RigidBody`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from typing import NamedTuple
 
@@ -41,6 +42,7 @@ from .hinge import checked_placement, hinge_state
 __all__ = ["ModalNode", "FlexibleBody", "exp_map_coefficients"]
 
 _SERIES_TERMS = 20
+_FACTORIALS = [float(math.factorial(j)) for j in range(2 * _SERIES_TERMS + 4)]
 
 
 class ModalNode(NamedTuple):
@@ -63,14 +65,10 @@ def exp_map_coefficients(s):
     (1.0, 0.5, 0.16666666666666666, -0.041666666666666664, -0.008333333333333333)
     """
     if abs(s) <= 4.0:
-        fact = [1.0]
-        for j in range(1, 2 * _SERIES_TERMS + 4):
-            fact.append(fact[-1] * j)
-        def series(offset, derivative=False):
+        def series(offset, derivative=False):  # Σ_n (−1)^n [n] s^(n[−1]) / (2n + offset)!, Horner
             out = 0.0 * s
             for n in reversed(range(1 if derivative else 0, _SERIES_TERMS)):
-                c = (-1) ** n * (n if derivative else 1) / fact[2 * n + offset]
-                out = out * s + c
+                out = out * s + (-1) ** n * (n if derivative else 1) / _FACTORIALS[2 * n + offset]
             return out
         return series(1), series(2), series(3), series(2, True), series(3, True)
     th = np.sqrt(s)
