@@ -46,6 +46,9 @@ __all__ = [
     "force_transform",
     "crm",
     "crf",
+    "motion_cross",
+    "force_cross",
+    "cross",
     "spatial_inertia",
     "inertia_parameters",
     "transform_inertia",
@@ -74,11 +77,14 @@ def _zeros(shape, *like):
 # ---------------------------------------------------------------------------- 3-D rotations
 def skew(p) -> np.ndarray:
     """The cross-product matrix ``p×`` (so ``skew(p) @ u == cross(p, u)``)."""
-    p = np.asarray(p)
-    S = _zeros((3, 3), p)
-    S[0, 1], S[0, 2], S[1, 2] = -p[2], p[1], -p[0]
-    S[1, 0], S[2, 0], S[2, 1] = p[2], -p[1], p[0]
-    return S
+    x, y, z = p
+    zero = 0 * x
+    return np.array([[zero, -z, y], [z, zero, -x], [-y, x, zero]])
+
+
+def cross(a, b) -> np.ndarray:
+    """``a × b`` of two 3-vectors, for any scalar type."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
 
 
 def _elementary(angle, i: int, j: int) -> np.ndarray:
@@ -149,13 +155,19 @@ def matrix_rpy(R) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- Plücker transforms
+def _lower_block(A, B) -> np.ndarray:
+    """``[[A, 0], [B, A]]`` for 3 × 3 blocks, in their common scalar type."""
+    X = np.zeros((6, 6), dtype=np.result_type(A.dtype, B.dtype))
+    X[:3, :3] = A
+    X[3:, 3:] = A
+    X[3:, :3] = B
+    return X
+
+
 def rot(E) -> np.ndarray:
     """``rot(E) = [[E, 0], [0, E]]`` for a 3 × 3 coordinate transform ``E``."""
     E = np.asarray(E)
-    X = _zeros((6, 6), E)
-    X[:3, :3] = E
-    X[3:, 3:] = E
-    return X
+    return _lower_block(E, np.zeros_like(E))
 
 
 def xlt(r) -> np.ndarray:
@@ -168,12 +180,8 @@ def xlt(r) -> np.ndarray:
 
 def plucker(E, r) -> np.ndarray:
     """``ᴮX_A = rot(E) xlt(r)`` = ``[[E, 0], [−E r×, E]]``."""
-    E, r = np.asarray(E), np.asarray(r)
-    X = _zeros((6, 6), E, r)
-    X[:3, :3] = E
-    X[3:, 3:] = E
-    X[3:, :3] = -E @ skew(r)
-    return X
+    E = np.asarray(E)
+    return _lower_block(E, -E @ skew(r))
 
 
 def plucker_from_pose(R, p) -> np.ndarray:
@@ -216,18 +224,24 @@ def force_transform(X) -> np.ndarray:
 # ---------------------------------------------------------------------------- cross products
 def crm(v) -> np.ndarray:
     """Motion cross product ``v×`` = ``[[ω×, 0], [v×, ω×]]`` for ``v = [ω; v]``."""
-    v = np.asarray(v)
-    X = _zeros((6, 6), v)
-    w = skew(v[:3])
-    X[:3, :3] = w
-    X[3:, 3:] = w
-    X[3:, :3] = skew(v[3:])
-    return X
+    return _lower_block(skew(v[:3]), skew(v[3:]))
 
 
 def crf(v) -> np.ndarray:
     """Force cross product ``v×* = −crm(v)ᵀ``."""
     return -crm(v).T
+
+
+def motion_cross(v, m) -> np.ndarray:
+    """``crm(v) m = [ω × m_ω; v × m_ω + ω × m_v]`` without forming the matrix."""
+    w, u = v[:3], v[3:]
+    return np.concatenate([cross(w, m[:3]), cross(u, m[:3]) + cross(w, m[3:])])
+
+
+def force_cross(v, f) -> np.ndarray:
+    """``crf(v) f = [ω × n + v × f; ω × f]`` without forming the matrix."""
+    w, u = v[:3], v[3:]
+    return np.concatenate([cross(w, f[:3]) + cross(u, f[3:]), cross(w, f[3:])])
 
 
 # ---------------------------------------------------------------------------- inertia

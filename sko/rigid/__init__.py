@@ -21,10 +21,18 @@ from .joints import (
     SphericalEulerZYX,
 )
 from .system import BodySpec, RigidSystem
+from .dh import DHLink, dh_system
+from .examples import example_systems
+from .urdf import load_urdf, parse_urdf
 
 __all__ = [
     "RigidSystem",
     "BodySpec",
+    "load_urdf",
+    "parse_urdf",
+    "DHLink",
+    "dh_system",
+    "example_systems",
     "SystemBuilder",
     "DEFAULT_GRAVITY",
     "rigid_node",

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.spatial import crf, crm, force_transform
+from sko.spatial import force_cross, force_transform, motion_cross
 
 from .joints import Joint
 
@@ -73,8 +73,8 @@ def rigid_node(joint: Joint, placement: np.ndarray, inertia: np.ndarray, parent:
     X_up = X @ placement
     v_joint = S @ v_k
     v = X_up @ parent.v + v_joint
-    a = c + crm(v) @ v_joint + X_up @ parent.arc_acceleration
-    b = crf(v) @ (inertia @ v)
+    a = c + motion_cross(v, v_joint) + X_up @ parent.arc_acceleration
+    b = force_cross(v, inertia @ v)
     X0 = X_up @ parent.X0
     if external_force is not None:
         b = b - force_transform(X0) @ external_force

@@ -34,7 +34,7 @@ from sko.spatial import spatial_inertia
 from .errors import RigidSystemError
 from .joints import Fixed, Joint
 
-__all__ = ["SystemBuilder", "DEFAULT_GRAVITY"]
+__all__ = ["SystemBuilder", "DEFAULT_GRAVITY", "link_inertia"]
 
 #: ``a_g`` of RIGID.md: ``[0, 0, 0, 0, 0, −9.81]`` in world coordinates.
 DEFAULT_GRAVITY = np.array([0.0, 0.0, 0.0, 0.0, 0.0, -9.81])
@@ -90,7 +90,7 @@ class SystemBuilder:
         if not isinstance(joint, Joint):
             raise RigidSystemError(f"body {name!r}: joint must be a sko.rigid Joint, got {type(joint).__name__}")
         X_T = _matrix(placement, (6, 6), f"placement of body {name!r}", np.eye(6))
-        I6 = _inertia(name, inertia, mass, com, inertia_com)
+        I6 = link_inertia(name, inertia, mass, com, inertia_com)
         parent_body, X_frame = self._frames[parent] if parent is not None else (None, np.eye(6))
         X_T = X_T @ X_frame  # from the parent *body* frame
         if isinstance(joint, Fixed):
@@ -169,7 +169,9 @@ def _matrix(A, shape, what, default) -> np.ndarray:
     return A
 
 
-def _inertia(name, inertia, mass, com, inertia_com) -> np.ndarray:
+def link_inertia(name, inertia=None, mass=None, com=None, inertia_com=None) -> np.ndarray:
+    """A link's checked 6 × 6 spatial inertia from ``inertia`` or ``mass, com, inertia_com``
+    (zero for a massless link); ``name`` labels the error messages."""
     if inertia is not None:
         if mass is not None or com is not None or inertia_com is not None:
             raise RigidSystemError(f"body {name!r}: give either inertia or mass/com/inertia_com, not both")

@@ -120,7 +120,9 @@ class Joint:
         return np.array(self._vector(q, self.nq, "q"), dtype=float)
 
     def integrate(self, q, v, dt: float) -> np.ndarray:
-        """The configuration reached from ``q`` with constant velocity ``v`` for time ``dt``."""
+        """The configuration reached from ``q`` with constant velocity ``v`` for time ``dt``
+        (exact for joints with ``ν = q̇``; joints with quaternions or successor-frame velocities
+        override it with their exponential map; a user-defined joint takes one Euler step)."""
         q = self._vector(q, self.nq, "q")
         return self.normalize(q + dt * self._qdot(q, self._vector(v, self.nv, "velocity")))
 
@@ -271,7 +273,7 @@ def _plane_basis(normal) -> np.ndarray:
     """Coordinate transform ``U`` (rows ``e1, e2, n``) from ``F_p`` to a frame whose z is ``n``."""
     n = normal
     helper = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    e1 = np.cross(helper, n)
+    e1 = helper - (helper @ n) * n  # the predecessor's x axis projected on the plane (x itself for n = z)
     e1 /= np.linalg.norm(e1)
     return np.array([e1, np.cross(n, e1), n])
 
@@ -303,6 +305,16 @@ class Planar(Joint):
         r = np.array([q[1], q[2], 0 * q[0]])
         X = rot(self._U.T) @ rot(rz(q[0])) @ xlt(r) @ rot(self._U)
         return JointKinematics(X, self._S.astype(dtype), np.zeros(6, dtype=dtype))
+
+    def integrate(self, q, v, dt):
+        """Exact for a constant body velocity (the SE(2) exponential)."""
+        q = self.normalize(q)
+        w, u = self._vector(v, 3, "velocity")[0] * dt, np.asarray(v[1:], dtype=float) * dt
+        if abs(w) < 1e-8:
+            V = np.array([[1.0, -w / 2], [w / 2, 1.0]])
+        else:
+            V = np.array([[np.sin(w), np.cos(w) - 1], [1 - np.cos(w), np.sin(w)]]) / w
+        return np.concatenate([[q[0] + w], q[1:] + rotation_z(q[0])[:2, :2] @ (V @ u)])
 
     def _qdot(self, q, v):
         out = np.zeros(3, dtype=result_dtype(q, v))

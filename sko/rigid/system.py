@@ -10,9 +10,11 @@ articulated body recursion (forward dynamics), operational space inertia.
 
 Coordinates: ``q`` stacks each body's joint position variables and ``ν`` (called ``qd``) its
 velocity variables, in body order; ``ν = q̇`` except for joints with quaternions or
-successor-frame velocities (see :meth:`RigidSystem.qdot`). Spatial vectors are ``[ω; v]``,
-forces ``[n; f]``; external forces are given per body in world coordinates about the world
-origin.
+successor-frame velocities (see :meth:`RigidSystem.qdot`). Quaternions in ``q`` are
+``(w, x, y, z)``; a non-unit quaternion is normalised (its rotation is that of ``q/‖q‖``), a zero
+one is rejected (:class:`~sko.rigid.errors.JointError`); :meth:`RigidSystem.normalize` projects
+an integrated ``q`` back. Spatial vectors are ``[ω; v]``, forces ``[n; f]``; external forces are
+given per body in world coordinates about the world origin.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 
 import algorithms as alg
 from graphs import TreeDigraph
-from graphs.errors import DimensionError, UnknownNodeError
+from graphs.errors import DimensionError, RankDeficientError, UnknownNodeError
 from sko.arrays import checked_array, result_dtype
 from sko.model import SKOModel
 from sko.spatial import plucker_rotation, plucker_translation
@@ -57,6 +59,18 @@ class RigidSystem:
         Named frames fixed on bodies (``None``: on the world).
     gravity : (6,) array
         ``a_g`` in world coordinates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sko.rigid.examples import planar_chain
+    >>> chain = planar_chain(2)
+    >>> model, a, b = chain.sko_model([0.1, 0.2], [0.0, 1.0])
+    >>> model.node_dim("link2"), model.dof_dim("link2")
+    (6, 1)
+    >>> tau = chain.inverse_dynamics([0.1, 0.2], [0.0, 1.0], [1.0, 0.0])
+    >>> bool(np.allclose(chain.forward_dynamics([0.1, 0.2], [0.0, 1.0], tau), [1.0, 0.0]))
+    True
     """
 
     def __init__(self, bodies, frames: Mapping, gravity):
@@ -266,28 +280,28 @@ class RigidSystem:
         return J
 
     def operational_space_inertia(self, q, frames) -> np.ndarray:
-        """``Λ = (J ℳ^{-1} J*)^{-1}`` for the stacked Jacobian of the given bodies or frames
-        (SKO.md §12: ``Λ^{-1} = ℬ* Ω ℬ`` with ``Ω = ψ* H* D^{-1} H ψ``).
+        """``Λ = (J ℳ^{-1} J*)^{-1}`` for the stacked 6-row Jacobians of bodies or frames fixed on
+        them (SKO.md §12: ``Λ^{-1} = ℬ* Ω ℬ`` with ``Ω = ψ* H* D^{-1} H ψ``, by
+        :func:`algorithms.operational_space_inertia`; a frame ``f`` on body ``k`` picks the node
+        through ``B_k = (ᶠX_k)ᵀ``).
 
-        Each task frame contributes 6 rows; the pick-off operator ``ℬ`` selects its body's node
-        through the fixed transform ``ᶠX_k``."""
-        if isinstance(frames, (str, int)) or frames in self.frames:
-            frames = [frames]
+        Raises
+        ------
+        UnknownNodeError
+            An unknown frame, or one fixed on the world.
+        RankDeficientError
+            Two frames on the same body, or a task the joints cannot move independently.
+        """
+        frames = list(frames) if isinstance(frames, list) or (isinstance(frames, tuple) and frames not in self.frames) else [frames]
         picks = [self._frame(f) for f in frames]
-        for f, (body, _) in zip(frames, picks):
+        bodies = [body for body, _ in picks]
+        for f, body in zip(frames, bodies):
             if body is None:
                 raise UnknownNodeError(f"frame {f!r} is fixed on the world: it has no operational space inertia")
+        if len(set(bodies)) < len(bodies):
+            raise RankDeficientError(f"frames {frames!r} include two on the same body: their stacked Jacobian has dependent rows")
         model, _, _ = self.sko_model(q)
-        bodies = list(dict.fromkeys(body for body, _ in picks))
-        Omega = alg.operational_space_compliance(model, bodies)
-        index = {b: i for i, b in enumerate(bodies)}
-        n = len(picks)
-        Lam_inv = np.zeros((6 * n, 6 * n), dtype=model.dtype)
-        for r, (bi, Xi) in enumerate(picks):
-            for c, (bj, Xj) in enumerate(picks):
-                block = Omega[6 * index[bi]:6 * index[bi] + 6, 6 * index[bj]:6 * index[bj] + 6]
-                Lam_inv[6 * r:6 * r + 6, 6 * c:6 * c + 6] = Xi @ block @ Xj.T
-        return np.linalg.inv(Lam_inv)
+        return alg.operational_space_inertia(model, bodies, transforms={b: X.T for b, X in picks})
 
     # ------------------------------------------------------------------ input checks
     def _check_body(self, name):

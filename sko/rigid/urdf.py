@@ -135,7 +135,8 @@ def parse_urdf(text, floating_base: bool = False, gravity=None):
         stack.extend(reversed(children[child]))
     unreached = [name for name in links if name not in reached]
     if unreached:
-        raise URDFError(f"links {unreached} are not connected to the root link {base!r}: their joints form a closed loop")
+        names = ", ".join(repr(name) for name in unreached)
+        raise URDFError(f"link {names} not connected to the root link {base!r}: their joints form a closed loop")
     try:
         return builder.build()
     except RigidSystemError as exc:
