@@ -186,12 +186,18 @@ class MultibodySystem:
 
 
 def _check_state(body: BodyType, s: NodeState, inboard) -> None:
+    """The shapes a body type returned, named in the error (a researcher's new type may err)."""
     m, n = body.node_dim, body.dof_size
     expected = {"E": (m, 6), "H": (n, m), "M": (m, m), "a": (m,), "b": (m,), "V": (m,)}
     for field_, shape in expected.items():
         got = np.shape(getattr(s, field_))
         if got != shape:
             raise DimensionError(f"body {body.name!r} ({type(body).__name__}) returned {field_} of shape {got}, expected {shape}")
+    missing = [name for name in body.attachment_names if name not in s.attachments]
+    if missing:
+        raise BodyError(f"body {body.name!r} ({type(body).__name__}) offers attachments {missing!r} but returned none for them")
     for name, att in s.attachments.items():
-        if np.shape(att.Gamma) != (6, m):
-            raise DimensionError(f"body {body.name!r} offers attachment {name!r} with Gamma of shape {np.shape(att.Gamma)}, expected (6, {m})")
+        for field_, shape in (("Gamma", (6, m)), ("gamma", (6,)), ("rotation", (3, 3)), ("position", (3,)), ("velocity", (6,))):
+            if np.shape(getattr(att, field_)) != shape:
+                raise DimensionError(f"body {body.name!r} offers attachment {name!r} with {field_} of shape "
+                                     f"{np.shape(getattr(att, field_))}, expected {shape}")

@@ -104,3 +104,13 @@ def test_a_body_type_returning_wrong_shapes_is_named():
     with pytest.raises(DimensionError, match="body 'toy' \\(_WrongShapes\\) returned H of shape \\(1, 3\\)"):
         MultibodySystem([_WrongShapes("toy")]).mass_matrix(np.zeros(1))
     assert issubclass(BodyError, SKOError)
+
+
+class _ForgetsItsFrame(_WrongShapes):
+    def at_state(self, q, qd, inboard, gravity):
+        return NodeState(E=np.zeros((2, 6)), H=np.ones((1, 2)), M=np.eye(2), a=np.zeros(2), b=np.zeros(2), V=np.zeros(2))
+
+
+def test_a_body_type_must_return_the_attachments_it_offers():
+    with pytest.raises(BodyError, match="'toy' \\(_ForgetsItsFrame\\) offers attachments \\[None\\]"):
+        MultibodySystem([_ForgetsItsFrame("toy")]).mass_matrix(np.zeros(1))
