@@ -66,7 +66,7 @@ class Bead(BodyType):
         a = E @ inboard.gamma + np.cross(omega, e * qd[0])
         b = self.mass * np.cross(omega, u)
         world = inboard.position + inboard.rotation @ p
-        potential = 0.5 * self.spring * s**2 - self.mass * float(gravity @ world)
+        potential = 0.5 * self.spring * s**2 - self.mass * (gravity @ world)
         return NodeState(E=E, H=e[None, :], M=self.mass * np.eye(3), a=a, b=b, V=u, potential=potential)
 
     def hinge_force(self, q, qd):

@@ -99,7 +99,7 @@ class NodeState:
     b: np.ndarray
     V: np.ndarray
     attachments: Mapping = field(default_factory=dict)
-    potential: float = 0.0
+    potential: object = 0.0  #: a number, or an expression for symbolic states
 
 
 class BodyType(ABC):

@@ -206,7 +206,7 @@ class FlexibleBody(BodyType):
         for node, data in self.nodes.items():
             attachments[node] = self._node_attachment(data, eta, etad, h)
         world = h.position + r_i @ h.rotation.T
-        potential = float(np.real(-(self.masses @ world) @ gravity + 0.5 * eta @ self.stiffness @ eta))
+        potential = -(self.masses @ world) @ gravity + 0.5 * eta @ self.stiffness @ eta
         return NodeState(E=E, H=H, M=self._inertia(r_i, B), a=a, b=b, V=V, attachments=attachments, potential=potential)
 
     def _node_attachment(self, node: ModalNode, eta, etad, h) -> Attachment:

@@ -63,7 +63,7 @@ class RigidBody(BodyType):
         com = h.position + h.rotation @ self._com
         frame = Attachment(Gamma=np.eye(6), gamma=np.zeros(6), rotation=h.rotation, position=h.position, velocity=h.v)
         return NodeState(E=h.X, H=h.S.T, M=self.inertia, a=h.a, b=crf(h.v) @ self.inertia @ h.v, V=h.v,
-                         attachments={None: frame}, potential=-self._mass * float(np.real(gravity @ com)))
+                         attachments={None: frame}, potential=-self._mass * (gravity @ com))
 
     def qdot(self, q, qd):
         return self.joint.qdot(q, qd)

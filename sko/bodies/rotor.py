@@ -105,7 +105,7 @@ class GearedRotorLink(BodyType):
         frame = Attachment(Gamma, np.zeros(6, dtype=dtype), h.rotation, h.position, h.v)
         com = h.position + h.rotation @ self._com
         return NodeState(E=E, H=H, M=M, a=a, b=b, V=np.concatenate([h.v, w]), attachments={None: frame},
-                         potential=-self._mass * float(np.real(gravity @ com)))
+                         potential=-self._mass * (gravity @ com))
 
     def qdot(self, q, qd):
         return self.joint.qdot(q, qd)

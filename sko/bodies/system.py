@@ -160,9 +160,14 @@ class MultibodySystem:
         return out
 
     def energy(self, q, qd) -> float:
-        """``½ Σ_k 𝒱*(k) M(k) 𝒱(k) + Σ_k potential(k)`` (= ``½ θ̇* ℳ θ̇ + potential``)."""
+        """``½ Σ_k 𝒱*(k) M(k) 𝒱(k) + Σ_k potential(k)`` (= ``½ θ̇* ℳ θ̇ + potential``); a float
+        for numeric states, an expression for symbolic ones."""
         states = self.node_states(q, qd)
-        return float(sum(0.5 * s.V @ s.M @ s.V + s.potential for s in states.values()))
+        total = sum(0.5 * s.V @ s.M @ s.V + s.potential for s in states.values())
+        try:
+            return float(np.real(total))
+        except TypeError:
+            return total
 
     # ------------------------------------------------------------------ coordinates
     def qdot(self, q, qd) -> np.ndarray:
