@@ -17,7 +17,7 @@ a 3-vector, so its weight to a rigid parent is 6 × 3, not square:
 
 The spring acts *across the hinge* (between wire and bead): it is the hinge force ``κ s``
 (:meth:`~sko.bodies.contract.BodyType.hinge_force`), not part of ``b``, which ``φ`` would carry
-to the parent as if an outside agent pushed the bead.
+to the parent as if an external force pushed the bead.
 
 Run ``python papers/tutorial_body_type.py``: it builds a rigid pendulum carrying a flexible beam
 with beads on it, checks SKO.md identities on the model, the dynamics against the independent
