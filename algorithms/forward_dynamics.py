@@ -60,9 +60,10 @@ def forward_dynamics(model: SKOModel, T, a=None, b=None, articulated: Articulate
     >>> import numpy as np
     >>> from graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
-    >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[3.0]]})
-    >>> forward_dynamics(model, [5.0, 3.0])      # ℳ = [[5, 3], [3, 3]]
-    array([1., 0.])
+    >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[4.0]]})
+    >>> qdd = forward_dynamics(model, [6.0, 4.0])      # ℳ = [[6, 4], [4, 4]]
+    >>> np.allclose(qdd, [1.0, 0.0], rtol=0, atol=1e-15)
+    True
     """
     T = model.dof_vector(T, "T")
     a = None if a is None else model.node_vector(a, "a")

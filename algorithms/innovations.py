@@ -124,9 +124,10 @@ def mass_matrix_solve(model: SKOModel, y, articulated: ArticulatedInertias | Non
     >>> import numpy as np
     >>> from graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
-    >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[3.0]]})
-    >>> mass_matrix_solve(model, [5.0, 3.0])
-    array([1., 0.])
+    >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[4.0]]})
+    >>> x = mass_matrix_solve(model, [6.0, 4.0])      # ℳ = [[6, 4], [4, 4]]
+    >>> np.allclose(x, [1.0, 0.0], rtol=0, atol=1e-15)
+    True
     """
     ab = check_articulated(model, articulated)
     return articulated_body_passes(ab, _hinge_input(model, y, "y"), None, None)

@@ -25,7 +25,6 @@ from collections.abc import Hashable, Mapping
 from types import MappingProxyType
 
 import numpy as np
-import scipy.linalg
 
 from graphs.errors import NotPositiveDefiniteError, SKOError
 from sko.arrays import is_numeric, result_dtype
@@ -125,14 +124,17 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     P = [np.array(Mk, dtype=dtype) for Mk in M]
     P_plus, D, D_inv, G, tau_bar = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
     K, psi = [None] * n, [None] * n
+    eye: dict = {}
     for i in tree.gather_indices:
         Pi, Hi = P[i], H[i]
         HP = Hi @ Pi
         Di = HP @ Hi.T
-        Di_inv, DHP = _solve(Di, HP, tree.bodies[i], dtype)
-        Gi = DHP.T  # P H* D^{-1}, as D and P are symmetric
-        tau = np.eye(Pi.shape[0], dtype=dtype) - Gi @ Hi
-        Pp = Pi - Gi @ HP
+        Di_inv, Gi, GHP = _gain(Di, HP, tree.bodies[i], dtype)
+        m = Pi.shape[0]
+        if m not in eye:
+            eye[m] = np.eye(m, dtype=dtype)
+        tau = eye[m] - Gi @ Hi
+        Pp = Pi - GHP
         D[i], D_inv[i], G[i], tau_bar[i], P_plus[i] = Di, Di_inv, Gi, tau, Pp
         p = parent[i]
         if p >= 0:
@@ -143,9 +145,13 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     return ArticulatedInertias(model, dtype, P, P_plus, D, D_inv, G, tau_bar, K, psi)
 
 
-def _solve(D: np.ndarray, B: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """``D^{-1}`` and ``D^{-1} B`` for a hinge inertia ``D``, checking positive definiteness where
-    it is decidable."""
+def _gain(D: np.ndarray, HP: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``D^{-1}``, ``G = P H* D^{-1}`` and ``G H P`` from ``D`` and ``H P``, checking that ``D`` is
+    positive definite where that is decidable.
+
+    Real data: with the Cholesky factor ``D = L L*`` and ``Y = L^{-1} H P``, ``G* = L^{-*} Y`` and
+    ``G H P = Y* Y`` (symmetric positive semi-definite by construction, so ``P⁺`` stays symmetric).
+    """
     if dtype == object:
         if is_numeric(D):
             _check_pd(np.array(D, dtype=complex).real, k)
@@ -155,20 +161,19 @@ def _solve(D: np.ndarray, B: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray
         if Ds.det() == 0:
             raise NotPositiveDefiniteError(f"hinge inertia D of body {k!r} (shape {D.shape}) is singular")
         D_inv = np.array(Ds.inv(), dtype=object)
-        return D_inv, D_inv @ B
-    if dtype.kind == "c":
+    elif dtype.kind == "c":  # complex-step data: no conjugation, definiteness of the real part
         _check_pd(D.real, k)
         D_inv = np.linalg.inv(D)
-        return D_inv, D_inv @ B
-    try:
-        factor = scipy.linalg.cho_factor(D, check_finite=False)
-    except np.linalg.LinAlgError:
-        _raise_not_pd(D, k)
-    if not np.all(np.diag(factor[0]) > 0):
-        _raise_not_pd(D, k)
-    n = D.shape[0]
-    X = scipy.linalg.cho_solve(factor, np.concatenate([np.eye(n), B], axis=1), check_finite=False)
-    return X[:, :n], X[:, n:]
+    else:
+        try:
+            L = np.linalg.cholesky(D)
+        except np.linalg.LinAlgError:
+            _raise_not_pd(D, k)
+        L_inv = np.linalg.inv(L)  # lower triangular, well conditioned as sqrt of cond(D)
+        Y = L_inv @ HP
+        return L_inv.T @ L_inv, (L_inv.T @ Y).T, Y.T @ Y
+    G = (D_inv @ HP).T  # P H* D^{-1}, as D and P are symmetric
+    return D_inv, G, G @ HP
 
 
 def _check_pd(D: np.ndarray, k: Hashable) -> None:

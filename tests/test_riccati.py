@@ -29,9 +29,10 @@ def test_P_solves_the_riccati_equation(model):
     D_inv = np.linalg.inv(d.D)
     inner = d.P - d.P @ d.H.T @ D_inv @ d.H @ d.P
     scale = _scale(d.E) ** 2 * _scale(d.P) * d.P.shape[0] + _scale(d.M)
-    assert_close(d.E @ inner @ d.E.T + d.M, d.P, 1e-10, scale)
+    rtol = 1e-13 * max(np.linalg.cond(d.D), 100.0)  # the dense D^{-1} costs cond(D) digits
+    assert_close(d.E @ inner @ d.E.T + d.M, d.P, rtol, scale)
     assert_close(d.D, d.H @ d.P @ d.H.T, 1e-12, _scale(d.H) ** 2 * _scale(d.P) * d.P.shape[0])
-    assert_close(d.G, d.P @ d.H.T @ D_inv, 1e-9, _scale(d.G) + 1)
+    assert_close(d.G, d.P @ d.H.T @ D_inv, rtol, _scale(d.G) + 1)
     assert_close(d.tau_bar, np.eye(d.P.shape[0]) - d.G @ d.H, 1e-12, _scale(d.tau_bar) + 1)
     # Eq. 36 and its mixed form.
     assert_close(d.P - d.E_psi @ d.P @ d.E_psi.T, d.M, 1e-10, scale)
@@ -49,12 +50,12 @@ def test_per_node_quantities(model):
     assert set(ab.P) == set(ab.D) == set(ab.G) == set(ab.tau_bar) == set(ab.P_plus) == set(model.bodies)
     for k in model.bodies:
         P, Pp, D = ab.P[k], ab.P_plus[k], ab.D[k]
-        s = _scale(P)
-        assert_close(P, P.T, 1e-12, s)
+        s = _scale(P) * max(np.linalg.cond(D), 100.0)  # P⁺ loses cond(D) digits
+        assert_close(P, P.T, 1e-13, s)
         assert np.linalg.eigvalsh(P).min() > 0
-        assert_close(Pp, ab.tau_bar[k] @ P, 1e-11, s * (1 + _scale(ab.tau_bar[k])))
-        assert_close(Pp, Pp.T, 1e-10, s)
-        assert np.linalg.eigvalsh((Pp + Pp.T) / 2).min() >= -1e-10 * s
+        assert_close(Pp, ab.tau_bar[k] @ P, 1e-13, s * (1 + _scale(ab.tau_bar[k])))
+        assert_close(Pp, Pp.T, 1e-13, s)
+        assert np.linalg.eigvalsh((Pp + Pp.T) / 2).min() >= -1e-13 * s
         assert np.linalg.eigvalsh(D).min() > 0
         assert_close(ab.D_inverse[k] @ D, np.eye(D.shape[0]), 1e-9, np.linalg.cond(D))
         if k in non_base:

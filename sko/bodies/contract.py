@@ -1,0 +1,161 @@
+"""The contract for a body type (BODIES.md, *The contract for a new body type*; SKO.md §14).
+
+A body type is what a researcher writes to try a new kind of node. It never sees the tree, the
+SKO model or any recursion; it answers, at a state, questions about its own node:
+
+* its sizes: ``q_size`` (position coordinates), ``dof_size`` (hinge velocities ``θ̇(k)``,
+  ``n_k``) and ``node_dim`` (``m_k``, the size of its node velocity ``𝒱(k)``);
+* how its node velocity depends on where it hangs. The parent offers *attachment frames*
+  ``F_o`` (its own frame, nodes of a flexible body, …) and, for each, an :class:`Attachment`:
+  ``Γ_o`` (6 × m_parent) with ``v_o = Γ_o 𝒱(℘(k))`` the spatial velocity of ``F_o`` in ``F_o``
+  coordinates, ``γ_o = Γ̇_o 𝒱(℘(k))`` its velocity-product acceleration, the world pose of
+  ``F_o`` and ``v_o``. The child answers with ``E_k`` (m_k × 6) in
+
+      𝒱(k) = E_k v_o + H*(k) θ̇(k),      so      φ*(℘(k), k) = E_k Γ_o     (any shape);
+
+* its joint map ``H(k)``, inertia ``M(k)`` (kinetic energy ``½ 𝒱*(k) M(k) 𝒱(k)``), and
+  ``a(k)``, ``b(k)``: with ``α(k) = d𝒱(k)/dt``, ``a(k) = α(k) − φ*(℘(k), k) α(℘(k)) − H*(k) θ̈(k)``
+  (it contains ``E_k γ_o``), and ``M(k) α(k) + b(k)`` is the generalised inertia force of the
+  node minus its applied (elastic, damping, external) forces, conjugate to ``𝒱(k)``;
+* the attachments it offers its own children, and optionally the map ``θ̇ → q̇``, its
+  potential energy (for energy checks) and forces acting *across its hinge* (joint springs,
+  dampers: :meth:`BodyType.hinge_force`). Such internal forces must not go into ``b(k)``:
+  ``b(k)`` is transmitted to the parent through ``φ``, while a spring between parent and child
+  pushes both ways and only shows in the hinge force ``T`` (for the flexible body, ``K η`` is
+  the modal part of ``b(k)``, which the weight does not transmit).
+
+Gravity needs no code in a body type: the root is an attachment with ``Γ = 0``, pose the
+identity and ``γ = −a_g`` (RIGID.md: the base bodies' ``a(k)`` gets ``ᵏX_0 (−a_g)``), so it
+reaches every node through ``E_k γ_o``.
+
+Spatial vectors follow RIGID.md: motion ``[ω; v]``, force ``[n; f]``, body coordinates.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from graphs.errors import SKOError
+
+__all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "root_attachment"]
+
+
+class BodyError(SKOError, ValueError):
+    """A body type built from bad data (wrong shapes, a stiffness that is not symmetric positive
+    semidefinite, particles that leave ``M(k)`` singular, an attachment that does not exist…).
+    The message names the body."""
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """Kinematics of an attachment frame ``F_o`` of a body at a state.
+
+    Attributes
+    ----------
+    Gamma : (6, m) array
+        ``Γ_o``: ``v_o = Γ_o 𝒱`` (the body's node velocity ``𝒱``), spatial velocity of ``F_o``
+        in ``F_o`` coordinates.
+    gamma : (6,) array
+        ``γ_o = Γ̇_o 𝒱``, so that the acceleration of ``F_o`` is ``Γ_o α + γ_o``.
+    rotation, position : (3, 3), (3,) arrays
+        World pose of ``F_o``: its axes (columns) and origin in world coordinates.
+    velocity : (6,) array
+        ``v_o = Γ_o 𝒱`` at this state.
+    """
+
+    Gamma: np.ndarray
+    gamma: np.ndarray
+    rotation: np.ndarray
+    position: np.ndarray
+    velocity: np.ndarray
+
+
+def root_attachment(gravity) -> Attachment:
+    """The inertial frame as the attachment of base bodies: ``Γ`` has no columns, ``γ = −a_g``
+    (``a_g = [0; g]``), identity pose, zero velocity."""
+    g = np.asarray(gravity, dtype=float)
+    return Attachment(Gamma=np.zeros((6, 0)), gamma=np.concatenate([np.zeros(3), -g]),
+                      rotation=np.eye(3), position=np.zeros(3), velocity=np.zeros(6))
+
+
+@dataclass(frozen=True)
+class NodeState:
+    """What a body type returns at a state (see the module docstring).
+
+    ``E`` (m_k × 6), ``H`` (n_k × m_k), ``M`` (m_k × m_k), ``a``, ``b`` (m_k), ``V`` (its node
+    velocity ``𝒱(k) = E v_o + H* θ̇``), ``attachments`` (name → :class:`Attachment` for the
+    frames it offers its children; ``None`` names its body frame), ``potential`` (its
+    gravitational and elastic potential energy).
+    """
+
+    E: np.ndarray
+    H: np.ndarray
+    M: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    V: np.ndarray
+    attachments: Mapping = field(default_factory=dict)
+    potential: object = 0.0  #: a number, or an expression for symbolic states
+
+
+class BodyType(ABC):
+    """Base class of a node type. Subclasses set the sizes and implement :meth:`at_state`.
+
+    Parameters
+    ----------
+    name : hashable
+        The body's node label.
+    parent : hashable or None
+        Its parent body (``None``: a base body, hanging from the inertial frame).
+    attach : hashable or None
+        Which attachment frame of the parent it hangs from (``None``: the parent's body frame).
+    """
+
+    q_size: int
+    dof_size: int
+    node_dim: int
+
+    def __init__(self, name: Hashable, parent: Hashable | None = None, attach: Hashable | None = None):
+        self.name = name
+        self.parent = parent
+        self.attach = attach
+
+    # ------------------------------------------------------------------ to implement
+    @abstractmethod
+    def at_state(self, q: np.ndarray, qd: np.ndarray, inboard: Attachment, gravity: np.ndarray) -> NodeState:
+        """The node at position ``q`` (``q_size``) and hinge velocity ``qd`` (``dof_size``),
+        hanging from ``inboard``; ``gravity`` (world, 3) is only for the potential energy."""
+
+    @property
+    def attachment_names(self) -> tuple:
+        """Attachment frames this body offers its children (``None``: its body frame)."""
+        return (None,)
+
+    # ------------------------------------------------------------------ optional
+    def qdot(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """``q̇`` from ``θ̇`` (default: ``q̇ = θ̇``)."""
+        return np.asarray(qd)
+
+    def hinge_force(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray | None:
+        """Internal forces across the hinge conjugate to ``θ̇`` (e.g. ``κ q`` of a joint spring),
+        added to ``𝒞``; ``None`` (default) for none."""
+        return None
+
+    def normalize(self, q: np.ndarray) -> np.ndarray:
+        """``q`` projected back onto the configuration manifold (default: unchanged)."""
+        return np.array(q, dtype=float)
+
+    def neutral(self) -> np.ndarray:
+        """A reference configuration (default: zeros)."""
+        return np.zeros(self.q_size)
+
+    def random_configuration(self, rng: np.random.Generator) -> np.ndarray:
+        """A random valid configuration (for tests)."""
+        return self.normalize(self.neutral() + rng.uniform(-1.0, 1.0, self.q_size))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, parent={self.parent!r})"

@@ -1,0 +1,55 @@
+"""The joint part shared by body types that hang from their parent through a joint.
+
+A body frame ``F_k`` is reached from the parent's attachment frame ``F_o`` through a fixed
+placement ``X_T`` (RIGID.md's tree transform) and a joint ``X_J(q)``: ``ᵏX_o = X_J X_T``, so
+the body-frame velocity is ``v_k = ᵏX_o v_o + S q̇`` and (Featherstone, RIGID.md ``a(k)``)
+
+    d v_k/dt = ᵏX_o (Γ_o α(℘) + γ_o) + S θ̈ + c_J + v_k × S θ̇.
+
+The joints are those of :mod:`sko.rigid.joints` (``kinematics(q, v) → (X_J, S, c_J)``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from sko.spatial import crm, plucker_rotation, plucker_translation
+
+from .contract import Attachment, BodyError
+
+__all__ = ["HingeState", "hinge_state", "checked_placement"]
+
+
+class HingeState(NamedTuple):
+    """Joint kinematics of a body at a state."""
+
+    X: np.ndarray  #: ᵏX_o = X_J X_T (6 × 6)
+    S: np.ndarray  #: motion subspace (6 × n)
+    v: np.ndarray  #: body-frame velocity v_k
+    a: np.ndarray  #: velocity-product part of dv_k/dt: ᵏX_o γ_o + c_J + v_k × S θ̇
+    rotation: np.ndarray  #: world axes of F_k (columns)
+    position: np.ndarray  #: world origin of F_k
+
+
+def checked_placement(placement, name) -> np.ndarray:
+    """``X_T`` as a 6 × 6 array (identity for ``None``)."""
+    if placement is None:
+        return np.eye(6)
+    X = np.array(placement, dtype=float)
+    if X.shape != (6, 6) or not np.isfinite(X).all():
+        raise BodyError(f"placement X_T of body {name!r} must be a finite 6 × 6 Plücker transform, got shape {X.shape}")
+    return X
+
+
+def hinge_state(joint, placement: np.ndarray, q: np.ndarray, qd: np.ndarray, inboard: Attachment) -> HingeState:
+    """The joint terms of a body hanging from ``inboard`` at joint coordinates ``q``, ``qd``."""
+    XJ, S, cJ = joint.kinematics(q, qd)
+    X = XJ @ placement
+    vJ = S @ qd
+    v = X @ inboard.velocity + vJ
+    a = X @ inboard.gamma + cJ + crm(v) @ vJ
+    E, r = plucker_rotation(X), plucker_translation(X)
+    return HingeState(X=X, S=S, v=v, a=a, rotation=inboard.rotation @ E.T,
+                      position=inboard.position + inboard.rotation @ r)

@@ -1,0 +1,78 @@
+"""The rigid body as a body type (RIGID.md, *The SKO model in body coordinates*).
+
+Node velocity ``𝒱(k) = v_k`` (``m_k = 6``), ``E_k = ᵏX_o = X_J X_T``, ``H(k) = S*``,
+``M(k) = I_k``, ``a(k) = ᵏX_o γ_o + c_J + v_k × S θ̇`` and ``b(k) = v_k ×* I_k v_k``.
+It offers one attachment, its own frame: ``Γ = I``, ``γ = 0``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+import numpy as np
+
+from sko.arrays import check_spd, checked_array
+from sko.rigid.joints import Joint
+from sko.spatial import crf, inertia_parameters
+
+from .contract import Attachment, BodyError, BodyType, NodeState
+from .hinge import checked_placement, hinge_state
+
+__all__ = ["RigidBody"]
+
+
+class RigidBody(BodyType):
+    """A rigid body hanging from its parent through a joint of :mod:`sko.rigid.joints`.
+
+    Parameters
+    ----------
+    name, parent, attach : see :class:`~sko.bodies.contract.BodyType`
+    joint : sko.rigid.joints.Joint
+    inertia : (6, 6) array
+        Spatial inertia about the body frame (``sko.spatial.spatial_inertia``), SPD.
+    placement : (6, 6) array, optional
+        ``X_T``: Plücker transform from the attachment frame to the joint's predecessor frame.
+
+    Examples
+    --------
+    >>> from sko.rigid.joints import Revolute
+    >>> from sko.spatial import spatial_inertia
+    >>> body = RigidBody("arm", None, Revolute([0, 1, 0]), spatial_inertia(1.0, [0, 0, -1], np.eye(3)))
+    >>> body.node_dim, body.dof_size, body.q_size
+    (6, 1, 1)
+    """
+
+    node_dim = 6
+
+    def __init__(self, name: Hashable, parent: Hashable | None, joint: Joint, inertia, placement=None,
+                 attach: Hashable | None = None):
+        super().__init__(name, parent, attach)
+        if not isinstance(joint, Joint):
+            raise BodyError(f"joint of body {name!r} must be a sko.rigid.joints.Joint, got {type(joint).__name__}")
+        self.joint = joint
+        self.inertia = checked_array(inertia, 2, "spatial inertia", name)
+        if self.inertia.shape != (6, 6):
+            raise BodyError(f"spatial inertia of body {name!r} must be 6 × 6, got {self.inertia.shape}")
+        check_spd(self.inertia, "spatial inertia", name)
+        self.placement = checked_placement(placement, name)
+        self.q_size, self.dof_size = joint.nq, joint.nv
+        self._mass, self._com, _ = inertia_parameters(self.inertia)
+
+    def at_state(self, q, qd, inboard: Attachment, gravity) -> NodeState:
+        h = hinge_state(self.joint, self.placement, q, qd, inboard)
+        com = h.position + h.rotation @ self._com
+        frame = Attachment(Gamma=np.eye(6), gamma=np.zeros(6), rotation=h.rotation, position=h.position, velocity=h.v)
+        return NodeState(E=h.X, H=h.S.T, M=self.inertia, a=h.a, b=crf(h.v) @ self.inertia @ h.v, V=h.v,
+                         attachments={None: frame}, potential=-self._mass * (gravity @ com))
+
+    def qdot(self, q, qd):
+        return self.joint.qdot(q, qd)
+
+    def normalize(self, q):
+        return self.joint.normalize(q)
+
+    def neutral(self):
+        return self.joint.neutral()
+
+    def random_configuration(self, rng):
+        return self.joint.random(rng)

@@ -1,0 +1,120 @@
+"""A link driven through a gear by a motor rotor mounted on its parent (BODIES.md, end).
+
+The rotor spins about a unit axis ``u`` fixed in the parent's attachment frame ``F_o`` (through
+its centre ``c``) at ``ratio`` times the (single) joint rate. It is axisymmetric about ``u``:
+rotational inertia ``I_r = J_t I + (J_a − J_t) u uᵀ`` about its centre, constant in ``F_o``
+whatever its spin angle. Its mass moves with ``F_o`` and so belongs to the parent body (see
+:meth:`GearedRotorLink.parent_point_mass`); this node carries the link and the rotor's rotation.
+
+* Node velocity ``𝒱(k) = [v_k; w_k]`` (``m_k = 9``), ``w_k = ω_o + ratio · u θ̇`` the rotor's
+  angular velocity in ``F_o`` coordinates.
+* ``E_k = [[ᵏX_o], [I₃, 0]]`` (9 × 6), so ``φ*(℘(k), k) = E_k Γ_o`` is 9 × 6 below a rigid
+  parent and 9 × 9 below another rotor link (whose ``Γ = [I₆, 0]``).
+* ``H(k) = [S*, ratio · uᵀ]`` (1 × 9), ``M(k) = diag(I_k, I_r)``.
+* ``a(k) = [ᵏX_o γ_o + c_J + v_k × S θ̇; γ_o(ω)]``, ``b(k) = [v_k ×* I_k v_k; ω_o × I_r w_k]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+import numpy as np
+
+from sko.arrays import check_spd, checked_array
+from sko.rigid.joints import Joint
+from sko.spatial import crf, inertia_parameters
+
+from .contract import Attachment, BodyError, BodyType, NodeState
+from .hinge import checked_placement, hinge_state
+
+__all__ = ["GearedRotorLink"]
+
+
+class GearedRotorLink(BodyType):
+    """A rigid link with a one-dof joint, driven by a geared rotor on its parent.
+
+    Parameters
+    ----------
+    name, parent, attach : see :class:`~sko.bodies.contract.BodyType`
+    joint : sko.rigid.joints.Joint with ``nv = nq = 1``
+    inertia : (6, 6) array
+        The link's spatial inertia about its frame.
+    rotor_axis : 3-vector
+        Spin axis ``u`` in the attachment frame ``F_o`` (normalised).
+    gear_ratio : float
+        Rotor rate over joint rate (nonzero).
+    axial_inertia, transverse_inertia : float
+        ``J_a`` and ``J_t`` (positive) of the rotor about its centre.
+    rotor_mass : float, optional
+        The rotor's mass (only for :meth:`parent_point_mass`).
+    rotor_centre : 3-vector, optional
+        The rotor's centre in ``F_o``.
+    placement : (6, 6) array, optional
+        ``X_T`` from ``F_o`` to the joint's predecessor frame.
+    """
+
+    node_dim = 9
+
+    def __init__(self, name: Hashable, parent: Hashable | None, joint: Joint, inertia, rotor_axis,
+                 gear_ratio: float, axial_inertia: float, transverse_inertia: float, rotor_mass: float = 0.0,
+                 rotor_centre=(0.0, 0.0, 0.0), placement=None, attach: Hashable | None = None):
+        super().__init__(name, parent, attach)
+        if not isinstance(joint, Joint) or joint.nq != 1 or joint.nv != 1:
+            raise BodyError(f"geared rotor link {name!r} needs a one-dof sko.rigid.joints.Joint, got {joint!r}")
+        self.joint = joint
+        self.inertia = checked_array(inertia, 2, "spatial inertia", name)
+        if self.inertia.shape != (6, 6):
+            raise BodyError(f"spatial inertia of body {name!r} must be 6 × 6, got {self.inertia.shape}")
+        check_spd(self.inertia, "spatial inertia", name)
+        u = np.array(rotor_axis, dtype=float)
+        if u.shape != (3,) or not np.isfinite(u).all() or np.linalg.norm(u) < 1e-12:
+            raise BodyError(f"rotor axis of body {name!r} must be a nonzero 3-vector, got {rotor_axis!r}")
+        self.rotor_axis = u / np.linalg.norm(u)
+        if not np.isfinite(gear_ratio) or gear_ratio == 0:
+            raise BodyError(f"gear ratio of body {name!r} must be finite and nonzero, got {gear_ratio!r}")
+        if not (axial_inertia > 0 and transverse_inertia > 0):
+            raise BodyError(f"rotor inertias of body {name!r} must be positive, got J_a={axial_inertia!r}, J_t={transverse_inertia!r}")
+        if rotor_mass < 0:
+            raise BodyError(f"rotor mass of body {name!r} must be nonnegative, got {rotor_mass!r}")
+        self.gear_ratio = float(gear_ratio)
+        self.rotor_inertia = transverse_inertia * np.eye(3) + (axial_inertia - transverse_inertia) * np.outer(self.rotor_axis, self.rotor_axis)
+        self.rotor_mass = float(rotor_mass)
+        self.rotor_centre = np.array(rotor_centre, dtype=float)
+        self.placement = checked_placement(placement, name)
+        self.q_size = self.dof_size = 1
+        self._mass, self._com, _ = inertia_parameters(self.inertia)
+
+    def parent_point_mass(self) -> tuple[float, np.ndarray]:
+        """``(rotor mass, rotor centre in F_o)``: the point mass the parent body must include."""
+        return self.rotor_mass, self.rotor_centre
+
+    def at_state(self, q, qd, inboard: Attachment, gravity) -> NodeState:
+        h = hinge_state(self.joint, self.placement, q, qd, inboard)
+        dtype = h.v.dtype
+        omega_o = inboard.velocity[:3]
+        w = omega_o + self.gear_ratio * self.rotor_axis * qd[0]
+        E = np.zeros((9, 6), dtype=h.X.dtype)
+        E[:6], E[6:, :3] = h.X, np.eye(3)
+        H = np.concatenate([h.S[:, 0], self.gear_ratio * self.rotor_axis])[None, :]
+        M = np.zeros((9, 9))
+        M[:6, :6], M[6:, 6:] = self.inertia, self.rotor_inertia
+        a = np.concatenate([h.a, inboard.gamma[:3]])
+        b = np.concatenate([crf(h.v) @ self.inertia @ h.v, np.cross(omega_o, self.rotor_inertia @ w)])
+        Gamma = np.zeros((6, 9), dtype=dtype)
+        Gamma[:, :6] = np.eye(6)
+        frame = Attachment(Gamma, np.zeros(6, dtype=dtype), h.rotation, h.position, h.v)
+        com = h.position + h.rotation @ self._com
+        return NodeState(E=E, H=H, M=M, a=a, b=b, V=np.concatenate([h.v, w]), attachments={None: frame},
+                         potential=-self._mass * (gravity @ com))
+
+    def qdot(self, q, qd):
+        return self.joint.qdot(q, qd)
+
+    def normalize(self, q):
+        return self.joint.normalize(q)
+
+    def neutral(self):
+        return self.joint.neutral()
+
+    def random_configuration(self, rng):
+        return self.joint.random(rng)
