@@ -129,7 +129,8 @@ def random_weights(model: SKOModel, seed: int, singular: bool = False) -> dict:
 
 def ill_conditioned_model(tree: TreeDigraph, seed: int, spread: float = 3.0, **kwargs) -> SKOModel:
     """A valid model whose inertias (and joint maps) of about a third of the nodes are scaled by
-    ``10**u``, ``u`` uniform in ``[-spread, spread]``: condition numbers of ``ℳ`` up to ~``10**(2 spread)``."""
+    ``10**u``, ``u`` uniform in ``[-spread, spread]``; with the default spread the condition number
+    of ``ℳ`` is typically 1e4 to 1e9 on ten bodies."""
     phi, H, M = model_data(tree, seed, **kwargs)
     rng = np.random.default_rng(seed + 1)
     for k in tree.bodies:
@@ -142,6 +143,6 @@ def ill_conditioned_model(tree: TreeDigraph, seed: int, spread: float = 3.0, **k
 
 @st.composite
 def ill_conditioned_models(draw, tree_strategy=None, spread: float = 3.0, max_node_dim: int = 6) -> SKOModel:
-    """Random valid models with condition numbers of ``ℳ`` up to about ``10**(2 spread)``."""
+    """Random valid but ill-conditioned models; see :func:`ill_conditioned_model`."""
     tree = draw(tree_strategy if tree_strategy is not None else trees(max_bodies=10))
     return ill_conditioned_model(tree, draw(st.integers(0, 2**32 - 1)), spread, max_node_dim=max_node_dim)
