@@ -23,8 +23,8 @@ def _entry_is_finite(e) -> bool:
         return getattr(e, "is_finite", None) is not False
 
 
-def checked_array(A, ndim: int, what: str, k: Hashable = None) -> np.ndarray:
-    """A read-only copy of ``A`` with ``ndim`` dimensions and only finite entries.
+def checked_array(A, ndim: int, what: str, k: Hashable = None, finite: bool = True) -> np.ndarray:
+    """A read-only copy of ``A`` with ``ndim`` dimensions and (if ``finite``) only finite entries.
 
     ``what`` and ``k`` name the quantity and node in the error messages.
     """
@@ -39,8 +39,7 @@ def checked_array(A, ndim: int, what: str, k: Hashable = None) -> np.ndarray:
         A = A.astype(float)
     elif A.dtype.kind not in "fcO":
         raise DimensionError(f"{where} has dtype {A.dtype}; expected real, complex or object (symbolic) entries")
-    finite = all(_entry_is_finite(e) for e in A.flat) if A.dtype == object else bool(np.isfinite(A).all())
-    if not finite:
+    if finite and not (all(_entry_is_finite(e) for e in A.flat) if A.dtype == object else np.isfinite(A).all()):
         raise NonFiniteError(f"{where} (shape {A.shape}) contains NaN or infinity")
     A.setflags(write=False)
     return A

@@ -42,6 +42,12 @@ class SKOModel:
     M : mapping body -> array
         ``M[k]`` of shape ``m_k × m_k``, symmetric positive definite.
 
+    validate : bool, keyword-only
+        With ``False`` only shapes are checked, not finiteness, symmetry, definiteness or rank.
+        For body types that validated their parameters once and build a model at every state
+        from them (the system layers of :mod:`sko.rigid` and :mod:`sko.bodies`); the default
+        checks everything.
+
     Raises
     ------
     DimensionError, NonFiniteError, NotPositiveDefiniteError, RankDeficientError, UnknownNodeError
@@ -58,7 +64,7 @@ class SKOModel:
     (3, 1, slice(2, 5, None))
     """
 
-    def __init__(self, tree: TreeDigraph, phi: Mapping, H: Mapping, M: Mapping):
+    def __init__(self, tree: TreeDigraph, phi: Mapping, H: Mapping, M: Mapping, *, validate: bool = True):
         if not isinstance(tree, TreeDigraph):
             raise SKOError(f"tree must be a graphs.TreeDigraph, got {type(tree).__name__}")
         for name, arg in (("phi", phi), ("H", H), ("M", M)):
@@ -74,17 +80,21 @@ class SKOModel:
             if missing:
                 raise DimensionError(f"{name} is missing for bodies {missing!r}")
 
-        Ms = {k: checked_array(M[k], 2, "inertia M", k) for k in bodies}
+        Ms = {k: checked_array(M[k], 2, "inertia M", k, validate) for k in bodies}
         for k, Mk in Ms.items():
-            check_spd(Mk, "inertia M", k)
-        Hs = {k: checked_array(H[k], 2, "joint map H", k) for k in bodies}
+            if Mk.shape[0] != Mk.shape[1]:
+                raise DimensionError(f"inertia M of body {k!r} must be square, got shape {Mk.shape}")
+            if validate:
+                check_spd(Mk, "inertia M", k)
+        Hs = {k: checked_array(H[k], 2, "joint map H", k, validate) for k in bodies}
         for k, Hk in Hs.items():
             if Hk.shape[1] != Ms[k].shape[0]:
                 raise DimensionError(f"joint map H of body {k!r} has shape {Hk.shape}; it needs m_k = {Ms[k].shape[0]} columns (from M)")
-            check_full_row_rank(Hk, "joint map H", k)
+            if validate:
+                check_full_row_rank(Hk, "joint map H", k)
         dims = {k: Ms[k].shape[0] for k in bodies}
         Ws = check_weights(tree, dims, phi)
-        Ws = {k: checked_array(W, 2, f"weight phi({tree.parent(k)!r}, {k!r})", k) for k, W in Ws.items()}
+        Ws = {k: checked_array(W, 2, f"weight phi({tree.parent(k)!r}, {k!r})", k, validate) for k, W in Ws.items()}
 
         self._phi = MappingProxyType(Ws)
         self._H = MappingProxyType(Hs)

@@ -119,3 +119,16 @@ def test_bad_containers_and_vectors():
         model.dof_vector([1.0, np.nan, 0.0])
     with pytest.raises(UnknownNodeError):
         model.node_dim("zz")
+
+
+def test_unvalidated_models_check_shapes_only():
+    tree, phi, H, M = _chain()
+    indefinite = {**M, "b": np.diag([1.0, -2.0, 3.0])}
+    model = SKOModel(tree, phi, H, indefinite, validate=False)  # trusted: no definiteness check
+    assert np.array_equal(model.M["b"], indefinite["b"])
+    with pytest.raises(NotPositiveDefiniteError):
+        SKOModel(tree, phi, H, indefinite)
+    with pytest.raises(DimensionError, match="'b'.*square"):
+        SKOModel(tree, phi, H, {**M, "b": np.ones((3, 2))}, validate=False)
+    with pytest.raises(DimensionError, match="'b'"):
+        SKOModel(tree, {"b": np.ones((3, 3))}, H, M, validate=False)
