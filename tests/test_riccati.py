@@ -61,7 +61,7 @@ def test_per_node_quantities(model):
         if k in non_base:
             W = model.phi[k]
             assert_close(ab.K[k], W @ ab.G[k], 1e-12, _scale(W) * _scale(ab.G[k]) * W.shape[1])
-            assert_close(ab.psi[k], W @ ab.tau_bar[k], 1e-12, _scale(W) * _scale(ab.tau_bar[k]) * W.shape[1])
+            assert_close(ab.psi[k], W @ ab.tau_bar[k], 1e-12, _scale(W) * (1 + _scale(ab.G[k]) * _scale(model.H[k])) * W.shape[1])
             # ψ(℘(k), k) is singular: it annihilates P H*(k).
             assert_close(ab.psi[k] @ P @ model.H[k].T, np.zeros((W.shape[0], model.dof_dim(k))), 1e-10,
                          _scale(W) * _scale(P) * _scale(model.H[k]) * W.shape[1] ** 2)
