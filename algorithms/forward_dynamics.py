@@ -81,7 +81,7 @@ def articulated_body_passes(ab: ArticulatedInertias, T: np.ndarray, a: np.ndarra
     """
     S = ab.schedule
     dtype = result_dtype(ab.dtype, T, *(v for v in (a, b) if v is not None))
-    T2 = T.reshape(T.shape[0], -1)  # every right-hand side is a column
+    T2 = T[:, None] if T.ndim == 1 else T  # every right-hand side is a column
     r = T2.shape[1]
     n = len(S.groups)
 
