@@ -29,7 +29,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from graphs.errors import NotPositiveDefiniteError, SKOError
+from graphs.errors import NonFiniteError, NotPositiveDefiniteError, SKOError
 from sko.arrays import is_numeric, result_dtype
 from sko.model import SKOModel
 
@@ -208,12 +208,12 @@ def _gain(D: np.ndarray, HP: np.ndarray, bodies: list, dtype) -> tuple[np.ndarra
     ``G H P = Y* Y`` (symmetric positive semi-definite by construction, so ``P⁺`` stays symmetric).
     """
     if dtype == object:
+        import sympy
+
         D_inv = np.empty_like(D)
         for j, k in enumerate(bodies):
             if is_numeric(D[j]):
                 _check_pd(np.array(D[j], dtype=complex).real, k)
-            import sympy
-
             Ds = sympy.Matrix(D[j])
             if Ds.det() == 0:
                 raise NotPositiveDefiniteError(f"hinge inertia D of body {k!r} (shape {D[j].shape}) is singular")
@@ -233,11 +233,15 @@ def _gain(D: np.ndarray, HP: np.ndarray, bodies: list, dtype) -> tuple[np.ndarra
 def _check_stack_pd(D: np.ndarray, bodies: list) -> np.ndarray:
     """The Cholesky factors of a stack of real matrices; the first failing one names its body."""
     try:
-        return np.linalg.cholesky(D)
+        L = np.linalg.cholesky(D)
     except np.linalg.LinAlgError:
         for Dk, k in zip(D, bodies):
             _check_pd(Dk, k)
         raise  # pragma: no cover - the stack failed, so one matrix does
+    if not np.isfinite(L).all():  # overflow upstream: never pass NaN on as a result
+        k = next(k for Lk, k in zip(L, bodies) if not np.isfinite(Lk).all())
+        raise NonFiniteError(f"hinge inertia D = H P H* of body {k!r} overflowed (non-finite entries)")
+    return L
 
 
 def _check_pd(D: np.ndarray, k: Hashable) -> None:
