@@ -101,8 +101,10 @@ class LevelSchedule:
                 ),
             ))
         self.groups = tuple(groups)
-        height = max((g.depth for g in groups), default=-1)
-        self.levels = tuple(tuple(n for n, g in enumerate(groups) if g.depth == d) for d in range(height + 1))
+        levels: list[list[int]] = [[] for _ in range(max((g.depth for g in groups), default=-1) + 1)]
+        for n, g in enumerate(groups):
+            levels[g.depth].append(n)
+        self.levels = tuple(tuple(level) for level in levels)
 
 
 _CACHE: "weakref.WeakKeyDictionary[SKOModel, LevelSchedule]" = weakref.WeakKeyDictionary()
