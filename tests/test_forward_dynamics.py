@@ -172,3 +172,22 @@ def test_symbolic_riccati_and_forward_dynamics():
     E_psi = sympy.Matrix(bwa_matrix(tree, model.node_dims(), dict(ab.psi)))
     residual = P - E_psi * P * E_psi.T - sympy.Matrix(d.M)
     assert residual.applyfunc(sympy.simplify) == sympy.zeros(*residual.shape)
+
+
+@given(sko_models(max_node_dim=5), st.integers(0, 2**32 - 1))
+def test_welded_bodies_without_hinge_coordinates(model, seed):
+    """Bodies with ``n_k = 0`` (welded to their parent) drop out of ``θ̈`` but keep their inertia."""
+    rng = np.random.default_rng(seed)
+    H = {k: (np.zeros((0, model.node_dim(k))) if rng.random() < 0.4 else model.H[k]) for k in model.bodies}
+    welded = SKOModel(model.tree, dict(model.phi), H, dict(model.M))
+    if welded.dof_size == 0:
+        assert alg.forward_dynamics(welded, np.zeros(0)).shape == (0,)
+        return
+    d = welded.dense()
+    T = vectors(welded, seed, "dof")
+    a = vectors(welded, seed + 1, "node")
+    Mm = d.mass_matrix
+    cond = np.linalg.cond(Mm)
+    assert_close(alg.forward_dynamics(welded, T, a), np.linalg.solve(Mm, T - d.bias(a)), 1e-10 * cond)
+    assert_close(alg.mass_matrix(welded), Mm, 1e-12)
+    assert abs(alg.mass_matrix_logdet(welded) - np.linalg.slogdet(Mm)[1]) <= 1e-12 * welded.dof_size * max(cond, 100.0)

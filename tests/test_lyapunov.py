@@ -175,3 +175,17 @@ def test_lyapunov_input_errors():
     alg.forward_lyapunov(model, X)
     alg.backward_lyapunov(model, X)
     assert all(np.array_equal(X[j], X_before[j]) for j in X)
+
+
+@given(sko_models())
+def test_forward_lyapunov_with_psi_gives_articulated_inertias(model):
+    """Eq. 41: ``φ M ψ* = P + φ̃ P + P ψ̃*`` and ``ψ M ψ* = P + ψ̃ P + P ψ̃*``, so the forward
+    Lyapunov recursion with ``X = M`` and ψ weights returns ``Y = P``."""
+    ab = alg.articulated_inertias(model)
+    mixed = alg.forward_lyapunov(model, model.M, weights2=ab.psi)
+    both = alg.forward_lyapunov(model, model.M, weights1=ab.psi, weights2=ab.psi)
+    cond = max(max(np.linalg.cond(D) for D in ab.D.values()), 100.0)  # P inherits every child's
+    for k in model.bodies:
+        scale = _scale(ab.P[k]) * cond * len(model.bodies)
+        assert_close(mixed.Y[k], ab.P[k], 1e-13, scale)
+        assert_close(both.Y[k], ab.P[k], 1e-13, scale)

@@ -61,7 +61,7 @@ def test_per_node_quantities(model):
         if k in non_base:
             W = model.phi[k]
             assert_close(ab.K[k], W @ ab.G[k], 1e-12, _scale(W) * _scale(ab.G[k]) * W.shape[1])
-            assert_close(ab.psi[k], W @ ab.tau_bar[k], 1e-12, _scale(W) * _scale(ab.tau_bar[k]) * W.shape[1])
+            assert_close(ab.psi[k], W @ ab.tau_bar[k], 1e-12, _scale(W) * (1 + _scale(ab.G[k]) * _scale(model.H[k])) * W.shape[1])
             # ψ(℘(k), k) is singular: it annihilates P H*(k).
             assert_close(ab.psi[k] @ P @ model.H[k].T, np.zeros((W.shape[0], model.dof_dim(k))), 1e-10,
                          _scale(W) * _scale(P) * _scale(model.H[k]) * W.shape[1] ** 2)
@@ -117,3 +117,11 @@ def test_closed_form_two_body_chain():
     ab = alg.articulated_inertias(model)
     assert ab.P[1][0, 0] == 4.0 and ab.P_plus[1][0, 0] == 0.0 and ab.P[0][0, 0] == 2.0
     assert ab.psi[1][0, 0] == 0.0 and ab.K[1][0, 0] == 1.0
+
+
+def test_overflow_is_an_error_not_a_nan_result():
+    tree = TreeDigraph.from_parents({"base": None, "tip": "base"})
+    model = SKOModel(tree, phi={"tip": np.eye(2)}, H={"base": [[1.0, 0.0]], "tip": [[10.0, 0.0]]},
+                     M={"base": np.eye(2), "tip": 1e308 * np.eye(2)})
+    with pytest.raises(SKOError, match="'tip'"):
+        alg.articulated_inertias(model)
