@@ -57,6 +57,7 @@ class RigidBody(BodyType):
         self.placement = checked_placement(placement, name)
         self.q_size, self.dof_size = joint.nq, joint.nv
         self._mass, self._com, _ = inertia_parameters(self.inertia)
+        self.valid_by_construction = not joint.user_defined
 
     def at_state(self, q, qd, inboard: Attachment, gravity) -> NodeState:
         h = hinge_state(self.joint, self.placement, q, qd, inboard)

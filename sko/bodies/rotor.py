@@ -82,6 +82,7 @@ class GearedRotorLink(BodyType):
         self.rotor_centre = np.array(rotor_centre, dtype=float)
         self.placement = checked_placement(placement, name)
         self.q_size = self.dof_size = 1
+        self.valid_by_construction = not joint.user_defined  # M constant SPD, H ∋ N u ≠ 0
         self._mass, self._com, _ = inertia_parameters(self.inertia)
 
     def parent_point_mass(self) -> tuple[float, np.ndarray]:

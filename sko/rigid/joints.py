@@ -79,6 +79,9 @@ class Joint:
     nq: int = 0
     nv: int = 0
     kind: str = "joint"
+    #: False for the joints of this module, whose ``X_J`` and ``S`` are finite and ``S`` has full
+    #: column rank by construction; True when user code supplies them (:class:`CustomJoint`).
+    user_defined: bool = False
 
     def __init__(self, name: str | None = None):
         self.name = name
@@ -488,6 +491,7 @@ class CustomJoint(Joint):
     """
 
     kind = "custom"
+    user_defined = True
 
     def __init__(self, nq: int, nv: int, kinematics: Callable, qdot: Callable | None = None, neutral=None,
                  normalize: Callable | None = None, name: str | None = None):
@@ -563,6 +567,10 @@ class ReversedJoint(Joint):
 
     def reversed(self) -> Joint:
         return self.joint
+
+    @property
+    def user_defined(self) -> bool:
+        return self.joint.user_defined
 
     def _kinematics(self, q, v):
         X, S, c = self.joint._kinematics(q, v)
