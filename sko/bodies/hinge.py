@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.spatial import crm, plucker_rotation, plucker_translation
+from sko.spatial import motion_cross, plucker_rotation, plucker_translation
 
 from .contract import Attachment, BodyError
 
@@ -49,7 +49,7 @@ def hinge_state(joint, placement: np.ndarray, q: np.ndarray, qd: np.ndarray, inb
     X = XJ @ placement
     vJ = S @ qd
     v = X @ inboard.velocity + vJ
-    a = X @ inboard.gamma + cJ + crm(v) @ vJ
-    E, r = plucker_rotation(X), plucker_translation(X)
-    return HingeState(X=X, S=S, v=v, a=a, rotation=inboard.rotation @ E.T,
-                      position=inboard.position + inboard.rotation @ r)
+    a = X @ inboard.gamma + cJ + motion_cross(v, vJ)
+    R = inboard.rotation
+    return HingeState(X=X, S=S, v=v, a=a, rotation=R @ plucker_rotation(X).T,
+                      position=inboard.position + R @ plucker_translation(X))

@@ -13,12 +13,17 @@ import numpy as np
 
 from sko.arrays import check_spd, checked_array
 from sko.rigid.joints import Joint
-from sko.spatial import crf, inertia_parameters
+from sko.spatial import force_cross, inertia_parameters
 
 from .contract import Attachment, BodyError, BodyType, NodeState
 from .hinge import checked_placement, hinge_state
 
 __all__ = ["RigidBody"]
+
+#: The body frame's ``Γ = I`` and ``γ = 0`` (read-only constants shared by every state).
+_IDENTITY, _ZERO = np.eye(6), np.zeros(6)
+_IDENTITY.setflags(write=False)
+_ZERO.setflags(write=False)
 
 
 class RigidBody(BodyType):
@@ -62,8 +67,8 @@ class RigidBody(BodyType):
     def at_state(self, q, qd, inboard: Attachment, gravity) -> NodeState:
         h = hinge_state(self.joint, self.placement, q, qd, inboard)
         com = h.position + h.rotation @ self._com
-        frame = Attachment(Gamma=np.eye(6), gamma=np.zeros(6), rotation=h.rotation, position=h.position, velocity=h.v)
-        return NodeState(E=h.X, H=h.S.T, M=self.inertia, a=h.a, b=crf(h.v) @ self.inertia @ h.v, V=h.v,
+        frame = Attachment(Gamma=_IDENTITY, gamma=_ZERO, rotation=h.rotation, position=h.position, velocity=h.v)
+        return NodeState(E=h.X, H=h.S.T, M=self.inertia, a=h.a, b=force_cross(h.v, self.inertia @ h.v), V=h.v,
                          attachments={None: frame}, potential=-self._mass * (gravity @ com))
 
     def qdot(self, q, qd):

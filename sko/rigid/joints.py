@@ -172,6 +172,16 @@ def _motion(omega, vel, dtype) -> np.ndarray:
     return s
 
 
+def _constant(A: np.ndarray) -> np.ndarray:
+    """A read-only array a joint returns at every state (a constant motion subspace)."""
+    A.setflags(write=False)
+    return A
+
+
+_BALL_S = _constant(np.eye(6)[:, :3].copy())  #: S = [I; 0] of ball joints
+_FREE_S = _constant(np.eye(6))  #: S = I of the free joint
+
+
 # ---------------------------------------------------------------------------- one-dof joints
 class Helical(Joint):
     """Screw about unit ``axis`` through the origin with pitch ``h``: ``S = [u; h u]``.
@@ -185,13 +195,16 @@ class Helical(Joint):
         super().__init__(name)
         self.axis = _unit(axis, f"{type(self).__name__} {name!r}")
         self.pitch = float(pitch)
+        self._K = skew(self.axis)
+        self._K2 = self._K @ self._K
+        self._S = _constant(_motion(self.axis, self.pitch * self.axis, float).reshape(6, 1))
 
     def _kinematics(self, q, v):
-        dtype = result_dtype(q, v)
-        E = axis_angle_matrix(self.axis, q[0]).T
-        X = plucker(E, (self.pitch * q[0]) * self.axis)
-        S = _motion(self.axis, self.pitch * self.axis, dtype).reshape(6, 1)
-        return JointKinematics(X, S, np.zeros(6, dtype=dtype))
+        # E = R_u(q)ᵀ = I − sin q u× + (1 − cos q) (u×)² (Rodrigues, u× and (u×)² precomputed)
+        c, s = cos_sin(q[0])
+        E = np.eye(3) - s * self._K + (1 - c) * self._K2
+        X = plucker(E, (self.pitch * q[0]) * self.axis) if self.pitch else rot(E)
+        return JointKinematics(X, self._S, np.zeros(6, dtype=result_dtype(q, v)))
 
 
 class Revolute(Helical):
@@ -212,14 +225,14 @@ class Prismatic(Joint):
     def __init__(self, axis=(0.0, 0.0, 1.0), name: str | None = None):
         super().__init__(name)
         self.axis = _unit(axis, f"Prismatic {name!r}")
+        self._S = _constant(_motion(np.zeros(3), self.axis, float).reshape(6, 1))
 
     def random(self, rng):
         return rng.uniform(-1.0, 1.0, 1)
 
     def _kinematics(self, q, v):
         dtype = result_dtype(q, v)
-        S = _motion(np.zeros(3), self.axis, dtype).reshape(6, 1)
-        return JointKinematics(xlt(q[0] * self.axis), S, np.zeros(6, dtype=dtype))
+        return JointKinematics(xlt(q[0] * self.axis), self._S, np.zeros(6, dtype=dtype))
 
 
 class RackAndPinion(Joint):
@@ -363,10 +376,7 @@ class Spherical(Joint):
 
     def _kinematics(self, q, v):
         _check_quaternion(q, self)
-        dtype = result_dtype(q, v)
-        S = np.zeros((6, 3), dtype=dtype)
-        S[:3] = np.eye(3)
-        return JointKinematics(rot(quaternion_matrix(q).T), S, np.zeros(6, dtype=dtype))
+        return JointKinematics(rot(quaternion_matrix(q).T), _BALL_S, np.zeros(6, dtype=result_dtype(q, v)))
 
     def _qdot(self, q, v):
         return quaternion_rate(q, v)
@@ -442,7 +452,7 @@ class Free(Joint):
         _check_quaternion(q[:4], self)
         dtype = result_dtype(q, v)
         X = plucker(quaternion_matrix(q[:4]).T, q[4:])
-        return JointKinematics(X, np.eye(6, dtype=dtype), np.zeros(6, dtype=dtype))
+        return JointKinematics(X, _FREE_S, np.zeros(6, dtype=dtype))
 
     def _qdot(self, q, v):
         out = np.zeros(7, dtype=result_dtype(q, v))
