@@ -195,16 +195,22 @@ class Helical(Joint):
         super().__init__(name)
         self.axis = _unit(axis, f"{type(self).__name__} {name!r}")
         self.pitch = float(pitch)
-        self._K = skew(self.axis)
-        self._K2 = self._K @ self._K
+        # With K = u× (K³ = −K): E = R_u(q)ᵀ = I − sin q K + (1 − cos q) K² (Rodrigues) and the
+        # lower block −E (h q u)× = −h q E K = h q sin q K² − h q cos q K, so X_J is linear in
+        # w = (1, sin q, cos q[, q sin q, q cos q]): X_J = T w with a constant 6 × 6 × 5 tensor T.
+        K = skew(self.axis)
+        K2 = K @ K
+        T = np.zeros((6, 6, 5))
+        for block in (slice(0, 3), slice(3, 6)):
+            T[block, block, 0], T[block, block, 1], T[block, block, 2] = np.eye(3) + K2, -K, -K2
+        T[3:, :3, 3], T[3:, :3, 4] = self.pitch * K2, -self.pitch * K
+        self._T = _constant(T if self.pitch else T[:, :, :3].copy())
         self._S = _constant(_motion(self.axis, self.pitch * self.axis, float).reshape(6, 1))
 
     def _kinematics(self, q, v):
-        # E = R_u(q)ᵀ = I − sin q u× + (1 − cos q) (u×)² (Rodrigues, u× and (u×)² precomputed)
         c, s = cos_sin(q[0])
-        E = np.eye(3) - s * self._K + (1 - c) * self._K2
-        X = plucker(E, (self.pitch * q[0]) * self.axis) if self.pitch else rot(E)
-        return JointKinematics(X, self._S, np.zeros(6, dtype=result_dtype(q, v)))
+        w = np.array([1, s, c, q[0] * s, q[0] * c] if self.pitch else [1, s, c])
+        return JointKinematics(self._T @ w, self._S, np.zeros(6, dtype=result_dtype(q, v)))
 
 
 class Revolute(Helical):
