@@ -61,6 +61,12 @@ class RigidSystem:
     gravity : (6,) array
         ``a_g = [0; g]`` in world coordinates.
 
+    Each body becomes a :class:`~sko.bodies.rigid.RigidBody`, which checks its inertia (symmetric
+    positive definite) and placement once, here. The joints of :mod:`sko.rigid.joints` give a
+    full-rank ``S`` by construction, so the SKO model at a state is built without re-checking
+    (``SKOModel(validate=False)``); with a :class:`~sko.rigid.joints.CustomJoint` anywhere, every
+    state is fully checked instead (rank of ``S``, finiteness).
+
     Examples
     --------
     >>> import numpy as np
@@ -85,11 +91,8 @@ class RigidSystem:
         self.frames = {name: (body, np.array(X)) for name, (body, X) in frames.items()}
         for name in self.bodies:
             self.frames.setdefault(name, (name, np.eye(6)))
-        q_off = np.cumsum([0] + [s.joint.nq for s in self._specs])
-        v_off = np.cumsum([0] + [s.joint.nv for s in self._specs])
-        self._q_slices = {s.name: slice(int(a), int(b)) for s, a, b in zip(self._specs, q_off[:-1], q_off[1:])}
-        self._v_slices = {s.name: slice(int(a), int(b)) for s, a, b in zip(self._specs, v_off[:-1], v_off[1:])}
-        self.nq, self.nv = int(q_off[-1]), int(v_off[-1])
+        self._q_slices, self._v_slices = self._system.q_slices, self._system.dof_slices
+        self.nq, self.nv = self._system.q_size, self._system.dof_size
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -132,7 +135,7 @@ class RigidSystem:
     # ------------------------------------------------------------------ configurations
     def neutral_configuration(self) -> np.ndarray:
         """Every joint at its neutral configuration (``X_J = I``)."""
-        return np.concatenate([s.joint.neutral() for s in self._specs])
+        return self._system.neutral()
 
     def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """A random valid configuration (unit quaternions)."""
@@ -141,13 +144,11 @@ class RigidSystem:
 
     def normalize(self, q) -> np.ndarray:
         """``q`` with every quaternion renormalised."""
-        q = self._q(q)
-        return np.concatenate([s.joint.normalize(q[self._q_slices[s.name]]) for s in self._specs])
+        return self._system.normalize(self._q(q))
 
     def qdot(self, q, qd) -> np.ndarray:
         """``q̇`` from the position and velocity variables (joint by joint)."""
-        q, qd = self._q(q), self._v(qd, "qd")
-        return np.concatenate([s.joint.qdot(q[self._q_slices[s.name]], qd[self._v_slices[s.name]]) for s in self._specs])
+        return self._system.qdot(self._q(q), self._v(qd, "qd"))
 
     def integrate(self, q, qd, dt: float) -> np.ndarray:
         """The configuration reached from ``q`` at constant velocity ``qd`` after ``dt``
