@@ -28,7 +28,7 @@ velocities, both in the tree's stacking order (the order the bodies were given);
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
