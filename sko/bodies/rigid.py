@@ -1,7 +1,8 @@
 """The rigid body as a body type (RIGID.md, *The SKO model in body coordinates*).
 
 Node velocity ``𝒱(k) = v_k`` (``m_k = 6``), ``E_k = ᵏX_o = X_J X_T``, ``H(k) = S*``,
-``M(k) = I_k``, ``a(k) = ᵏX_o γ_o + c_J + v_k × S θ̇`` and ``b(k) = v_k ×* I_k v_k``.
+``M(k) = I_k``, ``a(k) = ᵏX_o γ_o + c_J + v_k × S θ̇`` and ``b(k) = v_k ×* I_k v_k``
+(``v ×* f = −(v×)ᵀ f``).
 It offers one attachment, its own frame: ``Γ = I``, ``γ = 0``.
 """
 
@@ -13,7 +14,7 @@ import numpy as np
 
 from sko.arrays import check_spd, checked_array
 from sko.rigid.joints import Joint
-from sko.spatial import force_cross, inertia_parameters
+from sko.spatial import inertia_parameters
 
 from .contract import Attachment, BodyError, BodyType, NodeState
 from .hinge import checked_placement, hinge_state
@@ -68,7 +69,7 @@ class RigidBody(BodyType):
         h = hinge_state(self.joint, self.placement, q, qd, inboard)
         com = h.position + h.rotation @ self._com
         frame = Attachment(Gamma=_IDENTITY, gamma=_ZERO, rotation=h.rotation, position=h.position, velocity=h.v)
-        return NodeState(E=h.X, H=h.S.T, M=self.inertia, a=h.a, b=force_cross(h.v, self.inertia @ h.v), V=h.v,
+        return NodeState(E=h.X, H=h.S.T, M=self.inertia, a=h.a, b=-((self.inertia @ h.v) @ h.v_cross), V=h.v,
                          attachments={None: frame}, potential=-self._mass * (gravity @ com))
 
     def qdot(self, q, qd):
