@@ -97,4 +97,5 @@ def check_full_row_rank(A: np.ndarray, what: str, k: Hashable) -> None:
 
 def result_dtype(*arrays) -> np.dtype:
     """The common scalar type of the arrays or dtypes (at least float64)."""
-    return np.result_type(np.float64, *(a if isinstance(a, np.dtype) else np.asarray(a).dtype for a in arrays))
+    return np.result_type(np.float64, *[a.dtype if isinstance(a, np.ndarray) else a if isinstance(a, np.dtype)
+                                        else np.asarray(a).dtype for a in arrays])

@@ -155,19 +155,19 @@ def matrix_rpy(R) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- Plücker transforms
-def _lower_block(A, B) -> np.ndarray:
-    """``[[A, 0], [B, A]]`` for 3 × 3 blocks, in their common scalar type."""
-    X = np.zeros((6, 6), dtype=np.result_type(A.dtype, B.dtype))
+def _lower_block(A, B=None) -> np.ndarray:
+    """``[[A, 0], [B, A]]`` for 3 × 3 blocks (``B = 0`` if omitted), in their common scalar type."""
+    X = np.zeros((6, 6), dtype=A.dtype if B is None else np.result_type(A.dtype, B.dtype))
     X[:3, :3] = A
     X[3:, 3:] = A
-    X[3:, :3] = B
+    if B is not None:
+        X[3:, :3] = B
     return X
 
 
 def rot(E) -> np.ndarray:
     """``rot(E) = [[E, 0], [0, E]]`` for a 3 × 3 coordinate transform ``E``."""
-    E = np.asarray(E)
-    return _lower_block(E, np.zeros_like(E))
+    return _lower_block(np.asarray(E))
 
 
 def xlt(r) -> np.ndarray:
@@ -199,11 +199,13 @@ def plucker_rotation(X) -> np.ndarray:
     return np.asarray(X)[:3, :3]
 
 
+_VEE = [7, 2, 3]  #: flat indices of (2, 1), (0, 2), (1, 0) in a 3 × 3 matrix: r from r×
+
+
 def plucker_translation(X) -> np.ndarray:
     """The translation ``r`` of a Plücker transform ``X = rot(E) xlt(r)``."""
     X = np.asarray(X)
-    rx_ = -X[:3, :3].T @ X[3:, :3]  # = r×
-    return np.array([rx_[2, 1], rx_[0, 2], rx_[1, 0]])
+    return -(X[:3, :3].T @ X[3:, :3]).ravel()[_VEE]  # (r×)[2, 1], (r×)[0, 2], (r×)[1, 0]
 
 
 def plucker_inverse(X) -> np.ndarray:
@@ -222,9 +224,14 @@ def force_transform(X) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- cross products
+#: ``crm(v) = _CRM @ v``: the motion cross product as a constant integer 6 × 6 × 6 tensor, one
+#: small contraction instead of assembling blocks (integers keep sympy entries exact).
+_CRM = np.stack([_lower_block(skew(e[:3]), skew(e[3:])) for e in np.eye(6, dtype=int)], axis=-1)
+
+
 def crm(v) -> np.ndarray:
     """Motion cross product ``v×`` = ``[[ω×, 0], [v×, ω×]]`` for ``v = [ω; v]``."""
-    return _lower_block(skew(v[:3]), skew(v[3:]))
+    return _CRM @ np.asarray(v)
 
 
 def crf(v) -> np.ndarray:
@@ -233,15 +240,13 @@ def crf(v) -> np.ndarray:
 
 
 def motion_cross(v, m) -> np.ndarray:
-    """``crm(v) m = [ω × m_ω; v × m_ω + ω × m_v]`` without forming the matrix."""
-    w, u = v[:3], v[3:]
-    return np.concatenate([cross(w, m[:3]), cross(u, m[:3]) + cross(w, m[3:])])
+    """``crm(v) m = [ω × m_ω; v × m_ω + ω × m_v]``."""
+    return crm(v) @ m
 
 
 def force_cross(v, f) -> np.ndarray:
-    """``crf(v) f = [ω × n + v × f; ω × f]`` without forming the matrix."""
-    w, u = v[:3], v[3:]
-    return np.concatenate([cross(w, f[:3]) + cross(u, f[3:]), cross(w, f[3:])])
+    """``crf(v) f = [ω × n + v × f; ω × f]``."""
+    return -(f @ crm(v))
 
 
 # ---------------------------------------------------------------------------- inertia

@@ -118,6 +118,12 @@ class BodyType(ABC):
     q_size: int
     dof_size: int
     node_dim: int
+    #: True when, for every finite state, :meth:`at_state` returns finite arrays of the shapes in
+    #: :class:`NodeState`, every attachment it offers, ``H(k)`` of full row rank and ``M(k)``
+    #: symmetric positive definite, because the constructor checked the parameters they come
+    #: from. A system of such bodies then builds its SKO model at a state without re-checking
+    #: (``SKOModel(validate=False)``). Leave it False for a new type: every state is then checked.
+    valid_by_construction: bool = False
 
     def __init__(self, name: Hashable, parent: Hashable | None = None, attach: Hashable | None = None):
         self.name = name

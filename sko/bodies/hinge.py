@@ -29,6 +29,7 @@ class HingeState(NamedTuple):
     S: np.ndarray  #: motion subspace (6 × n)
     v: np.ndarray  #: body-frame velocity v_k
     a: np.ndarray  #: velocity-product part of dv_k/dt: ᵏX_o γ_o + c_J + v_k × S θ̇
+    v_cross: np.ndarray  #: crm(v_k) = v_k× (its negative transpose gives gyroscopic forces)
     rotation: np.ndarray  #: world axes of F_k (columns)
     position: np.ndarray  #: world origin of F_k
 
@@ -49,7 +50,8 @@ def hinge_state(joint, placement: np.ndarray, q: np.ndarray, qd: np.ndarray, inb
     X = XJ @ placement
     vJ = S @ qd
     v = X @ inboard.velocity + vJ
-    a = X @ inboard.gamma + cJ + crm(v) @ vJ
-    E, r = plucker_rotation(X), plucker_translation(X)
-    return HingeState(X=X, S=S, v=v, a=a, rotation=inboard.rotation @ E.T,
-                      position=inboard.position + inboard.rotation @ r)
+    v_cross = crm(v)
+    a = X @ inboard.gamma + cJ + v_cross @ vJ
+    R = inboard.rotation
+    return HingeState(X=X, S=S, v=v, a=a, v_cross=v_cross, rotation=R @ plucker_rotation(X).T,
+                      position=inboard.position + R @ plucker_translation(X))

@@ -1,7 +1,8 @@
 """The rigid body as a body type (RIGID.md, *The SKO model in body coordinates*).
 
 Node velocity ``𝒱(k) = v_k`` (``m_k = 6``), ``E_k = ᵏX_o = X_J X_T``, ``H(k) = S*``,
-``M(k) = I_k``, ``a(k) = ᵏX_o γ_o + c_J + v_k × S θ̇`` and ``b(k) = v_k ×* I_k v_k``.
+``M(k) = I_k``, ``a(k) = ᵏX_o γ_o + c_J + v_k × S θ̇`` and ``b(k) = v_k ×* I_k v_k``
+(``v ×* f = −(v×)ᵀ f``).
 It offers one attachment, its own frame: ``Γ = I``, ``γ = 0``.
 """
 
@@ -13,12 +14,17 @@ import numpy as np
 
 from sko.arrays import check_spd, checked_array
 from sko.rigid.joints import Joint
-from sko.spatial import crf, inertia_parameters
+from sko.spatial import inertia_parameters
 
 from .contract import Attachment, BodyError, BodyType, NodeState
 from .hinge import checked_placement, hinge_state
 
 __all__ = ["RigidBody"]
+
+#: The body frame's ``Γ = I`` and ``γ = 0`` (read-only constants shared by every state).
+_IDENTITY, _ZERO = np.eye(6), np.zeros(6)
+_IDENTITY.setflags(write=False)
+_ZERO.setflags(write=False)
 
 
 class RigidBody(BodyType):
@@ -57,12 +63,13 @@ class RigidBody(BodyType):
         self.placement = checked_placement(placement, name)
         self.q_size, self.dof_size = joint.nq, joint.nv
         self._mass, self._com, _ = inertia_parameters(self.inertia)
+        self.valid_by_construction = not joint.user_defined
 
     def at_state(self, q, qd, inboard: Attachment, gravity) -> NodeState:
         h = hinge_state(self.joint, self.placement, q, qd, inboard)
         com = h.position + h.rotation @ self._com
-        frame = Attachment(Gamma=np.eye(6), gamma=np.zeros(6), rotation=h.rotation, position=h.position, velocity=h.v)
-        return NodeState(E=h.X, H=h.S.T, M=self.inertia, a=h.a, b=crf(h.v) @ self.inertia @ h.v, V=h.v,
+        frame = Attachment(Gamma=_IDENTITY, gamma=_ZERO, rotation=h.rotation, position=h.position, velocity=h.v)
+        return NodeState(E=h.X, H=h.S.T, M=self.inertia, a=h.a, b=-((self.inertia @ h.v) @ h.v_cross), V=h.v,
                          attachments={None: frame}, potential=-self._mass * (gravity @ com))
 
     def qdot(self, q, qd):

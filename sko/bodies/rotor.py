@@ -22,7 +22,7 @@ import numpy as np
 
 from sko.arrays import check_spd, checked_array
 from sko.rigid.joints import Joint
-from sko.spatial import crf, inertia_parameters
+from sko.spatial import inertia_parameters
 
 from .contract import Attachment, BodyError, BodyType, NodeState
 from .hinge import checked_placement, hinge_state
@@ -82,6 +82,7 @@ class GearedRotorLink(BodyType):
         self.rotor_centre = np.array(rotor_centre, dtype=float)
         self.placement = checked_placement(placement, name)
         self.q_size = self.dof_size = 1
+        self.valid_by_construction = not joint.user_defined  # M constant SPD, H ∋ N u ≠ 0
         self._mass, self._com, _ = inertia_parameters(self.inertia)
 
     def parent_point_mass(self) -> tuple[float, np.ndarray]:
@@ -99,7 +100,7 @@ class GearedRotorLink(BodyType):
         M = np.zeros((9, 9))
         M[:6, :6], M[6:, 6:] = self.inertia, self.rotor_inertia
         a = np.concatenate([h.a, inboard.gamma[:3]])
-        b = np.concatenate([crf(h.v) @ self.inertia @ h.v, np.cross(omega_o, self.rotor_inertia @ w)])
+        b = np.concatenate([-((self.inertia @ h.v) @ h.v_cross), np.cross(omega_o, self.rotor_inertia @ w)])
         Gamma = np.zeros((6, 9), dtype=dtype)
         Gamma[:, :6] = np.eye(6)
         frame = Attachment(Gamma, np.zeros(6, dtype=dtype), h.rotation, h.position, h.v)

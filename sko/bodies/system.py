@@ -10,6 +10,17 @@ with weights of whatever shape the body types give. Mass matrix, inverse and for
 then come from the generic recursions of :mod:`algorithms` (Algorithms 3.1, 4.2, 6.1), which
 never know which body types they run on.
 
+External forces ``f^x_k = [n; f]`` (world coordinates, about the world origin) act on a body's
+own frame ``F_k`` (its attachment ``None``, pose ``(R, p)``): in ``F_k`` coordinates they are
+``ᵏX_0^* f^x_k = [Rᵀ (n − p × f); Rᵀ f]``, and since ``v_k = Γ_k 𝒱(k)`` their power is that of
+``Γ_kᵀ ᵏX_0^* f^x_k`` against ``𝒱(k)``, so ``b(k) −= Γ_kᵀ ᵏX_0^* f^x_k`` (RIGID.md's
+``b(k)`` for a rigid body, where ``Γ_k = I``).
+
+Checks: ``q`` and ``θ̇`` are checked once per call for shape and finiteness. The SKO model is
+built with ``SKOModel(validate=False)`` (shapes only) when every body is
+:attr:`~sko.bodies.contract.BodyType.valid_by_construction`; otherwise every state is fully
+checked, and the shapes a body type returns are checked for the bodies that do not vouch for them.
+
 Coordinates: ``q`` stacks every body's position coordinates and ``θ̇`` (``qd``) its hinge
 velocities, both in the tree's stacking order (the order the bodies were given);
 ``q̇ = system.qdot(q, qd)`` maps one to the other body by body.
@@ -17,14 +28,16 @@ velocities, both in the tree's stacking order (the order the bodies were given);
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 import algorithms as alg
 from graphs import TreeDigraph
 from graphs.errors import DimensionError, UnknownNodeError
+from sko.arrays import checked_array
 from sko.model import SKOModel
+from sko.spatial import cross
 
 from .contract import BodyError, BodyType, NodeState, root_attachment
 
@@ -80,6 +93,9 @@ class MultibodySystem:
             self.q_slices[k], self.dof_slices[k] = slice(qo, qo + b.q_size), slice(vo, vo + b.dof_size)
             qo, vo = qo + b.q_size, vo + b.dof_size
         self.q_size, self.dof_size = qo, vo
+        self._root = root_attachment(g)
+        self._order = tuple((k, self.body[k], self.q_slices[k], self.dof_slices[k]) for k in self.tree.scatter_order())
+        self._unchecked = frozenset(k for k, b in self.body.items() if not b.valid_by_construction)
 
     @property
     def bodies(self) -> tuple:
@@ -91,43 +107,76 @@ class MultibodySystem:
 
     # ------------------------------------------------------------------ the state
     def _vectors(self, q, qd):
-        q = np.asarray(q)
-        qd = np.zeros(self.dof_size, dtype=q.dtype) if qd is None else np.asarray(qd)
+        q = checked_array(q, 1, "q")
         if q.shape != (self.q_size,):
             raise DimensionError(f"q has shape {q.shape}, expected ({self.q_size},)")
+        if qd is None:
+            return q, np.zeros(self.dof_size, dtype=q.dtype)
+        qd = checked_array(qd, 1, "qd")
         if qd.shape != (self.dof_size,):
             raise DimensionError(f"qd has shape {qd.shape}, expected ({self.dof_size},)")
         return q, qd
 
+    def external_forces(self, forces: Mapping | None) -> dict:
+        """Checked external forces ``{body: f^x_k}`` (6-vectors ``[n; f]``, world coordinates
+        about the world origin); ``None`` for none.
+
+        Raises
+        ------
+        DimensionError
+            Not a mapping, or a force that is not a 6-vector.
+        UnknownNodeError
+            A key that is not a body.
+        BodyError
+            A body that offers no frame of its own (attachment ``None``) for the force to act on.
+        NonFiniteError
+            A force with NaN or infinite entries.
+        """
+        if forces is None:
+            return {}
+        if not isinstance(forces, Mapping):
+            raise DimensionError(f"external_forces must be a mapping body -> 6-vector, got {type(forces).__name__}")
+        out = {}
+        for k, f in forces.items():
+            if k not in self.body:
+                raise UnknownNodeError(f"external force on {k!r}, which is not a body (bodies: {list(self.bodies)[:8]}...)")
+            if None not in self.body[k].attachment_names:
+                raise BodyError(f"body {k!r} ({type(self.body[k]).__name__}) offers no frame of its own for an external force")
+            f = checked_array(f, 1, "external force", k)
+            if f.shape != (6,):
+                raise DimensionError(f"external force of body {k!r} must have shape (6,), got {f.shape}")
+            out[k] = f
+        return out
+
     def node_states(self, q, qd=None) -> dict:
         """``{k: NodeState}`` at ``(q, θ̇)``, computed base to tips (O(N))."""
         q, qd = self._vectors(q, qd)
-        root = root_attachment(self.gravity)
-        states: dict[Hashable, NodeState] = {}
-        for k in self.tree.scatter_order():
-            b = self.body[k]
+        root, states = self._root, {}
+        for k, b, qs, vs in self._order:
             inboard = root if b.parent is None else states[b.parent].attachments[b.attach]
-            s = b.at_state(q[self.q_slices[k]], qd[self.dof_slices[k]], inboard, self.gravity)
-            _check_state(b, s, inboard)
+            s = b.at_state(q[qs], qd[vs], inboard, self.gravity)
+            if k in self._unchecked:
+                _check_state(b, s)
             states[k] = s
         return states
 
-    def sko_model(self, q, qd=None) -> tuple[SKOModel, np.ndarray, np.ndarray]:
-        """The SKO model at ``(q, θ̇)`` and the stacked ``a``, ``b`` (SKO.md §3, §14)."""
-        states = self.node_states(q, qd)
-        return self._assemble(states)
+    def sko_model(self, q, qd=None, external_forces: Mapping | None = None) -> tuple[SKOModel, np.ndarray, np.ndarray]:
+        """The SKO model at ``(q, θ̇)`` and the stacked ``a``, ``b`` (SKO.md §3, §14), with
+        ``b(k) −= Γ_kᵀ ᵏX_0^* f^x_k`` for the ``external_forces`` (module docstring)."""
+        forces = self.external_forces(external_forces)
+        return self._assemble(self.node_states(q, qd), forces)
 
-    def _assemble(self, states: dict):
-        phi = {}
+    def _assemble(self, states: dict, forces: dict):
+        phi, b = {}, []
         for k in self.bodies:
-            b = self.body[k]
-            if b.parent is not None:
-                phi[k] = (states[k].E @ states[b.parent].attachments[b.attach].Gamma).T
+            body, s = self.body[k], states[k]
+            if body.parent is not None:
+                phi[k] = (s.E @ states[body.parent].attachments[body.attach].Gamma).T
+            b.append(s.b if k not in forces else s.b - _frame_force(s.attachments[None], forces[k]))
         model = SKOModel(self.tree, phi=phi, H={k: s.H for k, s in states.items()},
-                         M={k: s.M for k, s in states.items()})
+                         M={k: s.M for k, s in states.items()}, validate=bool(self._unchecked))
         a = np.concatenate([states[k].a for k in self.bodies])
-        b = np.concatenate([states[k].b for k in self.bodies])
-        return model, a, b
+        return model, a, np.concatenate(b)
 
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q) -> np.ndarray:
@@ -135,18 +184,18 @@ class MultibodySystem:
         model, _, _ = self.sko_model(q)
         return alg.mass_matrix(model)
 
-    def bias(self, q, qd) -> np.ndarray:
+    def bias(self, q, qd, external_forces: Mapping | None = None) -> np.ndarray:
         """``𝒞(q, θ̇) = H φ (M φ* a + b)``: inverse dynamics at ``θ̈ = 0`` (Eq. 3)."""
-        return self.inverse_dynamics(q, qd, None)
+        return self.inverse_dynamics(q, qd, None, external_forces)
 
-    def inverse_dynamics(self, q, qd, qdd) -> np.ndarray:
+    def inverse_dynamics(self, q, qd, qdd, external_forces: Mapping | None = None) -> np.ndarray:
         """``T = ℳ θ̈ + 𝒞`` by Algorithm 3.1 (plus the bodies' hinge forces)."""
-        model, a, b = self.sko_model(q, qd)
+        model, a, b = self.sko_model(q, qd, external_forces)
         return alg.inverse_dynamics(model, qdd, qd, a, b) + self.hinge_forces(q, qd)
 
-    def forward_dynamics(self, q, qd, tau=None) -> np.ndarray:
+    def forward_dynamics(self, q, qd, tau=None, external_forces: Mapping | None = None) -> np.ndarray:
         """``θ̈ = ℳ^{-1} (T − 𝒞)`` by the articulated-body recursions (Algorithm 6.1)."""
-        model, a, b = self.sko_model(q, qd)
+        model, a, b = self.sko_model(q, qd, external_forces)
         return alg.forward_dynamics(model, model.dof_vector(tau, "tau") - self.hinge_forces(q, qd), a, b)
 
     def hinge_forces(self, q, qd) -> np.ndarray:
@@ -190,7 +239,15 @@ class MultibodySystem:
         return q, rng.uniform(-1.0, 1.0, self.dof_size)
 
 
-def _check_state(body: BodyType, s: NodeState, inboard) -> None:
+def _frame_force(frame, f) -> np.ndarray:
+    """``Γᵀ ᵏX_0^* f^x``: a world force ``[n; f]`` about the world origin, acting on the frame
+    ``(R, p)`` of attachment ``frame``, as a generalised force on the node (module docstring)."""
+    R, p = frame.rotation, frame.position
+    local = np.concatenate([(f[:3] - cross(p, f[3:])) @ R, f[3:] @ R])
+    return local @ frame.Gamma
+
+
+def _check_state(body: BodyType, s: NodeState) -> None:
     """The shapes a body type returned, named in the error (a researcher's new type may err)."""
     m, n = body.node_dim, body.dof_size
     expected = {"E": (m, 6), "H": (n, m), "M": (m, m), "a": (m,), "b": (m,), "V": (m,)}

@@ -1,7 +1,6 @@
 """Rigid-body systems as SKO models (RIGID.md): joints, bodies, systems, URDF and
 Denavit–Hartenberg builders, and example systems."""
 
-from .body import BodyKinematics, NodeTerms, rigid_node
 from .builder import DEFAULT_GRAVITY, SystemBuilder
 from .errors import JointError, RigidSystemError, URDFError
 from .joints import (
@@ -35,9 +34,6 @@ __all__ = [
     "example_systems",
     "SystemBuilder",
     "DEFAULT_GRAVITY",
-    "rigid_node",
-    "NodeTerms",
-    "BodyKinematics",
     "Joint",
     "JointKinematics",
     "Revolute",

@@ -79,6 +79,9 @@ class Joint:
     nq: int = 0
     nv: int = 0
     kind: str = "joint"
+    #: False for the joints of this module, whose ``X_J`` and ``S`` are finite and ``S`` has full
+    #: column rank by construction; True when user code supplies them (:class:`CustomJoint`).
+    user_defined: bool = False
 
     def __init__(self, name: str | None = None):
         self.name = name
@@ -169,6 +172,16 @@ def _motion(omega, vel, dtype) -> np.ndarray:
     return s
 
 
+def _constant(A: np.ndarray) -> np.ndarray:
+    """A read-only array a joint returns at every state (a constant motion subspace)."""
+    A.setflags(write=False)
+    return A
+
+
+_BALL_S = _constant(np.eye(6)[:, :3].copy())  #: S = [I; 0] of ball joints
+_FREE_S = _constant(np.eye(6))  #: S = I of the free joint
+
+
 # ---------------------------------------------------------------------------- one-dof joints
 class Helical(Joint):
     """Screw about unit ``axis`` through the origin with pitch ``h``: ``S = [u; h u]``.
@@ -182,13 +195,22 @@ class Helical(Joint):
         super().__init__(name)
         self.axis = _unit(axis, f"{type(self).__name__} {name!r}")
         self.pitch = float(pitch)
+        # With K = u× (K³ = −K): E = R_u(q)ᵀ = I − sin q K + (1 − cos q) K² (Rodrigues) and the
+        # lower block −E (h q u)× = −h q E K = h q sin q K² − h q cos q K, so X_J is linear in
+        # w = (1, sin q, cos q[, q sin q, q cos q]): X_J = T w with a constant 6 × 6 × 5 tensor T.
+        K = skew(self.axis)
+        K2 = K @ K
+        T = np.zeros((6, 6, 5))
+        for block in (slice(0, 3), slice(3, 6)):
+            T[block, block, 0], T[block, block, 1], T[block, block, 2] = np.eye(3) + K2, -K, -K2
+        T[3:, :3, 3], T[3:, :3, 4] = self.pitch * K2, -self.pitch * K
+        self._T = _constant(T if self.pitch else T[:, :, :3].copy())
+        self._S = _constant(_motion(self.axis, self.pitch * self.axis, float).reshape(6, 1))
 
     def _kinematics(self, q, v):
-        dtype = result_dtype(q, v)
-        E = axis_angle_matrix(self.axis, q[0]).T
-        X = plucker(E, (self.pitch * q[0]) * self.axis)
-        S = _motion(self.axis, self.pitch * self.axis, dtype).reshape(6, 1)
-        return JointKinematics(X, S, np.zeros(6, dtype=dtype))
+        c, s = cos_sin(q[0])
+        w = np.array([1, s, c, q[0] * s, q[0] * c] if self.pitch else [1, s, c])
+        return JointKinematics(self._T @ w, self._S, np.zeros(6, dtype=result_dtype(q, v)))
 
 
 class Revolute(Helical):
@@ -209,14 +231,14 @@ class Prismatic(Joint):
     def __init__(self, axis=(0.0, 0.0, 1.0), name: str | None = None):
         super().__init__(name)
         self.axis = _unit(axis, f"Prismatic {name!r}")
+        self._S = _constant(_motion(np.zeros(3), self.axis, float).reshape(6, 1))
 
     def random(self, rng):
         return rng.uniform(-1.0, 1.0, 1)
 
     def _kinematics(self, q, v):
         dtype = result_dtype(q, v)
-        S = _motion(np.zeros(3), self.axis, dtype).reshape(6, 1)
-        return JointKinematics(xlt(q[0] * self.axis), S, np.zeros(6, dtype=dtype))
+        return JointKinematics(xlt(q[0] * self.axis), self._S, np.zeros(6, dtype=dtype))
 
 
 class RackAndPinion(Joint):
@@ -360,10 +382,7 @@ class Spherical(Joint):
 
     def _kinematics(self, q, v):
         _check_quaternion(q, self)
-        dtype = result_dtype(q, v)
-        S = np.zeros((6, 3), dtype=dtype)
-        S[:3] = np.eye(3)
-        return JointKinematics(rot(quaternion_matrix(q).T), S, np.zeros(6, dtype=dtype))
+        return JointKinematics(rot(quaternion_matrix(q).T), _BALL_S, np.zeros(6, dtype=result_dtype(q, v)))
 
     def _qdot(self, q, v):
         return quaternion_rate(q, v)
@@ -439,7 +458,7 @@ class Free(Joint):
         _check_quaternion(q[:4], self)
         dtype = result_dtype(q, v)
         X = plucker(quaternion_matrix(q[:4]).T, q[4:])
-        return JointKinematics(X, np.eye(6, dtype=dtype), np.zeros(6, dtype=dtype))
+        return JointKinematics(X, _FREE_S, np.zeros(6, dtype=dtype))
 
     def _qdot(self, q, v):
         out = np.zeros(7, dtype=result_dtype(q, v))
@@ -488,6 +507,7 @@ class CustomJoint(Joint):
     """
 
     kind = "custom"
+    user_defined = True
 
     def __init__(self, nq: int, nv: int, kinematics: Callable, qdot: Callable | None = None, neutral=None,
                  normalize: Callable | None = None, name: str | None = None):
@@ -563,6 +583,10 @@ class ReversedJoint(Joint):
 
     def reversed(self) -> Joint:
         return self.joint
+
+    @property
+    def user_defined(self) -> bool:
+        return self.joint.user_defined
 
     def _kinematics(self, q, v):
         X, S, c = self.joint._kinematics(q, v)

@@ -1,10 +1,11 @@
 """Rigid-body systems as SKO models (RIGID.md).
 
 A :class:`RigidSystem` is a description without state: a tree of bodies, each with its inboard
-joint, tree transform ``X_T`` and spatial inertia, plus named frames fixed on bodies. At a
-state ``(q, ν)`` it yields the SKO model ``(H, ℰ_φ, M)`` with the stacked ``a`` and ``b``
-(:meth:`RigidSystem.sko_model`, one call of :func:`~sko.rigid.body.rigid_node` per body), and
-every dynamics quantity comes from the generic algorithms of ``algorithms`` on that model:
+joint, tree transform ``X_T`` and spatial inertia, plus named frames fixed on bodies. Each body
+is a :class:`~sko.bodies.rigid.RigidBody` of the body-type contract, held in a
+:class:`~sko.bodies.system.MultibodySystem`, so at a state ``(q, ν)`` the SKO model
+``(H, ℰ_φ, M)`` with the stacked ``a`` and ``b`` (:meth:`RigidSystem.sko_model`) is that of the
+contract, and every dynamics quantity comes from the generic algorithms of ``algorithms`` on it:
 Newton–Euler (inverse dynamics, bias forces), the composite body inertias (mass matrix), the
 articulated body recursion (forward dynamics), operational space inertia.
 
@@ -25,13 +26,13 @@ from typing import NamedTuple
 import numpy as np
 
 import algorithms as alg
-from graphs import TreeDigraph
 from graphs.errors import DimensionError, RankDeficientError, UnknownNodeError
 from sko.arrays import checked_array, result_dtype
+from sko.bodies.rigid import RigidBody
+from sko.bodies.system import MultibodySystem
 from sko.model import SKOModel
 from sko.spatial import plucker_rotation, plucker_translation
 
-from .body import BodyKinematics, rigid_node
 from .joints import Joint
 
 __all__ = ["BodySpec", "RigidSystem"]
@@ -58,7 +59,13 @@ class RigidSystem:
     frames : mapping name -> (body or None, ᶠX_body)
         Named frames fixed on bodies (``None``: on the world).
     gravity : (6,) array
-        ``a_g`` in world coordinates.
+        ``a_g = [0; g]`` in world coordinates.
+
+    Each body becomes a :class:`~sko.bodies.rigid.RigidBody`, which checks its inertia (symmetric
+    positive definite) and placement once, here. The joints of :mod:`sko.rigid.joints` give a
+    full-rank ``S`` by construction, so the SKO model at a state is built without re-checking
+    (``SKOModel(validate=False)``); with a :class:`~sko.rigid.joints.CustomJoint` anywhere, every
+    state is fully checked instead (rank of ``S``, finiteness).
 
     Examples
     --------
@@ -77,16 +84,15 @@ class RigidSystem:
         self._specs = tuple(bodies)
         self.bodies = tuple(s.name for s in self._specs)
         self._spec = {s.name: s for s in self._specs}
-        self.tree = TreeDigraph.from_parents({s.name: s.parent for s in self._specs})
         self.gravity = np.array(gravity, dtype=float)
+        self._system = MultibodySystem([RigidBody(s.name, s.parent, s.joint, s.inertia, s.placement) for s in self._specs],
+                                       self.gravity)
+        self.tree = self._system.tree
         self.frames = {name: (body, np.array(X)) for name, (body, X) in frames.items()}
         for name in self.bodies:
             self.frames.setdefault(name, (name, np.eye(6)))
-        q_off = np.cumsum([0] + [s.joint.nq for s in self._specs])
-        v_off = np.cumsum([0] + [s.joint.nv for s in self._specs])
-        self._q_slices = {s.name: slice(int(a), int(b)) for s, a, b in zip(self._specs, q_off[:-1], q_off[1:])}
-        self._v_slices = {s.name: slice(int(a), int(b)) for s, a, b in zip(self._specs, v_off[:-1], v_off[1:])}
-        self.nq, self.nv = int(q_off[-1]), int(v_off[-1])
+        self._q_slices, self._v_slices = self._system.q_slices, self._system.dof_slices
+        self.nq, self.nv = self._system.q_size, self._system.dof_size
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -129,7 +135,7 @@ class RigidSystem:
     # ------------------------------------------------------------------ configurations
     def neutral_configuration(self) -> np.ndarray:
         """Every joint at its neutral configuration (``X_J = I``)."""
-        return np.concatenate([s.joint.neutral() for s in self._specs])
+        return self._system.neutral()
 
     def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """A random valid configuration (unit quaternions)."""
@@ -138,13 +144,11 @@ class RigidSystem:
 
     def normalize(self, q) -> np.ndarray:
         """``q`` with every quaternion renormalised."""
-        q = self._q(q)
-        return np.concatenate([s.joint.normalize(q[self._q_slices[s.name]]) for s in self._specs])
+        return self._system.normalize(self._q(q))
 
     def qdot(self, q, qd) -> np.ndarray:
         """``q̇`` from the position and velocity variables (joint by joint)."""
-        q, qd = self._q(q), self._v(qd, "qd")
-        return np.concatenate([s.joint.qdot(q[self._q_slices[s.name]], qd[self._v_slices[s.name]]) for s in self._specs])
+        return self._system.qdot(self._q(q), self._v(qd, "qd"))
 
     def integrate(self, q, qd, dt: float) -> np.ndarray:
         """The configuration reached from ``q`` at constant velocity ``qd`` after ``dt``
@@ -173,25 +177,11 @@ class RigidSystem:
             ``a(k) = c_J + v_k × S_k ν_k`` (+ ``ᵏX_0 (−a_g)`` on base bodies) and
             ``b(k) = v_k ×* I_k v_k − ᵏX_0^* f^x_k``.
         """
-        terms, _ = self._nodes(q, qd, external_forces)
-        model = SKOModel(self.tree, phi={k: t.weight for k, t in terms.items() if self.tree.parent(k) is not None},
-                         H={k: t.H for k, t in terms.items()}, M={k: t.M for k, t in terms.items()})
-        a = np.concatenate([terms[k].a for k in self.bodies])
-        b = np.concatenate([terms[k].b for k in self.bodies])
-        return model, a, b
+        return self._system.sko_model(self._q(q), None if qd is None else self._v(qd, "qd"), external_forces)
 
-    def _nodes(self, q, qd=None, external_forces=None):
-        """Per-body node terms and kinematics, base to tips."""
-        q = self._q(q)
-        qd = np.zeros(self.nv, dtype=q.dtype) if qd is None else self._v(qd, "qd")
-        forces = self._external(external_forces)
-        root = BodyKinematics.root(self.gravity)
-        terms, kin = {}, {}
-        for s in self._specs:
-            parent = root if s.parent is None else kin[s.parent]
-            terms[s.name], kin[s.name] = rigid_node(s.joint, s.placement, s.inertia, parent, q[self._q_slices[s.name]],
-                                                    qd[self._v_slices[s.name]], forces.get(s.name))
-        return terms, kin
+    def _states(self, q, qd=None) -> dict:
+        """The bodies' :class:`~sko.bodies.contract.NodeState` at ``(q, ν)``."""
+        return self._system.node_states(self._q(q), None if qd is None else self._v(qd, "qd"))
 
     # ------------------------------------------------------------------ dynamics (generic algorithms)
     def inverse_dynamics(self, q, qd, qdd, external_forces: Mapping | None = None) -> np.ndarray:
@@ -221,47 +211,34 @@ class RigidSystem:
     # ------------------------------------------------------------------ energy
     def kinetic_energy(self, q, qd) -> float:
         """``½ Σ v_kᵀ I_k v_k``."""
-        _, kin = self._nodes(q, qd)
-        return sum(kin[s.name].v @ s.inertia @ kin[s.name].v for s in self._specs) / 2
+        return sum(s.V @ s.M @ s.V for s in self._states(q, qd).values()) / 2
 
     def potential_energy(self, q) -> float:
         """Gravitational potential ``−Σ m_k g · c_k`` (``g`` the linear part of ``a_g``, ``c_k``
         the world centre of mass); zero at the world origin."""
-        poses = self.body_poses(q)
-        g = self.gravity[3:]
-        total = 0.0
-        for s in self._specs:
-            m = s.inertia[5, 5]
-            if m == 0:
-                continue
-            C = s.inertia[:3, 3:] / m  # c×
-            c = np.array([C[2, 1], C[0, 2], C[1, 0]])
-            T = poses[s.name]
-            total = total - m * (g @ (T[:3, :3] @ c + T[:3, 3]))
-        return total
+        return sum(s.potential for s in self._states(q).values())
 
     def energy(self, q, qd) -> float:
         """Kinetic plus potential energy."""
-        return self.kinetic_energy(q, qd) + self.potential_energy(q)
+        return sum(s.V @ s.M @ s.V / 2 + s.potential for s in self._states(q, qd).values())
 
     # ------------------------------------------------------------------ kinematics
     def body_poses(self, q) -> dict:
         """``{body: T}``, the 4 × 4 homogeneous pose of each body frame in the world."""
-        _, kin = self._nodes(q)
-        return {k: _homogeneous(kin[k].X0) for k in self.bodies}
+        states = self._states(q)
+        return {k: _pose(states[k]) for k in self.bodies}
 
     def frame_pose(self, q, frame: Hashable) -> np.ndarray:
         """The 4 × 4 world pose of a body or named frame."""
         body, X = self._frame(frame)
         if body is None:
             return _homogeneous(X)
-        _, kin = self._nodes(q)
-        return _homogeneous(X @ kin[body].X0)
+        return _pose(self._states(q)[body]) @ _homogeneous(X)
 
     def body_velocities(self, q, qd) -> dict:
         """``{body: v_k}``, spatial velocities in body coordinates."""
-        _, kin = self._nodes(q, qd)
-        return {k: kin[k].v for k in self.bodies}
+        states = self._states(q, qd)
+        return {k: states[k].V for k in self.bodies}
 
     def jacobian(self, q, frame: Hashable) -> np.ndarray:
         """``J = ℬ* φ* H*`` (SKO.md §12): 6 × nv with ``v_frame = J ν`` in frame coordinates.
@@ -326,19 +303,13 @@ class RigidSystem:
             raise DimensionError(f"{name} has length {v.shape[0]}, expected nv = {self.nv}")
         return v
 
-    def _external(self, forces) -> dict:
-        if forces is None:
-            return {}
-        if not isinstance(forces, Mapping):
-            raise DimensionError(f"external_forces must be a mapping body -> 6-vector, got {type(forces).__name__}")
-        out = {}
-        for k, f in forces.items():
-            self._check_body(k)
-            f = checked_array(f, 1, "external force", k)
-            if f.shape != (6,):
-                raise DimensionError(f"external force of body {k!r} must have shape (6,), got {f.shape}")
-            out[k] = f
-        return out
+
+def _pose(state) -> np.ndarray:
+    """World pose ``[[R, p], [0, 1]]`` of a body's own frame."""
+    frame = state.attachments[None]
+    T = np.eye(4, dtype=result_dtype(frame.rotation, frame.position))
+    T[:3, :3], T[:3, 3] = frame.rotation, frame.position
+    return T
 
 
 def _homogeneous(X) -> np.ndarray:
