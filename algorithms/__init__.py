@@ -7,6 +7,22 @@ order; float, complex (complex-step) and ``object`` (sympy) arrays all flow thro
 from .blocks import H_apply, H_star_apply, block_diagonal_apply
 from .newton_euler import NewtonEuler, inverse_dynamics, newton_euler
 from .spo import phi_apply, phi_star_apply, phi_tilde_apply, phi_tilde_star_apply
+from .forward_dynamics import forward_dynamics
+from .innovations import (
+    D_apply,
+    D_inverse_apply,
+    innovations_apply,
+    innovations_inverse_apply,
+    innovations_inverse_star_apply,
+    innovations_star_apply,
+    mass_matrix_det,
+    mass_matrix_inverse,
+    mass_matrix_logdet,
+    mass_matrix_solve,
+)
+from .lyapunov import BackwardLyapunov, ForwardLyapunov, backward_lyapunov, forward_lyapunov
+from .mass_matrix import composite_inertias, mass_matrix
+from .riccati import ArticulatedInertias, articulated_inertias
 
 __all__ = [
     "phi_apply",
@@ -19,4 +35,23 @@ __all__ = [
     "NewtonEuler",
     "newton_euler",
     "inverse_dynamics",
+    "ForwardLyapunov",
+    "BackwardLyapunov",
+    "forward_lyapunov",
+    "backward_lyapunov",
+    "composite_inertias",
+    "mass_matrix",
+    "ArticulatedInertias",
+    "articulated_inertias",
+    "forward_dynamics",
+    "innovations_apply",
+    "innovations_star_apply",
+    "innovations_inverse_apply",
+    "innovations_inverse_star_apply",
+    "D_apply",
+    "D_inverse_apply",
+    "mass_matrix_solve",
+    "mass_matrix_inverse",
+    "mass_matrix_det",
+    "mass_matrix_logdet",
 ]
