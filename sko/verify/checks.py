@@ -42,6 +42,28 @@ def _ops(case: Case):
     return case.cached("riccati_operators", lambda: riccati_operators(case.model, _riccati(case)))
 
 
+def _with_riccati(case: Case, function, *args):
+    """``function(model, *args, articulated=...)`` reusing the case's Riccati result."""
+    return function(case.model, *args, articulated=_riccati(case))
+
+
+def _canonical(case: Case, x: np.ndarray) -> np.ndarray:
+    """Symbolic entries as reduced quotients of polynomials (values unchanged), so results can be
+    fed back into a recursion without carrying a nested expression along; floats pass through."""
+    if not case.symbolic:
+        return x
+    import sympy
+
+    symbols = sorted(set().union(*(sympy.sympify(e).free_symbols for e in x.flat)), key=str)
+    if not symbols:
+        return x
+    field = sympy.QQ.frac_field(*symbols)
+    out = np.empty(x.shape, dtype=object)
+    for idx, e in np.ndenumerate(x):
+        out[idx] = field.from_sympy(sympy.sympify(e)).as_expr()
+    return out
+
+
 def _mass(case: Case) -> np.ndarray:
     return case.cached("mass_matrix", lambda: case.dense.mass_matrix)
 
@@ -395,6 +417,20 @@ def innovations_factorization(case: Case):
     return compare(A @ _ops(case).D @ A.T, _mass(case))
 
 
+@register("innovations_operators", "Lemma 11, Eq. 49–51 (O(N) products)", requires=("innovations_apply",))
+def innovations_operators(case: Case):
+    """[I + H φ K] x, its adjoint, inverse and inverse adjoint, and D x by recursion equal the dense products."""
+    A, B = _innovations(case)
+    model, R = case.model, _ops(case)
+    x = case.dof_vector("x")
+    return [compare(_with_riccati(case, alg.innovations_apply, x), A @ x, label="[I+HphiK] x"),
+            compare(_with_riccati(case, alg.innovations_star_apply, x), A.T @ x, label="[I+HphiK]* x"),
+            compare(_with_riccati(case, alg.innovations_inverse_apply, x), B @ x, label="[I-HpsiK] x"),
+            compare(_with_riccati(case, alg.innovations_inverse_star_apply, x), B.T @ x, label="[I-HpsiK]* x"),
+            compare(_with_riccati(case, alg.D_apply, x), R.D @ x, label="D x"),
+            compare(_with_riccati(case, alg.D_inverse_apply, x), R.D_inverse @ x, label="D^-1 x")]
+
+
 @register("mass_matrix_inverse", "Lemma 11, Eq. 51", requires=("articulated_inertias",))
 def mass_matrix_inverse(case: Case):
     """ℳ^{-1} = [I − H ψ K]* D^{-1} [I − H ψ K]; the O(N) solve and inverse agree with it."""
@@ -404,10 +440,10 @@ def mass_matrix_inverse(case: Case):
     inverse = B.T @ _ops(case).D_inverse @ B
     out = [compare(Mm @ inverse, _I(n, case), label="Eq. 51")]
     if hasattr(alg, "mass_matrix_inverse"):
-        out.append(compare(alg.mass_matrix_inverse(case.model), inverse, label="mass_matrix_inverse"))
+        out.append(compare(_with_riccati(case, alg.mass_matrix_inverse), inverse, label="mass_matrix_inverse"))
     if hasattr(alg, "mass_matrix_solve"):
         y = case.dof_vector("y")
-        out.append(compare(alg.mass_matrix_solve(case.model, y), inverse @ y, label="mass_matrix_solve"))
+        out.append(compare(_with_riccati(case, alg.mass_matrix_solve, y), inverse @ y, label="mass_matrix_solve"))
     return out
 
 
@@ -420,14 +456,17 @@ def determinant(case: Case):
         prod = 1
         for Dk in ab.D.values():
             prod = prod * _det(Dk, True)
-        return [compare(_det(A, True), 1, label="Eq. 52"), compare(_det(_mass(case), True), prod, label="Eq. 53")]
+        out = [compare(_det(A, True), 1, label="Eq. 52"), compare(_det(_mass(case), True), prod, label="Eq. 53")]
+        if hasattr(alg, "mass_matrix_det"):
+            out.append(compare(_with_riccati(case, alg.mass_matrix_det), prod, label="mass_matrix_det"))
+        return out
     sign, logdet = np.linalg.slogdet(_mass(case))
     logdet_D = sum(np.linalg.slogdet(Dk)[1] for Dk in ab.D.values())
     s = max(1.0, abs(logdet))  # absolute error of a log is the relative error of the determinant
     out = [compare(np.linalg.det(A), 1.0, scale=1.0, label="Eq. 52"), compare(sign, 1.0, label="sign"),
            compare(logdet_D, logdet, scale=s, label="Eq. 53")]
     if hasattr(alg, "mass_matrix_logdet"):
-        out.append(compare(alg.mass_matrix_logdet(case.model), logdet, scale=s, label="mass_matrix_logdet"))
+        out.append(compare(_with_riccati(case, alg.mass_matrix_logdet), logdet, scale=s, label="mass_matrix_logdet"))
     return out
 
 
@@ -438,7 +477,7 @@ def forward_dynamics(case: Case):
     ops, R = case.dense, _ops(case)
     _, B = _innovations(case)
     T, a, b = case.dof_vector("T"), case.a, case.b
-    qdd = alg.forward_dynamics(case.model, T, a, b)
+    qdd = _with_riccati(case, alg.forward_dynamics, T, a, b)
     expected = B.T @ R.D_inverse @ (T - ops.H @ R.psi @ (R.K @ T + R.P @ a + b)) - R.K.T @ R.psi.T @ a
     return [compare(qdd, expected, label="Eq. 54"),
             compare(_mass(case) @ qdd + ops.bias(a, b), T, scale=_scale(case, T, ops.bias(a, b)), label="M qdd + C = T")]
@@ -449,8 +488,8 @@ def forward_inverse_round_trip(case: Case):
     """Newton–Euler undoes forward dynamics and vice versa (with a, b)."""
     model, a, b = case.model, case.a, case.b
     T, qdd = case.dof_vector("T"), case.dof_vector("qdd")
-    T_back = alg.inverse_dynamics(model, alg.forward_dynamics(model, T, a, b), a=a, b=b)
-    qdd_back = alg.forward_dynamics(model, alg.inverse_dynamics(model, qdd, a=a, b=b), a, b)
+    T_back = alg.inverse_dynamics(model, _canonical(case, _with_riccati(case, alg.forward_dynamics, T, a, b)), a=a, b=b)
+    qdd_back = _with_riccati(case, alg.forward_dynamics, _canonical(case, alg.inverse_dynamics(model, qdd, a=a, b=b)), a, b)
     return [compare(T_back, T, scale=_scale(case, T, case.dense.bias(a, b)), label="ID(FD(T))"),
             compare(qdd_back, qdd, label="FD(ID(qdd))")]
 

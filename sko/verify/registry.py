@@ -99,23 +99,25 @@ def numeric_residual(comparisons: Iterable[Comparison]) -> float:
 
 
 def exact_zero(entry) -> bool:
-    """True when the sympy (or numeric) ``entry`` is exactly zero after simplification.
+    """True when the sympy (or numeric) ``entry`` is exactly zero.
 
-    Cheap tests first (``== 0``, expansion, ``cancel`` of the rational function); full
-    ``sympy.simplify`` only as a last resort.
+    A rational function of its symbols is mapped into the fraction field ``QQ(symbols)``, where
+    every intermediate result is kept in lowest terms, so the test is exact and fast even for
+    deeply nested quotients; anything else (roots, functions) falls back to ``sympy.simplify``.
     """
     if entry == 0:
         return True
     import sympy
 
     e = sympy.sympify(entry)
-    if not e.free_symbols:
-        return sympy.nsimplify(e) == 0 if e.is_Float else sympy.simplify(e) == 0
-    for step in (sympy.expand, sympy.cancel, sympy.simplify):
-        e = step(e)
-        if e == 0:
-            return True
-    return False
+    symbols = sorted(e.free_symbols, key=str)
+    if symbols:
+        try:
+            field = sympy.QQ.frac_field(*symbols)
+            return field.from_sympy(e) == field.zero
+        except (sympy.polys.polyerrors.CoercionFailed, sympy.polys.polyerrors.GeneratorsError):
+            pass
+    return sympy.simplify(e) == 0
 
 
 def _symbolic_nonzero(comparisons: Iterable[Comparison]) -> list[str]:
