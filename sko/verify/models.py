@@ -10,10 +10,12 @@ Built-in models (all with non-square weights of varying size, some singular, and
 * ``symbolic``   — a small model with sympy entries (see :mod:`sko.verify.symbolic`).
 
 Packages with example systems (rigid bodies, flexible bodies) add theirs without this module
-knowing them: either by calling :func:`register_model` when imported, or by defining a function
-``verify_models()`` that returns ``{name: factory}``; the modules listed in :data:`PLUGINS` are
-imported, if present, the first time the models are listed. A factory takes no argument and
-returns an :class:`~sko.SKOModel` or a tuple ``(model, a, b)``.
+knowing them: by calling :func:`register_model` when imported, by defining a function
+``verify_models()`` that returns ``{name: factory}`` (a factory takes no argument and returns an
+:class:`~sko.SKOModel` or a tuple ``(model, a, b)``), or by defining ``example_systems()`` that
+returns ``{name: system factory}`` for systems with ``random_configuration(rng)``, ``nv`` and
+``sko_model(q, qd) -> (model, a, b)`` (taken at a reproducible random state). The modules listed
+in :data:`PLUGINS` are imported, if present, the first time the models are listed.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ __all__ = [
     "random_sko_model",
     "jain_tree",
     "random_vector",
+    "system_model",
 ]
 
 #: Modules that may contribute example systems (imported lazily, skipped when absent).
@@ -82,10 +85,29 @@ def _load_plugins() -> None:
         except ImportError:
             continue
         provider = getattr(module, "verify_models", None)
+        systems = getattr(module, "example_systems", None)
         if callable(provider):
-            for name, build in provider().items():
-                if name not in _MODELS:
-                    register_model(name, build, f"example from {module_name}")
+            builds = dict(provider())
+        elif callable(systems):
+            builds = {name: _at_random_state(factory) for name, factory in systems().items()}
+        else:
+            continue
+        for name, build in builds.items():
+            if name not in _MODELS:
+                register_model(name, build, f"example from {module_name}")
+
+
+def system_model(system, seed: int = 0) -> tuple:
+    """``(model, a, b)`` of a system (e.g. :class:`sko.rigid.RigidSystem`) at a reproducible random
+    state: ``q = system.random_configuration(rng)``, ``ν`` standard normal."""
+    rng = np.random.default_rng(seed)
+    q = system.random_configuration(rng)
+    qd = rng.standard_normal(system.nv)
+    return system.sko_model(q, qd)
+
+
+def _at_random_state(factory: Callable[[], object], seed: int = 0) -> Callable[[], tuple]:
+    return lambda: system_model(factory(), seed)
 
 
 def model_names(symbolic: bool | None = None, builtin: bool | None = None) -> tuple[str, ...]:
