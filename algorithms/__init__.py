@@ -45,7 +45,18 @@ from .innovations import (
 )
 from .lyapunov import BackwardLyapunov, ForwardLyapunov, backward_lyapunov, forward_lyapunov
 from .mass_matrix import composite_inertias, mass_matrix
+from .operational_space import operational_space_compliance, operational_space_inertia
 from .riccati import ArticulatedInertias, articulated_inertias
+from .sparsity import (
+    BlockPattern,
+    PatternComparison,
+    compare_mass_matrix_pattern,
+    mass_matrix_pattern,
+    node_pattern,
+    segment_blocks,
+    segment_order,
+    segment_pattern,
+)
 
 __all__ = [
     "phi_apply",
@@ -98,4 +109,14 @@ __all__ = [
     "decompress_lower",
     "CompressedLTDL",
     "compressed_ltdl",
+    "operational_space_compliance",
+    "operational_space_inertia",
+    "BlockPattern",
+    "PatternComparison",
+    "segment_order",
+    "segment_pattern",
+    "node_pattern",
+    "mass_matrix_pattern",
+    "segment_blocks",
+    "compare_mass_matrix_pattern",
 ]

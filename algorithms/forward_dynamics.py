@@ -14,7 +14,7 @@ gather and one scatter (Eq. 58)::
         θ̈(k)  = ν(k) − G*(k) α⁺(k)
         α(k)  = α⁺(k) + H*(k) θ̈(k) + a(k)
 
-Both passes cost O(N). The same passes with ``a = b = 0`` give ``ℳ^{-1} y``
+Both passes cost O(N); they run level by level over the groups of :mod:`algorithms.schedule`. The same passes with ``a = b = 0`` give ``ℳ^{-1} y``
 (:func:`algorithms.innovations.mass_matrix_solve`); they accept a matrix of right-hand sides.
 """
 
@@ -26,6 +26,7 @@ from sko.arrays import result_dtype
 from sko.model import SKOModel
 
 from .riccati import ArticulatedInertias, check_articulated
+from .schedule import swap
 
 __all__ = ["forward_dynamics"]
 
@@ -60,9 +61,10 @@ def forward_dynamics(model: SKOModel, T, a=None, b=None, articulated: Articulate
     >>> import numpy as np
     >>> from graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
-    >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[3.0]]})
-    >>> forward_dynamics(model, [5.0, 3.0])      # ℳ = [[5, 3], [3, 3]]
-    array([1., 0.])
+    >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[4.0]]})
+    >>> qdd = forward_dynamics(model, [6.0, 4.0])      # ℳ = [[6, 4], [4, 4]]
+    >>> np.allclose(qdd, [1.0, 0.0], rtol=0, atol=1e-15)
+    True
     """
     T = model.dof_vector(T, "T")
     a = None if a is None else model.node_vector(a, "a")
@@ -71,49 +73,46 @@ def forward_dynamics(model: SKOModel, T, a=None, b=None, articulated: Articulate
 
 
 def articulated_body_passes(ab: ArticulatedInertias, T: np.ndarray, a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:
-    """The gather and scatter of Algorithm 6.1 on checked input.
+    """The gather and scatter of Algorithm 6.1 on checked input, level by level over the groups
+    of the Riccati result's schedule (each body once: O(N)).
 
     ``T`` has shape ``(Σ n_k,)`` or ``(Σ n_k, r)`` (``r`` right-hand sides); ``a`` and ``b`` are
     stacked node vectors (only with a 1-D ``T``) or ``None`` for zero.
     """
-    model = ab.model
-    tree = model.tree
-    parent = tree.parent_indices
-    W, H = model.weights_by_index, model.H_by_index
-    P, G, D_inv = ab.P_by_index, ab.G_by_index, ab.D_inverse_by_index
-    ns, ds = model.node_slices, model.dof_slices
+    S = ab.schedule
     dtype = result_dtype(ab.dtype, T, *(v for v in (a, b) if v is not None))
-    n = len(W)
+    T2 = T[:, None] if T.ndim == 1 else T  # every right-hand side is a column
+    r = T2.shape[1]
+    n = len(S.groups)
 
-    z: list = [None] * n  # Σ_{j ∈ C(k)} φ(k, j) z⁺(j), accumulated
+    z = [np.zeros((g.node.shape[0], g.node.shape[1], r), dtype=dtype) for g in S.groups]  # Σ φ(k, j) z⁺(j)
     nu: list = [None] * n
-    for i in tree.gather_indices:
-        zi = z[i]
-        if a is not None:
-            zi = P[i] @ a[ns[i]] if zi is None else zi + P[i] @ a[ns[i]]
-        if b is not None:
-            zi = b[ns[i]] if zi is None else zi + b[ns[i]]
-        eps = T[ds[i]] if zi is None else T[ds[i]] - H[i] @ zi
-        nu[i] = D_inv[i] @ eps
-        p = parent[i]
-        if p >= 0:
-            z_plus = G[i] @ eps if zi is None else zi + G[i] @ eps
-            contribution = W[i] @ z_plus
-            z[p] = contribution if z[p] is None else z[p] + contribution
+    for level in reversed(S.levels):
+        for g in level:
+            group = S.groups[g]
+            zg = z[g]
+            if a is not None:
+                zg = zg + ab.P_[g] @ a[group.node][..., None]
+            if b is not None:
+                zg = zg + b[group.node][..., None]
+            eps = T2[group.dof] - group.H @ zg
+            nu[g] = ab.D_inverse_[g] @ eps
+            z_plus = zg + ab.G_[g] @ eps
+            for link in group.links:
+                link.add_to_parents(z[link.parent], link.W @ z_plus[link.child_pos])
 
-    qdd = np.zeros(T.shape, dtype=dtype)
+    qdd = np.zeros((T2.shape[0], r), dtype=dtype)
     alpha: list = [None] * n
-    for i in tree.scatter_indices:
-        p = parent[i]
-        if p >= 0:
-            alpha_plus = W[i].T @ alpha[p]
-            q = nu[i] - G[i].T @ alpha_plus
-            alpha_i = alpha_plus + H[i].T @ q
-        else:
-            q = nu[i]
-            alpha_i = H[i].T @ q
-        if a is not None:
-            alpha_i = alpha_i + a[ns[i]]
-        qdd[ds[i]] = q
-        alpha[i] = alpha_i
-    return qdd
+    for level in S.levels:
+        for g in level:
+            group = S.groups[g]
+            alpha_plus = np.zeros(z[g].shape, dtype=dtype)
+            for link in group.links:  # α⁺(k) = φ*(℘(k), k) α(℘(k))
+                alpha_plus[link.child_pos] = swap(link.W) @ alpha[link.parent][link.parent_pos]
+            q = nu[g] - swap(ab.G_[g]) @ alpha_plus
+            alpha_g = alpha_plus + swap(group.H) @ q
+            if a is not None:
+                alpha_g = alpha_g + a[group.node][..., None]
+            alpha[g] = alpha_g
+            qdd[group.dof] = q
+    return qdd.reshape(T.shape)

@@ -23,8 +23,8 @@ from sko.model import SKOModel
 
 from .blocks import H_apply, H_star_apply, block_diagonal_apply
 from .forward_dynamics import articulated_body_passes
-from .spo import phi_apply, phi_star_apply
 from .riccati import ArticulatedInertias, check_articulated
+from .spo import phi_apply, phi_star_apply
 
 __all__ = [
     "innovations_apply",
@@ -124,9 +124,10 @@ def mass_matrix_solve(model: SKOModel, y, articulated: ArticulatedInertias | Non
     >>> import numpy as np
     >>> from graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
-    >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[3.0]]})
-    >>> mass_matrix_solve(model, [5.0, 3.0])
-    array([1., 0.])
+    >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[4.0]]})
+    >>> x = mass_matrix_solve(model, [6.0, 4.0])      # ℳ = [[6, 4], [4, 4]]
+    >>> np.allclose(x, [1.0, 0.0], rtol=0, atol=1e-15)
+    True
     """
     ab = check_articulated(model, articulated)
     return articulated_body_passes(ab, _hinge_input(model, y, "y"), None, None)
@@ -151,8 +152,8 @@ def mass_matrix_logdet(model: SKOModel, articulated: ArticulatedInertias | None 
 
         return sympy.log(mass_matrix_det(model, ab))
     if ab.dtype.kind == "c":
-        return complex(sum(np.log(np.linalg.det(Dk)) for Dk in ab.D.values()))
-    return float(sum(np.linalg.slogdet(Dk)[1] for Dk in ab.D.values()))
+        return complex(sum(np.log(np.linalg.det(D)).sum() for D in ab.D_))
+    return float(sum(np.linalg.slogdet(D)[1].sum() for D in ab.D_))
 
 
 def mass_matrix_det(model: SKOModel, articulated: ArticulatedInertias | None = None):
@@ -163,4 +164,4 @@ def mass_matrix_det(model: SKOModel, articulated: ArticulatedInertias | None = N
         import sympy
 
         return sympy.Mul(*(sympy.Matrix(Dk).det() for Dk in ab.D.values()))
-    return np.prod([np.linalg.det(Dk) for Dk in ab.D.values()])
+    return np.prod([np.prod(np.linalg.det(D)) for D in ab.D_])

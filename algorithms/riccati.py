@@ -15,6 +15,8 @@ gather order (tips → base)::
 ``D(k)`` is factored by Cholesky for real data (a ``D(k)`` that is not positive definite raises
 :class:`NotPositiveDefiniteError` naming the node); complex (complex-step) data is checked on its
 real part and inverted without conjugation; ``object`` (sympy) data is inverted exactly.
+The gather runs level by level over the groups of :mod:`algorithms.schedule` (stacked numpy
+operations on the bodies of one depth with equal dimensions; each body once, so O(N)).
 The ``ψ(℘(k), k)`` are the weights of the SPO ``ψ = (I − ℰ_ψ)^{-1}``, ``ℰ_ψ = ℰ_φ τ̄``
 (Eq. 34, 35); pass ``result.psi`` as ``weights=`` to any SPO recursion of :mod:`algorithms.spo`.
 """
@@ -22,14 +24,16 @@ The ``ψ(℘(k), k)`` are the weights of the SPO ``ψ = (I − ℰ_ψ)^{-1}``, `
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from functools import cached_property
 from types import MappingProxyType
 
 import numpy as np
-import scipy.linalg
 
-from graphs.errors import NotPositiveDefiniteError, SKOError
+from graphs.errors import NonFiniteError, NotPositiveDefiniteError, SKOError
 from sko.arrays import is_numeric, result_dtype
 from sko.model import SKOModel
+
+from .schedule import LevelSchedule, level_schedule, swap
 
 __all__ = ["ArticulatedInertias", "articulated_inertias", "check_articulated"]
 
@@ -51,45 +55,105 @@ class ArticulatedInertias:
     K : dict body -> (m_℘(k) × n_k)
         ``K(℘(k), k) = φ(℘(k), k) G(k)``, non-base bodies only.
     psi : dict body -> (m_℘(k) × m_k)
-        ``ψ(℘(k), k) = φ(℘(k), k) τ̄(k)``, non-base bodies only; usable as ``weights=``.
+        ``ψ(℘(k), k) = φ(℘(k), k) τ̄(k) = φ(℘(k), k) − K(℘(k), k) H(k)``, non-base bodies only;
+        usable as ``weights=``.
     dtype : numpy.dtype
         Scalar type of the results.
+
+    Notes
+    -----
+    The recursions built on this result read the stacked per-group arrays ``P_, D_, D_inverse_,
+    G_, P_plus_`` (one entry per group of :attr:`schedule`); the dicts are views into them, made
+    on first access.
     """
 
-    def __init__(self, model: SKOModel, dtype, P, P_plus, D, D_inverse, G, tau_bar, K, psi):
+    def __init__(self, model: SKOModel, schedule: LevelSchedule, dtype, P, D, D_inverse, G, P_plus):
         self.model = model
+        self.schedule = schedule
         self.dtype = dtype
-        bodies = model.bodies
-        # Per-index tuples, used by the O(N) recursions built on this result.
-        self.P_by_index = tuple(P)
-        self.D_inverse_by_index = tuple(D_inverse)
-        self.G_by_index = tuple(G)
-        self.K_by_index = tuple(K)
-        self.psi_by_index = tuple(psi)
-        self.P = _frozen(bodies, P)
-        self.P_plus = _frozen(bodies, P_plus)
-        self.D = _frozen(bodies, D)
-        self.D_inverse = _frozen(bodies, D_inverse)
-        self.G = _frozen(bodies, G)
-        self.tau_bar = _frozen(bodies, tau_bar)
-        self.K = _frozen(bodies, K)
-        self.psi = _frozen(bodies, psi)
+        self.P_, self.D_, self.D_inverse_, self.G_, self.P_plus_ = P, D, D_inverse, G, P_plus
+        for stack in (*P, *D, *D_inverse, *G, *P_plus):
+            stack.setflags(write=False)
 
     def __repr__(self) -> str:
         return f"ArticulatedInertias({len(self.model.bodies)} bodies, dtype={self.dtype})"
 
+    def _per_body(self, stacks: list) -> Mapping:
+        bodies, S = self.model.bodies, self.schedule
+        return MappingProxyType({k: stacks[S.group_of[i]][S.position_of[i]] for i, k in enumerate(bodies)})
 
-def _frozen(bodies: tuple, values: list) -> Mapping:
-    out = {}
-    for k, v in zip(bodies, values):
-        if v is not None:
-            v.setflags(write=False)
-            out[k] = v
-    return MappingProxyType(out)
+    @cached_property
+    def P(self) -> Mapping:
+        return self._per_body(self.P_)
+
+    @cached_property
+    def P_plus(self) -> Mapping:
+        return self._per_body(self.P_plus_)
+
+    @cached_property
+    def D(self) -> Mapping:
+        return self._per_body(self.D_)
+
+    @cached_property
+    def D_inverse(self) -> Mapping:
+        return self._per_body(self.D_inverse_)
+
+    @cached_property
+    def G(self) -> Mapping:
+        return self._per_body(self.G_)
+
+    @cached_property
+    def tau_bar(self) -> Mapping:
+        out = {}
+        for k, Gk, Hk in zip(self.model.bodies, self.G_by_index, self.model.H_by_index):
+            tau = np.eye(Gk.shape[0], dtype=self.dtype) - Gk @ Hk
+            tau.setflags(write=False)
+            out[k] = tau
+        return MappingProxyType(out)
+
+    @cached_property
+    def K(self) -> Mapping:
+        return MappingProxyType({k: Kk for k, Kk in zip(self.model.bodies, self.K_by_index) if Kk is not None})
+
+    @cached_property
+    def psi(self) -> Mapping:
+        return MappingProxyType({k: Wk for k, Wk in zip(self.model.bodies, self.psi_by_index) if Wk is not None})
+
+    # Per-index views (position i = model.bodies[i]) for recursions that run body by body.
+    @cached_property
+    def G_by_index(self) -> tuple:
+        return tuple(self.G[k] for k in self.model.bodies)
+
+    @cached_property
+    def D_inverse_by_index(self) -> tuple:
+        return tuple(self.D_inverse[k] for k in self.model.bodies)
+
+    @cached_property
+    def K_by_index(self) -> tuple:
+        out = []
+        for W, Gk in zip(self.model.weights_by_index, self.G_by_index):
+            K = None if W is None else W @ Gk
+            if K is not None:
+                K.setflags(write=False)
+            out.append(K)
+        return tuple(out)
+
+    @cached_property
+    def psi_by_index(self) -> tuple:
+        out = []
+        for W, K, Hk in zip(self.model.weights_by_index, self.K_by_index, self.model.H_by_index):
+            psi = None if W is None else (W - K @ Hk).astype(self.dtype, copy=False)
+            if psi is not None:
+                psi.setflags(write=False)
+            out.append(psi)
+        return tuple(out)
 
 
 def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     """Articulated body inertias and the ψ weights by the Riccati gather (SKO.md §8, Eq. 33).
+
+    The gather runs depth by depth (deepest first) over the groups of
+    :func:`algorithms.schedule.level_schedule`, each group by stacked operations: O(N).
 
     Parameters
     ----------
@@ -117,58 +181,67 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     >>> float(ab.P[0][0, 0])
     2.0
     """
-    tree = model.tree
-    parent = tree.parent_indices
-    W, H, M = model.weights_by_index, model.H_by_index, model.M_by_index
+    S = level_schedule(model)
     dtype = result_dtype(model.dtype)
-    n = len(M)
-    P = [np.array(Mk, dtype=dtype) for Mk in M]
-    P_plus, D, D_inv, G, tau_bar = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
-    K, psi = [None] * n, [None] * n
-    for i in tree.gather_indices:
-        Pi, Hi = P[i], H[i]
-        HP = Hi @ Pi
-        Di = HP @ Hi.T
-        Di_inv, DHP = _solve(Di, HP, tree.bodies[i], dtype)
-        Gi = DHP.T  # P H* D^{-1}, as D and P are symmetric
-        tau = np.eye(Pi.shape[0], dtype=dtype) - Gi @ Hi
-        Pp = Pi - Gi @ HP
-        D[i], D_inv[i], G[i], tau_bar[i], P_plus[i] = Di, Di_inv, Gi, tau, Pp
-        p = parent[i]
-        if p >= 0:
-            Wi = W[i]
-            K[i] = Wi @ Gi
-            psi[i] = Wi @ tau
-            P[p] = P[p] + Wi @ Pp @ Wi.T
-    return ArticulatedInertias(model, dtype, P, P_plus, D, D_inv, G, tau_bar, K, psi)
+    n = len(S.groups)
+    P = [g.M.astype(dtype, copy=True) for g in S.groups]
+    D, D_inv, G, P_plus = [None] * n, [None] * n, [None] * n, [None] * n
+    bodies = model.bodies
+    for level in reversed(S.levels):
+        for g in level:
+            group = S.groups[g]
+            H = group.H
+            HP = H @ P[g]
+            D[g] = HP @ swap(H)
+            D_inv[g], G[g], GHP = _gain(D[g], HP, [bodies[i] for i in group.index], dtype)
+            P_plus[g] = P[g] - GHP
+            for link in group.links:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
+                link.add_to_parents(P[link.parent], link.W @ P_plus[g][link.child_pos] @ swap(link.W))
+    return ArticulatedInertias(model, S, dtype, P, D, D_inv, G, P_plus)
 
 
-def _solve(D: np.ndarray, B: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """``D^{-1}`` and ``D^{-1} B`` for a hinge inertia ``D``, checking positive definiteness where
-    it is decidable."""
+def _gain(D: np.ndarray, HP: np.ndarray, bodies: list, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``D^{-1}``, ``G = P H* D^{-1}`` and ``G H P`` for a stack of hinge inertias ``D`` and
+    ``H P``, checking that every ``D`` is positive definite where that is decidable.
+
+    Real data: with the Cholesky factors ``D = L L*`` and ``Y = L^{-1} H P``, ``G* = L^{-*} Y`` and
+    ``G H P = Y* Y`` (symmetric positive semi-definite by construction, so ``P⁺`` stays symmetric).
+    """
     if dtype == object:
-        if is_numeric(D):
-            _check_pd(np.array(D, dtype=complex).real, k)
         import sympy
 
-        Ds = sympy.Matrix(D)
-        if Ds.det() == 0:
-            raise NotPositiveDefiniteError(f"hinge inertia D of body {k!r} (shape {D.shape}) is singular")
-        D_inv = np.array(Ds.inv(), dtype=object)
-        return D_inv, D_inv @ B
-    if dtype.kind == "c":
-        _check_pd(D.real, k)
+        D_inv = np.empty_like(D)
+        for j, k in enumerate(bodies):
+            if is_numeric(D[j]):
+                _check_pd(np.array(D[j], dtype=complex).real, k)
+            Ds = sympy.Matrix(D[j])
+            if Ds.det() == 0:
+                raise NotPositiveDefiniteError(f"hinge inertia D of body {k!r} (shape {D[j].shape}) is singular")
+            D_inv[j] = np.array(Ds.inv(), dtype=object)
+    elif dtype.kind == "c":  # complex-step data: no conjugation, definiteness of the real part
+        _check_stack_pd(D.real, bodies)
         D_inv = np.linalg.inv(D)
-        return D_inv, D_inv @ B
+    else:
+        L = _check_stack_pd(D, bodies)
+        L_inv = np.linalg.inv(L)  # lower triangular, conditioned as sqrt(cond(D))
+        Y = L_inv @ HP
+        return swap(L_inv) @ L_inv, swap(swap(L_inv) @ Y), swap(Y) @ Y
+    G = swap(D_inv @ HP)  # P H* D^{-1}, as D and P are symmetric
+    return D_inv, G, G @ HP
+
+
+def _check_stack_pd(D: np.ndarray, bodies: list) -> np.ndarray:
+    """The Cholesky factors of a stack of real matrices; the first failing one names its body."""
     try:
-        factor = scipy.linalg.cho_factor(D, check_finite=False)
+        L = np.linalg.cholesky(D)
     except np.linalg.LinAlgError:
-        _raise_not_pd(D, k)
-    if not np.all(np.diag(factor[0]) > 0):
-        _raise_not_pd(D, k)
-    n = D.shape[0]
-    X = scipy.linalg.cho_solve(factor, np.concatenate([np.eye(n), B], axis=1), check_finite=False)
-    return X[:, :n], X[:, n:]
+        for Dk, k in zip(D, bodies):
+            _check_pd(Dk, k)
+        raise  # pragma: no cover - the stack failed, so one matrix does
+    if not np.isfinite(L).all():  # overflow upstream: never pass NaN on as a result
+        k = next(k for Lk, k in zip(L, bodies) if not np.isfinite(Lk).all())
+        raise NonFiniteError(f"hinge inertia D = H P H* of body {k!r} overflowed (non-finite entries)")
+    return L
 
 
 def _check_pd(D: np.ndarray, k: Hashable) -> None:

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from graphs import TreeDigraph
 from sko import SKOModel
 
-__all__ = ["SHAPES", "trees", "sko_models", "model_data", "random_model", "vectors"]
+__all__ = ["SHAPES", "trees", "sko_models", "model_data", "random_model", "vectors", "random_weights",
+           "ill_conditioned_model", "ill_conditioned_models"]
 
 SHAPES = ("random", "chain", "fan", "forest", "binary")
 
@@ -108,3 +109,40 @@ def vectors(model: SKOModel, seed: int, kind: str = "node") -> np.ndarray:
     """A random stacked node (``kind="node"``) or hinge (``kind="dof"``) vector."""
     size = model.node_size if kind == "node" else model.dof_size
     return np.random.default_rng(seed).standard_normal(size)
+
+
+def random_weights(model: SKOModel, seed: int, singular: bool = False) -> dict:
+    """Arc weights ``{k: W_k}`` of another SPO on ``model``'s digraph (same node dimensions)."""
+    rng = np.random.default_rng(seed)
+    tree = model.tree
+    out = {}
+    for k in tree.bodies:
+        p = tree.parent(k)
+        if p is not None:
+            shape = (model.node_dim(p), model.node_dim(k))
+            W = rng.standard_normal(shape) / np.sqrt(shape[1])
+            if singular and rng.random() < 0.35:
+                W[:, int(rng.integers(0, shape[1]))] = 0.0
+            out[k] = W
+    return out
+
+
+def ill_conditioned_model(tree: TreeDigraph, seed: int, spread: float = 3.0, **kwargs) -> SKOModel:
+    """A valid model whose inertias (and joint maps) of about a third of the nodes are scaled by
+    ``10**u``, ``u`` uniform in ``[-spread, spread]``; with the default spread the condition number
+    of ``ℳ`` is typically 1e4 to 1e9 on ten bodies."""
+    phi, H, M = model_data(tree, seed, **kwargs)
+    rng = np.random.default_rng(seed + 1)
+    for k in tree.bodies:
+        if rng.random() < 0.35:
+            M[k] = M[k] * 10.0 ** rng.uniform(-spread, spread)
+        if rng.random() < 0.2:
+            H[k] = H[k] * 10.0 ** rng.uniform(-spread / 2, spread / 2)
+    return SKOModel(tree, phi, H, M)
+
+
+@st.composite
+def ill_conditioned_models(draw, tree_strategy=None, spread: float = 3.0, max_node_dim: int = 6) -> SKOModel:
+    """Random valid but ill-conditioned models; see :func:`ill_conditioned_model`."""
+    tree = draw(tree_strategy if tree_strategy is not None else trees(max_bodies=10))
+    return ill_conditioned_model(tree, draw(st.integers(0, 2**32 - 1)), spread, max_node_dim=max_node_dim)

@@ -1,0 +1,193 @@
+"""Articulated body forward dynamics, ``ℳ^{-1}`` and ``det ℳ`` (SKO.md §10, §11) against dense
+``ℳ^{-1}(T − 𝒞)``, Newton–Euler round trips, complex-step and symbolic data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy
+from hypothesis import given
+from hypothesis import strategies as st
+
+import algorithms as alg
+from graphs import DimensionError, NonFiniteError, TreeDigraph
+from sko import SKOModel
+
+from .strategies import ill_conditioned_models, model_data, random_tree, sko_models, vectors
+from .util import EPS, assert_close
+
+
+def _scale(*arrays) -> float:
+    return max(np.abs(a).max(initial=0.0) for a in arrays)
+
+
+@given(sko_models(), st.integers(0, 2**32 - 1))
+def test_forward_dynamics_against_dense(model, seed):
+    """``θ̈ = ℳ^{-1}(T − 𝒞)`` (Eq. 54) with ``a``, ``b``, and the Newton–Euler round trip."""
+    d = model.dense()
+    T = vectors(model, seed, "dof")
+    a, b = vectors(model, seed + 1, "node"), vectors(model, seed + 2, "node")
+    Mm = d.mass_matrix
+    qdd = alg.forward_dynamics(model, T, a, b)
+    expected = np.linalg.solve(Mm, T - d.bias(a, b))
+    cond = np.linalg.cond(Mm)
+    assert_close(qdd, expected, 1e-10 * cond)
+    assert_close(alg.inverse_dynamics(model, qdd, a=a, b=b), T, 1e-10 * cond, _scale(T) + _scale(d.bias(a, b)))
+    # Without a and b: the mass matrix solve.
+    assert_close(alg.forward_dynamics(model, T), np.linalg.solve(Mm, T), 1e-10 * cond)
+
+
+@given(sko_models(), st.integers(0, 2**32 - 1))
+def test_inverse_then_forward_round_trip(model, seed):
+    qdd = vectors(model, seed, "dof")
+    a, b = vectors(model, seed + 1, "node"), vectors(model, seed + 2, "node")
+    T = alg.inverse_dynamics(model, qdd, a=a, b=b)
+    cond = np.linalg.cond(model.dense().mass_matrix)
+    assert_close(alg.forward_dynamics(model, T, a, b), qdd, 1e-10 * cond)
+
+
+@given(sko_models(), st.integers(0, 2**32 - 1))
+def test_mass_matrix_solve_and_inverse(model, seed):
+    """``ℳ^{-1} y`` for a vector and for several columns, and ``ℳ^{-1}`` (Eq. 51) without
+    inverting ``ℳ``; one Riccati result reused for all."""
+    ab = alg.articulated_inertias(model)
+    Mm = model.dense().mass_matrix
+    cond = np.linalg.cond(Mm)
+    y = vectors(model, seed, "dof")
+    assert_close(Mm @ alg.mass_matrix_solve(model, y, ab), y, 1e-10 * cond)
+    Y = np.random.default_rng(seed).standard_normal((model.dof_size, 3))
+    assert_close(Mm @ alg.mass_matrix_solve(model, Y, ab), Y, 1e-10 * cond)
+    Minv = alg.mass_matrix_inverse(model, ab)
+    assert_close(Minv, np.linalg.inv(Mm), 1e-10 * cond)
+    assert_close(Minv, Minv.T, 1e-10 * cond)
+
+
+@given(sko_models(max_node_dim=5))
+def test_logdet_and_det_against_slogdet(model):
+    Mm = model.dense().mass_matrix
+    sign, logdet = np.linalg.slogdet(Mm)
+    assert sign == 1
+    rtol = 1e-14 * model.dof_size * max(np.linalg.cond(Mm), 100.0) + 1e-12 * abs(logdet)
+    assert abs(alg.mass_matrix_logdet(model) - logdet) <= rtol
+    assert abs(alg.mass_matrix_det(model) - np.linalg.det(Mm)) <= 2 * rtol * abs(np.linalg.det(Mm))
+
+
+@given(ill_conditioned_models(), st.integers(0, 2**32 - 1))
+def test_ill_conditioned_models(model, seed):
+    """Valid but ill-conditioned models (cond ℳ up to ~1e8 and beyond) agree with the dense
+    computation within a tolerance scaled by the condition number."""
+    d = model.dense()
+    Mm = d.mass_matrix
+    cond = np.linalg.cond(Mm)
+    T = vectors(model, seed, "dof")
+    a = vectors(model, seed + 1, "node")
+    qdd = alg.forward_dynamics(model, T, a)
+    expected = np.linalg.solve(Mm, T - d.bias(a))
+    assert_close(qdd, expected, 100 * EPS * cond * model.dof_size)
+    # The residual is small relative to the data regardless of conditioning (backward stability).
+    assert_close(Mm @ qdd, T - d.bias(a), 1e3 * EPS * model.dof_size, _scale(Mm) * _scale(qdd) + _scale(T))
+    sign, logdet = np.linalg.slogdet(Mm)
+    assert abs(alg.mass_matrix_logdet(model) - logdet) <= 1e-8 * (abs(logdet) + model.dof_size)
+
+
+@given(sko_models(max_node_dim=5), st.integers(0, 2**32 - 1))
+def test_complex_step_derivative(model, seed):
+    """Complex-step data flows through Riccati and Algorithm 6.1 without conjugation:
+    ``d θ̈ / d h`` for ``M(k) + h S`` equals the finite-difference-free derivative
+    ``−ℳ^{-1} (dℳ/dh) θ̈`` from the dense mass matrix."""
+    rng = np.random.default_rng(seed)
+    k = model.bodies[int(rng.integers(len(model.bodies)))]
+    A = rng.standard_normal((model.node_dim(k),) * 2)
+    S = A + A.T
+    h = 1e-30
+    M = dict(model.M)
+    M[k] = M[k] + 1j * h * S
+    perturbed = SKOModel(model.tree, dict(model.phi), dict(model.H), M)
+    T = vectors(model, seed, "dof")
+    derivative = alg.forward_dynamics(perturbed, T).imag / h
+    d = model.dense()
+    Mm = d.mass_matrix
+    dM = np.zeros_like(d.M)
+    dM[model.node_slice(k), model.node_slice(k)] = S
+    dMm = d.H @ d.phi @ dM @ d.phi.T @ d.H.T
+    qdd = np.linalg.solve(Mm, T)
+    expected = -np.linalg.solve(Mm, dMm @ qdd)
+    cond = np.linalg.cond(Mm)
+    assert_close(derivative, expected, 1e-9 * cond**2)
+
+
+def test_input_errors_and_no_mutation():
+    tree = random_tree(5, 2, "forest")
+    phi, H, M = model_data(tree, 2)
+    model = SKOModel(tree, phi, H, M)
+    T = np.ones(model.dof_size)
+    with pytest.raises(DimensionError, match="T"):
+        alg.forward_dynamics(model, np.ones(model.dof_size + 1))
+    with pytest.raises(DimensionError, match="a"):
+        alg.forward_dynamics(model, T, a=np.ones(model.node_size - 1))
+    with pytest.raises(NonFiniteError):
+        alg.forward_dynamics(model, np.full(model.dof_size, np.nan))
+    with pytest.raises(DimensionError, match="y"):
+        alg.mass_matrix_solve(model, np.ones((model.dof_size + 1, 2)))
+    T_before = T.copy()
+    alg.forward_dynamics(model, T)
+    alg.mass_matrix_solve(model, T)
+    assert np.array_equal(T, T_before)
+
+
+def test_closed_form_double_pendulum_like_chain():
+    """Two scalar nodes: ℳ = [[m0 + m1, m1], [m1, m1]] with m0 = 2, m1 = 4."""
+    tree = TreeDigraph.from_parents({0: None, 1: 0})
+    model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[4.0]]})
+    np.testing.assert_allclose(alg.forward_dynamics(model, [6.0, 4.0]), [1.0, 0.0], atol=1e-15)
+    np.testing.assert_allclose(alg.mass_matrix_inverse(model), np.linalg.inv([[6.0, 4.0], [4.0, 4.0]]), rtol=1e-14)
+    assert alg.mass_matrix_logdet(model) == pytest.approx(np.log(8.0), rel=1e-14)
+
+
+def test_symbolic_riccati_and_forward_dynamics():
+    """dtype=object sympy data: Riccati, ``det ℳ`` and Algorithm 6.1 equal the dense expressions."""
+    m0, m1, l, t0, t1, g = sympy.symbols("m0 m1 l t0 t1 g", positive=True)
+    tree = TreeDigraph.from_parents({"base": None, "link": "base"})
+    model = SKOModel(
+        tree,
+        phi={"link": np.array([[1, l], [0, 1]], dtype=object)},
+        H={"base": np.array([[0, 1]], dtype=object), "link": np.array([[1, 0]], dtype=object)},
+        M={"base": np.array([[m0, 0], [0, 1]], dtype=object), "link": np.array([[m1, 0], [0, 2]], dtype=object)},
+    )
+    assert model.dtype == object
+    ab = alg.articulated_inertias(model)
+    T = np.array([t0, t1], dtype=object)
+    a = np.array([0, g, 0, 0], dtype=object)
+    qdd = alg.forward_dynamics(model, T, a=a, articulated=ab)
+    d = model.dense()
+    Mm = sympy.Matrix(d.mass_matrix)
+    expected = Mm.inv() * (sympy.Matrix(T) - sympy.Matrix(d.bias(a)))
+    assert all(sympy.simplify(q - e) == 0 for q, e in zip(qdd, expected))
+    assert sympy.simplify(alg.mass_matrix_det(model, ab) - Mm.det()) == 0
+    assert (sympy.Matrix(alg.mass_matrix(model)) - Mm).applyfunc(sympy.simplify) == sympy.zeros(2, 2)
+    # The Riccati equation holds exactly (Eq. 36 in the ψ form).
+    P = sympy.diag(*[sympy.Matrix(ab.P[k]) for k in model.bodies])
+    from graphs import bwa_matrix
+
+    E_psi = sympy.Matrix(bwa_matrix(tree, model.node_dims(), dict(ab.psi)))
+    residual = P - E_psi * P * E_psi.T - sympy.Matrix(d.M)
+    assert residual.applyfunc(sympy.simplify) == sympy.zeros(*residual.shape)
+
+
+@given(sko_models(max_node_dim=5), st.integers(0, 2**32 - 1))
+def test_welded_bodies_without_hinge_coordinates(model, seed):
+    """Bodies with ``n_k = 0`` (welded to their parent) drop out of ``θ̈`` but keep their inertia."""
+    rng = np.random.default_rng(seed)
+    H = {k: (np.zeros((0, model.node_dim(k))) if rng.random() < 0.4 else model.H[k]) for k in model.bodies}
+    welded = SKOModel(model.tree, dict(model.phi), H, dict(model.M))
+    if welded.dof_size == 0:
+        assert alg.forward_dynamics(welded, np.zeros(0)).shape == (0,)
+        return
+    d = welded.dense()
+    T = vectors(welded, seed, "dof")
+    a = vectors(welded, seed + 1, "node")
+    Mm = d.mass_matrix
+    cond = np.linalg.cond(Mm)
+    assert_close(alg.forward_dynamics(welded, T, a), np.linalg.solve(Mm, T - d.bias(a)), 1e-10 * cond)
+    assert_close(alg.mass_matrix(welded), Mm, 1e-12)
+    assert abs(alg.mass_matrix_logdet(welded) - np.linalg.slogdet(Mm)[1]) <= 1e-12 * welded.dof_size * max(cond, 100.0)
