@@ -492,11 +492,21 @@ def forward_dynamics(case: Case):
             compare(_mass(case) @ qdd + ops.bias(a, b), T, scale=_scale(case, T, ops.bias(a, b)), label="M qdd + C = T")]
 
 
+def _round_trip_vector(case: Case, label: str) -> np.ndarray:
+    """A test hinge vector; for symbolic models small integers, so the proof is over the model's
+    symbols without a second layer of symbolic vector entries."""
+    if not case.symbolic:
+        return case.dof_vector(label)
+    import sympy
+
+    return np.array([sympy.Integer(int(v)) for v in case.rng(label).integers(-3, 4, case.model.dof_size)], dtype=object)
+
+
 @register("forward_inverse_round_trip", "Algorithms 3.1, 6.1", requires=("forward_dynamics",))
 def forward_inverse_round_trip(case: Case):
     """Newton–Euler undoes forward dynamics and vice versa (with a, b)."""
     model, a, b = case.model, case.a, case.b
-    T, qdd = case.dof_vector("T"), case.dof_vector("qdd")
+    T, qdd = _round_trip_vector(case, "T"), _round_trip_vector(case, "qdd")
     T_back = alg.inverse_dynamics(model, _canonical(case, _with_riccati(case, alg.forward_dynamics, T, a, b)), a=a, b=b)
     qdd_back = _with_riccati(case, alg.forward_dynamics, _canonical(case, alg.inverse_dynamics(model, qdd, a=a, b=b)), a, b)
     Mm = _mass(case)
@@ -506,10 +516,12 @@ def forward_inverse_round_trip(case: Case):
 
 
 # --------------------------------------------------------------------------- §12 operational space
-def _task_nodes(model) -> tuple:
-    """Tips of the tree (at most three) plus one interior body, as task nodes."""
-    tips = [k for k in model.bodies if not model.tree.children(k)]
-    inner = [k for k in model.bodies if model.tree.children(k)]
+def _task_nodes(model, with_dofs: bool = False) -> tuple:
+    """Tips of the tree (at most three) plus one interior body, as task nodes (only bodies with
+    hinge dofs when ``with_dofs``)."""
+    bodies = [k for k in model.bodies if model.dof_dim(k) > 0 or not with_dofs]
+    tips = [k for k in bodies if not model.tree.children(k)]
+    inner = [k for k in bodies if model.tree.children(k)]
     return tuple(tips[:3] + inner[:1])
 
 
@@ -529,9 +541,29 @@ def operational_space_compliance(case: Case):
     if hasattr(alg, "operational_space_compliance"):
         nodes = _task_nodes(model)
         idx = np.concatenate([np.arange(model.node_size)[model.node_slice(k)] for k in nodes])
-        out.append(compare(np.asarray(alg.operational_space_compliance(model, nodes)), Omega[np.ix_(idx, idx)],
+        out.append(compare(np.asarray(alg.operational_space_compliance(model, nodes, articulated=_riccati(case))),
+                           Omega[np.ix_(idx, idx)],
                            label="operational_space_compliance"))
     return out
+
+
+@register("operational_space_inertia", "SKO.md §12 (Λ = (ℬ* Ω ℬ)^{-1})", symbolic=False,
+          requires=("operational_space_inertia",))
+def operational_space_inertia(case: Case):
+    """Λ (ℬ* Ω ℬ) = I for one task coordinate per task node.
+
+    The task direction of node k is its first hinge direction H*(k) e_1, so the task Jacobian has
+    full row rank on any model (each task row reaches its own hinge column)."""
+    model, ops = case.model, case.dense
+    nodes = _task_nodes(model, with_dofs=True)
+    B = {k: model.H[k][:1].T for k in nodes}
+    Lam = alg.operational_space_inertia(model, nodes, B, articulated=_riccati(case))
+    _, Bi = _innovations(case)
+    inverse = Bi.T @ _ops(case).D_inverse @ Bi
+    J = np.vstack([((ops.H @ ops.phi)[:, model.node_slice(k)] @ B[k]).T for k in nodes])  # ℬ* φ* H*
+    compliance = J @ inverse @ J.T
+    return compare(Lam @ compliance, _I(len(nodes), case),
+                   scale=None if case.symbolic else _scale(case, Lam) * _scale(case, compliance))
 
 
 # --------------------------------------------------------------------------- §13 sparsity by segments
@@ -560,8 +592,8 @@ def segment_sparsity(case: Case):
                 "phi": (_segment_pattern(model, ops.phi, "node", segments), above),
                 "M": (_segment_pattern(model, _mass(case), "dof", segments), related)}
     # Predicted zeros are zeros for any data; predicted nonzeros are nonzero for generic data
-    # (a zero weight, or weights whose product vanishes, can add zeros).
-    generic = all(np.any(W != 0) for W in model.phi.values())
+    # (a zero weight, weights whose product vanishes, or physical structure can add zeros).
+    generic = case.generic and all(np.any(W != 0) for W in model.phi.values())
     out = [compare(c & ~p, np.zeros_like(p), label=f"{name} zeros") for name, (c, p) in computed.items()]
     if generic:
         out += [compare(c, p, label=f"{name} pattern") for name, (c, p) in computed.items()]
@@ -570,4 +602,21 @@ def segment_sparsity(case: Case):
         p = tree.parent(base)
         if p is not None:
             out.append(compare(float(p == segments[branches.parent(t)][-1]), 1.0, label=f"connector {t}"))
+    return out
+
+
+@register("sparsity_prediction", "SKO.md §13 (algorithms.sparsity)", symbolic=False, requires=("node_pattern",))
+def sparsity_prediction(case: Case):
+    """The node-level patterns predicted by ``algorithms.node_pattern`` hold for ℰ_φ, φ and ℳ:
+    predicted zeros are exact zeros, and for generic weights every predicted block is nonzero."""
+    model, ops = case.model, case.dense
+    predicted = alg.node_pattern(model.tree)
+    ns = model.node_slices
+    node = lambda A: np.array([[bool(np.any(A[a, b] != 0)) for b in ns] for a in ns])  # noqa: E731
+    computed = {"E": (node(ops.E), predicted.E), "phi": (node(ops.phi), predicted.phi),
+                "M": (alg.mass_matrix_pattern(model), predicted.mass_matrix)}
+    generic = case.generic and all(np.any(W != 0) for W in model.phi.values())
+    out = [compare(c & ~p, np.zeros_like(p), label=f"{name} zeros") for name, (c, p) in computed.items()]
+    if generic:
+        out += [compare(c, p, label=f"{name} pattern") for name, (c, p) in computed.items()]
     return out

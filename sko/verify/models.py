@@ -58,6 +58,7 @@ class ModelSpec:
     description: str = ""
     symbolic: bool = False
     builtin: bool = False
+    generic: bool = False
 
 
 _MODELS: dict[str, ModelSpec] = {}
@@ -65,11 +66,12 @@ _plugins_loaded = False
 
 
 def register_model(name: str, build: Callable[[], object], description: str = "", *, symbolic: bool = False,
-                   replace: bool = False, builtin: bool = False) -> ModelSpec:
-    """Register a model factory under ``name`` (returns an SKOModel or ``(model, a, b)``)."""
+                   replace: bool = False, builtin: bool = False, generic: bool = False) -> ModelSpec:
+    """Register a model factory under ``name`` (returns an SKOModel or ``(model, a, b)``);
+    ``generic`` marks random data (see :class:`~sko.verify.registry.Case`)."""
     if not replace and name in _MODELS:
         raise SKOError(f"a model named {name!r} is already registered")
-    spec = ModelSpec(name, build, description, symbolic, builtin)
+    spec = ModelSpec(name, build, description, symbolic, builtin, generic)
     _MODELS[name] = spec
     return spec
 
@@ -128,16 +130,16 @@ def get_model(name: str) -> ModelSpec:
 def make_case(name: str, seed: int = 0) -> Case:
     """Build the named model and wrap it (with its ``a``, ``b``) as a :class:`Case`."""
     spec = get_model(name)
-    return case_from(spec.build(), name, seed=seed)
+    return case_from(spec.build(), name, seed=seed, generic=spec.generic)
 
 
-def case_from(built, name: str, seed: int = 0) -> Case:
+def case_from(built, name: str, seed: int = 0, generic: bool = False) -> Case:
     """A :class:`Case` from an SKOModel or a tuple ``(model, a, b)``."""
     if isinstance(built, SKOModel):
-        return Case(built, name, seed=seed)
+        return Case(built, name, seed=seed, generic=generic)
     if isinstance(built, tuple) and len(built) == 3 and isinstance(built[0], SKOModel):
         model, a, b = built
-        return Case(model, name, a, b, seed=seed)
+        return Case(model, name, a, b, seed=seed, generic=generic)
     raise SKOError(f"model factory {name!r} returned {type(built).__name__}; expected an SKOModel or (model, a, b)")
 
 
@@ -212,13 +214,13 @@ def _forest() -> TreeDigraph:
 
 
 register_model("random", lambda: _with_ab(random_sko_model(_random_tree(), 11), 11),
-               "random tree, 14 bodies, 2 base bodies, shuffled numbering", builtin=True)
+               "random tree, 14 bodies, 2 base bodies, shuffled numbering", builtin=True, generic=True)
 register_model("chain", lambda: _with_ab(random_sko_model(TreeDigraph.from_parents({k: (k - 1 if k else None) for k in range(8)}), 12), 12),
-               "serial chain of 8 bodies", builtin=True)
+               "serial chain of 8 bodies", builtin=True, generic=True)
 register_model("forest", lambda: _with_ab(random_sko_model(_forest(), 13), 13),
-               "three trees off the root, 11 bodies, shuffled numbering", builtin=True)
+               "three trees off the root, 11 bodies, shuffled numbering", builtin=True, generic=True)
 register_model("jain-tree", lambda: _with_ab(random_sko_model(jain_tree(), 14), 14),
-               "five-branch tree of Jain's Figure 3, canonical numbering", builtin=True)
+               "five-branch tree of Jain's Figure 3, canonical numbering", builtin=True, generic=True)
 
 
 def _symbolic():

@@ -137,12 +137,16 @@ class Case:
     """What a check sees: a model, its ``a`` and ``b`` vectors, and reproducible test vectors.
 
     Numeric cases draw test vectors from a generator seeded by their label; symbolic cases make
-    them vectors of sympy symbols. Results of expensive computations can be shared between the
+    them vectors of sympy symbols. ``generic`` marks models with random data, on which
+    properties that hold for almost all data (e.g. a predicted nonzero block is nonzero) are
+    checked too; physical models may have structural zeros of their own. Results of expensive computations can be shared between the
     checks of one case through :meth:`cached`.
     """
 
-    def __init__(self, model: SKOModel, name: str = "model", a=None, b=None, symbolic: bool | None = None, seed: int = 0):
+    def __init__(self, model: SKOModel, name: str = "model", a=None, b=None, symbolic: bool | None = None, seed: int = 0,
+                 generic: bool = False):
         self.model = model
+        self.generic = generic
         self.name = name
         self.a = model.node_vector(a, "a")
         self.b = model.node_vector(b, "b")
