@@ -144,7 +144,8 @@ def _info(args) -> int:
     case = _urdf_case(args.urdf, args.floating_base) if args.urdf else make_case(args.model)
     model = case.model
     tree = model.tree
-    print(f"model {case.name}: {len(tree)} bodies, {len(tree.base_bodies())} base bodies, height {tree.height}, "
+    bases = len(tree.base_bodies())
+    print(f"model {case.name}: {len(tree)} bodies, {bases} base bod{'y' if bases == 1 else 'ies'}, height {tree.height}, "
           f"{model.node_size} node coordinates, {model.dof_size} dofs, dtype {model.dtype}")
     print("\ndigraph (stacking order):")
     rows = [("body", "parent", "children", "depth", "m_k", "n_k", "segment")]

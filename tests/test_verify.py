@@ -144,3 +144,39 @@ def test_case_wraps_a_model_with_a_and_b():
     case = make_case("chain")
     assert case.a.shape == case.b.shape == (case.model.node_size,)
     assert isinstance(Case(case.model), Case) and not Case(case.model).symbolic
+
+
+def test_example_packages_contribute_models(monkeypatch):
+    import sys
+    import types
+
+    from sko.verify import models
+    from sko.verify.models import random_sko_model
+    from tests.strategies import random_tree
+
+    tree = random_tree(5, seed=1, shape="binary")
+
+    class System:  # the contract of example_systems(): random_configuration, nv, sko_model
+        nv = 0
+
+        def random_configuration(self, rng):
+            return np.zeros(0)
+
+        def sko_model(self, q, qd):
+            model = random_sko_model(tree, 3)
+            return model, np.ones(model.node_size), np.zeros(model.node_size)
+
+    provider = types.ModuleType("provider_models")
+    provider.verify_models = lambda: {"provided-model": lambda: random_sko_model(tree, 2)}
+    systems = types.ModuleType("system_examples")
+    systems.example_systems = lambda: {"example-system": System}
+    monkeypatch.setitem(sys.modules, "provider_models", provider)
+    monkeypatch.setitem(sys.modules, "system_examples", systems)
+    monkeypatch.setattr(models, "PLUGINS", ("provider_models", "system_examples", "no_such_module_here"))
+    monkeypatch.setattr(models, "_plugins_loaded", False)
+    monkeypatch.setattr(models, "_MODELS", dict(models._MODELS))
+    assert {"provided-model", "example-system"} <= set(model_names(symbolic=False, builtin=False))
+    case = make_case("example-system")
+    assert np.array_equal(case.a, np.ones(case.model.node_size))
+    results = run(models=["provided-model", "example-system"], checks=["forward_dynamics", "crba"])
+    assert len(results) == 4 and all(r.passed for r in results)
