@@ -2,8 +2,7 @@
 
 :func:`symbolic_model` builds a small SKO model whose entries are sympy symbols and rationals:
 four nodes, two base bodies (a forest), node dimensions 2, 3, 2, 1, hence non-square weights
-``φ(a, b)`` (2×3) and ``φ(b, c)`` (3×2); diagonal symbolic inertias; joint maps with symbolic
-entries. The same recursions of :mod:`algorithms` that run on floats run on these
+``φ(a, b)`` (2×3) and ``φ(b, c)`` (3×2); diagonal symbolic inertias; a symbolic joint map. The same recursions of :mod:`algorithms` that run on floats run on these
 ``dtype=object`` arrays, and every check of :mod:`sko.verify.checks` that is marked symbolic is
 then proved exactly: each entry of ``actual − expected`` must simplify to ``0``.
 
@@ -29,9 +28,11 @@ def symbolic_model() -> tuple[SKOModel, np.ndarray, np.ndarray]:
     """A 4-node symbolic SKO model with ``a`` and ``b``.
 
     Tree: ``a → b → c`` and a second base body ``d``. Weights ``φ(a, b)`` (2×3) and ``φ(b, c)``
-    (3×2) mix symbols and rationals; ``M(k)`` are diagonal with positive symbols; ``H(k)`` are
-    single rows with a symbolic entry (so ``D(k)`` are scalars and ``D^{-1}`` stays a rational
-    function). ``a`` and ``b`` are symbolic on some entries.
+    (3×2) mix the symbols ``p``, ``q`` with rationals; ``M(k)`` are diagonal with the positive
+    symbols ``m_a … m_d``; ``H(c) = [h, 1]`` is symbolic and the other ``H(k)`` pick one
+    coordinate, so every ``D(k)`` is a scalar rational function; ``a`` and ``b`` hold the
+    symbols ``a1``, ``b1``. The sizes keep the exact proofs of all checks within a couple of
+    minutes: nested quotients from the Riccati recursion grow quickly with more symbols.
 
     Examples
     --------
