@@ -15,6 +15,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -66,7 +67,7 @@ def _urdf_case(path: str, floating_base: bool):
     except ImportError:
         raise SKOError("--urdf needs the rigid body package sko.rigid, which is not available in this installation") from None
     system = RigidSystem.from_urdf(path, floating_base=floating_base)
-    return case_from(system_model(system), path)
+    return case_from(system_model(system), Path(path).name)
 
 
 def _progress(symbolic: bool):
