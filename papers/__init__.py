@@ -1,0 +1,1 @@
+"""Runnable reproductions of the papers' results (each run by a test)."""

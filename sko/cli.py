@@ -1,0 +1,185 @@
+"""The command line: ``python -m sko verify`` and ``python -m sko info`` (API.md).
+
+``verify [--model NAME|--urdf FILE] [--symbolic] [--json]`` runs the identity checks of
+:mod:`sko.verify` and prints one row per check (model, name, equation, residual or "exact",
+pass/fail); it exits with status 1 when any check fails (2 on a usage error). ``--json`` prints
+one JSON list of ``{"model", "name", "equation", "residual", "exact", "passed"}`` objects.
+Progress goes to stderr. ``info [--model NAME|--urdf FILE]`` describes a model: its digraph,
+node and hinge dimensions, serial-chain segments and the sparsity of ``ℳ``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from graphs.errors import SKOError
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m sko", description="SKO models: identity checks and model information.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    verify = sub.add_parser("verify", help="check every identity of SKO.md on models")
+    source = verify.add_mutually_exclusive_group()
+    source.add_argument("--model", action="append", metavar="NAME", help="a registered model (repeatable; default: all)")
+    source.add_argument("--urdf", metavar="FILE", help="a rigid system from a URDF file, at a random state")
+    verify.add_argument("--floating-base", action="store_true", help="with --urdf: a free-floating base")
+    verify.add_argument("--symbolic", action="store_true", help="prove the identities exactly on symbolic models")
+    verify.add_argument("--json", action="store_true", help="print one JSON list of results")
+    verify.add_argument("--check", action="append", metavar="NAME", help="run only this check (repeatable)")
+    verify.add_argument("--list", action="store_true", help="list the checks and models, run nothing")
+
+    info = sub.add_parser("info", help="digraph, dimensions, segments and sparsity of a model")
+    isource = info.add_mutually_exclusive_group()
+    isource.add_argument("--model", default="jain-tree", metavar="NAME", help="a registered model (default: jain-tree)")
+    isource.add_argument("--urdf", metavar="FILE", help="a rigid system from a URDF file")
+    info.add_argument("--floating-base", action="store_true", help="with --urdf: a free-floating base")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "verify":
+            return _verify(args)
+        return _info(args)
+    except SKOError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+# --------------------------------------------------------------------------- verify
+def _urdf_case(path: str, floating_base: bool):
+    from .verify.models import case_from, system_model
+
+    try:
+        from sko.rigid import RigidSystem
+    except ImportError:
+        raise SKOError("--urdf needs the rigid body package sko.rigid, which is not available in this installation") from None
+    system = RigidSystem.from_urdf(path, floating_base=floating_base)
+    return case_from(system_model(system), Path(path).name)
+
+
+def _progress(symbolic: bool):
+    stream = sys.stderr
+    tty = stream.isatty()
+    if not (tty or symbolic):
+        return None
+    start = time.perf_counter()
+
+    def report(done: int, total: int, model: str, check: str) -> None:
+        line = f"[{done + 1:>4}/{total}] {time.perf_counter() - start:6.1f}s  {model}: {check}"
+        if tty:
+            stream.write("\r" + line.ljust(78)[:78])
+            if done + 1 == total:
+                stream.write("\n")
+        else:
+            stream.write(line + "\n")
+        stream.flush()
+
+    return report
+
+
+def _verify(args) -> int:
+    from .verify import REGISTRY, model_names, run, skipped_checks
+
+    if args.list:
+        for check in REGISTRY:
+            modes = "numeric+symbolic" if check.numeric and check.symbolic else ("symbolic" if check.symbolic else "numeric")
+            print(f"{check.name:32s} {check.equation:40s} {modes}")
+        print("models:", ", ".join(model_names()))
+        return 0
+    models = [_urdf_case(args.urdf, args.floating_base)] if args.urdf else args.model
+    checks = args.check
+    selected = REGISTRY.select(checks, args.symbolic)
+    skipped = skipped_checks(selected)
+    for name, missing in skipped.items():
+        print(f"skipped {name}: algorithms.{', algorithms.'.join(missing)} not available", file=sys.stderr)
+    start = time.perf_counter()
+    results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic))
+    elapsed = time.perf_counter() - start
+    failed = [r for r in results if not r.passed]
+    if args.json:
+        print(json.dumps([r.to_json() for r in results], indent=1))
+    else:
+        _table(results)
+        n_models = len({r.model for r in results})
+        n_checks = len({r.name for r in results})
+        print(f"{len(results)} results ({n_checks} checks on {n_models} model{'s' if n_models != 1 else ''}): "
+              f"{len(results) - len(failed)} passed, {len(failed)} failed in {elapsed:.1f} s")
+    for r in failed:
+        print(f"FAILED {r.model}: {r.name} ({r.equation}): {r.detail}", file=sys.stderr)
+    if not results:
+        print("error: no check ran", file=sys.stderr)
+        return 1
+    return 1 if failed else 0
+
+
+def _table(results) -> None:
+    rows = [("model", "check", "equation", "residual", "result")]
+    for r in results:
+        value = ("exact" if r.exact else "not exact") if r.residual is None and r.exact is not None else (
+            "-" if r.residual is None else f"{r.residual:.1e}")
+        rows.append((r.model, r.name, r.equation, value, "pass" if r.passed else "FAIL"))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    for row in rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+
+
+# --------------------------------------------------------------------------- info
+def _info(args) -> int:
+    import algorithms as alg
+
+    from .verify.models import make_case
+
+    case = _urdf_case(args.urdf, args.floating_base) if args.urdf else make_case(args.model)
+    model = case.model
+    tree = model.tree
+    bases = len(tree.base_bodies())
+    print(f"model {case.name}: {len(tree)} bodies, {bases} base bod{'y' if bases == 1 else 'ies'}, height {tree.height}, "
+          f"{model.node_size} node coordinates, {model.dof_size} dofs, dtype {model.dtype}")
+    print("\ndigraph (stacking order):")
+    rows = [("body", "parent", "children", "depth", "m_k", "n_k", "segment")]
+    for k in tree.bodies:
+        p = tree.parent(k)
+        rows.append((repr(k), "root" if p is None else repr(p), ", ".join(map(repr, tree.children(k))) or "-",
+                     str(tree.depth(k)), str(model.node_dim(k)), str(model.dof_dim(k)), str(tree.segment_of(k))))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    branches = tree.branch_tree()
+    print("\nserial-chain segments (base → tip) and the tree of branches:")
+    for s, seg in enumerate(tree.segments()):
+        p = branches.parent(s)
+        print(f"  {s}: {' → '.join(map(repr, seg))}   parent segment: {'root' if p is None else p}")
+    if model.dtype == object:
+        return 0
+    mass = alg.mass_matrix(model)
+    print("\nsparsity of ℳ by body blocks (# nonzero, . zero; rows/columns in stacking order):")
+    bodies = tree.bodies
+    for i in bodies:
+        cells = ["#" if np.any(mass[model.dof_slice(i), model.dof_slice(j)] != 0) else "." for j in bodies]
+        print("  " + " ".join(cells) + f"   {i!r}")
+    segments = tree.segments()
+    print("\nsparsity of ℳ by segment blocks:")
+    for s, si in enumerate(segments):
+        rows_ = np.concatenate([np.arange(model.dof_size)[model.dof_slice(k)] for k in si])
+        cells = []
+        for sj in segments:
+            cols = np.concatenate([np.arange(model.dof_size)[model.dof_slice(k)] for k in sj])
+            cells.append("#" if np.any(mass[np.ix_(rows_, cols)] != 0) else ".")
+        print("  " + " ".join(cells) + f"   segment {s}")
+    nnz = int(np.count_nonzero(mass))
+    print(f"\nℳ: {mass.shape[0]}×{mass.shape[1]}, {nnz} nonzero entries ({100 * nnz / max(mass.size, 1):.0f} %), "
+          f"{mass.size - nnz} zeros from branch-induced sparsity")
+    return 0

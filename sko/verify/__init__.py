@@ -1,0 +1,34 @@
+"""Identity verification for SKO models, numeric and symbolic (SKO.md §2–§13).
+
+>>> from sko.verify import run
+>>> results = run(models=["chain"], checks=["spo_products", "newton_euler"])
+>>> [(r.name, r.passed) for r in results]
+[('spo_products', True), ('newton_euler', True)]
+"""
+
+from . import checks as _checks  # noqa: F401  (registers the built-in checks)
+from .models import ModelSpec, get_model, make_case, model_names, random_sko_model, register_model
+from .registry import REGISTRY, Case, Check, Comparison, Registry, Result, compare, exact_zero, register
+from .runner import resolve_cases, run, run_check, skipped_checks
+
+__all__ = [
+    "REGISTRY",
+    "Case",
+    "Check",
+    "Comparison",
+    "Registry",
+    "Result",
+    "ModelSpec",
+    "compare",
+    "exact_zero",
+    "register",
+    "register_model",
+    "get_model",
+    "make_case",
+    "model_names",
+    "random_sko_model",
+    "resolve_cases",
+    "run",
+    "run_check",
+    "skipped_checks",
+]

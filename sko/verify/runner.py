@@ -1,0 +1,79 @@
+"""Running registered checks on models (numerically or exactly)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from graphs.errors import SKOError
+from sko.model import SKOModel
+
+from .models import case_from, make_case, model_names
+from .registry import REGISTRY, Case, Check, Registry, Result
+
+__all__ = ["run", "run_check", "resolve_cases", "skipped_checks"]
+
+Progress = Callable[[int, int, str, str], None]
+
+
+def resolve_cases(models: Iterable | None = None, symbolic: bool = False) -> list[Case]:
+    """Cases for ``models``: names of registered models, SKOModels, ``(model, a, b)`` tuples or
+    Cases. By default every registered model of the mode (numeric or symbolic)."""
+    if models is None:
+        models = model_names(symbolic=symbolic)
+    cases = []
+    for i, m in enumerate(models):
+        if isinstance(m, Case):
+            cases.append(m)
+        elif isinstance(m, str):
+            cases.append(make_case(m))
+        elif isinstance(m, (SKOModel, tuple)):
+            cases.append(case_from(m, f"model{i}"))
+        else:
+            raise SKOError(f"cannot verify {type(m).__name__}: give a model name, an SKOModel or (model, a, b)")
+    for c in cases:
+        if c.symbolic != symbolic:
+            kind = "symbolic (sympy) entries" if c.symbolic else "floating-point entries"
+            raise SKOError(f"model {c.name!r} has {kind}; run it {'with' if c.symbolic else 'without'} --symbolic"
+                           + ("" if c.symbolic else " or convert it with sko.verify.symbolic.rational_model"))
+    return cases
+
+
+def skipped_checks(checks: Iterable[Check]) -> dict[str, tuple[str, ...]]:
+    """Checks whose required algorithms are not available: ``{name: missing names}``."""
+    return {c.name: c.missing() for c in checks if c.missing()}
+
+
+def run(models: Iterable | None = None, checks: Iterable[str] | None = None, symbolic: bool = False,
+        registry: Registry = REGISTRY, progress: Progress | None = None) -> list[Result]:
+    """Run the checks (all by default) on the models (all of the mode by default).
+
+    Checks that do not apply in the mode, or whose algorithms are not available, are left out
+    (see :func:`skipped_checks`). ``progress(done, total, model, check)`` is called before each.
+    """
+    cases = resolve_cases(models, symbolic)
+    selected = [c for c in registry.select(checks, symbolic) if not c.missing()]
+    total, done = len(cases) * len(selected), 0
+    results = []
+    for case in cases:
+        for check in selected:
+            if progress is not None:
+                progress(done, total, case.name, check.name)
+            results.append(check.run(case))
+            done += 1
+    return results
+
+
+def run_check(name: str, model="chain", registry: Registry = REGISTRY) -> Result:
+    """Run one check on one model (a name, SKOModel, ``(model, a, b)`` or Case); the mode follows
+    the model's entries (sympy → exact)."""
+    check = registry.get(name)
+    if isinstance(model, Case):
+        case = model
+    elif isinstance(model, str):
+        case = make_case(model)
+    else:
+        case = case_from(model, "model")
+    missing = check.missing()
+    if missing:
+        raise SKOError(f"check {name!r} needs algorithms.{', algorithms.'.join(missing)}, which is not available")
+    return check.run(case)
