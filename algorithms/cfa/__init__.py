@@ -6,6 +6,9 @@
 * :mod:`.general`: the general CFA (sparse solve of ``A F_S = −B F_T``);
 * :mod:`.serialized`: the serialized CFA (cyclic reduction on the serial-chain segments);
 * :mod:`.forces`: the physical constraint forces from Newton–Euler.
+
+Unlike the recursions of :mod:`algorithms`, the CFA is numeric (an SVD per node for ``W(k)``,
+``scipy.sparse`` for ``A``): it takes real floating-point models only.
 """
 
 from .forces import ConstraintForces, constraint_forces

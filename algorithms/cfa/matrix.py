@@ -102,9 +102,8 @@ def constraint_matrix(model: SKOModel, split: ForceSplit | None = None, blocks: 
     cs = split.constraint_slices
     rows, cols, data = [], [], []
     for (i, j), B in blocks.items():
-        r, c = np.meshgrid(np.arange(cs[i].start, cs[i].stop), np.arange(cs[j].start, cs[j].stop), indexing="ij")
-        rows.append(r.ravel())
-        cols.append(c.ravel())
+        rows.append(np.repeat(np.arange(cs[i].start, cs[i].stop), B.shape[1]))
+        cols.append(np.tile(np.arange(cs[j].start, cs[j].stop), B.shape[0]))
         data.append(B.ravel())
     if not blocks:
         return scipy.sparse.csr_array((n, n), dtype=float)
