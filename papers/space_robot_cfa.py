@@ -12,17 +12,18 @@ by π about z:
 link  joint axis (own frame)  length [m]  mass [kg]  shape (inertia about the centre)
 ====  =====================  ==========  ========  =================================
 main  free                    1.2         400       solid hexagonal prism, edge 0.8 m
-L1    z  (shoulder yaw)       0.25        12        rod along its outward axis x
-L2    y  (shoulder pitch)     1.0         18        rod
-L3    y  (elbow pitch)        1.0         14        rod
-L4    y  (wrist pitch)        0.2         5         rod
-L5    z  (wrist yaw)          0.2         4         rod
-L6    x  (wrist roll)         0.15        3         rod
+L1    z  (shoulder yaw)       0.25        12        cylinder along its outward axis x, r 0.06
+L2    y  (shoulder pitch)     1.0         18        cylinder, r 0.05
+L3    y  (elbow pitch)        1.0         14        cylinder, r 0.05
+L4    y  (wrist pitch)        0.2         5         cylinder, r 0.04
+L5    z  (wrist yaw)          0.2         4         cylinder, r 0.04
+L6    x  (wrist roll)         0.15        3         cylinder, r 0.1 (end effector)
 ====  =====================  ==========  ========  =================================
 
 Each link's frame sits at its joint; its centre of mass is halfway along its outward axis and the
-next joint at its end. The joints are driven by smooth sinusoidal torques from rest at a
-bent configuration; the SKO model has 13 nodes, 18 hinge dofs and 60 constraint coordinates.
+next joint at its end. The joints are driven by smooth sinusoidal torques with viscous joint
+damping (part of ``T``), from rest at a bent configuration; the SKO model has 13 nodes, 18 hinge
+dofs and 60 constraint coordinates.
 
 What the script checks and reports
 ----------------------------------
@@ -69,8 +70,10 @@ LENGTH, EDGE, MAIN_MASS = 1.2, 0.8, 400.0
 #: (name, joint axis, length, mass) of each arm link, base to tip
 ARM = (("L1", (0, 0, 1), 0.25, 12.0), ("L2", (0, 1, 0), 1.0, 18.0), ("L3", (0, 1, 0), 1.0, 14.0),
        ("L4", (0, 1, 0), 0.2, 5.0), ("L5", (0, 0, 1), 0.2, 4.0), ("L6", (1, 0, 0), 0.15, 3.0))
-#: torque amplitude [N m] and frequency [Hz] of each arm joint
-TORQUE = ((4.0, 0.10), (6.0, 0.15), (4.0, 0.20), (1.0, 0.25), (0.5, 0.30), (0.3, 0.35))
+#: radius [m] of each link's rod (the last one is the end effector's gripper body)
+RADIUS = (0.06, 0.05, 0.05, 0.04, 0.04, 0.1)
+#: torque amplitude [N m], frequency [Hz] and viscous damping [N m s] of each arm joint
+TORQUE = ((4.0, 0.10, 4.0), (6.0, 0.15, 6.0), (4.0, 0.20, 4.0), (0.5, 0.25, 0.5), (0.2, 0.30, 0.2), (0.05, 0.35, 0.05))
 #: initial arm joint angles [rad] (a bent, non-singular configuration)
 Q_ARM = (0.3, -0.6, 1.2, 0.5, -0.4, 0.2)
 
@@ -91,21 +94,24 @@ def space_robot():
     apothem = EDGE * np.sqrt(3) / 2
     for arm, yaw in ((1, 0.0), (2, np.pi)):
         parent, placement = "main", pose_transform(apothem * np.array([np.cos(yaw), np.sin(yaw), 0.0]), (0.0, 0.0, yaw))
-        for name, axis, length, mass in ARM:
+        for (name, axis, length, mass), radius in zip(ARM, RADIUS):
             link = f"{name[0]}{arm}{name[1]}"  # L11 … L16, L21 … L26
             b.add_body(link, parent, Revolute(axis), placement, mass=mass, com=[length / 2, 0, 0],
-                       inertia_com=rod_inertia(mass, length, axis=0, radius=0.04))
+                       inertia_com=rod_inertia(mass, length, axis=0, radius=radius))
             parent, placement = link, pose_transform([length, 0.0, 0.0])
     return b.build()
 
 
-def joint_torques(system, t: float) -> np.ndarray:
-    """Smooth sinusoidal torques on the arm joints (none on the free base); arm 2 in
-    antiphase."""
+def joint_torques(system, t: float, qd=None) -> np.ndarray:
+    """Smooth sinusoidal torques ``A cos(2π f t)`` on the arm joints (none on the free base), arm
+    2 in antiphase, minus viscous joint damping ``d θ̇`` when the velocities ``qd`` are given. A
+    cosine has a zero-mean integral and the damping bounds the joint rates, so the light wrist
+    joints oscillate instead of spinning up."""
     tau = np.zeros(system.nv)
     for arm, sign in ((1, 1.0), (2, -1.0)):
-        for (name, *_), (amplitude, frequency) in zip(ARM, TORQUE):
-            tau[system.v_slice(f"{name[0]}{arm}{name[1]}")] = sign * amplitude * np.sin(2 * np.pi * frequency * t)
+        for (name, *_), (amplitude, frequency, damping) in zip(ARM, TORQUE):
+            v = system.v_slice(f"{name[0]}{arm}{name[1]}")
+            tau[v] = sign * amplitude * np.cos(2 * np.pi * frequency * t) - (0.0 if qd is None else damping * qd[v])
     return tau
 
 
@@ -163,7 +169,7 @@ def simulate(system, horizon: float, dt: float, compare: bool = True) -> dict:
 
     def acceleration(t, q, qd):
         model, a, b = system.sko_model(q, qd)
-        T = joint_torques(system, t)
+        T = joint_torques(system, t, qd)
         results = {}
         for name, method in (METHODS.items() if compare else [("serialized CFA", serialized_cfa)]):
             start = time.process_time()
@@ -200,7 +206,7 @@ def simulate_ab(system, horizon: float, dt: float) -> dict:
     """The same simulation driven by the recursive AB algorithm alone."""
     def acceleration(t, q, qd):
         model, a, b = system.sko_model(q, qd)
-        return recursive_ab(model, joint_torques(system, t), a, b)
+        return recursive_ab(model, joint_torques(system, t, qd), a, b)
 
     q, qd = initial_state(system)
     qs, qds = [q], [qd]
@@ -215,7 +221,7 @@ def _arm_forces(system, q, qd, t) -> np.ndarray:
     """Physical constraint force of hinge L11 (link L11 on the main body) in an orthonormal
     basis ``W(L11)`` of its constrained directions, and the equivalent-system one."""
     model, a, b = system.sko_model(q, qd)
-    c = alg.constraint_forces(model, joint_torques(system, t), a, b)
+    c = alg.constraint_forces(model, joint_torques(system, t, qd), a, b)
     split_slice = alg.force_split(model).constraint_slices[model.tree.index("L11")]
     return np.concatenate([c.F_S[split_slice], c.F_S_equivalent[split_slice]])
 

@@ -149,6 +149,9 @@ def test_cfa_equals_forward_dynamics_and_dense(model, seed):
         assert_close(r.qdd, alg.forward_dynamics(model, T, a, b), 1e-10 * cond * condA)
         assert_close(A @ r.F_S, -W.T @ Omega @ Hp @ F_T, 1e-10 * condA, np.abs(A).max(initial=0) * np.abs(r.F_S).max(initial=0) + np.abs(F_T).max())
         assert_close(r.f, Hp @ F_T + W @ r.F_S, 1e-12)
+        # Eq. 28 term by term: θ̈ = C F_T + B* F_S.
+        assert_close(r.qdd, alg.C_apply(model, r.F_T, split) + alg.B_star_apply(model, r.F_S, split), 1e-10 * condA,
+                     np.abs(r.qdd).max() + np.abs(Omega).max() * np.abs(r.f).max() * max(np.abs(Hp).max(), 1.0))
     assert_close(serial.F_S, general.F_S, 1e-10 * condA)
 
 

@@ -22,10 +22,10 @@ def _load(name: str):
 
 def test_space_robot_short_run(tmp_path, capsys):
     paper = _load("space_robot_cfa")
-    numbers = paper.run(horizon=0.04, plot=True, output=tmp_path)
+    numbers = paper.run(horizon=0.02, plot=True, output=tmp_path)
     assert numbers["closed_form_error"] < 1e-12
     assert (numbers["bodies"], numbers["dofs"], numbers["constraints"], numbers["segments"]) == (13, 18, 60, 3)
-    assert numbers["steps"] == 20 and numbers["evaluations"] == 80
+    assert numbers["steps"] == 10 and numbers["evaluations"] == 40
     assert max(numbers["qdd_relative_error"].values()) < 1e-12
     assert numbers["trajectory_relative_error"] < 1e-12
     assert set(numbers["ranking"]) == set(paper.METHODS) and all(t > 0 for t in numbers["cpu"].values())
