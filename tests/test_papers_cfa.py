@@ -30,6 +30,7 @@ def test_space_robot_short_run(tmp_path, capsys):
     assert numbers["trajectory_relative_error"] < 1e-12
     assert set(numbers["ranking"]) == set(paper.METHODS) and all(t > 0 for t in numbers["cpu"].values())
     assert 0 < numbers["max_L11_constraint_force"] < np.inf
+    assert numbers["max_L11_axial_moment"] < 1e-12 * numbers["max_L11_constraint_force"]  # W ⟂ the joint axis
     assert (tmp_path / "space_robot_cfa.png").stat().st_size > 10_000
 
 
