@@ -107,19 +107,8 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
                 break
             count += 1
             for q in drop:
-                e, left = chain[q], chain[q - 1]
-                right = chain[q + 1] if q + 1 < len(chain) else None
-                Ainv = np.linalg.inv(diag[e])
-                X = couple[left, e] @ Ainv
-                diag[left] -= X @ couple[e, left]
-                rhs[left] -= X @ rhs[e]
-                if right is not None:
-                    Z = couple[right, e] @ Ainv
-                    diag[right] -= Z @ couple[e, right]
-                    rhs[right] -= Z @ rhs[e]
-                    couple[left, right] = -X @ couple[e, right]
-                    couple[right, left] = couple[left, right].T
-                eliminated.append((e, left, right, Ainv, couple[e, left], couple.get((e, right)), rhs[e]))
+                eliminated.append(_eliminate(chain[q], chain[q - 1], chain[q + 1] if q + 1 < len(chain) else None,
+                                             diag, rhs, couple))
             gone = {chain[q] for q in drop}
             chain = [i for i in chain if i not in gone]
         rounds.append(count)
@@ -147,3 +136,19 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
 
     qdd, f = accelerations(split, F_T, F_S)
     return CFAResult(qdd, F_T, F_S, f, tuple(rounds), tuple(model.bodies[i] for i in survivors))
+
+
+def _eliminate(e: int, left: int, right: int | None, diag: dict, rhs: dict, couple: dict) -> tuple:
+    """Eliminate unknown ``e`` of a segment list from its neighbours' rows (Eq. 39–40); returns
+    what the back-substitution needs."""
+    Ainv = np.linalg.inv(diag[e])
+    X = couple[left, e] @ Ainv
+    diag[left] -= X @ couple[e, left]
+    rhs[left] -= X @ rhs[e]
+    if right is not None:
+        Z = couple[right, e] @ Ainv
+        diag[right] -= Z @ couple[e, right]
+        rhs[right] -= Z @ rhs[e]
+        couple[left, right] = -X @ couple[e, right]
+        couple[right, left] = couple[left, right].T
+    return e, left, right, Ainv, couple[e, left], couple.get((e, right)), rhs[e]
