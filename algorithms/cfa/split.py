@@ -1,0 +1,155 @@
+"""Split of the inter-node force into hinge and constraint parts (CFA.md, "Split of the
+inter-node force").
+
+For every node ``k`` the columns of ``W(k)`` (``m_k × s_k``, ``s_k = m_k − n_k``) are an
+orthonormal basis of the null space of ``H(k)``, and ``H⁺(k) = H*(k) (H(k) H*(k))^{-1}`` is the
+right inverse of ``H(k)``. Every inter-node force splits as
+
+    f(k) = H⁺(k) F_T(k) + W(k) F_S(k),      F_T(k) = H(k) f(k),      F_S(k) = W*(k) f(k)
+
+(``W*(k) H⁺(k) = 0`` because ``H(k) W(k) = 0``, and ``W*(k) W(k) = I``, so ``W*(k)`` is the
+pseudo-inverse ``W(k)^+``). A node with ``n_k = m_k`` has an empty ``W(k)`` (``s_k = 0``): it
+carries no constraint force. Stacked constraint vectors ``F_S`` have length ``Σ s_k`` in the
+model's body order.
+
+The CFA is a numeric method (SVD for ``W``, ``scipy.sparse`` for ``A``): it takes models with
+real floating-point data only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import scipy.linalg
+
+from graphs.errors import DimensionError, SKOError
+from sko.arrays import checked_array
+from sko.model import SKOModel
+
+__all__ = ["ForceSplit", "force_split", "W_apply", "W_star_apply", "H_plus_apply", "H_plus_star_apply"]
+
+
+class ForceSplit:
+    """``W(k)``, ``H⁺(k)`` and ``M^{-1}(k)`` of every node of one model, per index.
+
+    Attributes
+    ----------
+    model : SKOModel
+    W_by_index, H_plus_by_index, M_inverse_by_index : tuple of arrays
+        In the model's body order.
+    constraint_slices : tuple of slice
+        Where node ``k``'s ``F_S(k)`` sits in a stacked constraint vector.
+    constraint_size : int
+        ``Σ s_k``.
+    """
+
+    def __init__(self, model: SKOModel):
+        if model.dtype.kind != "f":
+            raise SKOError(f"the constraint force algorithm needs real floating-point model data; got dtype {model.dtype}")
+        self.model = model
+        W, H_plus = zip(*(_split(Hk) for Hk in model.H_by_index)) if model.bodies else ((), ())
+        self.W_by_index, self.H_plus_by_index = tuple(W), tuple(H_plus)
+        self.M_inverse_by_index = tuple(np.linalg.inv(Mk) for Mk in model.M_by_index)
+        offsets = np.concatenate([[0], np.cumsum([W.shape[1] for W in self.W_by_index])])
+        self.constraint_slices = tuple(slice(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:]))
+        self.constraint_size = int(offsets[-1])
+
+    def __repr__(self) -> str:
+        return f"ForceSplit({len(self.W_by_index)} nodes, {self.constraint_size} constraint coordinates)"
+
+    @property
+    def W(self) -> Mapping:
+        """``{k: W(k)}``."""
+        return dict(zip(self.model.bodies, self.W_by_index))
+
+    @property
+    def H_plus(self) -> Mapping:
+        """``{k: H⁺(k)}``."""
+        return dict(zip(self.model.bodies, self.H_plus_by_index))
+
+    def constraint_dim(self, k) -> int:
+        """``s_k = m_k − n_k``."""
+        return self.W_by_index[self.model.tree.index(k)].shape[1]
+
+    def constraint_vector(self, x, name: str = "constraint vector") -> np.ndarray:
+        """A checked stacked constraint vector of length ``Σ s_k``."""
+        x = checked_array(x, 1, name)
+        if x.shape[0] != self.constraint_size:
+            raise DimensionError(f"{name} has length {x.shape[0]}, expected Σ s_k = {self.constraint_size} for this model")
+        return x
+
+
+def _split(H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``W`` and ``H⁺`` of one full-row-rank ``H`` (n × m) from one SVD ``H = U Σ V*``: ``W`` is
+    the last ``m − n`` columns of ``V`` (the basis :func:`scipy.linalg.null_space` returns, with the
+    rank fixed at ``n`` instead of guessed), ``H⁺ = V_n Σ^{-1} U* = H*(H H*)^{-1}`` without squaring
+    the condition number of ``H``."""
+    n = H.shape[0]
+    U, sigma, Vh = scipy.linalg.svd(H, full_matrices=True)
+    return Vh[n:].T.copy(), Vh[:n].T @ (U.T / sigma[:, None])
+
+
+def force_split(model: SKOModel) -> ForceSplit:
+    """``W(k)`` spanning the null space of ``H(k)`` and ``H⁺(k) = H*(k)(H(k)H*(k))^{-1}`` for every
+    node (CFA.md), with ``M^{-1}(k)`` for the CFA operators.
+
+    Raises
+    ------
+    SKOError
+        If the model's data are not real floating point (complex or symbolic).
+
+    Examples
+    --------
+    >>> from graphs import TreeDigraph
+    >>> tree = TreeDigraph.from_parents({0: None})
+    >>> model = SKOModel(tree, phi={}, H={0: [[0.0, 2.0, 0.0]]}, M={0: np.eye(3)})
+    >>> s = force_split(model)
+    >>> s.constraint_size, float(np.abs(model.H[0] @ s.W[0]).max()), s.H_plus[0].ravel().tolist()
+    (2, 0.0, [0.0, 0.5, 0.0])
+    """
+    return ForceSplit(model)
+
+
+def check_split(model: SKOModel, split: ForceSplit | None) -> ForceSplit:
+    """``split`` if it belongs to ``model``, a new one if ``None``."""
+    if split is None:
+        return ForceSplit(model)
+    if not isinstance(split, ForceSplit) or split.model is not model:
+        raise SKOError("split must be the ForceSplit of this very model (force_split(model))")
+    return split
+
+
+def _apply(blocks, rows, cols, x, out_size, transpose: bool) -> np.ndarray:
+    y = np.zeros(out_size, dtype=x.dtype)
+    for B, r, c in zip(blocks, rows, cols):
+        y[r] = (B.T if transpose else B) @ x[c]
+    return y
+
+
+def W_apply(split: ForceSplit, F_S) -> np.ndarray:
+    """``W F_S``: stacked constraint vector → stacked node vector."""
+    x = split.constraint_vector(F_S, "F_S")
+    m = split.model
+    return _apply(split.W_by_index, m.node_slices, split.constraint_slices, x, m.node_size, False)
+
+
+def W_star_apply(split: ForceSplit, f) -> np.ndarray:
+    """``W* f`` (``= W^+ f``): stacked node vector → stacked constraint vector."""
+    m = split.model
+    x = m.node_vector(f, "f")
+    return _apply(split.W_by_index, split.constraint_slices, m.node_slices, x, split.constraint_size, True)
+
+
+def H_plus_apply(split: ForceSplit, F_T) -> np.ndarray:
+    """``H⁺ F_T``: stacked hinge vector → stacked node vector."""
+    m = split.model
+    x = m.dof_vector(F_T, "F_T")
+    return _apply(split.H_plus_by_index, m.node_slices, m.dof_slices, x, m.node_size, False)
+
+
+def H_plus_star_apply(split: ForceSplit, f) -> np.ndarray:
+    """``H⁺* f``: stacked node vector → stacked hinge vector."""
+    m = split.model
+    x = m.node_vector(f, "f")
+    return _apply(split.H_plus_by_index, m.dof_slices, m.node_slices, x, m.dof_size, True)
