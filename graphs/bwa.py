@@ -13,6 +13,7 @@ from collections.abc import Hashable, Mapping
 import numpy as np
 import scipy.sparse as sp
 
+from .arrays import checked_array
 from .errors import DimensionError, NotATreeError, SKOError, UnknownNodeError
 from .tree import TreeDigraph
 
@@ -33,8 +34,10 @@ def block_offsets(tree: TreeDigraph, dims: Mapping[Hashable, int]) -> np.ndarray
     return np.concatenate([[0], np.cumsum(sizes, dtype=int)])
 
 
-def check_weights(tree: TreeDigraph, dims: Mapping[Hashable, int], weights: Mapping) -> dict:
-    """Validate arc weights against the tree and node dimensions; return them as 2-D arrays.
+def check_weights(tree: TreeDigraph, dims: Mapping[Hashable, int], weights: Mapping, *, finite: bool = True) -> dict:
+    """Validate arc weights against the tree and node dimensions; return them as checked,
+    read-only 2-D arrays (see :func:`graphs.arrays.checked_array`; ``finite=False`` checks shapes
+    and dtype only).
 
     Every non-base body ``k`` needs ``weights[k]`` of shape ``dims[℘(k)] × dims[k]``; base bodies
     (whose arc comes from the root) and unknown labels must not have one.
@@ -51,7 +54,7 @@ def check_weights(tree: TreeDigraph, dims: Mapping[Hashable, int], weights: Mapp
             continue
         if k not in weights:
             raise DimensionError(f"missing the weight phi({p!r}, {k!r}) of body {k!r}")
-        W = np.asarray(weights[k])
+        W = checked_array(weights[k], 2, f"weight phi({p!r}, {k!r})", k, finite)
         expected = (dims[p], dims[k])
         if W.shape != expected:
             raise DimensionError(f"weight phi({p!r}, {k!r}) of body {k!r} has shape {W.shape}, expected m_parent x m_k = {expected}")

@@ -94,6 +94,8 @@ def _chain():
         (lambda p, h, m: h.pop("a"), DimensionError, ["H is missing", "'a'"]),
         (lambda p, h, m: m.update(z=np.eye(1)), UnknownNodeError, ["'z'"]),
         (lambda p, h, m: h.update(a=np.array([["x", "y"]])), DimensionError, ["'a'", "dtype"]),
+        (lambda p, h, m: p.update(b=[[1.0, 2.0, 3.0], [1.0]]), DimensionError, ["weight phi('a', 'b') of body 'b'", "not an array"]),
+        (lambda p, h, m: p.update(b=np.full((2, 3), "x")), DimensionError, ["weight phi('a', 'b') of body 'b'", "dtype"]),
     ],
 )
 def test_bad_input_is_rejected_naming_node_and_shapes(change, error, words):
@@ -132,3 +134,5 @@ def test_unvalidated_models_check_shapes_only():
         SKOModel(tree, phi, H, {**M, "b": np.ones((3, 2))}, validate=False)
     with pytest.raises(DimensionError, match="'b'"):
         SKOModel(tree, {"b": np.ones((3, 3))}, H, M, validate=False)
+    with pytest.raises(DimensionError, match="weight phi\\('a', 'b'\\) of body 'b' is not an array"):
+        SKOModel(tree, {"b": [[1.0, 2.0, 3.0], [1.0]]}, H, M, validate=False)
