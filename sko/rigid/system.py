@@ -144,16 +144,16 @@ class RigidSystem:
 
     def normalize(self, q) -> np.ndarray:
         """``q`` with every quaternion renormalised."""
-        return self._system.normalize(self._q(q))
+        return self._system.normalize(q)
 
     def qdot(self, q, qd) -> np.ndarray:
         """``q̇`` from the position and velocity variables (joint by joint)."""
-        return self._system.qdot(self._q(q), self._v(qd, "qd"))
+        return self._system.qdot(q, qd)
 
     def integrate(self, q, qd, dt: float) -> np.ndarray:
         """The configuration reached from ``q`` at constant velocity ``qd`` after ``dt``
         (exact on each joint's configuration manifold; quaternions stay unit)."""
-        q, qd = self._q(q), self._v(qd, "qd")
+        q, qd = self._system.checked_vectors(q, qd)
         return np.concatenate([s.joint.integrate(q[self._q_slices[s.name]], qd[self._v_slices[s.name]], dt)
                                for s in self._specs])
 
@@ -177,22 +177,20 @@ class RigidSystem:
             ``a(k) = c_J + v_k × S_k ν_k`` (+ ``ᵏX_0 (−a_g)`` on base bodies) and
             ``b(k) = v_k ×* I_k v_k − ᵏX_0^* f^x_k``.
         """
-        return self._system.sko_model(self._q(q), None if qd is None else self._v(qd, "qd"), external_forces)
+        return self._system.sko_model(q, qd, external_forces)
 
     def _states(self, q, qd=None) -> dict:
         """The bodies' :class:`~sko.bodies.contract.NodeState` at ``(q, ν)``."""
-        return self._system.node_states(self._q(q), None if qd is None else self._v(qd, "qd"))
+        return self._system.node_states(q, qd)
 
     # ------------------------------------------------------------------ dynamics (generic algorithms)
     def inverse_dynamics(self, q, qd, qdd, external_forces: Mapping | None = None) -> np.ndarray:
         """``τ = ℳ(q) ν̇ + 𝒞(q, ν)`` by Newton–Euler on the SKO model (SKO.md §5)."""
-        model, a, b = self.sko_model(q, qd, external_forces)
-        return alg.inverse_dynamics(model, self._v(qdd, "qdd"), qd, a, b)
+        return self._system.inverse_dynamics(q, qd, qdd, external_forces)
 
     def bias_forces(self, q, qd, external_forces: Mapping | None = None) -> np.ndarray:
         """``𝒞(q, ν)`` (Coriolis, centrifugal, gravity and external forces): inverse dynamics at ``ν̇ = 0``."""
-        model, a, b = self.sko_model(q, qd, external_forces)
-        return alg.inverse_dynamics(model, None, qd, a, b)
+        return self._system.bias(q, qd, external_forces)
 
     def gravity_forces(self, q) -> np.ndarray:
         """The gravity part of ``𝒞``: bias forces at ``ν = 0``."""
@@ -200,27 +198,25 @@ class RigidSystem:
 
     def mass_matrix(self, q) -> np.ndarray:
         """``ℳ(q) = H φ M φ* H*`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."""
-        model, _, _ = self.sko_model(q)
-        return alg.mass_matrix(model)
+        return self._system.mass_matrix(q)
 
     def forward_dynamics(self, q, qd, tau, external_forces: Mapping | None = None) -> np.ndarray:
         """``ν̇ = ℳ^{-1}(τ − 𝒞)`` by the articulated body recursion (SKO.md §11, Algorithm 6.1)."""
-        model, a, b = self.sko_model(q, qd, external_forces)
-        return alg.forward_dynamics(model, self._v(tau, "tau"), a, b)
+        return self._system.forward_dynamics(q, qd, tau, external_forces)
 
     # ------------------------------------------------------------------ energy
-    def kinetic_energy(self, q, qd) -> float:
+    def kinetic_energy(self, q, qd):
         """``½ Σ v_kᵀ I_k v_k``."""
-        return sum(s.V @ s.M @ s.V for s in self._states(q, qd).values()) / 2
+        return self._system.kinetic_energy(q, qd)
 
-    def potential_energy(self, q) -> float:
+    def potential_energy(self, q):
         """Gravitational potential ``−Σ m_k g · c_k`` (``g`` the linear part of ``a_g``, ``c_k``
         the world centre of mass); zero at the world origin."""
-        return sum(s.potential for s in self._states(q).values())
+        return self._system.potential_energy(q)
 
-    def energy(self, q, qd) -> float:
-        """Kinetic plus potential energy."""
-        return sum(s.V @ s.M @ s.V / 2 + s.potential for s in self._states(q, qd).values())
+    def energy(self, q, qd):
+        """Kinetic plus potential energy (in the state's scalar type)."""
+        return self._system.energy(q, qd)
 
     # ------------------------------------------------------------------ kinematics
     def body_poses(self, q) -> dict:
@@ -290,18 +286,6 @@ class RigidSystem:
             return self.frames[frame]
         except (KeyError, TypeError):
             raise UnknownNodeError(f"{frame!r} is neither a body nor a frame of this rigid system") from None
-
-    def _q(self, q) -> np.ndarray:
-        q = checked_array(q, 1, "configuration q")
-        if q.shape[0] != self.nq:
-            raise DimensionError(f"configuration q has length {q.shape[0]}, expected nq = {self.nq}")
-        return q
-
-    def _v(self, v, name: str) -> np.ndarray:
-        v = checked_array(v, 1, name)
-        if v.shape[0] != self.nv:
-            raise DimensionError(f"{name} has length {v.shape[0]}, expected nv = {self.nv}")
-        return v
 
 
 def _pose(state) -> np.ndarray:
