@@ -28,6 +28,7 @@ import numpy as np
 import algorithms as alg
 from graphs.errors import DimensionError, RankDeficientError, UnknownNodeError
 from sko.arrays import checked_array, result_dtype
+from sko.bodies.hinge import checked_placement
 from sko.bodies.rigid import RigidBody
 from sko.bodies.system import MultibodySystem
 from sko.model import SKOModel
@@ -57,7 +58,10 @@ class RigidSystem:
     bodies : sequence of BodySpec
         Every parent before its children; names unique.
     frames : mapping name -> (body or None, ᶠX_body)
-        Named frames fixed on bodies (``None``: on the world).
+        Named frames fixed on bodies (``None``: on the world); each body must be one of
+        ``bodies`` and each ``ᶠX_body`` a finite 6 × 6 Plücker transform (checked here:
+        :class:`~graphs.errors.UnknownNodeError`, :class:`~graphs.errors.DimensionError`,
+        :class:`~graphs.errors.NonFiniteError`).
     gravity : (6,) array
         ``a_g = [0; g]`` in world coordinates.
 
@@ -88,7 +92,7 @@ class RigidSystem:
         self._system = MultibodySystem([RigidBody(s.name, s.parent, s.joint, s.inertia, s.placement) for s in self._specs],
                                        self.gravity)
         self.tree = self._system.tree
-        self.frames = {name: (body, np.array(X)) for name, (body, X) in frames.items()}
+        self.frames = {name: self._checked_frame(name, spec) for name, spec in frames.items()}
         for name in self.bodies:
             self.frames.setdefault(name, (name, np.eye(6)))
         self._q_slices, self._v_slices = self._system.q_slices, self._system.dof_slices
@@ -277,6 +281,17 @@ class RigidSystem:
         return alg.operational_space_inertia(model, bodies, transforms={b: X.T for b, X in picks})
 
     # ------------------------------------------------------------------ input checks
+    def _checked_frame(self, name, spec) -> tuple:
+        """A frame ``(body or None, ᶠX_body)``: a known body and a finite 6 × 6 transform."""
+        try:
+            body, X = spec
+        except (TypeError, ValueError):
+            raise DimensionError(f"frame {name!r} must be a pair (body or None, 6 × 6 transform), got {spec!r}") from None
+        if body is not None and body not in self._spec:
+            raise UnknownNodeError(f"frame {name!r} is fixed on {body!r}, which is not a body of this rigid system "
+                                   f"(bodies: {list(self.bodies)[:8]}...)")
+        return body, checked_placement(X, name, "transform of frame")
+
     def _check_body(self, name):
         if name not in self._spec:
             raise UnknownNodeError(f"{name!r} is not a body of this rigid system (bodies: {list(self.bodies)[:8]}...)")
