@@ -23,8 +23,9 @@ def _entry_is_finite(e) -> bool:
         return getattr(e, "is_finite", None) is not False
 
 
-def checked_array(A, ndim: int, what: str, k: Hashable = None, finite: bool = True) -> np.ndarray:
-    """A read-only copy of ``A`` with ``ndim`` dimensions and (if ``finite``) only finite entries.
+def checked_array(A, ndim: int | tuple[int, ...], what: str, k: Hashable = None, finite: bool = True) -> np.ndarray:
+    """A read-only copy of ``A`` with ``ndim`` dimensions (or one of the tuple ``ndim``) and (if
+    ``finite``) only finite entries.
 
     ``what`` and ``k`` name the quantity and node in the error messages.
     """
@@ -33,8 +34,9 @@ def checked_array(A, ndim: int, what: str, k: Hashable = None, finite: bool = Tr
         A = np.array(A, copy=True)
     except (TypeError, ValueError) as exc:
         raise DimensionError(f"{where} is not an array: {exc}") from None
-    if A.ndim != ndim:
-        raise DimensionError(f"{where} must be {ndim}-D, got shape {A.shape}")
+    allowed = ndim if isinstance(ndim, tuple) else (ndim,)
+    if A.ndim not in allowed:
+        raise DimensionError(f"{where} must be {' or '.join(map(str, allowed))}-D, got shape {A.shape}")
     if A.dtype.kind in "biu":
         A = A.astype(float)
     elif A.dtype.kind not in "fcO":

@@ -96,14 +96,26 @@ def _is_zero(A) -> bool:
     return all(e == 0 for e in A.flat) if A.dtype == object else not A.any()
 
 
+def _square_matrix(E):
+    """``E`` as a square dense array (checked like every input) or sparse matrix."""
+    if not sp.issparse(E):
+        E = checked_array(E, 2, "the matrix E")
+    if E.ndim != 2 or E.shape[0] != E.shape[1]:
+        raise DimensionError(f"the matrix E must be square, got shape {E.shape}")
+    return E
+
+
 def nilpotency_index(E) -> int:
     """The smallest ``d`` with ``E^d = 0`` (exactly).
 
     Raises
     ------
+    DimensionError
+        If ``E`` is not a square matrix.
     NotATreeError
         If ``E`` is not nilpotent (its digraph has a directed cycle).
     """
+    E = _square_matrix(E)
     n = E.shape[0]
     P = sp.identity(n, format="csr", dtype=E.dtype) if sp.issparse(E) else np.eye(n, dtype=E.dtype)
     for d in range(n + 1):
@@ -118,7 +130,15 @@ def one_resolvent(E):
 
     Summed exactly by doubling, ``S ← S (I + E^{2^r})``, so it takes ``⌈log₂ d⌉`` squarings for
     nilpotency index ``d``; structural zeros stay exact zeros.
+
+    Raises
+    ------
+    DimensionError
+        If ``E`` is not a square matrix.
+    NotATreeError
+        If ``E`` is not nilpotent.
     """
+    E = _square_matrix(E)
     n = E.shape[0]
     identity = sp.identity(n, format="csr", dtype=E.dtype) if sp.issparse(E) else np.eye(n, dtype=E.dtype)
     S, P = identity + E, E  # S = Σ_{k < 2^r} E^k, P = E^{2^{r-1}}

@@ -32,7 +32,7 @@ from numbers import Integral
 import networkx as nx
 
 from .errors import NotATreeError, UnknownNodeError
-from .tree import TreeDigraph
+from .tree import TreeDigraph, _hashable
 
 __all__ = ["ConnectivityGraph", "RegularNumbering"]
 
@@ -88,6 +88,8 @@ class ConnectivityGraph:
             if not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) != 2:
                 raise NotATreeError(f"joint {label!r} must be a pair (predecessor, successor), got {pair!r}")
             p, s = pair
+            if not (_hashable(p) and _hashable(s)):
+                raise NotATreeError(f"joint {label!r} joins {p!r} and {s!r}: body labels must be hashable")
             if p is None or s is None:
                 raise NotATreeError(f"joint {label!r} refers to a body labelled None")
             if p == s:
@@ -134,6 +136,10 @@ class ConnectivityGraph:
         """
         if len(predecessors) != len(successors):
             raise NotATreeError(f"p has {len(predecessors)} entries but s has {len(successors)}: one each per joint")
+        for name, array in (("p", predecessors), ("s", successors)):
+            for i, b in enumerate(array, start=1):
+                if not isinstance(b, Integral) or isinstance(b, bool) or b < 0:
+                    raise NotATreeError(f"{name}({i}) = {b!r} is not a body number (a non-negative integer, base 0)")
         joints = {i: (p, s) for i, (p, s) in enumerate(zip(predecessors, successors), start=1)}
         moving = sorted(set(chain(predecessors, successors)) - {0})
         return cls(joints, base=0, bodies=moving)

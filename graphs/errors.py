@@ -13,6 +13,7 @@ __all__ = [
     "NotPositiveDefiniteError",
     "RankDeficientError",
     "NonFiniteError",
+    "preview",
 ]
 
 
@@ -47,3 +48,10 @@ class RankDeficientError(SKOError, ValueError):
 
 class NonFiniteError(SKOError, ValueError):
     """NaN or infinity in an input array."""
+
+
+def preview(items, limit: int = 8) -> str:
+    """The first ``limit`` items for an error message, with ``...`` only when some are left out."""
+    items = list(items)
+    shown = ", ".join(map(repr, items[:limit]))
+    return f"{shown}, ..." if len(items) > limit else shown

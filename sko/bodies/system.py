@@ -34,7 +34,7 @@ import numpy as np
 
 import algorithms as alg
 from graphs import TreeDigraph
-from graphs.errors import DimensionError, UnknownNodeError
+from graphs.errors import DimensionError, UnknownNodeError, preview
 from sko.arrays import checked_array
 from sko.model import SKOModel
 from sko.spatial import cross
@@ -143,7 +143,7 @@ class MultibodySystem:
         out = {}
         for k, f in forces.items():
             if k not in self.body:
-                raise UnknownNodeError(f"external force on {k!r}, which is not a body (bodies: {list(self.bodies)[:8]}...)")
+                raise UnknownNodeError(f"external force on {k!r}, which is not a body (bodies: {preview(self.bodies)})")
             if None not in self.body[k].attachment_names:
                 raise BodyError(f"body {k!r} ({type(self.body[k]).__name__}) offers no frame of its own for an external force")
             f = checked_array(f, 1, "external force", k)

@@ -164,8 +164,10 @@ def _matrix(A, shape, what, default) -> np.ndarray:
         A = np.array(A, dtype=float)
     except (TypeError, ValueError) as exc:
         raise RigidSystemError(f"{what} is not a numeric array: {exc}") from None
-    if A.shape != shape or not np.isfinite(A).all():
-        raise RigidSystemError(f"{what} must be a finite array of shape {shape}, got shape {A.shape}")
+    if A.shape != shape:
+        raise RigidSystemError(f"{what} must be an array of shape {shape}, got shape {A.shape}")
+    if not np.isfinite(A).all():
+        raise RigidSystemError(f"{what} must be finite, got {A.tolist()}")
     return A
 
 

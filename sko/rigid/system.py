@@ -21,12 +21,13 @@ given per body in world coordinates about the world origin.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from numbers import Real
 from typing import NamedTuple
 
 import numpy as np
 
 import algorithms as alg
-from graphs.errors import DimensionError, RankDeficientError, UnknownNodeError
+from graphs.errors import DimensionError, NonFiniteError, RankDeficientError, SKOError, UnknownNodeError, preview
 from sko.arrays import checked_array, result_dtype
 from sko.bodies.hinge import checked_placement
 from sko.bodies.rigid import RigidBody
@@ -156,7 +157,17 @@ class RigidSystem:
 
     def integrate(self, q, qd, dt: float) -> np.ndarray:
         """The configuration reached from ``q`` at constant velocity ``qd`` after ``dt``
-        (exact on each joint's configuration manifold; quaternions stay unit)."""
+        (exact on each joint's configuration manifold; quaternions stay unit).
+
+        Raises
+        ------
+        DimensionError, NonFiniteError
+            ``dt`` not a real number, or not finite (and the checks of ``q``, ``qd``).
+        """
+        if not isinstance(dt, Real):
+            raise DimensionError(f"time step dt must be a real number, got {dt!r}")
+        if not np.isfinite(dt):
+            raise NonFiniteError(f"time step dt must be finite, got {dt!r}")
         q, qd = self._system.checked_vectors(q, qd)
         return np.concatenate([s.joint.integrate(q[self._q_slices[s.name]], qd[self._v_slices[s.name]], dt)
                                for s in self._specs])
@@ -269,6 +280,8 @@ class RigidSystem:
         RankDeficientError
             Two frames on the same body, or a task the joints cannot move independently.
         """
+        if isinstance(frames, (set, frozenset)):
+            raise SKOError(f"frames must be an ordered sequence (they order the blocks of Λ), got the set {frames!r}")
         frames = list(frames) if isinstance(frames, list) or (isinstance(frames, tuple) and frames not in self.frames) else [frames]
         picks = [self._frame(f) for f in frames]
         bodies = [body for body, _ in picks]
@@ -289,12 +302,12 @@ class RigidSystem:
             raise DimensionError(f"frame {name!r} must be a pair (body or None, 6 × 6 transform), got {spec!r}") from None
         if body is not None and body not in self._spec:
             raise UnknownNodeError(f"frame {name!r} is fixed on {body!r}, which is not a body of this rigid system "
-                                   f"(bodies: {list(self.bodies)[:8]}...)")
+                                   f"(bodies: {preview(self.bodies)})")
         return body, checked_placement(X, name, "transform of frame")
 
     def _check_body(self, name):
         if name not in self._spec:
-            raise UnknownNodeError(f"{name!r} is not a body of this rigid system (bodies: {list(self.bodies)[:8]}...)")
+            raise UnknownNodeError(f"{name!r} is not a body of this rigid system (bodies: {preview(self.bodies)})")
 
     def _frame(self, frame):
         try:
