@@ -17,7 +17,7 @@ from .util import assert_close
 seeds = st.integers(0, 2**32 - 1)
 
 
-@given(sko_models(), seeds)
+@given(st.one_of(sko_models(), sko_models(hinge="zero-some")), seeds)
 def test_spo_products_equal_dense(model, seed):
     ops = model.dense()
     x = vectors(model, seed)
@@ -27,7 +27,7 @@ def test_spo_products_equal_dense(model, seed):
         assert_close(apply(model, x), expected, rtol=1e-11, scale=np.abs(dense).max() * np.abs(x).max())
 
 
-@given(sko_models(), seeds)
+@given(st.one_of(sko_models(), sko_models(hinge="zero-some")), seeds)
 def test_spo_products_with_other_weights(model, seed):
     """The same recursions apply any SPO of the digraph, e.g. ψ."""
     rng = np.random.default_rng(seed)
@@ -40,7 +40,7 @@ def test_spo_products_with_other_weights(model, seed):
     assert_close(alg.phi_tilde_apply(model, x, other), (Psi - np.eye(len(x))) @ x, rtol=1e-11, scale=scale)
 
 
-@given(sko_models(), seeds)
+@given(st.one_of(sko_models(), sko_models(hinge="zero-some")), seeds)
 def test_newton_euler_equals_equation_1(model, seed):
     ops = model.dense()
     rng = np.random.default_rng(seed)
@@ -57,7 +57,7 @@ def test_newton_euler_equals_equation_1(model, seed):
     assert_close(alg.inverse_dynamics(model, qdd, qd, a, b), T, rtol=1e-9)
 
 
-@given(sko_models(max_node_dim=4))
+@given(st.one_of(sko_models(max_node_dim=4), sko_models(max_node_dim=4, hinge="zero-some")))
 def test_mass_matrix_columns_by_unit_accelerations(model):
     columns = np.column_stack([alg.inverse_dynamics(model, e) for e in np.eye(model.dof_size)])
     assert_close(columns, model.dense().mass_matrix, rtol=1e-10)
