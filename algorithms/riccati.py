@@ -24,6 +24,7 @@ The ``ψ(℘(k), k)`` are the weights of the SPO ``ψ = (I − ℰ_ψ)^{-1}``, `
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from contextlib import nullcontext
 from functools import cached_property
 from types import MappingProxyType
 
@@ -187,12 +188,16 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     P = [g.M.astype(dtype, copy=True) for g in S.groups]
     D, D_inv, G, P_plus = [None] * n, [None] * n, [None] * n, [None] * n
     bodies = model.bodies
+    # Real data: an overflow in H P or D makes D non-finite, which _check_stack_pd reports as an
+    # error naming the body, so numpy's warning would only duplicate it.
+    quiet = (lambda: np.errstate(over="ignore", invalid="ignore")) if dtype.kind == "f" else nullcontext
     for level in reversed(S.levels):
         for g in level:
             group = S.groups[g]
             H = group.H
-            HP = H @ P[g]
-            D[g] = HP @ swap(H)
+            with quiet():
+                HP = H @ P[g]
+                D[g] = HP @ swap(H)
             D_inv[g], G[g], GHP = _gain(D[g], HP, [bodies[i] for i in group.index], dtype)
             P_plus[g] = P[g] - GHP
             for link in group.links:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
