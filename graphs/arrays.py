@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, RankDeficientError
 
-__all__ = ["checked_array", "is_numeric", "check_spd", "check_full_row_rank", "result_dtype"]
+__all__ = ["checked_array", "numeric_array", "is_numeric", "check_spd", "check_full_row_rank", "result_dtype"]
 
 
 def _entry_is_finite(e) -> bool:
@@ -21,6 +21,21 @@ def _entry_is_finite(e) -> bool:
         return bool(np.isfinite(complex(e)))
     except (TypeError, ValueError):  # a symbolic expression: finite unless it says otherwise
         return getattr(e, "is_finite", None) is not False
+
+
+def numeric_array(A, what: str, copy: bool = True) -> np.ndarray:
+    """``A`` as an array of real, complex or object (symbolic) entries, integers and booleans as
+    floats: a fresh copy with ``copy``, otherwise possibly ``A`` itself (no shape or finiteness
+    check; see :func:`checked_array`). ``what`` names it in the errors."""
+    try:
+        A = np.array(A, copy=True) if copy else np.asarray(A)
+    except (TypeError, ValueError) as exc:
+        raise DimensionError(f"{what} is not an array: {exc}") from None
+    if A.dtype.kind in "biu":
+        return A.astype(float)
+    if A.dtype.kind not in "fcO":
+        raise DimensionError(f"{what} has dtype {A.dtype}; expected real, complex or object (symbolic) entries")
+    return A
 
 
 def checked_array(A, ndim: int | tuple[int, ...], what: str, k: Hashable = None, finite: bool = True) -> np.ndarray:
@@ -37,10 +52,7 @@ def checked_array(A, ndim: int | tuple[int, ...], what: str, k: Hashable = None,
     allowed = ndim if isinstance(ndim, tuple) else (ndim,)
     if A.ndim not in allowed:
         raise DimensionError(f"{where} must be {' or '.join(map(str, allowed))}-D, got shape {A.shape}")
-    if A.dtype.kind in "biu":
-        A = A.astype(float)
-    elif A.dtype.kind not in "fcO":
-        raise DimensionError(f"{where} has dtype {A.dtype}; expected real, complex or object (symbolic) entries")
+    A = numeric_array(A, where, copy=False)
     if finite and not (all(_entry_is_finite(e) for e in A.flat) if A.dtype == object else np.isfinite(A).all()):
         raise NonFiniteError(f"{where} (shape {A.shape}) contains NaN or infinity")
     A.setflags(write=False)
