@@ -31,6 +31,7 @@ from types import MappingProxyType
 import numpy as np
 
 from graphs.errors import NonFiniteError, NotPositiveDefiniteError, SKOError
+from graphs.arrays import raise_not_pd
 from sko.arrays import is_numeric, result_dtype
 from sko.model import SKOModel
 
@@ -253,15 +254,7 @@ def _check_pd(D: np.ndarray, k: Hashable) -> None:
     try:
         np.linalg.cholesky(D)
     except np.linalg.LinAlgError:
-        _raise_not_pd(D, k)
-
-
-def _raise_not_pd(D: np.ndarray, k: Hashable):
-    with np.errstate(all="ignore"):
-        lowest = np.linalg.eigvalsh(np.asarray(D, dtype=float)).min() if np.isfinite(D).all() else float("nan")
-    raise NotPositiveDefiniteError(
-        f"hinge inertia D = H P H* of body {k!r} (shape {D.shape}) is not positive definite: smallest eigenvalue {lowest:.3g}"
-    ) from None
+        raise_not_pd(D, "hinge inertia D = H P H*", k)
 
 
 def check_articulated(model: SKOModel, articulated: ArticulatedInertias | None) -> ArticulatedInertias:

@@ -8,12 +8,13 @@ a model cannot be changed behind its back.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import NoReturn
 
 import numpy as np
 
 from .errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, RankDeficientError
 
-__all__ = ["checked_array", "numeric_array", "is_numeric", "check_spd", "check_full_row_rank", "result_dtype"]
+__all__ = ["checked_array", "numeric_array", "is_numeric", "check_spd", "check_psd", "raise_not_pd", "check_full_row_rank", "result_dtype"]
 
 
 def _entry_is_finite(e) -> bool:
@@ -94,8 +95,28 @@ def check_spd(A: np.ndarray, what: str, k: Hashable, rtol: float = 1e-9) -> None
     try:
         np.linalg.cholesky(R)
     except np.linalg.LinAlgError:
-        lowest = np.linalg.eigvalsh(R).min()
-        raise NotPositiveDefiniteError(f"{what} of body {k!r} (shape {A.shape}) is not positive definite: smallest eigenvalue {lowest:.3g}") from None
+        raise_not_pd(R, what, k)
+
+
+def raise_not_pd(A: np.ndarray, what: str, k: Hashable) -> NoReturn:
+    """Raise :class:`NotPositiveDefiniteError` for the (real) ``A`` of body ``k`` whose Cholesky
+    factorization failed, with its smallest eigenvalue (NaN if ``A`` is not finite)."""
+    with np.errstate(all="ignore"):
+        lowest = np.linalg.eigvalsh(np.asarray(A, dtype=float)).min() if np.isfinite(A).all() else float("nan")
+    raise NotPositiveDefiniteError(
+        f"{what} of body {k!r} (shape {A.shape}) is not positive definite: smallest eigenvalue {lowest:.3g}") from None
+
+
+def check_psd(A: np.ndarray, where: str, rtol: float = 1e-10, error: type[Exception] = NotPositiveDefiniteError,
+              symmetry_rtol: float | None = None) -> None:
+    """Raise ``error`` unless the real square ``A`` is symmetric (to ``symmetry_rtol``, default
+    ``rtol``) and positive semidefinite (smallest eigenvalue ``≥ −rtol``), relative to its largest
+    entry; ``where`` names it (e.g. ``"stiffness K of flexible body 'b'"``)."""
+    scale = max(np.abs(A).max(initial=0.0), np.finfo(float).tiny)
+    if np.abs(A - A.T).max(initial=0.0) > (rtol if symmetry_rtol is None else symmetry_rtol) * scale:
+        raise error(f"{where} is not symmetric")
+    if A.size and (lowest := np.linalg.eigvalsh((A + A.T) / 2).min()) < -rtol * scale:
+        raise error(f"{where} is not positive semidefinite: smallest eigenvalue {lowest:.3g}")
 
 
 def check_full_row_rank(A: np.ndarray, what: str, k: Hashable) -> None:
