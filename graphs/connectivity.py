@@ -351,10 +351,6 @@ class RegularNumbering:
         self.predecessor_array: tuple[int, ...] = tuple(number[p] for p, _ in ends)
         self.successor_array: tuple[int, ...] = tuple(number[s] for _, s in ends)
         self.parent_array: tuple[int, ...] = tuple(number[parent[b][0]] for b in order)
-        children: list[list[int]] = [[] for _ in self.body_labels]
-        for i, lam in enumerate(self.parent_array, start=1):
-            children[lam].append(i)
-        self._children = tuple(tuple(c) for c in children)
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -416,25 +412,25 @@ class RegularNumbering:
 
     def support(self, i: int) -> tuple[int, ...]:
         """``κ(i)``: the tree joints on the path from body ``i`` to the base, ascending."""
-        chain_ = []
-        j = self._body_index(i, moving=False)
-        while j != 0:
-            chain_.append(j)
-            j = self.parent_array[j - 1]
-        return tuple(reversed(chain_))
+        i = self._body_index(i, moving=False)
+        return () if i == 0 else self._numbers(self.tree_digraph.support(self.body_labels[i]))
 
     def children(self, i: int) -> tuple[int, ...]:
         """``μ(i)``: the children of body ``i`` (``i = 0`` allowed), ascending."""
-        return self._children[self._body_index(i, moving=False)]
+        i = self._body_index(i, moving=False)
+        tree = self.tree_digraph
+        return self._numbers(tree.base_bodies() if i == 0 else tree.children(self.body_labels[i]))
 
     def subtree(self, i: int) -> tuple[int, ...]:
         """``ν(i)``: body ``i`` and its descendants, ascending (``ν(0)`` is every body)."""
-        stack, found = [self._body_index(i, moving=False)], []
-        while stack:
-            j = stack.pop()
-            found.append(j)
-            stack.extend(self._children[j])
-        return tuple(sorted(found))
+        i = self._body_index(i, moving=False)
+        if i == 0:
+            return tuple(range(self.num_bodies + 1))
+        return self._numbers(self.tree_digraph.subtree(self.body_labels[i]))
+
+    def _numbers(self, labels) -> tuple[int, ...]:
+        """Featherstone's numbers of body labels of :attr:`tree_digraph`, ascending."""
+        return tuple(sorted(self._body_number[b] for b in labels))
 
     def loop(self, i: int) -> tuple[int, ...]:
         """The joints of the one-chord cycle of joint ``i`` (RBDA §4.1.1): the tree joints on

@@ -331,10 +331,6 @@ class TreeDigraph:
         return self._parent
 
     @property
-    def children_indices(self) -> tuple[tuple[int, ...], ...]:
-        return self._children
-
-    @property
     def gather_indices(self) -> tuple[int, ...]:
         return self._gather
 
