@@ -39,6 +39,13 @@ def test_dimensions_slices_and_dense_operators(model):
     assert np.allclose(ops.phi_tilde, ops.E @ ops.phi) and np.allclose(ops.phi_tilde, ops.phi @ ops.E)
     x = np.arange(model.node_size, dtype=float)
     assert all(np.array_equal(v, x[model.node_slice(k)]) for k, v in model.node_split(x).items())
+    y = np.arange(model.dof_size, dtype=float)
+    parts = model.dof_split(y)
+    assert list(parts) == list(model.bodies)
+    assert all(np.array_equal(v, y[model.dof_slice(k)]) and v.shape == (model.dof_dim(k),) for k, v in parts.items())
+    assert np.array_equal(np.concatenate([parts[k] for k in model.bodies]), y)
+    with pytest.raises(DimensionError, match=f"expected {model.dof_size}"):
+        model.dof_split(np.ones(model.dof_size + 1))
 
 
 def test_inputs_are_copied_and_the_model_is_read_only():
