@@ -38,12 +38,14 @@ class DimensionError(SKOError, ValueError):
 
 
 class NotPositiveDefiniteError(SKOError, ValueError):
-    """A matrix that must be symmetric positive definite is not (an inertia ``M(k)`` or a
-    hinge inertia ``D(k)``)."""
+    """A matrix that must be symmetric positive definite (or semidefinite) is not (an inertia
+    ``M(k)``, a hinge inertia ``D(k)``, a stiffness or damping matrix)."""
 
 
 class RankDeficientError(SKOError, ValueError):
-    """A joint map ``H(k)`` without full row rank."""
+    """A matrix that must have full rank does not: a joint map ``H(k)`` without full row rank,
+    or a singular operational space compliance ``ℬ* Ω ℬ`` (a task Jacobian without full row
+    rank, e.g. two task frames on one body)."""
 
 
 class NonFiniteError(SKOError, ValueError):
