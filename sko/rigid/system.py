@@ -28,7 +28,7 @@ import numpy as np
 
 import algorithms as alg
 from graphs.errors import DimensionError, NonFiniteError, RankDeficientError, SKOError, UnknownNodeError, preview
-from sko.arrays import checked_array, result_dtype
+from sko.arrays import result_dtype
 from sko.bodies.hinge import checked_placement
 from sko.bodies.rigid import RigidBody
 from sko.bodies.system import MultibodySystem
