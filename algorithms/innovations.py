@@ -41,8 +41,8 @@ __all__ = [
 
 
 def _hinge_input(model: SKOModel, x, name: str) -> np.ndarray:
-    x = checked_array(x, np.ndim(x), name)
-    if x.ndim not in (1, 2) or x.shape[0] != model.dof_size:
+    x = checked_array(x, (1, 2), name)
+    if x.shape[0] != model.dof_size:
         raise DimensionError(f"{name} has shape {x.shape}; expected ({model.dof_size},) or ({model.dof_size}, r) for this model")
     return x
 

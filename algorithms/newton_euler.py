@@ -37,17 +37,32 @@ def newton_euler(model: SKOModel, qdd, qd=None, a=None, b=None) -> NewtonEuler:
     """Algorithm 3.1: ``𝒱``, ``α``, ``f`` and ``T`` from ``θ̈`` (and ``θ̇``, ``a``, ``b``).
 
     ``qd``, ``a`` and ``b`` default to zero. ``a`` and ``b`` are stacked node vectors
-    (Coriolis accelerations and gyroscopic forces, supplied by the body types).
+    (Coriolis accelerations and gyroscopic forces, supplied by the body types): every velocity
+    term of ``α``, ``f`` and ``T`` enters through them. ``qd`` only determines the returned
+    ``𝒱 = φ* H* θ̇``; it does not change ``α``, ``f`` or ``T``.
     """
-    qdd = model.dof_vector(qdd, "qdd")
-    a = model.node_vector(a, "a")
-    b = model.node_vector(b, "b")
-    V = phi_star_apply(model, H_star_apply(model, qd))
-    alpha = phi_star_apply(model, H_star_apply(model, qdd) + a)
-    f = phi_apply(model, block_diagonal_apply(model.M_by_index, model.node_slices, alpha, model.dtype) + b)
-    return NewtonEuler(V=V, alpha=alpha, f=f, T=H_apply(model, f))
+    V = phi_star_apply(model, H_star_apply(model, model.dof_vector(qd, "qd")))
+    alpha, f, T = _accelerations_and_forces(model, qdd, a, b)
+    return NewtonEuler(V=V, alpha=alpha, f=f, T=T)
 
 
 def inverse_dynamics(model: SKOModel, qdd, qd=None, a=None, b=None) -> np.ndarray:
-    """``T = ℳ θ̈ + 𝒞`` by Algorithm 3.1 (Eq. 2, 3); see :func:`newton_euler`."""
-    return newton_euler(model, qdd, qd, a, b).T
+    """``T = ℳ θ̈ + 𝒞`` by Algorithm 3.1 (Eq. 2, 3); see :func:`newton_euler`.
+
+    The velocity terms of ``𝒞`` enter through ``a`` and ``b`` (supplied by the body types);
+    ``qd`` only determines ``𝒱``, which is not needed for ``T``, so that pass is skipped here
+    (``qd`` is still checked, for a uniform signature with :func:`newton_euler`).
+    """
+    if qd is not None:
+        model.dof_vector(qd, "qd")
+    return _accelerations_and_forces(model, qdd, a, b)[2]
+
+
+def _accelerations_and_forces(model: SKOModel, qdd, a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``α = φ* (H* θ̈ + a)``, ``f = φ (M α + b)`` and ``T = H f`` (Eq. 1)."""
+    qdd = model.dof_vector(qdd, "qdd")
+    a = model.node_vector(a, "a")
+    b = model.node_vector(b, "b")
+    alpha = phi_star_apply(model, H_star_apply(model, qdd) + a)
+    f = phi_apply(model, block_diagonal_apply(model.M_by_index, model.node_slices, alpha, model.dtype) + b)
+    return alpha, f, H_apply(model, f)

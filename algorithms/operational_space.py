@@ -32,6 +32,8 @@ __all__ = ["operational_space_compliance", "operational_space_inertia"]
 def _task_nodes(model: SKOModel, nodes: Iterable[Hashable]) -> tuple:
     if isinstance(nodes, (str, bytes)) or not isinstance(nodes, Iterable):
         raise SKOError(f"nodes must be a sequence of task bodies, got {nodes!r}")
+    if isinstance(nodes, (set, frozenset)):
+        raise SKOError(f"nodes must be an ordered sequence of task bodies (they order the result's blocks), got the set {nodes!r}")
     nodes = tuple(nodes)
     if not nodes:
         raise SKOError("no task nodes given")
@@ -132,6 +134,7 @@ def operational_space_inertia(model: SKOModel, nodes: Iterable[Hashable], transf
         If the compliance is singular (the task Jacobian ``J`` lacks full row rank, e.g. more
         task coordinates than hinge coordinates support them).
     """
+    nodes = _task_nodes(model, nodes)  # materialised once: the messages below list them
     Lambda_inv = operational_space_compliance(model, nodes, transforms, articulated)
     if Lambda_inv.dtype == object:
         import sympy

@@ -24,12 +24,14 @@ The ``ψ(℘(k), k)`` are the weights of the SPO ``ψ = (I − ℰ_ψ)^{-1}``, `
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from contextlib import nullcontext
 from functools import cached_property
 from types import MappingProxyType
 
 import numpy as np
 
 from graphs.errors import NonFiniteError, NotPositiveDefiniteError, SKOError
+from graphs.arrays import raise_not_pd
 from sko.arrays import is_numeric, result_dtype
 from sko.model import SKOModel
 
@@ -187,12 +189,16 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     P = [g.M.astype(dtype, copy=True) for g in S.groups]
     D, D_inv, G, P_plus = [None] * n, [None] * n, [None] * n, [None] * n
     bodies = model.bodies
+    # Real data: an overflow in H P or D makes D non-finite, which _check_stack_pd reports as an
+    # error naming the body, so numpy's warning would only duplicate it.
+    quiet = (lambda: np.errstate(over="ignore", invalid="ignore")) if dtype.kind == "f" else nullcontext
     for level in reversed(S.levels):
         for g in level:
             group = S.groups[g]
             H = group.H
-            HP = H @ P[g]
-            D[g] = HP @ swap(H)
+            with quiet():
+                HP = H @ P[g]
+                D[g] = HP @ swap(H)
             D_inv[g], G[g], GHP = _gain(D[g], HP, [bodies[i] for i in group.index], dtype)
             P_plus[g] = P[g] - GHP
             for link in group.links:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
@@ -248,15 +254,7 @@ def _check_pd(D: np.ndarray, k: Hashable) -> None:
     try:
         np.linalg.cholesky(D)
     except np.linalg.LinAlgError:
-        _raise_not_pd(D, k)
-
-
-def _raise_not_pd(D: np.ndarray, k: Hashable):
-    with np.errstate(all="ignore"):
-        lowest = np.linalg.eigvalsh(np.asarray(D, dtype=float)).min() if np.isfinite(D).all() else float("nan")
-    raise NotPositiveDefiniteError(
-        f"hinge inertia D = H P H* of body {k!r} (shape {D.shape}) is not positive definite: smallest eigenvalue {lowest:.3g}"
-    ) from None
+        raise_not_pd(D, "hinge inertia D = H P H*", k)
 
 
 def check_articulated(model: SKOModel, articulated: ArticulatedInertias | None) -> ArticulatedInertias:

@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
+from graphs.arrays import checked_array, numeric_array
 from graphs.numbering import check_parent_array
 from sko.arrays import result_dtype
 
@@ -80,16 +81,9 @@ def _matrix(H, parents: Sequence[int], what: str, copy: bool = True) -> tuple[np
     """A square matrix (a fresh writable copy with ``copy``, else possibly a read-only view) and
     its 0-based parents; finiteness is checked on the branch-induced pattern only, since
     nothing else is read (O(n + D1))."""
-    try:
-        A = np.array(H, copy=True) if copy else np.asarray(H)
-    except (TypeError, ValueError) as exc:
-        raise DimensionError(f"{what} is not an array: {exc}") from None
+    A = numeric_array(H, what, copy)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise DimensionError(f"{what} must be a square matrix, got shape {A.shape}")
-    if A.dtype.kind in "biu":
-        A = A.astype(float)
-    elif A.dtype.kind not in "fcO":
-        raise DimensionError(f"{what} has dtype {A.dtype}; expected real, complex or object (symbolic) entries")
     par = _parents0(parents, A.shape[0])
     if A.dtype != object:
         bad = [(k + 1, j + 1) for k, j in _pattern(par) if not np.isfinite(A[k, j])]
@@ -99,13 +93,10 @@ def _matrix(H, parents: Sequence[int], what: str, copy: bool = True) -> tuple[np
 
 
 def _vector(x, n: int, dtype, what: str) -> np.ndarray:
-    try:
-        v = np.array(x, copy=True)
-    except (TypeError, ValueError) as exc:
-        raise DimensionError(f"{what} is not an array: {exc}") from None
-    if v.ndim not in (1, 2) or v.shape[0] != n:
+    v = checked_array(x, (1, 2), what)
+    if v.shape[0] != n:
         raise DimensionError(f"{what} must have shape ({n},) or ({n}, m), got {v.shape}")
-    return v.astype(result_dtype(v, np.zeros(0, dtype=dtype)), copy=False)
+    return v.astype(result_dtype(v, np.zeros(0, dtype=dtype)), copy=True)  # writable: updated in place
 
 
 def _in_place_target(A, parents: Sequence[int]) -> list[int]:
@@ -224,8 +215,7 @@ def ltl(H, parents: Sequence[int]) -> np.ndarray:
 def lower_factor(A: np.ndarray, parents: Sequence[int], unit: bool = False) -> np.ndarray:
     """The dense ``L`` held by a factorized array: its branch-induced pattern below the
     diagonal, ``1`` (``unit=True``, LTDL) or ``A(k, k)`` (LTL) on it, zeros elsewhere."""
-    A = np.asarray(A)
-    par = _parents0(parents, A.shape[0])
+    A, par = _matrix(A, parents, "the factorized array", copy=False)
     L = np.zeros(A.shape, dtype=A.dtype)
     for k, j in _pattern(par):
         L[k, j] = 1 if unit and j == k else A[k, j]
@@ -318,7 +308,7 @@ def ltdl_solve(LD, parents: Sequence[int], b) -> np.ndarray:
     >>> np.allclose((np.tril(H) + np.tril(H, -1).T) @ x, [1, 2, 3])
     True
     """
-    LD = np.asarray(LD)
+    LD, _ = _matrix(LD, parents, "LD", copy=False)
     z = L_inverse_transpose_apply(LD, parents, b, unit=True)
     D = np.diagonal(LD)
     z = z / (D if z.ndim == 1 else D[:, None])
@@ -442,7 +432,7 @@ def compress_lower(H, layout: CompressedLayout) -> np.ndarray:
 
 def decompress_lower(q, layout: CompressedLayout) -> np.ndarray:
     """The dense lower-triangular matrix stored in ``q`` (zeros off the pattern)."""
-    q = np.asarray(q)
+    q = numeric_array(q, "the compressed matrix q", copy=False)
     if q.shape != (layout.nM,):
         raise DimensionError(f"a compressed matrix of this layout has shape ({layout.nM},), got {q.shape}")
     n = len(layout.dof_parentid)
@@ -473,14 +463,17 @@ def compressed_ltdl(qM, layout: CompressedLayout) -> CompressedLTDL:
 
     Raises
     ------
+    DimensionError
+        ``qM`` not a numeric vector of the layout's length.
+    NonFiniteError
+        NaN or infinity in ``qM``.
     NotPositiveDefiniteError
         On a non-positive pivot (the message names the dof).
     """
-    qLD = np.array(qM, copy=True)
+    qLD = checked_array(qM, 1, "the compressed matrix qM")
     if qLD.shape != (layout.nM,):
         raise DimensionError(f"a compressed matrix of this layout has shape ({layout.nM},), got {qLD.shape}")
-    if qLD.dtype.kind in "biu":
-        qLD = qLD.astype(float)
+    qLD = qLD.copy()  # writable: factorized in place
     n = len(layout.dof_parentid)
     for k in range(n - 1, -1, -1):
         kk = layout.dof_Madr[k]

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphs import TreeDigraph
-from graphs.errors import SKOError
+from graphs.errors import DimensionError, SKOError
+from sko.arrays import checked_array
 from sko.model import SKOModel
 
 from .mass_matrix import mass_matrix
@@ -117,8 +118,19 @@ def node_pattern(tree: TreeDigraph) -> BlockPattern:
 
 def mass_matrix_pattern(model: SKOModel, M: np.ndarray | None = None) -> np.ndarray:
     """Node-level pattern of the ``ℳ`` of Algorithm 4.2 (or of a given ``M``): True where a block
-    has a nonzero entry."""
-    M = mass_matrix(model) if M is None else M
+    has a nonzero entry.
+
+    Raises
+    ------
+    DimensionError
+        A given ``M`` that is not ``Σ n_k × Σ n_k``.
+    """
+    if M is None:
+        M = mass_matrix(model)
+    else:
+        M = checked_array(M, 2, "the matrix M", finite=False)
+        if M.shape != (model.dof_size, model.dof_size):
+            raise DimensionError(f"the matrix M has shape {M.shape}, expected ({model.dof_size}, {model.dof_size}) for this model")
     ds = model.dof_slices
     return np.array([[bool(np.any(M[a, b] != 0)) for b in ds] for a in ds], dtype=bool)
 

@@ -13,6 +13,7 @@ from collections.abc import Hashable, Mapping
 import numpy as np
 import scipy.sparse as sp
 
+from .arrays import checked_array
 from .errors import DimensionError, NotATreeError, SKOError, UnknownNodeError
 from .tree import TreeDigraph
 
@@ -33,8 +34,10 @@ def block_offsets(tree: TreeDigraph, dims: Mapping[Hashable, int]) -> np.ndarray
     return np.concatenate([[0], np.cumsum(sizes, dtype=int)])
 
 
-def check_weights(tree: TreeDigraph, dims: Mapping[Hashable, int], weights: Mapping) -> dict:
-    """Validate arc weights against the tree and node dimensions; return them as 2-D arrays.
+def check_weights(tree: TreeDigraph, dims: Mapping[Hashable, int], weights: Mapping, *, finite: bool = True) -> dict:
+    """Validate arc weights against the tree and node dimensions; return them as checked,
+    read-only 2-D arrays (see :func:`graphs.arrays.checked_array`; ``finite=False`` checks shapes
+    and dtype only).
 
     Every non-base body ``k`` needs ``weights[k]`` of shape ``dims[℘(k)] × dims[k]``; base bodies
     (whose arc comes from the root) and unknown labels must not have one.
@@ -51,7 +54,7 @@ def check_weights(tree: TreeDigraph, dims: Mapping[Hashable, int], weights: Mapp
             continue
         if k not in weights:
             raise DimensionError(f"missing the weight phi({p!r}, {k!r}) of body {k!r}")
-        W = np.asarray(weights[k])
+        W = checked_array(weights[k], 2, f"weight phi({p!r}, {k!r})", k, finite)
         expected = (dims[p], dims[k])
         if W.shape != expected:
             raise DimensionError(f"weight phi({p!r}, {k!r}) of body {k!r} has shape {W.shape}, expected m_parent x m_k = {expected}")
@@ -93,14 +96,26 @@ def _is_zero(A) -> bool:
     return all(e == 0 for e in A.flat) if A.dtype == object else not A.any()
 
 
+def _square_matrix(E):
+    """``E`` as a square dense array (checked like every input) or sparse matrix."""
+    if not sp.issparse(E):
+        E = checked_array(E, 2, "the matrix E")
+    if E.ndim != 2 or E.shape[0] != E.shape[1]:
+        raise DimensionError(f"the matrix E must be square, got shape {E.shape}")
+    return E
+
+
 def nilpotency_index(E) -> int:
     """The smallest ``d`` with ``E^d = 0`` (exactly).
 
     Raises
     ------
+    DimensionError
+        If ``E`` is not a square matrix.
     NotATreeError
         If ``E`` is not nilpotent (its digraph has a directed cycle).
     """
+    E = _square_matrix(E)
     n = E.shape[0]
     P = sp.identity(n, format="csr", dtype=E.dtype) if sp.issparse(E) else np.eye(n, dtype=E.dtype)
     for d in range(n + 1):
@@ -115,7 +130,15 @@ def one_resolvent(E):
 
     Summed exactly by doubling, ``S ← S (I + E^{2^r})``, so it takes ``⌈log₂ d⌉`` squarings for
     nilpotency index ``d``; structural zeros stay exact zeros.
+
+    Raises
+    ------
+    DimensionError
+        If ``E`` is not a square matrix.
+    NotATreeError
+        If ``E`` is not nilpotent.
     """
+    E = _square_matrix(E)
     n = E.shape[0]
     identity = sp.identity(n, format="csr", dtype=E.dtype) if sp.issparse(E) else np.eye(n, dtype=E.dtype)
     S, P = identity + E, E  # S = Σ_{k < 2^r} E^k, P = E^{2^{r-1}}

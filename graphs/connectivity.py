@@ -32,7 +32,7 @@ from numbers import Integral
 import networkx as nx
 
 from .errors import NotATreeError, UnknownNodeError
-from .tree import TreeDigraph
+from .tree import TreeDigraph, _hashable
 
 __all__ = ["ConnectivityGraph", "RegularNumbering"]
 
@@ -88,6 +88,8 @@ class ConnectivityGraph:
             if not isinstance(pair, Sequence) or isinstance(pair, str) or len(pair) != 2:
                 raise NotATreeError(f"joint {label!r} must be a pair (predecessor, successor), got {pair!r}")
             p, s = pair
+            if not (_hashable(p) and _hashable(s)):
+                raise NotATreeError(f"joint {label!r} joins {p!r} and {s!r}: body labels must be hashable")
             if p is None or s is None:
                 raise NotATreeError(f"joint {label!r} refers to a body labelled None")
             if p == s:
@@ -134,6 +136,10 @@ class ConnectivityGraph:
         """
         if len(predecessors) != len(successors):
             raise NotATreeError(f"p has {len(predecessors)} entries but s has {len(successors)}: one each per joint")
+        for name, array in (("p", predecessors), ("s", successors)):
+            for i, b in enumerate(array, start=1):
+                if not isinstance(b, Integral) or isinstance(b, bool) or b < 0:
+                    raise NotATreeError(f"{name}({i}) = {b!r} is not a body number (a non-negative integer, base 0)")
         joints = {i: (p, s) for i, (p, s) in enumerate(zip(predecessors, successors), start=1)}
         moving = sorted(set(chain(predecessors, successors)) - {0})
         return cls(joints, base=0, bodies=moving)
@@ -345,10 +351,6 @@ class RegularNumbering:
         self.predecessor_array: tuple[int, ...] = tuple(number[p] for p, _ in ends)
         self.successor_array: tuple[int, ...] = tuple(number[s] for _, s in ends)
         self.parent_array: tuple[int, ...] = tuple(number[parent[b][0]] for b in order)
-        children: list[list[int]] = [[] for _ in self.body_labels]
-        for i, lam in enumerate(self.parent_array, start=1):
-            children[lam].append(i)
-        self._children = tuple(tuple(c) for c in children)
 
     # ----------------------------------------------------------------- sizes
     @property
@@ -410,25 +412,25 @@ class RegularNumbering:
 
     def support(self, i: int) -> tuple[int, ...]:
         """``κ(i)``: the tree joints on the path from body ``i`` to the base, ascending."""
-        chain_ = []
-        j = self._body_index(i, moving=False)
-        while j != 0:
-            chain_.append(j)
-            j = self.parent_array[j - 1]
-        return tuple(reversed(chain_))
+        i = self._body_index(i, moving=False)
+        return () if i == 0 else self._numbers(self.tree_digraph.support(self.body_labels[i]))
 
     def children(self, i: int) -> tuple[int, ...]:
         """``μ(i)``: the children of body ``i`` (``i = 0`` allowed), ascending."""
-        return self._children[self._body_index(i, moving=False)]
+        i = self._body_index(i, moving=False)
+        tree = self.tree_digraph
+        return self._numbers(tree.base_bodies() if i == 0 else tree.children(self.body_labels[i]))
 
     def subtree(self, i: int) -> tuple[int, ...]:
         """``ν(i)``: body ``i`` and its descendants, ascending (``ν(0)`` is every body)."""
-        stack, found = [self._body_index(i, moving=False)], []
-        while stack:
-            j = stack.pop()
-            found.append(j)
-            stack.extend(self._children[j])
-        return tuple(sorted(found))
+        i = self._body_index(i, moving=False)
+        if i == 0:
+            return tuple(range(self.num_bodies + 1))
+        return self._numbers(self.tree_digraph.subtree(self.body_labels[i]))
+
+    def _numbers(self, labels) -> tuple[int, ...]:
+        """Featherstone's numbers of body labels of :attr:`tree_digraph`, ascending."""
+        return tuple(sorted(self._body_number[b] for b in labels))
 
     def loop(self, i: int) -> tuple[int, ...]:
         """The joints of the one-chord cycle of joint ``i`` (RBDA §4.1.1): the tree joints on

@@ -13,6 +13,7 @@ __all__ = [
     "NotPositiveDefiniteError",
     "RankDeficientError",
     "NonFiniteError",
+    "preview",
 ]
 
 
@@ -37,13 +38,22 @@ class DimensionError(SKOError, ValueError):
 
 
 class NotPositiveDefiniteError(SKOError, ValueError):
-    """A matrix that must be symmetric positive definite is not (an inertia ``M(k)`` or a
-    hinge inertia ``D(k)``)."""
+    """A matrix that must be symmetric positive definite (or semidefinite) is not (an inertia
+    ``M(k)``, a hinge inertia ``D(k)``, a stiffness or damping matrix)."""
 
 
 class RankDeficientError(SKOError, ValueError):
-    """A joint map ``H(k)`` without full row rank."""
+    """A matrix that must have full rank does not: a joint map ``H(k)`` without full row rank,
+    or a singular operational space compliance ``ℬ* Ω ℬ`` (a task Jacobian without full row
+    rank, e.g. two task frames on one body)."""
 
 
 class NonFiniteError(SKOError, ValueError):
     """NaN or infinity in an input array."""
+
+
+def preview(items, limit: int = 8) -> str:
+    """The first ``limit`` items for an error message, with ``...`` only when some are left out."""
+    items = list(items)
+    shown = ", ".join(map(repr, items[:limit]))
+    return f"{shown}, ..." if len(items) > limit else shown

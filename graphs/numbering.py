@@ -17,7 +17,7 @@ Conventions
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from numbers import Integral
 
 import networkx as nx
@@ -101,8 +101,11 @@ def check_parent_array(parents: Sequence[int], name: str = "λ") -> tuple[int, .
     Raises
     ------
     NotATreeError
-        If an entry is not an integer or breaks ``0 ≤ λ(i) < i`` (the message names ``i``).
+        If ``parents`` is not a sequence, or an entry is not an integer or breaks
+        ``0 ≤ λ(i) < i`` (the message names ``i``).
     """
+    if not isinstance(parents, Iterable) or isinstance(parents, (str, bytes)):
+        raise NotATreeError(f"the parent array {name} must be a sequence of integers, got {type(parents).__name__}")
     checked = []
     for i, p in enumerate(parents, start=1):
         if not isinstance(p, Integral) or isinstance(p, bool):

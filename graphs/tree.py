@@ -132,6 +132,8 @@ class TreeDigraph:
                 raise NotATreeError(f"{k!r} cannot label a body: it stands for the root")
             graph.add_node(k)
         for k, p in parents.items():
+            if not _hashable(p):
+                raise NotATreeError(f"body {k!r} has parent {p!r}, which cannot label a body (labels must be hashable)")
             if p is not None and p not in parents:
                 raise NotATreeError(f"body {k!r} has parent {p!r}, which is not a body of the mapping")
             graph.add_edge(ROOT if p is None else p, k)
@@ -329,10 +331,6 @@ class TreeDigraph:
         return self._parent
 
     @property
-    def children_indices(self) -> tuple[tuple[int, ...], ...]:
-        return self._children
-
-    @property
     def gather_indices(self) -> tuple[int, ...]:
         return self._gather
 
@@ -375,3 +373,10 @@ def _validate(graph: nx.DiGraph, root: Hashable) -> None:
         cycle = [u for u, _ in nx.find_cycle(rest)]
         raise NotATreeError(f"directed cycle {cycle!r}: its BWA matrix is not nilpotent and has no 1-resolvent")
 
+
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True

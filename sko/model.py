@@ -93,8 +93,7 @@ class SKOModel:
             if validate:
                 check_full_row_rank(Hk, "joint map H", k)
         dims = {k: Ms[k].shape[0] for k in bodies}
-        Ws = check_weights(tree, dims, phi)
-        Ws = {k: checked_array(W, 2, f"weight phi({tree.parent(k)!r}, {k!r})", k, validate) for k, W in Ws.items()}
+        Ws = check_weights(tree, dims, phi, finite=validate)
 
         self._phi = MappingProxyType(Ws)
         self._H = MappingProxyType(Hs)
@@ -191,7 +190,7 @@ class SKOModel:
         if weights is None:
             return self.weights_by_index
         Ws = check_weights(self.tree, self.node_dims(), weights)
-        return tuple(None if k not in Ws else checked_array(Ws[k], 2, "weight", k) for k in self.bodies)
+        return tuple(Ws.get(k) for k in self.bodies)
 
     # ----------------------------------------------------------------- dense operators
     def dense(self) -> "DenseOperators":

@@ -68,15 +68,21 @@ def model_data(tree: TreeDigraph, seed: int, max_node_dim: int = 7, node_dim: in
 
     ``node_dim`` fixes every ``m_k`` (square weights); otherwise ``m_k`` is drawn in
     ``1..max_node_dim``. ``hinge``: ``"any"`` draws ``n_k`` in ``1..m_k``, ``"full"`` uses
-    ``n_k = m_k``, ``"one"`` uses ``n_k = 1``. With ``singular`` about a third of the weights
-    are rank deficient.
+    ``n_k = m_k``, ``"one"`` uses ``n_k = 1``, ``"zero-some"`` is ``"any"`` with about a third
+    of the nodes given no hinge coordinates (``n_k = 0``: welded nodes), except the first in the
+    stacking order, so ``ℳ`` is never empty. With ``singular`` about a third of the weights are
+    rank deficient.
     """
     rng = np.random.default_rng(seed)
     m = {k: node_dim or int(rng.integers(1, max_node_dim + 1)) for k in tree.bodies}
     phi, H, M = {}, {}, {}
     for k in tree.bodies:
         mk = m[k]
-        n = {"any": int(rng.integers(1, mk + 1)), "full": mk, "one": 1}[hinge]
+        n_any = int(rng.integers(1, mk + 1))
+        if hinge == "zero-some":
+            n = 0 if k != tree.bodies[0] and rng.random() < 0.35 else n_any
+        else:
+            n = {"any": n_any, "full": mk, "one": 1}[hinge]
         H[k] = rng.standard_normal((n, mk))
         A = rng.standard_normal((mk, mk))
         M[k] = A @ A.T + mk * np.eye(mk)

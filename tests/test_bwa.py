@@ -6,7 +6,7 @@ import sympy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphs import DimensionError, NotATreeError, SKOError, UnknownNodeError, bwa_matrix, nilpotency_index, one_resolvent
+from graphs import DimensionError, NonFiniteError, NotATreeError, SKOError, TreeDigraph, UnknownNodeError, bwa_matrix, check_weights, nilpotency_index, one_resolvent
 from graphs import block_offsets
 
 from .strategies import model_data, random_tree, trees
@@ -94,3 +94,16 @@ def test_weight_validation_names_the_body_and_shapes():
         bwa_matrix(tree, {a: 2, b: 3}, good)
     with pytest.raises(DimensionError, match="non-negative integer"):
         bwa_matrix(tree, {**dims, c: 1.5}, good)
+    with pytest.raises(DimensionError, match=rf"weight phi\({b!r}, {c!r}\) of body {c!r} is not an array"):
+        bwa_matrix(tree, dims, {**good, c: [[1.0], [1.0, 2.0], [1.0]]})
+    with pytest.raises(NonFiniteError, match=rf"of body {c!r}"):
+        bwa_matrix(tree, dims, {**good, c: np.full((3, 1), np.nan)})
+
+
+def test_checked_weights_are_read_only_copies():
+    tree = TreeDigraph.from_parents({"a": None, "b": "a"})
+    W = np.ones((1, 2), dtype=int)
+    out = check_weights(tree, {"a": 1, "b": 2}, {"b": W})
+    assert out["b"].dtype == float and not out["b"].flags.writeable
+    W[0, 0] = 5
+    assert out["b"][0, 0] == 1.0

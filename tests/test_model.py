@@ -39,6 +39,13 @@ def test_dimensions_slices_and_dense_operators(model):
     assert np.allclose(ops.phi_tilde, ops.E @ ops.phi) and np.allclose(ops.phi_tilde, ops.phi @ ops.E)
     x = np.arange(model.node_size, dtype=float)
     assert all(np.array_equal(v, x[model.node_slice(k)]) for k, v in model.node_split(x).items())
+    y = np.arange(model.dof_size, dtype=float)
+    parts = model.dof_split(y)
+    assert list(parts) == list(model.bodies)
+    assert all(np.array_equal(v, y[model.dof_slice(k)]) and v.shape == (model.dof_dim(k),) for k, v in parts.items())
+    assert np.array_equal(np.concatenate([parts[k] for k in model.bodies]), y)
+    with pytest.raises(DimensionError, match=f"expected {model.dof_size}"):
+        model.dof_split(np.ones(model.dof_size + 1))
 
 
 def test_inputs_are_copied_and_the_model_is_read_only():
@@ -94,6 +101,8 @@ def _chain():
         (lambda p, h, m: h.pop("a"), DimensionError, ["H is missing", "'a'"]),
         (lambda p, h, m: m.update(z=np.eye(1)), UnknownNodeError, ["'z'"]),
         (lambda p, h, m: h.update(a=np.array([["x", "y"]])), DimensionError, ["'a'", "dtype"]),
+        (lambda p, h, m: p.update(b=[[1.0, 2.0, 3.0], [1.0]]), DimensionError, ["weight phi('a', 'b') of body 'b'", "not an array"]),
+        (lambda p, h, m: p.update(b=np.full((2, 3), "x")), DimensionError, ["weight phi('a', 'b') of body 'b'", "dtype"]),
     ],
 )
 def test_bad_input_is_rejected_naming_node_and_shapes(change, error, words):
@@ -132,3 +141,5 @@ def test_unvalidated_models_check_shapes_only():
         SKOModel(tree, phi, H, {**M, "b": np.ones((3, 2))}, validate=False)
     with pytest.raises(DimensionError, match="'b'"):
         SKOModel(tree, {"b": np.ones((3, 3))}, H, M, validate=False)
+    with pytest.raises(DimensionError, match="weight phi\\('a', 'b'\\) of body 'b' is not an array"):
+        SKOModel(tree, {"b": [[1.0, 2.0, 3.0], [1.0]]}, H, M, validate=False)

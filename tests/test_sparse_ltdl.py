@@ -184,6 +184,30 @@ def test_bad_input():
         alg.ltl_in_place([[1.0]], (0,))
 
 
+def test_vectors_factors_and_compressed_matrices_are_checked():
+    """Strings, wrong dimensions and NaN reach the project's errors, not numpy's (and NaN is not
+    reported as a failed pivot)."""
+    with pytest.raises(DimensionError, match="x has dtype"):
+        alg.L_apply(np.eye(2), (0, 1), ["a", "b"])
+    with pytest.raises(NonFiniteError, match="x"):
+        alg.L_apply(np.eye(2), (0, 1), [1.0, np.nan])
+    with pytest.raises(DimensionError, match="x is not an array"):
+        alg.L_apply(np.eye(2), (0, 1), [[1.0], [1.0, 2.0]])
+    with pytest.raises(DimensionError, match=r"square matrix, got shape \(3,\)"):
+        alg.lower_factor(np.ones(3), (0, 1, 1))
+    with pytest.raises(DimensionError, match="LD is not an array"):
+        alg.ltdl_solve([[1.0], [1.0, 2.0]], (0, 1), [1.0, 1.0])
+    layout = alg.compressed_layout((0, 1, 1))
+    qM = alg.compress_lower(np.eye(3) * 2.0, layout)
+    with pytest.raises(DimensionError, match="qM has dtype"):
+        alg.compressed_ltdl(np.array(["a"] * layout.nM), layout)
+    with pytest.raises(NonFiniteError, match="qM"):
+        alg.compressed_ltdl(np.where(np.arange(layout.nM) == 0, np.nan, qM), layout)
+    with pytest.raises(DimensionError, match="q has dtype"):
+        alg.decompress_lower(np.array(["a"] * layout.nM), layout)
+    assert np.array_equal(qM, alg.compress_lower(np.eye(3) * 2.0, layout))  # inputs untouched
+
+
 # ----------------------------------------------------------------------------- products and solves
 
 

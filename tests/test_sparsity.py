@@ -67,12 +67,17 @@ def test_predicted_pattern_equals_dense_operators(model):
 
 
 @given(sko_models())
-def test_algorithm_4_2_never_fills_a_predicted_zero(model):
-    """With singular weights some related blocks may vanish, but never the other way round."""
+def test_dense_mass_matrix_never_fills_a_predicted_zero(model):
+    """With singular weights some related blocks may vanish, but never the other way round: the
+    nonzero blocks of the dense ``H φ M φ* H*`` (computed independently of Algorithm 4.2, which
+    only ever writes related blocks) lie inside the predicted pattern."""
     comparison = alg.compare_mass_matrix_pattern(model)
     assert comparison.unexpected == ()
     assert np.array_equal(comparison.computed, alg.mass_matrix_pattern(model))
-    assert not np.any(comparison.computed & ~comparison.predicted)
+    dense = alg.mass_matrix_pattern(model, model.dense().mass_matrix)
+    assert np.array_equal(dense, _node_blocks(model, model.dense().mass_matrix, model.dof_slices))
+    assert not np.any(dense & ~comparison.predicted)
+    assert np.array_equal(comparison.predicted, alg.node_pattern(model.tree).mass_matrix)
 
 
 def test_zero_weight_is_reported_as_missing():

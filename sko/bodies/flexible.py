@@ -32,7 +32,7 @@ import numpy as np
 import scipy.linalg
 
 from graphs.errors import SKOError
-from sko.arrays import check_spd
+from sko.arrays import check_psd, check_spd
 from sko.rigid.joints import Joint
 from sko.spatial import crm, plucker, skew
 
@@ -157,12 +157,7 @@ class FlexibleBody(BodyType):
     def _psd(self, A, what: str) -> np.ndarray:
         r = self.r
         A = np.zeros((r, r)) if A is None else self._array(A, what, (r, r))
-        scale = max(np.abs(A).max(initial=0.0), 1e-300)
-        if np.abs(A - A.T).max(initial=0.0) > 1e-10 * scale:
-            raise BodyError(f"{what} of flexible body {self.name!r} is not symmetric")
-        if r and np.linalg.eigvalsh(A).min() < -1e-10 * scale:
-            raise BodyError(f"{what} of flexible body {self.name!r} is not positive semidefinite: "
-                            f"smallest eigenvalue {np.linalg.eigvalsh(A).min():.3g}")
+        check_psd(A, f"{what} of flexible body {self.name!r}", 1e-10, BodyError)
         return A
 
     # ------------------------------------------------------------------ the contract

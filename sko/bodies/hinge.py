@@ -15,9 +15,11 @@ from typing import NamedTuple
 
 import numpy as np
 
+from graphs.errors import DimensionError
+from sko.arrays import checked_array
 from sko.spatial import crm, plucker_rotation, plucker_translation
 
-from .contract import Attachment, BodyError
+from .contract import Attachment
 
 __all__ = ["HingeState", "hinge_state", "checked_placement"]
 
@@ -34,13 +36,23 @@ class HingeState(NamedTuple):
     position: np.ndarray  #: world origin of F_k
 
 
-def checked_placement(placement, name) -> np.ndarray:
-    """``X_T`` as a 6 × 6 array (identity for ``None``)."""
+def checked_placement(placement, name, what: str = "placement X_T of body") -> np.ndarray:
+    """``X_T`` as a checked read-only 6 × 6 array (identity for ``None``); ``what`` and ``name``
+    name it in the errors (e.g. ``"transform of frame"``).
+
+    Raises
+    ------
+    DimensionError
+        Not a 6 × 6 array of numbers.
+    NonFiniteError
+        NaN or infinite entries.
+    """
     if placement is None:
         return np.eye(6)
-    X = np.array(placement, dtype=float)
-    if X.shape != (6, 6) or not np.isfinite(X).all():
-        raise BodyError(f"placement X_T of body {name!r} must be a finite 6 × 6 Plücker transform, got shape {X.shape}")
+    where = f"{what} {name!r}"
+    X = checked_array(placement, 2, where)
+    if X.shape != (6, 6):
+        raise DimensionError(f"{where} must be a finite 6 × 6 Plücker transform, got shape {X.shape}")
     return X
 
 

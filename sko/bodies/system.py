@@ -34,7 +34,7 @@ import numpy as np
 
 import algorithms as alg
 from graphs import TreeDigraph
-from graphs.errors import DimensionError, UnknownNodeError
+from graphs.errors import DimensionError, UnknownNodeError, preview
 from sko.arrays import checked_array
 from sko.model import SKOModel
 from sko.spatial import cross
@@ -106,16 +106,20 @@ class MultibodySystem:
         return f"MultibodySystem({len(self.bodies)} bodies of types {kinds}, q: {self.q_size}, dofs: {self.dof_size})"
 
     # ------------------------------------------------------------------ the state
-    def _vectors(self, q, qd):
-        q = checked_array(q, 1, "q")
-        if q.shape != (self.q_size,):
-            raise DimensionError(f"q has shape {q.shape}, expected ({self.q_size},)")
+    def checked_vectors(self, q, qd=None) -> tuple[np.ndarray, np.ndarray]:
+        """Checked read-only ``(q, θ̇)``: 1-D, finite, of lengths ``nq = q_size`` and
+        ``nv = dof_size`` (``None`` for ``θ̇`` gives zeros)."""
+        q = self._stacked(q, "q", self.q_size, "nq")
         if qd is None:
             return q, np.zeros(self.dof_size, dtype=q.dtype)
-        qd = checked_array(qd, 1, "qd")
-        if qd.shape != (self.dof_size,):
-            raise DimensionError(f"qd has shape {qd.shape}, expected ({self.dof_size},)")
-        return q, qd
+        return q, self._stacked(qd, "qd", self.dof_size, "nv")
+
+    @staticmethod
+    def _stacked(x, name: str, size: int, symbol: str) -> np.ndarray:
+        x = checked_array(x, 1, name)
+        if x.shape != (size,):
+            raise DimensionError(f"{name} has length {x.shape[0]}, expected {symbol} = {size}")
+        return x
 
     def external_forces(self, forces: Mapping | None) -> dict:
         """Checked external forces ``{body: f^x_k}`` (6-vectors ``[n; f]``, world coordinates
@@ -139,7 +143,7 @@ class MultibodySystem:
         out = {}
         for k, f in forces.items():
             if k not in self.body:
-                raise UnknownNodeError(f"external force on {k!r}, which is not a body (bodies: {list(self.bodies)[:8]}...)")
+                raise UnknownNodeError(f"external force on {k!r}, which is not a body (bodies: {preview(self.bodies)})")
             if None not in self.body[k].attachment_names:
                 raise BodyError(f"body {k!r} ({type(self.body[k]).__name__}) offers no frame of its own for an external force")
             f = checked_array(f, 1, "external force", k)
@@ -150,7 +154,9 @@ class MultibodySystem:
 
     def node_states(self, q, qd=None) -> dict:
         """``{k: NodeState}`` at ``(q, θ̇)``, computed base to tips (O(N))."""
-        q, qd = self._vectors(q, qd)
+        return self._node_states(*self.checked_vectors(q, qd))
+
+    def _node_states(self, q: np.ndarray, qd: np.ndarray) -> dict:
         root, states = self._root, {}
         for k, b, qs, vs in self._order:
             inboard = root if b.parent is None else states[b.parent].attachments[b.attach]
@@ -190,17 +196,21 @@ class MultibodySystem:
 
     def inverse_dynamics(self, q, qd, qdd, external_forces: Mapping | None = None) -> np.ndarray:
         """``T = ℳ θ̈ + 𝒞`` by Algorithm 3.1 (plus the bodies' hinge forces)."""
-        model, a, b = self.sko_model(q, qd, external_forces)
-        return alg.inverse_dynamics(model, qdd, qd, a, b) + self.hinge_forces(q, qd)
+        q, qd = self.checked_vectors(q, qd)
+        model, a, b = self._assemble(self._node_states(q, qd), self.external_forces(external_forces))
+        return alg.inverse_dynamics(model, qdd, None, a, b) + self._hinge_forces(q, qd)
 
     def forward_dynamics(self, q, qd, tau=None, external_forces: Mapping | None = None) -> np.ndarray:
         """``θ̈ = ℳ^{-1} (T − 𝒞)`` by the articulated-body recursions (Algorithm 6.1)."""
-        model, a, b = self.sko_model(q, qd, external_forces)
-        return alg.forward_dynamics(model, model.dof_vector(tau, "tau") - self.hinge_forces(q, qd), a, b)
+        q, qd = self.checked_vectors(q, qd)
+        model, a, b = self._assemble(self._node_states(q, qd), self.external_forces(external_forces))
+        return alg.forward_dynamics(model, model.dof_vector(tau, "tau") - self._hinge_forces(q, qd), a, b)
 
     def hinge_forces(self, q, qd) -> np.ndarray:
         """Stacked internal hinge forces of the bodies (joint springs, dampers; zero if none)."""
-        q, qd = self._vectors(q, qd)
+        return self._hinge_forces(*self.checked_vectors(q, qd))
+
+    def _hinge_forces(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         out = np.zeros(self.dof_size, dtype=np.result_type(q, qd, float))
         for k in self.bodies:
             f = self.body[k].hinge_force(q[self.q_slices[k]], qd[self.dof_slices[k]])
@@ -208,26 +218,31 @@ class MultibodySystem:
                 out[self.dof_slices[k]] += f
         return out
 
-    def energy(self, q, qd) -> float:
-        """``½ Σ_k 𝒱*(k) M(k) 𝒱(k) + Σ_k potential(k)`` (= ``½ θ̇* ℳ θ̇ + potential``); a float
-        for numeric states, an expression for symbolic ones."""
-        states = self.node_states(q, qd)
-        total = sum(0.5 * s.V @ s.M @ s.V + s.potential for s in states.values())
-        try:
-            return float(np.real(total))
-        except TypeError:
-            return total
+    # ------------------------------------------------------------------ energy
+    def kinetic_energy(self, q, qd):
+        """``½ Σ_k 𝒱*(k) M(k) 𝒱(k)`` (= ``½ θ̇* ℳ θ̇``), in the states' scalar type (float,
+        complex for complex-step, an expression for symbolic states)."""
+        return sum(0.5 * s.V @ s.M @ s.V for s in self.node_states(q, qd).values())
+
+    def potential_energy(self, q):
+        """``Σ_k potential(k)`` (gravity and the bodies' own potentials), in the states' scalar type."""
+        return sum(s.potential for s in self.node_states(q).values())
+
+    def energy(self, q, qd):
+        """Kinetic plus potential energy, in the states' scalar type: a float for real states, the
+        complex number itself for complex-step states, an expression for symbolic ones."""
+        return sum(0.5 * s.V @ s.M @ s.V + s.potential for s in self.node_states(q, qd).values())
 
     # ------------------------------------------------------------------ coordinates
     def qdot(self, q, qd) -> np.ndarray:
         """``q̇`` from ``(q, θ̇)``, body by body."""
-        q, qd = self._vectors(q, qd)
+        q, qd = self.checked_vectors(q, qd)
         return np.concatenate([np.asarray(self.body[k].qdot(q[self.q_slices[k]], qd[self.dof_slices[k]]))
                                for k in self.bodies]) if self.bodies else np.zeros(0)
 
     def normalize(self, q) -> np.ndarray:
         """``q`` projected back onto the configuration manifold, body by body."""
-        q, _ = self._vectors(q, None)
+        q, _ = self.checked_vectors(q, None)
         return np.concatenate([self.body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
 
     def neutral(self) -> np.ndarray:

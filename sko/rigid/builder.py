@@ -29,6 +29,7 @@ from collections.abc import Hashable
 
 import numpy as np
 
+from sko.arrays import check_psd
 from sko.spatial import spatial_inertia
 
 from .errors import RigidSystemError
@@ -164,8 +165,10 @@ def _matrix(A, shape, what, default) -> np.ndarray:
         A = np.array(A, dtype=float)
     except (TypeError, ValueError) as exc:
         raise RigidSystemError(f"{what} is not a numeric array: {exc}") from None
-    if A.shape != shape or not np.isfinite(A).all():
-        raise RigidSystemError(f"{what} must be a finite array of shape {shape}, got shape {A.shape}")
+    if A.shape != shape:
+        raise RigidSystemError(f"{what} must be an array of shape {shape}, got shape {A.shape}")
+    if not np.isfinite(A).all():
+        raise RigidSystemError(f"{what} must be finite, got {A.tolist()}")
     return A
 
 
@@ -176,10 +179,7 @@ def link_inertia(name, inertia=None, mass=None, com=None, inertia_com=None) -> n
         if mass is not None or com is not None or inertia_com is not None:
             raise RigidSystemError(f"body {name!r}: give either inertia or mass/com/inertia_com, not both")
         I6 = _matrix(inertia, (6, 6), f"spatial inertia of body {name!r}", None)
-        if np.abs(I6 - I6.T).max() > 1e-9 * max(1.0, np.abs(I6).max()):
-            raise RigidSystemError(f"spatial inertia of body {name!r} is not symmetric")
-        if np.linalg.eigvalsh((I6 + I6.T) / 2).min() < -1e-12 * max(1.0, np.abs(I6).max()):
-            raise RigidSystemError(f"spatial inertia of body {name!r} is not positive semi-definite")
+        check_psd(I6, f"spatial inertia of body {name!r}", 1e-12, RigidSystemError, symmetry_rtol=1e-9)
         return I6
     if mass is None:
         if com is not None or inertia_com is not None:
@@ -193,8 +193,5 @@ def link_inertia(name, inertia=None, mass=None, com=None, inertia_com=None) -> n
         raise RigidSystemError(f"body {name!r}: mass must be finite and non-negative, got {mass!r}")
     c = _matrix(com, (3,), f"centre of mass of body {name!r}", np.zeros(3))
     Ic = _matrix(inertia_com, (3, 3), f"rotational inertia of body {name!r}", np.zeros((3, 3)))
-    if np.abs(Ic - Ic.T).max() > 1e-9 * max(1.0, np.abs(Ic).max()):
-        raise RigidSystemError(f"rotational inertia of body {name!r} is not symmetric: {Ic.tolist()}")
-    if np.linalg.eigvalsh(Ic).min() < -1e-12 * max(1.0, np.abs(Ic).max()):
-        raise RigidSystemError(f"rotational inertia of body {name!r} is not positive semi-definite: eigenvalues {np.linalg.eigvalsh(Ic)}")
+    check_psd(Ic, f"rotational inertia of body {name!r}", 1e-12, RigidSystemError, symmetry_rtol=1e-9)
     return spatial_inertia(m, c, Ic)

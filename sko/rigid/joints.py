@@ -160,7 +160,10 @@ class Joint:
 
 
 def _unit(axis, joint: str) -> np.ndarray:
-    u = np.asarray(axis, dtype=float)
+    try:
+        u = np.asarray(axis, dtype=float)
+    except (TypeError, ValueError):
+        raise JointError(f"{joint}: axis must be a nonzero finite 3-vector, got {axis!r}") from None
     if u.shape != (3,) or not np.isfinite(u).all() or np.linalg.norm(u) < 1e-12:
         raise JointError(f"{joint}: axis must be a nonzero finite 3-vector, got {axis!r}")
     return u / np.linalg.norm(u)

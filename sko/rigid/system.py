@@ -21,13 +21,15 @@ given per body in world coordinates about the world origin.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
+from numbers import Real
 from typing import NamedTuple
 
 import numpy as np
 
 import algorithms as alg
-from graphs.errors import DimensionError, RankDeficientError, UnknownNodeError
-from sko.arrays import checked_array, result_dtype
+from graphs.errors import DimensionError, NonFiniteError, RankDeficientError, SKOError, UnknownNodeError, preview
+from sko.arrays import result_dtype
+from sko.bodies.hinge import checked_placement
 from sko.bodies.rigid import RigidBody
 from sko.bodies.system import MultibodySystem
 from sko.model import SKOModel
@@ -57,7 +59,10 @@ class RigidSystem:
     bodies : sequence of BodySpec
         Every parent before its children; names unique.
     frames : mapping name -> (body or None, ᶠX_body)
-        Named frames fixed on bodies (``None``: on the world).
+        Named frames fixed on bodies (``None``: on the world); each body must be one of
+        ``bodies`` and each ``ᶠX_body`` a finite 6 × 6 Plücker transform (checked here:
+        :class:`~graphs.errors.UnknownNodeError`, :class:`~graphs.errors.DimensionError`,
+        :class:`~graphs.errors.NonFiniteError`).
     gravity : (6,) array
         ``a_g = [0; g]`` in world coordinates.
 
@@ -88,7 +93,7 @@ class RigidSystem:
         self._system = MultibodySystem([RigidBody(s.name, s.parent, s.joint, s.inertia, s.placement) for s in self._specs],
                                        self.gravity)
         self.tree = self._system.tree
-        self.frames = {name: (body, np.array(X)) for name, (body, X) in frames.items()}
+        self.frames = {name: self._checked_frame(name, spec) for name, spec in frames.items()}
         for name in self.bodies:
             self.frames.setdefault(name, (name, np.eye(6)))
         self._q_slices, self._v_slices = self._system.q_slices, self._system.dof_slices
@@ -144,16 +149,26 @@ class RigidSystem:
 
     def normalize(self, q) -> np.ndarray:
         """``q`` with every quaternion renormalised."""
-        return self._system.normalize(self._q(q))
+        return self._system.normalize(q)
 
     def qdot(self, q, qd) -> np.ndarray:
         """``q̇`` from the position and velocity variables (joint by joint)."""
-        return self._system.qdot(self._q(q), self._v(qd, "qd"))
+        return self._system.qdot(q, qd)
 
     def integrate(self, q, qd, dt: float) -> np.ndarray:
         """The configuration reached from ``q`` at constant velocity ``qd`` after ``dt``
-        (exact on each joint's configuration manifold; quaternions stay unit)."""
-        q, qd = self._q(q), self._v(qd, "qd")
+        (exact on each joint's configuration manifold; quaternions stay unit).
+
+        Raises
+        ------
+        DimensionError, NonFiniteError
+            ``dt`` not a real number, or not finite (and the checks of ``q``, ``qd``).
+        """
+        if not isinstance(dt, Real):
+            raise DimensionError(f"time step dt must be a real number, got {dt!r}")
+        if not np.isfinite(dt):
+            raise NonFiniteError(f"time step dt must be finite, got {dt!r}")
+        q, qd = self._system.checked_vectors(q, qd)
         return np.concatenate([s.joint.integrate(q[self._q_slices[s.name]], qd[self._v_slices[s.name]], dt)
                                for s in self._specs])
 
@@ -177,22 +192,20 @@ class RigidSystem:
             ``a(k) = c_J + v_k × S_k ν_k`` (+ ``ᵏX_0 (−a_g)`` on base bodies) and
             ``b(k) = v_k ×* I_k v_k − ᵏX_0^* f^x_k``.
         """
-        return self._system.sko_model(self._q(q), None if qd is None else self._v(qd, "qd"), external_forces)
+        return self._system.sko_model(q, qd, external_forces)
 
     def _states(self, q, qd=None) -> dict:
         """The bodies' :class:`~sko.bodies.contract.NodeState` at ``(q, ν)``."""
-        return self._system.node_states(self._q(q), None if qd is None else self._v(qd, "qd"))
+        return self._system.node_states(q, qd)
 
     # ------------------------------------------------------------------ dynamics (generic algorithms)
     def inverse_dynamics(self, q, qd, qdd, external_forces: Mapping | None = None) -> np.ndarray:
         """``τ = ℳ(q) ν̇ + 𝒞(q, ν)`` by Newton–Euler on the SKO model (SKO.md §5)."""
-        model, a, b = self.sko_model(q, qd, external_forces)
-        return alg.inverse_dynamics(model, self._v(qdd, "qdd"), qd, a, b)
+        return self._system.inverse_dynamics(q, qd, qdd, external_forces)
 
     def bias_forces(self, q, qd, external_forces: Mapping | None = None) -> np.ndarray:
         """``𝒞(q, ν)`` (Coriolis, centrifugal, gravity and external forces): inverse dynamics at ``ν̇ = 0``."""
-        model, a, b = self.sko_model(q, qd, external_forces)
-        return alg.inverse_dynamics(model, None, qd, a, b)
+        return self._system.bias(q, qd, external_forces)
 
     def gravity_forces(self, q) -> np.ndarray:
         """The gravity part of ``𝒞``: bias forces at ``ν = 0``."""
@@ -200,27 +213,25 @@ class RigidSystem:
 
     def mass_matrix(self, q) -> np.ndarray:
         """``ℳ(q) = H φ M φ* H*`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."""
-        model, _, _ = self.sko_model(q)
-        return alg.mass_matrix(model)
+        return self._system.mass_matrix(q)
 
     def forward_dynamics(self, q, qd, tau, external_forces: Mapping | None = None) -> np.ndarray:
         """``ν̇ = ℳ^{-1}(τ − 𝒞)`` by the articulated body recursion (SKO.md §11, Algorithm 6.1)."""
-        model, a, b = self.sko_model(q, qd, external_forces)
-        return alg.forward_dynamics(model, self._v(tau, "tau"), a, b)
+        return self._system.forward_dynamics(q, qd, tau, external_forces)
 
     # ------------------------------------------------------------------ energy
-    def kinetic_energy(self, q, qd) -> float:
+    def kinetic_energy(self, q, qd):
         """``½ Σ v_kᵀ I_k v_k``."""
-        return sum(s.V @ s.M @ s.V for s in self._states(q, qd).values()) / 2
+        return self._system.kinetic_energy(q, qd)
 
-    def potential_energy(self, q) -> float:
+    def potential_energy(self, q):
         """Gravitational potential ``−Σ m_k g · c_k`` (``g`` the linear part of ``a_g``, ``c_k``
         the world centre of mass); zero at the world origin."""
-        return sum(s.potential for s in self._states(q).values())
+        return self._system.potential_energy(q)
 
-    def energy(self, q, qd) -> float:
-        """Kinetic plus potential energy."""
-        return sum(s.V @ s.M @ s.V / 2 + s.potential for s in self._states(q, qd).values())
+    def energy(self, q, qd):
+        """Kinetic plus potential energy (in the state's scalar type)."""
+        return self._system.energy(q, qd)
 
     # ------------------------------------------------------------------ kinematics
     def body_poses(self, q) -> dict:
@@ -269,6 +280,8 @@ class RigidSystem:
         RankDeficientError
             Two frames on the same body, or a task the joints cannot move independently.
         """
+        if isinstance(frames, (set, frozenset)):
+            raise SKOError(f"frames must be an ordered sequence (they order the blocks of Λ), got the set {frames!r}")
         frames = list(frames) if isinstance(frames, list) or (isinstance(frames, tuple) and frames not in self.frames) else [frames]
         picks = [self._frame(f) for f in frames]
         bodies = [body for body, _ in picks]
@@ -281,27 +294,26 @@ class RigidSystem:
         return alg.operational_space_inertia(model, bodies, transforms={b: X.T for b, X in picks})
 
     # ------------------------------------------------------------------ input checks
+    def _checked_frame(self, name, spec) -> tuple:
+        """A frame ``(body or None, ᶠX_body)``: a known body and a finite 6 × 6 transform."""
+        try:
+            body, X = spec
+        except (TypeError, ValueError):
+            raise DimensionError(f"frame {name!r} must be a pair (body or None, 6 × 6 transform), got {spec!r}") from None
+        if body is not None and body not in self._spec:
+            raise UnknownNodeError(f"frame {name!r} is fixed on {body!r}, which is not a body of this rigid system "
+                                   f"(bodies: {preview(self.bodies)})")
+        return body, checked_placement(X, name, "transform of frame")
+
     def _check_body(self, name):
         if name not in self._spec:
-            raise UnknownNodeError(f"{name!r} is not a body of this rigid system (bodies: {list(self.bodies)[:8]}...)")
+            raise UnknownNodeError(f"{name!r} is not a body of this rigid system (bodies: {preview(self.bodies)})")
 
     def _frame(self, frame):
         try:
             return self.frames[frame]
         except (KeyError, TypeError):
             raise UnknownNodeError(f"{frame!r} is neither a body nor a frame of this rigid system") from None
-
-    def _q(self, q) -> np.ndarray:
-        q = checked_array(q, 1, "configuration q")
-        if q.shape[0] != self.nq:
-            raise DimensionError(f"configuration q has length {q.shape[0]}, expected nq = {self.nq}")
-        return q
-
-    def _v(self, v, name: str) -> np.ndarray:
-        v = checked_array(v, 1, name)
-        if v.shape[0] != self.nv:
-            raise DimensionError(f"{name} has length {v.shape[0]}, expected nv = {self.nv}")
-        return v
 
 
 def _pose(state) -> np.ndarray:

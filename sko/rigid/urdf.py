@@ -32,6 +32,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from sko.arrays import check_psd
 from sko.spatial import pose_transform, rpy_matrix, spatial_inertia
 
 from .builder import SystemBuilder
@@ -194,9 +195,7 @@ def _inertia(link, name: str) -> np.ndarray:
     ixx, ixy, ixz, iyy, iyz, izz = (
         _floats(_attr(inertia_el, k, f"<inertia> of {where}"), 1, f"<inertia {k}> of {where}", None)[0] for k in keys)
     Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    eig = np.linalg.eigvalsh(Ic)
-    if eig.min() < -1e-12 * max(1.0, np.abs(Ic).max()):
-        raise URDFError(f"{where} has a rotational inertia that is not positive semi-definite (eigenvalues {eig})")
+    check_psd(Ic, f"rotational inertia of {where}", 1e-12, URDFError)
     origin = inertial.find("origin")
     xyz = _floats(None if origin is None else origin.get("xyz"), 3, f"{where} <inertial><origin xyz>", [0, 0, 0])
     rpy = _floats(None if origin is None else origin.get("rpy"), 3, f"{where} <inertial><origin rpy>", [0, 0, 0])

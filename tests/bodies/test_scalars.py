@@ -20,7 +20,8 @@ def test_complex_step_derivatives(seed):
     q, qd = random_state(system, rng)
     dq, dv, tau = rng.standard_normal(system.q_size), rng.standard_normal(system.dof_size), rng.standard_normal(system.dof_size)
     h, e = 1e-30, 1e-6
-    for f in (lambda x, v: system.mass_matrix(x), system.bias, lambda x, v: system.forward_dynamics(x, v, tau)):
+    for f in (lambda x, v: system.mass_matrix(x), system.bias, lambda x, v: system.forward_dynamics(x, v, tau),
+              system.energy, system.kinetic_energy, lambda x, v: system.potential_energy(x)):
         step = f(q + 1j * h * dq, qd + 1j * h * dv)
         assert np.iscomplexobj(step)
         central = (f(q + e * dq, qd + e * dv) - f(q - e * dq, qd - e * dv)) / (2 * e)
@@ -51,3 +52,19 @@ def test_symbolic_rigid_and_rotor_links():
     assert_close(np.array(M.subs(values), dtype=float), system.mass_matrix(q), 1e-13)
     assert float(E.subs(values)) == pytest.approx(system.energy(q, qd), rel=1e-13)
     assert M[1, 1].free_symbols == set()  # the elbow's own inertia does not depend on q (rotor: 10² J_a added)
+
+
+def test_rigid_system_energy_keeps_complex_steps():
+    """The rigid layer delegates to its MultibodySystem, so a complex step survives there too."""
+    from sko.rigid.examples import planar_chain
+
+    chain = planar_chain(3)
+    rng = np.random.default_rng(0)
+    q, qd, dq = rng.standard_normal(3), rng.standard_normal(3), rng.standard_normal(3)
+    h, e = 1e-30, 1e-6
+    for f in (chain.energy, chain.kinetic_energy, lambda x, v: chain.potential_energy(x)):
+        step = f(q + 1j * h * dq, qd + 1j * h * dq)
+        assert np.iscomplexobj(step)
+        central = (f(q + e * dq, qd + e * dq) - f(q - e * dq, qd - e * dq)) / (2 * e)
+        assert abs(step.imag / h - central) <= 1e-7 * max(1.0, abs(central))
+    assert chain.kinetic_energy(q, qd) == pytest.approx(qd @ chain.mass_matrix(q) @ qd / 2, rel=1e-13)

@@ -22,6 +22,8 @@ from sko.rigid import (
 from sko.rigid.dh import DHLink, dh_system
 from sko.rigid.examples import example_systems, planar_chain, rod_inertia
 from tests.rigid.random_systems import random_rigid_system
+from sko.bodies import RigidBody
+from sko.rigid import RigidSystem
 from tests.util import assert_close
 
 EXAMPLES = {name: factory() for name, factory in example_systems().items()}
@@ -273,6 +275,31 @@ def test_bad_inputs():
     assert_close(built.jacobian([0.0], "camera"), np.zeros((6, 1)), 0, scale=1.0)
 
 
+def test_frames_are_checked_at_construction():
+    """A frame must sit on a known body (or the world) with a finite 6 × 6 transform."""
+    system = planar_chain(2)
+    specs = [system.body(k) for k in system.bodies]
+    ok = RigidSystem(specs, {"tool": ("link2", sp.pose_transform([0.0, 0.0, 1.0]))}, system.gravity)
+    assert_close(ok.frame_pose([0.0, 0.0], "tool")[:3, 3], system.frame_pose([0.0, 0.0], "link2")[:3, 3] + [0.0, 0.0, 1.0], 1e-14)
+    with pytest.raises(UnknownNodeError, match="frame 'tool' is fixed on 'ghost'"):
+        RigidSystem(specs, {"tool": ("ghost", np.eye(6))}, system.gravity)
+    with pytest.raises(DimensionError, match=r"transform of frame 'tool' must be a finite 6 × 6.*\(4, 4\)"):
+        RigidSystem(specs, {"tool": ("link2", np.eye(4))}, system.gravity)
+    with pytest.raises(NonFiniteError, match="transform of frame 'tool'"):
+        RigidSystem(specs, {"tool": ("link2", np.full((6, 6), np.nan))}, system.gravity)
+    with pytest.raises(DimensionError, match="transform of frame 'tool'.*not an array"):
+        RigidSystem(specs, {"tool": ("link2", [[1.0], [1.0, 2.0]])}, system.gravity)
+    with pytest.raises(DimensionError, match="frame 'tool' must be a pair"):
+        RigidSystem(specs, {"tool": "link2"}, system.gravity)
+
+
+def test_body_placements_are_checked():
+    with pytest.raises(DimensionError, match="placement X_T of body 'b'.*not an array"):
+        RigidBody("b", None, Revolute(), np.eye(6), [[1.0], [1.0, 2.0]])
+    with pytest.raises(NonFiniteError, match="placement X_T of body 'b'"):
+        RigidBody("b", None, Revolute(), np.eye(6), np.full((6, 6), np.inf))
+
+
 def _builder():
     b = SystemBuilder()
     b.add_body("base", None, Revolute(), mass=1.0, inertia_com=np.eye(3))
@@ -288,9 +315,9 @@ def _builder():
     (lambda b: b.add_body("x", "base", Revolute(), mass=-1.0), "non-negative"),
     (lambda b: b.add_body("x", "base", Revolute(), mass="heavy"), "number"),
     (lambda b: b.add_body("x", "base", Revolute(), mass=1.0, inertia_com=[[1, 2, 0], [0, 1, 0], [0, 0, 1]]), "not symmetric"),
-    (lambda b: b.add_body("x", "base", Revolute(), mass=1.0, inertia_com=-np.eye(3)), "semi-definite"),
+    (lambda b: b.add_body("x", "base", Revolute(), mass=1.0, inertia_com=-np.eye(3)), "semidefinite"),
     (lambda b: b.add_body("x", "base", Revolute(), inertia=np.eye(6), mass=1.0), "either"),
-    (lambda b: b.add_body("x", "base", Revolute(), inertia=-np.eye(6)), "semi-definite"),
+    (lambda b: b.add_body("x", "base", Revolute(), inertia=-np.eye(6)), "semidefinite"),
     (lambda b: b.add_body("x", "base", Revolute(), inertia=np.triu(np.ones((6, 6)))), "not symmetric"),
     (lambda b: b.add_body("x", "base", Revolute(), com=[0, 0, 1]), "without a mass"),
     (lambda b: b.add_body("x", "base", Revolute(), placement=np.eye(4), mass=1.0), r"shape \(6, 6\)"),

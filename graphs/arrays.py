@@ -1,0 +1,136 @@
+"""Input checks shared by every public entry point: shapes, finiteness, dtype.
+
+Arrays keep their scalar type (float, complex for complex-step, ``object`` for sympy), integers
+become floats, and every checked array is a fresh read-only copy, so inputs are never mutated and
+a model cannot be changed behind its back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import NoReturn
+
+import numpy as np
+
+from .errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, RankDeficientError
+
+__all__ = ["checked_array", "numeric_array", "is_numeric", "check_spd", "check_psd", "raise_not_pd", "check_full_row_rank", "result_dtype"]
+
+
+def _entry_is_finite(e) -> bool:
+    try:
+        return bool(np.isfinite(complex(e)))
+    except (TypeError, ValueError):  # a symbolic expression: finite unless it says otherwise
+        return getattr(e, "is_finite", None) is not False
+
+
+def numeric_array(A, what: str, copy: bool = True) -> np.ndarray:
+    """``A`` as an array of real, complex or object (symbolic) entries, integers and booleans as
+    floats: a fresh copy with ``copy``, otherwise possibly ``A`` itself (no shape or finiteness
+    check; see :func:`checked_array`). ``what`` names it in the errors."""
+    try:
+        A = np.array(A, copy=True) if copy else np.asarray(A)
+    except (TypeError, ValueError) as exc:
+        raise DimensionError(f"{what} is not an array: {exc}") from None
+    if A.dtype.kind in "biu":
+        return A.astype(float)
+    if A.dtype.kind not in "fcO":
+        raise DimensionError(f"{what} has dtype {A.dtype}; expected real, complex or object (symbolic) entries")
+    return A
+
+
+def checked_array(A, ndim: int | tuple[int, ...], what: str, k: Hashable = None, finite: bool = True) -> np.ndarray:
+    """A read-only copy of ``A`` with ``ndim`` dimensions (or one of the tuple ``ndim``) and (if
+    ``finite``) only finite entries.
+
+    ``what`` and ``k`` name the quantity and node in the error messages.
+    """
+    where = f"{what} of body {k!r}" if k is not None else what
+    try:
+        A = np.array(A, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise DimensionError(f"{where} is not an array: {exc}") from None
+    allowed = ndim if isinstance(ndim, tuple) else (ndim,)
+    if A.ndim not in allowed:
+        raise DimensionError(f"{where} must be {' or '.join(map(str, allowed))}-D, got shape {A.shape}")
+    A = numeric_array(A, where, copy=False)
+    if finite and not (all(_entry_is_finite(e) for e in A.flat) if A.dtype == object else np.isfinite(A).all()):
+        raise NonFiniteError(f"{where} (shape {A.shape}) contains NaN or infinity")
+    A.setflags(write=False)
+    return A
+
+
+def is_numeric(A: np.ndarray) -> bool:
+    """True unless ``A`` holds symbolic entries that do not evaluate to numbers."""
+    if A.dtype != object:
+        return True
+    try:
+        np.array(A, dtype=complex)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _numeric(A: np.ndarray) -> np.ndarray:
+    """Real float view of a numeric array (the real part for complex-step perturbed data)."""
+    return np.array(A, dtype=complex).real if A.dtype.kind in "cO" else A
+
+
+def check_spd(A: np.ndarray, what: str, k: Hashable, rtol: float = 1e-9) -> None:
+    """Raise unless ``A`` is square, symmetric (to ``rtol`` of its norm) and positive definite.
+
+    Symbolic matrices are checked for symmetry only, since definiteness is undecidable there.
+    """
+    if A.shape[0] != A.shape[1]:
+        raise DimensionError(f"{what} of body {k!r} must be square, got shape {A.shape}")
+    if not is_numeric(A):
+        asym = [(i, j) for i in range(A.shape[0]) for j in range(i) if (A[i, j] - A[j, i]) != 0]
+        if asym:
+            raise NotPositiveDefiniteError(f"{what} of body {k!r} is not symmetric: entries {asym[:3]} differ from their transposes")
+        return
+    R = _numeric(A)
+    scale = max(np.abs(R).max(initial=0.0), np.finfo(float).tiny)
+    if np.abs(R - R.T).max(initial=0.0) > rtol * scale:
+        raise NotPositiveDefiniteError(f"{what} of body {k!r} (shape {A.shape}) is not symmetric")
+    try:
+        np.linalg.cholesky(R)
+    except np.linalg.LinAlgError:
+        raise_not_pd(R, what, k)
+
+
+def raise_not_pd(A: np.ndarray, what: str, k: Hashable) -> NoReturn:
+    """Raise :class:`NotPositiveDefiniteError` for the (real) ``A`` of body ``k`` whose Cholesky
+    factorization failed, with its smallest eigenvalue (NaN if ``A`` is not finite)."""
+    with np.errstate(all="ignore"):
+        lowest = np.linalg.eigvalsh(np.asarray(A, dtype=float)).min() if np.isfinite(A).all() else float("nan")
+    raise NotPositiveDefiniteError(
+        f"{what} of body {k!r} (shape {A.shape}) is not positive definite: smallest eigenvalue {lowest:.3g}") from None
+
+
+def check_psd(A: np.ndarray, where: str, rtol: float = 1e-10, error: type[Exception] = NotPositiveDefiniteError,
+              symmetry_rtol: float | None = None) -> None:
+    """Raise ``error`` unless the real square ``A`` is symmetric (to ``symmetry_rtol``, default
+    ``rtol``) and positive semidefinite (smallest eigenvalue ``≥ −rtol``), relative to its largest
+    entry; ``where`` names it (e.g. ``"stiffness K of flexible body 'b'"``)."""
+    scale = max(np.abs(A).max(initial=0.0), np.finfo(float).tiny)
+    if np.abs(A - A.T).max(initial=0.0) > (rtol if symmetry_rtol is None else symmetry_rtol) * scale:
+        raise error(f"{where} is not symmetric")
+    if A.size and (lowest := np.linalg.eigvalsh((A + A.T) / 2).min()) < -rtol * scale:
+        raise error(f"{where} is not positive semidefinite: smallest eigenvalue {lowest:.3g}")
+
+
+def check_full_row_rank(A: np.ndarray, what: str, k: Hashable) -> None:
+    """Raise unless the (numeric) ``A`` has full row rank; symbolic matrices are not checked."""
+    if A.shape[0] > A.shape[1]:
+        raise RankDeficientError(f"{what} of body {k!r} has shape {A.shape}: more rows than columns cannot have full row rank")
+    if A.shape[0] == 0 or not is_numeric(A):
+        return
+    rank = np.linalg.matrix_rank(_numeric(A))
+    if rank < A.shape[0]:
+        raise RankDeficientError(f"{what} of body {k!r} (shape {A.shape}) has rank {rank}, not full row rank {A.shape[0]}")
+
+
+def result_dtype(*arrays) -> np.dtype:
+    """The common scalar type of the arrays or dtypes (at least float64)."""
+    return np.result_type(np.float64, *[a.dtype if isinstance(a, np.ndarray) else a if isinstance(a, np.dtype)
+                                        else np.asarray(a).dtype for a in arrays])
