@@ -331,6 +331,11 @@ class TreeDigraph:
         return self._parent
 
     @property
+    def children_indices(self) -> tuple[tuple[int, ...], ...]:
+        """Positions of each body's children, in stacking order."""
+        return self._children
+
+    @property
     def gather_indices(self) -> tuple[int, ...]:
         return self._gather
 

@@ -149,3 +149,15 @@ def test_unknown_nodes_raise_the_projects_error():
         tree.related("nope", tree.bodies[0])
     with pytest.raises(UnknownNodeError):
         tree.index([1, 2])  # unhashable
+
+
+@given(trees(max_bodies=15))
+def test_index_level_views_agree_with_labels(tree):
+    bodies = tree.bodies
+    for i, k in enumerate(bodies):
+        assert tuple(bodies[c] for c in tree.children_indices[i]) == tree.children(k)
+        p = tree.parent_indices[i]
+        assert (None if p < 0 else bodies[p]) == tree.parent(k)
+        assert tree.depth_indices[i] == tree.depth(k)
+    assert tuple(bodies[i] for i in tree.gather_indices) == tree.gather_order()
+    assert tuple(bodies[i] for i in tree.scatter_indices) == tree.scatter_order()
