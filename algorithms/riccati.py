@@ -220,10 +220,13 @@ def _gain(D: np.ndarray, HP: np.ndarray, bodies: list, dtype) -> tuple[np.ndarra
         for j, k in enumerate(bodies):
             if is_numeric(D[j]):
                 _check_pd(np.array(D[j], dtype=complex).real, k)
+            # Adjugate over determinant, both by Berkowitz (division free): Matrix.inv() moves to a
+            # fraction field and stalls in gcds on the nested quotients of deep trees.
             Ds = sympy.Matrix(D[j])
-            if Ds.det() == 0:
+            det = Ds.det(method="berkowitz")
+            if det == 0:
                 raise NotPositiveDefiniteError(f"hinge inertia D of body {k!r} (shape {D[j].shape}) is singular")
-            D_inv[j] = np.array(Ds.inv(), dtype=object)
+            D_inv[j] = np.array(Ds.adjugate(method="berkowitz") / det, dtype=object)
     elif dtype.kind == "c":  # complex-step data: no conjugation, definiteness of the real part
         _check_stack_pd(D.real, bodies)
         D_inv = np.linalg.inv(D)

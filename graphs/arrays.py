@@ -18,6 +18,10 @@ __all__ = ["checked_array", "numeric_array", "is_numeric", "check_spd", "check_p
 
 
 def _entry_is_finite(e) -> bool:
+    if getattr(e, "free_symbols", None):  # symbolic: look for infinities, never evaluate numerically
+        from sympy import nan, oo, zoo
+
+        return not e.has(oo, -oo, zoo, nan)
     try:
         return bool(np.isfinite(complex(e)))
     except (TypeError, ValueError):  # a symbolic expression: finite unless it says otherwise
@@ -64,6 +68,8 @@ def is_numeric(A: np.ndarray) -> bool:
     """True unless ``A`` holds symbolic entries that do not evaluate to numbers."""
     if A.dtype != object:
         return True
+    if any(getattr(e, "free_symbols", None) for e in A.flat):
+        return False
     try:
         np.array(A, dtype=complex)
     except (TypeError, ValueError):

@@ -44,3 +44,18 @@ def test_not_pd_report_survives_non_finite_matrices():
         raise_not_pd(np.full((2, 2), np.inf), "D", "k")
     with pytest.raises(NotPositiveDefiniteError, match="smallest eigenvalue -2"):
         check_spd(np.diag([1.0, -2.0]), "M", "k")
+
+
+def test_symbolic_entries_are_checked_without_numeric_evaluation():
+    import sympy
+
+    from graphs.arrays import checked_array, is_numeric
+    from graphs.errors import NonFiniteError
+
+    x = sympy.Symbol("x")
+    A = np.array([[x, sympy.Rational(1, 3)], [sympy.sqrt(2), 1]], dtype=object)
+    assert not is_numeric(A) and is_numeric(np.array([[sympy.sqrt(2)]], dtype=object))
+    checked_array(A, 2, "A")
+    for bad in (sympy.oo * x, x + sympy.zoo, sympy.nan):
+        with pytest.raises(NonFiniteError):
+            checked_array(np.array([[x, bad]], dtype=object), 2, "A")
