@@ -21,7 +21,7 @@ from sko.spatial import crm, plucker_rotation, plucker_translation
 
 from .contract import Attachment
 
-__all__ = ["HingeState", "hinge_state", "checked_placement"]
+__all__ = ["HingeState", "hinge_state", "checked_placement", "JointCoordinates"]
 
 
 class HingeState(NamedTuple):
@@ -67,3 +67,20 @@ def hinge_state(joint, placement: np.ndarray, q: np.ndarray, qd: np.ndarray, inb
     R = inboard.rotation
     return HingeState(X=X, S=S, v=v, a=a, v_cross=v_cross, rotation=R @ plucker_rotation(X).T,
                       position=inboard.position + R @ plucker_translation(X))
+
+
+class JointCoordinates:
+    """Mixin for body types whose coordinates are exactly their joint's (``self.joint``):
+    ``q̇`` from ``θ̇``, normalisation, neutral and random configurations come from the joint."""
+
+    def qdot(self, q, qd):
+        return self.joint.qdot(q, qd)
+
+    def normalize(self, q):
+        return self.joint.normalize(q)
+
+    def neutral(self):
+        return self.joint.neutral()
+
+    def random_configuration(self, rng):
+        return self.joint.random(rng)

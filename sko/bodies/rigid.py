@@ -17,7 +17,7 @@ from sko.rigid.joints import Joint
 from sko.spatial import inertia_parameters
 
 from .contract import Attachment, BodyError, BodyType, NodeState
-from .hinge import checked_placement, hinge_state
+from .hinge import JointCoordinates, checked_placement, hinge_state
 
 __all__ = ["RigidBody"]
 
@@ -27,7 +27,7 @@ _IDENTITY.setflags(write=False)
 _ZERO.setflags(write=False)
 
 
-class RigidBody(BodyType):
+class RigidBody(JointCoordinates, BodyType):
     """A rigid body hanging from its parent through a joint of :mod:`sko.rigid.joints`.
 
     Parameters
@@ -71,15 +71,3 @@ class RigidBody(BodyType):
         frame = Attachment(Gamma=_IDENTITY, gamma=_ZERO, rotation=h.rotation, position=h.position, velocity=h.v)
         return NodeState(E=h.X, H=h.S.T, M=self.inertia, a=h.a, b=-((self.inertia @ h.v) @ h.v_cross), V=h.v,
                          attachments={None: frame}, potential=-self._mass * (gravity @ com))
-
-    def qdot(self, q, qd):
-        return self.joint.qdot(q, qd)
-
-    def normalize(self, q):
-        return self.joint.normalize(q)
-
-    def neutral(self):
-        return self.joint.neutral()
-
-    def random_configuration(self, rng):
-        return self.joint.random(rng)

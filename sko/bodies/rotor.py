@@ -25,12 +25,12 @@ from sko.rigid.joints import Joint
 from sko.spatial import inertia_parameters
 
 from .contract import Attachment, BodyError, BodyType, NodeState
-from .hinge import checked_placement, hinge_state
+from .hinge import JointCoordinates, checked_placement, hinge_state
 
 __all__ = ["GearedRotorLink"]
 
 
-class GearedRotorLink(BodyType):
+class GearedRotorLink(JointCoordinates, BodyType):
     """A rigid link with a one-dof joint, driven by a geared rotor on its parent.
 
     Parameters
@@ -107,15 +107,3 @@ class GearedRotorLink(BodyType):
         com = h.position + h.rotation @ self._com
         return NodeState(E=E, H=H, M=M, a=a, b=b, V=np.concatenate([h.v, w]), attachments={None: frame},
                          potential=-self._mass * (gravity @ com))
-
-    def qdot(self, q, qd):
-        return self.joint.qdot(q, qd)
-
-    def normalize(self, q):
-        return self.joint.normalize(q)
-
-    def neutral(self):
-        return self.joint.neutral()
-
-    def random_configuration(self, rng):
-        return self.joint.random(rng)
