@@ -16,19 +16,23 @@ gather order (tips → base)::
 :class:`NotPositiveDefiniteError` naming the node); complex (complex-step) data is checked on its
 real part and inverted without conjugation; ``object`` (sympy) data is inverted exactly.
 The gather runs level by level over the groups of :mod:`algorithms.schedule` (stacked numpy
-operations on the bodies of one depth with equal dimensions; each body once, so O(N)).
+operations on the bodies of one depth with equal dimensions; each body once, so O(N)). A group
+of one body, as in a serial chain, runs the same formulas on plain 2-D arrays (and, for float64
+data, LAPACK's Cholesky factorization directly), since a stack of one costs several times more.
 The ``ψ(℘(k), k)`` are the weights of the SPO ``ψ = (I − ℰ_ψ)^{-1}``, ``ℰ_ψ = ℰ_φ τ̄``
 (Eq. 34, 35); pass ``result.psi`` as ``weights=`` to any SPO recursion of :mod:`algorithms.spo`.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from contextlib import nullcontext
 from functools import cached_property
 from types import MappingProxyType
 
 import numpy as np
+from scipy.linalg.lapack import dpotrf, dtrtri
 
 from graphs.errors import NonFiniteError, NotPositiveDefiniteError, SKOError
 from graphs.arrays import raise_not_pd
@@ -103,6 +107,14 @@ class ArticulatedInertias:
     @cached_property
     def G(self) -> Mapping:
         return self._per_body(self.G_)
+
+    @cached_property
+    def P_singles(self) -> tuple:
+        """``P(k)`` of the groups of one body stacked as ``schedule.singles`` lists them."""
+        out = tuple(np.concatenate([self.P_[g] for g in groups]) for groups, _ in self.schedule.singles)
+        for stack in out:
+            stack.setflags(write=False)
+        return out
 
     @cached_property
     def tau_bar(self) -> Mapping:
@@ -189,20 +201,33 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     P = [g.M.astype(dtype, copy=True) for g in S.groups]
     D, D_inv, G, P_plus = [None] * n, [None] * n, [None] * n, [None] * n
     bodies = model.bodies
-    # Real data: an overflow in H P or D makes D non-finite, which _check_stack_pd reports as an
-    # error naming the body, so numpy's warning would only duplicate it.
-    quiet = (lambda: np.errstate(over="ignore", invalid="ignore")) if dtype.kind == "f" else nullcontext
-    for level in reversed(S.levels):
-        for g in level:
-            group = S.groups[g]
-            H = group.H
-            with quiet():
-                HP = H @ P[g]
-                D[g] = HP @ swap(H)
-            D_inv[g], G[g], GHP = _gain(D[g], HP, [bodies[i] for i in group.index], dtype)
-            P_plus[g] = P[g] - GHP
-            for link in group.links:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
-                link.add_to_parents(P[link.parent], link.W @ P_plus[g][link.child_pos] @ swap(link.W))
+    gain_one = _gain_one_real if dtype == np.float64 else _gain_one
+    # Real data: an overflow makes some D non-finite, which _gain or _gain_one reports as an error
+    # naming the body, so numpy's warning would only duplicate it.
+    quiet = np.errstate(over="ignore", invalid="ignore") if dtype.kind == "f" else nullcontext()
+    with quiet:
+        for level in reversed(S.levels):
+            for g in level:
+                group = S.groups[g]
+                one = group.single
+                if one is not None:  # a group of one body: the same formulas on 2-D arrays
+                    Pk = P[g][0]
+                    HP = one.H.dot(Pk)
+                    Dk = HP.dot(one.H.T)
+                    D_inv_k, G_k, GHP = gain_one(Dk, HP, bodies[one.index], dtype)
+                    P_plus_k = Pk - GHP
+                    if one.W is not None:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
+                        P_parent = P[one.parent][one.parent_pos]
+                        P_parent += one.W.dot(P_plus_k).dot(one.W.T)
+                    D[g], D_inv[g], G[g], P_plus[g] = Dk[None], D_inv_k[None], G_k[None], P_plus_k[None]
+                else:  # the stacked formulas, for all bodies of the group at once
+                    H = group.H
+                    HP = H @ P[g]
+                    D[g] = HP @ swap(H)
+                    D_inv[g], G[g], GHP = _gain(D[g], HP, [bodies[i] for i in group.index], dtype)
+                    P_plus[g] = P[g] - GHP
+                    for link in group.links:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
+                        link.add_to_parents(P[link.parent], link.W @ P_plus[g][link.child_pos] @ swap(link.W))
     return ArticulatedInertias(model, S, dtype, P, D, D_inv, G, P_plus)
 
 
@@ -237,6 +262,27 @@ def _gain(D: np.ndarray, HP: np.ndarray, bodies: list, dtype) -> tuple[np.ndarra
         return swap(L_inv) @ L_inv, swap(swap(L_inv) @ Y), swap(Y) @ Y
     G = swap(D_inv @ HP)  # P H* D^{-1}, as D and P are symmetric
     return D_inv, G, G @ HP
+
+
+def _gain_one(D: np.ndarray, HP: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_gain` for one body (2-D ``D`` and ``H P``)."""
+    D_inv, G, GHP = _gain(D[None], HP[None], [k], dtype)
+    return D_inv[0], G[0], GHP[0]
+
+
+def _gain_one_real(D: np.ndarray, HP: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_gain_one` for float64 data, by LAPACK's Cholesky factorization and triangular
+    inverse called directly: ``numpy.linalg`` costs several times more per call on small matrices."""
+    if D.size == 0:  # no hinge coordinates
+        return _gain_one(D, HP, k, dtype)
+    L, info = dpotrf(D, lower=True)
+    if info:
+        raise_not_pd(D, "hinge inertia D = H P H*", k)
+    if not math.isfinite(sum(L.diagonal().tolist())):  # a factored non-finite D has an infinite pivot
+        raise NonFiniteError(f"hinge inertia D = H P H* of body {k!r} overflowed (non-finite entries)")
+    L_inv, _ = dtrtri(L, lower=True)
+    Y = L_inv.dot(HP)
+    return L_inv.T.dot(L_inv), L_inv.T.dot(Y).T, Y.T.dot(Y)
 
 
 def _check_stack_pd(D: np.ndarray, bodies: list) -> np.ndarray:

@@ -10,6 +10,10 @@ A :class:`LevelSchedule` holds, per group, the stacked ``H(k)``, ``M(k)`` and th
 of the group's node and hinge coordinates in stacked vectors, and per *link* (the bodies of a
 group whose parents lie in one parent group) the stacked weights ``φ(℘(k), k)`` and the parents'
 positions. It is built once per model (O(N)) and cached.
+
+A group of one body (every group of a serial chain) also carries that body as a :class:`Single`:
+plain 2-D arrays and slices, for which the recursions run the same formulas body by body, since
+a stacked numpy operation on a stack of one costs several times a plain 2-D one.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import numpy as np
 
 from sko.model import SKOModel
 
-__all__ = ["Group", "Link", "LevelSchedule", "level_schedule", "swap"]
+__all__ = ["Group", "Link", "Single", "LevelSchedule", "level_schedule", "swap"]
 
 
 def swap(A: np.ndarray) -> np.ndarray:
@@ -48,6 +52,20 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Single:
+    """The one body of a group as 2-D arrays: its coordinates are ``node`` and ``dof`` of the
+    stacked vectors; its parent (if any) sits at ``parent_pos`` of group ``parent``."""
+
+    index: int  #: position of the body in the stacking order
+    node: slice
+    dof: slice
+    H: np.ndarray  #: (n, m)
+    W: np.ndarray | None  #: φ(℘(k), k), (m_℘, m); None for a base body
+    parent: int
+    parent_pos: int
+
+
+@dataclass(frozen=True)
 class Group:
     """Bodies of one depth with equal ``(m_k, n_k)``."""
 
@@ -58,10 +76,12 @@ class Group:
     H: np.ndarray  #: (c, n, m)
     M: np.ndarray  #: (c, m, m)
     links: tuple  #: Links to the parent groups (empty for base bodies)
+    single: Single | None  #: the body of a group of one, for the per-body path
 
 
 class LevelSchedule:
-    """The groups of a model by depth; ``levels[d]`` lists the groups of depth ``d``."""
+    """The groups of a model by depth; ``levels[d]`` lists the groups of depth ``d``; ``singles``
+    gathers the groups of one body by node dimension, for stacked operations outside the recursions."""
 
     def __init__(self, model: SKOModel):
         tree = model.tree
@@ -99,12 +119,25 @@ class LevelSchedule:
                          distinct=len({p for _, p, _ in rows}) == len(rows))
                     for pg, rows in links.items()
                 ),
+                single=self._single(model, members[0]) if len(members) == 1 else None,
             ))
         self.groups = tuple(groups)
         levels: list[list[int]] = [[] for _ in range(max((g.depth for g in groups), default=-1) + 1)]
         for n, g in enumerate(groups):
             levels[g.depth].append(n)
         self.levels = tuple(tuple(level) for level in levels)
+        singles: dict = {}
+        for n, g in enumerate(groups):
+            if g.single is not None:
+                singles.setdefault(g.node.shape[1], []).append(n)
+        #: the groups of one body, by node dimension, with the (c, m) positions of their node coordinates
+        self.singles = tuple((tuple(gs), np.concatenate([groups[g].node for g in gs])) for gs in singles.values())
+
+    def _single(self, model: SKOModel, i: int) -> Single:
+        p = model.tree.parent_indices[i]
+        return Single(index=i, node=model.node_slices[i], dof=model.dof_slices[i], H=model.H_by_index[i],
+                      W=model.weights_by_index[i], parent=self.group_of[p] if p >= 0 else -1,
+                      parent_pos=self.position_of[p] if p >= 0 else -1)
 
 
 _CACHE: "weakref.WeakKeyDictionary[SKOModel, LevelSchedule]" = weakref.WeakKeyDictionary()
