@@ -16,12 +16,12 @@ from typing import NamedTuple
 import numpy as np
 
 from graphs.errors import DimensionError
-from sko.arrays import checked_array
+from sko.arrays import check_spd, checked_array
 from sko.spatial import crm, plucker_rotation, plucker_translation
 
-from .contract import Attachment
+from .contract import Attachment, BodyError
 
-__all__ = ["HingeState", "hinge_state", "checked_placement", "JointCoordinates"]
+__all__ = ["HingeState", "hinge_state", "checked_placement", "checked_spatial_inertia", "JointCoordinates"]
 
 
 class HingeState(NamedTuple):
@@ -34,6 +34,16 @@ class HingeState(NamedTuple):
     v_cross: np.ndarray  #: crm(v_k) = v_k× (its negative transpose gives gyroscopic forces)
     rotation: np.ndarray  #: world axes of F_k (columns)
     position: np.ndarray  #: world origin of F_k
+
+
+def checked_spatial_inertia(inertia, name) -> np.ndarray:
+    """A body's 6 × 6 spatial inertia as a checked read-only array (finite, symmetric positive
+    definite), or :class:`BodyError` / the shared array errors naming the body."""
+    inertia = checked_array(inertia, 2, "spatial inertia", name)
+    if inertia.shape != (6, 6):
+        raise BodyError(f"spatial inertia of body {name!r} must be 6 × 6, got {inertia.shape}")
+    check_spd(inertia, "spatial inertia", name)
+    return inertia
 
 
 def checked_placement(placement, name, what: str = "placement X_T of body") -> np.ndarray:

@@ -12,12 +12,11 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from sko.arrays import check_spd, checked_array
 from sko.rigid.joints import Joint
 from sko.spatial import inertia_parameters
 
 from .contract import Attachment, BodyError, BodyType, NodeState
-from .hinge import JointCoordinates, checked_placement, hinge_state
+from .hinge import JointCoordinates, checked_placement, checked_spatial_inertia, hinge_state
 
 __all__ = ["RigidBody"]
 
@@ -56,10 +55,7 @@ class RigidBody(JointCoordinates, BodyType):
         if not isinstance(joint, Joint):
             raise BodyError(f"joint of body {name!r} must be a sko.rigid.joints.Joint, got {type(joint).__name__}")
         self.joint = joint
-        self.inertia = checked_array(inertia, 2, "spatial inertia", name)
-        if self.inertia.shape != (6, 6):
-            raise BodyError(f"spatial inertia of body {name!r} must be 6 × 6, got {self.inertia.shape}")
-        check_spd(self.inertia, "spatial inertia", name)
+        self.inertia = checked_spatial_inertia(inertia, name)
         self.placement = checked_placement(placement, name)
         self.q_size, self.dof_size = joint.nq, joint.nv
         self._mass, self._com, _ = inertia_parameters(self.inertia)

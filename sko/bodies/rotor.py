@@ -20,12 +20,11 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from sko.arrays import check_spd, checked_array
 from sko.rigid.joints import Joint
 from sko.spatial import inertia_parameters
 
 from .contract import Attachment, BodyError, BodyType, NodeState
-from .hinge import JointCoordinates, checked_placement, hinge_state
+from .hinge import JointCoordinates, checked_placement, checked_spatial_inertia, hinge_state
 
 __all__ = ["GearedRotorLink"]
 
@@ -62,10 +61,7 @@ class GearedRotorLink(JointCoordinates, BodyType):
         if not isinstance(joint, Joint) or joint.nq != 1 or joint.nv != 1:
             raise BodyError(f"geared rotor link {name!r} needs a one-dof sko.rigid.joints.Joint, got {joint!r}")
         self.joint = joint
-        self.inertia = checked_array(inertia, 2, "spatial inertia", name)
-        if self.inertia.shape != (6, 6):
-            raise BodyError(f"spatial inertia of body {name!r} must be 6 × 6, got {self.inertia.shape}")
-        check_spd(self.inertia, "spatial inertia", name)
+        self.inertia = checked_spatial_inertia(inertia, name)
         u = np.array(rotor_axis, dtype=float)
         if u.shape != (3,) or not np.isfinite(u).all() or np.linalg.norm(u) < 1e-12:
             raise BodyError(f"rotor axis of body {name!r} must be a nonzero 3-vector, got {rotor_axis!r}")
