@@ -145,7 +145,8 @@ def random_system(seed: int, n_bodies: int = 6, shape: str = "random", damping: 
                   floating_base: bool | None = None, gravity=(0.0, 0.0, -9.81)) -> MultibodySystem:
     """A random tree of ``n_bodies`` mixing rigid, flexible (0 to 3 modes) and geared-rotor bodies.
 
-    ``shape``: ``"chain"``, ``"fan"`` or ``"random"``. Children of flexible bodies hang from
+    ``shape``: ``"chain"``, ``"fan"``, ``"random"`` or ``"forest"`` (two base bodies, the rest
+    hanging at random below them). Children of flexible bodies hang from
     modal nodes or the body frame. Every rotor's mass is carried by its parent: a point mass
     added to a rigid parent's inertia, or a particle at the node of a flexible parent (rotors
     on flexible bodies are centred on their node, so that particle moves exactly with them).
@@ -153,7 +154,8 @@ def random_system(seed: int, n_bodies: int = 6, shape: str = "random", damping: 
     order is a random permutation.
     """
     rng = np.random.default_rng(seed)
-    parents = [None if g == 0 else (g - 1 if shape == "chain" else 0 if shape == "fan" else int(rng.integers(0, g)))
+    bases = 2 if shape == "forest" else 1
+    parents = [None if g < bases else (g - 1 if shape == "chain" else 0 if shape == "fan" else int(rng.integers(0, g)))
                for g in range(n_bodies)]
     if floating_base is None:
         floating_base = bool(rng.integers(0, 2))

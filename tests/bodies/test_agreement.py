@@ -15,7 +15,7 @@ from .helpers import random_state, relative_error
 from .particle_model import particle_tree
 
 RTOL = 1e-8
-CASES = [(seed, shape) for seed, shape in enumerate(["chain", "fan", "random", "chain", "random", "random", "chain", "random"])]
+CASES = [(seed, shape) for seed, shape in enumerate(["chain", "fan", "random", "chain", "random", "random", "chain", "random", "forest", "forest"])]
 
 
 def _agree(system, rng):
@@ -49,12 +49,13 @@ def test_random_trees_mix_all_body_types_and_mode_counts():
     for parent_type in (GearedRotorLink, FlexibleBody):  # rotors below rotors and on modal nodes
         assert any(isinstance(b, GearedRotorLink) and isinstance(s.body.get(b.parent), parent_type) and
                    (parent_type is GearedRotorLink or b.attach is not None) for s in systems for b in s.body.values())
+    assert any(sum(b.parent is None for b in s.body.values()) > 1 for s in systems)  # forests
     shapes = {w.shape for s in systems for w in s.sko_model(*s.random_state(np.random.default_rng(0)))[0].phi.values()}
     assert any(m != n for m, n in shapes) and (9, 9) in {(n, m) for m, n in shapes}
 
 
 @settings(max_examples=15)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 9), shape=st.sampled_from(["chain", "fan", "random"]))
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 9), shape=st.sampled_from(["chain", "fan", "random", "forest"]))
 def test_hypothesis_mixed_trees_match_the_particle_lagrangian(seed, n, shape):
     system = random_system(seed, n_bodies=n, shape=shape)
     _agree(system, np.random.default_rng(seed))

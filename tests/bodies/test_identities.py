@@ -22,7 +22,7 @@ SYSTEMS = [("random", seed) for seed in range(6)] + [("example", name) for name 
 def _system(kind, key):
     if kind == "example":
         return flexible_examples()[key]()
-    return random_system(key, n_bodies=8, shape=["chain", "fan", "random"][key % 3])
+    return random_system(key, n_bodies=8, shape=["chain", "fan", "random", "forest"][key % 4])
 
 
 def _dense_gain(model, K):
@@ -84,7 +84,7 @@ def test_articulated_body_identities(state):
 
 
 @settings(max_examples=40)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), shape=st.sampled_from(["chain", "fan", "random"]))
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), shape=st.sampled_from(["chain", "fan", "random", "forest"]))
 def test_hypothesis_mixed_models(seed, n, shape):
     """Random mixed trees of any size: Algorithm 4.2, 3.1 and 6.1 against the dense operators,
     and the recursion's node velocities against the bodies' own."""
