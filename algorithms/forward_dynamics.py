@@ -1,7 +1,7 @@
 """Articulated body forward dynamics on any SKO model (SKO.md §11, Lemma 12, Algorithm 6.1).
 
 ``θ̈ = ℳ^{-1}(T − 𝒞) = [I − H ψ K]* D^{-1} [T − H ψ (K T + P a + b)] − K* ψ* a`` (Eq. 54),
-computed after the Riccati gather (:func:`algorithms.riccati.articulated_inertias`) by one
+computed after the Riccati gather (:func:`sko.algorithms.riccati.articulated_inertias`) by one
 gather and one scatter (Eq. 58)::
 
     gather (tips → base):
@@ -14,10 +14,10 @@ gather and one scatter (Eq. 58)::
         θ̈(k)  = ν(k) − G*(k) α⁺(k)
         α(k)  = α⁺(k) + H*(k) θ̈(k) + a(k)
 
-Both passes cost O(N); they run level by level over the groups of :mod:`algorithms.schedule`,
+Both passes cost O(N); they run level by level over the groups of :mod:`sko.algorithms.schedule`,
 stacked, or on plain 2-D arrays for a group of one body (serial chains); the non-recursive
 ``P(k) a(k) + b(k)`` is formed for all bodies before the gather. The same passes with
-``a = b = 0`` give ``ℳ^{-1} y`` (:func:`algorithms.innovations.mass_matrix_solve`); they accept
+``a = b = 0`` give ``ℳ^{-1} y`` (:func:`sko.algorithms.innovations.mass_matrix_solve`); they accept
 a matrix of right-hand sides.
 """
 
@@ -62,7 +62,7 @@ def forward_dynamics(model: SKOModel, T, a=None, b=None, articulated: Articulate
     Examples
     --------
     >>> import numpy as np
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
     >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[4.0]]})
     >>> qdd = forward_dynamics(model, [6.0, 4.0])      # ℳ = [[6, 4], [4, 4]]

@@ -1,7 +1,7 @@
 """Innovations factorization, inverse and determinant of the mass matrix (SKO.md §10,
 Lemma 11, Corollary 6.1).
 
-With the Riccati quantities of :func:`algorithms.riccati.articulated_inertias`::
+With the Riccati quantities of :func:`sko.algorithms.riccati.articulated_inertias`::
 
     ℳ = [I + H φ K] D [I + H φ K]*          (Eq. 49)
     [I + H φ K]^{-1} = I − H ψ K            (Eq. 50)
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from graphs.errors import DimensionError
+from sko.graphs.errors import DimensionError
 from sko.arrays import checked_array, result_dtype
 from sko.model import SKOModel
 
@@ -122,7 +122,7 @@ def mass_matrix_solve(model: SKOModel, y, articulated: ArticulatedInertias | Non
     Examples
     --------
     >>> import numpy as np
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
     >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[4.0]]})
     >>> x = mass_matrix_solve(model, [6.0, 4.0])      # ℳ = [[6, 4], [4, 4]]

@@ -24,7 +24,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from graphs.errors import DimensionError, SKOError
+from sko.graphs.errors import DimensionError, SKOError
 from sko.arrays import checked_array, result_dtype
 from sko.model import SKOModel
 
@@ -173,7 +173,7 @@ def forward_lyapunov(model: SKOModel, X: Mapping, weights1: Mapping | None = Non
     Examples
     --------
     >>> import numpy as np
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0, 2: 0})
     >>> model = SKOModel(tree, phi={1: [[2.0]], 2: [[1.0]]}, H={k: [[1.0]] for k in tree.bodies},
     ...                  M={k: [[1.0]] for k in tree.bodies})
@@ -210,7 +210,7 @@ def backward_lyapunov(model: SKOModel, X: Mapping, weights1: Mapping | None = No
     Examples
     --------
     >>> import numpy as np
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0, 2: 0})
     >>> model = SKOModel(tree, phi={1: [[2.0]], 2: [[3.0]]}, H={k: [[1.0]] for k in tree.bodies},
     ...                  M={k: [[1.0]] for k in tree.bodies})

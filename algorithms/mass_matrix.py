@@ -34,7 +34,7 @@ def composite_inertias(model: SKOModel) -> dict:
     Examples
     --------
     >>> import numpy as np
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
     >>> model = SKOModel(tree, phi={1: [[2.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[1.0]], 1: [[3.0]]})
     >>> {k: float(R[0, 0]) for k, R in composite_inertias(model).items()}
@@ -51,7 +51,7 @@ def mass_matrix(model: SKOModel) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0, 2: 0})
     >>> model = SKOModel(tree, phi={1: [[1.0]], 2: [[1.0]]}, H={k: [[1.0]] for k in tree.bodies},
     ...                  M={k: [[1.0]] for k in tree.bodies})

@@ -6,7 +6,7 @@ transform ``B_k`` of shape ``m_k × t_k`` to a task frame), ``J = ℬ* φ* H*`` 
     Ω = φ* H* ℳ^{-1} H φ = ψ* H* D^{-1} H ψ          (Eq. 59, 60)
     Λ = (J ℳ^{-1} J*)^{-1} = (ℬ* Ω ℬ)^{-1}
 
-``Ω`` is the backward Lyapunov product of :func:`algorithms.lyapunov.backward_lyapunov` with
+``Ω`` is the backward Lyapunov product of :func:`sko.algorithms.lyapunov.backward_lyapunov` with
 ``φ1 = φ2 = ψ`` and ``X = H* D^{-1} H``: ``Υ(k) = ψ*(℘(k), k) Υ(℘(k)) ψ(℘(k), k) +
 H*(k) D^{-1}(k) H(k)`` by scatter, the blocks between task nodes along their paths through the
 nearest common ancestor. Cost: O(N) plus those paths.
@@ -19,7 +19,7 @@ from collections.abc import Hashable, Iterable, Mapping
 import numpy as np
 import scipy.linalg
 
-from graphs.errors import DimensionError, RankDeficientError, SKOError, UnknownNodeError
+from sko.graphs.errors import DimensionError, RankDeficientError, SKOError, UnknownNodeError
 from sko.arrays import checked_array, result_dtype
 from sko.model import SKOModel
 
@@ -99,7 +99,7 @@ def operational_space_compliance(model: SKOModel, nodes: Iterable[Hashable], tra
     Examples
     --------
     >>> import numpy as np
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
     >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[1.0]], 1: [[1.0]]})
     >>> operational_space_compliance(model, [1])     # J = [1, 1], ℳ^{-1} = [[1, -1], [-1, 2]]

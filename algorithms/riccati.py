@@ -15,12 +15,12 @@ gather order (tips → base)::
 ``D(k)`` is factored by Cholesky for real data (a ``D(k)`` that is not positive definite raises
 :class:`NotPositiveDefiniteError` naming the node); complex (complex-step) data is checked on its
 real part and inverted without conjugation; ``object`` (sympy) data is inverted exactly.
-The gather runs level by level over the groups of :mod:`algorithms.schedule` (stacked numpy
+The gather runs level by level over the groups of :mod:`sko.algorithms.schedule` (stacked numpy
 operations on the bodies of one depth with equal dimensions; each body once, so O(N)). A group
 of one body, as in a serial chain, runs the same formulas on plain 2-D arrays (and, for float64
 data, LAPACK's Cholesky factorization directly), since a stack of one costs several times more.
 The ``ψ(℘(k), k)`` are the weights of the SPO ``ψ = (I − ℰ_ψ)^{-1}``, ``ℰ_ψ = ℰ_φ τ̄``
-(Eq. 34, 35); pass ``result.psi`` as ``weights=`` to any SPO recursion of :mod:`algorithms.spo`.
+(Eq. 34, 35); pass ``result.psi`` as ``weights=`` to any SPO recursion of :mod:`sko.algorithms.spo`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from types import MappingProxyType
 import numpy as np
 from scipy.linalg.lapack import dpotrf, dtrtri
 
-from graphs.errors import NonFiniteError, NotPositiveDefiniteError, SKOError
-from graphs.arrays import raise_not_pd
+from sko.graphs.errors import NonFiniteError, NotPositiveDefiniteError, SKOError
+from sko.graphs.arrays import raise_not_pd
 from sko.arrays import is_numeric, result_dtype
 from sko.model import SKOModel
 
@@ -167,7 +167,7 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     """Articulated body inertias and the ψ weights by the Riccati gather (SKO.md §8, Eq. 33).
 
     The gather runs depth by depth (deepest first) over the groups of
-    :func:`algorithms.schedule.level_schedule`, each group by stacked operations: O(N).
+    :func:`sko.algorithms.schedule.level_schedule`, each group by stacked operations: O(N).
 
     Parameters
     ----------
@@ -186,7 +186,7 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     Examples
     --------
     >>> import numpy as np
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
     >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[4.0]]})
     >>> ab = articulated_inertias(model)

@@ -5,7 +5,7 @@ Conventions
 * ``ℳ`` is an ``n × n`` symmetric positive definite matrix (a numpy array) whose rows and
   columns are dofs ``1 … n``, and ``parents`` is its expanded parent array ``λ'`` in
   Featherstone's 1-based form (``parents[k − 1] = λ'(k)``, 0 the base, ``λ'(k) < k``; see
-  :func:`graphs.dof_parent_array`). Array positions are 0-based: dof ``k`` is row ``k − 1``.
+  :func:`sko.graphs.dof_parent_array`). Array positions are 0-based: dof ``k`` is row ``k − 1``.
 * Branch-induced sparsity: below the diagonal, row ``k`` has non-zeros only in the columns
   ``λ'(k), λ'(λ'(k)), …``. Every algorithm iterates over those chains only, reads nothing else
   (entries above the diagonal and the branch-induced zeros are never read nor written), and the
@@ -27,9 +27,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
-from graphs.arrays import checked_array, numeric_array
-from graphs.numbering import check_parent_array
+from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
+from sko.graphs.arrays import checked_array, numeric_array
+from sko.graphs.numbering import check_parent_array
 from sko.arrays import result_dtype
 
 __all__ = [

@@ -2,8 +2,8 @@
 Section 7).
 
 A serial-chain segment is a maximal path in which every body but the last has one child
-(:meth:`graphs.TreeDigraph.segments`); contracting each gives the tree of branches
-(:meth:`graphs.TreeDigraph.branch_tree`). Every body of a segment is an ancestor of every body
+(:meth:`sko.graphs.TreeDigraph.segments`); contracting each gives the tree of branches
+(:meth:`sko.graphs.TreeDigraph.branch_tree`). Every body of a segment is an ancestor of every body
 of its descendant segments, so the block patterns follow from the tree of branches alone:
 
 * ``ℰ_φ``: each segment's own SKO operator (a diagonal segment block, empty for one-body
@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphs import TreeDigraph
-from graphs.errors import DimensionError, SKOError
+from sko.graphs import TreeDigraph
+from sko.graphs.errors import DimensionError, SKOError
 from sko.arrays import checked_array
 from sko.model import SKOModel
 
@@ -156,7 +156,7 @@ def compare_mass_matrix_pattern(model: SKOModel, level: str = "node") -> Pattern
     Examples
     --------
     >>> import numpy as np
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0, 2: 1, 3: 1})
     >>> model = SKOModel(tree, phi={k: [[1.0]] for k in (1, 2, 3)}, H={k: [[1.0]] for k in tree.bodies},
     ...                  M={k: [[1.0]] for k in tree.bodies})

@@ -31,7 +31,7 @@ def phi_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0, 2: 1})
     >>> model = SKOModel(tree, phi={1: [[2.0]], 2: [[3.0]]}, H={k: [[1.0]] for k in tree.bodies},
     ...                  M={k: [[1.0]] for k in tree.bodies})

@@ -17,8 +17,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import algorithms as alg  # noqa: E402
-from graphs import TreeDigraph  # noqa: E402
+import sko.algorithms as alg  # noqa: E402
+from sko.graphs import TreeDigraph  # noqa: E402
 from sko import SKOModel  # noqa: E402
 
 

@@ -36,7 +36,7 @@ def block_offsets(tree: TreeDigraph, dims: Mapping[Hashable, int]) -> np.ndarray
 
 def check_weights(tree: TreeDigraph, dims: Mapping[Hashable, int], weights: Mapping, *, finite: bool = True) -> dict:
     """Validate arc weights against the tree and node dimensions; return them as checked,
-    read-only 2-D arrays (see :func:`graphs.arrays.checked_array`; ``finite=False`` checks shapes
+    read-only 2-D arrays (see :func:`sko.graphs.arrays.checked_array`; ``finite=False`` checks shapes
     and dtype only).
 
     Every non-base body ``k`` needs ``weights[k]`` of shape ``dims[℘(k)] × dims[k]``; base bodies

@@ -27,9 +27,9 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
-import algorithms as alg
-from graphs import TreeDigraph
-from graphs.numbering import dof_parent_array, expanded_parent_array, parent_array
+import sko.algorithms as alg
+from sko.graphs import TreeDigraph
+from sko.graphs.numbering import dof_parent_array, expanded_parent_array, parent_array
 from sko import SKOModel
 
 __all__ = ["FIGURE_6_2", "TABLE_6_4", "tree_from_parent_array", "model_from_parent_array", "mass_matrix_pattern", "main"]

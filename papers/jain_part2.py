@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-import algorithms as alg
-from graphs import TreeDigraph
+import sko.algorithms as alg
+from sko.graphs import TreeDigraph
 from sko import SKOModel
 from sko.verify import make_case, run
 from sko.verify.operators import riccati_operators

@@ -28,7 +28,7 @@ dofs and 60 constraint coordinates.
 What the script checks and reports
 ----------------------------------
 1. A closed-form case: the physical constraint forces of a planar double pendulum (revolute
-   joints about y, gravity −z) from :func:`algorithms.constraint_forces` against the joint
+   joints about y, gravity −z) from :func:`sko.algorithms.constraint_forces` against the joint
    reactions derived by hand (Newton's law on each link, accelerations from the closed-form
    equations of motion): tight agreement.
 2. The space robot simulated by RK4 (the paper: 10 s, step 0.002 s), driven by the serialized
@@ -59,7 +59,7 @@ import scipy.linalg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import algorithms as alg  # noqa: E402
+import sko.algorithms as alg  # noqa: E402
 from sko.rigid import Free, Revolute, SystemBuilder  # noqa: E402
 from sko.rigid.examples import rod_inertia  # noqa: E402
 from sko.spatial import pose_transform  # noqa: E402

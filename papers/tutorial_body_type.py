@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import algorithms as alg  # noqa: E402
+import sko.algorithms as alg  # noqa: E402
 from sko.bodies import BodyType, MultibodySystem, NodeState, RigidBody, flexible_beam  # noqa: E402
 from sko.rigid import Revolute  # noqa: E402
 from sko.spatial import pose_transform, skew, spatial_inertia  # noqa: E402

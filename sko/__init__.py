@@ -1,6 +1,6 @@
 """SKO models ``(H, ℰ_φ, M)``, their dense operators, and the body types built on them."""
 
-from graphs.errors import (
+from sko.graphs.errors import (
     DimensionError,
     NonFiniteError,
     NotATreeError,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphs.errors import SKOError
+from sko.graphs.errors import SKOError
 
 __all__ = ["main"]
 
@@ -104,7 +104,7 @@ def _verify(args) -> int:
     selected = REGISTRY.select(checks, args.symbolic)
     skipped = skipped_checks(selected)
     for name, missing in skipped.items():
-        print(f"skipped {name}: algorithms.{', algorithms.'.join(missing)} not available", file=sys.stderr)
+        print(f"skipped {name}: sko.algorithms.{', sko.algorithms.'.join(missing)} not available", file=sys.stderr)
     start = time.perf_counter()
     results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic))
     elapsed = time.perf_counter() - start
@@ -138,7 +138,7 @@ def _table(results) -> None:
 
 # --------------------------------------------------------------------------- info
 def _info(args) -> int:
-    import algorithms as alg
+    import sko.algorithms as alg
 
     from .verify.models import make_case
 

@@ -1,6 +1,6 @@
 """The SKO model ``(H, ℰ_φ, M)`` on a tree digraph (SKO.md §2–§3).
 
-An :class:`SKOModel` holds, for every body ``k`` of a :class:`graphs.TreeDigraph`:
+An :class:`SKOModel` holds, for every body ``k`` of a :class:`sko.graphs.TreeDigraph`:
 
 * the arc weight ``φ(℘(k), k)`` (shape ``m_℘(k) × m_k``, any size, possibly singular), for
   non-base bodies only;
@@ -21,8 +21,8 @@ from types import MappingProxyType
 import numpy as np
 import scipy.linalg
 
-from graphs import TreeDigraph, block_offsets, bwa_matrix, check_weights, one_resolvent
-from graphs.errors import DimensionError, SKOError, UnknownNodeError
+from sko.graphs import TreeDigraph, block_offsets, bwa_matrix, check_weights, one_resolvent
+from sko.graphs.errors import DimensionError, SKOError, UnknownNodeError
 
 from .arrays import check_full_row_rank, check_spd, checked_array, result_dtype
 
@@ -66,7 +66,7 @@ class SKOModel:
 
     def __init__(self, tree: TreeDigraph, phi: Mapping, H: Mapping, M: Mapping, *, validate: bool = True):
         if not isinstance(tree, TreeDigraph):
-            raise SKOError(f"tree must be a graphs.TreeDigraph, got {type(tree).__name__}")
+            raise SKOError(f"tree must be a sko.graphs.TreeDigraph, got {type(tree).__name__}")
         for name, arg in (("phi", phi), ("H", H), ("M", M)):
             if not isinstance(arg, Mapping):
                 raise SKOError(f"{name} must be a mapping body -> array, got {type(arg).__name__}")

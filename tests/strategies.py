@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from graphs import TreeDigraph
+from sko.graphs import TreeDigraph
 from sko import SKOModel
 
 __all__ = ["SHAPES", "trees", "sko_models", "model_data", "random_model", "vectors", "random_weights",

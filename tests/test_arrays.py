@@ -1,10 +1,10 @@
-"""The shared input checks of :mod:`graphs.arrays` (re-exported by :mod:`sko.arrays`)."""
+"""The shared input checks of :mod:`sko.graphs.arrays` (re-exported by :mod:`sko.arrays`)."""
 
 import numpy as np
 import pytest
 
-from graphs.arrays import check_psd, check_spd, checked_array, numeric_array, raise_not_pd
-from graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, SKOError
+from sko.graphs.arrays import check_psd, check_spd, checked_array, numeric_array, raise_not_pd
+from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, SKOError
 
 
 def test_checked_array_accepts_several_dimensions_and_names_the_body():
@@ -49,8 +49,8 @@ def test_not_pd_report_survives_non_finite_matrices():
 def test_symbolic_entries_are_checked_without_numeric_evaluation():
     import sympy
 
-    from graphs.arrays import checked_array, is_numeric
-    from graphs.errors import NonFiniteError
+    from sko.graphs.arrays import checked_array, is_numeric
+    from sko.graphs.errors import NonFiniteError
 
     x = sympy.Symbol("x")
     A = np.array([[x, sympy.Rational(1, 3)], [sympy.sqrt(2), 1]], dtype=object)

@@ -6,8 +6,8 @@ import sympy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphs import DimensionError, NonFiniteError, NotATreeError, SKOError, TreeDigraph, UnknownNodeError, bwa_matrix, check_weights, nilpotency_index, one_resolvent
-from graphs import block_offsets
+from sko.graphs import DimensionError, NonFiniteError, NotATreeError, SKOError, TreeDigraph, UnknownNodeError, bwa_matrix, check_weights, nilpotency_index, one_resolvent
+from sko.graphs import block_offsets
 
 from .strategies import model_data, random_tree, trees
 from .util import assert_close

@@ -13,8 +13,8 @@ import sympy
 from hypothesis import given
 from hypothesis import strategies as st
 
-import algorithms as alg
-from graphs import DimensionError, SKOError, TreeDigraph
+import sko.algorithms as alg
+from sko.graphs import DimensionError, SKOError, TreeDigraph
 from sko import SKOModel
 
 from .strategies import random_model, random_tree, sko_models, trees, vectors

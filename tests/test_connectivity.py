@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphs import (
+from sko.graphs import (
     ConnectivityGraph,
     NotATreeError,
     SKOError,

@@ -4,8 +4,8 @@ with a message naming what is wrong, never a numpy, networkx or Python error fro
 import numpy as np
 import pytest
 
-import algorithms as alg
-from graphs import (
+import sko.algorithms as alg
+from sko.graphs import (
     ConnectivityGraph,
     DimensionError,
     NonFiniteError,

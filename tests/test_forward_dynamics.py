@@ -9,8 +9,8 @@ import sympy
 from hypothesis import given
 from hypothesis import strategies as st
 
-import algorithms as alg
-from graphs import DimensionError, NonFiniteError, TreeDigraph
+import sko.algorithms as alg
+from sko.graphs import DimensionError, NonFiniteError, TreeDigraph
 from sko import SKOModel
 
 from .strategies import ill_conditioned_models, model_data, random_tree, sko_models, vectors
@@ -206,7 +206,7 @@ def test_symbolic_riccati_and_forward_dynamics():
     assert (sympy.Matrix(alg.mass_matrix(model)) - Mm).applyfunc(sympy.simplify) == sympy.zeros(2, 2)
     # The Riccati equation holds exactly (Eq. 36 in the ψ form).
     P = sympy.diag(*[sympy.Matrix(ab.P[k]) for k in model.bodies])
-    from graphs import bwa_matrix
+    from sko.graphs import bwa_matrix
 
     E_psi = sympy.Matrix(bwa_matrix(tree, model.node_dims(), dict(ab.psi)))
     residual = P - E_psi * P * E_psi.T - sympy.Matrix(d.M)

@@ -1,6 +1,6 @@
 """Every operator identity of SKO.md §9–§10 (Lemmas 9–11, Corollary 6.1), checked against the
 dense operator expressions built from the Riccati results, and the O(N) operators of
-:mod:`algorithms.innovations` against the same dense matrices."""
+:mod:`sko.algorithms.innovations` against the same dense matrices."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import scipy.linalg
 from hypothesis import given
 from hypothesis import strategies as st
 
-import algorithms as alg
-from graphs import bwa_matrix, one_resolvent
+import sko.algorithms as alg
+from sko.graphs import bwa_matrix, one_resolvent
 from sko import SKOModel
 
 from .strategies import sko_models, vectors

@@ -9,8 +9,8 @@ import scipy.linalg
 from hypothesis import given
 from hypothesis import strategies as st
 
-import algorithms as alg
-from graphs import DimensionError, SKOError, TreeDigraph, UnknownNodeError, bwa_matrix, one_resolvent
+import sko.algorithms as alg
+from sko.graphs import DimensionError, SKOError, TreeDigraph, UnknownNodeError, bwa_matrix, one_resolvent
 from sko import SKOModel
 
 from .strategies import ill_conditioned_models, random_model, random_tree, random_weights, sko_models, trees

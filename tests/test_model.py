@@ -5,7 +5,7 @@ import pytest
 import sympy
 from hypothesis import given
 
-from graphs import TreeDigraph
+from sko.graphs import TreeDigraph
 from sko import (
     DimensionError,
     NonFiniteError,

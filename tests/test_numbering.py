@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphs import (
+from sko.graphs import (
     DimensionError,
     NotATreeError,
     TreeDigraph,

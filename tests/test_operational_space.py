@@ -8,8 +8,8 @@ import scipy.linalg
 from hypothesis import given
 from hypothesis import strategies as st
 
-import algorithms as alg
-from graphs import DimensionError, RankDeficientError, SKOError, TreeDigraph, UnknownNodeError
+import sko.algorithms as alg
+from sko.graphs import DimensionError, RankDeficientError, SKOError, TreeDigraph, UnknownNodeError
 from sko import SKOModel
 
 from .strategies import random_model, random_tree, sko_models

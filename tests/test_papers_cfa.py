@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-import algorithms as alg
+import sko.algorithms as alg
 
 ROOT = Path(__file__).resolve().parents[1]
 

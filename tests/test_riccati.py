@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import algorithms as alg
-from graphs import NotPositiveDefiniteError, SKOError, TreeDigraph
+import sko.algorithms as alg
+from sko.graphs import NotPositiveDefiniteError, SKOError, TreeDigraph
 from sko import SKOModel
 
 from .strategies import random_model, random_tree, sko_models

@@ -1,4 +1,4 @@
-"""The two paths of the level schedule (:mod:`algorithms.schedule`): groups of several bodies run
+"""The two paths of the level schedule (:mod:`sko.algorithms.schedule`): groups of several bodies run
 stacked, groups of one body (serial chains) run body by body. Trees that mix both, with links
 between them in every combination, against the dense ``ℳ`` and the dense Riccati equation."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import algorithms as alg
-from algorithms.schedule import level_schedule
-from graphs import SKOError, TreeDigraph
+import sko.algorithms as alg
+from sko.algorithms.schedule import level_schedule
+from sko.graphs import SKOError, TreeDigraph
 from sko import SKOModel
 
 from .strategies import model_data, vectors

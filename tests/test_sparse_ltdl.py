@@ -17,9 +17,9 @@ import sympy
 from hypothesis import given
 from hypothesis import strategies as st
 
-import algorithms as alg
-from graphs import DimensionError, NonFiniteError, NotATreeError, NotPositiveDefiniteError
-from graphs import dof_parent_array, regular_renumbering
+import sko.algorithms as alg
+from sko.graphs import DimensionError, NonFiniteError, NotATreeError, NotPositiveDefiniteError
+from sko.graphs import dof_parent_array, regular_renumbering
 from tests.strategies import random_model, trees
 from tests.util import assert_close
 
@@ -353,7 +353,7 @@ class Counted:
 
 
 def _counted_sqrt(monkeypatch):
-    import algorithms.sparse_ltdl as module
+    import sko.algorithms.sparse_ltdl as module
 
     def sqrt(v):
         Counted.ops["sqrt"] += 1

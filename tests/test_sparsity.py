@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-import algorithms as alg
-from graphs import SKOError, TreeDigraph
+import sko.algorithms as alg
+from sko.graphs import SKOError, TreeDigraph
 
 from .strategies import random_model, sko_models, trees
 

@@ -7,8 +7,8 @@ import sympy
 from hypothesis import given
 from hypothesis import strategies as st
 
-import algorithms as alg
-from graphs import TreeDigraph, bwa_matrix, one_resolvent
+import sko.algorithms as alg
+from sko.graphs import TreeDigraph, bwa_matrix, one_resolvent
 from sko import DimensionError, SKOModel
 
 from .strategies import model_data, random_model, random_tree, sko_models, vectors
@@ -62,7 +62,7 @@ def test_inverse_dynamics_skips_the_velocity_pass(monkeypatch):
     need: inverse dynamics runs one φ* pass (for α), not two, and ``θ̇`` does not change ``T``."""
     import importlib
 
-    ne = importlib.import_module("algorithms.newton_euler")  # the module, not the function of that name
+    ne = importlib.import_module("sko.algorithms.newton_euler")  # the module, not the function of that name
 
     model = random_model(random_tree(6, seed=1), 1)
     rng = np.random.default_rng(1)

@@ -62,7 +62,7 @@ def test_rational_model_proves_on_a_converted_float_model():
 
 
 def test_numeric_models_are_refused_in_symbolic_mode():
-    from graphs.errors import SKOError
+    from sko.graphs.errors import SKOError
 
     with pytest.raises(SKOError, match="floating-point"):
         run(models=["chain"], symbolic=True)

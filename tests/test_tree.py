@@ -4,7 +4,7 @@ import networkx as nx
 import pytest
 from hypothesis import given
 
-from graphs import ROOT, NotATreeError, SKOError, TreeDigraph, UnknownNodeError
+from sko.graphs import ROOT, NotATreeError, SKOError, TreeDigraph, UnknownNodeError
 
 from .strategies import random_tree, trees
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-import algorithms
-from graphs.errors import SKOError
+from sko import algorithms
+from sko.graphs.errors import SKOError
 from sko.verify import (REGISTRY, Case, Registry, compare, exact_zero, make_case, model_names, register, run,
                         run_check, skipped_checks)
 from tests.strategies import sko_models

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from graphs.errors import SKOError
+from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
 from ..newton_euler import newton_euler

@@ -70,7 +70,7 @@ def constraint_force_algorithm(model: SKOModel, T, a=None, b=None, split: ForceS
     Returns
     -------
     CFAResult
-        ``qdd`` equals :func:`algorithms.forward_dynamics`; ``F_S`` belongs to the equivalent
+        ``qdd`` equals :func:`sko.algorithms.forward_dynamics`; ``F_S`` belongs to the equivalent
         system (see :func:`constraint_forces` for the physical ones).
 
     Raises
@@ -82,7 +82,7 @@ def constraint_force_algorithm(model: SKOModel, T, a=None, b=None, split: ForceS
 
     Examples
     --------
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0})
     >>> model = SKOModel(tree, phi={1: [[1.0]]}, H={0: [[1.0]], 1: [[1.0]]}, M={0: [[2.0]], 1: [[4.0]]})
     >>> r = constraint_force_algorithm(model, [6.0, 4.0])    # ℳ = [[6, 4], [4, 4]], no constraints

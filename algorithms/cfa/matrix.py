@@ -86,7 +86,7 @@ def constraint_matrix(model: SKOModel, split: ForceSplit | None = None, blocks: 
 
     Examples
     --------
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None, 1: 0, 2: 0})
     >>> model = SKOModel(tree, phi={1: np.eye(2), 2: np.eye(2)}, H={k: [[1.0, 0.0]] for k in tree.bodies},
     ...                  M={k: np.eye(2) for k in tree.bodies})

@@ -1,6 +1,6 @@
 """The serialized constraint force algorithm (CFA.md, "Serialized CFA"; the paper's §3, Eq. 39–44).
 
-On a serial-chain segment (SKO.md §13, :meth:`graphs.TreeDigraph.segments`) consecutive nodes
+On a serial-chain segment (SKO.md §13, :meth:`sko.graphs.TreeDigraph.segments`) consecutive nodes
 are parent and child, so ``A`` restricted to the segment is block tridiagonal (nodes with
 ``s_k = 0`` drop out; the blocks across them are zero). Only two kinds of rows couple a segment to
 the rest of ``A``: a *branching* node (two or more children: child blocks into other segments)
@@ -55,12 +55,12 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
     serial-chain segments, one gathered dense system, back-substitution).
 
     Same parameters, result and errors as :func:`constraint_force_algorithm`; ``rounds`` holds
-    the number of reduction rounds of each segment (in :meth:`~graphs.TreeDigraph.segments`
+    the number of reduction rounds of each segment (in :meth:`~sko.graphs.TreeDigraph.segments`
     order) and ``gathered`` the bodies of the dense system.
 
     Examples
     --------
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({k: (k - 1 if k else None) for k in range(8)})
     >>> rng = np.random.default_rng(0)
     >>> model = SKOModel(tree, phi={k: rng.standard_normal((3, 3)) for k in range(1, 8)},
@@ -69,7 +69,7 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
     >>> r = serialized_constraint_force_algorithm(model, T)
     >>> r.rounds, r.gathered                                 # a chain of 8: ⌈log₂ 8⌉ rounds
     ((3,), (0,))
-    >>> from algorithms.cfa import constraint_force_algorithm
+    >>> from sko.algorithms.cfa import constraint_force_algorithm
     >>> np.allclose(r.qdd, constraint_force_algorithm(model, T).qdd)
     True
     """

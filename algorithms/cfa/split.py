@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import numpy as np
 import scipy.linalg
 
-from graphs.errors import DimensionError, SKOError
+from sko.graphs.errors import DimensionError, SKOError
 from sko.arrays import checked_array
 from sko.model import SKOModel
 
@@ -101,7 +101,7 @@ def force_split(model: SKOModel) -> ForceSplit:
 
     Examples
     --------
-    >>> from graphs import TreeDigraph
+    >>> from sko.graphs import TreeDigraph
     >>> tree = TreeDigraph.from_parents({0: None})
     >>> model = SKOModel(tree, phi={}, H={0: [[0.0, 2.0, 0.0]]}, M={0: np.eye(3)})
     >>> s = force_split(model)

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from graphs.errors import SKOError
+from sko.graphs.errors import SKOError
 
 __all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "root_attachment"]
 

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
-from graphs.errors import SKOError
+from sko.graphs.errors import SKOError
 from sko.arrays import check_psd, check_spd
 from sko.rigid.joints import Joint
 from sko.spatial import crm, plucker, skew

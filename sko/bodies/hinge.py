@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from graphs.errors import DimensionError
+from sko.graphs.errors import DimensionError
 from sko.arrays import check_spd, checked_array
 from sko.spatial import crm, plucker_rotation, plucker_translation
 

@@ -32,9 +32,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-import algorithms as alg
-from graphs import TreeDigraph
-from graphs.errors import DimensionError, UnknownNodeError, preview
+import sko.algorithms as alg
+from sko.graphs import TreeDigraph
+from sko.graphs.errors import DimensionError, UnknownNodeError, preview
 from sko.arrays import checked_array
 from sko.model import SKOModel
 from sko.spatial import cross

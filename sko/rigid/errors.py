@@ -1,6 +1,6 @@
-"""Errors of the rigid-body layer (all subclasses of :class:`graphs.errors.SKOError`)."""
+"""Errors of the rigid-body layer (all subclasses of :class:`sko.graphs.errors.SKOError`)."""
 
-from graphs.errors import SKOError
+from sko.graphs.errors import SKOError
 
 __all__ = ["JointError", "RigidSystemError", "URDFError"]
 

@@ -26,8 +26,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-import algorithms as alg
-from graphs.errors import DimensionError, NonFiniteError, RankDeficientError, SKOError, UnknownNodeError, preview
+import sko.algorithms as alg
+from sko.graphs.errors import DimensionError, NonFiniteError, RankDeficientError, SKOError, UnknownNodeError, preview
 from sko.arrays import result_dtype
 from sko.bodies.hinge import checked_placement
 from sko.bodies.rigid import RigidBody
@@ -61,8 +61,8 @@ class RigidSystem:
     frames : mapping name -> (body or None, ᶠX_body)
         Named frames fixed on bodies (``None``: on the world); each body must be one of
         ``bodies`` and each ``ᶠX_body`` a finite 6 × 6 Plücker transform (checked here:
-        :class:`~graphs.errors.UnknownNodeError`, :class:`~graphs.errors.DimensionError`,
-        :class:`~graphs.errors.NonFiniteError`).
+        :class:`~sko.graphs.errors.UnknownNodeError`, :class:`~sko.graphs.errors.DimensionError`,
+        :class:`~sko.graphs.errors.NonFiniteError`).
     gravity : (6,) array
         ``a_g = [0; g]`` in world coordinates.
 
@@ -270,7 +270,7 @@ class RigidSystem:
     def operational_space_inertia(self, q, frames) -> np.ndarray:
         """``Λ = (J ℳ^{-1} J*)^{-1}`` for the stacked 6-row Jacobians of bodies or frames fixed on
         them (SKO.md §12: ``Λ^{-1} = ℬ* Ω ℬ`` with ``Ω = ψ* H* D^{-1} H ψ``, by
-        :func:`algorithms.operational_space_inertia`; a frame ``f`` on body ``k`` picks the node
+        :func:`sko.algorithms.operational_space_inertia`; a frame ``f`` on body ``k`` picks the node
         through ``B_k = (ᶠX_k)ᵀ``).
 
         Raises

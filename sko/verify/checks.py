@@ -13,8 +13,8 @@ import itertools
 
 import numpy as np
 
-import algorithms as alg
-from graphs import bwa_matrix, nilpotency_index, one_resolvent
+import sko.algorithms as alg
+from sko.graphs import bwa_matrix, nilpotency_index, one_resolvent
 
 from .operators import block_matrix, identity, riccati_operators, spo_path_product
 from .registry import Case, compare, register
@@ -607,7 +607,7 @@ def segment_sparsity(case: Case):
 
 @register("sparsity_prediction", "SKO.md §13 (algorithms.sparsity)", symbolic=False, requires=("node_pattern",))
 def sparsity_prediction(case: Case):
-    """The node-level patterns predicted by ``algorithms.node_pattern`` hold for ℰ_φ, φ and ℳ:
+    """The node-level patterns predicted by ``sko.algorithms.node_pattern`` hold for ℰ_φ, φ and ℳ:
     predicted zeros are exact zeros, and for generic weights every predicted block is nonzero."""
     model, ops = case.model, case.dense
     predicted = alg.node_pattern(model.tree)

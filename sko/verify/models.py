@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphs import TreeDigraph
-from graphs.errors import SKOError
+from sko.graphs import TreeDigraph
+from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
 from .registry import Case

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphs import bwa_matrix, one_resolvent
+from sko.graphs import bwa_matrix, one_resolvent
 from sko.model import SKOModel
 
 __all__ = ["block_matrix", "identity", "RiccatiOperators", "riccati_operators", "spo_path_product"]
@@ -68,7 +68,7 @@ class RiccatiOperators:
 
 
 def riccati_operators(model: SKOModel, ab) -> RiccatiOperators:
-    """The dense operators of an :func:`algorithms.articulated_inertias` result."""
+    """The dense operators of an :func:`sko.algorithms.articulated_inertias` result."""
     E_psi = bwa_matrix(model.tree, model.node_dims(), dict(ab.psi)).astype(model.dtype)
     return RiccatiOperators(
         P=block_matrix(model, ab.P),

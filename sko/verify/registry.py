@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from graphs.errors import SKOError
+from sko.graphs.errors import SKOError
 from sko.model import DenseOperators, SKOModel
 
 __all__ = [
@@ -230,7 +230,7 @@ class Check:
 
     def missing(self) -> tuple[str, ...]:
         """The required ``algorithms`` names that are not available."""
-        import algorithms
+        from sko import algorithms
 
         return tuple(r for r in self.requires if not hasattr(algorithms, r))
 

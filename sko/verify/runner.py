@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from graphs.errors import SKOError
+from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
 from .models import case_from, make_case, model_names
@@ -75,5 +75,5 @@ def run_check(name: str, model="chain", registry: Registry = REGISTRY) -> Result
         case = case_from(model, "model")
     missing = check.missing()
     if missing:
-        raise SKOError(f"check {name!r} needs algorithms.{', algorithms.'.join(missing)}, which is not available")
+        raise SKOError(f"check {name!r} needs sko.algorithms.{', sko.algorithms.'.join(missing)}, which is not available")
     return check.run(case)

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from graphs import TreeDigraph
+from sko.graphs import TreeDigraph
 from sko.model import SKOModel
 
 from .registry import Result

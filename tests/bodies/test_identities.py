@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import scipy.linalg
 
-import algorithms as alg
-from graphs import bwa_matrix, one_resolvent
+import sko.algorithms as alg
+from sko.graphs import bwa_matrix, one_resolvent
 from sko.bodies.examples import flexible_examples, random_system
 from tests.util import assert_close
 

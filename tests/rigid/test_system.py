@@ -7,8 +7,8 @@ import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import algorithms as alg
-from graphs.errors import DimensionError, NonFiniteError, RankDeficientError, UnknownNodeError
+import sko.algorithms as alg
+from sko.graphs.errors import DimensionError, NonFiniteError, RankDeficientError, UnknownNodeError
 from sko import spatial as sp
 from sko.rigid import (
     Fixed,
