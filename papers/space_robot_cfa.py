@@ -60,8 +60,9 @@ import scipy.linalg
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sko.algorithms as alg  # noqa: E402
-from sko.rigid import Free, Revolute, SystemBuilder  # noqa: E402
-from sko.rigid.examples import rod_inertia  # noqa: E402
+from sko.bodies import Free, Revolute  # noqa: E402
+from sko.systems import SystemBuilder  # noqa: E402
+from sko.examples.rigid import rod_inertia  # noqa: E402
 from sko.spatial import pose_transform  # noqa: E402
 
 OUTPUT = Path(__file__).resolve().parent / "output"
@@ -87,7 +88,7 @@ def hexagonal_prism_inertia(mass: float, edge: float, length: float) -> np.ndarr
 
 
 def space_robot():
-    """The free-floating robot of the module docstring as a :class:`~sko.rigid.RigidSystem`."""
+    """The free-floating robot of the module docstring as a :class:`~sko.systems.RigidSystem`."""
     b = SystemBuilder(gravity=[0.0, 0.0, 0.0])
     b.add_body("main", None, Free(), mass=MAIN_MASS, com=[0, 0, 0],
                inertia_com=hexagonal_prism_inertia(MAIN_MASS, EDGE, LENGTH))

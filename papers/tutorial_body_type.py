@@ -34,8 +34,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sko.algorithms as alg  # noqa: E402
-from sko.bodies import BodyType, MultibodySystem, NodeState, RigidBody, flexible_beam  # noqa: E402
-from sko.rigid import Revolute  # noqa: E402
+from sko.bodies import BodyType, NodeState, RigidBody, flexible_beam  # noqa: E402
+from sko.systems import MultibodySystem  # noqa: E402
+from sko.bodies import Revolute  # noqa: E402
 from sko.spatial import pose_transform, skew, spatial_inertia  # noqa: E402
 
 
@@ -116,7 +117,7 @@ def identity_residuals(system: MultibodySystem, seed: int = 0) -> dict:
 
 def energy_drift(system: MultibodySystem, dt: float, horizon: float) -> float:
     """Relative energy drift of an undamped, unforced RK4 run."""
-    from sko.bodies.simulate import simulate
+    from sko.systems.simulate import simulate
 
     q, qd = system.random_state(np.random.default_rng(1))
     traj = simulate(system, q, qd, dt, int(round(horizon / dt)))

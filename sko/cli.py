@@ -63,9 +63,9 @@ def _urdf_case(path: str, floating_base: bool):
     from .verify.models import case_from, system_model
 
     try:
-        from sko.rigid import RigidSystem
+        from sko.systems import RigidSystem
     except ImportError:
-        raise SKOError("--urdf needs the rigid body package sko.rigid, which is not available in this installation") from None
+        raise SKOError("--urdf needs the rigid body package sko.systems, which is not available in this installation") from None
     system = RigidSystem.from_urdf(path, floating_base=floating_base)
     return case_from(system_model(system), Path(path).name)
 

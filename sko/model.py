@@ -45,7 +45,7 @@ class SKOModel:
     validate : bool, keyword-only
         With ``False`` only shapes are checked, not finiteness, symmetry, definiteness or rank.
         For body types that validated their parameters once and build a model at every state
-        from them (the system layers of :mod:`sko.rigid` and :mod:`sko.bodies`); the default
+        from them (the system layers of :mod:`sko.systems`); the default
         checks everything.
 
     Raises

@@ -18,10 +18,12 @@ from sko.graphs import (
     one_resolvent,
 )
 from sko import SKOModel
-from sko.bodies import MultibodySystem, RigidBody
-from sko.rigid import Revolute, SystemBuilder
-from sko.rigid.errors import JointError, RigidSystemError
-from sko.rigid.examples import planar_chain
+from sko.bodies import RigidBody
+from sko.systems import MultibodySystem
+from sko.bodies import Revolute
+from sko.systems import SystemBuilder
+from sko.errors import JointError, RigidSystemError
+from sko.examples.rigid import planar_chain
 
 
 def _model():

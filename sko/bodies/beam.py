@@ -21,10 +21,10 @@ from typing import NamedTuple
 import numpy as np
 import scipy.linalg
 
-from sko.rigid.joints import Joint
+from sko.bodies.joints import Joint
 
-from .contract import BodyError
-from .flexible import FlexibleBody
+from sko.bodies.contract import BodyError
+from sko.bodies.flexible import FlexibleBody
 
 __all__ = ["BeamModes", "cantilever_modes", "flexible_beam"]
 
@@ -87,7 +87,7 @@ def flexible_beam(name: Hashable, parent: Hashable | None, joint: Joint, length:
 
     Examples
     --------
-    >>> from sko.rigid.joints import Revolute
+    >>> from sko.bodies.joints import Revolute
     >>> link = flexible_beam("link", None, Revolute([0, 1, 0]), 1.0, 2.0, 50.0, n_modes=2)
     >>> link.node_dim, link.dof_size, sorted(link.nodes)
     (8, 3, ['tip'])

@@ -33,11 +33,11 @@ import scipy.linalg
 
 from sko.graphs.errors import SKOError
 from sko.arrays import check_psd, check_spd
-from sko.rigid.joints import Joint
+from sko.bodies.joints import Joint
 from sko.spatial import crm, plucker, skew
 
-from .contract import Attachment, BodyError, BodyType, NodeState
-from .hinge import checked_placement, hinge_state
+from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState
+from sko.bodies.hinge import checked_placement, hinge_state
 
 __all__ = ["ModalNode", "FlexibleBody", "exp_map_coefficients"]
 
@@ -83,7 +83,7 @@ class FlexibleBody(BodyType):
     Parameters
     ----------
     name, parent, attach : see :class:`~sko.bodies.contract.BodyType`
-    joint : sko.rigid.joints.Joint
+    joint : sko.bodies.joints.Joint
     masses : (n,) array
         Particle masses ``μ_i > 0``.
     positions : (n, 3) array
@@ -109,7 +109,7 @@ class FlexibleBody(BodyType):
                  attach: Hashable | None = None):
         super().__init__(name, parent, attach)
         if not isinstance(joint, Joint):
-            raise BodyError(f"joint of flexible body {name!r} must be a sko.rigid.joints.Joint, got {type(joint).__name__}")
+            raise BodyError(f"joint of flexible body {name!r} must be a sko.bodies.joints.Joint, got {type(joint).__name__}")
         self.joint = joint
         self.masses = self._array(masses, "particle masses", ndim=1)
         n = self.masses.shape[0]

@@ -6,7 +6,7 @@ the body-frame velocity is ``v_k = ᵏX_o v_o + S q̇`` and (Featherstone, RIGID
 
     d v_k/dt = ᵏX_o (Γ_o α(℘) + γ_o) + S θ̈ + c_J + v_k × S θ̇.
 
-The joints are those of :mod:`sko.rigid.joints` (``kinematics(q, v) → (X_J, S, c_J)``).
+The joints are those of :mod:`sko.bodies.joints` (``kinematics(q, v) → (X_J, S, c_J)``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sko.graphs.errors import DimensionError
 from sko.arrays import check_spd, checked_array
 from sko.spatial import crm, plucker_rotation, plucker_translation
 
-from .contract import Attachment, BodyError
+from sko.bodies.contract import Attachment, BodyError
 
 __all__ = ["HingeState", "hinge_state", "checked_placement", "checked_spatial_inertia", "JointCoordinates"]
 

@@ -12,11 +12,11 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from sko.rigid.joints import Joint
+from sko.bodies.joints import Joint
 from sko.spatial import inertia_parameters
 
-from .contract import Attachment, BodyError, BodyType, NodeState
-from .hinge import JointCoordinates, checked_placement, checked_spatial_inertia, hinge_state
+from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState
+from sko.bodies.hinge import JointCoordinates, checked_placement, checked_spatial_inertia, hinge_state
 
 __all__ = ["RigidBody"]
 
@@ -27,12 +27,12 @@ _ZERO.setflags(write=False)
 
 
 class RigidBody(JointCoordinates, BodyType):
-    """A rigid body hanging from its parent through a joint of :mod:`sko.rigid.joints`.
+    """A rigid body hanging from its parent through a joint of :mod:`sko.bodies.joints`.
 
     Parameters
     ----------
     name, parent, attach : see :class:`~sko.bodies.contract.BodyType`
-    joint : sko.rigid.joints.Joint
+    joint : sko.bodies.joints.Joint
     inertia : (6, 6) array
         Spatial inertia about the body frame (``sko.spatial.spatial_inertia``), SPD.
     placement : (6, 6) array, optional
@@ -40,7 +40,7 @@ class RigidBody(JointCoordinates, BodyType):
 
     Examples
     --------
-    >>> from sko.rigid.joints import Revolute
+    >>> from sko.bodies.joints import Revolute
     >>> from sko.spatial import spatial_inertia
     >>> body = RigidBody("arm", None, Revolute([0, 1, 0]), spatial_inertia(1.0, [0, 0, -1], np.eye(3)))
     >>> body.node_dim, body.dof_size, body.q_size
@@ -53,7 +53,7 @@ class RigidBody(JointCoordinates, BodyType):
                  attach: Hashable | None = None):
         super().__init__(name, parent, attach)
         if not isinstance(joint, Joint):
-            raise BodyError(f"joint of body {name!r} must be a sko.rigid.joints.Joint, got {type(joint).__name__}")
+            raise BodyError(f"joint of body {name!r} must be a sko.bodies.joints.Joint, got {type(joint).__name__}")
         self.joint = joint
         self.inertia = checked_spatial_inertia(inertia, name)
         self.placement = checked_placement(placement, name)

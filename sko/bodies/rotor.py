@@ -20,11 +20,11 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from sko.rigid.joints import Joint
+from sko.bodies.joints import Joint
 from sko.spatial import inertia_parameters
 
-from .contract import Attachment, BodyError, BodyType, NodeState
-from .hinge import JointCoordinates, checked_placement, checked_spatial_inertia, hinge_state
+from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState
+from sko.bodies.hinge import JointCoordinates, checked_placement, checked_spatial_inertia, hinge_state
 
 __all__ = ["GearedRotorLink"]
 
@@ -35,7 +35,7 @@ class GearedRotorLink(JointCoordinates, BodyType):
     Parameters
     ----------
     name, parent, attach : see :class:`~sko.bodies.contract.BodyType`
-    joint : sko.rigid.joints.Joint with ``nv = nq = 1``
+    joint : sko.bodies.joints.Joint with ``nv = nq = 1``
     inertia : (6, 6) array
         The link's spatial inertia about its frame.
     rotor_axis : 3-vector
@@ -59,7 +59,7 @@ class GearedRotorLink(JointCoordinates, BodyType):
                  rotor_centre=(0.0, 0.0, 0.0), placement=None, attach: Hashable | None = None):
         super().__init__(name, parent, attach)
         if not isinstance(joint, Joint) or joint.nq != 1 or joint.nv != 1:
-            raise BodyError(f"geared rotor link {name!r} needs a one-dof sko.rigid.joints.Joint, got {joint!r}")
+            raise BodyError(f"geared rotor link {name!r} needs a one-dof sko.bodies.joints.Joint, got {joint!r}")
         self.joint = joint
         self.inertia = checked_spatial_inertia(inertia, name)
         u = np.array(rotor_axis, dtype=float)

@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 #: Modules that may contribute example systems (imported lazily, skipped when absent).
-PLUGINS = ("sko.rigid.examples", "sko.bodies.examples")
+PLUGINS = ("sko.examples.rigid", "sko.examples.bodies")
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def _load_plugins() -> None:
 
 
 def system_model(system, seed: int = 0) -> tuple:
-    """``(model, a, b)`` of a system (e.g. :class:`sko.rigid.RigidSystem`) at a reproducible random
+    """``(model, a, b)`` of a system (e.g. :class:`sko.systems.RigidSystem`) at a reproducible random
     state: ``q = system.random_configuration(rng)``, ``ν`` standard normal."""
     rng = np.random.default_rng(seed)
     q = system.random_configuration(rng)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.bodies import FlexibleBody, MultibodySystem
+from sko.bodies import FlexibleBody
+from sko.systems import MultibodySystem
 
 
 def random_state(system: MultibodySystem, rng: np.random.Generator, deformation: float = 0.4):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.bodies import FlexibleBody, GearedRotorLink, MultibodySystem, RigidBody
+from sko.bodies import FlexibleBody, GearedRotorLink, RigidBody
+from sko.systems import MultibodySystem
 from sko.independent import (
     ParticleBody,
     ParticleRotor,

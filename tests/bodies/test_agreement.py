@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sko.bodies import GearedRotorLink, FlexibleBody
-from sko.bodies.examples import flexible_examples, random_system
+from sko.examples.bodies import flexible_examples, random_system
 
 from .helpers import random_state, relative_error
 from .particle_model import particle_tree

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sko.bodies.examples import flexible_spacecraft, geared_rotor_chain, random_system
-from sko.bodies.simulate import simulate
+from sko.examples.bodies import flexible_spacecraft, geared_rotor_chain, random_system
+from sko.systems.simulate import simulate
 
 from .helpers import random_state
 

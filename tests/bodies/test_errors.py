@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from sko import DimensionError, SKOError, UnknownNodeError
-from sko.bodies import BodyError, FlexibleBody, GearedRotorLink, MultibodySystem, RigidBody, cantilever_modes, flexible_beam
+from sko.bodies import BodyError, FlexibleBody, GearedRotorLink, RigidBody, cantilever_modes, flexible_beam
+from sko.systems import MultibodySystem
 from sko.bodies.contract import BodyType, NodeState
-from sko.rigid import Revolute, Spherical
+from sko.bodies import Revolute, Spherical
 from sko.spatial import spatial_inertia
 
 RNG = np.random.default_rng(0)

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from sko import DimensionError, NonFiniteError, RankDeficientError, UnknownNodeError
-from sko.bodies import MultibodySystem, RigidBody
-from sko.bodies.examples import random_system
-from sko.rigid import CustomJoint, Revolute
+from sko.bodies import RigidBody
+from sko.systems import MultibodySystem
+from sko.examples.bodies import random_system
+from sko.bodies import CustomJoint, Revolute
 from sko.spatial import rot, rz, spatial_inertia
 from tests.util import assert_close
 

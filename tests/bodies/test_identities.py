@@ -11,7 +11,7 @@ import scipy.linalg
 
 import sko.algorithms as alg
 from sko.graphs import bwa_matrix, one_resolvent
-from sko.bodies.examples import flexible_examples, random_system
+from sko.examples.bodies import flexible_examples, random_system
 from tests.util import assert_close
 
 from .helpers import random_state

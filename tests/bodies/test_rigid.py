@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sko.bodies import FlexibleBody, MultibodySystem, RigidBody
+from sko.bodies import FlexibleBody, RigidBody
+from sko.systems import MultibodySystem
 from sko.independent import particles_from_inertia
-from sko.rigid import BodySpec, Free, Prismatic, Revolute, RigidSystem, Spherical
+from sko.bodies import Free, Prismatic, Revolute, Spherical
+from sko.systems import BodySpec, RigidSystem
 from sko.spatial import inertia_parameters, pose_transform, spatial_inertia
 from tests.util import assert_close
 

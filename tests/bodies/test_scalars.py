@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sko.bodies.examples import random_system
+from sko.examples.bodies import random_system
 from tests.util import assert_close
 
 from .helpers import random_state
@@ -34,8 +34,9 @@ def test_symbolic_rigid_and_rotor_links():
     the symbolic ℳ and energy, evaluated, equal the numeric ones."""
     import sympy
 
-    from sko.bodies import GearedRotorLink, MultibodySystem, RigidBody
-    from sko.rigid import Revolute
+    from sko.bodies import GearedRotorLink, RigidBody
+    from sko.systems import MultibodySystem
+    from sko.bodies import Revolute
     from sko.spatial import pose_transform, spatial_inertia
 
     link = spatial_inertia(1.0, [0.0, 0.0, -0.5], 0.01 * np.eye(3))
@@ -56,7 +57,7 @@ def test_symbolic_rigid_and_rotor_links():
 
 def test_rigid_system_energy_keeps_complex_steps():
     """The rigid layer delegates to its MultibodySystem, so a complex step survives there too."""
-    from sko.rigid.examples import planar_chain
+    from sko.examples.rigid import planar_chain
 
     chain = planar_chain(3)
     rng = np.random.default_rng(0)

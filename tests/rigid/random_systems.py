@@ -6,20 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from sko import spatial as sp
-from sko.rigid import (
-    CustomJoint,
-    Cylindrical,
-    Fixed,
-    Free,
-    Helical,
-    Planar,
-    Prismatic,
-    RackAndPinion,
-    Revolute,
-    Spherical,
-    SphericalEulerZYX,
-    SystemBuilder,
-)
+from sko.bodies import CustomJoint, Cylindrical, Fixed, Free, Helical, Planar, Prismatic, RackAndPinion, Revolute, Spherical, SphericalEulerZYX
+from sko.systems import SystemBuilder
 
 
 def _custom(rng):

@@ -4,8 +4,9 @@ its energy, and the drift shrinks at the integrator's order (≈ 2⁴ per halvin
 import numpy as np
 import pytest
 
-from sko.rigid import Free, Revolute, Spherical, SystemBuilder
-from sko.rigid.examples import box_inertia, planar_chain, rod_inertia
+from sko.bodies import Free, Revolute, Spherical
+from sko.systems import SystemBuilder
+from sko.examples.rigid import box_inertia, planar_chain, rod_inertia
 from sko.spatial import pose_transform
 
 

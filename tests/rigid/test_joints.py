@@ -8,21 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sko import spatial as sp
-from sko.rigid import (
-    CustomJoint,
-    Cylindrical,
-    Fixed,
-    Free,
-    Helical,
-    JointError,
-    Planar,
-    Prismatic,
-    RackAndPinion,
-    ReversedJoint,
-    Revolute,
-    Spherical,
-    SphericalEulerZYX,
-)
+from sko.bodies import CustomJoint, Cylindrical, Fixed, Free, Helical, Planar, Prismatic, RackAndPinion, ReversedJoint, Revolute, Spherical, SphericalEulerZYX
+from sko.errors import JointError
 from tests.util import assert_close
 
 

@@ -1,6 +1,6 @@
 """Cross-checks against Pinocchio on robots of example-robot-data (RIGID.md, *Interoperability*).
 
-Both sides read the same URDF file: ours with :func:`sko.rigid.urdf.load_urdf`, Pinocchio with
+Both sides read the same URDF file: ours with :func:`sko.io.urdf.load_urdf`, Pinocchio with
 ``buildModelFromUrdf`` (plus ``JointModelFreeFlyer`` for floating bases). Coordinates are mapped
 by joint name (:mod:`tests.rigid.pinocchio_map`), never by position.
 """
@@ -10,7 +10,8 @@ import zlib
 import numpy as np
 import pytest
 
-from sko.rigid import RigidSystem, URDFError
+from sko.errors import URDFError
+from sko.systems import RigidSystem
 from tests.rigid.pinocchio_map import CoordinateMap, robots_dir
 
 pin = pytest.importorskip("pinocchio")

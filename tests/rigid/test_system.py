@@ -10,20 +10,14 @@ from hypothesis import strategies as st
 import sko.algorithms as alg
 from sko.graphs.errors import DimensionError, NonFiniteError, RankDeficientError, UnknownNodeError
 from sko import spatial as sp
-from sko.rigid import (
-    Fixed,
-    Free,
-    Prismatic,
-    RigidSystemError,
-    Revolute,
-    Spherical,
-    SystemBuilder,
-)
-from sko.rigid.dh import DHLink, dh_system
-from sko.rigid.examples import example_systems, planar_chain, rod_inertia
+from sko.bodies import Fixed, Free, Prismatic, Revolute, Spherical
+from sko.errors import RigidSystemError
+from sko.systems import SystemBuilder
+from sko.io.dh import DHLink, dh_system
+from sko.examples.rigid import example_systems, planar_chain, rod_inertia
 from tests.rigid.random_systems import random_rigid_system
 from sko.bodies import RigidBody
-from sko.rigid import RigidSystem
+from sko.systems import RigidSystem
 from tests.util import assert_close
 
 EXAMPLES = {name: factory() for name, factory in example_systems().items()}

@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 
 from sko import spatial as sp
-from sko.rigid import Free, Planar, Prismatic, Revolute, RigidSystem, URDFError
-from sko.rigid.urdf import load_urdf, parse_urdf
+from sko.bodies import Free, Planar, Prismatic, Revolute
+from sko.errors import URDFError
+from sko.systems import RigidSystem
+from sko.io.urdf import load_urdf, parse_urdf
 from tests.util import assert_close
 
 INERTIAL = """<inertial><origin xyz="{xyz}" rpy="{rpy}"/><mass value="{mass}"/>

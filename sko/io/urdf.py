@@ -35,9 +35,9 @@ import numpy as np
 from sko.arrays import check_psd
 from sko.spatial import pose_transform, rpy_matrix, spatial_inertia
 
-from .builder import SystemBuilder
-from .errors import RigidSystemError, URDFError
-from .joints import Fixed, Free, Planar, Prismatic, Revolute
+from sko.systems.builder import SystemBuilder
+from sko.errors import RigidSystemError, URDFError
+from sko.bodies.joints import Fixed, Free, Planar, Prismatic, Revolute
 
 __all__ = ["load_urdf", "parse_urdf"]
 
@@ -45,7 +45,7 @@ _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "pla
 
 
 def load_urdf(path, floating_base: bool = False, gravity=None):
-    """A :class:`~sko.rigid.system.RigidSystem` from a URDF file.
+    """A :class:`~sko.systems.rigid.RigidSystem` from a URDF file.
 
     Parameters
     ----------

@@ -3,12 +3,13 @@
 A :class:`SystemBuilder` collects links and joints one at a time, merges links attached by
 fixed joints into their parent (their inertia is added, their frame is kept as a named frame
 fixed on the parent), checks every moving body's inertia, and hands an immutable
-:class:`~sko.rigid.system.RigidSystem` to :meth:`SystemBuilder.build`.
+:class:`~sko.systems.rigid.RigidSystem` to :meth:`SystemBuilder.build`.
 
 Examples
 --------
 >>> import numpy as np
->>> from sko.rigid import SystemBuilder, Revolute
+>>> from sko.systems import SystemBuilder
+>>> from sko.bodies import Revolute
 >>> from sko.spatial import pose_transform
 >>> b = SystemBuilder()
 >>> b.add_body("upper", None, Revolute([0, 1, 0]), mass=1.0, com=[0, 0, -0.5], inertia_com=0.01 * np.eye(3))
@@ -32,8 +33,8 @@ import numpy as np
 from sko.arrays import check_psd
 from sko.spatial import spatial_inertia
 
-from .errors import RigidSystemError
-from .joints import Fixed, Joint
+from sko.errors import RigidSystemError
+from sko.bodies.joints import Fixed, Joint
 
 __all__ = ["SystemBuilder", "DEFAULT_GRAVITY", "link_inertia"]
 
@@ -67,7 +68,7 @@ class SystemBuilder:
         parent : hashable or None
             A body or frame added before (a link merged by a fixed joint counts), or ``None``.
         joint : Joint
-            A :class:`~sko.rigid.joints.Fixed` joint merges the link into its parent.
+            A :class:`~sko.bodies.joints.Fixed` joint merges the link into its parent.
         placement : (6, 6) array, optional
             ``X_T``: Plücker transform from the parent frame to the joint's predecessor frame
             (identity by default; see :func:`sko.spatial.pose_transform`).
@@ -89,7 +90,7 @@ class SystemBuilder:
         if parent is not None and parent not in self._frames:
             raise RigidSystemError(f"body {name!r}: parent {parent!r} has not been added")
         if not isinstance(joint, Joint):
-            raise RigidSystemError(f"body {name!r}: joint must be a sko.rigid Joint, got {type(joint).__name__}")
+            raise RigidSystemError(f"body {name!r}: joint must be a sko.bodies Joint, got {type(joint).__name__}")
         X_T = _matrix(placement, (6, 6), f"placement of body {name!r}", np.eye(6))
         I6 = link_inertia(name, inertia, mass, com, inertia_com)
         parent_body, X_frame = self._frames[parent] if parent is not None else (None, np.eye(6))
@@ -109,7 +110,7 @@ class SystemBuilder:
         return self.add_body(name, parent, Fixed(name=str(name)), placement)
 
     def build(self):
-        """The immutable :class:`~sko.rigid.system.RigidSystem`.
+        """The immutable :class:`~sko.systems.rigid.RigidSystem`.
 
         Raises
         ------
@@ -117,7 +118,7 @@ class SystemBuilder:
             No moving body, or a moving body whose inertia (after merging) is not positive
             definite, so that it cannot be an SKO node.
         """
-        from .system import BodySpec, RigidSystem
+        from sko.systems.rigid import BodySpec, RigidSystem
 
         if not self._bodies:
             raise RigidSystemError("the system has no moving body")

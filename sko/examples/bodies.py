@@ -1,7 +1,7 @@
 """Built-in systems with flexible bodies and geared rotors, and random mixed trees for tests.
 
 :func:`flexible_examples` maps names to factories (no arguments, returning a
-:class:`~sko.bodies.system.MultibodySystem`), e.g. for the verification command line.
+:class:`~sko.systems.multibody.MultibodySystem`), e.g. for the verification command line.
 :func:`random_system` draws a random tree mixing rigid bodies, flexible bodies (different mode
 counts, children on modal nodes) and geared-rotor links (below rigid parents, other rotor links
 or the ground), with random joints, placements and inertias.
@@ -13,14 +13,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sko.rigid.joints import Free, Prismatic, Revolute, Spherical
+from sko.bodies.joints import Free, Prismatic, Revolute, Spherical
 from sko.spatial import pose_transform, spatial_inertia
 
-from .beam import flexible_beam
-from .flexible import FlexibleBody
-from .rigid import RigidBody
-from .rotor import GearedRotorLink
-from .system import MultibodySystem
+from sko.bodies.beam import flexible_beam
+from sko.bodies.flexible import FlexibleBody
+from sko.bodies.rigid import RigidBody
+from sko.bodies.rotor import GearedRotorLink
+from sko.systems.multibody import MultibodySystem
 
 __all__ = ["flexible_examples", "verify_models", "flexible_two_link", "flexible_spacecraft", "geared_rotor_chain",
            "flexible_geared_arm", "random_system", "point_mass_inertia"]

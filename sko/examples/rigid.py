@@ -26,9 +26,9 @@ import numpy as np
 
 from sko.spatial import pose_transform, rot, rx
 
-from .builder import SystemBuilder
-from .dh import DHLink, dh_system
-from .joints import (
+from sko.systems.builder import SystemBuilder
+from sko.io.dh import DHLink, dh_system
+from sko.bodies.joints import (
     CustomJoint,
     Cylindrical,
     Fixed,
@@ -41,7 +41,7 @@ from .joints import (
     Spherical,
     SphericalEulerZYX,
 )
-from .system import RigidSystem
+from sko.systems.rigid import RigidSystem
 
 __all__ = ["example_systems", "planar_chain", "arm7", "branched_tree", "humanoid", "rod_inertia", "box_inertia"]
 

@@ -1,4 +1,4 @@
-"""Time integration of a :class:`~sko.bodies.system.MultibodySystem` (classical Runge–Kutta).
+"""Time integration of a :class:`~sko.systems.multibody.MultibodySystem` (classical Runge–Kutta).
 
 The state is ``(q, θ̇)``; ``q̇ = system.qdot(q, θ̇)`` and ``θ̈`` comes from the system's forward
 dynamics (Algorithm 6.1). After each step ``q`` is projected back onto its manifold (unit

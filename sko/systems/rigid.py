@@ -3,7 +3,7 @@
 A :class:`RigidSystem` is a description without state: a tree of bodies, each with its inboard
 joint, tree transform ``X_T`` and spatial inertia, plus named frames fixed on bodies. Each body
 is a :class:`~sko.bodies.rigid.RigidBody` of the body-type contract, held in a
-:class:`~sko.bodies.system.MultibodySystem`, so at a state ``(q, ν)`` the SKO model
+:class:`~sko.systems.multibody.MultibodySystem`, so at a state ``(q, ν)`` the SKO model
 ``(H, ℰ_φ, M)`` with the stacked ``a`` and ``b`` (:meth:`RigidSystem.sko_model`) is that of the
 contract, and every dynamics quantity comes from the generic algorithms of ``algorithms`` on it:
 Newton–Euler (inverse dynamics, bias forces), the composite body inertias (mass matrix), the
@@ -13,7 +13,7 @@ Coordinates: ``q`` stacks each body's joint position variables and ``ν`` (calle
 velocity variables, in body order; ``ν = q̇`` except for joints with quaternions or
 successor-frame velocities (see :meth:`RigidSystem.qdot`). Quaternions in ``q`` are
 ``(w, x, y, z)``; a non-unit quaternion is normalised (its rotation is that of ``q/‖q‖``), a zero
-one is rejected (:class:`~sko.rigid.errors.JointError`); :meth:`RigidSystem.normalize` projects
+one is rejected (:class:`~sko.errors.JointError`); :meth:`RigidSystem.normalize` projects
 an integrated ``q`` back. Spatial vectors are ``[ω; v]``, forces ``[n; f]``; external forces are
 given per body in world coordinates about the world origin.
 """
@@ -31,11 +31,11 @@ from sko.graphs.errors import DimensionError, NonFiniteError, RankDeficientError
 from sko.arrays import result_dtype
 from sko.bodies.hinge import checked_placement
 from sko.bodies.rigid import RigidBody
-from sko.bodies.system import MultibodySystem
+from sko.systems.multibody import MultibodySystem
 from sko.model import SKOModel
 from sko.spatial import plucker_rotation, plucker_translation
 
-from .joints import Joint
+from sko.bodies.joints import Joint
 
 __all__ = ["BodySpec", "RigidSystem"]
 
@@ -52,7 +52,7 @@ class BodySpec(NamedTuple):
 
 class RigidSystem:
     """A tree of rigid bodies and joints (no state). Build one with
-    :class:`~sko.rigid.builder.SystemBuilder`, :meth:`from_urdf` or :func:`~sko.rigid.dh.dh_system`.
+    :class:`~sko.systems.builder.SystemBuilder`, :meth:`from_urdf` or :func:`~sko.io.dh.dh_system`.
 
     Parameters
     ----------
@@ -67,15 +67,15 @@ class RigidSystem:
         ``a_g = [0; g]`` in world coordinates.
 
     Each body becomes a :class:`~sko.bodies.rigid.RigidBody`, which checks its inertia (symmetric
-    positive definite) and placement once, here. The joints of :mod:`sko.rigid.joints` give a
+    positive definite) and placement once, here. The joints of :mod:`sko.bodies.joints` give a
     full-rank ``S`` by construction, so the SKO model at a state is built without re-checking
-    (``SKOModel(validate=False)``); with a :class:`~sko.rigid.joints.CustomJoint` anywhere, every
+    (``SKOModel(validate=False)``); with a :class:`~sko.bodies.joints.CustomJoint` anywhere, every
     state is fully checked instead (rank of ``S``, finiteness).
 
     Examples
     --------
     >>> import numpy as np
-    >>> from sko.rigid.examples import planar_chain
+    >>> from sko.examples.rigid import planar_chain
     >>> chain = planar_chain(2)
     >>> model, a, b = chain.sko_model([0.1, 0.2], [0.0, 1.0])
     >>> model.node_dim("link2"), model.dof_dim("link2")
@@ -102,8 +102,8 @@ class RigidSystem:
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_urdf(cls, path, floating_base: bool = False, gravity=None) -> "RigidSystem":
-        """Load a URDF file (see :func:`sko.rigid.urdf.load_urdf`)."""
-        from .urdf import load_urdf
+        """Load a URDF file (see :func:`sko.io.urdf.load_urdf`)."""
+        from sko.io.urdf import load_urdf
 
         return load_urdf(path, floating_base=floating_base, gravity=gravity)
 

@@ -39,7 +39,7 @@ from sko.arrays import checked_array
 from sko.model import SKOModel
 from sko.spatial import cross
 
-from .contract import BodyError, BodyType, NodeState, root_attachment
+from sko.bodies.contract import BodyError, BodyType, NodeState, root_attachment
 
 __all__ = ["MultibodySystem"]
 

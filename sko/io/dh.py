@@ -17,7 +17,7 @@ Examples
 A planar two-link arm (standard DH, unit links, point-like unit masses at the link ends):
 
 >>> import numpy as np
->>> from sko.rigid.dh import DHLink, dh_system
+>>> from sko.io.dh import DHLink, dh_system
 >>> link = dict(a=1.0, alpha=0.0, d=0.0, theta=0.0, mass=1.0, com=[0, 0, 0], inertia_com=1e-3 * np.eye(3))
 >>> arm = dh_system([DHLink(**link), DHLink(**link)], gravity=[0, -9.81, 0])
 >>> arm.nv, sorted(arm.frames)[:2]
@@ -32,9 +32,9 @@ import numpy as np
 
 from sko.spatial import plucker_from_pose, rotation_x, rotation_z
 
-from .builder import SystemBuilder, link_inertia
-from .errors import RigidSystemError
-from .joints import Prismatic, Revolute
+from sko.systems.builder import SystemBuilder, link_inertia
+from sko.errors import RigidSystemError
+from sko.bodies.joints import Prismatic, Revolute
 
 __all__ = ["DHLink", "dh_system"]
 
@@ -88,7 +88,7 @@ def _plucker(T) -> np.ndarray:
 
 
 def dh_system(links, convention: str = "standard", base_placement=None, gravity=None):
-    """A serial :class:`~sko.rigid.system.RigidSystem` from DH rows.
+    """A serial :class:`~sko.systems.rigid.RigidSystem` from DH rows.
 
     Parameters
     ----------

@@ -45,7 +45,7 @@ from sko.spatial import (
     xlt,
 )
 
-from .errors import JointError
+from sko.errors import JointError
 
 __all__ = [
     "JointKinematics",

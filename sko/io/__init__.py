@@ -1,0 +1,6 @@
+"""Systems from descriptions: URDF files and Denavit–Hartenberg tables."""
+
+from sko.io.dh import DHLink, dh_system
+from sko.io.urdf import load_urdf, parse_urdf
+
+__all__ = ["load_urdf", "parse_urdf", "DHLink", "dh_system"]

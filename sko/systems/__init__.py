@@ -1,0 +1,15 @@
+"""Systems: trees of body types without state, whose SKO model at a state ``(q, ν)`` feeds the
+generic algorithms.
+
+* :mod:`.multibody`: :class:`MultibodySystem`, any mix of body types;
+* :mod:`.rigid`: :class:`RigidSystem`, rigid bodies and joints with named frames (RIGID.md);
+* :mod:`.builder`: :class:`SystemBuilder`, a rigid system body by body;
+* :mod:`.simulate`: RK4 time integration.
+"""
+
+from sko.systems.builder import DEFAULT_GRAVITY, SystemBuilder
+from sko.systems.multibody import MultibodySystem
+from sko.systems.rigid import BodySpec, RigidSystem
+from sko.systems.simulate import Trajectory, simulate
+
+__all__ = ["MultibodySystem", "RigidSystem", "BodySpec", "SystemBuilder", "DEFAULT_GRAVITY", "simulate", "Trajectory"]
