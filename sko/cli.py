@@ -1,6 +1,6 @@
 """The command line: ``python -m sko verify`` and ``python -m sko info`` (API.md).
 
-``verify [--model NAME|--urdf FILE] [--symbolic] [--json]`` runs the identity checks of
+``verify [--model NAME|--urdf FILE] [--symbolic] [--json] [--backend compiled|reference]`` runs the identity checks of
 :mod:`sko.verify` and prints one row per check (model, name, equation, residual or "exact",
 pass/fail); it exits with status 1 when any check fails (2 on a usage error). ``--json`` prints
 one JSON list of ``{"model", "name", "equation", "residual", "exact", "passed"}`` objects.
@@ -37,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--json", action="store_true", help="print one JSON list of results")
     verify.add_argument("--check", action="append", metavar="NAME", help="run only this check (repeatable)")
     verify.add_argument("--list", action="store_true", help="list the checks and models, run nothing")
+    verify.add_argument("--backend", choices=("compiled", "reference"), default=None,
+                        help="run the algorithms compiled (default for float data) or on the generic reference path")
 
     info = sub.add_parser("info", help="digraph, dimensions, segments and sparsity of a model")
     isource = info.add_mutually_exclusive_group()
@@ -106,7 +108,8 @@ def _verify(args) -> int:
     for name, missing in skipped.items():
         print(f"skipped {name}: sko.algorithms.{', sko.algorithms.'.join(missing)} not available", file=sys.stderr)
     start = time.perf_counter()
-    results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic))
+    results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic),
+                  backend=args.backend)
     elapsed = time.perf_counter() - start
     failed = [r for r in results if not r.passed]
     if args.json:

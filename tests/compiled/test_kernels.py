@@ -179,3 +179,12 @@ def test_backend_switch():
     assert alg.get_backend() == "compiled"
     with pytest.raises(SKOError, match="unknown backend"):
         alg.set_backend("fast")
+
+
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+def test_verify_runs_on_either_backend(backend, capsys):
+    from sko.cli import main
+
+    assert main(["verify", "--backend", backend, "--model", "chain", "--check", "riccati_equation"]) == 0
+    assert "1 passed, 0 failed" in capsys.readouterr().out
+    assert alg.get_backend() == "compiled"
