@@ -30,7 +30,7 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from sko.arrays import check_psd
+from sko.inertia import check_physical_inertia, check_spatial_inertia
 from sko.spatial import spatial_inertia
 
 from sko.errors import RigidSystemError
@@ -84,7 +84,7 @@ class SystemBuilder:
         ------
         RigidSystemError
             Duplicate name, unknown parent, a joint that is not a :class:`Joint`, a negative mass,
-            a rotational inertia that is not symmetric positive semi-definite, a bad shape.
+            an inertia no physical body has (:mod:`sko.inertia`), a bad shape.
         """
         self._check_new(name)
         if parent is not None and parent not in self._frames:
@@ -110,28 +110,16 @@ class SystemBuilder:
         return self.add_body(name, parent, Fixed(name=str(name)), placement)
 
     def build(self):
-        """The immutable :class:`~sko.systems.rigid.RigidSystem`.
+        """The immutable :class:`~sko.systems.rigid.RigidSystem` (possibly with no moving body,
+        ``nv = 0``).
 
-        Raises
-        ------
-        RigidSystemError
-            No moving body, or a moving body whose inertia (after merging) is not positive
-            definite, so that it cannot be an SKO node.
+        Massless moving bodies and point masses are kept: whether the dynamics stay defined is
+        the articulated-body recursion's check (``D(k)`` positive definite, reported by body).
         """
         from sko.systems.rigid import BodySpec, RigidSystem
 
-        if not self._bodies:
-            raise RigidSystemError("the system has no moving body")
-        specs = []
-        for name, (parent, joint, X_T, I6) in self._bodies.items():
-            I6 = (I6 + I6.T) / 2
-            eig = np.linalg.eigvalsh(I6).min()
-            if eig <= 1e-12 * max(1.0, np.abs(I6).max()):
-                raise RigidSystemError(
-                    f"body {name!r} (moved by joint {joint!r}) has a singular spatial inertia (smallest eigenvalue "
-                    f"{eig:.3g}, mass {I6[5, 5]:.3g}); an SKO node needs M(k) positive definite: give it a mass "
-                    "and a positive definite rotational inertia, or attach it with a fixed joint")
-            specs.append(BodySpec(name, parent, joint, X_T, I6))
+        specs = [BodySpec(name, parent, joint, X_T, (I6 + I6.T) / 2)
+                 for name, (parent, joint, X_T, I6) in self._bodies.items()]
         return RigidSystem(specs, dict(self._frames), self.gravity)
 
     def _check_new(self, name):
@@ -180,7 +168,7 @@ def link_inertia(name, inertia=None, mass=None, com=None, inertia_com=None) -> n
         if mass is not None or com is not None or inertia_com is not None:
             raise RigidSystemError(f"body {name!r}: give either inertia or mass/com/inertia_com, not both")
         I6 = _matrix(inertia, (6, 6), f"spatial inertia of body {name!r}", None)
-        check_psd(I6, f"spatial inertia of body {name!r}", 1e-12, RigidSystemError, symmetry_rtol=1e-9)
+        check_spatial_inertia(I6, f"body {name!r}", RigidSystemError)
         return I6
     if mass is None:
         if com is not None or inertia_com is not None:
@@ -194,5 +182,5 @@ def link_inertia(name, inertia=None, mass=None, com=None, inertia_com=None) -> n
         raise RigidSystemError(f"body {name!r}: mass must be finite and non-negative, got {mass!r}")
     c = _matrix(com, (3,), f"centre of mass of body {name!r}", np.zeros(3))
     Ic = _matrix(inertia_com, (3, 3), f"rotational inertia of body {name!r}", np.zeros((3, 3)))
-    check_psd(Ic, f"rotational inertia of body {name!r}", 1e-12, RigidSystemError, symmetry_rtol=1e-9)
+    check_physical_inertia(m, c, Ic, f"body {name!r}", RigidSystemError)
     return spatial_inertia(m, c, Ic)

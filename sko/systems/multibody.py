@@ -41,7 +41,7 @@ from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, NodeState, root_attachment
 
-__all__ = ["MultibodySystem"]
+__all__ = ["MultibodySystem", "stacked"]
 
 
 class MultibodySystem:
@@ -181,8 +181,8 @@ class MultibodySystem:
             b.append(s.b if k not in forces else s.b - _frame_force(s.attachments[None], forces[k]))
         model = SKOModel(self.tree, phi=phi, H={k: s.H for k, s in states.items()},
                          M={k: s.M for k, s in states.items()}, validate=bool(self._unchecked))
-        a = np.concatenate([states[k].a for k in self.bodies])
-        return model, a, np.concatenate(b)
+        a = np.concatenate([states[k].a for k in self.bodies]) if b else np.zeros(0)
+        return model, a, np.concatenate(b) if b else a
 
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q) -> np.ndarray:
@@ -237,21 +237,25 @@ class MultibodySystem:
     def qdot(self, q, qd) -> np.ndarray:
         """``q̇`` from ``(q, θ̇)``, body by body."""
         q, qd = self.checked_vectors(q, qd)
-        return np.concatenate([np.asarray(self.body[k].qdot(q[self.q_slices[k]], qd[self.dof_slices[k]]))
-                               for k in self.bodies]) if self.bodies else np.zeros(0)
+        return stacked([np.asarray(self.body[k].qdot(q[self.q_slices[k]], qd[self.dof_slices[k]])) for k in self.bodies])
 
     def normalize(self, q) -> np.ndarray:
         """``q`` projected back onto the configuration manifold, body by body."""
         q, _ = self.checked_vectors(q, None)
-        return np.concatenate([self.body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
+        return stacked([self.body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
 
     def neutral(self) -> np.ndarray:
-        return np.concatenate([self.body[k].neutral() for k in self.bodies])
+        return stacked([self.body[k].neutral() for k in self.bodies])
 
     def random_state(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """A random configuration and hinge velocity (for tests and examples)."""
-        q = np.concatenate([self.body[k].random_configuration(rng) for k in self.bodies])
+        q = stacked([self.body[k].random_configuration(rng) for k in self.bodies])
         return q, rng.uniform(-1.0, 1.0, self.dof_size)
+
+
+def stacked(parts: list) -> np.ndarray:
+    """The parts concatenated; an empty vector for a system with no body (``nv = 0``)."""
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _frame_force(frame, f) -> np.ndarray:

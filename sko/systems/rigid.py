@@ -31,7 +31,7 @@ from sko.graphs.errors import DimensionError, NonFiniteError, RankDeficientError
 from sko.arrays import result_dtype
 from sko.bodies.hinge import checked_placement
 from sko.bodies.rigid import RigidBody
-from sko.systems.multibody import MultibodySystem
+from sko.systems.multibody import MultibodySystem, stacked
 from sko.model import SKOModel
 from sko.spatial import plucker_rotation, plucker_translation
 
@@ -101,11 +101,12 @@ class RigidSystem:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_urdf(cls, path, floating_base: bool = False, gravity=None) -> "RigidSystem":
-        """Load a URDF file (see :func:`sko.io.urdf.load_urdf`)."""
+    def from_urdf(cls, path, floating_base: bool = False, gravity=None, inertia: str = "strict") -> "RigidSystem":
+        """Load a URDF file (see :func:`sko.io.urdf.load_urdf`; ``inertia="repair"`` replaces
+        unphysical link inertias by the nearest physical ones, with a warning)."""
         from sko.io.urdf import load_urdf
 
-        return load_urdf(path, floating_base=floating_base, gravity=gravity)
+        return load_urdf(path, floating_base=floating_base, gravity=gravity, inertia=inertia)
 
     # ------------------------------------------------------------------ structure
     def body(self, name: Hashable) -> BodySpec:
@@ -145,7 +146,7 @@ class RigidSystem:
     def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """A random valid configuration (unit quaternions)."""
         rng = np.random.default_rng(rng)
-        return np.concatenate([s.joint.random(rng) for s in self._specs])
+        return stacked([s.joint.random(rng) for s in self._specs])
 
     def normalize(self, q) -> np.ndarray:
         """``q`` with every quaternion renormalised."""
@@ -169,8 +170,7 @@ class RigidSystem:
         if not np.isfinite(dt):
             raise NonFiniteError(f"time step dt must be finite, got {dt!r}")
         q, qd = self._system.checked_vectors(q, qd)
-        return np.concatenate([s.joint.integrate(q[self._q_slices[s.name]], qd[self._v_slices[s.name]], dt)
-                               for s in self._specs])
+        return stacked([s.joint.integrate(q[self._q_slices[s.name]], qd[self._v_slices[s.name]], dt) for s in self._specs])
 
     # ------------------------------------------------------------------ the SKO model
     def sko_model(self, q, qd=None, external_forces: Mapping | None = None) -> tuple[SKOModel, np.ndarray, np.ndarray]:
