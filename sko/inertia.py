@@ -89,10 +89,10 @@ def nearest_physical_inertia(inertia_com) -> np.ndarray:
     """The physically consistent rotational inertia nearest to ``inertia_com`` (Frobenius norm):
     same principal axes, principal moments ``A L`` with ``L ≥ 0`` from non-negative least squares.
 
-    >>> nearest_physical_inertia(np.diag([1.0, 1.0, 3.0])).round(12)
-    array([[1.5, 0. , 0. ],
-           [0. , 1.5, 0. ],
-           [0. , 0. , 2.5]])
+    >>> (3 * nearest_physical_inertia(np.diag([1.0, 1.0, 3.0]))).round(12)
+    array([[4., 0., 0.],
+           [0., 4., 0.],
+           [0., 0., 8.]])
     """
     Ic = np.asarray(inertia_com, dtype=float)
     J, V = np.linalg.eigh((Ic + Ic.T) / 2)
