@@ -30,6 +30,7 @@ import sko.algorithms as alg
 from sko.graphs.errors import DimensionError, NonFiniteError, RankDeficientError, SKOError, UnknownNodeError, preview
 from sko.arrays import result_dtype
 from sko.bodies.hinge import checked_placement
+from sko.bodies.armature import ArmatureBody
 from sko.bodies.rigid import RigidBody
 from sko.systems.multibody import MultibodySystem, stacked
 from sko.model import SKOModel
@@ -48,6 +49,7 @@ class BodySpec(NamedTuple):
     joint: Joint
     placement: np.ndarray  #: X_T, parent body frame to the joint's predecessor frame
     inertia: np.ndarray  #: spatial inertia about the body origin, body coordinates
+    armature: np.ndarray | None = None  #: reflected rotor inertia per joint velocity coordinate (MuJoCo's)
 
 
 class RigidSystem:
@@ -90,8 +92,7 @@ class RigidSystem:
         self.bodies = tuple(s.name for s in self._specs)
         self._spec = {s.name: s for s in self._specs}
         self.gravity = np.array(gravity, dtype=float)
-        self._system = MultibodySystem([RigidBody(s.name, s.parent, s.joint, s.inertia, s.placement) for s in self._specs],
-                                       self.gravity)
+        self._system = MultibodySystem([_body(s) for s in self._specs], self.gravity)
         self.tree = self._system.tree
         self.frames = {name: self._checked_frame(name, spec) for name, spec in frames.items()}
         for name in self.bodies:
@@ -100,6 +101,14 @@ class RigidSystem:
         self.nq, self.nv = self._system.q_size, self._system.dof_size
 
     # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_mjcf(cls, source) -> "RigidSystem":
+        """Compile MJCF with MuJoCo and read the compiled model (see :func:`sko.io.mjcf.load_mjcf`):
+        ``q``, ``ν`` and ``τ`` are MuJoCo's ``qpos``, ``qvel`` and ``qfrc``."""
+        from sko.io.mjcf import load_mjcf
+
+        return load_mjcf(source)
+
     @classmethod
     def from_urdf(cls, path, floating_base: bool = False, gravity=None, inertia: str = "strict") -> "RigidSystem":
         """Load a URDF file (see :func:`sko.io.urdf.load_urdf`; ``inertia="repair"`` replaces
@@ -249,7 +258,7 @@ class RigidSystem:
     def body_velocities(self, q, qd) -> dict:
         """``{body: v_k}``, spatial velocities in body coordinates."""
         states = self._states(q, qd)
-        return {k: states[k].V for k in self.bodies}
+        return {k: states[k].attachments[None].velocity for k in self.bodies}
 
     def jacobian(self, q, frame: Hashable) -> np.ndarray:
         """``J = ℬ* φ* H*`` (SKO.md §12): 6 × nv with ``v_frame = J ν`` in frame coordinates.
@@ -261,6 +270,7 @@ class RigidSystem:
         J = np.zeros((6, self.nv), dtype=model.dtype)
         if body is None:
             return J
+        X = X @ np.eye(6, model.node_dim(body))  # v_k = [1, 0] 𝒱(k) (armature bodies carry θ̇ too)
         for j in [body, *self.tree.ancestors(body)]:
             J[:, self._v_slices[j]] = X @ model.H[j].T
             if self.tree.parent(j) is not None:
@@ -291,7 +301,8 @@ class RigidSystem:
         if len(set(bodies)) < len(bodies):
             raise RankDeficientError(f"frames {frames!r} include two on the same body: their stacked Jacobian has dependent rows")
         model, _, _ = self.sko_model(q)
-        return alg.operational_space_inertia(model, bodies, transforms={b: X.T for b, X in picks})
+        return alg.operational_space_inertia(model, bodies,
+                                             transforms={b: (X @ np.eye(6, model.node_dim(b))).T for b, X in picks})
 
     # ------------------------------------------------------------------ input checks
     def _checked_frame(self, name, spec) -> tuple:
@@ -314,6 +325,13 @@ class RigidSystem:
             return self.frames[frame]
         except (KeyError, TypeError):
             raise UnknownNodeError(f"{frame!r} is neither a body nor a frame of this rigid system") from None
+
+
+def _body(spec: BodySpec) -> RigidBody:
+    """The body type of a spec: rigid, with armature when it has some."""
+    if spec.armature is None:
+        return RigidBody(spec.name, spec.parent, spec.joint, spec.inertia, spec.placement)
+    return ArmatureBody(spec.name, spec.parent, spec.joint, spec.inertia, spec.armature, spec.placement)
 
 
 def _pose(state) -> np.ndarray:
