@@ -57,8 +57,8 @@ def load_mjcf(source) -> RigidSystem:
     Raises
     ------
     MJCFError
-        MuJoCo rejects the model (its message included), or the model has equality constraints,
-        tendons or a free joint below another body (each named).
+        MuJoCo rejects the model (its message included), or the model has equality constraints
+        or tendons (each named).
     InteropError
         MuJoCo is not installed.
 
@@ -101,10 +101,6 @@ def _check_supported(mujoco, model) -> None:
                         f"of type {eq_type}{hint}")
     for i in range(model.ntendon):
         problems.append(f"tendon {_name(mujoco, model, mujoco.mjtObj.mjOBJ_TENDON, i, 'tendon')!r}")
-    for j in range(model.njnt):
-        if model.jnt_type[j] == _FREE and model.body_parentid[model.jnt_bodyid[j]] != 0:
-            problems.append(f"free joint {_name(mujoco, model, mujoco.mjtObj.mjOBJ_JOINT, j, 'joint')!r} below "
-                            "another body (its coordinates are in the world frame)")
     if problems:
         raise MJCFError("the MJCF model has constructs a rigid tree system cannot represent: " + "; ".join(problems))
 
