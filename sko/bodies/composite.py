@@ -50,6 +50,8 @@ class CompositeJoint(Joint):
         self.parts = tuple(parts)
         self.nq = sum(j.nq for _, j in parts)
         self.nv = sum(j.nv for _, j in parts)
+        if self.nv > 6:
+            raise JointError(f"CompositeJoint {name!r}: {self.nv} velocity coordinates, a rigid joint has at most 6")
         self._q, self._v, qo, vo = [], [], 0, 0
         for _, j in parts:
             self._q.append(slice(qo, qo + j.nq))
