@@ -208,6 +208,36 @@ class MultibodySystem:
         (and in ``tau``)."""
         return self.dof_slices[self._body_of(name)]
 
+    # ------------------------------------------------------------------ joint limits
+    def _limits(self, field_: str, size: int, slices: dict, fill: float) -> np.ndarray:
+        out = np.full(size, fill)
+        for k in self.bodies:
+            joint = getattr(self._body[k], "joint", None)
+            if joint is not None:
+                s = slices[k]
+                out[s.start:s.start + len(getattr(joint.limits, field_))] = getattr(joint.limits, field_)
+        return out
+
+    @property
+    def lower_position_limit(self) -> np.ndarray:
+        """``(nq,)`` lower position limits of the joints (``−inf`` where none; stored, not enforced)."""
+        return self._limits("lower", self.q_size, self.q_slices, -np.inf)
+
+    @property
+    def upper_position_limit(self) -> np.ndarray:
+        """``(nq,)`` upper position limits of the joints (``inf`` where none)."""
+        return self._limits("upper", self.q_size, self.q_slices, np.inf)
+
+    @property
+    def velocity_limit(self) -> np.ndarray:
+        """``(nv,)`` velocity limits of the joints (``inf`` where none)."""
+        return self._limits("velocity", self.dof_size, self.dof_slices, np.inf)
+
+    @property
+    def effort_limit(self) -> np.ndarray:
+        """``(nv,)`` effort (force, torque) limits of the joints (``inf`` where none)."""
+        return self._limits("effort", self.dof_size, self.dof_slices, np.inf)
+
     # ------------------------------------------------------------------ the state
     def checked_vectors(self, q, v=None) -> tuple[np.ndarray, np.ndarray]:
         """Checked read-only ``(q, v)``: 1-D, finite, of lengths ``nq`` and ``nv``
