@@ -23,6 +23,7 @@ import numpy as np
 from sko.bodies.joints import Revolute
 from sko.errors import RigidSystemError
 from sko.model import SKOModel
+from sko.optional import require
 from sko.spatial import pose_transform
 from sko.systems.builder import SystemBuilder
 from sko.systems.rigid import RigidSystem
@@ -31,11 +32,7 @@ __all__ = ["symbolic_pendulum", "symbolic_pendulum_model"]
 
 
 def _sympy():
-    try:
-        import sympy
-    except ImportError:
-        raise RigidSystemError('sympy is needed for symbolic systems: pip install "sko-multibody[symbolic]"') from None
-    return sympy
+    return require("sympy", "symbolic systems")
 
 
 def symbolic_pendulum(n: int = 2) -> tuple[RigidSystem, dict]:

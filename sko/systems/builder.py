@@ -34,6 +34,7 @@ from sko.arrays import check_psd
 from sko.spatial import spatial_inertia
 
 from sko.errors import RigidSystemError
+from sko.optional import require
 from sko.bodies.joints import Fixed, Joint
 
 __all__ = ["SystemBuilder", "DEFAULT_GRAVITY", "link_inertia"]
@@ -182,7 +183,7 @@ def _array(A, what: str) -> np.ndarray:
     except (TypeError, ValueError) as exc:
         raise RigidSystemError(f"{what} is not an array: {exc}") from None
     if any(_symbolic(e) for e in A.flat):
-        import sympy
+        sympy = require("sympy", "symbolic systems")
 
         return np.vectorize(lambda e: sympy.nsimplify(e, rational=True), otypes=[object])(A) if A.size else A
     try:
