@@ -34,6 +34,7 @@ from sko.arrays import check_psd
 from sko.spatial import spatial_inertia
 
 from sko.errors import RigidSystemError
+from sko.systems.rigid import BodySpec, RigidSystem
 from sko.optional import require
 from sko.bodies.joints import Fixed, Joint
 
@@ -126,8 +127,6 @@ class SystemBuilder:
             No moving body, or a moving body whose inertia (after merging) is not positive
             definite, so that it cannot be an SKO node.
         """
-        from sko.systems.rigid import BodySpec, RigidSystem
-
         if not self._bodies:
             raise RigidSystemError("the system has no moving body")
         specs = []

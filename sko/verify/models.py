@@ -33,6 +33,7 @@ from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
 from .registry import Case
+from .symbolic import symbolic_model
 
 __all__ = [
     "ModelSpec",
@@ -225,13 +226,7 @@ register_model("jain-tree", lambda: _with_ab(random_sko_model(jain_tree(), 14), 
                "five-branch tree of Jain's Figure 3, canonical numbering", builtin=True, generic=True)
 
 
-def _symbolic():
-    from .symbolic import symbolic_model
-
-    return symbolic_model()
-
-
-register_model("symbolic", _symbolic, "4 nodes, 2 base bodies, sympy weights, H and M", symbolic=True, builtin=True)
+register_model("symbolic", symbolic_model, "4 nodes, 2 base bodies, sympy weights, H and M", symbolic=True, builtin=True)
 
 
 def _symbolic_pendulum():
