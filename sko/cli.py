@@ -11,7 +11,7 @@ system (anything with ``random_configuration`` and ``sko_model``, taken at a ran
 ``{"model", "name", "equation", "residual", "exact", "passed"}`` objects. Repeated ``--model``
 and ``--check`` options run once each; contradictory ones (``--floating-base`` without
 ``--urdf``, two output formats) are rejected. Progress goes to stderr.
-``info [--model NAME|--urdf FILE]`` describes a model: its digraph, node and hinge dimensions,
+``info [--model NAME|--model MODULE:FUNCTION|--urdf FILE]`` describes a model: its digraph, node and hinge dimensions,
 serial-chain segments and the sparsity of ``ℳ``.
 """
 
@@ -53,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
 
     info = sub.add_parser("info", help="digraph, dimensions, segments and sparsity of a model")
     isource = info.add_mutually_exclusive_group()
-    isource.add_argument("--model", default="jain-tree", metavar="NAME", help="a registered model (default: jain-tree)")
+    isource.add_argument("--model", default="jain-tree", metavar="NAME",
+                         help="a registered model or a factory package.module:function (default: jain-tree)")
     isource.add_argument("--urdf", metavar="FILE", help="a rigid system from a URDF file")
     info.add_argument("--floating-base", action="store_true", help="with --urdf: a free-floating base")
     return parser
@@ -163,7 +164,14 @@ def _verify(args) -> int:
             rows.append((check.name, check.equation,
                          "numeric+symbolic" if check.numeric and check.symbolic else ("symbolic" if check.symbolic else "numeric")))
         print("\n".join(_columns(rows)))
-        print("models:", ", ".join(model_names()))
+        from .verify import get_model
+
+        models = [("model", "kind", "description")]
+        for name in model_names():
+            spec = get_model(name)
+            models.append((name, "symbolic" if spec.symbolic else "numeric", spec.description))
+        print()
+        print("\n".join(_columns(models)))
         return 0
     if args.symbolic:
         from sko.optional import require
@@ -214,7 +222,10 @@ def _info(args) -> int:
 
     from .verify.models import make_case
 
-    case = _urdf_case(args.urdf, args.floating_base) if args.urdf else make_case(args.model)
+    if args.urdf:
+        case = _urdf_case(args.urdf, args.floating_base)
+    else:
+        case = _factory_case(args.model) if ":" in args.model else make_case(args.model)
     model = case.model
     tree = model.tree
     bases = len(tree.base_bodies())

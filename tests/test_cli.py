@@ -114,6 +114,8 @@ def _run_with(tmp_path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_model_factories_of_a_user_module(tmp_path):
+    proc = _run_with(tmp_path, "info", "--model", "my_factories:chain_system")
+    assert proc.returncode == 0 and "model my_factories:chain_system: 3 bodies" in proc.stdout, proc.stderr
     proc = _run_with(tmp_path, "verify", "--json", "--model", "my_factories:chain_system", "--model", "my_factories:bare_model",
                      "--check", "crba", "--check", "forward_dynamics")
     assert proc.returncode == 0, proc.stderr
@@ -176,9 +178,14 @@ def _column_starts(line: str) -> list[int]:
 
 
 def test_list_and_results_columns_are_aligned():
-    listing = _run("verify", "--list").stdout.splitlines()[:-1]
-    assert len({tuple(_column_starts(line)) for line in listing}) == 1 and len(_column_starts(listing[0])) == 2
-    assert any("τ̄" in line for line in listing)  # a combining mark, which takes no column
+    checks, models = _run("verify", "--list").stdout.split("\n\n")
+    checks = checks.splitlines()
+    assert len({tuple(_column_starts(line)) for line in checks}) == 1 and len(_column_starts(checks[0])) == 2
+    assert any("τ̄" in line for line in checks)  # a combining mark, which takes no column
+    models = models.splitlines()
+    assert models[0].split()[:3] == ["model", "kind", "description"] and len(models) > 10
+    assert len({tuple(_column_starts(line)[:2]) for line in models}) == 1
+    assert any(line.startswith("symbolic-pendulum ") and " symbolic " in line for line in models)
     table = _run("verify", "--model", "chain").stdout.splitlines()[:-1]
     assert len({tuple(_column_starts(line)) for line in table}) == 1
 
