@@ -447,7 +447,7 @@ class MultibodySystem:
     @renamed_keywords(qd="v")
     def bias(self, q, v=None, external_forces: Mapping | None = None) -> np.ndarray:
         """Deprecated: :meth:`bias_forces`."""
-        deprecated("bias()", "bias_forces()")
+        deprecated("bias()", "bias_forces()", stacklevel=4)  # past the keyword wrapper
         return self.bias_forces(q, v, external_forces)
 
     def random_state(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -120,6 +120,9 @@ def test_center_of_mass_against_pinocchio():
         system = RigidSystem.from_urdf(path, floating_base=floating)
         model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
         data, cmap = model.createData(), CoordinateMap(system, model)
+        if not floating:  # URDF joint names look joints up; link names look bodies up
+            assert system.joint("shoulder_pan_joint") is system.body_joint(system.joint_body("shoulder_pan_joint"))
+            assert system.v_slice("shoulder_pan_joint") == system.v_slice(system.joint_body("shoulder_pan_joint"))
         rng = np.random.default_rng(zlib.crc32(rel.encode()))
         for _ in range(5):
             q = system.random_configuration(rng)
