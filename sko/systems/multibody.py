@@ -52,7 +52,7 @@ class MultibodySystem:
     Every system (this class, :class:`~sko.systems.rigid.RigidSystem`) answers the same calls
     with the arguments in the order ``q, v, tau`` of Pinocchio's ``aba(model, data, q, v, tau)``:
     ``v`` the velocity variables ``θ̇`` (zero when omitted), ``dv`` their rates ``θ̈``, ``tau``
-    the generalised forces ``T`` (zero when omitted). Lookups by body name (:meth:`body`,
+    the generalised forces ``T`` (zero when omitted). Lookups by body name (``body(name)``,
     :meth:`body_joint`) and by joint name (:meth:`joint`, :meth:`joint_body`) are distinct;
     :meth:`q_slice` and :meth:`v_slice` take either.
 

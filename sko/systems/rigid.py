@@ -57,7 +57,7 @@ class RigidSystem(MultibodySystem):
     The dynamics, configurations and lookups by body and joint name are those of
     :class:`~sko.systems.multibody.MultibodySystem` (the one system API, arguments ``q, v, tau``);
     this class adds named frames, their kinematics and Jacobians, and operational space inertia.
-    :meth:`body` returns the :class:`~sko.bodies.rigid.RigidBody` (``joint``, ``placement``,
+    ``body(name)`` returns the :class:`~sko.bodies.rigid.RigidBody` (``joint``, ``placement``,
     ``inertia``).
 
     Parameters
