@@ -167,7 +167,7 @@ class MultibodySystem:
         For one release a body name is still accepted, with a DeprecationWarning: use
         :meth:`body_joint` for the joint moving a body.
         """
-        if name not in self._joint_body and _hashable_in(name, self._body):
+        if not _hashable_in(name, self._joint_body) and _hashable_in(name, self._body):
             deprecated(f"joint({name!r}) with a body name", f"body_joint({name!r})")
             return self.body_joint(name)
         return self.body_joint(self.joint_body(name))
@@ -433,8 +433,7 @@ class MultibodySystem:
         BodyError
             A body type that cannot invert its integration (a user-defined ``q̇`` map).
         """
-        q0, _ = self.checked_vectors(q0, None)
-        q1, _ = self.checked_vectors(q1, None)
+        q0, q1 = self._stacked(q0, "q0", self.q_size, "nq"), self._stacked(q1, "q1", self.q_size, "nq")
         return np.concatenate([self._body[k].difference(q0[self.q_slices[k]], q1[self.q_slices[k]])
                                for k in self.bodies]) if self.bodies else np.zeros(0)
 
