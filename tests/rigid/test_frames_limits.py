@@ -131,6 +131,8 @@ def test_center_of_mass_against_pinocchio():
             assert_close(system.center_of_mass(q), pin.centerOfMass(model, data, cmap.q(q)), 1e-10, scale=1.0)
             J_pin = pin.jacobianCenterOfMass(model, data, cmap.q(q))
             assert_close(system.center_of_mass_jacobian(q)[:, cmap.v_perm], J_pin, 1e-10, scale=1.0)
+            q1 = system.random_configuration(rng)  # revolute joints and a free flyer: the same logarithms
+            assert_close(cmap.v(system.difference(q, q1)), pin.difference(model, cmap.q(q), cmap.q(q1)), 1e-10, scale=1.0)
         lower = system.lower_position_limit
         for i in range(1, model.njoints):
             jm = model.joints[i]
