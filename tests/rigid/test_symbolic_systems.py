@@ -8,7 +8,7 @@ import pytest
 
 sympy = pytest.importorskip("sympy")
 
-from papers.symbolic_pendulum import mechanics_dynamics, sko_dynamics  # noqa: E402
+from papers.symbolic_pendulum import main, mechanics_dynamics, sko_dynamics  # noqa: E402
 from sko.bodies import Revolute  # noqa: E402
 from sko.errors import RigidSystemError  # noqa: E402
 from sko.examples.symbolic import symbolic_pendulum  # noqa: E402
@@ -19,12 +19,19 @@ from sko.verify import run  # noqa: E402
 from tests.util import assert_close  # noqa: E402
 
 
-def test_pendulum_mass_matrix_and_bias_equal_sympy_mechanics():
-    M, C, s = sko_dynamics(2)
-    M_ref, C_ref = mechanics_dynamics(2, s)
-    assert (M - M_ref).applyfunc(sympy.simplify).is_zero_matrix
-    assert (C - C_ref).applyfunc(sympy.simplify).is_zero_matrix
-    assert s["g"] in C.free_symbols and s["Izz"][0] in M.free_symbols and s["l"][0] in M[0, 1].free_symbols
+def test_pendulum_mass_matrix_and_bias_equal_sympy_mechanics(capsys):
+    out = main(["--links", "2"])
+    assert out["M_equal"] is True and out["C_equal"] is True
+    M, C = out["M"], out["C"]
+    assert M.shape == (2, 2) and C.shape == (2, 1)
+    s = sko_dynamics(1)[2]
+    assert {"g", "Izz1", "m1", "c1"} <= {str(x) for x in C.free_symbols | M.free_symbols} and "l1" in str(M[0, 1])
+    assert "ℳ equal to sympy.physics.mechanics: True; 𝒞 equal: True" in capsys.readouterr().out
+    M1, C1, _ = sko_dynamics(1)  # one link: ℳ = Izz + m c², 𝒞 = m g c sin q
+    assert sympy.simplify(M1[0, 0] - (s["Izz"][0] + s["m"][0] * s["c"][0] ** 2)) == 0
+    assert sympy.simplify(C1[0] - s["m"][0] * s["g"] * s["c"][0] * sympy.sin(s["q"][0])) == 0
+    M_ref, C_ref = mechanics_dynamics(1, s)
+    assert sympy.simplify(M_ref[0, 0] - M1[0, 0]) == 0 and sympy.simplify(C_ref[0] - C1[0]) == 0
 
 
 def test_symbolic_pendulum_evaluates_to_the_numeric_one():
