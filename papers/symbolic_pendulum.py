@@ -23,9 +23,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sko.examples.symbolic import _sympy, symbolic_pendulum
+from papers.common import run_main
+from sko.examples.symbolic import symbolic_pendulum
+from sko.optional import require
 
 __all__ = ["exact", "sko_dynamics", "mechanics_dynamics", "main"]
+
+
+def _sympy():
+    return require("sympy", "papers.symbolic_pendulum")
 
 
 def exact(M):
@@ -89,5 +95,4 @@ def main(argv=None) -> dict:
 
 
 if __name__ == "__main__":
-    result = main()
-    sys.exit(0 if result["M_equal"] and result["C_equal"] else 1)
+    run_main(lambda: sys.exit(0 if (r := main())["M_equal"] and r["C_equal"] else 1))

@@ -84,6 +84,8 @@ class MultibodySystem:
             raise UnknownNodeError(f"bodies {unknown!r} name parents that are not bodies of the system")
         self.tree = TreeDigraph.from_parents({b.name: b.parent for b in bodies})
         self._body = {b.name: b for b in bodies}
+        #: ``body(name)``: the body type of body ``name`` (:class:`~sko.graphs.errors.UnknownNodeError`
+        #: for an unknown name); ``body[name]`` still works for one release, with a DeprecationWarning.
         self.body = BodyLookup(self._body, self._body_type)
         for b in bodies:
             offered = (None,) if b.parent is None else self._body[b.parent].attachment_names
