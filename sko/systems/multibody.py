@@ -387,25 +387,24 @@ class MultibodySystem:
     # ------------------------------------------------------------------ configurations
     def neutral_configuration(self) -> np.ndarray:
         """Every body at its reference configuration (rigid joints: ``X_J = I``)."""
-        return np.concatenate([self._body[k].neutral() for k in self.bodies]) if self.bodies else np.zeros(0)
+        return _stack([self._body[k].neutral() for k in self.bodies])
 
     def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """A random valid configuration (unit quaternions)."""
         rng = np.random.default_rng(rng)
-        return np.concatenate([self._body[k].random_configuration(rng) for k in self.bodies])
+        return _stack([self._body[k].random_configuration(rng) for k in self.bodies])
 
     def normalize(self, q) -> np.ndarray:
         """``q`` projected back onto the configuration manifold, body by body (unit quaternions)."""
         q, _ = self.checked_vectors(q, None)
-        return np.concatenate([self._body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
+        return _stack([self._body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
 
     @renamed_keywords(qd="v")
     def qdot(self, q, v) -> np.ndarray:
         """``q̇`` from ``(q, v)``, body by body (``q̇ = v`` except for quaternions and
         successor-frame velocities)."""
         q, v = self.checked_vectors(q, v)
-        return np.concatenate([np.asarray(self._body[k].qdot(q[self.q_slices[k]], v[self.dof_slices[k]]))
-                               for k in self.bodies]) if self.bodies else np.zeros(0)
+        return _stack([np.asarray(self._body[k].qdot(q[self.q_slices[k]], v[self.dof_slices[k]])) for k in self.bodies])
 
     @renamed_keywords(qd="v")
     def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:
@@ -422,8 +421,7 @@ class MultibodySystem:
         if not np.isfinite(dt):
             raise NonFiniteError(f"time step dt must be finite, got {dt!r}")
         q, v = self.checked_vectors(q, v)
-        return np.concatenate([self._body[k].integrate(q[self.q_slices[k]], v[self.dof_slices[k]], dt)
-                               for k in self.bodies]) if self.bodies else np.zeros(0)
+        return _stack([self._body[k].integrate(q[self.q_slices[k]], v[self.dof_slices[k]], dt) for k in self.bodies])
 
     def difference(self, q0, q1) -> np.ndarray:
         """The constant velocity ``v`` that takes ``q0`` to ``q1`` in unit time:
@@ -436,8 +434,7 @@ class MultibodySystem:
             A body type that cannot invert its integration (a user-defined ``q̇`` map).
         """
         q0, q1 = self._stacked(q0, "q0", self.q_size, "nq"), self._stacked(q1, "q1", self.q_size, "nq")
-        return np.concatenate([self._body[k].difference(q0[self.q_slices[k]], q1[self.q_slices[k]])
-                               for k in self.bodies]) if self.bodies else np.zeros(0)
+        return _stack([self._body[k].difference(q0[self.q_slices[k]], q1[self.q_slices[k]]) for k in self.bodies])
 
     # ------------------------------------------------------------------ deprecated spellings
     def neutral(self) -> np.ndarray:
@@ -456,6 +453,11 @@ class MultibodySystem:
         deprecated("random_state(rng)", "random_configuration(rng)")
         q = self.random_configuration(rng)
         return q, rng.uniform(-1.0, 1.0, self.dof_size)
+
+
+def _stack(parts: list) -> np.ndarray:
+    """The bodies' pieces of a stacked vector, one after the other (empty for no body)."""
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _hashable(name) -> bool:
