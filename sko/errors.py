@@ -2,7 +2,7 @@
 
 from sko.graphs.errors import SKOError
 
-__all__ = ["JointError", "MJCFError", "RigidSystemError", "URDFError"]
+__all__ = ["JointError", "MJCFError", "RigidSystemError", "URDFError", "MissingDependencyError"]
 
 
 class JointError(SKOError, ValueError):
@@ -24,3 +24,8 @@ class URDFError(SKOError, ValueError):
 class MJCFError(SKOError, ValueError):
     """An MJCF model MuJoCo rejects (its message included), or a construct of a compiled model
     that a rigid system cannot represent (equality constraints, tendons), named."""
+
+
+class MissingDependencyError(SKOError, ImportError):
+    """An optional dependency is not installed; the message names the feature that needs it and
+    the extra to install, e.g. ``pip install "sko-multibody[symbolic]"``."""

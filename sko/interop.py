@@ -19,8 +19,9 @@ Velocity-like vectors (``ν``, ``ν̇``) and generalised forces (``τ``) are map
 rules (a force is conjugate to its velocity, so the free flyer's ``[n; f]`` becomes ``[f; n]``;
 MuJoCo's free-joint force is ``(f in world, n in body)``).
 
-Pinocchio and MuJoCo are optional: a map only reads the peer's model object; functions that
-build one import the peer when called and say which extra to install when it is missing.
+Pinocchio and MuJoCo are optional: :class:`PinocchioMap` only reads the peer's model object,
+:class:`MujocoMap` imports MuJoCo when built, and a missing peer raises
+:class:`~sko.errors.MissingDependencyError` naming the extra (``pip install "sko-multibody[crosscheck]"``).
 
 Examples
 --------
@@ -42,31 +43,18 @@ and back::
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 
 from sko.graphs.errors import DimensionError, SKOError
+from sko.optional import require
 from sko.spatial import quaternion_matrix
 
-__all__ = ["InteropError", "require", "PinocchioMap", "MujocoMap", "CROSSCHECK_EXTRA"]
-
-#: How to install the optional peers.
-CROSSCHECK_EXTRA = 'pip install "sko-multibody[crosscheck]"'
+__all__ = ["InteropError", "PinocchioMap", "MujocoMap"]
 
 
 class InteropError(SKOError, ValueError):
-    """A peer model that does not match the system (a joint missing on either side, a joint
-    kind with no known conversion), or a peer that is not installed."""
-
-
-def require(module: str):
-    """Import an optional peer (``"pinocchio"``, ``"mujoco"``) or raise :class:`InteropError`
-    in one line naming the extra to install."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise InteropError(f"{module} is not installed: {CROSSCHECK_EXTRA}") from None
+    """A peer model that does not match the system: a joint missing on either side, or a joint
+    kind with no known conversion."""
 
 
 class _Permutation:
@@ -122,7 +110,7 @@ class PinocchioMap(_Permutation):
         by_name = system.joint_names()
         names = [model.names[i] for i in range(1, model.njoints)]
         missing = sorted(set(names) - set(by_name))
-        moving = {name for name, body in by_name.items() if system.joint(body).nv}
+        moving = {name for name, body in by_name.items() if system.body_joint(body).nv}
         extra = sorted(moving - set(names))
         if missing or extra:
             raise InteropError(f"joints differ: Pinocchio's {missing} are not in the system, the system's {extra} "
@@ -132,7 +120,7 @@ class PinocchioMap(_Permutation):
         for i, name in enumerate(names, start=1):
             jm = model.joints[i]
             body = by_name[name]
-            qs, vs = system.q_slice(body), system.v_slice(body)
+            qs, vs = system.q_slices[body], system.dof_slices[body]
             kind = _pinocchio_kind(jm, qs, vs, name)
             ours = np.arange(vs.start, vs.stop)
             if kind in ("free", "planar"):
@@ -208,11 +196,11 @@ class MujocoMap(_Permutation):
     """
 
     def __init__(self, system, model):
-        mujoco = require("mujoco")
+        mujoco = require("mujoco", "state conversion with MuJoCo")
         self.system, self.model = system, model
         by_name = system.joint_names()
         names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(model.njnt)]
-        moving = {name for name, body in by_name.items() if system.joint(body).nv}
+        moving = {name for name, body in by_name.items() if system.body_joint(body).nv}
         missing, extra = sorted(set(names) - set(by_name)), sorted(moving - set(names))
         if missing or extra:
             raise InteropError(f"joints differ: MuJoCo's {missing} are not in the system, the system's {extra} "
@@ -223,12 +211,12 @@ class MujocoMap(_Permutation):
         self._joints = []
         for j, name in enumerate(names):
             body = by_name[name]
-            qs, vs = system.q_slice(body), system.v_slice(body)
+            qs, vs = system.q_slices[body], system.dof_slices[body]
             jtype = int(model.jnt_type[j])
             qa, va = int(model.jnt_qposadr[j]), int(model.jnt_dofadr[j])
             nq, nv = {0: (7, 6), 1: (4, 3)}.get(jtype, (1, 1))
             kind = "same"
-            if jtype == 0 and system.joint(body).kind == "free":
+            if jtype == 0 and system.body_joint(body).kind == "free":
                 kind = "free"  # ours (w, x, y, z, p), [ω; v] body; MuJoCo (p, w, x, y, z), (ṗ world, ω body)
             elif (qs.stop - qs.start, vs.stop - vs.start) != (nq, nv):
                 raise InteropError(f"joint {name!r} has {qs.stop - qs.start} coordinates here and {nq} in MuJoCo")

@@ -25,7 +25,8 @@ import numpy as np
 
 from sko.arrays import result_dtype
 from sko.errors import JointError
-from sko.spatial import crm, plucker, quaternion_exp, quaternion_matrix, quaternion_multiply, quaternion_rate
+from sko.spatial import (crm, plucker, quaternion_conjugate, quaternion_exp, quaternion_log, quaternion_matrix,
+                         quaternion_multiply, quaternion_rate)
 
 from sko.bodies.joints import Joint, JointKinematics, _check_quaternion, _unit_quaternion
 
@@ -76,6 +77,11 @@ class CompositeJoint(Joint):
         """Joint by joint: each part's coordinates follow its own velocity alone."""
         q, v = self._vector(q, self.nq, "q"), self._vector(v, self.nv, "velocity")
         return np.concatenate([j.integrate(q[s], v[r], dt) for (_, j), s, r in zip(self.parts, self._q, self._v)])
+
+    def difference(self, q0, q1):
+        """Joint by joint, the inverse of :meth:`integrate` at ``dt = 1``."""
+        q0, q1 = self._vector(q0, self.nq, "q0"), self._vector(q1, self.nq, "q1")
+        return np.concatenate([j.difference(q0[s], q1[s]) for (_, j), s in zip(self.parts, self._q)])
 
     def _qdot(self, q, v):
         return np.concatenate([j._qdot(q[s], v[r]) for (_, j), s, r in zip(self.parts, self._q, self._v)])
@@ -149,6 +155,11 @@ class FreePositionFirst(Joint):
         v = np.asarray(self._vector(v, 6, "velocity"), dtype=float)
         quat = quaternion_multiply(q[3:], quaternion_exp(dt * v[3:]))
         return self.normalize(np.concatenate([q[:3] + dt * v[:3], quat]))
+
+    def difference(self, q0, q1):
+        """``(p₁ − p₀, log(q₀⁻¹ q₁))``: the inverse of :meth:`integrate` at ``dt = 1``."""
+        q0, q1 = self.normalize(q0), self.normalize(q1)
+        return np.concatenate([q1[:3] - q0[:3], quaternion_log(quaternion_multiply(quaternion_conjugate(q0[3:]), q1[3:]))])
 
     def _kinematics(self, q, v):
         _check_quaternion(q[3:], self)

@@ -38,6 +38,7 @@ import numpy as np
 from sko.bodies.composite import CompositeJoint, FreePositionFirst, OffsetJoint
 from sko.bodies.joints import Prismatic, Revolute, Spherical
 from sko.errors import MJCFError
+from sko.optional import require
 from sko.spatial import plucker_from_pose, quaternion_matrix, spatial_inertia
 from sko.systems.rigid import BodySpec, RigidSystem
 
@@ -59,7 +60,7 @@ def load_mjcf(source) -> RigidSystem:
     MJCFError
         MuJoCo rejects the model (its message included), or the model has equality constraints
         or tendons (each named).
-    InteropError
+    MissingDependencyError
         MuJoCo is not installed.
 
     Examples
@@ -69,9 +70,7 @@ def load_mjcf(source) -> RigidSystem:
     >>> system.bodies, system.nq, system.nv
     (('arm',), 1, 1)
     """
-    from sko.interop import require
-
-    mujoco = require("mujoco")
+    mujoco = require("mujoco", "MJCF import")
     model = source if isinstance(source, mujoco.MjModel) else _compile(mujoco, source)
     _check_supported(mujoco, model)
     return _system(mujoco, model)

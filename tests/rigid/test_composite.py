@@ -39,13 +39,13 @@ def _pair(seed: int, n_parts: int):
     composite.add_body("body", "base", CompositeJoint(list(zip([None] + transforms[1:], joints))), transforms[0], **body)
     composite.add_body("child", "body", Revolute(rng.normal(size=3)), X_T, **child)
     chain = SystemBuilder()
-    chain.add_body("base", None, composite.build().joint("base"), mass=1.0, inertia_com=0.1 * np.eye(3))
+    chain.add_body("base", None, composite.build().body_joint("base"), mass=1.0, inertia_com=0.1 * np.eye(3))
     parent = "base"
     for i, (A, joint) in enumerate(zip(transforms, joints)):
         last = i == len(joints) - 1
         chain.add_body("body" if last else f"virtual{i}", parent, joint, A, **(body if last else {}))
         parent = "body" if last else f"virtual{i}"
-    chain.add_body("child", "body", composite.build().joint("child"), X_T, **child)
+    chain.add_body("child", "body", composite.build().body_joint("child"), X_T, **child)
     return composite.build(), chain.build(), rng
 
 
@@ -60,6 +60,8 @@ def test_composite_joint_is_a_chain_of_massless_bodies(seed, n_parts):
     assert_close(composite.inverse_dynamics(q, qd, qdd), chain.inverse_dynamics(q, qd, qdd), rtol=1e-11)
     assert_close(composite.qdot(q, qd), chain.qdot(q, qd), rtol=1e-14)
     assert_close(composite.integrate(q, qd, 0.1), chain.integrate(q, qd, 0.1), rtol=1e-14)
+    q1 = composite.integrate(q, qd, 0.3)
+    assert_close(composite.difference(q, q1), chain.difference(q, q1), rtol=1e-14)
     assert_close(composite.normalize(q), chain.normalize(q), rtol=1e-15)
     assert_close(composite.neutral_configuration(), chain.neutral_configuration(), rtol=0)
 
@@ -89,6 +91,7 @@ def test_position_first_free_joint_is_free_in_other_coordinates():
         assert_close(theirs.forward_dynamics(q2, nu2, tau2), a2, rtol=1e-10)
         assert_close(ours.energy(q1, nu1), theirs.energy(q2, nu2), rtol=1e-13)
         assert_close(theirs.qdot(q2, nu2), np.concatenate([R @ v_body, ours.qdot(q1, nu1)[:4], qd_arm]), rtol=1e-13)
+        assert_close(theirs.difference(q2, theirs.integrate(q2, nu2, 0.5)), 0.5 * nu2, rtol=1e-12)
 
 
 def test_offset_joint_reads_from_its_offset():
@@ -114,7 +117,7 @@ def test_armature_adds_its_diagonal_and_nothing_else():
     plain = MultibodySystem([RigidBody(f"b{i}", f"b{i - 1}" if i else None, joints[i], I[i], X[i]) for i in range(3)])
     armed = MultibodySystem([ArmatureBody(f"b{i}", f"b{i - 1}" if i else None, joints[i], I[i], A[i], X[i])
                              for i in range(3)])
-    q, _ = plain.random_state(rng)
+    q = plain.random_configuration(rng)
     qd, qdd = rng.normal(size=(2, plain.dof_size))
     D = np.diag(np.concatenate(A))
     assert_close(armed.mass_matrix(q), plain.mass_matrix(q) + D, rtol=1e-13)

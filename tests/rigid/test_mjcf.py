@@ -107,17 +107,17 @@ def test_agrees_with_mujoco(name):
 
 def test_what_the_compiled_model_becomes():
     system = RigidSystem.from_mjcf(COMPOSITE)
-    carriage = system.joint("carriage")
+    carriage = system.body_joint("carriage")
     assert isinstance(carriage, CompositeJoint) and carriage.name == "rail+swing+tilt"
     assert [type(j).__name__ for _, j in carriage.parts] == ["OffsetJoint", "OffsetJoint", "Revolute"]
     model = mujoco.MjModel.from_xml_string(COMPOSITE)
     np.testing.assert_allclose(system.neutral_configuration(), model.qpos0)  # hinge and slide read from qpos0
-    np.testing.assert_allclose(system.gravity[3:], [0.5, -1, -9])
+    np.testing.assert_allclose(system.gravity[-3:], [0.5, -1, -9])
     armature = system.mass_matrix(model.qpos0) - RigidSystem.from_mjcf(re.sub(r' armature="[0-9.]+"', "", COMPOSITE)).mass_matrix(model.qpos0)
     np.testing.assert_allclose(armature, np.diag(model.dof_armature), atol=1e-12)
     quadruped = RigidSystem.from_mjcf(QUADRUPED)
-    assert isinstance(quadruped.joint("trunk"), FreePositionFirst)
-    assert isinstance(RigidSystem.from_mjcf(ARM).joint("fore"), Revolute)
+    assert isinstance(quadruped.body_joint("trunk"), FreePositionFirst)
+    assert isinstance(RigidSystem.from_mjcf(ARM).body_joint("fore"), Revolute)
     assert isinstance(OffsetJoint(Revolute(), [0.5]).neutral(), np.ndarray)
 
 
