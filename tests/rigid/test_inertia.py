@@ -17,6 +17,7 @@ from sko.io.urdf import parse_urdf
 from sko.spatial import spatial_inertia
 from sko.systems import SystemBuilder
 from tests.rigid.test_urdf import joint, robot
+from tests.util import assert_close
 
 
 def _rod(mass, length):
@@ -39,6 +40,9 @@ def test_the_same_rod_in_any_units():
         system = parse_urdf(robot(inertial_link("a", 1.0, np.eye(3)), inertial_link("rod", mass, Ic),
                                   joint("j", "revolute", "a", "rod", axis="0 0 1")))
         assert system.nv == 1 and system.mass_matrix([0.3])[0, 0] > 0
+        tau = np.array([1e-3 * mass * length])
+        qdd = system.forward_dynamics([0.3], [0.5], tau)
+        assert_close(system.mass_matrix([0.3]) @ qdd + system.bias_forces([0.3], [0.5]), tau, rtol=1e-12)
 
 
 def test_point_mass_with_rounding_noise_is_accepted():

@@ -189,3 +189,29 @@ def test_rejections(xml, match):
 def test_missing_file(tmp_path):
     with pytest.raises(MJCFError, match=r"MuJoCo rejects the MJCF file '.*none\.xml'"):
         RigidSystem.from_mjcf(tmp_path / "none.xml")
+
+
+def test_mesh_derived_inertia_and_disabled_gravity(tmp_path):
+    """Inertias are MuJoCo's compiled ones (here from a mesh file); gravity follows ``opt``."""
+    (tmp_path / "wedge.obj").write_text("v 0 0 0\nv 0.3 0 0\nv 0 0.2 0\nv 0 0 0.1\nv 0.3 0 0.1\nv 0 0.2 0.1\n"
+                                        "f 1 3 2\nf 4 5 6\nf 1 2 5\nf 1 5 4\nf 1 4 6\nf 1 6 3\nf 2 3 6\nf 2 6 5\n")
+    xml = f"""<mujoco><compiler meshdir="{tmp_path}"/><option><flag gravity="disable"/></option>
+      <asset><mesh name="wedge" file="wedge.obj"/></asset>
+      <worldbody><body name="block" pos="0 0 1"><freejoint/><geom type="mesh" mesh="wedge" density="800"/>
+       <body name="lid" pos="0.1 0 0.1"><joint name="hinge" axis="0 1 0"/><geom type="mesh" mesh="wedge" density="300"/>
+      </body></body></worldbody></mujoco>"""
+    path = tmp_path / "wedge.xml"
+    path.write_text(xml)
+    system, model = RigidSystem.from_mjcf(path), mujoco.MjModel.from_xml_path(str(path))
+    assert system.total_mass == pytest.approx(model.body_mass.sum(), rel=1e-14) and model.body_mass[1] > 0
+    np.testing.assert_array_equal(system.gravity, np.zeros(3))
+    model.opt.disableflags |= DISABLED
+    data = mujoco.MjData(model)
+    rng = np.random.default_rng(9)
+    for qpos, qvel in _mujoco_states(model, rng, 3):
+        data.qpos[:], data.qvel[:] = qpos, qvel
+        mujoco.mj_forward(model, data)
+        M = np.zeros((model.nv, model.nv))
+        mujoco.mj_fullM(model, data, M)
+        assert_close(system.mass_matrix(qpos), M, rtol=1e-10)
+        assert_close(system.forward_dynamics(qpos, qvel, np.zeros(model.nv)), data.qacc, rtol=1e-9)
