@@ -95,7 +95,7 @@ def _check_supported(mujoco, model) -> None:
     problems = []
     for i in range(model.neq):
         eq_type = mujoco.mjtEq(int(model.eq_type[i])).name.removeprefix("mjEQ_").lower()
-        hint = " (a joint coupling: not supported yet)" if eq_type == "joint" else ""
+        hint = " (a polynomial coupling of joints: not supported yet)" if eq_type == "joint" else ""
         problems.append(f"equality {_name(mujoco, model, mujoco.mjtObj.mjOBJ_EQUALITY, i, 'equality')!r} "
                         f"of type {eq_type}{hint}")
     for i in range(model.ntendon):

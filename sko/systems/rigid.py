@@ -75,8 +75,10 @@ class RigidSystem(MultibodySystem):
     gravity : (6,) array
         ``a_g = [0; g]`` in world coordinates.
 
-    Each body becomes a :class:`~sko.bodies.rigid.RigidBody`, which checks its inertia (symmetric
-    positive definite) and placement once, here. The joints of :mod:`sko.bodies.joints` give a
+    Each body becomes a :class:`~sko.bodies.rigid.RigidBody` (an
+    :class:`~sko.bodies.armature.ArmatureBody` when its spec has armature), which checks its
+    inertia (that of a physical body, massless and point masses included: :mod:`sko.inertia`)
+    and placement once, here. The joints of :mod:`sko.bodies.joints` give a
     full-rank ``S`` by construction, so the SKO model at a state is built without re-checking
     (``SKOModel(validate=False)``); with a :class:`~sko.bodies.joints.CustomJoint` anywhere, every
     state is fully checked instead (rank of ``S``, finiteness).

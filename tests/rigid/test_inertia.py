@@ -67,9 +67,9 @@ def test_unphysical_inertias_are_named(mass, inertia, match):
 
 @pytest.mark.parametrize("I6, match", [
     (spatial_inertia(-1.0, [0, 0, 1], np.eye(3)), "negative mass"),
-    (np.diag([1.0, 1, 1, 0, 0, 0]) + np.eye(6)[3:].T @ np.eye(6)[3:] * 0 + np.diag([0, 0, 0, 0, 0, 0.0]), None),
+    (np.diag([1.0, 1, 1, 0, 0, 0]), None),
     (np.diag([0.0, 0, 0, 1, 1, 2]), "lower-right block must be m·1"),
-    (np.diag([0.0, 0, 0, 0, 0, 0]) + np.diag([1.0, 0, 0, 1e-3, 0, 0]), "massless body"),
+    (np.diag([1.0, 0, 0, 1e-3, 0, 0]), "massless body"),
 ])
 def test_spatial_inertias(I6, match):
     if match is None:

@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from sko.bodies import CompositeJoint, FreePositionFirst, OffsetJoint, Revolute
+from sko.bodies import CompositeJoint, FreePositionFirst, Revolute
 from sko.errors import MJCFError
 from sko.systems import RigidSystem
 from tests.util import assert_close
@@ -118,7 +118,6 @@ def test_what_the_compiled_model_becomes():
     quadruped = RigidSystem.from_mjcf(QUADRUPED)
     assert isinstance(quadruped.body_joint("trunk"), FreePositionFirst)
     assert isinstance(RigidSystem.from_mjcf(ARM).body_joint("fore"), Revolute)
-    assert isinstance(OffsetJoint(Revolute(), [0.5]).neutral(), np.ndarray)
 
 
 def test_frames_keep_mujocos_body_poses():
@@ -168,7 +167,7 @@ def test_from_a_file_and_from_a_compiled_model(tmp_path):
      "MuJoCo rejects the MJCF string: .*screw"),
     ("""<mujoco><worldbody><body name="a"><joint name="j1"/><geom size="0.1"/><body name="b"><joint name="j2"/>
         <geom size="0.1"/></body></body></worldbody><equality><joint name="couple" joint1="j1" joint2="j2"/></equality></mujoco>""",
-     "equality 'couple' of type joint .*coupling"),
+     "equality 'couple' of type joint \\(a polynomial coupling of joints"),
     ("""<mujoco><worldbody><body name="a"><joint name="j1"/><geom size="0.1"/><site name="s1"/><body name="b" pos="1 0 0">
         <joint name="j2"/><geom size="0.1"/><site name="s2"/></body></body></worldbody>
         <tendon><spatial name="cable"><site site="s1"/><site site="s2"/></spatial></tendon></mujoco>""", "tendon 'cable'"),
