@@ -49,7 +49,7 @@ from sko.graphs.errors import DimensionError, SKOError
 from sko.optional import require
 from sko.spatial import quaternion_matrix
 
-__all__ = ["InteropError", "PinocchioMap", "MujocoMap"]
+__all__ = ["InteropError", "PinocchioMap", "MujocoMap", "named_joints"]
 
 
 class InteropError(SKOError, ValueError):
@@ -179,6 +179,24 @@ def _pinocchio_kind(jm, qs: slice, vs: slice, name: str) -> str:
     raise InteropError(f"joint {name!r}: no conversion between {nq} coordinates here and Pinocchio's {short}")
 
 
+def named_joints(system) -> dict:
+    """``{joint name: (joint, q slice, v slice)}`` for every named joint of ``system``, the parts
+    of a :class:`~sko.bodies.composite.CompositeJoint` (several joints on one body) included."""
+    out = {}
+    for joint_name, body in system.joint_names().items():
+        joint, qs, vs = system.body_joint(body), system.q_slices[body], system.dof_slices[body]
+        parts = getattr(joint, "parts", None)
+        if parts is None:
+            out[joint_name] = (joint, qs, vs)
+            continue
+        qo, vo = qs.start, vs.start
+        for _, part in parts:
+            if part.name is not None:
+                out[part.name] = (part, slice(qo, qo + part.nq), slice(vo, vo + part.nv))
+            qo, vo = qo + part.nq, vo + part.nv
+    return out
+
+
 class MujocoMap(_Permutation):
     """Coordinates of ``system`` ↔ a compiled ``mujoco.MjModel`` with joints of the same names
     (e.g. MuJoCo's compilation of the URDF the system was loaded from).
@@ -198,10 +216,10 @@ class MujocoMap(_Permutation):
     def __init__(self, system, model):
         mujoco = require("mujoco", "state conversion with MuJoCo")
         self.system, self.model = system, model
-        by_name = system.joint_names()
+        ours_by_name = named_joints(system)
         names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(model.njnt)]
-        moving = {name for name, body in by_name.items() if system.body_joint(body).nv}
-        missing, extra = sorted(set(names) - set(by_name)), sorted(moving - set(names))
+        moving = {name for name, (joint, _, _) in ours_by_name.items() if joint.nv}
+        missing, extra = sorted(set(names) - set(ours_by_name)), sorted(moving - set(names))
         if missing or extra:
             raise InteropError(f"joints differ: MuJoCo's {missing} are not in the system, the system's {extra} "
                                "are not in MuJoCo's model")
@@ -210,13 +228,12 @@ class MujocoMap(_Permutation):
         perm = np.zeros(system.nv, dtype=int)
         self._joints = []
         for j, name in enumerate(names):
-            body = by_name[name]
-            qs, vs = system.q_slices[body], system.dof_slices[body]
+            joint, qs, vs = ours_by_name[name]
             jtype = int(model.jnt_type[j])
             qa, va = int(model.jnt_qposadr[j]), int(model.jnt_dofadr[j])
             nq, nv = {0: (7, 6), 1: (4, 3)}.get(jtype, (1, 1))
             kind = "same"
-            if jtype == 0 and system.body_joint(body).kind == "free":
+            if jtype == 0 and joint.kind == "free":
                 kind = "free"  # ours (w, x, y, z, p), [ω; v] body; MuJoCo (p, w, x, y, z), (ṗ world, ω body)
             elif (qs.stop - qs.start, vs.stop - vs.start) != (nq, nv):
                 raise InteropError(f"joint {name!r} has {qs.stop - qs.start} coordinates here and {nq} in MuJoCo")

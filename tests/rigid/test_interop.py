@@ -11,7 +11,7 @@ from sko.interop import InteropError, MujocoMap
 from sko.io.urdf import parse_urdf
 from sko.systems import RigidSystem
 from tests.rigid.pinocchio_map import robots_dir
-from tests.rigid.test_mjcf import QUADRUPED
+from tests.rigid.test_mjcf import COMPOSITE, HAND, QUADRUPED
 from tests.util import assert_close
 
 mujoco = pytest.importorskip("mujoco")
@@ -100,10 +100,11 @@ def test_floating_urdf_through_mujoco_and_round_trips():
         to_mj.v(v)
 
 
-def test_a_system_from_mjcf_maps_onto_its_model_as_the_identity():
-    system = RigidSystem.from_mjcf(QUADRUPED)
-    model = mujoco.MjModel.from_xml_string(QUADRUPED)
-    to_mj = MujocoMap(system, model)
+@pytest.mark.parametrize("xml", [QUADRUPED, COMPOSITE, HAND])
+def test_a_system_from_mjcf_maps_onto_its_model_as_the_identity(xml):
+    system = RigidSystem.from_mjcf(xml)
+    model = mujoco.MjModel.from_xml_string(xml)
+    to_mj = MujocoMap(system, model)  # several joints on one body are matched part by part
     rng = np.random.default_rng(0)
     q, v = system.random_configuration(rng), rng.normal(size=system.nv)
     np.testing.assert_array_equal(to_mj.q(q), q)
