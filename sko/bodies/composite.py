@@ -110,11 +110,13 @@ class CompositeJoint(Joint):
 class OffsetJoint(Joint):
     """A joint with ``ν = q̇`` read at ``q − q₀``: ``X_J(q) = X_joint(q − q₀)``; neutral ``q₀``."""
 
+    kind = "offset"
+
     def __init__(self, joint: Joint, offset, name: str | None = None):
         super().__init__(joint.name if name is None else name)
         if not isinstance(joint, Joint) or joint.nq != joint.nv:
             raise JointError(f"OffsetJoint {name!r} needs a joint with ν = q̇, got {joint!r}")
-        self.joint, self.nq, self.nv, self.kind = joint, joint.nq, joint.nv, joint.kind
+        self.joint, self.nq, self.nv = joint, joint.nq, joint.nv
         self.offset = self._vector(np.asarray(offset, dtype=float), self.nq, "offset")
 
     @property

@@ -96,7 +96,7 @@ def test_position_first_free_joint_is_free_in_other_coordinates():
 
 def test_offset_joint_reads_from_its_offset():
     joint = OffsetJoint(Revolute([0, 0, 1], name="hinge"), [0.4])
-    assert joint.name == "hinge" and joint.kind == "revolute"
+    assert joint.name == "hinge" and joint.kind == "offset" and joint.joint.kind == "revolute"
     np.testing.assert_allclose(joint.transform([1.0]), Revolute([0, 0, 1]).transform([0.6]))
     np.testing.assert_allclose(joint.neutral(), [0.4])
     np.testing.assert_allclose(joint.transform(joint.neutral()), np.eye(6), atol=1e-15)

@@ -45,6 +45,19 @@ def test_the_same_rod_in_any_units():
         assert_close(system.mass_matrix([0.3]) @ qdd + system.bias_forces([0.3], [0.5]), tau, rtol=1e-12)
 
 
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 10_000), st.floats(1e-6, 1e6), st.floats(1e-4, 1e4))
+def test_inertia_checks_do_not_depend_on_units(seed, mass_unit, length_unit):
+    """The same body in other units of mass and length is judged the same."""
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(3, 3))
+    Ic = A @ A.T if rng.random() < 0.5 else np.trace(A @ A.T) * np.eye(3) - A @ A.T  # often unphysical, or physical
+    m, c = rng.uniform(1e-3, 10.0), rng.normal(size=3)
+    here = inertia_violation(m, c, Ic)
+    there = inertia_violation(m * mass_unit, c * length_unit, Ic * mass_unit * length_unit**2)
+    assert there == pytest.approx(here, rel=1e-9, abs=1e-12)
+
+
 def test_point_mass_with_rounding_noise_is_accepted():
     """iCub's head: all moments zero except ixz = 2.4e-35, centre of mass 11 cm off its frame."""
     Ic = np.zeros((3, 3))
