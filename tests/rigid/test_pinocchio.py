@@ -18,6 +18,7 @@ from sko.errors import URDFError
 from sko.graphs.errors import NotPositiveDefiniteError
 from sko.inertia import InertiaRepairWarning, nearest_physical_inertia
 from sko.interop import InteropError, PinocchioMap
+from sko.io.urdf import parse_urdf
 from sko.systems import RigidSystem
 from tests.rigid.pinocchio_map import robots_dir
 
@@ -138,3 +139,28 @@ def test_maps_are_inverse_and_reject_other_models():
     np.testing.assert_allclose(cmap.q(cmap.q_back(q_pin)), q_pin, atol=1e-12)
     with pytest.raises(InteropError, match="joints differ"):
         PinocchioMap(system, pin.buildModelFromUrdf(str(path)))  # no root_joint in Pinocchio's model
+
+
+def test_planar_and_continuous_joints_map_onto_pinocchio():
+    """A planar joint is ``(x, y, cos θ, sin θ)`` with ``ν = (v_x, v_y, ω)`` in Pinocchio."""
+    inertial = ('<inertial><origin xyz="0.1 0.05 0.02"/><mass value="{}"/>'
+                '<inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.25"/></inertial>')
+    urdf = f"""<robot name="puck"><link name="ground"/><link name="puck">{inertial.format(2.0)}</link>
+      <link name="arm">{inertial.format(1.0)}</link>
+      <joint name="slide" type="planar"><parent link="ground"/><child link="puck"/><origin xyz="0 0 0.3" rpy="0.2 0.1 0"/>
+       <axis xyz="0 0 1"/></joint>
+      <joint name="hinge" type="continuous"><parent link="puck"/><child link="arm"/><origin xyz="0.3 0 0"/>
+       <axis xyz="0 1 0"/></joint></robot>"""
+    system, model = parse_urdf(urdf), pin.buildModelFromXML(urdf)
+    data, cmap = model.createData(), PinocchioMap(system, model)
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        q = system.random_configuration(rng)
+        v, a, tau = rng.normal(size=(3, system.nv))
+        np.testing.assert_allclose(cmap.q_back(cmap.q(q)), q, atol=1e-14)
+        M = pin.crba(model, data, cmap.q(q))
+        np.testing.assert_allclose(cmap.matrix(system.mass_matrix(q)), np.triu(M) + np.triu(M, 1).T, atol=1e-13)
+        np.testing.assert_allclose(system.inverse_dynamics(q, v, a),
+                                   cmap.v_back(pin.rnea(model, data, cmap.q(q), cmap.v(v), cmap.v(a))), atol=1e-12)
+        np.testing.assert_allclose(cmap.v(system.forward_dynamics(q, v, tau)),
+                                   pin.aba(model, data, cmap.q(q), cmap.v(v), cmap.v(tau)), atol=1e-11)
