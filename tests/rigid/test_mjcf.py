@@ -214,3 +214,10 @@ def test_mesh_derived_inertia_and_disabled_gravity(tmp_path):
         mujoco.mj_fullM(model, data, M)
         assert_close(system.mass_matrix(qpos), M, rtol=1e-10)
         assert_close(system.forward_dynamics(qpos, qvel, np.zeros(model.nv)), data.qacc, rtol=1e-9)
+
+
+def test_a_scene_with_nothing_moving():
+    system = RigidSystem.from_mjcf('<mujoco><worldbody><body name="table" pos="0 0 1">'
+                                   '<geom type="box" size="1 1 0.1"/></body></worldbody></mujoco>')
+    assert (system.nq, system.nv) == (0, 0) and system.mass_matrix([]).shape == (0, 0)
+    np.testing.assert_allclose(system.frame_pose([], "table")[:3, 3], [0, 0, 1])
