@@ -77,8 +77,9 @@ class Attachment:
 def root_attachment(gravity) -> Attachment:
     """The inertial frame as the attachment of base bodies: ``Γ`` has no columns, ``γ = −a_g``
     (``a_g = [0; g]``), identity pose, zero velocity."""
-    g = np.asarray(gravity, dtype=float)
-    return Attachment(Gamma=np.zeros((6, 0)), gamma=np.concatenate([np.zeros(3), -g]),
+    g = np.asarray(gravity)
+    g = g if g.dtype == object else g.astype(float)  # sympy entries stay exact
+    return Attachment(Gamma=np.zeros((6, 0)), gamma=np.concatenate([np.zeros(3, dtype=g.dtype), -g]),
                       rotation=np.eye(3), position=np.zeros(3), velocity=np.zeros(6))
 
 
@@ -162,6 +163,18 @@ class BodyType(ABC):
     def random_configuration(self, rng: np.random.Generator) -> np.ndarray:
         """A random valid configuration (for tests)."""
         return self.normalize(self.neutral() + rng.uniform(-1.0, 1.0, self.q_size))
+
+    def integrate(self, q: np.ndarray, qd: np.ndarray, dt: float) -> np.ndarray:
+        """The configuration reached from ``q`` at constant ``θ̇ = qd`` after ``dt`` (default: one
+        Euler step of :meth:`qdot`, exact when ``q̇ = θ̇``)."""
+        return self.normalize(np.asarray(q) + dt * np.asarray(self.qdot(q, qd)))
+
+    def difference(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        """The constant ``θ̇`` taking ``q0`` to ``q1`` in unit time, inverse of :meth:`integrate`
+        (default: ``q1 − q0``, for bodies whose ``q̇ = θ̇``; others must override it)."""
+        if self.q_size != self.dof_size or type(self).qdot is not BodyType.qdot:
+            raise BodyError(f"body {self.name!r} ({type(self).__name__}) has its own q̇ map and defines no difference(q0, q1)")
+        return np.asarray(q1, dtype=float) - np.asarray(q0, dtype=float)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, parent={self.parent!r})"
