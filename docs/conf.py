@@ -1,5 +1,6 @@
 """Sphinx configuration: the theory guide (MyST Markdown) and the API reference (autodoc)."""
 
+import importlib.util
 import sys
 import types
 from importlib import metadata
@@ -37,8 +38,10 @@ autosummary_imported_members = False
 autodoc_default_options = {"members": True, "ignore-module-all": True, "show-inheritance": True}
 autodoc_member_order = "bysource"
 autodoc_typehints = "none"  # numpydoc renders the documented types; signatures stay readable
-# Optional dependencies: the reference builds without them.
-autodoc_mock_imports = ["pinocchio", "mujoco", "example_robot_data", "matplotlib", "numba"]
+# Optional dependencies that are not installed are mocked, so the reference builds without them
+# (installed ones are imported for real: a mock would hide what they decorate or define).
+OPTIONAL = ("sympy", "matplotlib", "pinocchio", "mujoco", "example_robot_data", "numba")
+autodoc_mock_imports = [name for name in OPTIONAL if importlib.util.find_spec(name) is None]
 
 
 
