@@ -1,6 +1,7 @@
 """Sphinx configuration: the theory guide (MyST Markdown) and the API reference (autodoc)."""
 
 import importlib.util
+import re
 import sys
 import types
 from importlib import metadata
@@ -68,3 +69,28 @@ numpydoc_validation_checks: set[str] = set()
 
 html_theme = "alabaster"
 html_title = "sko"
+
+
+# Citations of the theory guide in docstrings (``SKO.md §11``) link to its pages.
+GUIDE = re.compile(r"(?<![\w/`<])(SKO|RIGID|BODIES|SPARSE|CFA|EMBEDDING|API)\.md(?![\w`])")
+
+
+def _link_citations(app, what, name, obj, options, lines):
+    literal_block = False
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if literal_block and stripped and not line.startswith((" ", "\t")):
+            literal_block = False
+        if not literal_block and not stripped.startswith(">>>"):
+            lines[i] = GUIDE.sub(lambda m: _link(m, line), line)
+        literal_block = literal_block or stripped.endswith("::")
+
+
+def _link(match, line):
+    if line[: match.start()].count("``") % 2:  # inside an inline literal
+        return match.group(0)
+    return f":doc:`{match.group(0)} </theory/{match.group(1)}>`"
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _link_citations, priority=400)
