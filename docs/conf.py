@@ -5,6 +5,7 @@ import re
 import sys
 import types
 from importlib import metadata
+from pathlib import Path
 
 from sphinx.ext import autosummary
 
@@ -71,8 +72,18 @@ html_theme = "alabaster"
 html_title = "sko"
 
 
-# Citations of the theory guide in docstrings (``SKO.md §11``) link to its pages.
-GUIDE = re.compile(r"(?<![\w/`<])(SKO|RIGID|BODIES|SPARSE|CFA|EMBEDDING|API)\.md(?![\w`])")
+# Citations of the theory guide in docstrings link to its pages: ``SKO.md §11`` to the section
+# (through the labels autosectionlabel gives every "## §N …" heading), ``RIGID.md`` to the page.
+extensions.append("sphinx.ext.autosectionlabel")
+autosectionlabel_prefix_document = True
+autosectionlabel_maxdepth = 2
+THEORY = Path(__file__).parent / "theory"
+SECTIONS = {
+    (path.stem, match.group(2)): match.group(1)
+    for path in THEORY.glob("*.md")
+    for match in re.finditer(r"^## (§(\d+)\b.*?)\s*$", path.read_text(encoding="utf-8"), re.MULTILINE)
+}
+GUIDE = re.compile(r"(?<![\w/`<])(SKO|RIGID|BODIES|SPARSE|CFA|EMBEDDING|API)\.md(?:\s*§\s*(\d+)(?![\d.]))?(?![\w`])")
 
 
 def _link_citations(app, what, name, obj, options, lines):
@@ -89,7 +100,11 @@ def _link_citations(app, what, name, obj, options, lines):
 def _link(match, line):
     if line[: match.start()].count("``") % 2:  # inside an inline literal
         return match.group(0)
-    return f":doc:`{match.group(0)} </theory/{match.group(1)}>`"
+    file, section = match.group(1), match.group(2)
+    title = SECTIONS.get((file, section))
+    if title is None:
+        return f":doc:`{file}.md </theory/{file}>`" + (match.group(0)[len(file) + 3:] if section else "")
+    return f":ref:`{file}.md §{section} <theory/{file}:{title}>`"
 
 
 def setup(app):
