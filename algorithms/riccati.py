@@ -39,6 +39,7 @@ from sko.graphs.arrays import raise_not_pd
 from sko.arrays import is_numeric, result_dtype
 from sko.model import SKOModel
 
+from .compiled import engine, flat, kernels
 from .schedule import LevelSchedule, level_schedule, swap
 
 __all__ = ["ArticulatedInertias", "articulated_inertias", "check_articulated"]
@@ -195,11 +196,13 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     >>> float(ab.P[0][0, 0])
     2.0
     """
-    from .compiled import engine
-
-    dtype = engine.runs(model)
-    if dtype is not None:
-        return engine.articulated_inertias(model, dtype)
+    failed = None
+    compiled_dtype = engine.runs(model)
+    if compiled_dtype is not None:
+        compiled, r, logdet, failed = engine.riccati(model, compiled_dtype)
+        if failed is None:
+            return CompiledArticulatedInertias(model, compiled, compiled_dtype, r, logdet)
+    # The generic gather (also the error report of a failed compiled one: same message).
     S = level_schedule(model)
     dtype = result_dtype(model.dtype)
     n = len(S.groups)
@@ -233,7 +236,52 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
                     P_plus[g] = P[g] - GHP
                     for link in group.links:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
                         link.add_to_parents(P[link.parent], link.W @ P_plus[g][link.child_pos] @ swap(link.W))
+    if failed is not None:  # pragma: no cover - the generic gather fails first
+        raise NotPositiveDefiniteError(f"hinge inertia D = H P H* of body {failed!r} is not positive definite")
     return ArticulatedInertias(model, S, dtype, P, D, D_inv, G, P_plus)
+
+
+class CompiledArticulatedInertias(ArticulatedInertias):
+    """The result of the compiled Riccati gather (:func:`sko.algorithms.compiled.kernels.riccati`):
+    per-body blocks are read-only views into its buffer, made on first access;
+    ``logdet = Σ log det D(k)``."""
+
+    def __init__(self, model, compiled, dtype, r: np.ndarray, logdet):
+        self.model = model
+        self.compiled = compiled
+        self.dtype = np.dtype(dtype)
+        self.r = r
+        self.logdet = logdet
+        r.setflags(write=False)
+
+    def _blocks(self, col: int, rows: str, cols: str) -> Mapping:
+        layout, roff, bodies = self.compiled.layout, self.compiled.roff, self.model.bodies
+        dims = {"m": flat.NDIM, "n": flat.HDIM}
+        out = {}
+        for j, row in enumerate(layout):
+            a, b = row[dims[rows]], row[dims[cols]]
+            out[bodies[row[flat.BODY]]] = self.r[roff[j, col]:roff[j, col] + a * b].reshape(a, b)
+        return MappingProxyType({k: out[k] for k in bodies})
+
+    @cached_property
+    def P(self) -> Mapping:
+        return self._blocks(kernels.R_P, "m", "m")
+
+    @cached_property
+    def P_plus(self) -> Mapping:
+        return self._blocks(kernels.R_PPLUS, "m", "m")
+
+    @cached_property
+    def D(self) -> Mapping:
+        return self._blocks(kernels.R_D, "n", "n")
+
+    @cached_property
+    def D_inverse(self) -> Mapping:
+        return self._blocks(kernels.R_DINV, "n", "n")
+
+    @cached_property
+    def G(self) -> Mapping:
+        return self._blocks(kernels.R_G, "m", "n")
 
 
 def _gain(D: np.ndarray, HP: np.ndarray, bodies: list, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
