@@ -104,17 +104,38 @@ def _axis_rotation_transpose(u, angle, E):
 
 
 @njit(cache=True)
-def _expand(E, r, X):
-    """``X = rot(E) xlt(r) = [[E, 0], [−E r×, E]]``."""
+def _expand(X):
+    """``X ← rot(E) xlt(r) = [[E, 0], [−E r×, E]]`` from ``E`` in ``X[:3, :3]`` and ``r`` in ``X[:3, 3]``."""
+    r0, r1, r2 = X[0, 3], X[1, 3], X[2, 3]
     for i in range(3):
-        for j in range(3):
-            X[i, j] = E[i, j]
-            X[i + 3, j + 3] = E[i, j]
-            X[i, j + 3] = 0
-        # (−E r×)[i, :] = −(E[i,0] (r×)[0,:] + E[i,1] (r×)[1,:] + E[i,2] (r×)[2,:])
-        X[i + 3, 0] = -(E[i, 1] * r[2] - E[i, 2] * r[1])
-        X[i + 3, 1] = -(-E[i, 0] * r[2] + E[i, 2] * r[0])
-        X[i + 3, 2] = -(E[i, 0] * r[1] - E[i, 1] * r[0])
+        e0, e1, e2 = X[i, 0], X[i, 1], X[i, 2]
+        X[i + 3, 3], X[i + 3, 4], X[i + 3, 5] = e0, e1, e2
+        X[i, 3] = X[i, 4] = X[i, 5] = 0
+        X[i + 3, 0] = -(e1 * r2 - e2 * r1)
+        X[i + 3, 1] = -(-e0 * r2 + e2 * r0)
+        X[i + 3, 2] = -(e0 * r1 - e1 * r0)
+
+
+@njit(cache=True)
+def _reverse(X):
+    """``X ← X^{-1}`` in the ``(E, r)`` storage of :func:`_expand`: ``E ← Eᵀ``, ``r ← −E r``."""
+    r0, r1, r2 = X[0, 3], X[1, 3], X[2, 3]
+    for i in range(3):
+        X[i, 3] = -(X[i, 0] * r0 + X[i, 1] * r1 + X[i, 2] * r2)
+    for i in range(3):
+        for j in range(i + 1, 3):
+            X[i, j], X[j, i] = X[j, i], X[i, j]
+
+
+@njit(cache=True)
+def _negative_apply(X, A, ncols):
+    """``A[:, :ncols] ← −X A[:, :ncols]`` for ``X = [[E, 0], [B, E]]``."""
+    for j in range(ncols):
+        a0, a1, a2, a3, a4, a5 = A[0, j], A[1, j], A[2, j], A[3, j], A[4, j], A[5, j]
+        for i in range(3):
+            A[i, j] = -(X[i, 0] * a0 + X[i, 1] * a1 + X[i, 2] * a2)
+            A[i + 3, j] = -(X[i + 3, 0] * a0 + X[i + 3, 1] * a1 + X[i + 3, 2] * a2
+                            + X[i + 3, 3] * a3 + X[i + 3, 4] * a4 + X[i + 3, 5] * a5)
 
 
 @njit(cache=True)
@@ -136,55 +157,63 @@ def joint_kinematics(code, reverse, p, q, v, X, S, c) -> bool:
     bool
         False when a quaternion has (near) zero norm; the buffers are then undefined.
     """
-    E = np.zeros((3, 3), dtype=X.dtype)
-    r = np.zeros(3, dtype=X.dtype)
+    # E goes to X[:3, :3] and r to X[:3, 3] (see _expand)
+    X[:, :] = 0
     S[:, :] = 0
     c[:] = 0
+    E = X[:3, :3]
+    nv = 0
     if code == FIXED:
         E[0, 0] = E[1, 1] = E[2, 2] = 1
     elif code == HELICAL:
+        nv = 1
         _axis_rotation_transpose(p, q[0], E)
         for i in range(3):
-            r[i] = p[3] * q[0] * p[i]
+            X[i, 3] = p[3] * q[0] * p[i]
             S[i, 0] = p[i]
             S[i + 3, 0] = p[3] * p[i]
     elif code == PRISMATIC:
+        nv = 1
         E[0, 0] = E[1, 1] = E[2, 2] = 1
         for i in range(3):
-            r[i] = q[0] * p[i]
+            X[i, 3] = q[0] * p[i]
             S[i + 3, 0] = p[i]
     elif code == RACK_AND_PINION:
+        nv = 1
         cq, sq = np.cos(q[0]), np.sin(q[0])
         E[0, 0], E[0, 1], E[1, 0], E[1, 1], E[2, 2] = cq, sq, -sq, cq, 1
-        r[0] = p[0] * q[0]
+        X[0, 3] = p[0] * q[0]
         S[2, 0], S[3, 0], S[4, 0] = 1, p[0] * cq, -p[0] * sq
         c[3], c[4] = -p[0] * sq * v[0] ** 2, -p[0] * cq * v[0] ** 2
     elif code == CYLINDRICAL:
+        nv = 2
         _axis_rotation_transpose(p, q[0], E)
         for i in range(3):
-            r[i] = q[1] * p[i]
+            X[i, 3] = q[1] * p[i]
             S[i, 0] = p[i]
             S[i + 3, 1] = p[i]
     elif code == PLANAR:
         # X = rot(Uᵀ) rot(rz(θ)) xlt([x, y, 0]) rot(U) = rot(Uᵀ rz(θ) U) xlt(Uᵀ [x, y, 0])
+        nv = 3
         cq, sq = np.cos(q[0]), np.sin(q[0])
         for i in range(3):
+            u0i, u1i, u2i = p[i], p[3 + i], p[6 + i]  # U[a, b] = p[3 a + b]
             for j in range(3):
-                # (Uᵀ rz U)[i, j] with rz = [[c, s, 0], [−s, c, 0], [0, 0, 1]], U[a, b] = p[3 a + b]
-                u0i, u1i, u2i = p[i], p[3 + i], p[6 + i]
                 u0j, u1j, u2j = p[j], p[3 + j], p[6 + j]
                 E[i, j] = u0i * (cq * u0j + sq * u1j) + u1i * (-sq * u0j + cq * u1j) + u2i * u2j
-            r[i] = q[1] * p[i] + q[2] * p[3 + i]
-            S[i, 0] = p[6 + i]
-            S[i + 3, 1] = p[i]
-            S[i + 3, 2] = p[3 + i]
+            X[i, 3] = q[1] * u0i + q[2] * u1i
+            S[i, 0] = u2i
+            S[i + 3, 1] = u0i
+            S[i + 3, 2] = u1i
     elif code == SPHERICAL:
+        nv = 3
         if not quaternion_ok(q[0], q[1], q[2], q[3]):
             return False
         _quaternion_transpose(q, E)
         S[0, 0] = S[1, 1] = S[2, 2] = 1
     elif code == EULER_ZYX:
         # E = rx(q₃) ry(q₂) rz(q₁), Featherstone Eq. 4.7–4.9
+        nv = 3
         c1, s1 = np.cos(q[0]), np.sin(q[0])
         c2, s2 = np.cos(q[1]), np.sin(q[1])
         c3, s3 = np.cos(q[2]), np.sin(q[2])
@@ -203,39 +232,20 @@ def joint_kinematics(code, reverse, p, q, v, X, S, c) -> bool:
         c[1] = -s2 * s3 * d1 * d2 + c2 * c3 * d1 * d3 - s3 * d2 * d3
         c[2] = -s2 * c3 * d1 * d2 - c2 * s3 * d1 * d3 - c3 * d2 * d3
     elif code == FREE:
+        nv = 6
         if not quaternion_ok(q[0], q[1], q[2], q[3]):
             return False
         _quaternion_transpose(q, E)
         for i in range(3):
-            r[i] = q[4 + i]
+            X[i, 3] = q[4 + i]
         for i in range(6):
             S[i, i] = 1
     if reverse:
-        # X^{-1} = rot(Eᵀ) xlt(−E r); S' = −X^{-1} S, c' = −X^{-1} c
-        Et = E.T.copy()
-        rr = np.zeros(3, dtype=X.dtype)
-        for i in range(3):
-            rr[i] = -(E[i, 0] * r[0] + E[i, 1] * r[1] + E[i, 2] * r[2])
-        _expand(Et, rr, X)
-        _negative_apply(X, S)
-        c0 = c.copy()
-        for i in range(6):
-            s = 0 * X[0, 0]
-            for k in range(6):
-                s += X[i, k] * c0[k]
-            c[i] = -s
+        # X' = X^{-1} = rot(Eᵀ) xlt(−E r), S' = −X^{-1} S, c' = −X^{-1} c
+        _reverse(X)
+        _expand(X)
+        _negative_apply(X, S, nv)
+        _negative_apply(X, c.reshape((6, 1)), 1)
     else:
-        _expand(E, r, X)
+        _expand(X)
     return True
-
-
-@njit(cache=True)
-def _negative_apply(X, A):
-    """``A ← −X A`` for a 6-row ``A``."""
-    B = A.copy()
-    for j in range(A.shape[1]):
-        for i in range(6):
-            s = 0 * X[0, 0]
-            for k in range(6):
-                s += X[i, k] * B[k, j]
-            A[i, j] = -s

@@ -41,7 +41,7 @@ import numpy as np
 
 from sko.graphs.errors import SKOError
 
-__all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "root_attachment"]
+__all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "CompiledState", "root_attachment"]
 
 
 class BodyError(SKOError, ValueError):
@@ -102,6 +102,26 @@ class NodeState:
     potential: object = 0.0  #: a number, or an expression for symbolic states
 
 
+@dataclass(frozen=True)
+class CompiledState:
+    """A body's compiled state function (optional; :mod:`sko.bodies.compiled_state`).
+
+    ``kind`` names a kernel of that module (or ``-1`` with ``kernel``, an ``@njit`` function
+    of the same signature ``(ints, reals, k, q, qd, a, work) -> bool``); ``reals`` are the
+    body's constants packed for it, ``extras`` up to three integers it reads from its row, and
+    ``joint``, ``reverse`` the packed joint (:func:`sko.bodies.compiled_joints.pack_joint`).
+    """
+
+    kind: int
+    reals: np.ndarray
+    joint: int = 0
+    reverse: bool = False
+    joint_q: int = 0  #: joint position variables (the first of the body's q)
+    joint_dofs: int = 0  #: joint velocity variables (the first of the body's θ̇)
+    extras: tuple = ()
+    kernel: object = None
+
+
 class BodyType(ABC):
     """Base class of a node type. Subclasses set the sizes and implement :meth:`at_state`.
 
@@ -142,6 +162,11 @@ class BodyType(ABC):
         return (None,)
 
     # ------------------------------------------------------------------ optional
+    def compiled_state(self) -> CompiledState | None:
+        """The body's compiled state function and packed constants, or ``None`` (default): its
+        :meth:`at_state` then runs in Python and only the recursions are compiled."""
+        return None
+
     def qdot(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """``q̇`` from ``θ̇`` (default: ``q̇ = θ̇``)."""
         return np.asarray(qd)
