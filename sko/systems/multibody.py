@@ -40,6 +40,7 @@ from sko.model import SKOModel
 from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, NodeState, root_attachment
+from sko.systems.engine import engine
 
 __all__ = ["MultibodySystem"]
 
@@ -187,6 +188,8 @@ class MultibodySystem:
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q) -> np.ndarray:
         """``ℳ(q) = H φ M φ* H*`` by Algorithm 4.2."""
+        if (fast := engine(self).mass_matrix(q)) is not NotImplemented:
+            return fast
         model, _, _ = self.sko_model(q)
         return alg.mass_matrix(model)
 
@@ -196,15 +199,26 @@ class MultibodySystem:
 
     def inverse_dynamics(self, q, qd, qdd, external_forces: Mapping | None = None) -> np.ndarray:
         """``T = ℳ θ̈ + 𝒞`` by Algorithm 3.1 (plus the bodies' hinge forces)."""
+        if (fast := engine(self).inverse_dynamics(q, qd, qdd, external_forces)) is not NotImplemented:
+            return fast
         q, qd = self.checked_vectors(q, qd)
         model, a, b = self._assemble(self._node_states(q, qd), self.external_forces(external_forces))
         return alg.inverse_dynamics(model, qdd, None, a, b) + self._hinge_forces(q, qd)
 
     def forward_dynamics(self, q, qd, tau=None, external_forces: Mapping | None = None) -> np.ndarray:
         """``θ̈ = ℳ^{-1} (T − 𝒞)`` by the articulated-body recursions (Algorithm 6.1)."""
+        if (fast := engine(self).forward_dynamics(q, qd, tau, external_forces)) is not NotImplemented:
+            return fast
         q, qd = self.checked_vectors(q, qd)
         model, a, b = self._assemble(self._node_states(q, qd), self.external_forces(external_forces))
         return alg.forward_dynamics(model, model.dof_vector(tau, "tau") - self._hinge_forces(q, qd), a, b)
+
+    def mass_matrix_inverse(self, q) -> np.ndarray:
+        """``ℳ^{-1}(q)`` by the innovations factorization (SKO.md §10, Algorithm 5.2)."""
+        if (fast := engine(self).mass_matrix_inverse(q)) is not NotImplemented:
+            return fast
+        model, _, _ = self.sko_model(q)
+        return alg.mass_matrix_inverse(model)
 
     def hinge_forces(self, q, qd) -> np.ndarray:
         """Stacked internal hinge forces of the bodies (joint springs, dampers; zero if none)."""
@@ -222,15 +236,21 @@ class MultibodySystem:
     def kinetic_energy(self, q, qd):
         """``½ Σ_k 𝒱*(k) M(k) 𝒱(k)`` (= ``½ θ̇* ℳ θ̇``), in the states' scalar type (float,
         complex for complex-step, an expression for symbolic states)."""
+        if (fast := engine(self).energies(self.kinetic_energy, q, qd, potential=False)) is not NotImplemented:
+            return fast
         return sum(0.5 * s.V @ s.M @ s.V for s in self.node_states(q, qd).values())
 
     def potential_energy(self, q):
         """``Σ_k potential(k)`` (gravity and the bodies' own potentials), in the states' scalar type."""
+        if (fast := engine(self).energies(self.potential_energy, q, kinetic=False)) is not NotImplemented:
+            return fast
         return sum(s.potential for s in self.node_states(q).values())
 
     def energy(self, q, qd):
         """Kinetic plus potential energy, in the states' scalar type: a float for real states, the
         complex number itself for complex-step states, an expression for symbolic ones."""
+        if (fast := engine(self).energies(self.energy, q, qd)) is not NotImplemented:
+            return fast
         return sum(0.5 * s.V @ s.M @ s.V + s.potential for s in self.node_states(q, qd).values())
 
     # ------------------------------------------------------------------ coordinates
