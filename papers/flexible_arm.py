@@ -39,7 +39,7 @@ def rigid_counterpart(system: MultibodySystem) -> MultibodySystem:
     """The same arm with every flexible body's modes removed (its particles kept)."""
     bodies = []
     for k in system.bodies:
-        b = system.body[k]
+        b = system.body(k)
         nodes = {n: (d.position, np.zeros((3, 0))) for n, d in b.nodes.items()}
         bodies.append(FlexibleBody(k, b.parent, b.joint, b.masses, b.positions, None, nodes=nodes,
                                    placement=b.placement, attach=b.attach))
@@ -49,7 +49,7 @@ def rigid_counterpart(system: MultibodySystem) -> MultibodySystem:
 def double_pendulum_check(system: MultibodySystem, q1: float, q2: float) -> float:
     """Largest relative residual of ℳ_θθ and the gravity torque at zero deformation against
     the closed-form double pendulum of the same particles (rotation about y, gravity −z)."""
-    up, low = system.body["upper"], system.body["lower"]
+    up, low = system.body("upper"), system.body("lower")
     L1 = up.nodes["tip"].position[0]
     m1, m2 = up.masses.sum(), low.masses.sum()
     c1, c2 = up.masses @ up.positions[:, 0] / m1, low.masses @ low.positions[:, 0] / m2
@@ -60,11 +60,11 @@ def double_pendulum_check(system: MultibodySystem, q1: float, q2: float) -> floa
                         [J2 + m2 * L1 * c2 * cos2, J2]])
     g = 9.81  # positive rotation about y turns x towards −z: the links fall with growing angle
     G_exact = -g * np.array([(m1 * c1 + m2 * L1) * np.cos(q1) + m2 * c2 * np.cos(q1 + q2), m2 * c2 * np.cos(q1 + q2)])
-    q = system.neutral()
+    q = system.neutral_configuration()
     q[system.q_slices["upper"].start], q[system.q_slices["lower"].start] = q1, q2
     joints = [system.dof_slices["upper"].start, system.dof_slices["lower"].start]
     M = system.mass_matrix(q)[np.ix_(joints, joints)]
-    G = system.bias(q, np.zeros(system.dof_size))[joints]
+    G = system.bias_forces(q, np.zeros(system.dof_size))[joints]
     return max(np.abs(M - M_exact).max() / np.abs(M_exact).max(), np.abs(G - G_exact).max() / np.abs(G_exact).max())
 
 
@@ -79,18 +79,18 @@ def run(horizon: float = 1.0, dt: float = 1e-3, n_modes: int = 2, plot: bool = T
         "frequencies": modes.frequencies,
         "frequency_error": np.abs(modes.frequencies / exact[: len(modes.frequencies)] - 1).max(),
     }
-    q0, qd0 = arm.neutral(), np.zeros(arm.dof_size)
+    q0, qd0 = arm.neutral_configuration(), np.zeros(arm.dof_size)
     steps = int(round(horizon / dt))
     traj = simulate(arm, q0, qd0, dt, steps)
     half = simulate(arm, q0, qd0, dt / 2, 2 * steps)
-    stiff = simulate(rigid, rigid.neutral(), np.zeros(rigid.dof_size), dt, steps)
+    stiff = simulate(rigid, rigid.neutral_configuration(), np.zeros(rigid.dof_size), dt, steps)
     # energy scale: total mass × g × reach (E(0) = 0 here, so drifts are relative to this)
-    scale = sum(arm.body[k].masses.sum() for k in arm.bodies) * np.linalg.norm(arm.gravity) * 2.0
+    scale = sum(arm.body(k).masses.sum() for k in arm.bodies) * np.linalg.norm(arm.gravity) * 2.0
     numbers["energy_drift"] = np.abs(traj.energy - traj.energy[0]).max() / scale
     numbers["energy_drift_half_step"] = np.abs(half.energy - half.energy[0]).max() / scale
     numbers["rigid_energy_drift"] = np.abs(stiff.energy - stiff.energy[0]).max() / scale
     eta_up = traj.q[:, arm.q_slices["upper"]][:, 1:]
-    tip = arm.body["upper"].nodes["tip"].translation
+    tip = arm.body("upper").nodes["tip"].translation
     numbers["max_tip_deflection"] = np.abs(eta_up @ tip[2]).max()
     joints = [arm.q_slices["upper"].start, arm.q_slices["lower"].start]
     numbers["max_joint_lag"] = np.abs(traj.q[:, joints] - stiff.q[:, [0, 1]]).max()

@@ -350,6 +350,26 @@ def quaternion_exp(omega) -> np.ndarray:
     return np.concatenate([[np.cos(half)], k * omega])
 
 
+def quaternion_log(q) -> np.ndarray:
+    """The rotation vector ``ω``, ``‖ω‖ ≤ π``, with ``quaternion_exp(ω)`` the rotation of the
+    nonzero ``q`` (the inverse of :func:`quaternion_exp` up to the quaternion's sign)."""
+    q = np.asarray(q, dtype=float)
+    q = q / np.linalg.norm(q)
+    if q[0] < 0:
+        q = -q
+    s = np.linalg.norm(q[1:])
+    angle = 2 * np.arctan2(s, q[0])
+    # angle / sin(angle / 2), with its series near zero
+    k = 2 + s**2 / 3 if s < 1e-6 else angle / s
+    return k * q[1:]
+
+
+def quaternion_conjugate(q) -> np.ndarray:
+    """``(w, −x, −y, −z)``: the inverse rotation of a unit quaternion."""
+    q = np.asarray(q)
+    return np.concatenate([q[:1], -q[1:]])
+
+
 def quaternion_normalize(q) -> np.ndarray:
     """``q / ‖q‖``; the sign is kept."""
     q = np.asarray(q, dtype=float)

@@ -188,5 +188,17 @@ class BodyType(ABC):
         """A random valid configuration (for tests)."""
         return self.normalize(self.neutral() + rng.uniform(-1.0, 1.0, self.q_size))
 
+    def integrate(self, q: np.ndarray, qd: np.ndarray, dt: float) -> np.ndarray:
+        """The configuration reached from ``q`` at constant ``θ̇ = qd`` after ``dt`` (default: one
+        Euler step of :meth:`qdot`, exact when ``q̇ = θ̇``)."""
+        return self.normalize(np.asarray(q) + dt * np.asarray(self.qdot(q, qd)))
+
+    def difference(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        """The constant ``θ̇`` taking ``q0`` to ``q1`` in unit time, inverse of :meth:`integrate`
+        (default: ``q1 − q0``, for bodies whose ``q̇ = θ̇``; others must override it)."""
+        if self.q_size != self.dof_size or type(self).qdot is not BodyType.qdot:
+            raise BodyError(f"body {self.name!r} ({type(self).__name__}) has its own q̇ map and defines no difference(q0, q1)")
+        return np.asarray(q1, dtype=float) - np.asarray(q0, dtype=float)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, parent={self.parent!r})"

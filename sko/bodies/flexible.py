@@ -244,5 +244,13 @@ class FlexibleBody(BodyType):
     def neutral(self):
         return np.concatenate([self.joint.neutral(), np.zeros(self.r)])
 
+    def integrate(self, q, qd, dt):
+        nq, nv = self.joint.nq, self.joint.nv
+        return np.concatenate([self.joint.integrate(q[:nq], qd[:nv], dt), np.asarray(q[nq:], dtype=float) + dt * np.asarray(qd[nv:])])
+
+    def difference(self, q0, q1):
+        nq = self.joint.nq
+        return np.concatenate([self.joint.difference(q0[:nq], q1[:nq]), np.asarray(q1[nq:], dtype=float) - q0[nq:]])
+
     def random_configuration(self, rng):
         return np.concatenate([self.joint.random(rng), 0.05 * rng.standard_normal(self.r)])

@@ -94,3 +94,9 @@ class JointCoordinates:
 
     def random_configuration(self, rng):
         return self.joint.random(rng)
+
+    def integrate(self, q, qd, dt):
+        return self.joint.integrate(q, qd, dt)
+
+    def difference(self, q0, q1):
+        return self.joint.difference(q0, q1)

@@ -32,7 +32,9 @@ from sko.spatial import (
     axis_angle_matrix,
     plucker,
     plucker_inverse,
+    quaternion_conjugate,
     quaternion_exp,
+    quaternion_log,
     quaternion_matrix,
     quaternion_multiply,
     quaternion_rate,
@@ -128,6 +130,20 @@ class Joint:
         override it with their exponential map; a user-defined joint takes one Euler step)."""
         q = self._vector(q, self.nq, "q")
         return self.normalize(q + dt * self._qdot(q, self._vector(v, self.nv, "velocity")))
+
+    def difference(self, q0, q1) -> np.ndarray:
+        """The constant velocity ``v`` with ``integrate(q0, v, 1) = q1`` (``q1 − q0`` for joints
+        with ``ν = q̇``; the logarithm of the relative motion for the others).
+
+        Raises
+        ------
+        JointError
+            A user-defined ``q̇`` map, which has no inverse here.
+        """
+        q0, q1 = self._vector(q0, self.nq, "q0"), self._vector(q1, self.nq, "q1")
+        if type(self)._qdot is not Joint._qdot:
+            raise JointError(f"{self} has a user-defined q̇ map: difference(q0, q1) is not defined for it")
+        return np.asarray(q1, dtype=float) - q0
 
     def reversed(self) -> "ReversedJoint":
         """This joint with opposite polarity (Featherstone Table 4.2)."""
@@ -341,6 +357,18 @@ class Planar(Joint):
             V = np.array([[np.sin(w), np.cos(w) - 1], [1 - np.cos(w), np.sin(w)]]) / w
         return np.concatenate([[q[0] + w], q[1:] + rotation_z(q[0])[:2, :2] @ (V @ u)])
 
+    def difference(self, q0, q1):
+        """The SE(2) logarithm of the relative motion (inverse of :meth:`integrate` at ``dt = 1``;
+        the angle is taken as ``θ₁ − θ₀``, unwrapped)."""
+        q0, q1 = self.normalize(q0), self.normalize(self._vector(q1, 3, "q1"))
+        w = q1[0] - q0[0]
+        d = rotation_z(q0[0])[:2, :2].T @ (q1[1:] - q0[1:])
+        if abs(w) < 1e-8:
+            V = np.array([[1.0, -w / 2], [w / 2, 1.0]])
+        else:
+            V = np.array([[np.sin(w), np.cos(w) - 1], [1 - np.cos(w), np.sin(w)]]) / w
+        return np.concatenate([[w], np.linalg.solve(V, d)])
+
     def _qdot(self, q, v):
         out = np.zeros(3, dtype=result_dtype(q, v))
         out[0] = v[0]
@@ -382,6 +410,11 @@ class Spherical(Joint):
     def integrate(self, q, v, dt):
         q = self.normalize(q)
         return self.normalize(quaternion_multiply(q, quaternion_exp(dt * np.asarray(v, dtype=float))))
+
+    def difference(self, q0, q1):
+        """``ω = log(q0⁻¹ ⊗ q1)`` in the successor frame, ``‖ω‖ ≤ π`` (the shortest rotation)."""
+        q0, q1 = self.normalize(q0), self.normalize(q1)
+        return quaternion_log(quaternion_multiply(quaternion_conjugate(q0), q1))
 
     def _kinematics(self, q, v):
         _check_quaternion(q, self)
@@ -456,6 +489,20 @@ class Free(Joint):
         p = q[4:] + quaternion_matrix(q[:4]) @ (V @ u)
         quat = quaternion_multiply(q[:4], quaternion_exp(w))
         return self.normalize(np.concatenate([quat, p]))
+
+    def difference(self, q0, q1):
+        """The SE(3) logarithm ``[ω; v]`` of ``(R₀, p₀)⁻¹ (R₁, p₁)`` (body frame, ``‖ω‖ ≤ π``):
+        the inverse of :meth:`integrate` at ``dt = 1``."""
+        q0, q1 = self.normalize(q0), self.normalize(q1)
+        w = quaternion_log(quaternion_multiply(quaternion_conjugate(q0[:4]), q1[:4]))
+        d = quaternion_matrix(q0[:4]).T @ (q1[4:] - q0[4:])
+        angle = np.linalg.norm(w)
+        W = skew(w)
+        if angle < 1e-8:
+            V = np.eye(3) + W / 2 + W @ W / 6
+        else:
+            V = np.eye(3) + (1 - np.cos(angle)) / angle**2 * W + (angle - np.sin(angle)) / angle**3 * (W @ W)
+        return np.concatenate([w, np.linalg.solve(V, d)])
 
     def _kinematics(self, q, v):
         _check_quaternion(q[:4], self)
@@ -583,6 +630,9 @@ class ReversedJoint(Joint):
 
     def integrate(self, q, v, dt):
         return self.joint.integrate(q, v, dt)
+
+    def difference(self, q0, q1):
+        return self.joint.difference(q0, q1)
 
     def reversed(self) -> Joint:
         return self.joint

@@ -106,7 +106,8 @@ def verify_models(seed: int = 0) -> dict[str, Callable[[], tuple]]:
     def at_state(factory):
         def build():
             system = factory()
-            q, qd = system.random_state(np.random.default_rng(seed))
+            rng = np.random.default_rng(seed)
+            q, qd = system.random_configuration(rng), rng.uniform(-1.0, 1.0, system.nv)
             return system.sko_model(q, qd)
         return build
     models = {name: at_state(factory) for name, factory in flexible_examples().items()}

@@ -61,8 +61,12 @@ class Engine:
 
     def __init__(self, system):
         self.system = system
-        self.layout = L = StateLayout(system)
         self.nq, self.nv = system.q_size, system.dof_size
+        try:
+            self.layout = L = StateLayout(system)
+        except (TypeError, ValueError):  # symbolic parameters (sympy gravity, inertias): reference only
+            self.layout = None
+            return
         self._static = (L.ints, L.reals, L.order)
 
     # ------------------------------------------------------------------ input checks
@@ -84,7 +88,7 @@ class Engine:
     def _inputs(self, q, qd, x=None, xname: str = ""):
         """Checked ``(Q, QD, X, batched)`` with a leading batch axis, one scalar type; None for
         the reference path."""
-        if _BACKEND[0] != "compiled":
+        if _BACKEND[0] != "compiled" or self.layout is None:
             return None
         Q = self._vector(q, "q", self.nq, "nq")
         if Q is None:

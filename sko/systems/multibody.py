@@ -21,32 +21,41 @@ built with ``SKOModel(validate=False)`` (shapes only) when every body is
 :attr:`~sko.bodies.contract.BodyType.valid_by_construction`; otherwise every state is fully
 checked, and the shapes a body type returns are checked for the bodies that do not vouch for them.
 
-Coordinates: ``q`` stacks every body's position coordinates and ``θ̇`` (``qd``) its hinge
+Coordinates: ``q`` stacks every body's position coordinates and ``v = θ̇`` its hinge
 velocities, both in the tree's stacking order (the order the bodies were given);
-``q̇ = system.qdot(q, qd)`` maps one to the other body by body.
+``q̇ = system.qdot(q, v)`` maps one to the other body by body.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
+from numbers import Real
 
 import numpy as np
 
 import sko.algorithms as alg
 from sko.graphs import TreeDigraph
-from sko.graphs.errors import DimensionError, UnknownNodeError, preview
+from sko.graphs.errors import DimensionError, NonFiniteError, UnknownNodeError, preview
 from sko.arrays import checked_array
 from sko.model import SKOModel
 from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, NodeState, root_attachment
+from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
 from sko.systems.engine import engine
 
 __all__ = ["MultibodySystem"]
 
 
 class MultibodySystem:
-    """A tree of body types under gravity.
+    """A tree of body types under gravity: the system API shared by every system type.
+
+    Every system (this class, :class:`~sko.systems.rigid.RigidSystem`) answers the same calls
+    with the arguments in the order ``q, v, tau`` of Pinocchio's ``aba(model, data, q, v, tau)``:
+    ``v`` the velocity variables ``θ̇`` (zero when omitted), ``dv`` their rates ``θ̈``, ``tau``
+    the generalised forces ``T`` (zero when omitted). Lookups by body name (:meth:`body`,
+    :meth:`body_joint`) and by joint name (:meth:`joint`, :meth:`joint_body`) are distinct;
+    :meth:`q_slice` and :meth:`v_slice` take either.
 
     Parameters
     ----------
@@ -75,45 +84,139 @@ class MultibodySystem:
         if unknown:
             raise UnknownNodeError(f"bodies {unknown!r} name parents that are not bodies of the system")
         self.tree = TreeDigraph.from_parents({b.name: b.parent for b in bodies})
-        self.body = {b.name: b for b in bodies}
+        self._body = {b.name: b for b in bodies}
+        self.body = BodyLookup(self._body, self._body_type)
         for b in bodies:
-            offered = (None,) if b.parent is None else self.body[b.parent].attachment_names
+            offered = (None,) if b.parent is None else self._body[b.parent].attachment_names
             if b.attach not in offered:
                 raise BodyError(f"body {b.name!r} hangs from attachment {b.attach!r} of {b.parent!r}, "
                                 f"which offers only {offered!r}")
-        g = np.array(gravity, dtype=float)
-        if g.shape == (6,) and not g[:3].any():
-            g = g[3:]
-        if g.shape != (3,) or not np.isfinite(g).all():
-            raise DimensionError(f"gravity must be a finite 3-vector g or 6-vector [0; g], got {gravity!r}")
-        self.gravity = g
+        self.gravity = _gravity(gravity)
         self.q_slices, self.dof_slices = {}, {}
         qo = vo = 0
         for k in self.tree.bodies:
-            b = self.body[k]
+            b = self._body[k]
             self.q_slices[k], self.dof_slices[k] = slice(qo, qo + b.q_size), slice(vo, vo + b.dof_size)
             qo, vo = qo + b.q_size, vo + b.dof_size
         self.q_size, self.dof_size = qo, vo
-        self._root = root_attachment(g)
-        self._order = tuple((k, self.body[k], self.q_slices[k], self.dof_slices[k]) for k in self.tree.scatter_order())
-        self._unchecked = frozenset(k for k, b in self.body.items() if not b.valid_by_construction)
+        self._joint_body, self._shared_joint_names = _joint_bodies(bodies)
+        self._root = root_attachment(self.gravity)
+        self._order = tuple((k, self._body[k], self.q_slices[k], self.dof_slices[k]) for k in self.tree.scatter_order())
+        self._unchecked = frozenset(k for k, b in self._body.items() if not b.valid_by_construction)
 
     @property
     def bodies(self) -> tuple:
         return self.tree.bodies
 
+    @property
+    def nq(self) -> int:
+        """Number of position variables (``len(q)``)."""
+        return self.q_size
+
+    @property
+    def nv(self) -> int:
+        """Number of velocity variables (``len(v)``, ``len(tau)``)."""
+        return self.dof_size
+
+    @property
+    def v_slices(self) -> dict:
+        """``{body: slice of its velocity variables in v}`` (the same as :attr:`dof_slices`)."""
+        return self.dof_slices
+
     def __repr__(self) -> str:
-        kinds = sorted({type(b).__name__ for b in self.body.values()})
-        return f"MultibodySystem({len(self.bodies)} bodies of types {kinds}, q: {self.q_size}, dofs: {self.dof_size})"
+        kinds = sorted({type(b).__name__ for b in self._body.values()})
+        return f"{type(self).__name__}({len(self.bodies)} bodies of types {kinds}, nq={self.nq}, nv={self.nv})"
+
+    # ------------------------------------------------------------------ lookups by name
+    def _body_type(self, name: Hashable) -> BodyType:
+        """The body type of body ``name`` (see :attr:`body`)."""
+        self._check_body(name)
+        return self._body[name]
+
+    def _check_body(self, name: Hashable) -> None:
+        try:
+            known = name in self._body
+        except TypeError:
+            known = False
+        if not known:
+            raise UnknownNodeError(f"{name!r} is not a body of this system (bodies: {preview(self.bodies)})")
+
+    def joint_names(self) -> dict:
+        """``{joint name: body it moves}`` for the joints that have a name."""
+        return dict(self._joint_body)
+
+    def joint_body(self, joint: Hashable) -> Hashable:
+        """The body moved by the joint named ``joint``.
+
+        Raises
+        ------
+        UnknownNodeError
+            No joint of that name, or several.
+        """
+        try:
+            return self._joint_body[joint]
+        except (KeyError, TypeError):
+            if _hashable_in(joint, self._shared_joint_names):
+                raise UnknownNodeError(f"{joint!r} names the joints of several bodies "
+                                       f"{self._shared_joint_names[joint]!r}: look them up by body") from None
+            raise UnknownNodeError(f"{joint!r} is not a joint of this system "
+                                   f"(joints: {preview(tuple(self._joint_body))})") from None
+
+    def joint(self, name: Hashable):
+        """The joint named ``name`` (a URDF joint name, say ``"shoulder_pan_joint"``).
+
+        For one release a body name is still accepted, with a DeprecationWarning: use
+        :meth:`body_joint` for the joint moving a body.
+        """
+        if name not in self._joint_body and _hashable_in(name, self._body):
+            deprecated(f"joint({name!r}) with a body name", f"body_joint({name!r})")
+            return self.body_joint(name)
+        return self.body_joint(self.joint_body(name))
+
+    def body_joint(self, body: Hashable):
+        """The inboard joint of body ``body``.
+
+        Raises
+        ------
+        UnknownNodeError
+            Not a body.
+        BodyError
+            A body type without a joint (``joint`` attribute).
+        """
+        b = self._body_type(body)
+        if not hasattr(b, "joint"):
+            raise BodyError(f"body {body!r} ({type(b).__name__}) has no inboard joint")
+        return b.joint
+
+    def _body_of(self, name: Hashable) -> Hashable:
+        """The body named ``name``, or moved by the joint named ``name`` (not both)."""
+        as_joint = self._joint_body.get(name) if _hashable(name) else None
+        as_body = name if _hashable_in(name, self._body) else None
+        if as_joint is not None and as_body is not None and as_joint != as_body:
+            raise UnknownNodeError(f"{name!r} names both body {as_body!r} and the joint of body {as_joint!r}: "
+                                   "use the other name of the one you mean")
+        if as_joint is None and as_body is None:
+            raise UnknownNodeError(f"{name!r} is neither a body nor a joint of this system "
+                                   f"(bodies: {preview(self.bodies)})")
+        return as_body if as_body is not None else as_joint
+
+    def q_slice(self, name: Hashable) -> slice:
+        """Where the position variables of a body (or of the joint of that name) sit in ``q``."""
+        return self.q_slices[self._body_of(name)]
+
+    def v_slice(self, name: Hashable) -> slice:
+        """Where the velocity variables of a body (or of the joint of that name) sit in ``v``
+        (and in ``tau``)."""
+        return self.dof_slices[self._body_of(name)]
 
     # ------------------------------------------------------------------ the state
-    def checked_vectors(self, q, qd=None) -> tuple[np.ndarray, np.ndarray]:
-        """Checked read-only ``(q, θ̇)``: 1-D, finite, of lengths ``nq = q_size`` and
-        ``nv = dof_size`` (``None`` for ``θ̇`` gives zeros)."""
+    def checked_vectors(self, q, v=None) -> tuple[np.ndarray, np.ndarray]:
+        """Checked read-only ``(q, v)``: 1-D, finite, of lengths ``nq`` and ``nv``
+        (``None`` for ``v`` gives zeros)."""
         q = self._stacked(q, "q", self.q_size, "nq")
-        if qd is None:
+        if v is None:
             return q, np.zeros(self.dof_size, dtype=q.dtype)
-        return q, self._stacked(qd, "qd", self.dof_size, "nv")
+        return q, self._stacked(v, "v", self.dof_size, "nv")
 
     @staticmethod
     def _stacked(x, name: str, size: int, symbol: str) -> np.ndarray:
@@ -143,40 +246,42 @@ class MultibodySystem:
             raise DimensionError(f"external_forces must be a mapping body -> 6-vector, got {type(forces).__name__}")
         out = {}
         for k, f in forces.items():
-            if k not in self.body:
+            if k not in self._body:
                 raise UnknownNodeError(f"external force on {k!r}, which is not a body (bodies: {preview(self.bodies)})")
-            if None not in self.body[k].attachment_names:
-                raise BodyError(f"body {k!r} ({type(self.body[k]).__name__}) offers no frame of its own for an external force")
+            if None not in self._body[k].attachment_names:
+                raise BodyError(f"body {k!r} ({type(self._body[k]).__name__}) offers no frame of its own for an external force")
             f = checked_array(f, 1, "external force", k)
             if f.shape != (6,):
                 raise DimensionError(f"external force of body {k!r} must have shape (6,), got {f.shape}")
             out[k] = f
         return out
 
-    def node_states(self, q, qd=None) -> dict:
-        """``{k: NodeState}`` at ``(q, θ̇)``, computed base to tips (O(N))."""
-        return self._node_states(*self.checked_vectors(q, qd))
+    @renamed_keywords(qd="v")
+    def node_states(self, q, v=None) -> dict:
+        """``{k: NodeState}`` at ``(q, v)``, computed base to tips (O(N))."""
+        return self._node_states(*self.checked_vectors(q, v))
 
-    def _node_states(self, q: np.ndarray, qd: np.ndarray) -> dict:
+    def _node_states(self, q: np.ndarray, v: np.ndarray) -> dict:
         root, states = self._root, {}
         for k, b, qs, vs in self._order:
             inboard = root if b.parent is None else states[b.parent].attachments[b.attach]
-            s = b.at_state(q[qs], qd[vs], inboard, self.gravity)
+            s = b.at_state(q[qs], v[vs], inboard, self.gravity)
             if k in self._unchecked:
                 _check_state(b, s)
             states[k] = s
         return states
 
-    def sko_model(self, q, qd=None, external_forces: Mapping | None = None) -> tuple[SKOModel, np.ndarray, np.ndarray]:
-        """The SKO model at ``(q, θ̇)`` and the stacked ``a``, ``b`` (SKO.md §3, §14), with
+    @renamed_keywords(qd="v")
+    def sko_model(self, q, v=None, external_forces: Mapping | None = None) -> tuple[SKOModel, np.ndarray, np.ndarray]:
+        """The SKO model at ``(q, v)`` and the stacked ``a``, ``b`` (SKO.md §3, §14), with
         ``b(k) −= Γ_kᵀ ᵏX_0^* f^x_k`` for the ``external_forces`` (module docstring)."""
         forces = self.external_forces(external_forces)
-        return self._assemble(self.node_states(q, qd), forces)
+        return self._assemble(self.node_states(q, v), forces)
 
     def _assemble(self, states: dict, forces: dict):
         phi, b = {}, []
         for k in self.bodies:
-            body, s = self.body[k], states[k]
+            body, s = self._body[k], states[k]
             if body.parent is not None:
                 phi[k] = (s.E @ states[body.parent].attachments[body.attach].Gamma).T
             b.append(s.b if k not in forces else s.b - _frame_force(s.attachments[None], forces[k]))
@@ -187,31 +292,41 @@ class MultibodySystem:
 
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q) -> np.ndarray:
-        """``ℳ(q) = H φ M φ* H*`` by Algorithm 4.2."""
+        """``ℳ(q) = H φ M φ* H*`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."""
         if (fast := engine(self).mass_matrix(q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
         return alg.mass_matrix(model)
 
-    def bias(self, q, qd, external_forces: Mapping | None = None) -> np.ndarray:
-        """``𝒞(q, θ̇) = H φ (M φ* a + b)``: inverse dynamics at ``θ̈ = 0`` (Eq. 3)."""
-        return self.inverse_dynamics(q, qd, None, external_forces)
+    @renamed_keywords(qd="v")
+    def bias_forces(self, q, v=None, external_forces: Mapping | None = None) -> np.ndarray:
+        """``𝒞(q, v) = H φ (M φ* a + b)`` (Coriolis, centrifugal, gravity, hinge and external
+        forces): inverse dynamics at ``dv = 0`` (SKO.md §5, Eq. 3)."""
+        return self.inverse_dynamics(q, v, None, external_forces)
 
-    def inverse_dynamics(self, q, qd, qdd, external_forces: Mapping | None = None) -> np.ndarray:
-        """``T = ℳ θ̈ + 𝒞`` by Algorithm 3.1 (plus the bodies' hinge forces)."""
-        if (fast := engine(self).inverse_dynamics(q, qd, qdd, external_forces)) is not NotImplemented:
-            return fast
-        q, qd = self.checked_vectors(q, qd)
-        model, a, b = self._assemble(self._node_states(q, qd), self.external_forces(external_forces))
-        return alg.inverse_dynamics(model, qdd, None, a, b) + self._hinge_forces(q, qd)
+    def gravity_forces(self, q) -> np.ndarray:
+        """The configuration-dependent part of ``𝒞``: bias forces at ``v = 0``."""
+        return self.bias_forces(q, None)
 
-    def forward_dynamics(self, q, qd, tau=None, external_forces: Mapping | None = None) -> np.ndarray:
-        """``θ̈ = ℳ^{-1} (T − 𝒞)`` by the articulated-body recursions (Algorithm 6.1)."""
-        if (fast := engine(self).forward_dynamics(q, qd, tau, external_forces)) is not NotImplemented:
+    @renamed_keywords(qd="v", qdd="dv")
+    def inverse_dynamics(self, q, v=None, dv=None, external_forces: Mapping | None = None) -> np.ndarray:
+        """``τ = ℳ(q) dv + 𝒞(q, v)`` by Newton–Euler on the SKO model (SKO.md §5, Algorithm 3.1),
+        plus the bodies' hinge forces; ``v``, ``dv`` zero when omitted."""
+        if (fast := engine(self).inverse_dynamics(q, v, dv, external_forces)) is not NotImplemented:
             return fast
-        q, qd = self.checked_vectors(q, qd)
-        model, a, b = self._assemble(self._node_states(q, qd), self.external_forces(external_forces))
-        return alg.forward_dynamics(model, model.dof_vector(tau, "tau") - self._hinge_forces(q, qd), a, b)
+        q, v = self.checked_vectors(q, v)
+        model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
+        return alg.inverse_dynamics(model, dv, None, a, b) + self._hinge_forces(q, v)
+
+    @renamed_keywords(qd="v")
+    def forward_dynamics(self, q, v=None, tau=None, external_forces: Mapping | None = None) -> np.ndarray:
+        """``dv = ℳ^{-1}(τ − 𝒞)`` by the articulated body recursion (SKO.md §11, Algorithm 6.1);
+        ``v``, ``tau`` zero when omitted."""
+        if (fast := engine(self).forward_dynamics(q, v, tau, external_forces)) is not NotImplemented:
+            return fast
+        q, v = self.checked_vectors(q, v)
+        model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
+        return alg.forward_dynamics(model, model.dof_vector(tau, "tau") - self._hinge_forces(q, v), a, b)
 
     def mass_matrix_inverse(self, q) -> np.ndarray:
         """``ℳ^{-1}(q)`` by the innovations factorization (SKO.md §10, Algorithm 5.2)."""
@@ -220,58 +335,155 @@ class MultibodySystem:
         model, _, _ = self.sko_model(q)
         return alg.mass_matrix_inverse(model)
 
-    def hinge_forces(self, q, qd) -> np.ndarray:
+    @renamed_keywords(qd="v")
+    def hinge_forces(self, q, v=None) -> np.ndarray:
         """Stacked internal hinge forces of the bodies (joint springs, dampers; zero if none)."""
-        return self._hinge_forces(*self.checked_vectors(q, qd))
+        return self._hinge_forces(*self.checked_vectors(q, v))
 
-    def _hinge_forces(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        out = np.zeros(self.dof_size, dtype=np.result_type(q, qd, float))
+    def _hinge_forces(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        out = np.zeros(self.dof_size, dtype=np.result_type(q, v, float))
         for k in self.bodies:
-            f = self.body[k].hinge_force(q[self.q_slices[k]], qd[self.dof_slices[k]])
+            f = self._body[k].hinge_force(q[self.q_slices[k]], v[self.dof_slices[k]])
             if f is not None:
                 out[self.dof_slices[k]] += f
         return out
 
     # ------------------------------------------------------------------ energy
-    def kinetic_energy(self, q, qd):
-        """``½ Σ_k 𝒱*(k) M(k) 𝒱(k)`` (= ``½ θ̇* ℳ θ̇``), in the states' scalar type (float,
+    @renamed_keywords(qd="v")
+    def kinetic_energy(self, q, v=None):
+        """``½ Σ_k 𝒱*(k) M(k) 𝒱(k)`` (= ``½ vᵀ ℳ v``), in the states' scalar type (float,
         complex for complex-step, an expression for symbolic states)."""
-        if (fast := engine(self).energies(self.kinetic_energy, q, qd, potential=False)) is not NotImplemented:
+        if (fast := engine(self).energies(self.kinetic_energy, q, v, potential=False)) is not NotImplemented:
             return fast
-        return sum(0.5 * s.V @ s.M @ s.V for s in self.node_states(q, qd).values())
+        return sum(0.5 * s.V @ s.M @ s.V for s in self.node_states(q, v).values())
 
     def potential_energy(self, q):
-        """``Σ_k potential(k)`` (gravity and the bodies' own potentials), in the states' scalar type."""
+        """``Σ_k potential(k)`` (gravity and the bodies' own potentials), in the states' scalar
+        type; for rigid bodies ``−Σ m_k g · c_k``, zero at the world origin."""
         if (fast := engine(self).energies(self.potential_energy, q, kinetic=False)) is not NotImplemented:
             return fast
         return sum(s.potential for s in self.node_states(q).values())
 
-    def energy(self, q, qd):
+    @renamed_keywords(qd="v")
+    def energy(self, q, v=None):
         """Kinetic plus potential energy, in the states' scalar type: a float for real states, the
         complex number itself for complex-step states, an expression for symbolic ones."""
-        if (fast := engine(self).energies(self.energy, q, qd)) is not NotImplemented:
+        if (fast := engine(self).energies(self.energy, q, v)) is not NotImplemented:
             return fast
-        return sum(0.5 * s.V @ s.M @ s.V + s.potential for s in self.node_states(q, qd).values())
+        return sum(0.5 * s.V @ s.M @ s.V + s.potential for s in self.node_states(q, v).values())
 
-    # ------------------------------------------------------------------ coordinates
-    def qdot(self, q, qd) -> np.ndarray:
-        """``q̇`` from ``(q, θ̇)``, body by body."""
-        q, qd = self.checked_vectors(q, qd)
-        return np.concatenate([np.asarray(self.body[k].qdot(q[self.q_slices[k]], qd[self.dof_slices[k]]))
-                               for k in self.bodies]) if self.bodies else np.zeros(0)
+    # ------------------------------------------------------------------ configurations
+    def neutral_configuration(self) -> np.ndarray:
+        """Every body at its reference configuration (rigid joints: ``X_J = I``)."""
+        return np.concatenate([self._body[k].neutral() for k in self.bodies]) if self.bodies else np.zeros(0)
+
+    def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
+        """A random valid configuration (unit quaternions)."""
+        rng = np.random.default_rng(rng)
+        return np.concatenate([self._body[k].random_configuration(rng) for k in self.bodies])
 
     def normalize(self, q) -> np.ndarray:
-        """``q`` projected back onto the configuration manifold, body by body."""
+        """``q`` projected back onto the configuration manifold, body by body (unit quaternions)."""
         q, _ = self.checked_vectors(q, None)
-        return np.concatenate([self.body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
+        return np.concatenate([self._body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
 
+    @renamed_keywords(qd="v")
+    def qdot(self, q, v) -> np.ndarray:
+        """``q̇`` from ``(q, v)``, body by body (``q̇ = v`` except for quaternions and
+        successor-frame velocities)."""
+        q, v = self.checked_vectors(q, v)
+        return np.concatenate([np.asarray(self._body[k].qdot(q[self.q_slices[k]], v[self.dof_slices[k]]))
+                               for k in self.bodies]) if self.bodies else np.zeros(0)
+
+    @renamed_keywords(qd="v")
+    def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:
+        """The configuration reached from ``q`` at constant velocity ``v`` after ``dt`` (exact on
+        each joint's configuration manifold; quaternions stay unit). :meth:`difference` inverts it.
+
+        Raises
+        ------
+        DimensionError, NonFiniteError
+            ``dt`` not a real number, or not finite (and the checks of ``q``, ``v``).
+        """
+        if not isinstance(dt, Real):
+            raise DimensionError(f"time step dt must be a real number, got {dt!r}")
+        if not np.isfinite(dt):
+            raise NonFiniteError(f"time step dt must be finite, got {dt!r}")
+        q, v = self.checked_vectors(q, v)
+        return np.concatenate([self._body[k].integrate(q[self.q_slices[k]], v[self.dof_slices[k]], dt)
+                               for k in self.bodies]) if self.bodies else np.zeros(0)
+
+    def difference(self, q0, q1) -> np.ndarray:
+        """The constant velocity ``v`` that takes ``q0`` to ``q1`` in unit time:
+        ``integrate(q0, difference(q0, q1)) == q1`` (the rotation of a quaternion joint is
+        reached by the shortest way, so ``q1`` comes back up to the quaternion's sign).
+
+        Raises
+        ------
+        BodyError
+            A body type that cannot invert its integration (a user-defined ``q̇`` map).
+        """
+        q0, _ = self.checked_vectors(q0, None)
+        q1, _ = self.checked_vectors(q1, None)
+        return np.concatenate([self._body[k].difference(q0[self.q_slices[k]], q1[self.q_slices[k]])
+                               for k in self.bodies]) if self.bodies else np.zeros(0)
+
+    # ------------------------------------------------------------------ deprecated spellings
     def neutral(self) -> np.ndarray:
-        return np.concatenate([self.body[k].neutral() for k in self.bodies])
+        """Deprecated: :meth:`neutral_configuration`."""
+        deprecated("neutral()", "neutral_configuration()")
+        return self.neutral_configuration()
+
+    @renamed_keywords(qd="v")
+    def bias(self, q, v=None, external_forces: Mapping | None = None) -> np.ndarray:
+        """Deprecated: :meth:`bias_forces`."""
+        deprecated("bias()", "bias_forces()")
+        return self.bias_forces(q, v, external_forces)
 
     def random_state(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """A random configuration and hinge velocity (for tests and examples)."""
-        q = np.concatenate([self.body[k].random_configuration(rng) for k in self.bodies])
+        """Deprecated: ``(random_configuration(rng), rng.uniform(-1, 1, nv))``."""
+        deprecated("random_state(rng)", "random_configuration(rng)")
+        q = self.random_configuration(rng)
         return q, rng.uniform(-1.0, 1.0, self.dof_size)
+
+
+def _hashable(name) -> bool:
+    try:
+        hash(name)
+    except TypeError:
+        return False
+    return True
+
+
+def _hashable_in(name, mapping) -> bool:
+    return _hashable(name) and name in mapping
+
+
+def _joint_bodies(bodies) -> tuple[dict, dict]:
+    """``{joint name: body}`` for the bodies whose inboard joint has a name of its own, and
+    ``{joint name: bodies}`` for names several joints share (not usable for lookups)."""
+    seen: dict = {}
+    for b in bodies:
+        name = getattr(getattr(b, "joint", None), "name", None)
+        if name is not None:
+            seen.setdefault(name, []).append(b.name)
+    return ({name: ks[0] for name, ks in seen.items() if len(ks) == 1},
+            {name: tuple(ks) for name, ks in seen.items() if len(ks) > 1})
+
+
+def _gravity(gravity) -> np.ndarray:
+    """``g`` (3,) from a 3-vector or ``a_g = [0; g]``: finite numbers, or sympy expressions."""
+    g = np.array(gravity)
+    if g.dtype != object:
+        try:
+            g = g.astype(float)
+        except (TypeError, ValueError):
+            raise DimensionError(f"gravity must be a 3-vector g or 6-vector [0; g] of numbers, got {gravity!r}") from None
+    if g.shape == (6,) and all(e == 0 for e in g[:3]):
+        g = g[3:]
+    if g.shape != (3,) or (g.dtype != object and not np.isfinite(g).all()):
+        raise DimensionError(f"gravity must be a finite 3-vector g or 6-vector [0; g], got {gravity!r}")
+    return g
 
 
 def _frame_force(frame, f) -> np.ndarray:

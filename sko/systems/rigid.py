@@ -9,7 +9,7 @@ contract, and every dynamics quantity comes from the generic algorithms of ``alg
 Newton–Euler (inverse dynamics, bias forces), the composite body inertias (mass matrix), the
 articulated body recursion (forward dynamics), operational space inertia.
 
-Coordinates: ``q`` stacks each body's joint position variables and ``ν`` (called ``qd``) its
+Coordinates: ``q`` stacks each body's joint position variables and ``ν`` (called ``v``) its
 velocity variables, in body order; ``ν = q̇`` except for joints with quaternions or
 successor-frame velocities (see :meth:`RigidSystem.qdot`). Quaternions in ``q`` are
 ``(w, x, y, z)``; a non-unit quaternion is normalised (its rotation is that of ``q/‖q‖``), a zero
@@ -21,18 +21,17 @@ given per body in world coordinates about the world origin.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from numbers import Real
 from typing import NamedTuple
 
 import numpy as np
 
 import sko.algorithms as alg
-from sko.graphs.errors import DimensionError, NonFiniteError, RankDeficientError, SKOError, UnknownNodeError, preview
+from sko.graphs.errors import DimensionError, RankDeficientError, SKOError, UnknownNodeError, preview
 from sko.arrays import result_dtype
 from sko.bodies.hinge import checked_placement
 from sko.bodies.rigid import RigidBody
+from sko.systems.deprecation import renamed_keywords
 from sko.systems.multibody import MultibodySystem
-from sko.model import SKOModel
 from sko.spatial import plucker_rotation, plucker_translation
 
 from sko.bodies.joints import Joint
@@ -50,9 +49,15 @@ class BodySpec(NamedTuple):
     inertia: np.ndarray  #: spatial inertia about the body origin, body coordinates
 
 
-class RigidSystem:
+class RigidSystem(MultibodySystem):
     """A tree of rigid bodies and joints (no state). Build one with
     :class:`~sko.systems.builder.SystemBuilder`, :meth:`from_urdf` or :func:`~sko.io.dh.dh_system`.
+
+    The dynamics, configurations and lookups by body and joint name are those of
+    :class:`~sko.systems.multibody.MultibodySystem` (the one system API, arguments ``q, v, tau``);
+    this class adds named frames, their kinematics and Jacobians, and operational space inertia.
+    :meth:`body` returns the :class:`~sko.bodies.rigid.RigidBody` (``joint``, ``placement``,
+    ``inertia``).
 
     Parameters
     ----------
@@ -86,152 +91,30 @@ class RigidSystem:
     """
 
     def __init__(self, bodies, frames: Mapping, gravity):
-        self._specs = tuple(bodies)
-        self.bodies = tuple(s.name for s in self._specs)
-        self._spec = {s.name: s for s in self._specs}
-        self.gravity = np.array(gravity, dtype=float)
-        self._system = MultibodySystem([RigidBody(s.name, s.parent, s.joint, s.inertia, s.placement) for s in self._specs],
-                                       self.gravity)
-        self.tree = self._system.tree
+        super().__init__([RigidBody(s.name, s.parent, s.joint, s.inertia, s.placement) for s in bodies], gravity)
         self.frames = {name: self._checked_frame(name, spec) for name, spec in frames.items()}
         for name in self.bodies:
             self.frames.setdefault(name, (name, np.eye(6)))
-        self._q_slices, self._v_slices = self._system.q_slices, self._system.dof_slices
-        self.nq, self.nv = self._system.q_size, self._system.dof_size
 
     # ------------------------------------------------------------------ construction
     @classmethod
     def from_urdf(cls, path, floating_base: bool = False, gravity=None) -> "RigidSystem":
         """Load a URDF file (see :func:`sko.io.urdf.load_urdf`)."""
-        from sko.io.urdf import load_urdf
+        from sko.io.urdf import load_urdf  # the io layer sits above: imported when called
 
         return load_urdf(path, floating_base=floating_base, gravity=gravity)
 
     # ------------------------------------------------------------------ structure
-    def body(self, name: Hashable) -> BodySpec:
-        """The :class:`BodySpec` of body ``name``."""
-        self._check_body(name)
-        return self._spec[name]
-
-    def joint(self, name: Hashable) -> Joint:
-        return self.body(name).joint
-
-    def q_slice(self, name: Hashable) -> slice:
-        """Where body ``name``'s joint position variables sit in ``q``."""
-        self._check_body(name)
-        return self._q_slices[name]
-
-    def v_slice(self, name: Hashable) -> slice:
-        """Where body ``name``'s joint velocity variables sit in ``ν`` (and in ``τ``)."""
-        self._check_body(name)
-        return self._v_slices[name]
-
-    def joint_names(self) -> dict:
-        """``{joint name: body}`` for the joints that have a name."""
-        return {s.joint.name: s.name for s in self._specs if s.joint.name is not None}
-
     @property
-    def total_mass(self) -> float:
-        return float(sum(s.inertia[5, 5] for s in self._specs))
+    def total_mass(self):
+        return sum(self._body[k].inertia[5, 5] for k in self.bodies)
 
     def __repr__(self) -> str:
         return f"RigidSystem({len(self.bodies)} bodies, nq={self.nq}, nv={self.nv})"
 
-    # ------------------------------------------------------------------ configurations
-    def neutral_configuration(self) -> np.ndarray:
-        """Every joint at its neutral configuration (``X_J = I``)."""
-        return self._system.neutral()
-
-    def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
-        """A random valid configuration (unit quaternions)."""
-        rng = np.random.default_rng(rng)
-        return np.concatenate([s.joint.random(rng) for s in self._specs])
-
-    def normalize(self, q) -> np.ndarray:
-        """``q`` with every quaternion renormalised."""
-        return self._system.normalize(q)
-
-    def qdot(self, q, qd) -> np.ndarray:
-        """``q̇`` from the position and velocity variables (joint by joint)."""
-        return self._system.qdot(q, qd)
-
-    def integrate(self, q, qd, dt: float) -> np.ndarray:
-        """The configuration reached from ``q`` at constant velocity ``qd`` after ``dt``
-        (exact on each joint's configuration manifold; quaternions stay unit).
-
-        Raises
-        ------
-        DimensionError, NonFiniteError
-            ``dt`` not a real number, or not finite (and the checks of ``q``, ``qd``).
-        """
-        if not isinstance(dt, Real):
-            raise DimensionError(f"time step dt must be a real number, got {dt!r}")
-        if not np.isfinite(dt):
-            raise NonFiniteError(f"time step dt must be finite, got {dt!r}")
-        q, qd = self._system.checked_vectors(q, qd)
-        return np.concatenate([s.joint.integrate(q[self._q_slices[s.name]], qd[self._v_slices[s.name]], dt)
-                               for s in self._specs])
-
-    # ------------------------------------------------------------------ the SKO model
-    def sko_model(self, q, qd=None, external_forces: Mapping | None = None) -> tuple[SKOModel, np.ndarray, np.ndarray]:
-        """The SKO model at ``(q, ν)`` and the stacked ``a``, ``b`` (RIGID.md table).
-
-        Parameters
-        ----------
-        q : (nq,) array
-        qd : (nv,) array, optional
-            Velocity variables ``ν`` (zero if omitted).
-        external_forces : mapping body -> (6,) array, optional
-            Spatial forces ``[n; f]`` on bodies, world coordinates about the world origin.
-
-        Returns
-        -------
-        model : SKOModel
-            Weights ``φ(℘(k), k) = (ᵏX_℘)*``, ``H(k) = S_kᵀ``, ``M(k) = I_k``.
-        a, b : (6 N,) arrays
-            ``a(k) = c_J + v_k × S_k ν_k`` (+ ``ᵏX_0 (−a_g)`` on base bodies) and
-            ``b(k) = v_k ×* I_k v_k − ᵏX_0^* f^x_k``.
-        """
-        return self._system.sko_model(q, qd, external_forces)
-
-    def _states(self, q, qd=None) -> dict:
-        """The bodies' :class:`~sko.bodies.contract.NodeState` at ``(q, ν)``."""
-        return self._system.node_states(q, qd)
-
-    # ------------------------------------------------------------------ dynamics (generic algorithms)
-    def inverse_dynamics(self, q, qd, qdd, external_forces: Mapping | None = None) -> np.ndarray:
-        """``τ = ℳ(q) ν̇ + 𝒞(q, ν)`` by Newton–Euler on the SKO model (SKO.md §5)."""
-        return self._system.inverse_dynamics(q, qd, qdd, external_forces)
-
-    def bias_forces(self, q, qd, external_forces: Mapping | None = None) -> np.ndarray:
-        """``𝒞(q, ν)`` (Coriolis, centrifugal, gravity and external forces): inverse dynamics at ``ν̇ = 0``."""
-        return self._system.bias(q, qd, external_forces)
-
-    def gravity_forces(self, q) -> np.ndarray:
-        """The gravity part of ``𝒞``: bias forces at ``ν = 0``."""
-        return self.bias_forces(q, None)
-
-    def mass_matrix(self, q) -> np.ndarray:
-        """``ℳ(q) = H φ M φ* H*`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."""
-        return self._system.mass_matrix(q)
-
-    def forward_dynamics(self, q, qd, tau, external_forces: Mapping | None = None) -> np.ndarray:
-        """``ν̇ = ℳ^{-1}(τ − 𝒞)`` by the articulated body recursion (SKO.md §11, Algorithm 6.1)."""
-        return self._system.forward_dynamics(q, qd, tau, external_forces)
-
-    # ------------------------------------------------------------------ energy
-    def kinetic_energy(self, q, qd):
-        """``½ Σ v_kᵀ I_k v_k``."""
-        return self._system.kinetic_energy(q, qd)
-
-    def potential_energy(self, q):
-        """Gravitational potential ``−Σ m_k g · c_k`` (``g`` the linear part of ``a_g``, ``c_k``
-        the world centre of mass); zero at the world origin."""
-        return self._system.potential_energy(q)
-
-    def energy(self, q, qd):
-        """Kinetic plus potential energy (in the state's scalar type)."""
-        return self._system.energy(q, qd)
+    def _states(self, q, v=None) -> dict:
+        """The bodies' :class:`~sko.bodies.contract.NodeState` at ``(q, v)``."""
+        return self.node_states(q, v)
 
     # ------------------------------------------------------------------ kinematics
     def body_poses(self, q) -> dict:
@@ -246,9 +129,10 @@ class RigidSystem:
             return _homogeneous(X)
         return _pose(self._states(q)[body]) @ _homogeneous(X)
 
-    def body_velocities(self, q, qd) -> dict:
+    @renamed_keywords(qd="v")
+    def body_velocities(self, q, v) -> dict:
         """``{body: v_k}``, spatial velocities in body coordinates."""
-        states = self._states(q, qd)
+        states = self._states(q, v)
         return {k: states[k].V for k in self.bodies}
 
     def jacobian(self, q, frame: Hashable) -> np.ndarray:
@@ -262,7 +146,7 @@ class RigidSystem:
         if body is None:
             return J
         for j in [body, *self.tree.ancestors(body)]:
-            J[:, self._v_slices[j]] = X @ model.H[j].T
+            J[:, self.dof_slices[j]] = X @ model.H[j].T
             if self.tree.parent(j) is not None:
                 X = X @ model.phi[j].T
         return J
@@ -300,14 +184,10 @@ class RigidSystem:
             body, X = spec
         except (TypeError, ValueError):
             raise DimensionError(f"frame {name!r} must be a pair (body or None, 6 × 6 transform), got {spec!r}") from None
-        if body is not None and body not in self._spec:
+        if body is not None and body not in self._body:
             raise UnknownNodeError(f"frame {name!r} is fixed on {body!r}, which is not a body of this rigid system "
                                    f"(bodies: {preview(self.bodies)})")
         return body, checked_placement(X, name, "transform of frame")
-
-    def _check_body(self, name):
-        if name not in self._spec:
-            raise UnknownNodeError(f"{name!r} is not a body of this rigid system (bodies: {preview(self.bodies)})")
 
     def _frame(self, frame):
         try:

@@ -41,7 +41,7 @@ class StateLayout:
         self.bodies = bodies
         N = len(bodies)
         index = {k: i for i, k in enumerate(bodies)}
-        body = [system.body[k] for k in bodies]
+        body = [system.body(k) for k in bodies]
         m = np.array([b.node_dim for b in body], dtype=np.int64)
         n = np.array([b.dof_size for b in body], dtype=np.int64)
         parent = np.array([-1 if b.parent is None else index[b.parent] for b in body], dtype=np.int64)
@@ -139,7 +139,7 @@ class StateLayout:
         return A
 
     def _raise_joint(self, i: int, q: np.ndarray):
-        body = self.system.body[self.bodies[i]]
+        body = self.system.body(self.bodies[i])
         q = q[self.system.q_slices[body.name]][: body.joint.nq]
         body.joint.kinematics(q)  # raises the joint's own error
         raise JointError(f"{body.joint}: the state {q} is outside the joint's domain")  # pragma: no cover
@@ -152,7 +152,7 @@ class StateLayout:
 
     def _python_state(self, i: int, q: np.ndarray, qd: np.ndarray, a: np.ndarray) -> None:
         system, k = self.system, self.bodies[i]
-        b = system.body[k]
+        b = system.body(k)
         p = self.parent[i]
         if p < 0:
             inboard = self._root

@@ -11,9 +11,9 @@ from sko.systems import MultibodySystem
 def random_state(system: MultibodySystem, rng: np.random.Generator, deformation: float = 0.4):
     """A random ``(q, θ̇)`` whose modal coordinates are ``deformation``-sized, so the
     geometric nonlinearity of the modal nodes (exponential map) is exercised."""
-    q, qd = system.random_state(rng)
+    q, qd = system.random_configuration(rng), rng.uniform(-1.0, 1.0, system.nv)
     for k in system.bodies:
-        b = system.body[k]
+        b = system.body(k)
         if isinstance(b, FlexibleBody) and b.r:
             s = system.q_slices[k]
             q[s.start + b.joint.nq:s.stop] = deformation * rng.standard_normal(b.r)

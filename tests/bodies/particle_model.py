@@ -77,16 +77,16 @@ def particle_tree(system: MultibodySystem) -> ParticleTree:
     for it (``parent_point_mass``) is taken out of the parent: from a rigid parent's inertia, or
     from the particle of a flexible parent that sits at the rotor's node (rotors on flexible
     bodies must be centred on their node)."""
-    own = {k: np.array(b.inertia) for k, b in system.body.items() if isinstance(b, (RigidBody, GearedRotorLink))}
-    particle_masses = {k: np.array(b.masses) for k, b in system.body.items() if isinstance(b, FlexibleBody)}
-    for b in system.body.values():
+    own = {k: np.array(b.inertia) for k, b in ((k, system.body(k)) for k in system.bodies) if isinstance(b, (RigidBody, GearedRotorLink))}
+    particle_masses = {k: np.array(b.masses) for k, b in ((k, system.body(k)) for k in system.bodies) if isinstance(b, FlexibleBody)}
+    for b in [system.body(k) for k in system.bodies]:
         if not isinstance(b, GearedRotorLink) or b.parent is None:
             continue
         mass, centre = b.parent_point_mass()
         if b.parent in own:
             own[b.parent] -= _point_mass(mass, centre)
             continue
-        parent = system.body[b.parent]
+        parent = system.body(b.parent)
         node = (np.zeros(3), np.zeros((3, parent.r))) if b.attach is None else parent.nodes[b.attach][:2]
         match = sorted((particle_masses[b.parent][i] != mass, i) for i in range(len(parent.masses))
                        if np.array_equal(parent.positions[i], node[0]) and np.array_equal(parent.modes[i], node[1])
@@ -97,7 +97,7 @@ def particle_tree(system: MultibodySystem) -> ParticleTree:
         particle_masses[b.parent][match[0]] -= mass
     out = []
     for k in system.bodies:
-        b = system.body[k]
+        b = system.body(k)
         common = dict(name=k, parent=b.parent, joint=_joint(b.joint), placement=_pose(b.placement), attach=b.attach)
         if isinstance(b, FlexibleBody):
             keep = particle_masses[k] > 0

@@ -20,7 +20,7 @@ def test_complex_step_derivatives(seed):
     q, qd = random_state(system, rng)
     dq, dv, tau = rng.standard_normal(system.q_size), rng.standard_normal(system.dof_size), rng.standard_normal(system.dof_size)
     h, e = 1e-30, 1e-6
-    for f in (lambda x, v: system.mass_matrix(x), system.bias, lambda x, v: system.forward_dynamics(x, v, tau),
+    for f in (lambda x, v: system.mass_matrix(x), system.bias_forces, lambda x, v: system.forward_dynamics(x, v, tau),
               system.energy, system.kinetic_energy, lambda x, v: system.potential_energy(x)):
         step = f(q + 1j * h * dq, qd + 1j * h * dv)
         assert np.iscomplexobj(step)

@@ -242,7 +242,7 @@ def test_bad_inputs():
     q = np.zeros(system.nq)
     with pytest.raises(DimensionError, match="nq = 7"):
         system.mass_matrix(np.zeros(6))
-    with pytest.raises(DimensionError, match="qd has length 3"):
+    with pytest.raises(DimensionError, match="v has length 3"):
         system.inverse_dynamics(q, np.zeros(3), np.zeros(7))
     with pytest.raises(DimensionError, match="qdd"):
         system.inverse_dynamics(q, np.zeros(7), np.zeros(8))

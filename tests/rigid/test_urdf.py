@@ -45,14 +45,14 @@ ARM = robot(
 def test_arm_semantics():
     system = parse_urdf(ARM)
     assert system.bodies == ("upper", "lower", "slider")
-    kinds = [type(system.joint(k)) for k in system.bodies]
+    kinds = [type(system.body_joint(k)) for k in system.bodies]
     assert kinds == [Revolute, Revolute, Prismatic]
     assert system.joint_names() == {"shoulder": "upper", "elbow": "lower", "slide": "slider"}
     # rpy is fixed-axis roll-pitch-yaw; the base link is fixed 0.5 above the world
     X_T = system.body("upper").placement
     assert_close(sp.plucker_rotation(X_T).T, sp.rpy_matrix(0.1, 0.2, 0.3), 1e-15)
     assert_close(sp.plucker_translation(X_T), [0, 0, 0.7], 1e-15)
-    assert_close(system.joint("lower").axis, np.array([1, 1, 0]) / np.sqrt(2), 1e-15)
+    assert_close(system.body_joint("lower").axis, np.array([1, 1, 0]) / np.sqrt(2), 1e-15)
     # inertial origin: centre of mass at xyz, rotational inertia rotated by rpy
     m, c, Ic = sp.inertia_parameters(system.body("upper").inertia)
     R = sp.rpy_matrix(0.3, -0.2, 0.5)
@@ -69,8 +69,8 @@ def test_floating_base_and_merging(tmp_path):
     path = tmp_path / "arm.urdf"
     path.write_text(ARM)
     system = RigidSystem.from_urdf(path, floating_base=True)
-    assert system.bodies[0] == "world" and isinstance(system.joint("world"), Free)
-    assert system.joint("world").name == "root_joint"
+    assert system.bodies[0] == "world" and isinstance(system.body_joint("world"), Free)
+    assert system.body_joint("world").name == "root_joint"
     # the base link (1 kg) is merged into the massless world link through the fixed joint
     assert np.isclose(system.body("world").inertia[5, 5], 1.0)
     assert (system.nq, system.nv) == (10, 9)
@@ -83,13 +83,13 @@ def test_planar_and_floating_joint_types():
         joint("glide", "planar", "base", "puck", axis="0 0 1"),
         joint("fly", "floating", "base", "drone"),
     ))
-    assert isinstance(system.joint("puck"), Planar) and isinstance(system.joint("drone"), Free)
+    assert isinstance(system.body_joint("puck"), Planar) and isinstance(system.body_joint("drone"), Free)
     assert (system.nq, system.nv) == (10, 9)
 
 
 def test_axis_default_is_x():
     text = robot(link("a"), link("b"), '<joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint>')
-    assert_close(parse_urdf(text).joint("b").axis, [1, 0, 0], 0, scale=1.0)
+    assert_close(parse_urdf(text).body_joint("b").axis, [1, 0, 0], 0, scale=1.0)
 
 
 BAD = {

@@ -1,0 +1,65 @@
+"""Deprecated spellings of the system API, kept for one release.
+
+``qd=`` / ``qdd=`` keywords became ``v=`` / ``dv=`` (the order ``q, v, tau`` of Pinocchio's
+``aba(model, data, q, v, tau)``); ``neutral``, ``bias``, ``random_state`` became
+``neutral_configuration``, ``bias_forces``, ``random_configuration``; ``system.body[name]``
+became ``system.body(name)``. Each old spelling still works and warns once per call site.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable, Hashable, Mapping
+
+__all__ = ["renamed_keywords", "BodyLookup", "deprecated"]
+
+
+def deprecated(old: str, new: str) -> None:
+    """Warn that ``old`` is deprecated in favour of ``new`` (pointing at the caller's caller)."""
+    warnings.warn(f"{old} is deprecated and will be removed in the next release; use {new}",
+                  DeprecationWarning, stacklevel=3)
+
+
+def renamed_keywords(**renames: str) -> Callable:
+    """Accept each old keyword ``old=`` as the new one ``renames[old]``, with a DeprecationWarning."""
+
+    def decorate(method):
+        @functools.wraps(method)
+        def wrapper(*args, **kwargs):
+            for old, new in renames.items():
+                if old in kwargs:
+                    if new in kwargs:
+                        raise TypeError(f"{method.__name__}() got both {old}= (deprecated) and {new}=")
+                    warnings.warn(f"{method.__name__}({old}=...) is deprecated; use {new}=",
+                                  DeprecationWarning, stacklevel=2)
+                    kwargs[new] = kwargs.pop(old)
+            return method(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
+
+
+class BodyLookup(Mapping):
+    """``system.body(name)``: the body type named ``name``. Subscripting and iterating (the
+    former dict ``system.body``) still work for one release and warn."""
+
+    def __init__(self, bodies: dict, lookup: Callable[[Hashable], object]):
+        self._bodies, self._lookup = bodies, lookup
+
+    def __call__(self, name: Hashable):
+        return self._lookup(name)
+
+    def __getitem__(self, name: Hashable):
+        deprecated("system.body[name]", "system.body(name)")
+        return self._bodies[name]
+
+    def __iter__(self):
+        return iter(self._bodies)
+
+    def __len__(self) -> int:
+        return len(self._bodies)
+
+    def __repr__(self) -> str:
+        return f"<body lookup of {len(self._bodies)} bodies: call body(name)>"
