@@ -69,12 +69,23 @@ def _scratch(ints, size, dtype):
 
 
 @njit(cache=True)
+def _finite(x) -> bool:
+    for v in x:
+        if not np.isfinite(v):
+            return False
+    return True
+
+
+@njit(cache=True)
 def evaluate_one(op, ints, reals, order, q, qd, x, a, fill):
     """Request ``op`` at one state (module docstring); ``a`` is the arena row (filled here when
-    ``fill``). Returns ``(result, status)``."""
+    ``fill``). Returns ``(result, status)``; status ``-2`` when an input is not finite (nothing
+    is computed: the caller reports it as the reference path does)."""
     work, w, Dinv, t, nv = _scratch(ints, a.shape[0], a.dtype)
     rows = 1 if op <= FORWARD_DYNAMICS else nv
     out = np.zeros((rows, nv), dtype=a.dtype)
+    if not (_finite(q) and _finite(qd) and _finite(x)):
+        return out, -2
     status = _request(op, ints, reals, order, q, qd, x, a, fill, work, w, Dinv, t, out)
     return out, status
 

@@ -26,7 +26,8 @@ from sko.systems.state_layout import StateLayout
 
 __all__ = ["Engine", "engine", "use_backend", "backend"]
 
-_FAST = (np.dtype(np.float64), np.dtype(np.complex128))
+_F8 = np.dtype(np.float64)
+_FAST = (_F8, np.dtype(np.complex128))
 _BACKEND = ["compiled"]
 
 
@@ -62,12 +63,16 @@ class Engine:
     def __init__(self, system):
         self.system = system
         self.nq, self.nv = system.q_size, system.dof_size
+        self._direct = False
         try:
             self.layout = L = StateLayout(system)
         except (TypeError, ValueError):  # symbolic parameters (sympy gravity, inertias): reference only
             self.layout = None
             return
         self._static = (L.ints, L.reals, L.order)
+        self._direct = L.all_compiled and not L._hinge_forces
+        self._qshape, self._vshape = (self.nq,), (self.nv,)
+        self._zeros, self._empty = np.zeros(self.nv), np.zeros(0)
 
     # ------------------------------------------------------------------ input checks
     def _vector(self, x, name: str, size: int, symbol: str):
@@ -94,14 +99,14 @@ class Engine:
         if Q is None:
             return None
         batched = Q.ndim == 2
-        QD = None if qd is None else self._vector(qd, "qd", self.nv, "nv")
+        QD = None if qd is None else self._vector(qd, "v", self.nv, "nv")
         X = None if x is None else self._vector(x, xname, self.nv, "nv")
         if (qd is not None and QD is None) or (x is not None and X is None):
             return None
         B = Q.shape[0] if batched else 1
         dtype = np.result_type(*(v for v in (Q, QD, X) if v is not None))
         out = []
-        for v, n, name in ((Q, self.nq, "q"), (QD, self.nv, "qd"), (X, self.nv, xname)):
+        for v, n, name in ((Q, self.nq, "q"), (QD, self.nv, "v"), (X, self.nv, xname)):
             if v is None:
                 v = np.zeros((B, n) if name != xname else (B, 0), dtype=dtype)
             elif (v.ndim == 2) != batched or (batched and v.shape[0] != B):
@@ -113,6 +118,23 @@ class Engine:
         return (*out, batched)
 
     # ------------------------------------------------------------------ requests
+    def _one(self, op: int, q, v, x, xsize: int):
+        """The common call answered with no Python-side checks beyond types and shapes: 1-D
+        float64 arrays, no external forces, every body compiled. None when it does not apply
+        (or an input is not finite: the full checks then report it)."""
+        if not (self._direct and type(q) is np.ndarray and q.dtype == _F8 and q.shape == self._qshape
+                and (v is None or (type(v) is np.ndarray and v.dtype == _F8 and v.shape == self._vshape))
+                and (x is None or (type(x) is np.ndarray and x.dtype == _F8 and x.shape == (xsize,)))
+                and _BACKEND[0] == "compiled"):
+            return None
+        ints, reals, order = self._static
+        out, status = cc.evaluate_one(op, ints, reals, order, q, self._zeros if v is None else v,
+                                      self._empty if x is None else x, np.empty(self.layout.size), True)
+        if status == -2:
+            return None
+        self._check(status, q)
+        return out
+
     def _request(self, op: int, Q, QD, X, forces: Mapping | None):
         L = self.layout
         ints, reals, order = self._static
@@ -182,6 +204,8 @@ class Engine:
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, q, qd, qdd, external_forces=None):
         """``T = ℳ θ̈ + 𝒞`` (``qdd`` None: the bias forces ``𝒞``)."""
+        if not external_forces and (out := self._one(cc.INVERSE_DYNAMICS, q, qd, qdd, self.nv)) is not None:
+            return out[0]
         inputs = self._inputs(q, qd, qdd, "qdd")
         if inputs is None:
             return self._reference(self.system.inverse_dynamics, q, qd, qdd, external_forces)
@@ -194,6 +218,8 @@ class Engine:
 
     def forward_dynamics(self, q, qd, tau=None, external_forces=None):
         """``θ̈ = ℳ^{-1}(T − 𝒞)``."""
+        if tau is not None and not external_forces and (out := self._one(cc.FORWARD_DYNAMICS, q, qd, tau, self.nv)) is not None:
+            return out[0]
         inputs = self._inputs(q, qd, tau, "tau")
         if inputs is None:
             return self._reference(self.system.forward_dynamics, q, qd, tau, external_forces)
@@ -207,6 +233,8 @@ class Engine:
 
     def mass_matrix(self, q):
         """``ℳ(q)``."""
+        if (out := self._one(cc.MASS_MATRIX, q, None, None, 0)) is not None:
+            return out
         inputs = self._inputs(q, None)
         if inputs is None:
             return self._reference(self.system.mass_matrix, q)
