@@ -249,6 +249,28 @@ class Engine:
         Q, QD, X, batched = inputs
         return self._shape(self._request(cc.MASS_MATRIX_INVERSE, Q, QD, X, None), batched)
 
+    def jacobian(self, method, q, frame, body, X):
+        """``J = ℬ* φ* H*`` of a frame ``ᶠX_k`` (``X``) fixed on ``body``, from the weights and
+        ``H`` of the arena (``method`` answers for the reference path)."""
+        got = self.arena(q)
+        if got is None:
+            return self._reference(method, q, frame=frame)
+        A, batched = got
+        L, tree = self.layout, self.system.tree
+        J = np.zeros((A.shape[0], 6, self.nv), dtype=A.dtype)
+        if body is not None:
+            T = np.broadcast_to(X, (A.shape[0], 6, 6))
+            for j in [body, *tree.ancestors(body)]:
+                i = L.bodies.index(j)
+                m, n, h = int(L.node_dims[i]), int(L.dof_dims[i]), L.H_offsets[i]
+                vo = int(L.dof_offsets[i])
+                J[:, :, vo: vo + n] = T @ A[:, h: h + n * m].reshape(-1, n, m).transpose(0, 2, 1)
+                p = L.parent[i]
+                if p >= 0:
+                    w, mp = L.weight_offsets[i], int(L.node_dims[p])
+                    T = T @ A[:, w: w + mp * m].reshape(-1, mp, m).transpose(0, 2, 1)
+        return J if batched else J[0]
+
     # ------------------------------------------------------------------ energies
     def arena(self, q, qd=None):
         """``(A, batched)``: the filled arenas of the states, or None for the reference path."""
