@@ -407,20 +407,38 @@ def flexible_state(ints, reals, k, q, qd, a, work) -> bool:
     world = np.zeros(3, dt)
     R = t[18:27].copy().reshape((3, 3))
     p = t[27:30].copy()
+    y = np.zeros(3, dt)
     for i in range(n):
-        ri = P[i] + _mv(Phi[i], eta, dt)
-        # B_i = [−r_i×, I, Φ_i]
+        # r_i = p_i + Φ_i η and Φ_i η̇; B_i = [−r_i×, I, Φ_i]
         Bi[:, :] = 0
-        Bi[0, 1], Bi[0, 2], Bi[1, 2] = ri[2], -ri[1], ri[0]
-        Bi[1, 0], Bi[2, 0], Bi[2, 1] = -ri[2], ri[1], -ri[0]
+        for c in range(3):
+            rc = P[i, c] + 0 * X[0, 0]
+            pc = 0 * X[0, 0]
+            for j in range(r):
+                rc += Phi[i, c, j] * eta[j]
+                pc += Phi[i, c, j] * etad[j]
+                Bi[c, 6 + j] = Phi[i, c, j]
+            t[36 + c], t[39 + c] = rc, pc
+        r0, r1, r2 = t[36], t[37], t[38]
+        Bi[0, 1], Bi[0, 2], Bi[1, 2] = r2, -r1, r0
+        Bi[1, 0], Bi[2, 0], Bi[2, 1] = -r2, r1, -r0
         Bi[0, 3] = Bi[1, 4] = Bi[2, 5] = 1
-        Bi[:, 6:] = Phi[i]
-        ui = _mv(Bi, V, dt)
-        phid = _mv(Phi[i], etad, dt)
-        y = _cross(omega, phid + ui)
-        b += mu[i] * _mv(Bi.T, y, dt)
-        Mk += mu[i] * _mm(Bi.T, Bi, dt)
-        world += mu[i] * (p + _mv(R, ri, dt))
+        # u_i = B_i 𝒱 = ω × r_i + v + Φ_i η̇;  y = ω × (Φ_i η̇ + u_i)
+        w0, w1, w2 = omega[0], omega[1], omega[2]
+        u0 = w1 * r2 - w2 * r1 + v[3] + 2 * t[39]
+        u1 = w2 * r0 - w0 * r2 + v[4] + 2 * t[40]
+        u2 = w0 * r1 - w1 * r0 + v[5] + 2 * t[41]
+        y[0], y[1], y[2] = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0
+        mi = mu[i]
+        for j in range(m):  # b += μ B_iᵀ y, M += μ B_iᵀ B_i
+            b[j] += mi * (Bi[0, j] * y[0] + Bi[1, j] * y[1] + Bi[2, j] * y[2])
+            for l in range(j, m):
+                Mk[j, l] += mi * (Bi[0, j] * Bi[0, l] + Bi[1, j] * Bi[1, l] + Bi[2, j] * Bi[2, l])
+        for c in range(3):
+            world[c] += mi * (p[c] + R[c, 0] * r0 + R[c, 1] * r1 + R[c, 2] * r2)
+    for j in range(m):
+        for l in range(j):
+            Mk[j, l] = Mk[l, j]
     if r > 0:
         b[6:] += _mv(Kst, eta, dt) + _mv(Cd, etad, dt)
     for i in range(m):
@@ -504,15 +522,35 @@ def library_state(ints, reals, k, q, qd, a, work) -> bool:
     return flexible_state(ints, reals, k, q, qd, a, work)
 
 
+@njit(cache=True)
+def _fill_one(ints, reals, bodies, q, qd, a, work) -> int:
+    for k in bodies:
+        if not library_state(ints, reals, k, q, qd, a, work):
+            return k
+    return -1
+
+
+@njit(cache=True)
+def _fill_serial(ints, reals, bodies, Q, QD, A, status):
+    work = (np.empty((6, 6), A.dtype), np.empty((6, 6), A.dtype), np.empty(6, A.dtype),
+            np.empty((6, 6), A.dtype), np.empty(64, A.dtype))
+    for s in range(Q.shape[0]):
+        status[s] = _fill_one(ints, reals, bodies, Q[s], QD[s], A[s], work)
+
+
 @njit(cache=True, parallel=True)
-def fill_states(ints, reals, bodies, Q, QD, A, status):
-    """Library states of ``bodies`` (in that order, parents first) for every state ``s`` of the
-    batch: ``A[s]`` from ``Q[s]``, ``QD[s]``. ``status[s]`` becomes the first body whose joint
-    rejected the state (a zero quaternion), or stays ``-1``."""
-    for s in prange(Q.shape[0]):
+def _fill_parallel(ints, reals, bodies, Q, QD, A, status):
+    chunks = (Q.shape[0] + 15) // 16
+    for c in prange(chunks):
         work = (np.empty((6, 6), A.dtype), np.empty((6, 6), A.dtype), np.empty(6, A.dtype),
                 np.empty((6, 6), A.dtype), np.empty(64, A.dtype))
-        for k in bodies:
-            if not library_state(ints, reals, k, Q[s], QD[s], A[s], work):
-                status[s] = k
-                break
+        for s in range(16 * c, min(Q.shape[0], 16 * c + 16)):
+            status[s] = _fill_one(ints, reals, bodies, Q[s], QD[s], A[s], work)
+
+
+def fill_states(ints, reals, bodies, Q, QD, A, status) -> None:
+    """Library states of ``bodies`` (in that order, parents first) for every state ``s`` of the
+    batch: ``A[s]`` from ``Q[s]``, ``QD[s]``. ``status[s]`` becomes the first body whose joint
+    rejected the state (a zero quaternion), or ``-1``. Batches of more than 32 states run in
+    parallel over chunks of 16 (numba's threads)."""
+    (_fill_parallel if Q.shape[0] > 32 else _fill_serial)(ints, reals, bodies, Q, QD, A, status)

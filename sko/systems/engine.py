@@ -150,7 +150,11 @@ class Engine:
         else:
             A = L.fill(Q, QD)
             self._apply_forces(A, forces)
-            out, status = cc.evaluate_batch(op, ints, reals, order, Q, QD, X, A, False)
+            if Q.shape[0] == 1:
+                out, status = cc.evaluate_one(op, ints, reals, order, Q[0], QD[0], X[0], A[0], False)
+                out, status = out[None], np.array([status])
+            else:
+                out, status = cc.evaluate_batch(op, ints, reals, order, Q, QD, X, A, False)
         bad = np.flatnonzero(status >= 0)
         if bad.size:
             self._check(int(status[bad[0]]), Q[bad[0]])

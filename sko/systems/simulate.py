@@ -49,5 +49,5 @@ def simulate(system, q0, qd0, dt: float, steps: int, torque: Callable | None = N
         ts.append(t + dt)
         qs.append(q)
         qds.append(qd)
-    energy = np.array([system.energy(a, b) for a, b in zip(qs, qds)])
+    energy = np.asarray(system.energy(np.array(qs), np.array(qds)))  # one batched call
     return Trajectory(np.array(ts), np.array(qs), np.array(qds), energy)
