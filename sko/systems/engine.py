@@ -275,6 +275,18 @@ class Engine:
                     T = T @ A[:, w: w + mp * m].reshape(-1, mp, m).transpose(0, 2, 1)
         return J if batched else J[0]
 
+    def sko_model(self, q, v=None, external_forces=None):
+        """``(SKOModel, a, b)`` at one state, built by the compiled state kernels (the
+        :class:`~sko.model.SKOModel` keeps copies of the blocks)."""
+        inputs = self._inputs(q, v)
+        if inputs is None or inputs[-1]:  # the reference path, or a batch (one model per state)
+            return NotImplemented
+        Q, QD, _, _ = inputs
+        A = self.layout.fill(Q, QD)
+        self._apply_forces(A, self.system.external_forces(external_forces))
+        model, a, b = self.layout.model(A[0])
+        return model, a.copy(), b.copy()
+
     # ------------------------------------------------------------------ energies
     def arena(self, q, qd=None):
         """``(A, batched)``: the filled arenas of the states, or None for the reference path."""

@@ -275,6 +275,8 @@ class MultibodySystem:
     def sko_model(self, q, v=None, external_forces: Mapping | None = None) -> tuple[SKOModel, np.ndarray, np.ndarray]:
         """The SKO model at ``(q, v)`` and the stacked ``a``, ``b`` (SKO.md §3, §14), with
         ``b(k) −= Γ_kᵀ ᵏX_0^* f^x_k`` for the ``external_forces`` (module docstring)."""
+        if (fast := engine(self).sko_model(q, v, external_forces)) is not NotImplemented:
+            return fast
         forces = self.external_forces(external_forces)
         return self._assemble(self.node_states(q, v), forces)
 
