@@ -82,6 +82,9 @@ def newton_euler(ints, order, a, qdd, w, out):
 @njit(cache=True)
 def _congruence_add(a, wo, mp, m, src, so, dst, do, t):
     """``dst(mp × mp) += W src W*`` with ``W = a[wo:]`` (``mp × m``), ``src`` ``m × m``."""
+    if mp == 6 and m == 6:  # rigid bodies: fixed sizes the compiler unrolls
+        _congruence_add6(a, wo, src, so, dst, do, t)
+        return
     for l in range(mp):  # t = W src (mp × m)
         for j in range(m):
             s = 0 * a[0]
@@ -96,6 +99,25 @@ def _congruence_add(a, wo, mp, m, src, so, dst, do, t):
             dst[do + l * mp + r] += s
             if r != l:
                 dst[do + r * mp + l] += s
+
+
+@njit(cache=True)
+def _congruence_add6(a, wo, src, so, dst, do, t):
+    """:func:`_congruence_add` for 6 × 6 blocks."""
+    for l in range(6):
+        for j in range(6):
+            s = 0 * a[0]
+            for i in range(6):
+                s += a[wo + l * 6 + i] * src[so + i * 6 + j]
+            t[l * 6 + j] = s
+    for l in range(6):
+        for r in range(l, 6):
+            s = 0 * a[0]
+            for j in range(6):
+                s += t[l * 6 + j] * a[wo + r * 6 + j]
+            dst[do + l * 6 + r] += s
+            if r != l:
+                dst[do + r * 6 + l] += s
 
 
 @njit(cache=True)
