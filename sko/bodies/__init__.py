@@ -23,6 +23,7 @@ from sko.bodies.joints import (
     Helical,
     Joint,
     JointKinematics,
+    JointLimits,
     Planar,
     Prismatic,
     RackAndPinion,
@@ -38,6 +39,6 @@ __all__ = [
     "BodyType", "Attachment", "NodeState", "BodyError", "root_attachment",
     "RigidBody", "FlexibleBody", "ModalNode", "exp_map_coefficients", "GearedRotorLink",
     "BeamModes", "cantilever_modes", "flexible_beam",
-    "Joint", "JointKinematics", "Revolute", "Prismatic", "Helical", "Cylindrical", "Planar", "Spherical",
+    "Joint", "JointKinematics", "JointLimits", "Revolute", "Prismatic", "Helical", "Cylindrical", "Planar", "Spherical",
     "SphericalEulerZYX", "Free", "Fixed", "RackAndPinion", "CustomJoint", "ReversedJoint",
 ]

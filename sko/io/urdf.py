@@ -17,7 +17,10 @@ Rules:
 * The root link is the fixed base; with ``floating_base=True`` it becomes a body on a
   :class:`Free` joint named ``"root_joint"`` (``q = (w, x, y, z, p)``, ``ν = [ω; v]`` in the
   base frame).
-* Joint limits, dynamics, visual and collision data are ignored.
+* ``<limit lower upper velocity effort>`` of revolute, continuous (velocity and effort only) and
+  prismatic joints is kept on the joint (:attr:`~sko.bodies.joints.Joint.limits`, and the
+  system's ``lower_position_limit`` … ``effort_limit``); ``<dynamics>``, visual and collision
+  data are ignored.
 * Anything the loader cannot represent without changing the model — mimic joints, closed
   loops, a link with two parent joints, several root links, unknown joint types, missing or
   malformed attributes, bad inertial data (above) — raises :class:`URDFError` naming the link or joint.
@@ -36,7 +39,7 @@ from sko.arrays import check_psd
 from sko.spatial import pose_transform, rpy_matrix, spatial_inertia
 
 from sko.systems.builder import SystemBuilder
-from sko.errors import RigidSystemError, URDFError
+from sko.errors import JointError, RigidSystemError, URDFError
 from sko.bodies.joints import Fixed, Free, Planar, Prismatic, Revolute
 
 __all__ = ["load_urdf", "parse_urdf"]
@@ -214,7 +217,25 @@ def _joint(el, name: str):
     if np.linalg.norm(axis) < 1e-12:
         raise URDFError(f"joint {name!r} has a zero axis")
     if jtype in ("revolute", "continuous"):
-        return Revolute(axis, name=name)
+        return _limited(Revolute(axis, name=name), el, name, bounded=jtype == "revolute")
     if jtype == "prismatic":
-        return Prismatic(axis, name=name)
+        return _limited(Prismatic(axis, name=name), el, name, bounded=True)
     return Planar(axis, name=name)
+
+
+def _limited(joint, el, name: str, bounded: bool):
+    """The joint with the ``<limit lower upper velocity effort>`` of its element (lower and
+    upper default to 0 as in the URDF specification, and are ignored on continuous joints;
+    velocity and effort default to unbounded)."""
+    limit = el.find("limit")
+    if limit is None:
+        return joint
+    where = f"<limit> of joint {name!r}"
+    value = {key: _floats(limit.get(key), 1, f"{where} {key}", [default])[0]
+             for key, default in (("lower", 0.0), ("upper", 0.0), ("velocity", np.inf), ("effort", np.inf))}
+    if not bounded:
+        value["lower"], value["upper"] = -np.inf, np.inf
+    try:
+        return joint.with_limits(**value)
+    except JointError as exc:
+        raise URDFError(f"{where}: {exc}") from None

@@ -32,6 +32,7 @@ from sko.bodies.hinge import checked_placement
 from sko.bodies.rigid import RigidBody
 from sko.systems.deprecation import renamed_keywords
 from sko.systems.engine import engine
+from sko.systems.frames import Frame, center_of_mass, center_of_mass_jacobian
 from sko.systems.multibody import MultibodySystem
 from sko.spatial import plucker_rotation, plucker_translation
 
@@ -57,7 +58,7 @@ class RigidSystem(MultibodySystem):
     The dynamics, configurations and lookups by body and joint name are those of
     :class:`~sko.systems.multibody.MultibodySystem` (the one system API, arguments ``q, v, tau``);
     this class adds named frames, their kinematics and Jacobians, and operational space inertia.
-    :meth:`body` returns the :class:`~sko.bodies.rigid.RigidBody` (``joint``, ``placement``,
+    ``body(name)`` returns the :class:`~sko.bodies.rigid.RigidBody` (``joint``, ``placement``,
     ``inertia``).
 
     Parameters
@@ -65,7 +66,8 @@ class RigidSystem(MultibodySystem):
     bodies : sequence of BodySpec
         Every parent before its children; names unique.
     frames : mapping name -> (body or None, ᶠX_body)
-        Named frames fixed on bodies (``None``: on the world); each body must be one of
+        Named frames fixed on bodies, kept as :class:`~sko.systems.frames.Frame` objects in
+        :attr:`frames` (every body also names its own frame) (``None``: on the world); each body must be one of
         ``bodies`` and each ``ᶠX_body`` a finite 6 × 6 Plücker transform (checked here:
         :class:`~sko.graphs.errors.UnknownNodeError`, :class:`~sko.graphs.errors.DimensionError`,
         :class:`~sko.graphs.errors.NonFiniteError`).
@@ -93,9 +95,9 @@ class RigidSystem(MultibodySystem):
 
     def __init__(self, bodies, frames: Mapping, gravity):
         super().__init__([RigidBody(s.name, s.parent, s.joint, s.inertia, s.placement) for s in bodies], gravity)
-        self.frames = {name: self._checked_frame(name, spec) for name, spec in frames.items()}
+        self.frames = {name: Frame(name, *self._checked_frame(name, spec), system=self) for name, spec in frames.items()}
         for name in self.bodies:
-            self.frames.setdefault(name, (name, np.eye(6)))
+            self.frames.setdefault(name, Frame(name, name, np.eye(6), system=self))
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -116,6 +118,23 @@ class RigidSystem(MultibodySystem):
     def _states(self, q, v=None) -> dict:
         """The bodies' :class:`~sko.bodies.contract.NodeState` at ``(q, v)``."""
         return self.node_states(q, v)
+
+    def frame(self, name: Hashable) -> Frame:
+        """The named frame (or body frame) ``name``: a :class:`~sko.systems.frames.Frame` with
+        ``pose(q)``, ``velocity(q, v)`` and ``jacobian(q)``."""
+        try:
+            return self.frames[name]
+        except (KeyError, TypeError):
+            raise UnknownNodeError(f"{name!r} is neither a body nor a frame of this rigid system") from None
+
+    # ------------------------------------------------------------------ centre of mass
+    def center_of_mass(self, q) -> np.ndarray:
+        """The world centre of mass ``Σ m_k c_k / Σ m_k`` at ``q`` (O(N))."""
+        return center_of_mass(self, q)
+
+    def center_of_mass_jacobian(self, q) -> np.ndarray:
+        """3 × nv ``J_c`` with ``ċ = J_c v`` in world coordinates (one gather over the tree)."""
+        return center_of_mass_jacobian(self, q)
 
     # ------------------------------------------------------------------ kinematics
     def body_poses(self, q) -> dict:
@@ -192,11 +211,9 @@ class RigidSystem(MultibodySystem):
                                    f"(bodies: {preview(self.bodies)})")
         return body, checked_placement(X, name, "transform of frame")
 
-    def _frame(self, frame):
-        try:
-            return self.frames[frame]
-        except (KeyError, TypeError):
-            raise UnknownNodeError(f"{frame!r} is neither a body nor a frame of this rigid system") from None
+    def _frame(self, frame) -> tuple:
+        f = self.frame(frame)
+        return f.body, f.placement
 
 
 def _pose(state) -> np.ndarray:

@@ -98,7 +98,7 @@ def test_jacobians_and_external_forces(name):
         W = T[:3, :3].T @ dT[:3, :3]
         velocity = np.concatenate([[W[2, 1], W[0, 2], W[1, 0]], T[:3, :3].T @ dT[:3, 3]])
         assert_close(J @ qd, velocity, 1e-6)
-        body = system.frames[frame][0]
+        body = system.frames[frame].body
         if body is None:
             continue
         # a world force on the body enters as −Jᵀ (ᵏX_0^* f)
@@ -183,7 +183,7 @@ def test_fixed_joints_merge_into_the_parent():
         return b.build()
 
     merged, manual = build(True), build(False)
-    assert merged.bodies == ("a", "b") and merged.frames["bracket"][0] == "a"
+    assert merged.bodies == ("a", "b") and merged.frames["bracket"].body == "a"
     assert_close(merged.body("a").inertia, manual.body("a").inertia, 1e-14)
     q, qd = np.array([0.3, -0.8]), np.array([1.0, 2.0])
     assert_close(merged.mass_matrix(q), manual.mass_matrix(q), 1e-13)

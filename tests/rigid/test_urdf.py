@@ -59,8 +59,8 @@ def test_arm_semantics():
     assert np.isclose(m, 1.0) and np.allclose(c, [0.1, 0.2, 0.3])
     assert_close(Ic, R @ np.array([[0.2, 0.01, 0], [0.01, 0.3, 0], [0, 0, 0.4]]) @ R.T, 1e-14)
     # fixed links become frames; the tool is massless
-    assert system.frames["tool"][0] == "slider" and system.frames["world"][0] is None
-    assert system.frames["base"][0] is None
+    assert system.frames["tool"].body == "slider" and system.frames["world"].body is None
+    assert system.frames["base"].body is None
     T = system.frame_pose(np.zeros(3), "tool")
     assert_close(T[:3, 3], sp.rpy_matrix(0.1, 0.2, 0.3) @ [0.8, 0, 0.1] + [0, 0, 0.7], 1e-14)
 
