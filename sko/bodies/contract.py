@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sko.graphs.errors import SKOError
+from sko.graphs.errors import DimensionError, SKOError
 
-__all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "CompiledState", "root_attachment"]
+__all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "CompiledState", "root_attachment", "check_node_state"]
 
 
 class BodyError(SKOError, ValueError):
@@ -203,3 +203,23 @@ class BodyType(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, parent={self.parent!r})"
+
+
+def check_node_state(body: BodyType, s: NodeState) -> None:
+    """The shapes a body type returned at a state, checked against its sizes and attachments,
+    named in the error (a researcher's new type may err): :class:`DimensionError` or
+    :class:`BodyError`."""
+    m, n = body.node_dim, body.dof_size
+    expected = {"E": (m, 6), "H": (n, m), "M": (m, m), "a": (m,), "b": (m,), "V": (m,)}
+    for field_, shape in expected.items():
+        got = np.shape(getattr(s, field_))
+        if got != shape:
+            raise DimensionError(f"body {body.name!r} ({type(body).__name__}) returned {field_} of shape {got}, expected {shape}")
+    missing = [name for name in body.attachment_names if name not in s.attachments]
+    if missing:
+        raise BodyError(f"body {body.name!r} ({type(body).__name__}) offers attachments {missing!r} but returned none for them")
+    for name, att in s.attachments.items():
+        for field_, shape in (("Gamma", (6, m)), ("gamma", (6,)), ("rotation", (3, 3)), ("position", (3,)), ("velocity", (6,))):
+            if np.shape(getattr(att, field_)) != shape:
+                raise DimensionError(f"body {body.name!r} offers attachment {name!r} with {field_} of shape "
+                                     f"{np.shape(getattr(att, field_))}, expected {shape}")

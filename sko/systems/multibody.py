@@ -40,7 +40,8 @@ from sko.arrays import checked_array
 from sko.model import SKOModel
 from sko.spatial import cross
 
-from sko.bodies.contract import BodyError, BodyType, NodeState, root_attachment
+from sko.bodies.contract import BodyError, BodyType, root_attachment
+from sko.bodies.contract import check_node_state as _check_state
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
 from sko.systems.engine import engine
 
@@ -527,21 +528,3 @@ def _frame_force(frame, f) -> np.ndarray:
     R, p = frame.rotation, frame.position
     local = np.concatenate([(f[:3] - cross(p, f[3:])) @ R, f[3:] @ R])
     return local @ frame.Gamma
-
-
-def _check_state(body: BodyType, s: NodeState) -> None:
-    """The shapes a body type returned, named in the error (a researcher's new type may err)."""
-    m, n = body.node_dim, body.dof_size
-    expected = {"E": (m, 6), "H": (n, m), "M": (m, m), "a": (m,), "b": (m,), "V": (m,)}
-    for field_, shape in expected.items():
-        got = np.shape(getattr(s, field_))
-        if got != shape:
-            raise DimensionError(f"body {body.name!r} ({type(body).__name__}) returned {field_} of shape {got}, expected {shape}")
-    missing = [name for name in body.attachment_names if name not in s.attachments]
-    if missing:
-        raise BodyError(f"body {body.name!r} ({type(body).__name__}) offers attachments {missing!r} but returned none for them")
-    for name, att in s.attachments.items():
-        for field_, shape in (("Gamma", (6, m)), ("gamma", (6,)), ("rotation", (3, 3)), ("position", (3,)), ("velocity", (6,))):
-            if np.shape(getattr(att, field_)) != shape:
-                raise DimensionError(f"body {body.name!r} offers attachment {name!r} with {field_} of shape "
-                                     f"{np.shape(getattr(att, field_))}, expected {shape}")

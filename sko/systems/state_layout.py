@@ -21,7 +21,7 @@ import numpy as np
 
 from sko.arrays import check_full_row_rank, check_spd, checked_array
 from sko.bodies import compiled_state as cs
-from sko.bodies.contract import Attachment, BodyType, root_attachment
+from sko.bodies.contract import Attachment, BodyType, check_node_state, root_attachment
 from sko.errors import JointError
 from sko.model import SKOModel
 
@@ -32,9 +32,6 @@ class StateLayout:
     """The packed form of a system's state building (module docstring)."""
 
     def __init__(self, system):
-        from sko.systems.multibody import _check_state
-
-        self._check_state = _check_state
         self.system = system
         tree = system.tree
         bodies = tree.bodies
@@ -161,7 +158,7 @@ class StateLayout:
         s = b.at_state(q[system.q_slices[k]], qd[system.dof_slices[k]], inboard, system.gravity)
         m, n = int(self.node_dims[i]), int(self.dof_dims[i])
         if i in self._unchecked:
-            self._check_state(b, s)
+            check_node_state(b, s)
             check_spd(checked_array(s.M, 2, "inertia M", k), "inertia M", k)
             check_full_row_rank(checked_array(s.H, 2, "joint map H", k), "joint map H", k)
         if p >= 0:
