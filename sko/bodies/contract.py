@@ -24,6 +24,11 @@ SKO model or any recursion; it answers, at a state, questions about its own node
   pushes both ways and only shows in the hinge force ``T`` (for the flexible body, ``K η`` is
   the modal part of ``b(k)``, which the weight does not transmit).
 
+Optionally, :meth:`BodyType.compiled_state` packs the body's constants for a compiled kernel
+that writes the same node state into flat buffers (:mod:`sko.bodies.compiled_state`; the rigid
+body, the flexible body and the geared rotor link have one). A type without one still runs fast:
+its Python :meth:`BodyType.at_state` fills the buffers and the recursions run compiled.
+
 Gravity needs no code in a body type: the root is an attachment with ``Γ = 0``, pose the
 identity and ``γ = −a_g`` (RIGID.md: the base bodies' ``a(k)`` gets ``ᵏX_0 (−a_g)``), so it
 reaches every node through ``E_k γ_o``.
