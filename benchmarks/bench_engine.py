@@ -101,6 +101,7 @@ def mujoco_model(path: Path):
     except ImportError:
         return "mujoco is not installed"
     tree = ET.parse(path)
+    ET.SubElement(ET.SubElement(tree.getroot(), "mujoco"), "compiler", balanceinertia="true", discardvisual="true")
     for link in tree.getroot().iter("link"):
         for tag in ("visual", "collision"):
             for el in link.findall(tag):

@@ -93,8 +93,8 @@ def evaluate_one(op, ints, reals, order, q, qd, x, a, fill):
 @njit(cache=True, parallel=True)
 def evaluate_batch(op, ints, reals, order, Q, QD, X, A, fill):
     """Request ``op`` at every state of a batch: ``Q`` (B × nq), ``QD`` (B × nv), ``X`` (B × nv,
-    or B × 0), ``A`` the arenas (B × L; with ``fill`` any B × L array to fill). Returns
-    ``(results (B × rows × nv), status (B,))``."""
+    or B × 0), ``A`` the filled arenas (B × L), or with ``fill`` a 1 × L array whose size and
+    type the per-chunk arena takes. Returns ``(results (B × rows × nv), status (B,))``."""
     B, size = Q.shape[0], A.shape[1]
     _, _, _, _, nv = _scratch(ints, 0, A.dtype)
     rows = 1 if op <= FORWARD_DYNAMICS else nv
@@ -103,6 +103,8 @@ def evaluate_batch(op, ints, reals, order, Q, QD, X, A, fill):
     chunks = (B + CHUNK - 1) // CHUNK
     for c in prange(chunks):
         work, w, Dinv, t, _ = _scratch(ints, size, A.dtype)
+        own = np.empty(size if fill else 0, dtype=A.dtype)
         for s in range(c * CHUNK, min(B, (c + 1) * CHUNK)):
-            status[s] = _request(op, ints, reals, order, Q[s], QD[s], X[s], A[s], fill, work, w, Dinv, t, out[s])
+            a = own if fill else A[s]
+            status[s] = _request(op, ints, reals, order, Q[s], QD[s], X[s], a, fill, work, w, Dinv, t, out[s])
     return out, status

@@ -145,8 +145,7 @@ class Engine:
             self._check(status, Q[0])
             return out[None]
         if L.all_compiled and not forces:
-            A = np.empty((Q.shape[0], L.size), dtype=Q.dtype)
-            out, status = cc.evaluate_batch(op, ints, reals, order, Q, QD, X, A, True)
+            out, status = cc.evaluate_batch(op, ints, reals, order, Q, QD, X, np.empty((1, L.size), dtype=Q.dtype), True)
         else:
             A = L.fill(Q, QD)
             self._apply_forces(A, forces)
