@@ -181,7 +181,7 @@ class Engine:
             p = A[:, g + 15: g + 18]
             n = f[:3] - np.cross(p, f[3:])
             local = np.concatenate([np.einsum("si,sij->sj", n, R), np.einsum("i,sij->sj", f[3:], R)], axis=1)
-            o = L.b_offset + L.node_offsets[i]
+            o = L.b_offsets[i]
             A[:, o: o + m] -= np.einsum("si,sij->sj", local, Gamma)
 
     def _hinge_forces(self, Q, QD) -> np.ndarray | None:

@@ -11,8 +11,10 @@ state (:meth:`~sko.bodies.contract.BodyType.compiled_state`) are filled by one c
 over the whole batch; a body without one runs its Python ``at_state`` per state (its output is
 checked as the reference path checks it) and writes the same buffers.
 
-Arena sections (per state): ``a`` (``Σ m_k``), ``b``, ``𝒱``, then the weights, ``H`` and ``M``
-blocks in body order (row-major), the attachment records and one potential per body.
+Arena sections (per state): first the data buffer of the flat model
+(:mod:`sko.algorithms.compiled.flat`: ``φ(℘(k), k)``, ``H(k)``, ``M(k)``, ``a(k)``, ``b(k)`` node
+after node in scatter order, row-major), so the model's compiled kernels run on it as it is;
+then the stacked ``𝒱``, the attachment records and one potential per body.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from sko.arrays import check_full_row_rank, check_spd, checked_array
+from sko.algorithms.compiled import flat as fl
+from sko.algorithms.compiled.flat import from_structure
 from sko.bodies import compiled_state as cs
 from sko.bodies.contract import Attachment, BodyType, check_node_state, root_attachment
 from sko.errors import JointError
@@ -51,21 +55,18 @@ class StateLayout:
         ints = np.zeros((N, cs.COLUMNS), dtype=np.int64)
         reals = [np.asarray(system.gravity, dtype=float)]
         pos = 3
-        size = 3 * self.node_size
-        self.a_offset, self.b_offset, self.V_offset = 0, self.node_size, 2 * self.node_size
-        w_off = np.full(N, -1, dtype=np.int64)
-        for i in range(N):
-            if parent[i] >= 0:
-                w_off[i] = size
-                size += int(m[parent[i]] * m[i])
-        h_off = np.zeros(N, dtype=np.int64)
-        for i in range(N):
-            h_off[i] = size
-            size += int(n[i] * m[i])
-        m_off = np.zeros(N, dtype=np.int64)
-        for i in range(N):
-            m_off[i] = size
-            size += int(m[i] * m[i])
+        # the flat model's data buffer first (sko.algorithms.compiled.flat: W, H, M, a, b of every
+        # node, in scatter order), so the model's kernels run on the arena's first `flat.size` entries
+        order = [index[k] for k in tree.scatter_order()]
+        self.flat = flat = from_structure(parent, m, n, order)
+        w_off, h_off, m_off = (np.empty(N, dtype=np.int64) for _ in range(3))
+        a_off, b_off = np.empty(N, dtype=np.int64), np.empty(N, dtype=np.int64)
+        body_of = flat.layout[:, fl.BODY]
+        w_off[body_of], h_off[body_of], m_off[body_of] = flat.layout[:, fl.W], flat.layout[:, fl.H], flat.layout[:, fl.M]
+        a_off[body_of], b_off[body_of] = flat.layout[:, fl.A], flat.layout[:, fl.B]
+        size = flat.size
+        self.V_offset = size
+        size += self.node_size
         att: dict = {}
         att_off = np.zeros(N, dtype=np.int64)
         for i, b in enumerate(body):
@@ -76,6 +77,7 @@ class StateLayout:
         pot_off = size + np.arange(N)
         size += N
         self.weight_offsets, self.H_offsets, self.M_offsets, self.potential_offsets = w_off, h_off, m_off, pot_off
+        self.a_offsets, self.b_offsets = a_off, b_off
         self.attachment_offsets = att
         self.size = size
         for i, b in enumerate(body):
@@ -88,8 +90,7 @@ class StateLayout:
             row[cs.IN_ATT] = -1 if parent[i] < 0 else att[(parent[i], b.attach)]
             row[cs.IN_DIM] = 0 if parent[i] < 0 else m[parent[i]]
             row[cs.ATT], row[cs.W], row[cs.HB], row[cs.MB] = att_off[i], w_off[i], h_off[i], m_off[i]
-            row[cs.AO] = self.a_offset + self.node_offsets[i]
-            row[cs.BO] = self.b_offset + self.node_offsets[i]
+            row[cs.AO], row[cs.BO] = a_off[i], b_off[i]
             row[cs.NV_] = self.V_offset + self.node_offsets[i]
             row[cs.POT] = pot_off[i]
             if c is not None:
@@ -102,7 +103,6 @@ class StateLayout:
         self.ints = ints
         self.reals = np.concatenate(reals)
         # runs of consecutive bodies (base to tips) filled the same way
-        order = [index[k] for k in tree.scatter_order()]
         self.order = np.array(order, dtype=np.int64)
         runs: list = []
         for i in order:
@@ -170,8 +170,8 @@ class StateLayout:
         a[self.H_offsets[i]: self.H_offsets[i] + n * m] = np.asarray(s.H).ravel()
         a[self.M_offsets[i]: self.M_offsets[i] + m * m] = np.asarray(s.M).ravel()
         o = self.node_offsets[i]
-        a[self.a_offset + o: self.a_offset + o + m] = s.a
-        a[self.b_offset + o: self.b_offset + o + m] = s.b
+        a[self.a_offsets[i]: self.a_offsets[i] + m] = s.a
+        a[self.b_offsets[i]: self.b_offsets[i] + m] = s.b
         a[self.V_offset + o: self.V_offset + o + m] = s.V
         a[self.potential_offsets[i]] = s.potential
         for name in b.attachment_names:
@@ -197,7 +197,11 @@ class StateLayout:
             H[k] = a[self.H_offsets[i]: self.H_offsets[i] + ni * mi].reshape(ni, mi)
             M[k] = a[self.M_offsets[i]: self.M_offsets[i] + mi * mi].reshape(mi, mi)
         model = SKOModel(tree, phi=phi, H=H, M=M, validate=False)
-        return model, a[self.a_offset: self.a_offset + self.node_size], a[self.b_offset: self.b_offset + self.node_size]
+        return model, self._stacked(a, self.a_offsets), self._stacked(a, self.b_offsets)
+
+    def _stacked(self, a: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """A stacked node vector (``a`` or ``b``) gathered from its per-node blocks."""
+        return np.concatenate([a[o: o + int(m)] for o, m in zip(offsets, self.node_dims)]) if len(offsets) else a[:0].copy()
 
     def node_velocities(self, A: np.ndarray) -> np.ndarray:
         return A[:, self.V_offset: self.V_offset + self.node_size]

@@ -133,3 +133,22 @@ def test_backend_switch():
         with use_backend("fast"):
             pass
     assert engine(system) is engine(system)
+
+
+@pytest.mark.parametrize("name", ["rigid:branched_tree", "bodies:flexible-geared-arm", "random_rigid:5", "random_mixed:4"])
+def test_arena_starts_with_the_flat_model_data(name):
+    """The state kernels write the flat model's data buffer (sko.algorithms.compiled.flat) of
+    the reference SKO model at the state, so the model's compiled kernels run on it as it is."""
+    from sko.algorithms.compiled.flat import fill_data, from_sko_model
+
+    system = SYSTEMS[name]()
+    rng = np.random.default_rng(11)
+    q, v, _, _ = _state(system, rng, False)
+    with use_backend("reference"):
+        model, a, b = system.sko_model(q, v)
+    flat = from_sko_model(model)
+    layout = engine(system).layout
+    np.testing.assert_array_equal(flat.layout, layout.flat.layout)
+    want = fill_data(flat, model.weights_by_index, model.H_by_index, model.M_by_index, a, b)
+    got = layout.fill(q[None], v[None])[0, :flat.size]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
