@@ -105,10 +105,11 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
     if not joint_kinematics(row[JOINT], row[REVERSE] != 0, reals[ro + JP: ro + JP + 10], q[qo: qo + row[JNQ]],
                             qd[vo: vo + nv], XJ, S, c):
         return False
-    for i in range(6):
+    for i in range(6):  # X = X_J X_T; X_J = [[E, 0], [B, E]] has a zero upper-right block
+        top = 3 if i < 3 else 6
         for j in range(6):
             s = 0 * XJ[0, 0]
-            for m in range(6):
+            for m in range(top):
                 s += XJ[i, m] * reals[ro + XT + 6 * m + j]
             X[i, j] = s
     for i in range(6):
