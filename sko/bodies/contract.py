@@ -112,10 +112,10 @@ class NodeState:
 class CompiledState:
     """A body's compiled state function (optional; :mod:`sko.bodies.compiled_state`).
 
-    ``kind`` names a kernel of that module (or ``-1`` with ``kernel``, an ``@njit`` function
-    of the same signature ``(ints, reals, k, q, qd, a, work) -> bool``); ``reals`` are the
-    body's constants packed for it, ``extras`` up to three integers it reads from its row, and
-    ``joint``, ``reverse`` the packed joint (:func:`sko.bodies.compiled_joints.pack_joint`).
+    ``kind`` names a kernel of that module (:data:`~sko.bodies.compiled_state.RIGID`,
+    ``ROTOR``, ``FLEXIBLE``); ``reals`` are the body's constants packed for it, ``extras`` up to
+    three integers it reads from its row, and ``joint``, ``reverse`` the packed joint
+    (:func:`sko.bodies.compiled_joints.pack_joint`).
     """
 
     kind: int
@@ -125,7 +125,6 @@ class CompiledState:
     joint_q: int = 0  #: joint position variables (the first of the body's q)
     joint_dofs: int = 0  #: joint velocity variables (the first of the body's θ̇)
     extras: tuple = ()
-    kernel: object = None
 
 
 class BodyType(ABC):

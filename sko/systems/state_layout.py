@@ -106,7 +106,7 @@ class StateLayout:
         self.order = np.array(order, dtype=np.int64)
         runs: list = []
         for i in order:
-            kind = "compiled" if compiled[i] is not None and compiled[i].kernel is None else "python"
+            kind = "python" if compiled[i] is None else "compiled"
             if runs and runs[-1][0] == kind:
                 runs[-1][1].append(i)
             else:
