@@ -152,3 +152,11 @@ def test_arena_starts_with_the_flat_model_data(name):
     want = fill_data(flat, model.weights_by_index, model.H_by_index, model.M_by_index, a, b)
     got = layout.fill(q[None], v[None])[0, :flat.size]
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    fast, fast_a, fast_b = system.sko_model(q, v)  # the compiled path's SKO model
+    np.testing.assert_allclose(fast_a, a, atol=1e-12)
+    np.testing.assert_allclose(fast_b, b, atol=1e-12)
+    for k in model.bodies:
+        np.testing.assert_allclose(fast.H[k], model.H[k], atol=1e-12)
+        np.testing.assert_allclose(fast.M[k], model.M[k], atol=1e-12)
+        if k in model.phi:
+            np.testing.assert_allclose(fast.phi[k], model.phi[k], atol=1e-12)
