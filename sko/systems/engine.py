@@ -64,12 +64,14 @@ class Engine:
         self.system = system
         self.nq, self.nv = system.q_size, system.dof_size
         self._direct = False
+        self.coordinates_are_velocities = False
         try:
             self.layout = L = StateLayout(system)
         except (TypeError, ValueError):  # symbolic parameters (sympy gravity, inertias): reference only
             self.layout = None
             return
         self._static = (L.ints, L.reals, L.order)
+        self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         self._direct = L.all_compiled and not L._hinge_forces
         self._qshape, self._vshape = (self.nq,), (self.nv,)
         self._zeros, self._empty = np.zeros(self.nv), np.zeros(0)
@@ -309,3 +311,20 @@ class Engine:
             out += self.layout.potential_energies(A)
         out = out if A.dtype.kind == "c" else out.real
         return out if batched else out[0]
+
+
+def _coordinates_are_velocities(system, layout) -> bool:
+    """True when every body is a library type whose joint has ``q̇ = v`` and no manifold to
+    project on (no quaternion, no successor-frame velocities): ``qdot`` and ``normalize`` are then
+    the identity for the whole system."""
+    from sko.bodies.compiled_joints import CYLINDRICAL, EULER_ZYX, FIXED, HELICAL, PRISMATIC, RACK_AND_PINION
+    from sko.bodies.flexible import FlexibleBody
+    from sko.bodies.hinge import JointCoordinates
+
+    plain = (FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, CYLINDRICAL, EULER_ZYX)
+    own = (JointCoordinates.qdot, FlexibleBody.qdot, JointCoordinates.normalize, FlexibleBody.normalize)
+    for k, c in zip(layout.bodies, layout.compiled):
+        body = system.body(k)
+        if c is None or c.joint not in plain or type(body).qdot not in own or type(body).normalize not in own:
+            return False
+    return True

@@ -420,6 +420,8 @@ class MultibodySystem:
     def normalize(self, q) -> np.ndarray:
         """``q`` projected back onto the configuration manifold, body by body (unit quaternions)."""
         q, _ = self.checked_vectors(q, None)
+        if engine(self).coordinates_are_velocities:  # no quaternions: nothing to project
+            return np.array(q, dtype=float)
         return _stack([self._body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
 
     @renamed_keywords(qd="v")
@@ -427,6 +429,8 @@ class MultibodySystem:
         """``q̇`` from ``(q, v)``, body by body (``q̇ = v`` except for quaternions and
         successor-frame velocities)."""
         q, v = self.checked_vectors(q, v)
+        if engine(self).coordinates_are_velocities:  # q̇ = v joint by joint
+            return np.array(v, dtype=np.result_type(q, v, float))
         return _stack([np.asarray(self._body[k].qdot(q[self.q_slices[k]], v[self.dof_slices[k]])) for k in self.bodies])
 
     @renamed_keywords(qd="v")

@@ -160,3 +160,19 @@ def test_arena_starts_with_the_flat_model_data(name):
         np.testing.assert_allclose(fast.M[k], model.M[k], atol=1e-12)
         if k in model.phi:
             np.testing.assert_allclose(fast.phi[k], model.phi[k], atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_identity_coordinate_maps_match_the_bodies(name):
+    """Systems whose every joint has q̇ = v and no quaternion answer qdot and normalize without
+    visiting the bodies; the answer is the bodies' own."""
+    system = SYSTEMS[name]()
+    rng = np.random.default_rng(5)
+    q, v, _, _ = _state(system, rng, False)
+    by_body = np.concatenate([np.asarray(system.body(k).qdot(q[system.q_slice(k)], v[system.v_slice(k)]))
+                              for k in system.bodies])
+    np.testing.assert_allclose(system.qdot(q, v), by_body, atol=1e-15)
+    normalized = np.concatenate([system.body(k).normalize(q[system.q_slice(k)]) for k in system.bodies])
+    np.testing.assert_allclose(system.normalize(q), normalized, atol=1e-15)
+    if engine(system).coordinates_are_velocities:
+        assert not any(j.nq != j.nv for j in (getattr(system.body(k), "joint", None) for k in system.bodies) if j)
