@@ -26,11 +26,11 @@ import sko
 #: Lowest first; a module belongs to the longest prefix that names it.
 LAYERS = (
     ("sko.graphs",),
-    ("sko", "sko.model", "sko.arrays", "sko.spatial", "sko.errors", "sko.optional", "sko.independent"),
+    ("sko", "sko.model", "sko.arrays", "sko.spatial", "sko.inertia", "sko.errors", "sko.optional", "sko.independent"),
     ("sko.algorithms",),
     ("sko.bodies",),
     ("sko.systems",),
-    ("sko.io",),
+    ("sko.io", "sko.interop"),
     ("sko.examples",),
     ("sko.verify",),
     ("sko.cli", "sko.__main__"),
@@ -39,6 +39,7 @@ LAYERS = (
 #: Upward imports allowed inside a function body: (importing module, imported module, why).
 EXCEPTIONS = {
     ("sko.systems.rigid", "sko.io.urdf"): "RigidSystem.from_urdf loads a file with the io layer",
+    ("sko.systems.rigid", "sko.io.mjcf"): "RigidSystem.from_mjcf compiles a model with the io layer",
 }
 
 

@@ -30,7 +30,7 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from sko.arrays import check_psd
+from sko.inertia import check_physical_inertia, check_spatial_inertia
 from sko.spatial import spatial_inertia
 
 from sko.errors import RigidSystemError
@@ -119,29 +119,16 @@ class SystemBuilder:
         return self.add_body(name, parent, Fixed(name=str(name)), placement)
 
     def build(self):
-        """The immutable :class:`~sko.systems.rigid.RigidSystem`.
+        """The immutable :class:`~sko.systems.rigid.RigidSystem` (possibly with no moving body,
+        ``nv = 0``).
 
-        Raises
-        ------
-        RigidSystemError
-            No moving body, or a moving body whose inertia (after merging) is not positive
-            definite, so that it cannot be an SKO node.
+        Massless moving bodies and point masses are kept: whether the dynamics stay defined is
+        the articulated-body recursion's check (``D(k)`` positive definite, reported by body).
         """
-        if not self._bodies:
-            raise RigidSystemError("the system has no moving body")
         specs = []
         for name, (parent, joint, X_T, I6) in self._bodies.items():
-            if I6.dtype == object or X_T.dtype == object:  # symbolic: definiteness is the caller's assumption
-                specs.append(BodySpec(name, parent, joint, X_T, I6))
-                continue
-            I6 = (I6 + I6.T) / 2
-            eig = np.linalg.eigvalsh(I6).min()
-            if eig <= 1e-12 * max(1.0, np.abs(I6).max()):
-                raise RigidSystemError(
-                    f"body {name!r} (moved by joint {joint!r}) has a singular spatial inertia (smallest eigenvalue "
-                    f"{eig:.3g}, mass {I6[5, 5]:.3g}); an SKO node needs M(k) positive definite: give it a mass "
-                    "and a positive definite rotational inertia, or attach it with a fixed joint")
-            specs.append(BodySpec(name, parent, joint, X_T, I6))
+            symbolic = I6.dtype == object or X_T.dtype == object  # definiteness is the caller's assumption
+            specs.append(BodySpec(name, parent, joint, X_T, I6 if symbolic else (I6 + I6.T) / 2))
         return RigidSystem(specs, dict(self._frames), self.gravity)
 
     def _check_new(self, name):
@@ -202,12 +189,10 @@ def _matrix(A, shape, what, default) -> np.ndarray:
     return A
 
 
-def _check_psd(A: np.ndarray, where: str) -> None:
-    """Symmetric positive semi-definite (numeric); symmetric only (symbolic, definiteness of
-    symbols is the caller's assumption)."""
-    if A.dtype != object:
-        check_psd(A, where, 1e-12, RigidSystemError, symmetry_rtol=1e-9)
-    elif any((A[i, j] - A[j, i]) != 0 for i in range(A.shape[0]) for j in range(i)):
+def _check_symmetric(A: np.ndarray, where: str) -> None:
+    """Symbolic inertias are checked for symmetry only (definiteness of symbols is the caller's
+    assumption); numeric ones by :mod:`sko.inertia`."""
+    if any((A[i, j] - A[j, i]) != 0 for i in range(A.shape[0]) for j in range(i)):
         raise RigidSystemError(f"{where} is not symmetric")
 
 
@@ -218,7 +203,10 @@ def link_inertia(name, inertia=None, mass=None, com=None, inertia_com=None) -> n
         if mass is not None or com is not None or inertia_com is not None:
             raise RigidSystemError(f"body {name!r}: give either inertia or mass/com/inertia_com, not both")
         I6 = _matrix(inertia, (6, 6), f"spatial inertia of body {name!r}", None)
-        _check_psd(I6, f"spatial inertia of body {name!r}")
+        if I6.dtype == object:
+            _check_symmetric(I6, f"spatial inertia of body {name!r}")
+        else:
+            check_spatial_inertia(I6, f"body {name!r}", RigidSystemError)
         return I6
     if mass is None:
         if com is not None or inertia_com is not None:
@@ -232,5 +220,8 @@ def link_inertia(name, inertia=None, mass=None, com=None, inertia_com=None) -> n
         raise RigidSystemError(f"body {name!r}: mass must be finite and non-negative, got {mass!r}")
     c = _matrix(com, (3,), f"centre of mass of body {name!r}", np.zeros(3))
     Ic = _matrix(inertia_com, (3, 3), f"rotational inertia of body {name!r}", np.zeros((3, 3)))
-    _check_psd(Ic, f"rotational inertia of body {name!r}")
+    if Ic.dtype == object or c.dtype == object or _symbolic(m):
+        _check_symmetric(Ic, f"rotational inertia of body {name!r}")
+    else:
+        check_physical_inertia(float(m), c.astype(float), Ic, f"body {name!r}", RigidSystemError)
     return _array(spatial_inertia(m, c, Ic), f"spatial inertia of body {name!r}")

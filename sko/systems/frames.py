@@ -97,7 +97,7 @@ def center_of_mass_jacobian(system, q) -> np.ndarray:
     total = sum(mass[k] for k in system.tree.base_bodies())
     J = np.zeros((3, system.nv), dtype=result_dtype(*(s.H for s in states.values()), total))
     for k in system.bodies:
-        frame, S = states[k].attachments[None], states[k].H.T  # S in body coordinates
+        frame, S = states[k].attachments[None], states[k].H[:, :6].T  # S in body coordinates (armature: first 6)
         w, v = frame.rotation @ S[:3], frame.rotation @ S[3:]  # world axes, at the body origin
         c = moment[k] / mass[k] if mass[k] != 0 else frame.position
         J[:, system.v_slice(k)] = mass[k] / total * (v + np.cross(w.T, c - frame.position).T)

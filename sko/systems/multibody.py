@@ -322,8 +322,8 @@ class MultibodySystem:
             b.append(s.b if k not in forces else s.b - _frame_force(s.attachments[None], forces[k]))
         model = SKOModel(self.tree, phi=phi, H={k: s.H for k, s in states.items()},
                          M={k: s.M for k, s in states.items()}, validate=bool(self._unchecked))
-        a = np.concatenate([states[k].a for k in self.bodies])
-        return model, a, np.concatenate(b)
+        a = _stack([states[k].a for k in self.bodies])
+        return model, a, _stack(b)
 
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q) -> np.ndarray:

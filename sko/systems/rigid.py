@@ -29,6 +29,7 @@ import sko.algorithms as alg
 from sko.graphs.errors import DimensionError, RankDeficientError, SKOError, UnknownNodeError, preview
 from sko.arrays import result_dtype
 from sko.bodies.hinge import checked_placement
+from sko.bodies.armature import ArmatureBody
 from sko.bodies.rigid import RigidBody
 from sko.systems.deprecation import renamed_keywords
 from sko.systems.engine import engine
@@ -49,6 +50,7 @@ class BodySpec(NamedTuple):
     joint: Joint
     placement: np.ndarray  #: X_T, parent body frame to the joint's predecessor frame
     inertia: np.ndarray  #: spatial inertia about the body origin, body coordinates
+    armature: np.ndarray | None = None  #: reflected rotor inertia per joint velocity coordinate (MuJoCo's)
 
 
 class RigidSystem(MultibodySystem):
@@ -74,8 +76,10 @@ class RigidSystem(MultibodySystem):
     gravity : (6,) array
         ``a_g = [0; g]`` in world coordinates.
 
-    Each body becomes a :class:`~sko.bodies.rigid.RigidBody`, which checks its inertia (symmetric
-    positive definite) and placement once, here. The joints of :mod:`sko.bodies.joints` give a
+    Each body becomes a :class:`~sko.bodies.rigid.RigidBody` (an
+    :class:`~sko.bodies.armature.ArmatureBody` when its spec has armature), which checks its
+    inertia (that of a physical body, massless and point masses included: :mod:`sko.inertia`)
+    and placement once, here. The joints of :mod:`sko.bodies.joints` give a
     full-rank ``S`` by construction, so the SKO model at a state is built without re-checking
     (``SKOModel(validate=False)``); with a :class:`~sko.bodies.joints.CustomJoint` anywhere, every
     state is fully checked instead (rank of ``S``, finiteness).
@@ -94,18 +98,27 @@ class RigidSystem(MultibodySystem):
     """
 
     def __init__(self, bodies, frames: Mapping, gravity):
-        super().__init__([RigidBody(s.name, s.parent, s.joint, s.inertia, s.placement) for s in bodies], gravity)
+        super().__init__([_body(s) for s in bodies], gravity)
         self.frames = {name: Frame(name, *self._checked_frame(name, spec), system=self) for name, spec in frames.items()}
         for name in self.bodies:
             self.frames.setdefault(name, Frame(name, name, np.eye(6), system=self))
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_urdf(cls, path, floating_base: bool = False, gravity=None) -> "RigidSystem":
-        """Load a URDF file (see :func:`sko.io.urdf.load_urdf`)."""
+    def from_urdf(cls, path, floating_base: bool = False, gravity=None, inertia: str = "strict") -> "RigidSystem":
+        """Load a URDF file (see :func:`sko.io.urdf.load_urdf`; ``inertia="repair"`` replaces
+        unphysical link inertias by the nearest physical ones, with a warning)."""
         from sko.io.urdf import load_urdf  # the io layer sits above: imported when called
 
-        return load_urdf(path, floating_base=floating_base, gravity=gravity)
+        return load_urdf(path, floating_base=floating_base, gravity=gravity, inertia=inertia)
+
+    @classmethod
+    def from_mjcf(cls, source) -> "RigidSystem":
+        """Compile MJCF with MuJoCo and read the compiled model (see :func:`sko.io.mjcf.load_mjcf`):
+        ``q``, ``v`` and ``tau`` are MuJoCo's ``qpos``, ``qvel`` and ``qfrc``."""
+        from sko.io.mjcf import load_mjcf
+
+        return load_mjcf(source)
 
     # ------------------------------------------------------------------ structure
     @property
@@ -153,7 +166,7 @@ class RigidSystem(MultibodySystem):
     def body_velocities(self, q, v) -> dict:
         """``{body: v_k}``, spatial velocities in body coordinates."""
         states = self._states(q, v)
-        return {k: states[k].V for k in self.bodies}
+        return {k: states[k].attachments[None].velocity for k in self.bodies}
 
     def jacobian(self, q, frame: Hashable) -> np.ndarray:
         """``J = ℬ* φ* H*`` (SKO.md §12): 6 × nv with ``v_frame = J ν`` in frame coordinates.
@@ -167,6 +180,7 @@ class RigidSystem(MultibodySystem):
         J = np.zeros((6, self.nv), dtype=model.dtype)
         if body is None:
             return J
+        X = X @ np.eye(6, model.node_dim(body))  # v_k = [1, 0] 𝒱(k) (armature bodies carry v too)
         for j in [body, *self.tree.ancestors(body)]:
             J[:, self.dof_slices[j]] = X @ model.H[j].T
             if self.tree.parent(j) is not None:
@@ -197,7 +211,8 @@ class RigidSystem(MultibodySystem):
         if len(set(bodies)) < len(bodies):
             raise RankDeficientError(f"frames {frames!r} include two on the same body: their stacked Jacobian has dependent rows")
         model, _, _ = self.sko_model(q)
-        return alg.operational_space_inertia(model, bodies, transforms={b: X.T for b, X in picks})
+        return alg.operational_space_inertia(model, bodies,
+                                             transforms={b: (X @ np.eye(6, model.node_dim(b))).T for b, X in picks})
 
     # ------------------------------------------------------------------ input checks
     def _checked_frame(self, name, spec) -> tuple:
@@ -214,6 +229,13 @@ class RigidSystem(MultibodySystem):
     def _frame(self, frame) -> tuple:
         f = self.frame(frame)
         return f.body, f.placement
+
+
+def _body(spec: BodySpec) -> RigidBody:
+    """The body type of a spec: rigid, with armature when it has some."""
+    if getattr(spec, "armature", None) is None:
+        return RigidBody(spec.name, spec.parent, spec.joint, spec.inertia, spec.placement)
+    return ArmatureBody(spec.name, spec.parent, spec.joint, spec.inertia, spec.armature, spec.placement)
 
 
 def _pose(state) -> np.ndarray:
