@@ -112,6 +112,15 @@ def _ab(A_, ao, Bm, bo, Cm, co, rows, inner, cols):
                 Cm[co + r * cols + c] += a * Bm[bo + i * cols + c]
 
 
+@njit(cache=True)
+def _column_max(layout, col) -> int:
+    """Largest entry of a layout column, 0 for a model without bodies."""
+    out = 0
+    for j in range(layout.shape[0]):
+        out = max(out, layout[j, col])
+    return out
+
+
 def _max_dims(layout):
     return max(1, int(layout[:, NDIM].max(initial=0))), max(1, int(layout[:, HDIM].max(initial=0)))
 
@@ -342,7 +351,7 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out):
                     s += r[Po + a_ * m + i] * data[ao + i]
                 for q in range(nr):
                     z[no + a_, q] = s
-    eps = np.zeros((max(1, int(layout[:, HDIM].max())), nr), dtype=z.dtype)
+    eps = np.zeros((max(1, _column_max(layout, HDIM)), nr), dtype=z.dtype)
     for j in range(n - 1, -1, -1):
         p, m, h, no, do = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, NODE], layout[j, DOF]
         for a_ in range(h):
@@ -374,7 +383,7 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out):
 def gain_apply(layout, data, roff, r, x, y, star):
     """``y = K x`` (``y(℘(k)) += φ(℘(k), k) G(k) x(k)``, hinge → node) or
     ``y = K* x`` (``y(k) = G*(k) φ*(℘(k), k) x(℘(k))``, node → hinge); ``y`` zero on entry."""
-    mx = max(1, int(layout[:, NDIM].max()))
+    mx = max(1, _column_max(layout, NDIM))
     t = np.zeros(mx, dtype=y.dtype)
     for j in range(layout.shape[0]):
         p = layout[j, PARENT]

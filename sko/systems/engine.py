@@ -65,12 +65,14 @@ class Engine:
         self.nq, self.nv = system.q_size, system.dof_size
         self._direct = False
         self.coordinates_are_velocities = False
+        self.layout = None  # the reference path answers: no body, or symbolic parameters
+        if not system.bodies:
+            return
         try:
             self.layout = L = StateLayout(system)
-        except (TypeError, ValueError):  # symbolic parameters (sympy gravity, inertias): reference only
-            self.layout = None
+        except (TypeError, ValueError):  # sympy gravity or inertias
             return
-        self._static = (L.ints, L.reals, L.order)
+        self._static = (L.ints, L.reals, L.order, L.flat.layout, L.riccati_offsets)
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         self._direct = L.all_compiled and not L._hinge_forces
         self._qshape, self._vshape = (self.nq,), (self.nv,)
@@ -129,8 +131,7 @@ class Engine:
                 and (x is None or (type(x) is np.ndarray and x.dtype == _F8 and x.shape == (xsize,)))
                 and _BACKEND[0] == "compiled"):
             return None
-        ints, reals, order = self._static
-        out, status = cc.evaluate_one(op, ints, reals, order, q, self._zeros if v is None else v,
+        out, status = cc.evaluate_one(op, *self._static, q, self._zeros if v is None else v,
                                       self._empty if x is None else x, np.empty(self.layout.size), True)
         if status == -2:
             return None
@@ -139,23 +140,23 @@ class Engine:
 
     def _request(self, op: int, Q, QD, X, forces: Mapping | None):
         L = self.layout
-        ints, reals, order = self._static
+        static = self._static
         forces = self.system.external_forces(forces)
         if L.all_compiled and not forces and Q.shape[0] == 1:
             a = np.empty(L.size, dtype=Q.dtype)
-            out, status = cc.evaluate_one(op, ints, reals, order, Q[0], QD[0], X[0], a, True)
+            out, status = cc.evaluate_one(op, *static, Q[0], QD[0], X[0], a, True)
             self._check(status, Q[0])
             return out[None]
         if L.all_compiled and not forces:
-            out, status = cc.evaluate_batch(op, ints, reals, order, Q, QD, X, np.empty((1, L.size), dtype=Q.dtype), True)
+            out, status = cc.evaluate_batch(op, *static, Q, QD, X, np.empty((1, L.size), dtype=Q.dtype), True)
         else:
             A = L.fill(Q, QD)
             self._apply_forces(A, forces)
             if Q.shape[0] == 1:
-                out, status = cc.evaluate_one(op, ints, reals, order, Q[0], QD[0], X[0], A[0], False)
+                out, status = cc.evaluate_one(op, *static, Q[0], QD[0], X[0], A[0], False)
                 out, status = out[None], np.array([status])
             else:
-                out, status = cc.evaluate_batch(op, ints, reals, order, Q, QD, X, A, False)
+                out, status = cc.evaluate_batch(op, *static, Q, QD, X, A, False)
         bad = np.flatnonzero(status >= 0)
         if bad.size:
             self._check(int(status[bad[0]]), Q[bad[0]])

@@ -24,6 +24,7 @@ import numpy as np
 from sko.arrays import check_full_row_rank, check_spd, checked_array
 from sko.algorithms.compiled import flat as fl
 from sko.algorithms.compiled.flat import from_structure
+from sko.algorithms.compiled.kernels import riccati_layout
 from sko.bodies import compiled_state as cs
 from sko.bodies.contract import Attachment, BodyType, check_node_state, root_attachment
 from sko.errors import JointError
@@ -59,6 +60,7 @@ class StateLayout:
         # node, in scatter order), so the model's kernels run on the arena's first `flat.size` entries
         order = [index[k] for k in tree.scatter_order()]
         self.flat = flat = from_structure(parent, m, n, order)
+        self.riccati_offsets, _ = riccati_layout(flat.layout)
         w_off, h_off, m_off = (np.empty(N, dtype=np.int64) for _ in range(3))
         a_off, b_off = np.empty(N, dtype=np.int64), np.empty(N, dtype=np.int64)
         body_of = flat.layout[:, fl.BODY]
