@@ -32,6 +32,7 @@ from sko.bodies.hinge import checked_placement
 from sko.bodies.armature import ArmatureBody
 from sko.bodies.rigid import RigidBody
 from sko.systems.deprecation import renamed_keywords
+from sko.systems.engine import engine
 from sko.systems.frames import Frame, center_of_mass, center_of_mass_jacobian
 from sko.systems.multibody import MultibodySystem
 from sko.spatial import plucker_rotation, plucker_translation
@@ -173,6 +174,8 @@ class RigidSystem(MultibodySystem):
         Walks from the frame's body to the root: the column block of an ancestor ``j`` is
         ``ᶠX_k φ*(j, k) H*(j)``, zero for bodies off the path (O(depth))."""
         body, X = self._frame(frame)
+        if (fast := engine(self).jacobian(self.jacobian, q, frame, body, X)) is not NotImplemented:
+            return fast
         model, _, _ = self.sko_model(q)
         J = np.zeros((6, self.nv), dtype=model.dtype)
         if body is None:
