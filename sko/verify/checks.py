@@ -5,6 +5,9 @@ operator expression it implements, on whatever model the :class:`~sko.verify.reg
 holds. The same function runs numerically (float data, relative residual) and exactly (sympy
 data, the difference must simplify to zero). Inverses are avoided on the dense side: an identity
 ``A = B^{-1}`` is checked as ``A B = I``, so symbolic proofs stay polynomial where they can.
+A numeric comparison whose result depends on ``D(k)^{-1}`` or ``ℳ^{-1}`` carries the condition
+number of what is inverted (``max_k cond D(k)`` or ``cond ℳ``), by the rule of
+:mod:`sko.verify.registry`.
 """
 
 from __future__ import annotations
@@ -94,14 +97,6 @@ def _canonical(case: Case, x: np.ndarray) -> np.ndarray:
 def _mass(case: Case) -> np.ndarray:
     return case.cached("mass_matrix", lambda: case.dense.mass_matrix)
 
-
-def _backward_scale(case: Case, qdd: np.ndarray, *rhs) -> float | None:
-    """The scale of the residual ``ℳ θ̈ + 𝒞 − T`` of a solve: ``|ℳ| |θ̈|`` or the right-hand side,
-    whichever is larger, so the residual is a backward error (small for a backward-stable solve
-    however ill-conditioned ℳ is)."""
-    if case.symbolic:
-        return None
-    return max(_scale(case, *rhs), _scale(case, _mass(case)) * _scale(case, qdd))
 
 
 def _other_weights(case: Case, label: str) -> dict:
@@ -531,9 +526,11 @@ def forward_dynamics(case: Case):
     T, a, b = case.dof_vector("T"), case.a, case.b
     qdd = _with_riccati(case, alg.forward_dynamics, T, a, b)
     expected = B.T @ R.D_inverse @ (T - ops.H @ R.psi @ (R.K @ T + R.P @ a + b)) - R.K.T @ R.psi.T @ a
-    return [compare(qdd, expected, label="Eq. 54", condition=_condition_M(case)),  # two solves with ℳ
-            compare(_mass(case) @ qdd + ops.bias(a, b), T, scale=_backward_scale(case, qdd, T, ops.bias(a, b)),
-                    label="M qdd + C = T")]
+    # a solve with ℳ through D(k)^{-1} formed explicitly: forward error and residual both grow as cond ℳ · ε
+    kappa = _condition_M(case)
+    return [compare(qdd, expected, label="Eq. 54", condition=kappa),
+            compare(_mass(case) @ qdd + ops.bias(a, b), T, scale=_scale(case, T, ops.bias(a, b)), label="M qdd + C = T",
+                    condition=kappa)]
 
 
 
@@ -552,13 +549,12 @@ def forward_inverse_round_trip(case: Case):
     """Newton–Euler undoes forward dynamics and vice versa (with a, b)."""
     model, a, b = case.model, case.a, case.b
     T, qdd = _round_trip_vector(case, "T"), _round_trip_vector(case, "qdd")
-    qdd_forward = _canonical(case, _with_riccati(case, alg.forward_dynamics, T, a, b))
-    T_back = alg.inverse_dynamics(model, qdd_forward, a=a, b=b)
+    T_back = alg.inverse_dynamics(model, _canonical(case, _with_riccati(case, alg.forward_dynamics, T, a, b)), a=a, b=b)
     qdd_back = _with_riccati(case, alg.forward_dynamics, _canonical(case, alg.inverse_dynamics(model, qdd, a=a, b=b)), a, b)
-    Mm = _mass(case)
-    return [compare(T_back, T, scale=_backward_scale(case, qdd_forward, T, case.dense.bias(a, b)), label="ID(FD(T))"),
+    Mm, kappa = _mass(case), _condition_M(case)  # forward dynamics is a solve with ℳ
+    return [compare(T_back, T, scale=_scale(case, T, case.dense.bias(a, b)), label="ID(FD(T))", condition=kappa),
             compare(Mm @ qdd_back, Mm @ qdd, scale=None if case.symbolic else _scale(case, Mm) * _scale(case, qdd),
-                    label="FD(ID(qdd))")]
+                    label="FD(ID(qdd))", condition=kappa)]
 
 
 # --------------------------------------------------------------------------- §12 operational space
@@ -609,7 +605,8 @@ def operational_space_inertia(case: Case):
     J = np.vstack([((ops.H @ ops.phi)[:, model.node_slice(k)] @ B[k]).T for k in nodes])  # ℬ* φ* H*
     compliance = J @ inverse @ J.T
     return compare(Lam @ compliance, _I(len(nodes), case),
-                   scale=None if case.symbolic else _scale(case, Lam) * _scale(case, compliance))
+                   scale=None if case.symbolic else _scale(case, Lam) * _scale(case, compliance),
+                   condition=_condition_M(case))  # both compliances contain ℳ^{-1}
 
 
 # --------------------------------------------------------------------------- §13 sparsity by segments
