@@ -32,12 +32,14 @@ represented and are reported by name (:class:`~sko.errors.MJCFError`).
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
 from sko.bodies.composite import CompositeJoint, FreePositionFirst, OffsetJoint
 from sko.bodies.joints import Prismatic, Revolute, Spherical
 from sko.errors import MJCFError
+from sko.inertia import RTOL, InertiaRepairWarning, inertia_violation, nearest_physical_inertia
 from sko.optional import require
 from sko.spatial import plucker_from_pose, quaternion_matrix, spatial_inertia
 from sko.systems.rigid import BodySpec, RigidSystem
@@ -47,13 +49,18 @@ __all__ = ["load_mjcf"]
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 
 
-def load_mjcf(source) -> RigidSystem:
+def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
     """A :class:`~sko.systems.rigid.RigidSystem` from MJCF (or any model MuJoCo compiles).
 
     Parameters
     ----------
     source : str, path-like or mujoco.MjModel
         A file path, an XML string (starting with ``<``), or an already compiled model.
+    inertia : {"strict", "repair"}
+        MuJoCo's compiler rejects inertias breaking the triangle inequality first (unless the
+        model sets ``balanceinertia``); of the compiled ones, ``"strict"`` rejects any no physical
+        body has by the body's own scale (:mod:`sko.inertia`), ``"repair"`` replaces it by the
+        nearest physical one and warns.
 
     Raises
     ------
@@ -63,6 +70,11 @@ def load_mjcf(source) -> RigidSystem:
     MissingDependencyError
         MuJoCo is not installed.
 
+    Warns
+    -----
+    InertiaRepairWarning
+        ``inertia="repair"`` changed some body inertias (each named, with the change).
+
     Examples
     --------
     >>> system = load_mjcf('''<mujoco><worldbody><body name="arm"><joint name="hinge" axis="0 1 0"/>
@@ -70,10 +82,18 @@ def load_mjcf(source) -> RigidSystem:
     >>> system.bodies, system.nq, system.nv
     (('arm',), 1, 1)
     """
+    if inertia not in ("strict", "repair"):
+        raise MJCFError(f"inertia must be 'strict' or 'repair', got {inertia!r}")
     mujoco = require("mujoco", "MJCF import")
     model = source if isinstance(source, mujoco.MjModel) else _compile(mujoco, source)
     _check_supported(mujoco, model)
-    return _system(mujoco, model)
+    repairs: list[str] | None = [] if inertia == "repair" else None
+    system = _system(mujoco, model, repairs)
+    if repairs:
+        warnings.warn(InertiaRepairWarning(
+            f"replaced {len(repairs)} body inertia{'s' if len(repairs) > 1 else ''} by the nearest physical one: "
+            + "; ".join(repairs), repairs), stacklevel=3)
+    return system
 
 
 def _compile(mujoco, source):
@@ -109,7 +129,7 @@ def _translation(d) -> np.ndarray:
     return plucker_from_pose(np.eye(3), d)
 
 
-def _system(mujoco, model) -> RigidSystem:
+def _system(mujoco, model, repairs: list | None) -> RigidSystem:
     body_name = [_name(mujoco, model, mujoco.mjtObj.mjOBJ_BODY, i, "body") for i in range(model.nbody)]
     owner = {0: None}  # MuJoCo body -> our body carrying it (None: the world)
     to_mj = {0: np.eye(6)}  # MuJoCo body -> ⁱX_owner, from the owner's frame to MuJoCo's body frame
@@ -117,10 +137,9 @@ def _system(mujoco, model) -> RigidSystem:
     for i in range(1, model.nbody):
         p = int(model.body_parentid[i])
         X_parent = plucker_from_pose(quaternion_matrix(model.body_quat[i]), model.body_pos[i]) @ to_mj[p]
-        I_body = spatial_inertia(float(model.body_mass[i]), model.body_ipos[i],
-                                 _rotated(model.body_iquat[i], model.body_inertia[i]))
-        joints = range(model.body_jntadr[i], model.body_jntadr[i] + model.body_jntnum[i])
         name = body_name[i]
+        I_body = spatial_inertia(float(model.body_mass[i]), model.body_ipos[i], _body_inertia(model, i, name, repairs))
+        joints = range(model.body_jntadr[i], model.body_jntadr[i] + model.body_jntnum[i])
         if not joints:  # welded to its parent
             owner[i], to_mj[i] = owner[p], X_parent
             frames[name] = (owner[p], X_parent)
@@ -149,6 +168,18 @@ def _system(mujoco, model) -> RigidSystem:
               for name, (parent, joint, X_T, armature) in specs.items()]
     gravity = np.zeros(3) if model.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY) else model.opt.gravity
     return RigidSystem(bodies, frames, np.concatenate([np.zeros(3), gravity]))
+
+
+def _body_inertia(model, i: int, name: str, repairs: list | None) -> np.ndarray:
+    """Body ``i``'s rotational inertia about its centre of mass in its frame; with a list
+    ``repairs``, an unphysical one is projected and the change appended to it."""
+    Ic = _rotated(model.body_iquat[i], model.body_inertia[i])
+    if repairs is not None and inertia_violation(float(model.body_mass[i]), model.body_ipos[i], Ic) > RTOL:
+        fixed = nearest_physical_inertia(Ic)
+        change = np.linalg.norm(fixed - Ic)
+        repairs.append(f"body {name!r} changed by {change:.3g} ({change / max(np.linalg.norm(Ic), 1e-300):.3g} relative)")
+        Ic = fixed
+    return Ic
 
 
 def _rotated(quat, principal) -> np.ndarray:
