@@ -93,3 +93,31 @@ def test_actuators_through_a_site_leave_effort_to_actuatorfrcrange():
     xml = xml.replace('<geom type="sphere" size="0.03"/>', '<geom type="sphere" size="0.03"/><site name="tip"/>')
     effort = RigidSystem.from_mjcf(xml).effort_limit
     assert effort[0] == 5 and effort[-1] == 4 and np.sum(np.isfinite(effort)) == 2
+
+
+# --------------------------------------------------------------------------- URDF and MJCF routes
+@pytest.mark.parametrize("rel", ["ur_description/urdf/ur5_robot.urdf", "kinova_description/robots/kinova.urdf",
+                                 "solo_description/robots/solo12.urdf"])
+def test_limits_are_the_same_through_mujocos_compiler_and_the_urdf_loader(rel):
+    """MuJoCo turns ``<limit lower upper>`` into ``range`` and ``effort`` into ``actuatorfrcrange``;
+    both routes give the same position and effort limits, joint by joint (MuJoCo keeps no
+    velocity limit)."""
+    from tests.rigid.pinocchio_map import robots_dir
+    from tests.rigid.test_interop import _stripped
+
+    if robots_dir() is None:
+        pytest.skip("example-robot-data is not installed")
+    urdf = RigidSystem.from_urdf(robots_dir() / rel)
+    mjcf = RigidSystem.from_mjcf(_stripped(rel))
+    assert urdf.nq == mjcf.nq
+    limited = 0
+    for body in urdf.bodies:
+        joint = urdf.body_joint(body).name
+        qs, vs = urdf.q_slice(joint), urdf.v_slice(joint)
+        lo, up, eff = urdf.lower_position_limit[qs], urdf.upper_position_limit[qs], urdf.effort_limit[vs]
+        np.testing.assert_array_equal(mjcf.lower_position_limit[mjcf.q_slice(joint)], lo, err_msg=joint)
+        np.testing.assert_array_equal(mjcf.upper_position_limit[mjcf.q_slice(joint)], up, err_msg=joint)
+        np.testing.assert_array_equal(mjcf.effort_limit[mjcf.v_slice(joint)], eff, err_msg=joint)
+        limited += int(np.isfinite(lo).all() or np.isfinite(eff).all())
+    assert limited > 0
+    assert np.all(mjcf.velocity_limit == np.inf)
