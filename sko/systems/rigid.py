@@ -113,12 +113,12 @@ class RigidSystem(MultibodySystem):
         return load_urdf(path, floating_base=floating_base, gravity=gravity, inertia=inertia)
 
     @classmethod
-    def from_mjcf(cls, source) -> "RigidSystem":
+    def from_mjcf(cls, source, inertia: str = "strict") -> "RigidSystem":
         """Compile MJCF with MuJoCo and read the compiled model (see :func:`sko.io.mjcf.load_mjcf`):
         ``q``, ``v`` and ``tau`` are MuJoCo's ``qpos``, ``qvel`` and ``qfrc``."""
         from sko.io.mjcf import load_mjcf
 
-        return load_mjcf(source)
+        return load_mjcf(source, inertia=inertia)
 
     # ------------------------------------------------------------------ structure
     @property
