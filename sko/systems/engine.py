@@ -22,6 +22,7 @@ import numpy as np
 from sko.arrays import checked_array
 from sko.graphs.errors import DimensionError, NotPositiveDefiniteError
 from sko.systems import compiled as cc
+from sko.algorithms.compiled.kernels import riccati_layout
 from sko.systems.state_layout import StateLayout
 
 __all__ = ["Engine", "engine", "use_backend", "backend"]
@@ -72,11 +73,23 @@ class Engine:
             self.layout = L = StateLayout(system)
         except (TypeError, ValueError):  # sympy gravity or inertias
             return
-        self._static = (L.ints, L.reals, L.order, L.flat.layout, L.riccati_offsets)
+        _, rsize = riccati_layout(L.flat.layout)
+        self._tables = cc.pack_tables(L.ints, L.order, L.flat.layout, L.riccati_offsets, rsize, L.size)
+        self._reals = L.reals
+        self._workspaces: dict = {}
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         self._direct = L.all_compiled and not L._hinge_forces
         self._qshape, self._vshape = (self.nq,), (self.nv,)
         self._zeros, self._empty = np.zeros(self.nv), np.zeros(0)
+
+    def _workspace(self, op: int, dtype) -> np.ndarray:
+        """The workspace of request ``op`` in ``dtype`` (:mod:`sko.systems.compiled`), made on first
+        use and reused: compiled calls hold the GIL, so one call at a time writes it."""
+        key = (op, dtype)
+        w = self._workspaces.get(key)
+        if w is None:
+            w = self._workspaces[key] = np.zeros(cc.workspace_size(op, self._tables), dtype=dtype)
+        return w
 
     # ------------------------------------------------------------------ input checks
     def _vector(self, x, name: str, size: int, symbol: str):
@@ -131,8 +144,8 @@ class Engine:
                 and (x is None or (type(x) is np.ndarray and x.dtype == _F8 and x.shape == (xsize,)))
                 and _BACKEND[0] == "compiled"):
             return None
-        out, status = cc.evaluate_one(op, *self._static, q, self._zeros if v is None else v,
-                                      self._empty if x is None else x, np.empty(self.layout.size), True)
+        out, status = cc.evaluate_one(op, self._tables, self._reals, q, self._zeros if v is None else v,
+                                      self._empty if x is None else x, self._workspace(op, _F8), True)
         if status == -2:
             return None
         self._check(status, q)
@@ -140,23 +153,24 @@ class Engine:
 
     def _request(self, op: int, Q, QD, X, forces: Mapping | None):
         L = self.layout
-        static = self._static
+        tables, reals = self._tables, self._reals
         forces = self.system.external_forces(forces)
         if L.all_compiled and not forces and Q.shape[0] == 1:
-            a = np.empty(L.size, dtype=Q.dtype)
-            out, status = cc.evaluate_one(op, *static, Q[0], QD[0], X[0], a, True)
+            out, status = cc.evaluate_one(op, tables, reals, Q[0], QD[0], X[0], self._workspace(op, Q.dtype), True)
             self._check(status, Q[0])
             return out[None]
         if L.all_compiled and not forces:
-            out, status = cc.evaluate_batch(op, *static, Q, QD, X, np.empty((1, L.size), dtype=Q.dtype), True)
+            out, status = cc.evaluate_batch(op, tables, reals, Q, QD, X, np.empty((1, 0), dtype=Q.dtype), True)
         else:
             A = L.fill(Q, QD)
             self._apply_forces(A, forces)
             if Q.shape[0] == 1:
-                out, status = cc.evaluate_one(op, *static, Q[0], QD[0], X[0], A[0], False)
+                buf = self._workspace(op, Q.dtype)
+                buf[:L.size] = A[0]
+                out, status = cc.evaluate_one(op, tables, reals, Q[0], QD[0], X[0], buf, False)
                 out, status = out[None], np.array([status])
             else:
-                out, status = cc.evaluate_batch(op, *static, Q, QD, X, A, False)
+                out, status = cc.evaluate_batch(op, tables, reals, Q, QD, X, A, False)
         bad = np.flatnonzero(status >= 0)
         if bad.size:
             self._check(int(status[bad[0]]), Q[bad[0]])

@@ -1,6 +1,7 @@
-"""The compiled system path does O(N) work for the O(N) requests: the scratch a call allocates
-grows linearly with the number of bodies (a regression to an ``nv × nv`` buffer on the
-inverse or forward dynamics path made both quadratic). Counted entries, not timed calls."""
+"""The compiled system path does O(N) work for the O(N) requests: the workspace a call carves
+(arena and scratch) grows linearly with the number of bodies (an ``nv × nv`` buffer zeroed on
+every inverse or forward dynamics call once made both quadratic). Counted entries, not timed
+calls."""
 
 import numpy as np
 import pytest
@@ -23,9 +24,10 @@ def _chain(n: int):
 
 def _scratch_entries(op: int, n: int) -> int:
     e = engine(_chain(n))
-    ints, _, _, layout, roff = e._static
-    work, scratch, _ = cc._scratch(op, ints, layout, roff, e.layout.size, np.dtype(np.float64))
-    return sum(x.size for x in (*work, *scratch))
+    arena, work, scratch = cc._workspace(op, e._tables, e._workspace(op, np.dtype(np.float64)))
+    total = arena.size + sum(x.size for x in (*work, *scratch))
+    assert total == cc.workspace_size(op, e._tables)  # the views cover the workspace
+    return total
 
 
 @pytest.mark.parametrize("op", [cc.INVERSE_DYNAMICS, cc.FORWARD_DYNAMICS, cc.MASS_MATRIX])
