@@ -37,7 +37,8 @@ from sko.bodies.joints import (
 )
 
 __all__ = ["FIXED", "HELICAL", "PRISMATIC", "RACK_AND_PINION", "CYLINDRICAL", "PLANAR", "SPHERICAL",
-           "EULER_ZYX", "FREE", "PYTHON", "PARAMETERS", "pack_joint", "joint_kinematics", "quaternion_ok"]
+           "EULER_ZYX", "FREE", "PYTHON", "PARAMETERS", "pack_joint", "joint_kinematics", "joint_kinematics_at",
+           "quaternion_ok"]
 
 FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, CYLINDRICAL, PLANAR, SPHERICAL, EULER_ZYX, FREE = range(9)
 PYTHON = -1  #: kinematics from the joint's own Python code (user-defined joints)
@@ -70,10 +71,10 @@ def quaternion_ok(w, x, y, z) -> bool:
     return np.sqrt(abs(w) ** 2 + abs(x) ** 2 + abs(y) ** 2 + abs(z) ** 2) >= 1e-9
 
 
-@njit(cache=True)
-def _quaternion_transpose(q0, E):
-    """``E = R(q)ᵀ`` for the homogeneous quaternion rotation ``R(q)/‖q‖²``."""
-    w, x, y, z = q0[0], q0[1], q0[2], q0[3]
+@njit(cache=True, inline="always")
+def _quaternion_transpose(q0, o, E):
+    """``E = R(q)ᵀ`` for the homogeneous quaternion rotation ``R(q)/‖q‖²``, ``q = q0[o: o + 4]``."""
+    w, x, y, z = q0[o], q0[o + 1], q0[o + 2], q0[o + 3]
     n2 = w * w + x * x + y * y + z * z
     E[0, 0] = (w * w + x * x - y * y - z * z) / n2
     E[1, 0] = 2 * (x * y - w * z) / n2
@@ -86,11 +87,11 @@ def _quaternion_transpose(q0, E):
     E[2, 2] = (w * w - x * x - y * y + z * z) / n2
 
 
-@njit(cache=True)
-def _axis_rotation_transpose(u, angle, E):
-    """``E = R_u(angle)ᵀ = I − sin K + (1 − cos) K²`` with ``K = u×`` (Rodrigues)."""
+@njit(cache=True, inline="always")
+def _axis_rotation_transpose(u, o, angle, E):
+    """``E = R_u(angle)ᵀ = I − sin K + (1 − cos) K²`` with ``K = u×``, ``u = u[o: o + 3]`` (Rodrigues)."""
     c, s = np.cos(angle), np.sin(angle)
-    x, y, z = u[0], u[1], u[2]
+    x, y, z = u[o], u[o + 1], u[o + 2]
     # K = [[0, -z, y], [z, 0, -x], [-y, x, 0]],  K² = u uᵀ − I
     E[0, 0] = 1 + (1 - c) * (x * x - 1)
     E[1, 1] = 1 + (1 - c) * (y * y - 1)
@@ -103,7 +104,7 @@ def _axis_rotation_transpose(u, angle, E):
     E[2, 1] = -s * x + (1 - c) * y * z
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _expand(X):
     """``X ← rot(E) xlt(r) = [[E, 0], [−E r×, E]]`` from ``E`` in ``X[:3, :3]`` and ``r`` in ``X[:3, 3]``."""
     r0, r1, r2 = X[0, 3], X[1, 3], X[2, 3]
@@ -157,66 +158,76 @@ def joint_kinematics(code, reverse, p, q, v, X, S, c) -> bool:
     bool
         False when a quaternion has (near) zero norm; the buffers are then undefined.
     """
+    return joint_kinematics_at(code, reverse, p, 0, q, 0, v, 0, X, S, c)
+
+
+@njit(cache=True, inline="always")
+def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
+    """:func:`joint_kinematics` with the parameters, positions and velocities at offsets
+    ``po``, ``qo``, ``vo`` of larger vectors (no slices: the state kernels' hot path)."""
     # E goes to X[:3, :3] and r to X[:3, 3] (see _expand)
-    X[:, :] = 0
-    S[:, :] = 0
-    c[:] = 0
-    E = X[:3, :3]
+    for i in range(6):
+        c[i] = 0
+        for j in range(6):
+            X[i, j] = 0
+        for j in range(S.shape[1]):
+            S[i, j] = 0
+    E = X  # E is the upper-left 3 × 3 block of X, written in place (a view costs a reference count)
     nv = 0
     if code == FIXED:
         E[0, 0] = E[1, 1] = E[2, 2] = 1
     elif code == HELICAL:
         nv = 1
-        _axis_rotation_transpose(p, q[0], E)
+        _axis_rotation_transpose(p, po, q[qo], E)
         for i in range(3):
-            X[i, 3] = p[3] * q[0] * p[i]
-            S[i, 0] = p[i]
-            S[i + 3, 0] = p[3] * p[i]
+            X[i, 3] = p[po + 3] * q[qo] * p[po + i]
+            S[i, 0] = p[po + i]
+            S[i + 3, 0] = p[po + 3] * p[po + i]
     elif code == PRISMATIC:
         nv = 1
         E[0, 0] = E[1, 1] = E[2, 2] = 1
         for i in range(3):
-            X[i, 3] = q[0] * p[i]
-            S[i + 3, 0] = p[i]
+            X[i, 3] = q[qo] * p[po + i]
+            S[i + 3, 0] = p[po + i]
     elif code == RACK_AND_PINION:
         nv = 1
-        cq, sq = np.cos(q[0]), np.sin(q[0])
+        cq, sq = np.cos(q[qo]), np.sin(q[qo])
         E[0, 0], E[0, 1], E[1, 0], E[1, 1], E[2, 2] = cq, sq, -sq, cq, 1
-        X[0, 3] = p[0] * q[0]
-        S[2, 0], S[3, 0], S[4, 0] = 1, p[0] * cq, -p[0] * sq
-        c[3], c[4] = -p[0] * sq * v[0] ** 2, -p[0] * cq * v[0] ** 2
+        X[0, 3] = p[po] * q[qo]
+        S[2, 0], S[3, 0], S[4, 0] = 1, p[po] * cq, -p[po] * sq
+        c[3], c[4] = -p[po] * sq * v[vo] ** 2, -p[po] * cq * v[vo] ** 2
     elif code == CYLINDRICAL:
         nv = 2
-        _axis_rotation_transpose(p, q[0], E)
+        _axis_rotation_transpose(p, po, q[qo], E)
         for i in range(3):
-            X[i, 3] = q[1] * p[i]
-            S[i, 0] = p[i]
-            S[i + 3, 1] = p[i]
+            X[i, 3] = q[qo + 1] * p[po + i]
+            S[i, 0] = p[po + i]
+            S[i + 3, 1] = p[po + i]
     elif code == PLANAR:
         # X = rot(Uᵀ) rot(rz(θ)) xlt([x, y, 0]) rot(U) = rot(Uᵀ rz(θ) U) xlt(Uᵀ [x, y, 0])
         nv = 3
-        cq, sq = np.cos(q[0]), np.sin(q[0])
+        cq, sq = np.cos(q[qo]), np.sin(q[qo])
         for i in range(3):
-            u0i, u1i, u2i = p[i], p[3 + i], p[6 + i]  # U[a, b] = p[3 a + b]
+            u0i, u1i, u2i = p[po + i], p[po + 3 + i], p[po + 6 + i]  # U[a, b] = p[po + 3 a + b]
             for j in range(3):
-                u0j, u1j, u2j = p[j], p[3 + j], p[6 + j]
+                u0j, u1j, u2j = p[po + j], p[po + 3 + j], p[po + 6 + j]
                 E[i, j] = u0i * (cq * u0j + sq * u1j) + u1i * (-sq * u0j + cq * u1j) + u2i * u2j
-            X[i, 3] = q[1] * u0i + q[2] * u1i
+            X[i, 3] = q[qo + 1] * u0i + q[qo + 2] * u1i
             S[i, 0] = u2i
             S[i + 3, 1] = u0i
             S[i + 3, 2] = u1i
     elif code == SPHERICAL:
         nv = 3
-        if not quaternion_ok(q[0], q[1], q[2], q[3]):
+        if not quaternion_ok(q[qo], q[qo + 1], q[qo + 2], q[qo + 3]):
             return False
-        _quaternion_transpose(q, E)
+        _quaternion_transpose(q, qo, E)
         S[0, 0] = S[1, 1] = S[2, 2] = 1
     elif code == EULER_ZYX:
         # E = rx(q₃) ry(q₂) rz(q₁), Featherstone Eq. 4.7–4.9
         nv = 3
-        c1, s1 = np.cos(q[0]), np.sin(q[0])
-        c2, s2 = np.cos(q[1]), np.sin(q[1])
-        c3, s3 = np.cos(q[2]), np.sin(q[2])
+        c1, s1 = np.cos(q[qo]), np.sin(q[qo])
+        c2, s2 = np.cos(q[qo + 1]), np.sin(q[qo + 1])
+        c3, s3 = np.cos(q[qo + 2]), np.sin(q[qo + 2])
         E[0, 0], E[0, 1], E[0, 2] = c1 * c2, s1 * c2, -s2
         E[1, 0] = -s1 * c3 + c1 * s2 * s3
         E[1, 1] = c1 * c3 + s1 * s2 * s3
@@ -224,7 +235,7 @@ def joint_kinematics(code, reverse, p, q, v, X, S, c) -> bool:
         E[2, 0] = s1 * s3 + c1 * s2 * c3
         E[2, 1] = -c1 * s3 + s1 * s2 * c3
         E[2, 2] = c2 * c3
-        d1, d2, d3 = v[0], v[1], v[2]
+        d1, d2, d3 = v[vo], v[vo + 1], v[vo + 2]
         S[0, 0], S[1, 0], S[2, 0] = -s2, c2 * s3, c2 * c3
         S[1, 1], S[2, 1] = c3, -s3
         S[0, 2] = 1
@@ -233,11 +244,11 @@ def joint_kinematics(code, reverse, p, q, v, X, S, c) -> bool:
         c[2] = -s2 * c3 * d1 * d2 - c2 * s3 * d1 * d3 - c3 * d2 * d3
     elif code == FREE:
         nv = 6
-        if not quaternion_ok(q[0], q[1], q[2], q[3]):
+        if not quaternion_ok(q[qo], q[qo + 1], q[qo + 2], q[qo + 3]):
             return False
-        _quaternion_transpose(q, E)
+        _quaternion_transpose(q, qo, E)
         for i in range(3):
-            X[i, 3] = q[4 + i]
+            X[i, 3] = q[qo + 4 + i]
         for i in range(6):
             S[i, i] = 1
     if reverse:

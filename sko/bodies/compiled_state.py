@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from sko.bodies.compiled_joints import PYTHON, joint_kinematics, pack_joint
+from sko.bodies.compiled_joints import PYTHON, joint_kinematics_at, pack_joint
 from sko.bodies.contract import CompiledState
 
 __all__ = ["RIGID", "ROTOR", "FLEXIBLE", "COLUMNS", "record_size", "fill_states", "library_state", "pack_rigid",
@@ -91,7 +91,7 @@ def pack_flexible(body) -> CompiledState | None:
 
 
 # ---------------------------------------------------------------------------- the hinge
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _hinge(ints, reals, k, q, qd, a, work) -> bool:
     """The joint terms of body ``k`` (Python: :func:`sko.bodies.hinge.hinge_state`).
 
@@ -100,10 +100,8 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
     body's world axes ``R`` (row-major) at ``t[18:27]`` and origin ``p`` at ``t[27:30]``;
     ``S`` stays in ``work[1]``."""
     XJ, S, c, X, t = work
-    row = ints[k]
-    ro, qo, vo, nv = row[RO], row[QO], row[VO], row[JNV]
-    if not joint_kinematics(row[JOINT], row[REVERSE] != 0, reals[ro + JP: ro + JP + 10], q[qo: qo + row[JNQ]],
-                            qd[vo: vo + nv], XJ, S, c):
+    ro, qo, vo, nv = ints[k, RO], ints[k, QO], ints[k, VO], ints[k, JNV]
+    if not joint_kinematics_at(ints[k, JOINT], ints[k, REVERSE] != 0, reals, ro + JP, q, qo, qd, vo, XJ, S, c):
         return False
     for i in range(6):  # X = X_J X_T; X_J = [[E, 0], [B, E]] has a zero upper-right block
         top = 3 if i < 3 else 6
@@ -117,7 +115,7 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
         for j in range(nv):
             s += S[i, j] * qd[vo + j]
         t[i] = s
-    o = row[IN_ATT]
+    o = ints[k, IN_ATT]
     if o < 0:  # the inertial frame: v_o = 0, γ_o = −a_g = [0; −g], identity pose
         for i in range(6):
             t[6 + i] = t[i]
@@ -127,7 +125,7 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
                 t[18 + 3 * i + j] = X[j, i]  # R = Eᵀ
         go = 0
     else:
-        mp = row[IN_DIM]
+        mp = ints[k, IN_DIM]
         go = o + 6 * mp
         for i in range(6):
             sv = t[i]
@@ -164,17 +162,16 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rigid_terms(ints, reals, k, a, work, m):
     """Writes the parts a rigid body and a rotor link share: the first 6 columns of the weight
     (``(ᵏX_o Γ_o)*``), ``a``, ``b``, ``𝒱`` (first 6 entries), ``M``'s upper 6 × 6 block, the
     body-frame attachment record (``Γ = [I, 0]``, ``γ = 0``) and the potential."""
     XJ, S, c, X, t = work
-    row = ints[k]
-    ro = row[RO]
-    wo, o, mp = row[W], row[IN_ATT], row[IN_DIM]
+    ro = ints[k, RO]
+    wo, o, mp = ints[k, W], ints[k, IN_ATT], ints[k, IN_DIM]
     if o >= 0:
-        if ints[row[PARENT], KIND] == RIGID:  # Γ_o = I
+        if ints[ints[k, PARENT], KIND] == RIGID:  # Γ_o = I
             for j in range(6):
                 for i in range(6):
                     a[wo + j * m + i] = X[i, j]
@@ -185,7 +182,7 @@ def _rigid_terms(ints, reals, k, a, work, m):
                     for l in range(6):
                         s += X[i, l] * a[o + l * mp + j]
                     a[wo + j * m + i] = s
-    ao, bo, vo_, mo = row[AO], row[BO], row[NV_], row[MB]
+    ao, bo, vo_, mo = ints[k, AO], ints[k, BO], ints[k, NV_], ints[k, MB]
     for i in range(6):
         a[ao + i] = t[12 + i]
         a[vo_ + i] = t[6 + i]
@@ -206,7 +203,7 @@ def _rigid_terms(ints, reals, k, a, work, m):
     a[bo + 4] = w2 * f0 - w0 * f2
     a[bo + 5] = w0 * f1 - w1 * f0
     # own frame: Γ = [I, 0] (6 × m), γ = 0, pose, velocity
-    at = row[ATT]
+    at = ints[k, ATT]
     for i in range(6):
         for j in range(m):
             a[at + i * m + j] = 1.0 if i == j else 0.0
@@ -223,10 +220,10 @@ def _rigid_terms(ints, reals, k, a, work, m):
         for j in range(3):
             ci += t[18 + 3 * i + j] * reals[ro + COM + j]
         pot -= reals[i] * ci
-    a[row[POT]] = reals[ro + MASS] * pot
+    a[ints[k, POT]] = reals[ro + MASS] * pot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rigid_state(ints, reals, k, q, qd, a, work) -> bool:
     """A :class:`~sko.bodies.rigid.RigidBody`: ``φ = (ᵏX_o Γ_o)*``, ``H = S*``, ``M = I_k``,
     ``a = ᵏX_o γ_o + c_J + v × S θ̇``, ``b = v ×* I_k v`` (RIGID.md)."""
@@ -512,7 +509,7 @@ def flexible_state(ints, reals, k, q, qd, a, work) -> bool:
 
 
 # ---------------------------------------------------------------------------- dispatch
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def library_state(ints, reals, k, q, qd, a, work) -> bool:
     """The state of body ``k`` by its kind (:data:`RIGID`, :data:`ROTOR`, :data:`FLEXIBLE`)."""
     kind = ints[k, KIND]
