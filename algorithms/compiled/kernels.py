@@ -4,7 +4,9 @@ Every kernel takes the ``layout`` table and a ``data`` buffer (float64 or comple
 stacked vectors have the same scalar type) and runs the gather (``j = N−1 … 0``) and scatter
 (``j = 0 … N−1``) of SKO.md as written there, on blocks of any shape stored row-major at the
 layout's offsets. Each body is visited once per pass: O(N). Kernels are compiled on first use
-and kept in numba's on-disk cache.
+and kept in numba's on-disk cache. The recursions a system call chains are inlined into their
+compiled callers (``inline="always"``): every array passed to a compiled call, and every view
+made in a loop, costs an atomic reference count, and those dominated the calls on small models.
 
 The Riccati results live in a second buffer ``r`` laid out by :func:`riccati_layout`: per flat
 node ``P(k)``, ``P⁺(k)`` (``m × m``), ``D(k)``, ``D^{-1}(k)`` (``n × n``), ``G(k)`` (``m × n``) and
@@ -163,7 +165,7 @@ def joint_map(layout, data, x, y, star):
 
 
 # ----------------------------------------------------------------------------- Newton–Euler
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def newton_euler(layout, data, qdd, qd, nodes, T, with_V):
     """Algorithm 3.1 with ``a``, ``b`` from the data buffer: ``nodes[0] = 𝒱`` (if ``with_V``),
     ``nodes[1] = α``, ``nodes[2] = f``, ``T = H f``. Outputs are zero on entry."""
@@ -192,14 +194,15 @@ def newton_euler(layout, data, qdd, qd, nodes, T, with_V):
 
 
 # ----------------------------------------------------------------------------- composite inertias, CRBA
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def composite_inertias(layout, data, R, tmp):
     """``ℛ(k) = Σ_{j ∈ C(k)} φ(k, j) ℛ(j) φ*(k, j) + M(k)`` (Algorithm 4.1) at the ``M`` offsets
     of ``R`` (a buffer of the data's length)."""
     n = layout.shape[0]
     for j in range(n):
         o, m = layout[j, M], layout[j, NDIM]
-        R[o:o + m * m] = data[o:o + m * m]
+        for i in range(m * m):  # element loops, not slices: a view costs a reference count
+            R[o + i] = data[o + i]
     for j in range(n - 1, -1, -1):
         p = layout[j, PARENT]
         if p >= 0:
@@ -208,7 +211,7 @@ def composite_inertias(layout, data, R, tmp):
             _abt_add(tmp, 0, data, wo, R, layout[p, M], mp, m, mp)  # ℛ(℘) += (φ ℛ(j)) φ*
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def mass_matrix(layout, data, R, out, X, Y):
     """Algorithm 4.2 from the composite inertias ``R``: only blocks of related pairs are written."""
     for k in range(layout.shape[0]):
@@ -227,7 +230,8 @@ def mass_matrix(layout, data, R, out, X, Y):
         while j >= 0:
             mj = layout[j, NDIM]
             _ab(data, layout[i, W], X, 0, Y, 0, mj, layout[i, NDIM], h)  # X = φ(℘(i), i) X
-            X[:mj * h] = Y[:mj * h]
+            for c in range(mj * h):
+                X[c] = Y[c]
             _block(data, layout[j, H], layout[j, HDIM], mj, X, out, layout[j, DOF], dk, h)
             i, j = j, layout[j, PARENT]
 
@@ -245,7 +249,7 @@ def _block(data, ho, hj, m, X, out, dj, dk, h):
 
 
 # ----------------------------------------------------------------------------- Riccati
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def riccati(layout, data, roff, r, scratch):
     """The Riccati gather (Eq. 33) into ``r`` (see :func:`riccati_layout`).
 
@@ -258,8 +262,9 @@ def riccati(layout, data, roff, r, scratch):
                         scratch[3 * mx * mx:4 * mx * mx], scratch[4 * mx * mx:8 * mx * mx])
     logdet = scratch[0] * 0
     for j in range(n):
-        o, m = layout[j, M], layout[j, NDIM]
-        r[roff[j, R_P]:roff[j, R_P] + m * m] = data[o:o + m * m]
+        o, m, po = layout[j, M], layout[j, NDIM], roff[j, R_P]
+        for i in range(m * m):
+            r[po + i] = data[o + i]
     for j in range(n - 1, -1, -1):
         p, m, h, ho = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, H]
         Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
@@ -334,7 +339,7 @@ def riccati_scratch(layout, dtype) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- Algorithm 6.1
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def articulated_body(layout, data, roff, r, T, with_ab, z, out):
     """The gather and scatter of Algorithm 6.1 (Eq. 58) for 2-D ``T`` (columns = right-hand
     sides), ``a``, ``b`` from the data buffer if ``with_ab``; ``z`` (node_size × r) and ``out``

@@ -99,7 +99,7 @@ def _workspace(op, tables, buf):
     return buf[0: o[1]], work, scratch
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, out) -> int:
     """One state: fill the arena ``a`` (when ``fill``) and answer request ``op`` into ``out``
     with the model kernels of :mod:`sko.algorithms.compiled.kernels` on the arena's flat data."""
