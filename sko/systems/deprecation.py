@@ -28,7 +28,7 @@ def renamed_keywords(**renames: str) -> Callable:
     def decorate(method):
         @functools.wraps(method)
         def wrapper(*args, **kwargs):
-            for old, new in renames.items():
+            for old, new in renames.items() if kwargs else ():
                 if old in kwargs:
                     if new in kwargs:
                         raise TypeError(f"{method.__name__}() got both {old}= (deprecated) and {new}=")
