@@ -217,6 +217,26 @@ class ClusteredRigidSystem(RigidSystem):
         K = np.concatenate(K_rows) if K_rows else np.zeros((0, n_sp))
         return G, Gdv, K, (np.concatenate(Kdot) if Kdot else np.zeros(0))
 
+    def independent_slice(self, body: Hashable) -> slice:
+        """Where the independent coordinates of ``body``'s joint sit in ``q`` and ``v``.
+
+        Raises
+        ------
+        UnknownNodeError
+            Not a body, or a body whose joint coordinates are dependent (coupled or closing a loop).
+        """
+        if body not in self.member_node:
+            raise UnknownNodeError(f"{body!r} is not a body of this system (bodies: {preview(self.body_names)})")
+        node = self.member_node[body]
+        b, start = self._body[node], self.dof_slices[node].start
+        if not isinstance(b, RigidCluster):
+            return self.dof_slices[node]
+        cols = b._cols[b._index[body]]
+        where = [i for i, j in enumerate(b._ind) if cols.start <= j < cols.stop]
+        if len(where) != cols.stop - cols.start:
+            raise UnknownNodeError(f"the joint of {body!r} is a dependent coordinate of cluster {node!r}")
+        return slice(start + where[0], start + where[-1] + 1)
+
     def spanning_configuration(self, q) -> np.ndarray:
         """:meth:`joint_positions` stacked in body order (the spanning tree's ``θ``)."""
         return np.concatenate(list(self.joint_positions(q).values()))

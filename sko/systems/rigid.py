@@ -98,11 +98,12 @@ class RigidSystem(MultibodySystem):
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_urdf(cls, path, floating_base: bool = False, gravity=None) -> "RigidSystem":
-        """Load a URDF file (see :func:`sko.io.urdf.load_urdf`)."""
+    def from_urdf(cls, path, floating_base: bool = False, gravity=None, mimic: str = "couple") -> "RigidSystem":
+        """Load a URDF file (see :func:`sko.io.urdf.load_urdf`; ``mimic="couple"`` embeds mimic
+        joints, ``"independent"`` frees them)."""
         from sko.io.urdf import load_urdf  # the io layer sits above: imported when called
 
-        return load_urdf(path, floating_base=floating_base, gravity=gravity)
+        return load_urdf(path, floating_base=floating_base, gravity=gravity, mimic=mimic)
 
     # ------------------------------------------------------------------ structure
     @property
