@@ -78,3 +78,24 @@ def four_bar_chain(k: int, gravity=(0.0, -9.81, 0.0)):
         initial.update({crank: [1.0], coupler: [0.0], rocker: [2.0]})
         parent = rocker
     return b.build(independent=[f"crank{i}" for i in range(k)], initial=initial)
+
+
+def symbolic_gripper():
+    """``(model, a, b)`` of a hand (revolute) with two prismatic fingers coupled by
+    ``θ_f2 = θ_f1/2 + 0.01``, at a symbolic state ``(q1, q2)``, ``(v1, v2)`` (sympy)."""
+    import sympy
+
+    b = SystemBuilder()
+    b.add_body("hand", None, Revolute([0, 0, 1]), mass=1.0, com=[0.1, 0, 0], inertia_com=np.diag([1.0, 2.0, 3.0]) / 100)
+    b.add_body("finger1", "hand", Prismatic([0, 1, 0]), mass=0.2, com=[0.02, 0, 0], inertia_com=np.eye(3) / 1000)
+    b.add_body("finger2", "hand", Prismatic([0, -1, 0]), mass=0.2, com=[0.02, 0, 0], inertia_com=np.eye(3) / 1000)
+    b.add_coupling("finger_mimic", "finger1", "finger2", ratio=0.5, offset=0.01)
+    system = b.build()
+    q = np.array(sympy.symbols("q1 q2"), dtype=object)
+    v = np.array(sympy.symbols("v1 v2"), dtype=object)
+    return system.sko_model(q, v)
+
+
+def verify_systems() -> dict:
+    """``{name: system factory}`` of the cluster examples for ``python -m sko verify``."""
+    return {"mimic-gripper": mimic_gripper, "four-bar": four_bar, "four-bar-chain": lambda: four_bar_chain(3)}

@@ -230,3 +230,25 @@ def _symbolic():
 
 
 register_model("symbolic", _symbolic, "4 nodes, 2 base bodies, sympy weights, H and M", symbolic=True, builtin=True)
+
+
+def _embedded(name: str) -> Callable[[], tuple]:
+    def build():
+        from sko.examples.embedding import verify_systems  # the examples layer sits below
+
+        return system_model(verify_systems()[name]())
+    return build
+
+
+def _symbolic_coupling():
+    from sko.examples.embedding import symbolic_gripper
+
+    return symbolic_gripper()
+
+
+register_model("mimic-gripper", _embedded("mimic-gripper"),
+               "cluster node of a mimic coupling: 12 × 6 weight, 1 independent coordinate (EMBEDDING.md §5a)", builtin=True)
+register_model("four-bar", _embedded("four-bar"),
+               "closed four-bar as one 18 × 6 cluster node, loop closed by Newton (EMBEDDING.md §5b)", builtin=True)
+register_model("mimic-symbolic", _symbolic_coupling, "hand with two coupled fingers, sympy state (EMBEDDING.md §5a)",
+               symbolic=True, builtin=True)
