@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from sko.bodies.joints import Prismatic, Revolute
+from sko.model import SKOModel
 from sko.spatial import pose_transform
 from sko.systems.builder import SystemBuilder
 
@@ -81,19 +82,23 @@ def four_bar_chain(k: int, gravity=(0.0, -9.81, 0.0)):
 
 
 def symbolic_gripper():
-    """``(model, a, b)`` of a hand (revolute) with two prismatic fingers coupled by
-    ``θ_f2 = θ_f1/2 + 0.01``, at a symbolic state ``(q1, q2)``, ``(v1, v2)`` (sympy)."""
+    """``(model, a, b)`` of a hand on a slider with two prismatic fingers coupled by
+    ``θ_f2 = θ_f1/2 + 1/4``, at a symbolic state ``(q1, q2)``, ``(v1, v2)`` (sympy). Every
+    parameter is a dyadic rational, exact in binary, so the identities cancel exactly."""
     import sympy
 
-    b = SystemBuilder()
-    b.add_body("hand", None, Revolute([0, 0, 1]), mass=1.0, com=[0.1, 0, 0], inertia_com=np.diag([1.0, 2.0, 3.0]) / 100)
-    b.add_body("finger1", "hand", Prismatic([0, 1, 0]), mass=0.2, com=[0.02, 0, 0], inertia_com=np.eye(3) / 1000)
-    b.add_body("finger2", "hand", Prismatic([0, -1, 0]), mass=0.2, com=[0.02, 0, 0], inertia_com=np.eye(3) / 1000)
-    b.add_coupling("finger_mimic", "finger1", "finger2", ratio=0.5, offset=0.01)
+    b = SystemBuilder(gravity=(0.0, 0.0, -8.0))
+    b.add_body("hand", None, Prismatic([1, 0, 0]), mass=1.0, com=[0.5, 0, 0], inertia_com=np.diag([0.25, 0.5, 0.125]))
+    b.add_body("finger1", "hand", Prismatic([0, 1, 0]), mass=0.5, com=[0.25, 0, 0], inertia_com=np.eye(3) / 8)
+    b.add_body("finger2", "hand", Prismatic([0, -1, 0]), mass=0.5, com=[0.25, 0, 0], inertia_com=np.eye(3) / 8)
+    b.add_coupling("finger_mimic", "finger1", "finger2", ratio=0.5, offset=0.25)
     system = b.build()
     q = np.array(sympy.symbols("q1 q2"), dtype=object)
     v = np.array(sympy.symbols("v1 v2"), dtype=object)
-    return system.sko_model(q, v)
+    model, a, b = system.sko_model(q, v)
+    exact = np.vectorize(lambda e: sympy.nsimplify(e, rational=True), otypes=[object])  # dyadic floats, exactly
+    return (SKOModel(model.tree, phi={k: exact(w) for k, w in model.phi.items()}, H={k: exact(h) for k, h in model.H.items()},
+                     M={k: exact(m) for k, m in model.M.items()}), exact(a), exact(b))
 
 
 def verify_systems() -> dict:
