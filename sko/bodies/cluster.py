@@ -162,9 +162,10 @@ class RigidCluster(BodyType):
             if m.parent is not None and m.parent not in seen:
                 raise ClusterError(f"member {m.name!r} of cluster {self.name!r}: parent {m.parent!r} is not a member "
                                    "listed before it")
-            if m.joint.nq != m.joint.nv:
-                raise ClusterError(f"member {m.name!r} of cluster {self.name!r}: joint {m.joint!r} has nq ≠ nv; "
-                                   "a cluster needs joints whose position coordinates are θ (no quaternions)")
+            if not _velocity_is_qdot(m.joint):
+                raise ClusterError(f"member {m.name!r} of cluster {self.name!r}: joint {m.joint!r} has velocities ν ≠ q̇; "
+                                   "a cluster needs joints whose velocities are the rates of their coordinates θ "
+                                   "(no quaternions, no successor-frame velocities)")
             seen.add(m.name)
         names = [m.name for m in self.members]
         for k in self.couplings:
@@ -527,6 +528,16 @@ class RigidCluster(BodyType):
         if self._loops:
             return self.neutral()
         return rng.uniform(-1.0, 1.0, self.q_size)
+
+
+def _velocity_is_qdot(joint: Joint) -> bool:
+    """``q̇ = ν`` for the joint (checked at two random configurations)."""
+    if joint.nq != joint.nv:
+        return False
+    rng = np.random.default_rng(0)
+    eye = np.eye(joint.nv)
+    return all(np.allclose(joint.qdot(q, e), e, rtol=0, atol=1e-12)
+               for q in (joint.random(rng), joint.random(rng)) for e in eye)
 
 
 _IDENTITY, _ZERO = np.eye(6), np.zeros(6)
