@@ -46,6 +46,8 @@ __all__ = ["ClusterMember", "Coupling", "LoopConstraint", "RigidCluster", "LoopC
 
 #: Newton's stopping rule (EMBEDDING.md §4).
 STEP_TOL, RESIDUAL_TOL, MAX_ITERATIONS, MAX_CONDITION = 1e-10, 1e-12, 20, 1e8
+#: Largest change of the independent coordinates solved in one Newton run (continuation).
+PATH_STEP = 0.1
 
 
 class ClusterError(BodyError):
@@ -146,8 +148,10 @@ class RigidCluster(BodyType):
         if self._loops:
             theta = self._assemble(theta, [j for j in range(self.n_sp) if j not in fixed_ind])
         self._select(theta, fixed_ind)
-        self._last = theta[self._dep].copy()
+        self._last, self._last_ind = theta[self._dep].copy(), theta[self._ind].copy()
+        self._last_slope = np.zeros((len(self._dep), len(self._ind)))
         self._neutral = theta[self._ind].copy()
+        self._M = scipy.linalg.block_diag(*self._inertia) if self.c else np.zeros((0, 0))
         self.q_size = self.dof_size = len(self._ind)
         self.valid_by_construction = not any(m.joint.user_defined for m in self.members)
 
@@ -351,11 +355,11 @@ class RigidCluster(BodyType):
         out.append(self._loop_residual(theta)[self._rows])
         return np.concatenate(out)
 
-    def _residual_jacobian(self, theta, residual) -> np.ndarray:
-        """``∂φ/∂θ`` by complex step (exact to rounding)."""
+    def _residual_jacobian(self, theta, residual, columns=None) -> np.ndarray:
+        """``∂φ/∂θ`` (the ``columns`` of it) by complex step (exact to rounding)."""
         h = 1e-30
         cols = []
-        for j in range(self.n_sp):
+        for j in range(self.n_sp) if columns is None else columns:
             t = theta.astype(complex)
             t[j] += 1j * h
             cols.append(residual(t).imag / h)
@@ -420,15 +424,38 @@ class RigidCluster(BodyType):
         if q.dtype == object:
             raise BodyError(f"cluster {self.name!r} has closed loops: symbolic states are not supported")
         real = q.real.astype(float)
+        # Far from the last solution, follow the straight path of θ_ind there in substeps of at
+        # most PATH_STEP, so the solution stays on the assembly branch it is on.
+        start, start_dep, start_slope = self._last_ind, self._last, self._last_slope
+        substeps = max(1, int(np.ceil(np.abs(real - start).max(initial=0.0) / PATH_STEP)))
+        for attempt in (substeps, 8 * substeps):
+            try:
+                for s in np.linspace(0.0, 1.0, attempt + 1)[1:]:
+                    theta, J = self._newton(start + s * (real - start) if s < 1 else real)
+                break
+            except LoopClosureError as error:
+                self._last_ind, self._last, self._last_slope = start, start_dep, start_slope
+                failure = error
+        else:
+            raise failure
+        if np.iscomplexobj(q):  # first-order correction along the imaginary part (complex step)
+            theta = theta.astype(complex)
+            theta[self._ind] = q
+            theta[self._dep] -= np.linalg.solve(J, self._residual(theta))
+        return theta
+
+    def _newton(self, real):
+        """Newton's method for ``θ_dep`` at ``θ_ind = real`` from the last solution, with the
+        stopping rule of EMBEDDING.md §4; returns ``θ_C`` and ``∂φ/∂θ_dep`` and records the solution."""
         theta = np.zeros(self.n_sp)
         theta[self._ind] = real
-        theta[self._dep] = self._last
+        theta[self._dep] = self._last + self._last_slope @ (real - self._last_ind)  # first-order predictor
         step = np.inf
         for _ in range(MAX_ITERATIONS + 1):
             phi = self._residual(theta)
             if step <= STEP_TOL and np.abs(phi).max() <= RESIDUAL_TOL * self.length_scale:
                 break
-            J = self._residual_jacobian(theta, self._residual)[:, self._dep]
+            J = self._residual_jacobian(theta, self._residual, self._dep)
             cond = np.linalg.cond(J)
             if not np.isfinite(cond) or cond > MAX_CONDITION:
                 raise LoopClosureError(f"cluster {self.name!r} (loops {self._loop_names()}): singular constraint Jacobian, "
@@ -439,12 +466,10 @@ class RigidCluster(BodyType):
         else:
             raise LoopClosureError(f"cluster {self.name!r}: loops {self._loop_names()} cannot be closed at θ_ind = "
                                    f"{real.tolist()} (‖φ‖ = {np.abs(phi).max():.3g}, cond K_dep = {cond:.3g})")
-        self._last = theta[self._dep].copy()
-        if np.iscomplexobj(q):  # first-order correction along the imaginary part (complex step)
-            theta = theta.astype(complex)
-            theta[self._ind] = q
-            theta[self._dep] -= np.linalg.solve(J, self._residual(theta))
-        return theta
+        self._last, self._last_ind = theta[self._dep].copy(), real.copy()
+        K, _ = self.constraint_jacobian(theta)
+        self._last_slope = -np.linalg.solve(K[:, self._dep], K[:, self._ind])
+        return theta, J
 
     def constraint_jacobian(self, theta, thetad=None):
         """``K`` (coupling rows, then the kept loop rows; ``K G = 0``) at ``θ_C`` and, with
@@ -503,7 +528,7 @@ class RigidCluster(BodyType):
         Hstar = Phi @ (S @ G)
         a_int = np.concatenate([h.a for h in hs])
         a = Phi @ (S @ Gdot_qd + a_int)
-        M = scipy.linalg.block_diag(*self._inertia) if dtype != object else _block_diag_object(self._inertia)
+        M = self._M if dtype != object else _block_diag_object(self._inertia)
         b = np.concatenate([-((I @ h.v) @ h.v_cross) for I, h in zip(self._inertia, hs)])
         attachments = {}
         for j, mem in enumerate(self.members):
