@@ -49,17 +49,20 @@ def mimic_gripper():
     return b.build()
 
 
-def four_bar(crank=0.5, coupler=1.5, rocker=1.5, ground=2.0, angle=1.0, gravity=(0.0, -9.81, 0.0)):
+def four_bar(crank=0.5, coupler=1.5, rocker=1.5, ground=2.0, angle=1.0, gravity=(0.0, -9.81, 0.0), driver="crank"):
     """A four-bar in the x–y plane (gravity along −y): crank pinned at the origin, rocker to the
     ground at ``(ground, 0, 0)``, the loop cut between the coupler's end and the rocker's end.
-    The crank starts at ``angle`` (the loops are assembled from a guess on the elbow-up branch)."""
+    The ``driver`` (``"crank"`` or ``"rocker"``, the independent coordinate) starts at ``angle``;
+    the loop is assembled from a guess on the elbow-up branch."""
     b = SystemBuilder(gravity)
     _bar(b, "crank", None, crank, mass=0.5)
     _bar(b, "coupler", "crank", coupler, placement=pose_transform([crank, 0, 0]), mass=1.0)
     _bar(b, "rocker", None, rocker, placement=pose_transform([ground, 0, 0]), mass=1.2)
     b.add_loop_joint("knee", "coupler", "rocker", Revolute([0, 0, 1]), placement_predecessor=pose_transform([coupler, 0, 0]),
                      placement_successor=pose_transform([rocker, 0, 0]))
-    return b.build(independent=["crank"], initial={"crank": [angle], "coupler": [0.0], "rocker": [angle + 1.0]})
+    guess = {"crank": [angle], "coupler": [0.0], "rocker": [angle + 1.0]} if driver == "crank" else \
+        {"crank": [angle - 1.0], "coupler": [0.0], "rocker": [angle]}
+    return b.build(independent=[driver], initial=guess)
 
 
 def four_bar_chain(k: int, gravity=(0.0, -9.81, 0.0)):
