@@ -12,6 +12,9 @@ named frame ``"<name>_dh"``; link inertias are given in it. For the modified con
 body frame *is* DH frame ``i``; for the standard one, DH frame ``i`` sits at
 ``T_x(a_i) R_x(α_i)`` on body ``i``.
 
+Any parameter, mass, centre of mass or inertia may be a sympy expression: the system is then
+symbolic (see :class:`~sko.systems.builder.SystemBuilder`).
+
 Examples
 --------
 A planar two-link arm (standard DH, unit links, point-like unit masses at the link ends):
@@ -61,7 +64,8 @@ class DHLink:
 
 
 def _homogeneous(R, p) -> np.ndarray:
-    T = np.eye(4)
+    R, p = np.asarray(R), np.asarray(p)
+    T = np.eye(4, dtype=object if object in (R.dtype, p.dtype) else float)
     T[:3, :3], T[:3, 3] = R, p
     return T
 
@@ -75,11 +79,15 @@ def _rx(t):
 
 
 def _tz(d):
-    return _homogeneous(np.eye(3), [0.0, 0.0, d])
+    return _homogeneous(np.eye(3), np.array([0, 0, d], dtype=object if _symbolic(d) else float))
 
 
 def _tx(a):
-    return _homogeneous(np.eye(3), [a, 0.0, 0.0])
+    return _homogeneous(np.eye(3), np.array([a, 0, 0], dtype=object if _symbolic(a) else float))
+
+
+def _symbolic(x) -> bool:
+    return bool(getattr(x, "free_symbols", None))
 
 
 def _plucker(T) -> np.ndarray:
@@ -115,8 +123,13 @@ def dh_system(links, convention: str = "standard", base_placement=None, gravity=
         if not isinstance(row, DHLink):
             raise RigidSystemError(f"DH row {i} must be a DHLink, got {type(row).__name__}")
         name = row.name or f"link{i}"
-        values = np.array([row.a, row.alpha, row.d, row.theta], dtype=float)
-        if not np.isfinite(values).all():
+        values = [row.a, row.alpha, row.d, row.theta]
+        try:
+            numeric = np.array([v for v in values if not _symbolic(v)], dtype=float)
+        except (TypeError, ValueError):
+            raise RigidSystemError(f"DH row {i} ({name!r}) has parameters that are neither numbers nor sympy "
+                                   f"expressions: {values}") from None
+        if not np.isfinite(numeric).all():
             raise RigidSystemError(f"DH row {i} ({name!r}) has non-finite parameters {values}")
         if row.joint == "revolute":
             joint, offset = Revolute([0, 0, 1], name=f"joint{i}"), _tz(row.d) @ _rz(row.theta)
@@ -133,7 +146,7 @@ def dh_system(links, convention: str = "standard", base_placement=None, gravity=
             dh_on_body = np.eye(4)
         placement = _plucker(fixed)
         if i == 1 and base_placement is not None:
-            placement = placement @ np.asarray(base_placement, dtype=float)
+            placement = placement @ np.asarray(base_placement)
         X_dh = _plucker(dh_on_body)  # ᵈʰX_body
         inertia = _inertia_in_body(row, name, X_dh)
         builder.add_body(name, parent, joint, placement=placement, inertia=inertia)

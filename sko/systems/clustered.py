@@ -15,11 +15,11 @@ from collections.abc import Hashable, Mapping, Sequence
 import numpy as np
 
 from sko.bodies.cluster import ClusterError, ClusterMember, Coupling, LoopConstraint, RigidCluster
-from sko.bodies.rigid import RigidBody
 from sko.bodies.hinge import checked_placement
 from sko.graphs.errors import DimensionError, NotATreeError, UnknownNodeError, preview
 from sko.systems.multibody import MultibodySystem
-from sko.systems.rigid import RigidSystem, _homogeneous
+from sko.systems.frames import Frame
+from sko.systems.rigid import RigidSystem, _body, _homogeneous
 
 __all__ = ["form_clusters", "ClusteredRigidSystem"]
 
@@ -131,7 +131,7 @@ class ClusteredRigidSystem(RigidSystem):
             parent_node = None if s.parent is None else self.member_node[s.parent]
             attach = s.parent if s.parent in cluster_of else None  # a member's frame on its cluster node
             if s.name not in cluster_of:
-                nodes.append(RigidBody(s.name, parent_node, s.joint, s.inertia, s.placement, attach=attach))
+                nodes.append(_rigid_body(s, parent_node, attach))
                 continue
             first, body_set, cs = cluster_of[s.name]
             if first != s.name:
@@ -149,9 +149,9 @@ class ClusteredRigidSystem(RigidSystem):
         self._specs = specs
         self.body_names = tuple(s.name for s in specs)
         MultibodySystem.__init__(self, nodes, gravity)
-        self.frames = {name: self._checked_frame(name, spec) for name, spec in frames.items()}
+        self.frames = {name: Frame(name, *self._checked_frame(name, spec), system=self) for name, spec in frames.items()}
         for name in self.body_names:
-            self.frames.setdefault(name, (name, np.eye(6)))
+            self.frames.setdefault(name, Frame(name, name, np.eye(6), system=self))
 
     # ------------------------------------------------------------------ structure
     @property
@@ -293,6 +293,14 @@ class ClusteredRigidSystem(RigidSystem):
             if self.tree.parent(j) is not None:
                 X = X @ model.phi[j].T
         return J
+
+
+def _rigid_body(spec, parent_node, attach):
+    """The body type :class:`~sko.systems.rigid.RigidSystem` makes of ``spec``, hanging from
+    ``parent_node`` at attachment ``attach``."""
+    body = _body(spec._replace(parent=parent_node))
+    body.attach = attach
+    return body
 
 
 def _end(body, body_set, p, loop):
