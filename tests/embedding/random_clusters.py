@@ -32,10 +32,11 @@ def random_clustered_system(seed: int, max_bodies: int = 8):
         joint = JOINTS[int(rng.integers(len(JOINTS)))](rng)
         if rng.random() < 0.2:
             joint = joint.reversed()
-        A = rng.normal(size=(3, 3))
+        x = rng.uniform(0.01, 0.1, 3)  # principal moments (y + z, x + z, x + y): physical
+        R = sp.quaternion_matrix(sp.quaternion_normalize(rng.normal(size=4)))
         name = f"b{i}"
         b.add_body(name, parent, joint, sp.pose_transform(rng.normal(size=3) * 0.4, rng.uniform(-np.pi, np.pi, 3)),
-                   mass=rng.uniform(0.2, 3.0), com=rng.normal(size=3) * 0.2, inertia_com=A @ A.T * 0.05 + 0.02 * np.eye(3))
+                   mass=rng.uniform(0.2, 3.0), com=rng.normal(size=3) * 0.2, inertia_com=R @ np.diag([x[1] + x[2], x[0] + x[2], x[0] + x[1]]) @ R.T)
         names.append(name)
         parents[name], joints[name] = parent, joint
     theta0 = {k: rng.uniform(-1.0, 1.0, joints[k].nv) for k in names}
