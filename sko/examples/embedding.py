@@ -91,7 +91,7 @@ def symbolic_gripper():
     import sympy
 
     b = SystemBuilder(gravity=(0.0, 0.0, -8.0))
-    b.add_body("hand", None, Prismatic([1, 0, 0]), mass=1.0, com=[0.5, 0, 0], inertia_com=np.diag([0.25, 0.5, 0.125]))
+    b.add_body("hand", None, Prismatic([1, 0, 0]), mass=1.0, com=[0.5, 0, 0], inertia_com=np.diag([0.25, 0.25, 0.125]))
     b.add_body("finger1", "hand", Prismatic([0, 1, 0]), mass=0.5, com=[0.25, 0, 0], inertia_com=np.eye(3) / 8)
     b.add_body("finger2", "hand", Prismatic([0, -1, 0]), mass=0.5, com=[0.25, 0, 0], inertia_com=np.eye(3) / 8)
     b.add_coupling("finger_mimic", "finger1", "finger2", ratio=0.5, offset=0.25)
