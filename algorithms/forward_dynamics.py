@@ -28,6 +28,7 @@ import numpy as np
 from sko.arrays import result_dtype
 from sko.model import SKOModel
 
+from .compiled import engine
 from .riccati import ArticulatedInertias, check_articulated
 from .schedule import swap
 
@@ -72,7 +73,11 @@ def forward_dynamics(model: SKOModel, T, a=None, b=None, articulated: Articulate
     T = model.dof_vector(T, "T")
     a = None if a is None else model.node_vector(a, "a")
     b = None if b is None else model.node_vector(b, "b")
-    return articulated_body_passes(check_articulated(model, articulated), T, a, b)
+    ab = check_articulated(model, articulated)
+    dtype = engine.takes(model, ab, T, a, b)
+    if dtype is not None:
+        return engine.articulated_body(ab, T, a, b, dtype)
+    return articulated_body_passes(ab, T, a, b)
 
 
 def articulated_body_passes(ab: ArticulatedInertias, T: np.ndarray, a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:

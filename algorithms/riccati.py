@@ -195,6 +195,11 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     >>> float(ab.P[0][0, 0])
     2.0
     """
+    from .compiled import engine
+
+    dtype = engine.runs(model)
+    if dtype is not None:
+        return engine.articulated_inertias(model, dtype)
     S = level_schedule(model)
     dtype = result_dtype(model.dtype)
     n = len(S.groups)

@@ -1,6 +1,7 @@
 """The command line: ``sko verify`` and ``sko info`` (also ``python -m sko …``; API.md).
 
-``verify [--model NAME|--model MODULE:FUNCTION|--urdf FILE] [--symbolic] [--json|--summary|--failed]``
+``verify [--model NAME|--model MODULE:FUNCTION|--urdf FILE] [--symbolic] [--json|--summary|--failed]
+[--backend compiled|reference]``
 runs the identity checks of :mod:`sko.verify` and prints one row per check (model, name,
 equation, residual or "exact", pass/fail) and a summary line; it exits with status 1 when any
 check fails, 2 on a usage error or a missing optional dependency (one line on stderr, naming the
@@ -8,8 +9,8 @@ extra to install). ``--model package.module:function`` calls a user's factory, w
 system (anything with ``random_configuration`` and ``sko_model``, taken at a random state), an
 :class:`~sko.SKOModel` or ``(model, a, b)``. ``--summary`` prints only the summary line,
 ``--failed`` only the failing rows and the summary. ``--json`` prints one JSON list of
-``{"model", "name", "equation", "residual", "exact", "passed"}`` objects. Repeated ``--model``
-and ``--check`` options run once each; contradictory ones (``--floating-base`` without
+``{"model", "name", "equation", "residual", "exact", "passed"}`` objects. ``--backend`` runs the algorithms compiled or on
+the generic reference path. Repeated ``--model`` and ``--check`` options run once each; contradictory ones (``--floating-base`` without
 ``--urdf``, two output formats) are rejected. Progress goes to stderr.
 ``info [--model NAME|--model MODULE:FUNCTION|--urdf FILE]`` describes a model: its digraph, node and hinge dimensions,
 serial-chain segments and the sparsity of ``ℳ``.
@@ -50,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     output.add_argument("--failed", action="store_true", help="print only the failing rows and the summary")
     verify.add_argument("--check", action="append", metavar="NAME", help="run only this check (repeatable)")
     verify.add_argument("--list", action="store_true", help="list the checks and models, run nothing")
+    verify.add_argument("--backend", choices=("compiled", "reference"), default=None,
+                        help="run the algorithms compiled (default for float data) or on the generic reference path")
 
     info = sub.add_parser("info", help="digraph, dimensions, segments and sparsity of a model")
     isource = info.add_mutually_exclusive_group()
@@ -187,7 +190,8 @@ def _verify(args) -> int:
     for name, missing in skipped.items():
         print(f"skipped {name}: sko.algorithms.{', sko.algorithms.'.join(missing)} not available", file=sys.stderr)
     start = time.perf_counter()
-    results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic))
+    results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic),
+                  backend=args.backend)
     elapsed = time.perf_counter() - start
     failed = [r for r in results if not r.passed]
     if args.json:

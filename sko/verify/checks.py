@@ -439,7 +439,7 @@ def innovations_operators(case: Case):
 def mass_matrix_inverse(case: Case):
     """ℳ^{-1} = [I − H ψ K]* D^{-1} [I − H ψ K]; the O(N) solve and inverse agree with it.
 
-    Checked as ℳ X = I (backward error, relative to |ℳ| |X|), so the residual does not grow
+    Checked as ``ℳ X = I`` (backward error, relative to ``|ℳ| |X|``), so the residual does not grow
     with the condition number of ℳ."""
     _, B = _innovations(case)
     n = case.model.dof_size
