@@ -54,7 +54,7 @@ def _relative(a, b) -> float:
 
 
 def four_bar_knee(horizon: float = 2.0, dt: float = 0.005, progress: bool = False) -> dict:
-    """Closure gap, energy drift and KKT agreement of the four-bar (EMBEDDING.md §5b)."""
+    """Closure gap, energy drift and KKT agreement of the four-bar (EMBEDDING.md §5 (b))."""
     system = four_bar()
     steps = int(round(horizon / dt))
     traj = simulate(system, system.neutral_configuration(), [0.0], dt, steps,
@@ -74,7 +74,7 @@ def four_bar_knee(horizon: float = 2.0, dt: float = 0.005, progress: bool = Fals
 
 
 def gripper() -> dict:
-    """The mimic gripper against the spanning tree (EMBEDDING.md §5a)."""
+    """The mimic gripper against the spanning tree (EMBEDDING.md §5 (a))."""
     system = mimic_gripper()
     rng = np.random.default_rng(1)
     q, v = rng.uniform(-0.5, 0.5, system.nq), rng.normal(size=system.nv)

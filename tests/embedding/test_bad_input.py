@@ -103,7 +103,7 @@ def test_loop_that_cannot_close_is_named():
 
 
 def test_rocker_driven_four_bar_raises_at_the_dead_point_and_where_it_cannot_close():
-    """EMBEDDING.md §5b: at π/2 crank and coupler are aligned (singular K_dep); at 1.4 rad the
+    """EMBEDDING.md §5 (b): at π/2 crank and coupler are aligned (singular K_dep); at 1.4 rad the
     loop does not close."""
     system = four_bar(angle=2.0, driver="rocker")
     cluster = system._body[system.bodies[0]]

@@ -1,4 +1,4 @@
-"""A four-bar simulated over 5 s (EMBEDDING.md §5b): the loop stays closed, energy drift falls
+"""A four-bar simulated over 5 s (EMBEDDING.md §5 (b)): the loop stays closed, energy drift falls
 at RK4's order, and the trajectory equals a dense KKT integration of the spanning tree."""
 
 from __future__ import annotations
