@@ -16,7 +16,8 @@ import numpy as np
 
 from sko.bodies.cluster import ClusterError, ClusterMember, Coupling, LoopConstraint, RigidCluster
 from sko.bodies.hinge import checked_placement
-from sko.graphs.errors import DimensionError, NotATreeError, UnknownNodeError, preview
+import sko.algorithms as alg
+from sko.graphs.errors import DimensionError, NotATreeError, RankDeficientError, SKOError, UnknownNodeError, preview
 from sko.systems.multibody import MultibodySystem
 from sko.systems.frames import Frame
 from sko.systems.rigid import RigidSystem, _body, _homogeneous
@@ -146,7 +147,7 @@ class ClusteredRigidSystem(RigidSystem):
             init = None if initial is None else {k: v for k, v in initial.items() if k in body_set}
             nodes.append(RigidCluster(first, parent_node, members, [c for c in cs if isinstance(c, Coupling)], loops_c,
                                       independent=ind, attach=attach, initial=init))
-        self._specs = specs
+        self._specs, self._spanning = specs, None
         self.body_names = tuple(s.name for s in specs)
         MultibodySystem.__init__(self, nodes, gravity)
         self.frames = {name: Frame(name, *self._checked_frame(name, spec), system=self) for name, spec in frames.items()}
@@ -184,8 +185,57 @@ class ClusteredRigidSystem(RigidSystem):
     def spanning_system(self) -> RigidSystem:
         """The spanning tree with every joint free (no constraint): the reference of
         EMBEDDING.md §3, whose coordinates are :meth:`spanning_configuration`'s."""
-        return RigidSystem(self._specs, {k: f for k, f in self.frames.items() if k not in self.body_names},
-                           np.concatenate([np.zeros(3), self.gravity]))
+        if self._spanning is None:
+            self._spanning = RigidSystem(self._specs, {k: f for k, f in self.frames.items() if k not in self.body_names},
+                                         np.concatenate([np.zeros(3), self.gravity]))
+        return self._spanning
+
+    def center_of_mass(self, q) -> np.ndarray:
+        """The world centre of mass at ``q`` (that of the spanning tree at the closed configuration)."""
+        return self.spanning_system().center_of_mass(self.spanning_configuration(q))
+
+    def center_of_mass_jacobian(self, q) -> np.ndarray:
+        """3 × nv ``J_c = J_c,sp G`` (``ċ = J_c v``, world coordinates)."""
+        G = self.constraint_matrices(q)[0]
+        return self.spanning_system().center_of_mass_jacobian(self.spanning_configuration(q)) @ G
+
+    def operational_space_inertia(self, q, frames) -> np.ndarray:
+        """``Λ`` of :meth:`RigidSystem.operational_space_inertia`; a frame on a clustered body
+        picks its cluster node through ``B = (ᶠX_k Γ_k)ᵀ`` (``Γ_k`` the body's selector).
+
+        Raises
+        ------
+        UnknownNodeError
+            An unknown frame, or one fixed on the world.
+        RankDeficientError
+            Two frames on the same node (body or cluster), or a task the joints cannot move
+            independently.
+        """
+        if isinstance(frames, (set, frozenset)):
+            raise SKOError(f"frames must be an ordered sequence (they order the blocks of Λ), got the set {frames!r}")
+        frames = list(frames) if isinstance(frames, list) or (isinstance(frames, tuple) and frames not in self.frames) else [frames]
+        picks = []
+        for f in frames:
+            body, X = self._frame(f)
+            if body is None:
+                raise UnknownNodeError(f"frame {f!r} is fixed on the world: it has no operational space inertia")
+            picks.append((self.member_node[body], X @ self._selector(body)))
+        nodes = [node for node, _ in picks]
+        if len(set(nodes)) < len(nodes):
+            raise RankDeficientError(f"frames {frames!r} include two on the same node (a body or a cluster): "
+                                     "pick one frame per node")
+        model, _, _ = self.sko_model(q)
+        return alg.operational_space_inertia(model, nodes, transforms={node: B.T for node, B in picks})
+
+    def _selector(self, body) -> np.ndarray:
+        """``Γ`` (6 × m) with ``v_body = Γ 𝒱(node)`` for the node holding ``body``."""
+        b = self._body[self.member_node[body]]
+        if not isinstance(b, RigidCluster):
+            return np.eye(6, b.node_dim)
+        Gamma = np.zeros((6, b.node_dim))
+        i = b._index[body]
+        Gamma[:, 6 * i: 6 * i + 6] = np.eye(6)
+        return Gamma
 
     def constraint_matrices(self, q, v=None) -> tuple:
         """System-wide ``G`` (n_sp × nv), ``Ġ v`` (n_sp), ``K`` and ``K̇ θ̇_sp`` in the spanning
@@ -282,12 +332,7 @@ class ClusteredRigidSystem(RigidSystem):
         if body is None:
             return J
         node = self.member_node[body]
-        b = self._body[node]
-        if isinstance(b, RigidCluster):
-            Gamma = np.zeros((6, b.node_dim))
-            i = b._index[body]
-            Gamma[:, 6 * i: 6 * i + 6] = np.eye(6)
-            X = X @ Gamma
+        X = X @ self._selector(body)
         for j in [node, *self.tree.ancestors(node)]:
             J[:, self.dof_slices[j]] = X @ model.H[j].T
             if self.tree.parent(j) is not None:
