@@ -178,8 +178,8 @@ def mass_matrix_logdet(model: SKOModel, articulated: ArticulatedInertias | None 
     if engine.is_compiled(ab):  # accumulated by the Riccati kernel from the Cholesky pivots
         return complex(ab.logdet) if ab.dtype.kind == "c" else float(ab.logdet)
     if ab.dtype.kind == "c":
-        return complex(sum(np.log(np.linalg.det(D)).sum() for D in ab.D_))
-    return float(sum(np.linalg.slogdet(D)[1].sum() for D in ab.D_))
+        return complex(sum(np.log(np.linalg.det(D)) for D in ab.D_by_index))
+    return float(sum(np.linalg.slogdet(D)[1] for D in ab.D_by_index))
 
 
 def mass_matrix_det(model: SKOModel, articulated: ArticulatedInertias | None = None):
@@ -192,4 +192,4 @@ def mass_matrix_det(model: SKOModel, articulated: ArticulatedInertias | None = N
         return sympy.Mul(*(sympy.Matrix(Dk).det() for Dk in ab.D.values()))
     if engine.is_compiled(ab):
         return np.exp(ab.logdet)
-    return np.prod([np.prod(np.linalg.det(D)) for D in ab.D_])
+    return np.prod([np.linalg.det(D) for D in ab.D_by_index])

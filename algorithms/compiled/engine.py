@@ -13,10 +13,8 @@ from functools import cached_property
 
 import numpy as np
 
-from sko.graphs.errors import NotPositiveDefiniteError
-
 from . import kernels as K
-from .backend import compiled_dtype, use_backend
+from .backend import compiled_dtype
 from .flat import BODY, HDIM, NDIM, FlatModel, fill_data, from_sko_model
 from .flat import A as A_COL
 from .flat import B as B_COL
@@ -156,22 +154,15 @@ def mass_matrix(model, dtype) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- Riccati and after
-def articulated_inertias(model, dtype):
-    """The Riccati gather, as an :class:`sko.algorithms.riccati.ArticulatedInertias`."""
-    from .articulated import CompiledArticulatedInertias
-
+def riccati(model, dtype) -> tuple[CompiledModel, np.ndarray, object, object]:
+    """The Riccati gather: ``(compiled model, buffer r, log det ℳ, failing body or None)``;
+    a failing body is one whose ``D(k)`` is not positive definite or not finite."""
     cm = compiled_model(model)
     r = np.zeros(cm.rsize, dtype=dtype)
     with np.errstate(all="ignore"):
         failed, logdet = K.riccati(cm.layout, cm.data(dtype), cm.roff, r, K.riccati_scratch(cm.layout, dtype))
-    if failed >= 0:  # the reference path reports the failing node with its exact message
-        from ..riccati import articulated_inertias as reference
-
-        with use_backend("reference"):
-            reference(model)
-        k = model.bodies[cm.layout[failed, BODY]]
-        raise NotPositiveDefiniteError(f"hinge inertia D = H P H* of body {k!r} is not positive definite")
-    return CompiledArticulatedInertias(model, cm, dtype, r, logdet)
+    body = model.bodies[cm.layout[failed, BODY]] if failed >= 0 else None
+    return cm, r, logdet, body
 
 
 def riccati_buffer(ab, dtype) -> np.ndarray:
@@ -208,9 +199,8 @@ def hinge_blocks(ab, x: np.ndarray, dtype, inverse: bool) -> np.ndarray:
 
 
 def is_compiled(articulated) -> bool:
-    from .articulated import CompiledArticulatedInertias
-
-    return isinstance(articulated, CompiledArticulatedInertias)
+    """Whether a Riccati result came from the compiled gather (it carries its buffer)."""
+    return getattr(articulated, "compiled", None) is not None
 
 
 def takes(model, articulated, *arrays) -> np.dtype | None:
@@ -223,7 +213,7 @@ def takes(model, articulated, *arrays) -> np.dtype | None:
     return runs(model, *arrays)
 
 
-__all__ += ["spo", "joint_map", "newton_euler", "composite_inertias", "mass_matrix", "articulated_inertias",
+__all__ += ["spo", "joint_map", "newton_euler", "composite_inertias", "mass_matrix", "riccati",
             "articulated_body", "gain_apply", "hinge_blocks", "takes", "is_compiled"]
 
 
