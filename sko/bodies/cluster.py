@@ -135,7 +135,8 @@ class RigidCluster(BodyType):
         self._parent_index = [None if m.parent is None else index[m.parent] for m in self.members]
         self._inertia = [checked_spatial_inertia(m.inertia, m.name) for m in self.members]
         self._placement = [checked_placement(m.placement, m.name) for m in self.members]
-        self._mass_com = [inertia_parameters(I)[:2] for I in self._inertia]
+        # a massless member (romeo's fingers) has no centre of mass and no potential energy
+        self._mass_com = [inertia_parameters(I)[:2] if I[5, 5] != 0 else (I[5, 5], np.zeros(3)) for I in self._inertia]
         offsets = np.cumsum([0] + [m.joint.nv for m in self.members])
         self._cols = [slice(int(offsets[i]), int(offsets[i + 1])) for i in range(self.c)]
         self.n_sp = int(offsets[-1])

@@ -1,0 +1,99 @@
+"""Clustered systems on both backends: a cluster node has no compiled state, so the compiled
+path fills its arena entries from the cluster's Python ``at_state`` and runs the compiled
+recursions on them; every answer equals the reference path's, batched calls equal per-state
+calls, and float64 and complex128 states both work."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from sko.bodies.cluster import ClusterError, LoopClosureError, RigidCluster
+from sko.examples.embedding import four_bar, four_bar_chain, mimic_gripper
+from sko.systems.engine import engine, use_backend
+from tests.compiled.test_engine import _assert_same, _evaluate
+from tests.embedding.random_clusters import random_clustered_system
+from tests.rigid.pinocchio_map import robots_dir
+
+
+def _random(seed: int):
+    builder, theta0 = random_clustered_system(seed)
+    return builder.build(initial=theta0)
+
+
+def _panda():
+    if robots_dir() is None:
+        pytest.skip("example-robot-data is not installed")
+    from sko.systems import RigidSystem
+
+    return RigidSystem.from_urdf(robots_dir() / "panda_description/urdf/panda.urdf")
+
+
+SYSTEMS = {"four_bar": four_bar, "mimic_gripper": mimic_gripper, "four_bar_chain": lambda: four_bar_chain(3),
+           "panda": _panda, **{f"random:{seed}": (lambda seed=seed: _random(seed)) for seed in (1, 2, 5, 8, 13)}}
+
+
+def _states(system, rng, count: int, complex_step: bool = False):
+    """States near the assembled configuration (loops close there, on the same branch)."""
+    out = []
+    for _ in range(count):
+        q = system.neutral_configuration() + 0.02 * rng.normal(size=system.nq)
+        v = rng.uniform(-1.0, 1.0, system.nv)
+        dv, tau = rng.normal(size=(2, system.nv))
+        if complex_step:
+            q, v = q + 1e-5j * rng.normal(size=q.size), v + 1e-5j * rng.normal(size=v.size)
+        out.append((q, v, dv, tau))
+    return out
+
+
+def _system(name: str):
+    try:
+        system = SYSTEMS[name]()
+    except ClusterError:  # a drawn loop over-constraining its cluster: not a case for this test
+        pytest.skip(f"{name} draws an over-constrained loop")
+    assert any(isinstance(system.body(k), RigidCluster) for k in system.bodies)
+    return system
+
+
+@pytest.mark.parametrize("complex_step", [False, True])
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_compiled_path_equals_reference_on_clusters(name, complex_step):
+    system = _system(name)
+    layout = engine(system).layout
+    assert layout is not None and not layout.all_compiled  # the cluster runs its Python state
+    checked = 0
+    for q, v, dv, tau in _states(system, np.random.default_rng(len(name)), 3, complex_step):
+        try:
+            with use_backend("reference"):
+                want = _evaluate(system, q, v, dv, tau)
+        except LoopClosureError:  # a random loop near a singular configuration
+            continue
+        got = _evaluate(system, q, v, dv, tau)
+        checked += 1
+        _assert_same(got, want)
+        if complex_step:
+            assert np.abs(got["forward_dynamics"].imag).max() > 0
+    assert checked
+
+
+@pytest.mark.parametrize("name", ["four_bar", "mimic_gripper", "panda"])
+def test_batches_of_clustered_states_equal_per_state_calls(name):
+    system = _system(name)
+    states = _states(system, np.random.default_rng(3), 9)
+    Q, V, DV, TAU = (np.array(x) for x in zip(*states))
+    batched = _evaluate(system, Q, V, DV, TAU)
+    for s, (q, v, dv, tau) in enumerate(states):
+        with use_backend("reference"):
+            single = _evaluate(system, q, v, dv, tau)
+        for key, value in single.items():
+            assert batched[key].shape == (len(states), *np.shape(value)), key
+            np.testing.assert_allclose(batched[key][s], value, rtol=1e-11, atol=1e-11, err_msg=key)
+
+
+def test_jacobians_of_member_frames_agree_on_both_backends():
+    system = _system("mimic_gripper")
+    q = system.neutral_configuration() + 0.1
+    for frame in system.frames:
+        J = system.jacobian(q, frame)
+        with use_backend("reference"):
+            np.testing.assert_allclose(J, system.jacobian(q, frame), atol=1e-12, err_msg=str(frame))
