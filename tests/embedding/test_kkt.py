@@ -13,9 +13,11 @@ from sko.examples.embedding import four_bar, four_bar_chain, mimic_gripper
 from tests.embedding.random_clusters import random_clustered_system
 
 
-def kkt_residuals(system, q, v, rng) -> dict:
+def kkt_residuals(system, q, v, rng, forward: bool = True) -> dict:
     """Relative residuals of ℳ = Gᵀ ℳ_sp G, 𝒞 = Gᵀ(𝒞_sp + ℳ_sp Ġ v), K G = 0, forward dynamics
-    against KKT, inverse dynamics T = Gᵀ T_sp, and Ġ v against a complex-step derivative of G."""
+    against KKT, inverse dynamics T = Gᵀ T_sp, and Ġ v against a complex-step derivative of G.
+    ``forward=False`` (a singular ℳ: massless bodies) checks the inverse dynamics at a random
+    acceleration, ``T = Gᵀ(ℳ_sp (G v̇ + Ġ v) + 𝒞_sp)``, instead of the forward dynamics."""
     spanning = system.spanning_system()
     theta = system.spanning_configuration(q)
     G, Gdv, K, Kdv = system.constraint_matrices(q, v)
@@ -25,21 +27,27 @@ def kkt_residuals(system, q, v, rng) -> dict:
     scale = max(1.0, np.abs(M_sp).max(initial=0.0) * max(1.0, np.abs(G).max(initial=0.0)) ** 2)
     T_sp = rng.normal(size=len(theta)) * scale
     tau = G.T @ T_sp
+    h = 1e-30
+    Gc = system.constraint_matrices(q + 1j * h * v, v)[0]
+    bias_scale = max(scale, np.abs(C_sp).max(initial=0.0) * np.abs(G).max(initial=0.0))
+    out = {
+        "M": np.abs(M - G.T @ M_sp @ G).max(initial=0.0) / scale,
+        "C": np.abs(C - G.T @ (C_sp + M_sp @ Gdv)).max(initial=0.0) / bias_scale,
+        "KG": np.abs(K @ G).max(initial=0.0) / max(1.0, np.abs(K).max(initial=0.0) * np.abs(G).max(initial=0.0)),
+        "Gdot": np.abs((Gc.imag / h) @ v - Gdv).max(initial=0.0) / max(1.0, np.abs(Gdv).max(initial=0.0)),
+    }
+    if not forward:
+        dv = rng.normal(size=system.nv)
+        tau = G.T @ (M_sp @ (G @ dv + Gdv) + C_sp)
+        out["ID"] = np.abs(system.inverse_dynamics(q, v, dv) - tau).max(initial=0.0) / max(bias_scale, np.abs(tau).max(initial=0.0))
+        return out
     dv = system.forward_dynamics(q, v, tau)
     n, m = len(theta), K.shape[0]
     kkt = np.block([[M_sp, K.T], [K, np.zeros((m, m))]])
     sol = np.linalg.solve(kkt, np.concatenate([T_sp - C_sp, -Kdv]))
-    h = 1e-30
-    Gc = system.constraint_matrices(q + 1j * h * v, v)[0]
-    bias_scale = max(scale, np.abs(C_sp).max(initial=0.0) * np.abs(G).max(initial=0.0))
-    return {
-        "M": np.abs(M - G.T @ M_sp @ G).max(initial=0.0) / scale,
-        "C": np.abs(C - G.T @ (C_sp + M_sp @ Gdv)).max(initial=0.0) / bias_scale,
-        "KG": np.abs(K @ G).max(initial=0.0) / max(1.0, np.abs(K).max(initial=0.0) * np.abs(G).max(initial=0.0)),
-        "FD": np.abs(sol[:n] - (G @ dv + Gdv)).max(initial=0.0) / max(1.0, np.abs(sol[:n]).max(initial=0.0)),
-        "ID": np.abs(system.inverse_dynamics(q, v, dv) - tau).max(initial=0.0) / max(1.0, np.abs(tau).max(initial=0.0)),
-        "Gdot": np.abs((Gc.imag / h) @ v - Gdv).max(initial=0.0) / max(1.0, np.abs(Gdv).max(initial=0.0)),
-    }
+    out["FD"] = np.abs(sol[:n] - (G @ dv + Gdv)).max(initial=0.0) / max(1.0, np.abs(sol[:n]).max(initial=0.0))
+    out["ID"] = np.abs(system.inverse_dynamics(q, v, dv) - tau).max(initial=0.0) / max(1.0, np.abs(tau).max(initial=0.0))
+    return out
 
 
 @given(st.integers(0, 2**32 - 1))
