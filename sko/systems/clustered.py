@@ -135,6 +135,10 @@ class ClusteredRigidSystem(RigidSystem):
                 nodes.append(_rigid_body(s, parent_node, attach))
                 continue
             first, body_set, cs = cluster_of[s.name]
+            armed = [m.name for m in specs if m.name in body_set and m.armature is not None and np.any(m.armature)]
+            if armed:  # a rotor on a dependent joint adds to ℳ_sp, not to the cluster's 6c × 6c inertia
+                raise ClusterError(f"bodies {armed} carry joint armature (rotor inertia) inside the cluster of "
+                                   f"{sorted(map(str, body_set))}: a cluster of rigid bodies has no armature")
             if first != s.name:
                 continue
             members = [ClusterMember(m.name, m.parent if m.parent in body_set else None, m.joint, m.inertia, m.placement)
