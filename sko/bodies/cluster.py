@@ -27,6 +27,10 @@ Constraints (EMBEDDING.md §4):
   redundant at the assembled state (a planar loop keeps 2 of a revolute's 5) are dropped.
   Positions are closed by Newton's method from the last solution (continuation) with the stopping
   rule of §4; failure raises :class:`LoopClosureError` naming the cluster and its loops.
+
+A cluster of couplings only with library joints has a compiled state
+(:func:`sko.bodies.compiled_state.cluster_state`); one with loops runs this module's Python
+``at_state`` on the compiled path.
 """
 
 from __future__ import annotations
@@ -541,6 +545,16 @@ class RigidCluster(BodyType):
         potential = sum(-mass * (gravity @ (h.position + h.rotation @ com)) for (mass, com), h in zip(self._mass_com, hs))
         return NodeState(E=Phi @ B, H=Hstar.T, M=M, a=a, b=b, V=np.concatenate([h.v for h in hs]),
                          attachments=attachments, potential=potential)
+
+    def compiled_state(self):
+        """Packed for the compiled kernel (:func:`sko.bodies.compiled_state.pack_cluster`) when
+        the cluster has couplings only and library joints; ``None`` with closed loops (solved
+        by Newton's method from the last solution, in Python)."""
+        from sko.bodies.compiled_state import pack_cluster
+
+        if type(self).at_state is not RigidCluster.at_state:  # a subclass with its own state
+            return None
+        return pack_cluster(self)
 
     @property
     def attachment_names(self) -> tuple:

@@ -1,7 +1,8 @@
-"""Clustered systems on both backends: a cluster node has no compiled state, so the compiled
-path fills its arena entries from the cluster's Python ``at_state`` and runs the compiled
-recursions on them; every answer equals the reference path's, batched calls equal per-state
-calls, and float64 and complex128 states both work."""
+"""Clustered systems on both backends. A cluster with couplings only has a compiled state
+(:func:`sko.bodies.compiled_state.cluster_state`); one with closed loops fills its arena entries
+from its Python ``at_state`` (Newton's method) and only the recursions are compiled. Every
+answer equals the reference path's, batched calls equal per-state calls, and float64 and
+complex128 states both work."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _panda():
 
 
 SYSTEMS = {"four_bar": four_bar, "mimic_gripper": mimic_gripper, "four_bar_chain": lambda: four_bar_chain(3),
-           "panda": _panda, **{f"random:{seed}": (lambda seed=seed: _random(seed)) for seed in (1, 2, 5, 8, 13)}}
+           "panda": _panda, **{f"random:{seed}": (lambda seed=seed: _random(seed)) for seed in (1, 2, 4, 5, 8, 9, 13, 25)}}
 
 
 def _states(system, rng, count: int, complex_step: bool = False):
@@ -60,7 +61,8 @@ def _system(name: str):
 def test_compiled_path_equals_reference_on_clusters(name, complex_step):
     system = _system(name)
     layout = engine(system).layout
-    assert layout is not None and not layout.all_compiled  # the cluster runs its Python state
+    loops = any(system.body(k).loops for k in system.clusters())
+    assert layout.all_compiled != loops  # loops: Newton's method in Python; couplings: compiled
     checked = 0
     for q, v, dv, tau in _states(system, np.random.default_rng(len(name)), 3, complex_step):
         try:
@@ -97,3 +99,20 @@ def test_jacobians_of_member_frames_agree_on_both_backends():
         J = system.jacobian(q, frame)
         with use_backend("reference"):
             np.testing.assert_allclose(J, system.jacobian(q, frame), atol=1e-12, err_msg=str(frame))
+
+
+@pytest.mark.parametrize("name", ["mimic_gripper", "panda", "random:2", "random:4", "random:9", "random:25"])
+def test_compiled_cluster_state_fills_the_arena_as_its_python_state(name):
+    """A cluster with couplings only has a compiled state (sko.bodies.compiled_state.cluster_state):
+    every arena entry (weights, H, M, a, b, 𝒱, attachment records, potentials) equals what its
+    Python ``at_state`` writes, for float and complex states."""
+    system = _system(name)
+    layout = engine(system).layout
+    assert layout.all_compiled
+    rng = np.random.default_rng(9)
+    for q, v, _, _ in _states(system, rng, 2) + _states(system, rng, 1, complex_step=True):
+        compiled = layout.fill(q[None], v[None])[0]
+        python = np.zeros_like(compiled)
+        for i in layout.order:
+            layout._python_state(int(i), q, v, python)
+        np.testing.assert_allclose(compiled, python, rtol=0, atol=1e-12)
