@@ -30,7 +30,26 @@ def _panda():
     return RigidSystem.from_urdf(robots_dir() / "panda_description/urdf/panda.urdf")
 
 
-SYSTEMS = {"four_bar": four_bar, "mimic_gripper": mimic_gripper, "four_bar_chain": lambda: four_bar_chain(3),
+def _stacked_clusters():
+    """A chain a → b → c → d → e with couplings (a, b) and (c, d): the second cluster hangs from
+    member b of the first (a weight through a member's selector Γ), e from member d."""
+    from sko import spatial as sp
+    from sko.bodies import Prismatic, Revolute
+    from sko.systems import SystemBuilder
+
+    b = SystemBuilder(gravity=[0.5, -1.0, -9.81])
+    parent = None
+    for i, (name, joint) in enumerate(zip("abcde", [Revolute([0, 0, 1]), Revolute([0, 1, 0]), Prismatic([1, 0, 0]),
+                                                     Revolute([1, 0, 1]), Revolute([0, 1, 1])])):
+        b.add_body(name, parent, joint, sp.pose_transform([0.3, 0.1 * i, -0.2], [0.1 * i, 0.2, 0.0]), mass=1.0 + i,
+                   com=[0.1, 0.02 * i, 0.0], inertia_com=np.diag([0.02, 0.03, 0.04]))
+        parent = name
+    b.add_coupling("ab", "a", "b", -0.7, 0.2)
+    b.add_coupling("cd", "c", "d", 1.5, -0.1)
+    return b.build()
+
+
+SYSTEMS = {"stacked": _stacked_clusters, "four_bar": four_bar, "mimic_gripper": mimic_gripper, "four_bar_chain": lambda: four_bar_chain(3),
            "panda": _panda, **{f"random:{seed}": (lambda seed=seed: _random(seed)) for seed in (1, 2, 4, 5, 8, 9, 13, 25)}}
 
 
@@ -101,7 +120,7 @@ def test_jacobians_of_member_frames_agree_on_both_backends():
             np.testing.assert_allclose(J, system.jacobian(q, frame), atol=1e-12, err_msg=str(frame))
 
 
-@pytest.mark.parametrize("name", ["mimic_gripper", "panda", "random:2", "random:4", "random:9", "random:25"])
+@pytest.mark.parametrize("name", ["stacked", "mimic_gripper", "panda", "random:2", "random:4", "random:9", "random:25"])
 def test_compiled_cluster_state_fills_the_arena_as_its_python_state(name):
     """A cluster with couplings only has a compiled state (sko.bodies.compiled_state.cluster_state):
     every arena entry (weights, H, M, a, b, 𝒱, attachment records, potentials) equals what its

@@ -69,7 +69,13 @@ def test_random_clusters_match_the_kkt_solution(seed):
     assert max(residuals.values()) < 1e-9, residuals
 
 
-@pytest.mark.parametrize("factory", [four_bar, mimic_gripper, lambda: four_bar_chain(4)])
+def _stacked():
+    from tests.embedding.test_backends import _stacked_clusters
+
+    return _stacked_clusters()
+
+
+@pytest.mark.parametrize("factory", [four_bar, mimic_gripper, lambda: four_bar_chain(4), _stacked])
 def test_examples_match_the_kkt_solution(factory):
     system = factory()
     rng = np.random.default_rng(0)
