@@ -26,11 +26,13 @@ A planar two-link arm (standard DH, unit links, point-like unit masses at the li
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from sko.spatial import plucker_from_pose, rotation_x, rotation_z
+from sko.arrays import checked_scalar
+from sko.spatial import checked_transform, plucker_from_pose, rotation_x, rotation_z
 
 from sko.systems.builder import SystemBuilder, link_inertia
 from sko.errors import RigidSystemError
@@ -105,6 +107,8 @@ def dh_system(links, convention: str = "standard", base_placement=None, gravity=
     """
     if convention not in ("standard", "modified"):
         raise RigidSystemError(f"DH convention must be 'standard' or 'modified', got {convention!r}")
+    if isinstance(links, (str, bytes, DHLink)) or not isinstance(links, Iterable):
+        raise RigidSystemError(f"DH links must be a sequence of DHLink, got {type(links).__name__}")
     links = list(links)
     if not links:
         raise RigidSystemError("a DH table needs at least one link")
@@ -115,9 +119,8 @@ def dh_system(links, convention: str = "standard", base_placement=None, gravity=
         if not isinstance(row, DHLink):
             raise RigidSystemError(f"DH row {i} must be a DHLink, got {type(row).__name__}")
         name = row.name or f"link{i}"
-        values = np.array([row.a, row.alpha, row.d, row.theta], dtype=float)
-        if not np.isfinite(values).all():
-            raise RigidSystemError(f"DH row {i} ({name!r}) has non-finite parameters {values}")
+        for key in ("a", "alpha", "d", "theta"):
+            checked_scalar(getattr(row, key), f"DH row {i} ({name!r}): parameter {key}", error=RigidSystemError)
         if row.joint == "revolute":
             joint, offset = Revolute([0, 0, 1], name=f"joint{i}"), _tz(row.d) @ _rz(row.theta)
         elif row.joint == "prismatic":
@@ -133,7 +136,8 @@ def dh_system(links, convention: str = "standard", base_placement=None, gravity=
             dh_on_body = np.eye(4)
         placement = _plucker(fixed)
         if i == 1 and base_placement is not None:
-            placement = placement @ np.asarray(base_placement, dtype=float)
+            placement = placement @ np.array(checked_transform(base_placement, "DH base placement",
+                                                               error=RigidSystemError), dtype=float)
         X_dh = _plucker(dh_on_body)  # ᵈʰX_body
         inertia = _inertia_in_body(row, name, X_dh)
         builder.add_body(name, parent, joint, placement=placement, inertia=inertia)

@@ -1,4 +1,4 @@
-"""URDF loader (RIGID.md, *Interoperability*), with the standard library's ``xml.etree``.
+"""URDF loader (RIGID.md, *Interoperability*), with ``defusedxml`` (no DTDs, no entities).
 
 Rules:
 
@@ -30,6 +30,9 @@ from __future__ import annotations
 import os
 import xml.etree.ElementTree as ET
 
+import defusedxml
+import defusedxml.ElementTree as SafeET
+
 import numpy as np
 
 from sko.arrays import check_psd
@@ -60,6 +63,8 @@ def load_urdf(path, floating_base: bool = False, gravity=None):
     URDFError
         Unreadable file, malformed XML or any unsupported feature (see the module docstring).
     """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise URDFError(f"URDF path must be a str or path-like, got {type(path).__name__}")
     try:
         with open(os.fspath(path), "rb") as fh:
             text = fh.read()
@@ -70,10 +75,14 @@ def load_urdf(path, floating_base: bool = False, gravity=None):
 
 def parse_urdf(text, floating_base: bool = False, gravity=None):
     """Like :func:`load_urdf`, from the XML text (str or bytes)."""
-    try:
-        root = ET.fromstring(text)
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise URDFError(f"URDF text must be str or bytes, got {type(text).__name__}")
+    try:  # no DTD, no entity: a URDF needs neither, and they are the vector of expansion attacks
+        root = SafeET.fromstring(text, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     except ET.ParseError as exc:
         raise URDFError(f"malformed URDF XML: {exc}") from None
+    except defusedxml.DefusedXmlException as exc:
+        raise URDFError(f"URDF XML with a DTD or entity declaration is rejected: {exc}") from None
     if root.tag != "robot":
         raise URDFError(f"URDF root element must be <robot>, got <{root.tag}>")
 
@@ -211,7 +220,7 @@ def _joint(el, name: str):
         return Free(name=name)
     axis_el = el.find("axis")
     axis = _floats(None if axis_el is None else axis_el.get("xyz"), 3, f"joint {name!r} <axis xyz>", [1, 0, 0])
-    if np.linalg.norm(axis) < 1e-12:
+    if not np.abs(axis).max() > 0:
         raise URDFError(f"joint {name!r} has a zero axis")
     if jtype in ("revolute", "continuous"):
         return Revolute(axis, name=name)

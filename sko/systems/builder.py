@@ -30,8 +30,8 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from sko.arrays import check_psd
-from sko.spatial import spatial_inertia
+from sko.arrays import check_psd, checked_scalar, numeric_array
+from sko.spatial import checked_transform, spatial_inertia
 
 from sko.errors import RigidSystemError
 from sko.bodies.joints import Fixed, Joint
@@ -91,7 +91,8 @@ class SystemBuilder:
             raise RigidSystemError(f"body {name!r}: parent {parent!r} has not been added")
         if not isinstance(joint, Joint):
             raise RigidSystemError(f"body {name!r}: joint must be a sko.bodies Joint, got {type(joint).__name__}")
-        X_T = _matrix(placement, (6, 6), f"placement of body {name!r}", np.eye(6))
+        X_T = np.eye(6) if placement is None else np.array(checked_transform(placement, f"placement of body {name!r}",
+                                                                            error=RigidSystemError), dtype=float)
         I6 = link_inertia(name, inertia, mass, com, inertia_com)
         parent_body, X_frame = self._frames[parent] if parent is not None else (None, np.eye(6))
         X_T = X_T @ X_frame  # from the parent *body* frame
@@ -151,7 +152,10 @@ def _to_parent(X_T, I6):
 def _gravity(gravity) -> np.ndarray:
     if gravity is None:
         return DEFAULT_GRAVITY.copy()
-    g = np.asarray(gravity, dtype=float)
+    try:
+        g = np.array(numeric_array(gravity, "gravity"), dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise RigidSystemError(f"gravity must be a finite 3- or 6-vector of numbers, got {gravity!r}: {exc}") from None
     if g.shape == (3,):
         g = np.concatenate([np.zeros(3), g])
     if g.shape != (6,) or not np.isfinite(g).all():
@@ -163,7 +167,7 @@ def _matrix(A, shape, what, default) -> np.ndarray:
     if A is None:
         return default.copy()
     try:
-        A = np.array(A, dtype=float)
+        A = np.array(numeric_array(A, what), dtype=float)
     except (TypeError, ValueError) as exc:
         raise RigidSystemError(f"{what} is not a numeric array: {exc}") from None
     if A.shape != shape:
@@ -186,12 +190,7 @@ def link_inertia(name, inertia=None, mass=None, com=None, inertia_com=None) -> n
         if com is not None or inertia_com is not None:
             raise RigidSystemError(f"body {name!r}: com/inertia_com given without a mass")
         return np.zeros((6, 6))
-    try:
-        m = float(mass)
-    except (TypeError, ValueError):
-        raise RigidSystemError(f"body {name!r}: mass must be a number, got {mass!r}") from None
-    if not np.isfinite(m) or m < 0:
-        raise RigidSystemError(f"body {name!r}: mass must be finite and non-negative, got {mass!r}")
+    m = checked_scalar(mass, f"body {name!r}: mass", nonnegative=True, error=RigidSystemError)
     c = _matrix(com, (3,), f"centre of mass of body {name!r}", np.zeros(3))
     Ic = _matrix(inertia_com, (3, 3), f"rotational inertia of body {name!r}", np.zeros((3, 3)))
     check_psd(Ic, f"rotational inertia of body {name!r}", 1e-12, RigidSystemError, symmetry_rtol=1e-9)

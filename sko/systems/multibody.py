@@ -28,7 +28,7 @@ velocities, both in the tree's stacking order (the order the bodies were given);
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from numbers import Real
 
 import numpy as np
@@ -36,7 +36,7 @@ import numpy as np
 import sko.algorithms as alg
 from sko.graphs import TreeDigraph
 from sko.graphs.errors import DimensionError, NonFiniteError, UnknownNodeError, preview
-from sko.arrays import checked_array
+from sko.arrays import checked_array, numeric_array
 from sko.model import SKOModel
 from sko.spatial import cross
 
@@ -72,14 +72,22 @@ class MultibodySystem:
     """
 
     def __init__(self, bodies: Sequence[BodyType], gravity=(0.0, 0.0, -9.81)):
+        if isinstance(bodies, (BodyType, str, bytes, Mapping)) or not isinstance(bodies, Iterable):
+            raise BodyError(f"bodies must be a sequence of BodyType, got {type(bodies).__name__}")
         bodies = tuple(bodies)
+        if not bodies:
+            raise BodyError("a multibody system needs at least one body")
         for b in bodies:
             if not isinstance(b, BodyType):
                 raise BodyError(f"{b!r} is not a BodyType")
         names = [b.name for b in bodies]
-        if len(set(names)) != len(names):
-            raise BodyError(f"duplicate body names in {names!r}")
-        unknown = [b.name for b in bodies if b.parent is not None and b.parent not in names]
+        unhashable = [n for n in names if not isinstance(n, Hashable)]
+        if unhashable:
+            raise BodyError(f"body names must be hashable, got {preview(unhashable)}")
+        known = set(names)
+        if len(known) != len(names):
+            raise BodyError(f"duplicate body names in {preview(names)}")
+        unknown = [b.name for b in bodies if b.parent is not None and b.parent not in known]
         if unknown:
             raise UnknownNodeError(f"bodies {unknown!r} name parents that are not bodies of the system")
         self.tree = TreeDigraph.from_parents({b.name: b.parent for b in bodies})
@@ -453,12 +461,12 @@ def _joint_bodies(bodies) -> tuple[dict, dict]:
 
 def _gravity(gravity) -> np.ndarray:
     """``g`` (3,) from a 3-vector or ``a_g = [0; g]``: finite numbers, or sympy expressions."""
-    g = np.array(gravity)
-    if g.dtype != object:
-        try:
-            g = g.astype(float)
-        except (TypeError, ValueError):
-            raise DimensionError(f"gravity must be a 3-vector g or 6-vector [0; g] of numbers, got {gravity!r}") from None
+    try:
+        g = numeric_array(gravity, "gravity")
+    except DimensionError:
+        raise DimensionError(f"gravity must be a 3-vector g or 6-vector [0; g] of numbers, got {gravity!r}") from None
+    if g.dtype.kind == "c":
+        raise DimensionError(f"gravity must be real, got {gravity!r}")
     if g.shape == (6,) and all(e == 0 for e in g[:3]):
         g = g[3:]
     if g.shape != (3,) or (g.dtype != object and not np.isfinite(g).all()):

@@ -12,6 +12,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sko.arrays import checked_count, checked_scalar
+from sko.graphs.errors import SKOError
+
 __all__ = ["Trajectory", "simulate"]
 
 
@@ -36,7 +39,12 @@ def simulate(system, q0, qd0, dt: float, steps: int, torque: Callable | None = N
     def rate(t, q, qd):
         return system.qdot(q, qd), system.forward_dynamics(q, qd, tau(t, q, qd))
 
-    q, qd = system.normalize(np.asarray(q0, dtype=float)), np.array(qd0, dtype=float)
+    dt = checked_scalar(dt, "simulate: time step dt", positive=True)
+    steps = checked_count(steps, "simulate: number of steps")
+    if torque is not None and not callable(torque):
+        raise SKOError(f"simulate: torque must be a callable torque(t, q, qd), got {type(torque).__name__}")
+    q, qd = system.checked_vectors(q0, qd0)
+    q, qd = system.normalize(np.array(q, dtype=float)), np.array(qd, dtype=float)
     ts, qs, qds = [0.0], [q], [qd]
     for i in range(steps):
         t = i * dt

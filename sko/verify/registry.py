@@ -85,17 +85,32 @@ def _shape_error(c: Comparison) -> str | None:
 
 
 def numeric_residual(comparisons: Iterable[Comparison]) -> float:
-    """The largest relative residual ``max |actual − expected| / scale`` over the comparisons."""
+    """The largest relative residual ``max |actual − expected| / scale`` over the comparisons;
+    ``nan`` as soon as either side or a scale is not finite (so it can never pass a tolerance)."""
     worst = 0.0
     for c in comparisons:
         a = np.asarray(c.actual, dtype=complex)
         e = np.asarray(c.expected, dtype=complex)
-        error = float(np.abs(a - e).max(initial=0.0))
         scale = c.scale if c.scale is not None else max(np.abs(a).max(initial=0.0), np.abs(e).max(initial=0.0))
+        if not (np.isfinite(a).all() and np.isfinite(e).all() and np.isfinite(scale)):
+            return float("nan")
+        with np.errstate(over="ignore"):
+            error = float(np.abs(a - e).max(initial=0.0))
         if error == 0.0:
             continue
         worst = max(worst, error / max(float(scale), np.finfo(float).tiny))
     return worst
+
+
+def _non_finite(comparisons: Iterable[Comparison]) -> str:
+    """Labels of the comparisons with a non-finite entry or scale (empty when all are finite)."""
+    bad = []
+    for c in comparisons:
+        sides = [("actual", c.actual), ("expected", c.expected)] + ([("scale", c.scale)] if c.scale is not None else [])
+        for side, x in sides:
+            if not np.isfinite(np.asarray(x, dtype=complex)).all():
+                bad.append(f"{c.label or 'comparison'} ({side})")
+    return ", ".join(bad)
 
 
 def exact_zero(entry) -> bool:
@@ -253,7 +268,10 @@ class Check:
                 detail = "not zero: " + ", ".join(bad) if bad else ""
                 return self._result(case, None, not bad, not bad, detail, start)
             residual = numeric_residual(comparisons)
-            passed = bool(np.isfinite(residual) and residual <= self.tolerance)
+            if not np.isfinite(residual):
+                return self._result(case, residual, None, False,
+                                    f"non-finite value (NaN or infinity) in {_non_finite(comparisons) or 'the residual'}", start)
+            passed = bool(residual <= self.tolerance)
             return self._result(case, residual, None, passed, "" if passed else f"residual above tolerance {self.tolerance:.0e}", start)
         except Exception as exc:  # a failing check is a result, never a crash of the whole run
             return self._result(case, None, False if case.symbolic else None, False, f"{type(exc).__name__}: {exc}", start)
@@ -281,7 +299,7 @@ class Result:
             "model": self.model,
             "name": self.name,
             "equation": self.equation,
-            "residual": None if self.residual is None else float(self.residual),
+            "residual": None if self.residual is None or not np.isfinite(self.residual) else float(self.residual),
             "exact": self.exact,
             "passed": bool(self.passed),
         }
