@@ -159,8 +159,11 @@ class Case:
     """
 
     def __init__(self, model: SKOModel, name: str = "model", a=None, b=None, symbolic: bool | None = None, seed: int = 0,
-                 generic: bool = False):
+                 generic: bool = False, system=None, q=None, v=None):
         self.model = model
+        #: the system (and its state ``q``, ``v``) the model was taken from, if any: physics checks
+        #: (:mod:`sko.verify.physics`) need it; identity checks see only the model
+        self.system, self.q, self.v = system, q, v
         self.generic = generic
         self.name = name
         self.a = model.node_vector(a, "a")
@@ -232,6 +235,9 @@ class Check:
         available is skipped (and reported as such), not failed.
     description : str
         One line (the function's docstring by default).
+    system : bool
+        Whether the check needs the system behind the model (``case.system``); it does not
+        apply to cases of bare SKO models.
     """
 
     name: str
@@ -242,6 +248,7 @@ class Check:
     numeric: bool = True
     requires: tuple[str, ...] = ()
     description: str = ""
+    system: bool = False
 
     def missing(self) -> tuple[str, ...]:
         """The required ``algorithms`` names that are not available."""
@@ -251,6 +258,10 @@ class Check:
 
     def applies(self, symbolic: bool) -> bool:
         return self.symbolic if symbolic else self.numeric
+
+    def applies_to(self, case: Case) -> bool:
+        """Whether the check runs on ``case`` (its mode, and a system where one is needed)."""
+        return self.applies(case.symbolic) and (not self.system or case.system is not None)
 
     def run(self, case: Case) -> "Result":
         """Run on ``case``: numerically, or exactly when the case is symbolic."""
@@ -314,7 +325,7 @@ class Registry:
 
     def add(self, name: str, equation: str, function: Callable[[Case], Any], *, tolerance: float = DEFAULT_TOLERANCE,
             symbolic: bool = True, numeric: bool = True, requires: Iterable[str] = (), description: str | None = None,
-            replace: bool = False) -> Check:
+            replace: bool = False, system: bool = False) -> Check:
         """Register ``function`` as the check ``name``.
 
         Raises
@@ -328,7 +339,7 @@ class Registry:
             raise SKOError(f"check {name!r} must be numeric, symbolic or both")
         doc = (function.__doc__ or "").strip().splitlines()
         check = Check(name, equation, function, float(tolerance), bool(symbolic), bool(numeric), tuple(requires),
-                      description if description is not None else (doc[0] if doc else ""))
+                      description if description is not None else (doc[0] if doc else ""), bool(system))
         self._checks[name] = check
         return check
 
