@@ -70,9 +70,22 @@ def cantilever_modes(length: float, mass: float, EI: float, n_modes: int, statio
     masses[[0, -1]] /= 2
     xf = x[1:]
     lo, hi = np.minimum.outer(xf, xf), np.maximum.outer(xf, xf)
-    K = np.linalg.inv(lo**2 * (3 * hi - lo) / (6 * EI))
-    K = (K + K.T) / 2
-    w2, phi = scipy.linalg.eigh(K, np.diag(masses[1:]), subset_by_index=[0, n_modes - 1])
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        compliance = lo**2 * (3 * hi - lo) / (6 * EI)
+        scales = (masses * np.float64(length) ** 3 / EI).max()
+    out_of_range = BodyError(f"beam with length {length!r}, mass {mass!r} and EI {EI!r}: the modes overflow or "
+                             "underflow the floating-point range; rescale the units")
+    if not (np.isfinite(compliance).all() and np.isfinite(scales) and scales > 0 and np.diagonal(compliance).min() > 0):
+        raise out_of_range
+    try:
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            K = np.linalg.inv(compliance)
+            K = (K + K.T) / 2
+            w2, phi = scipy.linalg.eigh(K, np.diag(masses[1:]), subset_by_index=[0, n_modes - 1])
+    except (np.linalg.LinAlgError, ValueError):
+        raise out_of_range from None
+    if not (np.isfinite(w2).all() and np.isfinite(phi).all() and w2.min() > 0):
+        raise out_of_range
     phi *= np.sign(phi[-1])  # tip deflection positive
     loads = K @ phi
     lo_s = np.minimum.outer(x, xf)

@@ -138,7 +138,8 @@ def dh_system(links, convention: str = "standard", base_placement=None, gravity=
         if i == 1 and base_placement is not None:
             placement = placement @ np.array(checked_transform(base_placement, "DH base placement",
                                                                error=RigidSystemError), dtype=float)
-        X_dh = _plucker(dh_on_body)  # ᵈʰX_body
+        X_dh = np.array(checked_transform(_plucker(dh_on_body), f"DH frame of row {i} ({name!r})",
+                                          error=RigidSystemError))  # ᵈʰX_body
         inertia = _inertia_in_body(row, name, X_dh)
         builder.add_body(name, parent, joint, placement=placement, inertia=inertia)
         builder.add_frame(f"{name}_dh", name, X_dh)

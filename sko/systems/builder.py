@@ -30,7 +30,7 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from sko.arrays import check_psd, checked_scalar, numeric_array
+from sko.arrays import check_psd, checked_scalar, is_numeric, numeric_array
 from sko.spatial import checked_transform, spatial_inertia
 
 from sko.errors import RigidSystemError
@@ -167,7 +167,10 @@ def _matrix(A, shape, what, default) -> np.ndarray:
     if A is None:
         return default.copy()
     try:
-        A = np.array(numeric_array(A, what), dtype=float)
+        A = numeric_array(A, what)
+        if A.dtype.kind == "c" or A.dtype == object and not is_numeric(A):
+            raise RigidSystemError(f"{what} must be real, got {A.tolist()}")
+        A = np.array(A, dtype=float)
     except (TypeError, ValueError) as exc:
         raise RigidSystemError(f"{what} is not a numeric array: {exc}") from None
     if A.shape != shape:

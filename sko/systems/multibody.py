@@ -294,8 +294,10 @@ class MultibodySystem:
             b.append(s.b if k not in forces else s.b - _frame_force(s.attachments[None], forces[k]))
         model = SKOModel(self.tree, phi=phi, H={k: s.H for k, s in states.items()},
                          M={k: s.M for k, s in states.items()}, validate=bool(self._unchecked))
-        a = np.concatenate([states[k].a for k in self.bodies])
-        return model, a, np.concatenate(b)
+        a, b = np.concatenate([states[k].a for k in self.bodies]), np.concatenate(b)
+        if a.dtype != object and b.dtype != object and not (np.isfinite(a).all() and np.isfinite(b).all()):
+            _raise_overflow(self.bodies, states)
+        return model, a, b
 
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q) -> np.ndarray:
@@ -347,18 +349,18 @@ class MultibodySystem:
     def kinetic_energy(self, q, v=None):
         """``½ Σ_k 𝒱*(k) M(k) 𝒱(k)`` (= ``½ vᵀ ℳ v``), in the states' scalar type (float,
         complex for complex-step, an expression for symbolic states)."""
-        return sum(0.5 * s.V @ s.M @ s.V for s in self.node_states(q, v).values())
+        return _finite_energy(sum(0.5 * s.V @ s.M @ s.V for s in self.node_states(q, v).values()), "kinetic energy")
 
     def potential_energy(self, q):
         """``Σ_k potential(k)`` (gravity and the bodies' own potentials), in the states' scalar
         type; for rigid bodies ``−Σ m_k g · c_k``, zero at the world origin."""
-        return sum(s.potential for s in self.node_states(q).values())
+        return _finite_energy(sum(s.potential for s in self.node_states(q).values()), "potential energy")
 
     @renamed_keywords(qd="v")
     def energy(self, q, v=None):
         """Kinetic plus potential energy, in the states' scalar type: a float for real states, the
         complex number itself for complex-step states, an expression for symbolic ones."""
-        return sum(0.5 * s.V @ s.M @ s.V + s.potential for s in self.node_states(q, v).values())
+        return _finite_energy(sum(0.5 * s.V @ s.M @ s.V + s.potential for s in self.node_states(q, v).values()), "energy")
 
     # ------------------------------------------------------------------ configurations
     def neutral_configuration(self) -> np.ndarray:
@@ -472,6 +474,27 @@ def _gravity(gravity) -> np.ndarray:
     if g.shape != (3,) or (g.dtype != object and not np.isfinite(g).all()):
         raise DimensionError(f"gravity must be a finite 3-vector g or 6-vector [0; g], got {gravity!r}")
     return g
+
+
+def _finite_energy(value, what: str):
+    """``value`` unless it is a number that left the floating-point range."""
+    if isinstance(value, (float, complex, np.floating, np.complexfloating)) and not np.isfinite(value):
+        raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; the velocities or coordinates "
+                             "are too large for floating point")
+    return value
+
+
+def _raise_overflow(bodies, states) -> None:
+    """Name the first body whose node terms left the floating-point range (finite but huge
+    ``q``, ``v`` or forces: ``v × I v`` overflows beyond about 1e154)."""
+    for k in bodies:
+        s = states[k]
+        for field_ in ("a", "b", "M"):
+            x = np.asarray(getattr(s, field_))
+            if x.dtype != object and not np.isfinite(x).all():
+                raise NonFiniteError(f"body {k!r}: its {field_}(k) overflows (NaN or infinity) at this state; "
+                                     "the velocities, coordinates or forces are too large for floating point")
+    raise NonFiniteError("the stacked a, b overflow (NaN or infinity) at this state, or an external force does")
 
 
 def _frame_force(frame, f) -> np.ndarray:

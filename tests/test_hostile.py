@@ -1,0 +1,454 @@
+"""Hostile input at every public entry point: a clear error of the project's own type (a subclass
+of ``SKOError``) whose message names the offending thing, never a wrong answer, a NaN passed on
+or a foreign exception; inputs are never changed. One table per layer, then a fuzzer."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sko.algorithms as alg
+from sko import SKOModel
+from sko.bodies import (Cylindrical, FlexibleBody, Free, GearedRotorLink, Helical, Planar, Prismatic, RackAndPinion,
+                        Revolute, RigidBody, Spherical)
+from sko.bodies.beam import cantilever_modes, flexible_beam
+from sko.bodies.contract import BodyError
+from sko.errors import JointError, RigidSystemError, URDFError
+from sko.examples.rigid import planar_chain
+from sko.graphs import (ConnectivityGraph, DimensionError, NonFiniteError, NotATreeError, NotPositiveDefiniteError,
+                        SKOError, TreeDigraph, UnknownNodeError, bwa_matrix, check_parent_array, nilpotency_index,
+                        one_resolvent)
+from sko.io import DHLink, dh_system, load_urdf, parse_urdf
+from sko.spatial import pose_transform, spatial_inertia
+from sko.systems import MultibodySystem, SystemBuilder, simulate
+from sko.verify import compare, run, run_check
+from sko.verify.registry import Case, Registry
+
+I6 = spatial_inertia(1.0, np.array([0.1, 0.0, 0.0]), np.diag([0.1, 0.2, 0.3]))
+TREE = {"a": None, "b": "a", "c": "a"}
+
+
+def _model(**changes):
+    data = dict(phi={"b": np.ones((2, 3)), "c": np.ones((2, 1))},
+                H={"a": np.array([[1.0, 0.0]]), "b": np.array([[1.0, 0.0, 0.0]]), "c": np.array([[1.0]])},
+                M={"a": np.eye(2), "b": np.eye(3), "c": np.eye(1)})
+    for key, (node, value) in changes.items():
+        data[key] = {**data[key], node: value}
+    return SKOModel(TreeDigraph.from_parents(TREE), **data)
+
+
+def _system():
+    return planar_chain(2)
+
+
+def _rotor(**changes):
+    args = dict(name="link", parent=None, joint=Revolute(), inertia=I6, rotor_axis=[0, 0, 1], gear_ratio=10.0,
+                axial_inertia=1e-3, transverse_inertia=1e-3)
+    return GearedRotorLink(**{**args, **changes})
+
+
+def _flexible(**changes):
+    args = dict(name="f", parent=None, joint=Revolute(), masses=[1.0, 1.0, 1.0],
+                positions=[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], modes=np.zeros((3, 3, 1)))
+    args["modes"][1, 2, 0] = 1.0
+    return FlexibleBody(**{**args, **changes})
+
+
+def _builder_body(**changes):
+    args = dict(name="x", parent=None, joint=Revolute(), mass=1.0, com=[0.0, 0.0, 0.1], inertia_com=np.eye(3) * 0.1)
+    return SystemBuilder().add_body(**{**args, **changes})
+
+
+def _nan_case():
+    """A verify case whose ℳ contains NaN (built without validation, as a broken body type would)."""
+    tree = TreeDigraph.from_parents({"a": None, "b": "a"})
+    M = np.eye(2)
+    M[0, 0] = np.nan
+    model = SKOModel(tree, {"b": np.eye(2)}, {"a": np.eye(2), "b": np.eye(2)}, {"a": M, "b": np.eye(2)}, validate=False)
+    return Case(model, "nan-model")
+
+
+def _dh(**changes):
+    return DHLink(**{**dict(a=1.0, alpha=0.0, d=0.0, theta=0.0, mass=1.0), **changes})
+
+
+URDF = """<robot name="r"><link name="base"/>
+<link name="l1"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>{extra}</joint></robot>"""
+
+BOMB = """<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>
+<robot name="&lol2;"><link name="base"/></robot>"""
+
+
+def c(fn, *args, **kwargs):
+    return fn, args, kwargs
+
+
+# (thunk giving (function, args, kwargs), expected error, words the message must contain)
+CASES = {
+    # ---------------------------------------------------------------- sko.graphs
+    "tree-unhashable-parent": (lambda: c(TreeDigraph.from_parents, {"a": None, "b": ["a"]}), NotATreeError, ["'b'"]),
+    "tree-cycle": (lambda: c(TreeDigraph.from_parents, {"a": "b", "b": "a"}), NotATreeError, []),
+    "tree-not-mapping": (lambda: c(TreeDigraph.from_parents, None), SKOError, []),
+    "tree-unknown-parent": (lambda: c(TreeDigraph.from_parents, {"a": None, "b": "zz"}), SKOError, ["'zz'"]),
+    "tree-index-unknown": (lambda: c(TreeDigraph.from_parents(TREE).index, "zz"), UnknownNodeError, ["'zz'"]),
+    "tree-parent-unknown": (lambda: c(TreeDigraph.from_parents(TREE).parent, "zz"), UnknownNodeError, ["'zz'"]),
+    "connectivity-unhashable": (lambda: c(ConnectivityGraph, {"J": (0, ["a"])}), NotATreeError, ["'J'"]),
+    "connectivity-negative": (lambda: c(ConnectivityGraph.from_arrays, [-1], [1]), NotATreeError, ["p(1) = -1"]),
+    "connectivity-float": (lambda: c(ConnectivityGraph.from_arrays, [0, 1], [1, 2.5]), NotATreeError, ["s(2) = 2.5"]),
+    "parent-array-none": (lambda: c(check_parent_array, None), NotATreeError, ["NoneType"]),
+    "parent-array-string": (lambda: c(check_parent_array, "012"), NotATreeError, []),
+    "one-resolvent-nonsquare": (lambda: c(one_resolvent, np.ones((2, 3))), DimensionError, ["(2, 3)"]),
+    "one-resolvent-ragged": (lambda: c(one_resolvent, [[0.0, 1.0], [0.0]]), DimensionError, ["not an array"]),
+    "one-resolvent-strings": (lambda: c(one_resolvent, [["a", "b"], ["c", "d"]]), DimensionError, ["dtype"]),
+    "one-resolvent-none-object": (lambda: c(one_resolvent, np.array([[None, 0], [0, None]], dtype=object)),
+                                  DimensionError, ["None"]),
+    "nilpotency-nan": (lambda: c(nilpotency_index, [[0.0, np.nan], [0.0, 0.0]]), NonFiniteError, ["NaN"]),
+    "nilpotency-inf": (lambda: c(nilpotency_index, [[0.0, np.inf], [0.0, 0.0]]), NonFiniteError, ["infinity"]),
+    "bwa-wrong-weight": (lambda: c(bwa_matrix, TreeDigraph.from_parents(TREE), {"a": 2, "b": 2, "c": 1},
+                                   {"b": np.ones((2, 2, 2))}), SKOError, ["'b'"]),
+    # ---------------------------------------------------------------- SKOModel
+    "model-nan-M": (lambda: c(_model, M=("a", np.array([[np.nan, 0], [0, 1.0]]))), NonFiniteError, ["'a'"]),
+    "model-inf-phi": (lambda: c(_model, phi=("b", np.full((2, 3), np.inf))), NonFiniteError, ["'b'"]),
+    "model-string-M": (lambda: c(_model, M=("a", [["x", "y"], ["z", "w"]])), DimensionError, ["'a'"]),
+    "model-none-object-H": (lambda: c(_model, H=("c", np.array([[None]], dtype=object))), DimensionError, ["None"]),
+    "model-string-object-H": (lambda: c(_model, H=("c", np.array([["x"]], dtype=object))), DimensionError, ["'x'"]),
+    "model-wrong-shape-H": (lambda: c(_model, H=("b", np.ones((1, 2)))), DimensionError, ["'b'"]),
+    "model-not-spd-M": (lambda: c(_model, M=("a", -np.eye(2))), NotPositiveDefiniteError, ["'a'"]),
+    "model-unknown-node": (lambda: c(_model, M=("zz", np.eye(2))), SKOError, ["'zz'"]),
+    "model-3d-M": (lambda: c(_model, M=("a", np.ones((2, 2, 2)))), DimensionError, ["'a'"]),
+    "model-node-vector-short": (lambda: c(_model().node_vector, [1.0, 2.0], "a"), DimensionError, ["a"]),
+    "model-node-vector-nan": (lambda: c(_model().node_vector, np.full(6, np.nan), "a"), NonFiniteError, ["a"]),
+    "model-dof-vector-string": (lambda: c(_model().dof_vector, "abc", "tau"), DimensionError, ["tau"]),
+    # ---------------------------------------------------------------- sko.algorithms
+    "alg-mm-solve-ragged": (lambda: c(alg.mass_matrix_solve, _model(), [[1.0, 2.0], [1.0], [2.0]]), DimensionError, ["y"]),
+    "alg-mm-solve-3d": (lambda: c(alg.mass_matrix_solve, _model(), np.ones((3, 2, 1))), DimensionError, ["(3, 2, 1)"]),
+    "alg-mm-solve-nan": (lambda: c(alg.mass_matrix_solve, _model(), [np.nan, 1.0, 1.0]), NonFiniteError, ["NaN"]),
+    "alg-mm-pattern": (lambda: c(alg.mass_matrix_pattern, _model(), np.eye(2)), DimensionError, ["(2, 2)"]),
+    "alg-ops-set": (lambda: c(alg.operational_space_inertia, _model(), {"b", "c"}), SKOError, ["ordered sequence"]),
+    "alg-ops-unknown": (lambda: c(alg.operational_space_inertia, _model(), ["zz"]), SKOError, ["'zz'"]),
+    "alg-fd-tau-short": (lambda: c(alg.forward_dynamics, _model(), [1.0]), DimensionError, ["T has length 1"]),
+    "alg-fd-tau-inf": (lambda: c(alg.forward_dynamics, _model(), [np.inf, 0.0, 0.0]), NonFiniteError, ["T (shape (3,))"]),
+    "alg-id-qdd-string": (lambda: c(alg.inverse_dynamics, _model(), ["a", "b", "c"]), DimensionError, []),
+    "alg-phi-apply-wrong": (lambda: c(alg.phi_apply, _model(), np.ones(2)), DimensionError, []),
+    "alg-phi-apply-none-obj": (lambda: c(alg.phi_apply, _model(), np.array([None] * 6, dtype=object)), DimensionError,
+                               ["None"]),
+    "alg-ltdl-nan": (lambda: c(alg.ltdl, [[np.nan, 0], [0, 1.0]], (0, 1)), NonFiniteError, ["NaN"]),
+    "alg-ltdl-not-pd": (lambda: c(alg.ltdl, [[0.0, 0], [0, 1.0]], (0, 1)), NotPositiveDefiniteError, ["dof 1"]),
+    "alg-ltdl-solve-zero-pivot": (lambda: c(alg.ltdl_solve, np.array([[1.0, 0], [0.5, 0.0]]), (0, 1), [1.0, 1.0]),
+                                  NotPositiveDefiniteError, ["dof 2"]),
+    "alg-L-inverse-zero": (lambda: c(alg.L_inverse_apply, np.array([[0.0, 0], [0.5, 1.0]]), (0, 1), [1.0, 1.0]),
+                           NotPositiveDefiniteError, ["dof 1"]),
+    "alg-L-inverse-T-zero": (lambda: c(alg.L_inverse_transpose_apply, np.array([[1.0, 0], [0.5, 0.0]]), (0, 1),
+                                       [1.0, 1.0]), NotPositiveDefiniteError, ["dof 2"]),
+    "alg-ltdl-parents-bad": (lambda: c(alg.ltdl, np.eye(2), (0, 5)), SKOError, []),
+    "alg-compressed-nan": (lambda: c(alg.compressed_ltdl, [np.nan, 1.0], alg.compressed_layout((0, 0))),
+                           NonFiniteError, ["qM"]),
+    "alg-sparsity-counts-bad": (lambda: c(alg.sparsity_counts, [0, -3]), SKOError, []),
+    "alg-longdouble-M": (lambda: c(_model, M=("a", np.array([[np.longdouble("1e4000"), 0], [0, 1]]))),
+                         NonFiniteError, ["'a'"]),
+    # ---------------------------------------------------------------- joints
+    "revolute-string-axis": (lambda: c(Revolute, "z"), JointError, ["axis", "'z'"]),
+    "revolute-zero-axis": (lambda: c(Revolute, [0, 0, 0]), JointError, ["axis"]),
+    "revolute-nan-axis": (lambda: c(Revolute, [np.nan, 0, 1]), JointError, ["axis"]),
+    "revolute-none-axis": (lambda: c(Revolute, None), JointError, ["axis"]),
+    "revolute-short-axis": (lambda: c(Revolute, [1.0, 0.0]), JointError, ["axis"]),
+    "revolute-object-axis": (lambda: c(Revolute, np.array([None, 1, 0], dtype=object)), JointError, ["axis"]),
+    "prismatic-complex-axis": (lambda: c(Prismatic, [1j, 0, 0]), JointError, ["axis"]),
+    "cylindrical-inf-axis": (lambda: c(Cylindrical, [np.inf, 0, 0]), JointError, ["axis"]),
+    "planar-zero-normal": (lambda: c(Planar, [0, 0, 0]), JointError, ["axis"]),
+    "helical-nan-pitch": (lambda: c(Helical, [0, 0, 1], np.nan), JointError, ["pitch"]),
+    "helical-inf-pitch": (lambda: c(Helical, [0, 0, 1], np.inf), JointError, ["pitch"]),
+    "helical-string-pitch": (lambda: c(Helical, [0, 0, 1], "x"), JointError, ["pitch", "'x'"]),
+    "helical-none-pitch": (lambda: c(Helical, [0, 0, 1], None), JointError, ["pitch", "None"]),
+    "helical-list-pitch": (lambda: c(Helical, [0, 0, 1], [1.0]), JointError, ["pitch"]),
+    "rack-nan-radius": (lambda: c(RackAndPinion, np.nan), JointError, ["radius"]),
+    "rack-string-radius": (lambda: c(RackAndPinion, "1"), JointError, ["radius", "'1'"]),
+    "rack-none-radius": (lambda: c(RackAndPinion, None), JointError, ["radius"]),
+    "spherical-zero-quaternion": (lambda: c(Spherical().kinematics, [0.0, 0, 0, 0]), JointError, ["quaternion"]),
+    "spherical-nan-q": (lambda: c(Spherical().kinematics, [np.nan, 0, 0, 1.0]), JointError, ["NaN"]),
+    "spherical-string-q": (lambda: c(Spherical().kinematics, ["a", "b", "c", "d"]), JointError, ["q"]),
+    "free-wrong-length": (lambda: c(Free().kinematics, [1.0, 0, 0, 0]), JointError, ["(7,)"]),
+    "revolute-q-none-object": (lambda: c(Revolute().kinematics, np.array([None], dtype=object)), JointError, ["None"]),
+    # ---------------------------------------------------------------- body types
+    "rigid-not-joint": (lambda: c(RigidBody, "b", None, "revolute", I6), BodyError, ["'b'"]),
+    "rigid-nan-inertia": (lambda: c(RigidBody, "b", None, Revolute(), np.full((6, 6), np.nan)), NonFiniteError, ["'b'"]),
+    "rigid-3x3-inertia": (lambda: c(RigidBody, "b", None, Revolute(), np.eye(3)), SKOError, ["'b'"]),
+    "rigid-zero-placement": (lambda: c(RigidBody, "b", None, Revolute(), I6, np.zeros((6, 6))), DimensionError,
+                             ["placement", "'b'", "rigid"]),
+    "rigid-scaled-placement": (lambda: c(RigidBody, "b", None, Revolute(), I6, 2 * np.eye(6)), DimensionError,
+                               ["placement", "'b'"]),
+    "rigid-4x4-placement": (lambda: c(RigidBody, "b", None, Revolute(), I6, np.eye(4)), DimensionError,
+                            ["placement", "(4, 4)"]),
+    "rigid-huge-offset": (lambda: c(RigidBody, "b", None, Revolute(), I6, pose_transform([1e200, 0, 0])), DimensionError,
+                          ["placement", "overflow"]),
+    "rigid-reflection-placement": (lambda: c(RigidBody, "b", None, Revolute(), I6, np.diag([1, 1, -1, 1, 1, -1.0])),
+                                   DimensionError, ["rotation"]),
+    "rotor-nan-ratio": (lambda: c(_rotor, gear_ratio=np.nan), BodyError, ["gear ratio", "'link'"]),
+    "rotor-zero-ratio": (lambda: c(_rotor, gear_ratio=0.0), BodyError, ["gear ratio"]),
+    "rotor-string-ratio": (lambda: c(_rotor, gear_ratio="10"), BodyError, ["gear ratio", "'10'"]),
+    "rotor-none-mass": (lambda: c(_rotor, rotor_mass=None), BodyError, ["rotor mass"]),
+    "rotor-inf-mass": (lambda: c(_rotor, rotor_mass=np.inf), BodyError, ["rotor mass"]),
+    "rotor-nan-centre": (lambda: c(_rotor, rotor_centre=[np.nan, 0, 0]), SKOError, ["rotor centre", "'link'"]),
+    "rotor-string-centre": (lambda: c(_rotor, rotor_centre="abc"), SKOError, ["rotor centre"]),
+    "rotor-list-inertia": (lambda: c(_rotor, axial_inertia=[1.0]), BodyError, ["J_a"]),
+    "rotor-zero-axis": (lambda: c(_rotor, rotor_axis=[0, 0, 0]), BodyError, ["rotor axis"]),
+    "flexible-nodes-list": (lambda: c(_flexible, nodes=[("tip", ([1, 0, 0], np.zeros((3, 1))))]), BodyError,
+                            ["nodes", "'f'"]),
+    "flexible-nan-mass": (lambda: c(_flexible, masses=[1.0, np.nan, 1.0]), BodyError, ["masses"]),
+    "flexible-string-positions": (lambda: c(_flexible, positions="abc"), BodyError, ["positions"]),
+    "flexible-node-not-tuple": (lambda: c(_flexible, nodes={"tip": 3.0}), BodyError, ["'tip'"]),
+    "flexible-bad-stiffness": (lambda: c(_flexible, stiffness=-np.eye(1)), BodyError, ["stiffness"]),
+    "beam-string-length": (lambda: c(cantilever_modes, "1", 1.0, 1.0, 2), BodyError, ["length"]),
+    "beam-nan-EI": (lambda: c(cantilever_modes, 1.0, 1.0, np.nan, 2), BodyError, ["EI"]),
+    "beam-float-modes": (lambda: c(cantilever_modes, 1.0, 1.0, 1.0, 2.5), BodyError, ["n_modes"]),
+    "beam-none-mass": (lambda: c(cantilever_modes, 1.0, None, 1.0, 2), BodyError, ["mass"]),
+    "beam-damping-nan": (lambda: c(flexible_beam, "bm", None, Revolute(), 1.0, 1.0, 1.0, 2, damping_ratio=np.nan),
+                         BodyError, ["damping", "'bm'"]),
+    "beam-directions-string": (lambda: c(flexible_beam, "bm", None, Revolute(), 1.0, 1.0, 1.0, 2, directions="z"),
+                               BodyError, ["directions"]),
+    "beam-directions-unhashable": (lambda: c(flexible_beam, "bm", None, Revolute(), 1.0, 1.0, 1.0, 2,
+                                             directions=[["z"]]), BodyError, ["directions"]),
+    # ---------------------------------------------------------------- systems
+    "system-empty": (lambda: c(MultibodySystem, []), BodyError, ["at least one body"]),
+    "system-none": (lambda: c(MultibodySystem, None), BodyError, ["NoneType"]),
+    "system-single-body": (lambda: c(MultibodySystem, RigidBody("b", None, Revolute(), I6)), BodyError, ["RigidBody"]),
+    "system-not-body": (lambda: c(MultibodySystem, [3]), BodyError, ["3"]),
+    "system-duplicate": (lambda: c(MultibodySystem, [RigidBody("b", None, Revolute(), I6)] * 2), BodyError, ["'b'"]),
+    "system-unknown-parent": (lambda: c(MultibodySystem, [RigidBody("b", "zz", Revolute(), I6)]), UnknownNodeError,
+                              ["'b'"]),
+    "system-string-gravity": (lambda: c(MultibodySystem, [RigidBody("b", None, Revolute(), I6)], "down"),
+                              DimensionError, ["gravity"]),
+    "system-string-list-gravity": (lambda: c(MultibodySystem, [RigidBody("b", None, Revolute(), I6)], ["0", "0", "1"]),
+                                   DimensionError, ["gravity"]),
+    "system-nan-gravity": (lambda: c(MultibodySystem, [RigidBody("b", None, Revolute(), I6)], [0, 0, np.nan]),
+                           DimensionError, ["gravity"]),
+    "system-q-short": (lambda: c(_system().mass_matrix, [0.0]), DimensionError, ["q"]),
+    "system-q-nan": (lambda: c(_system().mass_matrix, [np.nan, 0.0]), NonFiniteError, ["q"]),
+    "system-q-strings": (lambda: c(_system().mass_matrix, ["a", "b"]), DimensionError, ["q"]),
+    "system-q-none": (lambda: c(_system().mass_matrix, None), DimensionError, ["q"]),
+    "system-v-inf": (lambda: c(_system().bias_forces, [0.0, 0.0], [np.inf, 0.0]), NonFiniteError, []),
+    "system-tau-string": (lambda: c(_system().forward_dynamics, [0.0, 0.0], [0.0, 0.0], "ab"), DimensionError, ["tau"]),
+    "system-force-unknown": (lambda: c(_system().bias_forces, [0.0, 0.0], None, {"zz": np.zeros(6)}),
+                             UnknownNodeError, ["'zz'"]),
+    "system-force-list": (lambda: c(_system().bias_forces, [0.0, 0.0], None, [np.zeros(6)]), DimensionError,
+                          ["mapping"]),
+    "system-integrate-dt": (lambda: c(_system().integrate, [0.0, 0.0], [1.0, 1.0], "x"), DimensionError, ["dt"]),
+    "system-ops-set": (lambda: c(_system().operational_space_inertia, [0.0, 0.0], {"link1", "link2"}), SKOError,
+                       ["ordered sequence"]),
+    "simulate-string-dt": (lambda: c(simulate, _system(), [0.0, 0.0], [0.0, 0.0], "0.01", 3), DimensionError, ["dt"]),
+    "simulate-nan-dt": (lambda: c(simulate, _system(), [0.0, 0.0], [0.0, 0.0], np.nan, 3), NonFiniteError, ["dt"]),
+    "simulate-negative-dt": (lambda: c(simulate, _system(), [0.0, 0.0], [0.0, 0.0], -0.1, 3), DimensionError, ["dt"]),
+    "simulate-float-steps": (lambda: c(simulate, _system(), [0.0, 0.0], [0.0, 0.0], 0.01, 2.5), DimensionError,
+                             ["steps"]),
+    "simulate-none-steps": (lambda: c(simulate, _system(), [0.0, 0.0], [0.0, 0.0], 0.01, None), DimensionError,
+                            ["steps"]),
+    "simulate-q0-strings": (lambda: c(simulate, _system(), ["a", "b"], [0.0, 0.0], 0.01, 2), DimensionError, ["q"]),
+    "simulate-torque-not-callable": (lambda: c(simulate, _system(), [0.0, 0.0], [0.0, 0.0], 0.01, 2, 3.0), SKOError,
+                                     ["torque"]),
+    # ---------------------------------------------------------------- builder
+    "builder-string-mass": (lambda: c(_builder_body, mass="1"), RigidSystemError, ["mass", "'x'"]),
+    "builder-none-com": (lambda: c(_builder_body, com=[None, 0, 0]), RigidSystemError, ["centre of mass", "'x'"]),
+    "builder-nan-com": (lambda: c(_builder_body, com=[0.0, np.nan, 0.0]), RigidSystemError, ["centre of mass"]),
+    "builder-list-mass": (lambda: c(_builder_body, mass=[1.0]), RigidSystemError, ["mass"]),
+    "builder-inf-mass": (lambda: c(_builder_body, mass=np.inf), RigidSystemError, ["mass"]),
+    "builder-zero-placement": (lambda: c(_builder_body, placement=np.zeros((6, 6))), RigidSystemError,
+                               ["placement", "'x'"]),
+    "builder-4x4-placement": (lambda: c(_builder_body, placement=np.eye(4)), RigidSystemError, ["placement", "(4, 4)"]),
+    "builder-string-gravity": (lambda: c(SystemBuilder, "down"), RigidSystemError, ["gravity"]),
+    "builder-strings-gravity": (lambda: c(SystemBuilder, ["0", "0", "-9.81"]), RigidSystemError, ["gravity"]),
+    "builder-unhashable-name": (lambda: c(_builder_body, name=["x"]), RigidSystemError, ["hashable"]),
+    "builder-joint-string": (lambda: c(_builder_body, joint="revolute"), RigidSystemError, ["joint"]),
+    "builder-string-inertia": (lambda: c(_builder_body, mass=None, com=None, inertia_com=None, inertia="I"),
+                               RigidSystemError, ["inertia", "'x'"]),
+    # ---------------------------------------------------------------- io
+    "dh-none": (lambda: c(dh_system, None), RigidSystemError, ["NoneType"]),
+    "dh-single-link": (lambda: c(dh_system, _dh()), RigidSystemError, ["DHLink"]),
+    "dh-empty": (lambda: c(dh_system, []), RigidSystemError, ["at least one"]),
+    "dh-string-a": (lambda: c(dh_system, [_dh(a="x")]), RigidSystemError, ["parameter a", "'x'"]),
+    "dh-none-theta": (lambda: c(dh_system, [_dh(theta=None)]), RigidSystemError, ["parameter theta"]),
+    "dh-nan-d": (lambda: c(dh_system, [_dh(d=np.nan)]), RigidSystemError, ["parameter d", "non-finite"]),
+    "dh-list-alpha": (lambda: c(dh_system, [_dh(alpha=[0.0])]), RigidSystemError, ["parameter alpha"]),
+    "dh-4x4-base": (lambda: c(dh_system, [_dh()], base_placement=np.eye(4)), RigidSystemError, ["base placement", "(4, 4)"]),
+    "dh-zero-base": (lambda: c(dh_system, [_dh()], base_placement=np.zeros((6, 6))), RigidSystemError,
+                     ["base placement", "rigid"]),
+    "dh-convention": (lambda: c(dh_system, [_dh()], convention="weird"), RigidSystemError, ["'weird'"]),
+    "dh-string-mass": (lambda: c(dh_system, [_dh(mass="heavy")]), RigidSystemError, ["mass", "'heavy'"]),
+    "urdf-none": (lambda: c(load_urdf, None), URDFError, ["NoneType"]),
+    "urdf-int-path": (lambda: c(load_urdf, 3), URDFError, ["int"]),
+    "urdf-missing-file": (lambda: c(load_urdf, "/nonexistent/robot.urdf"), URDFError, ["robot.urdf"]),
+    "urdf-parse-none": (lambda: c(parse_urdf, None), URDFError, ["NoneType"]),
+    "urdf-entity-bomb": (lambda: c(parse_urdf, BOMB), URDFError, ["DTD or entity"]),
+    "urdf-malformed": (lambda: c(parse_urdf, "<robot"), URDFError, ["malformed"]),
+    "urdf-huge-origin": (lambda: c(parse_urdf, URDF.format(extra='<origin xyz="1e308 0 0"/>')), URDFError,
+                         ["'j1'", "overflow"]),
+    "urdf-nan-origin": (lambda: c(parse_urdf, URDF.format(extra='<origin xyz="nan 0 0"/>')), URDFError, ["'j1'"]),
+    "urdf-zero-axis": (lambda: c(parse_urdf, URDF.format(extra='<axis xyz="0 0 0"/>')), URDFError, ["'j1'", "axis"]),
+    "urdf-word-axis": (lambda: c(parse_urdf, URDF.format(extra='<axis xyz="x y z"/>')), URDFError, ["'j1'", "axis"]),
+    "urdf-string-gravity": (lambda: c(parse_urdf, URDF.format(extra=""), gravity="down"), SKOError, ["gravity"]),
+    # ---------------------------------------------------------------- verify
+    "verify-unknown-check": (lambda: c(run_check, "no_such_check"), SKOError, ["'no_such_check'"]),
+    "verify-unknown-model": (lambda: c(run, ["no_such_model"]), SKOError, ["'no_such_model'"]),
+    "verify-bad-model-type": (lambda: c(run, [3.5]), SKOError, ["float"]),
+    "verify-physics-on-bare-model": (lambda: c(run_check, "christoffel", _model()), SKOError, ["'christoffel'", "system"]),
+    "verify-duplicate-check": (lambda: c(_duplicate_check), SKOError, ["'dup'"]),
+}
+
+
+def _duplicate_check():
+    registry = Registry()
+    registry.add("dup", "Eq. 0", lambda case: compare(0, 0))
+    registry.add("dup", "Eq. 0", lambda case: compare(0, 0))
+
+
+def _fingerprint(x):
+    """A comparable snapshot of an input: arrays by dtype, shape and content, containers entry by
+    entry, NaN as a marker, other objects (joints, models, systems) by identity."""
+    if isinstance(x, np.ndarray):
+        content = tuple(map(repr, x.flat)) if x.dtype == object else x.tobytes()
+        return ("array", x.dtype.str, x.shape, content)
+    if isinstance(x, dict):
+        return ("dict", tuple((repr(k), _fingerprint(v)) for k, v in x.items()))
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(_fingerprint(e) for e in x))
+    if isinstance(x, float) and x != x:
+        return ("nan",)
+    if x is None or isinstance(x, (bool, int, float, complex, str, bytes, np.number)):
+        return ("value", type(x).__name__, repr(x))
+    return ("object", id(x))
+
+
+def _same(a, b) -> bool:
+    return _fingerprint(a) == _fingerprint(b)
+
+
+def test_there_are_at_least_a_hundred_cases():
+    assert len(CASES) >= 100
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_hostile_input_gets_a_clear_project_error(name):
+    thunk, error, words = CASES[name]
+    fn, args, kwargs = thunk()
+    before = _fingerprint((args, kwargs))
+    with pytest.raises(SKOError) as info:
+        fn(*args, **kwargs)
+    assert isinstance(info.value, error), f"{type(info.value).__name__}: {info.value}"
+    message = str(info.value)
+    for word in words:
+        assert word in message, message
+    assert _fingerprint((args, kwargs)) == before, "the inputs were changed"
+
+
+# ---------------------------------------------------------------- silent wrong answers, now right or refused
+def test_huge_axis_normalises_exactly():
+    system = lambda axis: MultibodySystem([RigidBody("b", None, Revolute(axis), I6)])  # noqa: E731
+    M = system([0.0, 0.0, 1.0]).mass_matrix([0.3])
+    assert np.allclose(system([0.0, 0.0, 1e200]).mass_matrix([0.3]), M, rtol=1e-14)
+    assert np.allclose(system([0.0, 0.0, 1e-200]).mass_matrix([0.3]), M, rtol=1e-14)
+
+
+def test_huge_quaternion_gives_its_rotation():
+    system = MultibodySystem([RigidBody("b", None, Free(), I6)])
+    q = system.random_configuration(3)
+    v = np.linspace(-1, 1, 6)
+    huge = q.copy()
+    huge[:4] *= 1e160
+    assert np.allclose(system.energy(huge, v), system.energy(q, v), rtol=1e-12)
+    assert np.allclose(Spherical().normalize(q[:4] * 1e300), q[:4], rtol=1e-14)
+
+
+def test_verify_never_passes_a_non_finite_residual():
+    result = run_check("crba", _nan_case())
+    assert not result.passed and "NaN" in result.detail
+    registry = Registry()  # a check whose sides are not finite: max(worst, nan) used to keep worst = 0
+    registry.add("nan_side", "Eq. 0", lambda case: [compare(np.zeros(2), np.zeros(2)), compare([np.nan, 0.0], [0.0, 0.0])])
+    registry.add("inf_scale", "Eq. 0", lambda case: compare([1.0], [1.0 + 1e-300], scale=np.inf, label="s"))
+    for name in ("nan_side", "inf_scale"):
+        result = run_check(name, _model(), registry=registry)
+        assert not result.passed and "non-finite" in result.detail, result
+        assert result.to_json()["residual"] is None  # valid JSON, not NaN
+    results = run(models=[_nan_case()])
+    assert results and not any(r.passed and r.residual is not None and not np.isfinite(r.residual) for r in results)
+
+
+def test_tree_contains_unhashable_label_is_false():
+    tree = TreeDigraph.from_parents(TREE)
+    assert ["a"] not in tree and {"a": 1} not in tree and "a" in tree
+
+
+def test_cli_verify_fails_on_nan_model(tmp_path):
+    script = tmp_path / "nan_model.py"
+    script.write_text("import numpy as np\n"
+                      "from sko.verify import run\n"
+                      "from sko.verify.registry import Case\n"
+                      "from sko.graphs import TreeDigraph\n"
+                      "from sko import SKOModel\n"
+                      "M = np.eye(2); M[0, 0] = np.nan\n"
+                      "tree = TreeDigraph.from_parents({'a': None, 'b': 'a'})\n"
+                      "m = SKOModel(tree, {'b': np.eye(2)}, {'a': np.eye(2), 'b': np.eye(2)}, {'a': M, 'b': np.eye(2)},"
+                      " validate=False)\n"
+                      "r = run(models=[Case(m, 'nan')], checks=['crba'])\n"
+                      "raise SystemExit(0 if r and not any(x.passed for x in r) else 1)\n")
+    assert subprocess.run([sys.executable, str(script)], capture_output=True, timeout=120).returncode == 0
+
+
+def test_longdouble_is_converted_up_front():
+    model = _model(M=("a", np.eye(2, dtype=np.longdouble)))
+    assert model.M["a"].dtype == np.float64
+    assert np.isfinite(alg.mass_matrix(model)).all()
+
+
+# ---------------------------------------------------------------- the fuzzer
+_SCALARS = st.one_of(st.none(), st.text(max_size=3), st.booleans(), st.integers(-3, 3),
+                     st.floats(allow_nan=True, allow_infinity=True), st.lists(st.floats(), max_size=3),
+                     st.sampled_from([1e308, -1e308, 1e-308, np.longdouble(2), 1j]))
+_VECTORS = st.one_of(_SCALARS, st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.none(),
+                                                  st.text(max_size=1)), min_size=0, max_size=8))
+
+_ENTRY_POINTS = {
+    "revolute": lambda x, y: Revolute(x),
+    "helical": lambda x, y: Helical([0, 0, 1], x),
+    "rack": lambda x, y: RackAndPinion(x),
+    "rotor": lambda x, y: _rotor(gear_ratio=x, rotor_mass=abs(y) if isinstance(y, float) else y),
+    "beam": lambda x, y: cantilever_modes(x, 1.0, 1.0, 2),
+    "mass": lambda x, y: _system().mass_matrix(x),
+    "bias": lambda x, y: _system().bias_forces([0.1, 0.2], x),
+    "forward": lambda x, y: _system().forward_dynamics([0.1, 0.2], [0.0, 0.0], x),
+    "energy": lambda x, y: MultibodySystem([RigidBody("b", None, Free(), I6)]).energy(x, y),
+    "builder": lambda x, y: _builder_body(mass=x, com=y),
+    "dh": lambda x, y: dh_system([_dh(a=x, d=y)]),
+    "gravity": lambda x, y: MultibodySystem([RigidBody("b", None, Revolute(), I6)], x),
+    "simulate": lambda x, y: simulate(_system(), [0.0, 0.0], [0.0, 0.0], x, 2),
+    "ltdl-solve": lambda x, y: alg.ltdl_solve(np.array([[2.0, 0.0], [0.5, 1.0]]), (0, 1), x),
+    "model": lambda x, y: _model(M=("c", x)),
+}
+
+
+def _finite(result) -> bool:
+    if hasattr(result, "mass_matrix") or hasattr(result, "joint") or hasattr(result, "frequencies") or \
+            hasattr(result, "energy") and hasattr(result, "t"):
+        return True
+    try:
+        return bool(np.isfinite(np.asarray(result, dtype=complex)).all())
+    except (TypeError, ValueError):
+        return True  # a structured result (a joint, a body, a system)
+
+
+@settings(max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+@given(entry=st.sampled_from(sorted(_ENTRY_POINTS)), x=_VECTORS, y=_VECTORS)
+def test_fuzz_public_entry_points(entry, x, y):
+    """A finite result or an SKOError; inputs unchanged; never a hang (hypothesis's deadline)."""
+    before = _fingerprint((x, y))
+    try:
+        result = _ENTRY_POINTS[entry](x, y)
+    except SKOError:
+        pass
+    else:
+        assert _finite(result), (entry, x, y, result)
+    assert _fingerprint((x, y)) == before
