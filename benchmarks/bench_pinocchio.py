@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 import timeit
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sko.algorithms as alg  # noqa: E402
+from sko.inertia import InertiaRepairWarning  # noqa: E402
 from sko.systems import RigidSystem  # noqa: E402
 from tests.rigid.pinocchio_map import CoordinateMap, robots_dir  # noqa: E402
 
@@ -50,7 +52,9 @@ def bench(repeat: int) -> list[dict]:
     rows = []
     for name, (rel, floating) in ROBOTS.items():
         path = str(root / rel)
-        system = RigidSystem.from_urdf(path, floating_base=floating)
+        with warnings.catch_warnings():  # anymal, romeo: unphysical inertias (timing does not depend on them)
+            warnings.simplefilter("ignore", InertiaRepairWarning)
+            system = RigidSystem.from_urdf(path, floating_base=floating, inertia="repair")
         model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
         data = model.createData()
         cmap = CoordinateMap(system, model)

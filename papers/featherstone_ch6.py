@@ -1,7 +1,8 @@
 """Featherstone, *Rigid Body Dynamics Algorithms*, chapter 6: branch-induced sparsity
 (Figure 6.2) and the expanded parent array (Table 6.4).
 
-Run ``python -m papers.featherstone_ch6 [OUTPUT_DIR]`` (default ``papers/output``). It
+Run ``python -m papers.featherstone_ch6 [OUTPUT_DIR]`` (figures in ``papers/output`` by default;
+they need the ``[plot]`` extra). It
 
 1. builds, for each connectivity of Figure 6.2, an SKO model with regular numbering (parents
    before children, parent array ``λ``), six bodies of node dimension 6 with one-dof joints, and
@@ -31,6 +32,7 @@ import sko.algorithms as alg
 from sko.graphs import TreeDigraph
 from sko.graphs.numbering import dof_parent_array, expanded_parent_array, parent_array
 from sko import SKOModel
+from papers.common import OUTPUT, pyplot, run_main
 
 __all__ = ["FIGURE_6_2", "TABLE_6_4", "tree_from_parent_array", "model_from_parent_array", "mass_matrix_pattern", "main"]
 
@@ -87,24 +89,23 @@ def _depths(parents) -> list[int]:
 
 
 def _spy_grid(patterns: dict[str, np.ndarray], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, len(patterns), figsize=(2.2 * len(patterns), 2.6))
+    plt = pyplot("the figure of papers.featherstone_ch6")
+    fig, axes = plt.subplots(1, len(patterns), figsize=(2.4 * len(patterns), 2.9))
     for ax, (name, P) in zip(axes, patterns.items()):
         ax.spy(P, markersize=9)
         ax.set_title(f"({name}) λ = {''.join(map(str, FIGURE_6_2[name]))}", fontsize=8)
-        ax.set_xticks([])
-        ax.set_yticks([])
+        ticks = np.arange(P.shape[0])
+        ax.set_xticks(ticks, [str(i + 1) for i in ticks], fontsize=6)
+        ax.set_yticks(ticks, [str(i + 1) for i in ticks], fontsize=6)
+        ax.set_xlabel("body j (column of ℳ)", fontsize=7)
+        ax.set_ylabel("body i (row of ℳ)", fontsize=7)
     fig.suptitle("Branch-induced sparsity of ℳ (Figure 6.2)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-def main(output: Path | str = Path(__file__).resolve().parent / "output") -> dict:
+def main(output: Path | str = OUTPUT) -> dict:
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     out: dict = {"figure_6_2": {}}
@@ -133,6 +134,7 @@ def main(output: Path | str = Path(__file__).resolve().parent / "output") -> dic
     print(f"(d) and (e) are one tree numbered two ways; relabelling {D_TO_E} maps pattern (d) onto (e): "
           f"{out['d_e_permutation']}")
     _spy_grid(patterns, output / "featherstone_fig6_2.png")
+    print(f"figure: {output / 'featherstone_fig6_2.png'}")
 
     # Table 6.4: expanded parent array
     t = TABLE_6_4
@@ -150,4 +152,4 @@ def main(output: Path | str = Path(__file__).resolve().parent / "output") -> dic
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    run_main(lambda: main(*sys.argv[1:2]))

@@ -1,7 +1,8 @@
 """Jain, *Graph theoretic foundations of multibody dynamics, Part II*: the paper's results on its
 five-branch tree (Section 7, Figures 3–6).
 
-Run ``python -m papers.jain_part2 [OUTPUT_DIR]`` (default ``papers/output``). It
+Run ``python -m papers.jain_part2 [OUTPUT_DIR]`` (spy plots in ``papers/output`` by default; they
+need the ``[plot]`` extra). It
 
 1. builds an SKO model on the tree of Figure 3 — five serial-chain branches, canonically
    numbered (children before parents), random non-square weights of varying size;
@@ -30,6 +31,7 @@ from sko.graphs import TreeDigraph
 from sko import SKOModel
 from sko.verify import make_case, run
 from sko.verify.operators import riccati_operators
+from papers.common import OUTPUT, pyplot, run_main
 
 __all__ = ["main", "segment_patterns", "double_pendulum", "double_pendulum_mass_matrix"]
 
@@ -69,12 +71,8 @@ def predicted_patterns(tree: TreeDigraph) -> dict[str, np.ndarray]:
 
 
 def _spy(A: np.ndarray, model: SKOModel, title: str, path: Path, dof: bool = False) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(4.2, 4.2))
+    plt = pyplot("the spy plots of papers.jain_part2")
+    fig, ax = plt.subplots(figsize=(4.6, 4.6))
     ax.spy(A, markersize=2.5)
     size = model.dof_size if dof else model.node_size
     sl = model.dof_slice if dof else model.node_slice
@@ -86,6 +84,9 @@ def _spy(A: np.ndarray, model: SKOModel, title: str, path: Path, dof: bool = Fal
     ax.set_xlim(-0.5, size - 0.5)
     ax.set_ylim(size - 0.5, -0.5)
     ax.set_title(title, fontsize=9)
+    what = "hinge coordinate (dof)" if dof else "node coordinate"
+    ax.set_xlabel(f"column: {what}, stacking order", fontsize=8)
+    ax.set_ylabel(f"row: {what}, stacking order", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -123,7 +124,7 @@ def double_pendulum_mass_matrix(q2: float, l1: float = 1.2, r1: float = 0.5, r2:
     return np.array([[M11, M12], [M12, J2 + m2 * r2**2]])
 
 
-def main(output: Path | str = Path(__file__).resolve().parent / "output") -> dict:
+def main(output: Path | str = OUTPUT) -> dict:
     output = Path(output)
     output.mkdir(parents=True, exist_ok=True)
     case = make_case("jain-tree")
@@ -210,4 +211,4 @@ def _rows(model: SKOModel, nodes: tuple, k) -> np.ndarray:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:2])
+    run_main(lambda: main(*sys.argv[1:2]))

@@ -43,8 +43,9 @@ What the script checks and reports
    numpy's dense kernels are cheap for 18 dofs, so the ranking can differ from the paper's
    compiled implementation (dense slowest, AB fastest, serialized CFA faster than general CFA).
 
-Run ``python papers/space_robot_cfa.py`` (a few minutes for the paper's 10 s) or
-``--horizon 0.1`` for a short run; ``--plot`` saves ``papers/output/space_robot_cfa.png``.
+Run ``python -m papers.space_robot_cfa`` (a few minutes for the paper's 10 s; progress on stderr)
+or ``--horizon 0.1`` for a short run. The figure goes to ``papers/output/space_robot_cfa.png``
+(``--output DIR`` for another folder, ``--no-plot`` for none; figures need the ``[plot]`` extra).
 """
 
 from __future__ import annotations
@@ -64,8 +65,7 @@ from sko.bodies import Free, Revolute  # noqa: E402
 from sko.systems import SystemBuilder  # noqa: E402
 from sko.examples.rigid import rod_inertia  # noqa: E402
 from sko.spatial import pose_transform  # noqa: E402
-
-OUTPUT = Path(__file__).resolve().parent / "output"
+from papers.common import OUTPUT, Progress, pyplot, run_main  # noqa: E402
 
 LENGTH, EDGE, MAIN_MASS = 1.2, 0.8, 400.0
 #: (name, joint axis, length, mass) of each arm link, base to tip
@@ -161,9 +161,10 @@ def _rk4(system, q, qd, t, dt, acceleration):
     return system.normalize(q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)), qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
 
 
-def simulate(system, horizon: float, dt: float, compare: bool = True) -> dict:
+def simulate(system, horizon: float, dt: float, compare: bool = True, progress: bool = False) -> dict:
     """RK4 driven by the serialized CFA. With ``compare`` every evaluation also runs the other
-    methods on the same model (CPU time per method and the θ̈ differences from AB)."""
+    methods on the same model (CPU time per method and the θ̈ differences from AB); with
+    ``progress`` a line on stderr at every tenth of the run."""
     cpu = dict.fromkeys(METHODS, 0.0)
     worst = dict.fromkeys(METHODS, 0.0)
     calls = [0]
@@ -186,6 +187,7 @@ def simulate(system, horizon: float, dt: float, compare: bool = True) -> dict:
     q, qd = initial_state(system)
     steps = int(round(horizon / dt))
     ts, qs, qds, forces = [0.0], [q], [qd], []
+    report = Progress("CFA-driven simulation, every method timed", steps, progress)
     for i in range(steps):
         if compare:
             forces.append(_arm_forces(system, q, qd, i * dt))
@@ -193,6 +195,7 @@ def simulate(system, horizon: float, dt: float, compare: bool = True) -> dict:
         ts.append((i + 1) * dt)
         qs.append(q)
         qds.append(qd)
+        report.step(i + 1)
     return {"t": np.array(ts), "q": np.array(qs), "qd": np.array(qds), "cpu": cpu, "worst": worst, "calls": calls[0],
             "forces": np.array(forces)}
 
@@ -203,7 +206,7 @@ def _relative(x: np.ndarray, ref: np.ndarray) -> float:
     return error / size if size else (0.0 if error == 0 else np.inf)
 
 
-def simulate_ab(system, horizon: float, dt: float) -> dict:
+def simulate_ab(system, horizon: float, dt: float, progress: bool = False) -> dict:
     """The same simulation driven by the recursive AB algorithm alone."""
     def acceleration(t, q, qd):
         model, a, b = system.sko_model(q, qd)
@@ -211,10 +214,13 @@ def simulate_ab(system, horizon: float, dt: float) -> dict:
 
     q, qd = initial_state(system)
     qs, qds = [q], [qd]
-    for i in range(int(round(horizon / dt))):
+    steps = int(round(horizon / dt))
+    report = Progress("AB-driven simulation", steps, progress)
+    for i in range(steps):
         q, qd = _rk4(system, q, qd, i * dt, dt, acceleration)
         qs.append(q)
         qds.append(qd)
+        report.step(i + 1)
     return {"q": np.array(qs), "qd": np.array(qds)}
 
 
@@ -286,13 +292,14 @@ def double_pendulum_check(states=((0.3, -0.8, 0.5, -1.2), (1.1, 0.4, -2.0, 0.7),
 
 
 # ----------------------------------------------------------------------------- driver
-def run(horizon: float = 10.0, dt: float = 0.002, plot: bool = False, output: Path = OUTPUT) -> dict:
+def run(horizon: float = 10.0, dt: float = 0.002, plot: bool = False, output: Path = OUTPUT,
+        progress: bool = False) -> dict:
     """Simulate, compare and time; returns the key numbers (see the module docstring)."""
     system = space_robot()
     model, _, _ = system.sko_model(*initial_state(system))
     split = alg.force_split(model)
-    sim = simulate(system, horizon, dt)
-    ab = simulate_ab(system, horizon, dt)
+    sim = simulate(system, horizon, dt, progress=progress)
+    ab = simulate_ab(system, horizon, dt, progress=progress)
     numbers = {
         "closed_form_error": double_pendulum_check(),
         "bodies": len(model.bodies), "dofs": model.dof_size, "constraints": split.constraint_size,
@@ -311,23 +318,19 @@ def run(horizon: float = 10.0, dt: float = 0.002, plot: bool = False, output: Pa
 
 
 def _plot(system, sim, ab, output: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot("the figure of papers.space_robot_cfa (or run with --no-plot)")
     t = sim["t"]
-    fig, ax = plt.subplots(3, 1, figsize=(7, 8), sharex=True)
+    fig, ax = plt.subplots(3, 1, figsize=(8.5, 8), sharex=True)
     for (name, *_) in ARM:
         j = system.q_slice(f"{name[0]}1{name[1]}").start
         ax[0].plot(t, sim["q"][:, j], label=f"{name[0]}1{name[1]}")
     ax[0].set_ylabel("arm 1 joint angle [rad]")
-    ax[0].legend(fontsize=7, ncol=3)
+    ax[0].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # outside: hides no curve
     F = sim["forces"]
     for i, label in ((0, "n_x [N m]"), (1, "n_y [N m]"), (3, "f_x [N]"), (4, "f_y [N]"), (5, "f_z [N]")):
         ax[1].plot(t[:-1], F[:, i], label=label)
     ax[1].set_ylabel("L11 constraint force")
-    ax[1].legend(fontsize=7, ncol=3)
+    ax[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     err = np.abs(sim["q"] - ab["q"]).max(axis=1) / np.abs(sim["q"]).max()
     ax[2].semilogy(t, err + 1e-18)
     ax[2].set_ylabel("|q_CFA − q_AB| / max|q|")
@@ -345,9 +348,12 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--horizon", type=float, default=10.0, help="simulated time [s] (paper: 10)")
     parser.add_argument("--dt", type=float, default=0.002, help="RK4 step [s] (paper: 0.002)")
-    parser.add_argument("--plot", action="store_true", help="save papers/output/space_robot_cfa.png")
+    parser.add_argument("--output", type=Path, default=OUTPUT, help=f"folder of the figure (default {OUTPUT})")
+    parser.add_argument("--no-plot", action="store_true", help="write no figure")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--plot", action="store_true", help=argparse.SUPPRESS)  # the default now; kept for old scripts
     args = parser.parse_args(argv)
-    r = run(args.horizon, args.dt, args.plot)
+    r = run(args.horizon, args.dt, not args.no_plot, args.output, progress=not args.quiet)
     print(f"closed-form double pendulum constraint forces: relative error {r['closed_form_error']:.2e}")
     print(f"space robot: {r['bodies']} bodies, {r['dofs']} dofs, {r['constraints']} constraint coordinates, "
           f"{r['segments']} segments; {r['steps']} RK4 steps, {r['evaluations']} evaluations")
@@ -360,10 +366,9 @@ def main(argv=None) -> dict:
     print(f"{'rank':<5}{'method':<28}{'total [s]':>10}{'per call [ms]':>15}")
     for rank, name in enumerate(r["ranking"], 1):
         print(f"{rank:<5}{name:<28}{r['cpu'][name]:>10.3f}{1e3 * r['cpu'][name] / r['evaluations']:>15.3f}")
-    if "figure" in r:
-        print(f"figure: {r['figure']}")
+    print(f"figure: {r['figure']}" if "figure" in r else "figure: none (--no-plot)")
     return r
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

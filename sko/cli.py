@@ -1,19 +1,28 @@
-"""The command line: ``python -m sko verify`` and ``python -m sko info`` (API.md).
+"""The command line: ``sko verify`` and ``sko info`` (also ``python -m sko …``; API.md).
 
-``verify [--model NAME|--urdf FILE] [--symbolic] [--json]`` runs the identity checks of
-:mod:`sko.verify` and prints one row per check (model, name, equation, residual or "exact",
-pass/fail); it exits with status 1 when any check fails (2 on a usage error). ``--json`` prints
-one JSON list of ``{"model", "name", "equation", "residual", "exact", "passed"}`` objects.
-Progress goes to stderr. ``info [--model NAME|--urdf FILE]`` describes a model: its digraph,
-node and hinge dimensions, serial-chain segments and the sparsity of ``ℳ``.
+``verify [--model NAME|--model MODULE:FUNCTION|--urdf FILE] [--symbolic] [--json|--summary|--failed]``
+runs the identity checks of :mod:`sko.verify` and prints one row per check (model, name,
+equation, residual or "exact", pass/fail) and a summary line; it exits with status 1 when any
+check fails, 2 on a usage error or a missing optional dependency (one line on stderr, naming the
+extra to install). ``--model package.module:function`` calls a user's factory, which returns a
+system (anything with ``random_configuration`` and ``sko_model``, taken at a random state), an
+:class:`~sko.SKOModel` or ``(model, a, b)``. ``--summary`` prints only the summary line,
+``--failed`` only the failing rows and the summary. ``--json`` prints one JSON list of
+``{"model", "name", "equation", "residual", "exact", "passed"}`` objects. Repeated ``--model``
+and ``--check`` options run once each; contradictory ones (``--floating-base`` without
+``--urdf``, two output formats) are rejected. Progress goes to stderr.
+``info [--model NAME|--model MODULE:FUNCTION|--urdf FILE]`` describes a model: its digraph, node and hinge dimensions,
+serial-chain segments and the sparsity of ``ℳ``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 import time
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,22 +34,27 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m sko", description="SKO models: identity checks and model information.")
+    parser = argparse.ArgumentParser(prog="sko", description="SKO models: identity checks and model information.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     verify = sub.add_parser("verify", help="check every identity of SKO.md on models")
     source = verify.add_mutually_exclusive_group()
-    source.add_argument("--model", action="append", metavar="NAME", help="a registered model (repeatable; default: all)")
+    source.add_argument("--model", action="append", metavar="NAME", help="a registered model, or a factory "
+                        "package.module:function returning a system, an SKOModel or (model, a, b) (repeatable; default: all)")
     source.add_argument("--urdf", metavar="FILE", help="a rigid system from a URDF file, at a random state")
     verify.add_argument("--floating-base", action="store_true", help="with --urdf: a free-floating base")
     verify.add_argument("--symbolic", action="store_true", help="prove the identities exactly on symbolic models")
-    verify.add_argument("--json", action="store_true", help="print one JSON list of results")
+    output = verify.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print one JSON list of results")
+    output.add_argument("--summary", action="store_true", help="print only the summary line")
+    output.add_argument("--failed", action="store_true", help="print only the failing rows and the summary")
     verify.add_argument("--check", action="append", metavar="NAME", help="run only this check (repeatable)")
     verify.add_argument("--list", action="store_true", help="list the checks and models, run nothing")
 
     info = sub.add_parser("info", help="digraph, dimensions, segments and sparsity of a model")
     isource = info.add_mutually_exclusive_group()
-    isource.add_argument("--model", default="jain-tree", metavar="NAME", help="a registered model (default: jain-tree)")
+    isource.add_argument("--model", default="jain-tree", metavar="NAME",
+                         help="a registered model or a factory package.module:function (default: jain-tree)")
     isource.add_argument("--urdf", metavar="FILE", help="a rigid system from a URDF file")
     info.add_argument("--floating-base", action="store_true", help="with --urdf: a free-floating base")
     return parser
@@ -48,13 +62,25 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.floating_base and not args.urdf:
+        parser.error("--floating-base needs --urdf FILE")
+    if args.command == "verify" and args.list and (args.json or args.summary or args.failed):
+        parser.error("--list prints the checks and models; it takes no output format")
     try:
         if args.command == "verify":
             return _verify(args)
         return _info(args)
     except SKOError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:  # an optional dependency imported deeper down
+        from sko.optional import EXTRAS
+
+        extra = EXTRAS.get((exc.name or "").split(".")[0])
+        hint = f': pip install "sko-multibody[{extra}]"' if extra else ""
+        print(f"error: {exc.name} is needed for this command{hint}", file=sys.stderr)
         return 2
 
 
@@ -68,6 +94,45 @@ def _urdf_case(path: str, floating_base: bool):
         raise SKOError("--urdf needs the rigid body package sko.systems, which is not available in this installation") from None
     system = RigidSystem.from_urdf(path, floating_base=floating_base)
     return case_from(system_model(system), Path(path).name)
+
+
+def _unique(values):
+    """``values`` without repeats, in order (``None`` stays ``None``)."""
+    return None if values is None else list(dict.fromkeys(values))
+
+
+def _factory_case(spec: str):
+    """The case of a user's factory ``package.module:function`` (see the module docstring)."""
+    from sko import SKOModel
+
+    from .verify.models import case_from, system_model
+
+    module_name, _, function_name = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SKOError(f"--model {spec}: cannot import module {module_name!r}: {exc}") from None
+    factory = getattr(module, function_name, None)
+    if not callable(factory):
+        raise SKOError(f"--model {spec}: module {module_name!r} has no function {function_name!r}")
+    built = factory()
+    if not isinstance(built, (SKOModel, tuple)):
+        if not (hasattr(built, "sko_model") and hasattr(built, "random_configuration")):
+            raise SKOError(f"--model {spec} returned {type(built).__name__}: expected a system (with random_configuration "
+                           "and sko_model), an SKOModel or (model, a, b)")
+        built = system_model(built)
+    return case_from(built, spec)
+
+
+def _display_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal (combining marks take none, wide characters two)."""
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _columns(rows) -> list[str]:
+    """Rows of cells as lines with aligned columns."""
+    widths = [max(_display_width(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell + " " * (w - _display_width(cell)) for cell, w in zip(row, widths)).rstrip() for row in rows]
 
 
 def _progress(symbolic: bool):
@@ -94,13 +159,29 @@ def _verify(args) -> int:
     from .verify import REGISTRY, model_names, run, skipped_checks
 
     if args.list:
+        rows = [("check", "equation", "modes")]
         for check in REGISTRY:
-            modes = "numeric+symbolic" if check.numeric and check.symbolic else ("symbolic" if check.symbolic else "numeric")
-            print(f"{check.name:32s} {check.equation:40s} {modes}")
-        print("models:", ", ".join(model_names()))
+            rows.append((check.name, check.equation,
+                         "numeric+symbolic" if check.numeric and check.symbolic else ("symbolic" if check.symbolic else "numeric")))
+        print("\n".join(_columns(rows)))
+        from .verify import get_model
+
+        models = [("model", "kind", "description")]
+        for name in model_names():
+            spec = get_model(name)
+            models.append((name, "symbolic" if spec.symbolic else "numeric", spec.description))
+        print()
+        print("\n".join(_columns(models)))
         return 0
-    models = [_urdf_case(args.urdf, args.floating_base)] if args.urdf else args.model
-    checks = args.check
+    if args.symbolic:
+        from sko.optional import require
+
+        require("sympy", "--symbolic")
+    if args.urdf:
+        models = [_urdf_case(args.urdf, args.floating_base)]
+    else:
+        models = [_factory_case(m) if ":" in m else m for m in _unique(args.model)] if args.model else None
+    checks = _unique(args.check)
     selected = REGISTRY.select(checks, args.symbolic)
     skipped = skipped_checks(selected)
     for name, missing in skipped.items():
@@ -112,7 +193,8 @@ def _verify(args) -> int:
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=1))
     else:
-        _table(results)
+        if not args.summary:
+            _table(failed if args.failed else results)
         n_models = len({r.model for r in results})
         n_checks = len({r.name for r in results})
         print(f"{len(results)} results ({n_checks} checks on {n_models} model{'s' if n_models != 1 else ''}): "
@@ -131,9 +213,7 @@ def _table(results) -> None:
         value = ("exact" if r.exact else "not exact") if r.residual is None and r.exact is not None else (
             "-" if r.residual is None else f"{r.residual:.1e}")
         rows.append((r.model, r.name, r.equation, value, "pass" if r.passed else "FAIL"))
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    print("\n".join(_columns(rows)))
 
 
 # --------------------------------------------------------------------------- info
@@ -142,7 +222,10 @@ def _info(args) -> int:
 
     from .verify.models import make_case
 
-    case = _urdf_case(args.urdf, args.floating_base) if args.urdf else make_case(args.model)
+    if args.urdf:
+        case = _urdf_case(args.urdf, args.floating_base)
+    else:
+        case = _factory_case(args.model) if ":" in args.model else make_case(args.model)
     model = case.model
     tree = model.tree
     bases = len(tree.base_bodies())
@@ -154,9 +237,8 @@ def _info(args) -> int:
         p = tree.parent(k)
         rows.append((repr(k), "root" if p is None else repr(p), ", ".join(map(repr, tree.children(k))) or "-",
                      str(tree.depth(k)), str(model.node_dim(k)), str(model.dof_dim(k)), str(tree.segment_of(k))))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    for line in _columns(rows):
+        print("  " + line)
     branches = tree.branch_tree()
     print("\nserial-chain segments (base → tip) and the tree of branches:")
     for s, seg in enumerate(tree.segments()):

@@ -2,7 +2,7 @@
 
 from sko.graphs.errors import SKOError
 
-__all__ = ["JointError", "RigidSystemError", "URDFError"]
+__all__ = ["JointError", "MJCFError", "RigidSystemError", "URDFError", "MissingDependencyError"]
 
 
 class JointError(SKOError, ValueError):
@@ -19,3 +19,13 @@ class URDFError(SKOError, ValueError):
     """A URDF file the loader cannot turn into a rigid system without changing its meaning
     (mimic joints, closed loops, several roots, unknown joint types, missing attributes, bad
     inertial data). The message names the offending link or joint."""
+
+
+class MJCFError(SKOError, ValueError):
+    """An MJCF model MuJoCo rejects (its message included), or a construct of a compiled model
+    that a rigid system cannot represent (equality constraints, tendons), named."""
+
+
+class MissingDependencyError(SKOError, ImportError):
+    """An optional dependency is not installed; the message names the feature that needs it and
+    the extra to install, e.g. ``pip install "sko-multibody[symbolic]"``."""

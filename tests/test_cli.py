@@ -63,8 +63,8 @@ def test_symbolic_selection_reports_exact():
     proc = _run("verify", "--symbolic", "--json", "--check", "psi_inverse", "--check", "innovations_inverse_product")
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout)
-    assert [r["name"] for r in results] == ["psi_inverse", "innovations_inverse_product"]
-    assert all(r["exact"] is True and r["residual"] is None and r["model"] == "symbolic" for r in results)
+    assert [r["name"] for r in results if r["model"] == "symbolic"] == ["psi_inverse", "innovations_inverse_product"]
+    assert all(r["exact"] is True and r["residual"] is None and r["model"] in {"symbolic", "symbolic-pendulum"} for r in results)
     assert "symbolic: psi_inverse" in proc.stderr  # progress on stderr
 
 
@@ -84,3 +84,114 @@ def test_list_and_info():
     assert proc.returncode == 0, proc.stderr
     assert "serial-chain segments" in proc.stdout and "sparsity of ℳ" in proc.stdout
     assert proc.stdout.count("parent segment") == 5
+
+
+# --------------------------------------------------------------------------- options
+FACTORIES = '''
+import numpy as np
+from sko.examples.rigid import planar_chain
+from sko.verify.models import random_sko_model
+from sko.graphs import TreeDigraph
+
+
+def chain_system():
+    return planar_chain(3)
+
+
+def bare_model():
+    return random_sko_model(TreeDigraph.from_parents({"a": None, "b": "a"}), 1)
+
+
+def not_a_system():
+    return 42
+'''
+
+
+def _run_with(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    (tmp_path / "my_factories.py").write_text(FACTORIES)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "sko", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_model_factories_of_a_user_module(tmp_path):
+    proc = _run_with(tmp_path, "info", "--model", "my_factories:chain_system")
+    assert proc.returncode == 0 and "model my_factories:chain_system: 3 bodies" in proc.stdout, proc.stderr
+    proc = _run_with(tmp_path, "verify", "--json", "--model", "my_factories:chain_system", "--model", "my_factories:bare_model",
+                     "--check", "crba", "--check", "forward_dynamics")
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)
+    assert [(r["model"], r["name"]) for r in results] == [
+        ("my_factories:chain_system", "crba"), ("my_factories:chain_system", "forward_dynamics"),
+        ("my_factories:bare_model", "crba"), ("my_factories:bare_model", "forward_dynamics")]
+    assert all(r["passed"] for r in results)
+    for spec, message in (("my_factories:not_a_system", "returned int"), ("my_factories:missing", "no function 'missing'"),
+                          ("no_such_module:f", "cannot import module 'no_such_module'")):
+        proc = _run_with(tmp_path, "verify", "--model", spec)
+        assert proc.returncode == 2 and message in proc.stderr and "Traceback" not in proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_repeated_options_run_once_and_summary_prints_one_line():
+    proc = _run("verify", "--model", "chain", "--model", "chain", "--check", "crba", "--check", "crba", "--summary")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [proc.stdout.strip()] and proc.stdout.startswith("1 results (1 checks on 1 model)")
+
+
+def test_contradictory_options_are_rejected():
+    for args, message in ((["verify", "--floating-base"], "--floating-base needs --urdf"),
+                          (["info", "--floating-base"], "--floating-base needs --urdf"),
+                          (["verify", "--json", "--summary"], "not allowed with"),
+                          (["verify", "--summary", "--failed"], "not allowed with"),
+                          (["verify", "--list", "--json"], "no output format"),
+                          (["verify", "--model", "chain", "--urdf", "x.urdf"], "not allowed with")):
+        proc = _run(*args)
+        assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
+
+
+def test_failed_prints_only_failing_rows():
+    code = (
+        "import sys\n"
+        "from sko.verify import register, compare\n"
+        "@register('broken_identity', 'Eq. 0')\n"
+        "def broken(case):\n"
+        "    x = case.node_vector('x')\n"
+        "    return compare(case.dense.phi @ x, x)\n"
+        "from sko.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    proc = _run("verify", "--failed", "--model", "chain", "--model", "forest", code=code)
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:2] == ["model", "check"]
+    assert sorted(line.split()[:2][0] for line in lines[1:-1]) == ["chain", "forest"]
+    assert all("broken_identity" in line and line.endswith("FAIL") for line in lines[1:-1])
+    assert "2 failed" in lines[-1]
+
+
+def _column_starts(line: str) -> list[int]:
+    """Display columns where the cells of a row start (cells are separated by two spaces or more)."""
+    import re
+    import unicodedata
+
+    width = lambda s: sum(0 if unicodedata.combining(c) else 1 for c in s)  # noqa: E731
+    return [width(line[:m.end()]) for m in re.finditer(r" {2,}", line)]
+
+
+def test_list_and_results_columns_are_aligned():
+    checks, models = _run("verify", "--list").stdout.split("\n\n")
+    checks = checks.splitlines()
+    assert len({tuple(_column_starts(line)) for line in checks}) == 1 and len(_column_starts(checks[0])) == 2
+    assert any("τ̄" in line for line in checks)  # a combining mark, which takes no column
+    models = models.splitlines()
+    assert models[0].split()[:3] == ["model", "kind", "description"] and len(models) > 10
+    assert len({tuple(_column_starts(line)[:2]) for line in models}) == 1
+    assert any(line.startswith("symbolic-pendulum ") and " symbolic " in line for line in models)
+    table = _run("verify", "--model", "chain").stdout.splitlines()[:-1]
+    assert len({tuple(_column_starts(line)) for line in table}) == 1
+
+
+def test_a_missing_optional_dependency_is_one_line_naming_the_extra():
+    code = "import sys\nsys.modules['sympy'] = None\nfrom sko.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    proc = _run("verify", "--symbolic", code=code)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == 'error: sympy is needed for --symbolic: pip install "sko-multibody[symbolic]"'

@@ -215,7 +215,6 @@ CASES = {
     "beam-directions-unhashable": (lambda: c(flexible_beam, "bm", None, Revolute(), 1.0, 1.0, 1.0, 2,
                                              directions=[["z"]]), BodyError, ["directions"]),
     # ---------------------------------------------------------------- systems
-    "system-empty": (lambda: c(MultibodySystem, []), BodyError, ["at least one body"]),
     "system-none": (lambda: c(MultibodySystem, None), BodyError, ["NoneType"]),
     "system-single-body": (lambda: c(MultibodySystem, RigidBody("b", None, Revolute(), I6)), BodyError, ["RigidBody"]),
     "system-not-body": (lambda: c(MultibodySystem, [3]), BodyError, ["3"]),
@@ -375,6 +374,12 @@ def test_verify_never_passes_a_non_finite_residual():
         assert result.to_json()["residual"] is None  # valid JSON, not NaN
     results = run(models=[_nan_case()])
     assert results and not any(r.passed and r.residual is not None and not np.isfinite(r.residual) for r in results)
+
+
+def test_empty_system_is_a_system_with_no_dofs():
+    system, z = MultibodySystem([]), np.zeros(0)
+    assert system.mass_matrix(z).shape == (0, 0) and system.bias_forces(z, z).shape == (0,)
+    assert system.energy(z, z) == 0
 
 
 def test_tree_contains_unhashable_label_is_false():

@@ -4,15 +4,20 @@ built on them (BODIES.md).
 * :mod:`.contract`: :class:`BodyType` (what a new node type supplies), :class:`Attachment`,
   :class:`NodeState`, :class:`BodyError`.
 * :mod:`.joints`: the rigid joint library (RIGID.md), :mod:`.hinge`: a joint's part of a node state.
+* :mod:`.composite`: several joints in series on one body, joints read from an offset, and
+  MuJoCo's free-joint coordinates.
 * :mod:`.rigid`, :mod:`.flexible`, :mod:`.rotor`: rigid bodies, assumed-modes flexible bodies,
-  links driven through a gear by a rotor on their parent; :mod:`.beam`: clamped-free beam modes.
+  links driven through a gear by a rotor on their parent; :mod:`.armature`: rigid bodies with
+  reflected rotor inertia on their joint's diagonal of ℳ; :mod:`.beam`: clamped-free beam modes.
 
 Systems of body types are in :mod:`sko.systems`. Their dynamics are checked against
 :mod:`sko.independent` (particles and Lagrange's equations, no shared code) in ``tests/bodies``;
 ``papers/tutorial_body_type.py`` shows how to write a new body type.
 """
 
+from sko.bodies.armature import ArmatureBody
 from sko.bodies.beam import BeamModes, cantilever_modes, flexible_beam
+from sko.bodies.composite import CompositeJoint, FreePositionFirst, OffsetJoint
 from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState, root_attachment
 from sko.bodies.flexible import FlexibleBody, ModalNode, exp_map_coefficients
 from sko.bodies.joints import (
@@ -23,6 +28,7 @@ from sko.bodies.joints import (
     Helical,
     Joint,
     JointKinematics,
+    JointLimits,
     Planar,
     Prismatic,
     RackAndPinion,
@@ -36,8 +42,9 @@ from sko.bodies.rotor import GearedRotorLink
 
 __all__ = [
     "BodyType", "Attachment", "NodeState", "BodyError", "root_attachment",
-    "RigidBody", "FlexibleBody", "ModalNode", "exp_map_coefficients", "GearedRotorLink",
+    "RigidBody", "ArmatureBody", "FlexibleBody", "ModalNode", "exp_map_coefficients", "GearedRotorLink",
     "BeamModes", "cantilever_modes", "flexible_beam",
-    "Joint", "JointKinematics", "Revolute", "Prismatic", "Helical", "Cylindrical", "Planar", "Spherical",
+    "Joint", "JointKinematics", "JointLimits", "Revolute", "Prismatic", "Helical", "Cylindrical", "Planar", "Spherical",
     "SphericalEulerZYX", "Free", "Fixed", "RackAndPinion", "CustomJoint", "ReversedJoint",
+    "CompositeJoint", "OffsetJoint", "FreePositionFirst",
 ]

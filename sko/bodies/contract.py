@@ -77,8 +77,9 @@ class Attachment:
 def root_attachment(gravity) -> Attachment:
     """The inertial frame as the attachment of base bodies: ``Γ`` has no columns, ``γ = −a_g``
     (``a_g = [0; g]``), identity pose, zero velocity."""
-    g = np.asarray(gravity, dtype=float)
-    return Attachment(Gamma=np.zeros((6, 0)), gamma=np.concatenate([np.zeros(3), -g]),
+    g = np.asarray(gravity)
+    g = g if g.dtype == object else g.astype(float)  # sympy entries stay exact
+    return Attachment(Gamma=np.zeros((6, 0)), gamma=np.concatenate([np.zeros(3, dtype=g.dtype), -g]),
                       rotation=np.eye(3), position=np.zeros(3), velocity=np.zeros(6))
 
 

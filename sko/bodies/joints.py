@@ -52,6 +52,7 @@ from sko.errors import JointError
 from sko.graphs.errors import SKOError
 
 __all__ = [
+    "JointLimits",
     "JointKinematics",
     "Joint",
     "Revolute",
@@ -77,8 +78,43 @@ class JointKinematics(NamedTuple):
     c: np.ndarray  #: velocity-product acceleration S̊ ν (6,)
 
 
+class JointLimits(NamedTuple):
+    """Limits of one joint (URDF ``<limit>``): ``lower``, ``upper`` per position variable
+    (``nq``), ``velocity`` and ``effort`` per velocity variable (``nv``); ``±inf`` where none.
+    Stored, not enforced: the dynamics never clip."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    velocity: np.ndarray
+    effort: np.ndarray
+
+    @classmethod
+    def unbounded(cls, nq: int, nv: int) -> "JointLimits":
+        return cls(np.full(nq, -np.inf), np.full(nq, np.inf), np.full(nv, np.inf), np.full(nv, np.inf))
+
+    def checked(self, joint: "Joint") -> "JointLimits":
+        """These limits as float arrays of the joint's sizes, ``lower ≤ upper``, ``velocity``
+        and ``effort`` ``≥ 0`` (:class:`~sko.errors.JointError` naming the joint otherwise)."""
+        sizes = {"lower": joint.nq, "upper": joint.nq, "velocity": joint.nv, "effort": joint.nv}
+        out = {}
+        for key, n in sizes.items():
+            x = np.array(np.broadcast_to(np.asarray(getattr(self, key), dtype=float), (n,)))
+            if np.isnan(x).any():
+                raise JointError(f"{joint}: {key} limit {x} has NaN")
+            out[key] = x
+        if (out["lower"] > out["upper"]).any():
+            raise JointError(f"{joint}: lower position limit {out['lower']} exceeds the upper {out['upper']}")
+        for key in ("velocity", "effort"):
+            if (out[key] < 0).any():
+                raise JointError(f"{joint}: {key} limit {out[key]} is negative")
+        return JointLimits(**out)
+
+
 class Joint:
-    """Base class: subclasses set ``nq``, ``nv`` and implement :meth:`_kinematics`."""
+    """Base class: subclasses set ``nq``, ``nv`` and implement :meth:`_kinematics`.
+
+    Every joint carries :attr:`limits` (:class:`JointLimits`; unbounded unless set with
+    :meth:`with_limits`)."""
 
     nq: int = 0
     nv: int = 0
@@ -89,6 +125,27 @@ class Joint:
 
     def __init__(self, name: str | None = None):
         self.name = name
+
+    @property
+    def limits(self) -> JointLimits:
+        """Position, velocity and effort limits (``±inf`` where none was given)."""
+        return getattr(self, "_limits", None) or JointLimits.unbounded(self.nq, self.nv)
+
+    def with_limits(self, lower=-np.inf, upper=np.inf, velocity=np.inf, effort=np.inf) -> "Joint":
+        """This joint with limits set (scalars broadcast over its coordinates); returns ``self``.
+
+        Raises
+        ------
+        JointError
+            ``lower > upper``, a negative velocity or effort limit, a NaN or a bad size.
+        """
+        try:
+            self._limits = JointLimits(lower, upper, velocity, effort).checked(self)
+        except ValueError as exc:
+            if isinstance(exc, JointError):
+                raise
+            raise JointError(f"{self}: limits do not fit nq = {self.nq}, nv = {self.nv}: {exc}") from None
+        return self
 
     # ------------------------------------------------------------------ model
     def kinematics(self, q, v=None) -> JointKinematics:
@@ -632,6 +689,10 @@ class ReversedJoint(Joint):
 
     def reversed(self) -> Joint:
         return self.joint
+
+    @property
+    def limits(self) -> JointLimits:
+        return getattr(self, "_limits", None) or self.joint.limits
 
     @property
     def user_defined(self) -> bool:

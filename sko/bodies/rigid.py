@@ -34,7 +34,8 @@ class RigidBody(JointCoordinates, BodyType):
     name, parent, attach : see :class:`~sko.bodies.contract.BodyType`
     joint : sko.bodies.joints.Joint
     inertia : (6, 6) array
-        Spatial inertia about the body frame (``sko.spatial.spatial_inertia``), SPD.
+        Spatial inertia about the body frame (``sko.spatial.spatial_inertia``) of a physical
+        body; massless bodies and point masses are allowed.
     placement : (6, 6) array, optional
         ``X_T``: Plücker transform from the attachment frame to the joint's predecessor frame.
 
@@ -58,7 +59,9 @@ class RigidBody(JointCoordinates, BodyType):
         self.inertia = checked_spatial_inertia(inertia, name)
         self.placement = checked_placement(placement, name)
         self.q_size, self.dof_size = joint.nq, joint.nv
-        self._mass, self._com, _ = inertia_parameters(self.inertia)
+        self._mass, self._com = self.inertia[5, 5], np.zeros(3)
+        if self._mass != 0:
+            _, self._com, _ = inertia_parameters(self.inertia)
         self.valid_by_construction = not joint.user_defined
 
     def at_state(self, q, qd, inboard: Attachment, gravity) -> NodeState:

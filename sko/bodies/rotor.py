@@ -77,7 +77,9 @@ class GearedRotorLink(JointCoordinates, BodyType):
         self.placement = checked_placement(placement, name)
         self.q_size = self.dof_size = 1
         self.valid_by_construction = not joint.user_defined  # M constant SPD, H ∋ N u ≠ 0
-        self._mass, self._com, _ = inertia_parameters(self.inertia)
+        self._mass, self._com = self.inertia[5, 5], np.zeros(3)
+        if self._mass != 0:
+            _, self._com, _ = inertia_parameters(self.inertia)
 
     def parent_point_mass(self) -> tuple[float, np.ndarray]:
         """``(rotor mass, rotor centre in F_o)``: the point mass the parent body must include."""

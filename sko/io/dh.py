@@ -12,6 +12,9 @@ named frame ``"<name>_dh"``; link inertias are given in it. For the modified con
 body frame *is* DH frame ``i``; for the standard one, DH frame ``i`` sits at
 ``T_x(a_i) R_x(α_i)`` on body ``i``.
 
+Any parameter, mass, centre of mass or inertia may be a sympy expression: the system is then
+symbolic (see :class:`~sko.systems.builder.SystemBuilder`).
+
 Examples
 --------
 A planar two-link arm (standard DH, unit links, point-like unit masses at the link ends):
@@ -63,7 +66,8 @@ class DHLink:
 
 
 def _homogeneous(R, p) -> np.ndarray:
-    T = np.eye(4)
+    R, p = np.asarray(R), np.asarray(p)
+    T = np.eye(4, dtype=object if object in (R.dtype, p.dtype) else float)
     T[:3, :3], T[:3, 3] = R, p
     return T
 
@@ -77,11 +81,15 @@ def _rx(t):
 
 
 def _tz(d):
-    return _homogeneous(np.eye(3), [0.0, 0.0, d])
+    return _homogeneous(np.eye(3), np.array([0, 0, d], dtype=object if _symbolic(d) else float))
 
 
 def _tx(a):
-    return _homogeneous(np.eye(3), [a, 0.0, 0.0])
+    return _homogeneous(np.eye(3), np.array([a, 0, 0], dtype=object if _symbolic(a) else float))
+
+
+def _symbolic(x) -> bool:
+    return bool(getattr(x, "free_symbols", None))
 
 
 def _plucker(T) -> np.ndarray:
@@ -120,7 +128,8 @@ def dh_system(links, convention: str = "standard", base_placement=None, gravity=
             raise RigidSystemError(f"DH row {i} must be a DHLink, got {type(row).__name__}")
         name = row.name or f"link{i}"
         for key in ("a", "alpha", "d", "theta"):
-            checked_scalar(getattr(row, key), f"DH row {i} ({name!r}): parameter {key}", error=RigidSystemError)
+            checked_scalar(getattr(row, key), f"DH row {i} ({name!r}): parameter {key}", symbolic=True,
+                           error=RigidSystemError)
         if row.joint == "revolute":
             joint, offset = Revolute([0, 0, 1], name=f"joint{i}"), _tz(row.d) @ _rz(row.theta)
         elif row.joint == "prismatic":
@@ -136,10 +145,8 @@ def dh_system(links, convention: str = "standard", base_placement=None, gravity=
             dh_on_body = np.eye(4)
         placement = _plucker(fixed)
         if i == 1 and base_placement is not None:
-            placement = placement @ np.array(checked_transform(base_placement, "DH base placement",
-                                                               error=RigidSystemError), dtype=float)
-        X_dh = np.array(checked_transform(_plucker(dh_on_body), f"DH frame of row {i} ({name!r})",
-                                          error=RigidSystemError))  # ᵈʰX_body
+            placement = placement @ checked_transform(base_placement, "DH base placement", error=RigidSystemError)
+        X_dh = checked_transform(_plucker(dh_on_body), f"DH frame of row {i} ({name!r})", error=RigidSystemError)  # ᵈʰX_body
         inertia = _inertia_in_body(row, name, X_dh)
         builder.add_body(name, parent, joint, placement=placement, inertia=inertia)
         builder.add_frame(f"{name}_dh", name, X_dh)

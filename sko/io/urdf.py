@@ -3,12 +3,14 @@
 Rules:
 
 * Links: ``<inertial>`` with ``<origin xyz rpy>`` (the centre-of-mass frame), ``<mass value>``
-  and ``<inertia ixx ixy ixz iyy iyz izz>`` (about the centre of mass, in that frame). A
-  negative mass, or a rotational inertia with a negative eigenvalue (beyond rounding), is an
-  error. Zero mass (or no ``<inertial>``) makes a massless link, as real descriptions use for
-  sensor and tool frames: allowed where the link is fixed to the world or merged by fixed
-  joints into a body whose total spatial inertia is positive definite, an error (naming the
-  link and its joint) where it would be a moving SKO node with a singular ``M(k)``.
+  and ``<inertia ixx ixy ixz iyy iyz izz>`` (about the centre of mass, in that frame). Each is
+  judged by the link's own scale (:mod:`sko.inertia`): a negative mass is an error, and so are
+  principal moments breaking the triangle inequality beyond a relative tolerance of the link's
+  ``m r²``, unless ``inertia="repair"``, which replaces them by the nearest physical inertia and
+  warns (:class:`~sko.inertia.InertiaRepairWarning`, listing every link and how much changed).
+  Zero mass (or no ``<inertial>``) makes a massless link and zero rotational inertia a point
+  mass: both are allowed, also as moving bodies (chains of massless links between joints);
+  the articulated-body recursion reports a body whose ``D(k)`` is singular.
 * Joints: ``revolute`` and ``continuous`` (:class:`Revolute`), ``prismatic``, ``fixed``
   (the child is merged into its parent and kept as a named frame), ``floating``
   (:class:`Free`), ``planar`` (:class:`Planar`, normal = axis). ``<origin>`` places the joint
@@ -17,10 +19,14 @@ Rules:
 * The root link is the fixed base; with ``floating_base=True`` it becomes a body on a
   :class:`Free` joint named ``"root_joint"`` (``q = (w, x, y, z, p)``, ``ν = [ω; v]`` in the
   base frame).
-* Joint limits, dynamics, visual and collision data are ignored.
+* ``<limit lower upper velocity effort>`` of revolute, continuous (velocity and effort only) and
+  prismatic joints is kept on the joint (:attr:`~sko.bodies.joints.Joint.limits`, and the
+  system's ``lower_position_limit`` … ``effort_limit``); ``<dynamics>``, visual and collision
+  data are ignored.
 * Anything the loader cannot represent without changing the model — mimic joints, closed
   loops, a link with two parent joints, several root links, unknown joint types, missing or
   malformed attributes, bad inertial data (above) — raises :class:`URDFError` naming the link or joint.
+* A URDF whose links are all fixed to the root gives a system with no moving body (``nv = 0``).
 
 Body names are link names; each body's joint carries the URDF joint name.
 """
@@ -28,6 +34,7 @@ Body names are link names; each body's joint carries the URDF joint name.
 from __future__ import annotations
 
 import os
+import warnings
 import xml.etree.ElementTree as ET
 
 import defusedxml
@@ -35,19 +42,20 @@ import defusedxml.ElementTree as SafeET
 
 import numpy as np
 
-from sko.arrays import check_psd
+from sko.inertia import RTOL, InertiaRepairWarning, check_physical_inertia, inertia_violation, nearest_physical_inertia
 from sko.spatial import pose_transform, rpy_matrix, spatial_inertia
 
 from sko.systems.builder import SystemBuilder
-from sko.errors import RigidSystemError, URDFError
+from sko.errors import JointError, RigidSystemError, URDFError
 from sko.bodies.joints import Fixed, Free, Planar, Prismatic, Revolute
 
 __all__ = ["load_urdf", "parse_urdf"]
 
 _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+_INERTIA_MODES = ("strict", "repair")
 
 
-def load_urdf(path, floating_base: bool = False, gravity=None):
+def load_urdf(path, floating_base: bool = False, gravity=None, inertia: str = "strict"):
     """A :class:`~sko.systems.rigid.RigidSystem` from a URDF file.
 
     Parameters
@@ -57,11 +65,19 @@ def load_urdf(path, floating_base: bool = False, gravity=None):
         Put the root link on a free 6-dof joint named ``"root_joint"``.
     gravity : 3- or 6-vector, optional
         Default ``[0, 0, −9.81]``.
+    inertia : {"strict", "repair"}
+        ``"strict"`` rejects a link inertia no physical body has; ``"repair"`` replaces it by the
+        nearest physical one (:func:`sko.inertia.nearest_physical_inertia`) and warns.
 
     Raises
     ------
     URDFError
         Unreadable file, malformed XML or any unsupported feature (see the module docstring).
+
+    Warns
+    -----
+    InertiaRepairWarning
+        ``inertia="repair"`` changed some link inertias (each named, with the change).
     """
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise URDFError(f"URDF path must be a str or path-like, got {type(path).__name__}")
@@ -70,11 +86,13 @@ def load_urdf(path, floating_base: bool = False, gravity=None):
             text = fh.read()
     except OSError as exc:
         raise URDFError(f"cannot read URDF file {os.fspath(path)!r}: {exc}") from None
-    return parse_urdf(text, floating_base=floating_base, gravity=gravity)
+    return parse_urdf(text, floating_base=floating_base, gravity=gravity, inertia=inertia)
 
 
-def parse_urdf(text, floating_base: bool = False, gravity=None):
+def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "strict"):
     """Like :func:`load_urdf`, from the XML text (str or bytes)."""
+    if inertia not in _INERTIA_MODES:
+        raise URDFError(f"inertia must be one of {_INERTIA_MODES}, got {inertia!r}")
     if not isinstance(text, (str, bytes, bytearray)):
         raise URDFError(f"URDF text must be str or bytes, got {type(text).__name__}")
     try:  # no DTD, no entity: a URDF needs neither, and they are the vector of expansion attacks
@@ -86,14 +104,18 @@ def parse_urdf(text, floating_base: bool = False, gravity=None):
     if root.tag != "robot":
         raise URDFError(f"URDF root element must be <robot>, got <{root.tag}>")
 
-    links = {}
+    links, repairs = {}, []
     for el in root.findall("link"):
         name = _attr(el, "name", "a <link>")
         if name in links:
             raise URDFError(f"link {name!r} is defined twice")
-        links[name] = _inertia(el, name)
+        links[name] = _inertia(el, name, repairs if inertia == "repair" else None)
     if not links:
         raise URDFError("the URDF has no <link>")
+    if repairs:
+        warnings.warn(InertiaRepairWarning(
+            f"replaced {len(repairs)} link inertia{'s' if len(repairs) > 1 else ''} by the nearest physical one: "
+            + "; ".join(repairs)), stacklevel=3)
 
     joints, parent_of, children = {}, {}, {name: [] for name in links}
     for el in root.findall("joint"):
@@ -189,8 +211,9 @@ def _origin(el, where: str) -> np.ndarray:
     return pose_transform(xyz, rpy)
 
 
-def _inertia(link, name: str) -> np.ndarray:
-    """Spatial inertia of a link about its frame origin (zero without ``<inertial>``)."""
+def _inertia(link, name: str, repairs: list | None) -> np.ndarray:
+    """Spatial inertia of a link about its frame origin (zero without ``<inertial>``). With a list
+    ``repairs``, an unphysical rotational inertia is projected and the change appended to it."""
     inertial = link.find("inertial")
     if inertial is None:
         return np.zeros((6, 6))
@@ -204,10 +227,15 @@ def _inertia(link, name: str) -> np.ndarray:
     ixx, ixy, ixz, iyy, iyz, izz = (
         _floats(_attr(inertia_el, k, f"<inertia> of {where}"), 1, f"<inertia {k}> of {where}", None)[0] for k in keys)
     Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    check_psd(Ic, f"rotational inertia of {where}", 1e-12, URDFError)
     origin = inertial.find("origin")
     xyz = _floats(None if origin is None else origin.get("xyz"), 3, f"{where} <inertial><origin xyz>", [0, 0, 0])
     rpy = _floats(None if origin is None else origin.get("rpy"), 3, f"{where} <inertial><origin rpy>", [0, 0, 0])
+    if repairs is not None and inertia_violation(mass, xyz, Ic) > RTOL:
+        fixed = nearest_physical_inertia(Ic)
+        change = np.linalg.norm(fixed - Ic)
+        repairs.append(f"link {name!r} changed by {change:.3g} ({change / max(np.linalg.norm(Ic), 1e-300):.3g} relative)")
+        Ic = fixed
+    check_physical_inertia(mass, xyz, Ic, where, URDFError)
     R = rpy_matrix(*rpy)
     return spatial_inertia(mass, xyz, R @ Ic @ R.T)
 
@@ -223,7 +251,25 @@ def _joint(el, name: str):
     if not np.abs(axis).max() > 0:
         raise URDFError(f"joint {name!r} has a zero axis")
     if jtype in ("revolute", "continuous"):
-        return Revolute(axis, name=name)
+        return _limited(Revolute(axis, name=name), el, name, bounded=jtype == "revolute")
     if jtype == "prismatic":
-        return Prismatic(axis, name=name)
+        return _limited(Prismatic(axis, name=name), el, name, bounded=True)
     return Planar(axis, name=name)
+
+
+def _limited(joint, el, name: str, bounded: bool):
+    """The joint with the ``<limit lower upper velocity effort>`` of its element (lower and
+    upper default to 0 as in the URDF specification, and are ignored on continuous joints;
+    velocity and effort default to unbounded)."""
+    limit = el.find("limit")
+    if limit is None:
+        return joint
+    where = f"<limit> of joint {name!r}"
+    value = {key: _floats(limit.get(key), 1, f"{where} {key}", [default])[0]
+             for key, default in (("lower", 0.0), ("upper", 0.0), ("velocity", np.inf), ("effort", np.inf))}
+    if not bounded:
+        value["lower"], value["upper"] = -np.inf, np.inf
+    try:
+        return joint.with_limits(**value)
+    except JointError as exc:
+        raise URDFError(f"{where}: {exc}") from None

@@ -30,10 +30,13 @@ from collections.abc import Hashable
 
 import numpy as np
 
-from sko.arrays import check_psd, checked_scalar, is_numeric, numeric_array
+from sko.arrays import checked_scalar, numeric_array
+from sko.inertia import check_physical_inertia, check_spatial_inertia
 from sko.spatial import checked_transform, spatial_inertia
 
 from sko.errors import RigidSystemError
+from sko.systems.rigid import BodySpec, RigidSystem
+from sko.optional import require
 from sko.bodies.joints import Fixed, Joint
 
 __all__ = ["SystemBuilder", "DEFAULT_GRAVITY", "link_inertia"]
@@ -50,6 +53,12 @@ class SystemBuilder:
     gravity : 3- or 6-vector, optional
         Gravitational acceleration in world coordinates (a 3-vector is the linear part);
         default ``[0, 0, −9.81]``.
+
+    Masses, centres of mass, inertias, placements and gravity may be sympy expressions: the
+    system is then symbolic (exact sympy entries; floats given with them become rationals), and
+    its mass matrix, bias forces and every recursion come out as expressions. Symbolic inertias
+    are checked for symmetry only; their definiteness is the caller's assumption (declare the
+    symbols ``positive=True``). See ``papers/symbolic_pendulum.py``.
     """
 
     def __init__(self, gravity=None):
@@ -91,15 +100,16 @@ class SystemBuilder:
             raise RigidSystemError(f"body {name!r}: parent {parent!r} has not been added")
         if not isinstance(joint, Joint):
             raise RigidSystemError(f"body {name!r}: joint must be a sko.bodies Joint, got {type(joint).__name__}")
-        X_T = np.eye(6) if placement is None else np.array(checked_transform(placement, f"placement of body {name!r}",
-                                                                            error=RigidSystemError), dtype=float)
+        X_T = np.eye(6) if placement is None else checked_transform(placement, f"placement of body {name!r}",
+                                                                    error=RigidSystemError)
         I6 = link_inertia(name, inertia, mass, com, inertia_com)
         parent_body, X_frame = self._frames[parent] if parent is not None else (None, np.eye(6))
-        X_T = X_T @ X_frame  # from the parent *body* frame
+        X_T = _array(X_T @ X_frame, f"placement of body {name!r}")  # from the parent *body* frame
         if isinstance(joint, Fixed):
             self._frames[name] = (parent_body, X_T)
             if parent_body is not None:
-                self._bodies[parent_body][3] = self._bodies[parent_body][3] + _to_parent(X_T, I6)
+                self._bodies[parent_body][3] = _array(self._bodies[parent_body][3] + _to_parent(X_T, I6),
+                                                      f"spatial inertia of body {parent_body!r}")
             return name
         self._bodies[name] = [parent_body, joint, X_T, I6]
         self._frames[name] = (name, np.eye(6))
@@ -111,28 +121,16 @@ class SystemBuilder:
         return self.add_body(name, parent, Fixed(name=str(name)), placement)
 
     def build(self):
-        """The immutable :class:`~sko.systems.rigid.RigidSystem`.
+        """The immutable :class:`~sko.systems.rigid.RigidSystem` (possibly with no moving body,
+        ``nv = 0``).
 
-        Raises
-        ------
-        RigidSystemError
-            No moving body, or a moving body whose inertia (after merging) is not positive
-            definite, so that it cannot be an SKO node.
+        Massless moving bodies and point masses are kept: whether the dynamics stay defined is
+        the articulated-body recursion's check (``D(k)`` positive definite, reported by body).
         """
-        from sko.systems.rigid import BodySpec, RigidSystem
-
-        if not self._bodies:
-            raise RigidSystemError("the system has no moving body")
         specs = []
         for name, (parent, joint, X_T, I6) in self._bodies.items():
-            I6 = (I6 + I6.T) / 2
-            eig = np.linalg.eigvalsh(I6).min()
-            if eig <= 1e-12 * max(1.0, np.abs(I6).max()):
-                raise RigidSystemError(
-                    f"body {name!r} (moved by joint {joint!r}) has a singular spatial inertia (smallest eigenvalue "
-                    f"{eig:.3g}, mass {I6[5, 5]:.3g}); an SKO node needs M(k) positive definite: give it a mass "
-                    "and a positive definite rotational inertia, or attach it with a fixed joint")
-            specs.append(BodySpec(name, parent, joint, X_T, I6))
+            symbolic = I6.dtype == object or X_T.dtype == object  # definiteness is the caller's assumption
+            specs.append(BodySpec(name, parent, joint, X_T, I6 if symbolic else (I6 + I6.T) / 2))
         return RigidSystem(specs, dict(self._frames), self.gravity)
 
     def _check_new(self, name):
@@ -152,32 +150,54 @@ def _to_parent(X_T, I6):
 def _gravity(gravity) -> np.ndarray:
     if gravity is None:
         return DEFAULT_GRAVITY.copy()
-    try:
-        g = np.array(numeric_array(gravity, "gravity"), dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise RigidSystemError(f"gravity must be a finite 3- or 6-vector of numbers, got {gravity!r}: {exc}") from None
+    g = _array(gravity, "gravity")
     if g.shape == (3,):
-        g = np.concatenate([np.zeros(3), g])
-    if g.shape != (6,) or not np.isfinite(g).all():
+        g = np.concatenate([np.zeros(3, dtype=g.dtype), g])
+    if g.shape != (6,) or (g.dtype != object and not np.isfinite(g).all()):
         raise RigidSystemError(f"gravity must be a finite 3- or 6-vector, got shape {g.shape}")
     return g
+
+
+def _symbolic(x) -> bool:
+    """True for a sympy expression with free symbols."""
+    return bool(getattr(x, "free_symbols", None))
+
+
+def _array(A, what: str) -> np.ndarray:
+    """A float array, or an object array of exact sympy entries when any entry has symbols
+    (floats there become rationals, ``1.0*l`` becomes ``l``, so results compare exactly)."""
+    try:
+        A = numeric_array(np.array(A, dtype=object), what)  # numbers or sympy: no strings, None, containers
+    except (TypeError, ValueError) as exc:
+        raise RigidSystemError(f"{what} is not an array of numbers: {exc}") from None
+    if any(isinstance(e, (complex, np.complexfloating)) for e in A.flat):
+        raise RigidSystemError(f"{what} must be real, got {A.tolist()}")
+    if any(_symbolic(e) for e in A.flat):
+        sympy = require("sympy", "symbolic systems")
+
+        return np.vectorize(lambda e: sympy.nsimplify(e, rational=True), otypes=[object])(A) if A.size else A
+    try:
+        return A.astype(float)
+    except (TypeError, ValueError) as exc:
+        raise RigidSystemError(f"{what} must be numbers or sympy expressions: {exc}") from None
 
 
 def _matrix(A, shape, what, default) -> np.ndarray:
     if A is None:
         return default.copy()
-    try:
-        A = numeric_array(A, what)
-        if A.dtype.kind == "c" or A.dtype == object and not is_numeric(A):
-            raise RigidSystemError(f"{what} must be real, got {A.tolist()}")
-        A = np.array(A, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise RigidSystemError(f"{what} is not a numeric array: {exc}") from None
+    A = _array(A, what)
     if A.shape != shape:
         raise RigidSystemError(f"{what} must be an array of shape {shape}, got shape {A.shape}")
-    if not np.isfinite(A).all():
+    if A.dtype != object and not np.isfinite(A).all():
         raise RigidSystemError(f"{what} must be finite, got {A.tolist()}")
     return A
+
+
+def _check_symmetric(A: np.ndarray, where: str) -> None:
+    """Symbolic inertias are checked for symmetry only (definiteness of symbols is the caller's
+    assumption); numeric ones by :mod:`sko.inertia`."""
+    if any((A[i, j] - A[j, i]) != 0 for i in range(A.shape[0]) for j in range(i)):
+        raise RigidSystemError(f"{where} is not symmetric")
 
 
 def link_inertia(name, inertia=None, mass=None, com=None, inertia_com=None) -> np.ndarray:
@@ -187,14 +207,26 @@ def link_inertia(name, inertia=None, mass=None, com=None, inertia_com=None) -> n
         if mass is not None or com is not None or inertia_com is not None:
             raise RigidSystemError(f"body {name!r}: give either inertia or mass/com/inertia_com, not both")
         I6 = _matrix(inertia, (6, 6), f"spatial inertia of body {name!r}", None)
-        check_psd(I6, f"spatial inertia of body {name!r}", 1e-12, RigidSystemError, symmetry_rtol=1e-9)
+        if I6.dtype == object:
+            _check_symmetric(I6, f"spatial inertia of body {name!r}")
+        else:
+            check_spatial_inertia(I6, f"body {name!r}", RigidSystemError)
         return I6
     if mass is None:
         if com is not None or inertia_com is not None:
             raise RigidSystemError(f"body {name!r}: com/inertia_com given without a mass")
         return np.zeros((6, 6))
-    m = checked_scalar(mass, f"body {name!r}: mass", nonnegative=True, error=RigidSystemError)
+    checked_scalar(mass, f"body {name!r}: mass", nonnegative=True, symbolic=True, error=RigidSystemError)
+    m = _array(mass, f"mass of body {name!r}")
+    if m.shape != ():
+        raise RigidSystemError(f"body {name!r}: mass must be a number, got {mass!r}")
+    m = m[()]
+    if not _symbolic(m) and not (np.isfinite(float(m)) and m >= 0):
+        raise RigidSystemError(f"body {name!r}: mass must be finite and non-negative, got {mass!r}")
     c = _matrix(com, (3,), f"centre of mass of body {name!r}", np.zeros(3))
     Ic = _matrix(inertia_com, (3, 3), f"rotational inertia of body {name!r}", np.zeros((3, 3)))
-    check_psd(Ic, f"rotational inertia of body {name!r}", 1e-12, RigidSystemError, symmetry_rtol=1e-9)
-    return spatial_inertia(m, c, Ic)
+    if Ic.dtype == object or c.dtype == object or _symbolic(m):
+        _check_symmetric(Ic, f"rotational inertia of body {name!r}")
+    else:
+        check_physical_inertia(float(m), c.astype(float), Ic, f"body {name!r}", RigidSystemError)
+    return _array(spatial_inertia(m, c, Ic), f"spatial inertia of body {name!r}")

@@ -15,10 +15,11 @@ from collections.abc import Callable, Hashable, Mapping
 __all__ = ["renamed_keywords", "BodyLookup", "deprecated"]
 
 
-def deprecated(old: str, new: str) -> None:
-    """Warn that ``old`` is deprecated in favour of ``new`` (pointing at the caller's caller)."""
+def deprecated(old: str, new: str, stacklevel: int = 3) -> None:
+    """Warn that ``old`` is deprecated in favour of ``new`` (by default pointing at the code that
+    called the function calling this one)."""
     warnings.warn(f"{old} is deprecated and will be removed in the next release; use {new}",
-                  DeprecationWarning, stacklevel=3)
+                  DeprecationWarning, stacklevel=stacklevel)
 
 
 def renamed_keywords(**renames: str) -> Callable:

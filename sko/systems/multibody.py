@@ -52,7 +52,7 @@ class MultibodySystem:
     Every system (this class, :class:`~sko.systems.rigid.RigidSystem`) answers the same calls
     with the arguments in the order ``q, v, tau`` of Pinocchio's ``aba(model, data, q, v, tau)``:
     ``v`` the velocity variables ``θ̇`` (zero when omitted), ``dv`` their rates ``θ̈``, ``tau``
-    the generalised forces ``T`` (zero when omitted). Lookups by body name (:meth:`body`,
+    the generalised forces ``T`` (zero when omitted). Lookups by body name (``body(name)``,
     :meth:`body_joint`) and by joint name (:meth:`joint`, :meth:`joint_body`) are distinct;
     :meth:`q_slice` and :meth:`v_slice` take either.
 
@@ -75,8 +75,6 @@ class MultibodySystem:
         if isinstance(bodies, (BodyType, str, bytes, Mapping)) or not isinstance(bodies, Iterable):
             raise BodyError(f"bodies must be a sequence of BodyType, got {type(bodies).__name__}")
         bodies = tuple(bodies)
-        if not bodies:
-            raise BodyError("a multibody system needs at least one body")
         for b in bodies:
             if not isinstance(b, BodyType):
                 raise BodyError(f"{b!r} is not a BodyType")
@@ -92,6 +90,8 @@ class MultibodySystem:
             raise UnknownNodeError(f"bodies {unknown!r} name parents that are not bodies of the system")
         self.tree = TreeDigraph.from_parents({b.name: b.parent for b in bodies})
         self._body = {b.name: b for b in bodies}
+        #: ``body(name)``: the body type of body ``name`` (:class:`~sko.graphs.errors.UnknownNodeError`
+        #: for an unknown name); ``body[name]`` still works for one release, with a DeprecationWarning.
         self.body = BodyLookup(self._body, self._body_type)
         for b in bodies:
             offered = (None,) if b.parent is None else self._body[b.parent].attachment_names
@@ -175,7 +175,7 @@ class MultibodySystem:
         For one release a body name is still accepted, with a DeprecationWarning: use
         :meth:`body_joint` for the joint moving a body.
         """
-        if name not in self._joint_body and _hashable_in(name, self._body):
+        if not _hashable_in(name, self._joint_body) and _hashable_in(name, self._body):
             deprecated(f"joint({name!r}) with a body name", f"body_joint({name!r})")
             return self.body_joint(name)
         return self.body_joint(self.joint_body(name))
@@ -215,6 +215,36 @@ class MultibodySystem:
         """Where the velocity variables of a body (or of the joint of that name) sit in ``v``
         (and in ``tau``)."""
         return self.dof_slices[self._body_of(name)]
+
+    # ------------------------------------------------------------------ joint limits
+    def _limits(self, field_: str, size: int, slices: dict, fill: float) -> np.ndarray:
+        out = np.full(size, fill)
+        for k in self.bodies:
+            joint = getattr(self._body[k], "joint", None)
+            if joint is not None:
+                s = slices[k]
+                out[s.start:s.start + len(getattr(joint.limits, field_))] = getattr(joint.limits, field_)
+        return out
+
+    @property
+    def lower_position_limit(self) -> np.ndarray:
+        """``(nq,)`` lower position limits of the joints (``−inf`` where none; stored, not enforced)."""
+        return self._limits("lower", self.q_size, self.q_slices, -np.inf)
+
+    @property
+    def upper_position_limit(self) -> np.ndarray:
+        """``(nq,)`` upper position limits of the joints (``inf`` where none)."""
+        return self._limits("upper", self.q_size, self.q_slices, np.inf)
+
+    @property
+    def velocity_limit(self) -> np.ndarray:
+        """``(nv,)`` velocity limits of the joints (``inf`` where none)."""
+        return self._limits("velocity", self.dof_size, self.dof_slices, np.inf)
+
+    @property
+    def effort_limit(self) -> np.ndarray:
+        """``(nv,)`` effort (force, torque) limits of the joints (``inf`` where none)."""
+        return self._limits("effort", self.dof_size, self.dof_slices, np.inf)
 
     # ------------------------------------------------------------------ the state
     def checked_vectors(self, q, v=None) -> tuple[np.ndarray, np.ndarray]:
@@ -294,7 +324,7 @@ class MultibodySystem:
             b.append(s.b if k not in forces else s.b - _frame_force(s.attachments[None], forces[k]))
         model = SKOModel(self.tree, phi=phi, H={k: s.H for k, s in states.items()},
                          M={k: s.M for k, s in states.items()}, validate=bool(self._unchecked))
-        a, b = np.concatenate([states[k].a for k in self.bodies]), np.concatenate(b)
+        a, b = _stack([states[k].a for k in self.bodies]), _stack(b)
         if a.dtype != object and b.dtype != object and not (np.isfinite(a).all() and np.isfinite(b).all()):
             _raise_overflow(self.bodies, states)
         return model, a, b
@@ -365,25 +395,24 @@ class MultibodySystem:
     # ------------------------------------------------------------------ configurations
     def neutral_configuration(self) -> np.ndarray:
         """Every body at its reference configuration (rigid joints: ``X_J = I``)."""
-        return np.concatenate([self._body[k].neutral() for k in self.bodies]) if self.bodies else np.zeros(0)
+        return _stack([self._body[k].neutral() for k in self.bodies])
 
     def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """A random valid configuration (unit quaternions)."""
         rng = np.random.default_rng(rng)
-        return np.concatenate([self._body[k].random_configuration(rng) for k in self.bodies])
+        return _stack([self._body[k].random_configuration(rng) for k in self.bodies])
 
     def normalize(self, q) -> np.ndarray:
         """``q`` projected back onto the configuration manifold, body by body (unit quaternions)."""
         q, _ = self.checked_vectors(q, None)
-        return np.concatenate([self._body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
+        return _stack([self._body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
 
     @renamed_keywords(qd="v")
     def qdot(self, q, v) -> np.ndarray:
         """``q̇`` from ``(q, v)``, body by body (``q̇ = v`` except for quaternions and
         successor-frame velocities)."""
         q, v = self.checked_vectors(q, v)
-        return np.concatenate([np.asarray(self._body[k].qdot(q[self.q_slices[k]], v[self.dof_slices[k]]))
-                               for k in self.bodies]) if self.bodies else np.zeros(0)
+        return _stack([np.asarray(self._body[k].qdot(q[self.q_slices[k]], v[self.dof_slices[k]])) for k in self.bodies])
 
     @renamed_keywords(qd="v")
     def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:
@@ -400,8 +429,7 @@ class MultibodySystem:
         if not np.isfinite(dt):
             raise NonFiniteError(f"time step dt must be finite, got {dt!r}")
         q, v = self.checked_vectors(q, v)
-        return np.concatenate([self._body[k].integrate(q[self.q_slices[k]], v[self.dof_slices[k]], dt)
-                               for k in self.bodies]) if self.bodies else np.zeros(0)
+        return _stack([self._body[k].integrate(q[self.q_slices[k]], v[self.dof_slices[k]], dt) for k in self.bodies])
 
     def difference(self, q0, q1) -> np.ndarray:
         """The constant velocity ``v`` that takes ``q0`` to ``q1`` in unit time:
@@ -413,10 +441,8 @@ class MultibodySystem:
         BodyError
             A body type that cannot invert its integration (a user-defined ``q̇`` map).
         """
-        q0, _ = self.checked_vectors(q0, None)
-        q1, _ = self.checked_vectors(q1, None)
-        return np.concatenate([self._body[k].difference(q0[self.q_slices[k]], q1[self.q_slices[k]])
-                               for k in self.bodies]) if self.bodies else np.zeros(0)
+        q0, q1 = self._stacked(q0, "q0", self.q_size, "nq"), self._stacked(q1, "q1", self.q_size, "nq")
+        return _stack([self._body[k].difference(q0[self.q_slices[k]], q1[self.q_slices[k]]) for k in self.bodies])
 
     # ------------------------------------------------------------------ deprecated spellings
     def neutral(self) -> np.ndarray:
@@ -427,7 +453,7 @@ class MultibodySystem:
     @renamed_keywords(qd="v")
     def bias(self, q, v=None, external_forces: Mapping | None = None) -> np.ndarray:
         """Deprecated: :meth:`bias_forces`."""
-        deprecated("bias()", "bias_forces()")
+        deprecated("bias()", "bias_forces()", stacklevel=4)  # past the keyword wrapper
         return self.bias_forces(q, v, external_forces)
 
     def random_state(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -435,6 +461,11 @@ class MultibodySystem:
         deprecated("random_state(rng)", "random_configuration(rng)")
         q = self.random_configuration(rng)
         return q, rng.uniform(-1.0, 1.0, self.dof_size)
+
+
+def _stack(parts: list) -> np.ndarray:
+    """The bodies' pieces of a stacked vector, one after the other (empty for no body)."""
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def _hashable(name) -> bool:

@@ -29,8 +29,10 @@ import sko.algorithms as alg
 from sko.graphs.errors import DimensionError, RankDeficientError, SKOError, UnknownNodeError, preview
 from sko.arrays import result_dtype
 from sko.bodies.hinge import checked_placement
+from sko.bodies.armature import ArmatureBody
 from sko.bodies.rigid import RigidBody
 from sko.systems.deprecation import renamed_keywords
+from sko.systems.frames import Frame, center_of_mass, center_of_mass_jacobian
 from sko.systems.multibody import MultibodySystem
 from sko.spatial import plucker_rotation, plucker_translation
 
@@ -47,6 +49,7 @@ class BodySpec(NamedTuple):
     joint: Joint
     placement: np.ndarray  #: X_T, parent body frame to the joint's predecessor frame
     inertia: np.ndarray  #: spatial inertia about the body origin, body coordinates
+    armature: np.ndarray | None = None  #: reflected rotor inertia per joint velocity coordinate (MuJoCo's)
 
 
 class RigidSystem(MultibodySystem):
@@ -56,7 +59,7 @@ class RigidSystem(MultibodySystem):
     The dynamics, configurations and lookups by body and joint name are those of
     :class:`~sko.systems.multibody.MultibodySystem` (the one system API, arguments ``q, v, tau``);
     this class adds named frames, their kinematics and Jacobians, and operational space inertia.
-    :meth:`body` returns the :class:`~sko.bodies.rigid.RigidBody` (``joint``, ``placement``,
+    ``body(name)`` returns the :class:`~sko.bodies.rigid.RigidBody` (``joint``, ``placement``,
     ``inertia``).
 
     Parameters
@@ -64,15 +67,18 @@ class RigidSystem(MultibodySystem):
     bodies : sequence of BodySpec
         Every parent before its children; names unique.
     frames : mapping name -> (body or None, ᶠX_body)
-        Named frames fixed on bodies (``None``: on the world); each body must be one of
+        Named frames fixed on bodies, kept as :class:`~sko.systems.frames.Frame` objects in
+        :attr:`frames` (every body also names its own frame) (``None``: on the world); each body must be one of
         ``bodies`` and each ``ᶠX_body`` a finite 6 × 6 Plücker transform (checked here:
         :class:`~sko.graphs.errors.UnknownNodeError`, :class:`~sko.graphs.errors.DimensionError`,
         :class:`~sko.graphs.errors.NonFiniteError`).
     gravity : (6,) array
         ``a_g = [0; g]`` in world coordinates.
 
-    Each body becomes a :class:`~sko.bodies.rigid.RigidBody`, which checks its inertia (symmetric
-    positive definite) and placement once, here. The joints of :mod:`sko.bodies.joints` give a
+    Each body becomes a :class:`~sko.bodies.rigid.RigidBody` (an
+    :class:`~sko.bodies.armature.ArmatureBody` when its spec has armature), which checks its
+    inertia (that of a physical body, massless and point masses included: :mod:`sko.inertia`)
+    and placement once, here. The joints of :mod:`sko.bodies.joints` give a
     full-rank ``S`` by construction, so the SKO model at a state is built without re-checking
     (``SKOModel(validate=False)``); with a :class:`~sko.bodies.joints.CustomJoint` anywhere, every
     state is fully checked instead (rank of ``S``, finiteness).
@@ -91,18 +97,27 @@ class RigidSystem(MultibodySystem):
     """
 
     def __init__(self, bodies, frames: Mapping, gravity):
-        super().__init__([RigidBody(s.name, s.parent, s.joint, s.inertia, s.placement) for s in bodies], gravity)
-        self.frames = {name: self._checked_frame(name, spec) for name, spec in frames.items()}
+        super().__init__([_body(s) for s in bodies], gravity)
+        self.frames = {name: Frame(name, *self._checked_frame(name, spec), system=self) for name, spec in frames.items()}
         for name in self.bodies:
-            self.frames.setdefault(name, (name, np.eye(6)))
+            self.frames.setdefault(name, Frame(name, name, np.eye(6), system=self))
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_urdf(cls, path, floating_base: bool = False, gravity=None) -> "RigidSystem":
-        """Load a URDF file (see :func:`sko.io.urdf.load_urdf`)."""
+    def from_urdf(cls, path, floating_base: bool = False, gravity=None, inertia: str = "strict") -> "RigidSystem":
+        """Load a URDF file (see :func:`sko.io.urdf.load_urdf`; ``inertia="repair"`` replaces
+        unphysical link inertias by the nearest physical ones, with a warning)."""
         from sko.io.urdf import load_urdf  # the io layer sits above: imported when called
 
-        return load_urdf(path, floating_base=floating_base, gravity=gravity)
+        return load_urdf(path, floating_base=floating_base, gravity=gravity, inertia=inertia)
+
+    @classmethod
+    def from_mjcf(cls, source) -> "RigidSystem":
+        """Compile MJCF with MuJoCo and read the compiled model (see :func:`sko.io.mjcf.load_mjcf`):
+        ``q``, ``v`` and ``tau`` are MuJoCo's ``qpos``, ``qvel`` and ``qfrc``."""
+        from sko.io.mjcf import load_mjcf
+
+        return load_mjcf(source)
 
     # ------------------------------------------------------------------ structure
     @property
@@ -115,6 +130,23 @@ class RigidSystem(MultibodySystem):
     def _states(self, q, v=None) -> dict:
         """The bodies' :class:`~sko.bodies.contract.NodeState` at ``(q, v)``."""
         return self.node_states(q, v)
+
+    def frame(self, name: Hashable) -> Frame:
+        """The named frame (or body frame) ``name``: a :class:`~sko.systems.frames.Frame` with
+        ``pose(q)``, ``velocity(q, v)`` and ``jacobian(q)``."""
+        try:
+            return self.frames[name]
+        except (KeyError, TypeError):
+            raise UnknownNodeError(f"{name!r} is neither a body nor a frame of this rigid system") from None
+
+    # ------------------------------------------------------------------ centre of mass
+    def center_of_mass(self, q) -> np.ndarray:
+        """The world centre of mass ``Σ m_k c_k / Σ m_k`` at ``q`` (O(N))."""
+        return center_of_mass(self, q)
+
+    def center_of_mass_jacobian(self, q) -> np.ndarray:
+        """3 × nv ``J_c`` with ``ċ = J_c v`` in world coordinates (one gather over the tree)."""
+        return center_of_mass_jacobian(self, q)
 
     # ------------------------------------------------------------------ kinematics
     def body_poses(self, q) -> dict:
@@ -133,7 +165,7 @@ class RigidSystem(MultibodySystem):
     def body_velocities(self, q, v) -> dict:
         """``{body: v_k}``, spatial velocities in body coordinates."""
         states = self._states(q, v)
-        return {k: states[k].V for k in self.bodies}
+        return {k: states[k].attachments[None].velocity for k in self.bodies}
 
     def jacobian(self, q, frame: Hashable) -> np.ndarray:
         """``J = ℬ* φ* H*`` (SKO.md §12): 6 × nv with ``v_frame = J ν`` in frame coordinates.
@@ -145,6 +177,7 @@ class RigidSystem(MultibodySystem):
         J = np.zeros((6, self.nv), dtype=model.dtype)
         if body is None:
             return J
+        X = X @ np.eye(6, model.node_dim(body))  # v_k = [1, 0] 𝒱(k) (armature bodies carry v too)
         for j in [body, *self.tree.ancestors(body)]:
             J[:, self.dof_slices[j]] = X @ model.H[j].T
             if self.tree.parent(j) is not None:
@@ -175,7 +208,8 @@ class RigidSystem(MultibodySystem):
         if len(set(bodies)) < len(bodies):
             raise RankDeficientError(f"frames {frames!r} include two on the same body: their stacked Jacobian has dependent rows")
         model, _, _ = self.sko_model(q)
-        return alg.operational_space_inertia(model, bodies, transforms={b: X.T for b, X in picks})
+        return alg.operational_space_inertia(model, bodies,
+                                             transforms={b: (X @ np.eye(6, model.node_dim(b))).T for b, X in picks})
 
     # ------------------------------------------------------------------ input checks
     def _checked_frame(self, name, spec) -> tuple:
@@ -189,11 +223,16 @@ class RigidSystem(MultibodySystem):
                                    f"(bodies: {preview(self.bodies)})")
         return body, checked_placement(X, name, "transform of frame")
 
-    def _frame(self, frame):
-        try:
-            return self.frames[frame]
-        except (KeyError, TypeError):
-            raise UnknownNodeError(f"{frame!r} is neither a body nor a frame of this rigid system") from None
+    def _frame(self, frame) -> tuple:
+        f = self.frame(frame)
+        return f.body, f.placement
+
+
+def _body(spec: BodySpec) -> RigidBody:
+    """The body type of a spec: rigid, with armature when it has some."""
+    if getattr(spec, "armature", None) is None:
+        return RigidBody(spec.name, spec.parent, spec.joint, spec.inertia, spec.placement)
+    return ArmatureBody(spec.name, spec.parent, spec.joint, spec.inertia, spec.armature, spec.placement)
 
 
 def _pose(state) -> np.ndarray:

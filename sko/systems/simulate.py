@@ -27,11 +27,12 @@ class Trajectory(NamedTuple):
     energy: np.ndarray
 
 
-def simulate(system, q0, qd0, dt: float, steps: int, torque: Callable | None = None) -> Trajectory:
+def simulate(system, q0, qd0, dt: float, steps: int, torque: Callable | None = None,
+             progress: Callable[[int], None] | None = None) -> Trajectory:
     """Integrate ``steps`` RK4 steps of size ``dt`` from ``(q0, θ̇0)``.
 
-    ``torque(t, q, qd)`` returns the hinge forces ``T`` (zero if omitted). Energies are
-    ``system.energy`` at every stored state.
+    ``torque(t, q, qd)`` returns the hinge forces ``T`` (zero if omitted); ``progress(done)``,
+    if given, is called after each step. Energies are ``system.energy`` at every stored state.
     """
     def tau(t, q, qd):
         return None if torque is None else torque(t, q, qd)
@@ -57,5 +58,7 @@ def simulate(system, q0, qd0, dt: float, steps: int, torque: Callable | None = N
         ts.append(t + dt)
         qs.append(q)
         qds.append(qd)
+        if progress is not None:
+            progress(i + 1)
     energy = np.array([system.energy(a, b) for a, b in zip(qs, qds)])
     return Trajectory(np.array(ts), np.array(qs), np.array(qds), energy)

@@ -10,7 +10,7 @@ from . import checks as _checks  # noqa: F401  (registers the built-in checks)
 from . import physics as _physics  # noqa: F401  (registers the physics checks)
 from .models import ModelSpec, get_model, make_case, model_names, random_sko_model, register_model
 from .registry import REGISTRY, Case, Check, Comparison, Registry, Result, compare, exact_zero, register
-from .runner import resolve_cases, run, run_check, skipped_checks
+from .runner import prove, resolve_cases, run, run_check, skipped_checks
 
 __all__ = [
     "REGISTRY",
@@ -31,5 +31,6 @@ __all__ = [
     "resolve_cases",
     "run",
     "run_check",
+    "prove",
     "skipped_checks",
 ]

@@ -60,7 +60,10 @@ def _canonical(case: Case, x: np.ndarray) -> np.ndarray:
     field = sympy.QQ.frac_field(*symbols)
     out = np.empty(x.shape, dtype=object)
     for idx, e in np.ndenumerate(x):
-        out[idx] = field.from_sympy(sympy.sympify(e)).as_expr()
+        try:
+            out[idx] = field.from_sympy(sympy.sympify(e)).as_expr()
+        except ValueError:  # function values such as sin(q): a quotient in them
+            out[idx] = sympy.cancel(e)
     return out
 
 

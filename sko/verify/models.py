@@ -7,7 +7,9 @@ Built-in models (all with non-square weights of varying size, some singular, and
 * ``chain``      — a serial chain of 8 bodies (Lemma 6: every pair related);
 * ``forest``     — three independent trees hanging off the root;
 * ``jain-tree``  — the five-branch tree of Jain's Figure 3 (SKO.md §13), canonically numbered;
-* ``symbolic``   — a small model with sympy entries (see :mod:`sko.verify.symbolic`).
+* ``symbolic``   — a small model with sympy entries (see :mod:`sko.verify.symbolic`);
+* ``symbolic-pendulum`` — a rigid 2-link pendulum built by ``SystemBuilder`` from sympy masses,
+  lengths, inertias and gravity, at a symbolic state (:mod:`sko.examples.symbolic`).
 
 Packages with example systems (rigid bodies, flexible bodies) add theirs without this module
 knowing them: by calling :func:`register_model` when imported, by defining a function
@@ -31,6 +33,7 @@ from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
 from .registry import Case
+from .symbolic import symbolic_model
 
 __all__ = [
     "ModelSpec",
@@ -243,10 +246,14 @@ register_model("jain-tree", lambda: _with_ab(random_sko_model(jain_tree(), 14), 
                "five-branch tree of Jain's Figure 3, canonical numbering", builtin=True, generic=True)
 
 
-def _symbolic():
-    from .symbolic import symbolic_model
-
-    return symbolic_model()
+register_model("symbolic", symbolic_model, "4 nodes, 2 base bodies, sympy weights, H and M", symbolic=True, builtin=True)
 
 
-register_model("symbolic", _symbolic, "4 nodes, 2 base bodies, sympy weights, H and M", symbolic=True, builtin=True)
+def _symbolic_pendulum():
+    from sko.examples.symbolic import symbolic_pendulum_model
+
+    return symbolic_pendulum_model(2)
+
+
+register_model("symbolic-pendulum", _symbolic_pendulum,
+               "rigid 2-link pendulum, sympy masses, lengths, inertias, gravity and state", symbolic=True, builtin=True)

@@ -118,7 +118,9 @@ def exact_zero(entry) -> bool:
 
     A rational function of its symbols is mapped into the fraction field ``QQ(symbols)``, where
     every intermediate result is kept in lowest terms, so the test is exact and fast even for
-    deeply nested quotients; anything else (roots, functions) falls back to ``sympy.simplify``.
+    deeply nested quotients; with function values (``sin q``, ``cos q`` of a symbolic rigid
+    system) ``sympy.cancel`` treats them as independent variables; anything else falls back to
+    ``sympy.simplify``.
     """
     if entry == 0:
         return True
@@ -130,8 +132,9 @@ def exact_zero(entry) -> bool:
         try:
             field = sympy.QQ.frac_field(*symbols)
             return field.from_sympy(e) == field.zero
-        except (sympy.polys.polyerrors.CoercionFailed, sympy.polys.polyerrors.GeneratorsError):
-            pass
+        except (sympy.polys.polyerrors.CoercionFailed, sympy.polys.polyerrors.GeneratorsError, ValueError):
+            if sympy.cancel(e) == 0:  # a rational function of symbols and function values (sin q, cos q)
+                return True
     return sympy.simplify(e) == 0
 
 

@@ -10,7 +10,7 @@ from sko.model import SKOModel
 from .models import case_from, is_system, make_case, model_names
 from .registry import REGISTRY, Case, Check, Registry, Result
 
-__all__ = ["run", "run_check", "resolve_cases", "skipped_checks"]
+__all__ = ["run", "run_check", "prove", "resolve_cases", "skipped_checks"]
 
 Progress = Callable[[int, int, str, str], None]
 
@@ -82,3 +82,9 @@ def run_check(name: str, model="chain", registry: Registry = REGISTRY) -> Result
     if missing:
         raise SKOError(f"check {name!r} needs sko.algorithms.{', sko.algorithms.'.join(missing)}, which is not available")
     return check.run(case)
+
+
+def prove(checks: Iterable[str] | None = None, models: Iterable | None = None, progress: Progress | None = None) -> list[Result]:
+    """Run the symbolic checks (all by default) exactly on the symbolic models (by default every
+    built-in symbolic model: ``symbolic``, ``symbolic-pendulum``)."""
+    return run(models=models, checks=checks, symbolic=True, progress=progress)

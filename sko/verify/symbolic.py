@@ -6,22 +6,18 @@ four nodes, two base bodies (a forest), node dimensions 2, 3, 2, 1, hence non-sq
 ``dtype=object`` arrays, and every check of :mod:`sko.verify.checks` that is marked symbolic is
 then proved exactly: each entry of ``actual − expected`` must simplify to ``0``.
 
-:func:`prove` runs them; :func:`rational_model` turns a float model into an exact one (floats
+:func:`sko.verify.prove` runs them; :func:`rational_model` turns a float model into an exact one (floats
 rounded to small-denominator rationals, symmetry kept) so any small model can be proved too.
 """
 
 from __future__ import annotations
-
-from collections.abc import Iterable
 
 import numpy as np
 
 from sko.graphs import TreeDigraph
 from sko.model import SKOModel
 
-from .registry import Result
-
-__all__ = ["symbolic_model", "rational_model", "prove"]
+__all__ = ["symbolic_model", "rational_model"]
 
 
 def symbolic_model() -> tuple[SKOModel, np.ndarray, np.ndarray]:
@@ -74,11 +70,3 @@ def rational_model(model: SKOModel, max_denominator: int = 16) -> SKOModel:
     return SKOModel(model.tree, {k: exact(W) for k, W in model.phi.items()},
                     {k: exact(Hk) for k, Hk in model.H.items()},
                     {k: exact(Mk, symmetric=True) for k, Mk in model.M.items()})
-
-
-def prove(checks: Iterable[str] | None = None, models: Iterable | None = None, progress=None) -> list[Result]:
-    """Run the symbolic checks (all by default) exactly on the symbolic models (by default the
-    built-in ``symbolic`` model)."""
-    from .runner import run
-
-    return run(models=models, checks=checks, symbolic=True, progress=progress)

@@ -48,10 +48,11 @@ def random_rigid_system(seed: int, max_bodies: int = 7):
         if rng.random() < 0.3:
             joint = joint.reversed()
         A = rng.normal(size=(3, 3))
+        second_moments = A @ A.T * 0.05 + 0.01 * np.eye(3)  # ∫ρ r rᵀ, so the inertia below is physical
         placement = sp.pose_transform(rng.normal(size=3) * 0.3, rng.uniform(-np.pi, np.pi, 3))
         name = f"b{i}"
         b.add_body(name, parent, joint, placement, mass=rng.uniform(0.2, 3.0), com=rng.normal(size=3) * 0.2,
-                   inertia_com=A @ A.T * 0.05 + 0.02 * np.eye(3))
+                   inertia_com=np.trace(second_moments) * np.eye(3) - second_moments)
         names.append(name)
         if rng.random() < 0.3:  # a fixed link merged into this body, sometimes a parent of later bodies
             fixed = f"f{i}"

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from sko.bodies import Free, Planar, Spherical
 from sko.errors import JointError
 from sko.examples.rigid import example_systems
-from sko.graphs.errors import UnknownNodeError
+from sko.graphs.errors import DimensionError, UnknownNodeError
 from sko.io.urdf import parse_urdf
 from sko.systems import MultibodySystem, RigidSystem
 from sko.examples.bodies import random_system
@@ -82,6 +82,15 @@ def test_joint_and_body_lookups_are_distinct():
         system.q_slice("ghost")
     with pytest.warns(DeprecationWarning, match="body_joint"):
         assert system.joint("lower") is system.body_joint("lower")
+    for bad in (["elbow"], None, 3):
+        with pytest.raises(UnknownNodeError):
+            system.joint(bad)
+        with pytest.raises(UnknownNodeError):
+            system.body(bad)
+        with pytest.raises(UnknownNodeError):
+            system.v_slice(bad)
+    with pytest.raises(DimensionError, match="q1 has length 2, expected nq = 3"):
+        system.difference(np.zeros(3), np.zeros(2))
 
 
 def test_a_name_of_a_body_and_of_another_bodys_joint_is_ambiguous():
