@@ -26,14 +26,17 @@ def _is_symbolic(e) -> bool:
     return sympy is not None and isinstance(e, sympy.Basic)
 
 
-def _is_scalar(e) -> bool:
-    """A number, a sympy expression, or a user scalar type with field arithmetic (not a string,
+def _is_scalar_type(t: type) -> bool:
+    """A number type, a sympy type, or a user scalar type with field arithmetic (not a string,
     ``None``, a container or an array, which would otherwise pass as "symbolic")."""
-    if _is_number(e) or _is_symbolic(e):
+    if issubclass(t, (numbers.Number, np.number)):
         return True
-    if e is None or isinstance(e, (str, bytes, list, tuple, dict, set, np.ndarray)):
+    sympy = sys.modules.get("sympy")
+    if sympy is not None and issubclass(t, sympy.Basic):
+        return True
+    if t is type(None) or issubclass(t, (str, bytes, list, tuple, dict, set, np.ndarray)):
         return False
-    return all(hasattr(e, op) for op in ("__add__", "__sub__", "__mul__", "__truediv__"))
+    return all(hasattr(t, op) for op in ("__add__", "__sub__", "__mul__", "__truediv__"))
 
 
 def _is_number(e) -> bool:
@@ -68,13 +71,12 @@ def numeric_array(A, what: str, copy: bool = True) -> np.ndarray:
         with np.errstate(over="ignore"):
             A = A.astype(float if A.dtype.kind == "f" else complex)
     if A.dtype == object:
-        bad = next((e for e in A.flat if not _is_scalar(e)), _NONE)
-        if bad is not _NONE:
+        bad_types = {t for t in set(map(type, A.flat)) if not _is_scalar_type(t)}  # one test per type
+        if bad_types:
+            bad = next(e for e in A.flat if type(e) in bad_types)
             raise DimensionError(f"{what} holds {bad!r} ({type(bad).__name__}); entries must be numbers or sympy expressions")
     return A
 
-
-_NONE = object()
 
 
 def checked_scalar(x, what: str, *, positive: bool = False, nonnegative: bool = False, nonzero: bool = False,

@@ -388,6 +388,7 @@ def quaternion_normalize(q) -> np.ndarray:
 #: Largest translation a checked transform may carry: inertias transform with ``r²`` terms, and
 #: squares of larger numbers leave the floating-point range (a limit of the arithmetic, not physics).
 _LARGEST_OFFSET = 1e150
+_I3 = np.eye(3)
 
 def checked_transform(X, what: str, rtol: float = 1e-6, error: type[Exception] = DimensionError) -> np.ndarray:
     """``X`` as a checked read-only rigid Plücker transform ``rot(E) xlt(r)``.
@@ -400,23 +401,23 @@ def checked_transform(X, what: str, rtol: float = 1e-6, error: type[Exception] =
     X = checked_array(X, 2, what)
     if X.shape != (6, 6):
         raise error(f"{what} must be a finite 6 × 6 Plücker transform (shape (6, 6)), got shape {X.shape}")
-    if not is_numeric(X):
+    if X.dtype == object and not is_numeric(X):
         return X
-    R = np.array(X, dtype=complex).real
+    R = X if X.dtype.kind == "f" else np.array(X, dtype=complex).real
     E, B = R[:3, :3], R[3:, :3]
-    scale = max(1.0, float(np.abs(B).max(initial=0.0)))
+    offset = float(np.abs(B).max())
+    if offset > _LARGEST_OFFSET:
+        raise error(f"{what} has a translation of size {offset:.3g}: products with inertias (∝ r²) "
+                    "would overflow the floating-point range")
     problems = []
-    if np.abs(E @ E.T - np.eye(3)).max() > rtol or np.linalg.det(E) <= 0:
+    (a, b, c), (d, e, f), (g, h, i) = E.tolist()
+    if np.abs(E @ E.T - _I3).max() > rtol or a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) <= 0:
         problems.append("its rotation block is not a proper rotation")
     if np.abs(R[:3, 3:]).max() > rtol or np.abs(R[3:, 3:] - E).max() > rtol:
         problems.append("its blocks are not [[E, 0], [−E r×, E]]")
-    if np.abs(B).max() > _LARGEST_OFFSET:
-        raise error(f"{what} has a translation of size {np.abs(B).max():.3g}: products with inertias (∝ r²) "
-                    "would overflow the floating-point range")
-    with np.errstate(over="ignore", invalid="ignore"):
-        EB = E.T @ B
-        if not (np.abs(EB + EB.T).max() <= rtol * scale):
-            problems.append("its lower-left block is not −E r×")
+    EB = E.T @ B
+    if not np.abs(EB + EB.T).max() <= rtol * max(1.0, offset):
+        problems.append("its lower-left block is not −E r×")
     if problems:
         raise error(f"{what} is not a rigid Plücker transform: {'; '.join(problems)}")
     return X
