@@ -86,14 +86,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # --------------------------------------------------------------------------- verify
 def _urdf_case(path: str, floating_base: bool):
-    from .verify.models import case_from, system_model
+    from .verify.models import case_from
 
     try:
         from sko.systems import RigidSystem
     except ImportError:
         raise SKOError("--urdf needs the rigid body package sko.systems, which is not available in this installation") from None
     system = RigidSystem.from_urdf(path, floating_base=floating_base)
-    return case_from(system_model(system), Path(path).name)
+    return case_from(system, Path(path).name)  # keeps the system: the physics checks run on it
 
 
 def _unique(values):
@@ -105,7 +105,7 @@ def _factory_case(spec: str):
     """The case of a user's factory ``package.module:function`` (see the module docstring)."""
     from sko import SKOModel
 
-    from .verify.models import case_from, system_model
+    from .verify.models import case_from
 
     module_name, _, function_name = spec.partition(":")
     try:
@@ -120,8 +120,7 @@ def _factory_case(spec: str):
         if not (hasattr(built, "sko_model") and hasattr(built, "random_configuration")):
             raise SKOError(f"--model {spec} returned {type(built).__name__}: expected a system (with random_configuration "
                            "and sko_model), an SKOModel or (model, a, b)")
-        built = system_model(built)
-    return case_from(built, spec)
+    return case_from(built, spec)  # a system is taken at a random state and kept for the physics checks
 
 
 def _display_width(text: str) -> int:

@@ -388,19 +388,35 @@ def test_tree_contains_unhashable_label_is_false():
 
 
 def test_cli_verify_fails_on_nan_model(tmp_path):
-    script = tmp_path / "nan_model.py"
-    script.write_text("import numpy as np\n"
-                      "from sko.verify import run\n"
-                      "from sko.verify.registry import Case\n"
-                      "from sko.graphs import TreeDigraph\n"
-                      "from sko import SKOModel\n"
-                      "M = np.eye(2); M[0, 0] = np.nan\n"
-                      "tree = TreeDigraph.from_parents({'a': None, 'b': 'a'})\n"
-                      "m = SKOModel(tree, {'b': np.eye(2)}, {'a': np.eye(2), 'b': np.eye(2)}, {'a': M, 'b': np.eye(2)},"
-                      " validate=False)\n"
-                      "r = run(models=[Case(m, 'nan')], checks=['crba'])\n"
-                      "raise SystemExit(0 if r and not any(x.passed for x in r) else 1)\n")
-    assert subprocess.run([sys.executable, str(script)], capture_output=True, timeout=120).returncode == 0
+    """``python -m sko verify --check crba`` on a model whose ℳ holds NaN exits 1 (it printed a
+    pass with residual 0 and exited 0)."""
+    (tmp_path / "nan_model.py").write_text(
+        "import numpy as np\n"
+        "from sko import SKOModel\n"
+        "from sko.graphs import TreeDigraph\n"
+        "def build():\n"
+        "    M = np.eye(2)\n"
+        "    M[0, 0] = np.nan\n"
+        "    tree = TreeDigraph.from_parents({'a': None, 'b': 'a'})\n"
+        "    return SKOModel(tree, {'b': np.eye(2)}, {'a': np.eye(2), 'b': np.eye(2)}, {'a': M, 'b': np.eye(2)},"
+        " validate=False)\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "sko", "verify", "--model", "nan_model:build", "--check", "crba"],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "FAIL" in out.stdout and "0 passed, 1 failed" in out.stdout
+
+
+def test_cli_verify_runs_physics_checks_on_a_user_system(tmp_path):
+    (tmp_path / "user_system.py").write_text(
+        "from sko.examples.rigid import planar_chain\n"
+        "def build():\n"
+        "    return planar_chain(3)\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "sko", "verify", "--model", "user_system:build", "--check",
+                          "christoffel", "--check", "power_balance"], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "2 passed, 0 failed" in out.stdout and "christoffel" in out.stdout
 
 
 def test_longdouble_is_converted_up_front():
