@@ -4,6 +4,11 @@ Every function takes an :class:`sko.SKOModel` first and stacked 1-D vectors in t
 order; float, complex (complex-step) and ``object`` (sympy) arrays all flow through unchanged.
 """
 
+import functools as _functools
+import inspect as _inspect
+
+from sko.graphs.errors import DimensionError as _DimensionError
+
 from .blocks import H_apply, H_star_apply, block_diagonal_apply
 from .newton_euler import NewtonEuler, inverse_dynamics, newton_euler
 from .sparse_ltdl import (
@@ -166,3 +171,27 @@ __all__ = [
     "ConstraintForces",
     "constraint_forces",
 ]
+
+
+def _model_first(function):
+    """``function`` with its first argument checked to be an SKO model (a wrong object gets the
+    project's error naming the function, not an ``AttributeError`` from inside it)."""
+
+    @_functools.wraps(function)
+    def checked(model, *args, **kwargs):
+        if not all(hasattr(model, a) for a in ("tree", "phi", "H", "M")):
+            raise _DimensionError(f"{function.__name__} takes an SKOModel first, got {type(model).__name__}")
+        return function(model, *args, **kwargs)
+
+    return checked
+
+
+def _check_entry_points() -> None:
+    namespace = globals()
+    for name in __all__:
+        function = namespace[name]
+        if _inspect.isfunction(function) and next(iter(_inspect.signature(function).parameters), None) == "model":
+            namespace[name] = _model_first(function)
+
+
+_check_entry_points()

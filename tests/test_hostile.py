@@ -73,6 +73,13 @@ def _nan_case():
     return Case(model, "nan-model")
 
 
+class _ListKeyed(dict):
+    """A mapping whose keys come out as lists (unhashable labels), as a hand-made mapping might."""
+
+    def items(self):
+        return [(list(k), np.zeros(6)) for k in self]
+
+
 def _dh(**changes):
     return DHLink(**{**dict(a=1.0, alpha=0.0, d=0.0, theta=0.0, mass=1.0), **changes})
 
@@ -150,6 +157,8 @@ CASES = {
     "alg-compressed-nan": (lambda: c(alg.compressed_ltdl, [np.nan, 1.0], alg.compressed_layout((0, 0))),
                            NonFiniteError, ["qM"]),
     "alg-sparsity-counts-bad": (lambda: c(alg.sparsity_counts, [0, -3]), SKOError, []),
+    "alg-not-a-model": (lambda: c(alg.mass_matrix, _system()), DimensionError, ["mass_matrix", "SKOModel", "RigidSystem"]),
+    "alg-none-model": (lambda: c(alg.forward_dynamics, None, [0.0]), DimensionError, ["forward_dynamics", "NoneType"]),
     "alg-longdouble-M": (lambda: c(_model, M=("a", np.array([[np.longdouble("1e4000"), 0], [0, 1]]))),
                          NonFiniteError, ["'a'"]),
     # ---------------------------------------------------------------- joints
@@ -173,6 +182,10 @@ CASES = {
     "spherical-zero-quaternion": (lambda: c(Spherical().kinematics, [0.0, 0, 0, 0]), JointError, ["quaternion"]),
     "spherical-nan-q": (lambda: c(Spherical().kinematics, [np.nan, 0, 0, 1.0]), JointError, ["NaN"]),
     "spherical-string-q": (lambda: c(Spherical().kinematics, ["a", "b", "c", "d"]), JointError, ["q"]),
+    "revolute-integrate-string-dt": (lambda: c(Revolute().integrate, [0.0], [1.0], "x"), JointError, ["dt", "'x'"]),
+    "spherical-integrate-nan-dt": (lambda: c(Spherical().integrate, [1.0, 0, 0, 0], [0.0, 0, 1], np.nan), JointError,
+                                   ["dt", "nan"]),
+    "free-integrate-none-dt": (lambda: c(Free().integrate, Free().neutral(), np.zeros(6), None), JointError, ["dt"]),
     "free-wrong-length": (lambda: c(Free().kinematics, [1.0, 0, 0, 0]), JointError, ["(7,)"]),
     "revolute-q-none-object": (lambda: c(Revolute().kinematics, np.array([None], dtype=object)), JointError, ["None"]),
     # ---------------------------------------------------------------- body types
@@ -235,6 +248,9 @@ CASES = {
     "system-tau-string": (lambda: c(_system().forward_dynamics, [0.0, 0.0], [0.0, 0.0], "ab"), DimensionError, ["tau"]),
     "system-force-unknown": (lambda: c(_system().bias_forces, [0.0, 0.0], None, {"zz": np.zeros(6)}),
                              UnknownNodeError, ["'zz'"]),
+    "system-force-unhashable": (lambda: c(_system().bias_forces, [0.0, 0.0], None, _ListKeyed({("link1",): 0})),
+                                UnknownNodeError, ["['link1']"]),
+    "system-random-rng-string": (lambda: c(_system().random_configuration, "seed"), DimensionError, ["'seed'"]),
     "system-force-list": (lambda: c(_system().bias_forces, [0.0, 0.0], None, [np.zeros(6)]), DimensionError,
                           ["mapping"]),
     "system-integrate-dt": (lambda: c(_system().integrate, [0.0, 0.0], [1.0, 1.0], "x"), DimensionError, ["dt"]),
@@ -262,6 +278,7 @@ CASES = {
     "builder-string-gravity": (lambda: c(SystemBuilder, "down"), RigidSystemError, ["gravity"]),
     "builder-strings-gravity": (lambda: c(SystemBuilder, ["0", "0", "-9.81"]), RigidSystemError, ["gravity"]),
     "builder-unhashable-name": (lambda: c(_builder_body, name=["x"]), RigidSystemError, ["hashable"]),
+    "builder-unhashable-parent": (lambda: c(_builder_body, parent=["base"]), RigidSystemError, ["['base']", "hashable"]),
     "builder-joint-string": (lambda: c(_builder_body, joint="revolute"), RigidSystemError, ["joint"]),
     "builder-string-inertia": (lambda: c(_builder_body, mass=None, com=None, inertia_com=None, inertia="I"),
                                RigidSystemError, ["inertia", "'x'"]),

@@ -187,8 +187,11 @@ class Joint:
         """The configuration reached from ``q`` with constant velocity ``v`` for time ``dt``
         (exact for joints with ``ν = q̇``; joints with quaternions or successor-frame velocities
         override it with their exponential map; a user-defined joint takes one Euler step)."""
-        q = self._vector(q, self.nq, "q")
-        return self.normalize(q + dt * self._qdot(q, self._vector(v, self.nv, "velocity")))
+        dt = checked_scalar(dt, f"time step dt of {self}", error=JointError)
+        return self._integrate(self._vector(q, self.nq, "q"), self._vector(v, self.nv, "velocity"), dt)
+
+    def _integrate(self, q: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
+        return self.normalize(q + dt * self._qdot(q, v))
 
     def difference(self, q0, q1) -> np.ndarray:
         """The constant velocity ``v`` with ``integrate(q0, v, 1) = q1`` (``q1 − q0`` for joints
@@ -400,7 +403,7 @@ class Planar(Joint):
         X = rot(self._U.T) @ rot(rz(q[0])) @ xlt(r) @ rot(self._U)
         return JointKinematics(X, self._S.astype(dtype), np.zeros(6, dtype=dtype))
 
-    def integrate(self, q, v, dt):
+    def _integrate(self, q, v, dt):
         """Exact for a constant body velocity (the SE(2) exponential)."""
         q = self.normalize(q)
         w, u = self._vector(v, 3, "velocity")[0] * dt, np.asarray(v[1:], dtype=float) * dt
@@ -460,7 +463,7 @@ class Spherical(Joint):
         _check_quaternion(q, self)
         return quaternion_normalize(q)
 
-    def integrate(self, q, v, dt):
+    def _integrate(self, q, v, dt):
         q = self.normalize(q)
         return self.normalize(quaternion_multiply(q, quaternion_exp(dt * np.asarray(v, dtype=float))))
 
@@ -528,7 +531,7 @@ class Free(Joint):
         q[:4] = quaternion_normalize(q[:4])
         return q
 
-    def integrate(self, q, v, dt):
+    def _integrate(self, q, v, dt):
         """Exact for a constant body velocity: ``(R, p) ← (R, p) exp(dt [ω; v])``."""
         q = self.normalize(q)
         v = np.asarray(self._vector(v, 6, "velocity"), dtype=float) * dt
@@ -681,7 +684,7 @@ class ReversedJoint(Joint):
     def normalize(self, q):
         return self.joint.normalize(q)
 
-    def integrate(self, q, v, dt):
+    def _integrate(self, q, v, dt):
         return self.joint.integrate(q, v, dt)
 
     def difference(self, q0, q1):

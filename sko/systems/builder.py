@@ -96,6 +96,8 @@ class SystemBuilder:
             a rotational inertia that is not symmetric positive semi-definite, a bad shape.
         """
         self._check_new(name)
+        if parent is not None and not isinstance(parent, Hashable):
+            raise RigidSystemError(f"body {name!r}: parent {parent!r} is not hashable, so it names no body or frame")
         if parent is not None and parent not in self._frames:
             raise RigidSystemError(f"body {name!r}: parent {parent!r} has not been added")
         if not isinstance(joint, Joint):

@@ -283,7 +283,7 @@ class MultibodySystem:
             raise DimensionError(f"external_forces must be a mapping body -> 6-vector, got {type(forces).__name__}")
         out = {}
         for k, f in forces.items():
-            if k not in self._body:
+            if not isinstance(k, Hashable) or k not in self._body:
                 raise UnknownNodeError(f"external force on {k!r}, which is not a body (bodies: {preview(self.bodies)})")
             if None not in self._body[k].attachment_names:
                 raise BodyError(f"body {k!r} ({type(self._body[k]).__name__}) offers no frame of its own for an external force")
@@ -399,7 +399,10 @@ class MultibodySystem:
 
     def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """A random valid configuration (unit quaternions)."""
-        rng = np.random.default_rng(rng)
+        try:
+            rng = np.random.default_rng(rng)
+        except (TypeError, ValueError):
+            raise DimensionError(f"random_configuration takes a numpy Generator, a seed or None, got {rng!r}") from None
         return _stack([self._body[k].random_configuration(rng) for k in self.bodies])
 
     def normalize(self, q) -> np.ndarray:
