@@ -2,13 +2,22 @@
 
 Every function takes an :class:`sko.SKOModel` first and stacked 1-D vectors in the model's body
 order; float, complex (complex-step) and ``object`` (sympy) arrays all flow through unchanged.
+
+float64 and complex128 models run compiled kernels (:mod:`sko.algorithms.compiled`); everything
+else runs the generic reference code, which :func:`use_backend` / :func:`set_backend` (or the
+environment variable ``SKO_BACKEND=reference``) force for every model.
 """
 
 import functools as _functools
 import inspect as _inspect
+import typing as _typing
+
+import numpy as _np
 
 from sko.graphs.errors import DimensionError as _DimensionError
+from sko.graphs.errors import NonFiniteError as _NonFiniteError
 
+from .compiled.backend import get_backend, set_backend, use_backend
 from .blocks import H_apply, H_star_apply, block_diagonal_apply
 from .newton_euler import NewtonEuler, inverse_dynamics, newton_euler
 from .sparse_ltdl import (
@@ -88,6 +97,9 @@ from .sparsity import (
 )
 
 __all__ = [
+    "get_backend",
+    "set_backend",
+    "use_backend",
     "phi_apply",
     "phi_star_apply",
     "phi_tilde_apply",
@@ -173,25 +185,38 @@ __all__ = [
 ]
 
 
-def _model_first(function):
-    """``function`` with its first argument checked to be an SKO model (a wrong object gets the
-    project's error naming the function, not an ``AttributeError`` from inside it)."""
+def _checked_entry_point(function, kind: type):
+    """``function`` with its first argument checked to be a ``kind`` (an SKO model, a Riccati
+    result, a force split: a wrong object gets the project's error naming the function, not an
+    ``AttributeError`` from inside it), and its array result checked to be finite (finite inputs
+    so large that the recursion overflows get an error, never an inf or NaN passed on)."""
 
     @_functools.wraps(function)
-    def checked(model, *args, **kwargs):
-        if not all(hasattr(model, a) for a in ("tree", "phi", "H", "M")):
-            raise _DimensionError(f"{function.__name__} takes an SKOModel first, got {type(model).__name__}")
-        return function(model, *args, **kwargs)
+    def checked(first, *args, **kwargs):
+        if not isinstance(first, kind):
+            raise _DimensionError(f"{function.__name__} takes {'an' if kind.__name__[0] in 'AEIOUS' else 'a'} "
+                                  f"{kind.__name__} first, got {type(first).__name__}")
+        result = function(first, *args, **kwargs)
+        if isinstance(result, _np.ndarray) and result.dtype.kind in "fc" and not _np.isfinite(result).all():
+            raise _NonFiniteError(f"{function.__name__}: the result overflows (NaN or infinity); the model's numbers "
+                                  "or the input vectors are too large for floating point")
+        return result
 
     return checked
 
 
 def _check_entry_points() -> None:
+    """Wrap every public function whose first parameter is annotated with one of the package's
+    classes (:func:`_checked_entry_point`)."""
     namespace = globals()
     for name in __all__:
         function = namespace[name]
-        if _inspect.isfunction(function) and next(iter(_inspect.signature(function).parameters), None) == "model":
-            namespace[name] = _model_first(function)
+        if not _inspect.isfunction(function):
+            continue
+        first = next(iter(_inspect.signature(function).parameters), None)
+        kind = _typing.get_type_hints(function).get(first) if first is not None else None
+        if isinstance(kind, type) and kind.__module__.startswith("sko."):
+            namespace[name] = _checked_entry_point(function, kind)
 
 
 _check_entry_points()

@@ -12,6 +12,8 @@ import numpy as np
 from sko.arrays import result_dtype
 from sko.model import SKOModel
 
+from .compiled import engine
+
 __all__ = ["H_apply", "H_star_apply", "block_diagonal_apply"]
 
 
@@ -19,6 +21,8 @@ def H_apply(model: SKOModel, f) -> np.ndarray:
     """``T = H f``: a stacked node vector to a stacked hinge vector."""
     f = model.node_vector(f, "f")
     T = np.zeros(model.dof_size, dtype=result_dtype(model.dtype, f))
+    if engine.runs(model, T):
+        return engine.joint_map(model, f, T.dtype, star=False)
     for Hk, ns, ds in zip(model.H_by_index, model.node_slices, model.dof_slices):
         T[ds] = Hk @ f[ns]
     return T
@@ -28,6 +32,8 @@ def H_star_apply(model: SKOModel, x) -> np.ndarray:
     """``H* x``: a stacked hinge vector to a stacked node vector."""
     x = model.dof_vector(x, "hinge vector")
     y = np.zeros(model.node_size, dtype=result_dtype(model.dtype, x))
+    if engine.runs(model, y):
+        return engine.joint_map(model, x, y.dtype, star=True)
     for Hk, ns, ds in zip(model.H_by_index, model.node_slices, model.dof_slices):
         y[ns] = Hk.T @ x[ds]
     return y

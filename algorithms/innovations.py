@@ -22,6 +22,7 @@ from sko.arrays import checked_array, result_dtype
 from sko.model import SKOModel
 
 from .blocks import H_apply, H_star_apply, block_diagonal_apply
+from .compiled import engine
 from .forward_dynamics import articulated_body_passes
 from .riccati import ArticulatedInertias, check_articulated
 from .spo import phi_apply, phi_star_apply
@@ -49,6 +50,8 @@ def _hinge_input(model: SKOModel, x, name: str) -> np.ndarray:
 
 def _K_apply(ab: ArticulatedInertias, x: np.ndarray) -> np.ndarray:
     """``K x = ℰ_φ G x``: ``(K x)(℘(k)) += K(℘(k), k) x(k)`` (hinge → node)."""
+    if engine.is_compiled(ab):
+        return engine.gain_apply(ab, x, result_dtype(x, ab.dtype), star=False)
     model = ab.model
     y = np.zeros(model.node_size, dtype=result_dtype(x, ab.dtype))
     ns, ds, parent = model.node_slices, model.dof_slices, model.tree.parent_indices
@@ -60,6 +63,8 @@ def _K_apply(ab: ArticulatedInertias, x: np.ndarray) -> np.ndarray:
 
 def _K_star_apply(ab: ArticulatedInertias, y: np.ndarray) -> np.ndarray:
     """``K* y``: ``(K* y)(k) = K*(℘(k), k) y(℘(k))``, zero for base bodies (node → hinge)."""
+    if engine.is_compiled(ab):
+        return engine.gain_apply(ab, y, result_dtype(y, ab.dtype), star=True)
     model = ab.model
     x = np.zeros(model.dof_size, dtype=result_dtype(y, ab.dtype))
     ns, ds, parent = model.node_slices, model.dof_slices, model.tree.parent_indices
@@ -67,6 +72,13 @@ def _K_star_apply(ab: ArticulatedInertias, y: np.ndarray) -> np.ndarray:
         if Ki is not None:
             x[ds[i]] = Ki.T @ y[ns[parent[i]]]
     return x
+
+
+def _psi_apply(ab: ArticulatedInertias, x: np.ndarray, star: bool) -> np.ndarray:
+    """``ψ x`` or ``ψ* x`` (the SPO of the ψ weights, Eq. 34)."""
+    if engine.is_compiled(ab):
+        return engine.psi_apply(ab, x, result_dtype(x, ab.dtype), star)
+    return (phi_star_apply if star else phi_apply)(ab.model, x, weights=ab.psi)
 
 
 def innovations_apply(model: SKOModel, x, articulated: ArticulatedInertias | None = None) -> np.ndarray:
@@ -87,26 +99,32 @@ def innovations_inverse_apply(model: SKOModel, x, articulated: ArticulatedInerti
     """``[I + H φ K]^{-1} x = [I − H ψ K] x`` (Eq. 50)."""
     ab = check_articulated(model, articulated)
     x = model.dof_vector(x, "x")
-    return x - H_apply(model, phi_apply(model, _K_apply(ab, x), weights=ab.psi))
+    return x - H_apply(model, _psi_apply(ab, _K_apply(ab, x), star=False))
 
 
 def innovations_inverse_star_apply(model: SKOModel, x, articulated: ArticulatedInertias | None = None) -> np.ndarray:
     """``[I − H ψ K]* x = x − K* ψ* H* x`` (Eq. 51)."""
     ab = check_articulated(model, articulated)
     x = model.dof_vector(x, "x")
-    return x - _K_star_apply(ab, phi_star_apply(model, H_star_apply(model, x), weights=ab.psi))
+    return x - _K_star_apply(ab, _psi_apply(ab, H_star_apply(model, x), star=True))
 
 
 def D_apply(model: SKOModel, x, articulated: ArticulatedInertias | None = None) -> np.ndarray:
     """``D x = diag(D(k)) x`` (Eq. 32)."""
     ab = check_articulated(model, articulated)
-    return block_diagonal_apply([ab.D[k] for k in model.bodies], model.dof_slices, model.dof_vector(x, "x"))
+    x = model.dof_vector(x, "x")
+    if engine.is_compiled(ab):
+        return engine.hinge_blocks(ab, x, result_dtype(x, ab.dtype), inverse=False)
+    return block_diagonal_apply([ab.D[k] for k in model.bodies], model.dof_slices, x)
 
 
 def D_inverse_apply(model: SKOModel, x, articulated: ArticulatedInertias | None = None) -> np.ndarray:
     """``D^{-1} x = diag(D^{-1}(k)) x``."""
     ab = check_articulated(model, articulated)
-    return block_diagonal_apply(ab.D_inverse_by_index, model.dof_slices, model.dof_vector(x, "x"))
+    x = model.dof_vector(x, "x")
+    if engine.is_compiled(ab):
+        return engine.hinge_blocks(ab, x, result_dtype(x, ab.dtype), inverse=True)
+    return block_diagonal_apply(ab.D_inverse_by_index, model.dof_slices, x)
 
 
 def mass_matrix_solve(model: SKOModel, y, articulated: ArticulatedInertias | None = None) -> np.ndarray:
@@ -130,14 +148,20 @@ def mass_matrix_solve(model: SKOModel, y, articulated: ArticulatedInertias | Non
     True
     """
     ab = check_articulated(model, articulated)
-    return articulated_body_passes(ab, _hinge_input(model, y, "y"), None, None)
+    y = _hinge_input(model, y, "y")
+    if engine.is_compiled(ab):
+        return engine.articulated_body(ab, y, None, None, result_dtype(y, ab.dtype))
+    return articulated_body_passes(ab, y, None, None)
 
 
 def mass_matrix_inverse(model: SKOModel, articulated: ArticulatedInertias | None = None) -> np.ndarray:
     """``ℳ^{-1}`` as a dense matrix (Eq. 51), by the O(N) solves on all unit columns at once
     (never by inverting ``ℳ``)."""
     ab = check_articulated(model, articulated)
-    return articulated_body_passes(ab, np.eye(model.dof_size, dtype=ab.dtype), None, None)
+    identity = np.eye(model.dof_size, dtype=ab.dtype)
+    if engine.is_compiled(ab):
+        return engine.articulated_body(ab, identity, None, None, ab.dtype)
+    return articulated_body_passes(ab, identity, None, None)
 
 
 def mass_matrix_logdet(model: SKOModel, articulated: ArticulatedInertias | None = None):
@@ -151,9 +175,11 @@ def mass_matrix_logdet(model: SKOModel, articulated: ArticulatedInertias | None 
         import sympy
 
         return sympy.log(mass_matrix_det(model, ab))
+    if engine.is_compiled(ab):  # accumulated by the Riccati kernel from the Cholesky pivots
+        return complex(ab.logdet) if ab.dtype.kind == "c" else float(ab.logdet)
     if ab.dtype.kind == "c":
-        return complex(sum(np.log(np.linalg.det(D)).sum() for D in ab.D_))
-    return float(sum(np.linalg.slogdet(D)[1].sum() for D in ab.D_))
+        return complex(sum(np.log(np.linalg.det(D)) for D in ab.D_by_index))
+    return float(sum(np.linalg.slogdet(D)[1] for D in ab.D_by_index))
 
 
 def mass_matrix_det(model: SKOModel, articulated: ArticulatedInertias | None = None):
@@ -164,4 +190,6 @@ def mass_matrix_det(model: SKOModel, articulated: ArticulatedInertias | None = N
         import sympy
 
         return sympy.Mul(*(sympy.Matrix(Dk).det() for Dk in ab.D.values()))
-    return np.prod([np.prod(np.linalg.det(D)) for D in ab.D_])
+    if engine.is_compiled(ab):
+        return np.exp(ab.logdet)
+    return np.prod([np.linalg.det(D) for D in ab.D_by_index])

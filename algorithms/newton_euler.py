@@ -18,6 +18,7 @@ import numpy as np
 
 from sko.model import SKOModel
 
+from .compiled import engine
 from .blocks import H_apply, H_star_apply, block_diagonal_apply
 from .spo import phi_apply, phi_star_apply
 
@@ -41,8 +42,13 @@ def newton_euler(model: SKOModel, qdd, qd=None, a=None, b=None) -> NewtonEuler:
     term of ``α``, ``f`` and ``T`` enters through them. ``qd`` only determines the returned
     ``𝒱 = φ* H* θ̇``; it does not change ``α``, ``f`` or ``T``.
     """
-    V = phi_star_apply(model, H_star_apply(model, model.dof_vector(qd, "qd")))
-    alpha, f, T = _accelerations_and_forces(model, qdd, a, b)
+    qd = model.dof_vector(qd, "qd")
+    checked = _checked(model, qdd, a, b)
+    dtype = engine.runs(model, qd, *checked)
+    if dtype is not None:
+        return NewtonEuler(*engine.newton_euler(model, *checked[:1], qd, *checked[1:], dtype, with_V=True))
+    V = phi_star_apply(model, H_star_apply(model, qd))
+    alpha, f, T = _accelerations_and_forces(model, *checked)
     return NewtonEuler(V=V, alpha=alpha, f=f, T=T)
 
 
@@ -55,12 +61,23 @@ def inverse_dynamics(model: SKOModel, qdd, qd=None, a=None, b=None) -> np.ndarra
     """
     if qd is not None:
         model.dof_vector(qd, "qd")
-    return _accelerations_and_forces(model, qdd, a, b)[2]
+    checked = _checked(model, qdd, a, b)
+    dtype = engine.runs(model, *checked)
+    if dtype is not None:
+        return engine.newton_euler(model, checked[0], None, *checked[1:], dtype, with_V=False)[3]
+    return _accelerations_and_forces(model, *checked)[2]
 
 
-def _accelerations_and_forces(model: SKOModel, qdd, a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``α = φ* (H* θ̈ + a)``, ``f = φ (M α + b)`` and ``T = H f`` (Eq. 1)."""
+def _checked(model: SKOModel, qdd, a, b) -> tuple:
+    """``θ̈``, ``a`` and ``b`` checked; ``a``, ``b`` stay ``None`` when not given."""
     qdd = model.dof_vector(qdd, "qdd")
+    a = None if a is None else model.node_vector(a, "a")
+    b = None if b is None else model.node_vector(b, "b")
+    return qdd, a, b
+
+
+def _accelerations_and_forces(model: SKOModel, qdd: np.ndarray, a, b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``α = φ* (H* θ̈ + a)``, ``f = φ (M α + b)`` and ``T = H f`` (Eq. 1) on checked input."""
     a = model.node_vector(a, "a")
     b = model.node_vector(b, "b")
     alpha = phi_star_apply(model, H_star_apply(model, qdd) + a)

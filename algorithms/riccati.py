@@ -15,31 +15,26 @@ gather order (tips → base)::
 ``D(k)`` is factored by Cholesky for real data (a ``D(k)`` that is not positive definite raises
 :class:`NotPositiveDefiniteError` naming the node); complex (complex-step) data is checked on its
 real part and inverted without conjugation; ``object`` (sympy) data is inverted exactly.
-The gather runs level by level over the groups of :mod:`sko.algorithms.schedule` (stacked numpy
-operations on the bodies of one depth with equal dimensions; each body once, so O(N)). A group
-of one body, as in a serial chain, runs the same formulas on plain 2-D arrays (and, for float64
-data, LAPACK's Cholesky factorization directly), since a stack of one costs several times more.
+float64 and complex128 models run the same gather compiled (:mod:`sko.algorithms.compiled`).
 The ``ψ(℘(k), k)`` are the weights of the SPO ``ψ = (I − ℰ_ψ)^{-1}``, ``ℰ_ψ = ℰ_φ τ̄``
 (Eq. 34, 35); pass ``result.psi`` as ``weights=`` to any SPO recursion of :mod:`sko.algorithms.spo`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable, Mapping
 from contextlib import nullcontext
 from functools import cached_property
 from types import MappingProxyType
 
 import numpy as np
-from scipy.linalg.lapack import dpotrf, dtrtri
 
 from sko.graphs.errors import NonFiniteError, NotPositiveDefiniteError, SKOError
 from sko.graphs.arrays import raise_not_pd
 from sko.arrays import is_numeric, result_dtype
 from sko.model import SKOModel
 
-from .schedule import LevelSchedule, level_schedule, swap
+from .compiled import engine, flat, kernels
 
 __all__ = ["ArticulatedInertias", "articulated_inertias", "check_articulated"]
 
@@ -65,56 +60,44 @@ class ArticulatedInertias:
         usable as ``weights=``.
     dtype : numpy.dtype
         Scalar type of the results.
-
-    Notes
-    -----
-    The recursions built on this result read the stacked per-group arrays ``P_, D_, D_inverse_,
-    G_, P_plus_`` (one entry per group of :attr:`schedule`); the dicts are views into them, made
-    on first access.
+    P_by_index, D_by_index, D_inverse_by_index, G_by_index, P_plus_by_index : tuple
+        The same blocks per position in the model's stacking order.
     """
 
-    def __init__(self, model: SKOModel, schedule: LevelSchedule, dtype, P, D, D_inverse, G, P_plus):
+    def __init__(self, model: SKOModel, dtype, P: list, D: list, D_inverse: list, G: list, P_plus: list):
         self.model = model
-        self.schedule = schedule
         self.dtype = dtype
-        self.P_, self.D_, self.D_inverse_, self.G_, self.P_plus_ = P, D, D_inverse, G, P_plus
-        for stack in (*P, *D, *D_inverse, *G, *P_plus):
-            stack.setflags(write=False)
+        for blocks in (P, D, D_inverse, G, P_plus):
+            for X in blocks:
+                X.setflags(write=False)
+        self.P_by_index, self.D_by_index, self.D_inverse_by_index = tuple(P), tuple(D), tuple(D_inverse)
+        self.G_by_index, self.P_plus_by_index = tuple(G), tuple(P_plus)
 
     def __repr__(self) -> str:
         return f"ArticulatedInertias({len(self.model.bodies)} bodies, dtype={self.dtype})"
 
-    def _per_body(self, stacks: list) -> Mapping:
-        bodies, S = self.model.bodies, self.schedule
-        return MappingProxyType({k: stacks[S.group_of[i]][S.position_of[i]] for i, k in enumerate(bodies)})
+    def _per_body(self, blocks: tuple) -> Mapping:
+        return MappingProxyType(dict(zip(self.model.bodies, blocks)))
 
     @cached_property
     def P(self) -> Mapping:
-        return self._per_body(self.P_)
+        return self._per_body(self.P_by_index)
 
     @cached_property
     def P_plus(self) -> Mapping:
-        return self._per_body(self.P_plus_)
+        return self._per_body(self.P_plus_by_index)
 
     @cached_property
     def D(self) -> Mapping:
-        return self._per_body(self.D_)
+        return self._per_body(self.D_by_index)
 
     @cached_property
     def D_inverse(self) -> Mapping:
-        return self._per_body(self.D_inverse_)
+        return self._per_body(self.D_inverse_by_index)
 
     @cached_property
     def G(self) -> Mapping:
-        return self._per_body(self.G_)
-
-    @cached_property
-    def P_singles(self) -> tuple:
-        """``P(k)`` of the groups of one body stacked as ``schedule.singles`` lists them."""
-        out = tuple(np.concatenate([self.P_[g] for g in groups]) for groups, _ in self.schedule.singles)
-        for stack in out:
-            stack.setflags(write=False)
-        return out
+        return self._per_body(self.G_by_index)
 
     @cached_property
     def tau_bar(self) -> Mapping:
@@ -132,15 +115,6 @@ class ArticulatedInertias:
     @cached_property
     def psi(self) -> Mapping:
         return MappingProxyType({k: Wk for k, Wk in zip(self.model.bodies, self.psi_by_index) if Wk is not None})
-
-    # Per-index views (position i = model.bodies[i]) for recursions that run body by body.
-    @cached_property
-    def G_by_index(self) -> tuple:
-        return tuple(self.G[k] for k in self.model.bodies)
-
-    @cached_property
-    def D_inverse_by_index(self) -> tuple:
-        return tuple(self.D_inverse[k] for k in self.model.bodies)
 
     @cached_property
     def K_by_index(self) -> tuple:
@@ -166,8 +140,7 @@ class ArticulatedInertias:
 def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     """Articulated body inertias and the ψ weights by the Riccati gather (SKO.md §8, Eq. 33).
 
-    The gather runs depth by depth (deepest first) over the groups of
-    :func:`sko.algorithms.schedule.level_schedule`, each group by stacked operations: O(N).
+    One gather over the bodies (tips → base), each visited once: O(N).
 
     Parameters
     ----------
@@ -195,115 +168,137 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     >>> float(ab.P[0][0, 0])
     2.0
     """
-    S = level_schedule(model)
+    failed = None
+    compiled_dtype = engine.runs(model)
+    if compiled_dtype is not None:
+        compiled, r, logdet, failed = engine.riccati(model, compiled_dtype)
+        if failed is None:
+            return CompiledArticulatedInertias(model, compiled, compiled_dtype, r, logdet)
+    # The generic gather (also the error report of a failed compiled one: same message).
     dtype = result_dtype(model.dtype)
-    n = len(S.groups)
-    P = [g.M.astype(dtype, copy=True) for g in S.groups]
+    W, H, parent, bodies = model.weights_by_index, model.H_by_index, model.tree.parent_indices, model.bodies
+    n = len(bodies)
+    P = [Mk.astype(dtype, copy=True) for Mk in model.M_by_index]
     D, D_inv, G, P_plus = [None] * n, [None] * n, [None] * n, [None] * n
-    bodies = model.bodies
-    gain_one = _gain_one_real if dtype == np.float64 else _gain_one
-    # Real data: an overflow makes some D non-finite, which _gain or _gain_one reports as an error
-    # naming the body, so numpy's warning would only duplicate it.
+    # Real data: an overflow makes some D non-finite, which _gain reports as an error naming the
+    # body, so numpy's warning would only duplicate it.
     quiet = np.errstate(over="ignore", invalid="ignore") if dtype.kind == "f" else nullcontext()
     with quiet:
-        for level in reversed(S.levels):
-            for g in level:
-                group = S.groups[g]
-                one = group.single
-                if one is not None:  # a group of one body: the same formulas on 2-D arrays
-                    Pk = P[g][0]
-                    HP = one.H.dot(Pk)
-                    Dk = HP.dot(one.H.T)
-                    D_inv_k, G_k, GHP = gain_one(Dk, HP, bodies[one.index], dtype)
-                    P_plus_k = Pk - GHP
-                    if one.W is not None:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
-                        P_parent = P[one.parent][one.parent_pos]
-                        P_parent += one.W.dot(P_plus_k).dot(one.W.T)
-                    D[g], D_inv[g], G[g], P_plus[g] = Dk[None], D_inv_k[None], G_k[None], P_plus_k[None]
-                else:  # the stacked formulas, for all bodies of the group at once
-                    H = group.H
-                    HP = H @ P[g]
-                    D[g] = HP @ swap(H)
-                    D_inv[g], G[g], GHP = _gain(D[g], HP, [bodies[i] for i in group.index], dtype)
-                    P_plus[g] = P[g] - GHP
-                    for link in group.links:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
-                        link.add_to_parents(P[link.parent], link.W @ P_plus[g][link.child_pos] @ swap(link.W))
-    return ArticulatedInertias(model, S, dtype, P, D, D_inv, G, P_plus)
+        for k in model.tree.gather_indices:
+            HP = H[k] @ P[k]
+            D[k] = HP @ H[k].T
+            D_inv[k], G[k], GHP = _gain(D[k], HP, bodies[k], dtype)
+            P_plus[k] = P[k] - GHP
+            if parent[k] >= 0:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
+                P[parent[k]] = P[parent[k]] + W[k] @ P_plus[k] @ W[k].T
+    if failed is not None:  # pragma: no cover - the generic gather fails first
+        raise NotPositiveDefiniteError(f"hinge inertia D = H P H* of body {failed!r} is not positive definite")
+    return ArticulatedInertias(model, dtype, P, D, D_inv, G, P_plus)
 
 
-def _gain(D: np.ndarray, HP: np.ndarray, bodies: list, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``D^{-1}``, ``G = P H* D^{-1}`` and ``G H P`` for a stack of hinge inertias ``D`` and
-    ``H P``, checking that every ``D`` is positive definite where that is decidable.
+class CompiledArticulatedInertias(ArticulatedInertias):
+    """The result of the compiled Riccati gather (:func:`sko.algorithms.compiled.kernels.riccati`):
+    per-body blocks are read-only views into its buffer, made on first access;
+    ``logdet = Σ log det D(k)``."""
 
-    Real data: with the Cholesky factors ``D = L L*`` and ``Y = L^{-1} H P``, ``G* = L^{-*} Y`` and
+    def __init__(self, model, compiled, dtype, r: np.ndarray, logdet):
+        self.model = model
+        self.compiled = compiled
+        self.dtype = np.dtype(dtype)
+        self.r = r
+        self.logdet = logdet
+        r.setflags(write=False)
+
+    def _blocks(self, col: int, rows: str, cols: str) -> Mapping:
+        layout, roff, bodies = self.compiled.layout, self.compiled.roff, self.model.bodies
+        dims = {"m": flat.NDIM, "n": flat.HDIM}
+        out = {}
+        for j, row in enumerate(layout):
+            a, b = row[dims[rows]], row[dims[cols]]
+            out[bodies[row[flat.BODY]]] = self.r[roff[j, col]:roff[j, col] + a * b].reshape(a, b)
+        return MappingProxyType({k: out[k] for k in bodies})
+
+    @cached_property
+    def P(self) -> Mapping:
+        return self._blocks(kernels.R_P, "m", "m")
+
+    @cached_property
+    def P_plus(self) -> Mapping:
+        return self._blocks(kernels.R_PPLUS, "m", "m")
+
+    @cached_property
+    def D(self) -> Mapping:
+        return self._blocks(kernels.R_D, "n", "n")
+
+    @cached_property
+    def D_inverse(self) -> Mapping:
+        return self._blocks(kernels.R_DINV, "n", "n")
+
+    @cached_property
+    def G(self) -> Mapping:
+        return self._blocks(kernels.R_G, "m", "n")
+
+    @cached_property
+    def P_by_index(self) -> tuple:
+        return tuple(self.P.values())
+
+    @cached_property
+    def P_plus_by_index(self) -> tuple:
+        return tuple(self.P_plus.values())
+
+    @cached_property
+    def D_by_index(self) -> tuple:
+        return tuple(self.D.values())
+
+    @cached_property
+    def D_inverse_by_index(self) -> tuple:
+        return tuple(self.D_inverse.values())
+
+    @cached_property
+    def G_by_index(self) -> tuple:
+        return tuple(self.G.values())
+
+
+def _gain(D: np.ndarray, HP: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``D^{-1}``, ``G = P H* D^{-1}`` and ``G H P`` from the hinge inertia ``D`` and ``H P`` of
+    body ``k``, checking that ``D`` is positive definite where that is decidable.
+
+    Real data: with the Cholesky factor ``D = L L*`` and ``Y = L^{-1} H P``, ``G* = L^{-*} Y`` and
     ``G H P = Y* Y`` (symmetric positive semi-definite by construction, so ``P⁺`` stays symmetric).
     """
     if dtype == object:
         import sympy
 
-        D_inv = np.empty_like(D)
-        for j, k in enumerate(bodies):
-            if is_numeric(D[j]):
-                _check_pd(np.array(D[j], dtype=complex).real, k)
-            # Adjugate over determinant, both by Berkowitz (division free): Matrix.inv() moves to a
-            # fraction field and stalls in gcds on the nested quotients of deep trees.
-            Ds = sympy.Matrix(D[j])
-            det = Ds.det(method="berkowitz")
-            if det == 0:
-                raise NotPositiveDefiniteError(f"hinge inertia D of body {k!r} (shape {D[j].shape}) is singular")
-            D_inv[j] = np.array(Ds.adjugate(method="berkowitz") / det, dtype=object)
+        if is_numeric(D):
+            _check_pd(np.array(D, dtype=complex).real, k)
+        # Adjugate over determinant, both by Berkowitz (division free): Matrix.inv() moves to a
+        # fraction field and stalls in gcds on the nested quotients of deep trees.
+        Ds = sympy.Matrix(D)
+        det = Ds.det(method="berkowitz")
+        if det == 0:
+            raise NotPositiveDefiniteError(f"hinge inertia D of body {k!r} (shape {D.shape}) is singular")
+        D_inv = np.array(Ds.adjugate(method="berkowitz") / det, dtype=object).reshape(D.shape)
     elif dtype.kind == "c":  # complex-step data: no conjugation, definiteness of the real part
-        _check_stack_pd(D.real, bodies)
+        _check_pd(D.real, k)
         D_inv = np.linalg.inv(D)
     else:
-        L = _check_stack_pd(D, bodies)
+        L = _check_pd(D, k)
         L_inv = np.linalg.inv(L)  # lower triangular, conditioned as sqrt(cond(D))
         Y = L_inv @ HP
-        return swap(L_inv) @ L_inv, swap(swap(L_inv) @ Y), swap(Y) @ Y
-    G = swap(D_inv @ HP)  # P H* D^{-1}, as D and P are symmetric
+        return L_inv.T @ L_inv, (L_inv.T @ Y).T, Y.T @ Y
+    G = (D_inv @ HP).T  # P H* D^{-1}, as D and P are symmetric
     return D_inv, G, G @ HP
 
 
-def _gain_one(D: np.ndarray, HP: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_gain` for one body (2-D ``D`` and ``H P``)."""
-    D_inv, G, GHP = _gain(D[None], HP[None], [k], dtype)
-    return D_inv[0], G[0], GHP[0]
-
-
-def _gain_one_real(D: np.ndarray, HP: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_gain_one` for float64 data, by LAPACK's Cholesky factorization and triangular
-    inverse called directly: ``numpy.linalg`` costs several times more per call on small matrices."""
-    if D.size == 0:  # no hinge coordinates
-        return _gain_one(D, HP, k, dtype)
-    L, info = dpotrf(D, lower=True)
-    if info:
-        raise_not_pd(D, "hinge inertia D = H P H*", k)
-    if not math.isfinite(sum(L.diagonal().tolist())):  # a factored non-finite D has an infinite pivot
-        raise NonFiniteError(f"hinge inertia D = H P H* of body {k!r} overflowed (non-finite entries)")
-    L_inv, _ = dtrtri(L, lower=True)
-    Y = L_inv.dot(HP)
-    return L_inv.T.dot(L_inv), L_inv.T.dot(Y).T, Y.T.dot(Y)
-
-
-def _check_stack_pd(D: np.ndarray, bodies: list) -> np.ndarray:
-    """The Cholesky factors of a stack of real matrices; the first failing one names its body."""
+def _check_pd(D: np.ndarray, k: Hashable) -> np.ndarray:
+    """The Cholesky factor of a real ``D``, or an error naming body ``k``."""
     try:
         L = np.linalg.cholesky(D)
     except np.linalg.LinAlgError:
-        for Dk, k in zip(D, bodies):
-            _check_pd(Dk, k)
-        raise  # pragma: no cover - the stack failed, so one matrix does
+        raise_not_pd(D, "hinge inertia D = H P H*", k)
     if not np.isfinite(L).all():  # overflow upstream: never pass NaN on as a result
-        k = next(k for Lk, k in zip(L, bodies) if not np.isfinite(Lk).all())
         raise NonFiniteError(f"hinge inertia D = H P H* of body {k!r} overflowed (non-finite entries)")
     return L
-
-
-def _check_pd(D: np.ndarray, k: Hashable) -> None:
-    try:
-        np.linalg.cholesky(D)
-    except np.linalg.LinAlgError:
-        raise_not_pd(D, "hinge inertia D = H P H*", k)
 
 
 def check_articulated(model: SKOModel, articulated: ArticulatedInertias | None) -> ArticulatedInertias:

@@ -22,6 +22,8 @@ import numpy as np
 from sko.arrays import result_dtype
 from sko.model import SKOModel
 
+from .compiled import engine
+
 __all__ = ["phi_apply", "phi_star_apply", "phi_tilde_apply", "phi_tilde_star_apply"]
 
 
@@ -39,6 +41,8 @@ def phi_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.ndarray:
     array([6., 3., 1.])
     """
     x, W, y = _setup(model, x, weights, copy=True)
+    if engine.runs(model, y):
+        return engine.spo(model, x, None if weights is None else W, y.dtype, star=False, tilde=False)
     parent, sl = model.tree.parent_indices, model.node_slices
     for i in model.tree.gather_indices:
         p = parent[i]
@@ -50,6 +54,8 @@ def phi_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.ndarray:
 def phi_star_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.ndarray:
     """``y = φ* x`` by scatter (Lemma 2)."""
     x, W, y = _setup(model, x, weights, copy=True)
+    if engine.runs(model, y):
+        return engine.spo(model, x, None if weights is None else W, y.dtype, star=True, tilde=False)
     parent, sl = model.tree.parent_indices, model.node_slices
     for i in model.tree.scatter_indices:
         p = parent[i]
@@ -61,6 +67,8 @@ def phi_star_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.nda
 def phi_tilde_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.ndarray:
     """``y = φ̃ x = (φ − I) x`` by gather (Corollary 3.1)."""
     x, W, y = _setup(model, x, weights, copy=False)
+    if engine.runs(model, y):
+        return engine.spo(model, x, None if weights is None else W, y.dtype, star=False, tilde=True)
     parent, sl = model.tree.parent_indices, model.node_slices
     for i in model.tree.gather_indices:
         p = parent[i]
@@ -72,6 +80,8 @@ def phi_tilde_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.nd
 def phi_tilde_star_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.ndarray:
     """``y = φ̃* x = (φ − I)* x`` by scatter (Corollary 3.1); zero on base bodies."""
     x, W, y = _setup(model, x, weights, copy=False)
+    if engine.runs(model, y):
+        return engine.spo(model, x, None if weights is None else W, y.dtype, star=True, tilde=True)
     parent, sl = model.tree.parent_indices, model.node_slices
     for i in model.tree.scatter_indices:
         p = parent[i]

@@ -1,6 +1,7 @@
 """The command line: ``sko verify`` and ``sko info`` (also ``python -m sko …``; API.md).
 
-``verify [--model NAME|--model MODULE:FUNCTION|--urdf FILE] [--symbolic] [--json|--summary|--failed]``
+``verify [--model NAME|--model MODULE:FUNCTION|--urdf FILE|--mjcf FILE] [--symbolic] [--json|--summary|--failed]
+[--backend compiled|reference]``
 runs the identity checks of :mod:`sko.verify` and prints one row per check (model, name,
 equation, residual or "exact", pass/fail) and a summary line; it exits with status 1 when any
 check fails, 2 on a usage error or a missing optional dependency (one line on stderr, naming the
@@ -8,10 +9,15 @@ extra to install). ``--model package.module:function`` calls a user's factory, w
 system (anything with ``random_configuration`` and ``sko_model``, taken at a random state), an
 :class:`~sko.SKOModel` or ``(model, a, b)``. ``--summary`` prints only the summary line,
 ``--failed`` only the failing rows and the summary. ``--json`` prints one JSON list of
-``{"model", "name", "equation", "residual", "exact", "passed"}`` objects. Repeated ``--model``
-and ``--check`` options run once each; contradictory ones (``--floating-base`` without
-``--urdf``, two output formats) are rejected. Progress goes to stderr.
-``info [--model NAME|--model MODULE:FUNCTION|--urdf FILE]`` describes a model: its digraph, node and hinge dimensions,
+``{"model", "name", "equation", "residual", "exact", "passed"}`` objects. ``--backend`` runs the
+algorithms compiled or on the generic reference path. Repeated ``--model`` and ``--check``
+options run once each; contradictory ones (``--floating-base`` without ``--urdf``, ``--inertia``
+without ``--urdf`` or ``--mjcf``, two output formats) are rejected. Progress goes to stderr.
+``--mjcf FILE`` compiles the model with MuJoCo (:meth:`~sko.systems.rigid.RigidSystem.from_mjcf`);
+``--inertia repair`` loads a file whose inertias no physical body has by the nearest physical
+ones, printing one ``warning:`` line per repaired link on stderr (``strict``, the default,
+rejects such a file naming the link).
+``info [--model NAME|--model MODULE:FUNCTION|--urdf FILE|--mjcf FILE]`` describes a model: its digraph, node and hinge dimensions,
 serial-chain segments and the sparsity of ``ℳ``.
 """
 
@@ -23,6 +29,7 @@ import json
 import sys
 import time
 import unicodedata
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -42,7 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     source.add_argument("--model", action="append", metavar="NAME", help="a registered model, or a factory "
                         "package.module:function returning a system, an SKOModel or (model, a, b) (repeatable; default: all)")
     source.add_argument("--urdf", metavar="FILE", help="a rigid system from a URDF file, at a random state")
+    source.add_argument("--mjcf", metavar="FILE", help="a rigid system from an MJCF file (compiled by MuJoCo), at a random state")
     verify.add_argument("--floating-base", action="store_true", help="with --urdf: a free-floating base")
+    _inertia_option(verify)
     verify.add_argument("--symbolic", action="store_true", help="prove the identities exactly on symbolic models")
     output = verify.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print one JSON list of results")
@@ -50,14 +59,23 @@ def _parser() -> argparse.ArgumentParser:
     output.add_argument("--failed", action="store_true", help="print only the failing rows and the summary")
     verify.add_argument("--check", action="append", metavar="NAME", help="run only this check (repeatable)")
     verify.add_argument("--list", action="store_true", help="list the checks and models, run nothing")
+    verify.add_argument("--backend", choices=("compiled", "reference"), default=None,
+                        help="run the algorithms compiled (default for float data) or on the generic reference path")
 
     info = sub.add_parser("info", help="digraph, dimensions, segments and sparsity of a model")
     isource = info.add_mutually_exclusive_group()
     isource.add_argument("--model", default="jain-tree", metavar="NAME",
                          help="a registered model or a factory package.module:function (default: jain-tree)")
     isource.add_argument("--urdf", metavar="FILE", help="a rigid system from a URDF file")
+    isource.add_argument("--mjcf", metavar="FILE", help="a rigid system from an MJCF file (compiled by MuJoCo)")
     info.add_argument("--floating-base", action="store_true", help="with --urdf: a free-floating base")
+    _inertia_option(info)
     return parser
+
+
+def _inertia_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--inertia", choices=("strict", "repair"), help="with --urdf or --mjcf: reject unphysical "
+                        "link inertias (strict, the default) or replace them by the nearest physical ones (repair)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -66,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.floating_base and not args.urdf:
         parser.error("--floating-base needs --urdf FILE")
+    if args.inertia is not None and not (args.urdf or args.mjcf):
+        parser.error("--inertia needs --urdf FILE or --mjcf FILE")
     if args.command == "verify" and args.list and (args.json or args.summary or args.failed):
         parser.error("--list prints the checks and models; it takes no output format")
     try:
@@ -85,15 +105,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # --------------------------------------------------------------------------- verify
-def _urdf_case(path: str, floating_base: bool):
+def _file_case(args):
+    """The case of the system in ``--urdf`` or ``--mjcf``; each repaired inertia is one
+    ``warning:`` line on stderr."""
+    from sko.inertia import InertiaRepairWarning
+
     from .verify.models import case_from
 
+    option = "--urdf" if args.urdf else "--mjcf"
     try:
         from sko.systems import RigidSystem
     except ImportError:
-        raise SKOError("--urdf needs the rigid body package sko.systems, which is not available in this installation") from None
-    system = RigidSystem.from_urdf(path, floating_base=floating_base)
-    return case_from(system, Path(path).name)  # keeps the system: the physics checks run on it
+        raise SKOError(f"{option} needs the rigid body package sko.systems, which is not available in this installation") from None
+    inertia = args.inertia or "strict"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InertiaRepairWarning)
+        try:
+            if args.urdf:
+                system = RigidSystem.from_urdf(args.urdf, floating_base=args.floating_base, inertia=inertia)
+            else:
+                system = RigidSystem.from_mjcf(args.mjcf, inertia=inertia)
+        except SKOError as exc:  # the loaders' hint, in the command line's words
+            raise SKOError(str(exc).replace("load with inertia='repair'", "run with --inertia repair")) from None
+    for w in caught:
+        if isinstance(w.message, InertiaRepairWarning):
+            for repair in w.message.repairs or (str(w.message),):
+                print(f"warning: repaired inertia: {repair}", file=sys.stderr)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    return case_from(system, Path(args.urdf or args.mjcf).name)  # keeps the system: the physics checks run on it
 
 
 def _unique(values):
@@ -176,8 +216,8 @@ def _verify(args) -> int:
         from sko.optional import require
 
         require("sympy", "--symbolic")
-    if args.urdf:
-        models = [_urdf_case(args.urdf, args.floating_base)]
+    if args.urdf or args.mjcf:
+        models = [_file_case(args)]
     else:
         models = [_factory_case(m) if ":" in m else m for m in _unique(args.model)] if args.model else None
     checks = _unique(args.check)
@@ -186,7 +226,8 @@ def _verify(args) -> int:
     for name, missing in skipped.items():
         print(f"skipped {name}: sko.algorithms.{', sko.algorithms.'.join(missing)} not available", file=sys.stderr)
     start = time.perf_counter()
-    results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic))
+    results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic),
+                  backend=args.backend)
     elapsed = time.perf_counter() - start
     failed = [r for r in results if not r.passed]
     if args.json:
@@ -221,8 +262,8 @@ def _info(args) -> int:
 
     from .verify.models import make_case
 
-    if args.urdf:
-        case = _urdf_case(args.urdf, args.floating_base)
+    if args.urdf or args.mjcf:
+        case = _file_case(args)
     else:
         case = _factory_case(args.model) if ":" in args.model else make_case(args.model)
     model = case.model

@@ -44,7 +44,11 @@ _A = np.ones((3, 3)) - np.eye(3)
 
 class InertiaRepairWarning(UserWarning):
     """An inertia was replaced by the nearest physically consistent one; the message lists each
-    body and how much its rotational inertia changed."""
+    body and how much its rotational inertia changed, :attr:`repairs` the same one per body."""
+
+    def __init__(self, message: str, repairs=()):
+        super().__init__(message)
+        self.repairs = tuple(repairs)  #: one description per repaired body
 
 
 def inertia_scale(mass: float, com, inertia_com) -> float:

@@ -3,17 +3,17 @@
 
 Joints are matched by name, never by position. The conventions that differ:
 
-==================  =====================================  ======================================
-joint               sko (URDF loader)                      peer
-==================  =====================================  ======================================
-free flyer          ``q = (w, x, y, z, p)``, ``ν = [ω; v]``  Pinocchio: ``q = (p, x, y, z, w)``,
-                    (both in the body frame)               ``ν = [v; ω]`` (body frame);
-                                                           MuJoCo: ``qpos = (p, w, x, y, z)``,
-                                                           ``qvel = (ṗ in world, ω in body)``
-continuous          ``θ``                                  Pinocchio: ``(cos θ, sin θ)``
-planar (normal z)   ``(θ, x, y)``, ``ν = (ω, v_x, v_y)``   Pinocchio: ``(x, y, cos θ, sin θ)``,
-                                                           ``ν = (v_x, v_y, ω)``
-==================  =====================================  ======================================
+==================  =========================================  ======================================
+joint               sko (URDF loader)                          peer
+==================  =========================================  ======================================
+free flyer          ``q = (w, x, y, z, p)``, ``ν = [ω; v]``    Pinocchio: ``q = (p, x, y, z, w)``,
+                    (both in the body frame)                   ``ν = [v; ω]`` (body frame);
+                                                               MuJoCo: ``qpos = (p, w, x, y, z)``,
+                                                               ``qvel = (ṗ in world, ω in body)``
+continuous          ``θ``                                      Pinocchio: ``(cos θ, sin θ)``
+planar (normal z)   ``(θ, x, y)``, ``ν = (ω, v_x, v_y)``       Pinocchio: ``(x, y, cos θ, sin θ)``,
+                                                               ``ν = (v_x, v_y, ω)``
+==================  =========================================  ======================================
 
 Velocity-like vectors (``ν``, ``ν̇``) and generalised forces (``τ``) are mapped by the same
 rules (a force is conjugate to its velocity, so the free flyer's ``[n; f]`` becomes ``[f; n]``;

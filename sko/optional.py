@@ -8,7 +8,7 @@ extra              installs                                needed for
 ``plot``           matplotlib                              the figures of ``papers/``
 ``crosscheck``     pinocchio, example-robot-data, mujoco   cross-checks against the peers
 ``docs``           Sphinx and its extensions               building the documentation
-``test``           pytest, hypothesis and all of the above the test suite
+``test``           pytest, hypothesis, all of the above    the test suite
 =================  ======================================  =========================================
 """
 

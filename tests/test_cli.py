@@ -195,3 +195,69 @@ def test_a_missing_optional_dependency_is_one_line_naming_the_extra():
     proc = _run("verify", "--symbolic", code=code)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == 'error: sympy is needed for --symbolic: pip install "sko-multibody[symbolic]"'
+
+
+# --------------------------------------------------------------------------- robot files
+MJCF = """<mujoco><worldbody>
+  <body name="upper"><joint name="shoulder" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -0.5" size="0.05"/>
+    <body name="lower" pos="0 0 -0.5"><joint name="elbow" axis="0 1 0" range="-90 90"/>
+      <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.04"/></body></body>
+</worldbody></mujoco>"""
+
+
+def _robot(rel: str) -> Path:
+    import pytest
+
+    from tests.rigid.pinocchio_map import robots_dir
+
+    root = robots_dir()
+    if root is None:
+        pytest.skip("example-robot-data is not installed")
+    return root / rel
+
+
+def test_verify_a_robot_with_unphysical_inertias_strictly_and_repaired():
+    go1 = str(_robot("go1_description/urdf/go1.urdf"))  # its base inertia breaks the triangle inequality
+    proc = _run("verify", "--urdf", go1, "--summary")
+    assert proc.returncode == 2 and "link 'base'" in proc.stderr and "run with --inertia repair" in proc.stderr
+    assert _run("verify", "--urdf", go1, "--inertia", "strict", "--summary").returncode == 2
+    proc = _run("verify", "--urdf", go1, "--inertia", "repair", "--floating-base", "--summary")
+    assert proc.returncode == 0, proc.stderr
+    assert " 0 failed" in proc.stdout
+    warned = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1 and warned[0].startswith("warning: repaired inertia: link 'base' changed by")
+
+
+def test_every_repaired_link_is_one_warning_line():
+    allegro = str(_robot("allegro_hand_description/urdf/allegro_left_hand.urdf"))
+    proc = _run("info", "--urdf", allegro, "--inertia", "repair")
+    assert proc.returncode == 0, proc.stderr
+    warned = [line for line in proc.stderr.splitlines() if line.startswith("warning: repaired inertia: link ")]
+    assert len(warned) == 4 and len({line.split("'")[1] for line in warned}) == 4
+    assert "model allegro_left_hand.urdf: 16 bodies" in proc.stdout
+
+
+def test_verify_and_info_an_mjcf_file(tmp_path):
+    path = tmp_path / "arm.xml"
+    path.write_text(MJCF)
+    proc = _run("verify", "--mjcf", str(path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(proc.stdout)
+    assert {r["model"] for r in results} == {"arm.xml"} and len(results) >= 20 and all(r["passed"] for r in results)
+    proc = _run("info", "--mjcf", str(path), "--inertia", "strict")
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
+    assert "model arm.xml: 2 bodies" in proc.stdout and "'lower'" in proc.stdout
+    path.write_text(MJCF.replace('axis="0 1 0"/>', 'axis="0 1 0"/><inertial pos="0 0 0" mass="1" diaginertia="1 1 3"/>', 1))
+    proc = _run("verify", "--mjcf", str(path))
+    assert proc.returncode == 2 and "MuJoCo rejects" in proc.stderr and "A + B >= C" in proc.stderr
+
+
+def test_file_options_need_a_file():
+    for args, message in ((["verify", "--inertia", "repair"], "--inertia needs --urdf FILE or --mjcf FILE"),
+                          (["info", "--inertia", "strict"], "--inertia needs --urdf FILE or --mjcf FILE"),
+                          (["verify", "--inertia", "fix", "--urdf", "x.urdf"], "invalid choice: 'fix'"),
+                          (["verify", "--urdf", "x.urdf", "--mjcf", "x.xml"], "not allowed with"),
+                          (["info", "--model", "chain", "--mjcf", "x.xml"], "not allowed with"),
+                          (["verify", "--mjcf", "x.xml", "--floating-base"], "--floating-base needs --urdf")):
+        proc = _run(*args)
+        assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)

@@ -71,10 +71,11 @@ def test_inverse_dynamics_skips_the_velocity_pass(monkeypatch):
     calls = []
     original = ne.phi_star_apply
     monkeypatch.setattr(ne, "phi_star_apply", lambda *args: calls.append(1) or original(*args))
-    T = alg.inverse_dynamics(model, qdd, qd, a, b)
-    assert len(calls) == 1
-    assert np.array_equal(T, alg.inverse_dynamics(model, qdd, None, a, b))
-    assert np.array_equal(T, alg.newton_euler(model, qdd, qd, a, b).T)
+    with alg.use_backend("reference"):  # the pass structure of the reference code
+        T = alg.inverse_dynamics(model, qdd, qd, a, b)
+        assert len(calls) == 1
+        assert np.array_equal(T, alg.inverse_dynamics(model, qdd, None, a, b))
+        assert np.array_equal(T, alg.newton_euler(model, qdd, qd, a, b).T)
     with pytest.raises(DimensionError, match="qd has length"):
         alg.inverse_dynamics(model, qdd, np.ones(model.dof_size + 1), a, b)
 

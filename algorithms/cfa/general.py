@@ -2,7 +2,7 @@
 
 With all velocity terms moved into the equivalent control force ``F_T = T − 𝒞`` (so that
 ``ℳ θ̈ = F_T``), the equivalent inter-node force is ``f = H⁺ F_T + W F_S`` and, because
-``W* φ^{-*} α = W* H* θ̈ = 0``,
+``W* φ^{-*} α = W* H* θ̈ = 0``::
 
     A F_S = −B F_T                                           (Eq. 27, 29)
     θ̈ = C F_T + H⁺* φ^{-*} M^{-1} φ^{-1} W F_S = H⁺* φ^{-*} M^{-1} φ^{-1} f      (Eq. 28)

@@ -28,7 +28,7 @@ from sko.errors import JointError
 from sko.spatial import (crm, plucker, quaternion_conjugate, quaternion_exp, quaternion_log, quaternion_matrix,
                          quaternion_multiply, quaternion_rate)
 
-from sko.bodies.joints import Joint, JointKinematics, _check_quaternion, _unit_quaternion
+from sko.bodies.joints import Joint, JointKinematics, JointLimits, _check_quaternion, _unit_quaternion
 
 __all__ = ["CompositeJoint", "OffsetJoint", "FreePositionFirst"]
 
@@ -62,6 +62,15 @@ class CompositeJoint(Joint):
     @property
     def user_defined(self) -> bool:
         return any(j.user_defined for _, j in self.parts)
+
+    @property
+    def limits(self) -> JointLimits:
+        """The parts' limits, stacked in order (unless set on the composite itself)."""
+        own = getattr(self, "_limits", None)
+        if own is not None:
+            return own
+        parts = [j.limits for _, j in self.parts]
+        return JointLimits(*(np.concatenate([getattr(lim, key) for lim in parts]) for key in JointLimits._fields))
 
     def neutral(self):
         return np.concatenate([j.neutral() for _, j in self.parts])

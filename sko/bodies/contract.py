@@ -24,6 +24,11 @@ SKO model or any recursion; it answers, at a state, questions about its own node
   pushes both ways and only shows in the hinge force ``T`` (for the flexible body, ``K η`` is
   the modal part of ``b(k)``, which the weight does not transmit).
 
+Optionally, :meth:`BodyType.compiled_state` packs the body's constants for a compiled kernel
+that writes the same node state into flat buffers (:mod:`sko.bodies.compiled_state`; the rigid
+body, the flexible body and the geared rotor link have one). A type without one still runs fast:
+its Python :meth:`BodyType.at_state` fills the buffers and the recursions run compiled.
+
 Gravity needs no code in a body type: the root is an attachment with ``Γ = 0``, pose the
 identity and ``γ = −a_g`` (RIGID.md: the base bodies' ``a(k)`` gets ``ᵏX_0 (−a_g)``), so it
 reaches every node through ``E_k γ_o``.
@@ -39,9 +44,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sko.graphs.errors import SKOError
+from sko.graphs.errors import DimensionError, SKOError
 
-__all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "root_attachment"]
+__all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "CompiledState", "root_attachment", "check_node_state"]
 
 
 class BodyError(SKOError, ValueError):
@@ -103,6 +108,25 @@ class NodeState:
     potential: object = 0.0  #: a number, or an expression for symbolic states
 
 
+@dataclass(frozen=True)
+class CompiledState:
+    """A body's compiled state function (optional; :mod:`sko.bodies.compiled_state`).
+
+    ``kind`` names a kernel of that module (:data:`~sko.bodies.compiled_state.RIGID`,
+    ``ROTOR``, ``FLEXIBLE``); ``reals`` are the body's constants packed for it, ``extras`` up to
+    three integers it reads from its row, and ``joint``, ``reverse`` the packed joint
+    (:func:`sko.bodies.compiled_joints.pack_joint`).
+    """
+
+    kind: int
+    reals: np.ndarray
+    joint: int = 0
+    reverse: bool = False
+    joint_q: int = 0  #: joint position variables (the first of the body's q)
+    joint_dofs: int = 0  #: joint velocity variables (the first of the body's θ̇)
+    extras: tuple = ()
+
+
 class BodyType(ABC):
     """Base class of a node type. Subclasses set the sizes and implement :meth:`at_state`.
 
@@ -143,6 +167,11 @@ class BodyType(ABC):
         return (None,)
 
     # ------------------------------------------------------------------ optional
+    def compiled_state(self) -> CompiledState | None:
+        """The body's compiled state function and packed constants, or ``None`` (default): its
+        :meth:`at_state` then runs in Python and only the recursions are compiled."""
+        return None
+
     def qdot(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """``q̇`` from ``θ̇`` (default: ``q̇ = θ̇``)."""
         return np.asarray(qd)
@@ -178,3 +207,23 @@ class BodyType(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, parent={self.parent!r})"
+
+
+def check_node_state(body: BodyType, s: NodeState) -> None:
+    """The shapes a body type returned at a state, checked against its sizes and attachments,
+    named in the error (a researcher's new type may err): :class:`DimensionError` or
+    :class:`BodyError`."""
+    m, n = body.node_dim, body.dof_size
+    expected = {"E": (m, 6), "H": (n, m), "M": (m, m), "a": (m,), "b": (m,), "V": (m,)}
+    for field_, shape in expected.items():
+        got = np.shape(getattr(s, field_))
+        if got != shape:
+            raise DimensionError(f"body {body.name!r} ({type(body).__name__}) returned {field_} of shape {got}, expected {shape}")
+    missing = [name for name in body.attachment_names if name not in s.attachments]
+    if missing:
+        raise BodyError(f"body {body.name!r} ({type(body).__name__}) offers attachments {missing!r} but returned none for them")
+    for name, att in s.attachments.items():
+        for field_, shape in (("Gamma", (6, m)), ("gamma", (6,)), ("rotation", (3, 3)), ("position", (3,)), ("velocity", (6,))):
+            if np.shape(getattr(att, field_)) != shape:
+                raise DimensionError(f"body {body.name!r} offers attachment {name!r} with {field_} of shape "
+                                     f"{np.shape(getattr(att, field_))}, expected {shape}")

@@ -16,7 +16,13 @@ arrays become a :class:`~sko.systems.rigid.RigidSystem`:
   :class:`~sko.bodies.composite.CompositeJoint` applied in MuJoCo's order;
 * bodies without joints are welded to their parent (merged, kept as named frames);
 * ``dof_armature`` as reflected rotor inertia on ℳ's diagonal
-  (:class:`~sko.bodies.armature.ArmatureBody`); gravity ``opt.gravity`` (zero when disabled).
+  (:class:`~sko.bodies.armature.ArmatureBody`); gravity ``opt.gravity`` (zero when disabled);
+* joint limits (:class:`~sko.bodies.joints.JointLimits`, as from URDF, stored and not enforced):
+  a hinge's or slide's ``range`` when it is ``limited`` gives its position limits (in ``qpos``
+  units, radians or metres); its effort limit is the largest magnitude of the force its
+  actuators can apply, ``max(|lo|, |hi|)`` of the interval (see :func:`_effort_ranges`). A ball
+  joint's ``range`` is a cone, not a box on its quaternion: it is not kept. MuJoCo has no
+  velocity limits.
 
 So the system's ``q``, ``ν`` and ``τ`` are MuJoCo's ``qpos``, ``qvel`` and ``qfrc``, in the same
 order: ``data.qpos`` and ``data.qvel`` pass straight in. A body's frame in the system is
@@ -32,12 +38,14 @@ represented and are reported by name (:class:`~sko.errors.MJCFError`).
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
 from sko.bodies.composite import CompositeJoint, FreePositionFirst, OffsetJoint
-from sko.bodies.joints import Prismatic, Revolute, Spherical
+from sko.bodies.joints import Joint, Prismatic, Revolute, Spherical
 from sko.errors import MJCFError
+from sko.inertia import RTOL, InertiaRepairWarning, inertia_violation, nearest_physical_inertia
 from sko.optional import require
 from sko.spatial import plucker_from_pose, quaternion_matrix, spatial_inertia
 from sko.systems.rigid import BodySpec, RigidSystem
@@ -47,13 +55,18 @@ __all__ = ["load_mjcf"]
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 
 
-def load_mjcf(source) -> RigidSystem:
+def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
     """A :class:`~sko.systems.rigid.RigidSystem` from MJCF (or any model MuJoCo compiles).
 
     Parameters
     ----------
     source : str, path-like or mujoco.MjModel
         A file path, an XML string (starting with ``<``), or an already compiled model.
+    inertia : {"strict", "repair"}
+        MuJoCo's compiler rejects inertias breaking the triangle inequality first (unless the
+        model sets ``balanceinertia``); of the compiled ones, ``"strict"`` rejects any no physical
+        body has by the body's own scale (:mod:`sko.inertia`), ``"repair"`` replaces it by the
+        nearest physical one and warns.
 
     Raises
     ------
@@ -63,6 +76,11 @@ def load_mjcf(source) -> RigidSystem:
     MissingDependencyError
         MuJoCo is not installed.
 
+    Warns
+    -----
+    InertiaRepairWarning
+        ``inertia="repair"`` changed some body inertias (each named, with the change).
+
     Examples
     --------
     >>> system = load_mjcf('''<mujoco><worldbody><body name="arm"><joint name="hinge" axis="0 1 0"/>
@@ -70,10 +88,18 @@ def load_mjcf(source) -> RigidSystem:
     >>> system.bodies, system.nq, system.nv
     (('arm',), 1, 1)
     """
+    if inertia not in ("strict", "repair"):
+        raise MJCFError(f"inertia must be 'strict' or 'repair', got {inertia!r}")
     mujoco = require("mujoco", "MJCF import")
     model = source if isinstance(source, mujoco.MjModel) else _compile(mujoco, source)
     _check_supported(mujoco, model)
-    return _system(mujoco, model)
+    repairs: list[str] | None = [] if inertia == "repair" else None
+    system = _system(mujoco, model, repairs)
+    if repairs:
+        warnings.warn(InertiaRepairWarning(
+            f"replaced {len(repairs)} body inertia{'s' if len(repairs) > 1 else ''} by the nearest physical one: "
+            + "; ".join(repairs), repairs), stacklevel=3)
+    return system
 
 
 def _compile(mujoco, source):
@@ -109,18 +135,18 @@ def _translation(d) -> np.ndarray:
     return plucker_from_pose(np.eye(3), d)
 
 
-def _system(mujoco, model) -> RigidSystem:
+def _system(mujoco, model, repairs: list | None) -> RigidSystem:
     body_name = [_name(mujoco, model, mujoco.mjtObj.mjOBJ_BODY, i, "body") for i in range(model.nbody)]
     owner = {0: None}  # MuJoCo body -> our body carrying it (None: the world)
     to_mj = {0: np.eye(6)}  # MuJoCo body -> ⁱX_owner, from the owner's frame to MuJoCo's body frame
     specs, frames, inertia = {}, {}, {}
+    effort = _effort_ranges(mujoco, model)
     for i in range(1, model.nbody):
         p = int(model.body_parentid[i])
         X_parent = plucker_from_pose(quaternion_matrix(model.body_quat[i]), model.body_pos[i]) @ to_mj[p]
-        I_body = spatial_inertia(float(model.body_mass[i]), model.body_ipos[i],
-                                 _rotated(model.body_iquat[i], model.body_inertia[i]))
-        joints = range(model.body_jntadr[i], model.body_jntadr[i] + model.body_jntnum[i])
         name = body_name[i]
+        I_body = spatial_inertia(float(model.body_mass[i]), model.body_ipos[i], _body_inertia(model, i, name, repairs))
+        joints = range(model.body_jntadr[i], model.body_jntadr[i] + model.body_jntnum[i])
         if not joints:  # welded to its parent
             owner[i], to_mj[i] = owner[p], X_parent
             frames[name] = (owner[p], X_parent)
@@ -133,7 +159,7 @@ def _system(mujoco, model) -> RigidSystem:
         for j in joints:
             jtype = int(model.jnt_type[j])
             new_anchor = anchor if jtype in (_SLIDE, _FREE) else np.asarray(model.jnt_pos[j], dtype=float)
-            parts.append((_translation(new_anchor - anchor), _joint(mujoco, model, j, jtype)))
+            parts.append((_translation(new_anchor - anchor), _limited(_joint(mujoco, model, j, jtype), model, j, effort[j])))
             anchor = new_anchor
         first, _ = parts[0]
         parts[0] = (None, parts[0][1])
@@ -149,6 +175,61 @@ def _system(mujoco, model) -> RigidSystem:
               for name, (parent, joint, X_T, armature) in specs.items()]
     gravity = np.zeros(3) if model.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY) else model.opt.gravity
     return RigidSystem(bodies, frames, np.concatenate([np.zeros(3), gravity]))
+
+
+def _body_inertia(model, i: int, name: str, repairs: list | None) -> np.ndarray:
+    """Body ``i``'s rotational inertia about its centre of mass in its frame; with a list
+    ``repairs``, an unphysical one is projected and the change appended to it."""
+    Ic = _rotated(model.body_iquat[i], model.body_inertia[i])
+    if repairs is not None and inertia_violation(float(model.body_mass[i]), model.body_ipos[i], Ic) > RTOL:
+        fixed = nearest_physical_inertia(Ic)
+        change = np.linalg.norm(fixed - Ic)
+        repairs.append(f"body {name!r} changed by {change:.3g} ({change / max(np.linalg.norm(Ic), 1e-300):.3g} relative)")
+        Ic = fixed
+    return Ic
+
+
+def _effort_ranges(mujoco, model) -> np.ndarray:
+    """``(njnt, 2)`` interval of the actuator force each hinge or slide joint can receive
+    (``±inf``: unbounded or unknown).
+
+    An actuator on a joint (``trntype`` joint) applies ``gear · clamp(force, forcerange)``, its
+    force being ``gain · ctrl`` with ``ctrl`` clamped to ``ctrlrange`` for a plain motor (fixed
+    gain, no bias, no activation dynamics); the joint receives the sum over its actuators, clamped
+    to its ``actuatorfrcrange``. Joints without actuators, and all joints when an actuator acts
+    through anything else (a site, body, tendon or slider-crank, whose joint forces depend on the
+    state), keep only ``actuatorfrcrange``."""
+    out = np.tile([-np.inf, np.inf], (model.njnt, 1))
+    scalar = [j for j in range(model.njnt) if int(model.jnt_type[j]) in (_HINGE, _SLIDE)]
+    joint_trn = (int(mujoco.mjtTrn.mjTRN_JOINT), int(mujoco.mjtTrn.mjTRN_JOINTINPARENT))
+    if model.nu and all(int(t) in joint_trn for t in model.actuator_trntype):
+        clamp_ctrl = not model.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_CLAMPCTRL)
+        total = {}
+        for a in range(model.nu):
+            j = int(model.actuator_trnid[a, 0])
+            if j not in scalar:
+                continue
+            force = np.array([-np.inf, np.inf])
+            motor = (model.actuator_gaintype[a] == 0 and model.actuator_biastype[a] == 0 and model.actuator_dyntype[a] == 0)
+            if motor and clamp_ctrl and model.actuator_ctrllimited[a]:
+                force = np.sort(model.actuator_gainprm[a, 0] * model.actuator_ctrlrange[a])
+            if model.actuator_forcelimited[a]:
+                force = np.clip(force, *model.actuator_forcerange[a])
+            gear = float(model.actuator_gear[a, 0])
+            total[j] = total.get(j, np.zeros(2)) + (np.sort(gear * force) if gear else np.zeros(2))
+        for j, interval in total.items():
+            out[j] = interval
+    for j in scalar:
+        if model.jnt_actfrclimited[j]:
+            out[j] = np.clip(out[j], *model.jnt_actfrcrange[j])
+    return out
+
+
+def _limited(joint: Joint, model, j: int, effort) -> Joint:
+    """A hinge's or slide's position limits (``range`` when ``limited``) and effort limit."""
+    lower, upper = model.jnt_range[j] if model.jnt_limited[j] and joint.nq == 1 else (-np.inf, np.inf)
+    bound = float(np.max(np.abs(effort))) if joint.nq == 1 else np.inf
+    return joint.with_limits(lower, upper, effort=bound) if np.isfinite([lower, upper, bound]).any() else joint
 
 
 def _rotated(quat, principal) -> np.ndarray:

@@ -115,7 +115,7 @@ def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "
     if repairs:
         warnings.warn(InertiaRepairWarning(
             f"replaced {len(repairs)} link inertia{'s' if len(repairs) > 1 else ''} by the nearest physical one: "
-            + "; ".join(repairs)), stacklevel=3)
+            + "; ".join(repairs), repairs), stacklevel=3)
 
     joints, parent_of, children = {}, {}, {name: [] for name in links}
     for el in root.findall("joint"):

@@ -40,8 +40,10 @@ from sko.arrays import checked_array, numeric_array
 from sko.model import SKOModel
 from sko.spatial import cross
 
-from sko.bodies.contract import BodyError, BodyType, NodeState, root_attachment
+from sko.bodies.contract import BodyError, BodyType, root_attachment
+from sko.bodies.contract import check_node_state as _check_state
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
+from sko.systems.engine import engine
 
 __all__ = ["MultibodySystem"]
 
@@ -312,6 +314,8 @@ class MultibodySystem:
     def sko_model(self, q, v=None, external_forces: Mapping | None = None) -> tuple[SKOModel, np.ndarray, np.ndarray]:
         """The SKO model at ``(q, v)`` and the stacked ``a``, ``b`` (SKO.md §3, §14), with
         ``b(k) −= Γ_kᵀ ᵏX_0^* f^x_k`` for the ``external_forces`` (module docstring)."""
+        if (fast := engine(self).sko_model(q, v, external_forces)) is not NotImplemented:
+            return fast
         forces = self.external_forces(external_forces)
         return self._assemble(self.node_states(q, v), forces)
 
@@ -332,8 +336,10 @@ class MultibodySystem:
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q) -> np.ndarray:
         """``ℳ(q) = H φ M φ* H*`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."""
+        if (fast := engine(self).mass_matrix(q)) is not NotImplemented:
+            return fast
         model, _, _ = self.sko_model(q)
-        return alg.mass_matrix(model)
+        return _finite_result(alg.mass_matrix(model), "mass matrix")
 
     @renamed_keywords(qd="v")
     def bias_forces(self, q, v=None, external_forces: Mapping | None = None) -> np.ndarray:
@@ -349,17 +355,29 @@ class MultibodySystem:
     def inverse_dynamics(self, q, v=None, dv=None, external_forces: Mapping | None = None) -> np.ndarray:
         """``τ = ℳ(q) dv + 𝒞(q, v)`` by Newton–Euler on the SKO model (SKO.md §5, Algorithm 3.1),
         plus the bodies' hinge forces; ``v``, ``dv`` zero when omitted."""
+        if (fast := engine(self).inverse_dynamics(q, v, dv, external_forces)) is not NotImplemented:
+            return fast
         q, v = self.checked_vectors(q, v)
         model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
-        return alg.inverse_dynamics(model, dv, None, a, b) + self._hinge_forces(q, v)
+        return _finite_result(alg.inverse_dynamics(model, dv, None, a, b) + self._hinge_forces(q, v), "inverse dynamics")
 
     @renamed_keywords(qd="v")
     def forward_dynamics(self, q, v=None, tau=None, external_forces: Mapping | None = None) -> np.ndarray:
         """``dv = ℳ^{-1}(τ − 𝒞)`` by the articulated body recursion (SKO.md §11, Algorithm 6.1);
         ``v``, ``tau`` zero when omitted."""
+        if (fast := engine(self).forward_dynamics(q, v, tau, external_forces)) is not NotImplemented:
+            return fast
         q, v = self.checked_vectors(q, v)
         model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
-        return alg.forward_dynamics(model, model.dof_vector(tau, "tau") - self._hinge_forces(q, v), a, b)
+        tau = model.dof_vector(tau, "tau")
+        return _finite_result(alg.forward_dynamics(model, tau - self._hinge_forces(q, v), a, b), "forward dynamics")
+
+    def mass_matrix_inverse(self, q) -> np.ndarray:
+        """``ℳ^{-1}(q)`` by the innovations factorization (SKO.md §10, Eq. 51)."""
+        if (fast := engine(self).mass_matrix_inverse(q)) is not NotImplemented:
+            return fast
+        model, _, _ = self.sko_model(q)
+        return _finite_result(alg.mass_matrix_inverse(model), "inverse mass matrix")
 
     @renamed_keywords(qd="v")
     def hinge_forces(self, q, v=None) -> np.ndarray:
@@ -379,18 +397,24 @@ class MultibodySystem:
     def kinetic_energy(self, q, v=None):
         """``½ Σ_k 𝒱*(k) M(k) 𝒱(k)`` (= ``½ vᵀ ℳ v``), in the states' scalar type (float,
         complex for complex-step, an expression for symbolic states)."""
-        return _finite_energy(sum(0.5 * s.V @ s.M @ s.V for s in self.node_states(q, v).values()), "kinetic energy")
+        if (fast := engine(self).energies(self.kinetic_energy, q, v, potential=False)) is not NotImplemented:
+            return _finite_result(fast, "kinetic energy")
+        return _finite_result(sum(0.5 * s.V @ s.M @ s.V for s in self.node_states(q, v).values()), "kinetic energy")
 
     def potential_energy(self, q):
         """``Σ_k potential(k)`` (gravity and the bodies' own potentials), in the states' scalar
         type; for rigid bodies ``−Σ m_k g · c_k``, zero at the world origin."""
-        return _finite_energy(sum(s.potential for s in self.node_states(q).values()), "potential energy")
+        if (fast := engine(self).energies(self.potential_energy, q, kinetic=False)) is not NotImplemented:
+            return _finite_result(fast, "potential energy")
+        return _finite_result(sum(s.potential for s in self.node_states(q).values()), "potential energy")
 
     @renamed_keywords(qd="v")
     def energy(self, q, v=None):
         """Kinetic plus potential energy, in the states' scalar type: a float for real states, the
         complex number itself for complex-step states, an expression for symbolic ones."""
-        return _finite_energy(sum(0.5 * s.V @ s.M @ s.V + s.potential for s in self.node_states(q, v).values()), "energy")
+        if (fast := engine(self).energies(self.energy, q, v)) is not NotImplemented:
+            return _finite_result(fast, "energy")
+        return _finite_result(sum(0.5 * s.V @ s.M @ s.V + s.potential for s in self.node_states(q, v).values()), "energy")
 
     # ------------------------------------------------------------------ configurations
     def neutral_configuration(self) -> np.ndarray:
@@ -408,6 +432,8 @@ class MultibodySystem:
     def normalize(self, q) -> np.ndarray:
         """``q`` projected back onto the configuration manifold, body by body (unit quaternions)."""
         q, _ = self.checked_vectors(q, None)
+        if engine(self).coordinates_are_velocities:  # no quaternions: nothing to project
+            return np.array(q, dtype=float)
         return _stack([self._body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
 
     @renamed_keywords(qd="v")
@@ -415,6 +441,8 @@ class MultibodySystem:
         """``q̇`` from ``(q, v)``, body by body (``q̇ = v`` except for quaternions and
         successor-frame velocities)."""
         q, v = self.checked_vectors(q, v)
+        if engine(self).coordinates_are_velocities:  # q̇ = v joint by joint
+            return np.array(v, dtype=np.result_type(q, v, float))
         return _stack([np.asarray(self._body[k].qdot(q[self.q_slices[k]], v[self.dof_slices[k]])) for k in self.bodies])
 
     @renamed_keywords(qd="v")
@@ -510,11 +538,13 @@ def _gravity(gravity) -> np.ndarray:
     return g
 
 
-def _finite_energy(value, what: str):
-    """``value`` unless it is a number that left the floating-point range."""
-    if isinstance(value, (float, complex, np.floating, np.complexfloating)) and not np.isfinite(value):
-        raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; the velocities or coordinates "
-                             "are too large for floating point")
+def _finite_result(value, what: str):
+    """``value`` (numbers, or one result per state of a batch) unless it left the floating-point
+    range: finite inputs so large that the result overflows get an error, never an inf or NaN."""
+    x = np.asarray(value)
+    if x.dtype.kind in "fc" and not np.isfinite(x).all():
+        raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; the velocities, coordinates "
+                             "or forces are too large for floating point")
     return value
 
 
@@ -537,21 +567,3 @@ def _frame_force(frame, f) -> np.ndarray:
     R, p = frame.rotation, frame.position
     local = np.concatenate([(f[:3] - cross(p, f[3:])) @ R, f[3:] @ R])
     return local @ frame.Gamma
-
-
-def _check_state(body: BodyType, s: NodeState) -> None:
-    """The shapes a body type returned, named in the error (a researcher's new type may err)."""
-    m, n = body.node_dim, body.dof_size
-    expected = {"E": (m, 6), "H": (n, m), "M": (m, m), "a": (m,), "b": (m,), "V": (m,)}
-    for field_, shape in expected.items():
-        got = np.shape(getattr(s, field_))
-        if got != shape:
-            raise DimensionError(f"body {body.name!r} ({type(body).__name__}) returned {field_} of shape {got}, expected {shape}")
-    missing = [name for name in body.attachment_names if name not in s.attachments]
-    if missing:
-        raise BodyError(f"body {body.name!r} ({type(body).__name__}) offers attachments {missing!r} but returned none for them")
-    for name, att in s.attachments.items():
-        for field_, shape in (("Gamma", (6, m)), ("gamma", (6,)), ("rotation", (3, 3)), ("position", (3,)), ("velocity", (6,))):
-            if np.shape(getattr(att, field_)) != shape:
-                raise DimensionError(f"body {body.name!r} offers attachment {name!r} with {field_} of shape "
-                                     f"{np.shape(getattr(att, field_))}, expected {shape}")

@@ -32,6 +32,7 @@ from sko.bodies.hinge import checked_placement
 from sko.bodies.armature import ArmatureBody
 from sko.bodies.rigid import RigidBody
 from sko.systems.deprecation import renamed_keywords
+from sko.systems.engine import engine
 from sko.systems.frames import Frame, center_of_mass, center_of_mass_jacobian
 from sko.systems.multibody import MultibodySystem
 from sko.spatial import plucker_rotation, plucker_translation
@@ -112,12 +113,12 @@ class RigidSystem(MultibodySystem):
         return load_urdf(path, floating_base=floating_base, gravity=gravity, inertia=inertia)
 
     @classmethod
-    def from_mjcf(cls, source) -> "RigidSystem":
+    def from_mjcf(cls, source, inertia: str = "strict") -> "RigidSystem":
         """Compile MJCF with MuJoCo and read the compiled model (see :func:`sko.io.mjcf.load_mjcf`):
         ``q``, ``v`` and ``tau`` are MuJoCo's ``qpos``, ``qvel`` and ``qfrc``."""
         from sko.io.mjcf import load_mjcf
 
-        return load_mjcf(source)
+        return load_mjcf(source, inertia=inertia)
 
     # ------------------------------------------------------------------ structure
     @property
@@ -173,6 +174,8 @@ class RigidSystem(MultibodySystem):
         Walks from the frame's body to the root: the column block of an ancestor ``j`` is
         ``ᶠX_k φ*(j, k) H*(j)``, zero for bodies off the path (O(depth))."""
         body, X = self._frame(frame)
+        if (fast := engine(self).jacobian(self.jacobian, q, frame, body, X)) is not NotImplemented:
+            return fast
         model, _, _ = self.sko_model(q)
         J = np.zeros((6, self.nv), dtype=model.dtype)
         if body is None:

@@ -60,5 +60,5 @@ def simulate(system, q0, qd0, dt: float, steps: int, torque: Callable | None = N
         qds.append(qd)
         if progress is not None:
             progress(i + 1)
-    energy = np.array([system.energy(a, b) for a, b in zip(qs, qds)])
+    energy = np.asarray(system.energy(np.array(qs), np.array(qds)))  # one batched call
     return Trajectory(np.array(ts), np.array(qs), np.array(qds), energy)

@@ -5,6 +5,9 @@ operator expression it implements, on whatever model the :class:`~sko.verify.reg
 holds. The same function runs numerically (float data, relative residual) and exactly (sympy
 data, the difference must simplify to zero). Inverses are avoided on the dense side: an identity
 ``A = B^{-1}`` is checked as ``A B = I``, so symbolic proofs stay polynomial where they can.
+A numeric comparison whose result depends on ``D(k)^{-1}`` or ``ℳ^{-1}`` carries the condition
+number of what is inverted (``max_k cond D(k)`` or ``cond ℳ``), by the rule of
+:mod:`sko.verify.registry`.
 """
 
 from __future__ import annotations
@@ -28,6 +31,30 @@ def _scale(case: Case, *arrays) -> float | None:
     if case.symbolic:
         return None
     return max(float(np.abs(np.asarray(A, dtype=complex)).max(initial=0.0)) for A in arrays)
+
+
+def _condition(A: np.ndarray) -> float:
+    """The 2-norm condition number of ``A`` (``inf`` when singular); 1 for an empty matrix."""
+    if A.size == 0:
+        return 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = float(np.linalg.cond(A))
+    return kappa if np.isfinite(kappa) else float("inf")
+
+
+def _condition_D(case: Case) -> float:
+    """``max_k cond D(k)``: the conditioning of what the Riccati gather inverts (1 when symbolic)."""
+    if case.symbolic:
+        return 1.0
+    return case.cached("condition_D", lambda: max((_condition(Dk) for Dk in _riccati(case).D.values()), default=1.0))
+
+
+def _condition_M(case: Case) -> float:
+    """``cond ℳ``: the conditioning of a solve with or inverse of ℳ (1 when symbolic); for SPD ℳ it
+    bounds every ``cond D(k)``, a Schur complement of a principal block of ℳ (eigenvalues interlace)."""
+    if case.symbolic:
+        return 1.0
+    return case.cached("condition_M", lambda: _condition(_mass(case)))
 
 
 def _I(n: int, case: Case) -> np.ndarray:
@@ -69,6 +96,7 @@ def _canonical(case: Case, x: np.ndarray) -> np.ndarray:
 
 def _mass(case: Case) -> np.ndarray:
     return case.cached("mass_matrix", lambda: case.dense.mass_matrix)
+
 
 
 def _other_weights(case: Case, label: str) -> dict:
@@ -314,9 +342,10 @@ def riccati_equation(case: Case):
     ops, R = case.dense, _ops(case)
     P, H = R.P, ops.H
     P_plus = P - P @ H.T @ R.D_inverse @ H @ P
-    return [compare(P, ops.E @ P_plus @ ops.E.T + ops.M, label="Eq. 31"),
-            compare(R.P_plus, P_plus, scale=_scale(case, P), label="P+"),
-            compare(R.D @ R.D_inverse, _I(case.model.dof_size, case), label="D D^-1")]
+    kappa = _condition_D(case)  # P⁺ subtracts P H* D^{-1} H P: sensitive to cond D(k)
+    return [compare(P, ops.E @ P_plus @ ops.E.T + ops.M, label="Eq. 31", condition=kappa),
+            compare(R.P_plus, P_plus, scale=_scale(case, P), label="P+", condition=kappa),
+            compare(R.D @ R.D_inverse, _I(case.model.dof_size, case), label="D D^-1", condition=kappa)]
 
 
 @register("riccati_operators", "Eq. 32, 34", requires=("articulated_inertias",))
@@ -338,9 +367,9 @@ def riccati_operators_check(case: Case):
 def riccati_psi(case: Case):
     """P − ℰ_ψ P ℰ_ψ* = M and P − ℰ_ψ P ℰ_φ* = M."""
     ops, R = case.dense, _ops(case)
-    s = _scale(case, R.P)
-    return [compare(R.P - R.E_psi @ R.P @ R.E_psi.T, ops.M, scale=s, label="psi psi"),
-            compare(R.P - R.E_psi @ R.P @ ops.E.T, ops.M, scale=s, label="psi phi")]
+    s, kappa = _scale(case, R.P), _condition_D(case)
+    return [compare(R.P - R.E_psi @ R.P @ R.E_psi.T, ops.M, scale=s, label="psi psi", condition=kappa),
+            compare(R.P - R.E_psi @ R.P @ ops.E.T, ops.M, scale=s, label="psi phi", condition=kappa)]
 
 
 # --------------------------------------------------------------------------- §9 operator identities
@@ -373,9 +402,11 @@ def innovations_inverse_product(case: Case):
 @register("phi_M_psi", "Lemma 10, Eq. 41", requires=("articulated_inertias",))
 def phi_M_psi(case: Case):
     """φ M ψ* = P + φ̃ P + P ψ̃* and ψ M ψ* = P + ψ̃ P + P ψ̃* (disjoint sums)."""
-    ops, R = case.dense, _ops(case)
-    return [compare(ops.phi @ ops.M @ R.psi.T, R.P + ops.phi_tilde @ R.P + R.P @ R.psi_tilde.T, label="phi M psi*"),
-            compare(R.psi @ ops.M @ R.psi.T, R.P + R.psi_tilde @ R.P + R.P @ R.psi_tilde.T, label="psi M psi*")]
+    ops, R, kappa = case.dense, _ops(case), _condition_D(case)
+    return [compare(ops.phi @ ops.M @ R.psi.T, R.P + ops.phi_tilde @ R.P + R.P @ R.psi_tilde.T, label="phi M psi*",
+                    condition=kappa),
+            compare(R.psi @ ops.M @ R.psi.T, R.P + R.psi_tilde @ R.P + R.P @ R.psi_tilde.T, label="psi M psi*",
+                    condition=kappa)]
 
 
 @register("tau_bar_annihilates", "SKO.md §9 (τ̄ P H* = 0)", requires=("articulated_inertias",))
@@ -402,7 +433,8 @@ def innovations_H_phi(case: Case):
 def psi_mass_matrix_diagonal(case: Case):
     """H ψ M ψ* H* = D, block diagonal (unlike ℳ = H φ M φ* H*)."""
     ops, R = case.dense, _ops(case)
-    return compare(ops.H @ R.psi @ ops.M @ R.psi.T @ ops.H.T, R.D, scale=_scale(case, _mass(case)))
+    return compare(ops.H @ R.psi @ ops.M @ R.psi.T @ ops.H.T, R.D, scale=_scale(case, _mass(case)),
+                   condition=_condition_D(case))
 
 
 @register("phi_M_phi_decomposition", "SKO.md §9", requires=("articulated_inertias",))
@@ -410,7 +442,8 @@ def phi_M_phi_decomposition(case: Case):
     """φ M φ* = P + φ̃ P + P φ̃* + φ K D K* φ*."""
     ops, R = case.dense, _ops(case)
     lhs = ops.phi @ ops.M @ ops.phi.T
-    return compare(lhs, R.P + ops.phi_tilde @ R.P + R.P @ ops.phi_tilde.T + ops.phi @ R.K @ R.D @ R.K.T @ ops.phi.T)
+    return compare(lhs, R.P + ops.phi_tilde @ R.P + R.P @ ops.phi_tilde.T + ops.phi @ R.K @ R.D @ R.K.T @ ops.phi.T,
+                   condition=_condition_D(case))
 
 
 # --------------------------------------------------------------------------- §10 factorization
@@ -418,7 +451,7 @@ def phi_M_phi_decomposition(case: Case):
 def innovations_factorization(case: Case):
     """ℳ = [I + H φ K] D [I + H φ K]*."""
     A, _ = _innovations(case)
-    return compare(A @ _ops(case).D @ A.T, _mass(case))
+    return compare(A @ _ops(case).D @ A.T, _mass(case), condition=_condition_D(case))
 
 
 @register("innovations_operators", "Lemma 11, Eq. 49–51 (O(N) products)", requires=("innovations_apply",))
@@ -439,7 +472,7 @@ def innovations_operators(case: Case):
 def mass_matrix_inverse(case: Case):
     """ℳ^{-1} = [I − H ψ K]* D^{-1} [I − H ψ K]; the O(N) solve and inverse agree with it.
 
-    Checked as ℳ X = I (backward error, relative to |ℳ| |X|), so the residual does not grow
+    Checked as ``ℳ X = I`` (backward error, relative to ``|ℳ| |X|``), so the residual does not grow
     with the condition number of ℳ."""
     _, B = _innovations(case)
     n = case.model.dof_size
@@ -475,10 +508,12 @@ def determinant(case: Case):
     sign, logdet = np.linalg.slogdet(_mass(case))
     logdet_D = sum(np.linalg.slogdet(Dk)[1] for Dk in ab.D.values())
     s = max(1.0, abs(logdet))  # absolute error of a log is the relative error of the determinant
+    kappa = _condition_M(case)  # δ log det ℳ = tr(ℳ^{-1} δℳ)
     out = [compare(np.linalg.det(A), 1.0, scale=1.0, label="Eq. 52"), compare(sign, 1.0, label="sign"),
-           compare(logdet_D, logdet, scale=s, label="Eq. 53")]
+           compare(logdet_D, logdet, scale=s, label="Eq. 53", condition=kappa)]
     if hasattr(alg, "mass_matrix_logdet"):
-        out.append(compare(_with_riccati(case, alg.mass_matrix_logdet), logdet, scale=s, label="mass_matrix_logdet"))
+        out.append(compare(_with_riccati(case, alg.mass_matrix_logdet), logdet, scale=s, label="mass_matrix_logdet",
+                           condition=kappa))
     return out
 
 
@@ -491,8 +526,12 @@ def forward_dynamics(case: Case):
     T, a, b = case.dof_vector("T"), case.a, case.b
     qdd = _with_riccati(case, alg.forward_dynamics, T, a, b)
     expected = B.T @ R.D_inverse @ (T - ops.H @ R.psi @ (R.K @ T + R.P @ a + b)) - R.K.T @ R.psi.T @ a
-    return [compare(qdd, expected, label="Eq. 54"),
-            compare(_mass(case) @ qdd + ops.bias(a, b), T, scale=_scale(case, T, ops.bias(a, b)), label="M qdd + C = T")]
+    # a solve with ℳ through D(k)^{-1} formed explicitly: forward error and residual both grow as cond ℳ · ε
+    kappa = _condition_M(case)
+    return [compare(qdd, expected, label="Eq. 54", condition=kappa),
+            compare(_mass(case) @ qdd + ops.bias(a, b), T, scale=_scale(case, T, ops.bias(a, b)), label="M qdd + C = T",
+                    condition=kappa)]
+
 
 
 def _round_trip_vector(case: Case, label: str) -> np.ndarray:
@@ -512,10 +551,10 @@ def forward_inverse_round_trip(case: Case):
     T, qdd = _round_trip_vector(case, "T"), _round_trip_vector(case, "qdd")
     T_back = alg.inverse_dynamics(model, _canonical(case, _with_riccati(case, alg.forward_dynamics, T, a, b)), a=a, b=b)
     qdd_back = _with_riccati(case, alg.forward_dynamics, _canonical(case, alg.inverse_dynamics(model, qdd, a=a, b=b)), a, b)
-    Mm = _mass(case)
-    return [compare(T_back, T, scale=_scale(case, T, case.dense.bias(a, b)), label="ID(FD(T))"),
+    Mm, kappa = _mass(case), _condition_M(case)  # forward dynamics is a solve with ℳ
+    return [compare(T_back, T, scale=_scale(case, T, case.dense.bias(a, b)), label="ID(FD(T))", condition=kappa),
             compare(Mm @ qdd_back, Mm @ qdd, scale=None if case.symbolic else _scale(case, Mm) * _scale(case, qdd),
-                    label="FD(ID(qdd))")]
+                    label="FD(ID(qdd))", condition=kappa)]
 
 
 # --------------------------------------------------------------------------- §12 operational space
@@ -536,17 +575,17 @@ def operational_space_compliance(case: Case):
     inverse = B.T @ R.D_inverse @ B  # ℳ^{-1} (Eq. 51, checked on its own)
     Omega = ops.phi.T @ ops.H.T @ inverse @ ops.H @ ops.phi
     Omega_psi = R.psi.T @ ops.H.T @ R.D_inverse @ ops.H @ R.psi
-    out = [compare(Omega_psi, Omega, label="Eq. 60")]
+    kappa = _condition_M(case)  # Ω contains ℳ^{-1}
+    out = [compare(Omega_psi, Omega, label="Eq. 60", condition=kappa)]
     if hasattr(alg, "backward_lyapunov"):
         X = {k: model.H[k].T @ _riccati(case).D_inverse[k] @ model.H[k] for k in model.bodies}
         ups = alg.backward_lyapunov(model, X, _riccati(case).psi, _riccati(case).psi)
-        out.append(compare(ups.matrix(), Omega, label="Upsilon blocks"))
+        out.append(compare(ups.matrix(), Omega, label="Upsilon blocks", condition=kappa))
     if hasattr(alg, "operational_space_compliance"):
         nodes = _task_nodes(model)
         idx = np.concatenate([np.arange(model.node_size)[model.node_slice(k)] for k in nodes])
         out.append(compare(np.asarray(alg.operational_space_compliance(model, nodes, articulated=_riccati(case))),
-                           Omega[np.ix_(idx, idx)],
-                           label="operational_space_compliance"))
+                           Omega[np.ix_(idx, idx)], label="operational_space_compliance", condition=kappa))
     return out
 
 
@@ -566,7 +605,8 @@ def operational_space_inertia(case: Case):
     J = np.vstack([((ops.H @ ops.phi)[:, model.node_slice(k)] @ B[k]).T for k in nodes])  # ℬ* φ* H*
     compliance = J @ inverse @ J.T
     return compare(Lam @ compliance, _I(len(nodes), case),
-                   scale=None if case.symbolic else _scale(case, Lam) * _scale(case, compliance))
+                   scale=None if case.symbolic else _scale(case, Lam) * _scale(case, compliance),
+                   condition=_condition_M(case))  # both compliances contain ℳ^{-1}
 
 
 # --------------------------------------------------------------------------- §13 sparsity by segments

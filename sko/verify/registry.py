@@ -5,10 +5,26 @@ returns one or more :class:`Comparison` s, each an ``actual`` and an ``expected`
 the recursion's result and the dense operator expression it implements). The same function
 serves both kinds of verification:
 
-* **numeric** — the residual ``max |actual − expected| / scale``, where ``scale`` is the size of
-  the data (by default the largest entry of either side), must stay below the check's tolerance;
+* **numeric** — the residual ``max |actual − expected| / (scale · c(κ))``, where ``scale`` is the
+  size of the data (by default the largest entry of either side) and ``c(κ)`` the allowance for
+  conditioning below, must stay below the check's tolerance;
 * **symbolic** — on a model with sympy entries (``dtype=object``) every entry of
   ``actual − expected`` must simplify to the exact zero.
+
+**Conditioning.** A computation that is backward stable but inverts or factors a matrix (``D(k)``,
+``ℳ``) has a forward error of order ``κ ε`` relative to its data, ``κ`` the condition number of
+what is inverted and ``ε`` the unit roundoff; on a legitimate but ill-conditioned model no
+fixed tolerance separates that from a wrong recursion. A comparison of such a result carries
+``condition=κ`` (estimated by the check from the dense operators it builds; ``1`` for products,
+sums and recursions that invert nothing, and whenever a residual is measured as a backward
+error, e.g. ``ℳ x − y`` against ``|ℳ| |x|``). Its residual is divided by
+``c(κ) = max(1, κ / ABSORBED_CONDITION)``: a tolerance already covers data of condition up to
+``ABSORBED_CONDITION = 1e4`` (the default ``1e-9`` is about ``4.5·10⁶ ε``), and beyond it the
+error allowed grows in proportion to ``κ``, to ``tolerance · κ / 10⁴`` (``1e-13 κ ≈ 450 κ ε`` by
+default, a generous growth factor on the first-order bound). A comparison with
+``κ > MAX_CONDITION = 1e12`` (``κ ε ≈ 2·10⁻⁴``, or ``κ`` not finite) fails outright as too
+ill-conditioned to verify: a singular or nearly singular ``ℳ`` or ``D(k)`` is reported, never
+passed on a residual that says nothing.
 
 Researchers add their own identities with the :func:`register` decorator (or
 :meth:`Registry.add`) and run one check, a selection, or all of them::
@@ -47,12 +63,15 @@ __all__ = [
     "Result",
     "REGISTRY",
     "compare",
+    "condition_allowance",
     "register",
     "exact_zero",
     "numeric_residual",
 ]
 
 DEFAULT_TOLERANCE = 1e-9
+ABSORBED_CONDITION = 1e4  # condition numbers a tolerance covers as it stands
+MAX_CONDITION = 1e12  # beyond: too ill-conditioned to verify in double precision
 
 
 # --------------------------------------------------------------------------- comparisons
@@ -60,17 +79,30 @@ DEFAULT_TOLERANCE = 1e-9
 class Comparison:
     """``actual`` must equal ``expected``; ``scale`` (optional) is the size of the data the two
     sides were computed from, for identities whose sides are small differences of large terms
-    (e.g. ``τ̄ P H* = 0``)."""
+    (e.g. ``τ̄ P H* = 0``); ``condition`` is the condition number of what the computation inverts,
+    when its result is sensitive to it (see the module docstring)."""
 
     actual: Any
     expected: Any
     scale: float | None = None
     label: str = ""
+    condition: float = 1.0
 
 
-def compare(actual, expected, scale: float | None = None, label: str = "") -> Comparison:
+def compare(actual, expected, scale: float | None = None, label: str = "", condition: float = 1.0) -> Comparison:
     """A :class:`Comparison` of two arrays (or scalars) of the same shape."""
-    return Comparison(actual, expected, scale, label)
+    return Comparison(actual, expected, scale, label, condition)
+
+
+def condition_allowance(condition: float) -> float:
+    """``c(κ) = max(1, κ / ABSORBED_CONDITION)``, the divisor of a residual for conditioning."""
+    return max(1.0, float(condition) / ABSORBED_CONDITION)
+
+
+def _ill_conditioned(comparisons: Iterable[Comparison]) -> str:
+    """The comparisons whose condition number is too large (or not finite) to verify anything."""
+    return ", ".join(f"{c.label or 'comparison'} (condition {c.condition:.1e})" for c in comparisons
+                     if not float(c.condition) <= MAX_CONDITION)
 
 
 def _as_array(x) -> np.ndarray:
@@ -85,8 +117,9 @@ def _shape_error(c: Comparison) -> str | None:
 
 
 def numeric_residual(comparisons: Iterable[Comparison]) -> float:
-    """The largest relative residual ``max |actual − expected| / scale`` over the comparisons;
-    ``nan`` as soon as either side or a scale is not finite (so it can never pass a tolerance)."""
+    """The largest relative residual ``max |actual − expected| / (scale · c(κ))`` over the comparisons
+    (``c`` is :func:`condition_allowance`); ``nan`` as soon as either side or a scale is not finite
+    (so it can never pass a tolerance)."""
     worst = 0.0
     for c in comparisons:
         a = np.asarray(c.actual, dtype=complex)
@@ -98,7 +131,7 @@ def numeric_residual(comparisons: Iterable[Comparison]) -> float:
             error = float(np.abs(a - e).max(initial=0.0))
         if error == 0.0:
             continue
-        worst = max(worst, error / max(float(scale), np.finfo(float).tiny))
+        worst = max(worst, error / max(float(scale) * condition_allowance(c.condition), np.finfo(float).tiny))
     return worst
 
 
@@ -285,6 +318,9 @@ class Check:
             if not np.isfinite(residual):
                 return self._result(case, residual, None, False,
                                     f"non-finite value (NaN or infinity) in {_non_finite(comparisons) or 'the residual'}", start)
+            ill = _ill_conditioned(comparisons)
+            if ill:
+                return self._result(case, None, None, False, f"too ill-conditioned to verify (singular?): {ill}", start)
             passed = bool(residual <= self.tolerance)
             return self._result(case, residual, None, passed, "" if passed else f"residual above tolerance {self.tolerance:.0e}", start)
         except Exception as exc:  # a failing check is a result, never a crash of the whole run

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 
+from sko.algorithms import use_backend
 from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
@@ -45,8 +47,11 @@ def skipped_checks(checks: Iterable[Check]) -> dict[str, tuple[str, ...]]:
 
 
 def run(models: Iterable | None = None, checks: Iterable[str] | None = None, symbolic: bool = False,
-        registry: Registry = REGISTRY, progress: Progress | None = None) -> list[Result]:
+        registry: Registry = REGISTRY, progress: Progress | None = None, backend: str | None = None) -> list[Result]:
     """Run the checks (all by default) on the models (all of the mode by default).
+
+    ``backend`` (``"compiled"`` or ``"reference"``) runs the algorithms on that path; by default
+    the current one (:func:`sko.algorithms.get_backend`).
 
     Checks that do not apply in the mode, or whose algorithms are not available, are left out
     (see :func:`skipped_checks`). ``progress(done, total, model, check)`` is called before each.
@@ -55,14 +60,15 @@ def run(models: Iterable | None = None, checks: Iterable[str] | None = None, sym
     selected = [c for c in registry.select(checks, symbolic) if not c.missing()]
     total, done = len(cases) * len(selected), 0
     results = []
-    for case in cases:
-        for check in selected:
-            if not check.applies_to(case):  # a physics check on a bare SKO model
-                continue
-            if progress is not None:
-                progress(done, total, case.name, check.name)
-            results.append(check.run(case))
-            done += 1
+    with use_backend(backend) if backend is not None else nullcontext():
+        for case in cases:
+            for check in selected:
+                if not check.applies_to(case):  # a physics check on a bare SKO model
+                    continue
+                if progress is not None:
+                    progress(done, total, case.name, check.name)
+                results.append(check.run(case))
+                done += 1
     return results
 
 

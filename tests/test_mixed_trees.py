@@ -1,6 +1,5 @@
-"""The two paths of the level schedule (:mod:`sko.algorithms.schedule`): groups of several bodies run
-stacked, groups of one body (serial chains) run body by body. Trees that mix both, with links
-between them in every combination, against the dense ``ℳ`` and the dense Riccati equation."""
+"""Trees that mix a fan, long chains of equal and of varying dimensions and a second base body,
+on both paths (compiled and reference), against the dense ``ℳ`` and the dense Riccati equation."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ import numpy as np
 import pytest
 
 import sko.algorithms as alg
-from sko.algorithms.schedule import level_schedule
 from sko.graphs import SKOError, TreeDigraph
 from sko import SKOModel
 
@@ -18,8 +16,7 @@ from .util import assert_close
 
 def _chains_under_a_fan(chain_lengths: list[int]) -> TreeDigraph:
     """A base body with one chain per entry of ``chain_lengths`` hanging from it, plus a second
-    base body carrying a chain: equal-dimension chains are stacked at the depths they share and
-    run body by body below the shorter ones."""
+    base body carrying a chain."""
     parents = {"base": None, "other": None}
     for c, length in enumerate(chain_lengths):
         parent = "base"
@@ -39,13 +36,14 @@ def _models():
     yield SKOModel(tree, *model_data(tree, 2, max_node_dim=5, hinge="zero-some"))  # mixed dims, welded bodies
 
 
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
 @pytest.mark.parametrize("model", list(_models()))
-def test_mixed_schedules_against_dense(model):
-    S = level_schedule(model)
-    sizes = {len(g.index) for g in S.groups}
-    assert 1 in sizes  # bodies run one by one ...
-    if model.node_dim("base") == 6:
-        assert max(sizes) > 1  # ... and stacked, in one tree
+def test_mixed_trees_against_dense(model, backend):
+    with alg.use_backend(backend):
+        _check_against_dense(model)
+
+
+def _check_against_dense(model):
     d = model.dense()
     Mm = d.mass_matrix
     ab = alg.articulated_inertias(model)
@@ -72,10 +70,11 @@ def test_mixed_schedules_against_dense(model):
     assert_close(alg.forward_dynamics(model, T + 1j * h * dT, a, b).imag / h, np.linalg.solve(Mm, dT), 1e-13 * cond)
 
 
-def test_overflow_in_a_long_chain_names_the_body():
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+def test_overflow_in_a_long_chain_names_the_body(backend):
     tree = TreeDigraph.from_parents({k: (k - 1 if k else None) for k in range(40)})
     phi, H, M = model_data(tree, 8, node_dim=3, hinge="one", singular=False)
     M[20] = 1e308 * np.eye(3)
     H[20] = 10.0 * H[20]
-    with pytest.raises(SKOError, match="body 20 "):
+    with alg.use_backend(backend), pytest.raises(SKOError, match="body 20 "):
         alg.articulated_inertias(SKOModel(tree, phi, H, M))

@@ -1,0 +1,77 @@
+"""Which path the recursions take: the compiled kernels or the generic reference code.
+
+The compiled path runs for models and vectors whose numbers are float64 or complex128 (or
+other real/integer numbers, promoted to those); everything else (sympy and other ``object``
+arrays, other dtypes) runs the reference code. The reference path can be forced for checking
+and teaching by :func:`set_backend`, the context manager :func:`use_backend` or the environment
+variable ``SKO_BACKEND=reference``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+
+from sko.graphs.errors import SKOError
+
+__all__ = ["BACKENDS", "get_backend", "set_backend", "use_backend", "compiled_dtype"]
+
+BACKENDS = ("compiled", "reference")
+
+
+def _checked(name: str) -> str:
+    if name not in BACKENDS:
+        raise SKOError(f"unknown backend {name!r}; choose one of {BACKENDS}")
+    return name
+
+
+_backend = _checked(os.environ.get("SKO_BACKEND", "compiled").strip().lower() or "compiled")
+
+
+def get_backend() -> str:
+    """The current backend, ``"compiled"`` or ``"reference"``."""
+    return _backend
+
+
+def set_backend(name: str) -> None:
+    """Select the backend for the rest of the process."""
+    global _backend
+    _backend = _checked(name)
+
+
+@contextmanager
+def use_backend(name: str) -> Iterator[None]:
+    """Run a block with the given backend, restoring the previous one afterwards.
+
+    Examples
+    --------
+    >>> with use_backend("reference"):
+    ...     get_backend()
+    'reference'
+    """
+    global _backend
+    previous, _backend = _backend, _checked(name)
+    try:
+        yield
+    finally:
+        _backend = previous
+
+
+def compiled_dtype(*dtypes) -> np.dtype | None:
+    """float64 or complex128 if the compiled path takes numbers of these dtypes (and is
+    selected), else ``None``."""
+    if _backend != "compiled":
+        return None
+    complex_ = False
+    for dt in dtypes:
+        kind = np.dtype(dt).kind
+        if kind == "c":
+            complex_ = True
+        elif kind not in "fiub":
+            return None
+        if np.dtype(dt).itemsize > (16 if kind == "c" else 8):
+            return None  # long double: keep its precision on the reference path
+    return np.dtype(np.complex128 if complex_ else np.float64)

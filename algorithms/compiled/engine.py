@@ -1,0 +1,229 @@
+"""The compiled path of :mod:`sko.algorithms`: checked input in, kernels of :mod:`.kernels` run.
+
+The public functions of :mod:`sko.algorithms` validate their input (same errors on both paths)
+and call the functions here when :func:`.backend.compiled_dtype` accepts the numbers. The flat
+structure, the data buffer and the Riccati layout of a model are built once per
+:class:`sko.SKOModel` (the model is immutable) and cached with it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from functools import cached_property
+
+import numpy as np
+
+from . import kernels as K
+from .backend import compiled_dtype
+from .flat import BODY, HDIM, NDIM, FlatModel, fill_data, from_sko_model
+from .flat import A as A_COL
+from .flat import B as B_COL
+from .flat import M as M_COL
+from .flat import NODE as NODE_COL
+from .flat import W as W_COL
+
+__all__ = ["runs", "CompiledModel", "compiled_model"]
+
+
+class CompiledModel:
+    """A model's flat structure, its data buffers (per dtype) and the Riccati layout."""
+
+    def __init__(self, model):
+        self.model = model
+        self.flat: FlatModel = from_sko_model(model)
+        self.layout = self.flat.layout
+        self._data: dict = {}
+        self.roff, self.rsize = K.riccati_layout(self.layout)
+        self.woff = np.ascontiguousarray(self.layout[:, W_COL])
+
+    def data(self, dtype) -> np.ndarray:
+        """The model's numbers (``a = b = 0``) as a read-only buffer of ``dtype``."""
+        buf = self._data.get(dtype)
+        if buf is None:
+            m = self.model
+            buf = fill_data(self.flat, m.weights_by_index, m.H_by_index, m.M_by_index, dtype=dtype)
+            buf.setflags(write=False)
+            self._data[dtype] = buf
+        return buf
+
+    @cached_property
+    def node_positions(self) -> tuple[np.ndarray, np.ndarray]:
+        """Positions in the data buffer of ``a`` and ``b`` for each stacked node coordinate."""
+        a_pos = np.empty(self.flat.node_size, dtype=np.intp)
+        b_pos = np.empty(self.flat.node_size, dtype=np.intp)
+        for row in self.layout:
+            m, no = row[NDIM], row[NODE_COL]
+            a_pos[no:no + m] = np.arange(row[A_COL], row[A_COL] + m)
+            b_pos[no:no + m] = np.arange(row[B_COL], row[B_COL] + m)
+        return a_pos, b_pos
+
+    def data_with(self, dtype, a, b) -> np.ndarray:
+        """The data buffer with ``a`` and ``b`` (``None`` = 0) in their slots."""
+        data = self.data(dtype)
+        if a is None and b is None:
+            return data
+        data = data.copy()
+        a_pos, b_pos = self.node_positions
+        if a is not None:
+            data[a_pos] = a
+        if b is not None:
+            data[b_pos] = b
+        return data
+
+    def weights_data(self, weights: tuple, dtype) -> np.ndarray:
+        """A buffer with other weights (per index, e.g. ψ) at the ``W`` offsets."""
+        buf = np.zeros(self.flat.size, dtype=dtype)
+        for row in self.layout:
+            if row[W_COL] >= 0:
+                Wk = weights[row[BODY]]
+                buf[row[W_COL]:row[W_COL] + Wk.size] = Wk.ravel()
+        return buf
+
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def compiled_model(model) -> CompiledModel:
+    """The (cached) :class:`CompiledModel` of an SKO model."""
+    cm = _CACHE.get(model)
+    if cm is None:
+        cm = _CACHE[model] = CompiledModel(model)
+    return cm
+
+
+def runs(model, *arrays) -> np.dtype | None:
+    """The scalar type of the compiled path for this model and these (checked) arrays, or
+    ``None`` for the reference path."""
+    return compiled_dtype(model.dtype, *(x.dtype for x in arrays if x is not None))
+
+
+# ----------------------------------------------------------------------------- the recursions
+def spo(model, x, weights: tuple | None, dtype, star: bool, tilde: bool) -> np.ndarray:
+    cm = compiled_model(model)
+    if weights is None:
+        wdata = cm.data(dtype)
+    else:
+        wdata = cm.weights_data(weights, dtype)
+    y = np.zeros(x.shape[0], dtype=dtype)
+    K.spo(cm.layout, wdata, cm.woff, x.astype(dtype, copy=False), y, star, tilde)
+    return y
+
+
+def joint_map(model, x, dtype, star: bool) -> np.ndarray:
+    cm = compiled_model(model)
+    y = np.zeros(model.node_size if star else model.dof_size, dtype=dtype)
+    K.joint_map(cm.layout, cm.data(dtype), x.astype(dtype, copy=False), y, star)
+    return y
+
+
+def newton_euler(model, qdd, qd, a, b, dtype, with_V: bool):
+    """``(𝒱, α, f, T)`` of Algorithm 3.1."""
+    cm = compiled_model(model)
+    nodes = np.zeros((3, model.node_size), dtype=dtype)
+    T = np.zeros(model.dof_size, dtype=dtype)
+    qd = np.zeros(model.dof_size, dtype=dtype) if qd is None else qd.astype(dtype, copy=False)
+    K.newton_euler(cm.layout, cm.data_with(dtype, a, b), qdd.astype(dtype, copy=False), qd, nodes, T, with_V)
+    return nodes[0], nodes[1], nodes[2], T
+
+
+def _composite(cm: CompiledModel, dtype) -> np.ndarray:
+    R = np.zeros(cm.flat.size, dtype=dtype)
+    m = max(1, int(cm.layout[:, NDIM].max(initial=0)))
+    K.composite_inertias(cm.layout, cm.data(dtype), R, np.zeros(m * m, dtype=dtype))
+    return R
+
+
+def composite_inertias(model, dtype) -> dict:
+    cm = compiled_model(model)
+    R = _composite(cm, dtype)
+    R.setflags(write=False)
+    out = {}
+    for row in cm.layout:
+        m = row[NDIM]
+        out[model.bodies[row[BODY]]] = R[row[M_COL]:row[M_COL] + m * m].reshape(m, m)
+    return {k: out[k] for k in model.bodies}
+
+
+def mass_matrix(model, dtype) -> np.ndarray:
+    cm = compiled_model(model)
+    R = _composite(cm, dtype)
+    out = np.zeros((model.dof_size, model.dof_size), dtype=dtype)
+    size = max(1, int(cm.layout[:, NDIM].max(initial=0))) * max(1, int(cm.layout[:, HDIM].max(initial=0)))
+    K.mass_matrix(cm.layout, cm.data(dtype), R, out, np.zeros(size, dtype=dtype), np.zeros(size, dtype=dtype))
+    return out
+
+
+# ----------------------------------------------------------------------------- Riccati and after
+def riccati(model, dtype) -> tuple[CompiledModel, np.ndarray, object, object]:
+    """The Riccati gather: ``(compiled model, buffer r, log det ℳ, failing body or None)``;
+    a failing body is one whose ``D(k)`` is not positive definite or not finite."""
+    cm = compiled_model(model)
+    r = np.zeros(cm.rsize, dtype=dtype)
+    with np.errstate(all="ignore"):
+        failed, logdet = K.riccati(cm.layout, cm.data(dtype), cm.roff, r, K.riccati_scratch(cm.layout, dtype))
+    body = model.bodies[cm.layout[failed, BODY]] if failed >= 0 else None
+    return cm, r, logdet, body
+
+
+def riccati_buffer(ab, dtype) -> np.ndarray:
+    return ab.r if ab.r.dtype == dtype else ab.r.astype(dtype)
+
+
+def articulated_body(ab, T: np.ndarray, a, b, dtype) -> np.ndarray:
+    """Algorithm 6.1 on a compiled Riccati result; ``T`` 1-D or 2-D (right-hand sides)."""
+    cm = ab.compiled
+    T2 = (T[:, None] if T.ndim == 1 else T).astype(dtype, copy=False)
+    z = np.zeros((cm.flat.node_size, T2.shape[1]), dtype=dtype)
+    out = np.zeros(T2.shape, dtype=dtype)
+    with_ab = a is not None or b is not None
+    K.articulated_body(cm.layout, cm.data_with(dtype, a, b), cm.roff, riccati_buffer(ab, dtype),
+                       np.ascontiguousarray(T2), with_ab, z, out)
+    return out.reshape(T.shape)
+
+
+def gain_apply(ab, x: np.ndarray, dtype, star: bool) -> np.ndarray:
+    """``K x`` (hinge → node) or ``K* x`` (node → hinge)."""
+    cm = ab.compiled
+    y = np.zeros(cm.flat.dof_size if star else cm.flat.node_size, dtype=dtype)
+    K.gain_apply(cm.layout, cm.data(dtype), cm.roff, riccati_buffer(ab, dtype), x.astype(dtype, copy=False), y, star)
+    return y
+
+
+def hinge_blocks(ab, x: np.ndarray, dtype, inverse: bool) -> np.ndarray:
+    """``D x`` or ``D^{-1} x``."""
+    cm = ab.compiled
+    y = np.zeros(x.shape[0], dtype=dtype)
+    offs = np.ascontiguousarray(cm.roff[:, K.R_DINV if inverse else K.R_D])
+    K.hinge_blocks(cm.layout, riccati_buffer(ab, dtype), offs, x.astype(dtype, copy=False), y)
+    return y
+
+
+def is_compiled(articulated) -> bool:
+    """Whether a Riccati result came from the compiled gather (it carries its buffer)."""
+    return getattr(articulated, "compiled", None) is not None
+
+
+def takes(model, articulated, *arrays) -> np.dtype | None:
+    """The compiled scalar type for a call with an optional Riccati result, or ``None``: a
+    compiled result runs compiled, a reference result on the reference path."""
+    if articulated is not None and not is_compiled(articulated):
+        return None
+    if articulated is not None:
+        return np.dtype(np.result_type(articulated.dtype, *(x.dtype for x in arrays if x is not None)))
+    return runs(model, *arrays)
+
+
+__all__ += ["spo", "joint_map", "newton_euler", "composite_inertias", "mass_matrix", "riccati",
+            "articulated_body", "gain_apply", "hinge_blocks", "takes", "is_compiled"]
+
+
+def psi_apply(ab, x: np.ndarray, dtype, star: bool) -> np.ndarray:
+    """``ψ x`` or ``ψ* x`` with the ψ weights of a compiled Riccati result."""
+    cm = ab.compiled
+    y = np.zeros(x.shape[0], dtype=dtype)
+    K.spo(cm.layout, riccati_buffer(ab, dtype), np.ascontiguousarray(cm.roff[:, K.R_PSI]), x.astype(dtype, copy=False),
+          y, star, False)
+    return y
+
+
+__all__ += ["psi_apply"]

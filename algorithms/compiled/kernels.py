@@ -1,0 +1,406 @@
+"""numba kernels of the O(N) recursions on a flat model (layout in :mod:`.flat`).
+
+Every kernel takes the ``layout`` table and a ``data`` buffer (float64 or complex128; the
+stacked vectors have the same scalar type) and runs the gather (``j = N−1 … 0``) and scatter
+(``j = 0 … N−1``) of SKO.md as written there, on blocks of any shape stored row-major at the
+layout's offsets. Each body is visited once per pass: O(N). Kernels are compiled on first use
+and kept in numba's on-disk cache.
+
+The Riccati results live in a second buffer ``r`` laid out by :func:`riccati_layout`: per flat
+node ``P(k)``, ``P⁺(k)`` (``m × m``), ``D(k)``, ``D^{-1}(k)`` (``n × n``), ``G(k)`` (``m × n``) and
+``ψ(℘(k), k)`` (``m_℘ × m``, −1 for a base body), at the offsets of the columns
+``R_P, R_PPLUS, R_D, R_DINV, R_G, R_PSI`` of the returned table.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .flat import A, B, DOF, H, HDIM, M, NDIM, NODE, PARENT, W
+
+__all__ = ["riccati_layout", "R_P", "R_PPLUS", "R_D", "R_DINV", "R_G", "R_PSI"]
+
+R_P, R_PPLUS, R_D, R_DINV, R_G, R_PSI = range(6)
+
+
+def riccati_layout(layout: np.ndarray) -> tuple[np.ndarray, int]:
+    """Offsets of the Riccati blocks per flat node and the length of their buffer."""
+    n = layout.shape[0]
+    out = np.empty((n, 6), dtype=np.int64)
+    off = 0
+    for j in range(n):
+        m, h, p = int(layout[j, NDIM]), int(layout[j, HDIM]), int(layout[j, PARENT])
+        for col, size in ((R_P, m * m), (R_PPLUS, m * m), (R_D, h * h), (R_DINV, h * h), (R_G, m * h)):
+            out[j, col] = off
+            off += size
+        if p >= 0:
+            out[j, R_PSI] = off
+            off += int(layout[p, NDIM]) * m
+        else:
+            out[j, R_PSI] = -1
+    out.setflags(write=False)
+    return out, off
+
+
+# ----------------------------------------------------------------------------- block helpers
+@njit(cache=True, inline="always")
+def _mv(A_, ao, rows, cols, x, xo, y, yo):
+    """``y[yo:yo+rows] += A x[xo:xo+cols]`` (A row-major at ``ao``)."""
+    for r in range(rows):
+        s = y[yo + r]
+        base = ao + r * cols
+        for c in range(cols):
+            s += A_[base + c] * x[xo + c]
+        y[yo + r] = s
+
+
+@njit(cache=True, inline="always")
+def _mtv(A_, ao, rows, cols, x, xo, y, yo):
+    """``y[yo:yo+cols] += A* x[xo:xo+rows]`` (transpose, no conjugation)."""
+    for r in range(rows):
+        xr = x[xo + r]
+        base = ao + r * cols
+        for c in range(cols):
+            y[yo + c] += A_[base + c] * xr
+
+
+@njit(cache=True, inline="always")
+def _mv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
+    """``Y[yo:yo+rows, :] += sign · A X[xo:xo+cols, :]`` for 2-D ``X``, ``Y`` (columns = right-hand sides)."""
+    nr = X.shape[1]
+    for r in range(rows):
+        base = ao + r * cols
+        for c in range(cols):
+            a = sign * A_[base + c]
+            for q in range(nr):
+                Y[yo + r, q] += a * X[xo + c, q]
+
+
+@njit(cache=True, inline="always")
+def _mtv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
+    """``Y[yo:yo+cols, :] += sign · A* X[xo:xo+rows, :]``."""
+    nr = X.shape[1]
+    for r in range(rows):
+        base = ao + r * cols
+        for c in range(cols):
+            a = sign * A_[base + c]
+            for q in range(nr):
+                Y[yo + c, q] += a * X[xo + r, q]
+
+
+@njit(cache=True, inline="always")
+def _abt_add(A_, ao, Bm, bo, Cm, co, rows, inner, cols):
+    """``C += A B*`` with ``A`` (rows × inner), ``B`` (cols × inner), ``C`` (rows × cols)."""
+    for r in range(rows):
+        for c in range(cols):
+            s = Cm[co + r * cols + c]
+            for i in range(inner):
+                s += A_[ao + r * inner + i] * Bm[bo + c * inner + i]
+            Cm[co + r * cols + c] = s
+
+
+@njit(cache=True, inline="always")
+def _ab(A_, ao, Bm, bo, Cm, co, rows, inner, cols):
+    """``C = A B`` with ``A`` (rows × inner), ``B`` (inner × cols)."""
+    for r in range(rows):
+        for c in range(cols):
+            Cm[co + r * cols + c] = 0
+        for i in range(inner):
+            a = A_[ao + r * inner + i]
+            for c in range(cols):
+                Cm[co + r * cols + c] += a * Bm[bo + i * cols + c]
+
+
+@njit(cache=True, inline="always")
+def _largest(layout, col):
+    """The largest entry of a layout column, at least 1 (scratch sizes; empty models too)."""
+    out = 1
+    for j in range(layout.shape[0]):
+        out = max(out, layout[j, col])
+    return out
+
+
+def _max_dims(layout):
+    return max(1, int(layout[:, NDIM].max(initial=0))), max(1, int(layout[:, HDIM].max(initial=0)))
+
+
+# ----------------------------------------------------------------------------- SPO products
+@njit(cache=True)
+def spo(layout, wdata, woff, x, y, star, tilde):
+    """``y = φ x`` (gather), ``φ* x`` (scatter), ``φ̃ x``, ``φ̃* x`` (Lemmas 1, 2, Cor. 3.1) for the
+    weights at offsets ``woff`` of ``wdata``. ``y`` is zero on entry."""
+    n = layout.shape[0]
+    if not tilde:
+        y[:] = x
+    if not star:
+        for j in range(n - 1, -1, -1):  # gather: y(℘(j)) += φ(℘(j), j) [y(j) (+ x(j))]
+            p = layout[j, PARENT]
+            if p >= 0:
+                mp, m, o, no, npo = layout[p, NDIM], layout[j, NDIM], woff[j], layout[j, NODE], layout[p, NODE]
+                _mv(wdata, o, mp, m, y, no, y, npo)
+                if tilde:
+                    _mv(wdata, o, mp, m, x, no, y, npo)
+    else:
+        for j in range(n):  # scatter: y(j) (+)= φ*(℘(j), j) [y(℘(j)) (+ x(℘(j)))]
+            p = layout[j, PARENT]
+            if p >= 0:
+                mp, m, o, no, npo = layout[p, NDIM], layout[j, NDIM], woff[j], layout[j, NODE], layout[p, NODE]
+                _mtv(wdata, o, mp, m, y, npo, y, no)
+                if tilde:
+                    _mtv(wdata, o, mp, m, x, npo, y, no)
+
+
+@njit(cache=True)
+def joint_map(layout, data, x, y, star):
+    """``y = H x`` (node → hinge) or ``y = H* x`` (hinge → node); ``y`` zero on entry."""
+    for j in range(layout.shape[0]):
+        h, m = layout[j, HDIM], layout[j, NDIM]
+        if star:
+            _mtv(data, layout[j, H], h, m, x, layout[j, DOF], y, layout[j, NODE])
+        else:
+            _mv(data, layout[j, H], h, m, x, layout[j, NODE], y, layout[j, DOF])
+
+
+# ----------------------------------------------------------------------------- Newton–Euler
+@njit(cache=True)
+def newton_euler(layout, data, qdd, qd, nodes, T, with_V):
+    """Algorithm 3.1 with ``a``, ``b`` from the data buffer: ``nodes[0] = 𝒱`` (if ``with_V``),
+    ``nodes[1] = α``, ``nodes[2] = f``, ``T = H f``. Outputs are zero on entry."""
+    V, alpha, f = nodes[0], nodes[1], nodes[2]
+    n = layout.shape[0]
+    for j in range(n):  # scatter
+        p, m, h, no, do = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, NODE], layout[j, DOF]
+        if p >= 0:
+            mp, npo = layout[p, NDIM], layout[p, NODE]
+            _mtv(data, layout[j, W], mp, m, alpha, npo, alpha, no)
+            if with_V:
+                _mtv(data, layout[j, W], mp, m, V, npo, V, no)
+        _mtv(data, layout[j, H], h, m, qdd, do, alpha, no)
+        if with_V:
+            _mtv(data, layout[j, H], h, m, qd, do, V, no)
+        ao, bo = layout[j, A], layout[j, B]
+        for i in range(m):
+            alpha[no + i] += data[ao + i]
+            f[no + i] = data[bo + i]
+        _mv(data, layout[j, M], m, m, alpha, no, f, no)
+    for j in range(n - 1, -1, -1):  # gather
+        p, m, no = layout[j, PARENT], layout[j, NDIM], layout[j, NODE]
+        _mv(data, layout[j, H], layout[j, HDIM], m, f, no, T, layout[j, DOF])
+        if p >= 0:
+            _mv(data, layout[j, W], layout[p, NDIM], m, f, no, f, layout[p, NODE])
+
+
+# ----------------------------------------------------------------------------- composite inertias, CRBA
+@njit(cache=True)
+def composite_inertias(layout, data, R, tmp):
+    """``ℛ(k) = Σ_{j ∈ C(k)} φ(k, j) ℛ(j) φ*(k, j) + M(k)`` (Algorithm 4.1) at the ``M`` offsets
+    of ``R`` (a buffer of the data's length)."""
+    n = layout.shape[0]
+    for j in range(n):
+        o, m = layout[j, M], layout[j, NDIM]
+        R[o:o + m * m] = data[o:o + m * m]
+    for j in range(n - 1, -1, -1):
+        p = layout[j, PARENT]
+        if p >= 0:
+            mp, m, wo = layout[p, NDIM], layout[j, NDIM], layout[j, W]
+            _ab(data, wo, R, layout[j, M], tmp, 0, mp, m, m)  # φ ℛ(j)
+            _abt_add(tmp, 0, data, wo, R, layout[p, M], mp, m, mp)  # ℛ(℘) += (φ ℛ(j)) φ*
+
+
+@njit(cache=True)
+def mass_matrix(layout, data, R, out, X, Y):
+    """Algorithm 4.2 from the composite inertias ``R``: only blocks of related pairs are written."""
+    for k in range(layout.shape[0]):
+        m, h, dk = layout[k, NDIM], layout[k, HDIM], layout[k, DOF]
+        if h == 0:
+            continue
+        # X = ℛ(k) H*(k), m × h
+        for r in range(m):
+            for c in range(h):
+                s = X[r * h + c] * 0
+                for i in range(m):
+                    s += R[layout[k, M] + r * m + i] * data[layout[k, H] + c * m + i]
+                X[r * h + c] = s
+        _block(data, layout[k, H], h, m, X, out, dk, dk, h)
+        i, j = k, layout[k, PARENT]
+        while j >= 0:
+            mj = layout[j, NDIM]
+            _ab(data, layout[i, W], X, 0, Y, 0, mj, layout[i, NDIM], h)  # X = φ(℘(i), i) X
+            X[:mj * h] = Y[:mj * h]
+            _block(data, layout[j, H], layout[j, HDIM], mj, X, out, layout[j, DOF], dk, h)
+            i, j = j, layout[j, PARENT]
+
+
+@njit(cache=True, inline="always")
+def _block(data, ho, hj, m, X, out, dj, dk, h):
+    """``ℳ(j, k) = H(j) X`` and its transpose into ``out``."""
+    for r in range(hj):
+        for c in range(h):
+            s = X[c] * 0
+            for i in range(m):
+                s += data[ho + r * m + i] * X[i * h + c]
+            out[dj + r, dk + c] = s
+            out[dk + c, dj + r] = s
+
+
+# ----------------------------------------------------------------------------- Riccati
+@njit(cache=True)
+def riccati(layout, data, roff, r, scratch):
+    """The Riccati gather (Eq. 33) into ``r`` (see :func:`riccati_layout`).
+
+    ``D(k)`` is factored by Cholesky without conjugation (complex-step data: the pivots' real
+    parts decide definiteness). Returns ``(j, log det ℳ)``: ``j`` is −1, or the flat node whose
+    ``D`` is not positive definite or not finite (the caller reports it)."""
+    n = layout.shape[0]
+    mx = int(np.sqrt(scratch.shape[0] // 8))
+    HP, L, Li, Y, T1 = (scratch[0:mx * mx], scratch[mx * mx:2 * mx * mx], scratch[2 * mx * mx:3 * mx * mx],
+                        scratch[3 * mx * mx:4 * mx * mx], scratch[4 * mx * mx:8 * mx * mx])
+    logdet = scratch[0] * 0
+    for j in range(n):
+        o, m = layout[j, M], layout[j, NDIM]
+        r[roff[j, R_P]:roff[j, R_P] + m * m] = data[o:o + m * m]
+    for j in range(n - 1, -1, -1):
+        p, m, h, ho = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, H]
+        Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
+        _ab(data, ho, r, Po, HP, 0, h, m, m)  # H P
+        for a_ in range(h):  # D = (H P) H*
+            for b_ in range(h):
+                s = HP[0] * 0
+                for i in range(m):
+                    s += HP[a_ * m + i] * data[ho + b_ * m + i]
+                r[Do + a_ * h + b_] = s
+        # Cholesky D = L L* (lower, no conjugation)
+        for a_ in range(h):
+            for b_ in range(a_ + 1):
+                s = r[Do + a_ * h + b_]
+                for i in range(b_):
+                    s -= L[a_ * h + i] * L[b_ * h + i]
+                if a_ == b_:
+                    if not (s.real > 0) or not (abs(s) < np.inf):
+                        return j, logdet
+                    L[a_ * h + a_] = np.sqrt(s)
+                else:
+                    L[a_ * h + b_] = s / L[b_ * h + b_]
+            for b_ in range(a_ + 1, h):
+                L[a_ * h + b_] = 0
+            logdet += 2 * np.log(L[a_ * h + a_])
+        # Li = L^{-1} (lower)
+        for a_ in range(h):
+            for b_ in range(h):
+                Li[a_ * h + b_] = 0
+            Li[a_ * h + a_] = 1 / L[a_ * h + a_]
+            for b_ in range(a_):
+                s = Li[0] * 0
+                for i in range(b_, a_):
+                    s += L[a_ * h + i] * Li[i * h + b_]
+                Li[a_ * h + b_] = -s / L[a_ * h + a_]
+        for a_ in range(h):  # D^{-1} = Li* Li
+            for b_ in range(h):
+                s = Li[0] * 0
+                for i in range(max(a_, b_), h):
+                    s += Li[i * h + a_] * Li[i * h + b_]
+                r[DIo + a_ * h + b_] = s
+        _ab(Li, 0, HP, 0, Y, 0, h, h, m)  # Y = Li H P
+        for c in range(m):  # G = (Li* Y)*, m × h
+            for a_ in range(h):
+                s = Y[0] * 0
+                for i in range(a_, h):
+                    s += Li[i * h + a_] * Y[i * m + c]
+                r[Go + c * h + a_] = s
+        for a_ in range(m):  # P⁺ = P − Y* Y
+            for b_ in range(m):
+                s = r[Po + a_ * m + b_]
+                for i in range(h):
+                    s -= Y[i * m + a_] * Y[i * m + b_]
+                r[PPo + a_ * m + b_] = s
+        if p >= 0:
+            mp, wo, so = layout[p, NDIM], layout[j, W], roff[j, R_PSI]
+            _ab(data, wo, r, Go, T1, 0, mp, m, h)  # K = φ G, m_℘ × h
+            for a_ in range(mp):  # ψ = φ − K H
+                for b_ in range(m):
+                    s = data[wo + a_ * m + b_]
+                    for i in range(h):
+                        s -= T1[a_ * h + i] * data[ho + i * m + b_]
+                    r[so + a_ * m + b_] = s
+            _ab(data, wo, r, PPo, T1, 0, mp, m, m)  # φ P⁺
+            _abt_add(T1, 0, data, wo, r, roff[p, R_P], mp, m, mp)  # P(℘) += φ P⁺ φ*
+    return -1, logdet
+
+
+def riccati_scratch(layout, dtype) -> np.ndarray:
+    mx = max(_max_dims(layout))
+    return np.zeros(8 * mx * mx, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------- Algorithm 6.1
+@njit(cache=True)
+def articulated_body(layout, data, roff, r, T, with_ab, z, out):
+    """The gather and scatter of Algorithm 6.1 (Eq. 58) for 2-D ``T`` (columns = right-hand
+    sides), ``a``, ``b`` from the data buffer if ``with_ab``; ``z`` (node_size × r) and ``out``
+    are zero on entry. ``out`` receives ν in the gather and θ̈ in the scatter; ``z`` is reused
+    for α."""
+    n = layout.shape[0]
+    nr = T.shape[1]
+    if with_ab:
+        for j in range(n):  # z(k) = P(k) a(k) + b(k)
+            m, no, ao, bo, Po = layout[j, NDIM], layout[j, NODE], layout[j, A], layout[j, B], roff[j, R_P]
+            for a_ in range(m):
+                s = data[bo + a_]
+                for i in range(m):
+                    s += r[Po + a_ * m + i] * data[ao + i]
+                for q in range(nr):
+                    z[no + a_, q] = s
+    eps = np.zeros((_largest(layout, HDIM), nr), dtype=z.dtype)
+    for j in range(n - 1, -1, -1):
+        p, m, h, no, do = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, NODE], layout[j, DOF]
+        for a_ in range(h):
+            for q in range(nr):
+                eps[a_, q] = T[do + a_, q]
+        _mv2(data, layout[j, H], h, m, z, no, eps, 0, -1.0)  # ε = T − H z
+        _mv2(r, roff[j, R_DINV], h, h, eps, 0, out, do, 1.0)  # ν = D^{-1} ε
+        _mv2(r, roff[j, R_G], m, h, eps, 0, z, no, 1.0)  # z⁺ = z + G ε
+        if p >= 0:
+            _mv2(data, layout[j, W], layout[p, NDIM], m, z, no, z, layout[p, NODE], 1.0)
+    for j in range(n):
+        p, m, h, no, do = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, NODE], layout[j, DOF]
+        for a_ in range(m):
+            for q in range(nr):
+                z[no + a_, q] = 0
+        if p >= 0:  # α⁺ = φ* α(℘)
+            _mtv2(data, layout[j, W], layout[p, NDIM], m, z, layout[p, NODE], z, no, 1.0)
+        _mtv2(r, roff[j, R_G], m, h, z, no, out, do, -1.0)  # θ̈ = ν − G* α⁺
+        _mtv2(data, layout[j, H], h, m, out, do, z, no, 1.0)  # α = α⁺ + H* θ̈ (+ a)
+        if with_ab:
+            ao = layout[j, A]
+            for a_ in range(m):
+                for q in range(nr):
+                    z[no + a_, q] += data[ao + a_]
+
+
+# ----------------------------------------------------------------------------- innovations
+@njit(cache=True)
+def gain_apply(layout, data, roff, r, x, y, star):
+    """``y = K x`` (``y(℘(k)) += φ(℘(k), k) G(k) x(k)``, hinge → node) or
+    ``y = K* x`` (``y(k) = G*(k) φ*(℘(k), k) x(℘(k))``, node → hinge); ``y`` zero on entry."""
+    t = np.zeros(_largest(layout, NDIM), dtype=y.dtype)
+    for j in range(layout.shape[0]):
+        p = layout[j, PARENT]
+        if p < 0:
+            continue
+        m, h, mp = layout[j, NDIM], layout[j, HDIM], layout[p, NDIM]
+        t[:m] = 0
+        if star:
+            _mtv(data, layout[j, W], mp, m, x, layout[p, NODE], t, 0)
+            _mtv(r, roff[j, R_G], m, h, t, 0, y, layout[j, DOF])
+        else:
+            _mv(r, roff[j, R_G], m, h, x, layout[j, DOF], t, 0)
+            _mv(data, layout[j, W], mp, m, t, 0, y, layout[p, NODE])
+
+
+@njit(cache=True)
+def hinge_blocks(layout, r, offs, x, y):
+    """``y = diag(X(k)) x`` for ``n_k × n_k`` blocks of ``r`` at ``offs`` (e.g. ``D``, ``D^{-1}``)."""
+    for j in range(layout.shape[0]):
+        h, do = layout[j, HDIM], layout[j, DOF]
+        _mv(r, offs[j], h, h, x, do, y, do)

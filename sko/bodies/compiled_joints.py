@@ -1,0 +1,251 @@
+"""Compiled kinematics of the joint library (RIGID.md, *Joint library*; Featherstone Table 4.1).
+
+A joint of :mod:`sko.bodies.joints` is packed once into a code, a polarity flag and a row of
+``PARAMETERS`` constants (:func:`pack_joint`); :func:`joint_kinematics` then writes, for a state
+``(q, ν)``, the same ``X_J = ˢX_p(q)`` (6 × 6), ``S(q)`` (6 × nv) and ``c_J = S̊ ν`` as the
+joint's Python ``kinematics`` — in float64 or complex128 (complex-step), without Python calls.
+
+Every joint transform is ``X_J = rot(E) xlt(r)``; the kernels compute ``(E, r)`` and expand.
+A reversed joint (Table 4.2) gives ``X' = X^{-1}``, ``S' = −X^{-1} S``, ``c' = −X^{-1} c``.
+
+Quaternions are used through the homogeneous rotation ``R(q)/‖q‖²`` as in
+:func:`sko.spatial.quaternion_matrix`, so a non-unit quaternion gives the rotation of ``q/‖q‖``;
+a quaternion of norm below ``1e-9`` makes :func:`joint_kinematics` return ``False`` (the caller
+raises the joint library's :class:`~sko.errors.JointError`).
+
+A :class:`~sko.bodies.joints.CustomJoint` has no compiled form (:data:`PYTHON`): its kinematics
+come from its Python function and are copied into the same buffers by the caller.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from sko.bodies.joints import (
+    Cylindrical,
+    Fixed,
+    Free,
+    Helical,
+    Joint,
+    Planar,
+    Prismatic,
+    RackAndPinion,
+    ReversedJoint,
+    Spherical,
+    SphericalEulerZYX,
+)
+
+__all__ = ["FIXED", "HELICAL", "PRISMATIC", "RACK_AND_PINION", "CYLINDRICAL", "PLANAR", "SPHERICAL",
+           "EULER_ZYX", "FREE", "PYTHON", "PARAMETERS", "pack_joint", "joint_kinematics", "quaternion_ok"]
+
+FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, CYLINDRICAL, PLANAR, SPHERICAL, EULER_ZYX, FREE = range(9)
+PYTHON = -1  #: kinematics from the joint's own Python code (user-defined joints)
+PARAMETERS = 10  #: constants per joint: axis (3) and pitch, or the plane basis U (9), or a radius
+
+_KINDS = ((Helical, HELICAL), (Prismatic, PRISMATIC), (RackAndPinion, RACK_AND_PINION), (Cylindrical, CYLINDRICAL),
+          (Planar, PLANAR), (SphericalEulerZYX, EULER_ZYX), (Spherical, SPHERICAL), (Free, FREE), (Fixed, FIXED))
+
+
+def pack_joint(joint: Joint) -> tuple[int, bool, np.ndarray]:
+    """``(code, reversed, parameters)`` of a joint; code :data:`PYTHON` for user-defined ones."""
+    reverse = False
+    while isinstance(joint, ReversedJoint):
+        joint, reverse = joint.joint, not reverse
+    p = np.zeros(PARAMETERS)
+    code = next((c for kind, c in _KINDS if type(joint) is kind or (kind is Helical and isinstance(joint, Helical))), PYTHON)
+    if code in (HELICAL, PRISMATIC, CYLINDRICAL):
+        p[:3] = joint.axis
+        p[3] = joint.pitch if code == HELICAL else 0.0
+    elif code == PLANAR:
+        p[:9] = joint._U.ravel()
+    elif code == RACK_AND_PINION:
+        p[0] = joint.radius
+    return code, reverse, p
+
+
+@njit(cache=True)
+def quaternion_ok(w, x, y, z) -> bool:
+    """False for a quaternion of (near) zero norm (``‖|q|‖ < 1e-9``, as the Python joints check)."""
+    return np.sqrt(abs(w) ** 2 + abs(x) ** 2 + abs(y) ** 2 + abs(z) ** 2) >= 1e-9
+
+
+@njit(cache=True)
+def _quaternion_transpose(q0, E):
+    """``E = R(q)ᵀ`` for the homogeneous quaternion rotation ``R(q)/‖q‖²``."""
+    w, x, y, z = q0[0], q0[1], q0[2], q0[3]
+    n2 = w * w + x * x + y * y + z * z
+    E[0, 0] = (w * w + x * x - y * y - z * z) / n2
+    E[1, 0] = 2 * (x * y - w * z) / n2
+    E[2, 0] = 2 * (x * z + w * y) / n2
+    E[0, 1] = 2 * (x * y + w * z) / n2
+    E[1, 1] = (w * w - x * x + y * y - z * z) / n2
+    E[2, 1] = 2 * (y * z - w * x) / n2
+    E[0, 2] = 2 * (x * z - w * y) / n2
+    E[1, 2] = 2 * (y * z + w * x) / n2
+    E[2, 2] = (w * w - x * x - y * y + z * z) / n2
+
+
+@njit(cache=True)
+def _axis_rotation_transpose(u, angle, E):
+    """``E = R_u(angle)ᵀ = I − sin K + (1 − cos) K²`` with ``K = u×`` (Rodrigues)."""
+    c, s = np.cos(angle), np.sin(angle)
+    x, y, z = u[0], u[1], u[2]
+    # K = [[0, -z, y], [z, 0, -x], [-y, x, 0]],  K² = u uᵀ − I
+    E[0, 0] = 1 + (1 - c) * (x * x - 1)
+    E[1, 1] = 1 + (1 - c) * (y * y - 1)
+    E[2, 2] = 1 + (1 - c) * (z * z - 1)
+    E[0, 1] = s * z + (1 - c) * x * y
+    E[1, 0] = -s * z + (1 - c) * x * y
+    E[0, 2] = -s * y + (1 - c) * x * z
+    E[2, 0] = s * y + (1 - c) * x * z
+    E[1, 2] = s * x + (1 - c) * y * z
+    E[2, 1] = -s * x + (1 - c) * y * z
+
+
+@njit(cache=True)
+def _expand(X):
+    """``X ← rot(E) xlt(r) = [[E, 0], [−E r×, E]]`` from ``E`` in ``X[:3, :3]`` and ``r`` in ``X[:3, 3]``."""
+    r0, r1, r2 = X[0, 3], X[1, 3], X[2, 3]
+    for i in range(3):
+        e0, e1, e2 = X[i, 0], X[i, 1], X[i, 2]
+        X[i + 3, 3], X[i + 3, 4], X[i + 3, 5] = e0, e1, e2
+        X[i, 3] = X[i, 4] = X[i, 5] = 0
+        X[i + 3, 0] = -(e1 * r2 - e2 * r1)
+        X[i + 3, 1] = -(-e0 * r2 + e2 * r0)
+        X[i + 3, 2] = -(e0 * r1 - e1 * r0)
+
+
+@njit(cache=True)
+def _reverse(X):
+    """``X ← X^{-1}`` in the ``(E, r)`` storage of :func:`_expand`: ``E ← Eᵀ``, ``r ← −E r``."""
+    r0, r1, r2 = X[0, 3], X[1, 3], X[2, 3]
+    for i in range(3):
+        X[i, 3] = -(X[i, 0] * r0 + X[i, 1] * r1 + X[i, 2] * r2)
+    for i in range(3):
+        for j in range(i + 1, 3):
+            X[i, j], X[j, i] = X[j, i], X[i, j]
+
+
+@njit(cache=True)
+def _negative_apply(X, A, ncols):
+    """``A[:, :ncols] ← −X A[:, :ncols]`` for ``X = [[E, 0], [B, E]]``."""
+    for j in range(ncols):
+        a0, a1, a2, a3, a4, a5 = A[0, j], A[1, j], A[2, j], A[3, j], A[4, j], A[5, j]
+        for i in range(3):
+            A[i, j] = -(X[i, 0] * a0 + X[i, 1] * a1 + X[i, 2] * a2)
+            A[i + 3, j] = -(X[i + 3, 0] * a0 + X[i + 3, 1] * a1 + X[i + 3, 2] * a2
+                            + X[i + 3, 3] * a3 + X[i + 3, 4] * a4 + X[i + 3, 5] * a5)
+
+
+@njit(cache=True)
+def joint_kinematics(code, reverse, p, q, v, X, S, c) -> bool:
+    """Write ``X_J`` (6 × 6), ``S`` (6 × nv, in ``S[:, :nv]``) and ``c_J`` (6) at ``(q, ν)``.
+
+    Parameters
+    ----------
+    code, reverse, p
+        From :func:`pack_joint`.
+    q, v : 1-D arrays
+        The joint's position and velocity variables.
+    X, S, c : arrays of the result's scalar type
+        Filled in place (``S`` must have at least ``nv`` columns; ``X``, ``S``, ``c`` are
+        overwritten whole).
+
+    Returns
+    -------
+    bool
+        False when a quaternion has (near) zero norm; the buffers are then undefined.
+    """
+    # E goes to X[:3, :3] and r to X[:3, 3] (see _expand)
+    X[:, :] = 0
+    S[:, :] = 0
+    c[:] = 0
+    E = X[:3, :3]
+    nv = 0
+    if code == FIXED:
+        E[0, 0] = E[1, 1] = E[2, 2] = 1
+    elif code == HELICAL:
+        nv = 1
+        _axis_rotation_transpose(p, q[0], E)
+        for i in range(3):
+            X[i, 3] = p[3] * q[0] * p[i]
+            S[i, 0] = p[i]
+            S[i + 3, 0] = p[3] * p[i]
+    elif code == PRISMATIC:
+        nv = 1
+        E[0, 0] = E[1, 1] = E[2, 2] = 1
+        for i in range(3):
+            X[i, 3] = q[0] * p[i]
+            S[i + 3, 0] = p[i]
+    elif code == RACK_AND_PINION:
+        nv = 1
+        cq, sq = np.cos(q[0]), np.sin(q[0])
+        E[0, 0], E[0, 1], E[1, 0], E[1, 1], E[2, 2] = cq, sq, -sq, cq, 1
+        X[0, 3] = p[0] * q[0]
+        S[2, 0], S[3, 0], S[4, 0] = 1, p[0] * cq, -p[0] * sq
+        c[3], c[4] = -p[0] * sq * v[0] ** 2, -p[0] * cq * v[0] ** 2
+    elif code == CYLINDRICAL:
+        nv = 2
+        _axis_rotation_transpose(p, q[0], E)
+        for i in range(3):
+            X[i, 3] = q[1] * p[i]
+            S[i, 0] = p[i]
+            S[i + 3, 1] = p[i]
+    elif code == PLANAR:
+        # X = rot(Uᵀ) rot(rz(θ)) xlt([x, y, 0]) rot(U) = rot(Uᵀ rz(θ) U) xlt(Uᵀ [x, y, 0])
+        nv = 3
+        cq, sq = np.cos(q[0]), np.sin(q[0])
+        for i in range(3):
+            u0i, u1i, u2i = p[i], p[3 + i], p[6 + i]  # U[a, b] = p[3 a + b]
+            for j in range(3):
+                u0j, u1j, u2j = p[j], p[3 + j], p[6 + j]
+                E[i, j] = u0i * (cq * u0j + sq * u1j) + u1i * (-sq * u0j + cq * u1j) + u2i * u2j
+            X[i, 3] = q[1] * u0i + q[2] * u1i
+            S[i, 0] = u2i
+            S[i + 3, 1] = u0i
+            S[i + 3, 2] = u1i
+    elif code == SPHERICAL:
+        nv = 3
+        if not quaternion_ok(q[0], q[1], q[2], q[3]):
+            return False
+        _quaternion_transpose(q, E)
+        S[0, 0] = S[1, 1] = S[2, 2] = 1
+    elif code == EULER_ZYX:
+        # E = rx(q₃) ry(q₂) rz(q₁), Featherstone Eq. 4.7–4.9
+        nv = 3
+        c1, s1 = np.cos(q[0]), np.sin(q[0])
+        c2, s2 = np.cos(q[1]), np.sin(q[1])
+        c3, s3 = np.cos(q[2]), np.sin(q[2])
+        E[0, 0], E[0, 1], E[0, 2] = c1 * c2, s1 * c2, -s2
+        E[1, 0] = -s1 * c3 + c1 * s2 * s3
+        E[1, 1] = c1 * c3 + s1 * s2 * s3
+        E[1, 2] = c2 * s3
+        E[2, 0] = s1 * s3 + c1 * s2 * c3
+        E[2, 1] = -c1 * s3 + s1 * s2 * c3
+        E[2, 2] = c2 * c3
+        d1, d2, d3 = v[0], v[1], v[2]
+        S[0, 0], S[1, 0], S[2, 0] = -s2, c2 * s3, c2 * c3
+        S[1, 1], S[2, 1] = c3, -s3
+        S[0, 2] = 1
+        c[0] = -c2 * d1 * d2
+        c[1] = -s2 * s3 * d1 * d2 + c2 * c3 * d1 * d3 - s3 * d2 * d3
+        c[2] = -s2 * c3 * d1 * d2 - c2 * s3 * d1 * d3 - c3 * d2 * d3
+    elif code == FREE:
+        nv = 6
+        if not quaternion_ok(q[0], q[1], q[2], q[3]):
+            return False
+        _quaternion_transpose(q, E)
+        for i in range(3):
+            X[i, 3] = q[4 + i]
+        for i in range(6):
+            S[i, i] = 1
+    if reverse:
+        # X' = X^{-1} = rot(Eᵀ) xlt(−E r), S' = −X^{-1} S, c' = −X^{-1} c
+        _reverse(X)
+        _expand(X)
+        _negative_apply(X, S, nv)
+        _negative_apply(X, c.reshape((6, 1)), 1)
+    else:
+        _expand(X)
+    return True

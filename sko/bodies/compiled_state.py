@@ -1,0 +1,557 @@
+"""Compiled node states of the library body types (BODIES.md; RIGID.md, *The SKO model in body
+coordinates*): the same ``NodeState`` as :meth:`~sko.bodies.contract.BodyType.at_state`, written
+by numba kernels into one flat per-state buffer (the *arena*) instead of Python objects.
+
+Layout. A system packs, once, an integer table ``ints`` (one row per body, columns named by the
+constants below) and a float vector ``reals`` (``reals[0:3]`` is gravity ``g``; each body's
+constants start at ``reals[ints[k, RO]]``). For a batch of ``B`` states the arena ``A`` is a
+``(B, L)`` array of the state's scalar type; for body ``k`` and state ``s`` the kernels write
+
+* ``A[s, W: W + m_℘ m_k]``: the weight ``φ(℘(k), k) = (E_k Γ_o)*`` (row-major, ``m_℘ × m_k``),
+* ``A[s, HB: …]``: ``H(k)`` (``n_k × m_k``), ``A[s, MB: …]``: ``M(k)`` (``m_k × m_k``),
+* ``A[s, AO: AO + m_k]``, ``A[s, BO: …]``, ``A[s, NV_: …]``: ``a(k)``, ``b(k)``, ``𝒱(k)``,
+* ``A[s, POT]``: the body's potential energy,
+* at ``A[s, ATT:]``, one record per attachment frame the body offers (its own frame first, then
+  its nodes): ``Γ_o`` (6 × m_k, row-major), ``γ_o`` (6), the world axes ``R`` (3 × 3,
+  row-major), origin ``p`` (3) and velocity ``v_o`` (6): ``6 m_k + 24`` numbers. A child reads
+  its parent's record at ``IN_ATT`` (``-1``: the inertial frame, ``Γ`` empty, ``γ = −a_g``).
+
+Every kernel takes ``(ints, reals, k, q, qd, a, work)`` for one state (``q``, ``qd`` the
+system's stacked vectors, ``a`` the state's arena row, ``work`` a :func:`workspace`) and returns
+False when the state is outside the joint's domain (a quaternion of zero norm).
+:func:`fill_states` runs the library kernels over bodies and a batch of states.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from sko.bodies.compiled_joints import PYTHON, joint_kinematics, pack_joint
+from sko.bodies.contract import CompiledState
+
+__all__ = ["RIGID", "ROTOR", "FLEXIBLE", "COLUMNS", "record_size", "fill_states", "library_state", "pack_rigid",
+           "pack_rotor", "pack_flexible"]
+
+# integer columns of a body's row
+(PARENT, KIND, JOINT, REVERSE, QO, NQ, VO, NV, JNQ, JNV, DIM, IN_ATT, IN_DIM, ATT, W, HB, MB, AO, BO, NV_, POT, RO,
+ X1, X2, X3) = range(25)
+COLUMNS = 25
+#: kinds with a compiled state in this module (any other body type: -1, its Python ``at_state``)
+RIGID, ROTOR, FLEXIBLE = range(3)
+#: constants of a rigid body: joint parameters (10), X_T (36), inertia (36), mass, centre of mass
+JP, XT, INERTIA, MASS, COM = 0, 10, 46, 82, 83
+RIGID_REALS = 86
+
+
+def record_size(m: int) -> int:
+    """Size of one attachment record of a body with node dimension ``m``."""
+    return 6 * m + 24
+
+
+def _hinge_reals(body) -> tuple[list, int, bool] | None:
+    code, reverse, params = pack_joint(body.joint)
+    if code == PYTHON:
+        return None
+    return [params, np.asarray(body.placement, dtype=float).ravel()], code, reverse
+
+
+def pack_rigid(body) -> CompiledState | None:
+    """The compiled state of a :class:`~sko.bodies.rigid.RigidBody` (``None``: user-defined joint)."""
+    hinge = _hinge_reals(body)
+    if hinge is None:
+        return None
+    parts, code, reverse = hinge
+    reals = np.concatenate(parts + [body.inertia.ravel(), [body._mass], body._com])
+    return CompiledState(RIGID, reals, code, reverse, body.joint.nq, body.joint.nv)
+
+
+def pack_rotor(body) -> CompiledState | None:
+    """The compiled state of a :class:`~sko.bodies.rotor.GearedRotorLink`."""
+    hinge = _hinge_reals(body)
+    if hinge is None:
+        return None
+    parts, code, reverse = hinge
+    reals = np.concatenate(parts + [body.inertia.ravel(), [body._mass], body._com, [body.gear_ratio], body.rotor_axis,
+                                    body.rotor_inertia.ravel()])
+    return CompiledState(ROTOR, reals, code, reverse, 1, 1)
+
+
+def pack_flexible(body) -> CompiledState | None:
+    """The compiled state of a :class:`~sko.bodies.flexible.FlexibleBody`."""
+    hinge = _hinge_reals(body)
+    if hinge is None:
+        return None
+    parts, code, reverse = hinge
+    nodes = [np.concatenate([d.position, d.translation.ravel(), d.rotation.ravel()]) for d in body.nodes.values()]
+    reals = np.concatenate(parts + [body.masses, body.positions.ravel(), body.modes.ravel(), body.stiffness.ravel(),
+                                    body.damping.ravel(), *nodes])
+    return CompiledState(FLEXIBLE, reals, code, reverse, body.joint.nq, body.joint.nv,
+                         (body.masses.shape[0], body.r, len(body.nodes)))
+
+
+# ---------------------------------------------------------------------------- the hinge
+@njit(cache=True)
+def _hinge(ints, reals, k, q, qd, a, work) -> bool:
+    """The joint terms of body ``k`` (Python: :func:`sko.bodies.hinge.hinge_state`).
+
+    Leaves ``X = ᵏX_o = X_J X_T`` in ``work[3]`` and, in ``t = work[4]``: ``v_J = S θ̇`` at
+    ``t[0:6]``, ``v`` at ``t[6:12]``, the velocity-product acceleration at ``t[12:18]``, the
+    body's world axes ``R`` (row-major) at ``t[18:27]`` and origin ``p`` at ``t[27:30]``;
+    ``S`` stays in ``work[1]``."""
+    XJ, S, c, X, t = work
+    row = ints[k]
+    ro, qo, vo, nv = row[RO], row[QO], row[VO], row[JNV]
+    if not joint_kinematics(row[JOINT], row[REVERSE] != 0, reals[ro + JP: ro + JP + 10], q[qo: qo + row[JNQ]],
+                            qd[vo: vo + nv], XJ, S, c):
+        return False
+    for i in range(6):  # X = X_J X_T; X_J = [[E, 0], [B, E]] has a zero upper-right block
+        top = 3 if i < 3 else 6
+        for j in range(6):
+            s = 0 * XJ[0, 0]
+            for m in range(top):
+                s += XJ[i, m] * reals[ro + XT + 6 * m + j]
+            X[i, j] = s
+    for i in range(6):
+        s = 0 * XJ[0, 0]
+        for j in range(nv):
+            s += S[i, j] * qd[vo + j]
+        t[i] = s
+    o = row[IN_ATT]
+    if o < 0:  # the inertial frame: v_o = 0, γ_o = −a_g = [0; −g], identity pose
+        for i in range(6):
+            t[6 + i] = t[i]
+            t[12 + i] = c[i] - X[i, 3] * reals[0] - X[i, 4] * reals[1] - X[i, 5] * reals[2]
+        for i in range(3):
+            for j in range(3):
+                t[18 + 3 * i + j] = X[j, i]  # R = Eᵀ
+        go = 0
+    else:
+        mp = row[IN_DIM]
+        go = o + 6 * mp
+        for i in range(6):
+            sv = t[i]
+            sa = c[i]
+            for j in range(6):
+                sv += X[i, j] * a[go + 18 + j]
+                sa += X[i, j] * a[go + j]
+            t[6 + i] = sv
+            t[12 + i] = sa
+        for i in range(3):
+            for j in range(3):
+                s = 0 * XJ[0, 0]
+                for m in range(3):
+                    s += a[go + 6 + 3 * i + m] * X[j, m]
+                t[18 + 3 * i + j] = s  # R = R_o Eᵀ
+    # a += v × v_J (crm(v) v_J)
+    w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
+    j0, j1, j2, j3, j4, j5 = t[0], t[1], t[2], t[3], t[4], t[5]
+    t[12] += w1 * j2 - w2 * j1
+    t[13] += w2 * j0 - w0 * j2
+    t[14] += w0 * j1 - w1 * j0
+    t[15] += u1 * j2 - u2 * j1 + w1 * j5 - w2 * j4
+    t[16] += u2 * j0 - u0 * j2 + w2 * j3 - w0 * j5
+    t[17] += u0 * j1 - u1 * j0 + w0 * j4 - w1 * j3
+    # r from X = [[E, 0], [−E r×, E]]: r× = −Eᵀ B, p = p_o + R_o r
+    r0 = -(X[0, 2] * X[3, 1] + X[1, 2] * X[4, 1] + X[2, 2] * X[5, 1])  # (r×)[2, 1]
+    r1 = -(X[0, 0] * X[3, 2] + X[1, 0] * X[4, 2] + X[2, 0] * X[5, 2])  # (r×)[0, 2]
+    r2 = -(X[0, 1] * X[3, 0] + X[1, 1] * X[4, 0] + X[2, 1] * X[5, 0])  # (r×)[1, 0]
+    if o < 0:
+        t[27], t[28], t[29] = r0, r1, r2
+    else:
+        for i in range(3):
+            t[27 + i] = a[go + 15 + i] + a[go + 6 + 3 * i] * r0 + a[go + 7 + 3 * i] * r1 + a[go + 8 + 3 * i] * r2
+    return True
+
+
+@njit(cache=True)
+def _rigid_terms(ints, reals, k, a, work, m):
+    """Writes the parts a rigid body and a rotor link share: the first 6 columns of the weight
+    (``(ᵏX_o Γ_o)*``), ``a``, ``b``, ``𝒱`` (first 6 entries), ``M``'s upper 6 × 6 block, the
+    body-frame attachment record (``Γ = [I, 0]``, ``γ = 0``) and the potential."""
+    XJ, S, c, X, t = work
+    row = ints[k]
+    ro = row[RO]
+    wo, o, mp = row[W], row[IN_ATT], row[IN_DIM]
+    if o >= 0:
+        if ints[row[PARENT], KIND] == RIGID:  # Γ_o = I
+            for j in range(6):
+                for i in range(6):
+                    a[wo + j * m + i] = X[i, j]
+        else:
+            for j in range(mp):
+                for i in range(6):
+                    s = 0 * X[0, 0]
+                    for l in range(6):
+                        s += X[i, l] * a[o + l * mp + j]
+                    a[wo + j * m + i] = s
+    ao, bo, vo_, mo = row[AO], row[BO], row[NV_], row[MB]
+    for i in range(6):
+        a[ao + i] = t[12 + i]
+        a[vo_ + i] = t[6 + i]
+        for j in range(6):
+            a[mo + i * m + j] = reals[ro + INERTIA + 6 * i + j]
+    # b = v ×* I v = [ω × n + v × f; ω × f], [n; f] = I v
+    for i in range(6):
+        s = 0 * X[0, 0]
+        for j in range(6):
+            s += reals[ro + INERTIA + 6 * i + j] * t[6 + j]
+        t[30 + i] = s
+    w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
+    n0, n1, n2, f0, f1, f2 = t[30], t[31], t[32], t[33], t[34], t[35]
+    a[bo] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
+    a[bo + 1] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
+    a[bo + 2] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
+    a[bo + 3] = w1 * f2 - w2 * f1
+    a[bo + 4] = w2 * f0 - w0 * f2
+    a[bo + 5] = w0 * f1 - w1 * f0
+    # own frame: Γ = [I, 0] (6 × m), γ = 0, pose, velocity
+    at = row[ATT]
+    for i in range(6):
+        for j in range(m):
+            a[at + i * m + j] = 1.0 if i == j else 0.0
+    g = at + 6 * m
+    for i in range(6):
+        a[g + i] = 0
+        a[g + 18 + i] = t[6 + i]
+    for i in range(12):
+        a[g + 6 + i] = t[18 + i]
+    # potential −m g · (p + R c)
+    pot = 0 * X[0, 0]
+    for i in range(3):
+        ci = t[27 + i]
+        for j in range(3):
+            ci += t[18 + 3 * i + j] * reals[ro + COM + j]
+        pot -= reals[i] * ci
+    a[row[POT]] = reals[ro + MASS] * pot
+
+
+@njit(cache=True)
+def rigid_state(ints, reals, k, q, qd, a, work) -> bool:
+    """A :class:`~sko.bodies.rigid.RigidBody`: ``φ = (ᵏX_o Γ_o)*``, ``H = S*``, ``M = I_k``,
+    ``a = ᵏX_o γ_o + c_J + v × S θ̇``, ``b = v ×* I_k v`` (RIGID.md)."""
+    if not _hinge(ints, reals, k, q, qd, a, work):
+        return False
+    _rigid_terms(ints, reals, k, a, work, 6)
+    S = work[1]
+    hb = ints[k, HB]
+    for j in range(ints[k, JNV]):
+        for i in range(6):
+            a[hb + 6 * j + i] = S[i, j]
+    return True
+
+
+#: rotor constants after the rigid ones: gear ratio, axis u (3), rotor inertia I_r (9)
+RATIO, AXIS, ROTOR_INERTIA = RIGID_REALS, RIGID_REALS + 1, RIGID_REALS + 4
+ROTOR_REALS = RIGID_REALS + 13
+
+
+@njit(cache=True)
+def rotor_state(ints, reals, k, q, qd, a, work) -> bool:
+    """A :class:`~sko.bodies.rotor.GearedRotorLink` (module docstring of :mod:`sko.bodies.rotor`):
+    ``E_k = [[ᵏX_o], [I₃, 0]]``, ``H = [S*, N uᵀ]``, ``M = diag(I_k, I_r)``,
+    ``a = [ᵏX_o γ_o + c_J + v × S θ̇; γ_o(ω)]``, ``b = [v ×* I_k v; ω_o × I_r w]``."""
+    if not _hinge(ints, reals, k, q, qd, a, work):
+        return False
+    _rigid_terms(ints, reals, k, a, work, 9)
+    XJ, S, c, X, t = work
+    row = ints[k]
+    ro, o, mp, wo, m = row[RO], row[IN_ATT], row[IN_DIM], row[W], 9
+    N = reals[ro + RATIO]
+    go = 0
+    if o >= 0:  # weight columns 6..8: rows 0..2 of Γ_o
+        for j in range(mp):
+            for i in range(3):
+                a[wo + j * m + 6 + i] = a[o + i * mp + j]
+        go = o + 6 * mp
+    hb, mo = row[HB], row[MB]
+    for i in range(6):
+        a[hb + i] = S[i, 0]
+    for i in range(3):
+        a[hb + 6 + i] = N * reals[ro + AXIS + i]
+    for i in range(9):
+        for j in range(9):
+            if i >= 6 or j >= 6:
+                a[mo + 9 * i + j] = reals[ro + ROTOR_INERTIA + 3 * (i - 6) + j - 6] if (i >= 6 and j >= 6) else 0.0
+    # ω_o, w = ω_o + N u θ̇, a[6:] = γ_o[:3], b[6:] = ω_o × I_r w
+    qd0 = qd[row[VO]]
+    for i in range(3):
+        wo_i = a[go + 18 + i] if o >= 0 else 0 * X[0, 0]
+        t[36 + i] = wo_i
+        t[39 + i] = wo_i + N * reals[ro + AXIS + i] * qd0
+        a[row[AO] + 6 + i] = a[go + i] if o >= 0 else 0 * X[0, 0]
+        a[row[NV_] + 6 + i] = t[39 + i]
+    for i in range(3):
+        s = 0 * X[0, 0]
+        for j in range(3):
+            s += reals[ro + ROTOR_INERTIA + 3 * i + j] * t[39 + j]
+        t[42 + i] = s
+    bo = row[BO] + 6
+    a[bo] = t[37] * t[44] - t[38] * t[43]
+    a[bo + 1] = t[38] * t[42] - t[36] * t[44]
+    a[bo + 2] = t[36] * t[43] - t[37] * t[42]
+    return True
+
+
+# ---------------------------------------------------------------------------- flexible bodies
+_SERIES_TERMS = 20
+
+
+@njit(cache=True)
+def exp_map_coefficients(s):
+    """``A, B, C, dB/ds, dC/ds`` of :func:`sko.bodies.flexible.exp_map_coefficients`."""
+    if abs(s) <= 4.0:
+        A = B = C = dB = dC = 0 * s
+        fact = np.empty(2 * _SERIES_TERMS + 4)
+        fact[0] = 1.0
+        for j in range(1, fact.size):
+            fact[j] = fact[j - 1] * j
+        for n in range(_SERIES_TERMS - 1, -1, -1):
+            sign = -1.0 if n % 2 else 1.0
+            A = A * s + sign / fact[2 * n + 1]
+            B = B * s + sign / fact[2 * n + 2]
+            C = C * s + sign / fact[2 * n + 3]
+            if n >= 1:
+                dB = dB * s + sign * n / fact[2 * n + 2]
+                dC = dC * s + sign * n / fact[2 * n + 3]
+        return A, B, C, dB, dC
+    th = np.sqrt(s)
+    sin, cos = np.sin(th), np.cos(th)
+    return (sin / th, (1 - cos) / s, (th - sin) / (s * th),
+            (th * sin / 2 - (1 - cos)) / s**2, ((1 - cos) * th - 3 * (th - sin)) / (2 * th**5))
+
+
+@njit(cache=True)
+def _mv(A, x, dt):
+    """``A x`` for arrays of different scalar types (numba's ``@`` needs one)."""
+    out = np.zeros(A.shape[0], dt)
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            out[i] += A[i, j] * x[j]
+    return out
+
+
+@njit(cache=True)
+def _mm(A, B, dt):
+    """``A B`` for arrays of different scalar types."""
+    out = np.zeros((A.shape[0], B.shape[1]), dt)
+    for i in range(A.shape[0]):
+        for l in range(A.shape[1]):
+            for j in range(B.shape[1]):
+                out[i, j] += A[i, l] * B[l, j]
+    return out
+
+
+@njit(cache=True)
+def _cross(x, y):
+    return np.array([x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]])
+
+
+@njit(cache=True)
+def _skew(x):
+    return np.array([[0 * x[0], -x[2], x[1]], [x[2], 0 * x[0], -x[0]], [-x[1], x[0], 0 * x[0]]])
+
+
+@njit(cache=True)
+def flexible_state(ints, reals, k, q, qd, a, work) -> bool:
+    """A :class:`~sko.bodies.flexible.FlexibleBody` (module docstring of
+    :mod:`sko.bodies.flexible`): ``E_k = [ᵏX_o; 0]``, ``H = diag(S*, I_r)``,
+    ``M = Σ μ_i B_i* B_i``, ``a = [hinge a; 0]``,
+    ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]`` and the modal node attachments."""
+    if not _hinge(ints, reals, k, q, qd, a, work):
+        return False
+    XJ, S, c, X, t = work
+    row = ints[k]
+    ro, o, mp, wo = row[RO], row[IN_ATT], row[IN_DIM], row[W]
+    n, r, nn = row[X1], row[X2], row[X3]
+    m = 6 + r
+    jnv = row[JNV]
+    dt = X.dtype
+    eta = q[row[QO] + row[JNQ]: row[QO] + row[JNQ] + r]
+    etad = qd[row[VO] + jnv: row[VO] + jnv + r]
+    base = ro + XT + 36
+    mu = reals[base: base + n]
+    P = reals[base + n: base + 4 * n].reshape((n, 3))
+    Phi = reals[base + 4 * n: base + 4 * n + 3 * n * r].reshape((n, 3, r))
+    Kst = reals[base + 4 * n + 3 * n * r: base + 4 * n + 3 * n * r + r * r].reshape((r, r))
+    Cd = reals[base + 4 * n + 3 * n * r + r * r: base + 4 * n + 3 * n * r + 2 * r * r].reshape((r, r))
+    nodes = base + 4 * n + 3 * n * r + 2 * r * r
+    v = t[6:12].copy()
+    omega = v[:3]
+    V = np.zeros(m, dt)
+    V[:6] = v
+    V[6:] = etad
+    # weight (E Γ_o)*: columns 0..5 as a rigid body, the modal columns zero
+    if o >= 0:
+        for j in range(mp):
+            for i in range(m):
+                s = 0 * X[0, 0]
+                if i < 6:
+                    for l in range(6):
+                        s += X[i, l] * a[o + l * mp + j]
+                a[wo + j * m + i] = s
+    hb, mo, ao, bo, vo_ = row[HB], row[MB], row[AO], row[BO], row[NV_]
+    nk = jnv + r
+    for i in range(nk * m):
+        a[hb + i] = 0
+    for j in range(jnv):
+        for i in range(6):
+            a[hb + j * m + i] = S[i, j]
+    for j in range(r):
+        a[hb + (jnv + j) * m + 6 + j] = 1
+    for i in range(m):
+        a[ao + i] = t[12 + i] if i < 6 else 0 * X[0, 0]
+        a[vo_ + i] = V[i]
+    Mk = np.zeros((m, m), dt)
+    b = np.zeros(m, dt)
+    Bi = np.zeros((3, m), dt)
+    world = np.zeros(3, dt)
+    R = t[18:27].copy().reshape((3, 3))
+    p = t[27:30].copy()
+    y = np.zeros(3, dt)
+    for i in range(n):
+        # r_i = p_i + Φ_i η and Φ_i η̇; B_i = [−r_i×, I, Φ_i]
+        Bi[:, :] = 0
+        for c in range(3):
+            rc = P[i, c] + 0 * X[0, 0]
+            pc = 0 * X[0, 0]
+            for j in range(r):
+                rc += Phi[i, c, j] * eta[j]
+                pc += Phi[i, c, j] * etad[j]
+                Bi[c, 6 + j] = Phi[i, c, j]
+            t[36 + c], t[39 + c] = rc, pc
+        r0, r1, r2 = t[36], t[37], t[38]
+        Bi[0, 1], Bi[0, 2], Bi[1, 2] = r2, -r1, r0
+        Bi[1, 0], Bi[2, 0], Bi[2, 1] = -r2, r1, -r0
+        Bi[0, 3] = Bi[1, 4] = Bi[2, 5] = 1
+        # u_i = B_i 𝒱 = ω × r_i + v + Φ_i η̇;  y = ω × (Φ_i η̇ + u_i)
+        w0, w1, w2 = omega[0], omega[1], omega[2]
+        u0 = w1 * r2 - w2 * r1 + v[3] + 2 * t[39]
+        u1 = w2 * r0 - w0 * r2 + v[4] + 2 * t[40]
+        u2 = w0 * r1 - w1 * r0 + v[5] + 2 * t[41]
+        y[0], y[1], y[2] = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0
+        mi = mu[i]
+        for j in range(m):  # b += μ B_iᵀ y, M += μ B_iᵀ B_i
+            b[j] += mi * (Bi[0, j] * y[0] + Bi[1, j] * y[1] + Bi[2, j] * y[2])
+            for l in range(j, m):
+                Mk[j, l] += mi * (Bi[0, j] * Bi[0, l] + Bi[1, j] * Bi[1, l] + Bi[2, j] * Bi[2, l])
+        for c in range(3):
+            world[c] += mi * (p[c] + R[c, 0] * r0 + R[c, 1] * r1 + R[c, 2] * r2)
+    for j in range(m):
+        for l in range(j):
+            Mk[j, l] = Mk[l, j]
+    if r > 0:
+        b[6:] += _mv(Kst, eta, dt) + _mv(Cd, etad, dt)
+    for i in range(m):
+        a[bo + i] = b[i]
+        for j in range(m):
+            a[mo + i * m + j] = Mk[i, j]
+    # own frame: Γ = [I, 0], γ = 0
+    at = row[ATT]
+    for i in range(6):
+        for j in range(m):
+            a[at + i * m + j] = 1.0 if i == j else 0.0
+    g = at + 6 * m
+    for i in range(6):
+        a[g + i] = 0
+        a[g + 18 + i] = v[i]
+    for i in range(12):
+        a[g + 6 + i] = t[18 + i]
+    pot = -(world[0] * reals[0] + world[1] * reals[1] + world[2] * reals[2])
+    if r > 0:
+        pot += 0.5 * np.sum(eta * _mv(Kst, eta, dt))
+    a[row[POT]] = pot
+    # modal nodes (BODIES.md): Γ_o = [ᵒX_k, Π_o], γ_o = Γ̇_o 𝒱(k)
+    rec = 6 * m + 24
+    for node in range(nn):
+        nb = nodes + node * (3 + 6 * r)
+        po = reals[nb: nb + 3]
+        Phio = reals[nb + 3: nb + 3 + 3 * r].reshape((3, r))
+        Psio = reals[nb + 3 + 3 * r: nb + 3 + 6 * r].reshape((3, r))
+        psi = _mv(Psio, eta, dt)
+        psid = _mv(Psio, etad, dt)
+        A_, B_, C_, dB, dC = exp_map_coefficients(np.sum(psi * psi))
+        K = _skew(psi)
+        K2 = _mm(K, K, dt)
+        Ro = np.eye(3).astype(dt) + A_ * K + B_ * K2
+        Jr = np.eye(3).astype(dt) - B_ * K + C_ * K2
+        ro_ = po + _mv(Phio, eta, dt)
+        Xo = np.zeros((6, 6), dt)
+        Et = Ro.T.copy()
+        Xo[:3, :3] = Et
+        Xo[3:, 3:] = Et
+        Xo[3:, :3] = -_mm(Et, _skew(ro_), dt)
+        Pi = np.zeros((6, r), dt)
+        Pi[:3] = _mm(Jr, Psio, dt)
+        Pi[3:] = _mm(Et, Phio, dt)
+        v_rel = _mv(Pi, etad, dt)
+        sdot = 2 * np.sum(psi * psid)
+        k_psid = _cross(psi, psid)
+        Jr_dot = -dB * sdot * k_psid + dC * sdot * _cross(psi, k_psid) + C_ * _cross(psid, k_psid)
+        Xv = _mv(Xo, v, dt)
+        # γ = −(v_rel ×) Xv + [J̇_r Ψ η̇; −ω_rel × v_rel_lin]
+        w_, l_ = v_rel[:3], v_rel[3:]
+        gamma = np.zeros(6, dt)
+        gamma[:3] = -_cross(w_, Xv[:3]) + Jr_dot
+        gamma[3:] = -(_cross(l_, Xv[:3]) + _cross(w_, Xv[3:])) - _cross(w_, l_)
+        ra = at + (node + 1) * rec
+        for i in range(6):
+            for j in range(m):
+                a[ra + i * m + j] = Xo[i, j] if j < 6 else Pi[i, j - 6]
+        ga = ra + 6 * m
+        Rw = _mm(R, Ro, dt)
+        pw = p + _mv(R, ro_, dt)
+        for i in range(6):
+            a[ga + i] = gamma[i]
+            a[ga + 18 + i] = Xv[i] + v_rel[i]
+        for i in range(3):
+            for j in range(3):
+                a[ga + 6 + 3 * i + j] = Rw[i, j]
+            a[ga + 15 + i] = pw[i]
+    return True
+
+
+# ---------------------------------------------------------------------------- dispatch
+@njit(cache=True)
+def library_state(ints, reals, k, q, qd, a, work) -> bool:
+    """The state of body ``k`` by its kind (:data:`RIGID`, :data:`ROTOR`, :data:`FLEXIBLE`)."""
+    kind = ints[k, KIND]
+    if kind == RIGID:
+        return rigid_state(ints, reals, k, q, qd, a, work)
+    if kind == ROTOR:
+        return rotor_state(ints, reals, k, q, qd, a, work)
+    return flexible_state(ints, reals, k, q, qd, a, work)
+
+
+@njit(cache=True)
+def _fill_one(ints, reals, bodies, q, qd, a, work) -> int:
+    for k in bodies:
+        if not library_state(ints, reals, k, q, qd, a, work):
+            return k
+    return -1
+
+
+@njit(cache=True)
+def _fill_serial(ints, reals, bodies, Q, QD, A, status):
+    work = (np.empty((6, 6), A.dtype), np.empty((6, 6), A.dtype), np.empty(6, A.dtype),
+            np.empty((6, 6), A.dtype), np.empty(64, A.dtype))
+    for s in range(Q.shape[0]):
+        status[s] = _fill_one(ints, reals, bodies, Q[s], QD[s], A[s], work)
+
+
+@njit(cache=True, parallel=True)
+def _fill_parallel(ints, reals, bodies, Q, QD, A, status):
+    chunks = (Q.shape[0] + 15) // 16
+    for c in prange(chunks):
+        work = (np.empty((6, 6), A.dtype), np.empty((6, 6), A.dtype), np.empty(6, A.dtype),
+                np.empty((6, 6), A.dtype), np.empty(64, A.dtype))
+        for s in range(16 * c, min(Q.shape[0], 16 * c + 16)):
+            status[s] = _fill_one(ints, reals, bodies, Q[s], QD[s], A[s], work)
+
+
+def fill_states(ints, reals, bodies, Q, QD, A, status) -> None:
+    """Library states of ``bodies`` (in that order, parents first) for every state ``s`` of the
+    batch: ``A[s]`` from ``Q[s]``, ``QD[s]``. ``status[s]`` becomes the first body whose joint
+    rejected the state (a zero quaternion), or ``-1``. Batches of more than 32 states run in
+    parallel over chunks of 16 (numba's threads)."""
+    (_fill_parallel if Q.shape[0] > 32 else _fill_serial)(ints, reals, bodies, Q, QD, A, status)

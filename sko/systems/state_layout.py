@@ -1,0 +1,222 @@
+"""A system's SKO model at a batch of states, built by compiled kernels (SKO.md §14).
+
+:class:`StateLayout` packs a :class:`~sko.systems.multibody.MultibodySystem` once (the integer
+table and constants of :mod:`sko.bodies.compiled_state`, the arena offsets) and then, for a
+batch of states ``Q`` (``B × nq``), ``QD`` (``B × nv``), fills the arena ``A`` (``B × L``) with
+every node's weight ``φ(℘(k), k)``, ``H(k)``, ``M(k)``, the stacked ``a``, ``b``, ``𝒱`` and the
+potential energies — what :meth:`MultibodySystem.sko_model` builds in Python, state by state.
+
+Bodies are visited from the base to the tips. Consecutive bodies whose type has a compiled
+state (:meth:`~sko.bodies.contract.BodyType.compiled_state`) are filled by one compiled call
+over the whole batch; a body without one runs its Python ``at_state`` per state (its output is
+checked as the reference path checks it) and writes the same buffers.
+
+Arena sections (per state): first the data buffer of the flat model
+(:mod:`sko.algorithms.compiled.flat`: ``φ(℘(k), k)``, ``H(k)``, ``M(k)``, ``a(k)``, ``b(k)`` node
+after node in scatter order, row-major), so the model's compiled kernels run on it as it is;
+then the stacked ``𝒱``, the attachment records and one potential per body.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sko.arrays import check_full_row_rank, check_spd, checked_array
+from sko.algorithms.compiled import flat as fl
+from sko.algorithms.compiled.flat import from_structure
+from sko.algorithms.compiled.kernels import riccati_layout
+from sko.bodies import compiled_state as cs
+from sko.bodies.contract import Attachment, BodyType, check_node_state, root_attachment
+from sko.errors import JointError
+from sko.model import SKOModel
+
+__all__ = ["StateLayout"]
+
+
+class StateLayout:
+    """The packed form of a system's state building (module docstring)."""
+
+    def __init__(self, system):
+        self.system = system
+        tree = system.tree
+        bodies = tree.bodies
+        self.bodies = bodies
+        N = len(bodies)
+        index = {k: i for i, k in enumerate(bodies)}
+        body = [system.body(k) for k in bodies]
+        m = np.array([b.node_dim for b in body], dtype=np.int64)
+        n = np.array([b.dof_size for b in body], dtype=np.int64)
+        parent = np.array([-1 if b.parent is None else index[b.parent] for b in body], dtype=np.int64)
+        self.parent, self.node_dims, self.dof_dims = parent, m, n
+        self.node_offsets = np.concatenate([[0], np.cumsum(m)]).astype(np.int64)
+        self.dof_offsets = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
+        self.node_size, self.dof_size = int(self.node_offsets[-1]), int(self.dof_offsets[-1])
+        compiled = [b.compiled_state() for b in body]
+        self.compiled = compiled
+        ints = np.zeros((N, cs.COLUMNS), dtype=np.int64)
+        reals = [np.asarray(system.gravity, dtype=float)]
+        pos = 3
+        # the flat model's data buffer first (sko.algorithms.compiled.flat: W, H, M, a, b of every
+        # node, in scatter order), so the model's kernels run on the arena's first `flat.size` entries
+        order = [index[k] for k in tree.scatter_order()]
+        self.flat = flat = from_structure(parent, m, n, order)
+        self.riccati_offsets, _ = riccati_layout(flat.layout)
+        w_off, h_off, m_off = (np.empty(N, dtype=np.int64) for _ in range(3))
+        a_off, b_off = np.empty(N, dtype=np.int64), np.empty(N, dtype=np.int64)
+        body_of = flat.layout[:, fl.BODY]
+        w_off[body_of], h_off[body_of], m_off[body_of] = flat.layout[:, fl.W], flat.layout[:, fl.H], flat.layout[:, fl.M]
+        a_off[body_of], b_off[body_of] = flat.layout[:, fl.A], flat.layout[:, fl.B]
+        size = flat.size
+        self.V_offset = size
+        size += self.node_size
+        att: dict = {}
+        att_off = np.zeros(N, dtype=np.int64)
+        for i, b in enumerate(body):
+            att_off[i] = size
+            for name in b.attachment_names:
+                att[(i, name)] = size
+                size += cs.record_size(int(m[i]))
+        pot_off = size + np.arange(N)
+        size += N
+        self.weight_offsets, self.H_offsets, self.M_offsets, self.potential_offsets = w_off, h_off, m_off, pot_off
+        self.a_offsets, self.b_offsets = a_off, b_off
+        self.attachment_offsets = att
+        self.size = size
+        for i, b in enumerate(body):
+            c = compiled[i]
+            row = ints[i]
+            row[cs.PARENT], row[cs.KIND] = parent[i], -1 if c is None else c.kind
+            row[cs.QO], row[cs.NQ] = system.q_slices[b.name].start, b.q_size
+            row[cs.VO], row[cs.NV] = system.dof_slices[b.name].start, b.dof_size
+            row[cs.DIM] = m[i]
+            row[cs.IN_ATT] = -1 if parent[i] < 0 else att[(parent[i], b.attach)]
+            row[cs.IN_DIM] = 0 if parent[i] < 0 else m[parent[i]]
+            row[cs.ATT], row[cs.W], row[cs.HB], row[cs.MB] = att_off[i], w_off[i], h_off[i], m_off[i]
+            row[cs.AO], row[cs.BO] = a_off[i], b_off[i]
+            row[cs.NV_] = self.V_offset + self.node_offsets[i]
+            row[cs.POT] = pot_off[i]
+            if c is not None:
+                row[cs.JOINT], row[cs.REVERSE], row[cs.JNQ], row[cs.JNV] = c.joint, c.reverse, c.joint_q, c.joint_dofs
+                row[cs.RO] = pos
+                for j, x in enumerate(c.extras):
+                    row[cs.X1 + j] = x
+                reals.append(np.asarray(c.reals, dtype=float))
+                pos += c.reals.size
+        self.ints = ints
+        self.reals = np.concatenate(reals)
+        # runs of consecutive bodies (base to tips) filled the same way
+        self.order = np.array(order, dtype=np.int64)
+        runs: list = []
+        for i in order:
+            kind = "python" if compiled[i] is None else "compiled"
+            if runs and runs[-1][0] == kind:
+                runs[-1][1].append(i)
+            else:
+                runs.append((kind, [i]))
+        self.runs = [(kind, np.array(ix, dtype=np.int64)) for kind, ix in runs]
+        self.all_compiled = all(kind == "compiled" for kind, _ in self.runs)
+        self._unchecked = frozenset(i for i, b in enumerate(body) if compiled[i] is None and not b.valid_by_construction)
+        self._root = root_attachment(system.gravity)
+        self._hinge_forces = any(type(b).hinge_force is not BodyType.hinge_force for b in body)
+
+    # ------------------------------------------------------------------ filling
+    def fill(self, Q: np.ndarray, QD: np.ndarray) -> np.ndarray:
+        """The arena ``(B, L)`` at the checked 2-D states ``Q``, ``QD`` (module docstring)."""
+        dtype = np.result_type(Q, QD, float)
+        A = np.zeros((Q.shape[0], self.size), dtype=dtype)
+        for kind, ix in self.runs:
+            if kind == "compiled":
+                status = np.full(Q.shape[0], -1, dtype=np.int64)
+                cs.fill_states(self.ints, self.reals, ix, Q, QD, A, status)
+                bad = np.flatnonzero(status >= 0)
+                if bad.size:
+                    self._raise_joint(int(status[bad[0]]), Q[bad[0]])
+            else:
+                for s in range(Q.shape[0]):
+                    for i in ix:
+                        self._python_state(int(i), Q[s], QD[s], A[s])
+        return A
+
+    def _raise_joint(self, i: int, q: np.ndarray):
+        body = self.system.body(self.bodies[i])
+        q = q[self.system.q_slices[body.name]][: body.joint.nq]
+        body.joint.kinematics(q)  # raises the joint's own error
+        raise JointError(f"{body.joint}: the state {q} is outside the joint's domain")  # pragma: no cover
+
+    def attachment(self, a: np.ndarray, offset: int, m: int) -> Attachment:
+        """The attachment record at ``offset`` of a state's arena row ``a``."""
+        g = offset + 6 * m
+        return Attachment(Gamma=a[offset: g].reshape(6, m), gamma=a[g: g + 6], rotation=a[g + 6: g + 15].reshape(3, 3),
+                          position=a[g + 15: g + 18], velocity=a[g + 18: g + 24])
+
+    def _python_state(self, i: int, q: np.ndarray, qd: np.ndarray, a: np.ndarray) -> None:
+        system, k = self.system, self.bodies[i]
+        b = system.body(k)
+        p = self.parent[i]
+        if p < 0:
+            inboard = self._root
+        else:
+            inboard = self.attachment(a, self.ints[i, cs.IN_ATT], int(self.node_dims[p]))
+        s = b.at_state(q[system.q_slices[k]], qd[system.dof_slices[k]], inboard, system.gravity)
+        m, n = int(self.node_dims[i]), int(self.dof_dims[i])
+        if i in self._unchecked:
+            check_node_state(b, s)
+            check_spd(checked_array(s.M, 2, "inertia M", k), "inertia M", k)
+            check_full_row_rank(checked_array(s.H, 2, "joint map H", k), "joint map H", k)
+        if p >= 0:
+            weight = (np.asarray(s.E) @ inboard.Gamma).T
+            if i in self._unchecked:
+                checked_array(weight, 2, "weight φ(℘(k), k) of", k)
+            w = self.weight_offsets[i]
+            a[w: w + weight.size] = weight.ravel()
+        a[self.H_offsets[i]: self.H_offsets[i] + n * m] = np.asarray(s.H).ravel()
+        a[self.M_offsets[i]: self.M_offsets[i] + m * m] = np.asarray(s.M).ravel()
+        o = self.node_offsets[i]
+        a[self.a_offsets[i]: self.a_offsets[i] + m] = s.a
+        a[self.b_offsets[i]: self.b_offsets[i] + m] = s.b
+        a[self.V_offset + o: self.V_offset + o + m] = s.V
+        a[self.potential_offsets[i]] = s.potential
+        for name in b.attachment_names:
+            r = self.attachment_offsets[(i, name)]
+            att = s.attachments[name]
+            g = r + 6 * m
+            a[r: g] = np.asarray(att.Gamma).ravel()
+            a[g: g + 6] = att.gamma
+            a[g + 6: g + 15] = np.asarray(att.rotation).ravel()
+            a[g + 15: g + 18] = att.position
+            a[g + 18: g + 24] = att.velocity
+
+    # ------------------------------------------------------------------ reading
+    def model(self, a: np.ndarray) -> tuple[SKOModel, np.ndarray, np.ndarray]:
+        """The :class:`SKOModel` and stacked ``a``, ``b`` of one state's arena row."""
+        m, n, tree = self.node_dims, self.dof_dims, self.system.tree
+        phi, H, M = {}, {}, {}
+        for i, k in enumerate(self.bodies):
+            mi, ni = int(m[i]), int(n[i])
+            if self.parent[i] >= 0:
+                mp, w = int(m[self.parent[i]]), self.weight_offsets[i]
+                phi[k] = a[w: w + mp * mi].reshape(mp, mi)
+            H[k] = a[self.H_offsets[i]: self.H_offsets[i] + ni * mi].reshape(ni, mi)
+            M[k] = a[self.M_offsets[i]: self.M_offsets[i] + mi * mi].reshape(mi, mi)
+        model = SKOModel(tree, phi=phi, H=H, M=M, validate=False)
+        return model, self._stacked(a, self.a_offsets), self._stacked(a, self.b_offsets)
+
+    def _stacked(self, a: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """A stacked node vector (``a`` or ``b``) gathered from its per-node blocks."""
+        return np.concatenate([a[o: o + int(m)] for o, m in zip(offsets, self.node_dims)]) if len(offsets) else a[:0].copy()
+
+    def node_velocities(self, A: np.ndarray) -> np.ndarray:
+        return A[:, self.V_offset: self.V_offset + self.node_size]
+
+    def kinetic_energies(self, A: np.ndarray) -> np.ndarray:
+        """``½ Σ_k 𝒱*(k) M(k) 𝒱(k)`` for every state of the arena."""
+        out = np.zeros(A.shape[0], dtype=A.dtype)
+        for i in range(len(self.bodies)):
+            mi, o, mo = int(self.node_dims[i]), self.V_offset + self.node_offsets[i], self.M_offsets[i]
+            V = A[:, o: o + mi]
+            M = A[:, mo: mo + mi * mi].reshape(-1, mi, mi)
+            out += 0.5 * np.einsum("si,sij,sj->s", V, M, V)
+        return out
+
+    def potential_energies(self, A: np.ndarray) -> np.ndarray:
+        return A[:, self.potential_offsets].sum(axis=1)

@@ -1,0 +1,178 @@
+"""The compiled path of the systems equals the reference path (every example system, random
+rigid systems with every joint and polarity, random mixed trees of rigid, flexible and rotor
+bodies, float64 and complex128 states), and batched calls equal per-state calls."""
+
+import numpy as np
+import pytest
+
+from sko.errors import JointError
+from sko.examples.bodies import flexible_examples, random_system
+from sko.examples.rigid import example_systems
+from sko.graphs.errors import DimensionError, NonFiniteError
+from sko.systems.engine import backend, engine, use_backend
+from tests.rigid.random_systems import random_rigid_system
+
+SYSTEMS = {
+    **{f"rigid:{k}": f for k, f in example_systems().items()},
+    **{f"bodies:{k}": f for k, f in flexible_examples().items()},
+    **{f"random_rigid:{seed}": (lambda seed=seed: random_rigid_system(seed)) for seed in range(12)},
+    **{f"random_mixed:{seed}": (lambda seed=seed: random_system(seed)) for seed in range(6)},
+}
+
+
+def _evaluate(system, q, v, dv, tau):
+    return {
+        "inverse_dynamics": system.inverse_dynamics(q, v, dv),
+        "bias_forces": system.bias_forces(q, v),
+        "gravity_forces": system.gravity_forces(q),
+        "forward_dynamics": system.forward_dynamics(q, v, tau),
+        "mass_matrix": system.mass_matrix(q),
+        "mass_matrix_inverse": system.mass_matrix_inverse(q),
+        "kinetic_energy": system.kinetic_energy(q, v),
+        "potential_energy": system.potential_energy(q),
+        "energy": system.energy(q, v),
+    }
+
+
+def _state(system, rng, complex_step: bool):
+    q = system.random_configuration(rng)
+    v = rng.uniform(-1.0, 1.0, system.nv)
+    q = q * rng.uniform(0.8, 1.2)  # non-unit quaternions are normalised on both paths
+    dv, tau = rng.normal(size=(2, system.nv))
+    if complex_step:
+        q = q + 1e-5j * rng.normal(size=q.size)
+        v = v + 1e-5j * rng.normal(size=v.size)
+    return q, v, dv, tau
+
+
+def _assert_same(got: dict, want: dict):
+    for name in want:
+        scale = 1 + np.abs(want[name]).max(initial=0)
+        np.testing.assert_allclose(got[name], want[name], rtol=0, atol=1e-9 * scale, err_msg=name)
+
+
+@pytest.mark.parametrize("complex_step", [False, True])
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_compiled_equals_reference(name, complex_step):
+    system = SYSTEMS[name]()
+    rng = np.random.default_rng(len(name))
+    for _ in range(2):
+        q, v, dv, tau = _state(system, rng, complex_step)
+        with use_backend("reference"):
+            want = _evaluate(system, q, v, dv, tau)
+        got = _evaluate(system, q, v, dv, tau)
+        _assert_same(got, want)
+        if complex_step:  # the perturbation carries the derivative on both paths
+            assert np.iscomplexobj(got["forward_dynamics"]) and np.abs(got["forward_dynamics"].imag).max() > 0
+
+
+@pytest.mark.parametrize("name", ["rigid:humanoid", "bodies:flexible-geared-arm", "random_rigid:3", "random_mixed:2"])
+def test_batches_equal_per_state_calls(name):
+    system = SYSTEMS[name]()
+    rng = np.random.default_rng(7)
+    states = [_state(system, rng, False) for _ in range(37)]  # more than two chunks of states
+    Q, V, DV, TAU = (np.array(x) for x in zip(*states))
+    batched = _evaluate(system, Q, V, DV, TAU)
+    for s, (q, v, dv, tau) in enumerate(states):
+        single = _evaluate(system, q, v, dv, tau)
+        for key, value in single.items():
+            assert batched[key].shape == (len(states), *np.shape(value)), key
+            np.testing.assert_allclose(batched[key][s], value, rtol=1e-12, atol=1e-12, err_msg=key)
+
+
+def test_batched_jacobians_equal_per_state_and_reference():
+    system = SYSTEMS["rigid:humanoid"]()
+    rng = np.random.default_rng(3)
+    Q = np.array([system.random_configuration(rng) for _ in range(5)])
+    for frame in list(system.frames)[:4]:
+        J = system.jacobian(Q, frame)
+        with use_backend("reference"):
+            for s in range(len(Q)):
+                np.testing.assert_allclose(J[s], system.jacobian(Q[s], frame), atol=1e-12)
+            np.testing.assert_allclose(system.jacobian(Q, frame), J, atol=1e-12)
+
+
+def test_reference_path_answers_batches_of_other_scalars():
+    import sympy
+
+    system = SYSTEMS["rigid:planar_chain"]()
+    Q = np.array([[sympy.Rational(1, 3), sympy.Rational(1, 5), sympy.Rational(1, 7)], [0, sympy.Rational(1, 2), 1]], dtype=object)
+    M = system.mass_matrix(Q)
+    assert M.shape == (2, 3, 3) and M.dtype == object
+    np.testing.assert_allclose(np.array(M, dtype=float), system.mass_matrix(np.array(Q, dtype=float)), atol=1e-12)
+
+
+def test_bad_batches_raise_the_reference_errors():
+    system = SYSTEMS["rigid:humanoid"]()
+    rng = np.random.default_rng(0)
+    Q = np.array([system.random_configuration(rng) for _ in range(3)])
+    V = np.zeros((3, system.nv))
+    with pytest.raises(DimensionError, match="leading batch axis"):
+        system.forward_dynamics(Q, V[:2], V[:2])
+    with pytest.raises(DimensionError, match="nq"):
+        system.mass_matrix(Q[:, 1:])
+    bad = V.copy()
+    bad[1, 2] = np.nan
+    with pytest.raises(NonFiniteError):
+        system.inverse_dynamics(Q, bad, V)
+    with pytest.raises(NonFiniteError):
+        system.inverse_dynamics(Q[0], bad[1], V[0])
+    free = SYSTEMS["bodies:flexible-spacecraft"]()
+    Qf = np.array([free.neutral_configuration()] * 2)
+    Qf[1, :4] = 0  # a zero quaternion: no rotation
+    with pytest.raises(JointError, match="zero norm"):
+        free.mass_matrix(Qf)
+
+
+def test_backend_switch():
+    system = SYSTEMS["rigid:arm7"]()
+    assert backend() == "compiled"
+    with use_backend("reference"):
+        assert backend() == "reference"
+    with pytest.raises(ValueError):
+        with use_backend("fast"):
+            pass
+    assert engine(system) is engine(system)
+
+
+@pytest.mark.parametrize("name", ["rigid:branched_tree", "bodies:flexible-geared-arm", "random_rigid:5", "random_mixed:4"])
+def test_arena_starts_with_the_flat_model_data(name):
+    """The state kernels write the flat model's data buffer (sko.algorithms.compiled.flat) of
+    the reference SKO model at the state, so the model's compiled kernels run on it as it is."""
+    from sko.algorithms.compiled.flat import fill_data, from_sko_model
+
+    system = SYSTEMS[name]()
+    rng = np.random.default_rng(11)
+    q, v, _, _ = _state(system, rng, False)
+    with use_backend("reference"):
+        model, a, b = system.sko_model(q, v)
+    flat = from_sko_model(model)
+    layout = engine(system).layout
+    np.testing.assert_array_equal(flat.layout, layout.flat.layout)
+    want = fill_data(flat, model.weights_by_index, model.H_by_index, model.M_by_index, a, b)
+    got = layout.fill(q[None], v[None])[0, :flat.size]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    fast, fast_a, fast_b = system.sko_model(q, v)  # the compiled path's SKO model
+    np.testing.assert_allclose(fast_a, a, atol=1e-12)
+    np.testing.assert_allclose(fast_b, b, atol=1e-12)
+    for k in model.bodies:
+        np.testing.assert_allclose(fast.H[k], model.H[k], atol=1e-12)
+        np.testing.assert_allclose(fast.M[k], model.M[k], atol=1e-12)
+        if k in model.phi:
+            np.testing.assert_allclose(fast.phi[k], model.phi[k], atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_identity_coordinate_maps_match_the_bodies(name):
+    """Systems whose every joint has q̇ = v and no quaternion answer qdot and normalize without
+    visiting the bodies; the answer is the bodies' own."""
+    system = SYSTEMS[name]()
+    rng = np.random.default_rng(5)
+    q, v, _, _ = _state(system, rng, False)
+    by_body = np.concatenate([np.asarray(system.body(k).qdot(q[system.q_slice(k)], v[system.v_slice(k)]))
+                              for k in system.bodies])
+    np.testing.assert_allclose(system.qdot(q, v), by_body, atol=1e-15)
+    normalized = np.concatenate([system.body(k).normalize(q[system.q_slice(k)]) for k in system.bodies])
+    np.testing.assert_allclose(system.normalize(q), normalized, atol=1e-15)
+    if engine(system).coordinates_are_velocities:
+        assert not any(j.nq != j.nv for j in (getattr(system.body(k), "joint", None) for k in system.bodies) if j)
