@@ -55,8 +55,8 @@ def _entry_is_finite(e) -> bool:
 
 
 def numeric_array(A, what: str, copy: bool = True) -> np.ndarray:
-    """``A`` as an array of real, complex or object (symbolic) entries, integers and booleans as
-    floats: a fresh copy with ``copy``, otherwise possibly ``A`` itself (no shape or finiteness
+    """``A`` as an array of real, complex or object (symbolic) entries, integers, booleans and
+    floats of any precision as float64 (complex as complex128): a fresh copy with ``copy``, otherwise possibly ``A`` itself (no shape or finiteness
     check; see :func:`checked_array`). ``what`` names it in the errors."""
     try:
         A = np.array(A, copy=True) if copy else np.asarray(A)
@@ -66,8 +66,9 @@ def numeric_array(A, what: str, copy: bool = True) -> np.ndarray:
         return A.astype(float)
     if A.dtype.kind not in "fcO":
         raise DimensionError(f"{what} has dtype {A.dtype}; expected real, complex or object (symbolic) entries")
-    if A.dtype.kind in "fc" and A.dtype.itemsize > (8 if A.dtype.kind == "f" else 16):
-        # extended precision (float128 / longdouble): linalg cannot take it, so convert up front
+    if A.dtype.kind in "fc" and A.dtype.itemsize != (8 if A.dtype.kind == "f" else 16):
+        # extended precision (float128 / longdouble): linalg cannot take it; half and single
+        # precision: the compiled path computes in double, so every path does (same answers)
         with np.errstate(over="ignore"):
             A = A.astype(float if A.dtype.kind == "f" else complex)
     if A.dtype == object:
@@ -169,7 +170,8 @@ def checked_array(A, ndim: int | tuple[int, ...], what: str, k: Hashable = None,
         raise DimensionError(f"{where} must be {' or '.join(map(str, allowed))}-D, got shape {A.shape}")
     A = numeric_array(A, where, copy=False)
     if finite and not (all(_entry_is_finite(e) for e in A.flat) if A.dtype == object else np.isfinite(A).all()):
-        raise NonFiniteError(f"{where} (shape {A.shape}) contains NaN or infinity")
+        first = next(i for i in np.ndindex(A.shape) if not _entry_is_finite(A[i]))
+        raise NonFiniteError(f"{where} (shape {A.shape}) contains NaN or infinity, first at index {list(first)}")
     A.setflags(write=False)
     return A
 
