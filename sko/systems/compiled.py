@@ -97,13 +97,16 @@ def _finite(x) -> bool:
 def evaluate_one(op, ints, reals, order, layout, roff, q, qd, x, a, fill):
     """Request ``op`` at one state (module docstring); ``a`` is the arena row (filled here when
     ``fill``). Returns ``(result, status)``; status ``-2`` when an input is not finite (nothing
-    is computed: the caller reports it as the reference path does)."""
+    is computed: the caller reports it as the reference path does), ``-3`` when the result is
+    not (an overflow: the caller takes the checked path, which reports it)."""
     work, s, nv = _scratch(ints, layout, roff, a.shape[0], a.dtype)
     rows = 1 if op <= FORWARD_DYNAMICS else nv
     out = np.zeros((rows, nv), dtype=a.dtype)
     if not (_finite(q) and _finite(qd) and _finite(x)):
         return out, -2
     status = _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, out)
+    if status == -1 and not _finite(out.ravel()):
+        status = -3
     return out, status
 
 
