@@ -297,10 +297,24 @@ class MultibodySystem:
 
     @renamed_keywords(qd="v")
     def node_states(self, q, v=None) -> dict:
-        """``{k: NodeState}`` at ``(q, v)``, computed base to tips (O(N))."""
-        return self._node_states(*self.checked_vectors(q, v))
+        """``{k: NodeState}`` at ``(q, v)``, computed base to tips (O(N)).
+
+        Raises
+        ------
+        NonFiniteError
+            A body's terms overflow at this (finite but huge) state; the message names the body.
+        """
+        states = self._node_states(*self.checked_vectors(q, v))
+        if not all(_finite_state(s) for s in states.values()):
+            _raise_overflow(self.bodies, states)
+        return states
 
     def _node_states(self, q: np.ndarray, v: np.ndarray) -> dict:
+        """The states, unchecked for overflow (the callers check what they use, and name the body)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._states_at(q, v)
+
+    def _states_at(self, q: np.ndarray, v: np.ndarray) -> dict:
         root, states = self._root, {}
         for k, b, qs, vs in self._order:
             inboard = root if b.parent is None else states[b.parent].attachments[b.attach]
@@ -359,7 +373,8 @@ class MultibodySystem:
             return fast
         q, v = self.checked_vectors(q, v)
         model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
-        return _finite_result(alg.inverse_dynamics(model, dv, None, a, b) + self._hinge_forces(q, v), "inverse dynamics")
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+            return _finite_result(alg.inverse_dynamics(model, dv, None, a, b) + self._hinge_forces(q, v), "inverse dynamics")
 
     @renamed_keywords(qd="v")
     def forward_dynamics(self, q, v=None, tau=None, external_forces: Mapping | None = None) -> np.ndarray:
@@ -370,7 +385,8 @@ class MultibodySystem:
         q, v = self.checked_vectors(q, v)
         model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
         tau = model.dof_vector(tau, "tau")
-        return _finite_result(alg.forward_dynamics(model, tau - self._hinge_forces(q, v), a, b), "forward dynamics")
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _finite_result(alg.forward_dynamics(model, tau - self._hinge_forces(q, v), a, b), "forward dynamics")
 
     def mass_matrix_inverse(self, q) -> np.ndarray:
         """``ℳ^{-1}(q)`` by the innovations factorization (SKO.md §10, Eq. 51)."""
@@ -399,14 +415,18 @@ class MultibodySystem:
         complex for complex-step, an expression for symbolic states)."""
         if (fast := engine(self).energies(self.kinetic_energy, q, v, potential=False)) is not NotImplemented:
             return _finite_result(fast, "kinetic energy")
-        return _finite_result(sum(0.5 * s.V @ s.M @ s.V for s in self.node_states(q, v).values()), "kinetic energy")
+        states = self.node_states(q, v)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+            return _finite_result(sum(0.5 * s.V @ s.M @ s.V for s in states.values()), "kinetic energy")
 
     def potential_energy(self, q):
         """``Σ_k potential(k)`` (gravity and the bodies' own potentials), in the states' scalar
         type; for rigid bodies ``−Σ m_k g · c_k``, zero at the world origin."""
         if (fast := engine(self).energies(self.potential_energy, q, kinetic=False)) is not NotImplemented:
             return _finite_result(fast, "potential energy")
-        return _finite_result(sum(s.potential for s in self.node_states(q).values()), "potential energy")
+        states = self.node_states(q)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+            return _finite_result(sum(s.potential for s in states.values()), "potential energy")
 
     @renamed_keywords(qd="v")
     def energy(self, q, v=None):
@@ -414,7 +434,9 @@ class MultibodySystem:
         complex number itself for complex-step states, an expression for symbolic ones."""
         if (fast := engine(self).energies(self.energy, q, v)) is not NotImplemented:
             return _finite_result(fast, "energy")
-        return _finite_result(sum(0.5 * s.V @ s.M @ s.V + s.potential for s in self.node_states(q, v).values()), "energy")
+        states = self.node_states(q, v)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+            return _finite_result(sum(0.5 * s.V @ s.M @ s.V + s.potential for s in states.values()), "energy")
 
     # ------------------------------------------------------------------ configurations
     def neutral_configuration(self) -> np.ndarray:
@@ -548,15 +570,28 @@ def _finite_result(value, what: str):
     return value
 
 
+_STATE_FIELDS = ("V", "a", "b", "M", "potential")
+
+
+def _finite_state(s) -> bool:
+    """Whether a node state's numbers (velocity, ``a``, ``b``, ``M``, potential) are finite."""
+    for field_ in _STATE_FIELDS:
+        x = np.asarray(getattr(s, field_))
+        if x.dtype != object and not np.isfinite(x).all():
+            return False
+    return True
+
+
 def _raise_overflow(bodies, states) -> None:
     """Name the first body whose node terms left the floating-point range (finite but huge
     ``q``, ``v`` or forces: ``v × I v`` overflows beyond about 1e154)."""
     for k in bodies:
         s = states[k]
-        for field_ in ("a", "b", "M"):
+        for field_ in _STATE_FIELDS:
             x = np.asarray(getattr(s, field_))
             if x.dtype != object and not np.isfinite(x).all():
-                raise NonFiniteError(f"body {k!r}: its {field_}(k) overflows (NaN or infinity) at this state; "
+                raise NonFiniteError(f"body {k!r}: its {field_ if field_ != 'potential' else 'potential energy'}(k) "
+                                     "overflows (NaN or infinity) at this state; "
                                      "the velocities, coordinates or forces are too large for floating point")
     raise NonFiniteError("the stacked a, b overflow (NaN or infinity) at this state, or an external force does")
 
