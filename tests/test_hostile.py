@@ -532,6 +532,23 @@ def test_overflow_names_the_body_on_both_paths(backend):
                 call(q[0], v[0] * 1e200)
 
 
+@pytest.mark.parametrize("method", ["forward_dynamics", "mass_matrix_inverse", "mass_matrix"])
+def test_a_flexible_body_overflowing_gets_the_same_named_error_on_both_paths(method):
+    """Modal coordinates so large that M(k) overflows: the compiled Riccati pass only saw a D(k)
+    that is not positive definite; both paths now name the body whose terms overflowed."""
+    from sko.examples.bodies import flexible_examples
+
+    system = flexible_examples()["flexible-two-link"]()
+    Q = np.array([system.random_configuration(s) for s in range(2)]) * [[1.0], [1e160]]
+    V = np.zeros((2, system.nv))
+    messages = []
+    for backend in BACKENDS:
+        with alg.use_backend(backend), pytest.raises(NonFiniteError) as info:
+            METHODS[method](system, Q, V, V)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1] and "state 1 of the batch" in messages[0] and "'upper'" in messages[0]
+
+
 def test_one_switch_for_systems_and_recursions():
     """``sko.algorithms.use_backend`` forces the systems' path too (a system never runs compiled
     while the recursions are forced to the reference)."""

@@ -117,20 +117,20 @@ class Engine:
             return None
         out, status = cc.evaluate_one(op, *self._static, q, self._zeros if v is None else v,
                                       self._empty if x is None else x, np.empty(self.layout.size), True)
-        if status < -1:
+        if status != -1:  # the checked path reports it
             return None
-        self._check(status, q)
         return out
 
-    def _request(self, op: int, Q, QD, X, forces: Mapping | None, batched: bool):
+    def _request(self, op: int, Q, QD, X, forces: Mapping | None, batched: bool, call: tuple):
+        """Request ``op`` for the checked states; ``call`` is ``(method, args, kwargs)`` of the
+        system's method, which answers for a state the kernels reject (:meth:`_check`)."""
         L = self.layout
         static = self._static
         forces = self.system.external_forces(forces)
         if L.all_compiled and not forces and Q.shape[0] == 1:
             a = np.empty(L.size, dtype=Q.dtype)
             out, status = cc.evaluate_one(op, *static, Q[0], QD[0], X[0], a, True)
-            with state_named(0 if batched else None):
-                self._check(status, Q[0])
+            self._check(status, Q, 0, batched, call)
             return out[None]
         if L.all_compiled and not forces:
             out, status = cc.evaluate_batch(op, *static, Q, QD, X, np.empty((1, L.size), dtype=Q.dtype), True)
@@ -144,18 +144,22 @@ class Engine:
                 out, status = cc.evaluate_batch(op, *static, Q, QD, X, A, False)
         bad = np.flatnonzero(status >= 0)
         if bad.size:
-            with state_named(int(bad[0]) if batched else None):
-                self._check(int(status[bad[0]]), Q[bad[0]])
+            self._check(int(status[bad[0]]), Q, int(bad[0]), batched, call)
         return out
 
-    def _check(self, status: int, q: np.ndarray) -> None:
+    def _check(self, status: int, Q: np.ndarray, s: int, batched: bool, call: tuple) -> None:
+        """Raise the error of a state ``s`` the kernels rejected (``status`` ≥ 0): a joint's
+        own error, or the reference path's for a ``D(k)`` that is not positive definite (which
+        may be an overflow upstream: the reference names the body whose terms overflowed)."""
         if status < 0:
             return
         N = len(self.layout.bodies)
-        if status < N:
-            self.layout._raise_joint(status, q)
-        raise NotPositiveDefiniteError(f"hinge inertia D = H P H* of body {self.layout.bodies[status - N]!r} is not "
-                                       f"positive definite")
+        with state_named(s if batched else None):
+            if status < N:
+                self.layout._raise_joint(status, Q[s])
+            self._reference_state(call, s, batched)
+            raise NotPositiveDefiniteError(f"hinge inertia D = H P H* of body {self.layout.bodies[status - N]!r} is not "
+                                           f"positive definite")
 
     def _apply_forces(self, A: np.ndarray, forces: dict) -> None:
         """``b(k) −= Γ_kᵀ ᵏX_0^* f^x_k`` for every state (MultibodySystem's module docstring)."""
@@ -212,15 +216,22 @@ class Engine:
         bad = np.flatnonzero(~np.isfinite(out).all(axis=tuple(range(1, out.ndim))))
         if bad.size:
             out = out.copy()
-            with use_backend("reference"), np.errstate(over="ignore", invalid="ignore"):  # it reports overflow
-                for s in bad:
-                    with state_named(int(s) if batched else None):
-                        row = [None if x is None else (np.asarray(x)[s] if batched else x) for x in args.values()]
-                        value = np.asarray(method(*row, **kwargs))
-                        if not np.isfinite(value).all():  # pragma: no cover - the reference path raises first
-                            raise NonFiniteError(f"{method.__name__} overflows (NaN or infinity) at this state")
-                        out[s] = value
+            for s in bad:
+                with state_named(int(s) if batched else None):
+                    value = np.asarray(self._reference_state((method, args, kwargs), int(s), batched))
+                    if not np.isfinite(value).all():  # the reference path raises first; never pass it on
+                        raise NonFiniteError(f"{method.__name__} overflows (NaN or infinity) at this state")
+                    out[s] = value
         return self._shape(out, batched)
+
+    @staticmethod
+    def _reference_state(call: tuple, s: int, batched: bool):
+        """The system's method on the reference path for state ``s`` (``call`` is ``(method,
+        args, kwargs)``; numpy's overflow warnings are silenced: the reference path reports it)."""
+        method, args, kwargs = call
+        row = [None if x is None else (np.asarray(x)[s] if batched else x) for x in args.values()]
+        with use_backend("reference"), np.errstate(over="ignore", invalid="ignore"):
+            return method(*row, **kwargs)
 
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, q, qd, qdd, external_forces=None):
@@ -232,7 +243,8 @@ class Engine:
         if inputs is None:
             return self._reference(method, args, (self.nv,), external_forces=external_forces)
         Q, QD, X, batched = inputs
-        out = self._request(cc.INVERSE_DYNAMICS, Q, QD, X, external_forces, batched)[:, 0]
+        call = (method, args, {"external_forces": external_forces})
+        out = self._request(cc.INVERSE_DYNAMICS, Q, QD, X, external_forces, batched, call)[:, 0]
         hinge = self._hinge_forces(Q, QD, batched)
         if hinge is not None:
             out = out + hinge
@@ -252,7 +264,8 @@ class Engine:
             X = np.zeros((Q.shape[0], self.nv), dtype=Q.dtype)
         if hinge is not None:
             X = X - hinge
-        out = self._request(cc.FORWARD_DYNAMICS, Q, QD, X, external_forces, batched)[:, 0]
+        call = (method, args, {"external_forces": external_forces})
+        out = self._request(cc.FORWARD_DYNAMICS, Q, QD, X, external_forces, batched, call)[:, 0]
         return self._settled(out, batched, method, args, external_forces=external_forces)
 
     def mass_matrix(self, q):
@@ -263,7 +276,8 @@ class Engine:
         if inputs is None:
             return self._reference(self.system.mass_matrix, {"q": q}, (self.nv, self.nv))
         Q, QD, X, batched = inputs
-        return self._settled(self._request(cc.MASS_MATRIX, Q, QD, X, None, batched), batched, self.system.mass_matrix, {"q": q})
+        call = (self.system.mass_matrix, {"q": q}, {})
+        return self._settled(self._request(cc.MASS_MATRIX, Q, QD, X, None, batched, call), batched, *call[:2])
 
     def mass_matrix_inverse(self, q):
         """``ℳ^{-1}(q)`` by the articulated-body passes (no dense inversion)."""
@@ -272,7 +286,8 @@ class Engine:
         if inputs is None:
             return self._reference(method, {"q": q}, (self.nv, self.nv))
         Q, QD, X, batched = inputs
-        return self._settled(self._request(cc.MASS_MATRIX_INVERSE, Q, QD, X, None, batched), batched, method, {"q": q})
+        call = (method, {"q": q}, {})
+        return self._settled(self._request(cc.MASS_MATRIX_INVERSE, Q, QD, X, None, batched, call), batched, *call[:2])
 
     def jacobian(self, method, q, frame, body, X):
         """``J = ℬ* φ* H*`` of a frame ``ᶠX_k`` (``X``) fixed on ``body``, from the weights and
