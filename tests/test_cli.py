@@ -64,7 +64,8 @@ def test_symbolic_selection_reports_exact():
     assert proc.returncode == 0, proc.stderr
     results = json.loads(proc.stdout)
     assert [r["name"] for r in results if r["model"] == "symbolic"] == ["psi_inverse", "innovations_inverse_product"]
-    assert all(r["exact"] is True and r["residual"] is None and r["model"] in {"symbolic", "symbolic-pendulum"} for r in results)
+    assert all(r["exact"] is True and r["residual"] is None and r["model"] in {"symbolic", "symbolic-pendulum", "mimic-symbolic"}
+               for r in results)
     assert "symbolic: psi_inverse" in proc.stderr  # progress on stderr
 
 

@@ -10,6 +10,7 @@ from sko import algorithms
 from sko.graphs.errors import SKOError
 from sko.verify import (REGISTRY, Case, Registry, compare, exact_zero, make_case, model_names, register, run,
                         run_check, skipped_checks)
+from sko.verify.registry import MAX_CONDITION
 from tests.strategies import sko_models
 
 BUILTIN = ("random", "chain", "forest", "jain-tree")
@@ -41,9 +42,15 @@ def test_builtin_models_are_registered():
 @settings(max_examples=15)
 @given(sko_models(max_node_dim=5))
 def test_every_check_passes_on_random_models(model):
+    """Every check passes; the only failures allowed are the checks that refuse, as too
+    ill-conditioned to verify, a model whose ℳ truly is (every D(k) is a Schur complement of ℳ,
+    so cond D(k) ≤ cond ℳ; the checks estimate κ, hence the margin)."""
     results = run(models=[model])
     failed = [(r.name, r.residual, r.detail) for r in results if not r.passed]
-    assert not failed
+    if failed and all("too ill-conditioned to verify" in detail for _, _, detail in failed):
+        assert np.linalg.cond(model.dense().mass_matrix) > MAX_CONDITION / 100, failed
+    else:
+        assert not failed
 
 
 def _wrong_phi_apply(model, x, weights=None):

@@ -9,6 +9,8 @@ built on them (BODIES.md).
 * :mod:`.rigid`, :mod:`.flexible`, :mod:`.rotor`: rigid bodies, assumed-modes flexible bodies,
   links driven through a gear by a rotor on their parent; :mod:`.armature`: rigid bodies with
   reflected rotor inertia on their joint's diagonal of ℳ; :mod:`.beam`: clamped-free beam modes.
+* :mod:`.cluster`: rigid bodies coupled by mimic joints, gears or closed loops as one node with
+  non-square weights (constraint embedding, EMBEDDING.md).
 
 Systems of body types are in :mod:`sko.systems`. Their dynamics are checked against
 :mod:`sko.independent` (particles and Lagrange's equations, no shared code) in ``tests/bodies``;
@@ -17,6 +19,7 @@ Systems of body types are in :mod:`sko.systems`. Their dynamics are checked agai
 
 from sko.bodies.armature import ArmatureBody
 from sko.bodies.beam import BeamModes, cantilever_modes, flexible_beam
+from sko.bodies.cluster import ClusterError, ClusterMember, Coupling, LoopClosureError, LoopConstraint, RigidCluster
 from sko.bodies.composite import CompositeJoint, FreePositionFirst, OffsetJoint
 from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState, root_attachment
 from sko.bodies.flexible import FlexibleBody, ModalNode, exp_map_coefficients
@@ -41,6 +44,12 @@ from sko.bodies.rigid import RigidBody
 from sko.bodies.rotor import GearedRotorLink
 
 __all__ = [
+    "RigidCluster",
+    "ClusterMember",
+    "Coupling",
+    "LoopConstraint",
+    "ClusterError",
+    "LoopClosureError",
     "BodyType", "Attachment", "NodeState", "BodyError", "root_attachment",
     "RigidBody", "ArmatureBody", "FlexibleBody", "ModalNode", "exp_map_coefficients", "GearedRotorLink",
     "BeamModes", "cantilever_modes", "flexible_beam",

@@ -32,15 +32,15 @@ from numba import njit, prange
 from sko.bodies.compiled_joints import PYTHON, joint_kinematics, pack_joint
 from sko.bodies.contract import CompiledState
 
-__all__ = ["RIGID", "ROTOR", "FLEXIBLE", "COLUMNS", "record_size", "fill_states", "library_state", "pack_rigid",
-           "pack_rotor", "pack_flexible"]
+__all__ = ["RIGID", "ROTOR", "FLEXIBLE", "CLUSTER", "COLUMNS", "record_size", "fill_states", "library_state",
+           "pack_rigid", "pack_rotor", "pack_flexible", "pack_cluster"]
 
 # integer columns of a body's row
 (PARENT, KIND, JOINT, REVERSE, QO, NQ, VO, NV, JNQ, JNV, DIM, IN_ATT, IN_DIM, ATT, W, HB, MB, AO, BO, NV_, POT, RO,
  X1, X2, X3) = range(25)
 COLUMNS = 25
 #: kinds with a compiled state in this module (any other body type: -1, its Python ``at_state``)
-RIGID, ROTOR, FLEXIBLE = range(3)
+RIGID, ROTOR, FLEXIBLE, CLUSTER = range(4)
 #: constants of a rigid body: joint parameters (10), X_T (36), inertia (36), mass, centre of mass
 JP, XT, INERTIA, MASS, COM = 0, 10, 46, 82, 83
 RIGID_REALS = 86
@@ -90,6 +90,36 @@ def pack_flexible(body) -> CompiledState | None:
                                     body.damping.ravel(), *nodes])
     return CompiledState(FLEXIBLE, reals, code, reverse, body.joint.nq, body.joint.nv,
                          (body.masses.shape[0], body.r, len(body.nodes)))
+
+
+#: a cluster member's block: joint code, reversed, nq, nv, parent member (−1: the cluster's
+#: inboard frame), first column in θ_C, then a rigid body's constants (RIGID_REALS)
+MEMBER_META = 6
+MEMBER_REALS = MEMBER_META + RIGID_REALS
+
+
+def pack_cluster(body) -> CompiledState | None:
+    """The compiled state of a :class:`~sko.bodies.cluster.RigidCluster` with couplings only
+    (``θ_C = G θ_ind + d``, EMBEDDING.md §4) and library joints; ``None`` otherwise (closed
+    loops are solved by Newton's method in Python).
+
+    ``reals``: ``c``, ``n_sp``, ``n_ind``, ``G`` (row-major), ``d``, then one
+    :data:`MEMBER_REALS` block per member (parents first)."""
+    if body.loops:
+        return None
+    G = np.asarray(body._G, dtype=float)
+    d = np.asarray(body.closed_coordinates(np.zeros(body.q_size)), dtype=float)
+    parts = [np.array([body.c, body.n_sp, body.q_size], dtype=float), G.ravel(), d]
+    for i, member in enumerate(body.members):
+        code, reverse, params = pack_joint(member.joint)
+        if code == PYTHON:
+            return None
+        parent = body._parent_index[i]
+        mass, com = body._mass_com[i]
+        parts += [np.array([code, reverse, member.joint.nq, member.joint.nv, -1 if parent is None else parent,
+                            body._cols[i].start], dtype=float),
+                  params, body._placement[i].ravel(), body._inertia[i].ravel(), [mass], com]
+    return CompiledState(CLUSTER, np.concatenate(parts))
 
 
 # ---------------------------------------------------------------------------- the hinge
@@ -513,6 +543,139 @@ def flexible_state(ints, reals, k, q, qd, a, work) -> bool:
     return True
 
 
+# ---------------------------------------------------------------------------- clusters
+@njit(cache=True)
+def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
+    """A :class:`~sko.bodies.cluster.RigidCluster` with couplings only (EMBEDDING.md §4; Python:
+    its ``at_state``): ``θ_C = G θ_ind + d``, ``θ̇_C = G θ̇_ind`` (``Ġ = 0``); each member's hinge
+    from its parent member's record (the cluster's inboard for the first ones), then
+    ``φ(℘, k) = (Φ B Γ_o)*``, ``H* = Φ S G``, ``a = Φ a_int``, ``M = diag(I_j)``, ``b``, the
+    member records ``Γ_j = [0 … I … 0]``, ``γ_j = 0`` (the first member's also as the cluster's own)."""
+    XJ, S, cJ, X, t = work
+    row = ints[k]
+    ro, m, qo, vo = row[RO], row[DIM], row[QO], row[VO]
+    c, n_sp, n_ind = int(reals[ro]), int(reals[ro + 1]), int(reals[ro + 2])
+    go, do = ro + 3, ro + 3 + n_sp * n_ind
+    zero = 0 * X[0, 0]
+    theta = np.empty(n_sp, a.dtype)
+    thetad = np.empty(n_sp, a.dtype)
+    for i in range(n_sp):
+        s, sd = zero + reals[do + i], zero
+        for j in range(n_ind):
+            s += reals[go + i * n_ind + j] * q[qo + j]
+            sd += reals[go + i * n_ind + j] * qd[vo + j]
+        theta[i], thetad[i] = s, sd
+    Phi = np.zeros((m, m), a.dtype)  # φ_int*: block (j, i) = ʲX_i for i on the path of j
+    E = np.zeros((m, 6), a.dtype)  # Φ B
+    SG = np.zeros((m, n_ind), a.dtype)  # S G
+    a_int = np.empty(m, a.dtype)
+    for i in range(m * m):  # the arena is not zeroed: M's off-diagonal blocks
+        a[row[MB] + i] = 0
+    mrow = np.zeros((1, COLUMNS), np.int64)
+    size = 6 * m + 24
+    rec0 = row[ATT] + size  # the first member's record (the cluster's own frame's comes first)
+    pot = zero
+    for j in range(c):
+        mo = ro + 3 + n_sp * n_ind + n_sp + j * MEMBER_REALS
+        parent, col, nv = int(reals[mo + 4]), int(reals[mo + 5]), int(reals[mo + 3])
+        r = mrow[0]
+        r[JOINT], r[REVERSE], r[JNQ], r[JNV] = int(reals[mo]), int(reals[mo + 1]), int(reals[mo + 2]), nv
+        r[QO], r[VO], r[RO] = col, col, mo + MEMBER_META
+        if parent < 0:
+            r[IN_ATT], r[IN_DIM] = row[IN_ATT], row[IN_DIM]
+        else:
+            r[IN_ATT], r[IN_DIM] = rec0 + parent * size, m
+        if not _hinge(mrow, reals, 0, theta, thetad, a, work):
+            return False
+        rj = 6 * j
+        for i in range(6):
+            Phi[rj + i, rj + i] = 1.0
+        if parent < 0:
+            for i in range(6):
+                for l in range(6):
+                    E[rj + i, l] = X[i, l]
+        else:
+            rp = 6 * parent
+            for i in range(6):
+                for col2 in range(m):
+                    s = zero
+                    for l in range(6):
+                        s += X[i, l] * Phi[rp + l, col2]
+                    Phi[rj + i, col2] += s
+        for i in range(6):
+            for l in range(nv):
+                Sil = S[i, l]
+                for p in range(n_ind):
+                    SG[rj + i, p] += Sil * reals[go + (col + l) * n_ind + p]
+            a_int[rj + i] = t[12 + i]
+            a[row[NV_] + rj + i] = t[6 + i]
+        # b_j = v ×* I v, M's diagonal block, the member's record, its potential
+        io = mo + MEMBER_META + INERTIA
+        for i in range(6):
+            s = zero
+            for l in range(6):
+                s += reals[io + 6 * i + l] * t[6 + l]
+                a[row[MB] + (rj + i) * m + rj + l] = reals[io + 6 * i + l]
+            t[30 + i] = s
+        w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
+        n0, n1, n2, f0, f1, f2 = t[30], t[31], t[32], t[33], t[34], t[35]
+        bo = row[BO] + rj
+        a[bo] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
+        a[bo + 1] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
+        a[bo + 2] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
+        a[bo + 3] = w1 * f2 - w2 * f1
+        a[bo + 4] = w2 * f0 - w0 * f2
+        a[bo + 5] = w0 * f1 - w1 * f0
+        for copy in range(2 if j == 0 else 1):
+            at = rec0 + j * size if copy == 0 else row[ATT]
+            for i in range(6):
+                for l in range(m):
+                    a[at + i * m + l] = 1.0 if l == rj + i else 0.0
+            g = at + 6 * m
+            for i in range(6):
+                a[g + i] = 0
+                a[g + 18 + i] = t[6 + i]
+            for i in range(12):
+                a[g + 6 + i] = t[18 + i]
+        cm = zero
+        for i in range(3):
+            ci = t[27 + i]
+            for l in range(3):
+                ci += t[18 + 3 * i + l] * reals[mo + MEMBER_META + COM + l]
+            cm -= reals[i] * ci
+        pot += reals[mo + MEMBER_META + MASS] * cm
+    a[row[POT]] = pot
+    # H = (Φ S G)*, a = Φ a_int, the weight (Φ B Γ_o)*
+    hb, ao = row[HB], row[AO]
+    for i in range(m):
+        sa = zero
+        for l in range(m):
+            sa += Phi[i, l] * a_int[l]
+        a[ao + i] = sa
+        for p in range(n_ind):
+            s = zero
+            for l in range(m):
+                s += Phi[i, l] * SG[l, p]
+            a[hb + p * m + i] = s
+    o = row[IN_ATT]
+    if o >= 0:
+        mp, wo = row[IN_DIM], row[W]
+        PB = np.zeros((m, 6), a.dtype)
+        for i in range(m):
+            for l in range(6):
+                s = zero
+                for r2 in range(m):
+                    s += Phi[i, r2] * E[r2, l]
+                PB[i, l] = s
+        for jp in range(mp):
+            for i in range(m):
+                s = zero
+                for l in range(6):
+                    s += PB[i, l] * a[o + l * mp + jp]
+                a[wo + jp * m + i] = s
+    return True
+
+
 # ---------------------------------------------------------------------------- dispatch
 @njit(cache=True)
 def library_state(ints, reals, k, q, qd, a, work) -> bool:
@@ -522,6 +685,8 @@ def library_state(ints, reals, k, q, qd, a, work) -> bool:
         return rigid_state(ints, reals, k, q, qd, a, work)
     if kind == ROTOR:
         return rotor_state(ints, reals, k, q, qd, a, work)
+    if kind == CLUSTER:
+        return cluster_state(ints, reals, k, q, qd, a, work)
     return flexible_state(ints, reals, k, q, qd, a, work)
 
 

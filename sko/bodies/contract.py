@@ -113,7 +113,7 @@ class CompiledState:
     """A body's compiled state function (optional; :mod:`sko.bodies.compiled_state`).
 
     ``kind`` names a kernel of that module (:data:`~sko.bodies.compiled_state.RIGID`,
-    ``ROTOR``, ``FLEXIBLE``); ``reals`` are the body's constants packed for it, ``extras`` up to
+    ``ROTOR``, ``FLEXIBLE``, ``CLUSTER``); ``reals`` are the body's constants packed for it, ``extras`` up to
     three integers it reads from its row, and ``joint``, ``reverse`` the packed joint
     (:func:`sko.bodies.compiled_joints.pack_joint`).
     """

@@ -29,10 +29,20 @@ order: ``data.qpos`` and ``data.qvel`` pass straight in. A body's frame in the s
 MuJoCo's body frame moved to its last joint's anchor (named frames keep MuJoCo's body frames:
 ``"<body>"`` is the moving body and the frame ``"<body>@mjcf"`` is MuJoCo's own where they differ).
 
+A joint equality ``<equality><joint joint1 joint2 polycoef>`` with a linear polynomial,
+``y − y0 = c0 + c1 (x − x0)`` (``y``, ``x`` the hinge or slide coordinates of ``joint1``,
+``joint2``; ``y0``, ``x0`` their ``qpos0``), is the coupling ``y = c1 x + (y0 + c0 − c1 x0)``,
+embedded as a cluster node (EMBEDDING.md §1): the system is then a
+:class:`~sko.systems.clustered.ClusteredRigidSystem` whose ``q``, ``ν``, ``τ`` hold the
+independent coordinates (``joint_positions`` / ``spanning_configuration`` give MuJoCo's full
+``qpos``). MuJoCo enforces the equality softly (``solref``, ``solimp``); here it holds exactly.
+An equality inactive at the start (``active="false"``) constrains nothing and is ignored.
+
 The dynamics are those of the rigid bodies: passive forces (joint springs, damping, friction
 loss), actuators and contacts are MuJoCo's model of forces, not of the mechanism; compare with
-``mj_inverse``/``mj_forward`` with them disabled. Equality constraints and tendons cannot be
-represented and are reported by name (:class:`~sko.errors.MJCFError`).
+``mj_inverse``/``mj_forward`` with them disabled. Other equality constraints (connect, weld,
+tendon, flex, a joint equality with a nonlinear polynomial or without ``joint2``) and tendons
+cannot be represented and are reported by name (:class:`~sko.errors.MJCFError`).
 """
 
 from __future__ import annotations
@@ -42,12 +52,15 @@ import warnings
 
 import numpy as np
 
+from sko.bodies.cluster import Coupling
 from sko.bodies.composite import CompositeJoint, FreePositionFirst, OffsetJoint
 from sko.bodies.joints import Joint, Prismatic, Revolute, Spherical
 from sko.errors import MJCFError
+from sko.graphs.errors import SKOError
 from sko.inertia import RTOL, InertiaRepairWarning, inertia_violation, nearest_physical_inertia
 from sko.optional import require
 from sko.spatial import plucker_from_pose, quaternion_matrix, spatial_inertia
+from sko.systems.clustered import ClusteredRigidSystem
 from sko.systems.rigid import BodySpec, RigidSystem
 
 __all__ = ["load_mjcf"]
@@ -71,8 +84,9 @@ def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
     Raises
     ------
     MJCFError
-        MuJoCo rejects the model (its message included), or the model has equality constraints
-        or tendons (each named).
+        MuJoCo rejects the model (its message included), or the model has tendons or equality
+        constraints other than linear joint couplings (each named), or couplings that cannot be
+        embedded (a cycle, a coupled joint sharing its body with other joints).
     MissingDependencyError
         MuJoCo is not installed.
 
@@ -92,9 +106,9 @@ def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
         raise MJCFError(f"inertia must be 'strict' or 'repair', got {inertia!r}")
     mujoco = require("mujoco", "MJCF import")
     model = source if isinstance(source, mujoco.MjModel) else _compile(mujoco, source)
-    _check_supported(mujoco, model)
+    couplings = _check_supported(mujoco, model)
     repairs: list[str] | None = [] if inertia == "repair" else None
-    system = _system(mujoco, model, repairs)
+    system = _system(mujoco, model, repairs, couplings)
     if repairs:
         warnings.warn(InertiaRepairWarning(
             f"replaced {len(repairs)} body inertia{'s' if len(repairs) > 1 else ''} by the nearest physical one: "
@@ -117,17 +131,35 @@ def _name(mujoco, model, kind, i: int, prefix: str) -> str:
     return mujoco.mj_id2name(model, kind, i) or f"{prefix}{i}"
 
 
-def _check_supported(mujoco, model) -> None:
-    problems = []
+def _check_supported(mujoco, model) -> list:
+    """The joint couplings ``(name, joint1, joint2, ratio, offset)`` of the active linear joint
+    equalities (module docstring); every construct that cannot be represented is reported."""
+    problems, couplings = [], []
     for i in range(model.neq):
         eq_type = mujoco.mjtEq(int(model.eq_type[i])).name.removeprefix("mjEQ_").lower()
-        hint = " (a polynomial coupling of joints: not supported yet)" if eq_type == "joint" else ""
-        problems.append(f"equality {_name(mujoco, model, mujoco.mjtObj.mjOBJ_EQUALITY, i, 'equality')!r} "
-                        f"of type {eq_type}{hint}")
+        name = _name(mujoco, model, mujoco.mjtObj.mjOBJ_EQUALITY, i, "equality")
+        if eq_type != "joint":
+            problems.append(f"equality {name!r} of type {eq_type}")
+            continue
+        if not model.eq_active0[i]:
+            continue
+        j1, j2 = int(model.eq_obj1id[i]), int(model.eq_obj2id[i])
+        c = np.asarray(model.eq_data[i, :5], dtype=float)
+        if j2 < 0:
+            problems.append(f"equality {name!r} of type joint holds one joint at a constant (no joint2)")
+        elif c[2:].any():
+            problems.append(f"equality {name!r} of type joint has a nonlinear polynomial (polycoef {c.tolist()}): "
+                            "only c0 + c1 x couples joints")
+        elif any(int(model.jnt_type[j]) not in (_HINGE, _SLIDE) for j in (j1, j2)):
+            problems.append(f"equality {name!r} of type joint couples a ball or free joint")
+        else:
+            y0, x0 = float(model.qpos0[model.jnt_qposadr[j1]]), float(model.qpos0[model.jnt_qposadr[j2]])
+            couplings.append((name, j2, j1, float(c[1]), y0 + float(c[0]) - float(c[1]) * x0))
     for i in range(model.ntendon):
         problems.append(f"tendon {_name(mujoco, model, mujoco.mjtObj.mjOBJ_TENDON, i, 'tendon')!r}")
     if problems:
         raise MJCFError("the MJCF model has constructs a rigid tree system cannot represent: " + "; ".join(problems))
+    return couplings
 
 
 def _translation(d) -> np.ndarray:
@@ -135,7 +167,7 @@ def _translation(d) -> np.ndarray:
     return plucker_from_pose(np.eye(3), d)
 
 
-def _system(mujoco, model, repairs: list | None) -> RigidSystem:
+def _system(mujoco, model, repairs: list | None, couplings: list) -> RigidSystem:
     body_name = [_name(mujoco, model, mujoco.mjtObj.mjOBJ_BODY, i, "body") for i in range(model.nbody)]
     owner = {0: None}  # MuJoCo body -> our body carrying it (None: the world)
     to_mj = {0: np.eye(6)}  # MuJoCo body -> ⁱX_owner, from the owner's frame to MuJoCo's body frame
@@ -174,7 +206,31 @@ def _system(mujoco, model, repairs: list | None) -> RigidSystem:
     bodies = [BodySpec(name, parent, joint, X_T, inertia[name], armature)
               for name, (parent, joint, X_T, armature) in specs.items()]
     gravity = np.zeros(3) if model.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY) else model.opt.gravity
-    return RigidSystem(bodies, frames, np.concatenate([np.zeros(3), gravity]))
+    gravity = np.concatenate([np.zeros(3), gravity])
+    if not couplings:
+        return RigidSystem(bodies, frames, gravity)
+    return _coupled(mujoco, model, bodies, frames, gravity, couplings)
+
+
+def _coupled(mujoco, model, bodies, frames, gravity, couplings) -> RigidSystem:
+    """The system with each joint coupling ``(name, primary joint, dependent joint, ratio,
+    offset)`` embedded (module docstring)."""
+    body_of = {}
+    for name, *ends, _, _ in couplings:
+        for j in ends:
+            i = int(model.jnt_bodyid[j])
+            if model.body_jntnum[i] != 1:
+                raise MJCFError(f"equality {name!r} couples joint "
+                                f"{_name(mujoco, model, mujoco.mjtObj.mjOBJ_JOINT, j, 'joint')!r}, which shares body "
+                                f"{_name(mujoco, model, mujoco.mjtObj.mjOBJ_BODY, i, 'body')!r} with other joints: "
+                                "only a body's single joint can be coupled")
+            body_of[j] = _name(mujoco, model, mujoco.mjtObj.mjOBJ_BODY, i, "body")
+    try:
+        return ClusteredRigidSystem(bodies, frames, gravity, [Coupling(name, body_of[p], body_of[d], ratio, offset)
+                                                              for name, p, d, ratio, offset in couplings])
+    except SKOError as exc:
+        names = [c[0] for c in couplings]
+        raise MJCFError(f"the MJCF model's joint equalities {names} cannot be embedded: {exc}") from None
 
 
 def _body_inertia(model, i: int, name: str, repairs: list | None) -> np.ndarray:

@@ -23,7 +23,13 @@ Rules:
   prismatic joints is kept on the joint (:attr:`~sko.bodies.joints.Joint.limits`, and the
   system's ``lower_position_limit`` … ``effort_limit``); ``<dynamics>``, visual and collision
   data are ignored.
-* Anything the loader cannot represent without changing the model — mimic joints, closed
+* ``<mimic joint multiplier offset>`` (``θ = multiplier θ_joint + offset``): with
+  ``mimic="couple"`` (default) each mimic joint is coupled to its primary joint by constraint
+  embedding (EMBEDDING.md; the system's ``q``, ``v``, ``tau`` hold the independent coordinates);
+  with ``mimic="independent"`` every mimic joint is an independent joint. A ``<mimic>`` on a
+  ``fixed`` joint is ignored (there is no coordinate to couple). An unknown or fixed primary
+  joint, or mimic joints forming a cycle, is an error naming the joints.
+* Anything the loader cannot represent without changing the model — closed
   loops, a link with two parent joints, several root links, unknown joint types, missing or
   malformed attributes, bad inertial data (above) — raises :class:`URDFError` naming the link or joint.
 * A URDF whose links are all fixed to the root gives a system with no moving body (``nv = 0``).
@@ -47,6 +53,7 @@ from sko.spatial import pose_transform, rpy_matrix, spatial_inertia
 
 from sko.systems.builder import SystemBuilder
 from sko.errors import JointError, RigidSystemError, URDFError
+from sko.graphs.errors import SKOError
 from sko.bodies.joints import Fixed, Free, Planar, Prismatic, Revolute
 
 __all__ = ["load_urdf", "parse_urdf"]
@@ -55,7 +62,7 @@ _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "pla
 _INERTIA_MODES = ("strict", "repair")
 
 
-def load_urdf(path, floating_base: bool = False, gravity=None, inertia: str = "strict"):
+def load_urdf(path, floating_base: bool = False, gravity=None, inertia: str = "strict", mimic: str = "couple"):
     """A :class:`~sko.systems.rigid.RigidSystem` from a URDF file.
 
     Parameters
@@ -68,6 +75,8 @@ def load_urdf(path, floating_base: bool = False, gravity=None, inertia: str = "s
     inertia : {"strict", "repair"}
         ``"strict"`` rejects a link inertia no physical body has; ``"repair"`` replaces it by the
         nearest physical one (:func:`sko.inertia.nearest_physical_inertia`) and warns.
+    mimic : {"couple", "independent"}
+        Couple mimic joints to their primary joints (default) or make them independent.
 
     Raises
     ------
@@ -86,13 +95,15 @@ def load_urdf(path, floating_base: bool = False, gravity=None, inertia: str = "s
             text = fh.read()
     except OSError as exc:
         raise URDFError(f"cannot read URDF file {os.fspath(path)!r}: {exc}") from None
-    return parse_urdf(text, floating_base=floating_base, gravity=gravity, inertia=inertia)
+    return parse_urdf(text, floating_base=floating_base, gravity=gravity, inertia=inertia, mimic=mimic)
 
 
-def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "strict"):
+def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "strict", mimic: str = "couple"):
     """Like :func:`load_urdf`, from the XML text (str or bytes)."""
     if inertia not in _INERTIA_MODES:
         raise URDFError(f"inertia must be one of {_INERTIA_MODES}, got {inertia!r}")
+    if mimic not in ("couple", "independent"):
+        raise URDFError(f"mimic must be 'couple' or 'independent', got {mimic!r}")
     if not isinstance(text, (str, bytes, bytearray)):
         raise URDFError(f"URDF text must be str or bytes, got {type(text).__name__}")
     try:  # no DTD, no entity: a URDF needs neither, and they are the vector of expansion attacks
@@ -117,7 +128,7 @@ def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "
             f"replaced {len(repairs)} link inertia{'s' if len(repairs) > 1 else ''} by the nearest physical one: "
             + "; ".join(repairs), repairs), stacklevel=3)
 
-    joints, parent_of, children = {}, {}, {name: [] for name in links}
+    joints, parent_of, children, mimics = {}, {}, {name: [] for name in links}, []
     for el in root.findall("joint"):
         name = _attr(el, "name", "a <joint>")
         if name in joints:
@@ -126,8 +137,8 @@ def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "
         jtype = _attr(el, "type", f"joint {name!r}")
         if jtype not in _JOINT_TYPES:
             raise URDFError(f"joint {name!r} has unsupported type {jtype!r} (supported: {', '.join(_JOINT_TYPES)})")
-        if el.find("mimic") is not None:
-            raise URDFError(f"joint {name!r} is a mimic joint: coupled coordinates are not supported")
+        if el.find("mimic") is not None and jtype != "fixed" and mimic == "couple":
+            mimics.append((name, el.find("mimic")))
         parent = _attr(_child(el, "parent", f"joint {name!r}"), "link", f"<parent> of joint {name!r}")
         child = _attr(_child(el, "child", f"joint {name!r}"), "link", f"<child> of joint {name!r}")
         for role, link in (("parent", parent), ("child", child)):
@@ -169,9 +180,23 @@ def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "
     if unreached:
         names = ", ".join(repr(name) for name in unreached)
         raise URDFError(f"link {names} not connected to the root link {base!r}: their joints form a closed loop")
+    for jname, el in mimics:
+        primary = _attr(el, "joint", f"<mimic> of joint {jname!r}")
+        if primary not in joints:
+            raise URDFError(f"mimic joint {jname!r}: unknown primary joint {primary!r}")
+        if joints[primary].get("type") == "fixed":
+            raise URDFError(f"mimic joint {jname!r}: primary joint {primary!r} is fixed, it has no coordinate")
+        ratio = _floats(el.get("multiplier"), 1, f"<mimic multiplier> of joint {jname!r}", [1.0])[0]
+        offset = _floats(el.get("offset"), 1, f"<mimic offset> of joint {jname!r}", [0.0])[0]
+        try:
+            builder.add_coupling(f"mimic {jname}", primary, jname, ratio, offset)
+        except RigidSystemError as exc:
+            raise URDFError(f"mimic joint {jname!r}: {exc}") from None
     try:
         return builder.build()
-    except RigidSystemError as exc:
+    except (RigidSystemError, SKOError) as exc:
+        if isinstance(exc, URDFError):
+            raise
         raise URDFError(str(exc)) from None
 
 

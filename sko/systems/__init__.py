@@ -4,14 +4,17 @@ generic algorithms.
 * :mod:`.multibody`: :class:`MultibodySystem`, any mix of body types;
 * :mod:`.rigid`: :class:`RigidSystem`, rigid bodies and joints with named frames (RIGID.md);
 * :mod:`.frames`: :class:`Frame`, a named frame on a body, and the centre of mass;
+* :mod:`.clustered`: :class:`ClusteredRigidSystem`, coupled joints and closed loops as cluster
+  nodes (constraint embedding, EMBEDDING.md);
 * :mod:`.builder`: :class:`SystemBuilder`, a rigid system body by body (numbers or sympy);
 * :mod:`.simulate`: RK4 time integration.
 """
 
 from sko.systems.builder import DEFAULT_GRAVITY, SystemBuilder
+from sko.systems.clustered import ClusteredRigidSystem
 from sko.systems.frames import Frame
 from sko.systems.multibody import MultibodySystem
 from sko.systems.rigid import BodySpec, RigidSystem
 from sko.systems.simulate import Trajectory, simulate
 
-__all__ = ["MultibodySystem", "RigidSystem", "BodySpec", "Frame", "SystemBuilder", "DEFAULT_GRAVITY", "simulate", "Trajectory"]
+__all__ = ["MultibodySystem", "RigidSystem", "ClusteredRigidSystem", "BodySpec", "Frame", "SystemBuilder", "DEFAULT_GRAVITY", "simulate", "Trajectory"]

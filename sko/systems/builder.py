@@ -65,6 +65,8 @@ class SystemBuilder:
         self.gravity = _gravity(gravity)
         self._bodies: dict = {}  # name -> [parent, joint, placement, inertia]
         self._frames: dict = {}  # name -> (body or None, ᶠX_body)
+        self._couplings: list = []  # sko.bodies.cluster.Coupling between bodies
+        self._loops: list = []  # sko.bodies.cluster.LoopConstraint between bodies (None: world)
 
     def add_body(self, name: Hashable, parent: Hashable | None, joint: Joint, placement=None, inertia=None, *,
                  mass=None, com=None, inertia_com=None) -> Hashable:
@@ -122,17 +124,99 @@ class SystemBuilder:
         ``placement`` (Plücker transform from the parent frame to the new frame)."""
         return self.add_body(name, parent, Fixed(name=str(name)), placement)
 
-    def build(self):
+    def add_coupling(self, name: Hashable, primary: Hashable, dependent: Hashable, ratio=1.0, offset=0.0) -> Hashable:
+        """Couple two joints: ``θ_dependent = ratio θ_primary + offset`` (a mimic joint; a gear
+        pair with ``ratio = −N_a/N_b``; a belt). ``primary`` and ``dependent`` name moving bodies
+        or their joints. Embedded as a cluster node by :meth:`build` (EMBEDDING.md).
+
+        Raises
+        ------
+        RigidSystemError
+            An unknown or fixed joint, a non-finite ratio or offset.
+        """
+        from sko.bodies.cluster import Coupling
+
+        ends = [self._moving_body(x, f"coupling {name!r}") for x in (primary, dependent)]
+        try:
+            ratio, offset = float(ratio), float(offset)
+        except (TypeError, ValueError):
+            raise RigidSystemError(f"coupling {name!r}: ratio and offset must be numbers, got {ratio!r}, {offset!r}") from None
+        if not (np.isfinite(ratio) and np.isfinite(offset)):
+            raise RigidSystemError(f"coupling {name!r}: ratio and offset must be finite, got {ratio!r}, {offset!r}")
+        self._couplings.append(Coupling(name, ends[0], ends[1], ratio, offset))
+        return name
+
+    def add_loop_joint(self, name: Hashable, predecessor: Hashable | None, successor: Hashable | None, joint: Joint,
+                       placement_predecessor=None, placement_successor=None) -> Hashable:
+        """Close a loop: ``joint`` connects a frame fixed on ``predecessor`` to one fixed on
+        ``successor`` (bodies or frames added before; ``None``: the world). Each placement is
+        the Plücker transform from that body's frame to the joint's frame on it (identity by
+        default), Featherstone's loop-joint convention. :meth:`build` embeds the loop as a
+        cluster node (EMBEDDING.md §4).
+
+        Raises
+        ------
+        RigidSystemError
+            An unknown body, a joint that is not a :class:`Joint`, a bad placement.
+        """
+        from sko.bodies.cluster import LoopConstraint
+
+        if not isinstance(joint, Joint) or isinstance(joint, Fixed):
+            raise RigidSystemError(f"loop {name!r}: joint must be a moving sko.bodies Joint, got {joint!r}")
+        ends = []
+        for role, end, X in (("predecessor", predecessor, placement_predecessor),
+                             ("successor", successor, placement_successor)):
+            if end is not None and end not in self._frames:
+                raise RigidSystemError(f"loop {name!r}: {role} {end!r} has not been added (a loop joins bodies added before)")
+            X = _matrix(X, (6, 6), f"{role} placement of loop {name!r}", np.eye(6))
+            body, X_frame = self._frames[end] if end is not None else (None, np.eye(6))
+            ends.append((body, X @ X_frame))
+        if ends[0][0] == ends[1][0]:
+            raise RigidSystemError(f"loop {name!r} joins {predecessor!r} and {successor!r}, which move as one body")
+        self._loops.append(LoopConstraint(name, ends[0][0], ends[1][0], joint, ends[0][1], ends[1][1]))
+        return name
+
+    def _moving_body(self, name, where):
+        if name in self._bodies:
+            return name
+        by_joint = [k for k, spec in self._bodies.items() if spec[1].name is not None and spec[1].name == name]
+        if len(by_joint) == 1:
+            return by_joint[0]
+        if name in self._frames:
+            raise RigidSystemError(f"{where}: {name!r} is attached by a fixed joint, it has no coordinate to couple")
+        raise RigidSystemError(f"{where}: unknown joint {name!r}")
+
+    def build(self, independent=None, initial=None):
         """The immutable :class:`~sko.systems.rigid.RigidSystem` (possibly with no moving body,
-        ``nv = 0``).
+        ``nv = 0``); with couplings or loop joints a
+        :class:`~sko.systems.clustered.ClusteredRigidSystem` whose coupled bodies form cluster
+        nodes (EMBEDDING.md §1).
 
         Massless moving bodies and point masses are kept: whether the dynamics stay defined is
         the articulated-body recursion's check (``D(k)`` positive definite, reported by body).
+
+        Parameters
+        ----------
+        independent : sequence of bodies, optional
+            Bodies whose inboard joints are the independent coordinates of their cluster
+            (chosen automatically when ``None``).
+        initial : mapping body -> joint coordinates, optional
+            A guess of an assembled configuration of the loops (default: every joint neutral).
+
+        Raises
+        ------
+        ClusterError, LoopClosureError
+            Inconsistent couplings or loops (:mod:`sko.bodies.cluster`).
         """
         specs = []
         for name, (parent, joint, X_T, I6) in self._bodies.items():
             symbolic = I6.dtype == object or X_T.dtype == object  # definiteness is the caller's assumption
             specs.append(BodySpec(name, parent, joint, X_T, I6 if symbolic else (I6 + I6.T) / 2))
+        if self._couplings or self._loops:
+            from sko.systems.clustered import ClusteredRigidSystem
+
+            return ClusteredRigidSystem(specs, dict(self._frames), self.gravity, self._couplings, self._loops,
+                                        independent, initial)
         return RigidSystem(specs, dict(self._frames), self.gravity)
 
     def _check_new(self, name):

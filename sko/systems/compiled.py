@@ -12,6 +12,11 @@ sets how many). Results are 2-D per state: ``(1, nv)`` for vectors, ``(nv, nv)``
 
 ``status`` (the second result) is ``-1``, or ``k`` for a state a joint of body ``k`` rejects (a
 zero quaternion), or ``N + k`` when ``D(k)`` is not positive definite.
+
+The state kernels are those of :func:`sko.bodies.compiled_state.library_state` (rigid bodies,
+rotor links, flexible bodies, clusters of coupled rigid bodies). numba's on-disk cache of this
+module does not notice a change there: a new kernel needs a change here as well (or a cleared
+cache), or the cached requests keep the old dispatch.
 """
 
 from __future__ import annotations

@@ -105,12 +105,14 @@ class RigidSystem(MultibodySystem):
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_urdf(cls, path, floating_base: bool = False, gravity=None, inertia: str = "strict") -> "RigidSystem":
+    def from_urdf(cls, path, floating_base: bool = False, gravity=None, inertia: str = "strict",
+                  mimic: str = "couple") -> "RigidSystem":
         """Load a URDF file (see :func:`sko.io.urdf.load_urdf`; ``inertia="repair"`` replaces
-        unphysical link inertias by the nearest physical ones, with a warning)."""
+        unphysical link inertias by the nearest physical ones, with a warning; ``mimic="couple"``
+        embeds mimic joints, ``"independent"`` frees them)."""
         from sko.io.urdf import load_urdf  # the io layer sits above: imported when called
 
-        return load_urdf(path, floating_base=floating_base, gravity=gravity, inertia=inertia)
+        return load_urdf(path, floating_base=floating_base, gravity=gravity, inertia=inertia, mimic=mimic)
 
     @classmethod
     def from_mjcf(cls, source, inertia: str = "strict") -> "RigidSystem":

@@ -249,6 +249,28 @@ register_model("jain-tree", lambda: _with_ab(random_sko_model(jain_tree(), 14), 
 register_model("symbolic", symbolic_model, "4 nodes, 2 base bodies, sympy weights, H and M", symbolic=True, builtin=True)
 
 
+def _embedded(name: str) -> Callable[[], tuple]:
+    def build():
+        from sko.examples.embedding import verify_systems  # the examples layer sits below
+
+        return system_model(verify_systems()[name]())
+    return build
+
+
+def _symbolic_coupling():
+    from sko.examples.embedding import symbolic_gripper
+
+    return symbolic_gripper()
+
+
+register_model("mimic-gripper", _embedded("mimic-gripper"),
+               "cluster node of a mimic coupling: 12 × 6 weight, 1 independent coordinate (EMBEDDING.md §5 (a))", builtin=True)
+register_model("four-bar", _embedded("four-bar"),
+               "closed four-bar as one 18 × 6 cluster node, loop closed by Newton (EMBEDDING.md §5 (b))", builtin=True)
+register_model("mimic-symbolic", _symbolic_coupling, "hand with two coupled fingers, sympy state (EMBEDDING.md §5 (a))",
+               symbolic=True, builtin=True)
+
+
 def _symbolic_pendulum():
     from sko.examples.symbolic import symbolic_pendulum_model
 

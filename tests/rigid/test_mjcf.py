@@ -166,8 +166,8 @@ def test_from_a_file_and_from_a_compiled_model(tmp_path):
     ("<mujoco><worldbody><body><joint type='screw'/><geom size='1'/></body></worldbody></mujoco>",
      "MuJoCo rejects the MJCF string: .*screw"),
     ("""<mujoco><worldbody><body name="a"><joint name="j1"/><geom size="0.1"/><body name="b"><joint name="j2"/>
-        <geom size="0.1"/></body></body></worldbody><equality><joint name="couple" joint1="j1" joint2="j2"/></equality></mujoco>""",
-     "equality 'couple' of type joint \\(a polynomial coupling of joints"),
+        <geom size="0.1"/></body></body></worldbody><equality><joint name="couple" joint1="j1" joint2="j2" polycoef="0 1 0.5 0 0"/>
+        </equality></mujoco>""", "equality 'couple' of type joint has a nonlinear polynomial"),
     ("""<mujoco><worldbody><body name="a"><joint name="j1"/><geom size="0.1"/><site name="s1"/><body name="b" pos="1 0 0">
         <joint name="j2"/><geom size="0.1"/><site name="s2"/></body></body></worldbody>
         <tendon><spatial name="cable"><site site="s1"/><site site="s2"/></spatial></tendon></mujoco>""", "tendon 'cable'"),

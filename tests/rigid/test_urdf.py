@@ -94,7 +94,7 @@ def test_axis_default_is_x():
 
 BAD = {
     "mimic": (robot(link("a"), link("b"), link("c"), joint("j1", "revolute", "a", "b"),
-                    joint("j2", "revolute", "a", "c", extra='<mimic joint="j1"/>')), "joint 'j2' is a mimic joint"),
+                    joint("j2", "revolute", "a", "c", extra='<mimic joint="j9"/>')), "'j2': unknown primary joint 'j9'"),
     "two_parents": (robot(link("a"), link("b"), link("c"), joint("j1", "revolute", "a", "b"), joint("j2", "revolute", "a", "c"),
                           joint("j3", "revolute", "b", "c")), "link 'c' has two parent joints"),
     "cycle": (robot(link("a"), link("b"), link("c"), joint("j1", "revolute", "a", "b"), joint("j2", "revolute", "c", "c")),
