@@ -81,6 +81,12 @@ class _ListKeyed(dict):
         return [(list(k), np.zeros(6)) for k in self]
 
 
+def _four_bar():
+    from sko.examples.embedding import four_bar
+
+    return four_bar()
+
+
 def _dh(**changes):
     return DHLink(**{**dict(a=1.0, alpha=0.0, d=0.0, theta=0.0, mass=1.0), **changes})
 
@@ -241,6 +247,8 @@ CASES = {
                                    DimensionError, ["gravity"]),
     "system-nan-gravity": (lambda: c(MultibodySystem, [RigidBody("b", None, Revolute(), I6)], [0, 0, np.nan]),
                            DimensionError, ["gravity"]),
+    "cluster-far-state": (lambda: c(_four_bar().mass_matrix, [1e6]), SKOError, ["cluster 'crank'", "smaller steps"]),
+    "cluster-huge-state": (lambda: c(_four_bar().forward_dynamics, [1e200], [0.0], [0.0]), SKOError, ["cluster 'crank'"]),
     "system-q-short": (lambda: c(_system().mass_matrix, [0.0]), DimensionError, ["q"]),
     "system-q-nan": (lambda: c(_system().mass_matrix, [np.nan, 0.0]), NonFiniteError, ["q"]),
     "system-q-strings": (lambda: c(_system().mass_matrix, ["a", "b"]), DimensionError, ["q"]),

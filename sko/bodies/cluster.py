@@ -52,6 +52,8 @@ __all__ = ["ClusterMember", "Coupling", "LoopConstraint", "RigidCluster", "LoopC
 STEP_TOL, RESIDUAL_TOL, MAX_ITERATIONS, MAX_CONDITION = 1e-10, 1e-12, 20, 1e8
 #: Largest change of the independent coordinates solved in one Newton run (continuation).
 PATH_STEP = 0.1
+#: Most continuation steps to a new state (a move of 100 at PATH_STEP): beyond, an error, not a hang.
+MAX_PATH_STEPS = 1000
 
 
 class ClusterError(BodyError):
@@ -432,7 +434,13 @@ class RigidCluster(BodyType):
         # Far from the last solution, follow the straight path of θ_ind there in substeps of at
         # most PATH_STEP, so the solution stays on the assembly branch it is on.
         start, start_dep, start_slope = self._last_ind, self._last, self._last_slope
-        substeps = max(1, int(np.ceil(np.abs(real - start).max(initial=0.0) / PATH_STEP)))
+        distance = np.abs(real - start).max(initial=0.0)
+        if distance > MAX_PATH_STEPS * PATH_STEP:
+            raise LoopClosureError(f"cluster {self.name!r} (loops {self._loop_names()}): the independent coordinates "
+                                   f"moved {distance:.3g} from the last closed state; following the assembly branch "
+                                   f"that far takes more than {MAX_PATH_STEPS} steps of {PATH_STEP}: approach the state "
+                                   "in smaller steps")
+        substeps = max(1, int(np.ceil(distance / PATH_STEP)))
         for attempt in (substeps, 8 * substeps):
             try:
                 for s in np.linspace(0.0, 1.0, attempt + 1)[1:]:
