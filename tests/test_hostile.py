@@ -81,6 +81,16 @@ class _ListKeyed(dict):
         return [(list(k), np.zeros(6)) for k in self]
 
 
+MJCF = ('<mujoco><worldbody><body name="arm" pos="{pos}"><joint name="hinge" axis="0 1 0"/>'
+        '<geom type="capsule" fromto="0 0 0 0 0 -1" size="0.05" {g}/></body></worldbody></mujoco>')
+
+
+def _load_mjcf(source):
+    from sko.io.mjcf import load_mjcf
+
+    return load_mjcf(source)
+
+
 def _four_bar():
     from sko.examples.embedding import four_bar
 
@@ -315,6 +325,14 @@ CASES = {
     "urdf-nan-origin": (lambda: c(parse_urdf, URDF.format(extra='<origin xyz="nan 0 0"/>')), URDFError, ["'j1'"]),
     "urdf-zero-axis": (lambda: c(parse_urdf, URDF.format(extra='<axis xyz="0 0 0"/>')), URDFError, ["'j1'", "axis"]),
     "urdf-word-axis": (lambda: c(parse_urdf, URDF.format(extra='<axis xyz="x y z"/>')), URDFError, ["'j1'", "axis"]),
+    "mjcf-none": (lambda: c(_load_mjcf, None), SKOError, ["MJCF source", "NoneType"]),
+    "mjcf-list": (lambda: c(_load_mjcf, ["<mujoco/>"]), SKOError, ["MJCF source", "list"]),
+    "mjcf-bad-bytes": (lambda: c(_load_mjcf, b"<mujoco \xff/>"), SKOError, ["UTF-8"]),
+    "mjcf-malformed": (lambda: c(_load_mjcf, "<mujoco"), SKOError, ["MuJoCo rejects"]),
+    "mjcf-nan-position": (lambda: c(_load_mjcf, MJCF.format(pos="nan 0 0", g="")), SKOError, ["'arm'"]),
+    "mjcf-huge-position": (lambda: c(_load_mjcf, MJCF.format(pos="1e308 0 0", g="")), SKOError, ["'arm'", "overflow"]),
+    "inertia-infinite": (lambda: c(RigidBody, "b", None, Revolute(), np.diag([1, 1, 1, np.inf, np.inf, np.inf])),
+                         SKOError, ["'b'"]),
     "urdf-string-gravity": (lambda: c(parse_urdf, URDF.format(extra=""), gravity="down"), SKOError, ["gravity"]),
     # ---------------------------------------------------------------- verify
     "verify-unknown-check": (lambda: c(run_check, "no_such_check"), SKOError, ["'no_such_check'"]),
@@ -622,6 +640,17 @@ def test_cli_verify_runs_physics_checks_on_a_user_system(tmp_path):
                           "christoffel", "--check", "power_balance"], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "2 passed, 0 failed" in out.stdout and "christoffel" in out.stdout
+
+
+def test_huge_but_finite_inertia_is_checked_without_overflow():
+    """A body of density 1e308 (MuJoCo computes its inertia) is physical: its checks squared its
+    entries and numpy's eigvalsh failed on the infinities (LinAlgError)."""
+    system = _load_mjcf(MJCF.format(pos="0 0 0", g='density="1e300"'))
+    assert np.isfinite(system.mass_matrix([0.3])).all()
+    huge = spatial_inertia(1e200, np.array([0.1, 0.0, 0.0]), np.diag([1e199, 2e199, 2.5e199]))
+    assert np.isfinite(MultibodySystem([RigidBody("b", None, Revolute(), huge)]).mass_matrix([0.2])).all()
+    with pytest.raises(SKOError, match="'b'"):  # not physical at any scale
+        RigidBody("b", None, Revolute(), spatial_inertia(1e200, np.zeros(3), np.diag([1e199, 1e199, 5e199])))
 
 
 def test_longdouble_is_converted_up_front():
