@@ -585,7 +585,13 @@ def test_one_switch_for_systems_and_recursions():
     assert backend() == "compiled"
 
 
-def test_verify_never_passes_a_non_finite_residual():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_verify_never_passes_a_non_finite_residual(backend):
+    with alg.use_backend(backend):
+        _verify_never_passes_a_non_finite_residual()
+
+
+def _verify_never_passes_a_non_finite_residual():
     result = run_check("crba", _nan_case())
     assert not result.passed and "NaN" in result.detail
     registry = Registry()  # a check whose sides are not finite: max(worst, nan) used to keep worst = 0
