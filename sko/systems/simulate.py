@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sko.arrays import checked_count, checked_scalar
-from sko.graphs.errors import SKOError
+from sko.graphs.errors import NonFiniteError, SKOError
 
 __all__ = ["Trajectory", "simulate"]
 
@@ -49,12 +49,19 @@ def simulate(system, q0, qd0, dt: float, steps: int, torque: Callable | None = N
     ts, qs, qds = [0.0], [q], [qd]
     for i in range(steps):
         t = i * dt
-        k1q, k1v = rate(t, q, qd)
-        k2q, k2v = rate(t + dt / 2, q + dt / 2 * k1q, qd + dt / 2 * k1v)
-        k3q, k3v = rate(t + dt / 2, q + dt / 2 * k2q, qd + dt / 2 * k2v)
-        k4q, k4v = rate(t + dt, q + dt * k3q, qd + dt * k3v)
-        q = system.normalize(q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q))
-        qd = qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        try:
+            with np.errstate(over="ignore", invalid="ignore"):  # a diverging step is reported below
+                k1q, k1v = rate(t, q, qd)
+                k2q, k2v = rate(t + dt / 2, q + dt / 2 * k1q, qd + dt / 2 * k1v)
+                k3q, k3v = rate(t + dt / 2, q + dt / 2 * k2q, qd + dt / 2 * k2v)
+                k4q, k4v = rate(t + dt, q + dt * k3q, qd + dt * k3v)
+                q = system.normalize(q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q))
+                qd = qd + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+            if not (np.isfinite(q).all() and np.isfinite(qd).all()):
+                raise NonFiniteError("the state overflows (NaN or infinity)")
+        except NonFiniteError as exc:  # say where: the user gave neither the state nor its overflow
+            raise NonFiniteError(f"simulate: step {i + 1} (t = {t:.6g} s) leaves the floating-point range, so the "
+                                 f"motion diverges or dt = {dt:.3g} is too large for it: {exc}") from None
         ts.append(t + dt)
         qs.append(q)
         qds.append(qd)
