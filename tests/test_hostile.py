@@ -18,7 +18,7 @@ from sko import SKOModel
 from sko.bodies import (Cylindrical, FlexibleBody, Free, GearedRotorLink, Helical, Planar, Prismatic, RackAndPinion,
                         Revolute, RigidBody, Spherical)
 from sko.bodies.beam import cantilever_modes, flexible_beam
-from sko.bodies.contract import BodyError
+from sko.bodies.contract import BodyError, BodyType, NodeState
 from sko.errors import JointError, RigidSystemError, URDFError
 from sko.examples.rigid import planar_chain
 from sko.graphs import (ConnectivityGraph, DimensionError, NonFiniteError, NotATreeError, NotPositiveDefiniteError,
@@ -581,6 +581,40 @@ def test_a_flexible_body_overflowing_gets_the_same_named_error_on_both_paths(met
             METHODS[method](system, Q, V, V)
         messages.append(str(info.value))
     assert messages[0] == messages[1] and "state 1 of the batch" in messages[0] and "'upper'" in messages[0]
+
+
+class _Toy(BodyType):
+    """A researcher's body type (one dof, Python state only) that returns ``bad`` numbers."""
+
+    q_size = dof_size = node_dim = 1
+    attachment_names = ()
+
+    def __init__(self, name, parent, field_, value):
+        super().__init__(name, parent)
+        self.field_, self.value = field_, value
+
+    def at_state(self, q, qd, inboard, gravity):
+        s = dict(E=np.zeros((1, 6)), H=np.ones((1, 1)), M=np.eye(1), a=np.zeros(1), b=np.zeros(1), V=qd.copy())
+        s[self.field_] = self.value
+        return NodeState(**s, attachments={})
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", ["mass_matrix", "forward_dynamics", "energy"])
+@pytest.mark.parametrize("field_, value, error, word", [
+    ("M", -np.eye(1), NotPositiveDefiniteError, "inertia M"),
+    ("M", np.full((1, 1), np.nan), NonFiniteError, "inertia M"),
+    ("H", np.array([["x"]], dtype=object), DimensionError, "joint map H"),
+    ("H", np.zeros((1, 1)), SKOError, "joint map H"),
+    ("b", np.array([np.inf]), NonFiniteError, "gyroscopic term b"),
+])
+def test_a_body_types_bad_state_is_refused_on_both_paths(field_, value, error, word, method, backend):
+    """The reference path checked a researcher's state only where it built a model: an energy
+    with a negative inertia came out negative, silently."""
+    system = MultibodySystem([RigidBody("r", None, Revolute(), I6), _Toy("toy", "r", field_, value)])
+    for q in (np.array([0.1, 0.2]), np.array([[0.1, 0.2], [0.3, 0.4]])):
+        with alg.use_backend(backend), pytest.raises(error, match=f"{word} of body 'toy'"):
+            METHODS[method](system, q, q, q)
 
 
 def test_one_switch_for_systems_and_recursions():

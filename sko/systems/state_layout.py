@@ -23,7 +23,7 @@ import contextlib
 
 import numpy as np
 
-from sko.arrays import check_full_row_rank, check_spd, checked_array
+from sko.arrays import checked_array
 from sko.algorithms.compiled import flat as fl
 from sko.algorithms.compiled.flat import from_structure
 from sko.algorithms.compiled.kernels import riccati_layout
@@ -184,8 +184,6 @@ class StateLayout:
         m, n = int(self.node_dims[i]), int(self.dof_dims[i])
         if i in self._unchecked:
             check_node_state(b, s)
-            check_spd(checked_array(s.M, 2, "inertia M", k), "inertia M", k)
-            check_full_row_rank(checked_array(s.H, 2, "joint map H", k), "joint map H", k)
         if p >= 0:
             weight = (np.asarray(s.E) @ inboard.Gamma).T
             if i in self._unchecked:
