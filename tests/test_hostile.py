@@ -627,6 +627,28 @@ def test_one_switch_for_systems_and_recursions():
     assert backend() == "compiled"
 
 
+def test_a_backend_block_in_one_thread_leaves_the_others_alone():
+    """The reference path answers a state the kernels overflow on inside a backend block: with a
+    process-wide switch, two threads doing so could leave every thread on the reference path."""
+    import threading
+
+    inside, release, seen = threading.Event(), threading.Event(), []
+
+    def worker():
+        with alg.use_backend("reference"):
+            inside.set()
+            release.wait(10)
+            seen.append(alg.get_backend())
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    inside.wait(10)
+    seen.append(alg.get_backend())
+    release.set()
+    thread.join(10)
+    assert seen == ["compiled", "reference"] and alg.get_backend() == "compiled"
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_verify_never_passes_a_non_finite_residual(backend):
     with alg.use_backend(backend):
