@@ -91,6 +91,19 @@ def _load_mjcf(source):
     return load_mjcf(source)
 
 
+def _coupled(couple: bool = False, loop: bool = False) -> SystemBuilder:
+    """Two revolute bodies x, y in a chain; coupled or closed into a loop to the world if asked."""
+    builder = SystemBuilder()
+    for name, parent in (("x", None), ("y", "x")):
+        builder.add_body(name, parent, Revolute(), pose_transform([0.5, 0.0, 0.0]), mass=1.0, com=[0.2, 0.0, 0.0],
+                         inertia_com=np.eye(3) * 0.1)
+    if couple:
+        builder.add_coupling("k", "x", "y", 0.5)
+    if loop:
+        builder.add_loop_joint("L", "y", None, Prismatic([1.0, 0.0, 0.0]))
+    return builder
+
+
 def _four_bar():
     from sko.examples.embedding import four_bar
 
@@ -306,6 +319,17 @@ CASES = {
     "builder-strings-gravity": (lambda: c(SystemBuilder, ["0", "0", "-9.81"]), RigidSystemError, ["gravity"]),
     "builder-unhashable-name": (lambda: c(_builder_body, name=["x"]), RigidSystemError, ["hashable"]),
     "builder-unhashable-parent": (lambda: c(_builder_body, parent=["base"]), RigidSystemError, ["['base']", "hashable"]),
+    "coupling-string-ratio": (lambda: c(_coupled().add_coupling, "k", "x", "y", "2"), RigidSystemError, ["ratio", "'2'"]),
+    "coupling-nan-offset": (lambda: c(_coupled().add_coupling, "k", "x", "y", 1.0, np.nan), RigidSystemError, ["offset"]),
+    "coupling-to-itself": (lambda: c(_coupled().add_coupling, "k", "x", "x"), RigidSystemError, ["'x'", "itself"]),
+    "coupling-unhashable-joint": (lambda: c(_coupled().add_coupling, "k", ["x"], "y"), RigidSystemError, ["['x']"]),
+    "coupling-unhashable-name": (lambda: c(_coupled().add_coupling, ["k"], "x", "y"), RigidSystemError, ["['k']"]),
+    "loop-zero-placement": (lambda: c(_coupled().add_loop_joint, "L", "x", "y", Revolute(), np.zeros((6, 6))),
+                            RigidSystemError, ["placement of loop 'L'", "rigid"]),
+    "build-unknown-independent": (lambda: c(_coupled(True).build, independent=["zz"]), UnknownNodeError, ["'zz'"]),
+    "build-independent-number": (lambda: c(_coupled(True).build, independent=5), SKOError, ["independent", "int"]),
+    "build-initial-list": (lambda: c(_coupled(True).build, initial=[0.1]), SKOError, ["initial", "list"]),
+    "build-initial-string": (lambda: c(_coupled(True, loop=True).build, initial={"x": "a"}), SKOError, ["member 'x'", "dtype"]),
     "builder-joint-string": (lambda: c(_builder_body, joint="revolute"), RigidSystemError, ["joint"]),
     "builder-string-inertia": (lambda: c(_builder_body, mass=None, com=None, inertia_com=None, inertia="I"),
                                RigidSystemError, ["inertia", "'x'"]),

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from sko.arrays import checked_array
 from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState
 from sko.bodies.hinge import checked_placement, checked_spatial_inertia, hinge_state
 from sko.bodies.joints import Joint
@@ -249,7 +250,12 @@ class RigidCluster(BodyType):
         for name, value in dict(initial or {}).items():
             if name not in self._index:
                 raise ClusterError(f"initial configuration names {name!r}, not a member of cluster {self.name!r}")
-            theta[self._cols[self._index[name]]] = value
+            cols = self._cols[self._index[name]]
+            value = checked_array(value, (0, 1), f"initial coordinates of member {name!r} of cluster {self.name!r}")
+            if value.ndim and value.shape != theta[cols].shape:
+                raise ClusterError(f"initial coordinates of member {name!r} of cluster {self.name!r} have shape "
+                                   f"{value.shape}, its joint has {theta[cols].size}")
+            theta[cols] = value
         return theta
 
     def _assemble(self, theta, free):

@@ -136,13 +136,12 @@ class SystemBuilder:
         """
         from sko.bodies.cluster import Coupling
 
+        _check_hashable(name, "coupling")
         ends = [self._moving_body(x, f"coupling {name!r}") for x in (primary, dependent)]
-        try:
-            ratio, offset = float(ratio), float(offset)
-        except (TypeError, ValueError):
-            raise RigidSystemError(f"coupling {name!r}: ratio and offset must be numbers, got {ratio!r}, {offset!r}") from None
-        if not (np.isfinite(ratio) and np.isfinite(offset)):
-            raise RigidSystemError(f"coupling {name!r}: ratio and offset must be finite, got {ratio!r}, {offset!r}")
+        if ends[0] == ends[1]:
+            raise RigidSystemError(f"coupling {name!r} couples the joint of body {ends[0]!r} to itself")
+        ratio = checked_scalar(ratio, f"coupling {name!r}: ratio", error=RigidSystemError)
+        offset = checked_scalar(offset, f"coupling {name!r}: offset", error=RigidSystemError)
         self._couplings.append(Coupling(name, ends[0], ends[1], ratio, offset))
         return name
 
@@ -161,14 +160,15 @@ class SystemBuilder:
         """
         from sko.bodies.cluster import LoopConstraint
 
+        _check_hashable(name, "loop")
         if not isinstance(joint, Joint) or isinstance(joint, Fixed):
             raise RigidSystemError(f"loop {name!r}: joint must be a moving sko.bodies Joint, got {joint!r}")
         ends = []
         for role, end, X in (("predecessor", predecessor, placement_predecessor),
                              ("successor", successor, placement_successor)):
-            if end is not None and end not in self._frames:
+            if end is not None and (not isinstance(end, Hashable) or end not in self._frames):
                 raise RigidSystemError(f"loop {name!r}: {role} {end!r} has not been added (a loop joins bodies added before)")
-            X = _matrix(X, (6, 6), f"{role} placement of loop {name!r}", np.eye(6))
+            X = np.eye(6) if X is None else checked_transform(X, f"{role} placement of loop {name!r}", error=RigidSystemError)
             body, X_frame = self._frames[end] if end is not None else (None, np.eye(6))
             ends.append((body, X @ X_frame))
         if ends[0][0] == ends[1][0]:
@@ -177,6 +177,8 @@ class SystemBuilder:
         return name
 
     def _moving_body(self, name, where):
+        if not isinstance(name, Hashable):
+            raise RigidSystemError(f"{where}: {name!r} is not hashable, so it names no joint or body")
         if name in self._bodies:
             return name
         by_joint = [k for k, spec in self._bodies.items() if spec[1].name is not None and spec[1].name == name]
@@ -220,12 +222,16 @@ class SystemBuilder:
         return RigidSystem(specs, dict(self._frames), self.gravity)
 
     def _check_new(self, name):
-        try:
-            hash(name)
-        except TypeError:
-            raise RigidSystemError(f"body name {name!r} is not hashable") from None
+        _check_hashable(name, "body")
         if name is None or name in self._frames:
             raise RigidSystemError(f"body or frame name {name!r} is None or already used")
+
+
+def _check_hashable(name, kind: str) -> None:
+    try:
+        hash(name)
+    except TypeError:
+        raise RigidSystemError(f"{kind} name {name!r} is not hashable") from None
 
 
 def _to_parent(X_T, I6):
