@@ -70,8 +70,10 @@ def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, o
 
 
 @njit(cache=True)
-def _scratch(ints, layout, roff, size, dtype):
-    """Scratch of one state: the state kernels' and the model kernels' buffers."""
+def _scratch(ints, layout, roff, size, dtype, op):
+    """Scratch of one state: the state kernels' and the model kernels' buffers (the articulated
+    passes' right-hand sides are ``nv`` columns of the identity for ℳ^{-1} only: one column
+    otherwise, so a request stays O(N) in memory and time)."""
     work = (np.empty((6, 6), dtype), np.empty((6, 6), dtype), np.empty(6, dtype), np.empty((6, 6), dtype),
             np.empty(64, dtype))
     mm = nn = 1
@@ -86,7 +88,8 @@ def _scratch(ints, layout, roff, size, dtype):
         rsize = max(rsize, roff[j, 5] + mm * mm, roff[j, 4] + mm * nn)
     s = (np.zeros((3, ns), dtype), np.zeros(nv, dtype), np.zeros(size, dtype), np.zeros(max(mm * mm, mm * nn), dtype),
          np.zeros(max(mm * mm, mm * nn), dtype), np.zeros(rsize, dtype), np.zeros(8 * max(mm, nn) ** 2, dtype),
-         np.zeros((ns, nv), dtype), np.eye(nv, dtype=dtype))
+         np.zeros((ns, nv if op == MASS_MATRIX_INVERSE else 1), dtype),
+         np.eye(nv if op == MASS_MATRIX_INVERSE else 1, dtype=dtype))
     return work, s, nv
 
 
@@ -104,7 +107,7 @@ def evaluate_one(op, ints, reals, order, layout, roff, q, qd, x, a, fill):
     ``fill``). Returns ``(result, status)``; status ``-2`` when an input is not finite (nothing
     is computed: the caller reports it as the reference path does), ``-3`` when the result is
     not (an overflow: the caller takes the checked path, which reports it)."""
-    work, s, nv = _scratch(ints, layout, roff, a.shape[0], a.dtype)
+    work, s, nv = _scratch(ints, layout, roff, a.shape[0], a.dtype, op)
     rows = 1 if op <= FORWARD_DYNAMICS else nv
     out = np.zeros((rows, nv), dtype=a.dtype)
     if not (_finite(q) and _finite(qd) and _finite(x)):
@@ -121,13 +124,13 @@ def evaluate_batch(op, ints, reals, order, layout, roff, Q, QD, X, A, fill):
     or B × 0), ``A`` the filled arenas (B × L), or with ``fill`` a 1 × L array whose size and
     type the per-chunk arena takes. Returns ``(results (B × rows × nv), status (B,))``."""
     B, size = Q.shape[0], A.shape[1]
-    _, _, nv = _scratch(ints, layout, roff, 0, A.dtype)
+    nv = QD.shape[1]
     rows = 1 if op <= FORWARD_DYNAMICS else nv
     out = np.zeros((B, rows, nv), dtype=A.dtype)
     status = np.full(B, -1, dtype=np.int64)
     chunks = (B + CHUNK - 1) // CHUNK
     for c in prange(chunks):
-        work, scratch, _ = _scratch(ints, layout, roff, size, A.dtype)
+        work, scratch, _ = _scratch(ints, layout, roff, size, A.dtype, op)
         own = np.empty(size if fill else 0, dtype=A.dtype)
         for s in range(c * CHUNK, min(B, (c + 1) * CHUNK)):
             a = own if fill else A[s]

@@ -165,7 +165,7 @@ class Engine:
         """``b(k) −= Γ_kᵀ ᵏX_0^* f^x_k`` for every state (MultibodySystem's module docstring)."""
         L = self.layout
         for k, f in forces.items():
-            i = L.bodies.index(k)
+            i = L.index[k]
             m = int(L.node_dims[i])
             r = L.attachment_offsets[(i, None)]
             g = r + 6 * m
@@ -301,7 +301,7 @@ class Engine:
         if body is not None:
             T = np.broadcast_to(X, (A.shape[0], 6, 6))
             for j in [body, *tree.ancestors(body)]:
-                i = L.bodies.index(j)
+                i = L.index[j]
                 m, n, h = int(L.node_dims[i]), int(L.dof_dims[i]), L.H_offsets[i]
                 vo = int(L.dof_offsets[i])
                 J[:, :, vo: vo + n] = T @ A[:, h: h + n * m].reshape(-1, n, m).transpose(0, 2, 1)

@@ -62,7 +62,7 @@ class StateLayout:
         bodies = tree.bodies
         self.bodies = bodies
         N = len(bodies)
-        index = {k: i for i, k in enumerate(bodies)}
+        self.index = index = {k: i for i, k in enumerate(bodies)}  # body -> position (no O(N) list.index)
         body = [system.body(k) for k in bodies]
         m = np.array([b.node_dim for b in body], dtype=np.int64)
         n = np.array([b.dof_size for b in body], dtype=np.int64)
