@@ -104,6 +104,17 @@ def _coupled(couple: bool = False, loop: bool = False) -> SystemBuilder:
     return builder
 
 
+def _mujoco_map():
+    import mujoco
+
+    from sko.interop import MujocoMap
+
+    xml = ('<mujoco><worldbody><body name="base"><freejoint/><geom size="0.1"/><body name="arm" pos="0.3 0 0">'
+           '<joint name="hinge" axis="0 1 0"/><geom type="capsule" fromto="0 0 0 0 0 -1" size="0.05"/></body></body>'
+           '</worldbody></mujoco>')
+    return MujocoMap(_load_mjcf(xml), mujoco.MjModel.from_xml_string(xml))
+
+
 def _four_bar():
     from sko.examples.embedding import four_bar
 
@@ -365,6 +376,12 @@ CASES = {
     "mjcf-huge-position": (lambda: c(_load_mjcf, MJCF.format(pos="1e308 0 0", g="")), SKOError, ["'arm'", "overflow"]),
     "inertia-infinite": (lambda: c(RigidBody, "b", None, Revolute(), np.diag([1, 1, 1, np.inf, np.inf, np.inf])),
                          SKOError, ["'b'"]),
+    "interop-string-q": (lambda: c(_mujoco_map().q, ["a"] * 8), DimensionError, ["q", "dtype"]),
+    "interop-nan-qvel": (lambda: c(_mujoco_map().v_back, [np.nan] * 7, np.r_[1.0, 0, 0, 0, 0, 0, 0, 0.1]),
+                         NonFiniteError, ["qvel"]),
+    "interop-wrong-matrix": (lambda: c(_mujoco_map().matrix, np.eye(3)), DimensionError, ["(3, 3)", "(7, 7)"]),
+    "interop-complex-v": (lambda: c(_mujoco_map().v, np.ones(7) * 1j, np.r_[1.0, 0, 0, 0, 0, 0, 0, 0.1]),
+                          DimensionError, ["real"]),
     "urdf-string-gravity": (lambda: c(parse_urdf, URDF.format(extra=""), gravity="down"), SKOError, ["gravity"]),
     # ---------------------------------------------------------------- verify
     "verify-unknown-check": (lambda: c(run_check, "no_such_check"), SKOError, ["'no_such_check'"]),
@@ -790,6 +807,13 @@ def test_huge_but_finite_inertia_is_checked_without_overflow():
     assert np.isfinite(MultibodySystem([RigidBody("b", None, Revolute(), huge)]).mass_matrix([0.2])).all()
     with pytest.raises(SKOError, match="'b'"):  # not physical at any scale
         RigidBody("b", None, Revolute(), spatial_inertia(1e200, np.zeros(3), np.diag([1e199, 1e199, 5e199])))
+
+
+def test_an_unnamed_mujoco_joint_maps_onto_the_loaded_system():
+    """The loader names an unnamed joint 'joint<j>'; the map looked for None and refused."""
+    m = _mujoco_map()
+    q = np.r_[np.cos(0.2), 0.0, np.sin(0.2), 0.0, 0.1, 0.2, 0.3, 0.4]
+    assert np.allclose(m.q_back(m.q(q)), q)
 
 
 def test_longdouble_is_converted_up_front():
