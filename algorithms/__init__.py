@@ -197,9 +197,12 @@ def _checked_entry_point(function, kind: type):
             raise _DimensionError(f"{function.__name__} takes {'an' if kind.__name__[0] in 'AEIOUS' else 'a'} "
                                   f"{kind.__name__} first, got {type(first).__name__}")
         result = function(first, *args, **kwargs)
-        if isinstance(result, _np.ndarray) and result.dtype.kind in "fc" and not _np.isfinite(result).all():
-            raise _NonFiniteError(f"{function.__name__}: the result overflows (NaN or infinity); the model's numbers "
-                                  "or the input vectors are too large for floating point")
+        parts = result if isinstance(result, tuple) else result.values() if isinstance(result, dict) else (result,)
+        for x in parts:  # an array, or a (named) tuple or dict of them
+            if isinstance(x, _np.ndarray) and x.dtype.kind in "fc" and not _np.isfinite(x).all():
+                raise _NonFiniteError(f"{function.__name__}: the result is not finite (NaN or infinity): the model "
+                                      "holds non-finite numbers (built with validate=False) or its numbers or the "
+                                      "inputs are too large for floating point")
         return result
 
     return checked
