@@ -341,6 +341,8 @@ CASES = {
     "build-independent-number": (lambda: c(_coupled(True).build, independent=5), SKOError, ["independent", "int"]),
     "build-initial-list": (lambda: c(_coupled(True).build, initial=[0.1]), SKOError, ["initial", "list"]),
     "build-initial-string": (lambda: c(_coupled(True, loop=True).build, initial={"x": "a"}), SKOError, ["member 'x'", "dtype"]),
+    "build-initial-complex": (lambda: c(_coupled(True, loop=True).build, initial={"x": 1j}), SKOError,
+                              ["member 'x'", "real"]),
     "builder-joint-string": (lambda: c(_builder_body, joint="revolute"), RigidSystemError, ["joint"]),
     "builder-string-inertia": (lambda: c(_builder_body, mass=None, com=None, inertia_com=None, inertia="I"),
                                RigidSystemError, ["inertia", "'x'"]),
@@ -856,7 +858,14 @@ _ENTRY_POINTS = {
     "simulate": lambda x, y: simulate(_system(), [0.0, 0.0], [0.0, 0.0], x, 2),
     "ltdl-solve": lambda x, y: alg.ltdl_solve(np.array([[2.0, 0.0], [0.5, 1.0]]), (0, 1), x),
     "model": lambda x, y: _model(M=("c", x)),
+    "coupling": lambda x, y: _coupled().add_coupling("k", "x", "y", x, y),
+    "mjcf": lambda x, y: _load_mjcf(MJCF.format(pos=" ".join(map(str, x)) if isinstance(x, list) else str(x), g="")),
+    "interop": lambda x, y: _MUJOCO_MAP.v_back(x, y),
+    "loop-initial": lambda x, y: _coupled(True, loop=True).build(initial={"x": x}),
 }
+
+
+_MUJOCO_MAP = _mujoco_map()
 
 
 def _finite(result) -> bool:

@@ -252,6 +252,9 @@ class RigidCluster(BodyType):
                 raise ClusterError(f"initial configuration names {name!r}, not a member of cluster {self.name!r}")
             cols = self._cols[self._index[name]]
             value = checked_array(value, (0, 1), f"initial coordinates of member {name!r} of cluster {self.name!r}")
+            if value.dtype.kind != "f":
+                raise ClusterError(f"initial coordinates of member {name!r} of cluster {self.name!r} must be real "
+                                   f"numbers, got dtype {value.dtype}")
             if value.ndim and value.shape != theta[cols].shape:
                 raise ClusterError(f"initial coordinates of member {name!r} of cluster {self.name!r} have shape "
                                    f"{value.shape}, its joint has {theta[cols].size}")
