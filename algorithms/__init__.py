@@ -8,6 +8,15 @@ else runs the generic reference code, which :func:`use_backend` / :func:`set_bac
 environment variable ``SKO_BACKEND=reference``) force for every model.
 """
 
+import functools as _functools
+import inspect as _inspect
+import typing as _typing
+
+import numpy as _np
+
+from sko.graphs.errors import DimensionError as _DimensionError
+from sko.graphs.errors import NonFiniteError as _NonFiniteError
+
 from .compiled.backend import get_backend, set_backend, use_backend
 from .blocks import H_apply, H_star_apply, block_diagonal_apply
 from .newton_euler import NewtonEuler, inverse_dynamics, newton_euler
@@ -174,3 +183,43 @@ __all__ = [
     "ConstraintForces",
     "constraint_forces",
 ]
+
+
+def _checked_entry_point(function, kind: type):
+    """``function`` with its first argument checked to be a ``kind`` (an SKO model, a Riccati
+    result, a force split: a wrong object gets the project's error naming the function, not an
+    ``AttributeError`` from inside it), and its array result checked to be finite (finite inputs
+    so large that the recursion overflows get an error, never an inf or NaN passed on)."""
+
+    @_functools.wraps(function)
+    def checked(first, *args, **kwargs):
+        if not isinstance(first, kind):
+            raise _DimensionError(f"{function.__name__} takes {'an' if kind.__name__[0] in 'AEIOUS' else 'a'} "
+                                  f"{kind.__name__} first, got {type(first).__name__}")
+        result = function(first, *args, **kwargs)
+        parts = result if isinstance(result, tuple) else result.values() if isinstance(result, dict) else (result,)
+        for x in parts:  # an array, or a (named) tuple or dict of them
+            if isinstance(x, _np.ndarray) and x.dtype.kind in "fc" and not _np.isfinite(x).all():
+                raise _NonFiniteError(f"{function.__name__}: the result is not finite (NaN or infinity): the model "
+                                      "holds non-finite numbers (built with validate=False) or its numbers or the "
+                                      "inputs are too large for floating point")
+        return result
+
+    return checked
+
+
+def _check_entry_points() -> None:
+    """Wrap every public function whose first parameter is annotated with one of the package's
+    classes (:func:`_checked_entry_point`)."""
+    namespace = globals()
+    for name in __all__:
+        function = namespace[name]
+        if not _inspect.isfunction(function):
+            continue
+        first = next(iter(_inspect.signature(function).parameters), None)
+        kind = _typing.get_type_hints(function).get(first) if first is not None else None
+        if isinstance(kind, type) and kind.__module__.startswith("sko."):
+            namespace[name] = _checked_entry_point(function, kind)
+
+
+_check_entry_points()

@@ -50,8 +50,8 @@ def _hinge_input(model: SKOModel, x, name: str) -> np.ndarray:
 
 def _K_apply(ab: ArticulatedInertias, x: np.ndarray) -> np.ndarray:
     """``K x = ℰ_φ G x``: ``(K x)(℘(k)) += K(℘(k), k) x(k)`` (hinge → node)."""
-    if engine.is_compiled(ab):
-        return engine.gain_apply(ab, x, result_dtype(x, ab.dtype), star=False)
+    if (dtype := engine.compiled_with(ab, x)) is not None:
+        return engine.gain_apply(ab, x, dtype, star=False)
     model = ab.model
     y = np.zeros(model.node_size, dtype=result_dtype(x, ab.dtype))
     ns, ds, parent = model.node_slices, model.dof_slices, model.tree.parent_indices
@@ -63,8 +63,8 @@ def _K_apply(ab: ArticulatedInertias, x: np.ndarray) -> np.ndarray:
 
 def _K_star_apply(ab: ArticulatedInertias, y: np.ndarray) -> np.ndarray:
     """``K* y``: ``(K* y)(k) = K*(℘(k), k) y(℘(k))``, zero for base bodies (node → hinge)."""
-    if engine.is_compiled(ab):
-        return engine.gain_apply(ab, y, result_dtype(y, ab.dtype), star=True)
+    if (dtype := engine.compiled_with(ab, y)) is not None:
+        return engine.gain_apply(ab, y, dtype, star=True)
     model = ab.model
     x = np.zeros(model.dof_size, dtype=result_dtype(y, ab.dtype))
     ns, ds, parent = model.node_slices, model.dof_slices, model.tree.parent_indices
@@ -76,8 +76,8 @@ def _K_star_apply(ab: ArticulatedInertias, y: np.ndarray) -> np.ndarray:
 
 def _psi_apply(ab: ArticulatedInertias, x: np.ndarray, star: bool) -> np.ndarray:
     """``ψ x`` or ``ψ* x`` (the SPO of the ψ weights, Eq. 34)."""
-    if engine.is_compiled(ab):
-        return engine.psi_apply(ab, x, result_dtype(x, ab.dtype), star)
+    if (dtype := engine.compiled_with(ab, x)) is not None:
+        return engine.psi_apply(ab, x, dtype, star)
     return (phi_star_apply if star else phi_apply)(ab.model, x, weights=ab.psi)
 
 
@@ -113,8 +113,8 @@ def D_apply(model: SKOModel, x, articulated: ArticulatedInertias | None = None) 
     """``D x = diag(D(k)) x`` (Eq. 32)."""
     ab = check_articulated(model, articulated)
     x = model.dof_vector(x, "x")
-    if engine.is_compiled(ab):
-        return engine.hinge_blocks(ab, x, result_dtype(x, ab.dtype), inverse=False)
+    if (dtype := engine.compiled_with(ab, x)) is not None:
+        return engine.hinge_blocks(ab, x, dtype, inverse=False)
     return block_diagonal_apply([ab.D[k] for k in model.bodies], model.dof_slices, x)
 
 
@@ -122,8 +122,8 @@ def D_inverse_apply(model: SKOModel, x, articulated: ArticulatedInertias | None 
     """``D^{-1} x = diag(D^{-1}(k)) x``."""
     ab = check_articulated(model, articulated)
     x = model.dof_vector(x, "x")
-    if engine.is_compiled(ab):
-        return engine.hinge_blocks(ab, x, result_dtype(x, ab.dtype), inverse=True)
+    if (dtype := engine.compiled_with(ab, x)) is not None:
+        return engine.hinge_blocks(ab, x, dtype, inverse=True)
     return block_diagonal_apply(ab.D_inverse_by_index, model.dof_slices, x)
 
 
@@ -149,8 +149,8 @@ def mass_matrix_solve(model: SKOModel, y, articulated: ArticulatedInertias | Non
     """
     ab = check_articulated(model, articulated)
     y = _hinge_input(model, y, "y")
-    if engine.is_compiled(ab):
-        return engine.articulated_body(ab, y, None, None, result_dtype(y, ab.dtype))
+    if (dtype := engine.compiled_with(ab, y)) is not None:
+        return engine.articulated_body(ab, y, None, None, dtype)
     return articulated_body_passes(ab, y, None, None)
 
 

@@ -119,6 +119,20 @@ def _check_pivot(value, k: int) -> None:
         raise NotPositiveDefiniteError(f"pivot of dof {k + 1} (row {k}) is {value}: the matrix is not positive definite")
 
 
+def _check_diagonal(A: np.ndarray, what: str, positive: bool = False) -> None:
+    """Raise unless every numeric diagonal entry of a factor is nonzero (``positive``: > 0) and
+    finite, naming the first bad dof; a solve would otherwise divide by it."""
+    if A.dtype == object:
+        return
+    d = np.diagonal(A)
+    bad = np.flatnonzero(~np.isfinite(d) | ((d.real <= 0) if positive else (d == 0)))
+    if bad.size:
+        k = int(bad[0])
+        kind = "positive" if positive else "nonzero"
+        raise NotPositiveDefiniteError(f"{what} has pivot {d[k]} at dof {k + 1} (row {k}); a solve needs every pivot "
+                                       f"{kind}: the factor is singular or the matrix is not positive definite")
+
+
 def _sqrt(value):
     if isinstance(value, (float, complex, np.number)):
         return np.sqrt(value)
@@ -258,6 +272,8 @@ def L_transpose_apply(L, parents: Sequence[int], x, unit: bool = False) -> np.nd
 def L_inverse_apply(L, parents: Sequence[int], x, unit: bool = False) -> np.ndarray:
     """``x ← L⁻¹ x`` (forward substitution, rows ``1 … n``) on a copy of ``x``."""
     L, par = _matrix(L, parents, "L", copy=False)
+    if not unit:
+        _check_diagonal(L, "L")
     x = _vector(x, L.shape[0], L.dtype, "x")
     for i in range(len(par)):
         j = par[i]
@@ -272,6 +288,8 @@ def L_inverse_apply(L, parents: Sequence[int], x, unit: bool = False) -> np.ndar
 def L_inverse_transpose_apply(L, parents: Sequence[int], x, unit: bool = False) -> np.ndarray:
     """``x ← L⁻ᵀ x`` (back substitution, rows ``n … 1``) on a copy of ``x``."""
     L, par = _matrix(L, parents, "L", copy=False)
+    if not unit:
+        _check_diagonal(L, "L")
     x = _vector(x, L.shape[0], L.dtype, "x")
     for i in range(len(par) - 1, -1, -1):
         if not unit:
@@ -309,6 +327,7 @@ def ltdl_solve(LD, parents: Sequence[int], b) -> np.ndarray:
     True
     """
     LD, _ = _matrix(LD, parents, "LD", copy=False)
+    _check_diagonal(LD, "the LTDL factor LD", positive=True)
     z = L_inverse_transpose_apply(LD, parents, b, unit=True)
     D = np.diagonal(LD)
     z = z / (D if z.ndim == 1 else D[:, None])

@@ -7,6 +7,8 @@ a model cannot be changed behind its back.
 
 from __future__ import annotations
 
+import numbers
+import sys
 from collections.abc import Hashable
 from typing import NoReturn
 
@@ -14,7 +16,31 @@ import numpy as np
 
 from .errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, RankDeficientError
 
-__all__ = ["checked_array", "numeric_array", "is_numeric", "check_spd", "check_psd", "raise_not_pd", "check_full_row_rank", "result_dtype"]
+__all__ = ["checked_array", "numeric_array", "checked_scalar", "checked_count", "scaled_norm", "unit_vector", "is_numeric",
+           "check_spd", "check_psd", "raise_not_pd", "check_full_row_rank", "result_dtype"]
+
+
+def _is_symbolic(e) -> bool:
+    """True for a sympy expression (never imports sympy: without it loaded no entry can be one)."""
+    sympy = sys.modules.get("sympy")
+    return sympy is not None and isinstance(e, sympy.Basic)
+
+
+def _is_scalar_type(t: type) -> bool:
+    """A number type, a sympy type, or a user scalar type with field arithmetic (not a string,
+    ``None``, a container or an array, which would otherwise pass as "symbolic")."""
+    if issubclass(t, (numbers.Number, np.number)):
+        return True
+    sympy = sys.modules.get("sympy")
+    if sympy is not None and issubclass(t, sympy.Basic):
+        return True
+    if t is type(None) or issubclass(t, (str, bytes, list, tuple, dict, set, np.ndarray)):
+        return False
+    return all(hasattr(t, op) for op in ("__add__", "__sub__", "__mul__", "__truediv__"))
+
+
+def _is_number(e) -> bool:
+    return isinstance(e, (numbers.Number, np.number)) and not isinstance(e, np.datetime64)
 
 
 def _entry_is_finite(e) -> bool:
@@ -29,8 +55,8 @@ def _entry_is_finite(e) -> bool:
 
 
 def numeric_array(A, what: str, copy: bool = True) -> np.ndarray:
-    """``A`` as an array of real, complex or object (symbolic) entries, integers and booleans as
-    floats: a fresh copy with ``copy``, otherwise possibly ``A`` itself (no shape or finiteness
+    """``A`` as an array of real, complex or object (symbolic) entries, integers, booleans and
+    floats of any precision as float64 (complex as complex128): a fresh copy with ``copy``, otherwise possibly ``A`` itself (no shape or finiteness
     check; see :func:`checked_array`). ``what`` names it in the errors."""
     try:
         A = np.array(A, copy=True) if copy else np.asarray(A)
@@ -40,7 +66,92 @@ def numeric_array(A, what: str, copy: bool = True) -> np.ndarray:
         return A.astype(float)
     if A.dtype.kind not in "fcO":
         raise DimensionError(f"{what} has dtype {A.dtype}; expected real, complex or object (symbolic) entries")
+    if A.dtype.kind in "fc" and A.dtype.itemsize != (8 if A.dtype.kind == "f" else 16):
+        # extended precision (float128 / longdouble): linalg cannot take it; half and single
+        # precision: the compiled path computes in double, so every path does (same answers)
+        with np.errstate(over="ignore"):
+            A = A.astype(float if A.dtype.kind == "f" else complex)
+    if A.dtype == object:
+        bad_types = {t for t in set(map(type, A.flat)) if not _is_scalar_type(t)}  # one test per type
+        if bad_types:
+            bad = next(e for e in A.flat if type(e) in bad_types)
+            raise DimensionError(f"{what} holds {bad!r} ({type(bad).__name__}); entries must be numbers or sympy expressions")
     return A
+
+
+
+def checked_scalar(x, what: str, *, positive: bool = False, nonnegative: bool = False, nonzero: bool = False,
+                   symbolic: bool = False, error: type[Exception] | None = None):
+    """``x`` as a finite Python ``float`` (or, with ``symbolic``, a sympy expression kept as is).
+
+    ``None``, strings, lists, booleans, NaN and infinity are rejected with ``error`` (default
+    :class:`NonFiniteError` for non-finite numbers and :class:`DimensionError` otherwise), as
+    are values breaking ``positive``, ``nonnegative`` or ``nonzero``. ``what`` names the
+    parameter (and its owner) in the message.
+    """
+    if symbolic and _is_symbolic(x) and getattr(x, "free_symbols", None):
+        return x
+    if isinstance(x, np.ndarray) and x.shape == ():
+        x = x[()]
+    if isinstance(x, (bool, np.bool_)) or not (_is_number(x) or _is_symbolic(x)):
+        raise (error or DimensionError)(f"{what} must be a real number, got {x!r} ({type(x).__name__})")
+    try:
+        value = complex(x)
+    except (TypeError, ValueError, OverflowError):
+        raise (error or DimensionError)(f"{what} must be a real number, got {x!r}") from None
+    if value.imag != 0:
+        raise (error or DimensionError)(f"{what} must be a real number, got {x!r}")
+    value = value.real
+    if not np.isfinite(value):
+        raise (error or NonFiniteError)(f"{what} is non-finite ({x!r}); it must be a finite number")
+    if positive and not value > 0:
+        raise (error or DimensionError)(f"{what} must be positive, got {x!r}")
+    if nonnegative and not value >= 0:
+        raise (error or DimensionError)(f"{what} must be non-negative, got {x!r}")
+    if nonzero and value == 0:
+        raise (error or DimensionError)(f"{what} must be nonzero, got {x!r}")
+    return value
+
+
+def checked_count(x, what: str, *, minimum: int = 0, error: type[Exception] | None = None) -> int:
+    """``x`` as an ``int`` of at least ``minimum``; floats, strings, ``None`` and booleans are
+    rejected with ``error`` (default :class:`DimensionError`) naming ``what``."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Integral, np.integer)):
+        raise (error or DimensionError)(f"{what} must be an integer, got {x!r} ({type(x).__name__})")
+    if int(x) < minimum:
+        raise (error or DimensionError)(f"{what} must be at least {minimum}, got {x!r}")
+    return int(x)
+
+
+def scaled_norm(v) -> float:
+    """The Euclidean norm of the numeric ``v`` computed on ``v / max|v|`` (no overflow or
+    underflow of the squares for any finite ``v``); ``inf`` only if the norm itself overflows."""
+    v = np.abs(np.asarray(v))
+    top = float(v.max(initial=0.0))
+    if top == 0.0 or not np.isfinite(top):
+        return top
+    with np.errstate(over="ignore"):
+        return float(top * np.linalg.norm(v / top))
+
+
+def unit_vector(v, what: str, size: int = 3, *, error: type[Exception] | None = None,
+                tiny: float = 0.0) -> np.ndarray:
+    """The finite real ``size``-vector ``v`` divided by its norm, computed on ``v / max|v|`` so a
+    huge or tiny but finite vector normalises exactly. A vector that is not a finite real
+    ``size``-vector, or whose norm is at most ``tiny`` (zero by default), raises ``error``
+    (default :class:`DimensionError`) naming ``what``."""
+    error = error or DimensionError
+    try:
+        u = numeric_array(v, what)
+    except DimensionError:
+        raise error(f"{what} must be a finite real {size}-vector of numbers, got {v!r}") from None
+    if u.shape != (size,) or u.dtype.kind != "f" or not np.isfinite(u).all():
+        raise error(f"{what} must be a finite real {size}-vector, got {v!r}")
+    top = float(np.abs(u).max(initial=0.0))
+    if top == 0.0 or scaled_norm(u) <= tiny:
+        raise error(f"{what} must be a nonzero {size}-vector, got {v!r}")
+    u = u / top
+    return u / np.linalg.norm(u)
 
 
 def checked_array(A, ndim: int | tuple[int, ...], what: str, k: Hashable = None, finite: bool = True) -> np.ndarray:
@@ -59,7 +170,8 @@ def checked_array(A, ndim: int | tuple[int, ...], what: str, k: Hashable = None,
         raise DimensionError(f"{where} must be {' or '.join(map(str, allowed))}-D, got shape {A.shape}")
     A = numeric_array(A, where, copy=False)
     if finite and not (all(_entry_is_finite(e) for e in A.flat) if A.dtype == object else np.isfinite(A).all()):
-        raise NonFiniteError(f"{where} (shape {A.shape}) contains NaN or infinity")
+        first = next(i for i in np.ndindex(A.shape) if not _entry_is_finite(A[i]))
+        raise NonFiniteError(f"{where} (shape {A.shape}) contains NaN or infinity, first at index {list(first)}")
     A.setflags(write=False)
     return A
 

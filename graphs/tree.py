@@ -179,7 +179,10 @@ class TreeDigraph:
         return len(self._bodies)
 
     def __contains__(self, k: object) -> bool:
-        return k in self._index
+        try:
+            return k in self._index
+        except TypeError:  # an unhashable label is not a node
+            return False
 
     def __repr__(self) -> str:
         return f"TreeDigraph({len(self)} bodies, {len(self._base)} base, height {self.height})"

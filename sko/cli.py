@@ -110,7 +110,7 @@ def _file_case(args):
     ``warning:`` line on stderr."""
     from sko.inertia import InertiaRepairWarning
 
-    from .verify.models import case_from, system_model
+    from .verify.models import case_from
 
     option = "--urdf" if args.urdf else "--mjcf"
     try:
@@ -133,7 +133,7 @@ def _file_case(args):
                 print(f"warning: repaired inertia: {repair}", file=sys.stderr)
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
-    return case_from(system_model(system), Path(args.urdf or args.mjcf).name)
+    return case_from(system, Path(args.urdf or args.mjcf).name)  # keeps the system: the physics checks run on it
 
 
 def _unique(values):
@@ -145,7 +145,7 @@ def _factory_case(spec: str):
     """The case of a user's factory ``package.module:function`` (see the module docstring)."""
     from sko import SKOModel
 
-    from .verify.models import case_from, system_model
+    from .verify.models import case_from
 
     module_name, _, function_name = spec.partition(":")
     try:
@@ -160,8 +160,7 @@ def _factory_case(spec: str):
         if not (hasattr(built, "sko_model") and hasattr(built, "random_configuration")):
             raise SKOError(f"--model {spec} returned {type(built).__name__}: expected a system (with random_configuration "
                            "and sko_model), an SKOModel or (model, a, b)")
-        built = system_model(built)
-    return case_from(built, spec)
+    return case_from(built, spec)  # a system is taken at a random state and kept for the physics checks
 
 
 def _display_width(text: str) -> int:

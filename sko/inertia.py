@@ -38,6 +38,9 @@ __all__ = [
 #: Relative tolerance of the triangle inequalities (rounding of printed inertias, 6–7 digits).
 RTOL = 1e-6
 
+#: Spatial inertias with larger entries are checked scaled down (their squares would overflow).
+_HUGE = 1e150
+
 #: Principal moments ``J = A L`` from the second moments ``L`` of the mass distribution.
 _A = np.ones((3, 3)) - np.eye(3)
 
@@ -117,7 +120,12 @@ def check_spatial_inertia(I6: np.ndarray, where: str, error: type[Exception] = N
             raise error(f"{where}: spatial inertia is not symmetric (entries {asym[:3]})")
         return
     R = _numeric(I6)
+    if not np.isfinite(R).all():
+        raise error(f"{where}: spatial inertia has NaN or infinite entries")
     scale = max(np.abs(R).max(initial=0.0), np.finfo(float).tiny)
+    if scale > _HUGE:  # every check is homogeneous in I6: scale down (exactly, by a power of 2) so m²c² cannot overflow
+        R = np.ldexp(R, -int(np.frexp(scale)[1]))
+        scale = np.abs(R).max()
     if np.abs(R - R.T).max() > 1e-9 * scale:
         raise error(f"{where}: spatial inertia is not symmetric")
     m = R[5, 5]

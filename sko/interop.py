@@ -45,9 +45,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from sko.arrays import checked_array, scaled_norm
 from sko.graphs.errors import DimensionError, SKOError
 from sko.optional import require
-from sko.spatial import quaternion_matrix
+from sko.spatial import quaternion_matrix, quaternion_normalize
 
 __all__ = ["InteropError", "PinocchioMap", "MujocoMap", "named_joints"]
 
@@ -76,18 +77,28 @@ class _Permutation:
 
     def matrix(self, M) -> np.ndarray:
         """An ``nv × nv`` matrix (``ℳ``, its inverse) in the peer's order."""
-        return np.asarray(M)[np.ix_(self.v_perm, self.v_perm)]
+        return self._matrix(M, "matrix")[np.ix_(self.v_perm, self.v_perm)]
 
     def matrix_back(self, M_peer) -> np.ndarray:
         """A peer's ``nv × nv`` matrix in our order."""
         inverse = np.argsort(self.v_perm)
-        return np.asarray(M_peer)[np.ix_(inverse, inverse)]
+        return self._matrix(M_peer, "peer matrix")[np.ix_(inverse, inverse)]
+
+    def _matrix(self, M, what: str) -> np.ndarray:
+        n = self.system.nv
+        M = checked_array(M, 2, what)
+        if M.shape != (n, n):
+            raise DimensionError(f"{what} has shape {M.shape}, expected ({n}, {n})")
+        return M
 
     @staticmethod
     def _vector(x, n: int, what: str) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+        """``x`` as a finite real vector of length ``n`` (the project's errors, never numpy's)."""
+        x = checked_array(x, 1, what)
         if x.shape != (n,):
             raise DimensionError(f"{what} has shape {x.shape}, expected ({n},)")
+        if x.dtype.kind != "f":
+            raise DimensionError(f"{what} must hold real numbers, got dtype {x.dtype}")
         return x
 
 
@@ -136,7 +147,9 @@ class PinocchioMap(_Permutation):
         for kind, ours, theirs in self._joints:
             x = q[ours]
             if kind == "free":
-                quat = x[:4] / np.linalg.norm(x[:4])
+                if scaled_norm(x[:4]) < 1e-9:
+                    raise InteropError(f"q of a free joint holds the quaternion {x[:4]}, of (near) zero norm")
+                quat = quaternion_normalize(x[:4])
                 out[theirs] = np.concatenate([x[4:], quat[1:], quat[:1]])
             elif kind == "continuous":
                 out[theirs] = np.cos(x[0]), np.sin(x[0])
@@ -217,7 +230,8 @@ class MujocoMap(_Permutation):
         mujoco = require("mujoco", "state conversion with MuJoCo")
         self.system, self.model = system, model
         ours_by_name = named_joints(system)
-        names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(model.njnt)]
+        # an unnamed MuJoCo joint is 'joint<j>', as the MJCF loader names it
+        names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) or f"joint{j}" for j in range(model.njnt)]
         moving = {name for name, (joint, _, _) in ours_by_name.items() if joint.nv}
         missing, extra = sorted(set(names) - set(ours_by_name)), sorted(moving - set(names))
         if missing or extra:

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.arrays import result_dtype
+from sko.arrays import checked_array, is_numeric, result_dtype
+from sko.graphs.errors import DimensionError
 
 __all__ = [
     "cos_sin",
@@ -58,6 +59,7 @@ __all__ = [
     "quaternion_rate",
     "quaternion_exp",
     "quaternion_normalize",
+    "checked_transform",
 ]
 
 
@@ -293,7 +295,12 @@ def quaternion_matrix(q) -> np.ndarray:
     The homogeneous form ``R = (…)/‖q‖²`` is used, so any nonzero ``q`` gives the exact
     rotation of ``q/‖q‖`` (Featherstone Eq. 4.12 is its transpose for unit ``q``).
     """
-    w, x, y, z = np.asarray(q)
+    q = np.asarray(q)
+    if q.dtype.kind in "fc":  # R is homogeneous of degree 0 in q: scale first so no square overflows
+        top = np.abs(q.real).max(initial=0.0)
+        if np.isfinite(top) and top > 0:
+            q = q / top
+    w, x, y, z = q
     n2 = w * w + x * x + y * y + z * z
     R = np.array(
         [
@@ -353,8 +360,7 @@ def quaternion_exp(omega) -> np.ndarray:
 def quaternion_log(q) -> np.ndarray:
     """The rotation vector ``ω``, ``‖ω‖ ≤ π``, with ``quaternion_exp(ω)`` the rotation of the
     nonzero ``q`` (the inverse of :func:`quaternion_exp` up to the quaternion's sign)."""
-    q = np.asarray(q, dtype=float)
-    q = q / np.linalg.norm(q)
+    q = quaternion_normalize(q)
     if q[0] < 0:
         q = -q
     s = np.linalg.norm(q[1:])
@@ -371,6 +377,47 @@ def quaternion_conjugate(q) -> np.ndarray:
 
 
 def quaternion_normalize(q) -> np.ndarray:
-    """``q / ‖q‖``; the sign is kept."""
+    """``q / ‖q‖`` (computed on ``q / max|q|``, so any finite nonzero ``q`` works); the sign is kept."""
     q = np.asarray(q, dtype=float)
+    top = np.abs(q).max(initial=0.0)
+    q = q / top if np.isfinite(top) and top > 0 else q
     return q / np.linalg.norm(q)
+
+
+# ---------------------------------------------------------------------------- checks
+#: Largest translation a checked transform may carry: inertias transform with ``r²`` terms, and
+#: squares of larger numbers leave the floating-point range (a limit of the arithmetic, not physics).
+_LARGEST_OFFSET = 1e150
+_I3 = np.eye(3)
+
+def checked_transform(X, what: str, rtol: float = 1e-6, error: type[Exception] = DimensionError) -> np.ndarray:
+    """``X`` as a checked read-only rigid Plücker transform ``rot(E) xlt(r)``.
+
+    Numeric ``X`` must be a finite 6 × 6 array with ``E`` (upper-left block) a proper rotation,
+    a zero upper-right block, ``E`` again lower-right, and a lower-left block ``−E r×`` (so
+    ``Eᵀ`` times it is skew-symmetric), all to ``rtol`` relative to the block's size; symbolic
+    entries are checked for shape only. ``what`` names it in the ``error`` messages.
+    """
+    X = checked_array(X, 2, what)
+    if X.shape != (6, 6):
+        raise error(f"{what} must be a finite 6 × 6 Plücker transform (shape (6, 6)), got shape {X.shape}")
+    if X.dtype == object and not is_numeric(X):
+        return X
+    R = X if X.dtype.kind == "f" else np.array(X, dtype=complex).real
+    E, B = R[:3, :3], R[3:, :3]
+    offset = float(np.abs(B).max())
+    if offset > _LARGEST_OFFSET:
+        raise error(f"{what} has a translation of size {offset:.3g}: products with inertias (∝ r²) "
+                    "would overflow the floating-point range")
+    problems = []
+    (a, b, c), (d, e, f), (g, h, i) = E.tolist()
+    if np.abs(E @ E.T - _I3).max() > rtol or a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) <= 0:
+        problems.append("its rotation block is not a proper rotation")
+    if np.abs(R[:3, 3:]).max() > rtol or np.abs(R[3:, 3:] - E).max() > rtol:
+        problems.append("its blocks are not [[E, 0], [−E r×, E]]")
+    EB = E.T @ B
+    if not np.abs(EB + EB.T).max() <= rtol * max(1.0, offset):
+        problems.append("its lower-left block is not −E r×")
+    if problems:
+        raise error(f"{what} is not a rigid Plücker transform: {'; '.join(problems)}")
+    return X

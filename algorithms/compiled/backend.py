@@ -10,6 +10,7 @@ variable ``SKO_BACKEND=reference``.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -29,11 +30,12 @@ def _checked(name: str) -> str:
 
 
 _backend = _checked(os.environ.get("SKO_BACKEND", "compiled").strip().lower() or "compiled")
+_local = threading.local()  # use_backend's choice, per thread (None: the process-wide one)
 
 
 def get_backend() -> str:
     """The current backend, ``"compiled"`` or ``"reference"``."""
-    return _backend
+    return getattr(_local, "backend", None) or _backend
 
 
 def set_backend(name: str) -> None:
@@ -44,7 +46,9 @@ def set_backend(name: str) -> None:
 
 @contextmanager
 def use_backend(name: str) -> Iterator[None]:
-    """Run a block with the given backend, restoring the previous one afterwards.
+    """Run a block with the given backend, restoring the previous one afterwards. The choice
+    holds in the calling thread only: other threads keep theirs (a block in one thread never
+    switches, or leaves switched, the path of another).
 
     Examples
     --------
@@ -52,18 +56,18 @@ def use_backend(name: str) -> Iterator[None]:
     ...     get_backend()
     'reference'
     """
-    global _backend
-    previous, _backend = _backend, _checked(name)
+    previous = getattr(_local, "backend", None)
+    _local.backend = _checked(name)
     try:
         yield
     finally:
-        _backend = previous
+        _local.backend = previous
 
 
 def compiled_dtype(*dtypes) -> np.dtype | None:
     """float64 or complex128 if the compiled path takes numbers of these dtypes (and is
     selected), else ``None``."""
-    if _backend != "compiled":
+    if get_backend() != "compiled":
         return None
     complex_ = False
     for dt in dtypes:

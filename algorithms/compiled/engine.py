@@ -205,16 +205,25 @@ def is_compiled(articulated) -> bool:
 
 def takes(model, articulated, *arrays) -> np.dtype | None:
     """The compiled scalar type for a call with an optional Riccati result, or ``None``: a
-    compiled result runs compiled, a reference result on the reference path."""
-    if articulated is not None and not is_compiled(articulated):
-        return None
+    compiled result runs compiled unless an array needs the reference path (``object`` entries,
+    or the reference backend forced; a compiled result offers the reference path its blocks), a
+    reference result on the reference path."""
     if articulated is not None:
-        return np.dtype(np.result_type(articulated.dtype, *(x.dtype for x in arrays if x is not None)))
+        return compiled_with(articulated, *arrays)
     return runs(model, *arrays)
 
 
+def compiled_with(articulated, *arrays) -> np.dtype | None:
+    """The compiled scalar type for a call on a Riccati result and these (checked) arrays, or
+    ``None`` for the reference path: a reference result, ``object`` entries in an array, or the
+    reference backend forced (a compiled result offers the reference path its blocks too)."""
+    if not is_compiled(articulated):
+        return None
+    return compiled_dtype(articulated.dtype, *(x.dtype for x in arrays if x is not None))
+
+
 __all__ += ["spo", "joint_map", "newton_euler", "composite_inertias", "mass_matrix", "riccati",
-            "articulated_body", "gain_apply", "hinge_blocks", "takes", "is_compiled"]
+            "articulated_body", "gain_apply", "hinge_blocks", "takes", "compiled_with", "is_compiled"]
 
 
 def psi_apply(ab, x: np.ndarray, dtype, star: bool) -> np.ndarray:

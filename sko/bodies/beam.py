@@ -15,11 +15,13 @@ the section has rotary inertia and ``M(k)`` is positive definite.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
+
+from sko.arrays import checked_count, checked_scalar
 
 from sko.bodies.joints import Joint
 
@@ -56,8 +58,11 @@ def cantilever_modes(length: float, mass: float, EI: float, n_modes: int, statio
     >>> bool(abs(m.frequencies[0] / 1.8751**2 - 1) < 2e-3)    # continuous beam: 1.8751² √(EI/ρL⁴)
     True
     """
-    if not (length > 0 and mass > 0 and EI > 0):
-        raise BodyError(f"beam needs positive length, mass and EI, got {length!r}, {mass!r}, {EI!r}")
+    length = checked_scalar(length, "beam length", positive=True, error=BodyError)
+    mass = checked_scalar(mass, "beam mass", positive=True, error=BodyError)
+    EI = checked_scalar(EI, "beam bending stiffness EI", positive=True, error=BodyError)
+    stations = checked_count(stations, "beam stations", minimum=1, error=BodyError)
+    n_modes = checked_count(n_modes, "beam n_modes", minimum=1, error=BodyError)
     if not (1 <= n_modes <= stations):
         raise BodyError(f"beam with {stations} stations has 1..{stations} modes, asked for {n_modes}")
     x = np.linspace(0.0, length, stations + 1)
@@ -65,9 +70,22 @@ def cantilever_modes(length: float, mass: float, EI: float, n_modes: int, statio
     masses[[0, -1]] /= 2
     xf = x[1:]
     lo, hi = np.minimum.outer(xf, xf), np.maximum.outer(xf, xf)
-    K = np.linalg.inv(lo**2 * (3 * hi - lo) / (6 * EI))
-    K = (K + K.T) / 2
-    w2, phi = scipy.linalg.eigh(K, np.diag(masses[1:]), subset_by_index=[0, n_modes - 1])
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        compliance = lo**2 * (3 * hi - lo) / (6 * EI)
+        scales = (masses * np.float64(length) ** 3 / EI).max()
+    out_of_range = BodyError(f"beam with length {length!r}, mass {mass!r} and EI {EI!r}: the modes overflow or "
+                             "underflow the floating-point range; rescale the units")
+    if not (np.isfinite(compliance).all() and np.isfinite(scales) and scales > 0 and np.diagonal(compliance).min() > 0):
+        raise out_of_range
+    try:
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            K = np.linalg.inv(compliance)
+            K = (K + K.T) / 2
+            w2, phi = scipy.linalg.eigh(K, np.diag(masses[1:]), subset_by_index=[0, n_modes - 1])
+    except (np.linalg.LinAlgError, ValueError):
+        raise out_of_range from None
+    if not (np.isfinite(w2).all() and np.isfinite(phi).all() and w2.min() > 0):
+        raise out_of_range
     phi *= np.sign(phi[-1])  # tip deflection positive
     loads = K @ phi
     lo_s = np.minimum.outer(x, xf)
@@ -93,8 +111,15 @@ def flexible_beam(name: Hashable, parent: Hashable | None, joint: Joint, length:
     (8, 3, ['tip'])
     """
     modes = cantilever_modes(length, mass, EI, n_modes, stations)
+    length = float(modes.x[-1])
+    if thickness is not None:
+        thickness = checked_scalar(thickness, f"flexible beam {name!r}: thickness", positive=True, error=BodyError)
+    damping_ratio = checked_scalar(damping_ratio, f"flexible beam {name!r}: damping ratio", nonnegative=True,
+                                   error=BodyError)
+    if isinstance(directions, str) or not isinstance(directions, Iterable):
+        raise BodyError(f"flexible beam {name!r}: directions must be a sequence of 'y', 'z', got {directions!r}")
     directions = tuple(directions)
-    if not directions or any(d not in _DIRECTIONS for d in directions) or len(set(directions)) != len(directions):
+    if not directions or any(not isinstance(d, str) or d not in _DIRECTIONS for d in directions) or len(set(directions)) != len(directions):
         raise BodyError(f"flexible beam {name!r}: directions must be distinct values of 'y', 'z', got {directions!r}")
     half = (length / 20 if thickness is None else thickness) / 2
     ring = half * np.array([[0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1]], dtype=float)

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from sko.arrays import checked_array
 from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState
 from sko.bodies.hinge import checked_placement, checked_spatial_inertia, hinge_state
 from sko.bodies.joints import Joint
@@ -52,6 +53,8 @@ __all__ = ["ClusterMember", "Coupling", "LoopConstraint", "RigidCluster", "LoopC
 STEP_TOL, RESIDUAL_TOL, MAX_ITERATIONS, MAX_CONDITION = 1e-10, 1e-12, 20, 1e8
 #: Largest change of the independent coordinates solved in one Newton run (continuation).
 PATH_STEP = 0.1
+#: Most continuation steps to a new state (a move of 100 at PATH_STEP): beyond, an error, not a hang.
+MAX_PATH_STEPS = 1000
 
 
 class ClusterError(BodyError):
@@ -247,7 +250,15 @@ class RigidCluster(BodyType):
         for name, value in dict(initial or {}).items():
             if name not in self._index:
                 raise ClusterError(f"initial configuration names {name!r}, not a member of cluster {self.name!r}")
-            theta[self._cols[self._index[name]]] = value
+            cols = self._cols[self._index[name]]
+            value = checked_array(value, (0, 1), f"initial coordinates of member {name!r} of cluster {self.name!r}")
+            if value.dtype.kind != "f":
+                raise ClusterError(f"initial coordinates of member {name!r} of cluster {self.name!r} must be real "
+                                   f"numbers, got dtype {value.dtype}")
+            if value.ndim and value.shape != theta[cols].shape:
+                raise ClusterError(f"initial coordinates of member {name!r} of cluster {self.name!r} have shape "
+                                   f"{value.shape}, its joint has {theta[cols].size}")
+            theta[cols] = value
         return theta
 
     def _assemble(self, theta, free):
@@ -432,7 +443,13 @@ class RigidCluster(BodyType):
         # Far from the last solution, follow the straight path of θ_ind there in substeps of at
         # most PATH_STEP, so the solution stays on the assembly branch it is on.
         start, start_dep, start_slope = self._last_ind, self._last, self._last_slope
-        substeps = max(1, int(np.ceil(np.abs(real - start).max(initial=0.0) / PATH_STEP)))
+        distance = np.abs(real - start).max(initial=0.0)
+        if distance > MAX_PATH_STEPS * PATH_STEP:
+            raise LoopClosureError(f"cluster {self.name!r} (loops {self._loop_names()}): the independent coordinates "
+                                   f"moved {distance:.3g} from the last closed state; following the assembly branch "
+                                   f"that far takes more than {MAX_PATH_STEPS} steps of {PATH_STEP}: approach the state "
+                                   "in smaller steps")
+        substeps = max(1, int(np.ceil(distance / PATH_STEP)))
         for attempt in (substeps, 8 * substeps):
             try:
                 for s in np.linspace(0.0, 1.0, attempt + 1)[1:]:

@@ -67,14 +67,21 @@ def pack_joint(joint: Joint) -> tuple[int, bool, np.ndarray]:
 
 @njit(cache=True)
 def quaternion_ok(w, x, y, z) -> bool:
-    """False for a quaternion of (near) zero norm (``‖|q|‖ < 1e-9``, as the Python joints check)."""
-    return np.sqrt(abs(w) ** 2 + abs(x) ** 2 + abs(y) ** 2 + abs(z) ** 2) >= 1e-9
+    """False for a quaternion of (near) zero norm (``‖|q|‖ < 1e-9``, as the Python joints check;
+    scaled by the largest entry, so a huge quaternion does not overflow)."""
+    s = max(abs(w), abs(x), abs(y), abs(z))
+    if s == 0:
+        return False
+    return s * np.sqrt((abs(w) / s) ** 2 + (abs(x) / s) ** 2 + (abs(y) / s) ** 2 + (abs(z) / s) ** 2) >= 1e-9
 
 
 @njit(cache=True, inline="always")
 def _quaternion_transpose(q0, o, E):
-    """``E = R(q)ᵀ`` for the homogeneous quaternion rotation ``R(q)/‖q‖²``, ``q = q0[o: o + 4]``."""
-    w, x, y, z = q0[o], q0[o + 1], q0[o + 2], q0[o + 3]
+    """``E = R(q)ᵀ`` for the homogeneous quaternion rotation ``R(q)/‖q‖²``, ``q = q0[o: o + 4]``,
+    of ``q / max |q_i|`` (the same rotation: ``R(q)/‖q‖²`` is homogeneous of degree 0), so no
+    square overflows or underflows for a quaternion of any finite size."""
+    s = max(abs(q0[o]), abs(q0[o + 1]), abs(q0[o + 2]), abs(q0[o + 3]))
+    w, x, y, z = q0[o] / s, q0[o + 1] / s, q0[o + 2] / s, q0[o + 3] / s
     n2 = w * w + x * x + y * y + z * z
     E[0, 0] = (w * w + x * x - y * y - z * z) / n2
     E[1, 0] = 2 * (x * y - w * z) / n2

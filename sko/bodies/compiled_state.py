@@ -18,7 +18,9 @@ constants start at ``reals[ints[k, RO]]``). For a batch of ``B`` states the aren
 
 Every kernel takes ``(ints, reals, k, q, qd, a, work)`` for one state (``q``, ``qd`` the
 system's stacked vectors, ``a`` the state's arena row, ``work`` a :func:`workspace`) and returns
-False when the state is outside the joint's domain (a quaternion of zero norm).
+False when the state is outside the joint's domain (a quaternion of zero norm); a quaternion of
+any other finite size gives its rotation (:func:`~sko.bodies.compiled_joints.joint_kinematics`
+scales it by its largest entry first).
 :func:`fill_states` runs the library kernels over bodies and a batch of states.
 """
 

@@ -82,9 +82,8 @@ class CompositeJoint(Joint):
         q = self._vector(q, self.nq, "q")
         return np.concatenate([j.normalize(q[s]) for (_, j), s in zip(self.parts, self._q)])
 
-    def integrate(self, q, v, dt):
+    def _integrate(self, q, v, dt):
         """Joint by joint: each part's coordinates follow its own velocity alone."""
-        q, v = self._vector(q, self.nq, "q"), self._vector(v, self.nv, "velocity")
         return np.concatenate([j.integrate(q[s], v[r], dt) for (_, j), s, r in zip(self.parts, self._q, self._v)])
 
     def difference(self, q0, q1):
@@ -160,10 +159,10 @@ class FreePositionFirst(Joint):
         q[3:] /= np.linalg.norm(q[3:])
         return q
 
-    def integrate(self, q, v, dt):
+    def _integrate(self, q, v, dt):
         """Exact for constant ``ν``: ``p`` moves along ``ṗ`` and ``R ← R exp(dt ω)``."""
         q = self.normalize(q)
-        v = np.asarray(self._vector(v, 6, "velocity"), dtype=float)
+        v = np.asarray(v, dtype=float)
         quat = quaternion_multiply(q[3:], quaternion_exp(dt * v[3:]))
         return self.normalize(np.concatenate([q[:3] + dt * v[:3], quat]))
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from sko.graphs.arrays import check_full_row_rank, check_spd, checked_array
 from sko.graphs.errors import DimensionError, SKOError
 
 __all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "CompiledState", "root_attachment", "check_node_state"]
@@ -210,8 +211,10 @@ class BodyType(ABC):
 
 
 def check_node_state(body: BodyType, s: NodeState) -> None:
-    """The shapes a body type returned at a state, checked against its sizes and attachments,
-    named in the error (a researcher's new type may err): :class:`DimensionError` or
+    """What a body type returned at a state, checked as both paths need it: shapes against its
+    sizes and attachments, finite numbers, ``M`` symmetric positive definite and ``H`` of full
+    row rank, named in the error (a researcher's new type may err): :class:`DimensionError`,
+    :class:`NonFiniteError`, :class:`NotPositiveDefiniteError`, :class:`RankDeficientError` or
     :class:`BodyError`."""
     m, n = body.node_dim, body.dof_size
     expected = {"E": (m, 6), "H": (n, m), "M": (m, m), "a": (m,), "b": (m,), "V": (m,)}
@@ -219,6 +222,11 @@ def check_node_state(body: BodyType, s: NodeState) -> None:
         got = np.shape(getattr(s, field_))
         if got != shape:
             raise DimensionError(f"body {body.name!r} ({type(body).__name__}) returned {field_} of shape {got}, expected {shape}")
+    k = body.name
+    for field_, what in (("E", "transform E"), ("a", "Coriolis term a"), ("b", "gyroscopic term b"), ("V", "velocity V")):
+        checked_array(getattr(s, field_), len(expected[field_]), what, k)
+    check_spd(checked_array(s.M, 2, "inertia M", k), "inertia M", k)
+    check_full_row_rank(checked_array(s.H, 2, "joint map H", k), "joint map H", k)
     missing = [name for name in body.attachment_names if name not in s.attachments]
     if missing:
         raise BodyError(f"body {body.name!r} ({type(body).__name__}) offers attachments {missing!r} but returned none for them")

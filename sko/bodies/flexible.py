@@ -32,7 +32,7 @@ import numpy as np
 import scipy.linalg
 
 from sko.graphs.errors import SKOError
-from sko.arrays import check_psd, check_spd
+from sko.arrays import check_psd, check_spd, numeric_array
 from sko.bodies.joints import Joint
 from sko.spatial import crm, plucker, skew
 
@@ -124,11 +124,13 @@ class FlexibleBody(BodyType):
         self.stiffness = self._psd(stiffness, "stiffness K")
         self.damping = self._psd(damping, "damping C")
         self.nodes = {}
+        if nodes is not None and not isinstance(nodes, Mapping):
+            raise BodyError(f"nodes of flexible body {name!r} must be a mapping name -> (p_o, Φ_o[, Ψ_o]), "
+                            f"got {type(nodes).__name__}")
         for node, data in (nodes or {}).items():
             if node is None:
                 raise BodyError(f"flexible body {name!r}: the node name None is reserved for the body frame")
-            data = tuple(data)
-            if len(data) not in (2, 3):
+            if not isinstance(data, (tuple, list)) or len(data) not in (2, 3):
                 raise BodyError(f"node {node!r} of flexible body {name!r} must be (p_o, Φ_o) or (p_o, Φ_o, Ψ_o)")
             p_o = self._array(data[0], f"position of node {node!r}", (3,))
             Phi_o = self._array(data[1], f"modal translation Φ_o of node {node!r}", (3, r))
@@ -145,7 +147,7 @@ class FlexibleBody(BodyType):
     # ------------------------------------------------------------------ input checks
     def _array(self, x, what: str, shape: tuple | None = None, ndim: int | None = None) -> np.ndarray:
         try:
-            x = np.array(x, dtype=float)
+            x = np.array(numeric_array(x, what), dtype=float)
         except (TypeError, ValueError) as exc:
             raise BodyError(f"{what} of flexible body {self.name!r} is not a real array: {exc}") from None
         if (shape is not None and x.shape != shape) or (ndim is not None and x.ndim != ndim):

@@ -18,7 +18,7 @@ import numpy as np
 from sko.graphs.errors import DimensionError
 from sko.arrays import checked_array
 from sko.inertia import check_spatial_inertia
-from sko.spatial import crm, plucker_rotation, plucker_translation
+from sko.spatial import checked_transform, crm, plucker_rotation, plucker_translation
 
 from sko.bodies.contract import Attachment, BodyError
 
@@ -56,17 +56,13 @@ def checked_placement(placement, name, what: str = "placement X_T of body") -> n
     Raises
     ------
     DimensionError
-        Not a 6 × 6 array of numbers.
+        Not a 6 × 6 array of numbers, or not a rigid Plücker transform.
     NonFiniteError
         NaN or infinite entries.
     """
     if placement is None:
         return np.eye(6)
-    where = f"{what} {name!r}"
-    X = checked_array(placement, 2, where)
-    if X.shape != (6, 6):
-        raise DimensionError(f"{where} must be a finite 6 × 6 Plücker transform, got shape {X.shape}")
-    return X
+    return checked_transform(placement, f"{what} {name!r}")
 
 
 def hinge_state(joint, placement: np.ndarray, q: np.ndarray, qd: np.ndarray, inboard: Attachment) -> HingeState:

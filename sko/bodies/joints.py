@@ -26,8 +26,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.arrays import result_dtype
+from sko.arrays import checked_scalar, numeric_array, result_dtype, scaled_norm, unit_vector
 from sko.spatial import (
+    quaternion_normalize,
     cos_sin,
     axis_angle_matrix,
     plucker,
@@ -48,6 +49,7 @@ from sko.spatial import (
 )
 
 from sko.errors import JointError
+from sko.graphs.errors import SKOError
 
 __all__ = [
     "JointLimits",
@@ -185,8 +187,11 @@ class Joint:
         """The configuration reached from ``q`` with constant velocity ``v`` for time ``dt``
         (exact for joints with ``ν = q̇``; joints with quaternions or successor-frame velocities
         override it with their exponential map; a user-defined joint takes one Euler step)."""
-        q = self._vector(q, self.nq, "q")
-        return self.normalize(q + dt * self._qdot(q, self._vector(v, self.nv, "velocity")))
+        dt = checked_scalar(dt, f"time step dt of {self}", error=JointError)
+        return self._integrate(self._vector(q, self.nq, "q"), self._vector(v, self.nv, "velocity"), dt)
+
+    def _integrate(self, q: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
+        return self.normalize(q + dt * self._qdot(q, v))
 
     def difference(self, q0, q1) -> np.ndarray:
         """The constant velocity ``v`` with ``integrate(q0, v, 1) = q1`` (``q1 − q0`` for joints
@@ -216,15 +221,15 @@ class Joint:
     # ------------------------------------------------------------------ helpers
     def _vector(self, x, n: int, what: str) -> np.ndarray:
         try:
-            x = np.asarray(x)
-        except (TypeError, ValueError) as exc:  # pragma: no cover - exotic input
-            raise JointError(f"{what} of {self} is not an array: {exc}") from None
+            x = numeric_array(x, f"{what} of {self}", copy=False)
+        except SKOError as exc:
+            raise JointError(str(exc)) from None
         if x.ndim == 0 and n == 1:
             x = x.reshape(1)
         if x.shape != (n,):
             raise JointError(f"{what} of {self} must have shape ({n},), got {x.shape}")
-        if x.dtype.kind in "biu":
-            x = x.astype(float)
+        if x.dtype != object and not np.isfinite(x).all():
+            raise JointError(f"{what} of {self} contains NaN or infinity: {x}")
         return x
 
     def __repr__(self) -> str:
@@ -233,13 +238,9 @@ class Joint:
 
 
 def _unit(axis, joint: str) -> np.ndarray:
-    try:
-        u = np.asarray(axis, dtype=float)
-    except (TypeError, ValueError):
-        raise JointError(f"{joint}: axis must be a nonzero finite 3-vector, got {axis!r}") from None
-    if u.shape != (3,) or not np.isfinite(u).all() or np.linalg.norm(u) < 1e-12:
-        raise JointError(f"{joint}: axis must be a nonzero finite 3-vector, got {axis!r}")
-    return u / np.linalg.norm(u)
+    """A unit axis from any finite nonzero 3-vector (normalised on its scaled copy, so neither a
+    huge nor a tiny axis over- or underflows)."""
+    return unit_vector(axis, f"{joint}: axis", error=JointError)
 
 
 def _motion(omega, vel, dtype) -> np.ndarray:
@@ -270,7 +271,7 @@ class Helical(Joint):
     def __init__(self, axis=(0.0, 0.0, 1.0), pitch: float = 0.0, name: str | None = None):
         super().__init__(name)
         self.axis = _unit(axis, f"{type(self).__name__} {name!r}")
-        self.pitch = float(pitch)
+        self.pitch = checked_scalar(pitch, f"{type(self).__name__} {name!r}: pitch", error=JointError)
         # With K = u× (K³ = −K): E = R_u(q)ᵀ = I − sin q K + (1 − cos q) K² (Rodrigues) and the
         # lower block −E (h q u)× = −h q E K = h q sin q K² − h q cos q K, so X_J is linear in
         # w = (1, sin q, cos q[, q sin q, q cos q]): X_J = T w with a constant 6 × 6 × 5 tensor T.
@@ -328,9 +329,7 @@ class RackAndPinion(Joint):
 
     def __init__(self, radius: float, name: str | None = None):
         super().__init__(name)
-        if not np.isfinite(radius):
-            raise JointError(f"RackAndPinion {name!r}: radius must be finite, got {radius!r}")
-        self.radius = float(radius)
+        self.radius = checked_scalar(radius, f"RackAndPinion {name!r}: radius", error=JointError)
 
     def _kinematics(self, q, v):
         r, dtype = self.radius, result_dtype(q, v)
@@ -404,7 +403,7 @@ class Planar(Joint):
         X = rot(self._U.T) @ rot(rz(q[0])) @ xlt(r) @ rot(self._U)
         return JointKinematics(X, self._S.astype(dtype), np.zeros(6, dtype=dtype))
 
-    def integrate(self, q, v, dt):
+    def _integrate(self, q, v, dt):
         """Exact for a constant body velocity (the SE(2) exponential)."""
         q = self.normalize(q)
         w, u = self._vector(v, 3, "velocity")[0] * dt, np.asarray(v[1:], dtype=float) * dt
@@ -434,7 +433,7 @@ class Planar(Joint):
 
 
 def _check_quaternion(quat, joint) -> None:
-    if quat.dtype != object and float(np.linalg.norm(np.abs(quat))) < 1e-9:
+    if quat.dtype != object and scaled_norm(quat) < 1e-9:
         raise JointError(f"{joint}: quaternion {quat} has (near) zero norm and describes no rotation")
 
 
@@ -462,9 +461,9 @@ class Spherical(Joint):
     def normalize(self, q):
         q = np.array(self._vector(q, 4, "q"), dtype=float)
         _check_quaternion(q, self)
-        return q / np.linalg.norm(q)
+        return quaternion_normalize(q)
 
-    def integrate(self, q, v, dt):
+    def _integrate(self, q, v, dt):
         q = self.normalize(q)
         return self.normalize(quaternion_multiply(q, quaternion_exp(dt * np.asarray(v, dtype=float))))
 
@@ -529,10 +528,10 @@ class Free(Joint):
     def normalize(self, q):
         q = np.array(self._vector(q, 7, "q"), dtype=float)
         _check_quaternion(q[:4], self)
-        q[:4] /= np.linalg.norm(q[:4])
+        q[:4] = quaternion_normalize(q[:4])
         return q
 
-    def integrate(self, q, v, dt):
+    def _integrate(self, q, v, dt):
         """Exact for a constant body velocity: ``(R, p) ← (R, p) exp(dt [ω; v])``."""
         q = self.normalize(q)
         v = np.asarray(self._vector(v, 6, "velocity"), dtype=float) * dt
@@ -685,7 +684,7 @@ class ReversedJoint(Joint):
     def normalize(self, q):
         return self.joint.normalize(q)
 
-    def integrate(self, q, v, dt):
+    def _integrate(self, q, v, dt):
         return self.joint.integrate(q, v, dt)
 
     def difference(self, q0, q1):

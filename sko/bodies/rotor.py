@@ -21,6 +21,7 @@ from collections.abc import Hashable
 import numpy as np
 
 from sko.bodies.joints import Joint
+from sko.arrays import checked_array, checked_scalar, unit_vector
 from sko.spatial import inertia_parameters
 
 from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState
@@ -62,20 +63,17 @@ class GearedRotorLink(JointCoordinates, BodyType):
             raise BodyError(f"geared rotor link {name!r} needs a one-dof sko.bodies.joints.Joint, got {joint!r}")
         self.joint = joint
         self.inertia = checked_spatial_inertia(inertia, name)
-        u = np.array(rotor_axis, dtype=float)
-        if u.shape != (3,) or not np.isfinite(u).all() or np.linalg.norm(u) < 1e-12:
-            raise BodyError(f"rotor axis of body {name!r} must be a nonzero 3-vector, got {rotor_axis!r}")
-        self.rotor_axis = u / np.linalg.norm(u)
-        if not np.isfinite(gear_ratio) or gear_ratio == 0:
-            raise BodyError(f"gear ratio of body {name!r} must be finite and nonzero, got {gear_ratio!r}")
-        if not (axial_inertia > 0 and transverse_inertia > 0):
-            raise BodyError(f"rotor inertias of body {name!r} must be positive, got J_a={axial_inertia!r}, J_t={transverse_inertia!r}")
-        if rotor_mass < 0:
-            raise BodyError(f"rotor mass of body {name!r} must be nonnegative, got {rotor_mass!r}")
-        self.gear_ratio = float(gear_ratio)
-        self.rotor_inertia = transverse_inertia * np.eye(3) + (axial_inertia - transverse_inertia) * np.outer(self.rotor_axis, self.rotor_axis)
-        self.rotor_mass = float(rotor_mass)
-        self.rotor_centre = np.array(rotor_centre, dtype=float)
+        self.rotor_axis = unit_vector(rotor_axis, f"rotor axis of body {name!r}", error=BodyError)
+        self.gear_ratio = checked_scalar(gear_ratio, f"gear ratio of body {name!r}", nonzero=True, error=BodyError)
+        J_a = checked_scalar(axial_inertia, f"rotor inertias of body {name!r}: J_a", positive=True, error=BodyError)
+        J_t = checked_scalar(transverse_inertia, f"rotor inertias of body {name!r}: J_t", positive=True,
+                             error=BodyError)
+        self.rotor_mass = checked_scalar(rotor_mass, f"rotor mass of body {name!r}", nonnegative=True, error=BodyError)
+        self.rotor_inertia = J_t * np.eye(3) + (J_a - J_t) * np.outer(self.rotor_axis, self.rotor_axis)
+        centre = checked_array(rotor_centre, 1, "rotor centre", name)
+        if centre.shape != (3,) or centre.dtype.kind != "f":
+            raise BodyError(f"rotor centre of body {name!r} must be a real 3-vector, got {rotor_centre!r}")
+        self.rotor_centre = np.array(centre)
         self.placement = checked_placement(placement, name)
         self.q_size = self.dof_size = 1
         self.valid_by_construction = not joint.user_defined  # M constant SPD, H ∋ N u ≠ 0

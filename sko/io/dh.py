@@ -29,11 +29,13 @@ A planar two-link arm (standard DH, unit links, point-like unit masses at the li
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-from sko.spatial import plucker_from_pose, rotation_x, rotation_z
+from sko.arrays import checked_scalar
+from sko.spatial import checked_transform, plucker_from_pose, rotation_x, rotation_z
 
 from sko.systems.builder import SystemBuilder, link_inertia
 from sko.errors import RigidSystemError
@@ -113,6 +115,8 @@ def dh_system(links, convention: str = "standard", base_placement=None, gravity=
     """
     if convention not in ("standard", "modified"):
         raise RigidSystemError(f"DH convention must be 'standard' or 'modified', got {convention!r}")
+    if isinstance(links, (str, bytes, DHLink)) or not isinstance(links, Iterable):
+        raise RigidSystemError(f"DH links must be a sequence of DHLink, got {type(links).__name__}")
     links = list(links)
     if not links:
         raise RigidSystemError("a DH table needs at least one link")
@@ -123,14 +127,9 @@ def dh_system(links, convention: str = "standard", base_placement=None, gravity=
         if not isinstance(row, DHLink):
             raise RigidSystemError(f"DH row {i} must be a DHLink, got {type(row).__name__}")
         name = row.name or f"link{i}"
-        values = [row.a, row.alpha, row.d, row.theta]
-        try:
-            numeric = np.array([v for v in values if not _symbolic(v)], dtype=float)
-        except (TypeError, ValueError):
-            raise RigidSystemError(f"DH row {i} ({name!r}) has parameters that are neither numbers nor sympy "
-                                   f"expressions: {values}") from None
-        if not np.isfinite(numeric).all():
-            raise RigidSystemError(f"DH row {i} ({name!r}) has non-finite parameters {values}")
+        for key in ("a", "alpha", "d", "theta"):
+            checked_scalar(getattr(row, key), f"DH row {i} ({name!r}): parameter {key}", symbolic=True,
+                           error=RigidSystemError)
         if row.joint == "revolute":
             joint, offset = Revolute([0, 0, 1], name=f"joint{i}"), _tz(row.d) @ _rz(row.theta)
         elif row.joint == "prismatic":
@@ -146,8 +145,8 @@ def dh_system(links, convention: str = "standard", base_placement=None, gravity=
             dh_on_body = np.eye(4)
         placement = _plucker(fixed)
         if i == 1 and base_placement is not None:
-            placement = placement @ np.asarray(base_placement)
-        X_dh = _plucker(dh_on_body)  # ᵈʰX_body
+            placement = placement @ checked_transform(base_placement, "DH base placement", error=RigidSystemError)
+        X_dh = checked_transform(_plucker(dh_on_body), f"DH frame of row {i} ({name!r})", error=RigidSystemError)  # ᵈʰX_body
         inertia = _inertia_in_body(row, name, X_dh)
         builder.add_body(name, parent, joint, placement=placement, inertia=inertia)
         builder.add_frame(f"{name}_dh", name, X_dh)

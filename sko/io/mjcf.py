@@ -117,6 +117,13 @@ def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
 
 
 def _compile(mujoco, source):
+    if isinstance(source, (bytes, bytearray)):
+        try:
+            source = bytes(source).decode("utf-8") if bytes(source).lstrip().startswith(b"<") else os.fsdecode(bytes(source))
+        except UnicodeDecodeError as exc:
+            raise MJCFError(f"MJCF bytes are not UTF-8 XML: {exc}") from None
+    if not isinstance(source, (str, os.PathLike)):
+        raise MJCFError(f"MJCF source must be a path, an XML string or a mujoco.MjModel, got {type(source).__name__}")
     is_xml = isinstance(source, str) and source.lstrip().startswith("<")
     try:
         if is_xml:

@@ -1,4 +1,4 @@
-"""URDF loader (RIGID.md, *Interoperability*), with the standard library's ``xml.etree``.
+"""URDF loader (RIGID.md, *Interoperability*), with ``defusedxml`` (no DTDs, no entities).
 
 Rules:
 
@@ -43,6 +43,9 @@ import os
 import warnings
 import xml.etree.ElementTree as ET
 
+import defusedxml
+import defusedxml.ElementTree as SafeET
+
 import numpy as np
 
 from sko.inertia import RTOL, InertiaRepairWarning, check_physical_inertia, inertia_violation, nearest_physical_inertia
@@ -85,6 +88,8 @@ def load_urdf(path, floating_base: bool = False, gravity=None, inertia: str = "s
     InertiaRepairWarning
         ``inertia="repair"`` changed some link inertias (each named, with the change).
     """
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise URDFError(f"URDF path must be a str or path-like, got {type(path).__name__}")
     try:
         with open(os.fspath(path), "rb") as fh:
             text = fh.read()
@@ -99,10 +104,14 @@ def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "
         raise URDFError(f"inertia must be one of {_INERTIA_MODES}, got {inertia!r}")
     if mimic not in ("couple", "independent"):
         raise URDFError(f"mimic must be 'couple' or 'independent', got {mimic!r}")
-    try:
-        root = ET.fromstring(text)
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise URDFError(f"URDF text must be str or bytes, got {type(text).__name__}")
+    try:  # no DTD, no entity: a URDF needs neither, and they are the vector of expansion attacks
+        root = SafeET.fromstring(text, forbid_dtd=True, forbid_entities=True, forbid_external=True)
     except ET.ParseError as exc:
         raise URDFError(f"malformed URDF XML: {exc}") from None
+    except defusedxml.DefusedXmlException as exc:
+        raise URDFError(f"URDF XML with a DTD or entity declaration is rejected: {exc}") from None
     if root.tag != "robot":
         raise URDFError(f"URDF root element must be <robot>, got <{root.tag}>")
 
@@ -264,7 +273,7 @@ def _joint(el, name: str):
         return Free(name=name)
     axis_el = el.find("axis")
     axis = _floats(None if axis_el is None else axis_el.get("xyz"), 3, f"joint {name!r} <axis xyz>", [1, 0, 0])
-    if np.linalg.norm(axis) < 1e-12:
+    if not np.abs(axis).max() > 0:
         raise URDFError(f"joint {name!r} has a zero axis")
     if jtype in ("revolute", "continuous"):
         return _limited(Revolute(axis, name=name), el, name, bounded=jtype == "revolute")

@@ -30,8 +30,9 @@ from collections.abc import Hashable
 
 import numpy as np
 
+from sko.arrays import checked_scalar, numeric_array
 from sko.inertia import check_physical_inertia, check_spatial_inertia
-from sko.spatial import spatial_inertia
+from sko.spatial import checked_transform, spatial_inertia
 
 from sko.errors import RigidSystemError
 from sko.systems.rigid import BodySpec, RigidSystem
@@ -97,11 +98,14 @@ class SystemBuilder:
             a rotational inertia that is not symmetric positive semi-definite, a bad shape.
         """
         self._check_new(name)
+        if parent is not None and not isinstance(parent, Hashable):
+            raise RigidSystemError(f"body {name!r}: parent {parent!r} is not hashable, so it names no body or frame")
         if parent is not None and parent not in self._frames:
             raise RigidSystemError(f"body {name!r}: parent {parent!r} has not been added")
         if not isinstance(joint, Joint):
             raise RigidSystemError(f"body {name!r}: joint must be a sko.bodies Joint, got {type(joint).__name__}")
-        X_T = _matrix(placement, (6, 6), f"placement of body {name!r}", np.eye(6))
+        X_T = np.eye(6) if placement is None else checked_transform(placement, f"placement of body {name!r}",
+                                                                    error=RigidSystemError)
         I6 = link_inertia(name, inertia, mass, com, inertia_com)
         parent_body, X_frame = self._frames[parent] if parent is not None else (None, np.eye(6))
         X_T = _array(X_T @ X_frame, f"placement of body {name!r}")  # from the parent *body* frame
@@ -132,13 +136,12 @@ class SystemBuilder:
         """
         from sko.bodies.cluster import Coupling
 
+        _check_hashable(name, "coupling")
         ends = [self._moving_body(x, f"coupling {name!r}") for x in (primary, dependent)]
-        try:
-            ratio, offset = float(ratio), float(offset)
-        except (TypeError, ValueError):
-            raise RigidSystemError(f"coupling {name!r}: ratio and offset must be numbers, got {ratio!r}, {offset!r}") from None
-        if not (np.isfinite(ratio) and np.isfinite(offset)):
-            raise RigidSystemError(f"coupling {name!r}: ratio and offset must be finite, got {ratio!r}, {offset!r}")
+        if ends[0] == ends[1]:
+            raise RigidSystemError(f"coupling {name!r} couples the joint of body {ends[0]!r} to itself")
+        ratio = checked_scalar(ratio, f"coupling {name!r}: ratio", error=RigidSystemError)
+        offset = checked_scalar(offset, f"coupling {name!r}: offset", error=RigidSystemError)
         self._couplings.append(Coupling(name, ends[0], ends[1], ratio, offset))
         return name
 
@@ -157,14 +160,15 @@ class SystemBuilder:
         """
         from sko.bodies.cluster import LoopConstraint
 
+        _check_hashable(name, "loop")
         if not isinstance(joint, Joint) or isinstance(joint, Fixed):
             raise RigidSystemError(f"loop {name!r}: joint must be a moving sko.bodies Joint, got {joint!r}")
         ends = []
         for role, end, X in (("predecessor", predecessor, placement_predecessor),
                              ("successor", successor, placement_successor)):
-            if end is not None and end not in self._frames:
+            if end is not None and (not isinstance(end, Hashable) or end not in self._frames):
                 raise RigidSystemError(f"loop {name!r}: {role} {end!r} has not been added (a loop joins bodies added before)")
-            X = _matrix(X, (6, 6), f"{role} placement of loop {name!r}", np.eye(6))
+            X = np.eye(6) if X is None else checked_transform(X, f"{role} placement of loop {name!r}", error=RigidSystemError)
             body, X_frame = self._frames[end] if end is not None else (None, np.eye(6))
             ends.append((body, X @ X_frame))
         if ends[0][0] == ends[1][0]:
@@ -173,6 +177,8 @@ class SystemBuilder:
         return name
 
     def _moving_body(self, name, where):
+        if not isinstance(name, Hashable):
+            raise RigidSystemError(f"{where}: {name!r} is not hashable, so it names no joint or body")
         if name in self._bodies:
             return name
         by_joint = [k for k, spec in self._bodies.items() if spec[1].name is not None and spec[1].name == name]
@@ -216,12 +222,16 @@ class SystemBuilder:
         return RigidSystem(specs, dict(self._frames), self.gravity)
 
     def _check_new(self, name):
-        try:
-            hash(name)
-        except TypeError:
-            raise RigidSystemError(f"body name {name!r} is not hashable") from None
+        _check_hashable(name, "body")
         if name is None or name in self._frames:
             raise RigidSystemError(f"body or frame name {name!r} is None or already used")
+
+
+def _check_hashable(name, kind: str) -> None:
+    try:
+        hash(name)
+    except TypeError:
+        raise RigidSystemError(f"{kind} name {name!r} is not hashable") from None
 
 
 def _to_parent(X_T, I6):
@@ -249,9 +259,11 @@ def _array(A, what: str) -> np.ndarray:
     """A float array, or an object array of exact sympy entries when any entry has symbols
     (floats there become rationals, ``1.0*l`` becomes ``l``, so results compare exactly)."""
     try:
-        A = np.array(A, dtype=object)
+        A = numeric_array(np.array(A, dtype=object), what)  # numbers or sympy: no strings, None, containers
     except (TypeError, ValueError) as exc:
-        raise RigidSystemError(f"{what} is not an array: {exc}") from None
+        raise RigidSystemError(f"{what} is not an array of numbers: {exc}") from None
+    if any(isinstance(e, (complex, np.complexfloating)) for e in A.flat):
+        raise RigidSystemError(f"{what} must be real, got {A.tolist()}")
     if any(_symbolic(e) for e in A.flat):
         sympy = require("sympy", "symbolic systems")
 
@@ -296,6 +308,7 @@ def link_inertia(name, inertia=None, mass=None, com=None, inertia_com=None) -> n
         if com is not None or inertia_com is not None:
             raise RigidSystemError(f"body {name!r}: com/inertia_com given without a mass")
         return np.zeros((6, 6))
+    checked_scalar(mass, f"body {name!r}: mass", nonnegative=True, symbolic=True, error=RigidSystemError)
     m = _array(mass, f"mass of body {name!r}")
     if m.shape != ():
         raise RigidSystemError(f"body {name!r}: mass must be a number, got {mass!r}")

@@ -10,7 +10,7 @@ gives every joint's value.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -126,7 +126,7 @@ class ClusteredRigidSystem(RigidSystem):
             for k in body_set:
                 cluster_of[k] = (first, body_set, cs)
                 self.member_node[k] = first
-        independent = None if independent is None else set(independent)
+        independent, initial = _checked_choices(independent, initial, parents)
         nodes = []
         for s in specs:
             parent_node = None if s.parent is None else self.member_node[s.parent]
@@ -342,6 +342,22 @@ class ClusteredRigidSystem(RigidSystem):
             if self.tree.parent(j) is not None:
                 X = X @ model.phi[j].T
         return J
+
+
+def _checked_choices(independent, initial, parents: Mapping) -> tuple:
+    """``independent`` as a set and ``initial`` as a dict, both naming moving bodies only (a
+    misspelt body was silently ignored: the loop then closed from another guess)."""
+    if independent is not None:
+        if isinstance(independent, (str, bytes)) or not isinstance(independent, Iterable):
+            raise ClusterError(f"independent must be a sequence of bodies, got {type(independent).__name__}")
+        independent = list(independent)
+    if initial is not None and not isinstance(initial, Mapping):
+        raise ClusterError(f"initial must be a mapping body -> joint coordinates, got {type(initial).__name__}")
+    for what, names in (("independent", independent or ()), ("initial", initial or {})):
+        for k in names:
+            if not isinstance(k, Hashable) or k not in parents:
+                raise UnknownNodeError(f"{what} names {k!r}, which is not a moving body (bodies: {preview(tuple(parents))})")
+    return (None if independent is None else set(independent)), (None if initial is None else dict(initial))
 
 
 def _rigid_body(spec, parent_node, attach):

@@ -151,14 +151,18 @@ def evaluate_one(op, tables, reals, q, qd, x, buf, fill):
     """Request ``op`` at one state (module docstring) with the workspace ``buf`` (its arena is
     filled here when ``fill``, else the caller filled it). Returns ``(result, status)``; status
     ``-2`` when an input is not finite (nothing is computed: the caller reports it as the
-    reference path does)."""
+    reference path does), ``-3`` when the result is not (an overflow: the caller takes the
+    checked path, which reports it)."""
     ints, order, layout, roff = _tables(tables)
     nv = tables[1]
     out = np.zeros((1 if op <= FORWARD_DYNAMICS else nv, nv), dtype=buf.dtype)
     if not (_finite(q) and _finite(qd) and _finite(x)):
         return out, -2
     a, work, s = _workspace(op, tables, buf)
-    return out, _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, out)
+    status = _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, out)
+    if status == -1 and not _finite(out.ravel()):
+        status = -3
+    return out, status
 
 
 @njit(cache=True, parallel=True)

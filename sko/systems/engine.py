@@ -14,40 +14,28 @@ run their Python ``at_state`` per state and only the recursions are compiled.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 
 import numpy as np
 
-from sko.arrays import checked_array
-from sko.graphs.errors import DimensionError, NotPositiveDefiniteError
-from sko.systems import compiled as cc
+from sko.algorithms import get_backend, use_backend
 from sko.algorithms.compiled.kernels import riccati_layout
-from sko.systems.state_layout import StateLayout
+from sko.arrays import checked_array
+from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
+from sko.systems import compiled as cc
+from sko.systems.state_layout import StateLayout, state_named
 
 __all__ = ["Engine", "engine", "use_backend", "backend"]
 
 _F8 = np.dtype(np.float64)
 _FAST = (_F8, np.dtype(np.complex128))
-_BACKEND = ["compiled"]
 
 
 def backend() -> str:
-    """``"compiled"`` (default) or ``"reference"``: which path the systems' methods take."""
-    return _BACKEND[0]
-
-
-@contextlib.contextmanager
-def use_backend(name: str):
-    """Force a backend inside a ``with`` block (``"reference"`` for checking and teaching)."""
-    if name not in ("compiled", "reference"):
-        raise ValueError(f"backend must be 'compiled' or 'reference', got {name!r}")
-    old = _BACKEND[0]
-    _BACKEND[0] = name
-    try:
-        yield
-    finally:
-        _BACKEND[0] = old
+    """``"compiled"`` (default) or ``"reference"``: which path the systems' methods take — the
+    one switch of :mod:`sko.algorithms` (:func:`sko.algorithms.use_backend`), so a system and
+    the recursions it calls never take different paths."""
+    return get_backend()
 
 
 def engine(system) -> "Engine":
@@ -100,17 +88,15 @@ class Engine:
             x = checked_array(x, (1, 2), name)
             if x.shape[-1] != size:
                 raise DimensionError(f"{name} has length {x.shape[-1]}, expected {symbol} = {size}")
-            if x.dtype not in _FAST:
-                if x.dtype.kind in "biuf":
-                    x = x.astype(np.float64)
-                else:
-                    return None
+            if x.dtype not in _FAST:  # object entries (sympy, fractions); other numbers came as float64
+                return None
         return x
 
     def _inputs(self, q, qd, x=None, xname: str = ""):
-        """Checked ``(Q, QD, X, batched)`` with a leading batch axis, one scalar type; None for
-        the reference path."""
-        if _BACKEND[0] != "compiled" or self.layout is None:
+        """Checked ``(Q, QD, X, batched)`` with a leading batch axis, one scalar type, C-ordered
+        and writeable (what the kernels are compiled for; never the caller's read-only or strided
+        array); None for the reference path."""
+        if get_backend() != "compiled" or self.layout is None:
             return None
         Q = self._vector(q, "q", self.nq, "nq")
         if Q is None:
@@ -126,70 +112,74 @@ class Engine:
         for v, n, name in ((Q, self.nq, "q"), (QD, self.nv, "v"), (X, self.nv, xname)):
             if v is None:
                 v = np.zeros((B, n) if name != xname else (B, 0), dtype=dtype)
-            elif (v.ndim == 2) != batched or (batched and v.shape[0] != B):
-                raise DimensionError(f"{name} has shape {v.shape} but q has shape {Q.shape}: give every argument "
-                                     f"the same leading batch axis, or none")
-            elif v.ndim == 1:
-                v = v[None]
-            out.append(np.ascontiguousarray(v, dtype=dtype))
+            else:
+                _same_batch(Q, v, name)
+                if v.ndim == 1:
+                    v = v[None]
+            out.append(np.require(v, dtype=dtype, requirements=("C", "W")))
         return (*out, batched)
 
     # ------------------------------------------------------------------ requests
     def _one(self, op: int, q, v, x, xsize: int):
         """The common call answered with no Python-side checks beyond types and shapes: 1-D
-        float64 arrays, no external forces, every body compiled. None when it does not apply
-        (or an input is not finite: the full checks then report it)."""
-        if not (self._direct and type(q) is np.ndarray and q.dtype == _F8 and q.shape == self._qshape
-                and (v is None or (type(v) is np.ndarray and v.dtype == _F8 and v.shape == self._vshape))
-                and (x is None or (type(x) is np.ndarray and x.dtype == _F8 and x.shape == (xsize,)))
-                and _BACKEND[0] == "compiled"):
+        C-ordered writeable float64 arrays, no external forces, every body compiled. None when it
+        does not apply, or when an input or the result is not finite (the full path then checks
+        and reports it)."""
+        if not (self._direct and _plain(q, self._qshape) and (v is None or _plain(v, self._vshape))
+                and (x is None or _plain(x, (xsize,))) and get_backend() == "compiled"):
             return None
         out, status = cc.evaluate_one(op, self._tables, self._reals, q, self._zeros if v is None else v,
                                       self._empty if x is None else x, self._workspace(op, _F8), True)
-        if status == -2:
+        if status != -1:  # the checked path reports it
             return None
-        self._check(status, q)
         return out
 
-    def _request(self, op: int, Q, QD, X, forces: Mapping | None):
+    def _request(self, op: int, Q, QD, X, forces: Mapping | None, batched: bool, call: tuple):
+        """Request ``op`` for the checked states; ``call`` is ``(method, args, kwargs)`` of the
+        system's method, which answers for a state the kernels reject (:meth:`_check`)."""
         L = self.layout
         tables, reals = self._tables, self._reals
         forces = self.system.external_forces(forces)
         if L.all_compiled and not forces and Q.shape[0] == 1:
             out, status = cc.evaluate_one(op, tables, reals, Q[0], QD[0], X[0], self._workspace(op, Q.dtype), True)
-            self._check(status, Q[0])
+            self._check(status, Q, 0, batched, call)
             return out[None]
         if L.all_compiled and not forces:
             out, status = cc.evaluate_batch(op, tables, reals, Q, QD, X, np.empty((1, 0), dtype=Q.dtype), True)
         else:
-            A = L.fill(Q, QD)
+            A = L.fill(Q, QD, batched)
             self._apply_forces(A, forces)
             if Q.shape[0] == 1:
-                buf = self._workspace(op, Q.dtype)
-                buf[:L.size] = A[0]
+                buf = np.zeros(cc.workspace_size(op, tables), dtype=Q.dtype)  # not the shared one:
+                buf[:L.size] = A[0]  # another thread may run between this copy and the call
                 out, status = cc.evaluate_one(op, tables, reals, Q[0], QD[0], X[0], buf, False)
                 out, status = out[None], np.array([status])
             else:
                 out, status = cc.evaluate_batch(op, tables, reals, Q, QD, X, A, False)
         bad = np.flatnonzero(status >= 0)
         if bad.size:
-            self._check(int(status[bad[0]]), Q[bad[0]])
+            self._check(int(status[bad[0]]), Q, int(bad[0]), batched, call)
         return out
 
-    def _check(self, status: int, q: np.ndarray) -> None:
+    def _check(self, status: int, Q: np.ndarray, s: int, batched: bool, call: tuple) -> None:
+        """Raise the error of a state ``s`` the kernels rejected (``status`` ≥ 0): a joint's
+        own error, or the reference path's for a ``D(k)`` that is not positive definite (which
+        may be an overflow upstream: the reference names the body whose terms overflowed)."""
         if status < 0:
             return
         N = len(self.layout.bodies)
-        if status < N:
-            self.layout._raise_joint(status, q)
-        raise NotPositiveDefiniteError(f"hinge inertia D = H P H* of body {self.layout.bodies[status - N]!r} is not "
-                                       f"positive definite")
+        with state_named(s if batched else None):
+            if status < N:
+                self.layout._raise_joint(status, Q[s])
+            self._reference_state(call, s, batched)
+            raise NotPositiveDefiniteError(f"hinge inertia D = H P H* of body {self.layout.bodies[status - N]!r} is not "
+                                           f"positive definite")
 
     def _apply_forces(self, A: np.ndarray, forces: dict) -> None:
         """``b(k) −= Γ_kᵀ ᵏX_0^* f^x_k`` for every state (MultibodySystem's module docstring)."""
         L = self.layout
         for k, f in forces.items():
-            i = L.bodies.index(k)
+            i = L.index[k]
             m = int(L.node_dims[i])
             r = L.attachment_offsets[(i, None)]
             g = r + 6 * m
@@ -201,55 +191,96 @@ class Engine:
             o = L.b_offsets[i]
             A[:, o: o + m] -= np.einsum("si,sij->sj", local, Gamma)
 
-    def _hinge_forces(self, Q, QD) -> np.ndarray | None:
+    def _hinge_forces(self, Q, QD, batched: bool) -> np.ndarray | None:
         if not self.layout._hinge_forces:
             return None
-        return np.stack([self.system._hinge_forces(q, qd) for q, qd in zip(Q, QD)])
+        out = np.zeros(QD.shape, dtype=np.result_type(Q, QD, float))
+        for s in range(Q.shape[0]):
+            with state_named(s if batched else None):
+                out[s] = self.system._hinge_forces(Q[s], QD[s])
+        return out
 
     @staticmethod
     def _shape(out, batched: bool):
         return out if batched else out[0]
 
-    @staticmethod
-    def _reference(method, *args, **kwargs):
+    def _reference(self, method, args: dict, shape: tuple, **kwargs):
         """``NotImplemented`` for one state (the caller's reference code answers), the method
-        state by state for a batch (object arrays, or the reference backend forced)."""
-        batched = [np.ndim(x) == 2 for x in args if x is not None]
-        if not any(batched):
+        state by state for a batch (object arrays, or the reference backend forced); ``args``
+        maps each argument's name to its value, ``shape`` is one state's result shape (the
+        shape of an empty batch's result)."""
+        checked = {name: None if x is None else checked_array(x, (1, 2), name) for name, x in args.items()}
+        given = [(name, x) for name, x in checked.items() if x is not None]
+        if not any(x.ndim == 2 for _, x in given):
             return NotImplemented
-        B = len(args[0])
-        rows = [[None if x is None else x[s] for x in args] for s in range(B)]
-        return np.array([method(*row, **kwargs) for row in rows])
+        Q = given[0][1]
+        for name, x in given[1:]:
+            _same_batch(Q, x, name)
+        rows = []
+        for s in range(Q.shape[0]):
+            with state_named(s):
+                rows.append(method(*(None if x is None else x[s] for x in checked.values()), **kwargs))
+        return np.array(rows) if rows else np.zeros((0, *shape))
+
+    def _settled(self, out: np.ndarray, batched: bool, method, args: dict, **kwargs):
+        """``out`` (one result per state) once every state's result is finite: a state whose
+        compiled result is not finite is answered by the reference path, which names what
+        overflowed (a body's terms, the torques) or gives the finite result the kernels could
+        not (the reference scales what it normalises)."""
+        bad = np.flatnonzero(~np.isfinite(out).all(axis=tuple(range(1, out.ndim))))
+        if bad.size:
+            out = out.copy()
+            for s in bad:
+                with state_named(int(s) if batched else None):
+                    value = np.asarray(self._reference_state((method, args, kwargs), int(s), batched))
+                    if not np.isfinite(value).all():  # the reference path raises first; never pass it on
+                        raise NonFiniteError(f"{method.__name__} overflows (NaN or infinity) at this state")
+                    out[s] = value
+        return self._shape(out, batched)
+
+    @staticmethod
+    def _reference_state(call: tuple, s: int, batched: bool):
+        """The system's method on the reference path for state ``s`` (``call`` is ``(method,
+        args, kwargs)``; numpy's overflow warnings are silenced: the reference path reports it)."""
+        method, args, kwargs = call
+        row = [None if x is None else (np.asarray(x)[s] if batched else x) for x in args.values()]
+        with use_backend("reference"), np.errstate(over="ignore", invalid="ignore"):
+            return method(*row, **kwargs)
 
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, q, qd, qdd, external_forces=None):
         """``T = ℳ θ̈ + 𝒞`` (``qdd`` None: the bias forces ``𝒞``)."""
         if not external_forces and (out := self._one(cc.INVERSE_DYNAMICS, q, qd, qdd, self.nv)) is not None:
             return out[0]
+        method, args = self.system.inverse_dynamics, {"q": q, "v": qd, "qdd": qdd}
         inputs = self._inputs(q, qd, qdd, "qdd")
         if inputs is None:
-            return self._reference(self.system.inverse_dynamics, q, qd, qdd, external_forces)
+            return self._reference(method, args, (self.nv,), external_forces=external_forces)
         Q, QD, X, batched = inputs
-        out = self._request(cc.INVERSE_DYNAMICS, Q, QD, X, external_forces)[:, 0]
-        hinge = self._hinge_forces(Q, QD)
+        call = (method, args, {"external_forces": external_forces})
+        out = self._request(cc.INVERSE_DYNAMICS, Q, QD, X, external_forces, batched, call)[:, 0]
+        hinge = self._hinge_forces(Q, QD, batched)
         if hinge is not None:
             out = out + hinge
-        return self._shape(out, batched)
+        return self._settled(out, batched, method, args, external_forces=external_forces)
 
     def forward_dynamics(self, q, qd, tau=None, external_forces=None):
         """``θ̈ = ℳ^{-1}(T − 𝒞)``."""
         if tau is not None and not external_forces and (out := self._one(cc.FORWARD_DYNAMICS, q, qd, tau, self.nv)) is not None:
             return out[0]
+        method, args = self.system.forward_dynamics, {"q": q, "v": qd, "tau": tau}
         inputs = self._inputs(q, qd, tau, "tau")
         if inputs is None:
-            return self._reference(self.system.forward_dynamics, q, qd, tau, external_forces)
+            return self._reference(method, args, (self.nv,), external_forces=external_forces)
         Q, QD, X, batched = inputs
-        hinge = self._hinge_forces(Q, QD)
+        hinge = self._hinge_forces(Q, QD, batched)
         if X.shape[1] == 0:
             X = np.zeros((Q.shape[0], self.nv), dtype=Q.dtype)
         if hinge is not None:
             X = X - hinge
-        return self._shape(self._request(cc.FORWARD_DYNAMICS, Q, QD, X, external_forces)[:, 0], batched)
+        call = (method, args, {"external_forces": external_forces})
+        out = self._request(cc.FORWARD_DYNAMICS, Q, QD, X, external_forces, batched, call)[:, 0]
+        return self._settled(out, batched, method, args, external_forces=external_forces)
 
     def mass_matrix(self, q):
         """``ℳ(q)``."""
@@ -257,31 +288,34 @@ class Engine:
             return out
         inputs = self._inputs(q, None)
         if inputs is None:
-            return self._reference(self.system.mass_matrix, q)
+            return self._reference(self.system.mass_matrix, {"q": q}, (self.nv, self.nv))
         Q, QD, X, batched = inputs
-        return self._shape(self._request(cc.MASS_MATRIX, Q, QD, X, None), batched)
+        call = (self.system.mass_matrix, {"q": q}, {})
+        return self._settled(self._request(cc.MASS_MATRIX, Q, QD, X, None, batched, call), batched, *call[:2])
 
     def mass_matrix_inverse(self, q):
         """``ℳ^{-1}(q)`` by the articulated-body passes (no dense inversion)."""
+        method = self.system.mass_matrix_inverse
         inputs = self._inputs(q, None)
         if inputs is None:
-            return self._reference(self.system.mass_matrix_inverse, q)
+            return self._reference(method, {"q": q}, (self.nv, self.nv))
         Q, QD, X, batched = inputs
-        return self._shape(self._request(cc.MASS_MATRIX_INVERSE, Q, QD, X, None), batched)
+        call = (method, {"q": q}, {})
+        return self._settled(self._request(cc.MASS_MATRIX_INVERSE, Q, QD, X, None, batched, call), batched, *call[:2])
 
     def jacobian(self, method, q, frame, body, X):
         """``J = ℬ* φ* H*`` of a frame ``ᶠX_k`` (``X``) fixed on ``body``, from the weights and
         ``H`` of the arena (``method`` answers for the reference path)."""
         got = self.arena(q)
         if got is None:
-            return self._reference(method, q, frame=frame)
+            return self._reference(method, {"q": q}, (6, self.nv), frame=frame)
         A, batched = got
         L, tree = self.layout, self.system.tree
         J = np.zeros((A.shape[0], 6, self.nv), dtype=A.dtype)
         if body is not None:
             T = np.broadcast_to(X, (A.shape[0], 6, 6))
             for j in [body, *tree.ancestors(body)]:
-                i = L.bodies.index(j)
+                i = L.index[j]
                 m, n, h = int(L.node_dims[i]), int(L.dof_dims[i]), L.H_offsets[i]
                 vo = int(L.dof_offsets[i])
                 J[:, :, vo: vo + n] = T @ A[:, h: h + n * m].reshape(-1, n, m).transpose(0, 2, 1)
@@ -289,17 +323,20 @@ class Engine:
                 if p >= 0:
                     w, mp = L.weight_offsets[i], int(L.node_dims[p])
                     T = T @ A[:, w: w + mp * m].reshape(-1, mp, m).transpose(0, 2, 1)
-        return J if batched else J[0]
+        return self._settled(J, batched, method, {"q": q}, frame=frame)
 
     def sko_model(self, q, v=None, external_forces=None):
         """``(SKOModel, a, b)`` at one state, built by the compiled state kernels (the
-        :class:`~sko.model.SKOModel` keeps copies of the blocks)."""
+        :class:`~sko.model.SKOModel` keeps copies of the blocks); ``NotImplemented`` (the
+        reference path answers, and names what overflowed) when a number is not finite."""
         inputs = self._inputs(q, v)
         if inputs is None or inputs[-1]:  # the reference path, or a batch (one model per state)
             return NotImplemented
         Q, QD, _, _ = inputs
         A = self.layout.fill(Q, QD)
         self._apply_forces(A, self.system.external_forces(external_forces))
+        if not np.isfinite(A).all():
+            return NotImplemented
         model, a, b = self.layout.model(A[0])
         return model, a.copy(), b.copy()
 
@@ -310,22 +347,36 @@ class Engine:
         if inputs is None:
             return None
         Q, QD, _, batched = inputs
-        return self.layout.fill(Q, QD), batched
+        return self.layout.fill(Q, QD, batched), batched
 
     def energies(self, method, q, qd=None, kinetic: bool = True, potential: bool = True):
         """Kinetic and/or potential energies; ``method`` is the system's method answering for
         the reference path."""
+        args = {"q": q} if qd is None else {"q": q, "v": qd}
         got = self.arena(q, qd)
         if got is None:
-            return self._reference(method, q) if qd is None else self._reference(method, q, qd)
+            return self._reference(method, args, ())
         A, batched = got
         out = np.zeros(A.shape[0], dtype=A.dtype)
-        if kinetic:
-            out += self.layout.kinetic_energies(A)
-        if potential:
-            out += self.layout.potential_energies(A)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is answered by _settled
+            if kinetic:
+                out += self.layout.kinetic_energies(A)
+            if potential:
+                out += self.layout.potential_energies(A)
         out = out if A.dtype.kind == "c" else out.real
-        return out if batched else out[0]
+        return self._settled(out, batched, method, args)
+
+
+def _plain(x, shape: tuple) -> bool:
+    """Whether ``x`` is what the direct call is compiled for: a C-ordered writeable float64 array."""
+    return type(x) is np.ndarray and x.dtype == _F8 and x.shape == shape and x.flags.c_contiguous and x.flags.writeable
+
+
+def _same_batch(Q: np.ndarray, x: np.ndarray, name: str) -> None:
+    """Every argument has the leading batch axis of ``q``, or none does."""
+    if (x.ndim == 2) != (Q.ndim == 2) or (Q.ndim == 2 and x.shape[0] != Q.shape[0]):
+        raise DimensionError(f"{name} has shape {x.shape} but q has shape {Q.shape}: give every argument "
+                             f"the same leading batch axis, or none")
 
 
 def _coordinates_are_velocities(system, layout) -> bool:

@@ -28,7 +28,7 @@ velocities, both in the tree's stacking order (the order the bodies were given);
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from numbers import Real
 
 import numpy as np
@@ -36,7 +36,7 @@ import numpy as np
 import sko.algorithms as alg
 from sko.graphs import TreeDigraph
 from sko.graphs.errors import DimensionError, NonFiniteError, UnknownNodeError, preview
-from sko.arrays import checked_array
+from sko.arrays import checked_array, numeric_array
 from sko.model import SKOModel
 from sko.spatial import cross
 
@@ -74,14 +74,20 @@ class MultibodySystem:
     """
 
     def __init__(self, bodies: Sequence[BodyType], gravity=(0.0, 0.0, -9.81)):
+        if isinstance(bodies, (BodyType, str, bytes, Mapping)) or not isinstance(bodies, Iterable):
+            raise BodyError(f"bodies must be a sequence of BodyType, got {type(bodies).__name__}")
         bodies = tuple(bodies)
         for b in bodies:
             if not isinstance(b, BodyType):
                 raise BodyError(f"{b!r} is not a BodyType")
         names = [b.name for b in bodies]
-        if len(set(names)) != len(names):
-            raise BodyError(f"duplicate body names in {names!r}")
-        unknown = [b.name for b in bodies if b.parent is not None and b.parent not in names]
+        unhashable = [n for n in names if not isinstance(n, Hashable)]
+        if unhashable:
+            raise BodyError(f"body names must be hashable, got {preview(unhashable)}")
+        known = set(names)
+        if len(known) != len(names):
+            raise BodyError(f"duplicate body names in {preview(names)}")
+        unknown = [b.name for b in bodies if b.parent is not None and b.parent not in known]
         if unknown:
             raise UnknownNodeError(f"bodies {unknown!r} name parents that are not bodies of the system")
         self.tree = TreeDigraph.from_parents({b.name: b.parent for b in bodies})
@@ -279,7 +285,7 @@ class MultibodySystem:
             raise DimensionError(f"external_forces must be a mapping body -> 6-vector, got {type(forces).__name__}")
         out = {}
         for k, f in forces.items():
-            if k not in self._body:
+            if not isinstance(k, Hashable) or k not in self._body:
                 raise UnknownNodeError(f"external force on {k!r}, which is not a body (bodies: {preview(self.bodies)})")
             if None not in self._body[k].attachment_names:
                 raise BodyError(f"body {k!r} ({type(self._body[k]).__name__}) offers no frame of its own for an external force")
@@ -291,10 +297,24 @@ class MultibodySystem:
 
     @renamed_keywords(qd="v")
     def node_states(self, q, v=None) -> dict:
-        """``{k: NodeState}`` at ``(q, v)``, computed base to tips (O(N))."""
-        return self._node_states(*self.checked_vectors(q, v))
+        """``{k: NodeState}`` at ``(q, v)``, computed base to tips (O(N)).
+
+        Raises
+        ------
+        NonFiniteError
+            A body's terms overflow at this (finite but huge) state; the message names the body.
+        """
+        states = self._node_states(*self.checked_vectors(q, v))
+        if not all(_finite_state(s) for s in states.values()):
+            _raise_overflow(self.bodies, states)
+        return states
 
     def _node_states(self, q: np.ndarray, v: np.ndarray) -> dict:
+        """The states, unchecked for overflow (the callers check what they use, and name the body)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._states_at(q, v)
+
+    def _states_at(self, q: np.ndarray, v: np.ndarray) -> dict:
         root, states = self._root, {}
         for k, b, qs, vs in self._order:
             inboard = root if b.parent is None else states[b.parent].attachments[b.attach]
@@ -322,8 +342,10 @@ class MultibodySystem:
             b.append(s.b if k not in forces else s.b - _frame_force(s.attachments[None], forces[k]))
         model = SKOModel(self.tree, phi=phi, H={k: s.H for k, s in states.items()},
                          M={k: s.M for k, s in states.items()}, validate=bool(self._unchecked))
-        a = _stack([states[k].a for k in self.bodies])
-        return model, a, _stack(b)
+        a, b = _stack([states[k].a for k in self.bodies]), _stack(b)
+        if a.dtype != object and b.dtype != object and not (np.isfinite(a).all() and np.isfinite(b).all()):
+            _raise_overflow(self.bodies, states)
+        return model, a, b
 
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q) -> np.ndarray:
@@ -331,7 +353,7 @@ class MultibodySystem:
         if (fast := engine(self).mass_matrix(q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
-        return alg.mass_matrix(model)
+        return _finite_result(alg.mass_matrix(model), "mass matrix")
 
     @renamed_keywords(qd="v")
     def bias_forces(self, q, v=None, external_forces: Mapping | None = None) -> np.ndarray:
@@ -351,7 +373,8 @@ class MultibodySystem:
             return fast
         q, v = self.checked_vectors(q, v)
         model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
-        return alg.inverse_dynamics(model, dv, None, a, b) + self._hinge_forces(q, v)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+            return _finite_result(alg.inverse_dynamics(model, dv, None, a, b) + self._hinge_forces(q, v), "inverse dynamics")
 
     @renamed_keywords(qd="v")
     def forward_dynamics(self, q, v=None, tau=None, external_forces: Mapping | None = None) -> np.ndarray:
@@ -361,14 +384,16 @@ class MultibodySystem:
             return fast
         q, v = self.checked_vectors(q, v)
         model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
-        return alg.forward_dynamics(model, model.dof_vector(tau, "tau") - self._hinge_forces(q, v), a, b)
+        tau = model.dof_vector(tau, "tau")
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _finite_result(alg.forward_dynamics(model, tau - self._hinge_forces(q, v), a, b), "forward dynamics")
 
     def mass_matrix_inverse(self, q) -> np.ndarray:
         """``ℳ^{-1}(q)`` by the innovations factorization (SKO.md §10, Eq. 51)."""
         if (fast := engine(self).mass_matrix_inverse(q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
-        return alg.mass_matrix_inverse(model)
+        return _finite_result(alg.mass_matrix_inverse(model), "inverse mass matrix")
 
     @renamed_keywords(qd="v")
     def hinge_forces(self, q, v=None) -> np.ndarray:
@@ -389,23 +414,29 @@ class MultibodySystem:
         """``½ Σ_k 𝒱*(k) M(k) 𝒱(k)`` (= ``½ vᵀ ℳ v``), in the states' scalar type (float,
         complex for complex-step, an expression for symbolic states)."""
         if (fast := engine(self).energies(self.kinetic_energy, q, v, potential=False)) is not NotImplemented:
-            return fast
-        return sum(0.5 * s.V @ s.M @ s.V for s in self.node_states(q, v).values())
+            return _finite_result(fast, "kinetic energy")
+        states = self.node_states(q, v)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+            return _finite_result(sum(0.5 * s.V @ s.M @ s.V for s in states.values()), "kinetic energy")
 
     def potential_energy(self, q):
         """``Σ_k potential(k)`` (gravity and the bodies' own potentials), in the states' scalar
         type; for rigid bodies ``−Σ m_k g · c_k``, zero at the world origin."""
         if (fast := engine(self).energies(self.potential_energy, q, kinetic=False)) is not NotImplemented:
-            return fast
-        return sum(s.potential for s in self.node_states(q).values())
+            return _finite_result(fast, "potential energy")
+        states = self.node_states(q)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+            return _finite_result(sum(s.potential for s in states.values()), "potential energy")
 
     @renamed_keywords(qd="v")
     def energy(self, q, v=None):
         """Kinetic plus potential energy, in the states' scalar type: a float for real states, the
         complex number itself for complex-step states, an expression for symbolic ones."""
         if (fast := engine(self).energies(self.energy, q, v)) is not NotImplemented:
-            return fast
-        return sum(0.5 * s.V @ s.M @ s.V + s.potential for s in self.node_states(q, v).values())
+            return _finite_result(fast, "energy")
+        states = self.node_states(q, v)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+            return _finite_result(sum(0.5 * s.V @ s.M @ s.V + s.potential for s in states.values()), "energy")
 
     # ------------------------------------------------------------------ configurations
     def neutral_configuration(self) -> np.ndarray:
@@ -414,7 +445,10 @@ class MultibodySystem:
 
     def random_configuration(self, rng: np.random.Generator | int | None = None) -> np.ndarray:
         """A random valid configuration (unit quaternions)."""
-        rng = np.random.default_rng(rng)
+        try:
+            rng = np.random.default_rng(rng)
+        except (TypeError, ValueError):
+            raise DimensionError(f"random_configuration takes a numpy Generator, a seed or None, got {rng!r}") from None
         return _stack([self._body[k].random_configuration(rng) for k in self.bodies])
 
     def normalize(self, q) -> np.ndarray:
@@ -513,17 +547,53 @@ def _joint_bodies(bodies) -> tuple[dict, dict]:
 
 def _gravity(gravity) -> np.ndarray:
     """``g`` (3,) from a 3-vector or ``a_g = [0; g]``: finite numbers, or sympy expressions."""
-    g = np.array(gravity)
-    if g.dtype != object:
-        try:
-            g = g.astype(float)
-        except (TypeError, ValueError):
-            raise DimensionError(f"gravity must be a 3-vector g or 6-vector [0; g] of numbers, got {gravity!r}") from None
+    try:
+        g = numeric_array(gravity, "gravity")
+    except DimensionError:
+        raise DimensionError(f"gravity must be a 3-vector g or 6-vector [0; g] of numbers, got {gravity!r}") from None
+    if g.dtype.kind == "c":
+        raise DimensionError(f"gravity must be real, got {gravity!r}")
     if g.shape == (6,) and all(e == 0 for e in g[:3]):
         g = g[3:]
     if g.shape != (3,) or (g.dtype != object and not np.isfinite(g).all()):
         raise DimensionError(f"gravity must be a finite 3-vector g or 6-vector [0; g], got {gravity!r}")
     return g
+
+
+def _finite_result(value, what: str):
+    """``value`` (numbers, or one result per state of a batch) unless it left the floating-point
+    range: finite inputs so large that the result overflows get an error, never an inf or NaN."""
+    x = np.asarray(value)
+    if x.dtype.kind in "fc" and not np.isfinite(x).all():
+        raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; the velocities, coordinates "
+                             "or forces are too large for floating point")
+    return value
+
+
+_STATE_FIELDS = ("V", "a", "b", "M", "potential")
+
+
+def _finite_state(s) -> bool:
+    """Whether a node state's numbers (velocity, ``a``, ``b``, ``M``, potential) are finite."""
+    for field_ in _STATE_FIELDS:
+        x = np.asarray(getattr(s, field_))
+        if x.dtype != object and not np.isfinite(x).all():
+            return False
+    return True
+
+
+def _raise_overflow(bodies, states) -> None:
+    """Name the first body whose node terms left the floating-point range (finite but huge
+    ``q``, ``v`` or forces: ``v × I v`` overflows beyond about 1e154)."""
+    for k in bodies:
+        s = states[k]
+        for field_ in _STATE_FIELDS:
+            x = np.asarray(getattr(s, field_))
+            if x.dtype != object and not np.isfinite(x).all():
+                raise NonFiniteError(f"body {k!r}: its {field_ if field_ != 'potential' else 'potential energy'}(k) "
+                                     "overflows (NaN or infinity) at this state; "
+                                     "the velocities, coordinates or forces are too large for floating point")
+    raise NonFiniteError("the stacked a, b overflow (NaN or infinity) at this state, or an external force does")
 
 
 def _frame_force(frame, f) -> np.ndarray:

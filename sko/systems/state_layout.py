@@ -19,18 +19,38 @@ then the stacked ``𝒱``, the attachment records and one potential per body.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
-from sko.arrays import check_full_row_rank, check_spd, checked_array
+from sko.arrays import checked_array
 from sko.algorithms.compiled import flat as fl
 from sko.algorithms.compiled.flat import from_structure
 from sko.algorithms.compiled.kernels import riccati_layout
 from sko.bodies import compiled_state as cs
 from sko.bodies.contract import Attachment, BodyType, check_node_state, root_attachment
 from sko.errors import JointError
+from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
-__all__ = ["StateLayout"]
+__all__ = ["StateLayout", "state_named"]
+
+
+@contextlib.contextmanager
+def state_named(s: int | None):
+    """Errors raised for state ``s`` of a batch say which state (same error type); ``None``: a
+    single state, errors unchanged."""
+    try:
+        yield
+    except SKOError as exc:
+        if s is None:
+            raise
+        message = exc.args[0] if exc.args else str(exc)
+        try:
+            named = type(exc)(f"state {s} of the batch: {message}")
+        except TypeError:  # an error type with a constructor of its own: keep it as it is
+            raise exc from None
+        raise named from None
 
 
 class StateLayout:
@@ -42,7 +62,7 @@ class StateLayout:
         bodies = tree.bodies
         self.bodies = bodies
         N = len(bodies)
-        index = {k: i for i, k in enumerate(bodies)}
+        self.index = index = {k: i for i, k in enumerate(bodies)}  # body -> position (no O(N) list.index)
         body = [system.body(k) for k in bodies]
         m = np.array([b.node_dim for b in body], dtype=np.int64)
         n = np.array([b.dof_size for b in body], dtype=np.int64)
@@ -120,8 +140,9 @@ class StateLayout:
         self._hinge_forces = any(type(b).hinge_force is not BodyType.hinge_force for b in body)
 
     # ------------------------------------------------------------------ filling
-    def fill(self, Q: np.ndarray, QD: np.ndarray) -> np.ndarray:
-        """The arena ``(B, L)`` at the checked 2-D states ``Q``, ``QD`` (module docstring)."""
+    def fill(self, Q: np.ndarray, QD: np.ndarray, batched: bool = False) -> np.ndarray:
+        """The arena ``(B, L)`` at the checked 2-D states ``Q``, ``QD`` (module docstring); with
+        ``batched``, an error for one state says which."""
         dtype = np.result_type(Q, QD, float)
         A = np.zeros((Q.shape[0], self.size), dtype=dtype)
         for kind, ix in self.runs:
@@ -130,11 +151,13 @@ class StateLayout:
                 cs.fill_states(self.ints, self.reals, ix, Q, QD, A, status)
                 bad = np.flatnonzero(status >= 0)
                 if bad.size:
-                    self._raise_joint(int(status[bad[0]]), Q[bad[0]])
+                    with state_named(int(bad[0]) if batched else None):
+                        self._raise_joint(int(status[bad[0]]), Q[bad[0]])
             else:
                 for s in range(Q.shape[0]):
-                    for i in ix:
-                        self._python_state(int(i), Q[s], QD[s], A[s])
+                    with state_named(s if batched else None):
+                        for i in ix:
+                            self._python_state(int(i), Q[s], QD[s], A[s])
         return A
 
     def _raise_joint(self, i: int, q: np.ndarray):
@@ -161,8 +184,6 @@ class StateLayout:
         m, n = int(self.node_dims[i]), int(self.dof_dims[i])
         if i in self._unchecked:
             check_node_state(b, s)
-            check_spd(checked_array(s.M, 2, "inertia M", k), "inertia M", k)
-            check_full_row_rank(checked_array(s.H, 2, "joint map H", k), "joint map H", k)
         if p >= 0:
             weight = (np.asarray(s.E) @ inboard.Gamma).T
             if i in self._unchecked:

@@ -46,6 +46,8 @@ __all__ = [
     "jain_tree",
     "random_vector",
     "system_model",
+    "system_case",
+    "is_system",
 ]
 
 #: Modules that may contribute example systems (imported lazily, skipped when absent).
@@ -111,8 +113,24 @@ def system_model(system, seed: int = 0) -> tuple:
     return system.sko_model(q, qd)
 
 
-def _at_random_state(factory: Callable[[], object], seed: int = 0) -> Callable[[], tuple]:
-    return lambda: system_model(factory(), seed)
+def _at_random_state(factory: Callable[[], object], seed: int = 0) -> Callable[[], object]:
+    """The factory itself: :func:`case_from` takes its system at a random state and keeps it."""
+    return factory
+
+
+def is_system(x) -> bool:
+    """Whether ``x`` looks like a system (``sko_model``, ``random_configuration``, ``nv``)."""
+    return not isinstance(x, (SKOModel, tuple)) and all(hasattr(x, a) for a in ("sko_model", "random_configuration", "nv"))
+
+
+def system_case(system, name: str, seed: int = 0) -> Case:
+    """A :class:`Case` of ``system`` at the random state of :func:`system_model`, keeping the
+    system and state for the physics checks."""
+    rng = np.random.default_rng(seed)
+    q = system.random_configuration(rng)
+    qd = rng.standard_normal(system.nv)
+    model, a, b = system.sko_model(q, qd)
+    return Case(model, name, a, b, seed=seed, system=system, q=q, v=qd)
 
 
 def model_names(symbolic: bool | None = None, builtin: bool | None = None) -> tuple[str, ...]:
@@ -140,10 +158,12 @@ def case_from(built, name: str, seed: int = 0, generic: bool = False) -> Case:
     """A :class:`Case` from an SKOModel or a tuple ``(model, a, b)``."""
     if isinstance(built, SKOModel):
         return Case(built, name, seed=seed, generic=generic)
+    if is_system(built):
+        return system_case(built, name, seed)
     if isinstance(built, tuple) and len(built) == 3 and isinstance(built[0], SKOModel):
         model, a, b = built
         return Case(model, name, a, b, seed=seed, generic=generic)
-    raise SKOError(f"model factory {name!r} returned {type(built).__name__}; expected an SKOModel or (model, a, b)")
+    raise SKOError(f"model factory {name!r} returned {type(built).__name__}; expected an SKOModel, (model, a, b) or a system")
 
 
 # --------------------------------------------------------------------------- random data

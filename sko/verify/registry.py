@@ -118,17 +118,32 @@ def _shape_error(c: Comparison) -> str | None:
 
 def numeric_residual(comparisons: Iterable[Comparison]) -> float:
     """The largest relative residual ``max |actual − expected| / (scale · c(κ))`` over the comparisons
-    (``c`` is :func:`condition_allowance`)."""
+    (``c`` is :func:`condition_allowance`); ``nan`` as soon as either side or a scale is not finite
+    (so it can never pass a tolerance)."""
     worst = 0.0
     for c in comparisons:
         a = np.asarray(c.actual, dtype=complex)
         e = np.asarray(c.expected, dtype=complex)
-        error = float(np.abs(a - e).max(initial=0.0))
         scale = c.scale if c.scale is not None else max(np.abs(a).max(initial=0.0), np.abs(e).max(initial=0.0))
+        if not (np.isfinite(a).all() and np.isfinite(e).all() and np.isfinite(scale)):
+            return float("nan")
+        with np.errstate(over="ignore"):
+            error = float(np.abs(a - e).max(initial=0.0))
         if error == 0.0:
             continue
         worst = max(worst, error / max(float(scale) * condition_allowance(c.condition), np.finfo(float).tiny))
     return worst
+
+
+def _non_finite(comparisons: Iterable[Comparison]) -> str:
+    """Labels of the comparisons with a non-finite entry or scale (empty when all are finite)."""
+    bad = []
+    for c in comparisons:
+        sides = [("actual", c.actual), ("expected", c.expected)] + ([("scale", c.scale)] if c.scale is not None else [])
+        for side, x in sides:
+            if not np.isfinite(np.asarray(x, dtype=complex)).all():
+                bad.append(f"{c.label or 'comparison'} ({side})")
+    return ", ".join(bad)
 
 
 def exact_zero(entry) -> bool:
@@ -180,8 +195,11 @@ class Case:
     """
 
     def __init__(self, model: SKOModel, name: str = "model", a=None, b=None, symbolic: bool | None = None, seed: int = 0,
-                 generic: bool = False):
+                 generic: bool = False, system=None, q=None, v=None):
         self.model = model
+        #: the system (and its state ``q``, ``v``) the model was taken from, if any: physics checks
+        #: (:mod:`sko.verify.physics`) need it; identity checks see only the model
+        self.system, self.q, self.v = system, q, v
         self.generic = generic
         self.name = name
         self.a = model.node_vector(a, "a")
@@ -253,6 +271,9 @@ class Check:
         available is skipped (and reported as such), not failed.
     description : str
         One line (the function's docstring by default).
+    system : bool
+        Whether the check needs the system behind the model (``case.system``); it does not
+        apply to cases of bare SKO models.
     """
 
     name: str
@@ -263,6 +284,7 @@ class Check:
     numeric: bool = True
     requires: tuple[str, ...] = ()
     description: str = ""
+    system: bool = False
 
     def missing(self) -> tuple[str, ...]:
         """The required ``algorithms`` names that are not available."""
@@ -272,6 +294,10 @@ class Check:
 
     def applies(self, symbolic: bool) -> bool:
         return self.symbolic if symbolic else self.numeric
+
+    def applies_to(self, case: Case) -> bool:
+        """Whether the check runs on ``case`` (its mode, and a system where one is needed)."""
+        return self.applies(case.symbolic) and (not self.system or case.system is not None)
 
     def run(self, case: Case) -> "Result":
         """Run on ``case``: numerically, or exactly when the case is symbolic."""
@@ -288,11 +314,14 @@ class Check:
                 bad = _symbolic_nonzero(comparisons)
                 detail = "not zero: " + ", ".join(bad) if bad else ""
                 return self._result(case, None, not bad, not bad, detail, start)
+            residual = numeric_residual(comparisons)
+            if not np.isfinite(residual):
+                return self._result(case, residual, None, False,
+                                    f"non-finite value (NaN or infinity) in {_non_finite(comparisons) or 'the residual'}", start)
             ill = _ill_conditioned(comparisons)
             if ill:
                 return self._result(case, None, None, False, f"too ill-conditioned to verify (singular?): {ill}", start)
-            residual = numeric_residual(comparisons)
-            passed = bool(np.isfinite(residual) and residual <= self.tolerance)
+            passed = bool(residual <= self.tolerance)
             return self._result(case, residual, None, passed, "" if passed else f"residual above tolerance {self.tolerance:.0e}", start)
         except Exception as exc:  # a failing check is a result, never a crash of the whole run
             return self._result(case, None, False if case.symbolic else None, False, f"{type(exc).__name__}: {exc}", start)
@@ -320,7 +349,7 @@ class Result:
             "model": self.model,
             "name": self.name,
             "equation": self.equation,
-            "residual": None if self.residual is None else float(self.residual),
+            "residual": None if self.residual is None or not np.isfinite(self.residual) else float(self.residual),
             "exact": self.exact,
             "passed": bool(self.passed),
         }
@@ -335,7 +364,7 @@ class Registry:
 
     def add(self, name: str, equation: str, function: Callable[[Case], Any], *, tolerance: float = DEFAULT_TOLERANCE,
             symbolic: bool = True, numeric: bool = True, requires: Iterable[str] = (), description: str | None = None,
-            replace: bool = False) -> Check:
+            replace: bool = False, system: bool = False) -> Check:
         """Register ``function`` as the check ``name``.
 
         Raises
@@ -349,7 +378,7 @@ class Registry:
             raise SKOError(f"check {name!r} must be numeric, symbolic or both")
         doc = (function.__doc__ or "").strip().splitlines()
         check = Check(name, equation, function, float(tolerance), bool(symbolic), bool(numeric), tuple(requires),
-                      description if description is not None else (doc[0] if doc else ""))
+                      description if description is not None else (doc[0] if doc else ""), bool(system))
         self._checks[name] = check
         return check
 

@@ -9,7 +9,7 @@ from sko.algorithms import use_backend
 from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
-from .models import case_from, make_case, model_names
+from .models import case_from, is_system, make_case, model_names
 from .registry import REGISTRY, Case, Check, Registry, Result
 
 __all__ = ["run", "run_check", "prove", "resolve_cases", "skipped_checks"]
@@ -18,8 +18,9 @@ Progress = Callable[[int, int, str, str], None]
 
 
 def resolve_cases(models: Iterable | None = None, symbolic: bool = False) -> list[Case]:
-    """Cases for ``models``: names of registered models, SKOModels, ``(model, a, b)`` tuples or
-    Cases. By default every registered model of the mode (numeric or symbolic)."""
+    """Cases for ``models``: names of registered models, SKOModels, ``(model, a, b)`` tuples,
+    systems (taken at a reproducible random state, see :func:`~sko.verify.models.system_model`;
+    the physics checks run on these) or Cases. By default every registered model of the mode."""
     if models is None:
         models = model_names(symbolic=symbolic)
     cases = []
@@ -28,10 +29,10 @@ def resolve_cases(models: Iterable | None = None, symbolic: bool = False) -> lis
             cases.append(m)
         elif isinstance(m, str):
             cases.append(make_case(m))
-        elif isinstance(m, (SKOModel, tuple)):
-            cases.append(case_from(m, f"model{i}"))
+        elif isinstance(m, (SKOModel, tuple)) or is_system(m):
+            cases.append(case_from(m, f"{type(m).__name__}{i}" if is_system(m) else f"model{i}"))
         else:
-            raise SKOError(f"cannot verify {type(m).__name__}: give a model name, an SKOModel or (model, a, b)")
+            raise SKOError(f"cannot verify {type(m).__name__}: give a model name, an SKOModel, (model, a, b) or a system")
     for c in cases:
         if c.symbolic != symbolic:
             kind = "symbolic (sympy) entries" if c.symbolic else "floating-point entries"
@@ -62,6 +63,8 @@ def run(models: Iterable | None = None, checks: Iterable[str] | None = None, sym
     with use_backend(backend) if backend is not None else nullcontext():
         for case in cases:
             for check in selected:
+                if not check.applies_to(case):  # a physics check on a bare SKO model
+                    continue
                 if progress is not None:
                     progress(done, total, case.name, check.name)
                 results.append(check.run(case))
@@ -79,6 +82,8 @@ def run_check(name: str, model="chain", registry: Registry = REGISTRY) -> Result
         case = make_case(model)
     else:
         case = case_from(model, "model")
+    if check.system and case.system is None:
+        raise SKOError(f"check {name!r} needs the system behind the model: give a system or a registered system's name")
     missing = check.missing()
     if missing:
         raise SKOError(f"check {name!r} needs sko.algorithms.{', sko.algorithms.'.join(missing)}, which is not available")

@@ -85,7 +85,7 @@ def test_rotor_link_rejects_bad_data():
 
 
 def test_beam_rejects_bad_parameters():
-    with pytest.raises(BodyError, match="positive length"):
+    with pytest.raises(BodyError, match="beam length must be positive"):
         cantilever_modes(-1.0, 1.0, 1.0, 2)
     with pytest.raises(BodyError, match="modes"):
         cantilever_modes(1.0, 1.0, 1.0, 50, stations=10)

@@ -16,3 +16,14 @@ def test_tutorial_body_type():
     assert tutorial.particle_check() < 1e-8
     coarse, fine = tutorial.energy_drift(system, 4e-3, 0.2), tutorial.energy_drift(system, 2e-3, 0.2)
     assert coarse < 1e-2 and fine < coarse / 8
+
+
+def test_tutorial_physics_checks_catch_a_dropped_term():
+    tutorial = _load("tutorial_body_type")
+    good = tutorial.physics_checks(tutorial.build())
+    assert all(passed for passed, _ in good.values()), good
+    slip = tutorial.build_with_slip()
+    assert max(tutorial.identity_residuals(slip)[k] for k in tutorial.identity_residuals(slip)
+               if k != "weights are non-square (shapes)") < 1e-10  # the identities cannot see it
+    bad = tutorial.physics_checks(slip)
+    assert not bad["christoffel"][0] and not bad["power_balance"][0], bad
