@@ -17,6 +17,8 @@ from the root, which has no inertia: they have no parent and no sibling blocks. 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.sparse
 
@@ -99,13 +101,23 @@ def constraint_matrix(model: SKOModel, split: ForceSplit | None = None, blocks: 
     if blocks is None:
         blocks = constraint_blocks(model, split)
     n = split.constraint_size
-    cs = split.constraint_slices
-    rows, cols, data = [], [], []
-    for (i, j), B in blocks.items():
-        rows.append(np.repeat(np.arange(cs[i].start, cs[i].stop), B.shape[1]))
-        cols.append(np.tile(np.arange(cs[j].start, cs[j].stop), B.shape[0]))
-        data.append(B.ravel())
     if not blocks:
         return scipy.sparse.csr_array((n, n), dtype=float)
-    coo = scipy.sparse.coo_array((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
-    return coo.tocsr()
+    cs = split.constraint_slices
+    order, indices, indptr = _csr_pattern(tuple((i, j, cs[i].start, cs[i].stop, cs[j].start, cs[j].stop)
+                                                for i, j in blocks), n)
+    data = np.concatenate([B.ravel() for B in blocks.values()])[order]
+    return scipy.sparse.csr_array((data, indices.copy(), indptr.copy()), shape=(n, n))
+
+
+@functools.lru_cache(maxsize=64)
+def _csr_pattern(placement: tuple, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The CSR structure of ``A`` for blocks placed at ``(i, j, row start, row stop, column
+    start, column stop)`` (row-major block data, concatenated in that order): the permutation
+    taking the concatenated block data to CSR order, the column indices and the row pointers.
+    It depends on the tree and the ``s_k`` only, so a simulation computes it once."""
+    rows = np.concatenate([np.repeat(np.arange(r0, r1), c1 - c0) for _, _, r0, r1, c0, c1 in placement])
+    cols = np.concatenate([np.tile(np.arange(c0, c1), r1 - r0) for _, _, r0, r1, c0, c1 in placement])
+    order = np.lexsort((cols, rows))
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
+    return order, cols[order], indptr

@@ -29,6 +29,9 @@ gathered system's size.
 
 from __future__ import annotations
 
+import functools
+from typing import NamedTuple
+
 import numpy as np
 import scipy.linalg
 
@@ -37,7 +40,7 @@ from sko.model import SKOModel
 from .general import CFAResult, accelerations, equivalent_control_force
 from .matrix import constraint_blocks
 from .operators import B_apply
-from .split import ForceSplit, check_split
+from .split import ForceSplit, stacked_inverses, check_split
 
 __all__ = ["serialized_constraint_force_algorithm", "kept_nodes"]
 
@@ -45,9 +48,13 @@ __all__ = ["serialized_constraint_force_algorithm", "kept_nodes"]
 def kept_nodes(model: SKOModel) -> tuple:
     """Bodies whose rows of ``A`` may couple outside their segment: branching nodes (two or
     more children) and their children."""
-    tree = model.tree
-    return tuple(k for k in model.bodies if len(tree.children(k)) >= 2
-                 or (tree.parent(k) is not None and len(tree.children(tree.parent(k))) >= 2))
+    return tuple(model.bodies[i] for i in _kept_indices(model.tree))
+
+
+def _kept_indices(tree) -> tuple:
+    children, parents = tree.children_indices, tree.parent_indices
+    return tuple(i for i in range(len(parents))
+                 if len(children[i]) >= 2 or (parents[i] >= 0 and len(children[parents[i]]) >= 2))
 
 
 def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, split: ForceSplit | None = None) -> CFAResult:
@@ -80,53 +87,36 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
         qdd, f = accelerations(split, F_T, F_S)
         return CFAResult(qdd, F_T, F_S, f, (), ())
 
-    tree = model.tree
     cs = split.constraint_slices
-    s = [W.shape[1] for W in split.W_by_index]
+    plan = _plan(model.tree, tuple(W.shape[1] for W in split.W_by_index))
     blocks = constraint_blocks(model, split)
     rhs_all = -B_apply(model, F_T, split)
-    kept = {tree.index(k) for k in kept_nodes(model)}
 
-    diag = {i: blocks[i, i].copy() for i in range(len(s)) if s[i]}
-    rhs = {i: rhs_all[cs[i]].copy() for i in diag}
+    diag = {i: blocks[i, i].copy() for i in plan.constrained}
+    rhs = {i: rhs_all[cs[i]].copy() for i in plan.constrained}
     couple: dict = {}  # current couplings between neighbours of a segment list
+    for i, j in plan.neighbours:
+        couple[i, j] = blocks.get((i, j), np.zeros((cs[i].stop - cs[i].start, cs[j].stop - cs[j].start)))
+        couple[j, i] = couple[i, j].T
     eliminated: list = []  # (e, left, right, A(e)^{-1}, A(e, l), A(e, r), r(e)) in elimination order
-    survivors: list = []
-    rounds: list = []
-    segment_of = {}
-    for n, segment in enumerate(tree.segments()):
-        chain = [tree.index(k) for k in segment if s[tree.index(k)]]
-        segment_of.update((i, n) for i in chain)
-        for i, j in zip(chain[:-1], chain[1:]):
-            couple[i, j] = blocks.get((i, j), np.zeros((s[i], s[j])))
-            couple[j, i] = couple[i, j].T
-        count = 0
-        while True:
-            drop = [q for q in range(1, len(chain), 2) if chain[q] not in kept]
-            if not drop:
-                break
-            count += 1
-            for q in drop:
-                eliminated.append(_eliminate(chain[q], chain[q - 1], chain[q + 1] if q + 1 < len(chain) else None,
-                                             diag, rhs, couple))
-            gone = {chain[q] for q in drop}
-            chain = [i for i in chain if i not in gone]
-        rounds.append(count)
-        survivors.extend(chain)
+    for stage in plan.stages:  # one round of one segment: its unknowns are independent
+        inverses = stacked_inverses([diag[e] for e, _, _ in stage])
+        eliminated.extend(_eliminate(e, left, right, Ainv, diag, rhs, couple)
+                          for (e, left, right), Ainv in zip(stage, inverses))
 
     # The gathered dense system: reduced rows of the survivors and A's blocks between segments.
-    pos = np.concatenate([[0], np.cumsum([s[i] for i in survivors])])
-    where = {i: slice(int(a), int(b)) for i, a, b in zip(survivors, pos[:-1], pos[1:])}
-    S = np.zeros((pos[-1], pos[-1]))
-    r = np.zeros(pos[-1])
-    for i in survivors:
+    where = plan.where
+    S = np.zeros((plan.gathered_size, plan.gathered_size))
+    r = np.zeros(plan.gathered_size)
+    for i in plan.survivors:
         S[where[i], where[i]] = diag[i]
         r[where[i]] = rhs[i]
-    for (i, j), B in list(couple.items()) + [(ij, B) for ij, B in blocks.items() if segment_of[ij[0]] != segment_of[ij[1]]]:
-        if i in where and j in where and i != j:
-            S[where[i], where[j]] = B
-    x = scipy.linalg.solve(S, r, assume_a="pos") if pos[-1] else r
-    for i in survivors:
+    for i, j in plan.reduced_pairs:
+        S[where[i], where[j]] = couple[i, j]
+    for i, j in plan.crossing_pairs:
+        S[where[i], where[j]] = blocks[i, j]
+    x = scipy.linalg.solve(S, r, assume_a="pos") if plan.gathered_size else r
+    for i in plan.survivors:
         F_S[cs[i]] = x[where[i]]
     for e, left, right, Ainv, Ael, Aer, re in reversed(eliminated):
         y = re - Ael @ F_S[cs[left]]
@@ -135,13 +125,59 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
         F_S[cs[e]] = Ainv @ y
 
     qdd, f = accelerations(split, F_T, F_S)
-    return CFAResult(qdd, F_T, F_S, f, tuple(rounds), tuple(model.bodies[i] for i in survivors))
+    return CFAResult(qdd, F_T, F_S, f, plan.rounds, tuple(model.bodies[i] for i in plan.survivors))
 
 
-def _eliminate(e: int, left: int, right: int | None, diag: dict, rhs: dict, couple: dict) -> tuple:
-    """Eliminate unknown ``e`` of a segment list from its neighbours' rows (Eq. 39–40); returns
-    what the back-substitution needs."""
-    Ainv = np.linalg.inv(diag[e])
+class _Plan(NamedTuple):
+    """The index work of the serialized CFA, which depends on the tree and the ``s_k`` only."""
+
+    constrained: tuple  #: indices with ``s_k > 0``
+    neighbours: tuple  #: consecutive pairs of each segment's list before reduction
+    stages: tuple  #: per segment and round: the ``(e, left, right)`` eliminated at once
+    rounds: tuple  #: reduction rounds per segment
+    survivors: tuple  #: the unknowns of the gathered dense system
+    where: dict  #: survivor → its slice in the gathered system
+    gathered_size: int
+    reduced_pairs: tuple  #: survivor pairs coupled through a segment's reduction
+    crossing_pairs: tuple  #: survivor pairs coupled by blocks of ``A`` between segments
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(tree, s: tuple) -> _Plan:
+    """Segments, kept rows, the elimination order and the gathered system's layout (computed once
+    per tree and constraint sizes: a simulation repeats them at every state)."""
+    kept = set(_kept_indices(tree))
+    neighbours, stages, rounds, survivors, segment_of, reduced = [], [], [], [], {}, []
+    for n, segment in enumerate(tree.segments()):
+        chain = [i for i in map(tree.index, segment) if s[i]]
+        segment_of.update((i, n) for i in chain)
+        neighbours.extend(zip(chain[:-1], chain[1:]))
+        count = 0
+        while drop := [q for q in range(1, len(chain), 2) if chain[q] not in kept]:
+            count += 1
+            stages.append(tuple((chain[q], chain[q - 1], chain[q + 1] if q + 1 < len(chain) else None) for q in drop))
+            gone = {chain[q] for q in drop}
+            chain = [i for i in chain if i not in gone]
+        rounds.append(count)
+        survivors.extend(chain)
+        reduced.extend(pair for i, j in zip(chain[:-1], chain[1:]) for pair in ((i, j), (j, i)))
+    pos = np.concatenate([[0], np.cumsum([s[i] for i in survivors])]).astype(int)
+    where = {i: slice(int(a), int(b)) for i, a, b in zip(survivors, pos[:-1], pos[1:])}
+    crossing = [(i, j) for i in survivors for j in survivors if segment_of[i] != segment_of[j] and _coupled(tree, i, j)]
+    return _Plan(tuple(i for i in range(len(s)) if s[i]), tuple(neighbours), tuple(stages), tuple(rounds),
+                 tuple(survivors), where, int(pos[-1]), tuple(reduced), tuple(crossing))
+
+
+def _coupled(tree, i: int, j: int) -> bool:
+    """Whether ``A(i, j)`` may be nonzero for ``i ≠ j`` (parent and child, or siblings:
+    :func:`~sko.algorithms.cfa.constraint_pattern`)."""
+    parents = tree.parent_indices
+    return parents[i] == j or parents[j] == i or (parents[i] == parents[j] >= 0)
+
+
+def _eliminate(e: int, left: int, right: int | None, Ainv: np.ndarray, diag: dict, rhs: dict, couple: dict) -> tuple:
+    """Eliminate unknown ``e`` (``Ainv = A(e)^{-1}``) of a segment list from its neighbours' rows
+    (Eq. 39–40); returns what the back-substitution needs."""
     X = couple[left, e] @ Ainv
     diag[left] -= X @ couple[e, left]
     rhs[left] -= X @ rhs[e]
