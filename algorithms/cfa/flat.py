@@ -113,3 +113,61 @@ def omega_apply(table, numbers, x):
                     acc += numbers[o + r * m + c] * z[zo + r]
                 out[no + c] -= acc
     return out
+
+
+#: kinds of blocks of ``A`` in :func:`constraint_block_data` (:func:`~.matrix.constraint_pattern`)
+NODE_BLOCK, CHILD_BLOCK, PARENT_BLOCK, SIBLING_BLOCK = range(4)
+
+
+@njit(cache=True)
+def _block(numbers, offset, rows, cols):
+    """A copy of the row-major block at ``offset``."""
+    return numbers[offset: offset + rows * cols].copy().reshape(rows, cols)
+
+
+@njit(cache=True)
+def _product(A, B):
+    out = np.zeros((A.shape[0], B.shape[1]))
+    for r in range(A.shape[0]):
+        for k in range(A.shape[1]):
+            a = A[r, k]
+            for c in range(B.shape[1]):
+                out[r, c] += a * B[k, c]
+    return out
+
+
+@njit(cache=True)
+def constraint_block_data(table, numbers, pairs, size):
+    """The blocks of ``A = W* φ^{-*} M^{-1} φ^{-1} W`` listed in ``pairs`` (rows ``(kind, i, j,
+    offset)``), row-major at their offsets of one buffer of ``size`` entries (see
+    :func:`~.matrix.constraint_blocks` for the four formulas)."""
+    N = table.shape[0]
+    phiW = []  # φ(℘(k), k) W(k), and Y(k) = M^{-1}(℘(k)) φ(℘(k), k) W(k)
+    Y = []
+    for i in range(N):
+        p, m, s = table[i, PARENT], table[i, MDIM], table[i, SDIM]
+        if p >= 0 and s > 0:
+            mp = table[p, MDIM]
+            phiW.append(_product(_block(numbers, table[i, PHI], mp, m), _block(numbers, table[i, W], m, s)))
+            Y.append(_product(_block(numbers, table[p, MI], mp, mp), phiW[i]))
+        else:
+            phiW.append(np.zeros((0, 0)))
+            Y.append(np.zeros((0, 0)))
+    out = np.zeros(size)
+    for row in range(pairs.shape[0]):
+        kind, i, j, o = pairs[row, 0], pairs[row, 1], pairs[row, 2], pairs[row, 3]
+        if kind == NODE_BLOCK:
+            m, s = table[i, MDIM], table[i, SDIM]
+            Wi = _block(numbers, table[i, W], m, s)
+            B = _product(Wi.T.copy(), _product(_block(numbers, table[i, MI], m, m), Wi))
+            if table[i, PARENT] >= 0:
+                B += _product(phiW[i].T.copy(), Y[i])
+            B = (B + B.T) / 2
+        elif kind == CHILD_BLOCK:  # A(℘(j), j) with i = ℘(j)
+            B = -_product(_block(numbers, table[i, W], table[i, MDIM], table[i, SDIM]).T.copy(), Y[j])
+        elif kind == PARENT_BLOCK:  # A(i, ℘(i)) with j = ℘(i)
+            B = -_product(Y[i].T.copy(), _block(numbers, table[j, W], table[j, MDIM], table[j, SDIM]))
+        else:
+            B = _product(phiW[i].T.copy(), Y[j])
+        out[o: o + B.size] = B.ravel()
+    return out

@@ -24,6 +24,7 @@ import scipy.sparse
 
 from sko.model import SKOModel
 
+from .flat import CHILD_BLOCK, NODE_BLOCK, PARENT_BLOCK, SIBLING_BLOCK, constraint_block_data
 from .split import ForceSplit, check_split
 
 __all__ = ["constraint_pattern", "constraint_blocks", "constraint_matrix"]
@@ -56,30 +57,38 @@ def constraint_blocks(model: SKOModel, split: ForceSplit | None = None) -> dict:
     """The nonzero blocks of ``A`` by index pair: ``{(i, j): A(i, j)}`` (positions in the
     model's body order), exactly the pairs of :func:`constraint_pattern`."""
     split = check_split(model, split)
-    tree = model.tree
-    W, Minv = split.W_by_index, split.M_inverse_by_index
-    s = [w.shape[1] for w in W]
-    phiW: list = [None] * len(W)  # φ(℘(k), k) W(k)
-    Y: list = [None] * len(W)  # M^{-1}(℘(k)) φ(℘(k), k) W(k)
-    blocks = {}
+    fs = split.flat
+    pairs, size = _block_pairs(model.tree, tuple(W.shape[1] for W in split.W_by_index))
+    data = constraint_block_data(fs.table, fs.numbers, pairs, size)
+    W = split.W_by_index
+    return {(i, j): data[o: o + W[i].shape[1] * W[j].shape[1]].reshape(W[i].shape[1], W[j].shape[1])
+            for _, i, j, o in pairs.tolist()}
+
+
+@functools.lru_cache(maxsize=64)
+def _block_pairs(tree, s: tuple) -> tuple[np.ndarray, int]:
+    """The blocks of :func:`constraint_pattern` as rows ``(kind, i, j, offset)`` for
+    :func:`~.flat.constraint_block_data`, and the size of their buffer (they depend on the tree
+    and the ``s_k`` only)."""
+    rows, offset = [], 0
+
+    def add(kind: int, i: int, j: int) -> None:
+        nonlocal offset
+        rows.append((kind, i, j, offset))
+        offset += s[i] * s[j]
+
     for i, p in enumerate(tree.parent_indices):
-        if s[i] == 0:
-            continue
-        Aii = W[i].T @ Minv[i] @ W[i]
-        if p >= 0:
-            phiW[i] = model.weights_by_index[i] @ W[i]
-            Y[i] = Minv[p] @ phiW[i]
-            Aii += phiW[i].T @ Y[i]
-            if s[p]:
-                blocks[p, i] = -W[p].T @ Y[i]
-                blocks[i, p] = blocks[p, i].T
-        blocks[i, i] = (Aii + Aii.T) / 2
+        if s[i]:
+            add(NODE_BLOCK, i, i)
+            if p >= 0 and s[p]:
+                add(CHILD_BLOCK, p, i)
+                add(PARENT_BLOCK, i, p)
     for children in tree.children_indices:
         for i in children:
             for j in children:
                 if i != j and s[i] and s[j]:
-                    blocks[i, j] = phiW[i].T @ Y[j]
-    return blocks
+                    add(SIBLING_BLOCK, i, j)
+    return np.array(rows, dtype=np.int64).reshape(-1, 4), offset
 
 
 def constraint_matrix(model: SKOModel, split: ForceSplit | None = None, blocks: dict | None = None) -> scipy.sparse.csr_array:
