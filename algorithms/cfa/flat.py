@@ -171,3 +171,60 @@ def constraint_block_data(table, numbers, pairs, size):
             B = _product(phiW[i].T.copy(), Y[j])
         out[o: o + B.size] = B.ravel()
     return out
+
+
+#: columns of the elimination steps of :func:`cyclic_reduction` and :func:`back_substitution`:
+#: sizes ``s``, offsets in the work buffer of ``A(k)`` (``D_``), ``r(k)`` (``R_``), the couplings
+#: ``A(x, y)`` (``C_xy``), ``A(e)^{-1}`` (``V_E``), and of ``F_S(k)`` in the constraint vector (``F_``)
+(S_E, S_L, S_R, D_E, D_L, D_R, R_E, R_L, R_R, C_LE, C_EL, C_RE, C_ER, C_LR, C_RL, V_E, F_E, F_L, F_R,
+ STEP_WIDTH) = range(20)
+
+
+@njit(cache=True)
+def _view(work, offset, rows, cols):
+    return work[offset: offset + rows * cols].reshape(rows, cols)
+
+
+@njit(cache=True)
+def _matvec(A, x):
+    out = np.zeros(A.shape[0])
+    for r in range(A.shape[0]):
+        for c in range(A.shape[1]):
+            out[r] += A[r, c] * x[c]
+    return out
+
+
+@njit(cache=True)
+def cyclic_reduction(work, steps):
+    """Eliminate, step by step, unknown ``e`` from its neighbours ``l`` and (if ``S_R > 0``)
+    ``r`` (Eq. 39–40), in place in the work buffer; ``A(e)^{-1}`` is kept for the
+    back-substitution."""
+    for k in range(steps.shape[0]):
+        se, sl, sr = steps[k, S_E], steps[k, S_L], steps[k, S_R]
+        Ainv = _view(work, steps[k, V_E], se, se)
+        Ainv[:, :] = np.linalg.inv(_view(work, steps[k, D_E], se, se))
+        re = work[steps[k, R_E]: steps[k, R_E] + se]
+        X = _product(_view(work, steps[k, C_LE], sl, se), Ainv)
+        _view(work, steps[k, D_L], sl, sl)[:, :] -= _product(X, _view(work, steps[k, C_EL], se, sl))
+        work[steps[k, R_L]: steps[k, R_L] + sl] -= _matvec(X, re)
+        if sr > 0:
+            Z = _product(_view(work, steps[k, C_RE], sr, se), Ainv)
+            Aer = _view(work, steps[k, C_ER], se, sr)
+            _view(work, steps[k, D_R], sr, sr)[:, :] -= _product(Z, Aer)
+            work[steps[k, R_R]: steps[k, R_R] + sr] -= _matvec(Z, re)
+            Alr = -_product(X, Aer)
+            _view(work, steps[k, C_LR], sl, sr)[:, :] = Alr
+            _view(work, steps[k, C_RL], sr, sl)[:, :] = Alr.T
+
+
+@njit(cache=True)
+def back_substitution(work, steps, F_S):
+    """``F_S(e) = A(e)^{-1} [r(e) − A(e, l) F_S(l) − A(e, r) F_S(r)]`` in reverse elimination
+    order, in place in ``F_S`` (whose survivors are already solved)."""
+    for k in range(steps.shape[0] - 1, -1, -1):
+        se, sl, sr = steps[k, S_E], steps[k, S_L], steps[k, S_R]
+        y = work[steps[k, R_E]: steps[k, R_E] + se] - _matvec(_view(work, steps[k, C_EL], se, sl),
+                                                              F_S[steps[k, F_L]: steps[k, F_L] + sl])
+        if sr > 0:
+            y -= _matvec(_view(work, steps[k, C_ER], se, sr), F_S[steps[k, F_R]: steps[k, F_R] + sr])
+        F_S[steps[k, F_E]: steps[k, F_E] + se] = _matvec(_view(work, steps[k, V_E], se, se), y)

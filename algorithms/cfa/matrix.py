@@ -57,16 +57,20 @@ def constraint_blocks(model: SKOModel, split: ForceSplit | None = None) -> dict:
     """The nonzero blocks of ``A`` by index pair: ``{(i, j): A(i, j)}`` (positions in the
     model's body order), exactly the pairs of :func:`constraint_pattern`."""
     split = check_split(model, split)
-    fs = split.flat
-    pairs, size = _block_pairs(model.tree, tuple(W.shape[1] for W in split.W_by_index))
-    data = constraint_block_data(fs.table, fs.numbers, pairs, size)
+    pairs, data = block_buffer(split)
     W = split.W_by_index
     return {(i, j): data[o: o + W[i].shape[1] * W[j].shape[1]].reshape(W[i].shape[1], W[j].shape[1])
             for _, i, j, o in pairs.tolist()}
 
 
+def block_buffer(split: ForceSplit) -> tuple[np.ndarray, np.ndarray]:
+    """The blocks of ``A`` row-major in one buffer, and their rows ``(kind, i, j, offset)``."""
+    pairs, size = block_pairs(split.model.tree, tuple(W.shape[1] for W in split.W_by_index))
+    return pairs, constraint_block_data(split.flat.table, split.flat.numbers, pairs, size)
+
+
 @functools.lru_cache(maxsize=64)
-def _block_pairs(tree, s: tuple) -> tuple[np.ndarray, int]:
+def block_pairs(tree, s: tuple) -> tuple[np.ndarray, int]:
     """The blocks of :func:`constraint_pattern` as rows ``(kind, i, j, offset)`` for
     :func:`~.flat.constraint_block_data`, and the size of their buffer (they depend on the tree
     and the ``s_k`` only)."""
