@@ -111,16 +111,17 @@ def constraint_matrix(model: SKOModel, split: ForceSplit | None = None, blocks: 
            [1., 1., 2.]])
     """
     split = check_split(model, split)
-    if blocks is None:
-        blocks = constraint_blocks(model, split)
-    n = split.constraint_size
-    if not blocks:
+    n, cs = split.constraint_size, split.constraint_slices
+    if blocks is None:  # straight from the block buffer, in its order
+        pairs, data = block_buffer(split)
+        placement = tuple((i, j, cs[i].start, cs[i].stop, cs[j].start, cs[j].stop) for _, i, j, _ in pairs.tolist())
+    else:
+        placement = tuple((i, j, cs[i].start, cs[i].stop, cs[j].start, cs[j].stop) for i, j in blocks)
+        data = np.concatenate([B.ravel() for B in blocks.values()]) if blocks else np.zeros(0)
+    if not placement:
         return scipy.sparse.csr_array((n, n), dtype=float)
-    cs = split.constraint_slices
-    order, indices, indptr = _csr_pattern(tuple((i, j, cs[i].start, cs[i].stop, cs[j].start, cs[j].stop)
-                                                for i, j in blocks), n)
-    data = np.concatenate([B.ravel() for B in blocks.values()])[order]
-    return scipy.sparse.csr_array((data, indices.copy(), indptr.copy()), shape=(n, n))
+    order, indices, indptr = _csr_pattern(placement, n)
+    return scipy.sparse.csr_array((data[order], indices.copy(), indptr.copy()), shape=(n, n))
 
 
 @functools.lru_cache(maxsize=64)
