@@ -16,43 +16,107 @@ in one pass each, the same products as the per-node loops they replace.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit
 
+from sko.graphs.errors import NonFiniteError
+
 __all__ = ["FlatSplit", "block_apply", "omega_apply"]
 
-#: columns of :attr:`FlatSplit.table`
-PARENT, MDIM, NDIM, SDIM, NODE, DOF, CON, PHI, W, HP, MI = range(11)
-WIDTH = 11
+#: columns of :attr:`FlatSplit.table`; the last three are offsets in the packed model numbers
+PARENT, MDIM, NDIM, SDIM, NODE, DOF, CON, PHI, W, HP, MI, PHI_IN, H_IN, M_IN = range(14)
+WIDTH = 14
 
 
 class FlatSplit:
-    """The per-node table and block buffer of one :class:`~.split.ForceSplit` (module docstring)."""
+    """A force split's per-node table and block buffer (module docstring): ``W(k)`` and
+    ``H⁺(k)`` from one SVD of ``H(k)``, ``M^{-1}(k)``, and a copy of ``φ(℘(k), k)``, computed by
+    :func:`split_numbers` from the model's packed numbers.
 
-    def __init__(self, split):
-        model = split.model
-        blocks = [model.weights_by_index, split.W_by_index, split.H_plus_by_index, split.M_inverse_by_index]
-        table = np.zeros((len(model.bodies), WIDTH), dtype=np.int64)
-        table[:, PARENT] = model.tree.parent_indices
-        table[:, MDIM] = [M.shape[0] for M in model.M_by_index]
-        table[:, NDIM] = [H.shape[0] for H in model.H_by_index]
-        table[:, SDIM] = [Wk.shape[1] for Wk in split.W_by_index]
-        table[:, NODE] = [sl.start for sl in model.node_slices]
-        table[:, DOF] = [sl.start for sl in model.dof_slices]
-        table[:, CON] = [sl.start for sl in split.constraint_slices]
-        parts, offset = [], 0
-        for i in range(len(model.bodies)):
-            for col, by_index in zip((PHI, W, HP, MI), blocks):
-                B = by_index[i]
-                if B is None:  # a base body has no weight
-                    table[i, col] = -1
-                    continue
-                table[i, col] = offset
-                parts.append(B.ravel())
-                offset += B.size
-        self.table = table
-        self.numbers = np.concatenate(parts) if parts else np.zeros(0)
-        self.node_size, self.dof_size, self.constraint_size = model.node_size, model.dof_size, split.constraint_size
+    Raises
+    ------
+    NonFiniteError
+        If the model holds non-finite numbers (built with ``validate=False``).
+    """
+
+    def __init__(self, model):
+        m = tuple(M.shape[0] for M in model.M_by_index)
+        n = tuple(H.shape[0] for H in model.H_by_index)
+        self.table, size = split_structure(model.tree, m, n)
+        packed = [B.ravel() for i in range(len(m))
+                  for B in (model.weights_by_index[i], model.H_by_index[i], model.M_by_index[i]) if B is not None]
+        packed = np.concatenate(packed).astype(np.float64, copy=False) if packed else np.zeros(0)
+        if not np.isfinite(packed).all():
+            raise NonFiniteError("the constraint force algorithm got a model with non-finite numbers (NaN or infinity)")
+        self.numbers = split_numbers(self.table, packed, size)
+        self.numbers.setflags(write=False)
+
+    def blocks(self, column: int, rows: int, cols: int) -> tuple:
+        """Read-only views of every node's block at ``column`` (``rows × cols`` columns of the table)."""
+        t, x = self.table, self.numbers
+        return tuple(x[o: o + r * c].reshape(r, c) for o, r, c in zip(t[:, column].tolist(), t[:, rows].tolist(),
+                                                                      t[:, cols].tolist()))
+
+
+@functools.lru_cache(maxsize=64)
+def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
+    """The table of a force split of nodes with ``m_k``, ``n_k`` (``s_k = m_k − n_k``; stacked
+    offsets in the body order) and the size of its block buffer; it depends on the tree and the
+    dimensions only."""
+    parents = tree.parent_indices
+    table = np.zeros((len(m), WIDTH), dtype=np.int64)
+    table[:, PARENT] = parents
+    table[:, MDIM], table[:, NDIM] = m, n
+    table[:, SDIM] = np.subtract(m, n)
+    for col, dims in ((NODE, m), (DOF, n), (CON, np.subtract(m, n))):
+        table[:, col] = np.concatenate([[0], np.cumsum(dims, dtype=np.int64)[:-1]]) if len(m) else []
+    size = packed = 0
+    for i, p in enumerate(parents):
+        sizes = ((PHI, PHI_IN, m[p] * m[i] if p >= 0 else -1), (H_IN, None, n[i] * m[i]), (M_IN, None, m[i] * m[i]))
+        for col, col_in, count in sizes:
+            if count < 0:
+                table[i, PHI] = table[i, PHI_IN] = -1
+                continue
+            if col_in is None:
+                table[i, col] = packed
+            else:
+                table[i, col], table[i, col_in] = size, packed
+                size += count
+            packed += count
+        for col, count in ((W, m[i] * (m[i] - n[i])), (HP, m[i] * n[i]), (MI, m[i] * m[i])):
+            table[i, col] = size
+            size += count
+    table.setflags(write=False)
+    return table, size
+
+
+@njit(cache=True)
+def split_numbers(table, packed, size):
+    """``W(k)`` (the last ``m_k − n_k`` right singular vectors of ``H(k) = U Σ V*``), ``H⁺(k) =
+    V_n Σ^{-1} U*``, ``M^{-1}(k)`` and ``φ(℘(k), k)`` of every node into one buffer."""
+    out = np.zeros(size)
+    for i in range(table.shape[0]):
+        m, n = table[i, MDIM], table[i, NDIM]
+        if table[i, PHI] >= 0:
+            count = table[table[i, PARENT], MDIM] * m
+            out[table[i, PHI]: table[i, PHI] + count] = packed[table[i, PHI_IN]: table[i, PHI_IN] + count]
+        if m == 0:
+            continue
+        if n == 0:
+            Vh = np.eye(m)
+            Hp = np.zeros((m, 0))
+        else:
+            H = packed[table[i, H_IN]: table[i, H_IN] + n * m].copy().reshape(n, m)
+            U, sigma, Vh = np.linalg.svd(H, full_matrices=True)
+            Hp = _product(Vh[:n].T.copy(), (U.T / sigma.reshape(n, 1)).copy())
+        Wk = Vh[n:].T.copy()
+        out[table[i, W]: table[i, W] + Wk.size] = Wk.ravel()
+        out[table[i, HP]: table[i, HP] + Hp.size] = Hp.ravel()
+        M = packed[table[i, M_IN]: table[i, M_IN] + m * m].copy().reshape(m, m)
+        out[table[i, MI]: table[i, MI] + m * m] = np.linalg.inv(M).ravel()
+    return out
 
 
 @njit(cache=True)

@@ -19,12 +19,10 @@ real floating-point data only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cached_property
 
 import numpy as np
-import scipy.linalg
 
-from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
+from sko.graphs.errors import DimensionError, SKOError
 from sko.arrays import checked_array
 from sko.model import SKOModel
 
@@ -52,16 +50,13 @@ class ForceSplit:
         if model.dtype.kind != "f":
             raise SKOError(f"the constraint force algorithm needs real floating-point model data; got dtype {model.dtype}")
         self.model = model
-        self.W_by_index, self.H_plus_by_index = _splits(model.H_by_index)
-        self.M_inverse_by_index = stacked_inverses(model.M_by_index)
-        offsets = np.concatenate([[0], np.cumsum([W.shape[1] for W in self.W_by_index])])
-        self.constraint_slices = tuple(slice(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:]))
+        self.flat = fs = flat.FlatSplit(model)  # the numbers, packed for the compiled kernels
+        self.W_by_index = fs.blocks(flat.W, flat.MDIM, flat.SDIM)
+        self.H_plus_by_index = fs.blocks(flat.HP, flat.MDIM, flat.NDIM)
+        self.M_inverse_by_index = fs.blocks(flat.MI, flat.MDIM, flat.MDIM)
+        offsets = np.concatenate([[0], np.cumsum(fs.table[:, flat.SDIM])])
+        self.constraint_slices = tuple(slice(a, b) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()))
         self.constraint_size = int(offsets[-1])
-
-    @cached_property
-    def flat(self) -> flat.FlatSplit:
-        """The blocks packed for the compiled operator kernels (:mod:`.flat`)."""
-        return flat.FlatSplit(self)
 
     def __repr__(self) -> str:
         return f"ForceSplit({len(self.W_by_index)} nodes, {self.constraint_size} constraint coordinates)"
@@ -86,55 +81,6 @@ class ForceSplit:
         if x.shape[0] != self.constraint_size:
             raise DimensionError(f"{name} has length {x.shape[0]}, expected Σ s_k = {self.constraint_size} for this model")
         return x
-
-
-def _split(H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``W`` and ``H⁺`` of one full-row-rank ``H`` (n × m) from one SVD ``H = U Σ V*``: ``W`` is
-    the last ``m − n`` columns of ``V`` (the basis :func:`scipy.linalg.null_space` returns, with the
-    rank fixed at ``n`` instead of guessed), ``H⁺ = V_n Σ^{-1} U* = H*(H H*)^{-1}`` without squaring
-    the condition number of ``H``."""
-    n = H.shape[0]
-    U, sigma, Vh = scipy.linalg.svd(H, full_matrices=True)
-    return Vh[n:].T.copy(), Vh[:n].T @ (U.T / sigma[:, None])
-
-
-def _shape_groups(blocks) -> dict:
-    """``{shape: [indices]}``: nodes whose blocks share a shape, so one stacked LAPACK call
-    serves them all (a tree of one joint type has one or two shapes, whatever its size)."""
-    groups: dict = {}
-    for i, B in enumerate(blocks):
-        groups.setdefault(B.shape, []).append(i)
-    return groups
-
-
-def _splits(H_by_index) -> tuple[tuple, tuple]:
-    """:func:`_split` of every node, one stacked SVD per shape of ``H``."""
-    W: list = [None] * len(H_by_index)
-    H_plus: list = [None] * len(H_by_index)
-    for (n, m), nodes in _shape_groups(H_by_index).items():
-        if n == 0 or m == 0:
-            for i in nodes:
-                W[i], H_plus[i] = _split(H_by_index[i])
-            continue
-        H = np.stack([H_by_index[i] for i in nodes]).astype(float, copy=False)
-        if not np.isfinite(H).all():
-            raise NonFiniteError(f"H of node {nodes[0]}'s shape group ({n}×{m}) has non-finite entries")
-        U, sigma, Vh = np.linalg.svd(H, full_matrices=True)
-        Wg = Vh[:, n:].transpose(0, 2, 1).copy()
-        Pg = Vh[:, :n].transpose(0, 2, 1) @ (U.transpose(0, 2, 1) / sigma[:, :, None])
-        for g, i in enumerate(nodes):
-            W[i], H_plus[i] = Wg[g], Pg[g]
-    return tuple(W), tuple(H_plus)
-
-
-def stacked_inverses(M_by_index) -> tuple:
-    """The inverse of every square block, one stacked LAPACK call per block shape."""
-    out: list = [None] * len(M_by_index)
-    for shape, nodes in _shape_groups(M_by_index).items():
-        inv = np.linalg.inv(np.stack([M_by_index[i] for i in nodes])) if shape[0] else np.zeros((len(nodes), 0, 0))
-        for g, i in enumerate(nodes):
-            out[i] = inv[g]
-    return tuple(out)
 
 
 def force_split(model: SKOModel) -> ForceSplit:
