@@ -1,6 +1,6 @@
 """Compiled products of the CFA operators on a flat copy of a force split (CFA.md, "The CFA").
 
-The operators of :mod:`.split` and :mod:`.operators` are block products over the nodes, each
+The operators of :mod:`sko.algorithms.cfa.split` and :mod:`sko.algorithms.cfa.operators` are block products over the nodes, each
 node touching only itself and its parent: no recursion, so any node order will do. A
 :class:`FlatSplit` packs, per node in the model's stacking order, the dimensions, the offsets
 of its slices in stacked node, hinge and constraint vectors, and the offsets of its blocks

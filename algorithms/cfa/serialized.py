@@ -121,7 +121,7 @@ class _Plan(NamedTuple):
     copy_to: np.ndarray  #: … into the work buffer
     rhs_from: np.ndarray  #: r(k) from the right-hand side …
     rhs_to: np.ndarray  #: … into the work buffer
-    steps: np.ndarray  #: the eliminations (columns of :mod:`.flat`)
+    steps: np.ndarray  #: the eliminations (columns of :mod:`sko.algorithms.cfa.flat`)
     gathered_size: int
     S_from_work: np.ndarray  #: reduced blocks of the gathered matrix (work buffer) …
     S_to_work: np.ndarray  #: … at their flat positions in it
