@@ -1,7 +1,7 @@
 """The constraint force algorithm (CFA) on SKO models (CFA.md; Liu, Hu and Zhang 2016).
 
 * :mod:`.split`: ``W(k)`` and ``H⁺(k)``, the split ``f = H⁺ F_T + W F_S`` of the inter-node force;
-* :mod:`.operators`: ``φ^{-1} = I − ℰ_φ`` and the products with ``B`` and ``C`` in O(N);
+* :mod:`sko.algorithms.cfa.operators`: ``φ^{-1} = I − ℰ_φ`` and the products with ``B`` and ``C`` in O(N);
 * :mod:`.matrix`: ``A = W* φ^{-*} M^{-1} φ^{-1} W``, block sparse with four kinds of blocks;
 * :mod:`.general`: the general CFA (sparse solve of ``A F_S = −B F_T``);
 * :mod:`.serialized`: the serialized CFA (cyclic reduction on the serial-chain segments);

@@ -17,11 +17,14 @@ from the root, which has no inertia: they have no parent and no sibling blocks. 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.sparse
 
 from sko.model import SKOModel
 
+from .flat import CHILD_BLOCK, NODE_BLOCK, PARENT_BLOCK, SIBLING_BLOCK, constraint_block_data
 from .split import ForceSplit, check_split
 
 __all__ = ["constraint_pattern", "constraint_blocks", "constraint_matrix"]
@@ -54,30 +57,42 @@ def constraint_blocks(model: SKOModel, split: ForceSplit | None = None) -> dict:
     """The nonzero blocks of ``A`` by index pair: ``{(i, j): A(i, j)}`` (positions in the
     model's body order), exactly the pairs of :func:`constraint_pattern`."""
     split = check_split(model, split)
-    tree = model.tree
-    W, Minv = split.W_by_index, split.M_inverse_by_index
-    s = [w.shape[1] for w in W]
-    phiW: list = [None] * len(W)  # φ(℘(k), k) W(k)
-    Y: list = [None] * len(W)  # M^{-1}(℘(k)) φ(℘(k), k) W(k)
-    blocks = {}
+    pairs, data = block_buffer(split)
+    W = split.W_by_index
+    return {(i, j): data[o: o + W[i].shape[1] * W[j].shape[1]].reshape(W[i].shape[1], W[j].shape[1])
+            for _, i, j, o in pairs.tolist()}
+
+
+def block_buffer(split: ForceSplit) -> tuple[np.ndarray, np.ndarray]:
+    """The blocks of ``A`` row-major in one buffer, and their rows ``(kind, i, j, offset)``."""
+    pairs, size = block_pairs(split.model.tree, tuple(W.shape[1] for W in split.W_by_index))
+    return pairs, constraint_block_data(split.flat.table, split.flat.numbers, pairs, size)
+
+
+@functools.lru_cache(maxsize=64)
+def block_pairs(tree, s: tuple) -> tuple[np.ndarray, int]:
+    """The blocks of :func:`constraint_pattern` as rows ``(kind, i, j, offset)`` for
+    :func:`~.flat.constraint_block_data`, and the size of their buffer (they depend on the tree
+    and the ``s_k`` only)."""
+    rows, offset = [], 0
+
+    def add(kind: int, i: int, j: int) -> None:
+        nonlocal offset
+        rows.append((kind, i, j, offset))
+        offset += s[i] * s[j]
+
     for i, p in enumerate(tree.parent_indices):
-        if s[i] == 0:
-            continue
-        Aii = W[i].T @ Minv[i] @ W[i]
-        if p >= 0:
-            phiW[i] = model.weights_by_index[i] @ W[i]
-            Y[i] = Minv[p] @ phiW[i]
-            Aii += phiW[i].T @ Y[i]
-            if s[p]:
-                blocks[p, i] = -W[p].T @ Y[i]
-                blocks[i, p] = blocks[p, i].T
-        blocks[i, i] = (Aii + Aii.T) / 2
+        if s[i]:
+            add(NODE_BLOCK, i, i)
+            if p >= 0 and s[p]:
+                add(CHILD_BLOCK, p, i)
+                add(PARENT_BLOCK, i, p)
     for children in tree.children_indices:
         for i in children:
             for j in children:
                 if i != j and s[i] and s[j]:
-                    blocks[i, j] = phiW[i].T @ Y[j]
-    return blocks
+                    add(SIBLING_BLOCK, i, j)
+    return np.array(rows, dtype=np.int64).reshape(-1, 4), offset
 
 
 def constraint_matrix(model: SKOModel, split: ForceSplit | None = None, blocks: dict | None = None) -> scipy.sparse.csr_array:
@@ -96,16 +111,27 @@ def constraint_matrix(model: SKOModel, split: ForceSplit | None = None, blocks: 
            [1., 1., 2.]])
     """
     split = check_split(model, split)
-    if blocks is None:
-        blocks = constraint_blocks(model, split)
-    n = split.constraint_size
-    cs = split.constraint_slices
-    rows, cols, data = [], [], []
-    for (i, j), B in blocks.items():
-        rows.append(np.repeat(np.arange(cs[i].start, cs[i].stop), B.shape[1]))
-        cols.append(np.tile(np.arange(cs[j].start, cs[j].stop), B.shape[0]))
-        data.append(B.ravel())
-    if not blocks:
+    n, cs = split.constraint_size, split.constraint_slices
+    if blocks is None:  # straight from the block buffer, in its order
+        pairs, data = block_buffer(split)
+        placement = tuple((i, j, cs[i].start, cs[i].stop, cs[j].start, cs[j].stop) for _, i, j, _ in pairs.tolist())
+    else:
+        placement = tuple((i, j, cs[i].start, cs[i].stop, cs[j].start, cs[j].stop) for i, j in blocks)
+        data = np.concatenate([B.ravel() for B in blocks.values()]) if blocks else np.zeros(0)
+    if not placement:
         return scipy.sparse.csr_array((n, n), dtype=float)
-    coo = scipy.sparse.coo_array((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))), shape=(n, n))
-    return coo.tocsr()
+    order, indices, indptr = _csr_pattern(placement, n)
+    return scipy.sparse.csr_array((data[order], indices.copy(), indptr.copy()), shape=(n, n))
+
+
+@functools.lru_cache(maxsize=64)
+def _csr_pattern(placement: tuple, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The CSR structure of ``A`` for blocks placed at ``(i, j, row start, row stop, column
+    start, column stop)`` (row-major block data, concatenated in that order): the permutation
+    taking the concatenated block data to CSR order, the column indices and the row pointers.
+    It depends on the tree and the ``s_k`` only, so a simulation computes it once."""
+    rows = np.concatenate([np.repeat(np.arange(r0, r1), c1 - c0) for _, _, r0, r1, c0, c1 in placement])
+    cols = np.concatenate([np.tile(np.arange(c0, c1), r1 - r0) for _, _, r0, r1, c0, c1 in placement])
+    order = np.lexsort((cols, rows))
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
+    return order, cols[order], indptr

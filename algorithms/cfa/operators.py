@@ -19,7 +19,7 @@ import numpy as np
 
 from sko.model import SKOModel
 
-from ..blocks import block_diagonal_apply
+from .flat import omega_apply
 from .split import ForceSplit, H_plus_apply, H_plus_star_apply, W_apply, W_star_apply, check_split
 
 __all__ = ["phi_inverse_apply", "phi_inverse_star_apply", "constraint_operator_apply", "B_apply", "B_star_apply",
@@ -52,8 +52,10 @@ def constraint_operator_apply(model: SKOModel, f, split: ForceSplit | None = Non
     """``φ^{-*} M^{-1} φ^{-1} f``: the node accelerations ``α`` of the inter-node forces ``f`` when
     ``a = b = 0`` (from ``f = φ M α``)."""
     split = check_split(model, split)
-    y = phi_inverse_apply(model, f)
-    return phi_inverse_star_apply(model, block_diagonal_apply(split.M_inverse_by_index, model.node_slices, y, model.dtype))
+    x = model.node_vector(f, "f")
+    if x.dtype.kind == "c":  # Ω is real and linear
+        return constraint_operator_apply(model, x.real, split) + 1j * constraint_operator_apply(model, x.imag, split)
+    return omega_apply(split.flat.table, split.flat.numbers, np.ascontiguousarray(x, dtype=np.float64))
 
 
 def B_apply(model: SKOModel, F_T, split: ForceSplit | None = None) -> np.ndarray:

@@ -29,13 +29,17 @@ gathered system's size.
 
 from __future__ import annotations
 
+import functools
+from typing import NamedTuple
+
 import numpy as np
 import scipy.linalg
 
 from sko.model import SKOModel
 
 from .general import CFAResult, accelerations, equivalent_control_force
-from .matrix import constraint_blocks
+from .flat import STEP_WIDTH, back_substitution, cyclic_reduction
+from .matrix import block_buffer, block_pairs
 from .operators import B_apply
 from .split import ForceSplit, check_split
 
@@ -45,9 +49,13 @@ __all__ = ["serialized_constraint_force_algorithm", "kept_nodes"]
 def kept_nodes(model: SKOModel) -> tuple:
     """Bodies whose rows of ``A`` may couple outside their segment: branching nodes (two or
     more children) and their children."""
-    tree = model.tree
-    return tuple(k for k in model.bodies if len(tree.children(k)) >= 2
-                 or (tree.parent(k) is not None and len(tree.children(tree.parent(k))) >= 2))
+    return tuple(model.bodies[i] for i in _kept_indices(model.tree))
+
+
+def _kept_indices(tree) -> tuple:
+    children, parents = tree.children_indices, tree.parent_indices
+    return tuple(i for i in range(len(parents))
+                 if len(children[i]) >= 2 or (parents[i] >= 0 and len(children[parents[i]]) >= 2))
 
 
 def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, split: ForceSplit | None = None) -> CFAResult:
@@ -80,75 +88,117 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
         qdd, f = accelerations(split, F_T, F_S)
         return CFAResult(qdd, F_T, F_S, f, (), ())
 
-    tree = model.tree
-    cs = split.constraint_slices
-    s = [W.shape[1] for W in split.W_by_index]
-    blocks = constraint_blocks(model, split)
+    plan = _plan(model.tree, tuple(W.shape[1] for W in split.W_by_index))
+    _, data = block_buffer(split)
     rhs_all = -B_apply(model, F_T, split)
-    kept = {tree.index(k) for k in kept_nodes(model)}
+    work = np.zeros(plan.work_size)  # A(k), r(k), the couplings and A(e)^{-1} (see _plan)
+    work[plan.copy_to] = data[plan.copy_from]
+    work[plan.rhs_to] = rhs_all[plan.rhs_from]
+    cyclic_reduction(work, plan.steps)
 
-    diag = {i: blocks[i, i].copy() for i in range(len(s)) if s[i]}
-    rhs = {i: rhs_all[cs[i]].copy() for i in diag}
-    couple: dict = {}  # current couplings between neighbours of a segment list
-    eliminated: list = []  # (e, left, right, A(e)^{-1}, A(e, l), A(e, r), r(e)) in elimination order
-    survivors: list = []
-    rounds: list = []
-    segment_of = {}
+    # The gathered dense system: reduced rows of the survivors and A's blocks between segments.
+    n = plan.gathered_size
+    S = np.zeros(n * n)
+    S[plan.S_to_work] = work[plan.S_from_work]
+    S[plan.S_to_data] = data[plan.S_from_data]
+    x = scipy.linalg.solve(S.reshape(n, n), work[plan.r_from], assume_a="pos") if n else np.zeros(0)
+    F_S[plan.survivor_slots] = x
+    back_substitution(work, plan.steps, F_S)
+
+    qdd, f = accelerations(split, F_T, F_S)
+    return CFAResult(qdd, F_T, F_S, f, plan.rounds, tuple(model.bodies[i] for i in plan.survivors))
+
+
+class _Plan(NamedTuple):
+    """The index work of the serialized CFA, which depends on the tree and the ``s_k`` only: the
+    order of eliminations, and where every block lives in one work buffer (``x_to`` / ``x_from``
+    are element positions of one gather)."""
+
+    rounds: tuple  #: reduction rounds per segment
+    survivors: tuple  #: the unknowns of the gathered dense system
+    work_size: int
+    copy_from: np.ndarray  #: A(k) and the first couplings, from the block buffer of A …
+    copy_to: np.ndarray  #: … into the work buffer
+    rhs_from: np.ndarray  #: r(k) from the right-hand side …
+    rhs_to: np.ndarray  #: … into the work buffer
+    steps: np.ndarray  #: the eliminations (columns of :mod:`sko.algorithms.cfa.flat`)
+    gathered_size: int
+    S_from_work: np.ndarray  #: reduced blocks of the gathered matrix (work buffer) …
+    S_to_work: np.ndarray  #: … at their flat positions in it
+    S_from_data: np.ndarray  #: blocks of A between segments …
+    S_to_data: np.ndarray  #: … at their flat positions
+    r_from: np.ndarray  #: the gathered right-hand side in the work buffer
+    survivor_slots: np.ndarray  #: where the gathered solution goes in F_S
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(tree, s: tuple) -> _Plan:
+    """Segments, kept rows, the elimination order and the buffer layout (computed once per tree
+    and constraint sizes: a simulation repeats them at every state)."""
+    kept = set(_kept_indices(tree))
+    pairs, _ = block_pairs(tree, s)
+    block_at = {(i, j): o for _, i, j, o in pairs.tolist()}
+    cs = np.concatenate([[0], np.cumsum(s)]).astype(int)
+    size = 0
+
+    def allocate(n: int) -> int:
+        nonlocal size
+        size += n
+        return size - n
+
+    copy_from, copy_to, rhs_from, rhs_to = [], [], [], []
+    D, R, C, V = {}, {}, {}, {}
+    for i in (i for i in range(len(s)) if s[i]):
+        D[i], R[i] = allocate(s[i] ** 2), allocate(s[i])
+        copy_from.append(block_at[i, i] + np.arange(s[i] ** 2))
+        copy_to.append(D[i] + np.arange(s[i] ** 2))
+        rhs_from.append(cs[i] + np.arange(s[i]))
+        rhs_to.append(R[i] + np.arange(s[i]))
+
+    def couple(i: int, j: int) -> None:
+        C[i, j] = allocate(s[i] * s[j])
+        if (i, j) in block_at:
+            copy_from.append(block_at[i, j] + np.arange(s[i] * s[j]))
+            copy_to.append(C[i, j] + np.arange(s[i] * s[j]))
+
+    steps, rounds, survivors, segment_of, reduced = [], [], [], {}, []
     for n, segment in enumerate(tree.segments()):
-        chain = [tree.index(k) for k in segment if s[tree.index(k)]]
+        chain = [i for i in map(tree.index, segment) if s[i]]
         segment_of.update((i, n) for i in chain)
         for i, j in zip(chain[:-1], chain[1:]):
-            couple[i, j] = blocks.get((i, j), np.zeros((s[i], s[j])))
-            couple[j, i] = couple[i, j].T
+            couple(i, j)
+            couple(j, i)
         count = 0
-        while True:
-            drop = [q for q in range(1, len(chain), 2) if chain[q] not in kept]
-            if not drop:
-                break
+        while drop := [q for q in range(1, len(chain), 2) if chain[q] not in kept]:
             count += 1
             for q in drop:
-                eliminated.append(_eliminate(chain[q], chain[q - 1], chain[q + 1] if q + 1 < len(chain) else None,
-                                             diag, rhs, couple))
+                e, left = chain[q], chain[q - 1]
+                right = chain[q + 1] if q + 1 < len(chain) else None
+                V[e] = allocate(s[e] ** 2)
+                if right is not None:
+                    C[left, right], C[right, left] = allocate(s[left] * s[right]), allocate(s[left] * s[right])
+                r = right if right is not None else left  # placeholder offsets when there is no right
+                steps.append((s[e], s[left], 0 if right is None else s[right], D[e], D[left], D[r], R[e], R[left], R[r],
+                              C[left, e], C[e, left], C[r, e] if right is not None else 0,
+                              C[e, r] if right is not None else 0, C.get((left, right), 0), C.get((right, left), 0),
+                              V[e], cs[e], cs[left], cs[r]))
             gone = {chain[q] for q in drop}
             chain = [i for i in chain if i not in gone]
         rounds.append(count)
         survivors.extend(chain)
+        reduced.extend(pair for i, j in zip(chain[:-1], chain[1:]) for pair in ((i, j), (j, i)))
 
-    # The gathered dense system: reduced rows of the survivors and A's blocks between segments.
-    pos = np.concatenate([[0], np.cumsum([s[i] for i in survivors])])
-    where = {i: slice(int(a), int(b)) for i, a, b in zip(survivors, pos[:-1], pos[1:])}
-    S = np.zeros((pos[-1], pos[-1]))
-    r = np.zeros(pos[-1])
-    for i in survivors:
-        S[where[i], where[i]] = diag[i]
-        r[where[i]] = rhs[i]
-    for (i, j), B in list(couple.items()) + [(ij, B) for ij, B in blocks.items() if segment_of[ij[0]] != segment_of[ij[1]]]:
-        if i in where and j in where and i != j:
-            S[where[i], where[j]] = B
-    x = scipy.linalg.solve(S, r, assume_a="pos") if pos[-1] else r
-    for i in survivors:
-        F_S[cs[i]] = x[where[i]]
-    for e, left, right, Ainv, Ael, Aer, re in reversed(eliminated):
-        y = re - Ael @ F_S[cs[left]]
-        if right is not None:
-            y = y - Aer @ F_S[cs[right]]
-        F_S[cs[e]] = Ainv @ y
+    pos = dict(zip(survivors, np.concatenate([[0], np.cumsum([s[i] for i in survivors])]).astype(int).tolist()))
+    n = sum(s[i] for i in survivors)
 
-    qdd, f = accelerations(split, F_T, F_S)
-    return CFAResult(qdd, F_T, F_S, f, tuple(rounds), tuple(model.bodies[i] for i in survivors))
+    def place(i: int, j: int) -> np.ndarray:  # flat positions of block (i, j) in the gathered matrix
+        return ((pos[i] + np.arange(s[i]))[:, None] * n + pos[j] + np.arange(s[j])).ravel()
 
-
-def _eliminate(e: int, left: int, right: int | None, diag: dict, rhs: dict, couple: dict) -> tuple:
-    """Eliminate unknown ``e`` of a segment list from its neighbours' rows (Eq. 39–40); returns
-    what the back-substitution needs."""
-    Ainv = np.linalg.inv(diag[e])
-    X = couple[left, e] @ Ainv
-    diag[left] -= X @ couple[e, left]
-    rhs[left] -= X @ rhs[e]
-    if right is not None:
-        Z = couple[right, e] @ Ainv
-        diag[right] -= Z @ couple[e, right]
-        rhs[right] -= Z @ rhs[e]
-        couple[left, right] = -X @ couple[e, right]
-        couple[right, left] = couple[left, right].T
-    return e, left, right, Ainv, couple[e, left], couple.get((e, right)), rhs[e]
+    S_from_work = [D[i] + np.arange(s[i] ** 2) for i in survivors] + [C[i, j] + np.arange(s[i] * s[j]) for i, j in reduced]
+    S_to_work = [place(i, i) for i in survivors] + [place(i, j) for i, j in reduced]
+    crossing = [(i, j) for i in survivors for j in survivors if segment_of[i] != segment_of[j] and (i, j) in block_at]
+    cat = lambda parts: np.concatenate(parts).astype(np.intp) if parts else np.zeros(0, dtype=np.intp)  # noqa: E731
+    return _Plan(tuple(rounds), tuple(survivors), size, cat(copy_from), cat(copy_to), cat(rhs_from), cat(rhs_to),
+                 np.array(steps, dtype=np.int64).reshape(-1, STEP_WIDTH), n, cat(S_from_work), cat(S_to_work),
+                 cat([block_at[i, j] + np.arange(s[i] * s[j]) for i, j in crossing]), cat([place(i, j) for i, j in crossing]),
+                 cat([R[i] + np.arange(s[i]) for i in survivors]), cat([cs[i] + np.arange(s[i]) for i in survivors]))

@@ -21,11 +21,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import scipy.linalg
 
 from sko.graphs.errors import DimensionError, SKOError
 from sko.arrays import checked_array
 from sko.model import SKOModel
+
+from . import flat
+from .flat import block_apply
 
 __all__ = ["ForceSplit", "force_split", "W_apply", "W_star_apply", "H_plus_apply", "H_plus_star_apply"]
 
@@ -48,11 +50,12 @@ class ForceSplit:
         if model.dtype.kind != "f":
             raise SKOError(f"the constraint force algorithm needs real floating-point model data; got dtype {model.dtype}")
         self.model = model
-        W, H_plus = zip(*(_split(Hk) for Hk in model.H_by_index)) if model.bodies else ((), ())
-        self.W_by_index, self.H_plus_by_index = tuple(W), tuple(H_plus)
-        self.M_inverse_by_index = tuple(np.linalg.inv(Mk) for Mk in model.M_by_index)
-        offsets = np.concatenate([[0], np.cumsum([W.shape[1] for W in self.W_by_index])])
-        self.constraint_slices = tuple(slice(int(a), int(b)) for a, b in zip(offsets[:-1], offsets[1:]))
+        self.flat = fs = flat.FlatSplit(model)  # the numbers, packed for the compiled kernels
+        self.W_by_index = fs.blocks(flat.W, flat.MDIM, flat.SDIM)
+        self.H_plus_by_index = fs.blocks(flat.HP, flat.MDIM, flat.NDIM)
+        self.M_inverse_by_index = fs.blocks(flat.MI, flat.MDIM, flat.MDIM)
+        offsets = np.concatenate([[0], np.cumsum(fs.table[:, flat.SDIM])])
+        self.constraint_slices = tuple(slice(a, b) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()))
         self.constraint_size = int(offsets[-1])
 
     def __repr__(self) -> str:
@@ -78,16 +81,6 @@ class ForceSplit:
         if x.shape[0] != self.constraint_size:
             raise DimensionError(f"{name} has length {x.shape[0]}, expected Σ s_k = {self.constraint_size} for this model")
         return x
-
-
-def _split(H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``W`` and ``H⁺`` of one full-row-rank ``H`` (n × m) from one SVD ``H = U Σ V*``: ``W`` is
-    the last ``m − n`` columns of ``V`` (the basis :func:`scipy.linalg.null_space` returns, with the
-    rank fixed at ``n`` instead of guessed), ``H⁺ = V_n Σ^{-1} U* = H*(H H*)^{-1}`` without squaring
-    the condition number of ``H``."""
-    n = H.shape[0]
-    U, sigma, Vh = scipy.linalg.svd(H, full_matrices=True)
-    return Vh[n:].T.copy(), Vh[:n].T @ (U.T / sigma[:, None])
 
 
 def force_split(model: SKOModel) -> ForceSplit:
@@ -120,36 +113,37 @@ def check_split(model: SKOModel, split: ForceSplit | None) -> ForceSplit:
     return split
 
 
-def _apply(blocks, rows, cols, x, out_size, transpose: bool) -> np.ndarray:
-    y = np.zeros(out_size, dtype=x.dtype)
-    for B, r, c in zip(blocks, rows, cols):
-        y[r] = (B.T if transpose else B) @ x[c]
-    return y
+def _apply(split: ForceSplit, block: int, rows: int, cols: int, out_at: int, in_at: int, transpose: bool,
+           x: np.ndarray, out_size: int) -> np.ndarray:
+    """One block-diagonal product by the compiled kernel (complex vectors part by part: the
+    operators are real and linear)."""
+    fs = split.flat
+    if x.dtype.kind == "c":
+        return (_apply(split, block, rows, cols, out_at, in_at, transpose, x.real, out_size)
+                + 1j * _apply(split, block, rows, cols, out_at, in_at, transpose, x.imag, out_size))
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    return block_apply(fs.table, fs.numbers, block, rows, cols, out_at, in_at, transpose, x, out_size)
 
 
 def W_apply(split: ForceSplit, F_S) -> np.ndarray:
     """``W F_S``: stacked constraint vector → stacked node vector."""
     x = split.constraint_vector(F_S, "F_S")
-    m = split.model
-    return _apply(split.W_by_index, m.node_slices, split.constraint_slices, x, m.node_size, False)
+    return _apply(split, flat.W, flat.MDIM, flat.SDIM, flat.NODE, flat.CON, False, x, split.model.node_size)
 
 
 def W_star_apply(split: ForceSplit, f) -> np.ndarray:
     """``W* f`` (``= W^+ f``): stacked node vector → stacked constraint vector."""
-    m = split.model
-    x = m.node_vector(f, "f")
-    return _apply(split.W_by_index, split.constraint_slices, m.node_slices, x, split.constraint_size, True)
+    x = split.model.node_vector(f, "f")
+    return _apply(split, flat.W, flat.MDIM, flat.SDIM, flat.CON, flat.NODE, True, x, split.constraint_size)
 
 
 def H_plus_apply(split: ForceSplit, F_T) -> np.ndarray:
     """``H⁺ F_T``: stacked hinge vector → stacked node vector."""
-    m = split.model
-    x = m.dof_vector(F_T, "F_T")
-    return _apply(split.H_plus_by_index, m.node_slices, m.dof_slices, x, m.node_size, False)
+    x = split.model.dof_vector(F_T, "F_T")
+    return _apply(split, flat.HP, flat.MDIM, flat.NDIM, flat.NODE, flat.DOF, False, x, split.model.node_size)
 
 
 def H_plus_star_apply(split: ForceSplit, f) -> np.ndarray:
     """``H⁺* f``: stacked node vector → stacked hinge vector."""
-    m = split.model
-    x = m.node_vector(f, "f")
-    return _apply(split.H_plus_by_index, m.dof_slices, m.node_slices, x, m.dof_size, True)
+    x = split.model.node_vector(f, "f")
+    return _apply(split, flat.HP, flat.MDIM, flat.NDIM, flat.DOF, flat.NODE, True, x, split.model.dof_size)

@@ -1,1 +1,1 @@
-"""Compiled (numba) recursions of :mod:`sko.algorithms` on a flat model (see :mod:`.flat`)."""
+"""Compiled (numba) recursions of :mod:`sko.algorithms` on a flat model (see :mod:`sko.algorithms.compiled.flat`)."""

@@ -1,4 +1,4 @@
-"""numba kernels of the O(N) recursions on a flat model (layout in :mod:`.flat`).
+"""numba kernels of the O(N) recursions on a flat model (layout in :mod:`sko.algorithms.compiled.flat`).
 
 Every kernel takes the ``layout`` table and a ``data`` buffer (float64 or complex128; the
 stacked vectors have the same scalar type) and runs the gather (``j = N−1 … 0``) and scatter

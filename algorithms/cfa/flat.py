@@ -1,0 +1,294 @@
+"""Compiled products of the CFA operators on a flat copy of a force split (CFA.md, "The CFA").
+
+The operators of :mod:`sko.algorithms.cfa.split` and :mod:`sko.algorithms.cfa.operators` are block products over the nodes, each
+node touching only itself and its parent: no recursion, so any node order will do. A
+:class:`FlatSplit` packs, per node in the model's stacking order, the dimensions, the offsets
+of its slices in stacked node, hinge and constraint vectors, and the offsets of its blocks
+``φ(℘(k), k)``, ``W(k)``, ``H⁺(k)`` and ``M^{-1}(k)`` in one float64 buffer (row-major). The
+kernels below apply
+
+* ``W``, ``W*``, ``H⁺``, ``H⁺*`` (block diagonal), and
+* ``Ω = φ^{-*} M^{-1} φ^{-1}`` with ``φ^{-1} = I − ℰ_φ``:
+  ``y(℘(k)) −= φ(℘(k), k) x(k)``, ``z = M^{-1} y``, ``z(k) −= φ*(℘(k), k) z(℘(k))``,
+
+in one pass each, the same products as the per-node loops they replace.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from numba import njit
+
+from sko.graphs.errors import NonFiniteError
+
+__all__ = ["FlatSplit", "block_apply", "omega_apply"]
+
+#: columns of :attr:`FlatSplit.table`; the last three are offsets in the packed model numbers
+PARENT, MDIM, NDIM, SDIM, NODE, DOF, CON, PHI, W, HP, MI, PHI_IN, H_IN, M_IN = range(14)
+WIDTH = 14
+
+
+class FlatSplit:
+    """A force split's per-node table and block buffer (module docstring): ``W(k)`` and
+    ``H⁺(k)`` from one SVD of ``H(k)``, ``M^{-1}(k)``, and a copy of ``φ(℘(k), k)``, computed by
+    :func:`split_numbers` from the model's packed numbers.
+
+    Raises
+    ------
+    NonFiniteError
+        If the model holds non-finite numbers (built with ``validate=False``).
+    """
+
+    def __init__(self, model):
+        m = tuple(M.shape[0] for M in model.M_by_index)
+        n = tuple(H.shape[0] for H in model.H_by_index)
+        self.table, size = split_structure(model.tree, m, n)
+        packed = [B.ravel() for i in range(len(m))
+                  for B in (model.weights_by_index[i], model.H_by_index[i], model.M_by_index[i]) if B is not None]
+        packed = np.concatenate(packed).astype(np.float64, copy=False) if packed else np.zeros(0)
+        if not np.isfinite(packed).all():
+            raise NonFiniteError("the constraint force algorithm got a model with non-finite numbers (NaN or infinity)")
+        self.numbers = split_numbers(self.table, packed, size)
+        self.numbers.setflags(write=False)
+
+    def blocks(self, column: int, rows: int, cols: int) -> tuple:
+        """Read-only views of every node's block at ``column`` (``rows × cols`` columns of the table)."""
+        t, x = self.table, self.numbers
+        return tuple(x[o: o + r * c].reshape(r, c) for o, r, c in zip(t[:, column].tolist(), t[:, rows].tolist(),
+                                                                      t[:, cols].tolist()))
+
+
+@functools.lru_cache(maxsize=64)
+def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
+    """The table of a force split of nodes with ``m_k``, ``n_k`` (``s_k = m_k − n_k``; stacked
+    offsets in the body order) and the size of its block buffer; it depends on the tree and the
+    dimensions only."""
+    parents = tree.parent_indices
+    table = np.zeros((len(m), WIDTH), dtype=np.int64)
+    table[:, PARENT] = parents
+    table[:, MDIM], table[:, NDIM] = m, n
+    table[:, SDIM] = np.subtract(m, n)
+    for col, dims in ((NODE, m), (DOF, n), (CON, np.subtract(m, n))):
+        table[:, col] = np.concatenate([[0], np.cumsum(dims, dtype=np.int64)[:-1]]) if len(m) else []
+    size = packed = 0
+    for i, p in enumerate(parents):
+        sizes = ((PHI, PHI_IN, m[p] * m[i] if p >= 0 else -1), (H_IN, None, n[i] * m[i]), (M_IN, None, m[i] * m[i]))
+        for col, col_in, count in sizes:
+            if count < 0:
+                table[i, PHI] = table[i, PHI_IN] = -1
+                continue
+            if col_in is None:
+                table[i, col] = packed
+            else:
+                table[i, col], table[i, col_in] = size, packed
+                size += count
+            packed += count
+        for col, count in ((W, m[i] * (m[i] - n[i])), (HP, m[i] * n[i]), (MI, m[i] * m[i])):
+            table[i, col] = size
+            size += count
+    table.setflags(write=False)
+    return table, size
+
+
+@njit(cache=True)
+def split_numbers(table, packed, size):
+    """``W(k)`` (the last ``m_k − n_k`` right singular vectors of ``H(k) = U Σ V*``), ``H⁺(k) =
+    V_n Σ^{-1} U*``, ``M^{-1}(k)`` and ``φ(℘(k), k)`` of every node into one buffer."""
+    out = np.zeros(size)
+    for i in range(table.shape[0]):
+        m, n = table[i, MDIM], table[i, NDIM]
+        if table[i, PHI] >= 0:
+            count = table[table[i, PARENT], MDIM] * m
+            out[table[i, PHI]: table[i, PHI] + count] = packed[table[i, PHI_IN]: table[i, PHI_IN] + count]
+        if m == 0:
+            continue
+        if n == 0:
+            Vh = np.eye(m)
+            Hp = np.zeros((m, 0))
+        else:
+            H = packed[table[i, H_IN]: table[i, H_IN] + n * m].copy().reshape(n, m)
+            U, sigma, Vh = np.linalg.svd(H, full_matrices=True)
+            Hp = _product(Vh[:n].T.copy(), (U.T / sigma.reshape(n, 1)).copy())
+        Wk = Vh[n:].T.copy()
+        out[table[i, W]: table[i, W] + Wk.size] = Wk.ravel()
+        out[table[i, HP]: table[i, HP] + Hp.size] = Hp.ravel()
+        M = packed[table[i, M_IN]: table[i, M_IN] + m * m].copy().reshape(m, m)
+        out[table[i, MI]: table[i, MI] + m * m] = np.linalg.inv(M).ravel()
+    return out
+
+
+@njit(cache=True)
+def block_apply(table, numbers, block, rows, cols, out_at, in_at, transpose, x, out_size):
+    """``out(k) = B(k) x(k)`` (or ``B*(k) x(k)``) for the block-diagonal operator whose
+    ``rows × cols`` blocks start at column ``block`` of ``table``; ``out_at`` and ``in_at``
+    name the columns of the slice offsets of the result and of ``x``."""
+    out = np.zeros(out_size)
+    for i in range(table.shape[0]):
+        r, c, o = table[i, rows], table[i, cols], table[i, block]
+        yo, xo = table[i, out_at], table[i, in_at]
+        if transpose:  # out has c entries, x has r
+            for j in range(c):
+                acc = 0.0
+                for k in range(r):
+                    acc += numbers[o + k * c + j] * x[xo + k]
+                out[yo + j] = acc
+        else:
+            for k in range(r):
+                acc = 0.0
+                for j in range(c):
+                    acc += numbers[o + k * c + j] * x[xo + j]
+                out[yo + k] = acc
+    return out
+
+
+@njit(cache=True)
+def omega_apply(table, numbers, x):
+    """``φ^{-*} M^{-1} φ^{-1} x`` for a stacked node vector ``x``."""
+    y = x.copy()
+    for i in range(table.shape[0]):  # φ^{-1} = I − ℰ_φ
+        p = table[i, PARENT]
+        if p >= 0:
+            m, mp, o = table[i, MDIM], table[p, MDIM], table[i, PHI]
+            xo, yo = table[i, NODE], table[p, NODE]
+            for r in range(mp):
+                acc = 0.0
+                for c in range(m):
+                    acc += numbers[o + r * m + c] * x[xo + c]
+                y[yo + r] -= acc
+    z = np.zeros_like(y)
+    for i in range(table.shape[0]):  # M^{-1}
+        m, o, no = table[i, MDIM], table[i, MI], table[i, NODE]
+        for r in range(m):
+            acc = 0.0
+            for c in range(m):
+                acc += numbers[o + r * m + c] * y[no + c]
+            z[no + r] = acc
+    out = z.copy()
+    for i in range(table.shape[0]):  # φ^{-*} = I − ℰ_φ*
+        p = table[i, PARENT]
+        if p >= 0:
+            m, mp, o = table[i, MDIM], table[p, MDIM], table[i, PHI]
+            zo, no = table[p, NODE], table[i, NODE]
+            for c in range(m):
+                acc = 0.0
+                for r in range(mp):
+                    acc += numbers[o + r * m + c] * z[zo + r]
+                out[no + c] -= acc
+    return out
+
+
+#: kinds of blocks of ``A`` in :func:`constraint_block_data` (:func:`~.matrix.constraint_pattern`)
+NODE_BLOCK, CHILD_BLOCK, PARENT_BLOCK, SIBLING_BLOCK = range(4)
+
+
+@njit(cache=True)
+def _block(numbers, offset, rows, cols):
+    """A copy of the row-major block at ``offset``."""
+    return numbers[offset: offset + rows * cols].copy().reshape(rows, cols)
+
+
+@njit(cache=True)
+def _product(A, B):
+    out = np.zeros((A.shape[0], B.shape[1]))
+    for r in range(A.shape[0]):
+        for k in range(A.shape[1]):
+            a = A[r, k]
+            for c in range(B.shape[1]):
+                out[r, c] += a * B[k, c]
+    return out
+
+
+@njit(cache=True)
+def constraint_block_data(table, numbers, pairs, size):
+    """The blocks of ``A = W* φ^{-*} M^{-1} φ^{-1} W`` listed in ``pairs`` (rows ``(kind, i, j,
+    offset)``), row-major at their offsets of one buffer of ``size`` entries (see
+    :func:`~.matrix.constraint_blocks` for the four formulas)."""
+    N = table.shape[0]
+    phiW = []  # φ(℘(k), k) W(k), and Y(k) = M^{-1}(℘(k)) φ(℘(k), k) W(k)
+    Y = []
+    for i in range(N):
+        p, m, s = table[i, PARENT], table[i, MDIM], table[i, SDIM]
+        if p >= 0 and s > 0:
+            mp = table[p, MDIM]
+            phiW.append(_product(_block(numbers, table[i, PHI], mp, m), _block(numbers, table[i, W], m, s)))
+            Y.append(_product(_block(numbers, table[p, MI], mp, mp), phiW[i]))
+        else:
+            phiW.append(np.zeros((0, 0)))
+            Y.append(np.zeros((0, 0)))
+    out = np.zeros(size)
+    for row in range(pairs.shape[0]):
+        kind, i, j, o = pairs[row, 0], pairs[row, 1], pairs[row, 2], pairs[row, 3]
+        if kind == NODE_BLOCK:
+            m, s = table[i, MDIM], table[i, SDIM]
+            Wi = _block(numbers, table[i, W], m, s)
+            B = _product(Wi.T.copy(), _product(_block(numbers, table[i, MI], m, m), Wi))
+            if table[i, PARENT] >= 0:
+                B += _product(phiW[i].T.copy(), Y[i])
+            B = (B + B.T) / 2
+        elif kind == CHILD_BLOCK:  # A(℘(j), j) with i = ℘(j)
+            B = -_product(_block(numbers, table[i, W], table[i, MDIM], table[i, SDIM]).T.copy(), Y[j])
+        elif kind == PARENT_BLOCK:  # A(i, ℘(i)) with j = ℘(i)
+            B = -_product(Y[i].T.copy(), _block(numbers, table[j, W], table[j, MDIM], table[j, SDIM]))
+        else:
+            B = _product(phiW[i].T.copy(), Y[j])
+        out[o: o + B.size] = B.ravel()
+    return out
+
+
+#: columns of the elimination steps of :func:`cyclic_reduction` and :func:`back_substitution`:
+#: sizes ``s``, offsets in the work buffer of ``A(k)`` (``D_``), ``r(k)`` (``R_``), the couplings
+#: ``A(x, y)`` (``C_xy``), ``A(e)^{-1}`` (``V_E``), and of ``F_S(k)`` in the constraint vector (``F_``)
+(S_E, S_L, S_R, D_E, D_L, D_R, R_E, R_L, R_R, C_LE, C_EL, C_RE, C_ER, C_LR, C_RL, V_E, F_E, F_L, F_R,
+ STEP_WIDTH) = range(20)
+
+
+@njit(cache=True)
+def _view(work, offset, rows, cols):
+    return work[offset: offset + rows * cols].reshape(rows, cols)
+
+
+@njit(cache=True)
+def _matvec(A, x):
+    out = np.zeros(A.shape[0])
+    for r in range(A.shape[0]):
+        for c in range(A.shape[1]):
+            out[r] += A[r, c] * x[c]
+    return out
+
+
+@njit(cache=True)
+def cyclic_reduction(work, steps):
+    """Eliminate, step by step, unknown ``e`` from its neighbours ``l`` and (if ``S_R > 0``)
+    ``r`` (Eq. 39–40), in place in the work buffer; ``A(e)^{-1}`` is kept for the
+    back-substitution."""
+    for k in range(steps.shape[0]):
+        se, sl, sr = steps[k, S_E], steps[k, S_L], steps[k, S_R]
+        Ainv = _view(work, steps[k, V_E], se, se)
+        Ainv[:, :] = np.linalg.inv(_view(work, steps[k, D_E], se, se))
+        re = work[steps[k, R_E]: steps[k, R_E] + se]
+        X = _product(_view(work, steps[k, C_LE], sl, se), Ainv)
+        _view(work, steps[k, D_L], sl, sl)[:, :] -= _product(X, _view(work, steps[k, C_EL], se, sl))
+        work[steps[k, R_L]: steps[k, R_L] + sl] -= _matvec(X, re)
+        if sr > 0:
+            Z = _product(_view(work, steps[k, C_RE], sr, se), Ainv)
+            Aer = _view(work, steps[k, C_ER], se, sr)
+            _view(work, steps[k, D_R], sr, sr)[:, :] -= _product(Z, Aer)
+            work[steps[k, R_R]: steps[k, R_R] + sr] -= _matvec(Z, re)
+            Alr = -_product(X, Aer)
+            _view(work, steps[k, C_LR], sl, sr)[:, :] = Alr
+            _view(work, steps[k, C_RL], sr, sl)[:, :] = Alr.T
+
+
+@njit(cache=True)
+def back_substitution(work, steps, F_S):
+    """``F_S(e) = A(e)^{-1} [r(e) − A(e, l) F_S(l) − A(e, r) F_S(r)]`` in reverse elimination
+    order, in place in ``F_S`` (whose survivors are already solved)."""
+    for k in range(steps.shape[0] - 1, -1, -1):
+        se, sl, sr = steps[k, S_E], steps[k, S_L], steps[k, S_R]
+        y = work[steps[k, R_E]: steps[k, R_E] + se] - _matvec(_view(work, steps[k, C_EL], se, sl),
+                                                              F_S[steps[k, F_L]: steps[k, F_L] + sl])
+        if sr > 0:
+            y -= _matvec(_view(work, steps[k, C_ER], se, sr), F_S[steps[k, F_R]: steps[k, F_R] + sr])
+        F_S[steps[k, F_E]: steps[k, F_E] + se] = _matvec(_view(work, steps[k, V_E], se, se), y)
