@@ -30,12 +30,16 @@ def _checked(name: str) -> str:
 
 
 _backend = _checked(os.environ.get("SKO_BACKEND", "compiled").strip().lower() or "compiled")
-_local = threading.local()  # use_backend's choice, per thread (None: the process-wide one)
+class _Choice(threading.local):
+    backend: str | None = None  # use_backend's choice in this thread (None: the process-wide one)
+
+
+_local = _Choice()
 
 
 def get_backend() -> str:
     """The current backend, ``"compiled"`` or ``"reference"``."""
-    return getattr(_local, "backend", None) or _backend
+    return _local.backend or _backend
 
 
 def set_backend(name: str) -> None:
@@ -56,7 +60,7 @@ def use_backend(name: str) -> Iterator[None]:
     ...     get_backend()
     'reference'
     """
-    previous = getattr(_local, "backend", None)
+    previous = _local.backend
     _local.backend = _checked(name)
     try:
         yield

@@ -64,7 +64,7 @@ class Engine:
         _, rsize = riccati_layout(L.flat.layout)
         self._tables = cc.pack_tables(L.ints, L.order, L.flat.layout, L.riccati_offsets, rsize, L.size)
         self._reals = L.reals
-        self._workspaces: dict = {}
+        self._workspaces = {t.char: [None] * 4 for t in _FAST}  # by scalar type, then request
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         self._direct = L.all_compiled and not L._hinge_forces
         self._qshape, self._vshape = (self.nq,), (self.nv,)
@@ -73,10 +73,9 @@ class Engine:
     def _workspace(self, op: int, dtype) -> np.ndarray:
         """The workspace of request ``op`` in ``dtype`` (:mod:`sko.systems.compiled`), made on first
         use and reused: compiled calls hold the GIL, so one call at a time writes it."""
-        key = (op, dtype)
-        w = self._workspaces.get(key)
+        w = self._workspaces[dtype.char][op]
         if w is None:
-            w = self._workspaces[key] = np.zeros(cc.workspace_size(op, self._tables), dtype=dtype)
+            w = self._workspaces[dtype.char][op] = np.zeros(cc.workspace_size(op, self._tables), dtype=dtype)
         return w
 
     # ------------------------------------------------------------------ input checks
@@ -369,7 +368,10 @@ class Engine:
 
 def _plain(x, shape: tuple) -> bool:
     """Whether ``x`` is what the direct call is compiled for: a C-ordered writeable float64 array."""
-    return type(x) is np.ndarray and x.dtype == _F8 and x.shape == shape and x.flags.c_contiguous and x.flags.writeable
+    if type(x) is not np.ndarray or x.dtype is not _F8 and x.dtype != _F8 or x.shape != shape:
+        return False
+    flags = x.flags
+    return flags.c_contiguous and flags.writeable
 
 
 def _same_batch(Q: np.ndarray, x: np.ndarray, name: str) -> None:
