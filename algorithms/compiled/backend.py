@@ -21,6 +21,7 @@ from sko.graphs.errors import SKOError
 __all__ = ["BACKENDS", "get_backend", "set_backend", "use_backend", "compiled_dtype"]
 
 BACKENDS = ("compiled", "reference")
+_F8 = np.dtype(np.float64)
 
 
 def _checked(name: str) -> str:
@@ -73,6 +74,8 @@ def compiled_dtype(*dtypes) -> np.dtype | None:
     selected), else ``None``."""
     if get_backend() != "compiled":
         return None
+    if all(dt is _F8 for dt in dtypes):
+        return _F8
     complex_ = False
     for dt in dtypes:
         kind = np.dtype(dt).kind
