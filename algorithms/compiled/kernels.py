@@ -133,6 +133,20 @@ def _abt_add66(A_, ao, Bm, bo, Cm, co):
 
 
 @njit(cache=True, inline="always")
+def _abt_add66_symmetric(A_, ao, Bm, bo, Cm, co):
+    """:func:`_abt_add66` when ``A B*`` is symmetric (``A = φ S``, ``B = φ``, ``S`` symmetric: a
+    congruence): the upper triangle is summed and mirrored, 126 products instead of 216."""
+    for r in range(6):
+        for c in range(r, 6):
+            a, b = ao + 6 * r, bo + 6 * c
+            s = (A_[a] * Bm[b] + A_[a + 1] * Bm[b + 1] + A_[a + 2] * Bm[b + 2]
+                 + A_[a + 3] * Bm[b + 3] + A_[a + 4] * Bm[b + 4] + A_[a + 5] * Bm[b + 5])
+            Cm[co + 6 * r + c] += s
+            if c != r:
+                Cm[co + 6 * c + r] += s
+
+
+@njit(cache=True, inline="always")
 def _ab(A_, ao, Bm, bo, Cm, co, rows, inner, cols):
     """``C = A B`` with ``A`` (rows × inner), ``B`` (inner × cols); each entry summed in a
     register (C may share an array with A or B as far as the compiler knows)."""
@@ -252,7 +266,10 @@ def composite_inertias(layout, data, R, tmp):
         if p >= 0:
             mp, m, wo = layout[p, NDIM], layout[j, NDIM], layout[j, W]
             _ab(data, wo, R, layout[j, M], tmp, 0, mp, m, m)  # φ ℛ(j)
-            _abt_add(tmp, 0, data, wo, R, layout[p, M], mp, m, mp)  # ℛ(℘) += (φ ℛ(j)) φ*
+            if mp == 6 and m == 6:
+                _abt_add66_symmetric(tmp, 0, data, wo, R, layout[p, M])  # ℛ(℘) += (φ ℛ(j)) φ*
+            else:
+                _abt_add(tmp, 0, data, wo, R, layout[p, M], mp, m, mp)
 
 
 @njit(cache=True, inline="always")
@@ -312,6 +329,12 @@ def riccati(layout, data, roff, r, scratch):
     for j in range(n - 1, -1, -1):
         p, m, h, ho = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, H]
         Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
+        if m == 6 and h == 1 and (p < 0 or layout[p, NDIM] == 6):  # a rigid body on a 1-dof hinge
+            d = _riccati_6_1(layout, data, roff, r, j, T1)
+            if not (d.real > 0) or not (abs(d) < np.inf):
+                return j, logdet
+            logdet += np.log(d)
+            continue
         _ab(data, ho, r, Po, HP, 0, h, m, m)  # H P
         for a_ in range(h):  # D = (H P) H*
             for b_ in range(h):
@@ -375,6 +398,42 @@ def riccati(layout, data, roff, r, scratch):
             _ab(data, wo, r, PPo, T1, 0, mp, m, m)  # φ P⁺
             _abt_add(T1, 0, data, wo, r, roff[p, R_P], mp, m, mp)  # P(℘) += φ P⁺ φ*
     return -1, logdet
+
+
+@njit(cache=True, inline="always")
+def _riccati_6_1(layout, data, roff, r, j, T1):
+    """The step of :func:`riccati` at flat node ``j`` for ``m = 6``, ``h = 1`` (and a 6-dimensional
+    parent, if any), with literal bounds the compiler unrolls: ``D = H P H*`` is a number,
+    ``G = (H P)* / D``, ``P⁺ = P − G H P``. Returns ``D``; nothing else is written when ``D`` is
+    not positive (the caller reports the node)."""
+    p, ho = layout[j, PARENT], layout[j, H]
+    Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
+    h0, h1, h2, h3, h4, h5 = data[ho], data[ho + 1], data[ho + 2], data[ho + 3], data[ho + 4], data[ho + 5]
+    for c in range(6):  # H P, kept in T1[36:42] (T1[0:36] takes φ P⁺ below)
+        T1[36 + c] = (h0 * r[Po + c] + h1 * r[Po + 6 + c] + h2 * r[Po + 12 + c] + h3 * r[Po + 18 + c]
+                      + h4 * r[Po + 24 + c] + h5 * r[Po + 30 + c])
+    d = h0 * T1[36] + h1 * T1[37] + h2 * T1[38] + h3 * T1[39] + h4 * T1[40] + h5 * T1[41]
+    if not (d.real > 0) or not (abs(d) < np.inf):
+        return d
+    di = 1 / d
+    r[Do], r[DIo] = d, di
+    for c in range(6):
+        r[Go + c] = T1[36 + c] * di
+    for a_ in range(6):  # P⁺ = P − G (H P)
+        g = r[Go + a_]
+        for b_ in range(6):
+            r[PPo + 6 * a_ + b_] = r[Po + 6 * a_ + b_] - g * T1[36 + b_]
+    if p >= 0:
+        wo, so = layout[j, W], roff[j, R_PSI]
+        for a_ in range(6):  # K = φ G, ψ = φ − K H
+            k = 0.0
+            for i in range(6):
+                k += data[wo + 6 * a_ + i] * r[Go + i]
+            for b_ in range(6):
+                r[so + 6 * a_ + b_] = data[wo + 6 * a_ + b_] - k * data[ho + b_]
+        _ab66(data, wo, r, PPo, T1, 0)  # φ P⁺
+        _abt_add66_symmetric(T1, 0, data, wo, r, roff[p, R_P])  # P(℘) += φ P⁺ φ*
+    return d
 
 
 def riccati_scratch(layout, dtype) -> np.ndarray:

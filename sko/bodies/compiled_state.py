@@ -135,13 +135,16 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
     ro, qo, vo, nv = ints[k, RO], ints[k, QO], ints[k, VO], ints[k, JNV]
     if not joint_kinematics_at(ints[k, JOINT], ints[k, REVERSE] != 0, reals, ro + JP, q, qo, qd, vo, XJ, S, c):
         return False
-    for i in range(6):  # X = X_J X_T; X_J = [[E, 0], [B, E]] has a zero upper-right block
-        top = 3 if i < 3 else 6
+    xt = ro + XT  # X = X_J X_T; X_J = [[E, 0], [B, E]] has a zero upper-right block
+    for i in range(3):
+        e0, e1, e2 = XJ[i, 0], XJ[i, 1], XJ[i, 2]
         for j in range(6):
-            s = 0 * XJ[0, 0]
-            for m in range(top):
-                s += XJ[i, m] * reals[ro + XT + 6 * m + j]
-            X[i, j] = s
+            X[i, j] = e0 * reals[xt + j] + e1 * reals[xt + 6 + j] + e2 * reals[xt + 12 + j]
+    for i in range(3, 6):
+        b0, b1, b2, e0, e1, e2 = XJ[i, 0], XJ[i, 1], XJ[i, 2], XJ[i, 3], XJ[i, 4], XJ[i, 5]
+        for j in range(6):
+            X[i, j] = (b0 * reals[xt + j] + b1 * reals[xt + 6 + j] + b2 * reals[xt + 12 + j]
+                       + e0 * reals[xt + 18 + j] + e1 * reals[xt + 24 + j] + e2 * reals[xt + 30 + j])
     for i in range(6):
         s = 0 * XJ[0, 0]
         for j in range(nv):
