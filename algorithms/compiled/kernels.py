@@ -59,12 +59,13 @@ def _mv(A_, ao, rows, cols, x, xo, y, yo):
 
 @njit(cache=True, inline="always")
 def _mtv(A_, ao, rows, cols, x, xo, y, yo):
-    """``y[yo:yo+cols] += A* x[xo:xo+rows]`` (transpose, no conjugation)."""
-    for r in range(rows):
-        xr = x[xo + r]
-        base = ao + r * cols
-        for c in range(cols):
-            y[yo + c] += A_[base + c] * xr
+    """``y[yo:yo+cols] += A* x[xo:xo+rows]`` (transpose, no conjugation; ``y`` and ``x`` may be
+    one array at disjoint offsets)."""
+    for c in range(cols):
+        s = y[yo + c]
+        for r in range(rows):
+            s += A_[ao + r * cols + c] * x[xo + r]
+        y[yo + c] = s
 
 
 @njit(cache=True, inline="always")
