@@ -14,7 +14,7 @@ Stacked vectors (``θ̇, T`` of length ``Σ n_k``; ``𝒱, α, f, a, b`` of leng
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -109,6 +109,44 @@ class SKOModel:
         self.dof_slices = tuple(slice(int(a), int(b)) for a, b in zip(dof_off[:-1], dof_off[1:]))
         self.node_size = int(node_off[-1])
         self.dof_size = int(dof_off[-1])
+
+    #: what a model shares with :meth:`with_blocks` models: the tree and everything read off it
+    _STRUCTURE = ("tree", "dtype", "node_slices", "dof_slices", "node_size", "dof_size")
+
+    def with_blocks(self, weights: Sequence, H: Sequence, M: Sequence) -> "SKOModel":
+        """A model on this model's tree with the same dimensions and scalar type and other
+        numbers, per index in the body order (``None`` weights for base bodies).
+
+        For builders that made the blocks themselves at every state (a system's compiled state
+        filling): each block must be a read-only array of exactly this model's shape and dtype
+        that nobody writes again. They are taken as they are: shapes, dtype and read-only flags
+        are checked, nothing is copied, and the numbers are not (as with ``validate=False``).
+
+        Raises
+        ------
+        DimensionError
+            On a block that is missing, of another shape or dtype, or writeable.
+        """
+        bodies = self.tree.bodies
+        for what, new, old in (("weight φ(℘(k), k)", weights, self.weights_by_index),
+                               ("joint map H", H, self.H_by_index), ("inertia M", M, self.M_by_index)):
+            if len(new) != len(old):
+                raise DimensionError(f"{what}: {len(new)} blocks given, the model has {len(old)} bodies")
+            for k, x, y in zip(bodies, new, old):
+                if y is None and x is None:
+                    continue
+                if (type(x) is not np.ndarray or y is None or x.shape != y.shape or x.dtype != y.dtype
+                        or x.flags.writeable):
+                    raise DimensionError(f"{what} of body {k!r} must be a read-only array of shape "
+                                         f"{None if y is None else y.shape} and dtype {self.dtype}, like the model's")
+        model = SKOModel.__new__(SKOModel)
+        for name in self._STRUCTURE:
+            setattr(model, name, getattr(self, name))
+        model.weights_by_index, model.H_by_index, model.M_by_index = tuple(weights), tuple(H), tuple(M)
+        model._phi = MappingProxyType({k: W for k, W in zip(bodies, weights) if W is not None})
+        model._H = MappingProxyType(dict(zip(bodies, H)))
+        model._M = MappingProxyType(dict(zip(bodies, M)))
+        return model
 
     # ----------------------------------------------------------------- per-node data
     @property
