@@ -19,6 +19,9 @@ from .errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, Ra
 __all__ = ["checked_array", "numeric_array", "checked_scalar", "checked_count", "scaled_norm", "unit_vector", "is_numeric",
            "check_spd", "check_psd", "raise_not_pd", "check_full_row_rank", "result_dtype"]
 
+#: the scalar types an array keeps as it is (no conversion) in :func:`checked_array`
+_DOUBLE = (np.dtype(np.float64), np.dtype(np.complex128))
+
 
 def _is_symbolic(e) -> bool:
     """True for a sympy expression (never imports sympy: without it loaded no entry can be one)."""
@@ -160,6 +163,11 @@ def checked_array(A, ndim: int | tuple[int, ...], what: str, k: Hashable = None,
 
     ``what`` and ``k`` name the quantity and node in the error messages.
     """
+    if type(A) is np.ndarray and A.dtype in _DOUBLE and (A.ndim == ndim if type(ndim) is int else A.ndim in ndim):
+        B = np.array(A, copy=True)  # the common case, as below without the conversions it needs none of
+        if not finite or np.isfinite(B).all():
+            B.setflags(write=False)
+            return B
     where = f"{what} of body {k!r}" if k is not None else what
     try:
         A = np.array(A, copy=True)

@@ -23,9 +23,15 @@ from numba import njit
 
 from sko.graphs.errors import NonFiniteError
 
+from ..compiled.engine import compiled_model
+from ..compiled.flat import BODY, from_structure
+from ..compiled.flat import H as DATA_H
+from ..compiled.flat import M as DATA_M
+from ..compiled.flat import W as DATA_W
+
 __all__ = ["FlatSplit", "block_apply", "omega_apply"]
 
-#: columns of :attr:`FlatSplit.table`; the last three are offsets in the packed model numbers
+#: columns of :attr:`FlatSplit.table`; the last three are offsets in the model's compiled data buffer
 PARENT, MDIM, NDIM, SDIM, NODE, DOF, CON, PHI, W, HP, MI, PHI_IN, H_IN, M_IN = range(14)
 WIDTH = 14
 
@@ -33,7 +39,7 @@ WIDTH = 14
 class FlatSplit:
     """A force split's per-node table and block buffer (module docstring): ``W(k)`` and
     ``H⁺(k)`` from one SVD of ``H(k)``, ``M^{-1}(k)``, and a copy of ``φ(℘(k), k)``, computed by
-    :func:`split_numbers` from the model's packed numbers.
+    :func:`split_numbers` from the model's compiled data buffer.
 
     Raises
     ------
@@ -44,10 +50,9 @@ class FlatSplit:
     def __init__(self, model):
         m = tuple(M.shape[0] for M in model.M_by_index)
         n = tuple(H.shape[0] for H in model.H_by_index)
+        self.structure = (model.tree, m, n)  #: what the table depends on
         self.table, size = split_structure(model.tree, m, n)
-        packed = [B.ravel() for i in range(len(m))
-                  for B in (model.weights_by_index[i], model.H_by_index[i], model.M_by_index[i]) if B is not None]
-        packed = np.concatenate(packed).astype(np.float64, copy=False) if packed else np.zeros(0)
+        packed = compiled_model(model).data(np.dtype(np.float64))  # φ, H, M (and a = b = 0) of every node
         if not np.isfinite(packed).all():
             raise NonFiniteError("the constraint force algorithm got a model with non-finite numbers (NaN or infinity)")
         self.numbers = split_numbers(self.table, packed, size)
@@ -64,7 +69,8 @@ class FlatSplit:
 def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
     """The table of a force split of nodes with ``m_k``, ``n_k`` (``s_k = m_k − n_k``; stacked
     offsets in the body order) and the size of its block buffer; it depends on the tree and the
-    dimensions only."""
+    dimensions only. ``PHI_IN``, ``H_IN`` and ``M_IN`` are the offsets of the model's blocks in
+    its compiled data buffer (:mod:`sko.algorithms.compiled.flat`)."""
     parents = tree.parent_indices
     table = np.zeros((len(m), WIDTH), dtype=np.int64)
     table[:, PARENT] = parents
@@ -72,19 +78,17 @@ def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
     table[:, SDIM] = np.subtract(m, n)
     for col, dims in ((NODE, m), (DOF, n), (CON, np.subtract(m, n))):
         table[:, col] = np.concatenate([[0], np.cumsum(dims, dtype=np.int64)[:-1]]) if len(m) else []
-    size = packed = 0
+    layout = from_structure(parents, m, n, tree.scatter_indices).layout
+    table[layout[:, BODY], PHI_IN] = layout[:, DATA_W]
+    table[layout[:, BODY], H_IN] = layout[:, DATA_H]
+    table[layout[:, BODY], M_IN] = layout[:, DATA_M]
+    size = 0
     for i, p in enumerate(parents):
-        sizes = ((PHI, PHI_IN, m[p] * m[i] if p >= 0 else -1), (H_IN, None, n[i] * m[i]), (M_IN, None, m[i] * m[i]))
-        for col, col_in, count in sizes:
-            if count < 0:
-                table[i, PHI] = table[i, PHI_IN] = -1
-                continue
-            if col_in is None:
-                table[i, col] = packed
-            else:
-                table[i, col], table[i, col_in] = size, packed
-                size += count
-            packed += count
+        if p >= 0:
+            table[i, PHI] = size
+            size += m[p] * m[i]
+        else:
+            table[i, PHI] = table[i, PHI_IN] = -1
         for col, count in ((W, m[i] * (m[i] - n[i])), (HP, m[i] * n[i]), (MI, m[i] * m[i])):
             table[i, col] = size
             size += count

@@ -35,7 +35,7 @@ def constraint_pattern(model: SKOModel, split: ForceSplit | None = None) -> dict
     ``s_i, s_j > 0``, ``kind`` one of ``"node"``, ``"parent"``, ``"child"``, ``"sibling"``."""
     split = check_split(model, split)
     tree = model.tree
-    s = [W.shape[1] for W in split.W_by_index]
+    s = split.constraint_dims
     bodies = model.bodies
     pattern = {}
     for i, p in enumerate(tree.parent_indices):
@@ -65,7 +65,7 @@ def constraint_blocks(model: SKOModel, split: ForceSplit | None = None) -> dict:
 
 def block_buffer(split: ForceSplit) -> tuple[np.ndarray, np.ndarray]:
     """The blocks of ``A`` row-major in one buffer, and their rows ``(kind, i, j, offset)``."""
-    pairs, size = block_pairs(split.model.tree, tuple(W.shape[1] for W in split.W_by_index))
+    pairs, size = block_pairs(split.model.tree, split.constraint_dims)
     return pairs, constraint_block_data(split.flat.table, split.flat.numbers, pairs, size)
 
 

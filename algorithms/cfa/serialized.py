@@ -88,7 +88,7 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
         qdd, f = accelerations(split, F_T, F_S)
         return CFAResult(qdd, F_T, F_S, f, (), ())
 
-    plan = _plan(model.tree, tuple(W.shape[1] for W in split.W_by_index))
+    plan = _plan(model.tree, split.constraint_dims)
     _, data = block_buffer(split)
     rhs_all = -B_apply(model, F_T, split)
     work = np.zeros(plan.work_size)  # A(k), r(k), the couplings and A(e)^{-1} (see _plan)
