@@ -51,6 +51,7 @@ or ``--horizon 0.1`` for a short run. The figure goes to ``papers/output/space_r
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 import time
 from pathlib import Path
@@ -109,11 +110,17 @@ def joint_torques(system, t: float, qd=None) -> np.ndarray:
     cosine has a zero-mean integral and the damping bounds the joint rates, so the light wrist
     joints oscillate instead of spinning up."""
     tau = np.zeros(system.nv)
-    for arm, sign in ((1, 1.0), (2, -1.0)):
-        for (name, *_), (amplitude, frequency, damping) in zip(ARM, TORQUE):
-            v = system.v_slice(f"{name[0]}{arm}{name[1]}")
-            tau[v] = sign * amplitude * np.cos(2 * np.pi * frequency * t) - (0.0 if qd is None else damping * qd[v])
+    for v, sign, amplitude, frequency, damping in _torque_joints(system):
+        tau[v] = sign * amplitude * np.cos(2 * np.pi * frequency * t) - (0.0 if qd is None else damping * qd[v])
     return tau
+
+
+@functools.lru_cache(maxsize=8)
+def _torque_joints(system) -> tuple:
+    """``(θ̇ slice, sign, amplitude, frequency, damping)`` of every arm joint (looked up once)."""
+    return tuple((system.v_slice(f"{name[0]}{arm}{name[1]}"), sign, amplitude, frequency, damping)
+                 for arm, sign in ((1, 1.0), (2, -1.0))
+                 for (name, *_), (amplitude, frequency, damping) in zip(ARM, TORQUE))
 
 
 def initial_state(system) -> tuple[np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NoReturn
 
 import numpy as np
 import scipy.linalg
@@ -128,25 +129,43 @@ class SKOModel:
             On a block that is missing, of another shape or dtype, or writeable.
         """
         bodies = self.tree.bodies
-        for what, new, old in (("weight φ(℘(k), k)", weights, self.weights_by_index),
-                               ("joint map H", H, self.H_by_index), ("inertia M", M, self.M_by_index)):
-            if len(new) != len(old):
-                raise DimensionError(f"{what}: {len(new)} blocks given, the model has {len(old)} bodies")
-            for k, x, y in zip(bodies, new, old):
-                if y is None and x is None:
-                    continue
-                if (type(x) is not np.ndarray or y is None or x.shape != y.shape or x.dtype != y.dtype
-                        or x.flags.writeable):
-                    raise DimensionError(f"{what} of body {k!r} must be a read-only array of shape "
-                                         f"{None if y is None else y.shape} and dtype {self.dtype}, like the model's")
+        weights, H, M = tuple(weights), tuple(H), tuple(M)
+        blocks = (*weights, *H, *M)
+        if (len(weights), len(H), len(M)) != (len(bodies),) * 3 or any(
+                x is not None and (type(x) is not np.ndarray or x.flags.writeable) for x in blocks) or [
+                None if x is None else (x.shape, x.dtype) for x in blocks] != self._signature():
+            self._reject(weights, H, M)
         model = SKOModel.__new__(SKOModel)
         for name in self._STRUCTURE:
             setattr(model, name, getattr(self, name))
-        model.weights_by_index, model.H_by_index, model.M_by_index = tuple(weights), tuple(H), tuple(M)
+        model.weights_by_index, model.H_by_index, model.M_by_index = weights, H, M
+        model.__dict__["_block_signature"] = self._signature()
         model._phi = MappingProxyType({k: W for k, W in zip(bodies, weights) if W is not None})
         model._H = MappingProxyType(dict(zip(bodies, H)))
         model._M = MappingProxyType(dict(zip(bodies, M)))
         return model
+
+    def _signature(self) -> list:
+        """``(shape, dtype)`` of every block (``None`` for base bodies' weights), in the order
+        weights, ``H``, ``M``: what :meth:`with_blocks` requires of new blocks."""
+        got = self.__dict__.get("_block_signature")
+        if got is None:
+            got = self.__dict__["_block_signature"] = [None if x is None else (x.shape, x.dtype) for x in
+                                                       (*self.weights_by_index, *self.H_by_index, *self.M_by_index)]
+        return got
+
+    def _reject(self, weights: tuple, H: tuple, M: tuple) -> NoReturn:
+        """Raise the error of :meth:`with_blocks` naming the first block unlike this model's."""
+        for what, new, old in (("weight φ(℘(k), k)", weights, self.weights_by_index),
+                               ("joint map H", H, self.H_by_index), ("inertia M", M, self.M_by_index)):
+            if len(new) != len(old):
+                raise DimensionError(f"{what}: {len(new)} blocks given, the model has {len(old)} bodies")
+            for k, x, y in zip(self.tree.bodies, new, old):
+                if (x is None) != (y is None) or (x is not None and (
+                        type(x) is not np.ndarray or x.shape != y.shape or x.dtype != y.dtype or x.flags.writeable)):
+                    raise DimensionError(f"{what} of body {k!r} must be a read-only array of shape "
+                                         f"{None if y is None else y.shape} and dtype {self.dtype}, like the model's")
+        raise DimensionError("blocks unlike the model's")  # pragma: no cover
 
     # ----------------------------------------------------------------- per-node data
     @property
