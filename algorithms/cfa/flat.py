@@ -55,8 +55,12 @@ class FlatSplit:
         packed = compiled_model(model).data(np.dtype(np.float64))  # φ, H, M (and a = b = 0) of every node
         if not np.isfinite(packed).all():
             raise NonFiniteError("the constraint force algorithm got a model with non-finite numbers (NaN or infinity)")
-        self.numbers = split_numbers(self.table, packed, size)
+        last = _LAST.get(self.structure, _NONE)
+        self.numbers = split_numbers(self.table, packed, size, *last)
         self.numbers.setflags(write=False)
+        if len(_LAST) >= 64 and self.structure not in _LAST:
+            _LAST.pop(next(iter(_LAST)))
+        _LAST[self.structure] = (packed, self.numbers)  # both read-only: never written again
 
     def blocks(self, column: int, rows: int, cols: int) -> tuple:
         """Read-only views of every node's block at ``column`` (``rows × cols`` columns of the table)."""
@@ -96,11 +100,34 @@ def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
     return table, size
 
 
+#: the last split of each structure, ``(model numbers, split numbers)``: a simulation's next state
+#: reuses the factorizations of the nodes whose ``H(k)`` or ``M(k)`` did not change
+_LAST: dict = {}
+_NONE = (np.zeros(0), np.zeros(0))
+
+
 @njit(cache=True)
-def split_numbers(table, packed, size):
+def _same(a, a_at, b, b_at, count):
+    """True when ``count`` entries of ``a`` from ``a_at`` equal those of ``b`` from ``b_at``, bit
+    for bit (int64 views of the float64 numbers: ``−0.0`` differs from ``0.0``)."""
+    for j in range(count):
+        if a[a_at + j] != b[b_at + j]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def split_numbers(table, packed, size, last_packed, last_numbers):
     """``W(k)`` (the last ``m_k − n_k`` right singular vectors of ``H(k) = U Σ V*``), ``H⁺(k) =
-    V_n Σ^{-1} U*``, ``M^{-1}(k)`` and ``φ(℘(k), k)`` of every node into one buffer."""
+    V_n Σ^{-1} U*``, ``M^{-1}(k)`` and ``φ(℘(k), k)`` of every node into one buffer.
+
+    ``last_packed`` and ``last_numbers`` (empty for none) are the model numbers and the result of
+    an earlier call with the same ``table``: a node whose ``H(k)`` (or ``M(k)``) has exactly the
+    same entries there gets the same ``W(k)``, ``H⁺(k)`` (or ``M^{-1}(k)``) copied, not
+    recomputed (rigid bodies: ``M(k)`` and, for most joints, ``H(k)`` are constant)."""
     out = np.zeros(size)
+    reuse = last_packed.size == packed.size and last_numbers.size == size
+    bits, last_bits = packed.view(np.int64), last_packed.view(np.int64)
     for i in range(table.shape[0]):
         m, n = table[i, MDIM], table[i, NDIM]
         if table[i, PHI] >= 0:
@@ -108,18 +135,26 @@ def split_numbers(table, packed, size):
             out[table[i, PHI]: table[i, PHI] + count] = packed[table[i, PHI_IN]: table[i, PHI_IN] + count]
         if m == 0:
             continue
-        if n == 0:
-            Vh = np.eye(m)
-            Hp = np.zeros((m, 0))
+        h_in, m_in = table[i, H_IN], table[i, M_IN]
+        if reuse and _same(bits, h_in, last_bits, h_in, n * m):
+            w, count = table[i, W], m * (m - n) + m * n  # W(k) and H⁺(k) are adjacent
+            out[w: w + count] = last_numbers[w: w + count]
         else:
-            H = packed[table[i, H_IN]: table[i, H_IN] + n * m].copy().reshape(n, m)
-            U, sigma, Vh = np.linalg.svd(H, full_matrices=True)
-            Hp = _product(Vh[:n].T.copy(), (U.T / sigma.reshape(n, 1)).copy())
-        Wk = Vh[n:].T.copy()
-        out[table[i, W]: table[i, W] + Wk.size] = Wk.ravel()
-        out[table[i, HP]: table[i, HP] + Hp.size] = Hp.ravel()
-        M = packed[table[i, M_IN]: table[i, M_IN] + m * m].copy().reshape(m, m)
-        out[table[i, MI]: table[i, MI] + m * m] = np.linalg.inv(M).ravel()
+            if n == 0:
+                Vh = np.eye(m)
+                Hp = np.zeros((m, 0))
+            else:
+                H = packed[h_in: h_in + n * m].copy().reshape(n, m)
+                U, sigma, Vh = np.linalg.svd(H, full_matrices=True)
+                Hp = _product(Vh[:n].T.copy(), (U.T / sigma.reshape(n, 1)).copy())
+            Wk = Vh[n:].T.copy()
+            out[table[i, W]: table[i, W] + Wk.size] = Wk.ravel()
+            out[table[i, HP]: table[i, HP] + Hp.size] = Hp.ravel()
+        if reuse and _same(bits, m_in, last_bits, m_in, m * m):
+            out[table[i, MI]: table[i, MI] + m * m] = last_numbers[table[i, MI]: table[i, MI] + m * m]
+        else:
+            M = packed[m_in: m_in + m * m].copy().reshape(m, m)
+            out[table[i, MI]: table[i, MI] + m * m] = np.linalg.inv(M).ravel()
     return out
 
 
