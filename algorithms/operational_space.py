@@ -14,7 +14,7 @@ nearest common ancestor. Cost: O(N) plus those paths.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 
 import numpy as np
 import scipy.linalg
@@ -24,7 +24,8 @@ from sko.arrays import checked_array, result_dtype
 from sko.model import SKOModel
 
 from .lyapunov import backward_lyapunov
-from .riccati import ArticulatedInertias, check_articulated
+from .compiled import engine
+from .riccati import ArticulatedInertias, CompiledArticulatedInertias, check_articulated
 
 __all__ = ["operational_space_compliance", "operational_space_inertia"]
 
@@ -108,18 +109,28 @@ def operational_space_compliance(model: SKOModel, nodes: Iterable[Hashable], tra
     nodes = _task_nodes(model, nodes)
     B = _transforms(model, nodes, transforms)
     ab = check_articulated(model, articulated)
-    X = {k: Hk.T @ ab.D_inverse[k] @ Hk for k, Hk in model.H.items()}
-    Omega = backward_lyapunov(model, X, ab.psi, ab.psi)
+    Omega = _compliance_blocks(model, nodes, ab)
     blocks = [[None] * len(nodes) for _ in nodes]
     for r, i in enumerate(nodes):
         for c, j in enumerate(nodes):
-            Z = Omega.block(i, j)
+            Z = Omega(i, j)
             if B[r] is not None:
                 Z = B[r].T @ Z
             if B[c] is not None:
                 Z = Z @ B[c]
             blocks[r][c] = Z
-    return np.block(blocks).astype(result_dtype(Omega.dtype, *(b for b in B if b is not None)), copy=False)
+    return np.block(blocks).astype(result_dtype(ab.dtype, *(b for b in B if b is not None)), copy=False)
+
+
+def _compliance_blocks(model: SKOModel, nodes: tuple, ab: ArticulatedInertias) -> Callable:
+    """``(i, j) ↦ Ω(i, j)`` for the task nodes: by the compiled kernel on a compiled Riccati
+    result, else by the generic backward Lyapunov scatter with ``φ1 = φ2 = ψ``."""
+    if isinstance(ab, CompiledArticulatedInertias):
+        Omega, offsets = engine.compliance_blocks(ab, [model.tree.index(k) for k in nodes])
+        where = dict(zip(nodes, offsets))
+        return lambda i, j: Omega[where[i]:where[i] + model.node_dim(i), where[j]:where[j] + model.node_dim(j)]
+    X = {k: Hk.T @ ab.D_inverse[k] @ Hk for k, Hk in model.H.items()}
+    return backward_lyapunov(model, X, ab.psi, ab.psi).block
 
 
 def operational_space_inertia(model: SKOModel, nodes: Iterable[Hashable], transforms: Mapping | None = None,

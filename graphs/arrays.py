@@ -19,9 +19,6 @@ from .errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, Ra
 __all__ = ["checked_array", "numeric_array", "checked_scalar", "checked_count", "scaled_norm", "unit_vector", "is_numeric",
            "check_spd", "check_psd", "raise_not_pd", "check_full_row_rank", "result_dtype"]
 
-#: the scalar types an array keeps as it is (no conversion) in :func:`checked_array`
-_DOUBLE = (np.dtype(np.float64), np.dtype(np.complex128))
-
 
 def _is_symbolic(e) -> bool:
     """True for a sympy expression (never imports sympy: without it loaded no entry can be one)."""
@@ -157,17 +154,21 @@ def unit_vector(v, what: str, size: int = 3, *, error: type[Exception] | None = 
     return u / np.linalg.norm(u)
 
 
+_F8 = np.dtype(np.float64)
+_DOUBLE = (_F8, np.dtype(np.complex128))
+
+
 def checked_array(A, ndim: int | tuple[int, ...], what: str, k: Hashable = None, finite: bool = True) -> np.ndarray:
     """A read-only copy of ``A`` with ``ndim`` dimensions (or one of the tuple ``ndim``) and (if
     ``finite``) only finite entries.
 
     ``what`` and ``k`` name the quantity and node in the error messages.
     """
-    if type(A) is np.ndarray and A.dtype in _DOUBLE and (A.ndim == ndim if type(ndim) is int else A.ndim in ndim):
-        B = np.array(A, copy=True)  # the common case, as below without the conversions it needs none of
-        if not finite or np.isfinite(B).all():
-            B.setflags(write=False)
-            return B
+    if type(A) is np.ndarray and A.dtype in _DOUBLE and (A.ndim == ndim or isinstance(ndim, tuple) and A.ndim in ndim) \
+            and (not finite or np.isfinite(A).all()):  # the common case, nothing to convert or report
+        A = A.copy()
+        A.setflags(write=False)
+        return A
     where = f"{what} of body {k!r}" if k is not None else what
     try:
         A = np.array(A, copy=True)
@@ -258,5 +259,7 @@ def check_full_row_rank(A: np.ndarray, what: str, k: Hashable) -> None:
 
 def result_dtype(*arrays) -> np.dtype:
     """The common scalar type of the arrays or dtypes (at least float64)."""
+    if all(type(a) is np.ndarray and a.dtype == _F8 or a is _F8 for a in arrays):
+        return _F8
     return np.result_type(np.float64, *[a.dtype if isinstance(a, np.ndarray) else a if isinstance(a, np.dtype)
                                         else np.asarray(a).dtype for a in arrays])

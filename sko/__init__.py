@@ -23,3 +23,7 @@ __all__ = [
     "RankDeficientError",
     "NonFiniteError",
 ]
+
+from .kernel_cache import refresh as _refresh_kernel_cache
+
+_refresh_kernel_cache()  # before any kernel loads from numba's cache (sko.kernel_cache)

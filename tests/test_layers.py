@@ -26,7 +26,8 @@ import sko
 #: Lowest first; a module belongs to the longest prefix that names it.
 LAYERS = (
     ("sko.graphs",),
-    ("sko", "sko.model", "sko.arrays", "sko.spatial", "sko.inertia", "sko.errors", "sko.optional", "sko.independent"),
+    ("sko", "sko.model", "sko.arrays", "sko.spatial", "sko.inertia", "sko.errors", "sko.optional", "sko.independent",
+     "sko.kernel_cache"),
     ("sko.algorithms",),
     ("sko.bodies",),
     ("sko.systems",),

@@ -21,6 +21,7 @@ from sko.graphs.errors import SKOError
 __all__ = ["BACKENDS", "get_backend", "set_backend", "use_backend", "compiled_dtype"]
 
 BACKENDS = ("compiled", "reference")
+_F8 = np.dtype(np.float64)
 
 
 def _checked(name: str) -> str:
@@ -30,12 +31,16 @@ def _checked(name: str) -> str:
 
 
 _backend = _checked(os.environ.get("SKO_BACKEND", "compiled").strip().lower() or "compiled")
-_local = threading.local()  # use_backend's choice, per thread (None: the process-wide one)
+class _Choice(threading.local):
+    backend: str | None = None  # use_backend's choice in this thread (None: the process-wide one)
+
+
+_local = _Choice()
 
 
 def get_backend() -> str:
     """The current backend, ``"compiled"`` or ``"reference"``."""
-    return getattr(_local, "backend", None) or _backend
+    return _local.backend or _backend
 
 
 def set_backend(name: str) -> None:
@@ -56,7 +61,7 @@ def use_backend(name: str) -> Iterator[None]:
     ...     get_backend()
     'reference'
     """
-    previous = getattr(_local, "backend", None)
+    previous = _local.backend
     _local.backend = _checked(name)
     try:
         yield
@@ -69,6 +74,8 @@ def compiled_dtype(*dtypes) -> np.dtype | None:
     selected), else ``None``."""
     if get_backend() != "compiled":
         return None
+    if all(dt is _F8 for dt in dtypes):
+        return _F8
     complex_ = False
     for dt in dtypes:
         kind = np.dtype(dt).kind

@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from . import kernels as K
+from . import operational_space as OS
 from .backend import compiled_dtype
 from .flat import BODY, HDIM, NDIM, FlatModel, fill_data, from_sko_model
 from .flat import A as A_COL
@@ -250,3 +251,18 @@ def psi_apply(ab, x: np.ndarray, dtype, star: bool) -> np.ndarray:
 
 
 __all__ += ["psi_apply"]
+
+
+def compliance_blocks(ab, body_indices: list) -> tuple[np.ndarray, list]:
+    """The operational space compliance blocks ``Ω(i, j)`` among the task bodies (positions in
+    the model's stacking order) from a compiled Riccati result, as one square matrix, and the
+    row offset of each task body in it."""
+    cm = ab.compiled
+    flat_of = np.empty(len(cm.layout), dtype=np.int64)
+    flat_of[cm.layout[:, BODY]] = np.arange(len(cm.layout))
+    tasks = flat_of[np.asarray(body_indices, dtype=np.int64)]
+    dims = cm.layout[tasks, NDIM]
+    offsets = np.concatenate(([0], np.cumsum(dims)[:-1])).tolist()
+    out = np.zeros((int(dims.sum()), int(dims.sum())), dtype=ab.dtype)
+    OS.compliance_blocks(cm.layout, cm.data(ab.dtype), cm.roff, riccati_buffer(ab, ab.dtype), tasks, out)
+    return out, offsets

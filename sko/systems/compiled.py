@@ -23,8 +23,8 @@ zero quaternion), or ``N + k`` when ``D(k)`` is not positive definite.
 
 The state kernels are those of :func:`sko.bodies.compiled_state.library_state` (rigid bodies,
 rotor links, flexible bodies, clusters of coupled rigid bodies). numba's on-disk cache of this
-module does not notice a change there: a new kernel needs a change here as well (or a cleared
-cache), or the cached requests keep the old dispatch.
+module would not notice a change there; :mod:`sko.kernel_cache` clears it when any kernel source
+changes.
 """
 
 from __future__ import annotations

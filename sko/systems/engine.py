@@ -64,7 +64,7 @@ class Engine:
         _, rsize = riccati_layout(L.flat.layout)
         self._tables = cc.pack_tables(L.ints, L.order, L.flat.layout, L.riccati_offsets, rsize, L.size)
         self._reals = L.reals
-        self._workspaces: dict = {}
+        self._workspaces = {t.char: [None] * 4 for t in _FAST}  # by scalar type, then request
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         self._direct = L.all_compiled and not L._hinge_forces
         self._qshape, self._vshape = (self.nq,), (self.nv,)
@@ -73,10 +73,9 @@ class Engine:
     def _workspace(self, op: int, dtype) -> np.ndarray:
         """The workspace of request ``op`` in ``dtype`` (:mod:`sko.systems.compiled`), made on first
         use and reused: compiled calls hold the GIL, so one call at a time writes it."""
-        key = (op, dtype)
-        w = self._workspaces.get(key)
+        w = self._workspaces[dtype.char][op]
         if w is None:
-            w = self._workspaces[key] = np.zeros(cc.workspace_size(op, self._tables), dtype=dtype)
+            w = self._workspaces[dtype.char][op] = np.zeros(cc.workspace_size(op, self._tables), dtype=dtype)
         return w
 
     # ------------------------------------------------------------------ input checks
@@ -303,27 +302,37 @@ class Engine:
         call = (method, {"q": q}, {})
         return self._settled(self._request(cc.MASS_MATRIX_INVERSE, Q, QD, X, None, batched, call), batched, *call[:2])
 
+    def kinematics(self, method, q, shape: tuple, compute, **kwargs):
+        """A configuration-dependent quantity read off the filled arenas of the states:
+        ``compute(A)`` gives one result per arena row; ``method`` (the system's, called with
+        ``q`` and ``kwargs``) answers on the reference path; ``shape`` is one state's result."""
+        got = self.arena(q)
+        if got is None:
+            return self._reference(method, {"q": q}, shape, **kwargs)
+        A, batched = got
+        return self._settled(compute(A), batched, method, {"q": q}, **kwargs)
+
     def jacobian(self, method, q, frame, body, X):
         """``J = ℬ* φ* H*`` of a frame ``ᶠX_k`` (``X``) fixed on ``body``, from the weights and
         ``H`` of the arena (``method`` answers for the reference path)."""
-        got = self.arena(q)
-        if got is None:
-            return self._reference(method, {"q": q}, (6, self.nv), frame=frame)
-        A, batched = got
         L, tree = self.layout, self.system.tree
-        J = np.zeros((A.shape[0], 6, self.nv), dtype=A.dtype)
-        if body is not None:
-            T = np.broadcast_to(X, (A.shape[0], 6, 6))
-            for j in [body, *tree.ancestors(body)]:
-                i = L.index[j]
-                m, n, h = int(L.node_dims[i]), int(L.dof_dims[i]), L.H_offsets[i]
-                vo = int(L.dof_offsets[i])
-                J[:, :, vo: vo + n] = T @ A[:, h: h + n * m].reshape(-1, n, m).transpose(0, 2, 1)
-                p = L.parent[i]
-                if p >= 0:
-                    w, mp = L.weight_offsets[i], int(L.node_dims[p])
-                    T = T @ A[:, w: w + mp * m].reshape(-1, mp, m).transpose(0, 2, 1)
-        return self._settled(J, batched, method, {"q": q}, frame=frame)
+
+        def compute(A):
+            J = np.zeros((A.shape[0], 6, self.nv), dtype=A.dtype)
+            if body is not None:
+                T = np.broadcast_to(X, (A.shape[0], 6, 6))
+                for j in [body, *tree.ancestors(body)]:
+                    i = L.index[j]
+                    m, n, h = int(L.node_dims[i]), int(L.dof_dims[i]), L.H_offsets[i]
+                    vo = int(L.dof_offsets[i])
+                    J[:, :, vo: vo + n] = T @ A[:, h: h + n * m].reshape(-1, n, m).transpose(0, 2, 1)
+                    p = L.parent[i]
+                    if p >= 0:
+                        w, mp = L.weight_offsets[i], int(L.node_dims[p])
+                        T = T @ A[:, w: w + mp * m].reshape(-1, mp, m).transpose(0, 2, 1)
+            return J
+
+        return self.kinematics(method, q, (6, self.nv), compute, frame=frame)
 
     def sko_model(self, q, v=None, external_forces=None):
         """``(SKOModel, a, b)`` at one state, built by the compiled state kernels (the
@@ -369,7 +378,10 @@ class Engine:
 
 def _plain(x, shape: tuple) -> bool:
     """Whether ``x`` is what the direct call is compiled for: a C-ordered writeable float64 array."""
-    return type(x) is np.ndarray and x.dtype == _F8 and x.shape == shape and x.flags.c_contiguous and x.flags.writeable
+    if type(x) is not np.ndarray or x.dtype is not _F8 and x.dtype != _F8 or x.shape != shape:
+        return False
+    flags = x.flags
+    return flags.c_contiguous and flags.writeable
 
 
 def _same_batch(Q: np.ndarray, x: np.ndarray, name: str) -> None:

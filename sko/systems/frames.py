@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sko.arrays import result_dtype
+from sko.systems.engine import engine
 
-__all__ = ["Frame", "center_of_mass", "center_of_mass_jacobian"]
+__all__ = ["Frame", "center_of_mass", "center_of_mass_jacobian", "reference_center_of_mass",
+           "reference_center_of_mass_jacobian"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,21 +86,73 @@ def _mass_gather(system, states) -> tuple[dict, dict]:
 
 
 def center_of_mass(system, q) -> np.ndarray:
-    """The world centre of mass ``c = Σ m_k c_k / m`` at ``q``."""
+    """The world centre of mass ``c = Σ m_k c_k / m`` at ``q`` (or a batch of states ``(B, nq)``)."""
+    out = engine(system).kinematics(system.center_of_mass, q, (3,), lambda A: _arena_center(system, A, False)[0])
+    return reference_center_of_mass(system, q) if out is NotImplemented else out
+
+
+def center_of_mass_jacobian(system, q) -> np.ndarray:
+    """3 × nv ``J_c`` with ``ċ = J_c v`` (world coordinates; module docstring), or ``(B, 3, nv)``
+    for a batch of states."""
+    out = engine(system).kinematics(system.center_of_mass_jacobian, q, (3, system.nv),
+                                    lambda A: _arena_center(system, A, True)[1])
+    return reference_center_of_mass_jacobian(system, q) if out is NotImplemented else out
+
+
+def reference_center_of_mass(system, q) -> np.ndarray:
+    """:func:`center_of_mass` of one state from the bodies' Python states (any scalar type)."""
     mass, moment = _mass_gather(system, system.node_states(q))
     bases = system.tree.base_bodies()
     return sum(moment[k] for k in bases) / sum(mass[k] for k in bases)
 
 
-def center_of_mass_jacobian(system, q) -> np.ndarray:
-    """3 × nv ``J_c`` with ``ċ = J_c v`` (world coordinates; module docstring)."""
+def reference_center_of_mass_jacobian(system, q) -> np.ndarray:
+    """:func:`center_of_mass_jacobian` of one state from the bodies' Python states (any scalar type)."""
     states = system.node_states(q)
     mass, moment = _mass_gather(system, states)
     total = sum(mass[k] for k in system.tree.base_bodies())
-    J = np.zeros((3, system.nv), dtype=result_dtype(*(s.H for s in states.values()), total))
+    J = np.zeros((3, system.nv), dtype=result_dtype(total, *(np.asarray(s.attachments[None].rotation) for s in states.values()),
+                                                    *(s.H for s in states.values())))
     for k in system.bodies:
         frame, S = states[k].attachments[None], states[k].H[:, :6].T  # S in body coordinates (armature: first 6)
         w, v = frame.rotation @ S[:3], frame.rotation @ S[3:]  # world axes, at the body origin
         c = moment[k] / mass[k] if mass[k] != 0 else frame.position
         J[:, system.v_slice(k)] = mass[k] / total * (v + np.cross(w.T, c - frame.position).T)
     return J
+
+
+def _arena_center(system, A: np.ndarray, jacobian: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(c, J_c)`` for every state of the filled arenas ``A`` (``J_c`` None unless
+    ``jacobian``): the gather of :func:`_mass_gather` and the columns of
+    :func:`reference_center_of_mass_jacobian`, each step on all states at once."""
+    L = engine(system).layout
+    N, B = len(L.bodies), A.shape[0]
+    R = np.empty((B, N, 3, 3), dtype=A.dtype)
+    p = np.empty((B, N, 3), dtype=A.dtype)
+    mass = np.empty(N)
+    moment = np.empty((B, N, 3), dtype=A.dtype)
+    for i, k in enumerate(L.bodies):
+        g = L.attachment_offsets[(i, None)] + 6 * int(L.node_dims[i])
+        R[:, i] = A[:, g + 6: g + 15].reshape(B, 3, 3)
+        p[:, i] = A[:, g + 15: g + 18]
+        I6 = system.body(k).inertia
+        mass[i] = I6[5, 5]
+        moment[:, i] = mass[i] * p[:, i] + R[:, i] @ _first_moment(I6)
+    for i in L.order[::-1]:  # children before parents
+        if L.parent[i] >= 0:
+            mass[L.parent[i]] += mass[i]
+            moment[:, L.parent[i]] += moment[:, i]
+    bases = L.parent < 0
+    total = mass[bases].sum()
+    c = moment[:, bases].sum(axis=1) / total
+    if not jacobian:
+        return c, None
+    J = np.zeros((B, 3, system.nv), dtype=A.dtype)
+    for i in range(N):
+        m, n, h, vo = int(L.node_dims[i]), int(L.dof_dims[i]), L.H_offsets[i], int(L.dof_offsets[i])
+        S = A[:, h: h + n * m].reshape(B, n, m)[:, :, :6]  # rows of S* in body coordinates (armature: first 6)
+        w = R[:, i] @ S[:, :, :3].transpose(0, 2, 1)  # world axes, at the body origin: B × 3 × n
+        v = R[:, i] @ S[:, :, 3:].transpose(0, 2, 1)
+        ci = moment[:, i] / mass[i] if mass[i] != 0 else p[:, i]
+        J[:, :, vo: vo + n] = mass[i] / total * (v + np.cross(w, (ci - p[:, i])[:, :, None], axis=1))
+    return c, J
