@@ -1,12 +1,17 @@
-"""A force split reuses the factorizations of the last split of the same structure for the
+"""Shortcuts of the CFA that give the very same numbers.
+
+A force split reuses the factorizations of the last split of the same structure for the
 nodes whose H(k) or M(k) are bit for bit the same: the numbers equal those of a split computed
 from scratch, state after state (rigid bodies: constant M and H; flexible and rotor bodies:
-varying ones), and a changed block (even only the sign of a zero) is factorized again."""
+varying ones), and a changed block (even only the sign of a zero) is factorized again. The
+general CFA's CSC matrix built straight from the block buffer has the arrays of
+``constraint_matrix(...).tocsc()``."""
 
 import numpy as np
 import pytest
 
 from sko.algorithms.cfa import flat
+from sko.algorithms.cfa.matrix import constraint_matrix, constraint_matrix_csc
 from sko.algorithms.cfa.split import ForceSplit
 from sko.graphs import TreeDigraph
 from sko.model import SKOModel
@@ -52,3 +57,21 @@ def test_changed_blocks_are_factorized_again(change):
     got = ForceSplit(model).flat.numbers.copy()
     want = _fresh(model)
     assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_csc_matrix_is_that_of_the_csr_matrix(name):
+    system = SYSTEMS[name]()
+    q, v, _, _ = _state(system, np.random.default_rng(6), False)
+    model, _, _ = system.sko_model(q, v)
+    split = ForceSplit(model)
+    want, got = constraint_matrix(model, split).tocsc(), constraint_matrix_csc(split)
+    assert got.shape == want.shape and got.format == "csc"
+    for x, y in ((got.indptr, want.indptr), (got.indices, want.indices), (got.data, want.data)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_csc_matrix_without_constraints():
+    model = _chain([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], np.eye(3))
+    model = SKOModel(model.tree, phi=dict(model.phi), H={k: np.eye(3) for k in model.bodies}, M=dict(model.M))
+    assert constraint_matrix_csc(ForceSplit(model)).shape == (0, 0)
