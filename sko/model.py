@@ -114,7 +114,7 @@ class SKOModel:
     #: what a model shares with :meth:`with_blocks` models: the tree and everything read off it
     _STRUCTURE = ("tree", "dtype", "node_slices", "dof_slices", "node_size", "dof_size")
 
-    def with_blocks(self, weights: Sequence, H: Sequence, M: Sequence) -> "SKOModel":
+    def with_blocks(self, weights: Sequence, H: Sequence, M: Sequence, *, check: bool = True) -> "SKOModel":
         """A model on this model's tree with the same dimensions and scalar type and other
         numbers, per index in the body order (``None`` weights for base bodies).
 
@@ -122,6 +122,8 @@ class SKOModel:
         filling): each block must be a read-only array of exactly this model's shape and dtype
         that nobody writes again. They are taken as they are: shapes, dtype and read-only flags
         are checked, nothing is copied, and the numbers are not (as with ``validate=False``).
+        ``check=False`` skips even those checks, for a builder whose blocks are views of its own
+        read-only buffer at offsets it checked once.
 
         Raises
         ------
@@ -130,11 +132,12 @@ class SKOModel:
         """
         bodies = self.tree.bodies
         weights, H, M = tuple(weights), tuple(H), tuple(M)
-        blocks = (*weights, *H, *M)
-        if (len(weights), len(H), len(M)) != (len(bodies),) * 3 or any(
-                x is not None and (type(x) is not np.ndarray or x.flags.writeable) for x in blocks) or [
-                None if x is None else (x.shape, x.dtype) for x in blocks] != self._signature():
-            self._reject(weights, H, M)
+        if check:
+            blocks = (*weights, *H, *M)
+            if (len(weights), len(H), len(M)) != (len(bodies),) * 3 or any(
+                    x is not None and (type(x) is not np.ndarray or x.flags.writeable) for x in blocks) or [
+                    None if x is None else (x.shape, x.dtype) for x in blocks] != self._signature():
+                self._reject(weights, H, M)
         model = SKOModel.__new__(SKOModel)
         for name in self._STRUCTURE:
             setattr(model, name, getattr(self, name))

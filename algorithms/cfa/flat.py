@@ -240,39 +240,72 @@ def _product(A, B):
 
 
 @njit(cache=True)
+def _mul(a, ao, ars, acs, b, bo, brs, bcs, rows, inner, cols, out, oo):
+    """``out[oo + r cols + c] = Σ_k a[ao + r ars + k acs] b[bo + k brs + c bcs]``: the product of
+    two blocks given by their offsets and strides (a transposed row-major block has them swapped),
+    summed as :func:`_product` sums (``k`` ascending from zero), row-major into ``out``."""
+    for r in range(rows):
+        for c in range(cols):
+            out[oo + r * cols + c] = 0.0
+        for k in range(inner):
+            x = a[ao + r * ars + k * acs]
+            for c in range(cols):
+                out[oo + r * cols + c] += x * b[bo + k * brs + c * bcs]
+
+
+@njit(cache=True)
 def constraint_block_data(table, numbers, pairs, size):
     """The blocks of ``A = W* φ^{-*} M^{-1} φ^{-1} W`` listed in ``pairs`` (rows ``(kind, i, j,
     offset)``), row-major at their offsets of one buffer of ``size`` entries (see
     :func:`~.matrix.constraint_blocks` for the four formulas)."""
     N = table.shape[0]
-    phiW = []  # φ(℘(k), k) W(k), and Y(k) = M^{-1}(℘(k)) φ(℘(k), k) W(k)
-    Y = []
+    at = np.full(N, -1, dtype=np.int64)  # φ(℘(k), k) W(k) at at[k], Y(k) = M^{-1}(℘(k)) φ(℘(k), k) W(k) after it
+    total, widest, tallest = 0, 0, 0
     for i in range(N):
-        p, m, s = table[i, PARENT], table[i, MDIM], table[i, SDIM]
+        p, s = table[i, PARENT], table[i, SDIM]
+        widest, tallest = max(widest, s), max(tallest, table[i, MDIM])
         if p >= 0 and s > 0:
+            at[i] = total
+            total += 2 * table[p, MDIM] * s
+    work = np.empty(total)
+    for i in range(N):
+        if at[i] >= 0:
+            p, m, s = table[i, PARENT], table[i, MDIM], table[i, SDIM]
             mp = table[p, MDIM]
-            phiW.append(_product(_block(numbers, table[i, PHI], mp, m), _block(numbers, table[i, W], m, s)))
-            Y.append(_product(_block(numbers, table[p, MI], mp, mp), phiW[i]))
-        else:
-            phiW.append(np.zeros((0, 0)))
-            Y.append(np.zeros((0, 0)))
+            _mul(numbers, table[i, PHI], m, 1, numbers, table[i, W], s, 1, mp, m, s, work, at[i])
+            _mul(numbers, table[p, MI], mp, 1, work, at[i], s, 1, mp, mp, s, work, at[i] + mp * s)
+    T = np.empty(tallest * widest)
+    B = np.empty(widest * widest)
+    C = np.empty(widest * widest)
     out = np.zeros(size)
     for row in range(pairs.shape[0]):
         kind, i, j, o = pairs[row, 0], pairs[row, 1], pairs[row, 2], pairs[row, 3]
-        if kind == NODE_BLOCK:
-            m, s = table[i, MDIM], table[i, SDIM]
-            Wi = _block(numbers, table[i, W], m, s)
-            B = _product(Wi.T.copy(), _product(_block(numbers, table[i, MI], m, m), Wi))
+        si, sj = table[i, SDIM], table[j, SDIM]
+        if kind == NODE_BLOCK:  # W*(i) M^{-1}(i) W(i) + (φ W)*(i) Y(i), symmetrized
+            m = table[i, MDIM]
+            _mul(numbers, table[i, MI], m, 1, numbers, table[i, W], si, 1, m, m, si, T, 0)
+            _mul(numbers, table[i, W], 1, si, T, 0, si, 1, si, m, si, B, 0)
             if table[i, PARENT] >= 0:
-                B += _product(phiW[i].T.copy(), Y[i])
-            B = (B + B.T) / 2
-        elif kind == CHILD_BLOCK:  # A(℘(j), j) with i = ℘(j)
-            B = -_product(_block(numbers, table[i, W], table[i, MDIM], table[i, SDIM]).T.copy(), Y[j])
-        elif kind == PARENT_BLOCK:  # A(i, ℘(i)) with j = ℘(i)
-            B = -_product(Y[i].T.copy(), _block(numbers, table[j, W], table[j, MDIM], table[j, SDIM]))
-        else:
-            B = _product(phiW[i].T.copy(), Y[j])
-        out[o: o + B.size] = B.ravel()
+                mp = table[table[i, PARENT], MDIM]
+                _mul(work, at[i], 1, si, work, at[i] + mp * si, si, 1, si, mp, si, C, 0)
+                for e in range(si * si):
+                    B[e] += C[e]
+            for r in range(si):
+                for c in range(si):
+                    out[o + r * si + c] = (B[r * si + c] + B[c * si + r]) / 2
+            continue
+        if kind == CHILD_BLOCK:  # A(℘(j), j) = −W*(i) Y(j) with i = ℘(j)
+            m = table[i, MDIM]
+            _mul(numbers, table[i, W], 1, si, work, at[j] + m * sj, sj, 1, si, m, sj, out, o)
+        elif kind == PARENT_BLOCK:  # A(i, ℘(i)) = −Y*(i) W(j) with j = ℘(i)
+            m = table[j, MDIM]
+            _mul(work, at[i] + m * si, 1, si, numbers, table[j, W], sj, 1, si, m, sj, out, o)
+        else:  # siblings: (φ W)*(i) Y(j)
+            mp = table[table[i, PARENT], MDIM]
+            _mul(work, at[i], 1, si, work, at[j] + mp * sj, sj, 1, si, mp, sj, out, o)
+            continue
+        for e in range(si * sj):
+            out[o + e] = -out[o + e]
     return out
 
 

@@ -238,7 +238,9 @@ class StateLayout:
         weights = [None if o < 0 else data[o: o + r * c].reshape(r, c) for o, r, c in self._weight_blocks]
         H = [data[o: o + r * c].reshape(r, c) for o, r, c in self._H_blocks]
         M = [data[o: o + r * r].reshape(r, r) for o, r in self._M_blocks]
-        model = first.with_blocks(weights, H, M)
+        # views of a read-only buffer at this layout's offsets: the second state's are checked, and
+        # with them the offsets, later ones are not
+        model = first.with_blocks(weights, H, M, check=compiled is None)
         if compiled is None:  # the second state: the structure's compiled form, if its layout is the arena's
             cm = compiled_model(first)
             compiled = cm if np.array_equal(cm.layout, self.flat.layout) else False

@@ -90,6 +90,8 @@ def test_with_blocks_takes_read_only_blocks_as_they_are():
     assert new.phi["b"] is W[1] and new.H["a"] is H[0] and new.M["b"] is M[1] and "a" not in new.phi
     assert model.phi["b"][0, 0] == 1.0  # the original is unchanged
     np.testing.assert_array_equal(alg.mass_matrix(new), alg.mass_matrix(_validated(new)))
+    trusted = model.with_blocks(W, H, M, check=False)  # a builder's own views: no checks
+    assert trusted.phi["b"] is W[1] and trusted.M_by_index == new.M_by_index
 
 
 @pytest.mark.parametrize("case", ["writeable", "shape", "dtype", "base weight", "missing weight", "count"])
