@@ -71,6 +71,14 @@ def _mtv(A_, ao, rows, cols, x, xo, y, yo):
 def _mv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
     """``Y[yo:yo+rows, :] += sign · A X[xo:xo+cols, :]`` for 2-D ``X``, ``Y`` (columns = right-hand sides)."""
     nr = X.shape[1]
+    if nr == 1:  # one right-hand side (forward dynamics): each entry summed in a register
+        for r in range(rows):
+            base = ao + r * cols
+            s = 0.0
+            for c in range(cols):
+                s += A_[base + c] * X[xo + c, 0]
+            Y[yo + r, 0] += sign * s
+        return
     for r in range(rows):
         base = ao + r * cols
         for c in range(cols):
@@ -83,6 +91,13 @@ def _mv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
 def _mtv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
     """``Y[yo:yo+cols, :] += sign · A* X[xo:xo+rows, :]``."""
     nr = X.shape[1]
+    if nr == 1:
+        for c in range(cols):
+            s = 0.0
+            for r in range(rows):
+                s += A_[ao + r * cols + c] * X[xo + r, 0]
+            Y[yo + c, 0] += sign * s
+        return
     for r in range(rows):
         base = ao + r * cols
         for c in range(cols):
@@ -94,6 +109,9 @@ def _mtv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
 @njit(cache=True, inline="always")
 def _abt_add(A_, ao, Bm, bo, Cm, co, rows, inner, cols):
     """``C += A B*`` with ``A`` (rows × inner), ``B`` (cols × inner), ``C`` (rows × cols)."""
+    if rows == 6 and inner == 6 and cols == 6:
+        _abt_add66(A_, ao, Bm, bo, Cm, co)
+        return
     for r in range(rows):
         for c in range(cols):
             s = Cm[co + r * cols + c]
@@ -103,15 +121,41 @@ def _abt_add(A_, ao, Bm, bo, Cm, co, rows, inner, cols):
 
 
 @njit(cache=True, inline="always")
+def _abt_add66(A_, ao, Bm, bo, Cm, co):
+    """:func:`_abt_add` for 6 × 6 blocks, with literal bounds the compiler unrolls."""
+    for r in range(6):
+        a0, a1, a2 = A_[ao + 6 * r], A_[ao + 6 * r + 1], A_[ao + 6 * r + 2]
+        a3, a4, a5 = A_[ao + 6 * r + 3], A_[ao + 6 * r + 4], A_[ao + 6 * r + 5]
+        for c in range(6):
+            b = bo + 6 * c
+            Cm[co + 6 * r + c] += (a0 * Bm[b] + a1 * Bm[b + 1] + a2 * Bm[b + 2]
+                                   + a3 * Bm[b + 3] + a4 * Bm[b + 4] + a5 * Bm[b + 5])
+
+
+@njit(cache=True, inline="always")
 def _ab(A_, ao, Bm, bo, Cm, co, rows, inner, cols):
-    """``C = A B`` with ``A`` (rows × inner), ``B`` (inner × cols)."""
+    """``C = A B`` with ``A`` (rows × inner), ``B`` (inner × cols); each entry summed in a
+    register (C may share an array with A or B as far as the compiler knows)."""
+    if rows == 6 and inner == 6 and cols == 6:
+        _ab66(A_, ao, Bm, bo, Cm, co)
+        return
     for r in range(rows):
         for c in range(cols):
-            Cm[co + r * cols + c] = 0
-        for i in range(inner):
-            a = A_[ao + r * inner + i]
-            for c in range(cols):
-                Cm[co + r * cols + c] += a * Bm[bo + i * cols + c]
+            s = 0.0
+            for i in range(inner):
+                s += A_[ao + r * inner + i] * Bm[bo + i * cols + c]
+            Cm[co + r * cols + c] = s
+
+
+@njit(cache=True, inline="always")
+def _ab66(A_, ao, Bm, bo, Cm, co):
+    """:func:`_ab` for 6 × 6 blocks, with literal bounds the compiler unrolls."""
+    for r in range(6):
+        a0, a1, a2 = A_[ao + 6 * r], A_[ao + 6 * r + 1], A_[ao + 6 * r + 2]
+        a3, a4, a5 = A_[ao + 6 * r + 3], A_[ao + 6 * r + 4], A_[ao + 6 * r + 5]
+        for c in range(6):
+            Cm[co + 6 * r + c] = (a0 * Bm[bo + c] + a1 * Bm[bo + 6 + c] + a2 * Bm[bo + 12 + c]
+                                  + a3 * Bm[bo + 18 + c] + a4 * Bm[bo + 24 + c] + a5 * Bm[bo + 30 + c])
 
 
 @njit(cache=True, inline="always")
