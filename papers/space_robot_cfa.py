@@ -43,7 +43,7 @@ What the script checks and reports
    numpy's dense kernels are cheap for 18 dofs, so the ranking can differ from the paper's
    compiled implementation (dense slowest, AB fastest, serialized CFA faster than general CFA).
 
-Run ``python -m papers.space_robot_cfa`` (a few minutes for the paper's 10 s; progress on stderr)
+Run ``python -m papers.space_robot_cfa`` (about 20 s for the paper's 10 s; progress on stderr)
 or ``--horizon 0.1`` for a short run. The figure goes to ``papers/output/space_robot_cfa.png``
 (``--output DIR`` for another folder, ``--no-plot`` for none; figures need the ``[plot]`` extra).
 """
