@@ -14,9 +14,10 @@ Stacked vectors (``θ̇, T`` of length ``Σ n_k``; ``𝒱, α, f, a, b`` of leng
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NoReturn
 
 import numpy as np
 import scipy.linalg
@@ -109,6 +110,65 @@ class SKOModel:
         self.dof_slices = tuple(slice(int(a), int(b)) for a, b in zip(dof_off[:-1], dof_off[1:]))
         self.node_size = int(node_off[-1])
         self.dof_size = int(dof_off[-1])
+
+    #: what a model shares with :meth:`with_blocks` models: the tree and everything read off it
+    _STRUCTURE = ("tree", "dtype", "node_slices", "dof_slices", "node_size", "dof_size")
+
+    def with_blocks(self, weights: Sequence, H: Sequence, M: Sequence, *, check: bool = True) -> "SKOModel":
+        """A model on this model's tree with the same dimensions and scalar type and other
+        numbers, per index in the body order (``None`` weights for base bodies).
+
+        For builders that made the blocks themselves at every state (a system's compiled state
+        filling): each block must be a read-only array of exactly this model's shape and dtype
+        that nobody writes again. They are taken as they are: shapes, dtype and read-only flags
+        are checked, nothing is copied, and the numbers are not (as with ``validate=False``).
+        ``check=False`` skips even those checks, for a builder whose blocks are views of its own
+        read-only buffer at offsets it checked once.
+
+        Raises
+        ------
+        DimensionError
+            On a block that is missing, of another shape or dtype, or writeable.
+        """
+        bodies = self.tree.bodies
+        weights, H, M = tuple(weights), tuple(H), tuple(M)
+        if check:
+            blocks = (*weights, *H, *M)
+            if (len(weights), len(H), len(M)) != (len(bodies),) * 3 or any(
+                    x is not None and (type(x) is not np.ndarray or x.flags.writeable) for x in blocks) or [
+                    None if x is None else (x.shape, x.dtype) for x in blocks] != self._signature():
+                self._reject(weights, H, M)
+        model = SKOModel.__new__(SKOModel)
+        for name in self._STRUCTURE:
+            setattr(model, name, getattr(self, name))
+        model.weights_by_index, model.H_by_index, model.M_by_index = weights, H, M
+        model.__dict__["_block_signature"] = self._signature()
+        model._phi = MappingProxyType({k: W for k, W in zip(bodies, weights) if W is not None})
+        model._H = MappingProxyType(dict(zip(bodies, H)))
+        model._M = MappingProxyType(dict(zip(bodies, M)))
+        return model
+
+    def _signature(self) -> list:
+        """``(shape, dtype)`` of every block (``None`` for base bodies' weights), in the order
+        weights, ``H``, ``M``: what :meth:`with_blocks` requires of new blocks."""
+        got = self.__dict__.get("_block_signature")
+        if got is None:
+            got = self.__dict__["_block_signature"] = [None if x is None else (x.shape, x.dtype) for x in
+                                                       (*self.weights_by_index, *self.H_by_index, *self.M_by_index)]
+        return got
+
+    def _reject(self, weights: tuple, H: tuple, M: tuple) -> NoReturn:
+        """Raise the error of :meth:`with_blocks` naming the first block unlike this model's."""
+        for what, new, old in (("weight φ(℘(k), k)", weights, self.weights_by_index),
+                               ("joint map H", H, self.H_by_index), ("inertia M", M, self.M_by_index)):
+            if len(new) != len(old):
+                raise DimensionError(f"{what}: {len(new)} blocks given, the model has {len(old)} bodies")
+            for k, x, y in zip(self.tree.bodies, new, old):
+                if (x is None) != (y is None) or (x is not None and (
+                        type(x) is not np.ndarray or x.shape != y.shape or x.dtype != y.dtype or x.flags.writeable)):
+                    raise DimensionError(f"{what} of body {k!r} must be a read-only array of shape "
+                                         f"{None if y is None else y.shape} and dtype {self.dtype}, like the model's")
+        raise DimensionError("blocks unlike the model's")  # pragma: no cover
 
     # ----------------------------------------------------------------- per-node data
     @property

@@ -337,7 +337,8 @@ def quaternion_multiply(p, q) -> np.ndarray:
     q0, qv = q[0], np.asarray(q[1:])
     out = _zeros(4, np.asarray(p), np.asarray(q))
     out[0] = p0 * q0 - pv @ qv
-    out[1:] = p0 * qv + q0 * pv + np.cross(pv, qv)
+    # float64: the same products and differences as np.cross, without its general-axis machinery
+    out[1:] = p0 * qv + q0 * pv + (cross(pv, qv) if pv.dtype == qv.dtype == np.float64 else np.cross(pv, qv))
     return out
 
 

@@ -23,9 +23,15 @@ from numba import njit
 
 from sko.graphs.errors import NonFiniteError
 
+from ..compiled.engine import compiled_model
+from ..compiled.flat import BODY, from_structure
+from ..compiled.flat import H as DATA_H
+from ..compiled.flat import M as DATA_M
+from ..compiled.flat import W as DATA_W
+
 __all__ = ["FlatSplit", "block_apply", "omega_apply"]
 
-#: columns of :attr:`FlatSplit.table`; the last three are offsets in the packed model numbers
+#: columns of :attr:`FlatSplit.table`; the last three are offsets in the model's compiled data buffer
 PARENT, MDIM, NDIM, SDIM, NODE, DOF, CON, PHI, W, HP, MI, PHI_IN, H_IN, M_IN = range(14)
 WIDTH = 14
 
@@ -33,7 +39,7 @@ WIDTH = 14
 class FlatSplit:
     """A force split's per-node table and block buffer (module docstring): ``W(k)`` and
     ``H⁺(k)`` from one SVD of ``H(k)``, ``M^{-1}(k)``, and a copy of ``φ(℘(k), k)``, computed by
-    :func:`split_numbers` from the model's packed numbers.
+    :func:`split_numbers` from the model's compiled data buffer.
 
     Raises
     ------
@@ -44,14 +50,17 @@ class FlatSplit:
     def __init__(self, model):
         m = tuple(M.shape[0] for M in model.M_by_index)
         n = tuple(H.shape[0] for H in model.H_by_index)
+        self.structure = (model.tree, m, n)  #: what the table depends on
         self.table, size = split_structure(model.tree, m, n)
-        packed = [B.ravel() for i in range(len(m))
-                  for B in (model.weights_by_index[i], model.H_by_index[i], model.M_by_index[i]) if B is not None]
-        packed = np.concatenate(packed).astype(np.float64, copy=False) if packed else np.zeros(0)
+        packed = compiled_model(model).data(np.dtype(np.float64))  # φ, H, M (and a = b = 0) of every node
         if not np.isfinite(packed).all():
             raise NonFiniteError("the constraint force algorithm got a model with non-finite numbers (NaN or infinity)")
-        self.numbers = split_numbers(self.table, packed, size)
+        last = _LAST.get(self.structure, _NONE)
+        self.numbers = split_numbers(self.table, packed, size, *last)
         self.numbers.setflags(write=False)
+        if len(_LAST) >= 64 and self.structure not in _LAST:
+            _LAST.pop(next(iter(_LAST)))
+        _LAST[self.structure] = (packed, self.numbers)  # both read-only: never written again
 
     def blocks(self, column: int, rows: int, cols: int) -> tuple:
         """Read-only views of every node's block at ``column`` (``rows × cols`` columns of the table)."""
@@ -64,7 +73,8 @@ class FlatSplit:
 def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
     """The table of a force split of nodes with ``m_k``, ``n_k`` (``s_k = m_k − n_k``; stacked
     offsets in the body order) and the size of its block buffer; it depends on the tree and the
-    dimensions only."""
+    dimensions only. ``PHI_IN``, ``H_IN`` and ``M_IN`` are the offsets of the model's blocks in
+    its compiled data buffer (:mod:`sko.algorithms.compiled.flat`)."""
     parents = tree.parent_indices
     table = np.zeros((len(m), WIDTH), dtype=np.int64)
     table[:, PARENT] = parents
@@ -72,19 +82,17 @@ def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
     table[:, SDIM] = np.subtract(m, n)
     for col, dims in ((NODE, m), (DOF, n), (CON, np.subtract(m, n))):
         table[:, col] = np.concatenate([[0], np.cumsum(dims, dtype=np.int64)[:-1]]) if len(m) else []
-    size = packed = 0
+    layout = from_structure(parents, m, n, tree.scatter_indices).layout
+    table[layout[:, BODY], PHI_IN] = layout[:, DATA_W]
+    table[layout[:, BODY], H_IN] = layout[:, DATA_H]
+    table[layout[:, BODY], M_IN] = layout[:, DATA_M]
+    size = 0
     for i, p in enumerate(parents):
-        sizes = ((PHI, PHI_IN, m[p] * m[i] if p >= 0 else -1), (H_IN, None, n[i] * m[i]), (M_IN, None, m[i] * m[i]))
-        for col, col_in, count in sizes:
-            if count < 0:
-                table[i, PHI] = table[i, PHI_IN] = -1
-                continue
-            if col_in is None:
-                table[i, col] = packed
-            else:
-                table[i, col], table[i, col_in] = size, packed
-                size += count
-            packed += count
+        if p >= 0:
+            table[i, PHI] = size
+            size += m[p] * m[i]
+        else:
+            table[i, PHI] = table[i, PHI_IN] = -1
         for col, count in ((W, m[i] * (m[i] - n[i])), (HP, m[i] * n[i]), (MI, m[i] * m[i])):
             table[i, col] = size
             size += count
@@ -92,11 +100,34 @@ def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
     return table, size
 
 
+#: the last split of each structure, ``(model numbers, split numbers)``: a simulation's next state
+#: reuses the factorizations of the nodes whose ``H(k)`` or ``M(k)`` did not change
+_LAST: dict = {}
+_NONE = (np.zeros(0), np.zeros(0))
+
+
 @njit(cache=True)
-def split_numbers(table, packed, size):
+def _same(a, a_at, b, b_at, count):
+    """True when ``count`` entries of ``a`` from ``a_at`` equal those of ``b`` from ``b_at``, bit
+    for bit (int64 views of the float64 numbers: ``−0.0`` differs from ``0.0``)."""
+    for j in range(count):
+        if a[a_at + j] != b[b_at + j]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def split_numbers(table, packed, size, last_packed, last_numbers):
     """``W(k)`` (the last ``m_k − n_k`` right singular vectors of ``H(k) = U Σ V*``), ``H⁺(k) =
-    V_n Σ^{-1} U*``, ``M^{-1}(k)`` and ``φ(℘(k), k)`` of every node into one buffer."""
+    V_n Σ^{-1} U*``, ``M^{-1}(k)`` and ``φ(℘(k), k)`` of every node into one buffer.
+
+    ``last_packed`` and ``last_numbers`` (empty for none) are the model numbers and the result of
+    an earlier call with the same ``table``: a node whose ``H(k)`` (or ``M(k)``) has exactly the
+    same entries there gets the same ``W(k)``, ``H⁺(k)`` (or ``M^{-1}(k)``) copied, not
+    recomputed (rigid bodies: ``M(k)`` and, for most joints, ``H(k)`` are constant)."""
     out = np.zeros(size)
+    reuse = last_packed.size == packed.size and last_numbers.size == size
+    bits, last_bits = packed.view(np.int64), last_packed.view(np.int64)
     for i in range(table.shape[0]):
         m, n = table[i, MDIM], table[i, NDIM]
         if table[i, PHI] >= 0:
@@ -104,18 +135,26 @@ def split_numbers(table, packed, size):
             out[table[i, PHI]: table[i, PHI] + count] = packed[table[i, PHI_IN]: table[i, PHI_IN] + count]
         if m == 0:
             continue
-        if n == 0:
-            Vh = np.eye(m)
-            Hp = np.zeros((m, 0))
+        h_in, m_in = table[i, H_IN], table[i, M_IN]
+        if reuse and _same(bits, h_in, last_bits, h_in, n * m):
+            w, count = table[i, W], m * (m - n) + m * n  # W(k) and H⁺(k) are adjacent
+            out[w: w + count] = last_numbers[w: w + count]
         else:
-            H = packed[table[i, H_IN]: table[i, H_IN] + n * m].copy().reshape(n, m)
-            U, sigma, Vh = np.linalg.svd(H, full_matrices=True)
-            Hp = _product(Vh[:n].T.copy(), (U.T / sigma.reshape(n, 1)).copy())
-        Wk = Vh[n:].T.copy()
-        out[table[i, W]: table[i, W] + Wk.size] = Wk.ravel()
-        out[table[i, HP]: table[i, HP] + Hp.size] = Hp.ravel()
-        M = packed[table[i, M_IN]: table[i, M_IN] + m * m].copy().reshape(m, m)
-        out[table[i, MI]: table[i, MI] + m * m] = np.linalg.inv(M).ravel()
+            if n == 0:
+                Vh = np.eye(m)
+                Hp = np.zeros((m, 0))
+            else:
+                H = packed[h_in: h_in + n * m].copy().reshape(n, m)
+                U, sigma, Vh = np.linalg.svd(H, full_matrices=True)
+                Hp = _product(Vh[:n].T.copy(), (U.T / sigma.reshape(n, 1)).copy())
+            Wk = Vh[n:].T.copy()
+            out[table[i, W]: table[i, W] + Wk.size] = Wk.ravel()
+            out[table[i, HP]: table[i, HP] + Hp.size] = Hp.ravel()
+        if reuse and _same(bits, m_in, last_bits, m_in, m * m):
+            out[table[i, MI]: table[i, MI] + m * m] = last_numbers[table[i, MI]: table[i, MI] + m * m]
+        else:
+            M = packed[m_in: m_in + m * m].copy().reshape(m, m)
+            out[table[i, MI]: table[i, MI] + m * m] = np.linalg.inv(M).ravel()
     return out
 
 
@@ -201,39 +240,72 @@ def _product(A, B):
 
 
 @njit(cache=True)
+def _mul(a, ao, ars, acs, b, bo, brs, bcs, rows, inner, cols, out, oo):
+    """``out[oo + r cols + c] = Σ_k a[ao + r ars + k acs] b[bo + k brs + c bcs]``: the product of
+    two blocks given by their offsets and strides (a transposed row-major block has them swapped),
+    summed as :func:`_product` sums (``k`` ascending from zero), row-major into ``out``."""
+    for r in range(rows):
+        for c in range(cols):
+            out[oo + r * cols + c] = 0.0
+        for k in range(inner):
+            x = a[ao + r * ars + k * acs]
+            for c in range(cols):
+                out[oo + r * cols + c] += x * b[bo + k * brs + c * bcs]
+
+
+@njit(cache=True)
 def constraint_block_data(table, numbers, pairs, size):
     """The blocks of ``A = W* φ^{-*} M^{-1} φ^{-1} W`` listed in ``pairs`` (rows ``(kind, i, j,
     offset)``), row-major at their offsets of one buffer of ``size`` entries (see
     :func:`~.matrix.constraint_blocks` for the four formulas)."""
     N = table.shape[0]
-    phiW = []  # φ(℘(k), k) W(k), and Y(k) = M^{-1}(℘(k)) φ(℘(k), k) W(k)
-    Y = []
+    at = np.full(N, -1, dtype=np.int64)  # φ(℘(k), k) W(k) at at[k], Y(k) = M^{-1}(℘(k)) φ(℘(k), k) W(k) after it
+    total, widest, tallest = 0, 0, 0
     for i in range(N):
-        p, m, s = table[i, PARENT], table[i, MDIM], table[i, SDIM]
+        p, s = table[i, PARENT], table[i, SDIM]
+        widest, tallest = max(widest, s), max(tallest, table[i, MDIM])
         if p >= 0 and s > 0:
+            at[i] = total
+            total += 2 * table[p, MDIM] * s
+    work = np.empty(total)
+    for i in range(N):
+        if at[i] >= 0:
+            p, m, s = table[i, PARENT], table[i, MDIM], table[i, SDIM]
             mp = table[p, MDIM]
-            phiW.append(_product(_block(numbers, table[i, PHI], mp, m), _block(numbers, table[i, W], m, s)))
-            Y.append(_product(_block(numbers, table[p, MI], mp, mp), phiW[i]))
-        else:
-            phiW.append(np.zeros((0, 0)))
-            Y.append(np.zeros((0, 0)))
+            _mul(numbers, table[i, PHI], m, 1, numbers, table[i, W], s, 1, mp, m, s, work, at[i])
+            _mul(numbers, table[p, MI], mp, 1, work, at[i], s, 1, mp, mp, s, work, at[i] + mp * s)
+    T = np.empty(tallest * widest)
+    B = np.empty(widest * widest)
+    C = np.empty(widest * widest)
     out = np.zeros(size)
     for row in range(pairs.shape[0]):
         kind, i, j, o = pairs[row, 0], pairs[row, 1], pairs[row, 2], pairs[row, 3]
-        if kind == NODE_BLOCK:
-            m, s = table[i, MDIM], table[i, SDIM]
-            Wi = _block(numbers, table[i, W], m, s)
-            B = _product(Wi.T.copy(), _product(_block(numbers, table[i, MI], m, m), Wi))
+        si, sj = table[i, SDIM], table[j, SDIM]
+        if kind == NODE_BLOCK:  # W*(i) M^{-1}(i) W(i) + (φ W)*(i) Y(i), symmetrized
+            m = table[i, MDIM]
+            _mul(numbers, table[i, MI], m, 1, numbers, table[i, W], si, 1, m, m, si, T, 0)
+            _mul(numbers, table[i, W], 1, si, T, 0, si, 1, si, m, si, B, 0)
             if table[i, PARENT] >= 0:
-                B += _product(phiW[i].T.copy(), Y[i])
-            B = (B + B.T) / 2
-        elif kind == CHILD_BLOCK:  # A(℘(j), j) with i = ℘(j)
-            B = -_product(_block(numbers, table[i, W], table[i, MDIM], table[i, SDIM]).T.copy(), Y[j])
-        elif kind == PARENT_BLOCK:  # A(i, ℘(i)) with j = ℘(i)
-            B = -_product(Y[i].T.copy(), _block(numbers, table[j, W], table[j, MDIM], table[j, SDIM]))
-        else:
-            B = _product(phiW[i].T.copy(), Y[j])
-        out[o: o + B.size] = B.ravel()
+                mp = table[table[i, PARENT], MDIM]
+                _mul(work, at[i], 1, si, work, at[i] + mp * si, si, 1, si, mp, si, C, 0)
+                for e in range(si * si):
+                    B[e] += C[e]
+            for r in range(si):
+                for c in range(si):
+                    out[o + r * si + c] = (B[r * si + c] + B[c * si + r]) / 2
+            continue
+        if kind == CHILD_BLOCK:  # A(℘(j), j) = −W*(i) Y(j) with i = ℘(j)
+            m = table[i, MDIM]
+            _mul(numbers, table[i, W], 1, si, work, at[j] + m * sj, sj, 1, si, m, sj, out, o)
+        elif kind == PARENT_BLOCK:  # A(i, ℘(i)) = −Y*(i) W(j) with j = ℘(i)
+            m = table[j, MDIM]
+            _mul(work, at[i] + m * si, 1, si, numbers, table[j, W], sj, 1, si, m, sj, out, o)
+        else:  # siblings: (φ W)*(i) Y(j)
+            mp = table[table[i, PARENT], MDIM]
+            _mul(work, at[i], 1, si, work, at[j] + mp * sj, sj, 1, si, mp, sj, out, o)
+            continue
+        for e in range(si * sj):
+            out[o + e] = -out[o + e]
     return out
 
 

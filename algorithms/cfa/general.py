@@ -21,7 +21,7 @@ import scipy.sparse.linalg
 from sko.model import SKOModel
 
 from ..newton_euler import inverse_dynamics
-from .matrix import constraint_matrix
+from .matrix import constraint_matrix_csc
 from .operators import B_apply, constraint_operator_apply
 from .split import ForceSplit, H_plus_apply, H_plus_star_apply, W_apply, check_split
 
@@ -93,7 +93,7 @@ def constraint_force_algorithm(model: SKOModel, T, a=None, b=None, split: ForceS
     F_T = equivalent_control_force(model, T, a, b)
     F_S = np.zeros(split.constraint_size)
     if split.constraint_size:
-        A = constraint_matrix(model, split)
-        F_S = np.atleast_1d(scipy.sparse.linalg.spsolve(A.tocsc(), -B_apply(model, F_T, split)))
+        A = constraint_matrix_csc(split)
+        F_S = np.atleast_1d(scipy.sparse.linalg.spsolve(A, -B_apply(model, F_T, split)))
     qdd, f = accelerations(split, F_T, F_S)
     return CFAResult(qdd, F_T, F_S, f)

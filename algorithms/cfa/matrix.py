@@ -35,7 +35,7 @@ def constraint_pattern(model: SKOModel, split: ForceSplit | None = None) -> dict
     ``s_i, s_j > 0``, ``kind`` one of ``"node"``, ``"parent"``, ``"child"``, ``"sibling"``."""
     split = check_split(model, split)
     tree = model.tree
-    s = [W.shape[1] for W in split.W_by_index]
+    s = split.constraint_dims
     bodies = model.bodies
     pattern = {}
     for i, p in enumerate(tree.parent_indices):
@@ -65,7 +65,7 @@ def constraint_blocks(model: SKOModel, split: ForceSplit | None = None) -> dict:
 
 def block_buffer(split: ForceSplit) -> tuple[np.ndarray, np.ndarray]:
     """The blocks of ``A`` row-major in one buffer, and their rows ``(kind, i, j, offset)``."""
-    pairs, size = block_pairs(split.model.tree, tuple(W.shape[1] for W in split.W_by_index))
+    pairs, size = block_pairs(split.model.tree, split.constraint_dims)
     return pairs, constraint_block_data(split.flat.table, split.flat.numbers, pairs, size)
 
 
@@ -113,25 +113,48 @@ def constraint_matrix(model: SKOModel, split: ForceSplit | None = None, blocks: 
     split = check_split(model, split)
     n, cs = split.constraint_size, split.constraint_slices
     if blocks is None:  # straight from the block buffer, in its order
-        pairs, data = block_buffer(split)
-        placement = tuple((i, j, cs[i].start, cs[i].stop, cs[j].start, cs[j].stop) for _, i, j, _ in pairs.tolist())
+        _, data = block_buffer(split)
+        placement = _buffer_placement(split.model.tree, split.constraint_dims)
     else:
         placement = tuple((i, j, cs[i].start, cs[i].stop, cs[j].start, cs[j].stop) for i, j in blocks)
         data = np.concatenate([B.ravel() for B in blocks.values()]) if blocks else np.zeros(0)
     if not placement:
         return scipy.sparse.csr_array((n, n), dtype=float)
-    order, indices, indptr = _csr_pattern(placement, n)
+    order, indices, indptr = _compressed_pattern(placement, n, False)
     return scipy.sparse.csr_array((data[order], indices.copy(), indptr.copy()), shape=(n, n))
 
 
+def constraint_matrix_csc(split: ForceSplit) -> scipy.sparse.csc_array:
+    """``A`` of :func:`constraint_matrix` in CSC storage, straight from the block buffer: the
+    arrays of ``constraint_matrix(model, split).tocsc()`` (rows ascending in every column)."""
+    n = split.constraint_size
+    placement = _buffer_placement(split.model.tree, split.constraint_dims)
+    if not placement:
+        return scipy.sparse.csc_array((n, n), dtype=float)
+    _, data = block_buffer(split)
+    order, indices, indptr = _compressed_pattern(placement, n, True)
+    return scipy.sparse.csc_array((data[order], indices.copy(), indptr.copy()), shape=(n, n))
+
+
 @functools.lru_cache(maxsize=64)
-def _csr_pattern(placement: tuple, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The CSR structure of ``A`` for blocks placed at ``(i, j, row start, row stop, column
-    start, column stop)`` (row-major block data, concatenated in that order): the permutation
-    taking the concatenated block data to CSR order, the column indices and the row pointers.
-    It depends on the tree and the ``s_k`` only, so a simulation computes it once."""
+def _buffer_placement(tree, s: tuple) -> tuple:
+    """``(i, j, row start, row stop, column start, column stop)`` of the blocks of the block
+    buffer, in its order (they depend on the tree and the ``s_k`` only)."""
+    offsets = np.concatenate([[0], np.cumsum(s, dtype=np.int64)]).tolist()
+    pairs, _ = block_pairs(tree, s)
+    return tuple((i, j, offsets[i], offsets[i + 1], offsets[j], offsets[j + 1]) for _, i, j, _ in pairs.tolist())
+
+
+@functools.lru_cache(maxsize=64)
+def _compressed_pattern(placement: tuple, n: int, by_column: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The CSR (or, ``by_column``, CSC) structure of ``A`` for blocks placed at ``(i, j, row
+    start, row stop, column start, column stop)`` (row-major block data, concatenated in that
+    order): the permutation taking the concatenated block data to the stored order, the column
+    (row) indices and the row (column) pointers. It depends on the tree and the ``s_k`` only, so
+    a simulation computes it once."""
     rows = np.concatenate([np.repeat(np.arange(r0, r1), c1 - c0) for _, _, r0, r1, c0, c1 in placement])
     cols = np.concatenate([np.tile(np.arange(c0, c1), r1 - r0) for _, _, r0, r1, c0, c1 in placement])
-    order = np.lexsort((cols, rows))
-    indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))])
-    return order, cols[order], indptr
+    major, minor = (cols, rows) if by_column else (rows, cols)
+    order = np.lexsort((minor, major))
+    indptr = np.concatenate([[0], np.cumsum(np.bincount(major, minlength=n))])
+    return order, minor[order], indptr

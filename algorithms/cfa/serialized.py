@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
+import scipy.linalg.lapack
 
 from sko.model import SKOModel
 
@@ -88,7 +89,7 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
         qdd, f = accelerations(split, F_T, F_S)
         return CFAResult(qdd, F_T, F_S, f, (), ())
 
-    plan = _plan(model.tree, tuple(W.shape[1] for W in split.W_by_index))
+    plan = _plan(model.tree, split.constraint_dims)
     _, data = block_buffer(split)
     rhs_all = -B_apply(model, F_T, split)
     work = np.zeros(plan.work_size)  # A(k), r(k), the couplings and A(e)^{-1} (see _plan)
@@ -101,12 +102,23 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
     S = np.zeros(n * n)
     S[plan.S_to_work] = work[plan.S_from_work]
     S[plan.S_to_data] = data[plan.S_from_data]
-    x = scipy.linalg.solve(S.reshape(n, n), work[plan.r_from], assume_a="pos") if n else np.zeros(0)
+    x = _solve_positive(S.reshape(n, n), work[plan.r_from]) if n else np.zeros(0)
     F_S[plan.survivor_slots] = x
     back_substitution(work, plan.steps, F_S)
 
     qdd, f = accelerations(split, F_T, F_S)
     return CFAResult(qdd, F_T, F_S, f, plan.rounds, tuple(model.bodies[i] for i in plan.survivors))
+
+
+def _solve_positive(S: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """``S⁻¹ r`` for the symmetric positive definite gathered matrix: LAPACK's Cholesky solve
+    (upper triangle), the numbers of ``scipy.linalg.solve(S, r, assume_a="pos")`` without its
+    checks; a matrix it cannot factor goes to that function for its error."""
+    _, x, info = _posv(S, r)
+    return x if info == 0 else scipy.linalg.solve(S, r, assume_a="pos")
+
+
+_posv = scipy.linalg.lapack.get_lapack_funcs("posv", dtype=np.float64)
 
 
 class _Plan(NamedTuple):

@@ -18,7 +18,9 @@ real floating-point data only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
+from functools import cached_property
 
 import numpy as np
 
@@ -40,6 +42,8 @@ class ForceSplit:
     model : SKOModel
     W_by_index, H_plus_by_index, M_inverse_by_index : tuple of arrays
         In the model's body order.
+    constraint_dims : tuple of int
+        ``s_k`` in the model's body order.
     constraint_slices : tuple of slice
         Where node ``k``'s ``F_S(k)`` sits in a stacked constraint vector.
     constraint_size : int
@@ -51,12 +55,20 @@ class ForceSplit:
             raise SKOError(f"the constraint force algorithm needs real floating-point model data; got dtype {model.dtype}")
         self.model = model
         self.flat = fs = flat.FlatSplit(model)  # the numbers, packed for the compiled kernels
-        self.W_by_index = fs.blocks(flat.W, flat.MDIM, flat.SDIM)
-        self.H_plus_by_index = fs.blocks(flat.HP, flat.MDIM, flat.NDIM)
-        self.M_inverse_by_index = fs.blocks(flat.MI, flat.MDIM, flat.MDIM)
-        offsets = np.concatenate([[0], np.cumsum(fs.table[:, flat.SDIM])])
-        self.constraint_slices = tuple(slice(a, b) for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()))
-        self.constraint_size = int(offsets[-1])
+        self.constraint_dims, self.constraint_slices, self.constraint_size = _constraint_layout(*fs.structure)
+
+    # the blocks as arrays, made on first use (the algorithms run on the packed numbers)
+    @cached_property
+    def W_by_index(self) -> tuple:
+        return self.flat.blocks(flat.W, flat.MDIM, flat.SDIM)
+
+    @cached_property
+    def H_plus_by_index(self) -> tuple:
+        return self.flat.blocks(flat.HP, flat.MDIM, flat.NDIM)
+
+    @cached_property
+    def M_inverse_by_index(self) -> tuple:
+        return self.flat.blocks(flat.MI, flat.MDIM, flat.MDIM)
 
     def __repr__(self) -> str:
         return f"ForceSplit({len(self.W_by_index)} nodes, {self.constraint_size} constraint coordinates)"
@@ -73,7 +85,7 @@ class ForceSplit:
 
     def constraint_dim(self, k) -> int:
         """``s_k = m_k − n_k``."""
-        return self.W_by_index[self.model.tree.index(k)].shape[1]
+        return self.constraint_dims[self.model.tree.index(k)]
 
     def constraint_vector(self, x, name: str = "constraint vector") -> np.ndarray:
         """A checked stacked constraint vector of length ``Σ s_k``."""
@@ -81,6 +93,14 @@ class ForceSplit:
         if x.shape[0] != self.constraint_size:
             raise DimensionError(f"{name} has length {x.shape[0]}, expected Σ s_k = {self.constraint_size} for this model")
         return x
+
+
+@functools.lru_cache(maxsize=64)
+def _constraint_layout(tree, m: tuple, n: tuple) -> tuple[tuple, tuple, int]:
+    """``s_k = m_k − n_k``, the slices of ``F_S(k)`` and ``Σ s_k`` (once per structure)."""
+    s = [a - b for a, b in zip(m, n)]
+    offsets = np.concatenate([[0], np.cumsum(s, dtype=np.int64)]).tolist()
+    return tuple(s), tuple(slice(a, b) for a, b in zip(offsets[:-1], offsets[1:])), int(offsets[-1])
 
 
 def force_split(model: SKOModel) -> ForceSplit:

@@ -37,6 +37,20 @@ class CompiledModel:
         self.roff, self.rsize = K.riccati_layout(self.layout)
         self.woff = np.ascontiguousarray(self.layout[:, W_COL])
 
+    def with_data(self, model, data: np.ndarray) -> "CompiledModel":
+        """The compiled form of ``model`` — a :meth:`sko.SKOModel.with_blocks` model of this one's
+        model — whose numbers (``a = b = 0``) are already in ``data``, a read-only buffer of this
+        layout; cached as :func:`compiled_model` of ``model``. The structure is shared, nothing is
+        recomputed."""
+        if data.shape != (self.flat.size,) or data.flags.writeable:
+            raise ValueError(f"data must be a read-only buffer of {self.flat.size} entries")
+        cm = CompiledModel.__new__(CompiledModel)
+        cm.model, cm.flat, cm.layout, cm.roff, cm.rsize, cm.woff = model, self.flat, self.layout, self.roff, self.rsize, self.woff
+        cm._data = {data.dtype: data}
+        cm.__dict__["node_positions"] = self.node_positions
+        _CACHE[model] = cm
+        return cm
+
     def data(self, dtype) -> np.ndarray:
         """The model's numbers (``a = b = 0``) as a read-only buffer of ``dtype``."""
         buf = self._data.get(dtype)

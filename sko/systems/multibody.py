@@ -43,6 +43,7 @@ from sko.spatial import cross
 from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.bodies.contract import check_node_state as _check_state
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
+from sko.systems.coordinates import coordinate_maps
 from sko.systems.engine import engine
 
 __all__ = ["MultibodySystem"]
@@ -456,6 +457,9 @@ class MultibodySystem:
         q, _ = self.checked_vectors(q, None)
         if engine(self).coordinates_are_velocities:  # no quaternions: nothing to project
             return np.array(q, dtype=float)
+        maps = coordinate_maps(self)
+        if maps is not None and q.dtype == np.float64:  # only the joints with a projection are called
+            return maps.normalize(q)
         return _stack([self._body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
 
     @renamed_keywords(qd="v")
@@ -465,6 +469,9 @@ class MultibodySystem:
         q, v = self.checked_vectors(q, v)
         if engine(self).coordinates_are_velocities:  # q̇ = v joint by joint
             return np.array(v, dtype=np.result_type(q, v, float))
+        maps = coordinate_maps(self)
+        if maps is not None and q.dtype.kind in "fc" and v.dtype.kind in "fc":  # only the joints with a map are called
+            return maps.qdot(q, v)
         return _stack([np.asarray(self._body[k].qdot(q[self.q_slices[k]], v[self.dof_slices[k]])) for k in self.bodies])
 
     @renamed_keywords(qd="v")

@@ -25,6 +25,7 @@ import numpy as np
 
 from sko.arrays import checked_array
 from sko.algorithms.compiled import flat as fl
+from sko.algorithms.compiled.engine import compiled_model
 from sko.algorithms.compiled.flat import from_structure
 from sko.algorithms.compiled.kernels import riccati_layout
 from sko.bodies import compiled_state as cs
@@ -138,6 +139,14 @@ class StateLayout:
         self._unchecked = frozenset(i for i, b in enumerate(body) if compiled[i] is None and not b.valid_by_construction)
         self._root = root_attachment(system.gravity)
         self._hinge_forces = any(type(b).hinge_force is not BodyType.hinge_force for b in body)
+        # reading a model (see model): where each block and the stacked a, b sit in the data buffer
+        self._weight_blocks = tuple((int(w_off[i]), int(m[parent[i]]), int(m[i])) if parent[i] >= 0 else (-1, 0, 0)
+                                    for i in range(N))
+        self._H_blocks = tuple((int(h_off[i]), int(n[i]), int(m[i])) for i in range(N))
+        self._M_blocks = tuple((int(m_off[i]), int(m[i])) for i in range(N))
+        self._a_index, self._b_index = (np.concatenate([np.arange(o, o + k) for o, k in zip(off, m)] or [np.zeros(0)])
+                                        .astype(np.intp) for off in (a_off, b_off))
+        self._templates: dict = {}  # scalar type -> (first model, its compiled form or None/False)
 
     # ------------------------------------------------------------------ filling
     def fill(self, Q: np.ndarray, QD: np.ndarray, batched: bool = False) -> np.ndarray:
@@ -209,22 +218,49 @@ class StateLayout:
 
     # ------------------------------------------------------------------ reading
     def model(self, a: np.ndarray) -> tuple[SKOModel, np.ndarray, np.ndarray]:
-        """The :class:`SKOModel` and stacked ``a``, ``b`` of one state's arena row."""
-        m, n, tree = self.node_dims, self.dof_dims, self.system.tree
+        """The :class:`SKOModel` and stacked ``a``, ``b`` of one state's arena row.
+
+        The model's blocks are read-only views of one copy of the row's flat data buffer (``a``
+        and ``b`` slots zeroed), which also becomes the buffer of its compiled form
+        (:meth:`~sko.algorithms.compiled.engine.CompiledModel.with_data`): the first model of a
+        scalar type is built and checked by :class:`SKOModel`, later ones share its structure
+        (:meth:`SKOModel.with_blocks`), so a state costs no per-block copy or check."""
+        data = a[: self.flat.size].copy()
+        a_vec, b_vec = data[self._a_index], data[self._b_index]
+        data[self._a_index] = 0
+        data[self._b_index] = 0
+        data.setflags(write=False)
+        template = self._templates.get(data.dtype)
+        if template is None:
+            model = self._templates[data.dtype] = (self._checked_model(data), None)
+            return model[0], a_vec, b_vec
+        first, compiled = template
+        weights = [None if o < 0 else data[o: o + r * c].reshape(r, c) for o, r, c in self._weight_blocks]
+        H = [data[o: o + r * c].reshape(r, c) for o, r, c in self._H_blocks]
+        M = [data[o: o + r * r].reshape(r, r) for o, r in self._M_blocks]
+        # views of a read-only buffer at this layout's offsets: the second state's are checked, and
+        # with them the offsets, later ones are not
+        model = first.with_blocks(weights, H, M, check=compiled is None)
+        if compiled is None:  # the second state: the structure's compiled form, if its layout is the arena's
+            cm = compiled_model(first)
+            compiled = cm if np.array_equal(cm.layout, self.flat.layout) else False
+            self._templates[data.dtype] = (first, compiled)
+        if compiled:
+            compiled.with_data(model, data)
+        return model, a_vec, b_vec
+
+    def _checked_model(self, data: np.ndarray) -> SKOModel:
+        """The model of a flat data buffer built by :class:`SKOModel` (copies, shape checks)."""
+        m, n = self.node_dims, self.dof_dims
         phi, H, M = {}, {}, {}
         for i, k in enumerate(self.bodies):
             mi, ni = int(m[i]), int(n[i])
             if self.parent[i] >= 0:
                 mp, w = int(m[self.parent[i]]), self.weight_offsets[i]
-                phi[k] = a[w: w + mp * mi].reshape(mp, mi)
-            H[k] = a[self.H_offsets[i]: self.H_offsets[i] + ni * mi].reshape(ni, mi)
-            M[k] = a[self.M_offsets[i]: self.M_offsets[i] + mi * mi].reshape(mi, mi)
-        model = SKOModel(tree, phi=phi, H=H, M=M, validate=False)
-        return model, self._stacked(a, self.a_offsets), self._stacked(a, self.b_offsets)
-
-    def _stacked(self, a: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """A stacked node vector (``a`` or ``b``) gathered from its per-node blocks."""
-        return np.concatenate([a[o: o + int(m)] for o, m in zip(offsets, self.node_dims)]) if len(offsets) else a[:0].copy()
+                phi[k] = data[w: w + mp * mi].reshape(mp, mi)
+            H[k] = data[self.H_offsets[i]: self.H_offsets[i] + ni * mi].reshape(ni, mi)
+            M[k] = data[self.M_offsets[i]: self.M_offsets[i] + mi * mi].reshape(mi, mi)
+        return SKOModel(self.system.tree, phi=phi, H=H, M=M, validate=False)
 
     def node_velocities(self, A: np.ndarray) -> np.ndarray:
         return A[:, self.V_offset: self.V_offset + self.node_size]

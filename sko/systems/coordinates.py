@@ -1,0 +1,109 @@
+"""A system's ``q̇`` and normalisation without a Python call per body.
+
+Most joints have ``q̇ = θ̇`` and nothing to project on (revolute, prismatic, helical, …), and
+so do the deformation coordinates of a flexible body: their entries of ``q̇`` are copied from
+``θ̇`` (and of the normalised ``q`` from ``q``) in one indexed step. Only the joints with a map of
+their own (quaternions: spherical and free joints; planar joints; user-defined ``q̇`` maps) are
+called, on their slices. The numbers are those of the body-by-body definitions
+(:meth:`~sko.bodies.contract.BodyType.qdot`, :meth:`~sko.bodies.contract.BodyType.normalize`):
+the same functions compute every entry.
+
+:func:`coordinate_maps` gives ``None`` for a system with a body type that defines ``qdot`` or
+``normalize`` itself (its answer is taken as it is, body by body, by the caller).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from sko.bodies.contract import BodyType
+from sko.bodies.flexible import FlexibleBody
+from sko.bodies.hinge import JointCoordinates
+from sko.bodies.joints import Joint, ReversedJoint
+
+__all__ = ["CoordinateMaps", "coordinate_maps"]
+
+
+def coordinate_maps(system) -> "CoordinateMaps | None":
+    """The :class:`CoordinateMaps` of a system (cached on it), or ``None`` (module docstring)."""
+    if "_coordinate_maps" not in system.__dict__:
+        system.__dict__["_coordinate_maps"] = CoordinateMaps.of(system)
+    return system.__dict__["_coordinate_maps"]
+
+
+class CoordinateMaps:
+    """Where ``q̇ = θ̇``, and the joints' own ``q̇`` maps and projections elsewhere (normalising
+    copies every other entry of ``q``)."""
+
+    def __init__(self, nq: int, rate_q: list, rate_v: list, rates: list, projections: list):
+        self.nq = nq
+        self.rate_q = np.array(rate_q, dtype=np.intp)  #: entries of q̇ …
+        self.rate_v = np.array(rate_v, dtype=np.intp)  #: … equal to these of θ̇
+        self.rates = tuple(rates)  #: (q slice, θ̇ slice, q̇ map) of the other joints
+        self.projections = tuple(projections)  #: (q slice, projection) of the other joints
+
+    @classmethod
+    def of(cls, system) -> "CoordinateMaps | None":
+        rate_q, rate_v, rates, projections = [], [], [], []
+        for k in system.bodies:
+            body = system.body(k)
+            qs, vs = system.q_slices[k], system.dof_slices[k]
+            kind = type(body)
+            if kind.qdot is BodyType.qdot and kind.normalize is BodyType.normalize and body.q_size == body.dof_size:
+                rate_q += range(qs.start, qs.stop)
+                rate_v += range(vs.start, vs.stop)
+                continue
+            if not ((kind.qdot is JointCoordinates.qdot and kind.normalize is JointCoordinates.normalize)
+                    or (kind.qdot is FlexibleBody.qdot and kind.normalize is FlexibleBody.normalize)):
+                return None
+            joint = getattr(body, "joint", None)
+            if not isinstance(joint, Joint):
+                return None
+            nq, nv = joint.nq, joint.nv
+            jq, jv = slice(qs.start, qs.start + nq), slice(vs.start, vs.start + nv)
+            rate, projection = _joint_maps(joint)
+            if rate is None:
+                rate_q += range(jq.start, jq.stop)
+                rate_v += range(jv.start, jv.stop)
+            else:
+                rates.append((jq, jv, rate))
+            if projection is not None:
+                projections.append((jq, projection))
+            rate_q += range(jq.stop, qs.stop)  # a flexible body's deformation coordinates
+            rate_v += range(jv.stop, vs.stop)
+        return cls(system.q_size, rate_q, rate_v, rates, projections)
+
+    def qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """``q̇`` at checked ``q``, ``θ̇`` (1-D, finite, of the system's sizes)."""
+        pieces = [(qs, np.asarray(rate(q[qs], v[vs]))) for qs, vs, rate in self.rates]
+        dtypes = [p.dtype for _, p in pieces] + ([v.dtype] if self.rate_q.size else [])
+        out = np.empty(self.nq, dtype=np.result_type(*dtypes) if dtypes else float)
+        out[self.rate_q] = v[self.rate_v]
+        for qs, p in pieces:
+            out[qs] = p
+        return out
+
+    def normalize(self, q: np.ndarray) -> np.ndarray:
+        """``q`` projected back onto the configuration manifold, at a checked real ``q``."""
+        out = np.array(q, dtype=float)
+        for qs, projection in self.projections:
+            out[qs] = projection(q[qs])
+        return out
+
+
+def _joint_maps(joint: Joint) -> tuple[Callable | None, Callable | None]:
+    """The joint's ``q̇`` map and projection, ``None`` for the identity (a reversed joint has
+    the coordinates of the joint it wraps)."""
+    while isinstance(joint, ReversedJoint) and type(joint).qdot is Joint.qdot and type(joint).normalize is ReversedJoint.normalize \
+            and type(joint)._qdot is ReversedJoint._qdot:
+        joint = joint.joint
+    kind = type(joint)
+    if kind.qdot is not Joint.qdot:
+        rate = joint.qdot
+    elif kind._qdot is Joint._qdot and joint.nq == joint.nv:
+        rate = None
+    else:
+        rate = joint._qdot  # the checks of Joint.qdot are the system's, already made
+    return rate, None if kind.normalize is Joint.normalize else joint.normalize

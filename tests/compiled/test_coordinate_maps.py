@@ -1,0 +1,41 @@
+"""A system's q̇ and normalisation computed in one indexed step plus the joints with maps of
+their own (sko.systems.coordinates) equal the body-by-body definitions exactly: every system
+of the engine tests (random rigid systems with every joint and polarity, flexible and rotor
+bodies), real and complex-step states."""
+
+import numpy as np
+import pytest
+
+from sko.bodies import Free, Spherical
+from sko.systems.coordinates import coordinate_maps
+from tests.compiled.test_engine import SYSTEMS, _state
+
+
+def _by_body(system, q, v):
+    return np.concatenate([np.asarray(system.body(k).qdot(q[system.q_slice(k)], v[system.v_slice(k)]))
+                           for k in system.bodies])
+
+
+@pytest.mark.parametrize("complex_step", [False, True])
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_qdot_and_normalize_equal_the_bodies(name, complex_step):
+    system = SYSTEMS[name]()
+    rng = np.random.default_rng(17)
+    for _ in range(3):
+        q, v, _, _ = _state(system, rng, complex_step)
+        want = _by_body(system, q, v)
+        got = system.qdot(q, v)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+        if not complex_step:
+            normalized = np.concatenate([system.body(k).normalize(q[system.q_slice(k)]) for k in system.bodies])
+            np.testing.assert_array_equal(system.normalize(q), normalized)
+
+
+def test_maps_call_only_joints_with_maps_of_their_own():
+    system = SYSTEMS["rigid:humanoid"]()  # a free pelvis, spherical shoulders and hips, revolute joints
+    maps = coordinate_maps(system)
+    own = [system.body(k).joint for k in system.bodies if isinstance(system.body(k).joint, (Free, Spherical))]
+    assert maps is not None and len(maps.rates) == len(maps.projections) == len(own) > 1
+    assert maps.rate_q.size == system.q_size - sum(j.nq for j in own)
+    assert maps.rate_v.size == system.nv - sum(j.nv for j in own)
