@@ -336,8 +336,9 @@ class Engine:
 
     def sko_model(self, q, v=None, external_forces=None):
         """``(SKOModel, a, b)`` at one state, built by the compiled state kernels (the
-        :class:`~sko.model.SKOModel` keeps copies of the blocks); ``NotImplemented`` (the
-        reference path answers, and names what overflowed) when a number is not finite."""
+        :class:`~sko.model.SKOModel` holds read-only views of a fresh copy of the state's data);
+        ``NotImplemented`` (the reference path answers, and names what overflowed) when a number
+        is not finite."""
         inputs = self._inputs(q, v)
         if inputs is None or inputs[-1]:  # the reference path, or a batch (one model per state)
             return NotImplemented
