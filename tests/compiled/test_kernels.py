@@ -19,7 +19,10 @@ from sko.graphs import DimensionError, NotPositiveDefiniteError, SKOError, TreeD
 from ..strategies import random_model, random_tree, sko_models, vectors
 from ..util import assert_close
 
-MODELS = st.one_of(sko_models(max_node_dim=6), sko_models(max_node_dim=6, hinge="zero-some"))
+#: generic shapes, welded nodes, and rigid-body shapes (6 × 6 weights, 1-dof hinges), which take the
+#: kernels' unrolled paths (the Riccati step of a rigid body, symmetric congruences)
+MODELS = st.one_of(sko_models(max_node_dim=6), sko_models(max_node_dim=6, hinge="zero-some"),
+                   sko_models(node_dim=6, hinge="one"))
 
 
 def _flat(result) -> np.ndarray:
