@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from sko.algorithms.compiled.borrow import borrowed
 from sko.bodies.compiled_joints import PYTHON, joint_kinematics_at, pack_joint
 from sko.bodies.contract import CompiledState
 from sko.spatial import plucker_translation
@@ -710,20 +711,32 @@ def _fill_one(ints, reals, bodies, q, qd, a, work) -> int:
     return -1
 
 
+WORK = 36 + 36 + 6 + 36 + 64  #: scratch entries of the state kernels: X_J, S, c_J, X, t
+
+
+@njit(cache=True, inline="always")
+def _work(buf):
+    """The state kernels' scratch ``(X_J, S, c_J, X, t)`` as views of a :data:`WORK` vector."""
+    return (buf[0:36].reshape((6, 6)), buf[36:72].reshape((6, 6)), buf[72:78], buf[78:114].reshape((6, 6)),
+            buf[114:WORK])
+
+
 @njit(cache=True)
-def _fill_serial(ints, reals, bodies, Q, QD, A, status):
-    work = (np.empty((6, 6), A.dtype), np.empty((6, 6), A.dtype), np.empty(6, A.dtype),
-            np.empty((6, 6), A.dtype), np.empty(64, A.dtype))
+def _fill_serial(ints, reals, bodies, Q, QD, A, status, buffers):
+    ints, reals, bodies = borrowed(ints), borrowed(reals), borrowed(bodies)
+    Q, QD, A = borrowed(Q), borrowed(QD), borrowed(A)
+    status, work = borrowed(status), _work(borrowed(buffers)[0])
     for s in range(Q.shape[0]):
         status[s] = _fill_one(ints, reals, bodies, Q[s], QD[s], A[s], work)
 
 
 @njit(cache=True, parallel=True)
-def _fill_parallel(ints, reals, bodies, Q, QD, A, status):
-    chunks = (Q.shape[0] + 15) // 16
-    for c in prange(chunks):
-        work = (np.empty((6, 6), A.dtype), np.empty((6, 6), A.dtype), np.empty(6, A.dtype),
-                np.empty((6, 6), A.dtype), np.empty(64, A.dtype))
+def _fill_parallel(ints, reals, bodies, Q, QD, A, status, buffers):
+    ints, reals, bodies = borrowed(ints), borrowed(reals), borrowed(bodies)
+    Q, QD, A = borrowed(Q), borrowed(QD), borrowed(A)
+    status, buffers = borrowed(status), borrowed(buffers)
+    for c in prange(buffers.shape[0]):
+        work = _work(buffers[c])
         for s in range(16 * c, min(Q.shape[0], 16 * c + 16)):
             status[s] = _fill_one(ints, reals, bodies, Q[s], QD[s], A[s], work)
 
@@ -733,4 +746,6 @@ def fill_states(ints, reals, bodies, Q, QD, A, status) -> None:
     batch: ``A[s]`` from ``Q[s]``, ``QD[s]``. ``status[s]`` becomes the first body whose joint
     rejected the state (a zero quaternion), or ``-1``. Batches of more than 32 states run in
     parallel over chunks of 16 (numba's threads)."""
-    (_fill_parallel if Q.shape[0] > 32 else _fill_serial)(ints, reals, bodies, Q, QD, A, status)
+    parallel = Q.shape[0] > 32
+    buffers = np.empty(((Q.shape[0] + 15) // 16 if parallel else 1, WORK), dtype=A.dtype)
+    (_fill_parallel if parallel else _fill_serial)(ints, reals, bodies, Q, QD, A, status, buffers)

@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit, prange
 
 from sko.algorithms.compiled import kernels as K
+from sko.algorithms.compiled.borrow import borrowed
 from sko.algorithms.compiled.flat import BODY, HDIM, NDIM, WIDTH
 from sko.bodies.compiled_state import COLUMNS, library_state
 
@@ -73,8 +74,8 @@ def _sizes(op, tables):
     nv, ns, mm, nn, rsize, L = tables[1], tables[2], tables[3], tables[4], tables[5], tables[6]
     cols = nv if op == MASS_MATRIX_INVERSE else 1
     block = max(mm * mm, mm * nn)
-    # arena, X_J, S, c, X, t | V α f, T, ℛ, X, Y, r, Riccati scratch, z, identity
-    return (L, 36, 36, 6, 36, 64, 3 * ns, nv, L, block, block, rsize, 8 * max(mm, nn) ** 2, ns * cols,
+    # arena, X_J, S, c, X, t | V α f, T, ℛ, X, Y, r, Riccati scratch (then ε of the AB passes), z, identity
+    return (L, 36, 36, 6, 36, 64, 3 * ns, nv, L, block, block, rsize, max(8 * max(mm, nn) ** 2, nn * cols), ns * cols,
             nv * nv if op == MASS_MATRIX_INVERSE else 0)
 
 
@@ -128,13 +129,13 @@ def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, o
         return ints.shape[0] + layout[bad, BODY]
     z[:, :] = 0
     if op == FORWARD_DYNAMICS:
-        K.articulated_body(layout, a, roff, r, x.reshape((nv, 1)), True, z, out.T)
+        K.articulated_body(layout, a, roff, r, x.reshape((nv, 1)), True, z, out.T, rs)
         return -1
     # ℳ^{-1}: the articulated passes with a = b = 0 on the columns of the identity (symmetric)
     eye[:, :] = 0
     for i in range(nv):
         eye[i, i] = 1
-    K.articulated_body(layout, a, roff, r, eye, False, z, out)
+    K.articulated_body(layout, a, roff, r, eye, False, z, out, rs)
     return -1
 
 
@@ -153,33 +154,46 @@ def evaluate_one(op, tables, reals, q, qd, x, buf, fill):
     ``-2`` when an input is not finite (nothing is computed: the caller reports it as the
     reference path does), ``-3`` when the result is not (an overflow: the caller takes the
     checked path, which reports it)."""
+    tables, reals, buf = borrowed(tables), borrowed(reals), borrowed(buf)
+    q, qd, x = borrowed(q), borrowed(qd), borrowed(x)
     ints, order, layout, roff = _tables(tables)
     nv = tables[1]
     out = np.zeros((1 if op <= FORWARD_DYNAMICS else nv, nv), dtype=buf.dtype)
     if not (_finite(q) and _finite(qd) and _finite(x)):
         return out, -2
     a, work, s = _workspace(op, tables, buf)
-    status = _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, out)
+    status = _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, borrowed(out))
     if status == -1 and not _finite(out.ravel()):
         status = -3
     return out, status
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def evaluate_batch(op, tables, reals, Q, QD, X, A, fill):
     """Request ``op`` at every state of a batch: ``Q`` (B × nq), ``QD`` (B × nv), ``X`` (B × nv,
     or B × 0), ``A`` the filled arenas (B × L), or with ``fill`` a 1 × L array giving the scalar
     type. Returns ``(results (B × rows × nv), status (B,))``."""
+    tables, reals, A = borrowed(tables), borrowed(reals), borrowed(A)
+    Q, QD, X = borrowed(Q), borrowed(QD), borrowed(X)
     ints, order, layout, roff = _tables(tables)
     B, nv, L = Q.shape[0], tables[1], tables[6]
     out = np.zeros((B, 1 if op <= FORWARD_DYNAMICS else nv, nv), dtype=A.dtype)
     status = np.full(B, -1, dtype=np.int64)
-    size = workspace_size(op, tables)
-    for c in prange((B + CHUNK - 1) // CHUNK):
-        a, work, scratch = _workspace(op, tables, np.zeros(size, dtype=A.dtype))
+    chunks = (B + CHUNK - 1) // CHUNK
+    buffers = np.zeros((chunks, workspace_size(op, tables)), dtype=A.dtype)
+    _chunks(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buffers, out, status)
+    return out, status
+
+
+@njit(cache=True, parallel=True)
+def _chunks(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buffers, out, status):
+    """The states of :func:`evaluate_batch`, chunk ``c`` in the workspace ``buffers[c]``."""
+    buffers, out, status = borrowed(buffers), borrowed(out), borrowed(status)
+    B = Q.shape[0]
+    for c in prange(buffers.shape[0]):
+        a, work, scratch = _workspace(op, tables, buffers[c])
         for s in range(c * CHUNK, min(B, (c + 1) * CHUNK)):
             if not fill:
                 a[:] = A[s]
             status[s] = _request(op, ints, reals, order, layout, roff, Q[s], QD[s], X[s], a, fill, work, scratch,
                                  out[s])
-    return out, status
