@@ -321,8 +321,9 @@ def _block(data, ho, hj, m, X, out, dj, dk, h):
 
 # ----------------------------------------------------------------------------- Riccati
 @njit(cache=True, inline="always")
-def riccati(layout, data, roff, r, scratch):
-    """The Riccati gather (Eq. 33) into ``r`` (see :func:`riccati_layout`).
+def riccati(layout, data, roff, r, scratch, with_psi=True):
+    """The Riccati gather (Eq. 33) into ``r`` (see :func:`riccati_layout`); ``ψ(℘(k), k)`` only
+    ``with_psi`` (Algorithm 6.1 does not read it).
 
     ``D(k)`` is factored by Cholesky without conjugation (complex-step data: the pivots' real
     parts decide definiteness). Returns ``(j, log det ℳ)``: ``j`` is −1, or the flat node whose
@@ -342,7 +343,7 @@ def riccati(layout, data, roff, r, scratch):
         p, m, h, ho = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, H]
         Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
         if m == 6 and h == 1 and (p < 0 or layout[p, NDIM] == 6):  # a rigid body on a 1-dof hinge
-            d = _riccati_6_1(layout, data, roff, r, j, T1)
+            d = _riccati_6_1(layout, data, roff, r, j, T1, with_psi)
             if not (d.real > 0) or not (abs(d) < np.inf):
                 return j, logdet
             logdet += np.log(d)
@@ -400,20 +401,21 @@ def riccati(layout, data, roff, r, scratch):
                 r[PPo + a_ * m + b_] = s
         if p >= 0:
             mp, wo, so = layout[p, NDIM], layout[j, W], roff[j, R_PSI]
-            _ab(data, wo, r, Go, T1, 0, mp, m, h)  # K = φ G, m_℘ × h
-            for a_ in range(mp):  # ψ = φ − K H
-                for b_ in range(m):
-                    s = data[wo + a_ * m + b_]
-                    for i in range(h):
-                        s -= T1[a_ * h + i] * data[ho + i * m + b_]
-                    r[so + a_ * m + b_] = s
+            if with_psi:
+                _ab(data, wo, r, Go, T1, 0, mp, m, h)  # K = φ G, m_℘ × h
+                for a_ in range(mp):  # ψ = φ − K H
+                    for b_ in range(m):
+                        s = data[wo + a_ * m + b_]
+                        for i in range(h):
+                            s -= T1[a_ * h + i] * data[ho + i * m + b_]
+                        r[so + a_ * m + b_] = s
             _ab(data, wo, r, PPo, T1, 0, mp, m, m)  # φ P⁺
             _abt_add(T1, 0, data, wo, r, roff[p, R_P], mp, m, mp)  # P(℘) += φ P⁺ φ*
     return -1, logdet
 
 
 @njit(cache=True, inline="always")
-def _riccati_6_1(layout, data, roff, r, j, T1):
+def _riccati_6_1(layout, data, roff, r, j, T1, with_psi):
     """The step of :func:`riccati` at flat node ``j`` for ``m = 6``, ``h = 1`` (and a 6-dimensional
     parent, if any), with literal bounds the compiler unrolls: ``D = H P H*`` is a number,
     ``G = (H P)* / D``, ``P⁺ = P − G H P``. Returns ``D``; nothing else is written when ``D`` is
@@ -437,12 +439,13 @@ def _riccati_6_1(layout, data, roff, r, j, T1):
             r[PPo + 6 * a_ + b_] = r[Po + 6 * a_ + b_] - g * T1[36 + b_]
     if p >= 0:
         wo, so = layout[j, W], roff[j, R_PSI]
-        for a_ in range(6):  # K = φ G, ψ = φ − K H
-            k = 0.0
-            for i in range(6):
-                k += data[wo + 6 * a_ + i] * r[Go + i]
-            for b_ in range(6):
-                r[so + 6 * a_ + b_] = data[wo + 6 * a_ + b_] - k * data[ho + b_]
+        if with_psi:
+            for a_ in range(6):  # K = φ G, ψ = φ − K H
+                k = 0.0
+                for i in range(6):
+                    k += data[wo + 6 * a_ + i] * r[Go + i]
+                for b_ in range(6):
+                    r[so + 6 * a_ + b_] = data[wo + 6 * a_ + b_] - k * data[ho + b_]
         _ab66(data, wo, r, PPo, T1, 0)  # φ P⁺
         _abt_add66_symmetric(T1, 0, data, wo, r, roff[p, R_P])  # P(℘) += φ P⁺ φ*
     return d

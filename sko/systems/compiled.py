@@ -124,7 +124,7 @@ def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, o
         K.composite_inertias(layout, a, R, X)
         K.mass_matrix(layout, a, R, out, X, Y)
         return -1
-    bad, _ = K.riccati(layout, a, roff, r, rs)
+    bad, _ = K.riccati(layout, a, roff, r, rs, False)
     if bad >= 0:
         return ints.shape[0] + layout[bad, BODY]
     z[:, :] = 0
