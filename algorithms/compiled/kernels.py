@@ -50,7 +50,14 @@ def riccati_layout(layout: np.ndarray) -> tuple[np.ndarray, int]:
 # ----------------------------------------------------------------------------- block helpers
 @njit(cache=True, inline="always")
 def _mv(A_, ao, rows, cols, x, xo, y, yo):
-    """``y[yo:yo+rows] += A x[xo:xo+cols]`` (A row-major at ``ao``)."""
+    """``y[yo:yo+rows] += A x[xo:xo+cols]`` (A row-major at ``ao``; 6 × 6 unrolled)."""
+    if rows == 6 and cols == 6:
+        x0, x1, x2, x3, x4, x5 = x[xo], x[xo + 1], x[xo + 2], x[xo + 3], x[xo + 4], x[xo + 5]
+        for r in range(6):
+            b = ao + 6 * r
+            y[yo + r] = (y[yo + r] + A_[b] * x0 + A_[b + 1] * x1 + A_[b + 2] * x2 + A_[b + 3] * x3
+                         + A_[b + 4] * x4 + A_[b + 5] * x5)
+        return
     for r in range(rows):
         s = y[yo + r]
         base = ao + r * cols
@@ -62,7 +69,14 @@ def _mv(A_, ao, rows, cols, x, xo, y, yo):
 @njit(cache=True, inline="always")
 def _mtv(A_, ao, rows, cols, x, xo, y, yo):
     """``y[yo:yo+cols] += A* x[xo:xo+rows]`` (transpose, no conjugation; ``y`` and ``x`` may be
-    one array at disjoint offsets)."""
+    one array at disjoint offsets; 6 × 6 unrolled)."""
+    if rows == 6 and cols == 6:
+        x0, x1, x2, x3, x4, x5 = x[xo], x[xo + 1], x[xo + 2], x[xo + 3], x[xo + 4], x[xo + 5]
+        for c in range(6):
+            b = ao + c
+            y[yo + c] = (y[yo + c] + A_[b] * x0 + A_[b + 6] * x1 + A_[b + 12] * x2 + A_[b + 18] * x3
+                         + A_[b + 24] * x4 + A_[b + 30] * x5)
+        return
     for c in range(cols):
         s = y[yo + c]
         for r in range(rows):
@@ -74,6 +88,13 @@ def _mtv(A_, ao, rows, cols, x, xo, y, yo):
 def _mv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
     """``Y[yo:yo+rows, :] += sign · A X[xo:xo+cols, :]`` for 2-D ``X``, ``Y`` (columns = right-hand sides)."""
     nr = X.shape[1]
+    if nr == 1 and rows == 6 and cols == 6:
+        x0, x1, x2, x3, x4, x5 = X[xo, 0], X[xo + 1, 0], X[xo + 2, 0], X[xo + 3, 0], X[xo + 4, 0], X[xo + 5, 0]
+        for r in range(6):
+            b = ao + 6 * r
+            Y[yo + r, 0] += sign * (A_[b] * x0 + A_[b + 1] * x1 + A_[b + 2] * x2 + A_[b + 3] * x3
+                                    + A_[b + 4] * x4 + A_[b + 5] * x5)
+        return
     if nr == 1:  # one right-hand side (forward dynamics): each entry summed in a register
         for r in range(rows):
             base = ao + r * cols
@@ -94,6 +115,13 @@ def _mv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
 def _mtv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
     """``Y[yo:yo+cols, :] += sign · A* X[xo:xo+rows, :]``."""
     nr = X.shape[1]
+    if nr == 1 and rows == 6 and cols == 6:
+        x0, x1, x2, x3, x4, x5 = X[xo, 0], X[xo + 1, 0], X[xo + 2, 0], X[xo + 3, 0], X[xo + 4, 0], X[xo + 5, 0]
+        for c in range(6):
+            b = ao + c
+            Y[yo + c, 0] += sign * (A_[b] * x0 + A_[b + 6] * x1 + A_[b + 12] * x2 + A_[b + 18] * x3
+                                    + A_[b + 24] * x4 + A_[b + 30] * x5)
+        return
     if nr == 1:
         for c in range(cols):
             s = 0.0
@@ -189,6 +217,13 @@ def _ab(A_, ao, Bm, bo, Cm, co, rows, inner, cols):
     register (C may share an array with A or B as far as the compiler knows)."""
     if rows == 6 and inner == 6 and cols == 6:
         _ab66(A_, ao, Bm, bo, Cm, co)
+        return
+    if rows == 6 and inner == 6 and cols == 1:  # a 6 × 6 block times a vector (one hinge column)
+        x0, x1, x2, x3, x4, x5 = Bm[bo], Bm[bo + 1], Bm[bo + 2], Bm[bo + 3], Bm[bo + 4], Bm[bo + 5]
+        for r in range(6):
+            b = ao + 6 * r
+            Cm[co + r] = (A_[b] * x0 + A_[b + 1] * x1 + A_[b + 2] * x2 + A_[b + 3] * x3 + A_[b + 4] * x4
+                          + A_[b + 5] * x5)
         return
     for r in range(rows):
         for c in range(cols):
@@ -323,13 +358,16 @@ def mass_matrix(layout, data, R, out, X, Y):
         m, h, dk = layout[k, NDIM], layout[k, HDIM], layout[k, DOF]
         if h == 0:
             continue
-        # X = ℛ(k) H*(k), m × h
-        for r in range(m):
-            for c in range(h):
-                s = X[r * h + c] * 0
-                for i in range(m):
-                    s += R[layout[k, M] + r * m + i] * data[layout[k, H] + c * m + i]
-                X[r * h + c] = s
+        # X = ℛ(k) H*(k), m × h (for h = 1, H*(k) is H(k)'s row as stored)
+        if h == 1:
+            _ab(R, layout[k, M], data, layout[k, H], X, 0, m, m, 1)
+        else:
+            for r in range(m):
+                for c in range(h):
+                    s = X[r * h + c] * 0
+                    for i in range(m):
+                        s += R[layout[k, M] + r * m + i] * data[layout[k, H] + c * m + i]
+                    X[r * h + c] = s
         _block(data, layout[k, H], h, m, X, out, dk, dk, h)
         i, j = k, layout[k, PARENT]
         while j >= 0:
@@ -503,6 +541,13 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
     if with_ab:
         for j in range(n):  # z(k) = P(k) a(k) + b(k)
             m, no, ao, bo, Po = layout[j, NDIM], layout[j, NODE], layout[j, A], layout[j, B], roff[j, R_P]
+            if nr == 1 and m == 6:
+                a0, a1, a2, a3, a4, a5 = data[ao], data[ao + 1], data[ao + 2], data[ao + 3], data[ao + 4], data[ao + 5]
+                for a_ in range(6):
+                    b = Po + 6 * a_
+                    z[no + a_, 0] = (data[bo + a_] + r[b] * a0 + r[b + 1] * a1 + r[b + 2] * a2 + r[b + 3] * a3
+                                     + r[b + 4] * a4 + r[b + 5] * a5)
+                continue
             for a_ in range(m):
                 s = data[bo + a_]
                 for i in range(m):

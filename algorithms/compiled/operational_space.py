@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .borrow import borrowed
 from .flat import H, HDIM, NDIM, PARENT
 from .kernels import R_DINV, R_PSI
 
@@ -46,6 +47,8 @@ def _path_product(layout, r, roff, i, l, X, T):
 def compliance_blocks(layout, data, roff, r, tasks, out):
     """``out`` (zero on entry, ``Σ m_i`` square over the flat task nodes ``tasks``) receives the
     blocks ``Ω(i, j)`` (module docstring)."""
+    layout, data, roff, r, tasks, out = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r),
+                                         borrowed(tasks), borrowed(out))
     n = layout.shape[0]
     marked = np.zeros(n, dtype=np.bool_)
     depth = np.zeros(n, dtype=np.int64)
