@@ -22,10 +22,10 @@ from pathlib import Path
 
 __all__ = ["KERNEL_SOURCES", "kernel_files", "refresh"]
 
-#: Every module that defines numba kernels, by package and path inside it.
+#: Every module that defines numba kernels or intrinsics, by package and path inside it.
 KERNEL_SOURCES = {
     "sko": ("bodies/compiled_joints.py", "bodies/compiled_state.py", "systems/compiled.py"),
-    "sko.algorithms": ("compiled/kernels.py", "compiled/operational_space.py", "cfa/flat.py"),
+    "sko.algorithms": ("compiled/borrow.py", "compiled/kernels.py", "compiled/operational_space.py", "cfa/flat.py"),
 }
 
 STAMP = "sko-kernels.stamp"

@@ -191,8 +191,9 @@ def articulated_body(ab, T: np.ndarray, a, b, dtype) -> np.ndarray:
     z = np.zeros((cm.flat.node_size, T2.shape[1]), dtype=dtype)
     out = np.zeros(T2.shape, dtype=dtype)
     with_ab = a is not None or b is not None
+    eps = np.zeros(max(1, int(cm.layout[:, HDIM].max(initial=0))) * T2.shape[1], dtype=dtype)
     K.articulated_body(cm.layout, cm.data_with(dtype, a, b), cm.roff, riccati_buffer(ab, dtype),
-                       np.ascontiguousarray(T2), with_ab, z, out)
+                       np.ascontiguousarray(T2), with_ab, z, out, eps)
     return out.reshape(T.shape)
 
 

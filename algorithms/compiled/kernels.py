@@ -4,7 +4,8 @@ Every kernel takes the ``layout`` table and a ``data`` buffer (float64 or comple
 stacked vectors have the same scalar type) and runs the gather (``j = N−1 … 0``) and scatter
 (``j = 0 … N−1``) of SKO.md as written there, on blocks of any shape stored row-major at the
 layout's offsets. Each body is visited once per pass: O(N). Kernels are compiled on first use
-and kept in numba's on-disk cache. The recursions a system call chains are inlined into their
+and kept in numba's on-disk cache. Every kernel works on :func:`~.borrow.borrowed` views of its
+array arguments, so the per-body steps count no references. The recursions a system call chains are inlined into their
 compiled callers (``inline="always"``): every array passed to a compiled call, and every view
 made in a loop, costs an atomic reference count, and those dominated the calls on small models.
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .borrow import borrowed
 from .flat import A, B, DOF, H, HDIM, M, NDIM, NODE, PARENT, W
 
 __all__ = ["riccati_layout", "R_P", "R_PPLUS", "R_D", "R_DINV", "R_G", "R_PSI"]
@@ -191,6 +193,7 @@ def _max_dims(layout):
 def spo(layout, wdata, woff, x, y, star, tilde):
     """``y = φ x`` (gather), ``φ* x`` (scatter), ``φ̃ x``, ``φ̃* x`` (Lemmas 1, 2, Cor. 3.1) for the
     weights at offsets ``woff`` of ``wdata``. ``y`` is zero on entry."""
+    layout, wdata, woff, x, y = borrowed(layout), borrowed(wdata), borrowed(woff), borrowed(x), borrowed(y)
     n = layout.shape[0]
     if not tilde:
         y[:] = x
@@ -215,6 +218,7 @@ def spo(layout, wdata, woff, x, y, star, tilde):
 @njit(cache=True)
 def joint_map(layout, data, x, y, star):
     """``y = H x`` (node → hinge) or ``y = H* x`` (hinge → node); ``y`` zero on entry."""
+    layout, data, x, y = borrowed(layout), borrowed(data), borrowed(x), borrowed(y)
     for j in range(layout.shape[0]):
         h, m = layout[j, HDIM], layout[j, NDIM]
         if star:
@@ -228,6 +232,8 @@ def joint_map(layout, data, x, y, star):
 def newton_euler(layout, data, qdd, qd, nodes, T, with_V):
     """Algorithm 3.1 with ``a``, ``b`` from the data buffer: ``nodes[0] = 𝒱`` (if ``with_V``),
     ``nodes[1] = α``, ``nodes[2] = f``, ``T = H f``. Outputs are zero on entry."""
+    layout, data, qdd, qd, nodes, T = (borrowed(layout), borrowed(data), borrowed(qdd), borrowed(qd), borrowed(nodes),
+                                       borrowed(T))
     V, alpha, f = nodes[0], nodes[1], nodes[2]
     n = layout.shape[0]
     for j in range(n):  # scatter
@@ -257,6 +263,7 @@ def newton_euler(layout, data, qdd, qd, nodes, T, with_V):
 def composite_inertias(layout, data, R, tmp):
     """``ℛ(k) = Σ_{j ∈ C(k)} φ(k, j) ℛ(j) φ*(k, j) + M(k)`` (Algorithm 4.1) at the ``M`` offsets
     of ``R`` (a buffer of the data's length)."""
+    layout, data, R, tmp = borrowed(layout), borrowed(data), borrowed(R), borrowed(tmp)
     n = layout.shape[0]
     for j in range(n):
         o, m = layout[j, M], layout[j, NDIM]
@@ -276,6 +283,8 @@ def composite_inertias(layout, data, R, tmp):
 @njit(cache=True, inline="always")
 def mass_matrix(layout, data, R, out, X, Y):
     """Algorithm 4.2 from the composite inertias ``R``: only blocks of related pairs are written."""
+    layout, data, R, out, X, Y = (borrowed(layout), borrowed(data), borrowed(R), borrowed(out), borrowed(X),
+                                  borrowed(Y))
     for k in range(layout.shape[0]):
         m, h, dk = layout[k, NDIM], layout[k, HDIM], layout[k, DOF]
         if h == 0:
@@ -312,12 +321,15 @@ def _block(data, ho, hj, m, X, out, dj, dk, h):
 
 # ----------------------------------------------------------------------------- Riccati
 @njit(cache=True, inline="always")
-def riccati(layout, data, roff, r, scratch):
-    """The Riccati gather (Eq. 33) into ``r`` (see :func:`riccati_layout`).
+def riccati(layout, data, roff, r, scratch, with_psi=True):
+    """The Riccati gather (Eq. 33) into ``r`` (see :func:`riccati_layout`); ``ψ(℘(k), k)`` only
+    ``with_psi`` (Algorithm 6.1 does not read it).
 
     ``D(k)`` is factored by Cholesky without conjugation (complex-step data: the pivots' real
     parts decide definiteness). Returns ``(j, log det ℳ)``: ``j`` is −1, or the flat node whose
     ``D`` is not positive definite or not finite (the caller reports it)."""
+    layout, data, roff, r, scratch = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r),
+                                      borrowed(scratch))
     n = layout.shape[0]
     mx = int(np.sqrt(scratch.shape[0] // 8))
     HP, L, Li, Y, T1 = (scratch[0:mx * mx], scratch[mx * mx:2 * mx * mx], scratch[2 * mx * mx:3 * mx * mx],
@@ -331,7 +343,7 @@ def riccati(layout, data, roff, r, scratch):
         p, m, h, ho = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, H]
         Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
         if m == 6 and h == 1 and (p < 0 or layout[p, NDIM] == 6):  # a rigid body on a 1-dof hinge
-            d = _riccati_6_1(layout, data, roff, r, j, T1)
+            d = _riccati_6_1(layout, data, roff, r, j, T1, with_psi)
             if not (d.real > 0) or not (abs(d) < np.inf):
                 return j, logdet
             logdet += np.log(d)
@@ -389,20 +401,21 @@ def riccati(layout, data, roff, r, scratch):
                 r[PPo + a_ * m + b_] = s
         if p >= 0:
             mp, wo, so = layout[p, NDIM], layout[j, W], roff[j, R_PSI]
-            _ab(data, wo, r, Go, T1, 0, mp, m, h)  # K = φ G, m_℘ × h
-            for a_ in range(mp):  # ψ = φ − K H
-                for b_ in range(m):
-                    s = data[wo + a_ * m + b_]
-                    for i in range(h):
-                        s -= T1[a_ * h + i] * data[ho + i * m + b_]
-                    r[so + a_ * m + b_] = s
+            if with_psi:
+                _ab(data, wo, r, Go, T1, 0, mp, m, h)  # K = φ G, m_℘ × h
+                for a_ in range(mp):  # ψ = φ − K H
+                    for b_ in range(m):
+                        s = data[wo + a_ * m + b_]
+                        for i in range(h):
+                            s -= T1[a_ * h + i] * data[ho + i * m + b_]
+                        r[so + a_ * m + b_] = s
             _ab(data, wo, r, PPo, T1, 0, mp, m, m)  # φ P⁺
             _abt_add(T1, 0, data, wo, r, roff[p, R_P], mp, m, mp)  # P(℘) += φ P⁺ φ*
     return -1, logdet
 
 
 @njit(cache=True, inline="always")
-def _riccati_6_1(layout, data, roff, r, j, T1):
+def _riccati_6_1(layout, data, roff, r, j, T1, with_psi):
     """The step of :func:`riccati` at flat node ``j`` for ``m = 6``, ``h = 1`` (and a 6-dimensional
     parent, if any), with literal bounds the compiler unrolls: ``D = H P H*`` is a number,
     ``G = (H P)* / D``, ``P⁺ = P − G H P``. Returns ``D``; nothing else is written when ``D`` is
@@ -426,12 +439,13 @@ def _riccati_6_1(layout, data, roff, r, j, T1):
             r[PPo + 6 * a_ + b_] = r[Po + 6 * a_ + b_] - g * T1[36 + b_]
     if p >= 0:
         wo, so = layout[j, W], roff[j, R_PSI]
-        for a_ in range(6):  # K = φ G, ψ = φ − K H
-            k = 0.0
-            for i in range(6):
-                k += data[wo + 6 * a_ + i] * r[Go + i]
-            for b_ in range(6):
-                r[so + 6 * a_ + b_] = data[wo + 6 * a_ + b_] - k * data[ho + b_]
+        if with_psi:
+            for a_ in range(6):  # K = φ G, ψ = φ − K H
+                k = 0.0
+                for i in range(6):
+                    k += data[wo + 6 * a_ + i] * r[Go + i]
+                for b_ in range(6):
+                    r[so + 6 * a_ + b_] = data[wo + 6 * a_ + b_] - k * data[ho + b_]
         _ab66(data, wo, r, PPo, T1, 0)  # φ P⁺
         _abt_add66_symmetric(T1, 0, data, wo, r, roff[p, R_P])  # P(℘) += φ P⁺ φ*
     return d
@@ -444,11 +458,13 @@ def riccati_scratch(layout, dtype) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- Algorithm 6.1
 @njit(cache=True, inline="always")
-def articulated_body(layout, data, roff, r, T, with_ab, z, out):
+def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
     """The gather and scatter of Algorithm 6.1 (Eq. 58) for 2-D ``T`` (columns = right-hand
     sides), ``a``, ``b`` from the data buffer if ``with_ab``; ``z`` (node_size × r) and ``out``
     are zero on entry. ``out`` receives ν in the gather and θ̈ in the scatter; ``z`` is reused
-    for α."""
+    for α; ``eps`` is scratch for one ε(k) (at least ``max n_k × r`` entries)."""
+    layout, data, roff, r, T, z, out = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(T),
+                                        borrowed(z), borrowed(out))
     n = layout.shape[0]
     nr = T.shape[1]
     if with_ab:
@@ -460,7 +476,8 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out):
                     s += r[Po + a_ * m + i] * data[ao + i]
                 for q in range(nr):
                     z[no + a_, q] = s
-    eps = np.zeros((_largest(layout, HDIM), nr), dtype=z.dtype)
+    hmax = _largest(layout, HDIM)
+    eps = borrowed(eps)[:hmax * nr].reshape((hmax, nr))
     for j in range(n - 1, -1, -1):
         p, m, h, no, do = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, NODE], layout[j, DOF]
         for a_ in range(h):
@@ -492,6 +509,8 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out):
 def gain_apply(layout, data, roff, r, x, y, star):
     """``y = K x`` (``y(℘(k)) += φ(℘(k), k) G(k) x(k)``, hinge → node) or
     ``y = K* x`` (``y(k) = G*(k) φ*(℘(k), k) x(℘(k))``, node → hinge); ``y`` zero on entry."""
+    layout, data, roff, r, x, y = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(x),
+                                   borrowed(y))
     t = np.zeros(_largest(layout, NDIM), dtype=y.dtype)
     for j in range(layout.shape[0]):
         p = layout[j, PARENT]
@@ -510,6 +529,7 @@ def gain_apply(layout, data, roff, r, x, y, star):
 @njit(cache=True)
 def hinge_blocks(layout, r, offs, x, y):
     """``y = diag(X(k)) x`` for ``n_k × n_k`` blocks of ``r`` at ``offs`` (e.g. ``D``, ``D^{-1}``)."""
+    layout, r, offs, x, y = borrowed(layout), borrowed(r), borrowed(offs), borrowed(x), borrowed(y)
     for j in range(layout.shape[0]):
         h, do = layout[j, HDIM], layout[j, DOF]
         _mv(r, offs[j], h, h, x, do, y, do)

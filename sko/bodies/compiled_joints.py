@@ -5,7 +5,8 @@ A joint of :mod:`sko.bodies.joints` is packed once into a code, a polarity flag 
 ``(q, ν)``, the same ``X_J = ˢX_p(q)`` (6 × 6), ``S(q)`` (6 × nv) and ``c_J = S̊ ν`` as the
 joint's Python ``kinematics`` — in float64 or complex128 (complex-step), without Python calls.
 
-Every joint transform is ``X_J = rot(E) xlt(r)``; the kernels compute ``(E, r)`` and expand.
+Every joint transform is ``X_J = rot(E) xlt(r)``; the kernels compute ``(E, r)``, which the state
+kernels use as they are and :func:`joint_kinematics` expands.
 A reversed joint (Table 4.2) gives ``X' = X^{-1}``, ``S' = −X^{-1} S``, ``c' = −X^{-1} c``.
 
 Quaternions are used through the homogeneous rotation ``R(q)/‖q‖²`` as in
@@ -124,7 +125,7 @@ def _expand(X):
         X[i + 3, 2] = -(e0 * r1 - e1 * r0)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _reverse(X):
     """``X ← X^{-1}`` in the ``(E, r)`` storage of :func:`_expand`: ``E ← Eᵀ``, ``r ← −E r``."""
     r0, r1, r2 = X[0, 3], X[1, 3], X[2, 3]
@@ -135,15 +136,17 @@ def _reverse(X):
             X[i, j], X[j, i] = X[j, i], X[i, j]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _negative_apply(X, A, ncols):
-    """``A[:, :ncols] ← −X A[:, :ncols]`` for ``X = [[E, 0], [B, E]]``."""
+    """``A[:, :ncols] ← −X A[:, :ncols]`` for ``X = rot(E) xlt(r)`` in the ``(E, r)`` storage of
+    :func:`_expand`: ``X [a; b] = [E a; E (b − r × a)]``."""
+    r0, r1, r2 = X[0, 3], X[1, 3], X[2, 3]
     for j in range(ncols):
-        a0, a1, a2, a3, a4, a5 = A[0, j], A[1, j], A[2, j], A[3, j], A[4, j], A[5, j]
+        a0, a1, a2 = A[0, j], A[1, j], A[2, j]
+        b0, b1, b2 = A[3, j] - (r1 * a2 - r2 * a1), A[4, j] - (r2 * a0 - r0 * a2), A[5, j] - (r0 * a1 - r1 * a0)
         for i in range(3):
             A[i, j] = -(X[i, 0] * a0 + X[i, 1] * a1 + X[i, 2] * a2)
-            A[i + 3, j] = -(X[i + 3, 0] * a0 + X[i + 3, 1] * a1 + X[i + 3, 2] * a2
-                            + X[i + 3, 3] * a3 + X[i + 3, 4] * a4 + X[i + 3, 5] * a5)
+            A[i + 3, j] = -(X[i, 0] * b0 + X[i, 1] * b1 + X[i, 2] * b2)
 
 
 @njit(cache=True)
@@ -165,18 +168,23 @@ def joint_kinematics(code, reverse, p, q, v, X, S, c) -> bool:
     bool
         False when a quaternion has (near) zero norm; the buffers are then undefined.
     """
-    return joint_kinematics_at(code, reverse, p, 0, q, 0, v, 0, X, S, c)
+    if not joint_kinematics_at(code, reverse, p, 0, q, 0, v, 0, X, S, c):
+        return False
+    _expand(X)
+    return True
 
 
 @njit(cache=True, inline="always")
 def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
     """:func:`joint_kinematics` with the parameters, positions and velocities at offsets
-    ``po``, ``qo``, ``vo`` of larger vectors (no slices: the state kernels' hot path)."""
-    # E goes to X[:3, :3] and r to X[:3, 3] (see _expand)
+    ``po``, ``qo``, ``vo`` of larger vectors (no slices: the state kernels' hot path), and
+    ``X_J = rot(E) xlt(r)`` left in the ``(E, r)`` storage of :func:`_expand` (``E`` in
+    ``X[:3, :3]``, ``r`` in ``X[:3, 3]``; the rest of ``X`` is not written)."""
+    for i in range(3):
+        for j in range(4):
+            X[i, j] = 0
     for i in range(6):
         c[i] = 0
-        for j in range(6):
-            X[i, j] = 0
         for j in range(S.shape[1]):
             S[i, j] = 0
     E = X  # E is the upper-left 3 × 3 block of X, written in place (a view costs a reference count)
@@ -261,9 +269,6 @@ def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
     if reverse:
         # X' = X^{-1} = rot(Eᵀ) xlt(−E r), S' = −X^{-1} S, c' = −X^{-1} c
         _reverse(X)
-        _expand(X)
         _negative_apply(X, S, nv)
         _negative_apply(X, c.reshape((6, 1)), 1)
-    else:
-        _expand(X)
     return True

@@ -29,8 +29,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from sko.algorithms.compiled.borrow import borrowed
 from sko.bodies.compiled_joints import PYTHON, joint_kinematics_at, pack_joint
 from sko.bodies.contract import CompiledState
+from sko.spatial import plucker_translation
 
 __all__ = ["RIGID", "ROTOR", "FLEXIBLE", "CLUSTER", "COLUMNS", "record_size", "fill_states", "library_state",
            "pack_rigid", "pack_rotor", "pack_flexible", "pack_cluster"]
@@ -41,9 +43,11 @@ __all__ = ["RIGID", "ROTOR", "FLEXIBLE", "CLUSTER", "COLUMNS", "record_size", "f
 COLUMNS = 25
 #: kinds with a compiled state in this module (any other body type: -1, its Python ``at_state``)
 RIGID, ROTOR, FLEXIBLE, CLUSTER = range(4)
-#: constants of a rigid body: joint parameters (10), X_T (36), inertia (36), mass, centre of mass
-JP, XT, INERTIA, MASS, COM = 0, 10, 46, 82, 83
-RIGID_REALS = 86
+#: constants of a rigid body: joint parameters (10), the placement X_T = rot(E) xlt(r) as E
+#: (row-major) and r (12), inertia (36), mass, centre of mass
+JP, XT, INERTIA, MASS, COM = 0, 10, 22, 58, 59
+RIGID_REALS = 62
+PLACEMENT = 12  #: constants of a placement
 
 
 def record_size(m: int) -> int:
@@ -51,11 +55,18 @@ def record_size(m: int) -> int:
     return 6 * m + 24
 
 
+def _placement_reals(X) -> np.ndarray:
+    """``(E, r)`` of a placement ``X = rot(E) xlt(r)`` (checked by
+    :func:`~sko.spatial.checked_transform`), :data:`PLACEMENT` numbers."""
+    X = np.asarray(X, dtype=float)
+    return np.concatenate([X[:3, :3].ravel(), plucker_translation(X)])
+
+
 def _hinge_reals(body) -> tuple[list, int, bool] | None:
     code, reverse, params = pack_joint(body.joint)
     if code == PYTHON:
         return None
-    return [params, np.asarray(body.placement, dtype=float).ravel()], code, reverse
+    return [params, _placement_reals(body.placement)], code, reverse
 
 
 def pack_rigid(body) -> CompiledState | None:
@@ -118,7 +129,7 @@ def pack_cluster(body) -> CompiledState | None:
         mass, com = body._mass_com[i]
         parts += [np.array([code, reverse, member.joint.nq, member.joint.nv, -1 if parent is None else parent,
                             body._cols[i].start], dtype=float),
-                  params, body._placement[i].ravel(), body._inertia[i].ravel(), [mass], com]
+                  params, _placement_reals(body._placement[i]), body._inertia[i].ravel(), [mass], com]
     return CompiledState(CLUSTER, np.concatenate(parts))
 
 
@@ -130,21 +141,30 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
     Leaves ``X = ᵏX_o = X_J X_T`` in ``work[3]`` and, in ``t = work[4]``: ``v_J = S θ̇`` at
     ``t[0:6]``, ``v`` at ``t[6:12]``, the velocity-product acceleration at ``t[12:18]``, the
     body's world axes ``R`` (row-major) at ``t[18:27]`` and origin ``p`` at ``t[27:30]``;
-    ``S`` stays in ``work[1]``."""
+    ``S`` stays in ``work[1]``. Transforms are products of rotations and translations
+    (Featherstone §2.8): ``rot(E_J) xlt(r_J) rot(E_T) xlt(r_T) = rot(E_J E_T) xlt(E_Tᵀ r_J + r_T)``,
+    and ``X [w; u] = [E w; E (u − r × w)]``."""
     XJ, S, c, X, t = work
     ro, qo, vo, nv = ints[k, RO], ints[k, QO], ints[k, VO], ints[k, JNV]
     if not joint_kinematics_at(ints[k, JOINT], ints[k, REVERSE] != 0, reals, ro + JP, q, qo, qd, vo, XJ, S, c):
         return False
-    xt = ro + XT  # X = X_J X_T; X_J = [[E, 0], [B, E]] has a zero upper-right block
-    for i in range(3):
-        e0, e1, e2 = XJ[i, 0], XJ[i, 1], XJ[i, 2]
-        for j in range(6):
-            X[i, j] = e0 * reals[xt + j] + e1 * reals[xt + 6 + j] + e2 * reals[xt + 12 + j]
-    for i in range(3, 6):
-        b0, b1, b2, e0, e1, e2 = XJ[i, 0], XJ[i, 1], XJ[i, 2], XJ[i, 3], XJ[i, 4], XJ[i, 5]
-        for j in range(6):
-            X[i, j] = (b0 * reals[xt + j] + b1 * reals[xt + 6 + j] + b2 * reals[xt + 12 + j]
-                       + e0 * reals[xt + 18 + j] + e1 * reals[xt + 24 + j] + e2 * reals[xt + 30 + j])
+    xt = ro + XT  # E_T (row-major), r_T: read once (a store to X could alias them for the compiler)
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
+                                                   reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
+                                                   reals[xt + 8])
+    j0, j1, j2 = XJ[0, 3], XJ[1, 3], XJ[2, 3]
+    r0 = reals[xt + 9] + t00 * j0 + t10 * j1 + t20 * j2
+    r1 = reals[xt + 10] + t01 * j0 + t11 * j1 + t21 * j2
+    r2 = reals[xt + 11] + t02 * j0 + t12 * j1 + t22 * j2
+    for i in range(3):  # X = [[E, 0], [−E r×, E]], E = E_J E_T
+        a0, a1, a2 = XJ[i, 0], XJ[i, 1], XJ[i, 2]
+        e0 = a0 * t00 + a1 * t10 + a2 * t20
+        e1 = a0 * t01 + a1 * t11 + a2 * t21
+        e2 = a0 * t02 + a1 * t12 + a2 * t22
+        X[i, 0], X[i, 1], X[i, 2] = e0, e1, e2
+        X[i, 3] = X[i, 4] = X[i, 5] = 0
+        X[i + 3, 0], X[i + 3, 1], X[i + 3, 2] = e2 * r1 - e1 * r2, e0 * r2 - e2 * r0, e1 * r0 - e0 * r1
+        X[i + 3, 3], X[i + 3, 4], X[i + 3, 5] = e0, e1, e2
     for i in range(6):
         s = 0 * XJ[0, 0]
         for j in range(nv):
@@ -152,30 +172,32 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
         t[i] = s
     o = ints[k, IN_ATT]
     if o < 0:  # the inertial frame: v_o = 0, γ_o = −a_g = [0; −g], identity pose
-        for i in range(6):
-            t[6 + i] = t[i]
-            t[12 + i] = c[i] - X[i, 3] * reals[0] - X[i, 4] * reals[1] - X[i, 5] * reals[2]
+        g0, g1, g2 = reals[0], reals[1], reals[2]
         for i in range(3):
+            t[6 + i], t[9 + i] = t[i], t[3 + i]
+            t[12 + i] = c[i]
+            t[15 + i] = c[3 + i] - (X[i, 0] * g0 + X[i, 1] * g1 + X[i, 2] * g2)
             for j in range(3):
                 t[18 + 3 * i + j] = X[j, i]  # R = Eᵀ
-        go = 0
+        t[27], t[28], t[29] = r0, r1, r2
     else:
-        mp = ints[k, IN_DIM]
-        go = o + 6 * mp
-        for i in range(6):
-            sv = t[i]
-            sa = c[i]
-            for j in range(6):
-                sv += X[i, j] * a[go + 18 + j]
-                sa += X[i, j] * a[go + j]
-            t[6 + i] = sv
-            t[12 + i] = sa
+        go = o + 6 * ints[k, IN_DIM]  # γ_o, then R_o, p_o, v_o
+        w0, w1, w2 = a[go + 18], a[go + 19], a[go + 20]
+        u0, u1 = a[go + 21] - (r1 * w2 - r2 * w1), a[go + 22] - (r2 * w0 - r0 * w2)
+        u2 = a[go + 23] - (r0 * w1 - r1 * w0)
+        y0, y1, y2 = a[go], a[go + 1], a[go + 2]
+        z0, z1 = a[go + 3] - (r1 * y2 - r2 * y1), a[go + 4] - (r2 * y0 - r0 * y2)
+        z2 = a[go + 5] - (r0 * y1 - r1 * y0)
         for i in range(3):
+            e0, e1, e2 = X[i, 0], X[i, 1], X[i, 2]
+            t[6 + i] = t[i] + e0 * w0 + e1 * w1 + e2 * w2
+            t[9 + i] = t[3 + i] + e0 * u0 + e1 * u1 + e2 * u2
+            t[12 + i] = c[i] + e0 * y0 + e1 * y1 + e2 * y2
+            t[15 + i] = c[3 + i] + e0 * z0 + e1 * z1 + e2 * z2
+            R0, R1, R2 = a[go + 6 + 3 * i], a[go + 7 + 3 * i], a[go + 8 + 3 * i]
             for j in range(3):
-                s = 0 * XJ[0, 0]
-                for m in range(3):
-                    s += a[go + 6 + 3 * i + m] * X[j, m]
-                t[18 + 3 * i + j] = s  # R = R_o Eᵀ
+                t[18 + 3 * i + j] = R0 * X[j, 0] + R1 * X[j, 1] + R2 * X[j, 2]  # R = R_o Eᵀ
+            t[27 + i] = a[go + 15 + i] + R0 * r0 + R1 * r1 + R2 * r2  # p = p_o + R_o r
     # a += v × v_J (crm(v) v_J)
     w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
     j0, j1, j2, j3, j4, j5 = t[0], t[1], t[2], t[3], t[4], t[5]
@@ -185,15 +207,6 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
     t[15] += u1 * j2 - u2 * j1 + w1 * j5 - w2 * j4
     t[16] += u2 * j0 - u0 * j2 + w2 * j3 - w0 * j5
     t[17] += u0 * j1 - u1 * j0 + w0 * j4 - w1 * j3
-    # r from X = [[E, 0], [−E r×, E]]: r× = −Eᵀ B, p = p_o + R_o r
-    r0 = -(X[0, 2] * X[3, 1] + X[1, 2] * X[4, 1] + X[2, 2] * X[5, 1])  # (r×)[2, 1]
-    r1 = -(X[0, 0] * X[3, 2] + X[1, 0] * X[4, 2] + X[2, 0] * X[5, 2])  # (r×)[0, 2]
-    r2 = -(X[0, 1] * X[3, 0] + X[1, 1] * X[4, 0] + X[2, 1] * X[5, 0])  # (r×)[1, 0]
-    if o < 0:
-        t[27], t[28], t[29] = r0, r1, r2
-    else:
-        for i in range(3):
-            t[27 + i] = a[go + 15 + i] + a[go + 6 + 3 * i] * r0 + a[go + 7 + 3 * i] * r1 + a[go + 8 + 3 * i] * r2
     return True
 
 
@@ -401,7 +414,7 @@ def flexible_state(ints, reals, k, q, qd, a, work) -> bool:
     dt = X.dtype
     eta = q[row[QO] + row[JNQ]: row[QO] + row[JNQ] + r]
     etad = qd[row[VO] + jnv: row[VO] + jnv + r]
-    base = ro + XT + 36
+    base = ro + XT + PLACEMENT
     mu = reals[base: base + n]
     P = reals[base + n: base + 4 * n].reshape((n, 3))
     Phi = reals[base + 4 * n: base + 4 * n + 3 * n * r].reshape((n, 3, r))
@@ -698,20 +711,32 @@ def _fill_one(ints, reals, bodies, q, qd, a, work) -> int:
     return -1
 
 
+WORK = 36 + 36 + 6 + 36 + 64  #: scratch entries of the state kernels: X_J, S, c_J, X, t
+
+
+@njit(cache=True, inline="always")
+def _work(buf):
+    """The state kernels' scratch ``(X_J, S, c_J, X, t)`` as views of a :data:`WORK` vector."""
+    return (buf[0:36].reshape((6, 6)), buf[36:72].reshape((6, 6)), buf[72:78], buf[78:114].reshape((6, 6)),
+            buf[114:WORK])
+
+
 @njit(cache=True)
-def _fill_serial(ints, reals, bodies, Q, QD, A, status):
-    work = (np.empty((6, 6), A.dtype), np.empty((6, 6), A.dtype), np.empty(6, A.dtype),
-            np.empty((6, 6), A.dtype), np.empty(64, A.dtype))
+def _fill_serial(ints, reals, bodies, Q, QD, A, status, buffers):
+    ints, reals, bodies = borrowed(ints), borrowed(reals), borrowed(bodies)
+    Q, QD, A = borrowed(Q), borrowed(QD), borrowed(A)
+    status, work = borrowed(status), _work(borrowed(buffers)[0])
     for s in range(Q.shape[0]):
         status[s] = _fill_one(ints, reals, bodies, Q[s], QD[s], A[s], work)
 
 
 @njit(cache=True, parallel=True)
-def _fill_parallel(ints, reals, bodies, Q, QD, A, status):
-    chunks = (Q.shape[0] + 15) // 16
-    for c in prange(chunks):
-        work = (np.empty((6, 6), A.dtype), np.empty((6, 6), A.dtype), np.empty(6, A.dtype),
-                np.empty((6, 6), A.dtype), np.empty(64, A.dtype))
+def _fill_parallel(ints, reals, bodies, Q, QD, A, status, buffers):
+    ints, reals, bodies = borrowed(ints), borrowed(reals), borrowed(bodies)
+    Q, QD, A = borrowed(Q), borrowed(QD), borrowed(A)
+    status, buffers = borrowed(status), borrowed(buffers)
+    for c in prange(buffers.shape[0]):
+        work = _work(buffers[c])
         for s in range(16 * c, min(Q.shape[0], 16 * c + 16)):
             status[s] = _fill_one(ints, reals, bodies, Q[s], QD[s], A[s], work)
 
@@ -721,4 +746,6 @@ def fill_states(ints, reals, bodies, Q, QD, A, status) -> None:
     batch: ``A[s]`` from ``Q[s]``, ``QD[s]``. ``status[s]`` becomes the first body whose joint
     rejected the state (a zero quaternion), or ``-1``. Batches of more than 32 states run in
     parallel over chunks of 16 (numba's threads)."""
-    (_fill_parallel if Q.shape[0] > 32 else _fill_serial)(ints, reals, bodies, Q, QD, A, status)
+    parallel = Q.shape[0] > 32
+    buffers = np.empty(((Q.shape[0] + 15) // 16 if parallel else 1, WORK), dtype=A.dtype)
+    (_fill_parallel if parallel else _fill_serial)(ints, reals, bodies, Q, QD, A, status, buffers)

@@ -43,6 +43,7 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
 from sko.algorithms.compiled import kernels as K
+from sko.algorithms.compiled.borrow import borrowed
 from sko.algorithms.compiled.flat import BODY, HDIM, NDIM, WIDTH
 from sko.bodies.compiled_state import COLUMNS, library_state
 
@@ -70,9 +71,9 @@ def _sizes(op: int, nv: int, ns: int, mm: int, nn: int, rsize: int, arena: int) 
     """Entries of each workspace buffer for request ``op``, in the order :func:`_workspace` carves them."""
     cols = nv if op == MASS_MATRIX_INVERSE else 1
     block = max(mm * mm, mm * nn)
-    # arena, X_J, S, c, X, t | V α f, T, ℛ, X, Y, r, Riccati scratch, z, identity
-    return (arena, 36, 36, 6, 36, 64, 3 * ns, nv, arena, block, block, rsize, 8 * max(mm, nn) ** 2, ns * cols,
-            nv * nv if op == MASS_MATRIX_INVERSE else 0)
+    # arena, X_J, S, c, X, t | V α f, T, ℛ, X, Y, r, Riccati scratch (then ε of the AB passes), z, identity
+    return (arena, 36, 36, 6, 36, 64, 3 * ns, nv, arena, block, block, rsize, max(8 * max(mm, nn) ** 2, nn * cols),
+            ns * cols, nv * nv if op == MASS_MATRIX_INVERSE else 0)
 
 
 def pack_tables(ints: np.ndarray, order: np.ndarray, layout: np.ndarray, roff: np.ndarray, rsize: int,
@@ -162,18 +163,18 @@ def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, o
         K.composite_inertias(layout, a, R, X)
         K.mass_matrix(layout, a, R, _matrix(out, 0, nv, nv), X, Y)
         return -1
-    bad, _ = K.riccati(layout, a, roff, r, rs)
+    bad, _ = K.riccati(layout, a, roff, r, rs, False)
     if bad >= 0:
         return ints.shape[0] + layout[bad, BODY]
     z[:, :] = 0
     if op == FORWARD_DYNAMICS:
-        K.articulated_body(layout, a, roff, r, _matrix(x, 0, nv, 1), True, z, _matrix(out, 0, nv, 1))
+        K.articulated_body(layout, a, roff, r, _matrix(x, 0, nv, 1), True, z, _matrix(out, 0, nv, 1), rs)
         return -1
     # ℳ^{-1}: the articulated passes with a = b = 0 on the columns of the identity (symmetric)
     eye[:, :] = 0
     for i in range(nv):
         eye[i, i] = 1
-    K.articulated_body(layout, a, roff, r, eye, False, z, _matrix(out, 0, nv, nv))
+    K.articulated_body(layout, a, roff, r, eye, False, z, _matrix(out, 0, nv, nv), rs)
     return -1
 
 
@@ -210,6 +211,7 @@ def evaluate_one(w, q, qd, x, out) -> int:
     forward dynamics). Returns the status (module docstring): nothing is computed for ``-2`` or
     ``-4`` (the caller reports it as the reference path does); ``-3`` is an overflow (the caller
     takes the checked path, which reports it)."""
+    w, q, qd, x, out = borrowed(w), borrowed(q), borrowed(qd), borrowed(x), borrowed(out)
     words = w.view(np.int64)
     op, tables_end = words[REQUEST], words[TABLES_END]
     tables = words[REQUEST_HEADER: tables_end]
@@ -259,22 +261,32 @@ def exact_evaluate_one(dtype):
     return call
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def evaluate_batch(op, tables, reals, Q, QD, X, A, fill):
     """Request ``op`` at every state of a batch: ``Q`` (B × nq), ``QD`` (B × nv), ``X`` (B × nv,
     or B × 0), ``A`` the filled arenas (B × L), or with ``fill`` a 1 × L array giving the scalar
     type. Returns ``(results (B × rows × nv), status (B,))``."""
+    tables, reals, A = borrowed(tables), borrowed(reals), borrowed(A)
+    Q, QD, X = borrowed(Q), borrowed(QD), borrowed(X)
     ints, order, layout, roff = _tables(tables)
     B, nv = Q.shape[0], tables[NV]
     rows = 1 if op <= FORWARD_DYNAMICS else nv
     out = np.zeros((B, rows * nv), dtype=A.dtype)
     status = np.full(B, -1, dtype=np.int64)
-    size = workspace_size(op, tables)
-    for c in prange((B + CHUNK - 1) // CHUNK):
-        a, work, scratch = _workspace(op, tables, np.zeros(size, dtype=A.dtype))
+    buffers = np.zeros(((B + CHUNK - 1) // CHUNK, workspace_size(op, tables)), dtype=A.dtype)
+    _chunks(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buffers, out, status)
+    return out.reshape((B, rows, nv)), status
+
+
+@njit(cache=True, parallel=True)
+def _chunks(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buffers, out, status):
+    """The states of :func:`evaluate_batch`, chunk ``c`` in the workspace ``buffers[c]``."""
+    buffers, out, status = borrowed(buffers), borrowed(out), borrowed(status)
+    B = Q.shape[0]
+    for c in prange(buffers.shape[0]):
+        a, work, scratch = _workspace(op, tables, buffers[c])
         for s in range(c * CHUNK, min(B, (c + 1) * CHUNK)):
             if not fill:
                 a[:] = A[s]
             status[s] = _request(op, ints, reals, order, layout, roff, Q[s], QD[s], X[s], a, fill, work, scratch,
                                  out[s])
-    return out.reshape((B, rows, nv)), status
