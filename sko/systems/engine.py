@@ -69,6 +69,7 @@ class Engine:
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         self._direct = L.all_compiled and not L._hinge_forces
         self._zeros, self._empty = np.zeros(self.nv), np.zeros(0)
+        self._square = (self.nv, self.nv)
 
     def _request_vector(self, op: int, dtype) -> np.ndarray:
         """The request vector of request ``op`` in ``dtype`` (:mod:`sko.systems.compiled`), made on
@@ -292,7 +293,7 @@ class Engine:
     def mass_matrix(self, q):
         """``ℳ(q)``."""
         if (out := self._one(cc.MASS_MATRIX, q, None, None, np.zeros(self.nv * self.nv))) is not None:
-            out.shape = (self.nv, self.nv)
+            out.shape = self._square  # in place: cheaper than a reshaped view
             return out
         inputs = self._inputs(q, None)
         if inputs is None:
