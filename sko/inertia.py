@@ -103,8 +103,14 @@ def nearest_physical_inertia(inertia_com) -> np.ndarray:
     """
     Ic = np.asarray(inertia_com, dtype=float)
     J, V = np.linalg.eigh((Ic + Ic.T) / 2)
-    L, _ = nnls(_A, J)
-    return (V * (_A @ L)) @ V.T
+    scale = np.abs(J).max()
+    if scale == 0:
+        return np.zeros((3, 3))
+    # the problem is homogeneous: solve it at unit scale (an exact power of 2), where the solver
+    # converges for moments of any size, subnormal ones included
+    e = int(np.frexp(scale)[1])
+    L, _ = nnls(_A, np.ldexp(J, -e))
+    return (V * np.ldexp(_A @ L, e)) @ V.T
 
 
 def check_spatial_inertia(I6: np.ndarray, where: str, error: type[Exception] = NotPositiveDefiniteError,

@@ -71,7 +71,7 @@ def model_data(tree: TreeDigraph, seed: int, max_node_dim: int = 7, node_dim: in
     ``n_k = m_k``, ``"one"`` uses ``n_k = 1``, ``"zero-some"`` is ``"any"`` with about a third
     of the nodes given no hinge coordinates (``n_k = 0``: welded nodes), except the first in the
     stacking order, so ``ℳ`` is never empty. With ``singular`` about a third of the weights are
-    rank deficient.
+    rank deficient; about a third of the 6 × 6 weights have a zero lower-left 3 × 3 block.
     """
     rng = np.random.default_rng(seed)
     m = {k: node_dim or int(rng.integers(1, max_node_dim + 1)) for k in tree.bodies}
@@ -92,6 +92,8 @@ def model_data(tree: TreeDigraph, seed: int, max_node_dim: int = 7, node_dim: in
             if singular and rng.random() < 0.35:
                 r = int(rng.integers(0, min(W.shape)))  # rank r < full
                 W = rng.standard_normal((m[p], r)) @ rng.standard_normal((r, mk)) / np.sqrt(mk)
+            if W.shape == (6, 6) and rng.random() < 0.35:  # the zero block of a rigid body's (ᵏX_o)*
+                W[3:, :3] = 0.0
             phi[k] = W
     return phi, H, M
 

@@ -150,6 +150,40 @@ def _abt_add66_symmetric(A_, ao, Bm, bo, Cm, co):
 
 
 @njit(cache=True, inline="always")
+def _congruence66(W_, wo, S, so, C, co, T):
+    """``C += φ S φ*`` for 6 × 6 blocks (``φ`` at ``wo`` of ``W_``, ``S`` symmetric; ``T`` scratch
+    of 36 entries). A weight whose lower-left 3 × 3 block is zero — a rigid body's
+    ``(ᵏX_o)* = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` — skips the products with those zeros: 243 products
+    instead of 342, and the same sums (a finite term times zero adds nothing)."""
+    for i in range(18, 36, 6):
+        if W_[wo + i] != 0 or W_[wo + i + 1] != 0 or W_[wo + i + 2] != 0:
+            _ab66(W_, wo, S, so, T, 0)
+            _abt_add66_symmetric(T, 0, W_, wo, C, co)
+            return
+    for r in range(3):  # φ S: rows 0..2 in full, rows 3..5 over columns 3..5 of φ
+        w0, w1, w2 = W_[wo + 6 * r], W_[wo + 6 * r + 1], W_[wo + 6 * r + 2]
+        w3, w4, w5 = W_[wo + 6 * r + 3], W_[wo + 6 * r + 4], W_[wo + 6 * r + 5]
+        for c in range(6):
+            T[6 * r + c] = (w0 * S[so + c] + w1 * S[so + 6 + c] + w2 * S[so + 12 + c]
+                            + w3 * S[so + 18 + c] + w4 * S[so + 24 + c] + w5 * S[so + 30 + c])
+    for r in range(3, 6):
+        w3, w4, w5 = W_[wo + 6 * r + 3], W_[wo + 6 * r + 4], W_[wo + 6 * r + 5]
+        for c in range(6):
+            T[6 * r + c] = w3 * S[so + 18 + c] + w4 * S[so + 24 + c] + w5 * S[so + 30 + c]
+    for r in range(6):  # (φ S) φ*: row c of φ, c ≥ 3, starts with three zeros
+        for c in range(r, 6):
+            a, b = 6 * r, wo + 6 * c
+            if c < 3:
+                s = (T[a] * W_[b] + T[a + 1] * W_[b + 1] + T[a + 2] * W_[b + 2]
+                     + T[a + 3] * W_[b + 3] + T[a + 4] * W_[b + 4] + T[a + 5] * W_[b + 5])
+            else:
+                s = T[a + 3] * W_[b + 3] + T[a + 4] * W_[b + 4] + T[a + 5] * W_[b + 5]
+            C[co + 6 * r + c] += s
+            if c != r:
+                C[co + 6 * c + r] += s
+
+
+@njit(cache=True, inline="always")
 def _ab(A_, ao, Bm, bo, Cm, co, rows, inner, cols):
     """``C = A B`` with ``A`` (rows × inner), ``B`` (inner × cols); each entry summed in a
     register (C may share an array with A or B as far as the compiler knows)."""
@@ -273,10 +307,10 @@ def composite_inertias(layout, data, R, tmp):
         p = layout[j, PARENT]
         if p >= 0:
             mp, m, wo = layout[p, NDIM], layout[j, NDIM], layout[j, W]
-            _ab(data, wo, R, layout[j, M], tmp, 0, mp, m, m)  # φ ℛ(j)
             if mp == 6 and m == 6:
-                _abt_add66_symmetric(tmp, 0, data, wo, R, layout[p, M])  # ℛ(℘) += (φ ℛ(j)) φ*
+                _congruence66(data, wo, R, layout[j, M], R, layout[p, M], tmp)  # ℛ(℘) += φ ℛ(j) φ*
             else:
+                _ab(data, wo, R, layout[j, M], tmp, 0, mp, m, m)  # φ ℛ(j)
                 _abt_add(tmp, 0, data, wo, R, layout[p, M], mp, m, mp)
 
 
@@ -446,8 +480,7 @@ def _riccati_6_1(layout, data, roff, r, j, T1, with_psi):
                     k += data[wo + 6 * a_ + i] * r[Go + i]
                 for b_ in range(6):
                     r[so + 6 * a_ + b_] = data[wo + 6 * a_ + b_] - k * data[ho + b_]
-        _ab66(data, wo, r, PPo, T1, 0)  # φ P⁺
-        _abt_add66_symmetric(T1, 0, data, wo, r, roff[p, R_P])  # P(℘) += φ P⁺ φ*
+        _congruence66(data, wo, r, PPo, r, roff[p, R_P], T1)  # P(℘) += φ P⁺ φ*
     return d
 
 
