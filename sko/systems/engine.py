@@ -304,6 +304,9 @@ class Engine:
 
     def mass_matrix_inverse(self, q):
         """``ℳ^{-1}(q)`` by the articulated-body passes (no dense inversion)."""
+        if (out := self._one(cc.MASS_MATRIX_INVERSE, q, None, None, np.zeros(self.nv * self.nv))) is not None:
+            out.shape = self._square
+            return out
         method = self.system.mass_matrix_inverse
         inputs = self._inputs(q, None)
         if inputs is None:

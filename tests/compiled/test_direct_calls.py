@@ -17,7 +17,9 @@ REQUESTS = {
     cc.INVERSE_DYNAMICS: lambda s, q, v, x: s.inverse_dynamics(q, v, x),
     cc.FORWARD_DYNAMICS: lambda s, q, v, x: s.forward_dynamics(q, v, x),
     cc.MASS_MATRIX: lambda s, q, v, x: s.mass_matrix(q),
+    cc.MASS_MATRIX_INVERSE: lambda s, q, v, x: s.mass_matrix_inverse(q),
 }
+MATRICES = (cc.MASS_MATRIX, cc.MASS_MATRIX_INVERSE)
 
 
 def _state(system, seed: int = 0):
@@ -46,7 +48,7 @@ VARIANTS = {
 def _direct(system, op, q, v, x):
     """The direct call's answer, or None when it falls through."""
     nv = system.nv
-    return engine(system)._one(op, q, v, x, np.zeros(nv * nv if op == cc.MASS_MATRIX else nv))
+    return engine(system)._one(op, q, v, x, np.zeros(nv * nv if op in MATRICES else nv))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 4])  # every body compiled
@@ -73,7 +75,7 @@ def test_other_inputs_fall_through_without_compiling(op, variant):
     q, v, x = (np.round(a) for a in _state(system))  # numbers every variant holds exactly
     call = cc.exact_evaluate_one(np.float64)
     want = REQUESTS[op](system, q, v, x)
-    for position in range(3 if op != cc.MASS_MATRIX else 1):
+    for position in range(1 if op in MATRICES else 3):
         args = [q, v, x]
         args[position] = VARIANTS[variant](args[position])
         original = [a.copy() if isinstance(a, np.ndarray) else list(a) for a in args]
@@ -100,7 +102,7 @@ def test_batches_complex_states_and_empty_lists_fall_through(op):
 def test_wrong_lengths_raise_the_checked_paths_error(op):
     system = random_rigid_system(2)
     q, v, x = _state(system)
-    for position in range(3 if op != cc.MASS_MATRIX else 1):
+    for position in range(1 if op in MATRICES else 3):
         args = [q, v, x]
         args[position] = np.append(args[position], 0.0)
         assert _direct(system, op, *args) is None
@@ -113,7 +115,7 @@ def test_wrong_lengths_raise_the_checked_paths_error(op):
 def test_non_finite_inputs_raise_the_checked_paths_error(op, bad):
     system = random_rigid_system(1)
     q, v, x = _state(system)
-    for position in range(3 if op != cc.MASS_MATRIX else 1):
+    for position in range(1 if op in MATRICES else 3):
         args = [q.copy(), v.copy(), x.copy()]
         args[position][-1] = bad
         assert _direct(system, op, *args) is None
