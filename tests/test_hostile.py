@@ -700,7 +700,7 @@ def test_a_request_is_linear_in_memory():
     system = planar_chain(40)
     e = engine(system)
     for op, columns in ((cc.FORWARD_DYNAMICS, 1), (cc.INVERSE_DYNAMICS, 1), (cc.MASS_MATRIX_INVERSE, system.nv)):
-        _, _, scratch = cc._workspace(op, e._tables, e._workspace(op, np.dtype(float)))
+        _, _, scratch = cc._workspace(op, e._tables, np.zeros(cc.workspace_size(op, e._tables)))
         z, identity = scratch[-2:]
         assert z.shape[1] == columns and identity.size == (columns ** 2 if columns > 1 else 0)
 

@@ -8,18 +8,24 @@ body types that only have a Python state) and runs the model kernels of
 :mod:`sko.algorithms.compiled.kernels` on the arena's flat data (its first entries are the flat
 model's data buffer). :func:`evaluate_batch` does the same for ``B`` states, parallel over
 chunks of :data:`CHUNK` states with numba's threads (``NUMBA_NUM_THREADS`` sets how many).
-Results are 2-D per state: ``(1, nv)`` for vectors, ``(nv, nv)`` for matrices.
+Results are ``nv`` entries per state for vectors, ``nv × nv`` for matrices.
 
-A call passes few arrays (numba's call overhead grows with each one): the system's integer
-tables packed into one vector by :func:`pack_tables` (a header of sizes, then the body table
-``ints``, the scatter ``order``, the flat ``layout`` and its Riccati offsets ``roff``), the
-constants ``reals``, the state and one *workspace* vector holding the arena and every scratch
-buffer of the request (:func:`workspace_size` entries, carved by :func:`_workspace`; O(N) but
-for ℳ^{-1}, whose passes run on the ``nv`` columns of the identity). A caller keeps a workspace
-per request and scalar type and passes it again: nothing is allocated per call but the result.
+numba's call overhead grows with each argument, and each view carved in a call costs a reference
+count, so a call passes few arrays and carves by offsets computed once. :func:`pack_tables` packs
+the system's integer tables into one vector: a header of sizes, where each table starts and the
+offsets of every workspace buffer of each request, then the body table ``ints``, the scatter
+``order``, the flat ``layout`` and its Riccati offsets ``roff``. A *workspace* holds the arena and
+every scratch buffer of a request (:func:`workspace_size` entries, carved by :func:`_workspace`;
+O(N) but for ℳ^{-1}, whose passes run on the ``nv`` columns of the identity). A *request vector*
+(:func:`request_vector`) holds all a one-state call needs but the state: the request, the tables,
+the constants ``reals`` and the workspace, in the scalar type of the state. A caller keeps one per
+request and scalar type and passes it again with the state and a zeroed result: nothing is
+allocated per call. :func:`exact_evaluate_one` gives :func:`evaluate_one` for arguments of one
+type only, which refuses any other at once.
 
-``status`` (the second result) is ``-1``, or ``k`` for a state a joint of body ``k`` rejects (a
-zero quaternion), or ``N + k`` when ``D(k)`` is not positive definite.
+``status`` is ``-1``, or ``k`` for a state a joint of body ``k`` rejects (a zero quaternion), or
+``N + k`` when ``D(k)`` is not positive definite; for one state also ``-2`` when an input is not
+finite, ``-3`` when the result is not, ``-4`` when a shape does not fit the system.
 
 The state kernels are those of :func:`sko.bodies.compiled_state.library_state` (rigid bodies,
 rotor links, flexible bodies, clusters of coupled rigid bodies). numba's on-disk cache of this
@@ -30,85 +36,118 @@ changes.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import from_dtype, njit, prange, types
+from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic
+from numba.np.arrayobj import make_array, populate_array
 
 from sko.algorithms.compiled import kernels as K
 from sko.algorithms.compiled.borrow import borrowed
 from sko.algorithms.compiled.flat import BODY, HDIM, NDIM, WIDTH
 from sko.bodies.compiled_state import COLUMNS, library_state
 
-__all__ = ["INVERSE_DYNAMICS", "FORWARD_DYNAMICS", "MASS_MATRIX", "MASS_MATRIX_INVERSE", "CHUNK", "pack_tables",
-           "workspace_size", "evaluate_one", "evaluate_batch"]
+__all__ = ["INVERSE_DYNAMICS", "FORWARD_DYNAMICS", "MASS_MATRIX", "MASS_MATRIX_INVERSE", "CHUNK", "NoMatch",
+           "pack_tables", "workspace_size", "request_vector", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
 
 INVERSE_DYNAMICS, FORWARD_DYNAMICS, MASS_MATRIX, MASS_MATRIX_INVERSE = range(4)
 CHUNK = 16  #: states per task of a parallel batch
 
+#: header of the packed tables: bodies N, nv, Σ m_k, max m_k, max n_k, Riccati buffer, arena size,
+#: nq, where the tables ints, order, layout and roff start; then the workspace offsets
+BODIES, NV, NS, MM, NN, RSIZE, ARENA, NQ, INTS, ORDER, LAYOUT, ROFF = range(12)
+PARTS = 15  #: buffers of a workspace (:func:`_sizes`)
+OFFSETS = 12  #: where the workspace offsets start: PARTS + 1 per request, the last one its size
+HEADER = OFFSETS + 4 * (PARTS + 1)
 
-#: header of the packed tables: bodies N, nv, Σ m_k, max m_k, max n_k, Riccati buffer, arena size
-HEADER = 7
+#: header of a request vector (int64 words): the request, whether the call fills the arena, the
+#: end of the tables (words), of the constants (float64 entries), the start of the workspace
+#: (entries of the scalar type); the tables follow the header
+REQUEST, FILL, TABLES_END, REALS_END, START = range(5)
+REQUEST_HEADER = 5
+
+
+def _sizes(op: int, nv: int, ns: int, mm: int, nn: int, rsize: int, arena: int) -> tuple:
+    """Entries of each workspace buffer for request ``op``, in the order :func:`_workspace` carves them."""
+    cols = nv if op == MASS_MATRIX_INVERSE else 1
+    block = max(mm * mm, mm * nn)
+    # arena, X_J, S, c, X, t | V α f, T, ℛ, X, Y, r, Riccati scratch (then ε of the AB passes), z, identity
+    return (arena, 36, 36, 6, 36, 64, 3 * ns, nv, arena, block, block, rsize, max(8 * max(mm, nn) ** 2, nn * cols),
+            ns * cols, nv * nv if op == MASS_MATRIX_INVERSE else 0)
 
 
 def pack_tables(ints: np.ndarray, order: np.ndarray, layout: np.ndarray, roff: np.ndarray, rsize: int,
-                arena_size: int) -> np.ndarray:
+                arena_size: int, nq: int) -> np.ndarray:
     """The integer tables of a system in one int64 vector (module docstring)."""
     m, n = layout[:, NDIM], layout[:, HDIM]
-    header = [len(order), n.sum(), m.sum(), max(1, m.max(initial=0)), max(1, n.max(initial=0)), rsize, arena_size]
-    return np.concatenate([np.asarray(header, dtype=np.int64), ints.ravel(), order, layout.ravel(), roff.ravel()])
+    sizes = (len(order), int(n.sum()), int(m.sum()), max(1, int(m.max(initial=0))), max(1, int(n.max(initial=0))),
+             rsize, arena_size, nq)
+    header = np.zeros(HEADER, dtype=np.int64)
+    header[:len(sizes)] = sizes
+    start = HEADER
+    for column, table in ((INTS, ints), (ORDER, order), (LAYOUT, layout), (ROFF, roff)):
+        header[column] = start
+        start += table.size
+    for op in range(4):
+        o = OFFSETS + op * (PARTS + 1)
+        header[o + 1: o + PARTS + 1] = np.cumsum(_sizes(op, *sizes[1:7]))
+    return np.concatenate([header, ints.ravel(), order, layout.ravel(), roff.ravel()]).astype(np.int64)
+
+
+@intrinsic
+def _matrix(typingctx, a, start, rows, cols):
+    """``a[start: start + rows·cols]`` as a C-ordered ``rows × cols`` view of the 1-D C-ordered
+    ``a``, which holds those entries (the packed offsets guarantee it): numba's ``reshape`` checks
+    the new shape in a helper call, a cost per view that a call carving many adds up."""
+    if not (isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C"):
+        return None
+    view_type = a.copy(ndim=2, layout="C")
+
+    def codegen(context, builder, sig, args):
+        source = make_array(sig.args[0])(context, builder, args[0])
+        first, r, c = (context.cast(builder, v, t, types.intp) for v, t in zip(args[1:], sig.args[1:]))
+        view = make_array(view_type)(context, builder)
+        populate_array(view, data=builder.gep(source.data, [first]), shape=cgutils.pack_array(builder, [r, c]),
+                       strides=cgutils.pack_array(builder, [builder.mul(c, source.itemsize), source.itemsize]),
+                       itemsize=source.itemsize, meminfo=source.meminfo, parent=source.parent)
+        return impl_ret_borrowed(context, builder, view_type, view._getvalue())
+
+    return view_type(a, start, rows, cols), codegen
 
 
 @njit(cache=True)
 def _tables(tables):
     """``(ints, order, layout, roff)`` as views of the packed tables."""
-    N = tables[0]
-    o = HEADER + N * COLUMNS
-    ints = tables[HEADER: o].reshape((N, COLUMNS))
-    order = tables[o: o + N]
-    layout = tables[o + N: o + N + N * WIDTH].reshape((N, WIDTH))
-    o += N + N * WIDTH
-    return ints, order, layout, tables[o: o + 6 * N].reshape((N, 6))
-
-
-@njit(cache=True)
-def _sizes(op, tables):
-    """Entries of each workspace buffer for request ``op``, in the order :func:`_workspace` carves them."""
-    nv, ns, mm, nn, rsize, L = tables[1], tables[2], tables[3], tables[4], tables[5], tables[6]
-    cols = nv if op == MASS_MATRIX_INVERSE else 1
-    block = max(mm * mm, mm * nn)
-    # arena, X_J, S, c, X, t | V α f, T, ℛ, X, Y, r, Riccati scratch (then ε of the AB passes), z, identity
-    return (L, 36, 36, 6, 36, 64, 3 * ns, nv, L, block, block, rsize, max(8 * max(mm, nn) ** 2, nn * cols), ns * cols,
-            nv * nv if op == MASS_MATRIX_INVERSE else 0)
+    N, o = tables[BODIES], tables[ORDER]
+    return (_matrix(tables, tables[INTS], N, COLUMNS), tables[o: o + N], _matrix(tables, tables[LAYOUT], N, WIDTH),
+            _matrix(tables, tables[ROFF], N, 6))
 
 
 @njit(cache=True)
 def workspace_size(op, tables) -> int:
     """Length of the workspace of request ``op`` (module docstring)."""
-    total = 0
-    for size in _sizes(op, tables):
-        total += size
-    return total
+    return tables[OFFSETS + op * (PARTS + 1) + PARTS]
 
 
 @njit(cache=True)
 def _workspace(op, tables, buf):
     """``(arena, state kernels' work, model kernels' scratch)`` as views of the workspace ``buf``."""
-    nv, ns = tables[1], tables[2]
+    nv, ns = tables[NV], tables[NS]
     cols = nv if op == MASS_MATRIX_INVERSE else 1
-    sizes = _sizes(op, tables)
-    o = np.zeros(len(sizes) + 1, dtype=np.int64)
-    for i, size in enumerate(sizes):
-        o[i + 1] = o[i] + size
-    work = (buf[o[1]: o[2]].reshape((6, 6)), buf[o[2]: o[3]].reshape((6, 6)), buf[o[3]: o[4]],
-            buf[o[4]: o[5]].reshape((6, 6)), buf[o[5]: o[6]])
-    eye = buf[o[14]: o[15]].reshape((nv, nv) if op == MASS_MATRIX_INVERSE else (0, 0))
-    scratch = (buf[o[6]: o[7]].reshape((3, ns)), buf[o[7]: o[8]], buf[o[8]: o[9]], buf[o[9]: o[10]],
-               buf[o[10]: o[11]], buf[o[11]: o[12]], buf[o[12]: o[13]], buf[o[13]: o[14]].reshape((ns, cols)), eye)
+    o = tables[OFFSETS + op * (PARTS + 1): OFFSETS + (op + 1) * (PARTS + 1)]
+    work = (_matrix(buf, o[1], 6, 6), _matrix(buf, o[2], 6, 6), buf[o[3]: o[4]], _matrix(buf, o[4], 6, 6),
+            buf[o[5]: o[6]])
+    k = nv if op == MASS_MATRIX_INVERSE else 0
+    scratch = (_matrix(buf, o[6], 3, ns), buf[o[7]: o[8]], buf[o[8]: o[9]], buf[o[9]: o[10]], buf[o[10]: o[11]],
+               buf[o[11]: o[12]], buf[o[12]: o[13]], _matrix(buf, o[13], ns, cols), _matrix(buf, o[14], k, k))
     return buf[0: o[1]], work, scratch
 
 
 @njit(cache=True, inline="always")
 def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, out) -> int:
-    """One state: fill the arena ``a`` (when ``fill``) and answer request ``op`` into ``out``
-    with the model kernels of :mod:`sko.algorithms.compiled.kernels` on the arena's flat data."""
+    """One state: fill the arena ``a`` (when ``fill``) and answer request ``op`` into the zeroed
+    ``out`` (1-D) with the model kernels of :mod:`sko.algorithms.compiled.kernels` on the arena's
+    flat data."""
     if fill:
         for k in order:
             if not library_state(ints, reals, k, q, qd, a, work):
@@ -118,24 +157,24 @@ def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, o
     if op == INVERSE_DYNAMICS:
         nodes[:] = 0
         T[:] = 0
-        K.newton_euler(layout, a, x if x.shape[0] == nv else T, T, nodes, out[0], False)
+        K.newton_euler(layout, a, x if x.shape[0] == nv else T, T, nodes, out, False)
         return -1
     if op == MASS_MATRIX:
         K.composite_inertias(layout, a, R, X)
-        K.mass_matrix(layout, a, R, out, X, Y)
+        K.mass_matrix(layout, a, R, _matrix(out, 0, nv, nv), X, Y)
         return -1
     bad, _ = K.riccati(layout, a, roff, r, rs, False)
     if bad >= 0:
         return ints.shape[0] + layout[bad, BODY]
     z[:, :] = 0
     if op == FORWARD_DYNAMICS:
-        K.articulated_body(layout, a, roff, r, x.reshape((nv, 1)), True, z, out.T, rs)
+        K.articulated_body(layout, a, roff, r, _matrix(x, 0, nv, 1), True, z, _matrix(out, 0, nv, 1), rs)
         return -1
     # ℳ^{-1}: the articulated passes with a = b = 0 on the columns of the identity (symmetric)
     eye[:, :] = 0
     for i in range(nv):
         eye[i, i] = 1
-    K.articulated_body(layout, a, roff, r, eye, False, z, out, rs)
+    K.articulated_body(layout, a, roff, r, eye, False, z, _matrix(out, 0, nv, nv), rs)
     return -1
 
 
@@ -147,25 +186,79 @@ def _finite(x) -> bool:
     return True
 
 
+def request_vector(op: int, tables: np.ndarray, reals: np.ndarray, dtype, arena: np.ndarray | None = None
+                   ) -> np.ndarray:
+    """The request vector of request ``op`` (module docstring) in ``dtype`` (float64 or
+    complex128); with ``arena`` (a filled arena) the call does not fill it."""
+    dtype = np.dtype(dtype)
+    tables_end = REQUEST_HEADER + len(tables)
+    reals_end = tables_end + len(reals)
+    start = -(-reals_end * 8 // dtype.itemsize)
+    w = np.zeros(start + workspace_size(op, tables), dtype=dtype)
+    words = w.view(np.int64)
+    words[:REQUEST_HEADER] = op, arena is None, tables_end, reals_end, start
+    words[REQUEST_HEADER: tables_end] = tables
+    w.view(np.float64)[tables_end: reals_end] = reals
+    if arena is not None:
+        w[start: start + len(arena)] = arena
+    return w
+
+
 @njit(cache=True)
-def evaluate_one(op, tables, reals, q, qd, x, buf, fill):
-    """Request ``op`` at one state (module docstring) with the workspace ``buf`` (its arena is
-    filled here when ``fill``, else the caller filled it). Returns ``(result, status)``; status
-    ``-2`` when an input is not finite (nothing is computed: the caller reports it as the
-    reference path does), ``-3`` when the result is not (an overflow: the caller takes the
-    checked path, which reports it)."""
-    tables, reals, buf = borrowed(tables), borrowed(reals), borrowed(buf)
-    q, qd, x = borrowed(q), borrowed(qd), borrowed(x)
-    ints, order, layout, roff = _tables(tables)
-    nv = tables[1]
-    out = np.zeros((1 if op <= FORWARD_DYNAMICS else nv, nv), dtype=buf.dtype)
+def evaluate_one(w, q, qd, x, out) -> int:
+    """The request of the request vector ``w`` at one state into ``out``, zeroed, of ``nv`` (a
+    vector) or ``nv²`` (a matrix, row-major) entries; ``x`` of ``nv`` entries (or none but for
+    forward dynamics). Returns the status (module docstring): nothing is computed for ``-2`` or
+    ``-4`` (the caller reports it as the reference path does); ``-3`` is an overflow (the caller
+    takes the checked path, which reports it)."""
+    w, q, qd, x, out = borrowed(w), borrowed(q), borrowed(qd), borrowed(x), borrowed(out)
+    words = w.view(np.int64)
+    op, tables_end = words[REQUEST], words[TABLES_END]
+    tables = words[REQUEST_HEADER: tables_end]
+    nv = tables[NV]
+    if (q.shape[0] != tables[NQ] or qd.shape[0] != nv or out.shape[0] != (1 if op <= FORWARD_DYNAMICS else nv) * nv
+            or x.shape[0] != nv and (op == FORWARD_DYNAMICS or x.shape[0] != 0)):
+        return -4
     if not (_finite(q) and _finite(qd) and _finite(x)):
-        return out, -2
-    a, work, s = _workspace(op, tables, buf)
-    status = _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, borrowed(out))
-    if status == -1 and not _finite(out.ravel()):
+        return -2
+    ints, order, layout, roff = _tables(tables)
+    a, work, s = _workspace(op, tables, w[words[START]:])
+    status = _request(op, ints, w.view(np.float64)[tables_end: words[REALS_END]], order, layout, roff, q, qd, x, a,
+                      words[FILL] != 0, work, s, out)
+    if status == -1 and not _finite(out):
         status = -3
-    return out, status
+    return status
+
+
+class NoMatch(TypeError):
+    """Arguments of another type than the one an :func:`exact_evaluate_one` is compiled for."""
+
+
+def _no_conversion(*args, **kwargs) -> bool:
+    return False
+
+
+def _no_match(*args, **kwargs):
+    raise NoMatch("arguments of another type than the call is compiled for")
+
+
+_EXACT: dict = {}
+
+
+def exact_evaluate_one(dtype):
+    """:func:`evaluate_one` for 1-D C-ordered writeable aligned arrays of ``dtype`` only (compiled
+    or loaded from numba's cache on first use). Any other argument, including a read-only or
+    strided array or a list, raises :class:`NoMatch` at once: numba's dispatcher checks the types
+    it must check anyway, and neither compiles for the new types nor searches for conversions
+    (which would cost a hundred microseconds for the caller's fallback)."""
+    dtype = np.dtype(dtype)
+    call = _EXACT.get(dtype.char)
+    if call is None:
+        array = types.Array(from_dtype(dtype), 1, "C")
+        call = njit((array,) * 5, cache=True)(evaluate_one.py_func)
+        call._search_new_conversions, call._explain_matching_error = _no_conversion, _no_match
+        _EXACT[dtype.char] = call
+    return call
 
 
 @njit(cache=True)
@@ -176,13 +269,13 @@ def evaluate_batch(op, tables, reals, Q, QD, X, A, fill):
     tables, reals, A = borrowed(tables), borrowed(reals), borrowed(A)
     Q, QD, X = borrowed(Q), borrowed(QD), borrowed(X)
     ints, order, layout, roff = _tables(tables)
-    B, nv, L = Q.shape[0], tables[1], tables[6]
-    out = np.zeros((B, 1 if op <= FORWARD_DYNAMICS else nv, nv), dtype=A.dtype)
+    B, nv = Q.shape[0], tables[NV]
+    rows = 1 if op <= FORWARD_DYNAMICS else nv
+    out = np.zeros((B, rows * nv), dtype=A.dtype)
     status = np.full(B, -1, dtype=np.int64)
-    chunks = (B + CHUNK - 1) // CHUNK
-    buffers = np.zeros((chunks, workspace_size(op, tables)), dtype=A.dtype)
+    buffers = np.zeros(((B + CHUNK - 1) // CHUNK, workspace_size(op, tables)), dtype=A.dtype)
     _chunks(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buffers, out, status)
-    return out, status
+    return out.reshape((B, rows, nv)), status
 
 
 @njit(cache=True, parallel=True)

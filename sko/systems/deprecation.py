@@ -28,7 +28,9 @@ def renamed_keywords(**renames: str) -> Callable:
     def decorate(method):
         @functools.wraps(method)
         def wrapper(*args, **kwargs):
-            for old, new in renames.items() if kwargs else ():
+            if not kwargs:  # the common call: no keyword to rename, no empty mapping to unpack
+                return method(*args)
+            for old, new in renames.items():
                 if old in kwargs:
                     if new in kwargs:
                         raise TypeError(f"{method.__name__}() got both {old}= (deprecated) and {new}=")

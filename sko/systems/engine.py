@@ -62,20 +62,21 @@ class Engine:
         except (TypeError, ValueError):  # sympy gravity or inertias
             return
         _, rsize = riccati_layout(L.flat.layout)
-        self._tables = cc.pack_tables(L.ints, L.order, L.flat.layout, L.riccati_offsets, rsize, L.size)
+        self._tables = cc.pack_tables(L.ints, L.order, L.flat.layout, L.riccati_offsets, rsize, L.size, self.nq)
         self._reals = L.reals
-        self._workspaces = {t.char: [None] * 4 for t in _FAST}  # by scalar type, then request
+        self._requests = {t.char: [None] * 4 for t in _FAST}  # by scalar type, then request
+        self._exact = None  # cc.exact_evaluate_one(float64), on the first direct call
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         self._direct = L.all_compiled and not L._hinge_forces
-        self._qshape, self._vshape = (self.nq,), (self.nv,)
         self._zeros, self._empty = np.zeros(self.nv), np.zeros(0)
+        self._square = (self.nv, self.nv)
 
-    def _workspace(self, op: int, dtype) -> np.ndarray:
-        """The workspace of request ``op`` in ``dtype`` (:mod:`sko.systems.compiled`), made on first
-        use and reused: compiled calls hold the GIL, so one call at a time writes it."""
-        w = self._workspaces[dtype.char][op]
+    def _request_vector(self, op: int, dtype) -> np.ndarray:
+        """The request vector of request ``op`` in ``dtype`` (:mod:`sko.systems.compiled`), made on
+        first use and reused: compiled calls hold the GIL, so one call at a time writes its workspace."""
+        w = self._requests[dtype.char][op]
         if w is None:
-            w = self._workspaces[dtype.char][op] = np.zeros(cc.workspace_size(op, self._tables), dtype=dtype)
+            w = self._requests[dtype.char][op] = cc.request_vector(op, self._tables, self._reals, dtype)
         return w
 
     # ------------------------------------------------------------------ input checks
@@ -119,19 +120,25 @@ class Engine:
         return (*out, batched)
 
     # ------------------------------------------------------------------ requests
-    def _one(self, op: int, q, v, x, xsize: int):
-        """The common call answered with no Python-side checks beyond types and shapes: 1-D
-        C-ordered writeable float64 arrays, no external forces, every body compiled. None when it
-        does not apply, or when an input or the result is not finite (the full path then checks
-        and reports it)."""
-        if not (self._direct and _plain(q, self._qshape) and (v is None or _plain(v, self._vshape))
-                and (x is None or _plain(x, (xsize,))) and get_backend() == "compiled"):
+    def _one(self, op: int, q, v, x, out: np.ndarray):
+        """The common call, answered into ``out`` (zeroed, 1-D) with no Python-side checks: 1-D
+        C-ordered writeable float64 arrays (numba's dispatcher checks the types, the call the
+        shapes), no external forces, every body compiled. None when it does not apply, or when a
+        shape does not fit or an input or the result is not finite (the full path then checks and
+        reports it)."""
+        if not self._direct or get_backend() != "compiled":
             return None
-        out, status = cc.evaluate_one(op, self._tables, self._reals, q, self._zeros if v is None else v,
-                                      self._empty if x is None else x, self._workspace(op, _F8), True)
-        if status != -1:  # the checked path reports it
-            return None
-        return out
+        call = self._exact
+        if call is None:
+            call = self._exact = cc.exact_evaluate_one(_F8)
+        w = self._requests["d"][op]
+        if w is None:
+            w = self._request_vector(op, _F8)
+        try:
+            status = call(w, q, self._zeros if v is None else v, self._empty if x is None else x, out)
+        except (TypeError, ValueError):  # numba's dispatcher refuses the types (cc.NoMatch) or cannot
+            return None  # type them at all (an empty list)
+        return out if status == -1 else None  # else the checked path reports it
 
     def _request(self, op: int, Q, QD, X, forces: Mapping | None, batched: bool, call: tuple):
         """Request ``op`` for the checked states; ``call`` is ``(method, args, kwargs)`` of the
@@ -139,20 +146,21 @@ class Engine:
         L = self.layout
         tables, reals = self._tables, self._reals
         forces = self.system.external_forces(forces)
+        rows = 1 if op <= cc.FORWARD_DYNAMICS else self.nv
         if L.all_compiled and not forces and Q.shape[0] == 1:
-            out, status = cc.evaluate_one(op, tables, reals, Q[0], QD[0], X[0], self._workspace(op, Q.dtype), True)
+            out = np.zeros((1, rows, self.nv), dtype=Q.dtype)
+            status = cc.evaluate_one(self._request_vector(op, Q.dtype), Q[0], QD[0], X[0], out.reshape(-1))
             self._check(status, Q, 0, batched, call)
-            return out[None]
+            return out
         if L.all_compiled and not forces:
             out, status = cc.evaluate_batch(op, tables, reals, Q, QD, X, np.empty((1, 0), dtype=Q.dtype), True)
         else:
             A = L.fill(Q, QD, batched)
             self._apply_forces(A, forces)
             if Q.shape[0] == 1:
-                buf = np.zeros(cc.workspace_size(op, tables), dtype=Q.dtype)  # not the shared one:
-                buf[:L.size] = A[0]  # another thread may run between this copy and the call
-                out, status = cc.evaluate_one(op, tables, reals, Q[0], QD[0], X[0], buf, False)
-                out, status = out[None], np.array([status])
+                w = cc.request_vector(op, tables, reals, Q.dtype, A[0])  # not the shared one: another
+                out = np.zeros((1, rows, self.nv), dtype=Q.dtype)  # thread may run between the fill and the call
+                status = np.array([cc.evaluate_one(w, Q[0], QD[0], X[0], out.reshape(-1))])
             else:
                 out, status = cc.evaluate_batch(op, tables, reals, Q, QD, X, A, False)
         bad = np.flatnonzero(status >= 0)
@@ -249,8 +257,8 @@ class Engine:
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, q, qd, qdd, external_forces=None):
         """``T = ℳ θ̈ + 𝒞`` (``qdd`` None: the bias forces ``𝒞``)."""
-        if not external_forces and (out := self._one(cc.INVERSE_DYNAMICS, q, qd, qdd, self.nv)) is not None:
-            return out[0]
+        if not external_forces and (out := self._one(cc.INVERSE_DYNAMICS, q, qd, qdd, np.zeros(self.nv))) is not None:
+            return out
         method, args = self.system.inverse_dynamics, {"q": q, "v": qd, "qdd": qdd}
         inputs = self._inputs(q, qd, qdd, "qdd")
         if inputs is None:
@@ -265,8 +273,9 @@ class Engine:
 
     def forward_dynamics(self, q, qd, tau=None, external_forces=None):
         """``θ̈ = ℳ^{-1}(T − 𝒞)``."""
-        if tau is not None and not external_forces and (out := self._one(cc.FORWARD_DYNAMICS, q, qd, tau, self.nv)) is not None:
-            return out[0]
+        if (tau is not None and not external_forces
+                and (out := self._one(cc.FORWARD_DYNAMICS, q, qd, tau, np.zeros(self.nv))) is not None):
+            return out
         method, args = self.system.forward_dynamics, {"q": q, "v": qd, "tau": tau}
         inputs = self._inputs(q, qd, tau, "tau")
         if inputs is None:
@@ -283,7 +292,8 @@ class Engine:
 
     def mass_matrix(self, q):
         """``ℳ(q)``."""
-        if (out := self._one(cc.MASS_MATRIX, q, None, None, 0)) is not None:
+        if (out := self._one(cc.MASS_MATRIX, q, None, None, np.zeros(self.nv * self.nv))) is not None:
+            out.shape = self._square  # in place: cheaper than a reshaped view
             return out
         inputs = self._inputs(q, None)
         if inputs is None:
@@ -294,6 +304,9 @@ class Engine:
 
     def mass_matrix_inverse(self, q):
         """``ℳ^{-1}(q)`` by the articulated-body passes (no dense inversion)."""
+        if (out := self._one(cc.MASS_MATRIX_INVERSE, q, None, None, np.zeros(self.nv * self.nv))) is not None:
+            out.shape = self._square
+            return out
         method = self.system.mass_matrix_inverse
         inputs = self._inputs(q, None)
         if inputs is None:
@@ -375,14 +388,6 @@ class Engine:
                 out += self.layout.potential_energies(A)
         out = out if A.dtype.kind == "c" else out.real
         return self._settled(out, batched, method, args)
-
-
-def _plain(x, shape: tuple) -> bool:
-    """Whether ``x`` is what the direct call is compiled for: a C-ordered writeable float64 array."""
-    if type(x) is not np.ndarray or x.dtype is not _F8 and x.dtype != _F8 or x.shape != shape:
-        return False
-    flags = x.flags
-    return flags.c_contiguous and flags.writeable
 
 
 def _same_batch(Q: np.ndarray, x: np.ndarray, name: str) -> None:

@@ -24,7 +24,7 @@ def _chain(n: int):
 
 def _scratch_entries(op: int, n: int) -> int:
     e = engine(_chain(n))
-    arena, work, scratch = cc._workspace(op, e._tables, e._workspace(op, np.dtype(np.float64)))
+    arena, work, scratch = cc._workspace(op, e._tables, np.zeros(cc.workspace_size(op, e._tables)))
     total = arena.size + sum(x.size for x in (*work, *scratch))
     assert total == cc.workspace_size(op, e._tables)  # the views cover the workspace
     return total

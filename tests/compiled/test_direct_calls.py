@@ -1,0 +1,164 @@
+"""The direct one-state call of the compiled path (1-D C-ordered writeable float64 arrays, every
+body compiled, no external forces): it answers exactly what the checked path answers; any other
+input (read-only, strided, integer, complex, batched, a list, a wrong length, a non-finite
+number) falls through to the checked path, with its result or its error, and never makes numba
+compile for the new types."""
+
+import numpy as np
+import pytest
+
+import sko.algorithms as alg
+from sko.graphs.errors import DimensionError, NonFiniteError
+from sko.systems import compiled as cc
+from sko.systems.engine import engine
+from tests.rigid.random_systems import random_rigid_system
+
+REQUESTS = {
+    cc.INVERSE_DYNAMICS: lambda s, q, v, x: s.inverse_dynamics(q, v, x),
+    cc.FORWARD_DYNAMICS: lambda s, q, v, x: s.forward_dynamics(q, v, x),
+    cc.MASS_MATRIX: lambda s, q, v, x: s.mass_matrix(q),
+    cc.MASS_MATRIX_INVERSE: lambda s, q, v, x: s.mass_matrix_inverse(q),
+}
+MATRICES = (cc.MASS_MATRIX, cc.MASS_MATRIX_INVERSE)
+
+
+def _state(system, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    q = system.random_configuration(rng)
+    v, x = rng.normal(size=(2, system.nv))
+    return q, v, x
+
+
+def _read_only(x):
+    x = x.copy()
+    x.flags.writeable = False
+    return x
+
+
+VARIANTS = {
+    "read-only": _read_only,
+    "strided": lambda x: np.repeat(x, 2)[::2],
+    "list": lambda x: list(x),
+    "float32": lambda x: x.astype(np.float32),
+    "integer": lambda x: x.astype(np.int64),
+    "big-endian": lambda x: x.astype(">f8"),
+}
+
+
+def _direct(system, op, q, v, x):
+    """The direct call's answer, or None when it falls through."""
+    nv = system.nv
+    return engine(system)._one(op, q, v, x, np.zeros(nv * nv if op in MATRICES else nv))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4])  # every body compiled
+@pytest.mark.parametrize("op", sorted(REQUESTS))
+def test_the_direct_call_answers_as_the_checked_path(op, seed):
+    system = random_rigid_system(seed)
+    assert engine(system)._direct
+    q, v, x = _state(system, seed)
+    got = _direct(system, op, q, v, x)
+    assert got is not None  # plain arrays take the direct call
+    want = REQUESTS[op](system, q[None], v[None], x[None])[0]  # a batch of one: the checked path
+    np.testing.assert_array_equal(got.reshape(want.shape), want)
+    np.testing.assert_array_equal(REQUESTS[op](system, q, v, x), want)
+    with alg.use_backend("reference"):
+        assert _direct(system, op, q, v, x) is None
+        ref = REQUESTS[op](system, q, v, x)
+    np.testing.assert_allclose(want, ref, rtol=0, atol=1e-9 * (1 + np.abs(ref).max()))
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("op", sorted(REQUESTS))
+def test_other_inputs_fall_through_without_compiling(op, variant):
+    system = random_rigid_system(4)
+    q, v, x = (np.round(a) for a in _state(system))  # numbers every variant holds exactly
+    call = cc.exact_evaluate_one(np.float64)
+    want = REQUESTS[op](system, q, v, x)
+    for position in range(1 if op in MATRICES else 3):
+        args = [q, v, x]
+        args[position] = VARIANTS[variant](args[position])
+        original = [a.copy() if isinstance(a, np.ndarray) else list(a) for a in args]
+        assert _direct(system, op, *args) is None
+        scale = 1 + np.abs(want).max()  # a big-endian array takes the reference path: rounding apart
+        np.testing.assert_allclose(REQUESTS[op](system, *args), want, rtol=0, atol=1e-12 * scale)
+        for a, b in zip(args, original):  # inputs are never mutated
+            np.testing.assert_array_equal(a, b)
+    assert len(call.overloads) == 1
+
+
+@pytest.mark.parametrize("op", sorted(REQUESTS))
+def test_batches_complex_states_and_empty_lists_fall_through(op):
+    system = random_rigid_system(4)
+    q, v, x = _state(system)
+    assert _direct(system, op, q[None], v[None], x[None]) is None
+    assert _direct(system, op, q + 0j, v, x) is None
+    assert _direct(system, op, [], v, x) is None
+    with pytest.raises(DimensionError):
+        REQUESTS[op](system, [], v, x)
+
+
+@pytest.mark.parametrize("op", sorted(REQUESTS))
+def test_wrong_lengths_raise_the_checked_paths_error(op):
+    system = random_rigid_system(2)
+    q, v, x = _state(system)
+    for position in range(1 if op in MATRICES else 3):
+        args = [q, v, x]
+        args[position] = np.append(args[position], 0.0)
+        assert _direct(system, op, *args) is None
+        with pytest.raises(DimensionError):
+            REQUESTS[op](system, *args)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("op", sorted(REQUESTS))
+def test_non_finite_inputs_raise_the_checked_paths_error(op, bad):
+    system = random_rigid_system(1)
+    q, v, x = _state(system)
+    for position in range(1 if op in MATRICES else 3):
+        args = [q.copy(), v.copy(), x.copy()]
+        args[position][-1] = bad
+        assert _direct(system, op, *args) is None
+        with pytest.raises(NonFiniteError):
+            REQUESTS[op](system, *args)
+
+
+def test_an_overflow_takes_the_checked_path():
+    system = random_rigid_system(2)
+    q, v, x = _state(system)
+    huge = np.full(system.nv, 1e308)
+    assert _direct(system, cc.FORWARD_DYNAMICS, q, v, huge) is None
+    with pytest.raises(NonFiniteError):
+        system.forward_dynamics(q, v, huge)
+
+
+def test_a_result_is_fresh_and_a_call_keeps_no_state():
+    """Each call returns a new array (the workspace is reused, the result never), and a call
+    after an overflowing or rejected one answers as before."""
+    system = random_rigid_system(1)
+    q, v, x = _state(system)
+    first = system.forward_dynamics(q, v, x)
+    again = system.forward_dynamics(q, v, x)
+    assert first is not again and not np.shares_memory(first, again)
+    with pytest.raises(NonFiniteError):
+        system.forward_dynamics(q, v, np.full(system.nv, 1e308))
+    np.testing.assert_array_equal(system.forward_dynamics(q, v, x), first)
+    M = system.mass_matrix(q)
+    assert M.shape == (system.nv, system.nv) and M.flags.c_contiguous and M.flags.writeable
+
+
+def test_request_vectors_keep_tables_constants_and_workspace_apart():
+    """The integer tables ride in a float64 or complex128 vector bit for bit (negative parents
+    are NaN patterns as floats), the constants after them, the workspace last."""
+    system = random_rigid_system(0)
+    e = engine(system)
+    for dtype in (np.float64, np.complex128):
+        for op in range(4):
+            w = cc.request_vector(op, e._tables, e._reals, dtype)
+            words = w.view(np.int64)
+            end, reals_end, start = words[cc.TABLES_END], words[cc.REALS_END], words[cc.START]
+            assert words[cc.REQUEST] == op and words[cc.FILL] == 1
+            np.testing.assert_array_equal(words[cc.REQUEST_HEADER: end], e._tables)
+            np.testing.assert_array_equal(w.view(np.float64)[end: reals_end], e._reals)
+            assert start * w.itemsize >= reals_end * 8
+            assert w.size - start == cc.workspace_size(op, e._tables)
