@@ -143,7 +143,7 @@ def newton_euler(model, qdd, qd, a, b, dtype, with_V: bool):
 
 def _composite(cm: CompiledModel, dtype) -> np.ndarray:
     R = np.zeros(cm.flat.size, dtype=dtype)
-    m = max(1, int(cm.layout[:, NDIM].max(initial=0)))
+    m = K._max_dims(cm.layout)[0]
     K.composite_inertias(cm.layout, cm.data(dtype), R, np.zeros(m * m, dtype=dtype))
     return R
 
@@ -163,7 +163,8 @@ def mass_matrix(model, dtype) -> np.ndarray:
     cm = compiled_model(model)
     R = _composite(cm, dtype)
     out = np.zeros((model.dof_size, model.dof_size), dtype=dtype)
-    size = max(1, int(cm.layout[:, NDIM].max(initial=0))) * max(1, int(cm.layout[:, HDIM].max(initial=0)))
+    mx, nx = K._max_dims(cm.layout)
+    size = mx * nx
     K.mass_matrix(cm.layout, cm.data(dtype), R, out, np.zeros(size, dtype=dtype), np.zeros(size, dtype=dtype))
     return out
 
@@ -191,7 +192,7 @@ def articulated_body(ab, T: np.ndarray, a, b, dtype) -> np.ndarray:
     z = np.zeros((cm.flat.node_size, T2.shape[1]), dtype=dtype)
     out = np.zeros(T2.shape, dtype=dtype)
     with_ab = a is not None or b is not None
-    eps = np.zeros(max(1, int(cm.layout[:, HDIM].max(initial=0))) * T2.shape[1], dtype=dtype)
+    eps = np.zeros(K._max_dims(cm.layout)[1] * T2.shape[1], dtype=dtype)  # ε(k) of Algorithm 6.1
     K.articulated_body(cm.layout, cm.data_with(dtype, a, b), cm.roff, riccati_buffer(ab, dtype),
                        np.ascontiguousarray(T2), with_ab, z, out, eps)
     return out.reshape(T.shape)
