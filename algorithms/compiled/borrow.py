@@ -12,14 +12,19 @@ nothing. It is safe exactly when the array's owner outlives every use of the vie
 borrow only their *arguments*, which the caller holds for the whole call; a kernel never
 borrows an array it allocates (numba may free a local as soon as its last use has passed), and
 a borrowed view is never returned or stored.
+
+:func:`matrix_view` carves a 2-D view out of a 1-D buffer by offset, without the shape check
+numba's ``reshape`` makes in a helper call (a cost per view that a call carving many adds up).
 """
 
 from __future__ import annotations
 
+from numba.core import cgutils, types
+from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
-from numba.np.arrayobj import populate_array
+from numba.np.arrayobj import make_array, populate_array
 
-__all__ = ["borrowed"]
+__all__ = ["borrowed", "matrix_view"]
 
 
 @intrinsic
@@ -35,3 +40,23 @@ def borrowed(typingctx, array):
         return view._getvalue()
 
     return array(array), codegen
+
+
+@intrinsic
+def matrix_view(typingctx, a, start, rows, cols):
+    """``a[start: start + rows·cols]`` as a C-ordered ``rows × cols`` view of the 1-D C-ordered
+    ``a``, which must hold those entries (callers carve by offsets they packed themselves)."""
+    if not (isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C"):
+        return None
+    view_type = a.copy(ndim=2, layout="C")
+
+    def codegen(context, builder, sig, args):
+        source = make_array(sig.args[0])(context, builder, args[0])
+        first, r, c = (context.cast(builder, v, t, types.intp) for v, t in zip(args[1:], sig.args[1:]))
+        view = make_array(view_type)(context, builder)
+        populate_array(view, data=builder.gep(source.data, [first]), shape=cgutils.pack_array(builder, [r, c]),
+                       strides=cgutils.pack_array(builder, [builder.mul(c, source.itemsize), source.itemsize]),
+                       itemsize=source.itemsize, meminfo=source.meminfo, parent=source.parent)
+        return impl_ret_borrowed(context, builder, view_type, view._getvalue())
+
+    return view_type(a, start, rows, cols), codegen

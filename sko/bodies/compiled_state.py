@@ -29,13 +29,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from sko.algorithms.compiled.borrow import borrowed
+from sko.algorithms.compiled.borrow import borrowed, matrix_view
 from sko.bodies.compiled_joints import PYTHON, joint_kinematics_at, pack_joint
 from sko.bodies.contract import CompiledState
 from sko.spatial import plucker_translation
 
-__all__ = ["RIGID", "ROTOR", "FLEXIBLE", "CLUSTER", "COLUMNS", "record_size", "fill_states", "library_state",
-           "pack_rigid", "pack_rotor", "pack_flexible", "pack_cluster"]
+__all__ = ["RIGID", "ROTOR", "FLEXIBLE", "CLUSTER", "COLUMNS", "WORK", "record_size", "fill_states", "library_state",
+           "work_views", "pack_rigid", "pack_rotor", "pack_flexible", "pack_cluster"]
 
 # integer columns of a body's row
 (PARENT, KIND, JOINT, REVERSE, QO, NQ, VO, NV, JNQ, JNV, DIM, IN_ATT, IN_DIM, ATT, W, HB, MB, AO, BO, NV_, POT, RO,
@@ -715,17 +715,17 @@ WORK = 36 + 36 + 6 + 36 + 64  #: scratch entries of the state kernels: X_J, S, c
 
 
 @njit(cache=True, inline="always")
-def _work(buf):
-    """The state kernels' scratch ``(X_J, S, c_J, X, t)`` as views of a :data:`WORK` vector."""
-    return (buf[0:36].reshape((6, 6)), buf[36:72].reshape((6, 6)), buf[72:78], buf[78:114].reshape((6, 6)),
-            buf[114:WORK])
+def work_views(buf, o):
+    """The state kernels' scratch ``(X_J, S, c_J, X, t)`` as views of ``buf[o: o + WORK]``."""
+    return (matrix_view(buf, o, 6, 6), matrix_view(buf, o + 36, 6, 6), buf[o + 72: o + 78],
+            matrix_view(buf, o + 78, 6, 6), buf[o + 114: o + WORK])
 
 
 @njit(cache=True)
 def _fill_serial(ints, reals, bodies, Q, QD, A, status, buffers):
     ints, reals, bodies = borrowed(ints), borrowed(reals), borrowed(bodies)
     Q, QD, A = borrowed(Q), borrowed(QD), borrowed(A)
-    status, work = borrowed(status), _work(borrowed(buffers)[0])
+    status, work = borrowed(status), work_views(borrowed(buffers)[0], 0)
     for s in range(Q.shape[0]):
         status[s] = _fill_one(ints, reals, bodies, Q[s], QD[s], A[s], work)
 
@@ -736,7 +736,7 @@ def _fill_parallel(ints, reals, bodies, Q, QD, A, status, buffers):
     Q, QD, A = borrowed(Q), borrowed(QD), borrowed(A)
     status, buffers = borrowed(status), borrowed(buffers)
     for c in prange(buffers.shape[0]):
-        work = _work(buffers[c])
+        work = work_views(buffers[c], 0)
         for s in range(16 * c, min(Q.shape[0], 16 * c + 16)):
             status[s] = _fill_one(ints, reals, bodies, Q[s], QD[s], A[s], work)
 

@@ -37,15 +37,11 @@ from __future__ import annotations
 
 import numpy as np
 from numba import from_dtype, njit, prange, types
-from numba.core import cgutils
-from numba.core.imputils import impl_ret_borrowed
-from numba.extending import intrinsic
-from numba.np.arrayobj import make_array, populate_array
 
 from sko.algorithms.compiled import kernels as K
-from sko.algorithms.compiled.borrow import borrowed
+from sko.algorithms.compiled.borrow import borrowed, matrix_view
 from sko.algorithms.compiled.flat import BODY, HDIM, NDIM, WIDTH
-from sko.bodies.compiled_state import COLUMNS, library_state
+from sko.bodies.compiled_state import COLUMNS, WORK, library_state, work_views
 
 __all__ = ["INVERSE_DYNAMICS", "FORWARD_DYNAMICS", "MASS_MATRIX", "MASS_MATRIX_INVERSE", "CHUNK", "NoMatch",
            "pack_tables", "workspace_size", "request_vector", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
@@ -56,7 +52,7 @@ CHUNK = 16  #: states per task of a parallel batch
 #: header of the packed tables: bodies N, nv, Σ m_k, max m_k, max n_k, Riccati buffer, arena size,
 #: nq, where the tables ints, order, layout and roff start; then the workspace offsets
 BODIES, NV, NS, MM, NN, RSIZE, ARENA, NQ, INTS, ORDER, LAYOUT, ROFF = range(12)
-PARTS = 15  #: buffers of a workspace (:func:`_sizes`)
+PARTS = 11  #: buffers of a workspace (:func:`_sizes`)
 OFFSETS = 12  #: where the workspace offsets start: PARTS + 1 per request, the last one its size
 HEADER = OFFSETS + 4 * (PARTS + 1)
 
@@ -71,9 +67,9 @@ def _sizes(op: int, nv: int, ns: int, mm: int, nn: int, rsize: int, arena: int) 
     """Entries of each workspace buffer for request ``op``, in the order :func:`_workspace` carves them."""
     cols = nv if op == MASS_MATRIX_INVERSE else 1
     block = max(mm * mm, mm * nn)
-    # arena, X_J, S, c, X, t | V α f, T, ℛ, X, Y, r, Riccati scratch (then ε of the AB passes), z, identity
-    return (arena, 36, 36, 6, 36, 64, 3 * ns, nv, arena, block, block, rsize, max(8 * max(mm, nn) ** 2, nn * cols),
-            ns * cols, nv * nv if op == MASS_MATRIX_INVERSE else 0)
+    # arena, state kernels' work | V α f, T, ℛ, X, Y, r, Riccati scratch (then ε of the AB passes), z, identity
+    return (arena, WORK, 3 * ns, nv, arena, block, block, rsize, max(8 * max(mm, nn) ** 2, nn * cols), ns * cols,
+            nv * nv if op == MASS_MATRIX_INVERSE else 0)
 
 
 def pack_tables(ints: np.ndarray, order: np.ndarray, layout: np.ndarray, roff: np.ndarray, rsize: int,
@@ -94,33 +90,12 @@ def pack_tables(ints: np.ndarray, order: np.ndarray, layout: np.ndarray, roff: n
     return np.concatenate([header, ints.ravel(), order, layout.ravel(), roff.ravel()]).astype(np.int64)
 
 
-@intrinsic
-def _matrix(typingctx, a, start, rows, cols):
-    """``a[start: start + rows·cols]`` as a C-ordered ``rows × cols`` view of the 1-D C-ordered
-    ``a``, which holds those entries (the packed offsets guarantee it): numba's ``reshape`` checks
-    the new shape in a helper call, a cost per view that a call carving many adds up."""
-    if not (isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C"):
-        return None
-    view_type = a.copy(ndim=2, layout="C")
-
-    def codegen(context, builder, sig, args):
-        source = make_array(sig.args[0])(context, builder, args[0])
-        first, r, c = (context.cast(builder, v, t, types.intp) for v, t in zip(args[1:], sig.args[1:]))
-        view = make_array(view_type)(context, builder)
-        populate_array(view, data=builder.gep(source.data, [first]), shape=cgutils.pack_array(builder, [r, c]),
-                       strides=cgutils.pack_array(builder, [builder.mul(c, source.itemsize), source.itemsize]),
-                       itemsize=source.itemsize, meminfo=source.meminfo, parent=source.parent)
-        return impl_ret_borrowed(context, builder, view_type, view._getvalue())
-
-    return view_type(a, start, rows, cols), codegen
-
-
 @njit(cache=True)
 def _tables(tables):
     """``(ints, order, layout, roff)`` as views of the packed tables."""
     N, o = tables[BODIES], tables[ORDER]
-    return (_matrix(tables, tables[INTS], N, COLUMNS), tables[o: o + N], _matrix(tables, tables[LAYOUT], N, WIDTH),
-            _matrix(tables, tables[ROFF], N, 6))
+    return (matrix_view(tables, tables[INTS], N, COLUMNS), tables[o: o + N],
+            matrix_view(tables, tables[LAYOUT], N, WIDTH), matrix_view(tables, tables[ROFF], N, 6))
 
 
 @njit(cache=True)
@@ -135,12 +110,10 @@ def _workspace(op, tables, buf):
     nv, ns = tables[NV], tables[NS]
     cols = nv if op == MASS_MATRIX_INVERSE else 1
     o = tables[OFFSETS + op * (PARTS + 1): OFFSETS + (op + 1) * (PARTS + 1)]
-    work = (_matrix(buf, o[1], 6, 6), _matrix(buf, o[2], 6, 6), buf[o[3]: o[4]], _matrix(buf, o[4], 6, 6),
-            buf[o[5]: o[6]])
     k = nv if op == MASS_MATRIX_INVERSE else 0
-    scratch = (_matrix(buf, o[6], 3, ns), buf[o[7]: o[8]], buf[o[8]: o[9]], buf[o[9]: o[10]], buf[o[10]: o[11]],
-               buf[o[11]: o[12]], buf[o[12]: o[13]], _matrix(buf, o[13], ns, cols), _matrix(buf, o[14], k, k))
-    return buf[0: o[1]], work, scratch
+    scratch = (matrix_view(buf, o[2], 3, ns), buf[o[3]: o[4]], buf[o[4]: o[5]], buf[o[5]: o[6]], buf[o[6]: o[7]],
+               buf[o[7]: o[8]], buf[o[8]: o[9]], matrix_view(buf, o[9], ns, cols), matrix_view(buf, o[10], k, k))
+    return buf[0: o[1]], work_views(buf, o[1]), scratch
 
 
 @njit(cache=True, inline="always")
@@ -161,20 +134,20 @@ def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, o
         return -1
     if op == MASS_MATRIX:
         K.composite_inertias(layout, a, R, X)
-        K.mass_matrix(layout, a, R, _matrix(out, 0, nv, nv), X, Y)
+        K.mass_matrix(layout, a, R, matrix_view(out, 0, nv, nv), X, Y)
         return -1
     bad, _ = K.riccati(layout, a, roff, r, rs, False)
     if bad >= 0:
         return ints.shape[0] + layout[bad, BODY]
     z[:, :] = 0
     if op == FORWARD_DYNAMICS:
-        K.articulated_body(layout, a, roff, r, _matrix(x, 0, nv, 1), True, z, _matrix(out, 0, nv, 1), rs)
+        K.articulated_body(layout, a, roff, r, matrix_view(x, 0, nv, 1), True, z, matrix_view(out, 0, nv, 1), rs)
         return -1
     # ℳ^{-1}: the articulated passes with a = b = 0 on the columns of the identity (symmetric)
     eye[:, :] = 0
     for i in range(nv):
         eye[i, i] = 1
-    K.articulated_body(layout, a, roff, r, eye, False, z, _matrix(out, 0, nv, nv), rs)
+    K.articulated_body(layout, a, roff, r, eye, False, z, matrix_view(out, 0, nv, nv), rs)
     return -1
 
 
