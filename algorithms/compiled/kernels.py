@@ -49,14 +49,20 @@ def riccati_layout(layout: np.ndarray) -> tuple[np.ndarray, int]:
 
 # ----------------------------------------------------------------------------- block helpers
 @njit(cache=True, inline="always")
+def _dot6(A_, b, step, x0, x1, x2, x3, x4, x5):
+    """``Σ_i A_[b + i·step] x_i``: a row (``step`` 1) or a column (``step`` 6) of a row-major 6 × 6
+    block times six numbers held in registers (literal offsets: the compiler unrolls the callers)."""
+    return (A_[b] * x0 + A_[b + step] * x1 + A_[b + 2 * step] * x2 + A_[b + 3 * step] * x3 + A_[b + 4 * step] * x4
+            + A_[b + 5 * step] * x5)
+
+
+@njit(cache=True, inline="always")
 def _mv(A_, ao, rows, cols, x, xo, y, yo):
     """``y[yo:yo+rows] += A x[xo:xo+cols]`` (A row-major at ``ao``; 6 × 6 unrolled)."""
     if rows == 6 and cols == 6:
         x0, x1, x2, x3, x4, x5 = x[xo], x[xo + 1], x[xo + 2], x[xo + 3], x[xo + 4], x[xo + 5]
         for r in range(6):
-            b = ao + 6 * r
-            y[yo + r] = (y[yo + r] + A_[b] * x0 + A_[b + 1] * x1 + A_[b + 2] * x2 + A_[b + 3] * x3
-                         + A_[b + 4] * x4 + A_[b + 5] * x5)
+            y[yo + r] += _dot6(A_, ao + 6 * r, 1, x0, x1, x2, x3, x4, x5)
         return
     for r in range(rows):
         s = y[yo + r]
@@ -73,9 +79,7 @@ def _mtv(A_, ao, rows, cols, x, xo, y, yo):
     if rows == 6 and cols == 6:
         x0, x1, x2, x3, x4, x5 = x[xo], x[xo + 1], x[xo + 2], x[xo + 3], x[xo + 4], x[xo + 5]
         for c in range(6):
-            b = ao + c
-            y[yo + c] = (y[yo + c] + A_[b] * x0 + A_[b + 6] * x1 + A_[b + 12] * x2 + A_[b + 18] * x3
-                         + A_[b + 24] * x4 + A_[b + 30] * x5)
+            y[yo + c] += _dot6(A_, ao + c, 6, x0, x1, x2, x3, x4, x5)
         return
     for c in range(cols):
         s = y[yo + c]
@@ -91,9 +95,7 @@ def _mv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
     if nr == 1 and rows == 6 and cols == 6:
         x0, x1, x2, x3, x4, x5 = X[xo, 0], X[xo + 1, 0], X[xo + 2, 0], X[xo + 3, 0], X[xo + 4, 0], X[xo + 5, 0]
         for r in range(6):
-            b = ao + 6 * r
-            Y[yo + r, 0] += sign * (A_[b] * x0 + A_[b + 1] * x1 + A_[b + 2] * x2 + A_[b + 3] * x3
-                                    + A_[b + 4] * x4 + A_[b + 5] * x5)
+            Y[yo + r, 0] += sign * _dot6(A_, ao + 6 * r, 1, x0, x1, x2, x3, x4, x5)
         return
     if nr == 1:  # one right-hand side (forward dynamics): each entry summed in a register
         for r in range(rows):
@@ -118,9 +120,7 @@ def _mtv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
     if nr == 1 and rows == 6 and cols == 6:
         x0, x1, x2, x3, x4, x5 = X[xo, 0], X[xo + 1, 0], X[xo + 2, 0], X[xo + 3, 0], X[xo + 4, 0], X[xo + 5, 0]
         for c in range(6):
-            b = ao + c
-            Y[yo + c, 0] += sign * (A_[b] * x0 + A_[b + 6] * x1 + A_[b + 12] * x2 + A_[b + 18] * x3
-                                    + A_[b + 24] * x4 + A_[b + 30] * x5)
+            Y[yo + c, 0] += sign * _dot6(A_, ao + c, 6, x0, x1, x2, x3, x4, x5)
         return
     if nr == 1:
         for c in range(cols):
@@ -158,9 +158,7 @@ def _abt_add66(A_, ao, Bm, bo, Cm, co):
         a0, a1, a2 = A_[ao + 6 * r], A_[ao + 6 * r + 1], A_[ao + 6 * r + 2]
         a3, a4, a5 = A_[ao + 6 * r + 3], A_[ao + 6 * r + 4], A_[ao + 6 * r + 5]
         for c in range(6):
-            b = bo + 6 * c
-            Cm[co + 6 * r + c] += (a0 * Bm[b] + a1 * Bm[b + 1] + a2 * Bm[b + 2]
-                                   + a3 * Bm[b + 3] + a4 * Bm[b + 4] + a5 * Bm[b + 5])
+            Cm[co + 6 * r + c] += _dot6(Bm, bo + 6 * c, 1, a0, a1, a2, a3, a4, a5)
 
 
 @njit(cache=True, inline="always")
@@ -192,8 +190,7 @@ def _congruence66(W_, wo, S, so, C, co, T):
         w0, w1, w2 = W_[wo + 6 * r], W_[wo + 6 * r + 1], W_[wo + 6 * r + 2]
         w3, w4, w5 = W_[wo + 6 * r + 3], W_[wo + 6 * r + 4], W_[wo + 6 * r + 5]
         for c in range(6):
-            T[6 * r + c] = (w0 * S[so + c] + w1 * S[so + 6 + c] + w2 * S[so + 12 + c]
-                            + w3 * S[so + 18 + c] + w4 * S[so + 24 + c] + w5 * S[so + 30 + c])
+            T[6 * r + c] = _dot6(S, so + c, 6, w0, w1, w2, w3, w4, w5)
     for r in range(3, 6):
         w3, w4, w5 = W_[wo + 6 * r + 3], W_[wo + 6 * r + 4], W_[wo + 6 * r + 5]
         for c in range(6):
@@ -221,9 +218,7 @@ def _ab(A_, ao, Bm, bo, Cm, co, rows, inner, cols):
     if rows == 6 and inner == 6 and cols == 1:  # a 6 × 6 block times a vector (one hinge column)
         x0, x1, x2, x3, x4, x5 = Bm[bo], Bm[bo + 1], Bm[bo + 2], Bm[bo + 3], Bm[bo + 4], Bm[bo + 5]
         for r in range(6):
-            b = ao + 6 * r
-            Cm[co + r] = (A_[b] * x0 + A_[b + 1] * x1 + A_[b + 2] * x2 + A_[b + 3] * x3 + A_[b + 4] * x4
-                          + A_[b + 5] * x5)
+            Cm[co + r] = _dot6(A_, ao + 6 * r, 1, x0, x1, x2, x3, x4, x5)
         return
     for r in range(rows):
         for c in range(cols):
@@ -240,8 +235,7 @@ def _ab66(A_, ao, Bm, bo, Cm, co):
         a0, a1, a2 = A_[ao + 6 * r], A_[ao + 6 * r + 1], A_[ao + 6 * r + 2]
         a3, a4, a5 = A_[ao + 6 * r + 3], A_[ao + 6 * r + 4], A_[ao + 6 * r + 5]
         for c in range(6):
-            Cm[co + 6 * r + c] = (a0 * Bm[bo + c] + a1 * Bm[bo + 6 + c] + a2 * Bm[bo + 12 + c]
-                                  + a3 * Bm[bo + 18 + c] + a4 * Bm[bo + 24 + c] + a5 * Bm[bo + 30 + c])
+            Cm[co + 6 * r + c] = _dot6(Bm, bo + c, 6, a0, a1, a2, a3, a4, a5)
 
 
 @njit(cache=True, inline="always")
@@ -496,9 +490,8 @@ def _riccati_6_1(layout, data, roff, r, j, T1, with_psi):
     Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
     h0, h1, h2, h3, h4, h5 = data[ho], data[ho + 1], data[ho + 2], data[ho + 3], data[ho + 4], data[ho + 5]
     for c in range(6):  # H P, kept in T1[36:42] (T1[0:36] takes φ P⁺ below)
-        T1[36 + c] = (h0 * r[Po + c] + h1 * r[Po + 6 + c] + h2 * r[Po + 12 + c] + h3 * r[Po + 18 + c]
-                      + h4 * r[Po + 24 + c] + h5 * r[Po + 30 + c])
-    d = h0 * T1[36] + h1 * T1[37] + h2 * T1[38] + h3 * T1[39] + h4 * T1[40] + h5 * T1[41]
+        T1[36 + c] = _dot6(r, Po + c, 6, h0, h1, h2, h3, h4, h5)
+    d = _dot6(T1, 36, 1, h0, h1, h2, h3, h4, h5)
     if not (d.real > 0) or not (abs(d) < np.inf):
         return d
     di = 1 / d
@@ -544,9 +537,7 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
             if nr == 1 and m == 6:
                 a0, a1, a2, a3, a4, a5 = data[ao], data[ao + 1], data[ao + 2], data[ao + 3], data[ao + 4], data[ao + 5]
                 for a_ in range(6):
-                    b = Po + 6 * a_
-                    z[no + a_, 0] = (data[bo + a_] + r[b] * a0 + r[b + 1] * a1 + r[b + 2] * a2 + r[b + 3] * a3
-                                     + r[b + 4] * a4 + r[b + 5] * a5)
+                    z[no + a_, 0] = data[bo + a_] + _dot6(r, Po + 6 * a_, 1, a0, a1, a2, a3, a4, a5)
                 continue
             for a_ in range(m):
                 s = data[bo + a_]
