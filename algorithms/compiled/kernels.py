@@ -5,9 +5,10 @@ stacked vectors have the same scalar type) and runs the gather (``j = N−1 … 
 (``j = 0 … N−1``) of SKO.md as written there, on blocks of any shape stored row-major at the
 layout's offsets. Each body is visited once per pass: O(N). Kernels are compiled on first use
 and kept in numba's on-disk cache. Every kernel works on :func:`~.borrow.borrowed` views of its
-array arguments, so the per-body steps count no references. The recursions a system call chains are inlined into their
-compiled callers (``inline="always"``): every array passed to a compiled call, and every view
-made in a loop, costs an atomic reference count, and those dominated the calls on small models.
+array arguments, so the per-body steps count no references. The recursions a system call chains
+are inlined into their compiled callers (``inline="always"``), which the compiler then optimizes
+as one function: called instead, they made a one-state request of a 6-body arm about 0.3–0.6 µs
+slower, though they compile several times faster.
 
 The Riccati results live in a second buffer ``r`` laid out by :func:`riccati_layout`: per flat
 node ``P(k)``, ``P⁺(k)`` (``m × m``), ``D(k)``, ``D^{-1}(k)`` (``n × n``), ``G(k)`` (``m × n``) and
