@@ -254,12 +254,18 @@ def evaluate_batch(op, tables, reals, Q, QD, X, A, fill):
 @njit(cache=True, parallel=True)
 def _chunks(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buffers, out, status):
     """The states of :func:`evaluate_batch`, chunk ``c`` in the workspace ``buffers[c]``."""
-    buffers, out, status = borrowed(buffers), borrowed(out), borrowed(status)
-    B = Q.shape[0]
+    buffers = borrowed(buffers)
     for c in prange(buffers.shape[0]):
-        a, work, scratch = _workspace(op, tables, buffers[c])
-        for s in range(c * CHUNK, min(B, (c + 1) * CHUNK)):
-            if not fill:
-                a[:] = A[s]
-            status[s] = _request(op, ints, reals, order, layout, roff, Q[s], QD[s], X[s], a, fill, work, scratch,
-                                 out[s])
+        _chunk(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buffers[c], out, status, c * CHUNK)
+
+
+@njit(cache=True)
+def _chunk(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buf, out, status, first):
+    """The states ``first, …`` of one chunk in the workspace ``buf``. A function of its own: numba's
+    parallel passes, run on the loop of :func:`_chunks`, take minutes on the inlined request."""
+    buf, out, status = borrowed(buf), borrowed(out), borrowed(status)
+    a, work, scratch = _workspace(op, tables, buf)
+    for s in range(first, min(Q.shape[0], first + CHUNK)):
+        if not fill:
+            a[:] = A[s]
+        status[s] = _request(op, ints, reals, order, layout, roff, Q[s], QD[s], X[s], a, fill, work, scratch, out[s])
