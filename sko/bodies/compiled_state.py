@@ -569,7 +569,7 @@ def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
     ro, m, qo, vo = row[RO], row[DIM], row[QO], row[VO]
     c, n_sp, n_ind = int(reals[ro]), int(reals[ro + 1]), int(reals[ro + 2])
     go, do = ro + 3, ro + 3 + n_sp * n_ind
-    zero = 0 * X[0, 0]
+    zero = np.zeros(1, a.dtype)[0]  # not 0 * X[0, 0]: X is not written yet, and 0 · NaN is NaN
     theta = np.empty(n_sp, a.dtype)
     thetad = np.empty(n_sp, a.dtype)
     for i in range(n_sp):
@@ -747,5 +747,5 @@ def fill_states(ints, reals, bodies, Q, QD, A, status) -> None:
     rejected the state (a zero quaternion), or ``-1``. Batches of more than 32 states run in
     parallel over chunks of 16 (numba's threads)."""
     parallel = Q.shape[0] > 32
-    buffers = np.empty(((Q.shape[0] + 15) // 16 if parallel else 1, WORK), dtype=A.dtype)
+    buffers = np.zeros(((Q.shape[0] + 15) // 16 if parallel else 1, WORK), dtype=A.dtype)
     (_fill_parallel if parallel else _fill_serial)(ints, reals, bodies, Q, QD, A, status, buffers)
