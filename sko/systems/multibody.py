@@ -354,7 +354,8 @@ class MultibodySystem:
         if (fast := engine(self).mass_matrix(q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
-        return _finite_result(alg.mass_matrix(model), "mass matrix")
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+            return _finite_result(alg.mass_matrix(model), "mass matrix")
 
     @renamed_keywords(qd="v")
     def bias_forces(self, q, v=None, external_forces: Mapping | None = None) -> np.ndarray:
@@ -394,7 +395,8 @@ class MultibodySystem:
         if (fast := engine(self).mass_matrix_inverse(q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
-        return _finite_result(alg.mass_matrix_inverse(model), "inverse mass matrix")
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+            return _finite_result(alg.mass_matrix_inverse(model), "inverse mass matrix")
 
     @renamed_keywords(qd="v")
     def hinge_forces(self, q, v=None) -> np.ndarray:

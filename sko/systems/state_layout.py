@@ -162,11 +162,12 @@ class StateLayout:
                 if bad.size:
                     with state_named(int(bad[0]) if batched else None):
                         self._raise_joint(int(status[bad[0]]), Q[bad[0]])
-            else:
-                for s in range(Q.shape[0]):
-                    with state_named(s if batched else None):
-                        for i in ix:
-                            self._python_state(int(i), Q[s], QD[s], A[s])
+            else:  # a body's terms that overflow are reported by the caller, as the reference path does
+                with np.errstate(over="ignore", invalid="ignore"):
+                    for s in range(Q.shape[0]):
+                        with state_named(s if batched else None):
+                            for i in ix:
+                                self._python_state(int(i), Q[s], QD[s], A[s])
         return A
 
     def _raise_joint(self, i: int, q: np.ndarray):

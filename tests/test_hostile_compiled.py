@@ -1,0 +1,121 @@
+"""Hostile input on the compiled path of the systems' methods: the same answers and the same
+project errors as the reference path, for one state and for batches (an empty batch, external
+forces of another scalar type than the state, states whose terms overflow)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from sko.examples.rigid import arm7, humanoid
+from sko.graphs.errors import DimensionError, NonFiniteError
+from sko.systems.engine import engine, use_backend
+from tests.rigid.random_systems import random_rigid_system
+
+BACKENDS = ["compiled", "reference"]
+
+
+def _by_configuration(system):
+    frame = list(system.frames)[-1]
+    return {
+        "mass_matrix": system.mass_matrix,
+        "mass_matrix_inverse": system.mass_matrix_inverse,
+        "gravity_forces": system.gravity_forces,
+        "potential_energy": system.potential_energy,
+        "center_of_mass": system.center_of_mass,
+        "center_of_mass_jacobian": system.center_of_mass_jacobian,
+        "jacobian": lambda q: system.jacobian(q, frame),
+    }
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", sorted(_by_configuration(arm7())))
+def test_an_empty_batch_of_the_wrong_width_is_refused(method, backend):
+    """A batch of no state still has the width of a state: (0, 0) is not a batch of q."""
+    system = arm7()
+    call = _by_configuration(system)[method]
+    with use_backend(backend):
+        assert call(np.zeros((0, system.nq))).shape[0] == 0
+        with pytest.raises(DimensionError, match="expected nq = 7"):
+            call(np.zeros((0, 0)))
+        with pytest.raises(DimensionError, match="expected nv = 7"):
+            system.inverse_dynamics(np.zeros((0, system.nq)), np.zeros((0, 3)))
+
+
+def _overflowing_calls(system, q, v):
+    return {
+        "inverse_dynamics": lambda: system.inverse_dynamics(q, v),
+        "forward_dynamics": lambda: system.forward_dynamics(q, v),
+        "bias_forces": lambda: system.bias_forces(q, v),
+        "kinetic_energy": lambda: system.kinetic_energy(q, v),
+        "energy": lambda: system.energy(q, v),
+        "batched_bias_forces": lambda: system.bias_forces(np.array([q, q]), np.array([v / 1e300, v])),
+    }
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", sorted(_overflowing_calls(None, None, None)))
+def test_a_python_state_body_that_overflows_is_reported_without_numpy_warnings(method, backend):
+    """A body type with no compiled state (a custom joint) runs its Python ``at_state`` on the
+    compiled path too: its overflow is the project's NonFiniteError, never a numpy warning (an
+    error under ``-W error``)."""
+    system = random_rigid_system(3)
+    assert not engine(system).layout.all_compiled
+    rng = np.random.default_rng(0)
+    q, v = system.random_configuration(rng), rng.normal(size=system.nv) * 1e300
+    with use_backend(backend), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(NonFiniteError):
+            _overflowing_calls(system, q, v)[method]()
+
+
+@pytest.mark.parametrize("method", ["mass_matrix", "mass_matrix_inverse"])
+def test_a_mass_matrix_that_overflows_is_reported_without_numpy_warnings(method):
+    system = random_rigid_system(3)
+    q = system.random_configuration(np.random.default_rng(0)) * 1e300
+    for backend in BACKENDS:
+        with use_backend(backend), warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(NonFiniteError):
+                getattr(system, method)(q)
+
+
+def _force_calls(system, forces):
+    return {
+        "inverse_dynamics": lambda q, v, x: system.inverse_dynamics(q, v, x, external_forces=forces),
+        "forward_dynamics": lambda q, v, x: system.forward_dynamics(q, v, x, external_forces=forces),
+        "bias_forces": lambda q, v, x: system.bias_forces(q, v, external_forces=forces),
+        "b of sko_model": lambda q, v, x: system.sko_model(q, v, external_forces=forces)[2],
+    }
+
+
+@pytest.mark.parametrize("kind", ["complex", "object"])
+@pytest.mark.parametrize("method", sorted(_force_calls(None, None)))
+def test_external_forces_of_another_scalar_type_than_the_state(method, kind):
+    """A complex (complex-step) or object force on a float state promotes the result as the
+    reference path does, for one state and a batch, instead of failing to cast inside numpy."""
+    system = humanoid()
+    rng = np.random.default_rng(2)
+    f = np.arange(1.0, 7.0) + 1e-20j * np.arange(6) if kind == "complex" else np.arange(1, 7).astype(object)
+    call = _force_calls(system, {"right_foot": f})[method]
+    Q = np.array([system.random_configuration(rng) for _ in range(3)])
+    V, X = rng.normal(size=(2, 3, system.nv))
+    batches = [(Q[0], V[0], X[0])] + ([] if method == "b of sko_model" else [(Q, V, X)])
+    for q, v, x in batches:
+        got = call(q, v, x)
+        with use_backend("reference"):
+            want = call(q, v, x)
+        assert got.shape == want.shape
+        assert got.dtype.kind == want.dtype.kind == ("c" if kind == "complex" else "O")
+        np.testing.assert_allclose(np.asarray(got, dtype=complex), np.asarray(want, dtype=complex), atol=1e-9)
+        if kind == "complex":  # the perturbation of the force reaches the result
+            assert np.abs(np.asarray(got).imag).max() > 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_bad_force_on_a_batch_is_not_blamed_on_state_zero(backend):
+    system = humanoid()
+    Q = np.array([system.neutral_configuration()] * 2)
+    with use_backend(backend), pytest.raises(DimensionError) as info:
+        system.bias_forces(Q, None, external_forces={"right_foot": np.zeros(5)})
+    assert "right_foot" in str(info.value) and "state 0" not in str(info.value)
