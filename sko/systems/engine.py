@@ -92,10 +92,12 @@ class Engine:
                 return None
         return x
 
-    def _inputs(self, q, qd, x=None, xname: str = ""):
+    def _inputs(self, q, qd, x=None, xname: str = "", forces: Mapping | None = None):
         """Checked ``(Q, QD, X, batched)`` with a leading batch axis, one scalar type, C-ordered
         and writeable (what the kernels are compiled for; never the caller's read-only or strided
-        array); None for the reference path."""
+        array); None for the reference path. The external ``forces`` (checked after the vectors,
+        as the reference path does) take part in the scalar type: a complex force makes a float
+        state complex, an object one sends it to the reference path."""
         if get_backend() != "compiled" or self.layout is None:
             return None
         Q = self._vector(q, "q", self.nq, "nq")
@@ -106,8 +108,11 @@ class Engine:
         X = None if x is None else self._vector(x, xname, self.nv, "nv")
         if (qd is not None and QD is None) or (x is not None and X is None):
             return None
+        F = tuple(self.system.external_forces(forces).values())
+        if any(f.dtype not in _FAST for f in F):
+            return None
         B = Q.shape[0] if batched else 1
-        dtype = np.result_type(*(v for v in (Q, QD, X) if v is not None))
+        dtype = np.result_type(*(v for v in (Q, QD, X) if v is not None), *F)
         out = []
         for v, n, name in ((Q, self.nq, "q"), (QD, self.nv, "v"), (X, self.nv, xname)):
             if v is None:
@@ -221,8 +226,12 @@ class Engine:
         if not any(x.ndim == 2 for _, x in given):
             return NotImplemented
         Q = given[0][1]
-        for name, x in given[1:]:
+        for name, x in given:
+            size, symbol = (self.nq, "nq") if name == "q" else (self.nv, "nv")
+            if x.shape[-1] != size:  # an empty batch has no state to check it
+                raise DimensionError(f"{name} has length {x.shape[-1]}, expected {symbol} = {size}")
             _same_batch(Q, x, name)
+        self.system.external_forces(kwargs.get("external_forces"))  # once for all states, not "state 0"
         rows = []
         for s in range(Q.shape[0]):
             with state_named(s):
@@ -260,7 +269,7 @@ class Engine:
         if not external_forces and (out := self._one(cc.INVERSE_DYNAMICS, q, qd, qdd, np.zeros(self.nv))) is not None:
             return out
         method, args = self.system.inverse_dynamics, {"q": q, "v": qd, "qdd": qdd}
-        inputs = self._inputs(q, qd, qdd, "qdd")
+        inputs = self._inputs(q, qd, qdd, "qdd", external_forces)
         if inputs is None:
             return self._reference(method, args, (self.nv,), external_forces=external_forces)
         Q, QD, X, batched = inputs
@@ -277,7 +286,7 @@ class Engine:
                 and (out := self._one(cc.FORWARD_DYNAMICS, q, qd, tau, np.zeros(self.nv))) is not None):
             return out
         method, args = self.system.forward_dynamics, {"q": q, "v": qd, "tau": tau}
-        inputs = self._inputs(q, qd, tau, "tau")
+        inputs = self._inputs(q, qd, tau, "tau", external_forces)
         if inputs is None:
             return self._reference(method, args, (self.nv,), external_forces=external_forces)
         Q, QD, X, batched = inputs
@@ -323,7 +332,9 @@ class Engine:
         if got is None:
             return self._reference(method, {"q": q}, shape, **kwargs)
         A, batched = got
-        return self._settled(compute(A), batched, method, {"q": q}, **kwargs)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is answered by _settled
+            out = compute(A)
+        return self._settled(out, batched, method, {"q": q}, **kwargs)
 
     def jacobian(self, method, q, frame, body, X):
         """``J = ℬ* φ* H*`` of a frame ``ᶠX_k`` (``X``) fixed on ``body``, from the weights and
@@ -352,7 +363,7 @@ class Engine:
         :class:`~sko.model.SKOModel` holds read-only views of a fresh copy of the state's data);
         ``NotImplemented`` (the reference path answers, and names what overflowed) when a number
         is not finite."""
-        inputs = self._inputs(q, v)
+        inputs = self._inputs(q, v, forces=external_forces)
         if inputs is None or inputs[-1]:  # the reference path, or a batch (one model per state)
             return NotImplemented
         Q, QD, _, _ = inputs
