@@ -17,7 +17,7 @@ import numpy as np
 from .errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, RankDeficientError
 
 __all__ = ["checked_array", "numeric_array", "checked_scalar", "checked_count", "scaled_norm", "unit_vector", "is_numeric",
-           "check_spd", "check_psd", "raise_not_pd", "check_full_row_rank", "result_dtype"]
+           "check_spd", "check_psd", "raise_not_pd", "check_full_row_rank", "result_dtype", "plain_numbers_as_floats"]
 
 
 def _is_symbolic(e) -> bool:
@@ -50,6 +50,8 @@ def _entry_is_finite(e) -> bool:
         return not e.has(oo, -oo, zoo, nan)
     try:
         return bool(np.isfinite(complex(e)))
+    except OverflowError:  # an exact number (a Python int, a Fraction) beyond the float range
+        return True
     except (TypeError, ValueError):  # a symbolic expression: finite unless it says otherwise
         return getattr(e, "is_finite", None) is not False
 
@@ -78,6 +80,27 @@ def numeric_array(A, what: str, copy: bool = True) -> np.ndarray:
             raise DimensionError(f"{what} holds {bad!r} ({type(bad).__name__}); entries must be numbers or sympy expressions")
     return A
 
+
+def plain_numbers_as_floats(A: np.ndarray, what: str) -> np.ndarray:
+    """An object array whose entries are all plain numbers (Python ints beyond int64,
+    ``Fraction``, ``Decimal``, floats) as float64 (complex128 if one is complex); any other array
+    as it is. Such entries carry no exact meaning through a joint's cosine or a quaternion's norm
+    (numpy would look for a ``cos`` method on them); sympy entries and user scalar types with
+    methods of their own stay objects. ``what`` names ``A`` when an entry is beyond the float
+    range (:class:`NonFiniteError`)."""
+    if A.dtype != object or A.size == 0:
+        return A
+    if not all(isinstance(e, numbers.Number) and not _is_symbolic(e) for e in A.flat):
+        return A
+    kind = complex if any(isinstance(e, numbers.Complex) and not isinstance(e, numbers.Real) for e in A.flat) else float
+    try:
+        out = np.array([kind(e) for e in A.flat], dtype=kind).reshape(A.shape)
+    except OverflowError:
+        raise NonFiniteError(f"{what} (shape {A.shape}) holds a number beyond the floating-point range") from None
+    if not np.isfinite(out).all():  # a Decimal or Fraction that rounds to infinity
+        raise NonFiniteError(f"{what} (shape {A.shape}) holds a number beyond the floating-point range")
+    out.setflags(write=A.flags.writeable)
+    return out
 
 
 def checked_scalar(x, what: str, *, positive: bool = False, nonnegative: bool = False, nonzero: bool = False,

@@ -119,3 +119,28 @@ def test_a_bad_force_on_a_batch_is_not_blamed_on_state_zero(backend):
     with use_backend(backend), pytest.raises(DimensionError) as info:
         system.bias_forces(Q, None, external_forces={"right_foot": np.zeros(5)})
     assert "right_foot" in str(info.value) and "state 0" not in str(info.value)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("number", ["Fraction", "Decimal", "int"])
+def test_a_state_of_plain_python_numbers_is_a_float_state(number, backend):
+    """``Fraction``, ``Decimal`` and big Python ints in an object array are numbers: the answer is
+    the float64 one (numpy has no cosine for them), for one state and a batch; an int beyond the
+    float range is a NonFiniteError naming q."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    system = humanoid()
+    q = system.random_configuration(np.random.default_rng(4))
+    make = {"Fraction": lambda x: Fraction(x).limit_denominator(10**6), "Decimal": lambda x: Decimal(float(x)),
+            "int": lambda x: int(round(x))}[number]
+    exact = np.array([make(x) for x in q], dtype=object)
+    as_float = np.array(exact, dtype=float)
+    with use_backend(backend):
+        for got, want in ((system.mass_matrix(exact), system.mass_matrix(as_float)),
+                          (system.forward_dynamics(np.array([exact, exact])), system.forward_dynamics(np.array([as_float] * 2))),
+                          (system.energy(list(exact)), system.energy(as_float))):
+            assert np.asarray(got).dtype == np.float64
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        with pytest.raises(NonFiniteError, match="q .*beyond the floating-point range"):
+            system.mass_matrix(np.array([10**400] * system.nq, dtype=object))

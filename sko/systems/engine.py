@@ -20,7 +20,7 @@ import numpy as np
 
 from sko.algorithms import get_backend, use_backend
 from sko.algorithms.compiled.kernels import riccati_layout
-from sko.arrays import checked_array
+from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
 from sko.systems import compiled as cc
 from sko.systems.state_layout import StateLayout, state_named
@@ -85,7 +85,7 @@ class Engine:
         the reference path must take it (other scalar types); the reference path's errors."""
         if not (type(x) is np.ndarray and x.dtype in _FAST and x.ndim in (1, 2) and x.shape[-1] == size
                 and np.isfinite(x).all()):
-            x = checked_array(x, (1, 2), name)
+            x = plain_numbers_as_floats(checked_array(x, (1, 2), name), name)
             if x.shape[-1] != size:
                 raise DimensionError(f"{name} has length {x.shape[-1]}, expected {symbol} = {size}")
             if x.dtype not in _FAST:  # object entries (sympy, fractions); other numbers came as float64

@@ -36,7 +36,7 @@ import numpy as np
 import sko.algorithms as alg
 from sko.graphs import TreeDigraph
 from sko.graphs.errors import DimensionError, NonFiniteError, UnknownNodeError, preview
-from sko.arrays import checked_array, numeric_array
+from sko.arrays import checked_array, numeric_array, plain_numbers_as_floats
 from sko.model import SKOModel
 from sko.spatial import cross
 
@@ -260,7 +260,7 @@ class MultibodySystem:
 
     @staticmethod
     def _stacked(x, name: str, size: int, symbol: str) -> np.ndarray:
-        x = checked_array(x, 1, name)
+        x = plain_numbers_as_floats(checked_array(x, 1, name), name)
         if x.shape != (size,):
             raise DimensionError(f"{name} has length {x.shape[0]}, expected {symbol} = {size}")
         return x
