@@ -144,3 +144,20 @@ def test_a_state_of_plain_python_numbers_is_a_float_state(number, backend):
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
         with pytest.raises(NonFiniteError, match="q .*beyond the floating-point range"):
             system.mass_matrix(np.array([10**400] * system.nq, dtype=object))
+
+
+@pytest.mark.parametrize("method", ["inverse_dynamics", "forward_dynamics"])
+def test_accelerations_and_torques_are_checked_alike_on_both_paths(method):
+    """``qdd``/``tau`` of plain numbers in an object array give the float64 answer, and a wrong
+    length the same error, on both paths."""
+    system = arm7()
+    q, x = system.random_configuration(np.random.default_rng(1)), np.arange(7.0)
+    call = getattr(system, method)
+    want = call(q, None, x)
+    for backend in BACKENDS:
+        with use_backend(backend):
+            got = call(q, None, x.astype(object))
+            assert got.dtype == np.float64
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+            with pytest.raises(DimensionError, match="has length 6, expected nv = 7"):
+                call(q, None, x[:6])

@@ -374,6 +374,7 @@ class MultibodySystem:
         if (fast := engine(self).inverse_dynamics(q, v, dv, external_forces)) is not NotImplemented:
             return fast
         q, v = self.checked_vectors(q, v)
+        dv = None if dv is None else self._stacked(dv, "qdd", self.dof_size, "nv")  # checked as the compiled path does
         model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
             return _finite_result(alg.inverse_dynamics(model, dv, None, a, b) + self._hinge_forces(q, v), "inverse dynamics")
@@ -385,6 +386,7 @@ class MultibodySystem:
         if (fast := engine(self).forward_dynamics(q, v, tau, external_forces)) is not NotImplemented:
             return fast
         q, v = self.checked_vectors(q, v)
+        tau = None if tau is None else self._stacked(tau, "tau", self.dof_size, "nv")  # checked as the compiled path does
         model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
         tau = model.dof_vector(tau, "tau")
         with np.errstate(over="ignore", invalid="ignore"):
