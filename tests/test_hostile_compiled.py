@@ -161,3 +161,13 @@ def test_accelerations_and_torques_are_checked_alike_on_both_paths(method):
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
             with pytest.raises(DimensionError, match="has length 6, expected nv = 7"):
                 call(q, None, x[:6])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128, object])
+def test_an_empty_batch_keeps_the_scalar_type_on_both_paths(dtype):
+    system = arm7()
+    Q, V = np.zeros((0, system.nq), dtype=dtype), np.zeros((0, system.nv), dtype=dtype)
+    for backend in BACKENDS:
+        with use_backend(backend):
+            assert system.mass_matrix(Q).dtype == dtype and system.mass_matrix(Q).shape == (0, 7, 7)
+            assert system.inverse_dynamics(Q, V).dtype == dtype and system.energy(Q, V).shape == (0,)

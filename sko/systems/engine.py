@@ -236,7 +236,7 @@ class Engine:
         for s in range(Q.shape[0]):
             with state_named(s):
                 rows.append(method(*(None if x is None else x[s] for x in checked.values()), **kwargs))
-        return np.array(rows) if rows else np.zeros((0, *shape))
+        return np.array(rows) if rows else np.zeros((0, *shape), dtype=np.result_type(*(x for _, x in given), float))
 
     def _settled(self, out: np.ndarray, batched: bool, method, args: dict, **kwargs):
         """``out`` (one result per state) once every state's result is finite: a state whose
