@@ -171,3 +171,19 @@ def test_an_empty_batch_keeps_the_scalar_type_on_both_paths(dtype):
         with use_backend(backend):
             assert system.mass_matrix(Q).dtype == dtype and system.mass_matrix(Q).shape == (0, 7, 7)
             assert system.inverse_dynamics(Q, V).dtype == dtype and system.energy(Q, V).shape == (0,)
+
+
+@pytest.mark.parametrize("joint", ["free", "spherical"])
+def test_qdot_at_a_zero_quaternion_is_a_joint_error_not_nan(joint):
+    """``q̇`` of a free joint rotates the linear velocity by the quaternion's rotation: at a zero
+    quaternion that was NaN passed on (through the system's coordinate maps too)."""
+    from sko.errors import JointError
+
+    system = humanoid()
+    q = system.random_configuration(np.random.default_rng(0))
+    q[system.q_slice("pelvis" if joint == "free" else "left_thigh")][:4] = 0
+    with pytest.raises(JointError, match="zero norm"):
+        system.qdot(q, np.ones(system.nv))
+    body = "pelvis" if joint == "free" else "left_thigh"
+    with pytest.raises(JointError, match="zero norm"):
+        system.body(body).joint.qdot(q[system.q_slice(body)][:system.body(body).joint.nq], np.ones(system.body(body).joint.nv))

@@ -477,6 +477,7 @@ class Spherical(Joint):
         return JointKinematics(rot(quaternion_matrix(q).T), _BALL_S, np.zeros(6, dtype=result_dtype(q, v)))
 
     def _qdot(self, q, v):
+        _check_quaternion(q, self)  # as the kinematics: a zero quaternion is no configuration
         return quaternion_rate(q, v)
 
 
@@ -567,6 +568,7 @@ class Free(Joint):
         return JointKinematics(X, _FREE_S, np.zeros(6, dtype=dtype))
 
     def _qdot(self, q, v):
+        _check_quaternion(q[:4], self)  # its rotation of the linear velocity would be NaN
         out = np.zeros(7, dtype=result_dtype(q, v))
         out[:4] = quaternion_rate(q[:4], v[:3])
         out[4:] = quaternion_matrix(q[:4]) @ v[3:]
