@@ -187,3 +187,15 @@ def test_qdot_at_a_zero_quaternion_is_a_joint_error_not_nan(joint):
     body = "pelvis" if joint == "free" else "left_thigh"
     with pytest.raises(JointError, match="zero norm"):
         system.body(body).joint.qdot(q[system.q_slice(body)][:system.body(body).joint.nq], np.ones(system.body(body).joint.nv))
+
+
+def test_an_empty_acceleration_is_not_read_as_none_given():
+    """The one-state kernel takes an empty ``x`` for "no accelerations" (bias forces): an empty
+    ``qdd`` from the caller is a wrong length, not a request for the bias forces."""
+    system = arm7()
+    q = system.random_configuration(np.random.default_rng(0))
+    for backend in BACKENDS:
+        with use_backend(backend):
+            for qdd in (np.zeros(0), np.zeros(0)[::-1], []):
+                with pytest.raises(DimensionError, match="qdd has length 0, expected nv = 7"):
+                    system.inverse_dynamics(q, np.ones(7), qdd)

@@ -69,7 +69,7 @@ class Engine:
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         self._direct = L.all_compiled and not L._hinge_forces
         self._zeros, self._empty = np.zeros(self.nv), np.zeros(0)
-        self._square = (self.nv, self.nv)
+        self._square, self._length = (self.nv, self.nv), (self.nv,)
 
     def _request_vector(self, op: int, dtype) -> np.ndarray:
         """The request vector of request ``op`` in ``dtype`` (:mod:`sko.systems.compiled`), made on
@@ -139,8 +139,12 @@ class Engine:
         w = self._requests["d"][op]
         if w is None:
             w = self._request_vector(op, _F8)
+        if x is None:
+            x = self._empty
+        elif getattr(x, "shape", None) != self._length:  # the kernel reads an empty x as none given
+            return None
         try:
-            status = call(w, q, self._zeros if v is None else v, self._empty if x is None else x, out)
+            status = call(w, q, self._zeros if v is None else v, x, out)
         except (TypeError, ValueError):  # numba's dispatcher refuses the types (cc.NoMatch) or cannot
             return None  # type them at all (an empty list)
         return out if status == -1 else None  # else the checked path reports it
