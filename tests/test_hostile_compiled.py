@@ -199,3 +199,17 @@ def test_an_empty_acceleration_is_not_read_as_none_given():
             for qdd in (np.zeros(0), np.zeros(0)[::-1], []):
                 with pytest.raises(DimensionError, match="qdd has length 0, expected nv = 7"):
                     system.inverse_dynamics(q, np.ones(7), qdd)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_clustered_jacobian_refuses_a_batch_alike_on_both_paths(backend):
+    """The SKO model is one state's: a batch is refused as such, before its NaN is looked at."""
+    from sko.examples.embedding import mimic_gripper
+
+    system = mimic_gripper()
+    Q = np.array([system.neutral_configuration()] * 3)
+    Q[1, 0] = np.nan
+    with use_backend(backend):
+        for call in (lambda: system.sko_model(Q), lambda: system.jacobian(Q, list(system.frames)[-1])):
+            with pytest.raises(DimensionError, match="must be 1-D"):
+                call()

@@ -367,8 +367,10 @@ class Engine:
         :class:`~sko.model.SKOModel` holds read-only views of a fresh copy of the state's data);
         ``NotImplemented`` (the reference path answers, and names what overflowed) when a number
         is not finite."""
+        if not all(_one_state(x) for x in (q, v)):  # the reference path refuses a batch before any other check
+            return NotImplemented
         inputs = self._inputs(q, v, forces=external_forces)
-        if inputs is None or inputs[-1]:  # the reference path, or a batch (one model per state)
+        if inputs is None:
             return NotImplemented
         Q, QD, _, _ = inputs
         A = self.layout.fill(Q, QD)
@@ -403,6 +405,16 @@ class Engine:
                 out += self.layout.potential_energies(A)
         out = out if A.dtype.kind == "c" else out.real
         return self._settled(out, batched, method, args)
+
+
+def _one_state(x) -> bool:
+    """``x`` is None or one state's vector (1-D); False for a batch, other shapes and ragged lists."""
+    if x is None:
+        return True
+    try:
+        return np.ndim(x) == 1
+    except (TypeError, ValueError):
+        return False
 
 
 def _same_batch(Q: np.ndarray, x: np.ndarray, name: str) -> None:
