@@ -112,6 +112,16 @@ def test_external_forces_of_another_scalar_type_than_the_state(method, kind):
             assert np.abs(np.asarray(got).imag).max() > 0
 
 
+def test_a_complex_force_on_a_real_state_leaves_the_model_real():
+    system = humanoid()
+    q = system.random_configuration(np.random.default_rng(2))
+    forces = {"right_foot": np.arange(1.0, 7.0) + 1e-20j}
+    for backend in BACKENDS:
+        with use_backend(backend):
+            model, a, b = system.sko_model(q, None, forces)
+            assert model.dtype == np.float64 and a.dtype == np.float64 and b.dtype == np.complex128
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_bad_force_on_a_batch_is_not_blamed_on_state_zero(backend):
     system = humanoid()

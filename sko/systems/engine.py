@@ -369,12 +369,15 @@ class Engine:
         is not finite."""
         if not all(_one_state(x) for x in (q, v)):  # the reference path refuses a batch before any other check
             return NotImplemented
-        inputs = self._inputs(q, v, forces=external_forces)
+        inputs = self._inputs(q, v)
         if inputs is None:
             return NotImplemented
         Q, QD, _, _ = inputs
+        forces = self.system.external_forces(external_forces)
+        if any(np.result_type(f, Q) != Q.dtype for f in forces.values()):
+            return NotImplemented  # a complex or object force on a real state: only b takes its type (the reference's)
         A = self.layout.fill(Q, QD)
-        self._apply_forces(A, self.system.external_forces(external_forces))
+        self._apply_forces(A, forces)
         if not np.isfinite(A).all():
             return NotImplemented
         model, a, b = self.layout.model(A[0])
