@@ -223,3 +223,30 @@ def test_a_clustered_jacobian_refuses_a_batch_alike_on_both_paths(backend):
         for call in (lambda: system.sko_model(Q), lambda: system.jacobian(Q, list(system.frames)[-1])):
             with pytest.raises(DimensionError, match="must be 1-D"):
                 call()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_body_s_python_code_cannot_write_the_callers_state(batched, backend):
+    """A body type with no compiled state runs its Python code on the compiled path too; it gets
+    read-only states there as on the reference path, so a joint that wraps its angle in place
+    cannot change the caller's ``q``."""
+    from sko.bodies.joints import CustomJoint, Revolute
+    from sko.examples.rigid import box_inertia
+    from sko.spatial import rot, rx
+    from sko.systems import SystemBuilder
+
+    def kinematics(q, v):
+        q[0] = q[0] % (2 * np.pi)
+        S = np.zeros((6, 1))
+        S[0, 0] = 1.0
+        return rot(rx(q[0])), S, np.zeros(6)
+
+    b = SystemBuilder()
+    b.add_body("a", None, Revolute([0, 0, 1], name="j1"), mass=1.0, inertia_com=box_inertia(1.0, [0.1, 0.2, 0.3]))
+    b.add_body("b", "a", CustomJoint(1, 1, kinematics, name="wrap"), mass=1.0, inertia_com=box_inertia(1.0, [0.1, 0.2, 0.3]))
+    system = b.build()
+    q = np.array([[0.3, 10.0]] * 2) if batched else np.array([0.3, 10.0])
+    with use_backend(backend), pytest.raises(ValueError, match="read-only"):
+        system.mass_matrix(q)
+    assert (q[..., 1] == 10.0).all()

@@ -23,7 +23,7 @@ from sko.algorithms.compiled.kernels import riccati_layout
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
 from sko.systems import compiled as cc
-from sko.systems.state_layout import StateLayout, state_named
+from sko.systems.state_layout import StateLayout, read_only, state_named
 
 __all__ = ["Engine", "engine", "use_backend", "backend"]
 
@@ -211,6 +211,7 @@ class Engine:
         if not self.layout._hinge_forces:
             return None
         out = np.zeros(QD.shape, dtype=np.result_type(Q, QD, float))
+        Q, QD = read_only(Q), read_only(QD)  # maybe the caller's arrays: a body's hinge_force gets no write access
         for s in range(Q.shape[0]):
             with state_named(s if batched else None):
                 out[s] = self.system._hinge_forces(Q[s], QD[s])

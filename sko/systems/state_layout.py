@@ -34,7 +34,7 @@ from sko.errors import JointError
 from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
-__all__ = ["StateLayout", "state_named"]
+__all__ = ["StateLayout", "state_named", "read_only"]
 
 
 @contextlib.contextmanager
@@ -163,14 +163,16 @@ class StateLayout:
                     with state_named(int(bad[0]) if batched else None):
                         self._raise_joint(int(status[bad[0]]), Q[bad[0]])
             else:  # a body's terms that overflow are reported by the caller, as the reference path does
+                Qr, QDr = read_only(Q), read_only(QD)  # Q may be the caller's array: a body gets no write access
                 with np.errstate(over="ignore", invalid="ignore"):
                     for s in range(Q.shape[0]):
                         with state_named(s if batched else None):
                             for i in ix:
-                                self._python_state(int(i), Q[s], QD[s], A[s])
+                                self._python_state(int(i), Qr[s], QDr[s], A[s])
         return A
 
     def _raise_joint(self, i: int, q: np.ndarray):
+        q = read_only(q)
         body = self.system.body(self.bodies[i])
         q = q[self.system.q_slices[body.name]][: body.joint.nq]
         body.joint.kinematics(q)  # raises the joint's own error
@@ -278,3 +280,11 @@ class StateLayout:
 
     def potential_energies(self, A: np.ndarray) -> np.ndarray:
         return A[:, self.potential_offsets].sum(axis=1)
+
+
+def read_only(x: np.ndarray) -> np.ndarray:
+    """A read-only view of ``x`` (the states handed to a body's Python code, as the reference
+    path hands it its checked read-only copies)."""
+    x = x.view()
+    x.flags.writeable = False
+    return x
