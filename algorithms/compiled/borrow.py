@@ -11,7 +11,8 @@ model (the state building of a 6-body arm ran 3× faster without them).
 nothing. It is safe exactly when the array's owner outlives every use of the view. The kernels
 borrow only their *arguments*, which the caller holds for the whole call; a kernel never
 borrows an array it allocates (numba may free a local as soon as its last use has passed), and
-a borrowed view is never returned or stored.
+a borrowed view is never stored. A carving helper (a system's tables and workspace, the state
+kernels' ``work_views``) may return views of a borrowed argument to the caller that owns it.
 
 :func:`matrix_view` carves a 2-D view out of a 1-D buffer by offset, without the shape check
 numba's ``reshape`` makes in a helper call (a cost per view that a call carving many adds up).

@@ -359,7 +359,7 @@ def mass_matrix(layout, data, R, out, X, Y):
         else:
             for r in range(m):
                 for c in range(h):
-                    s = X[r * h + c] * 0
+                    s = 0.0  # not X[·] * 0: X is not written yet (stale from the last call, 0 · inf is NaN)
                     for i in range(m):
                         s += R[layout[k, M] + r * m + i] * data[layout[k, H] + c * m + i]
                     X[r * h + c] = s
@@ -401,7 +401,7 @@ def riccati(layout, data, roff, r, scratch, with_psi=True):
     mx = int(np.sqrt(scratch.shape[0] // 8))
     HP, L, Li, Y, T1 = (scratch[0:mx * mx], scratch[mx * mx:2 * mx * mx], scratch[2 * mx * mx:3 * mx * mx],
                         scratch[3 * mx * mx:4 * mx * mx], scratch[4 * mx * mx:8 * mx * mx])
-    logdet = scratch[0] * 0
+    logdet = 0.0  # not scratch[0] * 0: the scratch holds the last call's values
     for j in range(n):
         o, m, po = layout[j, M], layout[j, NDIM], roff[j, R_P]
         for i in range(m * m):

@@ -17,7 +17,7 @@ constants start at ``reals[ints[k, RO]]``). For a batch of ``B`` states the aren
   its parent's record at ``IN_ATT`` (``-1``: the inertial frame, ``Γ`` empty, ``γ = −a_g``).
 
 Every kernel takes ``(ints, reals, k, q, qd, a, work)`` for one state (``q``, ``qd`` the
-system's stacked vectors, ``a`` the state's arena row, ``work`` a :func:`workspace`) and returns
+system's stacked vectors, ``a`` the state's arena row, ``work`` the views of :func:`work_views`) and returns
 False when the state is outside the joint's domain (a quaternion of zero norm); a quaternion of
 any other finite size gives its rotation (:func:`~sko.bodies.compiled_joints.joint_kinematics`
 scales it by its largest entry first).
@@ -692,7 +692,7 @@ def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
 # ---------------------------------------------------------------------------- dispatch
 @njit(cache=True, inline="always")
 def library_state(ints, reals, k, q, qd, a, work) -> bool:
-    """The state of body ``k`` by its kind (:data:`RIGID`, :data:`ROTOR`, :data:`FLEXIBLE`)."""
+    """The state of body ``k`` by its kind (:data:`RIGID`, :data:`ROTOR`, :data:`CLUSTER`, :data:`FLEXIBLE`)."""
     kind = ints[k, KIND]
     if kind == RIGID:
         return rigid_state(ints, reals, k, q, qd, a, work)

@@ -10,8 +10,8 @@ model's data buffer). :func:`evaluate_batch` does the same for ``B`` states, par
 chunks of :data:`CHUNK` states with numba's threads (``NUMBA_NUM_THREADS`` sets how many).
 Results are ``nv`` entries per state for vectors, ``nv × nv`` for matrices.
 
-numba's call overhead grows with each argument, and each view carved in a call costs a reference
-count, so a call passes few arrays and carves by offsets computed once. :func:`pack_tables` packs
+numba's call overhead grows with each argument, so a call passes few arrays and carves its
+views (:func:`~sko.algorithms.compiled.borrow.matrix_view`) by offsets computed once. :func:`pack_tables` packs
 the system's integer tables into one vector: a header of sizes, where each table starts and the
 offsets of every workspace buffer of each request, then the body table ``ints``, the scatter
 ``order``, the flat ``layout`` and its Riccati offsets ``roff``. A *workspace* holds the arena and

@@ -8,9 +8,12 @@ import numpy as np
 import pytest
 
 import sko.algorithms as alg
+from sko.bodies.beam import flexible_beam
+from sko.bodies.joints import Revolute
 from sko.graphs.errors import DimensionError, NonFiniteError
 from sko.systems import compiled as cc
 from sko.systems.engine import engine
+from sko.systems.multibody import MultibodySystem
 from tests.rigid.random_systems import random_rigid_system
 
 REQUESTS = {
@@ -145,6 +148,22 @@ def test_a_result_is_fresh_and_a_call_keeps_no_state():
     np.testing.assert_array_equal(system.forward_dynamics(q, v, x), first)
     M = system.mass_matrix(q)
     assert M.shape == (system.nv, system.nv) and M.flags.c_contiguous and M.flags.writeable
+
+
+def test_a_mass_matrix_after_an_overflow_is_answered_directly():
+    """The kernels read no scratch they have not written in the same call: a flexible link with
+    no children has ``X = ℛ(k) H*(k)`` written only by the mass matrix step, whose typed zero came
+    from the stale ``X``; after a state that overflows there, every later call fell through."""
+    system = MultibodySystem([flexible_beam("link", None, Revolute([0.0, 1.0, 0.0]), 1.0, 2.0, 50.0, n_modes=2)])
+    assert engine(system)._direct and system.nv == 3  # a 3-dof hinge: the m × h product of the step
+    q = np.array([0.3, 0.01, -0.02])
+    first = _direct(system, cc.MASS_MATRIX, q, None, None)
+    assert first is not None
+    huge = q.copy()
+    huge[1] = 1e200  # modal coordinate: the link's inertia overflows
+    assert _direct(system, cc.MASS_MATRIX, huge, None, None) is None
+    for _ in range(2):
+        np.testing.assert_array_equal(_direct(system, cc.MASS_MATRIX, q, None, None), first)
 
 
 def test_request_vectors_keep_tables_constants_and_workspace_apart():
