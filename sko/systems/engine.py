@@ -86,18 +86,18 @@ class Engine:
         if not (type(x) is np.ndarray and x.dtype in _FAST and x.ndim in (1, 2) and x.shape[-1] == size
                 and np.isfinite(x).all()):
             x = plain_numbers_as_floats(checked_array(x, (1, 2), name), name)
-            if x.shape[-1] != size:
-                raise DimensionError(f"{name} has length {x.shape[-1]}, expected {symbol} = {size}")
+            _check_length(x, name, size, symbol)
             if x.dtype not in _FAST:  # object entries (sympy, fractions); other numbers came as float64
                 return None
         return x
 
     def _inputs(self, q, qd, x=None, xname: str = "", forces: Mapping | None = None):
-        """Checked ``(Q, QD, X, batched)`` with a leading batch axis, one scalar type, C-ordered
-        and writeable (what the kernels are compiled for; never the caller's read-only or strided
-        array); None for the reference path. The external ``forces`` (checked after the vectors,
-        as the reference path does) take part in the scalar type: a complex force makes a float
-        state complex, an object one sends it to the reference path."""
+        """Checked ``(Q, QD, X, batched, forces)``: the vectors with a leading batch axis, one
+        scalar type, C-ordered and writeable (what the kernels are compiled for; never the
+        caller's read-only or strided array), and the checked external ``forces`` by body; None
+        for the reference path. The forces (checked after the vectors, as the reference path
+        does) take part in the scalar type: a complex force makes a float state complex, an
+        object one sends it to the reference path."""
         if get_backend() != "compiled" or self.layout is None:
             return None
         Q = self._vector(q, "q", self.nq, "nq")
@@ -108,11 +108,11 @@ class Engine:
         X = None if x is None else self._vector(x, xname, self.nv, "nv")
         if (qd is not None and QD is None) or (x is not None and X is None):
             return None
-        F = tuple(self.system.external_forces(forces).values())
-        if any(f.dtype not in _FAST for f in F):
+        forces = self.system.external_forces(forces)
+        if any(f.dtype not in _FAST for f in forces.values()):
             return None
         B = Q.shape[0] if batched else 1
-        dtype = np.result_type(*(v for v in (Q, QD, X) if v is not None), *F)
+        dtype = np.result_type(*(v for v in (Q, QD, X) if v is not None), *forces.values())
         out = []
         for v, n, name in ((Q, self.nq, "q"), (QD, self.nv, "v"), (X, self.nv, xname)):
             if v is None:
@@ -122,7 +122,7 @@ class Engine:
                 if v.ndim == 1:
                     v = v[None]
             out.append(np.require(v, dtype=dtype, requirements=("C", "W")))
-        return (*out, batched)
+        return (*out, batched, forces)
 
     # ------------------------------------------------------------------ requests
     def _one(self, op: int, q, v, x, out: np.ndarray):
@@ -149,12 +149,12 @@ class Engine:
             return None  # type them at all (an empty list)
         return out if status == -1 else None  # else the checked path reports it
 
-    def _request(self, op: int, Q, QD, X, forces: Mapping | None, batched: bool, call: tuple):
-        """Request ``op`` for the checked states; ``call`` is ``(method, args, kwargs)`` of the
-        system's method, which answers for a state the kernels reject (:meth:`_check`)."""
+    def _request(self, op: int, Q, QD, X, forces: dict, batched: bool, call: tuple):
+        """Request ``op`` for the checked states and external forces (:meth:`_inputs`); ``call``
+        is ``(method, args, kwargs)`` of the system's method, which answers for a state the
+        kernels reject (:meth:`_check`)."""
         L = self.layout
         tables, reals = self._tables, self._reals
-        forces = self.system.external_forces(forces)
         rows = 1 if op <= cc.FORWARD_DYNAMICS else self.nv
         if L.all_compiled and not forces and Q.shape[0] == 1:
             out = np.zeros((1, rows, self.nv), dtype=Q.dtype)
@@ -233,8 +233,7 @@ class Engine:
         Q = given[0][1]
         for name, x in given:
             size, symbol = (self.nq, "nq") if name == "q" else (self.nv, "nv")
-            if x.shape[-1] != size:  # an empty batch has no state to check it
-                raise DimensionError(f"{name} has length {x.shape[-1]}, expected {symbol} = {size}")
+            _check_length(x, name, size, symbol)  # an empty batch has no state to check it
             _same_batch(Q, x, name)
         self.system.external_forces(kwargs.get("external_forces"))  # once for all states, not "state 0"
         rows = []
@@ -277,9 +276,9 @@ class Engine:
         inputs = self._inputs(q, qd, qdd, "qdd", external_forces)
         if inputs is None:
             return self._reference(method, args, (self.nv,), external_forces=external_forces)
-        Q, QD, X, batched = inputs
+        Q, QD, X, batched, forces = inputs
         call = (method, args, {"external_forces": external_forces})
-        out = self._request(cc.INVERSE_DYNAMICS, Q, QD, X, external_forces, batched, call)[:, 0]
+        out = self._request(cc.INVERSE_DYNAMICS, Q, QD, X, forces, batched, call)[:, 0]
         hinge = self._hinge_forces(Q, QD, batched)
         if hinge is not None:
             out = out + hinge
@@ -294,14 +293,14 @@ class Engine:
         inputs = self._inputs(q, qd, tau, "tau", external_forces)
         if inputs is None:
             return self._reference(method, args, (self.nv,), external_forces=external_forces)
-        Q, QD, X, batched = inputs
+        Q, QD, X, batched, forces = inputs
         hinge = self._hinge_forces(Q, QD, batched)
         if X.shape[1] == 0:
             X = np.zeros((Q.shape[0], self.nv), dtype=Q.dtype)
         if hinge is not None:
             X = X - hinge
         call = (method, args, {"external_forces": external_forces})
-        out = self._request(cc.FORWARD_DYNAMICS, Q, QD, X, external_forces, batched, call)[:, 0]
+        out = self._request(cc.FORWARD_DYNAMICS, Q, QD, X, forces, batched, call)[:, 0]
         return self._settled(out, batched, method, args, external_forces=external_forces)
 
     def mass_matrix(self, q):
@@ -312,9 +311,9 @@ class Engine:
         inputs = self._inputs(q, None)
         if inputs is None:
             return self._reference(self.system.mass_matrix, {"q": q}, (self.nv, self.nv))
-        Q, QD, X, batched = inputs
+        Q, QD, X, batched, forces = inputs
         call = (self.system.mass_matrix, {"q": q}, {})
-        return self._settled(self._request(cc.MASS_MATRIX, Q, QD, X, None, batched, call), batched, *call[:2])
+        return self._settled(self._request(cc.MASS_MATRIX, Q, QD, X, forces, batched, call), batched, *call[:2])
 
     def mass_matrix_inverse(self, q):
         """``ℳ^{-1}(q)`` by the articulated-body passes (no dense inversion)."""
@@ -325,9 +324,9 @@ class Engine:
         inputs = self._inputs(q, None)
         if inputs is None:
             return self._reference(method, {"q": q}, (self.nv, self.nv))
-        Q, QD, X, batched = inputs
+        Q, QD, X, batched, forces = inputs
         call = (method, {"q": q}, {})
-        return self._settled(self._request(cc.MASS_MATRIX_INVERSE, Q, QD, X, None, batched, call), batched, *call[:2])
+        return self._settled(self._request(cc.MASS_MATRIX_INVERSE, Q, QD, X, forces, batched, call), batched, *call[:2])
 
     def kinematics(self, method, q, shape: tuple, compute, **kwargs):
         """A configuration-dependent quantity read off the filled arenas of the states:
@@ -373,7 +372,7 @@ class Engine:
         inputs = self._inputs(q, v)
         if inputs is None:
             return NotImplemented
-        Q, QD, _, _ = inputs
+        Q, QD, _, _, _ = inputs
         forces = self.system.external_forces(external_forces)
         if any(np.result_type(f, Q) != Q.dtype for f in forces.values()):
             return NotImplemented  # a complex or object force on a real state: only b takes its type (the reference's)
@@ -390,7 +389,7 @@ class Engine:
         inputs = self._inputs(q, qd)
         if inputs is None:
             return None
-        Q, QD, _, batched = inputs
+        Q, QD, _, batched, _ = inputs
         return self.layout.fill(Q, QD, batched), batched
 
     def energies(self, method, q, qd=None, kinetic: bool = True, potential: bool = True):
@@ -419,6 +418,12 @@ def _one_state(x) -> bool:
         return np.ndim(x) == 1
     except (TypeError, ValueError):
         return False
+
+
+def _check_length(x: np.ndarray, name: str, size: int, symbol: str) -> None:
+    """One state of ``x`` (its last axis) has ``size`` entries, the system's ``symbol``."""
+    if x.shape[-1] != size:
+        raise DimensionError(f"{name} has length {x.shape[-1]}, expected {symbol} = {size}")
 
 
 def _same_batch(Q: np.ndarray, x: np.ndarray, name: str) -> None:

@@ -388,7 +388,7 @@ class MultibodySystem:
         q, v = self.checked_vectors(q, v)
         tau = None if tau is None else self._stacked(tau, "tau", self.dof_size, "nv")  # checked as the compiled path does
         model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
-        tau = model.dof_vector(tau, "tau")
+        tau = model.dof_vector(None) if tau is None else tau
         with np.errstate(over="ignore", invalid="ignore"):
             return _finite_result(alg.forward_dynamics(model, tau - self._hinge_forces(q, v), a, b), "forward dynamics")
 
