@@ -39,11 +39,9 @@ def backend() -> str:
 
 
 def engine(system) -> "Engine":
-    """The :class:`Engine` of a :class:`~sko.systems.multibody.MultibodySystem` (cached on it)."""
-    e = system.__dict__.get("_engine")
-    if e is None:
-        e = system.__dict__["_engine"] = Engine(system)
-    return e
+    """The :class:`Engine` of a :class:`~sko.systems.multibody.MultibodySystem` (made on first
+    use and cached on it as ``system._engine``, which the dynamics methods read directly)."""
+    return system._engine
 
 
 class Engine:
@@ -52,7 +50,7 @@ class Engine:
     def __init__(self, system):
         self.system = system
         self.nq, self.nv = system.q_size, system.dof_size
-        self._direct = False
+        self._direct = None  # per request: (compiled call, request vector) in float64, made on first use
         self.coordinates_are_velocities = False
         self.layout = None  # the reference path answers: no body, or symbolic parameters
         if not system.bodies:
@@ -65,9 +63,9 @@ class Engine:
         self._tables = cc.pack_tables(L.ints, L.order, L.flat.layout, L.riccati_offsets, rsize, L.size, self.nq)
         self._reals = L.reals
         self._requests = {t.char: [None] * 4 for t in _FAST}  # by scalar type, then request
-        self._exact = None  # cc.exact_evaluate_one(float64), on the first direct call
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
-        self._direct = L.all_compiled and not L._hinge_forces
+        if L.all_compiled and not L._hinge_forces:
+            self._direct = [None] * 4
         self._zeros, self._empty = np.zeros(self.nv), np.zeros(0)
         self._square, self._length = (self.nv, self.nv), (self.nv,)
 
@@ -125,24 +123,24 @@ class Engine:
         return (*out, batched, forces)
 
     # ------------------------------------------------------------------ requests
-    def _one(self, op: int, q, v, x, out: np.ndarray):
-        """The common call, answered into ``out`` (zeroed, 1-D) with no Python-side checks: 1-D
-        C-ordered writeable float64 arrays (numba's dispatcher checks the types, the call the
-        shapes), no external forces, every body compiled. None when it does not apply, or when a
-        shape does not fit or an input or the result is not finite (the full path then checks and
-        reports it)."""
-        if not self._direct or get_backend() != "compiled":
+    def _one(self, op: int, q, v, x, size: int):
+        """The common call, answered into a fresh zeroed vector of ``size`` entries with no
+        Python-side checks: 1-D C-ordered writeable float64 arrays (numba's dispatcher checks
+        the types, the call the shapes), no external forces, every body compiled. None when it
+        does not apply, or when a shape does not fit or an input or the result is not finite
+        (the full path then checks and reports it). Every step counts: this is most calls."""
+        direct = self._direct
+        if direct is None or get_backend() != "compiled":
             return None
-        call = self._exact
-        if call is None:
-            call = self._exact = cc.exact_evaluate_one(_F8)
-        w = self._requests["d"][op]
-        if w is None:
-            w = self._request_vector(op, _F8)
         if x is None:
             x = self._empty
         elif getattr(x, "shape", None) != self._length:  # the kernel reads an empty x as none given
             return None
+        request = direct[op]
+        if request is None:
+            request = direct[op] = (cc.exact_evaluate_one(_F8), self._request_vector(op, _F8))
+        call, w = request
+        out = np.zeros(size)
         try:
             status = call(w, q, self._zeros if v is None else v, x, out)
         except (TypeError, ValueError):  # numba's dispatcher refuses the types (cc.NoMatch) or cannot
@@ -270,7 +268,7 @@ class Engine:
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, q, qd, qdd, external_forces=None):
         """``T = ℳ θ̈ + 𝒞`` (``qdd`` None: the bias forces ``𝒞``)."""
-        if not external_forces and (out := self._one(cc.INVERSE_DYNAMICS, q, qd, qdd, np.zeros(self.nv))) is not None:
+        if not external_forces and (out := self._one(cc.INVERSE_DYNAMICS, q, qd, qdd, self.nv)) is not None:
             return out
         method, args = self.system.inverse_dynamics, {"q": q, "v": qd, "qdd": qdd}
         inputs = self._inputs(q, qd, qdd, "qdd", external_forces)
@@ -287,7 +285,7 @@ class Engine:
     def forward_dynamics(self, q, qd, tau=None, external_forces=None):
         """``θ̈ = ℳ^{-1}(T − 𝒞)``."""
         if (tau is not None and not external_forces
-                and (out := self._one(cc.FORWARD_DYNAMICS, q, qd, tau, np.zeros(self.nv))) is not None):
+                and (out := self._one(cc.FORWARD_DYNAMICS, q, qd, tau, self.nv)) is not None):
             return out
         method, args = self.system.forward_dynamics, {"q": q, "v": qd, "tau": tau}
         inputs = self._inputs(q, qd, tau, "tau", external_forces)
@@ -305,7 +303,7 @@ class Engine:
 
     def mass_matrix(self, q):
         """``ℳ(q)``."""
-        if (out := self._one(cc.MASS_MATRIX, q, None, None, np.zeros(self.nv * self.nv))) is not None:
+        if (out := self._one(cc.MASS_MATRIX, q, None, None, self.nv * self.nv)) is not None:
             out.shape = self._square  # in place: cheaper than a reshaped view
             return out
         inputs = self._inputs(q, None)
@@ -317,7 +315,7 @@ class Engine:
 
     def mass_matrix_inverse(self, q):
         """``ℳ^{-1}(q)`` by the articulated-body passes (no dense inversion)."""
-        if (out := self._one(cc.MASS_MATRIX_INVERSE, q, None, None, np.zeros(self.nv * self.nv))) is not None:
+        if (out := self._one(cc.MASS_MATRIX_INVERSE, q, None, None, self.nv * self.nv)) is not None:
             out.shape = self._square
             return out
         method = self.system.mass_matrix_inverse

@@ -29,6 +29,7 @@ velocities, both in the tree's stacking order (the order the bodies were given);
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from functools import cached_property
 from numbers import Real
 
 import numpy as np
@@ -44,7 +45,7 @@ from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.bodies.contract import check_node_state as _check_state
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
 from sko.systems.coordinates import coordinate_maps
-from sko.systems.engine import engine
+from sko.systems.engine import Engine
 
 __all__ = ["MultibodySystem"]
 
@@ -113,6 +114,11 @@ class MultibodySystem:
         self._root = root_attachment(self.gravity)
         self._order = tuple((k, self._body[k], self.q_slices[k], self.dof_slices[k]) for k in self.tree.scatter_order())
         self._unchecked = frozenset(k for k, b in self._body.items() if not b.valid_by_construction)
+
+    @cached_property
+    def _engine(self) -> Engine:
+        """The compiled path of this system (:mod:`sko.systems.engine`), made on first use."""
+        return Engine(self)
 
     @property
     def bodies(self) -> tuple:
@@ -329,7 +335,7 @@ class MultibodySystem:
     def sko_model(self, q, v=None, external_forces: Mapping | None = None) -> tuple[SKOModel, np.ndarray, np.ndarray]:
         """The SKO model at ``(q, v)`` and the stacked ``a``, ``b`` (SKO.md §3, §14), with
         ``b(k) −= Γ_kᵀ ᵏX_0^* f^x_k`` for the ``external_forces`` (module docstring)."""
-        if (fast := engine(self).sko_model(q, v, external_forces)) is not NotImplemented:
+        if (fast := self._engine.sko_model(q, v, external_forces)) is not NotImplemented:
             return fast
         forces = self.external_forces(external_forces)
         return self._assemble(self.node_states(q, v), forces)
@@ -351,7 +357,7 @@ class MultibodySystem:
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q) -> np.ndarray:
         """``ℳ(q) = H φ M φ* H*`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."""
-        if (fast := engine(self).mass_matrix(q)) is not NotImplemented:
+        if (fast := self._engine.mass_matrix(q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
@@ -371,7 +377,7 @@ class MultibodySystem:
     def inverse_dynamics(self, q, v=None, dv=None, external_forces: Mapping | None = None) -> np.ndarray:
         """``τ = ℳ(q) dv + 𝒞(q, v)`` by Newton–Euler on the SKO model (SKO.md §5, Algorithm 3.1),
         plus the bodies' hinge forces; ``v``, ``dv`` zero when omitted."""
-        if (fast := engine(self).inverse_dynamics(q, v, dv, external_forces)) is not NotImplemented:
+        if (fast := self._engine.inverse_dynamics(q, v, dv, external_forces)) is not NotImplemented:
             return fast
         q, v = self.checked_vectors(q, v)
         dv = None if dv is None else self._stacked(dv, "qdd", self.dof_size, "nv")  # checked as the compiled path does
@@ -383,7 +389,7 @@ class MultibodySystem:
     def forward_dynamics(self, q, v=None, tau=None, external_forces: Mapping | None = None) -> np.ndarray:
         """``dv = ℳ^{-1}(τ − 𝒞)`` by the articulated body recursion (SKO.md §11, Algorithm 6.1);
         ``v``, ``tau`` zero when omitted."""
-        if (fast := engine(self).forward_dynamics(q, v, tau, external_forces)) is not NotImplemented:
+        if (fast := self._engine.forward_dynamics(q, v, tau, external_forces)) is not NotImplemented:
             return fast
         q, v = self.checked_vectors(q, v)
         tau = None if tau is None else self._stacked(tau, "tau", self.dof_size, "nv")  # checked as the compiled path does
@@ -394,7 +400,7 @@ class MultibodySystem:
 
     def mass_matrix_inverse(self, q) -> np.ndarray:
         """``ℳ^{-1}(q)`` by the innovations factorization (SKO.md §10, Eq. 51)."""
-        if (fast := engine(self).mass_matrix_inverse(q)) is not NotImplemented:
+        if (fast := self._engine.mass_matrix_inverse(q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
@@ -418,7 +424,7 @@ class MultibodySystem:
     def kinetic_energy(self, q, v=None):
         """``½ Σ_k 𝒱*(k) M(k) 𝒱(k)`` (= ``½ vᵀ ℳ v``), in the states' scalar type (float,
         complex for complex-step, an expression for symbolic states)."""
-        if (fast := engine(self).energies(self.kinetic_energy, q, v, potential=False)) is not NotImplemented:
+        if (fast := self._engine.energies(self.kinetic_energy, q, v, potential=False)) is not NotImplemented:
             return _finite_result(fast, "kinetic energy")
         states = self.node_states(q, v)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
@@ -427,7 +433,7 @@ class MultibodySystem:
     def potential_energy(self, q):
         """``Σ_k potential(k)`` (gravity and the bodies' own potentials), in the states' scalar
         type; for rigid bodies ``−Σ m_k g · c_k``, zero at the world origin."""
-        if (fast := engine(self).energies(self.potential_energy, q, kinetic=False)) is not NotImplemented:
+        if (fast := self._engine.energies(self.potential_energy, q, kinetic=False)) is not NotImplemented:
             return _finite_result(fast, "potential energy")
         states = self.node_states(q)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
@@ -437,7 +443,7 @@ class MultibodySystem:
     def energy(self, q, v=None):
         """Kinetic plus potential energy, in the states' scalar type: a float for real states, the
         complex number itself for complex-step states, an expression for symbolic ones."""
-        if (fast := engine(self).energies(self.energy, q, v)) is not NotImplemented:
+        if (fast := self._engine.energies(self.energy, q, v)) is not NotImplemented:
             return _finite_result(fast, "energy")
         states = self.node_states(q, v)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
@@ -459,7 +465,7 @@ class MultibodySystem:
     def normalize(self, q) -> np.ndarray:
         """``q`` projected back onto the configuration manifold, body by body (unit quaternions)."""
         q, _ = self.checked_vectors(q, None)
-        if engine(self).coordinates_are_velocities:  # no quaternions: nothing to project
+        if self._engine.coordinates_are_velocities:  # no quaternions: nothing to project
             return np.array(q, dtype=float)
         maps = coordinate_maps(self)
         if maps is not None and q.dtype == np.float64:  # only the joints with a projection are called
@@ -471,7 +477,7 @@ class MultibodySystem:
         """``q̇`` from ``(q, v)``, body by body (``q̇ = v`` except for quaternions and
         successor-frame velocities)."""
         q, v = self.checked_vectors(q, v)
-        if engine(self).coordinates_are_velocities:  # q̇ = v joint by joint
+        if self._engine.coordinates_are_velocities:  # q̇ = v joint by joint
             return np.array(v, dtype=np.result_type(q, v, float))
         maps = coordinate_maps(self)
         if maps is not None and q.dtype.kind in "fc" and v.dtype.kind in "fc":  # only the joints with a map are called

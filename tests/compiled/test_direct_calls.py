@@ -51,7 +51,7 @@ VARIANTS = {
 def _direct(system, op, q, v, x):
     """The direct call's answer, or None when it falls through."""
     nv = system.nv
-    return engine(system)._one(op, q, v, x, np.zeros(nv * nv if op in MATRICES else nv))
+    return engine(system)._one(op, q, v, x, nv * nv if op in MATRICES else nv)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 4])  # every body compiled
