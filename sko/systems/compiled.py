@@ -4,9 +4,10 @@ A request is one of :data:`INVERSE_DYNAMICS` (``T = ℳ θ̈ + 𝒞``; bias and 
 ``θ̈ = 0``), :data:`FORWARD_DYNAMICS` (``θ̈ = ℳ^{-1}(T − 𝒞)``), :data:`MASS_MATRIX` (``ℳ``) and
 :data:`MASS_MATRIX_INVERSE` (``ℳ^{-1}``). :func:`evaluate_one` builds the SKO model at the state
 into the arena of :mod:`sko.systems.state_layout` (unless the caller filled it, for systems with
-body types that only have a Python state) and runs the model kernels of
-:mod:`sko.algorithms.compiled.kernels` on the arena's flat data (its first entries are the flat
-model's data buffer). :func:`evaluate_batch` does the same for ``B`` states, parallel over
+body types that only have a Python state), only the terms the request reads (ℳ and ℳ^{-1} only
+the weights, ``H`` and ``M``; no request the poses: :data:`~sko.bodies.compiled_state.STRUCTURE`),
+and runs the model kernels of :mod:`sko.algorithms.compiled.kernels` on the arena's flat data (its
+first entries are the flat model's data buffer). :func:`evaluate_batch` does the same for ``B`` states, parallel over
 chunks of :data:`CHUNK` states with numba's threads (``NUMBA_NUM_THREADS`` sets how many).
 Results are ``nv`` entries per state for vectors, ``nv × nv`` for matrices.
 
@@ -41,13 +42,12 @@ from numba import from_dtype, njit, prange, types
 from sko.algorithms.compiled import kernels as K
 from sko.algorithms.compiled.borrow import borrowed, matrix_view
 from sko.algorithms.compiled.flat import BODY, HDIM, NDIM, WIDTH
-from sko.bodies.compiled_state import COLUMNS, WORK, library_state, work_views
+from sko.bodies.compiled_state import CHUNK, COLUMNS, MOTION, STRUCTURE, WORK, library_state, work_views
 
 __all__ = ["INVERSE_DYNAMICS", "FORWARD_DYNAMICS", "MASS_MATRIX", "MASS_MATRIX_INVERSE", "CHUNK", "NoMatch",
            "pack_tables", "workspace_size", "request_vector", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
 
 INVERSE_DYNAMICS, FORWARD_DYNAMICS, MASS_MATRIX, MASS_MATRIX_INVERSE = range(4)
-CHUNK = 16  #: states per task of a parallel batch
 
 #: header of the packed tables: bodies N, nv, Σ m_k, max m_k, max n_k, Riccati buffer, arena size,
 #: nq, where the tables ints, order, layout and roff start; then the workspace offsets
@@ -122,8 +122,9 @@ def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, o
     ``out`` (1-D) with the model kernels of :mod:`sko.algorithms.compiled.kernels` on the arena's
     flat data."""
     if fill:
+        terms = MOTION if op <= FORWARD_DYNAMICS else STRUCTURE
         for k in order:
-            if not library_state(ints, reals, k, q, qd, a, work):
+            if not library_state(ints, reals, k, q, qd, a, work, terms):
                 return k
     nodes, T, R, X, Y, r, rs, z, eye = s
     nv = T.shape[0]
