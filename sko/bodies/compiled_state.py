@@ -16,11 +16,13 @@ constants start at ``reals[ints[k, RO]]``). For a batch of ``B`` states the aren
   row-major), origin ``p`` (3) and velocity ``v_o`` (6): ``6 m_k + 24`` numbers. A child reads
   its parent's record at ``IN_ATT`` (``-1``: the inertial frame, ``Γ`` empty, ``γ = −a_g``).
 
-Every kernel takes ``(ints, reals, k, q, qd, a, work, terms)`` for one state (``q``, ``qd`` the
-system's stacked vectors, ``a`` the state's arena row, ``work`` the views of :func:`work_views`,
-``terms`` which of the state's terms a request reads: :data:`STRUCTURE`, :data:`MOTION` or
-:data:`POSE`, each with the ones before; only those asked for are meaningful, the others are
-zero or computed from zeros, never read from unwritten scratch) and returns
+Every kernel takes ``(ints, reals, k, q, qd, a, work, terms, constants)`` for one state (``q``,
+``qd`` the system's stacked vectors, ``a`` the state's arena row, ``work`` the views of
+:func:`work_views`, ``terms`` which of the state's terms a request reads: :data:`STRUCTURE`,
+:data:`MOTION` or :data:`POSE`, each with the ones before; only those asked for are meaningful,
+the others are zero or computed from zeros, never read from unwritten scratch; ``constants``
+whether to write the terms no state changes, a rigid body's ``M`` and its frame's ``Γ = [I, 0]``,
+``γ = 0``, which a caller filling the same arena again has written already) and returns
 False when the state is outside the joint's domain (a quaternion of zero norm); a quaternion of
 any other finite size gives its rotation (:func:`~sko.bodies.compiled_joints.joint_kinematics`
 scales it by its largest entry first).
@@ -231,10 +233,11 @@ def _hinge(ints, reals, k, q, qd, a, work, terms) -> bool:
 
 
 @njit(cache=True, inline="always")
-def _rigid_terms(ints, reals, k, a, work, m, terms):
+def _rigid_terms(ints, reals, k, a, work, m, terms, constants):
     """Writes the parts a rigid body and a rotor link share: the first 6 columns of the weight
-    (``(ᵏX_o Γ_o)*``), ``a``, ``b``, ``𝒱`` (first 6 entries), ``M``'s upper 6 × 6 block, the
-    body-frame attachment record (``Γ = [I, 0]``, ``γ = 0``) and the potential."""
+    (``(ᵏX_o Γ_o)*``), ``a``, ``b``, ``𝒱`` (first 6 entries), the body-frame attachment record
+    and the potential; with ``constants``, ``M``'s upper 6 × 6 block and the record's ``Γ = [I, 0]``,
+    ``γ = 0``."""
     XJ, S, c, X, t = work
     ro = ints[k, RO]
     wo, o, mp = ints[k, W], ints[k, IN_ATT], ints[k, IN_DIM]
@@ -254,8 +257,10 @@ def _rigid_terms(ints, reals, k, a, work, m, terms):
     for i in range(6):
         a[ao + i] = t[12 + i]
         a[vo_ + i] = t[6 + i]
-        for j in range(6):
-            a[mo + i * m + j] = reals[ro + INERTIA + 6 * i + j]
+    if constants:
+        for i in range(6):
+            for j in range(6):
+                a[mo + i * m + j] = reals[ro + INERTIA + 6 * i + j]
     if terms == STRUCTURE:
         for i in range(6):
             a[bo + i] = 0
@@ -275,12 +280,13 @@ def _rigid_terms(ints, reals, k, a, work, m, terms):
         a[bo + 5] = w0 * f1 - w1 * f0
     # own frame: Γ = [I, 0] (6 × m), γ = 0, pose, velocity
     at = ints[k, ATT]
-    for i in range(6):
-        for j in range(m):
-            a[at + i * m + j] = 1.0 if i == j else 0.0
     g = at + 6 * m
+    if constants:
+        for i in range(6):
+            for j in range(m):
+                a[at + i * m + j] = 1.0 if i == j else 0.0
+            a[g + i] = 0
     for i in range(6):
-        a[g + i] = 0
         a[g + 18 + i] = t[6 + i]
     for i in range(12):
         a[g + 6 + i] = t[18 + i]
@@ -295,12 +301,12 @@ def _rigid_terms(ints, reals, k, a, work, m, terms):
 
 
 @njit(cache=True, inline="always")
-def rigid_state(ints, reals, k, q, qd, a, work, terms) -> bool:
+def rigid_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
     """A :class:`~sko.bodies.rigid.RigidBody`: ``φ = (ᵏX_o Γ_o)*``, ``H = S*``, ``M = I_k``,
     ``a = ᵏX_o γ_o + c_J + v × S θ̇``, ``b = v ×* I_k v`` (RIGID.md)."""
     if not _hinge(ints, reals, k, q, qd, a, work, terms):
         return False
-    _rigid_terms(ints, reals, k, a, work, 6, terms)
+    _rigid_terms(ints, reals, k, a, work, 6, terms, constants)
     S = work[1]
     hb = ints[k, HB]
     for j in range(ints[k, JNV]):
@@ -315,13 +321,13 @@ ROTOR_REALS = RIGID_REALS + 13
 
 
 @njit(cache=True)
-def rotor_state(ints, reals, k, q, qd, a, work, terms) -> bool:
+def rotor_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
     """A :class:`~sko.bodies.rotor.GearedRotorLink` (module docstring of :mod:`sko.bodies.rotor`):
     ``E_k = [[ᵏX_o], [I₃, 0]]``, ``H = [S*, N uᵀ]``, ``M = diag(I_k, I_r)``,
     ``a = [ᵏX_o γ_o + c_J + v × S θ̇; γ_o(ω)]``, ``b = [v ×* I_k v; ω_o × I_r w]``."""
     if not _hinge(ints, reals, k, q, qd, a, work, terms):
         return False
-    _rigid_terms(ints, reals, k, a, work, 9, terms)
+    _rigid_terms(ints, reals, k, a, work, 9, terms, constants)
     XJ, S, c, X, t = work
     row = ints[k]
     ro, o, mp, wo, m = row[RO], row[IN_ATT], row[IN_DIM], row[W], 9
@@ -337,7 +343,7 @@ def rotor_state(ints, reals, k, q, qd, a, work, terms) -> bool:
         a[hb + i] = S[i, 0]
     for i in range(3):
         a[hb + 6 + i] = N * reals[ro + AXIS + i]
-    for i in range(9):
+    for i in range(9 if constants else 0):
         for j in range(9):
             if i >= 6 or j >= 6:
                 a[mo + 9 * i + j] = reals[ro + ROTOR_INERTIA + 3 * (i - 6) + j - 6] if (i >= 6 and j >= 6) else 0.0
@@ -421,7 +427,7 @@ def _skew(x):
 
 
 @njit(cache=True)
-def flexible_state(ints, reals, k, q, qd, a, work, terms) -> bool:
+def flexible_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
     """A :class:`~sko.bodies.flexible.FlexibleBody` (module docstring of
     :mod:`sko.bodies.flexible`): ``E_k = [ᵏX_o; 0]``, ``H = diag(S*, I_r)``,
     ``M = Σ μ_i B_i* B_i``, ``a = [hinge a; 0]``,
@@ -581,7 +587,7 @@ def flexible_state(ints, reals, k, q, qd, a, work, terms) -> bool:
 
 # ---------------------------------------------------------------------------- clusters
 @njit(cache=True)
-def cluster_state(ints, reals, k, q, qd, a, work, terms) -> bool:
+def cluster_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
     """A :class:`~sko.bodies.cluster.RigidCluster` with couplings only (EMBEDDING.md §4; Python:
     its ``at_state``): ``θ_C = G θ_ind + d``, ``θ̇_C = G θ̇_ind`` (``Ġ = 0``); each member's hinge
     from its parent member's record (the cluster's inboard for the first ones), then
@@ -713,23 +719,23 @@ def cluster_state(ints, reals, k, q, qd, a, work, terms) -> bool:
 
 # ---------------------------------------------------------------------------- dispatch
 @njit(cache=True, inline="always")
-def library_state(ints, reals, k, q, qd, a, work, terms) -> bool:
+def library_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
     """The state of body ``k`` by its kind (:data:`RIGID`, :data:`ROTOR`, :data:`CLUSTER`, :data:`FLEXIBLE`),
-    the ``terms`` asked for."""
+    the ``terms`` asked for (and the ``constants``: module docstring)."""
     kind = ints[k, KIND]
     if kind == RIGID:
-        return rigid_state(ints, reals, k, q, qd, a, work, terms)
+        return rigid_state(ints, reals, k, q, qd, a, work, terms, constants)
     if kind == ROTOR:
-        return rotor_state(ints, reals, k, q, qd, a, work, terms)
+        return rotor_state(ints, reals, k, q, qd, a, work, terms, constants)
     if kind == CLUSTER:
-        return cluster_state(ints, reals, k, q, qd, a, work, terms)
-    return flexible_state(ints, reals, k, q, qd, a, work, terms)
+        return cluster_state(ints, reals, k, q, qd, a, work, terms, constants)
+    return flexible_state(ints, reals, k, q, qd, a, work, terms, constants)
 
 
 @njit(cache=True)
 def _fill_one(ints, reals, bodies, q, qd, a, work) -> int:
     for k in bodies:
-        if not library_state(ints, reals, k, q, qd, a, work, POSE):
+        if not library_state(ints, reals, k, q, qd, a, work, POSE, True):
             return k
     return -1
 
