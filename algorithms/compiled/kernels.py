@@ -365,6 +365,8 @@ def mass_matrix(layout, data, R, out, X, Y):
                     X[r * h + c] = s
         _block(data, layout[k, H], h, m, X, out, dk, dk, h)
         i, j = k, layout[k, PARENT]
+        if h == 1 and m == 6:  # one column through 6 × 6 weights: X in registers
+            i, j = _column66(layout, data, out, X, k, dk)
         while j >= 0:
             mj = layout[j, NDIM]
             _ab(data, layout[i, W], X, 0, Y, 0, mj, layout[i, NDIM], h)  # X = φ(℘(i), i) X
@@ -372,6 +374,32 @@ def mass_matrix(layout, data, R, out, X, Y):
                 X[c] = Y[c]
             _block(data, layout[j, H], layout[j, HDIM], mj, X, out, layout[j, DOF], dk, h)
             i, j = j, layout[j, PARENT]
+
+
+@njit(cache=True, inline="always")
+def _column66(layout, data, out, X, k, dk):
+    """:func:`mass_matrix`'s walk from node ``k`` (one dof, its column ``X`` of 6 entries) up
+    the ancestors ``j`` while the weights are 6 × 6: ``X ← φ(℘(i), i) X``, ``ℳ(j, k) = H(j) X``.
+    Returns the pair ``(i, j = ℘(i))`` it stopped at, with ``X`` written back."""
+    x0, x1, x2, x3, x4, x5 = X[0], X[1], X[2], X[3], X[4], X[5]
+    i, j = k, layout[k, PARENT]
+    while j >= 0 and layout[j, NDIM] == 6:
+        wo = layout[i, W]
+        y0 = _dot6(data, wo, 1, x0, x1, x2, x3, x4, x5)
+        y1 = _dot6(data, wo + 6, 1, x0, x1, x2, x3, x4, x5)
+        y2 = _dot6(data, wo + 12, 1, x0, x1, x2, x3, x4, x5)
+        y3 = _dot6(data, wo + 18, 1, x0, x1, x2, x3, x4, x5)
+        y4 = _dot6(data, wo + 24, 1, x0, x1, x2, x3, x4, x5)
+        y5 = _dot6(data, wo + 30, 1, x0, x1, x2, x3, x4, x5)
+        x0, x1, x2, x3, x4, x5 = y0, y1, y2, y3, y4, y5
+        ho, dj = layout[j, H], layout[j, DOF]
+        for r in range(layout[j, HDIM]):
+            s = _dot6(data, ho + 6 * r, 1, x0, x1, x2, x3, x4, x5)
+            out[dj + r, dk] = s
+            out[dk, dj + r] = s
+        i, j = j, layout[j, PARENT]
+    X[0], X[1], X[2], X[3], X[4], X[5] = x0, x1, x2, x3, x4, x5
+    return i, j
 
 
 @njit(cache=True, inline="always")

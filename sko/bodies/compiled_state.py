@@ -16,8 +16,13 @@ constants start at ``reals[ints[k, RO]]``). For a batch of ``B`` states the aren
   row-major), origin ``p`` (3) and velocity ``v_o`` (6): ``6 m_k + 24`` numbers. A child reads
   its parent's record at ``IN_ATT`` (``-1``: the inertial frame, ``Γ`` empty, ``γ = −a_g``).
 
-Every kernel takes ``(ints, reals, k, q, qd, a, work)`` for one state (``q``, ``qd`` the
-system's stacked vectors, ``a`` the state's arena row, ``work`` the views of :func:`work_views`) and returns
+Every kernel takes ``(ints, reals, k, q, qd, a, work, terms, constants)`` for one state (``q``,
+``qd`` the system's stacked vectors, ``a`` the state's arena row, ``work`` the views of
+:func:`work_views`, ``terms`` which of the state's terms a request reads: :data:`STRUCTURE`,
+:data:`MOTION` or :data:`POSE`, each with the ones before; only those asked for are meaningful,
+the others are zero or computed from zeros, never read from unwritten scratch; ``constants``
+whether to write the terms no state changes, a rigid body's ``M`` and its frame's ``Γ = [I, 0]``,
+``γ = 0``, which a caller filling the same arena again has written already) and returns
 False when the state is outside the joint's domain (a quaternion of zero norm); a quaternion of
 any other finite size gives its rotation (:func:`~sko.bodies.compiled_joints.joint_kinematics`
 scales it by its largest entry first).
@@ -34,8 +39,9 @@ from sko.bodies.compiled_joints import PYTHON, joint_kinematics_at, pack_joint
 from sko.bodies.contract import CompiledState
 from sko.spatial import plucker_translation
 
-__all__ = ["RIGID", "ROTOR", "FLEXIBLE", "CLUSTER", "COLUMNS", "WORK", "record_size", "fill_states", "library_state",
-           "work_views", "pack_rigid", "pack_rotor", "pack_flexible", "pack_cluster"]
+__all__ = ["RIGID", "ROTOR", "FLEXIBLE", "CLUSTER", "STRUCTURE", "MOTION", "POSE", "COLUMNS", "WORK", "CHUNK",
+           "record_size", "fill_states", "library_state", "work_views", "pack_rigid", "pack_rotor", "pack_flexible",
+           "pack_cluster"]
 
 # integer columns of a body's row
 (PARENT, KIND, JOINT, REVERSE, QO, NQ, VO, NV, JNQ, JNV, DIM, IN_ATT, IN_DIM, ATT, W, HB, MB, AO, BO, NV_, POT, RO,
@@ -43,6 +49,10 @@ __all__ = ["RIGID", "ROTOR", "FLEXIBLE", "CLUSTER", "COLUMNS", "WORK", "record_s
 COLUMNS = 25
 #: kinds with a compiled state in this module (any other body type: -1, its Python ``at_state``)
 RIGID, ROTOR, FLEXIBLE, CLUSTER = range(4)
+#: the terms a state kernel computes: the model's weights, ``H`` and ``M`` (what ℳ and ℳ^{-1}
+#: read); with ``a``, ``b``, ``𝒱`` and the records' ``γ_o``, ``v_o`` (the dynamics); with the
+#: records' poses and the potential (energies, frames, Jacobians)
+STRUCTURE, MOTION, POSE = range(3)
 #: constants of a rigid body: joint parameters (10), the placement X_T = rot(E) xlt(r) as E
 #: (row-major) and r (12), inertia (36), mass, centre of mass
 JP, XT, INERTIA, MASS, COM = 0, 10, 22, 58, 59
@@ -135,8 +145,9 @@ def pack_cluster(body) -> CompiledState | None:
 
 # ---------------------------------------------------------------------------- the hinge
 @njit(cache=True, inline="always")
-def _hinge(ints, reals, k, q, qd, a, work) -> bool:
-    """The joint terms of body ``k`` (Python: :func:`sko.bodies.hinge.hinge_state`).
+def _hinge(ints, reals, k, q, qd, a, work, terms) -> bool:
+    """The joint terms of body ``k`` (Python: :func:`sko.bodies.hinge.hinge_state`), those
+    beyond ``X`` and ``S`` as asked by ``terms`` (zero otherwise).
 
     Leaves ``X = ᵏX_o = X_J X_T`` in ``work[3]`` and, in ``t = work[4]``: ``v_J = S θ̇`` at
     ``t[0:6]``, ``v`` at ``t[6:12]``, the velocity-product acceleration at ``t[12:18]``, the
@@ -165,6 +176,11 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
         X[i, 3] = X[i, 4] = X[i, 5] = 0
         X[i + 3, 0], X[i + 3, 1], X[i + 3, 2] = e2 * r1 - e1 * r2, e0 * r2 - e2 * r0, e1 * r0 - e0 * r1
         X[i + 3, 3], X[i + 3, 4], X[i + 3, 5] = e0, e1, e2
+    if terms == STRUCTURE:
+        for i in range(30):
+            t[i] = 0
+        return True
+    pose = terms == POSE
     for i in range(6):
         s = 0 * XJ[0, 0]
         for j in range(nv):
@@ -177,9 +193,11 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
             t[6 + i], t[9 + i] = t[i], t[3 + i]
             t[12 + i] = c[i]
             t[15 + i] = c[3 + i] - (X[i, 0] * g0 + X[i, 1] * g1 + X[i, 2] * g2)
-            for j in range(3):
-                t[18 + 3 * i + j] = X[j, i]  # R = Eᵀ
-        t[27], t[28], t[29] = r0, r1, r2
+            if pose:
+                for j in range(3):
+                    t[18 + 3 * i + j] = X[j, i]  # R = Eᵀ
+        if pose:
+            t[27], t[28], t[29] = r0, r1, r2
     else:
         go = o + 6 * ints[k, IN_DIM]  # γ_o, then R_o, p_o, v_o
         w0, w1, w2 = a[go + 18], a[go + 19], a[go + 20]
@@ -194,10 +212,14 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
             t[9 + i] = t[3 + i] + e0 * u0 + e1 * u1 + e2 * u2
             t[12 + i] = c[i] + e0 * y0 + e1 * y1 + e2 * y2
             t[15 + i] = c[3 + i] + e0 * z0 + e1 * z1 + e2 * z2
-            R0, R1, R2 = a[go + 6 + 3 * i], a[go + 7 + 3 * i], a[go + 8 + 3 * i]
-            for j in range(3):
-                t[18 + 3 * i + j] = R0 * X[j, 0] + R1 * X[j, 1] + R2 * X[j, 2]  # R = R_o Eᵀ
-            t[27 + i] = a[go + 15 + i] + R0 * r0 + R1 * r1 + R2 * r2  # p = p_o + R_o r
+            if pose:
+                R0, R1, R2 = a[go + 6 + 3 * i], a[go + 7 + 3 * i], a[go + 8 + 3 * i]
+                for j in range(3):
+                    t[18 + 3 * i + j] = R0 * X[j, 0] + R1 * X[j, 1] + R2 * X[j, 2]  # R = R_o Eᵀ
+                t[27 + i] = a[go + 15 + i] + R0 * r0 + R1 * r1 + R2 * r2  # p = p_o + R_o r
+    if not pose:
+        for i in range(18, 30):
+            t[i] = 0
     # a += v × v_J (crm(v) v_J)
     w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
     j0, j1, j2, j3, j4, j5 = t[0], t[1], t[2], t[3], t[4], t[5]
@@ -211,10 +233,11 @@ def _hinge(ints, reals, k, q, qd, a, work) -> bool:
 
 
 @njit(cache=True, inline="always")
-def _rigid_terms(ints, reals, k, a, work, m):
+def _rigid_terms(ints, reals, k, a, work, m, terms, constants):
     """Writes the parts a rigid body and a rotor link share: the first 6 columns of the weight
-    (``(ᵏX_o Γ_o)*``), ``a``, ``b``, ``𝒱`` (first 6 entries), ``M``'s upper 6 × 6 block, the
-    body-frame attachment record (``Γ = [I, 0]``, ``γ = 0``) and the potential."""
+    (``(ᵏX_o Γ_o)*``), ``a``, ``b``, ``𝒱`` (first 6 entries), the body-frame attachment record
+    and the potential; with ``constants``, ``M``'s upper 6 × 6 block and the record's ``Γ = [I, 0]``,
+    ``γ = 0``."""
     XJ, S, c, X, t = work
     ro = ints[k, RO]
     wo, o, mp = ints[k, W], ints[k, IN_ATT], ints[k, IN_DIM]
@@ -234,36 +257,42 @@ def _rigid_terms(ints, reals, k, a, work, m):
     for i in range(6):
         a[ao + i] = t[12 + i]
         a[vo_ + i] = t[6 + i]
-        for j in range(6):
-            a[mo + i * m + j] = reals[ro + INERTIA + 6 * i + j]
-    # b = v ×* I v = [ω × n + v × f; ω × f], [n; f] = I v
-    for i in range(6):
-        s = 0 * X[0, 0]
-        for j in range(6):
-            s += reals[ro + INERTIA + 6 * i + j] * t[6 + j]
-        t[30 + i] = s
-    w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
-    n0, n1, n2, f0, f1, f2 = t[30], t[31], t[32], t[33], t[34], t[35]
-    a[bo] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
-    a[bo + 1] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
-    a[bo + 2] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
-    a[bo + 3] = w1 * f2 - w2 * f1
-    a[bo + 4] = w2 * f0 - w0 * f2
-    a[bo + 5] = w0 * f1 - w1 * f0
+    if constants:
+        for i in range(6):
+            for j in range(6):
+                a[mo + i * m + j] = reals[ro + INERTIA + 6 * i + j]
+    if terms == STRUCTURE:
+        for i in range(6):
+            a[bo + i] = 0
+    else:  # b = v ×* I v = [ω × n + v × f; ω × f], [n; f] = I v
+        for i in range(6):
+            s = 0 * X[0, 0]
+            for j in range(6):
+                s += reals[ro + INERTIA + 6 * i + j] * t[6 + j]
+            t[30 + i] = s
+        w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
+        n0, n1, n2, f0, f1, f2 = t[30], t[31], t[32], t[33], t[34], t[35]
+        a[bo] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
+        a[bo + 1] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
+        a[bo + 2] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
+        a[bo + 3] = w1 * f2 - w2 * f1
+        a[bo + 4] = w2 * f0 - w0 * f2
+        a[bo + 5] = w0 * f1 - w1 * f0
     # own frame: Γ = [I, 0] (6 × m), γ = 0, pose, velocity
     at = ints[k, ATT]
-    for i in range(6):
-        for j in range(m):
-            a[at + i * m + j] = 1.0 if i == j else 0.0
     g = at + 6 * m
+    if constants:
+        for i in range(6):
+            for j in range(m):
+                a[at + i * m + j] = 1.0 if i == j else 0.0
+            a[g + i] = 0
     for i in range(6):
-        a[g + i] = 0
         a[g + 18 + i] = t[6 + i]
     for i in range(12):
         a[g + 6 + i] = t[18 + i]
     # potential −m g · (p + R c)
     pot = 0 * X[0, 0]
-    for i in range(3):
+    for i in range(3 if terms == POSE else 0):
         ci = t[27 + i]
         for j in range(3):
             ci += t[18 + 3 * i + j] * reals[ro + COM + j]
@@ -272,12 +301,12 @@ def _rigid_terms(ints, reals, k, a, work, m):
 
 
 @njit(cache=True, inline="always")
-def rigid_state(ints, reals, k, q, qd, a, work) -> bool:
+def rigid_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
     """A :class:`~sko.bodies.rigid.RigidBody`: ``φ = (ᵏX_o Γ_o)*``, ``H = S*``, ``M = I_k``,
     ``a = ᵏX_o γ_o + c_J + v × S θ̇``, ``b = v ×* I_k v`` (RIGID.md)."""
-    if not _hinge(ints, reals, k, q, qd, a, work):
+    if not _hinge(ints, reals, k, q, qd, a, work, terms):
         return False
-    _rigid_terms(ints, reals, k, a, work, 6)
+    _rigid_terms(ints, reals, k, a, work, 6, terms, constants)
     S = work[1]
     hb = ints[k, HB]
     for j in range(ints[k, JNV]):
@@ -292,13 +321,13 @@ ROTOR_REALS = RIGID_REALS + 13
 
 
 @njit(cache=True)
-def rotor_state(ints, reals, k, q, qd, a, work) -> bool:
+def rotor_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
     """A :class:`~sko.bodies.rotor.GearedRotorLink` (module docstring of :mod:`sko.bodies.rotor`):
     ``E_k = [[ᵏX_o], [I₃, 0]]``, ``H = [S*, N uᵀ]``, ``M = diag(I_k, I_r)``,
     ``a = [ᵏX_o γ_o + c_J + v × S θ̇; γ_o(ω)]``, ``b = [v ×* I_k v; ω_o × I_r w]``."""
-    if not _hinge(ints, reals, k, q, qd, a, work):
+    if not _hinge(ints, reals, k, q, qd, a, work, terms):
         return False
-    _rigid_terms(ints, reals, k, a, work, 9)
+    _rigid_terms(ints, reals, k, a, work, 9, terms, constants)
     XJ, S, c, X, t = work
     row = ints[k]
     ro, o, mp, wo, m = row[RO], row[IN_ATT], row[IN_DIM], row[W], 9
@@ -314,7 +343,7 @@ def rotor_state(ints, reals, k, q, qd, a, work) -> bool:
         a[hb + i] = S[i, 0]
     for i in range(3):
         a[hb + 6 + i] = N * reals[ro + AXIS + i]
-    for i in range(9):
+    for i in range(9 if constants else 0):
         for j in range(9):
             if i >= 6 or j >= 6:
                 a[mo + 9 * i + j] = reals[ro + ROTOR_INERTIA + 3 * (i - 6) + j - 6] if (i >= 6 and j >= 6) else 0.0
@@ -398,12 +427,12 @@ def _skew(x):
 
 
 @njit(cache=True)
-def flexible_state(ints, reals, k, q, qd, a, work) -> bool:
+def flexible_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
     """A :class:`~sko.bodies.flexible.FlexibleBody` (module docstring of
     :mod:`sko.bodies.flexible`): ``E_k = [ᵏX_o; 0]``, ``H = diag(S*, I_r)``,
     ``M = Σ μ_i B_i* B_i``, ``a = [hinge a; 0]``,
     ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]`` and the modal node attachments."""
-    if not _hinge(ints, reals, k, q, qd, a, work):
+    if not _hinge(ints, reals, k, q, qd, a, work, terms):
         return False
     XJ, S, c, X, t = work
     row = ints[k]
@@ -558,7 +587,7 @@ def flexible_state(ints, reals, k, q, qd, a, work) -> bool:
 
 # ---------------------------------------------------------------------------- clusters
 @njit(cache=True)
-def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
+def cluster_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
     """A :class:`~sko.bodies.cluster.RigidCluster` with couplings only (EMBEDDING.md §4; Python:
     its ``at_state``): ``θ_C = G θ_ind + d``, ``θ̇_C = G θ̇_ind`` (``Ġ = 0``); each member's hinge
     from its parent member's record (the cluster's inboard for the first ones), then
@@ -569,11 +598,10 @@ def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
     ro, m, qo, vo = row[RO], row[DIM], row[QO], row[VO]
     c, n_sp, n_ind = int(reals[ro]), int(reals[ro + 1]), int(reals[ro + 2])
     go, do = ro + 3, ro + 3 + n_sp * n_ind
-    zero = np.zeros(1, a.dtype)[0]  # not 0 * X[0, 0]: X is not written yet, and 0 · NaN is NaN
     theta = np.empty(n_sp, a.dtype)
     thetad = np.empty(n_sp, a.dtype)
     for i in range(n_sp):
-        s, sd = zero + reals[do + i], zero
+        s, sd = reals[do + i], 0.0  # 0.0, not 0 · X[0, 0] (X is not written yet): numba widens it
         for j in range(n_ind):
             s += reals[go + i * n_ind + j] * q[qo + j]
             sd += reals[go + i * n_ind + j] * qd[vo + j]
@@ -587,7 +615,7 @@ def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
     mrow = np.zeros((1, COLUMNS), np.int64)
     size = 6 * m + 24
     rec0 = row[ATT] + size  # the first member's record (the cluster's own frame's comes first)
-    pot = zero
+    pot = 0.0
     for j in range(c):
         mo = ro + 3 + n_sp * n_ind + n_sp + j * MEMBER_REALS
         parent, col, nv = int(reals[mo + 4]), int(reals[mo + 5]), int(reals[mo + 3])
@@ -598,7 +626,7 @@ def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
             r[IN_ATT], r[IN_DIM] = row[IN_ATT], row[IN_DIM]
         else:
             r[IN_ATT], r[IN_DIM] = rec0 + parent * size, m
-        if not _hinge(mrow, reals, 0, theta, thetad, a, work):
+        if not _hinge(mrow, reals, 0, theta, thetad, a, work, terms):
             return False
         rj = 6 * j
         for i in range(6):
@@ -611,7 +639,7 @@ def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
             rp = 6 * parent
             for i in range(6):
                 for col2 in range(m):
-                    s = zero
+                    s = 0.0
                     for l in range(6):
                         s += X[i, l] * Phi[rp + l, col2]
                     Phi[rj + i, col2] += s
@@ -625,7 +653,7 @@ def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
         # b_j = v ×* I v, M's diagonal block, the member's record, its potential
         io = mo + MEMBER_META + INERTIA
         for i in range(6):
-            s = zero
+            s = 0.0
             for l in range(6):
                 s += reals[io + 6 * i + l] * t[6 + l]
                 a[row[MB] + (rj + i) * m + rj + l] = reals[io + 6 * i + l]
@@ -650,7 +678,7 @@ def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
                 a[g + 18 + i] = t[6 + i]
             for i in range(12):
                 a[g + 6 + i] = t[18 + i]
-        cm = zero
+        cm = 0.0
         for i in range(3):
             ci = t[27 + i]
             for l in range(3):
@@ -661,12 +689,12 @@ def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
     # H = (Φ S G)*, a = Φ a_int, the weight (Φ B Γ_o)*
     hb, ao = row[HB], row[AO]
     for i in range(m):
-        sa = zero
+        sa = 0.0
         for l in range(m):
             sa += Phi[i, l] * a_int[l]
         a[ao + i] = sa
         for p in range(n_ind):
-            s = zero
+            s = 0.0
             for l in range(m):
                 s += Phi[i, l] * SG[l, p]
             a[hb + p * m + i] = s
@@ -676,13 +704,13 @@ def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
         PB = np.zeros((m, 6), a.dtype)
         for i in range(m):
             for l in range(6):
-                s = zero
+                s = 0.0
                 for r2 in range(m):
                     s += Phi[i, r2] * E[r2, l]
                 PB[i, l] = s
         for jp in range(mp):
             for i in range(m):
-                s = zero
+                s = 0.0
                 for l in range(6):
                     s += PB[i, l] * a[o + l * mp + jp]
                 a[wo + jp * m + i] = s
@@ -691,27 +719,29 @@ def cluster_state(ints, reals, k, q, qd, a, work) -> bool:
 
 # ---------------------------------------------------------------------------- dispatch
 @njit(cache=True, inline="always")
-def library_state(ints, reals, k, q, qd, a, work) -> bool:
-    """The state of body ``k`` by its kind (:data:`RIGID`, :data:`ROTOR`, :data:`CLUSTER`, :data:`FLEXIBLE`)."""
+def library_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
+    """The state of body ``k`` by its kind (:data:`RIGID`, :data:`ROTOR`, :data:`CLUSTER`, :data:`FLEXIBLE`),
+    the ``terms`` asked for (and the ``constants``: module docstring)."""
     kind = ints[k, KIND]
     if kind == RIGID:
-        return rigid_state(ints, reals, k, q, qd, a, work)
+        return rigid_state(ints, reals, k, q, qd, a, work, terms, constants)
     if kind == ROTOR:
-        return rotor_state(ints, reals, k, q, qd, a, work)
+        return rotor_state(ints, reals, k, q, qd, a, work, terms, constants)
     if kind == CLUSTER:
-        return cluster_state(ints, reals, k, q, qd, a, work)
-    return flexible_state(ints, reals, k, q, qd, a, work)
+        return cluster_state(ints, reals, k, q, qd, a, work, terms, constants)
+    return flexible_state(ints, reals, k, q, qd, a, work, terms, constants)
 
 
 @njit(cache=True)
 def _fill_one(ints, reals, bodies, q, qd, a, work) -> int:
     for k in bodies:
-        if not library_state(ints, reals, k, q, qd, a, work):
+        if not library_state(ints, reals, k, q, qd, a, work, POSE, True):
             return k
     return -1
 
 
 WORK = 36 + 36 + 6 + 36 + 64  #: scratch entries of the state kernels: X_J, S, c_J, X, t
+CHUNK = 16  #: states per task of a parallel batch (the systems' requests too)
 
 
 @njit(cache=True, inline="always")
@@ -737,15 +767,15 @@ def _fill_parallel(ints, reals, bodies, Q, QD, A, status, buffers):
     status, buffers = borrowed(status), borrowed(buffers)
     for c in prange(buffers.shape[0]):
         work = work_views(buffers[c], 0)
-        for s in range(16 * c, min(Q.shape[0], 16 * c + 16)):
+        for s in range(CHUNK * c, min(Q.shape[0], CHUNK * c + CHUNK)):
             status[s] = _fill_one(ints, reals, bodies, Q[s], QD[s], A[s], work)
 
 
 def fill_states(ints, reals, bodies, Q, QD, A, status) -> None:
-    """Library states of ``bodies`` (in that order, parents first) for every state ``s`` of the
-    batch: ``A[s]`` from ``Q[s]``, ``QD[s]``. ``status[s]`` becomes the first body whose joint
-    rejected the state (a zero quaternion), or ``-1``. Batches of more than 32 states run in
-    parallel over chunks of 16 (numba's threads)."""
-    parallel = Q.shape[0] > 32
-    buffers = np.zeros(((Q.shape[0] + 15) // 16 if parallel else 1, WORK), dtype=A.dtype)
+    """Library states of ``bodies`` (in that order, parents first), every term (:data:`POSE`),
+    for every state ``s`` of the batch: ``A[s]`` from ``Q[s]``, ``QD[s]``. ``status[s]`` becomes
+    the first body whose joint rejected the state (a zero quaternion), or ``-1``. Batches of more
+    than two chunks run in parallel over chunks of :data:`CHUNK` states (numba's threads)."""
+    parallel = Q.shape[0] > 2 * CHUNK
+    buffers = np.zeros((-(-Q.shape[0] // CHUNK) if parallel else 1, WORK), dtype=A.dtype)
     (_fill_parallel if parallel else _fill_serial)(ints, reals, bodies, Q, QD, A, status, buffers)

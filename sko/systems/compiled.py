@@ -4,9 +4,10 @@ A request is one of :data:`INVERSE_DYNAMICS` (``T = ℳ θ̈ + 𝒞``; bias and 
 ``θ̈ = 0``), :data:`FORWARD_DYNAMICS` (``θ̈ = ℳ^{-1}(T − 𝒞)``), :data:`MASS_MATRIX` (``ℳ``) and
 :data:`MASS_MATRIX_INVERSE` (``ℳ^{-1}``). :func:`evaluate_one` builds the SKO model at the state
 into the arena of :mod:`sko.systems.state_layout` (unless the caller filled it, for systems with
-body types that only have a Python state) and runs the model kernels of
-:mod:`sko.algorithms.compiled.kernels` on the arena's flat data (its first entries are the flat
-model's data buffer). :func:`evaluate_batch` does the same for ``B`` states, parallel over
+body types that only have a Python state), only the terms the request reads (ℳ and ℳ^{-1} only
+the weights, ``H`` and ``M``; no request the poses: :data:`~sko.bodies.compiled_state.STRUCTURE`),
+and runs the model kernels of :mod:`sko.algorithms.compiled.kernels` on the arena's flat data (its
+first entries are the flat model's data buffer). :func:`evaluate_batch` does the same for ``B`` states, parallel over
 chunks of :data:`CHUNK` states with numba's threads (``NUMBA_NUM_THREADS`` sets how many).
 Results are ``nv`` entries per state for vectors, ``nv × nv`` for matrices.
 
@@ -41,13 +42,12 @@ from numba import from_dtype, njit, prange, types
 from sko.algorithms.compiled import kernels as K
 from sko.algorithms.compiled.borrow import borrowed, matrix_view
 from sko.algorithms.compiled.flat import BODY, HDIM, NDIM, WIDTH
-from sko.bodies.compiled_state import COLUMNS, WORK, library_state, work_views
+from sko.bodies.compiled_state import CHUNK, COLUMNS, MOTION, STRUCTURE, WORK, library_state, work_views
 
 __all__ = ["INVERSE_DYNAMICS", "FORWARD_DYNAMICS", "MASS_MATRIX", "MASS_MATRIX_INVERSE", "CHUNK", "NoMatch",
            "pack_tables", "workspace_size", "request_vector", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
 
 INVERSE_DYNAMICS, FORWARD_DYNAMICS, MASS_MATRIX, MASS_MATRIX_INVERSE = range(4)
-CHUNK = 16  #: states per task of a parallel batch
 
 #: header of the packed tables: bodies N, nv, Σ m_k, max m_k, max n_k, Riccati buffer, arena size,
 #: nq, where the tables ints, order, layout and roff start; then the workspace offsets
@@ -58,9 +58,10 @@ HEADER = OFFSETS + 4 * (PARTS + 1)
 
 #: header of a request vector (int64 words): the request, whether the call fills the arena, the
 #: end of the tables (words), of the constants (float64 entries), the start of the workspace
-#: (entries of the scalar type); the tables follow the header
-REQUEST, FILL, TABLES_END, REALS_END, START = range(5)
-REQUEST_HEADER = 5
+#: (entries of the scalar type), whether a fill has written the arena's constant terms (the
+#: ``constants`` of :mod:`sko.bodies.compiled_state`); the tables follow the header
+REQUEST, FILL, TABLES_END, REALS_END, START, WRITTEN = range(6)
+REQUEST_HEADER = 6
 
 
 def _sizes(op: int, nv: int, ns: int, mm: int, nn: int, rsize: int, arena: int) -> tuple:
@@ -117,13 +118,15 @@ def _workspace(op, tables, buf):
 
 
 @njit(cache=True, inline="always")
-def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, work, s, out) -> int:
-    """One state: fill the arena ``a`` (when ``fill``) and answer request ``op`` into the zeroed
-    ``out`` (1-D) with the model kernels of :mod:`sko.algorithms.compiled.kernels` on the arena's
-    flat data."""
+def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, constants, work, s, out) -> int:
+    """One state: fill the arena ``a`` (when ``fill``; its constant terms too with ``constants``)
+    and answer request ``op`` into the zeroed ``out`` (1-D) with the model kernels of
+    :mod:`sko.algorithms.compiled.kernels` on the arena's flat data. A status below the number of
+    bodies (a rejected state) means the fill stopped short."""
     if fill:
+        terms = MOTION if op <= FORWARD_DYNAMICS else STRUCTURE
         for k in order:
-            if not library_state(ints, reals, k, q, qd, a, work):
+            if not library_state(ints, reals, k, q, qd, a, work, terms, constants):
                 return k
     nodes, T, R, X, Y, r, rs, z, eye = s
     nv = T.shape[0]
@@ -169,7 +172,7 @@ def request_vector(op: int, tables: np.ndarray, reals: np.ndarray, dtype, arena:
     start = -(-reals_end * 8 // dtype.itemsize)
     w = np.zeros(start + workspace_size(op, tables), dtype=dtype)
     words = w.view(np.int64)
-    words[:REQUEST_HEADER] = op, arena is None, tables_end, reals_end, start
+    words[:REQUEST_HEADER] = op, arena is None, tables_end, reals_end, start, 0
     words[REQUEST_HEADER: tables_end] = tables
     w.view(np.float64)[tables_end: reals_end] = reals
     if arena is not None:
@@ -197,7 +200,9 @@ def evaluate_one(w, q, qd, x, out) -> int:
     ints, order, layout, roff = _tables(tables)
     a, work, s = _workspace(op, tables, w[words[START]:])
     status = _request(op, ints, w.view(np.float64)[tables_end: words[REALS_END]], order, layout, roff, q, qd, x, a,
-                      words[FILL] != 0, work, s, out)
+                      words[FILL] != 0, words[WRITTEN] == 0, work, s, out)
+    if not 0 <= status < ints.shape[0]:
+        words[WRITTEN] = 1
     if status == -1 and not _finite(out):
         status = -3
     return status
@@ -265,7 +270,10 @@ def _chunk(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buf,
     parallel passes, run on the loop of :func:`_chunks`, take minutes on the inlined request."""
     buf, out, status = borrowed(buf), borrowed(out), borrowed(status)
     a, work, scratch = _workspace(op, tables, buf)
+    constants = True
     for s in range(first, min(Q.shape[0], first + CHUNK)):
         if not fill:
             a[:] = A[s]
-        status[s] = _request(op, ints, reals, order, layout, roff, Q[s], QD[s], X[s], a, fill, work, scratch, out[s])
+        status[s] = _request(op, ints, reals, order, layout, roff, Q[s], QD[s], X[s], a, fill, constants, work,
+                             scratch, out[s])
+        constants = constants and 0 <= status[s] < ints.shape[0]

@@ -10,11 +10,14 @@ import pytest
 import sko.algorithms as alg
 from sko.bodies.beam import flexible_beam
 from sko.bodies.joints import Revolute
+from sko.errors import JointError
+from sko.examples.rigid import example_systems
 from sko.graphs.errors import DimensionError, NonFiniteError
 from sko.systems import compiled as cc
 from sko.systems.engine import engine
 from sko.systems.multibody import MultibodySystem
 from tests.rigid.random_systems import random_rigid_system
+from tests.util import assert_close
 
 REQUESTS = {
     cc.INVERSE_DYNAMICS: lambda s, q, v, x: s.inverse_dynamics(q, v, x),
@@ -181,3 +184,24 @@ def test_request_vectors_keep_tables_constants_and_workspace_apart():
             np.testing.assert_array_equal(w.view(np.float64)[end: reals_end], e._reals)
             assert start * w.itemsize >= reals_end * 8
             assert w.size - start == cc.workspace_size(op, e._tables)
+
+
+@pytest.mark.parametrize("op", REQUESTS)
+def test_the_first_complete_fill_writes_the_constant_terms(op):
+    """A request vector's arena keeps the terms no state changes (a rigid body's M, its frame's
+    Γ = [I, 0] and γ = 0): the first fill that reaches every body writes them and later fills
+    do not; a rejected state (a zero quaternion) leaves them to the next fill."""
+    system = example_systems()["humanoid"]()
+    e = engine(system)
+    words = e._request_vector(op, np.dtype(np.float64)).view(np.int64)
+    q, v, x = _state(system, 3)
+    assert words[cc.WRITTEN] == 0
+    with pytest.raises(JointError):
+        REQUESTS[op](system, np.zeros(system.nq), v, x)  # the floating base's quaternion is zero
+    assert words[cc.WRITTEN] == 0
+    for seed in (3, 4):
+        q, v, x = _state(system, seed)
+        got = REQUESTS[op](system, q, v, x)
+        assert words[cc.WRITTEN] == 1
+        with alg.use_backend("reference"):
+            assert_close(got, REQUESTS[op](system, q, v, x), 1e-10)

@@ -185,6 +185,39 @@ def test_arena_starts_with_the_flat_model_data(name):
             np.testing.assert_allclose(fast.phi[k], model.phi[k], atol=1e-12)
 
 
+@pytest.mark.parametrize("name", ["rigid:humanoid", "bodies:flexible-geared-arm", "bodies:flexible-spacecraft",
+                                  "bodies:geared-rotor-chain", "random_rigid:4", "random_rigid:8", "random_mixed:2",
+                                  "random_mixed:4"])
+def test_a_request_builds_the_terms_it_reads(name):
+    """A one-state request fills its own arena with the flat model's weights, H and M equal to
+    the full state's, and the dynamics also a and b (sko.bodies.compiled_state.STRUCTURE,
+    MOTION): the mass matrix and its inverse read no a or b. The constant terms the first call
+    wrote serve the next state."""
+    from sko.algorithms.compiled.flat import A, B, NDIM
+    from sko.systems import compiled as cc
+
+    system = SYSTEMS[name]()
+    e = engine(system)
+    assert e.layout.all_compiled
+    flat = e.layout.flat
+    structure = np.ones(flat.size, dtype=bool)
+    for row in flat.layout:
+        structure[row[A]: row[A] + row[NDIM]] = structure[row[B]: row[B] + row[NDIM]] = False
+    rng = np.random.default_rng(5)
+    for _ in range(2):
+        q, v, dv, tau = _state(system, rng, False)
+        full = e.layout.fill(q[None], v[None])[0, :flat.size]
+        calls = {cc.INVERSE_DYNAMICS: (lambda: system.inverse_dynamics(q, v, dv), slice(None)),
+                 cc.FORWARD_DYNAMICS: (lambda: system.forward_dynamics(q, v, tau), slice(None)),
+                 cc.MASS_MATRIX: (lambda: system.mass_matrix(q), structure),
+                 cc.MASS_MATRIX_INVERSE: (lambda: system.mass_matrix_inverse(q), structure)}
+        for op, (call, entries) in calls.items():
+            call()
+            w = e._request_vector(op, np.dtype(float))
+            start = w.view(np.int64)[cc.START]
+            np.testing.assert_array_equal(w[start: start + flat.size][entries], full[entries])
+
+
 @pytest.mark.parametrize("name", sorted(SYSTEMS))
 def test_identity_coordinate_maps_match_the_bodies(name):
     """Systems whose every joint has q̇ = v and no quaternion answer qdot and normalize without
