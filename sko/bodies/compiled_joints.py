@@ -42,6 +42,7 @@ __all__ = ["FIXED", "HELICAL", "PRISMATIC", "RACK_AND_PINION", "CYLINDRICAL", "P
            "quaternion_ok"]
 
 FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, CYLINDRICAL, PLANAR, SPHERICAL, EULER_ZYX, FREE = range(9)
+_DOFS = (0, 1, 1, 1, 2, 3, 3, 3, 6)  #: nv by code
 PYTHON = -1  #: kinematics from the joint's own Python code (user-defined joints)
 PARAMETERS = 10  #: constants per joint: axis (3) and pitch, or the plane basis U (9), or a radius
 
@@ -168,6 +169,7 @@ def joint_kinematics(code, reverse, p, q, v, X, S, c) -> bool:
     bool
         False when a quaternion has (near) zero norm; the buffers are then undefined.
     """
+    S[:, :] = 0
     if not joint_kinematics_at(code, reverse, p, 0, q, 0, v, 0, X, S, c):
         return False
     _expand(X)
@@ -179,40 +181,37 @@ def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
     """:func:`joint_kinematics` with the parameters, positions and velocities at offsets
     ``po``, ``qo``, ``vo`` of larger vectors (no slices: the state kernels' hot path), and
     ``X_J = rot(E) xlt(r)`` left in the ``(E, r)`` storage of :func:`_expand` (``E`` in
-    ``X[:3, :3]``, ``r`` in ``X[:3, 3]``; the rest of ``X`` is not written)."""
+    ``X[:3, :3]``, ``r`` in ``X[:3, 3]``; the rest of ``X`` is not written) and only the joint's
+    ``nv`` columns of ``S`` written."""
     for i in range(3):
         for j in range(4):
             X[i, j] = 0
+    nv = _DOFS[code] if 0 <= code < len(_DOFS) else 0
     for i in range(6):
         c[i] = 0
-        for j in range(S.shape[1]):
+        for j in range(nv):
             S[i, j] = 0
     E = X  # E is the upper-left 3 × 3 block of X, written in place (a view costs a reference count)
-    nv = 0
     if code == FIXED:
         E[0, 0] = E[1, 1] = E[2, 2] = 1
     elif code == HELICAL:
-        nv = 1
         _axis_rotation_transpose(p, po, q[qo], E)
         for i in range(3):
             X[i, 3] = p[po + 3] * q[qo] * p[po + i]
             S[i, 0] = p[po + i]
             S[i + 3, 0] = p[po + 3] * p[po + i]
     elif code == PRISMATIC:
-        nv = 1
         E[0, 0] = E[1, 1] = E[2, 2] = 1
         for i in range(3):
             X[i, 3] = q[qo] * p[po + i]
             S[i + 3, 0] = p[po + i]
     elif code == RACK_AND_PINION:
-        nv = 1
         cq, sq = np.cos(q[qo]), np.sin(q[qo])
         E[0, 0], E[0, 1], E[1, 0], E[1, 1], E[2, 2] = cq, sq, -sq, cq, 1
         X[0, 3] = p[po] * q[qo]
         S[2, 0], S[3, 0], S[4, 0] = 1, p[po] * cq, -p[po] * sq
         c[3], c[4] = -p[po] * sq * v[vo] ** 2, -p[po] * cq * v[vo] ** 2
     elif code == CYLINDRICAL:
-        nv = 2
         _axis_rotation_transpose(p, po, q[qo], E)
         for i in range(3):
             X[i, 3] = q[qo + 1] * p[po + i]
@@ -220,7 +219,6 @@ def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
             S[i + 3, 1] = p[po + i]
     elif code == PLANAR:
         # X = rot(Uᵀ) rot(rz(θ)) xlt([x, y, 0]) rot(U) = rot(Uᵀ rz(θ) U) xlt(Uᵀ [x, y, 0])
-        nv = 3
         cq, sq = np.cos(q[qo]), np.sin(q[qo])
         for i in range(3):
             u0i, u1i, u2i = p[po + i], p[po + 3 + i], p[po + 6 + i]  # U[a, b] = p[po + 3 a + b]
@@ -232,14 +230,12 @@ def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
             S[i + 3, 1] = u0i
             S[i + 3, 2] = u1i
     elif code == SPHERICAL:
-        nv = 3
         if not quaternion_ok(q[qo], q[qo + 1], q[qo + 2], q[qo + 3]):
             return False
         _quaternion_transpose(q, qo, E)
         S[0, 0] = S[1, 1] = S[2, 2] = 1
     elif code == EULER_ZYX:
         # E = rx(q₃) ry(q₂) rz(q₁), Featherstone Eq. 4.7–4.9
-        nv = 3
         c1, s1 = np.cos(q[qo]), np.sin(q[qo])
         c2, s2 = np.cos(q[qo + 1]), np.sin(q[qo + 1])
         c3, s3 = np.cos(q[qo + 2]), np.sin(q[qo + 2])
@@ -258,7 +254,6 @@ def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
         c[1] = -s2 * s3 * d1 * d2 + c2 * c3 * d1 * d3 - s3 * d2 * d3
         c[2] = -s2 * c3 * d1 * d2 - c2 * s3 * d1 * d3 - c3 * d2 * d3
     elif code == FREE:
-        nv = 6
         if not quaternion_ok(q[qo], q[qo + 1], q[qo + 2], q[qo + 3]):
             return False
         _quaternion_transpose(q, qo, E)

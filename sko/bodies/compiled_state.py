@@ -16,14 +16,19 @@ constants start at ``reals[ints[k, RO]]``). For a batch of ``B`` states the aren
   row-major), origin ``p`` (3) and velocity ``v_o`` (6): ``6 m_k + 24`` numbers. A child reads
   its parent's record at ``IN_ATT`` (``-1``: the inertial frame, ``Γ`` empty, ``γ = −a_g``).
 
-Every kernel takes ``(ints, reals, k, q, qd, a, work, terms, constants)`` for one state (``q``,
-``qd`` the system's stacked vectors, ``a`` the state's arena row, ``work`` the views of
-:func:`work_views`, ``terms`` which of the state's terms a request reads: :data:`STRUCTURE`,
-:data:`MOTION` or :data:`POSE`, each with the ones before; only those asked for are meaningful,
-the others are zero or computed from zeros, never read from unwritten scratch; ``constants``
-whether to write the terms no state changes, a rigid body's ``M`` and its frame's ``Γ = [I, 0]``,
-``γ = 0``, which a caller filling the same arena again has written already) and returns
-False when the state is outside the joint's domain (a quaternion of zero norm); a quaternion of
+Every kernel takes ``(ints, reals, k, q, qd, a, work, terms, constants)`` for one state:
+
+* ``q``, ``qd``: the system's stacked vectors; ``a``: the state's arena row; ``work``: the views
+  of :func:`work_views`;
+* ``terms``: which of the state's terms a request reads, :data:`STRUCTURE`, :data:`MOTION` or
+  :data:`POSE`, each with the ones before. Only those asked for are meaningful; a rigid body's
+  hinge writes the others as zeros, and a body's terms computed from them (a flexible body's
+  ``b``, a rotor's) are finite but not the state's: nothing is read from unwritten scratch;
+* ``constants``: whether to write the terms no state changes (a rigid body's and a rotor link's
+  ``M``, their frame's ``Γ = [I, 0]`` and ``γ = 0``), which a caller filling the same arena
+  again has written already.
+
+Each returns False when the state is outside the joint's domain (a quaternion of zero norm); a quaternion of
 any other finite size gives its rotation (:func:`~sko.bodies.compiled_joints.joint_kinematics`
 scales it by its largest entry first).
 :func:`fill_states` runs the library kernels over bodies and a batch of states.
@@ -302,7 +307,7 @@ def _rigid_terms(ints, reals, k, a, work, m, terms, constants):
 
 @njit(cache=True, inline="always")
 def rigid_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
-    """A :class:`~sko.bodies.rigid.RigidBody`: ``φ = (ᵏX_o Γ_o)*``, ``H = S*``, ``M = I_k``,
+    """A :class:`~sko.bodies.rigid.RigidBody`: ``φ = (ᵏX_o Γ_o)*``, ``H = S*``, ``M = I_k`` (a constant),
     ``a = ᵏX_o γ_o + c_J + v × S θ̇``, ``b = v ×* I_k v`` (RIGID.md)."""
     if not _hinge(ints, reals, k, q, qd, a, work, terms):
         return False

@@ -121,8 +121,8 @@ def _workspace(op, tables, buf):
 def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, constants, work, s, out) -> int:
     """One state: fill the arena ``a`` (when ``fill``; its constant terms too with ``constants``)
     and answer request ``op`` into the zeroed ``out`` (1-D) with the model kernels of
-    :mod:`sko.algorithms.compiled.kernels` on the arena's flat data. A status below the number of
-    bodies (a rejected state) means the fill stopped short."""
+    :mod:`sko.algorithms.compiled.kernels` on the arena's flat data. A status ``k`` with ``0 ≤ k < N``
+    (body ``k`` rejected the state) means the fill stopped short."""
     if fill:
         terms = MOTION if op <= FORWARD_DYNAMICS else STRUCTURE
         for k in order:
