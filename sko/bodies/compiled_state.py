@@ -238,6 +238,26 @@ def _hinge(ints, reals, k, q, qd, a, work, terms) -> bool:
 
 
 @njit(cache=True, inline="always")
+def _bias_force(reals, io, t, a, bo):
+    """``b = v ×* I v = [ω × n + v × f; ω × f]`` with ``[n; f] = I v`` (RIGID.md) into
+    ``a[bo:bo + 6]``: ``I`` the 6 × 6 inertia at ``reals[io:]`` (row-major), ``v = [ω; u]`` at
+    ``t[6:12]`` (:func:`_hinge`); ``t[30:36]`` is scratch."""
+    for i in range(6):
+        s = 0.0  # widened to complex on the complex path
+        for j in range(6):
+            s += reals[io + 6 * i + j] * t[6 + j]
+        t[30 + i] = s
+    w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
+    n0, n1, n2, f0, f1, f2 = t[30], t[31], t[32], t[33], t[34], t[35]
+    a[bo] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
+    a[bo + 1] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
+    a[bo + 2] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
+    a[bo + 3] = w1 * f2 - w2 * f1
+    a[bo + 4] = w2 * f0 - w0 * f2
+    a[bo + 5] = w0 * f1 - w1 * f0
+
+
+@njit(cache=True, inline="always")
 def _rigid_terms(ints, reals, k, a, work, m, terms, constants):
     """Writes the parts a rigid body and a rotor link share: the first 6 columns of the weight
     (``(ᵏX_o Γ_o)*``), ``a``, ``b``, ``𝒱`` (first 6 entries), the body-frame attachment record
@@ -269,20 +289,8 @@ def _rigid_terms(ints, reals, k, a, work, m, terms, constants):
     if terms == STRUCTURE:
         for i in range(6):
             a[bo + i] = 0
-    else:  # b = v ×* I v = [ω × n + v × f; ω × f], [n; f] = I v
-        for i in range(6):
-            s = 0 * X[0, 0]
-            for j in range(6):
-                s += reals[ro + INERTIA + 6 * i + j] * t[6 + j]
-            t[30 + i] = s
-        w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
-        n0, n1, n2, f0, f1, f2 = t[30], t[31], t[32], t[33], t[34], t[35]
-        a[bo] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
-        a[bo + 1] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
-        a[bo + 2] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
-        a[bo + 3] = w1 * f2 - w2 * f1
-        a[bo + 4] = w2 * f0 - w0 * f2
-        a[bo + 5] = w0 * f1 - w1 * f0
+    else:
+        _bias_force(reals, ro + INERTIA, t, a, bo)
     # own frame: Γ = [I, 0] (6 × m), γ = 0, pose, velocity
     at = ints[k, ATT]
     g = at + 6 * m
@@ -657,21 +665,10 @@ def cluster_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
             a[row[NV_] + rj + i] = t[6 + i]
         # b_j = v ×* I v, M's diagonal block, the member's record, its potential
         io = mo + MEMBER_META + INERTIA
+        _bias_force(reals, io, t, a, row[BO] + rj)
         for i in range(6):
-            s = 0.0
             for l in range(6):
-                s += reals[io + 6 * i + l] * t[6 + l]
                 a[row[MB] + (rj + i) * m + rj + l] = reals[io + 6 * i + l]
-            t[30 + i] = s
-        w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
-        n0, n1, n2, f0, f1, f2 = t[30], t[31], t[32], t[33], t[34], t[35]
-        bo = row[BO] + rj
-        a[bo] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
-        a[bo + 1] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
-        a[bo + 2] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
-        a[bo + 3] = w1 * f2 - w2 * f1
-        a[bo + 4] = w2 * f0 - w0 * f2
-        a[bo + 5] = w0 * f1 - w1 * f0
         for copy in range(2 if j == 0 else 1):
             at = rec0 + j * size if copy == 0 else row[ATT]
             for i in range(6):
