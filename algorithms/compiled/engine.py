@@ -163,8 +163,7 @@ def mass_matrix(model, dtype) -> np.ndarray:
     cm = compiled_model(model)
     R = _composite(cm, dtype)
     out = np.zeros((model.dof_size, model.dof_size), dtype=dtype)
-    mx, nx = K._max_dims(cm.layout)
-    size = mx * nx
+    size = K._max_dims(cm.layout)[0] * max(1, model.dof_size)
     K.mass_matrix(cm.layout, cm.data(dtype), R, out, np.zeros(size, dtype=dtype), np.zeros(size, dtype=dtype))
     return out
 

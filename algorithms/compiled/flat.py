@@ -20,7 +20,15 @@ A :class:`FlatModel` describes the model ``(H, ℰ_φ, M)`` (SKO.md §2–§3) o
     ``A``       offset in ``data`` of ``a(k)``, ``m_k`` entries
     ``B``       offset in ``data`` of ``b(k)``, ``m_k`` entries
     ``BODY``    position of the body in the model's stacking order (``model.bodies``)
+    ``PRE``     position of the node in a depth-first preorder of the forest
+    ``SUBN``    nodes in the subtree of ``k`` (``k`` included): positions ``PRE … PRE + SUBN − 1``
+    ``PREORDER`` the flat node at position ``j`` of that preorder (a column indexed by position)
+    ``COL``     first column of ``θ(k)`` when the hinge coordinates are taken in that preorder
+    ``SUB``     ``Σ n_i`` over the subtree of ``k``: its columns are ``COL … COL + SUB − 1``
     ========== ======================================================================
+
+    The preorder columns give every subtree a contiguous range of columns (the block form of
+    the mass matrix, :func:`~sko.algorithms.compiled.kernels.mass_matrix`).
 
     ``NODE`` and ``DOF`` are exactly ``model.node_slice(k).start`` and
     ``model.dof_slice(k).start``: stacked vectors passed to or returned from a kernel are in the
@@ -47,12 +55,13 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
-    "PARENT", "NDIM", "HDIM", "NODE", "DOF", "W", "H", "M", "A", "B", "BODY", "WIDTH",
+    "PARENT", "NDIM", "HDIM", "NODE", "DOF", "W", "H", "M", "A", "B", "BODY", "PRE", "SUBN", "PREORDER", "COL",
+    "SUB", "WIDTH",
     "FlatModel", "from_sko_model", "from_structure", "fill_data",
 ]
 
-PARENT, NDIM, HDIM, NODE, DOF, W, H, M, A, B, BODY = range(11)
-WIDTH = 11
+PARENT, NDIM, HDIM, NODE, DOF, W, H, M, A, B, BODY, PRE, SUBN, PREORDER, COL, SUB = range(16)
+WIDTH = 16
 
 
 @dataclass(frozen=True)
@@ -111,8 +120,32 @@ def from_structure(parents: Sequence[int], node_dims: Sequence[int], dof_dims: S
         row[B] = offset
         offset += m
         row[BODY] = i
+    _preorder(layout)
     layout.setflags(write=False)
     return FlatModel(layout=layout, size=offset, node_size=int(node_off[-1]), dof_size=int(dof_off[-1]))
+
+
+def _preorder(layout: np.ndarray) -> None:
+    """Fill ``PRE``, ``SUBN``, ``PREORDER``, ``COL`` and ``SUB`` (module docstring): roots and
+    children in flat order, a parent before its subtree."""
+    n = layout.shape[0]
+    children = [[] for _ in range(n)]
+    for j in range(n):
+        if layout[j, PARENT] >= 0:
+            children[layout[j, PARENT]].append(j)
+    position = column = 0
+    stack = [j for j in range(n - 1, -1, -1) if layout[j, PARENT] < 0]
+    while stack:
+        j = stack.pop()
+        layout[j, PRE], layout[position, PREORDER], layout[j, COL] = position, j, column
+        position, column = position + 1, column + layout[j, HDIM]
+        stack += reversed(children[j])
+    layout[:, SUBN], layout[:, SUB] = 1, layout[:, HDIM]
+    for j in range(n - 1, -1, -1):  # children after their parent: sizes gather
+        p = layout[j, PARENT]
+        if p >= 0:
+            layout[p, SUBN] += layout[j, SUBN]
+            layout[p, SUB] += layout[j, SUB]
 
 
 def from_sko_model(model) -> FlatModel:

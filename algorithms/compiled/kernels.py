@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from .borrow import borrowed
-from .flat import A, B, DOF, H, HDIM, M, NDIM, NODE, PARENT, W
+from .flat import A, B, COL, DOF, H, HDIM, M, NDIM, NODE, PARENT, PRE, PREORDER, SUB, SUBN, W
 
 __all__ = ["riccati_layout", "R_P", "R_PPLUS", "R_D", "R_DINV", "R_G", "R_PSI"]
 
@@ -51,8 +51,9 @@ def riccati_layout(layout: np.ndarray) -> tuple[np.ndarray, int]:
 # ----------------------------------------------------------------------------- block helpers
 @njit(cache=True, inline="always")
 def _dot6(A_, b, step, x0, x1, x2, x3, x4, x5):
-    """``Σ_i A_[b + i·step] x_i``: a row (``step`` 1) or a column (``step`` 6) of a row-major 6 × 6
-    block times six numbers held in registers (literal offsets: the compiler unrolls the callers)."""
+    """``Σ_i A_[b + i·step] x_i``: a row (``step`` 1) or a column (``step`` its row length) of a
+    row-major block times six numbers held in registers (literal offsets: the compiler unrolls
+    the callers)."""
     return (A_[b] * x0 + A_[b + step] * x1 + A_[b + 2 * step] * x2 + A_[b + 3 * step] * x3 + A_[b + 4 * step] * x4
             + A_[b + 5 * step] * x5)
 
@@ -345,73 +346,89 @@ def composite_inertias(layout, data, R, tmp):
 
 
 @njit(cache=True, inline="always")
-def mass_matrix(layout, data, R, out, X, Y):
-    """Algorithm 4.2 from the composite inertias ``R``: only blocks of related pairs are written."""
-    layout, data, R, out, X, Y = (borrowed(layout), borrowed(data), borrowed(R), borrowed(out), borrowed(X),
+def mass_matrix(layout, data, R, out, F, Y):
+    """Algorithm 4.2 from the composite inertias ``R``, ``ℳ(j, k) = H(j) φ(j, k) ℛ(k) H*(k)`` for
+    ``k`` in the subtree of ``j``, in block form: a gather (``k = N−1 … 0``) keeps the columns
+    ``φ(k, i) ℛ(i) H*(i)`` of every ``i`` in the subtree of ``k`` in ``F`` (``max m × nv``, the
+    hinge columns in the preorder of the layout's ``COL``, so a subtree is one range of columns);
+    at ``k`` it adds ``k``'s own columns ``ℛ(k) H*(k)``, writes the row ``H(k) F`` of the subtree
+    and carries the range to the parent, ``F ← φ(℘(k), k) F``: the columns of a step are
+    independent, where a column walked alone up its ancestors is one chain of dependent products.
+    ``Y`` is scratch of ``F``'s size; only blocks of related pairs are written."""
+    layout, data, R, out, F, Y = (borrowed(layout), borrowed(data), borrowed(R), borrowed(out), borrowed(F),
                                   borrowed(Y))
-    for k in range(layout.shape[0]):
-        m, h, dk = layout[k, NDIM], layout[k, HDIM], layout[k, DOF]
-        if h == 0:
+    nv = out.shape[0]
+    for k in range(layout.shape[0] - 1, -1, -1):
+        m, h, ck, sub = layout[k, NDIM], layout[k, HDIM], layout[k, COL], layout[k, SUB]
+        if sub == 0:
             continue
-        # X = ℛ(k) H*(k), m × h (for h = 1, H*(k) is H(k)'s row as stored)
-        if h == 1:
-            _ab(R, layout[k, M], data, layout[k, H], X, 0, m, m, 1)
+        ho, ro = layout[k, H], layout[k, M]
+        dk, first, last = layout[k, DOF], layout[k, PRE], layout[k, PRE] + layout[k, SUBN]
+        if m == 6:  # rows of H(k) in registers
+            for c in range(h):  # F(:, own) = ℛ(k) H*(k)
+                h0, h1, h2, h3, h4, h5 = (data[ho + 6 * c], data[ho + 6 * c + 1], data[ho + 6 * c + 2],
+                                          data[ho + 6 * c + 3], data[ho + 6 * c + 4], data[ho + 6 * c + 5])
+                for r in range(6):
+                    F[r * nv + ck + c] = _dot6(R, ro + 6 * r, 1, h0, h1, h2, h3, h4, h5)
+            for r in range(h):  # ℳ(k, i) = H(k) F(:, i), and its transpose
+                h0, h1, h2, h3, h4, h5 = (data[ho + 6 * r], data[ho + 6 * r + 1], data[ho + 6 * r + 2],
+                                          data[ho + 6 * r + 3], data[ho + 6 * r + 4], data[ho + 6 * r + 5])
+                for at in range(first, last):
+                    i = layout[at, PREORDER]
+                    col, di = layout[i, COL], layout[i, DOF]
+                    for c in range(layout[i, HDIM]):
+                        s = _dot6(F, col + c, nv, h0, h1, h2, h3, h4, h5)
+                        out[dk + r, di + c] = s
+                        out[di + c, dk + r] = s
         else:
             for r in range(m):
                 for c in range(h):
-                    s = 0.0  # not X[·] * 0: X is not written yet (stale from the last call, 0 · inf is NaN)
+                    s = 0.0  # widened to complex on the complex path; F is stale from the last call
                     for i in range(m):
-                        s += R[layout[k, M] + r * m + i] * data[layout[k, H] + c * m + i]
-                    X[r * h + c] = s
-        _block(data, layout[k, H], h, m, X, out, dk, dk, h)
-        i, j = k, layout[k, PARENT]
-        if h == 1 and m == 6:  # one column through 6 × 6 weights: X in registers
-            i, j = _column66(layout, data, out, X, k, dk)
-        while j >= 0:
-            mj = layout[j, NDIM]
-            _ab(data, layout[i, W], X, 0, Y, 0, mj, layout[i, NDIM], h)  # X = φ(℘(i), i) X
-            for c in range(mj * h):
-                X[c] = Y[c]
-            _block(data, layout[j, H], layout[j, HDIM], mj, X, out, layout[j, DOF], dk, h)
-            i, j = j, layout[j, PARENT]
+                        s += R[ro + r * m + i] * data[ho + c * m + i]
+                    F[r * nv + ck + c] = s
+            for at in range(first, last):
+                i = layout[at, PREORDER]
+                for c in range(layout[i, HDIM]):
+                    col, di = layout[i, COL] + c, layout[i, DOF] + c
+                    for r in range(h):
+                        s = 0.0
+                        for l in range(m):
+                            s += data[ho + r * m + l] * F[l * nv + col]
+                        out[dk + r, di] = s
+                        out[di, dk + r] = s
+        p = layout[k, PARENT]
+        if p < 0:
+            continue
+        mp, wo = layout[p, NDIM], layout[k, W]
+        if mp == 6 and m == 6:
+            _carry66(data, wo, F, nv, ck, ck + sub)
+        else:  # F(:, subtree) ← φ(℘(k), k) F(:, subtree), through Y
+            for r in range(mp):
+                for c in range(ck, ck + sub):
+                    s = 0.0
+                    for l in range(m):
+                        s += data[wo + r * m + l] * F[l * nv + c]
+                    Y[r * nv + c] = s
+            for r in range(mp):
+                for c in range(ck, ck + sub):
+                    F[r * nv + c] = Y[r * nv + c]
 
 
 @njit(cache=True, inline="always")
-def _column66(layout, data, out, X, k, dk):
-    """:func:`mass_matrix`'s walk from node ``k`` (one dof, its column ``X`` of 6 entries) up
-    the ancestors ``j`` while the weights are 6 × 6: ``X ← φ(℘(i), i) X``, ``ℳ(j, k) = H(j) X``.
-    Returns the pair ``(i, j = ℘(i))`` it stopped at, with ``X`` written back."""
-    x0, x1, x2, x3, x4, x5 = X[0], X[1], X[2], X[3], X[4], X[5]
-    i, j = k, layout[k, PARENT]
-    while j >= 0 and layout[j, NDIM] == 6:
-        wo = layout[i, W]
-        y0 = _dot6(data, wo, 1, x0, x1, x2, x3, x4, x5)
-        y1 = _dot6(data, wo + 6, 1, x0, x1, x2, x3, x4, x5)
-        y2 = _dot6(data, wo + 12, 1, x0, x1, x2, x3, x4, x5)
-        y3 = _dot6(data, wo + 18, 1, x0, x1, x2, x3, x4, x5)
-        y4 = _dot6(data, wo + 24, 1, x0, x1, x2, x3, x4, x5)
-        y5 = _dot6(data, wo + 30, 1, x0, x1, x2, x3, x4, x5)
-        x0, x1, x2, x3, x4, x5 = y0, y1, y2, y3, y4, y5
-        ho, dj = layout[j, H], layout[j, DOF]
-        for r in range(layout[j, HDIM]):
-            s = _dot6(data, ho + 6 * r, 1, x0, x1, x2, x3, x4, x5)
-            out[dj + r, dk] = s
-            out[dk, dj + r] = s
-        i, j = j, layout[j, PARENT]
-    X[0], X[1], X[2], X[3], X[4], X[5] = x0, x1, x2, x3, x4, x5
-    return i, j
-
-
-@njit(cache=True, inline="always")
-def _block(data, ho, hj, m, X, out, dj, dk, h):
-    """``ℳ(j, k) = H(j) X`` and its transpose into ``out``."""
-    for r in range(hj):
-        for c in range(h):
-            s = X[c] * 0
-            for i in range(m):
-                s += data[ho + r * m + i] * X[i * h + c]
-            out[dj + r, dk + c] = s
-            out[dk + c, dj + r] = s
+def _carry66(data, wo, F, nv, first, stop):
+    """``F(:, c) ← φ F(:, c)`` for the columns ``first … stop − 1`` of ``F`` (rows of ``nv``
+    entries) and the 6 × 6 weight ``φ`` at ``wo``: each column in registers, read before it is
+    written."""
+    for c in range(first, stop):
+        x0, x1, x2 = F[c], F[nv + c], F[2 * nv + c]
+        x3, x4, x5 = F[3 * nv + c], F[4 * nv + c], F[5 * nv + c]
+        F[c] = _dot6(data, wo, 1, x0, x1, x2, x3, x4, x5)
+        F[nv + c] = _dot6(data, wo + 6, 1, x0, x1, x2, x3, x4, x5)
+        F[2 * nv + c] = _dot6(data, wo + 12, 1, x0, x1, x2, x3, x4, x5)
+        F[3 * nv + c] = _dot6(data, wo + 18, 1, x0, x1, x2, x3, x4, x5)
+        F[4 * nv + c] = _dot6(data, wo + 24, 1, x0, x1, x2, x3, x4, x5)
+        F[5 * nv + c] = _dot6(data, wo + 30, 1, x0, x1, x2, x3, x4, x5)
 
 
 # ----------------------------------------------------------------------------- Riccati

@@ -71,7 +71,7 @@ REQUEST_HEADER = 6
 def _sizes(op: int, nv: int, ns: int, mm: int, nn: int, rsize: int, arena: int) -> tuple:
     """Entries of each workspace buffer for request ``op``, in the order :func:`_workspace` carves them."""
     cols = nv if op == MASS_MATRIX_INVERSE else 1
-    block = max(mm * mm, mm * nn)
+    block = max(mm * mm, mm * nn, mm * nv if op == MASS_MATRIX else 0)  # ℳ's columns: mm × nv
     # arena, state kernels' work | V α f, T, ℛ, X, Y, r, Riccati scratch (then ε of the AB passes), z, identity
     return (arena, WORK, 3 * ns, nv, arena, block, block, rsize, max(8 * max(mm, nn) ** 2, nn * cols), ns * cols,
             nv * nv if op == MASS_MATRIX_INVERSE else 0)

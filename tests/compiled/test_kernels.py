@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 import sko.algorithms as alg
 from sko import SKOModel
 from sko.algorithms.compiled import engine
+from sko.algorithms.compiled.flat import COL, HDIM, PARENT, PRE, PREORDER, SUB, SUBN, from_structure
 from sko.graphs import DimensionError, NotPositiveDefiniteError, SKOError, TreeDigraph
 
-from ..strategies import random_model, random_tree, sko_models, vectors
+from ..strategies import random_model, random_tree, sko_models, trees, vectors
 from ..util import assert_close
 
 #: generic shapes, welded nodes, and rigid-body shapes (6 × 6 weights, 1-dof hinges), which take the
@@ -138,10 +139,42 @@ def test_forests_and_shapes_run_the_same_code():
             assert_close(compiled, reference, 1e-9, max(np.abs(reference).max(initial=0.0), 1.0))
 
 
+@settings(max_examples=60, deadline=None)
+@given(trees(max_bodies=14), st.data())
+def test_preorder_columns_make_every_subtree_one_range(tree, data):
+    """The flat layout's preorder (PRE, SUBN, PREORDER) lists each subtree as one run of
+    positions, and its columns (COL, SUB) number the hinge coordinates so that each subtree's
+    are one range: what the block form of the mass matrix carries to the parent."""
+    n = len(tree.bodies)
+    hinges = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    layout = from_structure(tree.parent_indices, [6] * n, hinges, tree.scatter_indices).layout
+    parent = layout[:, PARENT]
+
+    def subtree(k):
+        return {j for j in range(n) if _is_in(parent, j, k)}
+
+    assert sorted(layout[:, PREORDER]) == list(range(n))
+    assert sorted(c for j in range(n) for c in range(layout[j, COL], layout[j, COL] + layout[j, HDIM])) \
+        == list(range(sum(hinges)))
+    for k in range(n):
+        first = layout[k, PRE]
+        assert layout[first, PREORDER] == k
+        assert set(layout[first: first + layout[k, SUBN], PREORDER]) == subtree(k)
+        columns = {c for j in subtree(k) for c in range(layout[j, COL], layout[j, COL] + layout[j, HDIM])}
+        assert columns == set(range(layout[k, COL], layout[k, COL] + layout[k, SUB]))
+
+
+def _is_in(parent, j, k) -> bool:
+    """Whether flat node ``j`` is in the subtree of ``k``."""
+    while j >= 0 and j != k:
+        j = parent[j]
+    return j == k
+
+
 def test_mass_matrix_columns_walk_through_nodes_of_every_size():
-    """A column of a one-dof 6-dimensional node is carried up through 6 × 6 weights in registers
-    (kernels._column66) and on by the generic walk past a node of another size, zero-dof nodes
-    included; ℳ equals the dense ℳ and the reference path's."""
+    """The columns of a subtree are carried to the parent through 6 × 6 weights in registers
+    (kernels._carry66) and by the generic product past a node of another size, zero-dof and
+    6-dof nodes included; ℳ equals the dense ℳ and the reference path's."""
     tree = random_tree(10, 3, "chain")
     depth = {}
     for k in tree.bodies:
