@@ -12,7 +12,7 @@ import functools
 import warnings
 from collections.abc import Callable, Hashable, Mapping
 
-__all__ = ["renamed_keywords", "BodyLookup", "deprecated"]
+__all__ = ["renamed_keywords", "renamed_arguments", "BodyLookup", "deprecated"]
 
 
 def deprecated(old: str, new: str, stacklevel: int = 3) -> None:
@@ -32,16 +32,33 @@ def renamed_keywords(**renames: str) -> Callable:
                 return method(*args)
             for old, new in renames.items():
                 if old in kwargs:
-                    if new in kwargs:
-                        raise TypeError(f"{method.__name__}() got both {old}= (deprecated) and {new}=")
-                    warnings.warn(f"{method.__name__}({old}=...) is deprecated; use {new}=",
-                                  DeprecationWarning, stacklevel=2)
+                    _warn_renamed(method.__name__, old, new, new in kwargs, stacklevel=3)
                     kwargs[new] = kwargs.pop(old)
             return method(*args, **kwargs)
 
         return wrapper
 
     return decorate
+
+
+def renamed_arguments(method: str, given: dict, renames: dict, **current):
+    """The values of the keywords ``current`` after the old spellings ``given`` (``old=`` for
+    ``renames[old]``), each with a DeprecationWarning. For the methods that take ``**given``
+    themselves, the calls where :func:`renamed_keywords`' frame would be a tenth of the time;
+    any other keyword is Python's TypeError."""
+    for old, value in given.items():
+        new = renames.get(old)
+        if new is None:
+            raise TypeError(f"{method}() got an unexpected keyword argument {old!r}")
+        _warn_renamed(method, old, new, current[new] is not None, stacklevel=4)
+        current[new] = value
+    return tuple(current.values())
+
+
+def _warn_renamed(method: str, old: str, new: str, both: bool, stacklevel: int) -> None:
+    if both:
+        raise TypeError(f"{method}() got both {old}= (deprecated) and {new}=")
+    warnings.warn(f"{method}({old}=...) is deprecated; use {new}=", DeprecationWarning, stacklevel=stacklevel)
 
 
 class BodyLookup(Mapping):

@@ -43,7 +43,7 @@ from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.bodies.contract import check_node_state as _check_state
-from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
+from sko.systems.deprecation import BodyLookup, deprecated, renamed_arguments, renamed_keywords
 from sko.systems.coordinates import coordinate_maps
 from sko.systems.engine import Engine
 
@@ -373,10 +373,11 @@ class MultibodySystem:
         """The configuration-dependent part of ``𝒞``: bias forces at ``v = 0``."""
         return self.bias_forces(q, None)
 
-    @renamed_keywords(qd="v", qdd="dv")
-    def inverse_dynamics(self, q, v=None, dv=None, external_forces: Mapping | None = None) -> np.ndarray:
+    def inverse_dynamics(self, q, v=None, dv=None, external_forces: Mapping | None = None, **renamed) -> np.ndarray:
         """``τ = ℳ(q) dv + 𝒞(q, v)`` by Newton–Euler on the SKO model (SKO.md §5, Algorithm 3.1),
-        plus the bodies' hinge forces; ``v``, ``dv`` zero when omitted."""
+        plus the bodies' hinge forces; ``v``, ``dv`` zero when omitted (``qd=``, ``qdd=``: deprecated)."""
+        if renamed:
+            v, dv = renamed_arguments("inverse_dynamics", renamed, {"qd": "v", "qdd": "dv"}, v=v, dv=dv)
         if (fast := self._engine.inverse_dynamics(q, v, dv, external_forces)) is not NotImplemented:
             return fast
         q, v = self.checked_vectors(q, v)
@@ -385,10 +386,11 @@ class MultibodySystem:
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
             return _finite_result(alg.inverse_dynamics(model, dv, None, a, b) + self._hinge_forces(q, v), "inverse dynamics")
 
-    @renamed_keywords(qd="v")
-    def forward_dynamics(self, q, v=None, tau=None, external_forces: Mapping | None = None) -> np.ndarray:
+    def forward_dynamics(self, q, v=None, tau=None, external_forces: Mapping | None = None, **renamed) -> np.ndarray:
         """``dv = ℳ^{-1}(τ − 𝒞)`` by the articulated body recursion (SKO.md §11, Algorithm 6.1);
-        ``v``, ``tau`` zero when omitted."""
+        ``v``, ``tau`` zero when omitted (``qd=``: deprecated)."""
+        if renamed:
+            (v,) = renamed_arguments("forward_dynamics", renamed, {"qd": "v"}, v=v)
         if (fast := self._engine.forward_dynamics(q, v, tau, external_forces)) is not NotImplemented:
             return fast
         q, v = self.checked_vectors(q, v)

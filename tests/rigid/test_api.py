@@ -68,6 +68,24 @@ def test_old_spellings_warn_and_agree():
         system.bias_forces(q, v=v, qd=v)
 
 
+def test_the_dynamics_take_their_old_keywords_themselves():
+    """inverse_dynamics and forward_dynamics rename qd=, qdd= without a wrapper: the same
+    warnings, pointing at the caller, and Python's errors for a keyword given twice or unknown."""
+    system = EXAMPLES["arm7"]
+    q = system.random_configuration(0)
+    v, tau = np.linspace(-1, 1, system.nv), np.linspace(2, 0, system.nv)
+    with pytest.warns(DeprecationWarning, match=r"forward_dynamics\(qd=") as caught:
+        assert np.array_equal(system.forward_dynamics(q, qd=v, tau=tau), system.forward_dynamics(q, v, tau))
+    assert caught[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match=r"inverse_dynamics\(qd=") as caught:
+        assert np.array_equal(system.inverse_dynamics(q, qd=v, qdd=tau), system.inverse_dynamics(q, v, tau))
+    assert {w.filename for w in caught} == {__file__} and len(caught) == 2
+    with pytest.raises(TypeError, match="got both qdd= .deprecated. and dv="):
+        system.inverse_dynamics(q, v, tau, qdd=tau)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'vel'"):
+        system.forward_dynamics(q, vel=v)
+
+
 def test_joint_and_body_lookups_are_distinct():
     system = parse_urdf(URDF)
     assert system.joint_names() == {"shoulder": "upper", "elbow": "lower", "slide": "slider"}
