@@ -164,50 +164,85 @@ def _abt_add66(A_, ao, Bm, bo, Cm, co):
 
 
 @njit(cache=True, inline="always")
-def _abt_add66_symmetric(A_, ao, Bm, bo, Cm, co):
-    """:func:`_abt_add66` when ``A B*`` is symmetric (``A = φ S``, ``B = φ``, ``S`` symmetric: a
-    congruence): the upper triangle is summed and mirrored, 126 products instead of 216."""
+def _congruence66(W_, wo, S, so, C, co):
+    """``C += φ S φ*`` for 6 × 6 blocks (``φ`` at ``wo`` of ``W_``, ``S`` symmetric), in registers:
+    ``S``'s upper triangle and ``φ``'s rows are read before the first store, so ``C`` may share
+    ``S``'s array (ℛ, P) and nothing is read back. Column ``c`` of ``S φ*`` is ``u_c = S φ(c, :)ᵀ``
+    and ``C(r, c) += φ(r, :) u_c`` for ``r ≤ c``, mirrored. A weight whose lower-left 3 × 3 block
+    is zero — a rigid body's ``(ᵏX_o)* = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` — skips the products with those
+    zeros: 243 products instead of 342, and the same sums (a finite term times zero adds nothing)."""
+    s = _upper66(S, so)
+    p0, p1, p2 = _row66(W_, wo), _row66(W_, wo + 6), _row66(W_, wo + 12)
+    u0, u1, u2 = _symmetric_times(s, p0), _symmetric_times(s, p1), _symmetric_times(s, p2)
+    if (W_[wo + 18] == 0 and W_[wo + 19] == 0 and W_[wo + 20] == 0 and W_[wo + 24] == 0 and W_[wo + 25] == 0
+            and W_[wo + 26] == 0 and W_[wo + 30] == 0 and W_[wo + 31] == 0 and W_[wo + 32] == 0):
+        t3, t4, t5 = ((W_[wo + 21], W_[wo + 22], W_[wo + 23]), (W_[wo + 27], W_[wo + 28], W_[wo + 29]),
+                      (W_[wo + 33], W_[wo + 34], W_[wo + 35]))
+        u3, u4, u5 = _symmetric_times_tail(s, t3), _symmetric_times_tail(s, t4), _symmetric_times_tail(s, t5)
+        lower = (_dot_tail(t3, u3), _dot_tail(t3, u4), _dot_tail(t3, u5), _dot_tail(t4, u4), _dot_tail(t4, u5),
+                 _dot_tail(t5, u5))
+    else:
+        p3, p4, p5 = _row66(W_, wo + 18), _row66(W_, wo + 24), _row66(W_, wo + 30)
+        u3, u4, u5 = _symmetric_times(s, p3), _symmetric_times(s, p4), _symmetric_times(s, p5)
+        lower = (_dot(p3, u3), _dot(p3, u4), _dot(p3, u5), _dot(p4, u4), _dot(p4, u5), _dot(p5, u5))
+    upper = (_dot(p0, u0), _dot(p0, u1), _dot(p0, u2), _dot(p0, u3), _dot(p0, u4), _dot(p0, u5),
+             _dot(p1, u1), _dot(p1, u2), _dot(p1, u3), _dot(p1, u4), _dot(p1, u5),
+             _dot(p2, u2), _dot(p2, u3), _dot(p2, u4), _dot(p2, u5)) + lower
+    i = 0
     for r in range(6):
         for c in range(r, 6):
-            a, b = ao + 6 * r, bo + 6 * c
-            s = (A_[a] * Bm[b] + A_[a + 1] * Bm[b + 1] + A_[a + 2] * Bm[b + 2]
-                 + A_[a + 3] * Bm[b + 3] + A_[a + 4] * Bm[b + 4] + A_[a + 5] * Bm[b + 5])
-            Cm[co + 6 * r + c] += s
+            C[co + 6 * r + c] += upper[i]
             if c != r:
-                Cm[co + 6 * c + r] += s
+                C[co + 6 * c + r] += upper[i]
+            i += 1
 
 
 @njit(cache=True, inline="always")
-def _congruence66(W_, wo, S, so, C, co, T):
-    """``C += φ S φ*`` for 6 × 6 blocks (``φ`` at ``wo`` of ``W_``, ``S`` symmetric; ``T`` scratch
-    of 36 entries). A weight whose lower-left 3 × 3 block is zero — a rigid body's
-    ``(ᵏX_o)* = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` — skips the products with those zeros: 243 products
-    instead of 342, and the same sums (a finite term times zero adds nothing)."""
-    for i in range(18, 36, 6):
-        if W_[wo + i] != 0 or W_[wo + i + 1] != 0 or W_[wo + i + 2] != 0:
-            _ab66(W_, wo, S, so, T, 0)
-            _abt_add66_symmetric(T, 0, W_, wo, C, co)
-            return
-    for r in range(3):  # φ S: rows 0..2 in full, rows 3..5 over columns 3..5 of φ
-        w0, w1, w2 = W_[wo + 6 * r], W_[wo + 6 * r + 1], W_[wo + 6 * r + 2]
-        w3, w4, w5 = W_[wo + 6 * r + 3], W_[wo + 6 * r + 4], W_[wo + 6 * r + 5]
-        for c in range(6):
-            T[6 * r + c] = _dot6(S, so + c, 6, w0, w1, w2, w3, w4, w5)
-    for r in range(3, 6):
-        w3, w4, w5 = W_[wo + 6 * r + 3], W_[wo + 6 * r + 4], W_[wo + 6 * r + 5]
-        for c in range(6):
-            T[6 * r + c] = w3 * S[so + 18 + c] + w4 * S[so + 24 + c] + w5 * S[so + 30 + c]
-    for r in range(6):  # (φ S) φ*: row c of φ, c ≥ 3, starts with three zeros
-        for c in range(r, 6):
-            a, b = 6 * r, wo + 6 * c
-            if c < 3:
-                s = (T[a] * W_[b] + T[a + 1] * W_[b + 1] + T[a + 2] * W_[b + 2]
-                     + T[a + 3] * W_[b + 3] + T[a + 4] * W_[b + 4] + T[a + 5] * W_[b + 5])
-            else:
-                s = T[a + 3] * W_[b + 3] + T[a + 4] * W_[b + 4] + T[a + 5] * W_[b + 5]
-            C[co + 6 * r + c] += s
-            if c != r:
-                C[co + 6 * c + r] += s
+def _upper66(S, so):
+    """The upper triangle of the symmetric 6 × 6 block of ``S`` at ``so``, row by row (21 numbers)."""
+    return (S[so], S[so + 1], S[so + 2], S[so + 3], S[so + 4], S[so + 5], S[so + 7], S[so + 8], S[so + 9],
+            S[so + 10], S[so + 11], S[so + 14], S[so + 15], S[so + 16], S[so + 17], S[so + 21], S[so + 22],
+            S[so + 23], S[so + 28], S[so + 29], S[so + 35])
+
+
+@njit(cache=True, inline="always")
+def _row66(W_, o):
+    """Six numbers of ``W_`` from ``o``: a row of a row-major 6 × 6 block."""
+    return W_[o], W_[o + 1], W_[o + 2], W_[o + 3], W_[o + 4], W_[o + 5]
+
+
+@njit(cache=True, inline="always")
+def _symmetric_times(s, x):
+    """``S x`` for the symmetric 6 × 6 ``S`` of upper triangle ``s`` (:func:`_upper66`)."""
+    s00, s01, s02, s03, s04, s05, s11, s12, s13, s14, s15, s22, s23, s24, s25, s33, s34, s35, s44, s45, s55 = s
+    x0, x1, x2, x3, x4, x5 = x
+    return (s00 * x0 + s01 * x1 + s02 * x2 + s03 * x3 + s04 * x4 + s05 * x5,
+            s01 * x0 + s11 * x1 + s12 * x2 + s13 * x3 + s14 * x4 + s15 * x5,
+            s02 * x0 + s12 * x1 + s22 * x2 + s23 * x3 + s24 * x4 + s25 * x5,
+            s03 * x0 + s13 * x1 + s23 * x2 + s33 * x3 + s34 * x4 + s35 * x5,
+            s04 * x0 + s14 * x1 + s24 * x2 + s34 * x3 + s44 * x4 + s45 * x5,
+            s05 * x0 + s15 * x1 + s25 * x2 + s35 * x3 + s45 * x4 + s55 * x5)
+
+
+@njit(cache=True, inline="always")
+def _symmetric_times_tail(s, x):
+    """``S [0; x]`` for the symmetric 6 × 6 ``S`` of upper triangle ``s`` and three numbers ``x``."""
+    _, _, _, s03, s04, s05, _, _, s13, s14, s15, _, s23, s24, s25, s33, s34, s35, s44, s45, s55 = s
+    x3, x4, x5 = x
+    return (s03 * x3 + s04 * x4 + s05 * x5, s13 * x3 + s14 * x4 + s15 * x5, s23 * x3 + s24 * x4 + s25 * x5,
+            s33 * x3 + s34 * x4 + s35 * x5, s34 * x3 + s44 * x4 + s45 * x5, s35 * x3 + s45 * x4 + s55 * x5)
+
+
+@njit(cache=True, inline="always")
+def _dot(a, b):
+    """``a · b`` for six numbers each."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@njit(cache=True, inline="always")
+def _dot_tail(a, b):
+    """``a · b[3:]`` for three numbers ``a`` and six ``b``."""
+    return a[0] * b[3] + a[1] * b[4] + a[2] * b[5]
 
 
 @njit(cache=True, inline="always")
@@ -339,7 +374,7 @@ def composite_inertias(layout, data, R, tmp):
         if p >= 0:
             mp, m, wo = layout[p, NDIM], layout[j, NDIM], layout[j, W]
             if mp == 6 and m == 6:
-                _congruence66(data, wo, R, layout[j, M], R, layout[p, M], tmp)  # ℛ(℘) += φ ℛ(j) φ*
+                _congruence66(data, wo, R, layout[j, M], R, layout[p, M])  # ℛ(℘) += φ ℛ(j) φ*
             else:
                 _ab(data, wo, R, layout[j, M], tmp, 0, mp, m, m)  # φ ℛ(j)
                 _abt_add(tmp, 0, data, wo, R, layout[p, M], mp, m, mp)
@@ -557,7 +592,7 @@ def _riccati_6_1(layout, data, roff, r, j, T1, with_psi):
                     k += data[wo + 6 * a_ + i] * r[Go + i]
                 for b_ in range(6):
                     r[so + 6 * a_ + b_] = data[wo + 6 * a_ + b_] - k * data[ho + b_]
-        _congruence66(data, wo, r, PPo, r, roff[p, R_P], T1)  # P(℘) += φ P⁺ φ*
+        _congruence66(data, wo, r, PPo, r, roff[p, R_P])  # P(℘) += φ P⁺ φ*
     return d
 
 
