@@ -31,6 +31,8 @@ def _checked(name: str) -> str:
 
 
 _backend = _checked(os.environ.get("SKO_BACKEND", "compiled").strip().lower() or "compiled")
+
+
 class _Choice(threading.local):
     backend: str | None = None  # use_backend's choice in this thread (None: the process-wide one)
 
