@@ -5,7 +5,9 @@ what the system's methods take — ``q``, ``θ̇``, ``θ̈`` or ``T`` as 1-D vec
 batch axis ``(B, n)`` — check them (the same errors as the reference path, before any compiled
 code runs) and return the results with the same leading axis, or ``NotImplemented`` when the
 reference path must answer: inputs that are not float64/complex128 (sympy and other object
-arrays, fractions), or the reference backend forced by :func:`use_backend`.
+arrays, fractions), or the reference backend forced by :func:`use_backend`. The common call — one
+state of plain float64 vectors, no external forces — goes first to :meth:`Engine.direct`, which
+answers it with no Python-side checks, or declines.
 
 A batch is computed without a Python loop over states when every body type has a compiled
 state (parallel over chunks of states in numba's threads); otherwise the bodies without one
@@ -68,6 +70,7 @@ class Engine:
             self._direct = [None] * 4
         self._zeros, self._empty = np.zeros(self.nv), np.zeros(0)
         self._square, self._length = (self.nv, self.nv), (self.nv,)
+        self._sizes = (self.nv, self.nv, self.nv * self.nv, self.nv * self.nv)  # of each request's result
 
     def _request_vector(self, op: int, dtype) -> np.ndarray:
         """The request vector of request ``op`` in ``dtype`` (:mod:`sko.systems.compiled`), made on
@@ -123,12 +126,13 @@ class Engine:
         return (*out, batched, forces)
 
     # ------------------------------------------------------------------ requests
-    def _one(self, op: int, q, v, x, size: int):
-        """The common call, answered into a fresh zeroed vector of ``size`` entries with no
-        Python-side checks: 1-D C-ordered writeable float64 arrays (numba's dispatcher checks
-        the types, the call the shapes), no external forces, every body compiled. None when it
-        does not apply, or when a shape does not fit or an input or the result is not finite
-        (the full path then checks and reports it). Every step counts: this is most calls."""
+    def direct(self, op: int, q, v=None, x=None):
+        """Request ``op`` (:mod:`sko.systems.compiled`) for the common call, answered with no
+        Python-side checks: 1-D C-ordered writeable float64 arrays (numba's dispatcher checks the
+        types, the call the shapes), no external forces, every body compiled. None when it does
+        not apply, or when a shape does not fit or an input or the result is not finite: the
+        system's method then takes the checked path, which reports it. The system's methods call
+        this first; every step counts, as this is most calls."""
         direct = self._direct
         if direct is None or get_backend() != "compiled":
             return None
@@ -140,12 +144,16 @@ class Engine:
         if request is None:
             request = direct[op] = (cc.exact_evaluate_one(_F8), self._request_vector(op, _F8))
         call, w = request
-        out = np.zeros(size)
+        out = np.zeros(self._sizes[op])
         try:
             status = call(w, q, self._zeros if v is None else v, x, out)
         except (TypeError, ValueError):  # numba's dispatcher refuses the types (cc.NoMatch) or cannot
             return None  # type them at all (an empty list)
-        return out if status == -1 else None  # else the checked path reports it
+        if status != -1:  # the checked path reports it
+            return None
+        if op >= cc.MASS_MATRIX:
+            out.shape = self._square  # in place: cheaper than a reshaped view
+        return out
 
     def _request(self, op: int, Q, QD, X, forces: dict, batched: bool, call: tuple):
         """Request ``op`` for the checked states and external forces (:meth:`_inputs`); ``call``
@@ -268,8 +276,6 @@ class Engine:
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, q, qd, qdd, external_forces=None):
         """``T = ℳ θ̈ + 𝒞`` (``qdd`` None: the bias forces ``𝒞``)."""
-        if not external_forces and (out := self._one(cc.INVERSE_DYNAMICS, q, qd, qdd, self.nv)) is not None:
-            return out
         method, args = self.system.inverse_dynamics, {"q": q, "v": qd, "qdd": qdd}
         inputs = self._inputs(q, qd, qdd, "qdd", external_forces)
         if inputs is None:
@@ -284,9 +290,6 @@ class Engine:
 
     def forward_dynamics(self, q, qd, tau=None, external_forces=None):
         """``θ̈ = ℳ^{-1}(T − 𝒞)``."""
-        if (tau is not None and not external_forces
-                and (out := self._one(cc.FORWARD_DYNAMICS, q, qd, tau, self.nv)) is not None):
-            return out
         method, args = self.system.forward_dynamics, {"q": q, "v": qd, "tau": tau}
         inputs = self._inputs(q, qd, tau, "tau", external_forces)
         if inputs is None:
@@ -303,9 +306,6 @@ class Engine:
 
     def mass_matrix(self, q):
         """``ℳ(q)``."""
-        if (out := self._one(cc.MASS_MATRIX, q, None, None, self.nv * self.nv)) is not None:
-            out.shape = self._square  # in place: cheaper than a reshaped view
-            return out
         inputs = self._inputs(q, None)
         if inputs is None:
             return self._reference(self.system.mass_matrix, {"q": q}, (self.nv, self.nv))
@@ -315,9 +315,6 @@ class Engine:
 
     def mass_matrix_inverse(self, q):
         """``ℳ^{-1}(q)`` by the articulated-body passes (no dense inversion)."""
-        if (out := self._one(cc.MASS_MATRIX_INVERSE, q, None, None, self.nv * self.nv)) is not None:
-            out.shape = self._square
-            return out
         method = self.system.mass_matrix_inverse
         inputs = self._inputs(q, None)
         if inputs is None:

@@ -45,6 +45,7 @@ from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.bodies.contract import check_node_state as _check_state
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_arguments, renamed_keywords
 from sko.systems.coordinates import coordinate_maps
+from sko.systems.compiled import FORWARD_DYNAMICS, INVERSE_DYNAMICS, MASS_MATRIX, MASS_MATRIX_INVERSE
 from sko.systems.engine import Engine
 
 __all__ = ["MultibodySystem"]
@@ -357,6 +358,8 @@ class MultibodySystem:
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q) -> np.ndarray:
         """``ℳ(q) = H φ M φ* H*`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."""
+        if (out := self._engine.direct(MASS_MATRIX, q)) is not None:
+            return out
         if (fast := self._engine.mass_matrix(q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
@@ -378,6 +381,8 @@ class MultibodySystem:
         plus the bodies' hinge forces; ``v``, ``dv`` zero when omitted (``qd=``, ``qdd=``: deprecated)."""
         if renamed:
             v, dv = renamed_arguments("inverse_dynamics", renamed, {"qd": "v", "qdd": "dv"}, v=v, dv=dv)
+        if not external_forces and (out := self._engine.direct(INVERSE_DYNAMICS, q, v, dv)) is not None:
+            return out
         if (fast := self._engine.inverse_dynamics(q, v, dv, external_forces)) is not NotImplemented:
             return fast
         q, v = self.checked_vectors(q, v)
@@ -391,6 +396,9 @@ class MultibodySystem:
         ``v``, ``tau`` zero when omitted (``qd=``: deprecated)."""
         if renamed:
             (v,) = renamed_arguments("forward_dynamics", renamed, {"qd": "v"}, v=v)
+        if (tau is not None and not external_forces
+                and (out := self._engine.direct(FORWARD_DYNAMICS, q, v, tau)) is not None):
+            return out
         if (fast := self._engine.forward_dynamics(q, v, tau, external_forces)) is not NotImplemented:
             return fast
         q, v = self.checked_vectors(q, v)
@@ -402,6 +410,8 @@ class MultibodySystem:
 
     def mass_matrix_inverse(self, q) -> np.ndarray:
         """``ℳ^{-1}(q)`` by the innovations factorization (SKO.md §10, Eq. 51)."""
+        if (out := self._engine.direct(MASS_MATRIX_INVERSE, q)) is not None:
+            return out
         if (fast := self._engine.mass_matrix_inverse(q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
