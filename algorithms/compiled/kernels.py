@@ -166,43 +166,63 @@ def _abt_add66(A_, ao, Bm, bo, Cm, co):
 @njit(cache=True, inline="always")
 def _congruence66(W_, wo, S, so, C, co):
     """``C += φ S φ*`` for 6 × 6 blocks (``φ`` at ``wo`` of ``W_``, ``S`` symmetric), in registers:
-    ``S``'s upper triangle and ``φ``'s rows are read before the first store, so ``C`` may share
-    ``S``'s array (ℛ, P) and nothing is read back. Column ``c`` of ``S φ*`` is ``u_c = S φ(c, :)ᵀ``
-    and ``C(r, c) += φ(r, :) u_c`` for ``r ≤ c``, mirrored. A weight whose lower-left 3 × 3 block
-    is zero — a rigid body's ``(ᵏX_o)* = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` — skips the products with those
-    zeros: 243 products instead of 342, and the same sums (a finite term times zero adds nothing)."""
+    ``S`` (:func:`_upper66`) and ``φ``'s rows are read before the first store, so ``C`` may share
+    ``S``'s array (ℛ, P) and nothing is read back. With ``u_r = S φ(r, :)ᵀ``, ``C(r, c) += φ(c, :) u_r``
+    for ``r ≤ c``, mirrored: 342 products. A weight whose lower-left 3 × 3 block is zero — a rigid
+    body's ``(ᵏX_o)* = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` — skips the products with those zeros, 216 in all,
+    and the same sums (a finite term times zero adds nothing)."""
     s = _upper66(S, so)
     p0, p1, p2 = _row66(W_, wo), _row66(W_, wo + 6), _row66(W_, wo + 12)
     u0, u1, u2 = _symmetric_times(s, p0), _symmetric_times(s, p1), _symmetric_times(s, p2)
+    upper = (_dot(p0, u0), _dot(p1, u0), _dot(p2, u0), _dot(p1, u1), _dot(p2, u1), _dot(p2, u2))
     if (W_[wo + 18] == 0 and W_[wo + 19] == 0 and W_[wo + 20] == 0 and W_[wo + 24] == 0 and W_[wo + 25] == 0
             and W_[wo + 26] == 0 and W_[wo + 30] == 0 and W_[wo + 31] == 0 and W_[wo + 32] == 0):
         t3, t4, t5 = ((W_[wo + 21], W_[wo + 22], W_[wo + 23]), (W_[wo + 27], W_[wo + 28], W_[wo + 29]),
                       (W_[wo + 33], W_[wo + 34], W_[wo + 35]))
-        u3, u4, u5 = _symmetric_times_tail(s, t3), _symmetric_times_tail(s, t4), _symmetric_times_tail(s, t5)
-        lower = (_dot_tail(t3, u3), _dot_tail(t3, u4), _dot_tail(t3, u5), _dot_tail(t4, u4), _dot_tail(t4, u5),
-                 _dot_tail(t5, u5))
+        v3, v4, v5 = _lower_times(s, t3), _lower_times(s, t4), _lower_times(s, t5)  # S₂₂ t, 3 numbers
+        mixed = (_dot_tail(t3, u0), _dot_tail(t4, u0), _dot_tail(t5, u0), _dot_tail(t3, u1), _dot_tail(t4, u1),
+                 _dot_tail(t5, u1), _dot_tail(t3, u2), _dot_tail(t4, u2), _dot_tail(t5, u2))
+        lower = (_dot3(t3, v3), _dot3(t4, v3), _dot3(t5, v3), _dot3(t4, v4), _dot3(t5, v4), _dot3(t5, v5))
     else:
         p3, p4, p5 = _row66(W_, wo + 18), _row66(W_, wo + 24), _row66(W_, wo + 30)
-        u3, u4, u5 = _symmetric_times(s, p3), _symmetric_times(s, p4), _symmetric_times(s, p5)
-        lower = (_dot(p3, u3), _dot(p3, u4), _dot(p3, u5), _dot(p4, u4), _dot(p4, u5), _dot(p5, u5))
-    upper = (_dot(p0, u0), _dot(p0, u1), _dot(p0, u2), _dot(p0, u3), _dot(p0, u4), _dot(p0, u5),
-             _dot(p1, u1), _dot(p1, u2), _dot(p1, u3), _dot(p1, u4), _dot(p1, u5),
-             _dot(p2, u2), _dot(p2, u3), _dot(p2, u4), _dot(p2, u5)) + lower
-    i = 0
-    for r in range(6):
-        for c in range(r, 6):
-            C[co + 6 * r + c] += upper[i]
-            if c != r:
-                C[co + 6 * c + r] += upper[i]
-            i += 1
+        u3, u4 = _symmetric_times(s, p3), _symmetric_times(s, p4)
+        mixed = (_dot(p3, u0), _dot(p4, u0), _dot(p5, u0), _dot(p3, u1), _dot(p4, u1), _dot(p5, u1),
+                 _dot(p3, u2), _dot(p4, u2), _dot(p5, u2))
+        lower = (_dot(p3, u3), _dot(p4, u3), _dot(p5, u3), _dot(p4, u4), _dot(p5, u4),
+                 _dot(p5, _symmetric_times(s, p5)))
+    _add_mirrored(C, co, 0, 0, upper, 3)  # rows and columns 0..2
+    for r in range(3):  # rows 0..2, columns 3..5
+        for c in range(3):
+            x = mixed[3 * r + c]
+            C[co + 6 * r + c + 3] += x
+            C[co + 6 * (c + 3) + r] += x
+    _add_mirrored(C, co, 3, 3, lower, 3)  # rows and columns 3..5
+
+
+@njit(cache=True, inline="always")
+def _add_mirrored(C, co, r0, c0, v, n):
+    """``C(r0 + i, c0 + j) += v_k`` and its mirror for the upper triangle ``i ≤ j < n`` of an
+    ``n × n`` diagonal block, given row by row as ``v``."""
+    k = 0
+    for i in range(n):
+        for j in range(i, n):
+            C[co + 6 * (r0 + i) + c0 + j] += v[k]
+            if i != j:
+                C[co + 6 * (c0 + j) + r0 + i] += v[k]
+            k += 1
 
 
 @njit(cache=True, inline="always")
 def _upper66(S, so):
-    """The upper triangle of the symmetric 6 × 6 block of ``S`` at ``so``, row by row (21 numbers)."""
-    return (S[so], S[so + 1], S[so + 2], S[so + 3], S[so + 4], S[so + 5], S[so + 7], S[so + 8], S[so + 9],
-            S[so + 10], S[so + 11], S[so + 14], S[so + 15], S[so + 16], S[so + 17], S[so + 21], S[so + 22],
-            S[so + 23], S[so + 28], S[so + 29], S[so + 35])
+    """The upper triangle of the symmetric 6 × 6 block of ``S`` at ``so``, row by row (21
+    numbers). Each entry is taken as ``S(i, j) + 0 · S(j, i)``: the same number, but a NaN or
+    infinity of the lower triangle is not dropped."""
+    return (S[so], S[so + 1] + 0 * S[so + 6], S[so + 2] + 0 * S[so + 12], S[so + 3] + 0 * S[so + 18],
+            S[so + 4] + 0 * S[so + 24], S[so + 5] + 0 * S[so + 30], S[so + 7], S[so + 8] + 0 * S[so + 13],
+            S[so + 9] + 0 * S[so + 19], S[so + 10] + 0 * S[so + 25], S[so + 11] + 0 * S[so + 31], S[so + 14],
+            S[so + 15] + 0 * S[so + 20], S[so + 16] + 0 * S[so + 26], S[so + 17] + 0 * S[so + 32], S[so + 21],
+            S[so + 22] + 0 * S[so + 27], S[so + 23] + 0 * S[so + 33], S[so + 28], S[so + 29] + 0 * S[so + 34],
+            S[so + 35])
 
 
 @njit(cache=True, inline="always")
@@ -225,18 +245,24 @@ def _symmetric_times(s, x):
 
 
 @njit(cache=True, inline="always")
-def _symmetric_times_tail(s, x):
-    """``S [0; x]`` for the symmetric 6 × 6 ``S`` of upper triangle ``s`` and three numbers ``x``."""
-    _, _, _, s03, s04, s05, _, _, s13, s14, s15, _, s23, s24, s25, s33, s34, s35, s44, s45, s55 = s
+def _lower_times(s, x):
+    """``S₂₂ x``: the lower-right 3 × 3 block of the symmetric ``S`` of upper triangle ``s`` times
+    three numbers ``x``."""
+    s33, s34, s35, s44, s45, s55 = s[15], s[16], s[17], s[18], s[19], s[20]
     x3, x4, x5 = x
-    return (s03 * x3 + s04 * x4 + s05 * x5, s13 * x3 + s14 * x4 + s15 * x5, s23 * x3 + s24 * x4 + s25 * x5,
-            s33 * x3 + s34 * x4 + s35 * x5, s34 * x3 + s44 * x4 + s45 * x5, s35 * x3 + s45 * x4 + s55 * x5)
+    return s33 * x3 + s34 * x4 + s35 * x5, s34 * x3 + s44 * x4 + s45 * x5, s35 * x3 + s45 * x4 + s55 * x5
 
 
 @njit(cache=True, inline="always")
 def _dot(a, b):
     """``a · b`` for six numbers each."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@njit(cache=True, inline="always")
+def _dot3(a, b):
+    """``a · b`` for three numbers each."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 @njit(cache=True, inline="always")
@@ -570,7 +596,7 @@ def _riccati_6_1(layout, data, roff, r, j, T1, with_psi):
     p, ho = layout[j, PARENT], layout[j, H]
     Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
     h0, h1, h2, h3, h4, h5 = data[ho], data[ho + 1], data[ho + 2], data[ho + 3], data[ho + 4], data[ho + 5]
-    for c in range(6):  # H P, kept in T1[36:42] (T1[0:36] takes φ P⁺ below)
+    for c in range(6):  # H P, kept in T1[36:42]
         T1[36 + c] = _dot6(r, Po + c, 6, h0, h1, h2, h3, h4, h5)
     d = _dot6(T1, 36, 1, h0, h1, h2, h3, h4, h5)
     if not (d.real > 0) or not (abs(d) < np.inf):
