@@ -20,13 +20,15 @@ import importlib.util
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["KERNEL_SOURCES", "kernel_files", "refresh"]
+__all__ = ["KERNEL_SOURCES", "CONSTANT_SOURCES", "kernel_files", "refresh"]
 
 #: Every module that defines numba kernels or intrinsics, by package and path inside it.
 KERNEL_SOURCES = {
     "sko": ("bodies/compiled_joints.py", "bodies/compiled_state.py", "systems/compiled.py"),
     "sko.algorithms": ("compiled/borrow.py", "compiled/kernels.py", "compiled/operational_space.py", "cfa/flat.py"),
 }
+#: Modules without kernels whose constants the kernels compile in: the flat layout's columns.
+CONSTANT_SOURCES = {"sko.algorithms": ("compiled/flat.py",)}
 
 STAMP = "sko-kernels.stamp"
 
@@ -34,10 +36,11 @@ STAMP = "sko-kernels.stamp"
 def kernel_files() -> list[Path]:
     """The kernel source files of the installed package (packages located, not imported)."""
     files = []
-    for package, paths in KERNEL_SOURCES.items():
-        spec = importlib.util.find_spec(package)
-        root = Path(next(iter(spec.submodule_search_locations)))
-        files += [root / p for p in paths]
+    for sources in (KERNEL_SOURCES, CONSTANT_SOURCES):
+        for package, paths in sources.items():
+            spec = importlib.util.find_spec(package)
+            root = Path(next(iter(spec.submodule_search_locations)))
+            files += [root / p for p in paths]
     return files
 
 

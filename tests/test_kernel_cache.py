@@ -6,7 +6,7 @@ import ast
 import importlib.util
 from pathlib import Path
 
-from sko.kernel_cache import KERNEL_SOURCES, kernel_files, refresh
+from sko.kernel_cache import CONSTANT_SOURCES, KERNEL_SOURCES, kernel_files, refresh
 
 
 def _uses_numba(path: Path) -> bool:
@@ -24,8 +24,20 @@ def test_every_module_with_kernels_is_stamped():
     for package in ("sko", "sko.algorithms", "sko.graphs"):
         root = Path(next(iter(importlib.util.find_spec(package).submodule_search_locations)))
         found |= {p.resolve() for p in root.rglob("*.py") if "__pycache__" not in p.parts and _uses_numba(p)}
-    assert found == {p.resolve() for p in kernel_files()}
+    stamped = {p.resolve() for p in kernel_files()}
+    assert found <= stamped
+    constants = stamped - found
+    assert {p.name for p in constants} == {"flat.py"} and not any(_uses_numba(p) for p in constants)
     assert sum(len(paths) for paths in KERNEL_SOURCES.values()) == len(found)
+    assert sum(len(paths) for paths in CONSTANT_SOURCES.values()) == len(constants)
+
+
+def test_the_kernels_constants_are_stamped():
+    """The flat layout's columns are compiled into the kernels as constants: an edit there (a
+    column added or moved) must clear the cache as an edit of a kernel does."""
+    stamped = {p.resolve() for p in kernel_files()}
+    flat = Path(importlib.util.find_spec("sko.algorithms.compiled.flat").origin).resolve()
+    assert flat in stamped
 
 
 def _entries(cache: Path) -> set[str]:
