@@ -46,12 +46,12 @@ def renamed_arguments(method: str, given: dict, renames: dict, **current):
     ``renames[old]``), each with a DeprecationWarning. For the methods that take ``**given``
     themselves, the calls where :func:`renamed_keywords`' frame would be a tenth of the time;
     any other keyword is Python's TypeError."""
-    for old, value in given.items():
-        new = renames.get(old)
-        if new is None:
+    for old in given:
+        if old not in renames:
             raise TypeError(f"{method}() got an unexpected keyword argument {old!r}")
-        _warn_renamed(method, old, new, current[new] is not None, stacklevel=4)
-        current[new] = value
+    for old, value in given.items():
+        _warn_renamed(method, old, renames[old], current[renames[old]] is not None, stacklevel=4)
+        current[renames[old]] = value
     return tuple(current.values())
 
 

@@ -4,6 +4,8 @@ spellings still work for one release, with a DeprecationWarning."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -84,6 +86,10 @@ def test_the_dynamics_take_their_old_keywords_themselves():
         system.inverse_dynamics(q, v, tau, qdd=tau)
     with pytest.raises(TypeError, match="unexpected keyword argument 'vel'"):
         system.forward_dynamics(q, vel=v)
+    with warnings.catch_warnings():  # the unknown keyword is reported before any old one is renamed
+        warnings.simplefilter("error")
+        with pytest.raises(TypeError, match="unexpected keyword argument 'vel'"):
+            system.forward_dynamics(q, qd=v, vel=v)
 
 
 def test_joint_and_body_lookups_are_distinct():
