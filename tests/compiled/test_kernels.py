@@ -15,7 +15,7 @@ import sko.algorithms as alg
 from sko import SKOModel
 from sko.algorithms.compiled import engine
 from sko.algorithms.compiled.flat import COL, HDIM, PARENT, PRE, PREORDER, SUB, SUBN, from_structure
-from sko.graphs import DimensionError, NotPositiveDefiniteError, SKOError, TreeDigraph
+from sko.graphs import DimensionError, NonFiniteError, NotPositiveDefiniteError, SKOError, TreeDigraph
 
 from ..strategies import random_model, random_tree, sko_models, trees, vectors
 from ..util import assert_close
@@ -204,6 +204,29 @@ def _error(f):
     with pytest.raises(SKOError) as info:
         f()
     return type(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("rigid", [True, False])
+def test_a_non_finite_entry_below_the_diagonal_of_M_reaches_the_result(rigid):
+    """The 6 × 6 congruences read M's upper triangle; an infinity below the diagonal of an
+    unvalidated M of a zero-dof tip (whose ℛ reaches ℳ only through the congruence) still makes
+    ℳ non-finite, as on the reference path (rigid: the weight's lower-left block is zero, the
+    congruence's short path)."""
+    tree = TreeDigraph.from_parents({"base": None, "mid": "base", "tip": "mid"})
+    rng = np.random.default_rng(3)
+    phi = {k: rng.standard_normal((6, 6)) for k in ("mid", "tip")}
+    if rigid:
+        for W in phi.values():
+            W[3:, :3] = 0
+    M = {k: np.eye(6) for k in tree.bodies}
+    M["tip"][5, 0] = np.inf
+    H = {"base": rng.standard_normal((1, 6)), "mid": rng.standard_normal((1, 6)), "tip": np.zeros((0, 6))}
+    model = SKOModel(tree, phi=phi, H=H, M=M, validate=False)
+    with np.errstate(invalid="ignore", over="ignore"):
+        compiled = _error(lambda: alg.mass_matrix(model))[0]
+        with alg.use_backend("reference"):
+            reference = _error(lambda: alg.mass_matrix(model))[0]
+    assert compiled is reference is NonFiniteError
 
 
 def test_errors_are_the_same_on_both_paths():
