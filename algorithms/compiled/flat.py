@@ -8,24 +8,24 @@ A :class:`FlatModel` describes the model ``(H, ℰ_φ, M)`` (SKO.md §2–§3) o
     ``j = 0 … N−1`` and a gather ``j = N−1 … 0``. Roots of a forest (base bodies) have
     ``PARENT = −1``. The columns are
 
-    ========== ======================================================================
-    ``PARENT``  flat index of the parent ``℘(k)``, −1 for a base body
-    ``NDIM``    node dimension ``m_k`` (may be 0)
-    ``HDIM``    hinge dimension ``n_k`` (may be 0)
-    ``NODE``    offset of ``x(k)`` in a stacked node vector (length ``Σ m_k``)
-    ``DOF``     offset of ``θ(k)`` in a stacked hinge vector (length ``Σ n_k``)
-    ``W``       offset in ``data`` of ``φ(℘(k), k)``, ``m_℘(k) × m_k``; −1 for a base body
-    ``H``       offset in ``data`` of ``H(k)``, ``n_k × m_k``
-    ``M``       offset in ``data`` of ``M(k)``, ``m_k × m_k``
-    ``A``       offset in ``data`` of ``a(k)``, ``m_k`` entries
-    ``B``       offset in ``data`` of ``b(k)``, ``m_k`` entries
-    ``BODY``    position of the body in the model's stacking order (``model.bodies``)
-    ``PRE``     position of the node in a depth-first preorder of the forest
-    ``SUBN``    nodes in the subtree of ``k`` (``k`` included): positions ``PRE … PRE + SUBN − 1``
+    ============ ======================================================================
+    ``PARENT``   flat index of the parent ``℘(k)``, −1 for a base body
+    ``NDIM``     node dimension ``m_k`` (may be 0)
+    ``HDIM``     hinge dimension ``n_k`` (may be 0)
+    ``NODE``     offset of ``x(k)`` in a stacked node vector (length ``Σ m_k``)
+    ``DOF``      offset of ``θ(k)`` in a stacked hinge vector (length ``Σ n_k``)
+    ``W``        offset in ``data`` of ``φ(℘(k), k)``, ``m_℘(k) × m_k``; −1 for a base body
+    ``H``        offset in ``data`` of ``H(k)``, ``n_k × m_k``
+    ``M``        offset in ``data`` of ``M(k)``, ``m_k × m_k``
+    ``A``        offset in ``data`` of ``a(k)``, ``m_k`` entries
+    ``B``        offset in ``data`` of ``b(k)``, ``m_k`` entries
+    ``BODY``     position of the body in the model's stacking order (``model.bodies``)
+    ``PRE``      position of the node in a depth-first preorder of the forest
+    ``SUBN``     nodes in the subtree of ``k`` (``k`` included): positions ``PRE … PRE + SUBN − 1``
     ``PREORDER`` the flat node at position ``j`` of that preorder (a column indexed by position)
-    ``COL``     first column of ``θ(k)`` when the hinge coordinates are taken in that preorder
-    ``SUB``     ``Σ n_i`` over the subtree of ``k``: its columns are ``COL … COL + SUB − 1``
-    ========== ======================================================================
+    ``COL``      first column of ``θ(k)`` when the hinge coordinates are taken in that preorder
+    ``SUB``      ``Σ n_i`` over the subtree of ``k``: its columns are ``COL … COL + SUB − 1``
+    ============ ======================================================================
 
     The preorder columns give every subtree a contiguous range of columns (the block form of
     the mass matrix, :func:`~sko.algorithms.compiled.kernels.mass_matrix`).
