@@ -79,7 +79,7 @@ def test_the_dynamics_take_their_old_keywords_themselves():
     with pytest.warns(DeprecationWarning, match=r"forward_dynamics\(qd=") as caught:
         assert np.array_equal(system.forward_dynamics(q, qd=v, tau=tau), system.forward_dynamics(q, v, tau))
     assert caught[0].filename == __file__
-    with pytest.warns(DeprecationWarning, match=r"inverse_dynamics\(qd=") as caught:
+    with pytest.warns(DeprecationWarning, match=r"inverse_dynamics\(qdd?=") as caught:
         assert np.array_equal(system.inverse_dynamics(q, qd=v, qdd=tau), system.inverse_dynamics(q, v, tau))
     assert {w.filename for w in caught} == {__file__} and len(caught) == 2
     with pytest.raises(TypeError, match="got both qdd= .deprecated. and dv="):
