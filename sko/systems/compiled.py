@@ -14,19 +14,21 @@ Results are ``nv`` entries per state for vectors, ``nv × nv`` for matrices.
 numba's call overhead grows with each argument, so a call passes few arrays and carves its
 views (:func:`~sko.algorithms.compiled.borrow.matrix_view`) by offsets computed once. :func:`pack_tables` packs
 the system's integer tables into one vector: a header of sizes, where each table starts and the
-offsets of every workspace buffer of each request, then the body table ``ints``, the scatter
-``order``, the flat ``layout`` and its Riccati offsets ``roff``. A *workspace* holds the arena and
-every scratch buffer of a request (:func:`workspace_size` entries, carved by :func:`_workspace`;
-O(N) but for ℳ^{-1}, whose passes run on the ``nv`` columns of the identity). A *request vector*
+offsets of every workspace buffer of each request, then the body table ``ints`` (one row per
+body, in a scatter order), the flat ``layout`` and its Riccati offsets ``roff``. A *workspace*
+holds the arena and every scratch buffer of a request (:func:`workspace_size` entries, carved by
+:func:`_workspace`; O(N) but for ℳ^{-1}, whose passes run on the ``nv`` columns of the
+identity). A *request vector*
 (:func:`request_vector`) holds all a one-state call needs but the state: the request, the tables,
 the constants ``reals`` and the workspace, in the scalar type of the state. A caller keeps one per
 request and scalar type and passes it again with the state and a zeroed result: nothing is
 allocated per call. :func:`exact_evaluate_one` gives :func:`evaluate_one` for arguments of one
 type only, which refuses any other at once.
 
-``status`` is ``-1``, or ``k`` for a state a joint of body ``k`` rejects (a zero quaternion), or
-``N + k`` when ``D(k)`` is not positive definite; for one state also ``-2`` when an input is not
-finite, ``-3`` when the result is not, ``-4`` when a shape does not fit the system.
+``status`` is ``-1``, or ``k`` for a state a joint of the body of row ``k`` of ``ints`` rejects (a
+zero quaternion), or ``N + k`` when ``D(k)`` of the ``k``-th body in stacking order is not
+positive definite; for one state also ``-2`` when an input is not finite, ``-3`` when the result
+is not, ``-4`` when a shape does not fit the system.
 
 The state kernels are those of :func:`sko.bodies.compiled_state.library_state` (rigid bodies,
 rotor links, flexible bodies, clusters of coupled rigid bodies). numba's on-disk cache of this
@@ -54,10 +56,10 @@ INVERSE_DYNAMICS, FORWARD_DYNAMICS, MASS_MATRIX, MASS_MATRIX_INVERSE = range(4)
 FAST_MATH = {"reassoc", "contract"}
 
 #: header of the packed tables: bodies N, nv, Σ m_k, max m_k, max n_k, Riccati buffer, arena size,
-#: nq, where the tables ints, order, layout and roff start; then the workspace offsets
-BODIES, NV, NS, MM, NN, RSIZE, ARENA, NQ, INTS, ORDER, LAYOUT, ROFF = range(12)
+#: nq, where the tables ints, layout and roff start; then the workspace offsets
+BODIES, NV, NS, MM, NN, RSIZE, ARENA, NQ, INTS, LAYOUT, ROFF = range(11)
 PARTS = 11  #: buffers of a workspace (:func:`_sizes`)
-OFFSETS = 12  #: where the workspace offsets start: PARTS + 1 per request, the last one its size
+OFFSETS = 11  #: where the workspace offsets start: PARTS + 1 per request, the last one its size
 HEADER = OFFSETS + 4 * (PARTS + 1)
 
 #: header of a request vector (int64 words): the request, whether the call fills the arena, the
@@ -77,30 +79,30 @@ def _sizes(op: int, nv: int, ns: int, mm: int, nn: int, rsize: int, arena: int) 
             nv * nv if op == MASS_MATRIX_INVERSE else 0)
 
 
-def pack_tables(ints: np.ndarray, order: np.ndarray, layout: np.ndarray, roff: np.ndarray, rsize: int,
-                arena_size: int, nq: int) -> np.ndarray:
+def pack_tables(ints: np.ndarray, layout: np.ndarray, roff: np.ndarray, rsize: int, arena_size: int,
+                nq: int) -> np.ndarray:
     """The integer tables of a system in one int64 vector (module docstring)."""
     m, n = layout[:, NDIM], layout[:, HDIM]
-    sizes = (len(order), int(n.sum()), int(m.sum()), max(1, int(m.max(initial=0))), max(1, int(n.max(initial=0))),
+    sizes = (len(ints), int(n.sum()), int(m.sum()), max(1, int(m.max(initial=0))), max(1, int(n.max(initial=0))),
              rsize, arena_size, nq)
     header = np.zeros(HEADER, dtype=np.int64)
     header[:len(sizes)] = sizes
     start = HEADER
-    for column, table in ((INTS, ints), (ORDER, order), (LAYOUT, layout), (ROFF, roff)):
+    for column, table in ((INTS, ints), (LAYOUT, layout), (ROFF, roff)):
         header[column] = start
         start += table.size
     for op in range(4):
         o = OFFSETS + op * (PARTS + 1)
         header[o + 1: o + PARTS + 1] = np.cumsum(_sizes(op, *sizes[1:7]))
-    return np.concatenate([header, ints.ravel(), order, layout.ravel(), roff.ravel()]).astype(np.int64)
+    return np.concatenate([header, ints.ravel(), layout.ravel(), roff.ravel()]).astype(np.int64)
 
 
 @njit(cache=True)
 def _tables(tables):
-    """``(ints, order, layout, roff)`` as views of the packed tables."""
-    N, o = tables[BODIES], tables[ORDER]
-    return (matrix_view(tables, tables[INTS], N, COLUMNS), tables[o: o + N],
-            matrix_view(tables, tables[LAYOUT], N, WIDTH), matrix_view(tables, tables[ROFF], N, 6))
+    """``(ints, layout, roff)`` as views of the packed tables."""
+    N = tables[BODIES]
+    return (matrix_view(tables, tables[INTS], N, COLUMNS), matrix_view(tables, tables[LAYOUT], N, WIDTH),
+            matrix_view(tables, tables[ROFF], N, 6))
 
 
 @njit(cache=True)
@@ -122,14 +124,14 @@ def _workspace(op, tables, buf):
 
 
 @njit(cache=True, inline="always")
-def _request(op, ints, reals, order, layout, roff, q, qd, x, a, fill, constants, work, s, out) -> int:
+def _request(op, ints, reals, layout, roff, q, qd, x, a, fill, constants, work, s, out) -> int:
     """One state: fill the arena ``a`` (when ``fill``; its constant terms too with ``constants``)
     and answer request ``op`` into the zeroed ``out`` (1-D) with the model kernels of
     :mod:`sko.algorithms.compiled.kernels` on the arena's flat data. A status ``k`` with ``0 ≤ k < N``
-    (body ``k`` rejected the state) means the fill stopped short."""
+    (the body of row ``k`` rejected the state) means the fill stopped short."""
     if fill:
         terms = MOTION if op <= FORWARD_DYNAMICS else STRUCTURE
-        for k in order:
+        for k in range(ints.shape[0]):  # rows in scatter order
             if not library_state(ints, reals, k, q, qd, a, work, terms, constants):
                 return k
     nodes, T, R, X, Y, r, rs, z, eye = s
@@ -201,9 +203,9 @@ def evaluate_one(w, q, qd, x, out) -> int:
         return -4
     if not (_finite(q) and _finite(qd) and _finite(x)):
         return -2
-    ints, order, layout, roff = _tables(tables)
+    ints, layout, roff = _tables(tables)
     a, work, s = _workspace(op, tables, w[words[START]:])
-    status = _request(op, ints, w.view(np.float64)[tables_end: words[REALS_END]], order, layout, roff, q, qd, x, a,
+    status = _request(op, ints, w.view(np.float64)[tables_end: words[REALS_END]], layout, roff, q, qd, x, a,
                       words[FILL] != 0, words[WRITTEN] == 0, work, s, out)
     if not 0 <= status < ints.shape[0]:
         words[WRITTEN] = 1
@@ -250,26 +252,26 @@ def evaluate_batch(op, tables, reals, Q, QD, X, A, fill):
     type. Returns ``(results (B × rows × nv), status (B,))``."""
     tables, reals, A = borrowed(tables), borrowed(reals), borrowed(A)
     Q, QD, X = borrowed(Q), borrowed(QD), borrowed(X)
-    ints, order, layout, roff = _tables(tables)
+    ints, layout, roff = _tables(tables)
     B, nv = Q.shape[0], tables[NV]
     rows = 1 if op <= FORWARD_DYNAMICS else nv
     out = np.zeros((B, rows * nv), dtype=A.dtype)
     status = np.full(B, -1, dtype=np.int64)
     buffers = np.zeros(((B + CHUNK - 1) // CHUNK, workspace_size(op, tables)), dtype=A.dtype)
-    _chunks(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buffers, out, status)
+    _chunks(op, tables, ints, reals, layout, roff, Q, QD, X, A, fill, buffers, out, status)
     return out.reshape((B, rows, nv)), status
 
 
 @njit(cache=True, parallel=True, fastmath=FAST_MATH)
-def _chunks(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buffers, out, status):
+def _chunks(op, tables, ints, reals, layout, roff, Q, QD, X, A, fill, buffers, out, status):
     """The states of :func:`evaluate_batch`, chunk ``c`` in the workspace ``buffers[c]``."""
     buffers = borrowed(buffers)
     for c in prange(buffers.shape[0]):
-        _chunk(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buffers[c], out, status, c * CHUNK)
+        _chunk(op, tables, ints, reals, layout, roff, Q, QD, X, A, fill, buffers[c], out, status, c * CHUNK)
 
 
 @njit(cache=True, fastmath=FAST_MATH)
-def _chunk(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buf, out, status, first):
+def _chunk(op, tables, ints, reals, layout, roff, Q, QD, X, A, fill, buf, out, status, first):
     """The states ``first, …`` of one chunk in the workspace ``buf``. A function of its own: numba's
     parallel passes, run on the loop of :func:`_chunks`, take minutes on the inlined request."""
     buf, out, status = borrowed(buf), borrowed(out), borrowed(status)
@@ -278,6 +280,6 @@ def _chunk(op, tables, ints, reals, order, layout, roff, Q, QD, X, A, fill, buf,
     for s in range(first, min(Q.shape[0], first + CHUNK)):
         if not fill:
             a[:] = A[s]
-        status[s] = _request(op, ints, reals, order, layout, roff, Q[s], QD[s], X[s], a, fill, constants, work,
-                             scratch, out[s])
+        status[s] = _request(op, ints, reals, layout, roff, Q[s], QD[s], X[s], a, fill, constants, work, scratch,
+                             out[s])
         constants = constants and 0 <= status[s] < ints.shape[0]

@@ -62,7 +62,7 @@ class Engine:
         except (TypeError, ValueError):  # sympy gravity or inertias
             return
         _, rsize = riccati_layout(L.flat.layout)
-        self._tables = cc.pack_tables(L.ints, L.order, L.flat.layout, L.riccati_offsets, rsize, L.size, self.nq)
+        self._tables = cc.pack_tables(L.ints, L.request_layout, L.riccati_offsets, rsize, L.size, self.nq)
         self._reals = L.reals
         self._requests = {t.char: [None] * 4 for t in _FAST}  # by scalar type, then request
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)

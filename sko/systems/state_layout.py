@@ -6,10 +6,15 @@ batch of states ``Q`` (``B × nq``), ``QD`` (``B × nv``), fills the arena ``A``
 every node's weight ``φ(℘(k), k)``, ``H(k)``, ``M(k)``, the stacked ``a``, ``b``, ``𝒱`` and the
 potential energies — what :meth:`MultibodySystem.sko_model` builds in Python, state by state.
 
-Bodies are visited from the base to the tips. Consecutive bodies whose type has a compiled
-state (:meth:`~sko.bodies.contract.BodyType.compiled_state`) are filled by one compiled call
-over the whole batch; a body without one runs its Python ``at_state`` per state (its output is
-checked as the reference path checks it) and writes the same buffers.
+Bodies are visited from the base to the tips, in the flat model's scatter order ``order`` (a
+depth-first preorder): row ``j`` of the state table ``ints`` is body ``order[j]`` (stacking
+position; ``row_of`` is the inverse), and the arena's records and potentials follow the same
+order, so a body's terms sit near its parent's whatever the stacking order. Consecutive bodies
+whose type has a compiled state (:meth:`~sko.bodies.contract.BodyType.compiled_state`) are
+filled by one compiled call over the whole batch; a body without one runs its Python
+``at_state`` per state (its output is checked as the reference path checks it) and writes the
+same buffers. The requests' node vectors are scratch and stacked in that order too
+(``request_layout``).
 
 Arena sections (per state): first the data buffer of the flat model
 (:mod:`sko.algorithms.compiled.flat`: ``φ(℘(k), k)``, ``H(k)``, ``M(k)``, ``a(k)``, ``b(k)`` node
@@ -82,6 +87,12 @@ class StateLayout:
         order = [index[k] for k in tree.scatter_order()]
         self.flat = flat = from_structure(parent, m, n, order)
         self.riccati_offsets, _ = riccati_layout(flat.layout)
+        # the requests' layout: their node vectors are scratch, stacked in scatter order too (the
+        # flat model's NODE offsets are the stacking order's, for callers' node vectors)
+        requests = flat.layout.copy()
+        requests[:, fl.NODE] = np.cumsum(requests[:, fl.NDIM]) - requests[:, fl.NDIM]
+        requests.setflags(write=False)
+        self.request_layout = requests
         w_off, h_off, m_off = (np.empty(N, dtype=np.int64) for _ in range(3))
         a_off, b_off = np.empty(N, dtype=np.int64), np.empty(N, dtype=np.int64)
         body_of = flat.layout[:, fl.BODY]
@@ -92,21 +103,25 @@ class StateLayout:
         size += self.node_size
         att: dict = {}
         att_off = np.zeros(N, dtype=np.int64)
-        for i, b in enumerate(body):
-            att_off[i] = size
-            for name in b.attachment_names:
+        for i in order:  # records and potentials in scatter order, as the data buffer: a body's
+            att_off[i] = size  # terms sit near its parent's, whatever the stacking order
+            for name in body[i].attachment_names:
                 att[(i, name)] = size
                 size += cs.record_size(int(m[i]))
-        pot_off = size + np.arange(N)
+        pot_off = np.empty(N, dtype=np.int64)
+        pot_off[order] = size + np.arange(N)
         size += N
         self.weight_offsets, self.H_offsets, self.M_offsets, self.potential_offsets = w_off, h_off, m_off, pot_off
         self.a_offsets, self.b_offsets = a_off, b_off
         self.attachment_offsets = att
         self.size = size
-        for i, b in enumerate(body):
-            c = compiled[i]
-            row = ints[i]
-            row[cs.PARENT], row[cs.KIND] = parent[i], -1 if c is None else c.kind
+        # one row per body in scatter order (row j: body order[j]), so the state kernels walk the
+        # table, the constants and the arena forward
+        self.row_of = row_of = np.empty(N, dtype=np.int64)
+        row_of[order] = np.arange(N)
+        for j, i in enumerate(order):
+            b, c, row = body[i], compiled[i], ints[j]
+            row[cs.PARENT], row[cs.KIND] = -1 if parent[i] < 0 else row_of[parent[i]], -1 if c is None else c.kind
             row[cs.QO], row[cs.NQ] = system.q_slices[b.name].start, b.q_size
             row[cs.VO], row[cs.NV] = system.dof_slices[b.name].start, b.dof_size
             row[cs.DIM] = m[i]
@@ -125,15 +140,15 @@ class StateLayout:
                 pos += c.reals.size
         self.ints = ints
         self.reals = np.concatenate(reals)
-        # runs of consecutive bodies (base to tips) filled the same way
+        # runs of consecutive rows (base to tips) filled the same way
         self.order = np.array(order, dtype=np.int64)
         runs: list = []
-        for i in order:
+        for j, i in enumerate(order):
             kind = "python" if compiled[i] is None else "compiled"
             if runs and runs[-1][0] == kind:
-                runs[-1][1].append(i)
+                runs[-1][1].append(j)
             else:
-                runs.append((kind, [i]))
+                runs.append((kind, [j]))
         self.runs = [(kind, np.array(ix, dtype=np.int64)) for kind, ix in runs]
         self.all_compiled = all(kind == "compiled" for kind, _ in self.runs)
         self._unchecked = frozenset(i for i, b in enumerate(body) if compiled[i] is None and not b.valid_by_construction)
@@ -167,13 +182,14 @@ class StateLayout:
                 with np.errstate(over="ignore", invalid="ignore"):
                     for s in range(Q.shape[0]):
                         with state_named(s if batched else None):
-                            for i in ix:
-                                self._python_state(int(i), Qr[s], QDr[s], A[s])
+                            for j in ix:
+                                self._python_state(int(self.order[j]), Qr[s], QDr[s], A[s])
         return A
 
-    def _raise_joint(self, i: int, q: np.ndarray):
+    def _raise_joint(self, row: int, q: np.ndarray):
+        """Raise the joint error of the body of row ``row`` of the state table at ``q``."""
         q = read_only(q)
-        body = self.system.body(self.bodies[i])
+        body = self.system.body(self.bodies[self.order[row]])
         q = q[self.system.q_slices[body.name]][: body.joint.nq]
         body.joint.kinematics(q)  # raises the joint's own error
         raise JointError(f"{body.joint}: the state {q} is outside the joint's domain")  # pragma: no cover
@@ -191,7 +207,7 @@ class StateLayout:
         if p < 0:
             inboard = self._root
         else:
-            inboard = self.attachment(a, self.ints[i, cs.IN_ATT], int(self.node_dims[p]))
+            inboard = self.attachment(a, self.ints[self.row_of[i], cs.IN_ATT], int(self.node_dims[p]))
         s = b.at_state(q[system.q_slices[k]], qd[system.dof_slices[k]], inboard, system.gravity)
         m, n = int(self.node_dims[i]), int(self.dof_dims[i])
         if i in self._unchecked:

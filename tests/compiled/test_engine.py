@@ -2,6 +2,8 @@
 rigid systems with every joint and polarity, random mixed trees of rigid, flexible and rotor
 bodies, float64 and complex128 states), and batched calls equal per-state calls."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -234,3 +236,68 @@ def test_identity_coordinate_maps_match_the_bodies(name):
     np.testing.assert_allclose(system.normalize(q), normalized, atol=1e-15)
     if engine(system).coordinates_are_velocities:
         assert not any(j.nq != j.nv for j in (getattr(system.body(k), "joint", None) for k in system.bodies) if j)
+
+
+def _stacked_breadth_first():
+    """b0 → (b1 → b3, b2): stacked b0, b1, b2, b3, filled in the preorder b0, b1, b3, b2; b2
+    and b3 hang on spherical joints."""
+    from sko.bodies import Revolute, Spherical
+    from sko.examples.rigid import rod_inertia
+    from sko.spatial import pose_transform
+    from sko.systems import SystemBuilder
+
+    b = SystemBuilder()
+    for name, parent, joint in (("b0", None, Revolute([0, 0, 1])), ("b1", "b0", Revolute([0, 1, 0])),
+                                ("b2", "b0", Spherical()), ("b3", "b1", Spherical())):
+        b.add_body(name, parent, joint, pose_transform([0.1, 0.0, 0.5]), mass=1.0, com=[0.0, 0.05, 0.25],
+                   inertia_com=rod_inertia(1.0, 0.5))
+    return b.build()
+
+
+def test_the_state_table_and_the_arena_follow_the_scatter_order():
+    """Rows of the state table, records and potentials are in scatter order (a body's terms
+    sit near its parent's whatever the stacking order), and the requests' node scratch too."""
+    from sko.algorithms.compiled import flat as fl
+    from sko.bodies import compiled_state as cs
+
+    for system in (_stacked_breadth_first(), SYSTEMS["rigid:humanoid"](), SYSTEMS["random_rigid:3"]()):
+        L = engine(system).layout
+        assert not np.array_equal(L.order, np.arange(len(L.order)))  # stacking order ≠ scatter order
+        np.testing.assert_array_equal(L.row_of[L.order], np.arange(len(L.order)))
+        for j, i in enumerate(L.order):
+            p = L.parent[i]
+            assert L.ints[j, cs.PARENT] == (-1 if p < 0 else L.row_of[p]) < j
+            assert L.ints[j, cs.QO] == system.q_slices[L.bodies[i]].start
+        records = [L.attachment_offsets[(i, None)] for i in L.order]
+        assert records == sorted(records)
+        assert list(L.potential_offsets[L.order]) == sorted(L.potential_offsets)
+        nodes = L.request_layout[:, fl.NODE]
+        np.testing.assert_array_equal(nodes, np.cumsum(L.request_layout[:, fl.NDIM]) - L.request_layout[:, fl.NDIM])
+        rest = [c for c in range(fl.WIDTH) if c != fl.NODE]
+        np.testing.assert_array_equal(L.request_layout[:, rest], L.flat.layout[:, rest])
+
+
+@pytest.mark.parametrize("bad", ["b2", "b3"])
+def test_a_rejected_state_names_the_body_whatever_the_stacking_order(bad):
+    system = _stacked_breadth_first()
+    rng = np.random.default_rng(3)
+    Q = np.array([system.random_configuration(rng) for _ in range(3)])
+    Q[1, system.q_slices[bad]] = 0  # a zero quaternion at the second state
+    V = rng.normal(size=(3, system.nv))
+    with use_backend("reference"), pytest.raises(JointError) as want:
+        system.forward_dynamics(Q[1], V[1], V[1])
+    for op in (lambda: system.forward_dynamics(Q[1], V[1], V[1]), lambda: system.mass_matrix(Q[1]),
+               lambda: system.kinetic_energy(Q[1], V[1])):
+        with pytest.raises(JointError) as got:
+            op()
+        assert str(got.value) == str(want.value)
+    with pytest.raises(JointError, match=f"^state 1 of the batch: {re.escape(str(want.value))}$"):
+        system.inverse_dynamics(Q, V, V)
+    Q[1] = Q[0]
+    for k in range(3):
+        _assert_same(_evaluate(system, Q[k], V[k], V[k], V[k]), _reference(system, Q[k], V[k], V[k], V[k]))
+
+
+def _reference(system, q, v, dv, tau):
+    with use_backend("reference"):
+        return _evaluate(system, q, v, dv, tau)
