@@ -2,10 +2,11 @@
 coordinates*): the same ``NodeState`` as :meth:`~sko.bodies.contract.BodyType.at_state`, written
 by numba kernels into one flat per-state buffer (the *arena*) instead of Python objects.
 
-Layout. A system packs, once, an integer table ``ints`` (one row per body, columns named by the
-constants below) and a float vector ``reals`` (``reals[0:3]`` is gravity ``g``; each body's
-constants start at ``reals[ints[k, RO]]``). For a batch of ``B`` states the arena ``A`` is a
-``(B, L)`` array of the state's scalar type; for body ``k`` and state ``s`` the kernels write
+Layout. A system packs, once, an integer table ``ints`` (one row per body, a parent's row before
+its children's, columns named by the constants below; *body* ``k`` is the body of row ``k``) and
+a float vector ``reals`` (``reals[0:3]`` is gravity ``g``; each body's constants start at
+``reals[ints[k, RO]]``). For a batch of ``B`` states the arena ``A`` is a ``(B, L)`` array of
+the state's scalar type; for body ``k`` and state ``s`` the kernels write
 
 * ``A[s, W: W + m_℘ m_k]``: the weight ``φ(℘(k), k) = (E_k Γ_o)*`` (row-major, ``m_℘ × m_k``),
 * ``A[s, HB: …]``: ``H(k)`` (``n_k × m_k``), ``A[s, MB: …]``: ``M(k)`` (``m_k × m_k``),
@@ -48,7 +49,7 @@ __all__ = ["RIGID", "ROTOR", "FLEXIBLE", "CLUSTER", "STRUCTURE", "MOTION", "POSE
            "record_size", "fill_states", "library_state", "work_views", "pack_rigid", "pack_rotor", "pack_flexible",
            "pack_cluster"]
 
-# integer columns of a body's row
+# integer columns of a body's row (PARENT: the parent's row, -1 for a base body)
 (PARENT, KIND, JOINT, REVERSE, QO, NQ, VO, NV, JNQ, JNV, DIM, IN_ATT, IN_DIM, ATT, W, HB, MB, AO, BO, NV_, POT, RO,
  X1, X2, X3) = range(25)
 COLUMNS = 25
@@ -774,9 +775,10 @@ def _fill_parallel(ints, reals, bodies, Q, QD, A, status, buffers):
 
 
 def fill_states(ints, reals, bodies, Q, QD, A, status) -> None:
-    """Library states of ``bodies`` (in that order, parents first), every term (:data:`POSE`),
-    for every state ``s`` of the batch: ``A[s]`` from ``Q[s]``, ``QD[s]``. ``status[s]`` becomes
-    the first body whose joint rejected the state (a zero quaternion), or ``-1``. Batches of more
+    """Library states of the bodies of rows ``bodies`` (in that order, parents first), every term
+    (:data:`POSE`), for every state ``s`` of the batch: ``A[s]`` from ``Q[s]``, ``QD[s]``.
+    ``status[s]`` becomes the row of the first body whose joint rejected the state (a zero
+    quaternion), or ``-1``. Batches of more
     than two chunks run in parallel over chunks of :data:`CHUNK` states (numba's threads)."""
     parallel = Q.shape[0] > 2 * CHUNK
     buffers = np.zeros((-(-Q.shape[0] // CHUNK) if parallel else 1, WORK), dtype=A.dtype)

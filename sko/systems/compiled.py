@@ -15,13 +15,13 @@ numba's call overhead grows with each argument, so a call passes few arrays and 
 views (:func:`~sko.algorithms.compiled.borrow.matrix_view`) by offsets computed once. :func:`pack_tables` packs
 the system's integer tables into one vector: a header of sizes, where each table starts and the
 offsets of every workspace buffer of each request, then the body table ``ints`` (one row per
-body, in a scatter order), the flat ``layout`` and its Riccati offsets ``roff``. A *workspace*
-holds the arena and every scratch buffer of a request (:func:`workspace_size` entries, carved by
-:func:`_workspace`; O(N) but for ℳ^{-1}, whose passes run on the ``nv`` columns of the
-identity). A *request vector*
+body, in a scatter order), the flat ``layout`` of the requests (node vectors stacked in that
+order: they are scratch) and its Riccati offsets ``roff``. A *workspace* holds the arena and
+every scratch buffer of a request (:func:`workspace_size` entries, carved by :func:`_workspace`;
+O(N) but for ℳ^{-1}, whose passes run on the ``nv`` columns of the identity). A *request vector*
 (:func:`request_vector`) holds all a one-state call needs but the state: the request, the tables,
-the constants ``reals`` and the workspace, in the scalar type of the state. A caller keeps one per
-request and scalar type and passes it again with the state and a zeroed result: nothing is
+the constants ``reals`` and the workspace, in the scalar type of the state. A caller keeps one
+per request and scalar type and passes it again with the state and a zeroed result: nothing is
 allocated per call. :func:`exact_evaluate_one` gives :func:`evaluate_one` for arguments of one
 type only, which refuses any other at once.
 

@@ -8,8 +8,8 @@ potential energies — what :meth:`MultibodySystem.sko_model` builds in Python, 
 
 Bodies are visited from the base to the tips, in the flat model's scatter order ``order`` (a
 depth-first preorder): row ``j`` of the state table ``ints`` is body ``order[j]`` (stacking
-position; ``row_of`` is the inverse), and the arena's records and potentials follow the same
-order, so a body's terms sit near its parent's whatever the stacking order. Consecutive bodies
+position; ``row_of`` is the inverse), and the arena's ``𝒱``, records and potentials follow the
+same order, so a body's terms sit near its parent's whatever the stacking order. Consecutive bodies
 whose type has a compiled state (:meth:`~sko.bodies.contract.BodyType.compiled_state`) are
 filled by one compiled call over the whole batch; a body without one runs its Python
 ``at_state`` per state (its output is checked as the reference path checks it) and writes the
@@ -19,7 +19,8 @@ same buffers. The requests' node vectors are scratch and stacked in that order t
 Arena sections (per state): first the data buffer of the flat model
 (:mod:`sko.algorithms.compiled.flat`: ``φ(℘(k), k)``, ``H(k)``, ``M(k)``, ``a(k)``, ``b(k)`` node
 after node in scatter order, row-major), so the model's compiled kernels run on it as it is;
-then the stacked ``𝒱``, the attachment records and one potential per body.
+then ``𝒱(k)`` of every body, the attachment records and one potential per body (scatter order
+too).
 """
 
 from __future__ import annotations
@@ -74,9 +75,8 @@ class StateLayout:
         n = np.array([b.dof_size for b in body], dtype=np.int64)
         parent = np.array([-1 if b.parent is None else index[b.parent] for b in body], dtype=np.int64)
         self.parent, self.node_dims, self.dof_dims = parent, m, n
-        self.node_offsets = np.concatenate([[0], np.cumsum(m)]).astype(np.int64)
         self.dof_offsets = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
-        self.node_size, self.dof_size = int(self.node_offsets[-1]), int(self.dof_offsets[-1])
+        self.node_size, self.dof_size = int(m.sum()), int(self.dof_offsets[-1])
         compiled = [b.compiled_state() for b in body]
         self.compiled = compiled
         ints = np.zeros((N, cs.COLUMNS), dtype=np.int64)
@@ -99,12 +99,14 @@ class StateLayout:
         w_off[body_of], h_off[body_of], m_off[body_of] = flat.layout[:, fl.W], flat.layout[:, fl.H], flat.layout[:, fl.M]
         a_off[body_of], b_off[body_of] = flat.layout[:, fl.A], flat.layout[:, fl.B]
         size = flat.size
-        self.V_offset = size
-        size += self.node_size
+        V_off = np.empty(N, dtype=np.int64)  # 𝒱(k) at V_off[k], records and potentials: all in
+        V_off[order] = size + np.cumsum(m[order]) - m[order]  # scatter order, as the data buffer:
+        size += self.node_size  # a body's terms sit near its parent's, whatever the stacking order
+        self.V_offsets = V_off
         att: dict = {}
         att_off = np.zeros(N, dtype=np.int64)
-        for i in order:  # records and potentials in scatter order, as the data buffer: a body's
-            att_off[i] = size  # terms sit near its parent's, whatever the stacking order
+        for i in order:
+            att_off[i] = size
             for name in body[i].attachment_names:
                 att[(i, name)] = size
                 size += cs.record_size(int(m[i]))
@@ -129,13 +131,13 @@ class StateLayout:
             row[cs.IN_DIM] = 0 if parent[i] < 0 else m[parent[i]]
             row[cs.ATT], row[cs.W], row[cs.HB], row[cs.MB] = att_off[i], w_off[i], h_off[i], m_off[i]
             row[cs.AO], row[cs.BO] = a_off[i], b_off[i]
-            row[cs.NV_] = self.V_offset + self.node_offsets[i]
+            row[cs.NV_] = V_off[i]
             row[cs.POT] = pot_off[i]
             if c is not None:
                 row[cs.JOINT], row[cs.REVERSE], row[cs.JNQ], row[cs.JNV] = c.joint, c.reverse, c.joint_q, c.joint_dofs
                 row[cs.RO] = pos
-                for j, x in enumerate(c.extras):
-                    row[cs.X1 + j] = x
+                for e, x in enumerate(c.extras):
+                    row[cs.X1 + e] = x
                 reals.append(np.asarray(c.reals, dtype=float))
                 pos += c.reals.size
         self.ints = ints
@@ -220,10 +222,9 @@ class StateLayout:
             a[w: w + weight.size] = weight.ravel()
         a[self.H_offsets[i]: self.H_offsets[i] + n * m] = np.asarray(s.H).ravel()
         a[self.M_offsets[i]: self.M_offsets[i] + m * m] = np.asarray(s.M).ravel()
-        o = self.node_offsets[i]
         a[self.a_offsets[i]: self.a_offsets[i] + m] = s.a
         a[self.b_offsets[i]: self.b_offsets[i] + m] = s.b
-        a[self.V_offset + o: self.V_offset + o + m] = s.V
+        a[self.V_offsets[i]: self.V_offsets[i] + m] = s.V
         a[self.potential_offsets[i]] = s.potential
         for name in b.attachment_names:
             r = self.attachment_offsets[(i, name)]
@@ -281,14 +282,11 @@ class StateLayout:
             M[k] = data[self.M_offsets[i]: self.M_offsets[i] + mi * mi].reshape(mi, mi)
         return SKOModel(self.system.tree, phi=phi, H=H, M=M, validate=False)
 
-    def node_velocities(self, A: np.ndarray) -> np.ndarray:
-        return A[:, self.V_offset: self.V_offset + self.node_size]
-
     def kinetic_energies(self, A: np.ndarray) -> np.ndarray:
         """``½ Σ_k 𝒱*(k) M(k) 𝒱(k)`` for every state of the arena."""
         out = np.zeros(A.shape[0], dtype=A.dtype)
         for i in range(len(self.bodies)):
-            mi, o, mo = int(self.node_dims[i]), self.V_offset + self.node_offsets[i], self.M_offsets[i]
+            mi, o, mo = int(self.node_dims[i]), self.V_offsets[i], self.M_offsets[i]
             V = A[:, o: o + mi]
             M = A[:, mo: mo + mi * mi].reshape(-1, mi, mi)
             out += 0.5 * np.einsum("si,sij,sj->s", V, M, V)

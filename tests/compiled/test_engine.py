@@ -255,8 +255,8 @@ def _stacked_breadth_first():
 
 
 def test_the_state_table_and_the_arena_follow_the_scatter_order():
-    """Rows of the state table, records and potentials are in scatter order (a body's terms
-    sit near its parent's whatever the stacking order), and the requests' node scratch too."""
+    """Rows of the state table, ``𝒱``, records and potentials are in scatter order (a body's
+    terms sit near its parent's whatever the stacking order), and the requests' node scratch too."""
     from sko.algorithms.compiled import flat as fl
     from sko.bodies import compiled_state as cs
 
@@ -270,6 +270,9 @@ def test_the_state_table_and_the_arena_follow_the_scatter_order():
             assert L.ints[j, cs.QO] == system.q_slices[L.bodies[i]].start
         records = [L.attachment_offsets[(i, None)] for i in L.order]
         assert records == sorted(records)
+        velocities = L.V_offsets[L.order]
+        np.testing.assert_array_equal(velocities, L.flat.size + L.request_layout[:, fl.NODE])
+        assert list(L.ints[:, cs.NV_]) == list(velocities)
         assert list(L.potential_offsets[L.order]) == sorted(L.potential_offsets)
         nodes = L.request_layout[:, fl.NODE]
         np.testing.assert_array_equal(nodes, np.cumsum(L.request_layout[:, fl.NDIM]) - L.request_layout[:, fl.NDIM])
