@@ -199,8 +199,8 @@ def _congruence66(W_, wo, S, so, C, co):
 
 @njit(cache=True, inline="always")
 def _lower_left_zero(W_, wo) -> bool:
-    """Whether the 6 × 6 block at ``wo`` has a zero lower-left 3 × 3 block: a rigid body's
-    weight ``(ᵏX_o)* = [[Eᵀ, Bᵀ], [0, Eᵀ]]``."""
+    """Whether the 6 × 6 block at ``wo`` has a zero lower-left 3 × 3 block, as a rigid body's
+    weight ``(ᵏX_o)* = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` has (a NaN there is not zero)."""
     return (W_[wo + 18] == 0 and W_[wo + 19] == 0 and W_[wo + 20] == 0 and W_[wo + 24] == 0
             and W_[wo + 25] == 0 and W_[wo + 26] == 0 and W_[wo + 30] == 0 and W_[wo + 31] == 0
             and W_[wo + 32] == 0)
@@ -496,7 +496,9 @@ def _carry66(data, wo, F, nv, first, stop):
     entries) and the 6 × 6 weight ``φ`` at ``wo``. ``φ``'s rows are read once, before the first
     store (a store to ``F`` would otherwise make the compiler read them again for every column),
     and each column is read before it is written. A rigid weight (:func:`_lower_left_zero`)
-    skips the products with its zero block: 27 per column, not 36, and the same sums."""
+    skips the products with its zero block: 27 per column, not 36, and the same sums for finite
+    columns (a non-finite column has already made its own entries of ℳ non-finite: ``H(k) F``
+    multiplies every row, zeros included)."""
     p0, p1, p2 = _row66(data, wo), _row66(data, wo + 6), _row66(data, wo + 12)
     if _lower_left_zero(data, wo):
         t3, t4, t5 = _lower_right(data, wo)
