@@ -99,9 +99,11 @@ class StateLayout:
         w_off[body_of], h_off[body_of], m_off[body_of] = flat.layout[:, fl.W], flat.layout[:, fl.H], flat.layout[:, fl.M]
         a_off[body_of], b_off[body_of] = flat.layout[:, fl.A], flat.layout[:, fl.B]
         size = flat.size
-        V_off = np.empty(N, dtype=np.int64)  # 𝒱(k) at V_off[k], records and potentials: all in
-        V_off[order] = size + np.cumsum(m[order]) - m[order]  # scatter order, as the data buffer:
-        size += self.node_size  # a body's terms sit near its parent's, whatever the stacking order
+        # 𝒱, records and potentials in scatter order, as the data buffer: a body's terms sit near
+        # its parent's, whatever the stacking order (𝒱 stacked as the requests' node vectors)
+        V_off = np.empty(N, dtype=np.int64)
+        V_off[order] = size + requests[:, fl.NODE]
+        size += self.node_size
         self.V_offsets = V_off
         att: dict = {}
         att_off = np.zeros(N, dtype=np.int64)
