@@ -21,7 +21,6 @@ from collections.abc import Mapping
 import numpy as np
 
 from sko.algorithms import get_backend, use_backend
-from sko.algorithms.compiled.kernels import riccati_layout
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
 from sko.systems import compiled as cc
@@ -61,8 +60,7 @@ class Engine:
             self.layout = L = StateLayout(system)
         except (TypeError, ValueError):  # sympy gravity or inertias
             return
-        _, rsize = riccati_layout(L.flat.layout)
-        self._tables = cc.pack_tables(L.ints, L.request_layout, L.riccati_offsets, rsize, L.size, self.nq)
+        self._tables = cc.pack_tables(L.ints, L.request_layout, L.riccati_offsets, L.riccati_size, L.size, self.nq)
         self._reals = L.reals
         self._requests = {t.char: [None] * 4 for t in _FAST}  # by scalar type, then request
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)

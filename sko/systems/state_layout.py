@@ -86,7 +86,7 @@ class StateLayout:
         # node, in scatter order), so the model's kernels run on the arena's first `flat.size` entries
         order = [index[k] for k in tree.scatter_order()]
         self.flat = flat = from_structure(parent, m, n, order)
-        self.riccati_offsets, _ = riccati_layout(flat.layout)
+        self.riccati_offsets, self.riccati_size = riccati_layout(flat.layout)
         # the requests' layout: their node vectors are scratch, stacked in scatter order too (the
         # flat model's NODE offsets are the stacking order's, for callers' node vectors)
         requests = flat.layout.copy()
