@@ -171,7 +171,13 @@ def _congruence66(W_, wo, S, so, C, co):
     for ``r ≤ c``, mirrored: 342 products. A weight whose lower-left 3 × 3 block is zero — a rigid
     body's ``(ᵏX_o)* = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` — skips the products with those zeros, 216 in all,
     and the same sums (a finite term times zero adds nothing)."""
-    s = _upper66(S, so)
+    _congruence_upper(W_, wo, _upper66(S, so), C, co)
+
+
+@njit(cache=True, inline="always")
+def _congruence_upper(W_, wo, s, C, co):
+    """``C += φ S φ*`` (:func:`_congruence66`) for the symmetric ``S`` of upper triangle ``s``, 21
+    numbers held in registers (:func:`_upper66`)."""
     p0, p1, p2 = _row66(W_, wo), _row66(W_, wo + 6), _row66(W_, wo + 12)
     u0, u1, u2 = _symmetric_times(s, p0), _symmetric_times(s, p1), _symmetric_times(s, p2)
     upper = (_dot(p0, u0), _dot(p1, u0), _dot(p2, u0), _dot(p1, u1), _dot(p2, u1), _dot(p2, u2))
@@ -237,6 +243,15 @@ def _upper66(S, so):
             S[so + 15] + 0 * S[so + 20], S[so + 16] + 0 * S[so + 26], S[so + 17] + 0 * S[so + 32], S[so + 21],
             S[so + 22] + 0 * S[so + 27], S[so + 23] + 0 * S[so + 33], S[so + 28], S[so + 29] + 0 * S[so + 34],
             S[so + 35])
+
+
+@njit(cache=True, inline="always")
+def _upper66_finite(S, so):
+    """The upper triangle of the 6 × 6 block of ``S`` at ``so``, row by row, for a block the
+    caller knows to be finite (so the lower triangle need not be folded in as in :func:`_upper66`)."""
+    return (S[so], S[so + 1], S[so + 2], S[so + 3], S[so + 4], S[so + 5], S[so + 7], S[so + 8], S[so + 9], S[so + 10],
+            S[so + 11], S[so + 14], S[so + 15], S[so + 16], S[so + 17], S[so + 21], S[so + 22], S[so + 23], S[so + 28],
+            S[so + 29], S[so + 35])
 
 
 @njit(cache=True, inline="always")
@@ -316,6 +331,34 @@ def _ab66(A_, ao, Bm, bo, Cm, co):
 
 
 @njit(cache=True, inline="always")
+def _rigid_step(layout, j, p) -> bool:
+    """Whether flat node ``j`` (parent ``p``) has ``m = 6``, ``h = 1`` and a 6-dimensional parent
+    or none — a rigid body on a 1-dof hinge — whose steps the recursions take in registers."""
+    return layout[j, NDIM] == 6 and layout[j, HDIM] == 1 and (p < 0 or layout[p, NDIM] == 6)
+
+
+@njit(cache=True, inline="always")
+def _transpose_times(W_, wo, x):
+    """``φ* x`` for the 6 × 6 block ``φ`` at ``wo`` and six numbers ``x``."""
+    x0, x1, x2, x3, x4, x5 = x
+    return (_dot6(W_, wo, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 1, 6, x0, x1, x2, x3, x4, x5),
+            _dot6(W_, wo + 2, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 3, 6, x0, x1, x2, x3, x4, x5),
+            _dot6(W_, wo + 4, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 5, 6, x0, x1, x2, x3, x4, x5))
+
+
+@njit(cache=True, inline="always")
+def _copy_block(S, so, C, co, m):
+    """``C[co: co + m²] = S[so: so + m²]``, element by element (a slice view costs a reference
+    count); ``m = 6`` with a literal bound the compiler unrolls (as a loop, about 1 ns an entry)."""
+    if m == 6:
+        for i in range(36):
+            C[co + i] = S[so + i]
+        return
+    for i in range(m * m):
+        C[co + i] = S[so + i]
+
+
+@njit(cache=True, inline="always")
 def _largest(layout, col):
     """The largest entry of a layout column, at least 1 (scratch sizes; empty models too)."""
     out = 1
@@ -371,13 +414,17 @@ def joint_map(layout, data, x, y, star):
 @njit(cache=True, inline="always")
 def newton_euler(layout, data, qdd, qd, nodes, T, with_V):
     """Algorithm 3.1 with ``a``, ``b`` from the data buffer: ``nodes[0] = 𝒱`` (if ``with_V``),
-    ``nodes[1] = α``, ``nodes[2] = f``, ``T = H f``. Outputs are zero on entry."""
+    ``nodes[1] = α``, ``nodes[2] = f``, ``T = H f``. Outputs are zero on entry. The steps of a
+    rigid body on a 1-dof hinge (:func:`_rigid_step`) hold their 6-vectors in registers."""
     layout, data, qdd, qd, nodes, T = (borrowed(layout), borrowed(data), borrowed(qdd), borrowed(qd), borrowed(nodes),
                                        borrowed(T))
     V, alpha, f = nodes[0], nodes[1], nodes[2]
     n = layout.shape[0]
     for j in range(n):  # scatter
         p, m, h, no, do = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, NODE], layout[j, DOF]
+        if not with_V and _rigid_step(layout, j, p):
+            _newton_euler_scatter_6_1(layout, data, qdd, alpha, f, j, p)
+            continue
         if p >= 0:
             mp, npo = layout[p, NDIM], layout[p, NODE]
             _mtv(data, layout[j, W], mp, m, alpha, npo, alpha, no)
@@ -393,9 +440,40 @@ def newton_euler(layout, data, qdd, qd, nodes, T, with_V):
         _mv(data, layout[j, M], m, m, alpha, no, f, no)
     for j in range(n - 1, -1, -1):  # gather
         p, m, no = layout[j, PARENT], layout[j, NDIM], layout[j, NODE]
+        if _rigid_step(layout, j, p):  # T(j) = H f(j), f(℘) += φ f(j), with f(j) in registers
+            f0, f1, f2, f3, f4, f5 = f[no], f[no + 1], f[no + 2], f[no + 3], f[no + 4], f[no + 5]
+            T[layout[j, DOF]] += _dot6(data, layout[j, H], 1, f0, f1, f2, f3, f4, f5)
+            if p >= 0:
+                wo, npo = layout[j, W], layout[p, NODE]
+                for i in range(6):
+                    f[npo + i] += _dot6(data, wo + 6 * i, 1, f0, f1, f2, f3, f4, f5)
+            continue
         _mv(data, layout[j, H], layout[j, HDIM], m, f, no, T, layout[j, DOF])
         if p >= 0:
             _mv(data, layout[j, W], layout[p, NDIM], m, f, no, f, layout[p, NODE])
+
+
+@njit(cache=True, inline="always")
+def _newton_euler_scatter_6_1(layout, data, qdd, alpha, f, j, p):
+    """The scatter step of :func:`newton_euler` at a rigid body on a 1-dof hinge
+    (:func:`_rigid_step`): ``α = φ* α(℘) + H* θ̈ + a``, ``f = M α + b``, ``α`` in registers."""
+    no = layout[j, NODE]
+    if p >= 0:
+        npo = layout[p, NODE]
+        x = _transpose_times(data, layout[j, W], (alpha[npo], alpha[npo + 1], alpha[npo + 2], alpha[npo + 3],
+                                                   alpha[npo + 4], alpha[npo + 5]))
+    else:
+        x = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    ho, ao, bo, mo, t = layout[j, H], layout[j, A], layout[j, B], layout[j, M], qdd[layout[j, DOF]]
+    a0 = x[0] + data[ho] * t + data[ao]
+    a1 = x[1] + data[ho + 1] * t + data[ao + 1]
+    a2 = x[2] + data[ho + 2] * t + data[ao + 2]
+    a3 = x[3] + data[ho + 3] * t + data[ao + 3]
+    a4 = x[4] + data[ho + 4] * t + data[ao + 4]
+    a5 = x[5] + data[ho + 5] * t + data[ao + 5]
+    alpha[no], alpha[no + 1], alpha[no + 2], alpha[no + 3], alpha[no + 4], alpha[no + 5] = a0, a1, a2, a3, a4, a5
+    for i in range(6):
+        f[no + i] = data[bo + i] + _dot6(data, mo + 6 * i, 1, a0, a1, a2, a3, a4, a5)
 
 
 # ----------------------------------------------------------------------------- composite inertias, CRBA
@@ -406,9 +484,7 @@ def composite_inertias(layout, data, R, tmp):
     layout, data, R, tmp = borrowed(layout), borrowed(data), borrowed(R), borrowed(tmp)
     n = layout.shape[0]
     for j in range(n):
-        o, m = layout[j, M], layout[j, NDIM]
-        for i in range(m * m):  # element loops, not slices: a view costs a reference count
-            R[o + i] = data[o + i]
+        _copy_block(data, layout[j, M], R, layout[j, M], layout[j, NDIM])
     for j in range(n - 1, -1, -1):
         p = layout[j, PARENT]
         if p >= 0:
@@ -516,9 +592,10 @@ def _carry66(data, wo, F, nv, first, stop):
 
 # ----------------------------------------------------------------------------- Riccati
 @njit(cache=True, inline="always")
-def riccati(layout, data, roff, r, scratch, with_psi=True):
+def riccati(layout, data, roff, r, scratch, full=True):
     """The Riccati gather (Eq. 33) into ``r`` (see :func:`riccati_layout`); ``ψ(℘(k), k)`` only
-    ``with_psi`` (Algorithm 6.1 does not read it).
+    if ``full``, and ``P⁺(k)`` of a rigid body on a 1-dof hinge (:func:`_rigid_step`) too:
+    Algorithm 6.1 reads neither.
 
     ``D(k)`` is factored by Cholesky without conjugation (complex-step data: the pivots' real
     parts decide definiteness). Returns ``(j, log det ℳ)``: ``j`` is −1, or the flat node whose
@@ -531,14 +608,12 @@ def riccati(layout, data, roff, r, scratch, with_psi=True):
                         scratch[3 * mx * mx:4 * mx * mx], scratch[4 * mx * mx:8 * mx * mx])
     logdet = 0.0  # not scratch[0] * 0: the scratch holds the last call's values
     for j in range(n):
-        o, m, po = layout[j, M], layout[j, NDIM], roff[j, R_P]
-        for i in range(m * m):
-            r[po + i] = data[o + i]
+        _copy_block(data, layout[j, M], r, roff[j, R_P], layout[j, NDIM])
     for j in range(n - 1, -1, -1):
         p, m, h, ho = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, H]
         Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
-        if m == 6 and h == 1 and (p < 0 or layout[p, NDIM] == 6):  # a rigid body on a 1-dof hinge
-            d = _riccati_6_1(layout, data, roff, r, j, T1, with_psi)
+        if _rigid_step(layout, j, p):
+            d = _riccati_6_1(layout, data, roff, r, j, full)
             if not (d.real > 0) or not (abs(d) < np.inf):
                 return j, logdet
             logdet += np.log(d)
@@ -596,7 +671,7 @@ def riccati(layout, data, roff, r, scratch, with_psi=True):
                 r[PPo + a_ * m + b_] = s
         if p >= 0:
             mp, wo, so = layout[p, NDIM], layout[j, W], roff[j, R_PSI]
-            if with_psi:
+            if full:
                 _ab(data, wo, r, Go, T1, 0, mp, m, h)  # K = φ G, m_℘ × h
                 for a_ in range(mp):  # ψ = φ − K H
                     for b_ in range(m):
@@ -610,37 +685,49 @@ def riccati(layout, data, roff, r, scratch, with_psi=True):
 
 
 @njit(cache=True, inline="always")
-def _riccati_6_1(layout, data, roff, r, j, T1, with_psi):
-    """The step of :func:`riccati` at flat node ``j`` for ``m = 6``, ``h = 1`` (and a 6-dimensional
-    parent, if any), with literal bounds the compiler unrolls: ``D = H P H*`` is a number,
-    ``G = (H P)* / D``, ``P⁺ = P − G H P``. Returns ``D``; nothing else is written when ``D`` is
-    not positive (the caller reports the node)."""
+def _riccati_6_1(layout, data, roff, r, j, full):
+    """The step of :func:`riccati` at a rigid body on a 1-dof hinge (:func:`_rigid_step`), in
+    registers: ``H P`` (a row), ``D = H P H*`` (a number), ``G = (H P)* / D``, the upper triangle of
+    ``P⁺ = P − G H P``, which the congruence into ``P(℘)`` takes as it is (stored only if ``full``).
+    Returns ``D``; nothing else is written when ``D`` is not positive and finite (the caller
+    reports the node). A finite ``D`` means a finite ``P``: every entry of ``P`` enters ``H P``
+    times an entry of ``H``, and ``D`` sums ``H P`` times ``H`` (``0 · ∞`` is NaN), so ``P``'s
+    upper triangle stands for all of it."""
     p, ho = layout[j, PARENT], layout[j, H]
-    Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
-    h0, h1, h2, h3, h4, h5 = data[ho], data[ho + 1], data[ho + 2], data[ho + 3], data[ho + 4], data[ho + 5]
-    for c in range(6):  # H P, kept in T1[36:42]
-        T1[36 + c] = _dot6(r, Po + c, 6, h0, h1, h2, h3, h4, h5)
-    d = _dot6(T1, 36, 1, h0, h1, h2, h3, h4, h5)
+    Po, Go = roff[j, R_P], roff[j, R_G]
+    h = _row66(data, ho)
+    h0, h1, h2, h3, h4, h5 = h
+    hp = (_dot6(r, Po, 6, h0, h1, h2, h3, h4, h5), _dot6(r, Po + 1, 6, h0, h1, h2, h3, h4, h5),
+          _dot6(r, Po + 2, 6, h0, h1, h2, h3, h4, h5), _dot6(r, Po + 3, 6, h0, h1, h2, h3, h4, h5),
+          _dot6(r, Po + 4, 6, h0, h1, h2, h3, h4, h5), _dot6(r, Po + 5, 6, h0, h1, h2, h3, h4, h5))
+    s = _upper66_finite(r, Po)
+    d = _dot(hp, h)
     if not (d.real > 0) or not (abs(d) < np.inf):
         return d
     di = 1 / d
-    r[Do], r[DIo] = d, di
+    g = (hp[0] * di, hp[1] * di, hp[2] * di, hp[3] * di, hp[4] * di, hp[5] * di)
+    r[roff[j, R_D]], r[roff[j, R_DINV]] = d, di
     for c in range(6):
-        r[Go + c] = T1[36 + c] * di
-    for a_ in range(6):  # P⁺ = P − G (H P)
-        g = r[Go + a_]
-        for b_ in range(6):
-            r[PPo + 6 * a_ + b_] = r[Po + 6 * a_ + b_] - g * T1[36 + b_]
+        r[Go + c] = g[c]
+    u = (s[0] - g[0] * hp[0], s[1] - g[0] * hp[1], s[2] - g[0] * hp[2], s[3] - g[0] * hp[3], s[4] - g[0] * hp[4],
+         s[5] - g[0] * hp[5], s[6] - g[1] * hp[1], s[7] - g[1] * hp[2], s[8] - g[1] * hp[3], s[9] - g[1] * hp[4],
+         s[10] - g[1] * hp[5], s[11] - g[2] * hp[2], s[12] - g[2] * hp[3], s[13] - g[2] * hp[4], s[14] - g[2] * hp[5],
+         s[15] - g[3] * hp[3], s[16] - g[3] * hp[4], s[17] - g[3] * hp[5], s[18] - g[4] * hp[4], s[19] - g[4] * hp[5],
+         s[20] - g[5] * hp[5])
+    if full:  # P⁺ = P − G (H P), every entry
+        PPo = roff[j, R_PPLUS]
+        for a_ in range(6):
+            for b_ in range(6):
+                r[PPo + 6 * a_ + b_] = r[Po + 6 * a_ + b_] - g[a_] * hp[b_]
     if p >= 0:
-        wo, so = layout[j, W], roff[j, R_PSI]
-        if with_psi:
-            for a_ in range(6):  # K = φ G, ψ = φ − K H
-                k = 0.0
-                for i in range(6):
-                    k += data[wo + 6 * a_ + i] * r[Go + i]
+        wo = layout[j, W]
+        if full:  # K = φ G, ψ = φ − K H
+            so = roff[j, R_PSI]
+            for a_ in range(6):
+                kk = _dot(_row66(data, wo + 6 * a_), g)
                 for b_ in range(6):
-                    r[so + 6 * a_ + b_] = data[wo + 6 * a_ + b_] - k * data[ho + b_]
-        _congruence66(data, wo, r, PPo, r, roff[p, R_P])  # P(℘) += φ P⁺ φ*
+                    r[so + 6 * a_ + b_] = data[wo + 6 * a_ + b_] - kk * h[b_]
+        _congruence_upper(data, wo, u, r, roff[p, R_P])  # P(℘) += φ P⁺ φ*
     return d
 
 
@@ -655,7 +742,9 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
     """The gather and scatter of Algorithm 6.1 (Eq. 58) for 2-D ``T`` (columns = right-hand
     sides), ``a``, ``b`` from the data buffer if ``with_ab``; ``z`` (node_size × r) and ``out``
     are zero on entry. ``out`` receives ν in the gather and θ̈ in the scatter; ``z`` is reused
-    for α; ``eps`` is scratch for one ε(k) (at least ``max n_k × r`` entries)."""
+    for α; ``eps`` is scratch for one ε(k) (at least ``max n_k × r`` entries). With one right-hand
+    side, the steps of a rigid body on a 1-dof hinge (:func:`_rigid_step`) hold their 6-vectors
+    in registers."""
     layout, data, roff, r, T, z, out = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(T),
                                         borrowed(z), borrowed(out))
     n = layout.shape[0]
@@ -678,6 +767,9 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
     eps = borrowed(eps)[:hmax * nr].reshape((hmax, nr))
     for j in range(n - 1, -1, -1):
         p, m, h, no, do = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, NODE], layout[j, DOF]
+        if nr == 1 and _rigid_step(layout, j, p):
+            _articulated_gather_6_1(layout, data, roff, r, T, z, out, j, p)
+            continue
         for a_ in range(h):
             for q in range(nr):
                 eps[a_, q] = T[do + a_, q]
@@ -688,6 +780,9 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
             _mv2(data, layout[j, W], layout[p, NDIM], m, z, no, z, layout[p, NODE], 1.0)
     for j in range(n):
         p, m, h, no, do = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, NODE], layout[j, DOF]
+        if nr == 1 and _rigid_step(layout, j, p):
+            _articulated_scatter_6_1(layout, data, roff, r, z, out, with_ab, j, p)
+            continue
         for a_ in range(m):
             for q in range(nr):
                 z[no + a_, q] = 0
@@ -700,6 +795,41 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
             for a_ in range(m):
                 for q in range(nr):
                     z[no + a_, q] += data[ao + a_]
+
+
+@njit(cache=True, inline="always")
+def _articulated_gather_6_1(layout, data, roff, r, T, z, out, j, p):
+    """The gather step of :func:`articulated_body` at a rigid body on a 1-dof hinge
+    (:func:`_rigid_step`), one right-hand side: ``ε = T − H z``, ``ν = D^{-1} ε``, ``z(℘) += φ (z + G ε)``
+    (``z⁺`` stays in registers: the scatter does not read it)."""
+    no, do, go = layout[j, NODE], layout[j, DOF], roff[j, R_G]
+    z0, z1, z2, z3, z4, z5 = z[no, 0], z[no + 1, 0], z[no + 2, 0], z[no + 3, 0], z[no + 4, 0], z[no + 5, 0]
+    e = T[do, 0] - _dot6(data, layout[j, H], 1, z0, z1, z2, z3, z4, z5)
+    out[do, 0] += r[roff[j, R_DINV]] * e
+    if p >= 0:
+        y0, y1, y2 = z0 + r[go] * e, z1 + r[go + 1] * e, z2 + r[go + 2] * e
+        y3, y4, y5 = z3 + r[go + 3] * e, z4 + r[go + 4] * e, z5 + r[go + 5] * e
+        wo, npo = layout[j, W], layout[p, NODE]
+        for i in range(6):
+            z[npo + i, 0] += _dot6(data, wo + 6 * i, 1, y0, y1, y2, y3, y4, y5)
+
+
+@njit(cache=True, inline="always")
+def _articulated_scatter_6_1(layout, data, roff, r, z, out, with_ab, j, p):
+    """The scatter step of :func:`articulated_body` at a rigid body on a 1-dof hinge, one
+    right-hand side: ``α⁺ = φ* α(℘)``, ``θ̈ = ν − G* α⁺``, ``α = α⁺ + H* θ̈ (+ a)``."""
+    no, do, ho = layout[j, NODE], layout[j, DOF], layout[j, H]
+    if p >= 0:
+        npo = layout[p, NODE]
+        x = _transpose_times(data, layout[j, W], (z[npo, 0], z[npo + 1, 0], z[npo + 2, 0], z[npo + 3, 0],
+                                                   z[npo + 4, 0], z[npo + 5, 0]))
+    else:
+        x = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    t = out[do, 0] - _dot(_row66(r, roff[j, R_G]), x)
+    out[do, 0] = t
+    ao = layout[j, A]
+    for i in range(6):
+        z[no + i, 0] = x[i] + data[ho + i] * t + (data[ao + i] if with_ab else 0.0)
 
 
 # ----------------------------------------------------------------------------- innovations

@@ -229,6 +229,27 @@ def test_a_non_finite_entry_below_the_diagonal_of_M_reaches_the_result(rigid):
     assert compiled is reference is NonFiniteError
 
 
+@pytest.mark.parametrize("entry", [(5, 0), (0, 5), (4, 4)])
+def test_a_non_finite_inertia_entry_of_a_rigid_step_is_reported(entry):
+    """The Riccati step of a rigid body on a 1-dof hinge takes ``P``'s upper triangle for ``P⁺``:
+    a non-finite entry anywhere in ``P``, even where ``H`` is zero, makes ``D`` non-finite first,
+    so the step reports the node on both paths instead of passing a partial result on."""
+    tree = TreeDigraph.from_parents({"base": None, "mid": "base", "tip": "mid"})
+    rng = np.random.default_rng(5)
+    phi = {k: rng.standard_normal((6, 6)) for k in ("mid", "tip")}
+    H = {k: np.eye(6)[None, 2] for k in tree.bodies}  # zero but for one entry
+    M = {k: np.eye(6) for k in tree.bodies}
+    M["tip"][entry] = np.inf
+    model = SKOModel(tree, phi=phi, H=H, M=M, validate=False)
+    T = np.ones(3)
+    for f in (lambda: alg.forward_dynamics(model, T), lambda: alg.mass_matrix_logdet(model)):
+        with np.errstate(invalid="ignore", over="ignore"):
+            compiled = _error(f)
+            with alg.use_backend("reference"):
+                reference = _error(f)
+        assert compiled[0] is reference[0]
+
+
 def test_errors_are_the_same_on_both_paths():
     tree = TreeDigraph.from_parents({"base": None, "tip": "base"})
     model = SKOModel(tree, phi={"tip": np.eye(2)}, H={"base": [[1.0, 0.0]], "tip": [[0.0, 1.0]]},
