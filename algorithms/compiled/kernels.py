@@ -13,7 +13,9 @@ slower, though they compile several times faster.
 The Riccati results live in a second buffer ``r`` laid out by :func:`riccati_layout`: per flat
 node ``P(k)``, ``P⁺(k)`` (``m × m``), ``D(k)``, ``D^{-1}(k)`` (``n × n``), ``G(k)`` (``m × n``) and
 ``ψ(℘(k), k)`` (``m_℘ × m``, −1 for a base body), at the offsets of the columns
-``R_P, R_PPLUS, R_D, R_DINV, R_G, R_PSI`` of the returned table.
+``R_P, R_PPLUS, R_D, R_DINV, R_G, R_PSI`` of the returned table. The system requests'
+articulated-body passes read only ``P``, ``D^{-1}`` and ``G``: without :func:`riccati`'s ``full``,
+``ψ`` and a rigid step's ``P⁺`` are not written.
 """
 
 from __future__ import annotations
@@ -246,12 +248,26 @@ def _upper66(S, so):
 
 
 @njit(cache=True, inline="always")
-def _upper66_finite(S, so):
-    """The upper triangle of the 6 × 6 block of ``S`` at ``so``, row by row, for a block the
-    caller knows to be finite (so the lower triangle need not be folded in as in :func:`_upper66`)."""
-    return (S[so], S[so + 1], S[so + 2], S[so + 3], S[so + 4], S[so + 5], S[so + 7], S[so + 8], S[so + 9], S[so + 10],
-            S[so + 11], S[so + 14], S[so + 15], S[so + 16], S[so + 17], S[so + 21], S[so + 22], S[so + 23], S[so + 28],
-            S[so + 29], S[so + 35])
+def _upper_minus_outer(S, so, g, x):
+    """The upper triangle of ``S − g xᵀ`` (``S`` the 6 × 6 block at ``so``; six numbers each of ``g``
+    and ``x``), row by row, each entry with ``0 ×`` its mirror folded in as in :func:`_upper66`:
+    ``S − g xᵀ`` is not exactly symmetric, and an entry that overflows below the diagonal is not
+    dropped."""
+    return (S[so] - g[0] * x[0], (S[so + 1] - g[0] * x[1]) + 0 * (S[so + 6] - g[1] * x[0]),
+            (S[so + 2] - g[0] * x[2]) + 0 * (S[so + 12] - g[2] * x[0]),
+            (S[so + 3] - g[0] * x[3]) + 0 * (S[so + 18] - g[3] * x[0]),
+            (S[so + 4] - g[0] * x[4]) + 0 * (S[so + 24] - g[4] * x[0]),
+            (S[so + 5] - g[0] * x[5]) + 0 * (S[so + 30] - g[5] * x[0]), S[so + 7] - g[1] * x[1],
+            (S[so + 8] - g[1] * x[2]) + 0 * (S[so + 13] - g[2] * x[1]),
+            (S[so + 9] - g[1] * x[3]) + 0 * (S[so + 19] - g[3] * x[1]),
+            (S[so + 10] - g[1] * x[4]) + 0 * (S[so + 25] - g[4] * x[1]),
+            (S[so + 11] - g[1] * x[5]) + 0 * (S[so + 31] - g[5] * x[1]), S[so + 14] - g[2] * x[2],
+            (S[so + 15] - g[2] * x[3]) + 0 * (S[so + 20] - g[3] * x[2]),
+            (S[so + 16] - g[2] * x[4]) + 0 * (S[so + 26] - g[4] * x[2]),
+            (S[so + 17] - g[2] * x[5]) + 0 * (S[so + 32] - g[5] * x[2]), S[so + 21] - g[3] * x[3],
+            (S[so + 22] - g[3] * x[4]) + 0 * (S[so + 27] - g[4] * x[3]),
+            (S[so + 23] - g[3] * x[5]) + 0 * (S[so + 33] - g[5] * x[3]), S[so + 28] - g[4] * x[4],
+            (S[so + 29] - g[4] * x[5]) + 0 * (S[so + 34] - g[5] * x[4]), S[so + 35] - g[5] * x[5])
 
 
 @njit(cache=True, inline="always")
@@ -349,7 +365,8 @@ def _transpose_times(W_, wo, x):
 @njit(cache=True, inline="always")
 def _copy_block(S, so, C, co, m):
     """``C[co: co + m²] = S[so: so + m²]``, element by element (a slice view costs a reference
-    count); ``m = 6`` with a literal bound the compiler unrolls (as a loop, about 1 ns an entry)."""
+    count); for ``m = 6`` with a literal bound, which the compiler unrolls (a loop of runtime
+    length took about 1 ns an entry)."""
     if m == 6:
         for i in range(36):
             C[co + i] = S[so + i]
@@ -414,8 +431,9 @@ def joint_map(layout, data, x, y, star):
 @njit(cache=True, inline="always")
 def newton_euler(layout, data, qdd, qd, nodes, T, with_V):
     """Algorithm 3.1 with ``a``, ``b`` from the data buffer: ``nodes[0] = 𝒱`` (if ``with_V``),
-    ``nodes[1] = α``, ``nodes[2] = f``, ``T = H f``. Outputs are zero on entry. The steps of a
-    rigid body on a 1-dof hinge (:func:`_rigid_step`) hold their 6-vectors in registers."""
+    ``nodes[1] = α``, ``nodes[2] = f``, ``T = H f``. Outputs are zero on entry. At a rigid body on
+    a 1-dof hinge (:func:`_rigid_step`) the gather step, and without ``𝒱`` the scatter step, hold
+    their 6-vectors in registers."""
     layout, data, qdd, qd, nodes, T = (borrowed(layout), borrowed(data), borrowed(qdd), borrowed(qd), borrowed(nodes),
                                        borrowed(T))
     V, alpha, f = nodes[0], nodes[1], nodes[2]
@@ -611,13 +629,13 @@ def riccati(layout, data, roff, r, scratch, full=True):
         _copy_block(data, layout[j, M], r, roff[j, R_P], layout[j, NDIM])
     for j in range(n - 1, -1, -1):
         p, m, h, ho = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, H]
-        Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
         if _rigid_step(layout, j, p):
             d = _riccati_6_1(layout, data, roff, r, j, full)
             if not (d.real > 0) or not (abs(d) < np.inf):
                 return j, logdet
             logdet += np.log(d)
             continue
+        Po, Do, DIo, Go, PPo = roff[j, R_P], roff[j, R_D], roff[j, R_DINV], roff[j, R_G], roff[j, R_PPLUS]
         _ab(data, ho, r, Po, HP, 0, h, m, m)  # H P
         for a_ in range(h):  # D = (H P) H*
             for b_ in range(h):
@@ -687,12 +705,10 @@ def riccati(layout, data, roff, r, scratch, full=True):
 @njit(cache=True, inline="always")
 def _riccati_6_1(layout, data, roff, r, j, full):
     """The step of :func:`riccati` at a rigid body on a 1-dof hinge (:func:`_rigid_step`), in
-    registers: ``H P`` (a row), ``D = H P H*`` (a number), ``G = (H P)* / D``, the upper triangle of
-    ``P⁺ = P − G H P``, which the congruence into ``P(℘)`` takes as it is (stored only if ``full``).
-    Returns ``D``; nothing else is written when ``D`` is not positive and finite (the caller
-    reports the node). A finite ``D`` means a finite ``P``: every entry of ``P`` enters ``H P``
-    times an entry of ``H``, and ``D`` sums ``H P`` times ``H`` (``0 · ∞`` is NaN), so ``P``'s
-    upper triangle stands for all of it."""
+    registers: ``H P`` (a row), ``D = H P H*`` (a number), ``G = (H P)* / D`` and the upper triangle
+    of ``P⁺ = P − G H P`` (:func:`_upper_minus_outer`), which the congruence into ``P(℘)`` takes
+    as it is; ``P⁺`` and ``ψ`` are stored only if ``full``. Returns ``D``; nothing else is written
+    when ``D`` is not positive and finite (the caller reports the node)."""
     p, ho = layout[j, PARENT], layout[j, H]
     Po, Go = roff[j, R_P], roff[j, R_G]
     h = _row66(data, ho)
@@ -700,20 +716,15 @@ def _riccati_6_1(layout, data, roff, r, j, full):
     hp = (_dot6(r, Po, 6, h0, h1, h2, h3, h4, h5), _dot6(r, Po + 1, 6, h0, h1, h2, h3, h4, h5),
           _dot6(r, Po + 2, 6, h0, h1, h2, h3, h4, h5), _dot6(r, Po + 3, 6, h0, h1, h2, h3, h4, h5),
           _dot6(r, Po + 4, 6, h0, h1, h2, h3, h4, h5), _dot6(r, Po + 5, 6, h0, h1, h2, h3, h4, h5))
-    s = _upper66_finite(r, Po)
     d = _dot(hp, h)
     if not (d.real > 0) or not (abs(d) < np.inf):
         return d
     di = 1 / d
     g = (hp[0] * di, hp[1] * di, hp[2] * di, hp[3] * di, hp[4] * di, hp[5] * di)
+    u = _upper_minus_outer(r, Po, g, hp)  # before the first store into r
     r[roff[j, R_D]], r[roff[j, R_DINV]] = d, di
     for c in range(6):
         r[Go + c] = g[c]
-    u = (s[0] - g[0] * hp[0], s[1] - g[0] * hp[1], s[2] - g[0] * hp[2], s[3] - g[0] * hp[3], s[4] - g[0] * hp[4],
-         s[5] - g[0] * hp[5], s[6] - g[1] * hp[1], s[7] - g[1] * hp[2], s[8] - g[1] * hp[3], s[9] - g[1] * hp[4],
-         s[10] - g[1] * hp[5], s[11] - g[2] * hp[2], s[12] - g[2] * hp[3], s[13] - g[2] * hp[4], s[14] - g[2] * hp[5],
-         s[15] - g[3] * hp[3], s[16] - g[3] * hp[4], s[17] - g[3] * hp[5], s[18] - g[4] * hp[4], s[19] - g[4] * hp[5],
-         s[20] - g[5] * hp[5])
     if full:  # P⁺ = P − G (H P), every entry
         PPo = roff[j, R_PPLUS]
         for a_ in range(6):

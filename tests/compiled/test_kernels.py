@@ -231,17 +231,33 @@ def test_a_non_finite_entry_below_the_diagonal_of_M_reaches_the_result(rigid):
 
 @pytest.mark.parametrize("entry", [(5, 0), (0, 5), (4, 4)])
 def test_a_non_finite_inertia_entry_of_a_rigid_step_is_reported(entry):
-    """The Riccati step of a rigid body on a 1-dof hinge takes ``P``'s upper triangle for ``P⁺``:
-    a non-finite entry anywhere in ``P``, even where ``H`` is zero, makes ``D`` non-finite first,
-    so the step reports the node on both paths instead of passing a partial result on."""
+    """A non-finite entry anywhere in ``P`` of a rigid body on a 1-dof hinge, even where ``H`` is
+    zero, makes ``D`` non-finite: the Riccati step in registers raises the reference path's error."""
+    _assert_same_error(_rigid_chain({entry: np.inf}, np.eye(6)[None, 2], 1.0))
+
+
+def test_an_overflow_below_the_diagonal_of_P_plus_reaches_the_parent():
+    """``P⁺ = P − G H P`` is not exactly symmetric: with a finite ``D``, an entry that overflows
+    below its diagonal (here ``P⁺(1, 0)``, the upper ``P⁺(0, 1)`` finite) still makes the parent's
+    ``P`` non-finite, as on the reference path, though the congruence reads the upper triangle."""
+    big = np.finfo(float).max
+    _assert_same_error(_rigid_chain({(0, 0): 1e280, (0, 1): 1e293, (1, 0): -big}, np.eye(6)[None, 0], 1e-155))
+
+
+def _rigid_chain(tip: dict, H: np.ndarray, scale: float) -> SKOModel:
+    """An unvalidated chain of three rigid steps (6 × 6 weights of size ``scale``, 1-dof hinges
+    ``H``), ``M = I`` but for the ``tip`` entries of the last body's ``M``."""
     tree = TreeDigraph.from_parents({"base": None, "mid": "base", "tip": "mid"})
     rng = np.random.default_rng(5)
-    phi = {k: rng.standard_normal((6, 6)) for k in ("mid", "tip")}
-    H = {k: np.eye(6)[None, 2] for k in tree.bodies}  # zero but for one entry
+    phi = {k: scale * rng.standard_normal((6, 6)) for k in ("mid", "tip")}
     M = {k: np.eye(6) for k in tree.bodies}
-    M["tip"][entry] = np.inf
-    model = SKOModel(tree, phi=phi, H=H, M=M, validate=False)
-    T = np.ones(3)
+    for entry, value in tip.items():
+        M["tip"][entry] = value
+    return SKOModel(tree, phi=phi, H={k: H.copy() for k in tree.bodies}, M=M, validate=False)
+
+
+def _assert_same_error(model: SKOModel) -> None:
+    T = np.ones(model.dof_size)
     for f in (lambda: alg.forward_dynamics(model, T), lambda: alg.mass_matrix_logdet(model)):
         with np.errstate(invalid="ignore", over="ignore"):
             compiled = _error(f)
