@@ -18,7 +18,7 @@ import numpy as np
 
 from sko.graphs.errors import SKOError
 
-__all__ = ["BACKENDS", "get_backend", "set_backend", "use_backend", "compiled_dtype"]
+__all__ = ["BACKENDS", "get_backend", "set_backend", "use_backend", "compiled_dtype", "compiled_everywhere"]
 
 BACKENDS = ("compiled", "reference")
 _F8 = np.dtype(np.float64)
@@ -38,6 +38,20 @@ class _Choice(threading.local):
 
 
 _local = _Choice()
+_blocks = 0  # use_backend blocks open, in every thread
+_blocks_lock = threading.Lock()
+
+#: Whether every thread takes the compiled path: the process-wide choice is ``"compiled"`` and
+#: no :func:`use_backend` block is open in any thread. A per-call fast path reads this one
+#: module attribute, and calls :func:`get_backend` (a thread-local lookup) only when it is False.
+compiled_everywhere = _backend == "compiled"
+
+
+def _count_block(change: int) -> None:
+    global _blocks, compiled_everywhere
+    with _blocks_lock:
+        _blocks += change
+        compiled_everywhere = _backend == "compiled" and _blocks == 0
 
 
 def get_backend() -> str:
@@ -49,6 +63,7 @@ def set_backend(name: str) -> None:
     """Select the backend for the rest of the process."""
     global _backend
     _backend = _checked(name)
+    _count_block(0)
 
 
 @contextmanager
@@ -65,16 +80,18 @@ def use_backend(name: str) -> Iterator[None]:
     """
     previous = _local.backend
     _local.backend = _checked(name)
+    _count_block(1)
     try:
         yield
     finally:
         _local.backend = previous
+        _count_block(-1)
 
 
 def compiled_dtype(*dtypes) -> np.dtype | None:
     """float64 or complex128 if the compiled path takes numbers of these dtypes (and is
     selected), else ``None``."""
-    if get_backend() != "compiled":
+    if not compiled_everywhere and get_backend() != "compiled":
         return None
     if all(dt is _F8 for dt in dtypes):
         return _F8

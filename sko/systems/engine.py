@@ -21,6 +21,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from sko.algorithms import get_backend, use_backend
+from sko.algorithms.compiled import backend as switch
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
 from sko.systems import compiled as cc
@@ -132,7 +133,7 @@ class Engine:
         system's method then takes the checked path, which reports it. The system's methods call
         this first; every step counts, as this is most calls."""
         direct = self._direct
-        if direct is None or get_backend() != "compiled":
+        if direct is None or not (switch.compiled_everywhere or get_backend() == "compiled"):
             return None
         if x is None:
             x = self._empty

@@ -128,6 +128,42 @@ def test_non_finite_inputs_raise_the_checked_paths_error(op, bad):
             REQUESTS[op](system, *args)
 
 
+def test_the_reference_path_chosen_in_one_thread_or_for_the_process_stops_the_direct_call():
+    """The direct call reads one flag instead of the thread's choice: a backend block open in
+    one thread must stop the direct call there and only there, and ``set_backend`` everywhere."""
+    import threading
+
+    from sko.algorithms.compiled import backend as switch
+
+    system = random_rigid_system(1)
+    q, v, x = _state(system)
+    want = _direct(system, cc.FORWARD_DYNAMICS, q, v, x)
+    inside, release, seen = threading.Event(), threading.Event(), []
+
+    def worker():
+        with alg.use_backend("reference"):
+            inside.set()
+            release.wait(10)
+            seen.append(_direct(system, cc.FORWARD_DYNAMICS, q, v, x))
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    inside.wait(10)
+    assert not switch.compiled_everywhere
+    np.testing.assert_array_equal(_direct(system, cc.FORWARD_DYNAMICS, q, v, x), want)  # this thread: compiled
+    release.set()
+    thread.join(10)
+    assert seen == [None] and switch.compiled_everywhere
+    alg.set_backend("reference")
+    try:
+        assert not switch.compiled_everywhere and _direct(system, cc.FORWARD_DYNAMICS, q, v, x) is None
+        with alg.use_backend("compiled"):
+            np.testing.assert_array_equal(_direct(system, cc.FORWARD_DYNAMICS, q, v, x), want)
+    finally:
+        alg.set_backend("compiled")
+    assert switch.compiled_everywhere
+
+
 def test_an_overflow_takes_the_checked_path():
     system = random_rigid_system(2)
     q, v, x = _state(system)
