@@ -61,12 +61,30 @@ def _dot6(A_, b, step, x0, x1, x2, x3, x4, x5):
 
 
 @njit(cache=True, inline="always")
+def _times(W_, wo, x):
+    """``φ x`` for the 6 × 6 block ``φ`` at ``wo`` (row-major) and six numbers ``x``."""
+    x0, x1, x2, x3, x4, x5 = x
+    return (_dot6(W_, wo, 1, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 6, 1, x0, x1, x2, x3, x4, x5),
+            _dot6(W_, wo + 12, 1, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 18, 1, x0, x1, x2, x3, x4, x5),
+            _dot6(W_, wo + 24, 1, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 30, 1, x0, x1, x2, x3, x4, x5))
+
+
+@njit(cache=True, inline="always")
+def _transpose_times(W_, wo, x):
+    """``φ* x`` for the 6 × 6 block ``φ`` at ``wo`` and six numbers ``x``."""
+    x0, x1, x2, x3, x4, x5 = x
+    return (_dot6(W_, wo, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 1, 6, x0, x1, x2, x3, x4, x5),
+            _dot6(W_, wo + 2, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 3, 6, x0, x1, x2, x3, x4, x5),
+            _dot6(W_, wo + 4, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 5, 6, x0, x1, x2, x3, x4, x5))
+
+
+@njit(cache=True, inline="always")
 def _mv(A_, ao, rows, cols, x, xo, y, yo):
     """``y[yo:yo+rows] += A x[xo:xo+cols]`` (A row-major at ``ao``; 6 × 6 unrolled)."""
     if rows == 6 and cols == 6:
-        x0, x1, x2, x3, x4, x5 = x[xo], x[xo + 1], x[xo + 2], x[xo + 3], x[xo + 4], x[xo + 5]
+        Ax = _times(A_, ao, (x[xo], x[xo + 1], x[xo + 2], x[xo + 3], x[xo + 4], x[xo + 5]))
         for r in range(6):
-            y[yo + r] += _dot6(A_, ao + 6 * r, 1, x0, x1, x2, x3, x4, x5)
+            y[yo + r] += Ax[r]
         return
     for r in range(rows):
         s = y[yo + r]
@@ -97,9 +115,9 @@ def _mv2(A_, ao, rows, cols, X, xo, Y, yo, sign):
     """``Y[yo:yo+rows, :] += sign · A X[xo:xo+cols, :]`` for 2-D ``X``, ``Y`` (columns = right-hand sides)."""
     nr = X.shape[1]
     if nr == 1 and rows == 6 and cols == 6:
-        x0, x1, x2, x3, x4, x5 = X[xo, 0], X[xo + 1, 0], X[xo + 2, 0], X[xo + 3, 0], X[xo + 4, 0], X[xo + 5, 0]
+        Ax = _times(A_, ao, (X[xo, 0], X[xo + 1, 0], X[xo + 2, 0], X[xo + 3, 0], X[xo + 4, 0], X[xo + 5, 0]))
         for r in range(6):
-            Y[yo + r, 0] += sign * _dot6(A_, ao + 6 * r, 1, x0, x1, x2, x3, x4, x5)
+            Y[yo + r, 0] += sign * Ax[r]
         return
     if nr == 1:  # one right-hand side (forward dynamics): each entry summed in a register
         for r in range(rows):
@@ -354,15 +372,6 @@ def _rigid_step(layout, j, p) -> bool:
 
 
 @njit(cache=True, inline="always")
-def _transpose_times(W_, wo, x):
-    """``φ* x`` for the 6 × 6 block ``φ`` at ``wo`` and six numbers ``x``."""
-    x0, x1, x2, x3, x4, x5 = x
-    return (_dot6(W_, wo, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 1, 6, x0, x1, x2, x3, x4, x5),
-            _dot6(W_, wo + 2, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 3, 6, x0, x1, x2, x3, x4, x5),
-            _dot6(W_, wo + 4, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 5, 6, x0, x1, x2, x3, x4, x5))
-
-
-@njit(cache=True, inline="always")
 def _copy_block(S, so, C, co, m):
     """``C[co: co + m²] = S[so: so + m²]``, element by element (a slice view costs a reference
     count); for ``m = 6`` with a literal bound, which the compiler unrolls (a loop of runtime
@@ -462,9 +471,9 @@ def newton_euler(layout, data, qdd, qd, nodes, T, with_V):
             f0, f1, f2, f3, f4, f5 = f[no], f[no + 1], f[no + 2], f[no + 3], f[no + 4], f[no + 5]
             T[layout[j, DOF]] += _dot6(data, layout[j, H], 1, f0, f1, f2, f3, f4, f5)
             if p >= 0:
-                wo, npo = layout[j, W], layout[p, NODE]
+                y, npo = _times(data, layout[j, W], (f0, f1, f2, f3, f4, f5)), layout[p, NODE]
                 for i in range(6):
-                    f[npo + i] += _dot6(data, wo + 6 * i, 1, f0, f1, f2, f3, f4, f5)
+                    f[npo + i] += y[i]
             continue
         _mv(data, layout[j, H], layout[j, HDIM], m, f, no, T, layout[j, DOF])
         if p >= 0:
@@ -490,8 +499,9 @@ def _newton_euler_scatter_6_1(layout, data, qdd, alpha, f, j, p):
     a4 = x[4] + data[ho + 4] * t + data[ao + 4]
     a5 = x[5] + data[ho + 5] * t + data[ao + 5]
     alpha[no], alpha[no + 1], alpha[no + 2], alpha[no + 3], alpha[no + 4], alpha[no + 5] = a0, a1, a2, a3, a4, a5
+    Ma = _times(data, mo, (a0, a1, a2, a3, a4, a5))
     for i in range(6):
-        f[no + i] = data[bo + i] + _dot6(data, mo + 6 * i, 1, a0, a1, a2, a3, a4, a5)
+        f[no + i] = data[bo + i] + Ma[i]
 
 
 # ----------------------------------------------------------------------------- composite inertias, CRBA
@@ -712,10 +722,7 @@ def _riccati_6_1(layout, data, roff, r, j, full):
     p, ho = layout[j, PARENT], layout[j, H]
     Po, Go = roff[j, R_P], roff[j, R_G]
     h = _row66(data, ho)
-    h0, h1, h2, h3, h4, h5 = h
-    hp = (_dot6(r, Po, 6, h0, h1, h2, h3, h4, h5), _dot6(r, Po + 1, 6, h0, h1, h2, h3, h4, h5),
-          _dot6(r, Po + 2, 6, h0, h1, h2, h3, h4, h5), _dot6(r, Po + 3, 6, h0, h1, h2, h3, h4, h5),
-          _dot6(r, Po + 4, 6, h0, h1, h2, h3, h4, h5), _dot6(r, Po + 5, 6, h0, h1, h2, h3, h4, h5))
+    hp = _transpose_times(r, Po, h)
     d = _dot(hp, h)
     if not (d.real > 0) or not (abs(d) < np.inf):
         return d
@@ -764,9 +771,9 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
         for j in range(n):  # z(k) = P(k) a(k) + b(k)
             m, no, ao, bo, Po = layout[j, NDIM], layout[j, NODE], layout[j, A], layout[j, B], roff[j, R_P]
             if nr == 1 and m == 6:
-                a0, a1, a2, a3, a4, a5 = data[ao], data[ao + 1], data[ao + 2], data[ao + 3], data[ao + 4], data[ao + 5]
+                Pa = _times(r, Po, (data[ao], data[ao + 1], data[ao + 2], data[ao + 3], data[ao + 4], data[ao + 5]))
                 for a_ in range(6):
-                    z[no + a_, 0] = data[bo + a_] + _dot6(r, Po + 6 * a_, 1, a0, a1, a2, a3, a4, a5)
+                    z[no + a_, 0] = data[bo + a_] + Pa[a_]
                 continue
             for a_ in range(m):
                 s = data[bo + a_]
@@ -818,11 +825,11 @@ def _articulated_gather_6_1(layout, data, roff, r, T, z, out, j, p):
     e = T[do, 0] - _dot6(data, layout[j, H], 1, z0, z1, z2, z3, z4, z5)
     out[do, 0] += r[roff[j, R_DINV]] * e
     if p >= 0:
-        y0, y1, y2 = z0 + r[go] * e, z1 + r[go + 1] * e, z2 + r[go + 2] * e
-        y3, y4, y5 = z3 + r[go + 3] * e, z4 + r[go + 4] * e, z5 + r[go + 5] * e
-        wo, npo = layout[j, W], layout[p, NODE]
+        y = _times(data, layout[j, W], (z0 + r[go] * e, z1 + r[go + 1] * e, z2 + r[go + 2] * e,
+                                        z3 + r[go + 3] * e, z4 + r[go + 4] * e, z5 + r[go + 5] * e))
+        npo = layout[p, NODE]
         for i in range(6):
-            z[npo + i, 0] += _dot6(data, wo + 6 * i, 1, y0, y1, y2, y3, y4, y5)
+            z[npo + i, 0] += y[i]
 
 
 @njit(cache=True, inline="always")
