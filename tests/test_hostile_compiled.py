@@ -200,8 +200,8 @@ def test_qdot_at_a_zero_quaternion_is_a_joint_error_not_nan(joint):
 
 
 def test_an_empty_acceleration_is_not_read_as_none_given():
-    """The one-state kernel takes an empty ``x`` for "no accelerations" (bias forces): an empty
-    ``qdd`` from the caller is a wrong length, not a request for the bias forces."""
+    """An empty ``qdd`` from the caller is a wrong length, not a request for the bias forces
+    (the one-state kernel once read an empty ``x`` as "no accelerations")."""
     system = arm7()
     q = system.random_configuration(np.random.default_rng(0))
     for backend in BACKENDS:

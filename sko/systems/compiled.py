@@ -138,8 +138,7 @@ def _request(op, ints, reals, layout, roff, q, qd, x, a, fill, constants, work, 
     nv = T.shape[0]
     if op == INVERSE_DYNAMICS:
         nodes[:] = 0
-        T[:] = 0
-        K.newton_euler(layout, a, x if x.shape[0] == nv else T, T, nodes, out, False)
+        K.newton_euler(layout, a, x, qd, nodes, out, False)
         return -1
     if op == MASS_MATRIX:
         K.composite_inertias(layout, a, R, X)
@@ -189,8 +188,8 @@ def request_vector(op: int, tables: np.ndarray, reals: np.ndarray, dtype, arena:
 @njit(cache=True, fastmath=FAST_MATH)
 def evaluate_one(w, q, qd, x, out) -> int:
     """The request of the request vector ``w`` at one state into ``out``, zeroed, of ``nv`` (a
-    vector) or ``nv²`` (a matrix, row-major) entries; ``x`` of ``nv`` entries (or none but for
-    forward dynamics). Returns the status (module docstring): nothing is computed for ``-2`` or
+    vector) or ``nv²`` (a matrix, row-major) entries; ``x`` (``θ̈`` or ``T``) of ``nv``
+    entries (ℳ and ℳ^{-1} read none: ``nv`` or none). Returns the status (module docstring): nothing is computed for ``-2`` or
     ``-4`` (the caller reports it as the reference path does); ``-3`` is an overflow (the caller
     takes the checked path, which reports it)."""
     w, q, qd, x, out = borrowed(w), borrowed(q), borrowed(qd), borrowed(x), borrowed(out)
@@ -199,7 +198,7 @@ def evaluate_one(w, q, qd, x, out) -> int:
     tables = words[REQUEST_HEADER: tables_end]
     nv = tables[NV]
     if (q.shape[0] != tables[NQ] or qd.shape[0] != nv or out.shape[0] != (1 if op <= FORWARD_DYNAMICS else nv) * nv
-            or x.shape[0] != nv and (op == FORWARD_DYNAMICS or x.shape[0] != 0)):
+            or x.shape[0] != nv and (op <= FORWARD_DYNAMICS or x.shape[0] != 0)):
         return -4
     if not (_finite(q) and _finite(qd) and _finite(x)):
         return -2
@@ -247,13 +246,18 @@ def exact_evaluate_one(dtype):
 
 @njit(cache=True, fastmath=FAST_MATH)
 def evaluate_batch(op, tables, reals, Q, QD, X, A, fill):
-    """Request ``op`` at every state of a batch: ``Q`` (B × nq), ``QD`` (B × nv), ``X`` (B × nv,
-    or B × 0), ``A`` the filled arenas (B × L), or with ``fill`` a 1 × L array giving the scalar
-    type. Returns ``(results (B × rows × nv), status (B,))``."""
+    """Request ``op`` at every state of a batch: ``Q`` (B × nq), ``QD`` (B × nv), ``X`` (B × nv;
+    for ℳ and ℳ^{-1} also B × 0), ``A`` the filled arenas (B × L), or with ``fill`` a 1 × L array
+    giving the scalar type. Returns ``(results (B × rows × nv), status (B,))``; a ValueError for
+    shapes that do not fit (the kernels read by offsets, unchecked)."""
     tables, reals, A = borrowed(tables), borrowed(reals), borrowed(A)
     Q, QD, X = borrowed(Q), borrowed(QD), borrowed(X)
     ints, layout, roff = _tables(tables)
     B, nv = Q.shape[0], tables[NV]
+    if (Q.shape[1] != tables[NQ] or QD.shape[0] != B or QD.shape[1] != nv or X.shape[0] != B
+            or X.shape[1] != nv and (op <= FORWARD_DYNAMICS or X.shape[1] != 0)
+            or not fill and (A.shape[0] != B or A.shape[1] < tables[ARENA])):
+        raise ValueError("the states, vectors or arenas of a batch do not fit the system")
     rows = 1 if op <= FORWARD_DYNAMICS else nv
     out = np.zeros((B, rows * nv), dtype=A.dtype)
     status = np.full(B, -1, dtype=np.int64)

@@ -67,8 +67,8 @@ class Engine:
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         if L.all_compiled and not L._hinge_forces:
             self._direct = [None] * 4
-        self._zeros, self._empty = np.zeros(self.nv), np.zeros(0)
-        self._square, self._length = (self.nv, self.nv), (self.nv,)
+        self._zeros = np.zeros(self.nv)
+        self._square = (self.nv, self.nv)
         self._sizes = (self.nv, self.nv, self.nv * self.nv, self.nv * self.nv)  # of each request's result
 
     def _request_vector(self, op: int, dtype) -> np.ndarray:
@@ -115,8 +115,8 @@ class Engine:
         dtype = np.result_type(*(v for v in (Q, QD, X) if v is not None), *forces.values())
         out = []
         for v, n, name in ((Q, self.nq, "q"), (QD, self.nv, "v"), (X, self.nv, xname)):
-            if v is None:
-                v = np.zeros((B, n) if name != xname else (B, 0), dtype=dtype)
+            if v is None:  # zeros; for ℳ and ℳ^{-1} (no xname) no x
+                v = np.zeros((B, n if xname or name != xname else 0), dtype=dtype)
             else:
                 _same_batch(Q, v, name)
                 if v.ndim == 1:
@@ -135,17 +135,13 @@ class Engine:
         direct = self._direct
         if direct is None or not (switch.compiled_everywhere or get_backend() == "compiled"):
             return None
-        if x is None:
-            x = self._empty
-        elif getattr(x, "shape", None) != self._length:  # the kernel reads an empty x as none given
-            return None
         request = direct[op]
         if request is None:
             request = direct[op] = (cc.exact_evaluate_one(_F8), self._request_vector(op, _F8))
         call, w = request
         out = np.zeros(self._sizes[op])
         try:
-            status = call(w, q, self._zeros if v is None else v, x, out)
+            status = call(w, q, self._zeros if v is None else v, self._zeros if x is None else x, out)
         except (TypeError, ValueError):  # numba's dispatcher refuses the types (cc.NoMatch) or cannot
             return None  # type them at all (an empty list)
         if status != -1:  # the checked path reports it
@@ -295,8 +291,6 @@ class Engine:
             return self._reference(method, args, (self.nv,), external_forces=external_forces)
         Q, QD, X, batched, forces = inputs
         hinge = self._hinge_forces(Q, QD, batched)
-        if X.shape[1] == 0:
-            X = np.zeros((Q.shape[0], self.nv), dtype=Q.dtype)
         if hinge is not None:
             X = X - hinge
         call = (method, args, {"external_forces": external_forces})

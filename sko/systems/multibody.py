@@ -396,8 +396,7 @@ class MultibodySystem:
         ``v``, ``tau`` zero when omitted (``qd=``: deprecated)."""
         if renamed:
             (v,) = renamed_arguments("forward_dynamics", renamed, {"qd": "v"}, v=v)
-        if (tau is not None and not external_forces
-                and (out := self._engine.direct(FORWARD_DYNAMICS, q, v, tau)) is not None):
+        if not external_forces and (out := self._engine.direct(FORWARD_DYNAMICS, q, v, tau)) is not None:
             return out
         if (fast := self._engine.forward_dynamics(q, v, tau, external_forces)) is not NotImplemented:
             return fast

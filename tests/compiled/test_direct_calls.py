@@ -115,6 +115,21 @@ def test_wrong_lengths_raise_the_checked_paths_error(op):
             REQUESTS[op](system, *args)
 
 
+@pytest.mark.parametrize("op", [cc.INVERSE_DYNAMICS, cc.FORWARD_DYNAMICS])
+def test_an_empty_vector_is_not_read_as_none_given(op):
+    """Only ``None`` stands for zero accelerations or forces: an empty ``θ̈`` or ``T`` is a
+    wrong length, which the kernel itself must refuse now that the call checks no shape."""
+    system = random_rigid_system(2)
+    q, v, _ = _state(system)
+    for position in (1, 2):
+        args = [q, v, v]
+        args[position] = np.zeros(0)
+        assert _direct(system, op, *args) is None
+        with pytest.raises(DimensionError):
+            REQUESTS[op](system, *args)
+    np.testing.assert_array_equal(_direct(system, op, q, v, None), REQUESTS[op](system, q[None], v[None], None)[0])
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 @pytest.mark.parametrize("op", sorted(REQUESTS))
 def test_non_finite_inputs_raise_the_checked_paths_error(op, bad):
