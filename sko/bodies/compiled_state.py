@@ -26,8 +26,10 @@ Every kernel takes ``(ints, reals, k, q, qd, a, work, terms, constants)`` for on
   hinge writes the others as zeros, and a body's terms computed from them (a flexible body's
   ``b``, a rotor's) are finite but not the state's: nothing is read from unwritten scratch;
 * ``constants``: whether to write the terms no state changes (a rigid body's and a rotor link's
-  ``M``, their frame's ``Γ = [I, 0]`` and ``γ = 0``), which a caller filling the same arena
-  again has written already.
+  ``M``, their frame's ``Γ = [I, 0]`` and ``γ = 0``; for a rigid body on a revolute, helical or
+  prismatic joint, not reversed, on the inertial frame or a rigid parent, also ``H``, the zero
+  block of its weight and the zeros of the terms not asked for: :func:`_single_axis_state`), which a caller filling the same arena again for the same
+  ``terms`` has written already.
 
 Each returns False when the state is outside the joint's domain (a quaternion of zero norm); a quaternion of
 any other finite size gives its rotation (:func:`~sko.bodies.compiled_joints.joint_kinematics`
@@ -41,7 +43,8 @@ import numpy as np
 from numba import njit, prange
 
 from sko.algorithms.compiled.borrow import borrowed, matrix_view
-from sko.bodies.compiled_joints import PYTHON, joint_kinematics_at, pack_joint
+from sko.algorithms.compiled.kernels import _dot6
+from sko.bodies.compiled_joints import HELICAL, PRISMATIC, PYTHON, joint_kinematics_at, pack_joint
 from sko.bodies.contract import CompiledState
 from sko.spatial import plucker_translation
 
@@ -206,56 +209,65 @@ def _hinge(ints, reals, k, q, qd, a, work, terms) -> bool:
             t[27], t[28], t[29] = r0, r1, r2
     else:
         go = o + 6 * ints[k, IN_DIM]  # γ_o, then R_o, p_o, v_o
-        w0, w1, w2 = a[go + 18], a[go + 19], a[go + 20]
-        u0, u1 = a[go + 21] - (r1 * w2 - r2 * w1), a[go + 22] - (r2 * w0 - r0 * w2)
-        u2 = a[go + 23] - (r0 * w1 - r1 * w0)
-        y0, y1, y2 = a[go], a[go + 1], a[go + 2]
-        z0, z1 = a[go + 3] - (r1 * y2 - r2 * y1), a[go + 4] - (r2 * y0 - r0 * y2)
-        z2 = a[go + 5] - (r0 * y1 - r1 * y0)
-        for i in range(3):
-            e0, e1, e2 = X[i, 0], X[i, 1], X[i, 2]
-            t[6 + i] = t[i] + e0 * w0 + e1 * w1 + e2 * w2
-            t[9 + i] = t[3 + i] + e0 * u0 + e1 * u1 + e2 * u2
-            t[12 + i] = c[i] + e0 * y0 + e1 * y1 + e2 * y2
-            t[15 + i] = c[3 + i] + e0 * z0 + e1 * z1 + e2 * z2
-            if pose:
-                R0, R1, R2 = a[go + 6 + 3 * i], a[go + 7 + 3 * i], a[go + 8 + 3 * i]
-                for j in range(3):
-                    t[18 + 3 * i + j] = R0 * X[j, 0] + R1 * X[j, 1] + R2 * X[j, 2]  # R = R_o Eᵀ
-                t[27 + i] = a[go + 15 + i] + R0 * r0 + R1 * r1 + R2 * r2  # p = p_o + R_o r
+        E = ((X[0, 0], X[0, 1], X[0, 2]), (X[1, 0], X[1, 1], X[1, 2]), (X[2, 0], X[2, 1], X[2, 2]))
+        v = _transform(E, r0, r1, r2, a, go + 18, (t[0], t[1], t[2], t[3], t[4], t[5]))  # X v_o + v_J
+        acc = _transform(E, r0, r1, r2, a, go, (c[0], c[1], c[2], c[3], c[4], c[5]))  # X γ_o + c_J
+        for i in range(6):
+            t[6 + i], t[12 + i] = v[i], acc[i]
+        for i in range(3 if pose else 0):
+            R0, R1, R2 = a[go + 6 + 3 * i], a[go + 7 + 3 * i], a[go + 8 + 3 * i]
+            for j in range(3):
+                t[18 + 3 * i + j] = R0 * X[j, 0] + R1 * X[j, 1] + R2 * X[j, 2]  # R = R_o Eᵀ
+            t[27 + i] = a[go + 15 + i] + R0 * r0 + R1 * r1 + R2 * r2  # p = p_o + R_o r
     if not pose:
         for i in range(18, 30):
             t[i] = 0
-    # a += v × v_J (crm(v) v_J)
-    w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
-    j0, j1, j2, j3, j4, j5 = t[0], t[1], t[2], t[3], t[4], t[5]
-    t[12] += w1 * j2 - w2 * j1
-    t[13] += w2 * j0 - w0 * j2
-    t[14] += w0 * j1 - w1 * j0
-    t[15] += u1 * j2 - u2 * j1 + w1 * j5 - w2 * j4
-    t[16] += u2 * j0 - u0 * j2 + w2 * j3 - w0 * j5
-    t[17] += u0 * j1 - u1 * j0 + w0 * j4 - w1 * j3
+    cross = _motion_cross((t[6], t[7], t[8], t[9], t[10], t[11]), (t[0], t[1], t[2], t[3], t[4], t[5]))
+    for i in range(6):
+        t[12 + i] += cross[i]  # a += v × v_J
     return True
 
 
 @njit(cache=True, inline="always")
+def _transform(E, r0, r1, r2, a, o, add):
+    """``add + X x`` for ``X = rot(E) xlt(r)`` (``E`` as three rows) and ``x = a[o: o + 6]``, six
+    numbers: ``X [w; u] = [E w; E (u − r × w)]``."""
+    w0, w1, w2 = a[o], a[o + 1], a[o + 2]
+    u0, u1, u2 = a[o + 3] - (r1 * w2 - r2 * w1), a[o + 4] - (r2 * w0 - r0 * w2), a[o + 5] - (r0 * w1 - r1 * w0)
+    (e00, e01, e02), (e10, e11, e12), (e20, e21, e22) = E
+    return (add[0] + e00 * w0 + e01 * w1 + e02 * w2, add[1] + e10 * w0 + e11 * w1 + e12 * w2,
+            add[2] + e20 * w0 + e21 * w1 + e22 * w2, add[3] + e00 * u0 + e01 * u1 + e02 * u2,
+            add[4] + e10 * u0 + e11 * u1 + e12 * u2, add[5] + e20 * u0 + e21 * u1 + e22 * u2)
+
+
+@njit(cache=True, inline="always")
+def _motion_cross(v, x):
+    """``v × x = crm(v) x`` for motion vectors ``v = [ω; u]``, ``x``, six numbers each."""
+    w0, w1, w2, u0, u1, u2 = v
+    x0, x1, x2, x3, x4, x5 = x
+    return (w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0, u1 * x2 - u2 * x1 + w1 * x5 - w2 * x4,
+            u2 * x0 - u0 * x2 + w2 * x3 - w0 * x5, u0 * x1 - u1 * x0 + w0 * x4 - w1 * x3)
+
+
+@njit(cache=True, inline="always")
+def _bias(reals, io, v):
+    """``v ×* I v = [ω × n + u × f; ω × f]`` with ``[n; f] = I v`` (RIGID.md) for ``v = [ω; u]``,
+    six numbers, and ``I`` the 6 × 6 inertia at ``reals[io:]`` (row-major)."""
+    w0, w1, w2, u0, u1, u2 = v
+    n0, n1, n2 = (_dot6(reals, io, 1, w0, w1, w2, u0, u1, u2), _dot6(reals, io + 6, 1, w0, w1, w2, u0, u1, u2),
+                  _dot6(reals, io + 12, 1, w0, w1, w2, u0, u1, u2))
+    f0, f1, f2 = (_dot6(reals, io + 18, 1, w0, w1, w2, u0, u1, u2), _dot6(reals, io + 24, 1, w0, w1, w2, u0, u1, u2),
+                  _dot6(reals, io + 30, 1, w0, w1, w2, u0, u1, u2))
+    return (w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1, w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2,
+            w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0, w1 * f2 - w2 * f1, w2 * f0 - w0 * f2, w0 * f1 - w1 * f0)
+
+
+@njit(cache=True, inline="always")
 def _bias_force(reals, io, t, a, bo):
-    """``b = v ×* I v = [ω × n + v × f; ω × f]`` with ``[n; f] = I v`` (RIGID.md) into
-    ``a[bo:bo + 6]``: ``I`` the 6 × 6 inertia at ``reals[io:]`` (row-major), ``v = [ω; u]`` at
-    ``t[6:12]`` (:func:`_hinge`); ``t[30:36]`` is scratch."""
+    """:func:`_bias` into ``a[bo: bo + 6]`` for ``v`` at ``t[6:12]`` (:func:`_hinge`)."""
+    b = _bias(reals, io, (t[6], t[7], t[8], t[9], t[10], t[11]))
     for i in range(6):
-        s = 0.0  # widened to complex on the complex path
-        for j in range(6):
-            s += reals[io + 6 * i + j] * t[6 + j]
-        t[30 + i] = s
-    w0, w1, w2, u0, u1, u2 = t[6], t[7], t[8], t[9], t[10], t[11]
-    n0, n1, n2, f0, f1, f2 = t[30], t[31], t[32], t[33], t[34], t[35]
-    a[bo] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
-    a[bo + 1] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
-    a[bo + 2] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
-    a[bo + 3] = w1 * f2 - w2 * f1
-    a[bo + 4] = w2 * f0 - w0 * f2
-    a[bo + 5] = w0 * f1 - w1 * f0
+        a[bo + i] = b[i]
 
 
 @njit(cache=True, inline="always")
@@ -315,9 +327,94 @@ def _rigid_terms(ints, reals, k, a, work, m, terms, constants):
 
 
 @njit(cache=True, inline="always")
+def _single_axis_state(ints, reals, k, q, qd, a, terms, constants) -> bool:
+    """:func:`rigid_state` for a revolute (helical) or prismatic joint, not reversed, on the
+    inertial frame or a rigid parent (``Γ_o = I``), ``terms`` below :data:`POSE`: the same numbers
+    with ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers, no ``X_J``,
+    ``S`` or 6 × 6 ``X`` stored. What no state of such a joint changes is written with the
+    ``constants`` only: ``H = S* = [s_ω; s_v]*``, the zero block of ``φ`` and the zeros of the
+    terms not asked for. The joint (:func:`~sko.bodies.compiled_joints.joint_kinematics_at`):
+    ``E_J = R_u(θ)ᵀ``, ``r_J = h θ u``, ``S = [u; h u]`` (pitch ``h``) or ``E_J = I``,
+    ``r_J = θ u``, ``S = [0; u]``, and ``c_J = 0``."""
+    ro, o = ints[k, RO], ints[k, IN_ATT]
+    jp, xt = ro + JP, ro + XT
+    x, y, z = reals[jp], reals[jp + 1], reals[jp + 2]
+    theta = q[ints[k, QO]]
+    if ints[k, JOINT] == HELICAL:
+        c, s, lin = np.cos(theta), np.sin(theta), reals[jp + 3] * theta
+        sw0, sw1, sw2, sv0, sv1, sv2 = x, y, z, reals[jp + 3] * x, reals[jp + 3] * y, reals[jp + 3] * z
+    else:
+        c, s, lin = 1.0 + 0 * theta, 0 * theta, theta
+        sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
+    d = 1 - c  # E_J = I − s K + (1 − c) K², K = u× (Rodrigues)
+    j00, j01, j02 = 1 + d * (x * x - 1), s * z + d * x * y, -s * y + d * x * z
+    j10, j11, j12 = -s * z + d * x * y, 1 + d * (y * y - 1), s * x + d * y * z
+    j20, j21, j22 = s * y + d * x * z, -s * x + d * y * z, 1 + d * (z * z - 1)
+    rj0, rj1, rj2 = lin * x, lin * y, lin * z
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
+                                                   reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
+                                                   reals[xt + 8])
+    r0 = reals[xt + 9] + t00 * rj0 + t10 * rj1 + t20 * rj2  # E = E_J E_T, r = r_T + E_Tᵀ r_J
+    r1 = reals[xt + 10] + t01 * rj0 + t11 * rj1 + t21 * rj2
+    r2 = reals[xt + 11] + t02 * rj0 + t12 * rj1 + t22 * rj2
+    E = ((j00 * t00 + j01 * t10 + j02 * t20, j00 * t01 + j01 * t11 + j02 * t21, j00 * t02 + j01 * t12 + j02 * t22),
+         (j10 * t00 + j11 * t10 + j12 * t20, j10 * t01 + j11 * t11 + j12 * t21, j10 * t02 + j11 * t12 + j12 * t22),
+         (j20 * t00 + j21 * t10 + j22 * t20, j20 * t01 + j21 * t11 + j22 * t21, j20 * t02 + j21 * t12 + j22 * t22))
+    wo = ints[k, W]
+    if o >= 0:  # φ = (ᵏX_o)*: row j of φ is column j of X = [[E, 0], [−E r×, E]]
+        for i in range(3):
+            e0, e1, e2 = E[i]
+            a[wo + i], a[wo + 6 + i], a[wo + 12 + i] = e0, e1, e2
+            a[wo + 3 + i], a[wo + 9 + i], a[wo + 15 + i] = e2 * r1 - e1 * r2, e0 * r2 - e2 * r0, e1 * r0 - e0 * r1
+            a[wo + 21 + i], a[wo + 27 + i], a[wo + 33 + i] = e0, e1, e2
+            if constants:
+                a[wo + 18 + i] = a[wo + 24 + i] = a[wo + 30 + i] = 0
+    at, ao, bo, vo_ = ints[k, ATT], ints[k, AO], ints[k, BO], ints[k, NV_]
+    g = at + 36  # the own frame's record: Γ = I, γ = 0, pose R, p (zeros: not asked for), v_o
+    if constants:
+        mo, hb = ints[k, MB], ints[k, HB]
+        for i in range(36):
+            a[mo + i] = reals[ro + INERTIA + i]
+            a[at + i] = 1.0 if i % 7 == 0 else 0.0
+        for i in range(18):
+            a[g + i] = 0
+        a[hb], a[hb + 1], a[hb + 2], a[hb + 3], a[hb + 4], a[hb + 5] = sw0, sw1, sw2, sv0, sv1, sv2
+        a[ints[k, POT]] = 0
+        for i in range(6 if terms == STRUCTURE else 0):
+            a[ao + i] = a[bo + i] = a[vo_ + i] = a[g + 18 + i] = 0
+    if terms == STRUCTURE:
+        return True
+    td = qd[ints[k, VO]]
+    vj = (sw0 * td, sw1 * td, sw2 * td, sv0 * td, sv1 * td, sv2 * td)
+    zero = 0 * td
+    if o < 0:  # v = v_J, X γ_o = X (−a_g) = [0; −E g]
+        g0, g1, g2 = reals[0], reals[1], reals[2]
+        v = vj
+        acc = (zero, zero, zero, -(E[0][0] * g0 + E[0][1] * g1 + E[0][2] * g2),
+               -(E[1][0] * g0 + E[1][1] * g1 + E[1][2] * g2), -(E[2][0] * g0 + E[2][1] * g1 + E[2][2] * g2))
+    else:
+        go = o + 6 * ints[k, IN_DIM]  # the parent's record: γ_o, then R_o, p_o, v_o
+        v = _transform(E, r0, r1, r2, a, go + 18, vj)
+        acc = _transform(E, r0, r1, r2, a, go, (zero, zero, zero, zero, zero, zero))
+    cross = _motion_cross(v, vj)
+    b = _bias(reals, ro + INERTIA, v)
+    for i in range(6):
+        a[ao + i] = acc[i] + cross[i]
+        a[vo_ + i] = a[g + 18 + i] = v[i]
+        a[bo + i] = b[i]
+    return True
+
+
+@njit(cache=True, inline="always")
 def rigid_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
     """A :class:`~sko.bodies.rigid.RigidBody`: ``φ = (ᵏX_o Γ_o)*``, ``H = S*``, ``M = I_k`` (a constant),
-    ``a = ᵏX_o γ_o + c_J + v × S θ̇``, ``b = v ×* I_k v`` (RIGID.md)."""
+    ``a = ᵏX_o γ_o + c_J + v × S θ̇``, ``b = v ×* I_k v`` (RIGID.md); without the poses, on a
+    revolute, helical or prismatic joint and the inertial frame or a rigid parent, by
+    :func:`_single_axis_state`."""
+    joint = ints[k, JOINT]
+    if (terms != POSE and (joint == HELICAL or joint == PRISMATIC) and ints[k, REVERSE] == 0
+            and (ints[k, IN_ATT] < 0 or ints[ints[k, PARENT], KIND] == RIGID)):
+        return _single_axis_state(ints, reals, k, q, qd, a, terms, constants)
     if not _hinge(ints, reals, k, q, qd, a, work, terms):
         return False
     _rigid_terms(ints, reals, k, a, work, 6, terms, constants)

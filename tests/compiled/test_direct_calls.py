@@ -188,6 +188,28 @@ def test_an_overflow_takes_the_checked_path():
         system.forward_dynamics(q, v, huge)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 7, 11])  # systems with single-axis bodies and others
+def test_a_call_after_another_state_answers_as_a_fresh_engine(seed):
+    """A request writes the terms no state changes (``M``, a single-axis joint's ``H``, constant
+    zeros) into its arena on its first call only: every state-dependent entry must be written on
+    every call, so a second state gives exactly what a new engine gives at that state."""
+    from sko.systems.engine import Engine
+
+    from sko.bodies import compiled_joints as cj
+    from sko.bodies import compiled_state as cs
+
+    system = random_rigid_system(seed)
+    (q1, v1, x1), (q2, v2, x2) = _state(system, 10), _state(system, 11)
+    used, fresh = engine(system), Engine(system)
+    ints = used.layout.ints
+    single_axis = [np.isin(row[cs.JOINT], (cj.HELICAL, cj.PRISMATIC)) and not row[cs.REVERSE]
+                   and (row[cs.PARENT] < 0 or ints[row[cs.PARENT], cs.KIND] == cs.RIGID) for row in ints]
+    assert any(single_axis) and not all(single_axis)  # both state kernels of a rigid body
+    for op in sorted(REQUESTS):
+        used.direct(op, q1, v1, x1)
+        np.testing.assert_array_equal(used.direct(op, q2, v2, x2), fresh.direct(op, q2, v2, x2))
+
+
 def test_a_result_is_fresh_and_a_call_keeps_no_state():
     """Each call returns a new array (the workspace is reused, the result never), and a call
     after an overflowing or rejected one answers as before."""
