@@ -115,8 +115,8 @@ class Engine:
         dtype = np.result_type(*(v for v in (Q, QD, X) if v is not None), *forces.values())
         out = []
         for v, n, name in ((Q, self.nq, "q"), (QD, self.nv, "v"), (X, self.nv, xname)):
-            if v is None:  # zeros; for ℳ and ℳ^{-1} (no xname) no x
-                v = np.zeros((B, n if xname or name != xname else 0), dtype=dtype)
+            if v is None:  # zeros; ℳ and ℳ^{-1} (no xname) take no x
+                v = np.zeros((B, 0 if name == xname == "" else n), dtype=dtype)
             else:
                 _same_batch(Q, v, name)
                 if v.ndim == 1:
