@@ -2,6 +2,7 @@
 project errors as the reference path, for one state and for batches (an empty batch, external
 forces of another scalar type than the state, states whose terms overflow)."""
 
+import re
 import warnings
 
 import numpy as np
@@ -212,17 +213,19 @@ def test_an_empty_acceleration_is_not_read_as_none_given():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_clustered_jacobian_refuses_a_batch_alike_on_both_paths(backend):
-    """The SKO model is one state's: a batch is refused as such, before its NaN is looked at."""
+def test_a_clustered_batch_with_a_nan_is_refused_alike_on_both_paths(backend):
+    """The SKO model is one state's: a batch is refused as such, before its NaN is looked at; the
+    Jacobian takes batches, and names the NaN's place in the batch."""
     from sko.examples.embedding import mimic_gripper
 
     system = mimic_gripper()
     Q = np.array([system.neutral_configuration()] * 3)
     Q[1, 0] = np.nan
     with use_backend(backend):
-        for call in (lambda: system.sko_model(Q), lambda: system.jacobian(Q, list(system.frames)[-1])):
-            with pytest.raises(DimensionError, match="must be 1-D"):
-                call()
+        with pytest.raises(DimensionError, match="must be 1-D"):
+            system.sko_model(Q)
+        with pytest.raises(NonFiniteError, match=re.escape("q (shape (3, 4)) contains NaN or infinity, first at index [1, 0]")):
+            system.jacobian(Q, list(system.frames)[-1])
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

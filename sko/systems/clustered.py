@@ -16,8 +16,7 @@ import numpy as np
 
 from sko.bodies.cluster import ClusterError, ClusterMember, Coupling, LoopConstraint, RigidCluster
 from sko.bodies.hinge import checked_placement
-import sko.algorithms as alg
-from sko.graphs.errors import DimensionError, NotATreeError, RankDeficientError, SKOError, UnknownNodeError, preview
+from sko.graphs.errors import DimensionError, NotATreeError, UnknownNodeError, preview
 from sko.systems.multibody import MultibodySystem
 from sko.systems.frames import Frame
 from sko.systems.rigid import RigidSystem, _body, _homogeneous
@@ -203,43 +202,21 @@ class ClusteredRigidSystem(RigidSystem):
         G = self.constraint_matrices(q)[0]
         return self.spanning_system().center_of_mass_jacobian(self.spanning_configuration(q)) @ G
 
-    def operational_space_inertia(self, q, frames) -> np.ndarray:
-        """``Λ`` of :meth:`RigidSystem.operational_space_inertia`; a frame on a clustered body
-        picks its cluster node through ``B = (ᶠX_k Γ_k)ᵀ`` (``Γ_k`` the body's selector).
-
-        Raises
-        ------
-        UnknownNodeError
-            An unknown frame, or one fixed on the world.
-        RankDeficientError
-            Two frames on the same node (body or cluster), or a task the joints cannot move
-            independently.
-        """
-        if isinstance(frames, (set, frozenset)):
-            raise SKOError(f"frames must be an ordered sequence (they order the blocks of Λ), got the set {frames!r}")
-        frames = list(frames) if isinstance(frames, list) or (isinstance(frames, tuple) and frames not in self.frames) else [frames]
-        picks = []
-        for f in frames:
-            body, X = self._frame(f)
-            if body is None:
-                raise UnknownNodeError(f"frame {f!r} is fixed on the world: it has no operational space inertia")
-            picks.append((self.member_node[body], X @ self._selector(body)))
-        nodes = [node for node, _ in picks]
-        if len(set(nodes)) < len(nodes):
-            raise RankDeficientError(f"frames {frames!r} include two on the same node (a body or a cluster): "
-                                     "pick one frame per node")
-        model, _, _ = self.sko_model(q)
-        return alg.operational_space_inertia(model, nodes, transforms={node: B.T for node, B in picks})
-
-    def _selector(self, body) -> np.ndarray:
-        """``Γ`` (6 × m) with ``v_body = Γ 𝒱(node)`` for the node holding ``body``."""
-        b = self._body[self.member_node[body]]
-        if not isinstance(b, RigidCluster):
-            return np.eye(6, b.node_dim)
-        Gamma = np.zeros((6, b.node_dim))
-        i = b._index[body]
-        Gamma[:, 6 * i: 6 * i + 6] = np.eye(6)
-        return Gamma
+    def _frame_on_node(self, frame) -> tuple:
+        """``(k, ᶠX_b Γ_b)`` of :meth:`RigidSystem._frame_on_node`, ``k`` the node holding the body
+        ``b`` (a body or the cluster it is a member of) and ``Γ_b`` (6 × m) with
+        ``v_b = Γ_b 𝒱(k)``."""
+        body, X = self._frame(frame)
+        if body is None:
+            return None, X
+        node = self.member_node[body]
+        b = self._body[node]
+        Gamma = np.eye(6, b.node_dim)
+        if isinstance(b, RigidCluster):
+            i = b._index[body]
+            Gamma = np.zeros((6, b.node_dim))
+            Gamma[:, 6 * i: 6 * i + 6] = np.eye(6)
+        return node, X @ Gamma
 
     def constraint_matrices(self, q, v=None) -> tuple:
         """System-wide ``G`` (n_sp × nv), ``Ġ v`` (n_sp), ``K`` and ``K̇ θ̇_sp`` in the spanning
@@ -326,22 +303,6 @@ class ClusteredRigidSystem(RigidSystem):
         if body is None:
             return _homogeneous(X)
         return _pose(self._states(q)[body]) @ _homogeneous(X)
-
-    def jacobian(self, q, frame: Hashable) -> np.ndarray:
-        """``J`` (6 × nv), ``v_frame = J ν`` in frame coordinates: the frame's selector ``Γ``
-        on its node, then the weights ``φ*`` down to the root."""
-        body, X = self._frame(frame)
-        model, _, _ = self.sko_model(q)
-        J = np.zeros((6, self.nv), dtype=model.dtype)
-        if body is None:
-            return J
-        node = self.member_node[body]
-        X = X @ self._selector(body)
-        for j in [node, *self.tree.ancestors(node)]:
-            J[:, self.dof_slices[j]] = X @ model.H[j].T
-            if self.tree.parent(j) is not None:
-                X = X @ model.phi[j].T
-        return J
 
 
 def _checked_choices(independent, initial, parents: Mapping) -> tuple:

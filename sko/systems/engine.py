@@ -328,16 +328,17 @@ class Engine:
             out = compute(A)
         return self._settled(out, batched, method, {"q": q}, **kwargs)
 
-    def jacobian(self, method, q, frame, body, X):
-        """``J = ℬ* φ* H*`` of a frame ``ᶠX_k`` (``X``) fixed on ``body``, from the weights and
-        ``H`` of the arena (``method`` answers for the reference path)."""
+    def jacobian(self, method, q, frame, node, B):
+        """``J = ℬ* φ* H*`` of a frame on ``node``, ``B`` (6 × m) mapping ``𝒱(node)`` to the
+        frame's velocity, from the weights and ``H`` of the arena (``method`` answers for the
+        reference path)."""
         L, tree = self.layout, self.system.tree
 
         def compute(A):
             J = np.zeros((A.shape[0], 6, self.nv), dtype=A.dtype)
-            if body is not None:
-                T = np.broadcast_to(X, (A.shape[0], 6, 6))
-                for j in [body, *tree.ancestors(body)]:
+            if node is not None:
+                T = np.broadcast_to(B, (A.shape[0], *B.shape))
+                for j in [node, *tree.ancestors(node)]:
                     i = L.index[j]
                     m, n, h = int(L.node_dims[i]), int(L.dof_dims[i]), L.H_offsets[i]
                     vo = int(L.dof_offsets[i])

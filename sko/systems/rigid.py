@@ -173,48 +173,51 @@ class RigidSystem(MultibodySystem):
     def jacobian(self, q, frame: Hashable) -> np.ndarray:
         """``J = ℬ* φ* H*`` (SKO.md §12): 6 × nv with ``v_frame = J ν`` in frame coordinates.
 
-        Walks from the frame's body to the root: the column block of an ancestor ``j`` is
-        ``ᶠX_k φ*(j, k) H*(j)``, zero for bodies off the path (O(depth))."""
-        body, X = self._frame(frame)
-        if (fast := engine(self).jacobian(self.jacobian, q, frame, body, X)) is not NotImplemented:
+        Walks from the node carrying the frame to the root: the column block of an ancestor ``j``
+        is ``ᶠX_k Γ_k φ*(j, k) H*(j)``, zero for nodes off the path (O(depth))."""
+        node, B = self._frame_on_node(frame)
+        if (fast := engine(self).jacobian(self.jacobian, q, frame, node, B)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
         J = np.zeros((6, self.nv), dtype=model.dtype)
-        if body is None:
+        if node is None:
             return J
-        X = X @ np.eye(6, model.node_dim(body))  # v_k = [1, 0] 𝒱(k) (armature bodies carry v too)
-        for j in [body, *self.tree.ancestors(body)]:
-            J[:, self.dof_slices[j]] = X @ model.H[j].T
+        for j in [node, *self.tree.ancestors(node)]:
+            J[:, self.dof_slices[j]] = B @ model.H[j].T
             if self.tree.parent(j) is not None:
-                X = X @ model.phi[j].T
+                B = B @ model.phi[j].T
         return J
 
     def operational_space_inertia(self, q, frames) -> np.ndarray:
         """``Λ = (J ℳ^{-1} J*)^{-1}`` for the stacked 6-row Jacobians of bodies or frames fixed on
         them (SKO.md §12: ``Λ^{-1} = ℬ* Ω ℬ`` with ``Ω = ψ* H* D^{-1} H ψ``, by
-        :func:`sko.algorithms.operational_space_inertia`; a frame ``f`` on body ``k`` picks the node
-        through ``B_k = (ᶠX_k)ᵀ``).
+        :func:`sko.algorithms.operational_space_inertia`; a frame ``f`` on body ``b`` picks the node
+        ``k`` carrying ``b`` through ``B_k = (ᶠX_b Γ_b)ᵀ``, ``Γ_b`` the body's selector: see
+        :meth:`_frame_on_node`).
 
         Raises
         ------
         UnknownNodeError
             An unknown frame, or one fixed on the world.
         RankDeficientError
-            Two frames on the same body, or a task the joints cannot move independently.
+            Two frames on the same node (a body or a cluster), or a task the joints cannot move
+            independently.
         """
         if isinstance(frames, (set, frozenset)):
             raise SKOError(f"frames must be an ordered sequence (they order the blocks of Λ), got the set {frames!r}")
         frames = list(frames) if isinstance(frames, list) or (isinstance(frames, tuple) and frames not in self.frames) else [frames]
-        picks = [self._frame(f) for f in frames]
-        bodies = [body for body, _ in picks]
-        for f, body in zip(frames, bodies):
-            if body is None:
+        picks = []
+        for f in frames:
+            node, B = self._frame_on_node(f)
+            if node is None:
                 raise UnknownNodeError(f"frame {f!r} is fixed on the world: it has no operational space inertia")
-        if len(set(bodies)) < len(bodies):
-            raise RankDeficientError(f"frames {frames!r} include two on the same body: their stacked Jacobian has dependent rows")
+            picks.append((node, B))
+        nodes = [node for node, _ in picks]
+        if len(set(nodes)) < len(nodes):
+            raise RankDeficientError(f"frames {frames!r} include two on the same node (a body or a cluster): their "
+                                     "stacked Jacobian has dependent rows")
         model, _, _ = self.sko_model(q)
-        return alg.operational_space_inertia(model, bodies,
-                                             transforms={b: (X @ np.eye(6, model.node_dim(b))).T for b, X in picks})
+        return alg.operational_space_inertia(model, nodes, transforms={node: B.T for node, B in picks})
 
     # ------------------------------------------------------------------ input checks
     def _checked_frame(self, name, spec) -> tuple:
@@ -231,6 +234,16 @@ class RigidSystem(MultibodySystem):
     def _frame(self, frame) -> tuple:
         f = self.frame(frame)
         return f.body, f.placement
+
+    def _frame_on_node(self, frame) -> tuple:
+        """``(k, ᶠX_b Γ_b)``: the node ``k`` carrying the frame's body ``b`` and the map from
+        ``𝒱(k)`` to the frame's velocity, ``Γ_b`` picking the body's velocity from its node (the
+        first six entries: an armature body's node carries more); ``(None, ᶠX)`` for a frame on
+        the world."""
+        body, X = self._frame(frame)
+        if body is None:
+            return None, X
+        return body, X @ np.eye(6, self._body[body].node_dim)
 
 
 def _body(spec: BodySpec) -> RigidBody:

@@ -111,13 +111,23 @@ def test_batches_of_clustered_states_equal_per_state_calls(name):
             np.testing.assert_allclose(batched[key][s], value, rtol=1e-11, atol=1e-11, err_msg=key)
 
 
-def test_jacobians_of_member_frames_agree_on_both_backends():
-    system = _system("mimic_gripper")
-    q = system.neutral_configuration() + 0.1
+@pytest.mark.parametrize("name", ["stacked", "mimic_gripper", "four_bar_chain", "random:9"])
+def test_jacobians_of_member_frames_take_batches_and_agree_on_both_backends(name):
+    """``J`` of a frame on a cluster member picks the member through its selector ``Γ``: a batch
+    of states gives one ``J`` per state, equal to the reference path's, and ``J ν`` is the frame's
+    velocity (computed from the bodies' velocities, not from ``J``)."""
+    system = _system(name)
+    rng = np.random.default_rng(11)
+    states = _states(system, rng, 5)
+    Q, V = np.array([q for q, *_ in states]), np.array([v for _, v, *_ in states])
     for frame in system.frames:
-        J = system.jacobian(q, frame)
-        with use_backend("reference"):
-            np.testing.assert_allclose(J, system.jacobian(q, frame), atol=1e-12, err_msg=str(frame))
+        J = system.jacobian(Q, frame)
+        assert J.shape == (len(Q), 6, system.nv), frame
+        for s in range(len(Q)):
+            with use_backend("reference"):
+                np.testing.assert_allclose(J[s], system.jacobian(Q[s], frame), atol=1e-12, err_msg=str(frame))
+            np.testing.assert_allclose(J[s] @ V[s], system.frame(frame).velocity(Q[s], V[s]), atol=1e-10,
+                                       err_msg=str(frame))
 
 
 @pytest.mark.parametrize("name", ["stacked", "mimic_gripper", "panda", "random:2", "random:4", "random:9", "random:25"])

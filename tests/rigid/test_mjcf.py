@@ -134,6 +134,32 @@ def test_frames_keep_mujocos_body_poses():
         np.testing.assert_allclose(T[:3, :3], data.xmat[i].reshape(3, 3), atol=1e-12)
 
 
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_body_jacobians_agree_with_mujoco(name):
+    """``J`` of every body frame, for a batch of MuJoCo states (armature bodies carry more than
+    their velocity on their node: ``Γ`` picks the first six entries), against ``mj_jacBody``:
+    our ``[ω; v]`` in frame coordinates turned by the frame's world rotation."""
+    system = RigidSystem.from_mjcf(MODELS[name])
+    model = mujoco.MjModel.from_xml_string(MODELS[name])
+    data = mujoco.MjData(model)
+    Q = np.array([qpos for qpos, _ in _mujoco_states(model, np.random.default_rng(len(name)), 4)])
+    jacp, jacr = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+    for i in range(1, model.nbody):
+        body = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, i)
+        frame = f"{body}@mjcf" if f"{body}@mjcf" in system.frames else body
+        J = system.jacobian(Q, frame)
+        assert J.shape == (len(Q), 6, model.nv)
+        for s, qpos in enumerate(Q):
+            data.qpos[:] = qpos
+            mujoco.mj_kinematics(model, data)
+            mujoco.mj_comPos(model, data)
+            mujoco.mj_jacBody(model, data, jacp, jacr, i)
+            R = system.frame_pose(qpos, frame)[:3, :3]
+            np.testing.assert_allclose(R @ J[s, :3], jacr, atol=1e-12, err_msg=body)
+            np.testing.assert_allclose(R @ J[s, 3:], jacp, atol=1e-12, err_msg=body)
+            np.testing.assert_allclose(system.jacobian(qpos, frame), J[s], atol=1e-14, err_msg=body)
+
+
 def test_free_joint_conventions():
     """``qvel`` of a free joint: linear in the world frame, angular in the body frame; ``integrate``
     and ``qdot`` follow MuJoCo's ``mj_integratePos``."""

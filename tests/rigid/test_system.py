@@ -119,7 +119,7 @@ def test_operational_space_inertia():
     assert_close(system.operational_space_inertia(q, frames), np.linalg.inv(J @ np.linalg.solve(M, J.T)), 1e-9)
     Jh = system.jacobian(q, "left_hand")
     assert_close(system.operational_space_inertia(q, "left_hand"), np.linalg.inv(Jh @ np.linalg.solve(M, Jh.T)), 1e-9)
-    with pytest.raises(RankDeficientError, match="same body"):
+    with pytest.raises(RankDeficientError, match="two on the same node"):
         system.operational_space_inertia(q, ["left_forearm", "left_hand"])
     with pytest.raises(UnknownNodeError, match="nowhere"):
         system.operational_space_inertia(q, ["nowhere"])
