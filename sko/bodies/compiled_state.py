@@ -415,6 +415,15 @@ def rigid_state(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
     if (terms != POSE and (joint == HELICAL or joint == PRISMATIC) and ints[k, REVERSE] == 0
             and (ints[k, IN_ATT] < 0 or ints[ints[k, PARENT], KIND] == RIGID)):
         return _single_axis_state(ints, reals, k, q, qd, a, terms, constants)
+    return _rigid_any_joint(ints, reals, k, q, qd, a, work, terms, constants)
+
+
+@njit(cache=True)
+def _rigid_any_joint(ints, reals, k, q, qd, a, work, terms, constants) -> bool:
+    """:func:`rigid_state` on any joint of the library, through :func:`_hinge`. Called, not
+    inlined: the kinematics of every joint are then compiled once, not again inside each request
+    (whose compilation time and memory grow faster than its code), for a call per body that costs
+    nothing measurable."""
     if not _hinge(ints, reals, k, q, qd, a, work, terms):
         return False
     _rigid_terms(ints, reals, k, a, work, 6, terms, constants)

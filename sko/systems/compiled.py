@@ -74,9 +74,10 @@ def _sizes(op: int, nv: int, ns: int, mm: int, nn: int, rsize: int, arena: int) 
     """Entries of each workspace buffer for request ``op``, in the order :func:`_workspace` carves them."""
     cols = nv if op == MASS_MATRIX_INVERSE else 1
     block = max(mm * mm, mm * nn, mm * nv if op == MASS_MATRIX else 0)  # ℳ's columns: mm × nv
-    # arena, state kernels' work | V α f, T, ℛ, X, Y, r, Riccati scratch (then ε of the AB passes), z, identity
+    # arena, state kernels' work | V α f, T, ℛ, X, Y, r, Riccati scratch (then ε of the AB passes), z, right-hand
+    # sides of the AB passes (T − 𝒞 or the identity)
     return (arena, WORK, 3 * ns, nv, arena, block, block, rsize, max(8 * max(mm, nn) ** 2, nn * cols), ns * cols,
-            nv * nv if op == MASS_MATRIX_INVERSE else 0)
+            nv * cols if op in (FORWARD_DYNAMICS, MASS_MATRIX_INVERSE) else 0)
 
 
 def pack_tables(ints: np.ndarray, layout: np.ndarray, roff: np.ndarray, rsize: int, arena_size: int,
@@ -117,9 +118,9 @@ def _workspace(op, tables, buf):
     nv, ns = tables[NV], tables[NS]
     cols = nv if op == MASS_MATRIX_INVERSE else 1
     o = tables[OFFSETS + op * (PARTS + 1): OFFSETS + (op + 1) * (PARTS + 1)]
-    k = nv if op == MASS_MATRIX_INVERSE else 0
+    k = nv if op == FORWARD_DYNAMICS or op == MASS_MATRIX_INVERSE else 0
     scratch = (matrix_view(buf, o[2], 3, ns), buf[o[3]: o[4]], buf[o[4]: o[5]], buf[o[5]: o[6]], buf[o[6]: o[7]],
-               buf[o[7]: o[8]], buf[o[8]: o[9]], matrix_view(buf, o[9], ns, cols), matrix_view(buf, o[10], k, k))
+               buf[o[7]: o[8]], buf[o[8]: o[9]], matrix_view(buf, o[9], ns, cols), matrix_view(buf, o[10], k, cols))
     return buf[0: o[1]], work_views(buf, o[1]), scratch
 
 
@@ -134,7 +135,7 @@ def _request(op, ints, reals, layout, roff, q, qd, x, a, fill, constants, work, 
         for k in range(ints.shape[0]):  # rows in scatter order
             if not library_state(ints, reals, k, q, qd, a, work, terms, constants):
                 return k
-    nodes, T, R, X, Y, r, rs, z, eye = s
+    nodes, T, R, X, Y, r, rs, z, rhs = s
     nv = T.shape[0]
     if op == INVERSE_DYNAMICS:
         nodes[:] = 0
@@ -149,13 +150,14 @@ def _request(op, ints, reals, layout, roff, q, qd, x, a, fill, constants, work, 
         return ints.shape[0] + layout[bad, BODY]
     z[:, :] = 0
     if op == FORWARD_DYNAMICS:
-        K.articulated_body(layout, a, roff, r, matrix_view(x, 0, nv, 1), True, z, matrix_view(out, 0, nv, 1), rs)
-        return -1
-    # ℳ^{-1}: the articulated passes with a = b = 0 on the columns of the identity (symmetric)
-    eye[:, :] = 0
-    for i in range(nv):
-        eye[i, i] = 1
-    K.articulated_body(layout, a, roff, r, eye, False, z, matrix_view(out, 0, nv, nv), rs)
+        for i in range(nv):
+            rhs[i, 0] = x[i]
+    else:  # ℳ^{-1}: the articulated passes with a = b = 0 on the columns of the identity (symmetric)
+        rhs[:, :] = 0
+        for i in range(nv):
+            rhs[i, i] = 1
+    # one call for both: the passes are the largest code of a request, inlined once
+    K.articulated_body(layout, a, roff, r, rhs, op == FORWARD_DYNAMICS, z, matrix_view(out, 0, nv, rhs.shape[1]), rs)
     return -1
 
 
