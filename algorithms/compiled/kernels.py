@@ -61,21 +61,26 @@ def _dot6(A_, b, step, x0, x1, x2, x3, x4, x5):
 
 
 @njit(cache=True, inline="always")
+def _block_times(W_, wo, row, col, x):
+    """The six sums ``Σ_c W_[wo + i·row + c·col] x_c`` (``i = 0 … 5``) for the 6 × 6 block at
+    ``wo`` (row-major) and six numbers ``x``: ``φ x`` with ``(row, col) = (6, 1)``, ``φ* x``
+    with ``(1, 6)`` (literal strides: the compiler unrolls the products)."""
+    x0, x1, x2, x3, x4, x5 = x
+    return (_dot6(W_, wo, col, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + row, col, x0, x1, x2, x3, x4, x5),
+            _dot6(W_, wo + 2 * row, col, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 3 * row, col, x0, x1, x2, x3, x4, x5),
+            _dot6(W_, wo + 4 * row, col, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 5 * row, col, x0, x1, x2, x3, x4, x5))
+
+
+@njit(cache=True, inline="always")
 def _times(W_, wo, x):
     """``φ x`` for the 6 × 6 block ``φ`` at ``wo`` (row-major) and six numbers ``x``."""
-    x0, x1, x2, x3, x4, x5 = x
-    return (_dot6(W_, wo, 1, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 6, 1, x0, x1, x2, x3, x4, x5),
-            _dot6(W_, wo + 12, 1, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 18, 1, x0, x1, x2, x3, x4, x5),
-            _dot6(W_, wo + 24, 1, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 30, 1, x0, x1, x2, x3, x4, x5))
+    return _block_times(W_, wo, 6, 1, x)
 
 
 @njit(cache=True, inline="always")
 def _transpose_times(W_, wo, x):
     """``φ* x`` for the 6 × 6 block ``φ`` at ``wo`` and six numbers ``x``."""
-    x0, x1, x2, x3, x4, x5 = x
-    return (_dot6(W_, wo, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 1, 6, x0, x1, x2, x3, x4, x5),
-            _dot6(W_, wo + 2, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 3, 6, x0, x1, x2, x3, x4, x5),
-            _dot6(W_, wo + 4, 6, x0, x1, x2, x3, x4, x5), _dot6(W_, wo + 5, 6, x0, x1, x2, x3, x4, x5))
+    return _block_times(W_, wo, 1, 6, x)
 
 
 @njit(cache=True, inline="always")
