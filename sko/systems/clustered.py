@@ -202,21 +202,17 @@ class ClusteredRigidSystem(RigidSystem):
         G = self.constraint_matrices(q)[0]
         return self.spanning_system().center_of_mass_jacobian(self.spanning_configuration(q)) @ G
 
-    def _frame_on_node(self, frame) -> tuple:
-        """``(k, ᶠX_b Γ_b)`` of :meth:`RigidSystem._frame_on_node`, ``k`` the node holding the body
-        ``b`` (a body or the cluster it is a member of) and ``Γ_b`` (6 × m) with
-        ``v_b = Γ_b 𝒱(k)``."""
-        body, X = self._frame(frame)
-        if body is None:
-            return None, X
+    def _body_on_node(self, body) -> tuple:
+        """``(k, Γ_b)`` of :meth:`RigidSystem._body_on_node`, ``k`` the node holding ``body`` (the
+        body, or the cluster it is a member of: ``Γ_b`` then picks the member's six entries)."""
         node = self.member_node[body]
         b = self._body[node]
-        Gamma = np.eye(6, b.node_dim)
-        if isinstance(b, RigidCluster):
-            i = b._index[body]
-            Gamma = np.zeros((6, b.node_dim))
-            Gamma[:, 6 * i: 6 * i + 6] = np.eye(6)
-        return node, X @ Gamma
+        if not isinstance(b, RigidCluster):
+            return node, np.eye(6, b.node_dim)
+        Gamma = np.zeros((6, b.node_dim))
+        i = b._index[body]
+        Gamma[:, 6 * i: 6 * i + 6] = np.eye(6)
+        return node, Gamma
 
     def constraint_matrices(self, q, v=None) -> tuple:
         """System-wide ``G`` (n_sp × nv), ``Ġ v`` (n_sp), ``K`` and ``K̇ θ̇_sp`` in the spanning

@@ -237,13 +237,18 @@ class RigidSystem(MultibodySystem):
 
     def _frame_on_node(self, frame) -> tuple:
         """``(k, ᶠX_b Γ_b)``: the node ``k`` carrying the frame's body ``b`` and the map from
-        ``𝒱(k)`` to the frame's velocity, ``Γ_b`` picking the body's velocity from its node (the
-        first six entries: an armature body's node carries more); ``(None, ᶠX)`` for a frame on
+        ``𝒱(k)`` to the frame's velocity (:meth:`_body_on_node`); ``(None, ᶠX)`` for a frame on
         the world."""
         body, X = self._frame(frame)
         if body is None:
             return None, X
-        return body, X @ np.eye(6, self._body[body].node_dim)
+        node, Gamma = self._body_on_node(body)
+        return node, X @ Gamma
+
+    def _body_on_node(self, body) -> tuple:
+        """``(k, Γ_b)``: the node ``k`` carrying ``body`` (the body itself) and ``Γ_b`` (6 × m)
+        with ``v_b = Γ_b 𝒱(k)``, the first six entries (an armature body's node carries more)."""
+        return body, np.eye(6, self._body[body].node_dim)
 
 
 def _body(spec: BodySpec) -> RigidBody:
