@@ -34,7 +34,8 @@ from sko.graphs.arrays import raise_not_pd
 from sko.arrays import is_numeric, result_dtype
 from sko.model import SKOModel
 
-from .compiled import engine, flat, kernels
+from .compiled import engine
+from .compiled.flat import Flat, Riccati
 
 __all__ = ["ArticulatedInertias", "articulated_inertias", "check_articulated"]
 
@@ -205,38 +206,39 @@ class CompiledArticulatedInertias(ArticulatedInertias):
         self.model = model
         self.compiled = compiled
         self.dtype = np.dtype(dtype)
-        self.r = r
+        self.r = r  # the kernels' buffer (they never write it again); blocks are read-only views
         self.logdet = logdet
-        r.setflags(write=False)
 
     def _blocks(self, col: int, rows: str, cols: str) -> Mapping:
         layout, roff, bodies = self.compiled.layout, self.compiled.roff, self.model.bodies
-        dims = {"m": flat.NDIM, "n": flat.HDIM}
+        dims = {"m": Flat.NODE_DIM, "n": Flat.HINGE_DIM}
         out = {}
+        r = self.r.view()
+        r.setflags(write=False)
         for j, row in enumerate(layout):
             a, b = row[dims[rows]], row[dims[cols]]
-            out[bodies[row[flat.BODY]]] = self.r[roff[j, col]:roff[j, col] + a * b].reshape(a, b)
+            out[bodies[row[Flat.BODY]]] = r[roff[j, col]:roff[j, col] + a * b].reshape(a, b)
         return MappingProxyType({k: out[k] for k in bodies})
 
     @cached_property
     def P(self) -> Mapping:
-        return self._blocks(kernels.R_P, "m", "m")
+        return self._blocks(Riccati.P, "m", "m")
 
     @cached_property
     def P_plus(self) -> Mapping:
-        return self._blocks(kernels.R_PPLUS, "m", "m")
+        return self._blocks(Riccati.P_PLUS, "m", "m")
 
     @cached_property
     def D(self) -> Mapping:
-        return self._blocks(kernels.R_D, "n", "n")
+        return self._blocks(Riccati.D, "n", "n")
 
     @cached_property
     def D_inverse(self) -> Mapping:
-        return self._blocks(kernels.R_DINV, "n", "n")
+        return self._blocks(Riccati.D_INVERSE, "n", "n")
 
     @cached_property
     def G(self) -> Mapping:
-        return self._blocks(kernels.R_G, "m", "n")
+        return self._blocks(Riccati.G, "m", "n")
 
     @cached_property
     def P_by_index(self) -> tuple:

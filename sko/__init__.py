@@ -24,6 +24,3 @@ __all__ = [
     "NonFiniteError",
 ]
 
-from .kernel_cache import refresh as _refresh_kernel_cache
-
-_refresh_kernel_cache()  # before any kernel loads from numba's cache (sko.kernel_cache)

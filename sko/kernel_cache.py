@@ -1,74 +1,126 @@
-"""numba's on-disk cache of the compiled kernels, kept consistent across modules.
+"""numba's on-disk cache of the compiled kernels, keyed by every kernel source.
 
-numba keys a cached kernel by its own source file only: a kernel that inlines or calls kernels
-of another file (the system requests of ``sko.systems.compiled`` inline the state kernels of
-``sko.bodies`` and the recursions of ``sko.algorithms.compiled.kernels``) keeps its cached
-machine code after that other file changes, and runs the old code. :func:`refresh`, run when
-``sko`` is imported, stamps every kernel source (size and modification time) and, when the stamp
-differs from the one recorded beside the cache, removes the cached kernels of all of them, so
-they compile afresh on first use.
+numba keys a cached kernel by its own source file: a kernel that calls kernels of another file
+(a system request calls the recursions of ``sko.algorithms.compiled.kernels``) would keep its
+cached machine code after that other file changed, and run the old code. Every kernel of the
+package (:func:`sko.algorithms.compiled.jit.kernel`) and every registered body-type kernel
+(:mod:`sko.bodies.kernels`) is cached by :class:`StampedCache` instead, whose key adds
+:func:`stamp`: a hash of the contents of all the kernel sources below (modules with kernels,
+and the modules whose constants the kernels compile in). An edited source gives new keys, so
+nothing stale is ever loaded, in numba's default in-tree cache as in ``NUMBA_CACHE_DIR`` or the
+user-wide cache of a read-only install.
 
-It handles numba's default in-tree cache (``__pycache__`` beside each source). A cache placed
-elsewhere (``NUMBA_CACHE_DIR``, or numba's user-wide directory for a read-only install) is left
-to numba; clear it by hand after editing a kernel there.
+The first compilation in a process prints one line on standard error (:func:`announce`): the
+kernels compile once, on first use, and are cached in the directory it names.
+``sko compile`` fills the cache ahead of time.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Iterable
+import sys
+import threading
+from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["KERNEL_SOURCES", "CONSTANT_SOURCES", "kernel_files", "refresh"]
+from numba.core import event
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 
-#: Every module that defines numba kernels or intrinsics, by package and path inside it.
-KERNEL_SOURCES = {
-    "sko": ("bodies/compiled_joints.py", "bodies/compiled_state.py", "systems/compiled.py"),
-    "sko.algorithms": ("compiled/borrow.py", "compiled/kernels.py", "compiled/operational_space.py", "cfa/flat.py"),
-}
-#: Modules without kernels whose constants the kernels compile in: the flat layout's columns.
-CONSTANT_SOURCES = {"sko.algorithms": ("compiled/flat.py",)}
+__all__ = ["KERNEL_MODULES", "kernel_files", "stamp", "StampedCache", "announce", "cache_directory"]
 
-STAMP = "sko-kernels.stamp"
+#: Every module whose source a compiled kernel depends on: modules defining kernels, and those
+#: whose constants (declared layouts) the kernels compile in.
+KERNEL_MODULES = (
+    "sko.kernel_cache",
+    "sko.algorithms.compiled.fields",
+    "sko.algorithms.compiled.flat",
+    "sko.algorithms.compiled.jit",
+    "sko.algorithms.compiled.borrow",
+    "sko.algorithms.compiled.blocks",
+    "sko.algorithms.compiled.rigid_blocks",
+    "sko.algorithms.compiled.kernels",
+    "sko.algorithms.compiled.operational_space",
+    "sko.algorithms.cfa.flat",
+    "sko.bodies.kernels",
+    "sko.bodies.compiled_joints",
+    "sko.bodies.rigid_kernels",
+    "sko.bodies.flexible_kernel",
+    "sko.bodies.cluster_kernel",
+    "sko.systems.requests",
+)
 
 
 def kernel_files() -> list[Path]:
-    """The kernel source files of the installed package (packages located, not imported)."""
-    files = []
-    for sources in (KERNEL_SOURCES, CONSTANT_SOURCES):
-        for package, paths in sources.items():
-            spec = importlib.util.find_spec(package)
-            root = Path(next(iter(spec.submodule_search_locations)))
-            files += [root / p for p in paths]
-    return files
+    """The source files of :data:`KERNEL_MODULES` (located, not imported)."""
+    return [Path(importlib.util.find_spec(name).origin) for name in KERNEL_MODULES]
 
 
-def refresh(files: Iterable[Path] | None = None) -> bool:
-    """Remove the cached kernels of ``files`` (default :func:`kernel_files`) when any of them
-    changed since the stamp was recorded; True when it removed them. Silent when the cache is
-    not writable (numba then recompiles in memory or caches elsewhere)."""
-    files = sorted(kernel_files() if files is None else files)
+@lru_cache(maxsize=1)
+def stamp() -> str:
+    """A hash of the contents of every kernel source (computed once per process)."""
     digest = hashlib.sha256()
-    for f in files:
-        try:
-            st = f.stat()
-        except OSError:
-            continue
-        digest.update(f"{f}|{st.st_mtime_ns}|{st.st_size}\n".encode())
-    stamp = digest.hexdigest()
-    caches = sorted({f.parent / "__pycache__" for f in files})
-    record = caches[0] / STAMP if caches else None
-    try:
-        if record is None or (record.exists() and record.read_text() == stamp):
-            return False
-        for cache in caches:
-            stems = {f.stem for f in files if f.parent / "__pycache__" == cache}
-            for entry in cache.glob("*.nb[ic]") if cache.is_dir() else ():
-                if entry.name.split(".", 1)[0] in stems:
-                    entry.unlink(missing_ok=True)
-        record.parent.mkdir(exist_ok=True)
-        record.write_text(stamp)
-    except OSError:
-        return False
-    return True
+    for path in kernel_files():
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class StampedCache(FunctionCache):
+    """numba's cache of one function, with :func:`stamp` in the key of every entry and one index
+    file per signature: processes compiling the float64 and the complex128 versions of a kernel
+    at the same time (``sko compile``) never write the same index (numba rewrites an index whole,
+    so one of two concurrent writers would lose its entry, or name another's code)."""
+
+    def _index_key(self, sig, codegen):
+        return (*super()._index_key(sig, codegen), stamp())
+
+    def _file(self, sig) -> IndexDataCacheFile:
+        name = f"{self._impl.filename_base}-{hashlib.sha256(str(sig).encode()).hexdigest()[:12]}"
+        return IndexDataCacheFile(self._cache_path, name, self._impl.locator.get_source_stamp())
+
+    def _load_overload(self, sig, target_context):
+        if not self._enabled:
+            return None
+        data = self._file(sig).load(self._index_key(sig, target_context.codegen()))
+        return None if data is None else self._impl.rebuild(target_context, data)
+
+    def _save_overload(self, sig, data):
+        if not self._enabled or not self._impl.check_cachable(data):
+            return
+        self._impl.locator.ensure_cache_path()
+        self._file(sig).save(self._index_key(sig, data.codegen), self._impl.reduce(data))
+
+
+_announced = threading.Event()
+
+
+def cache_directory(dispatcher) -> str:
+    """Where ``dispatcher`` (a kernel with a :class:`StampedCache`) keeps its cached code."""
+    cache = getattr(dispatcher, "_cache", None)
+    return str(getattr(cache, "cache_path", "memory (not cached)"))
+
+
+class _Announcer(event.Listener):
+    """Prints :func:`announce`'s line at the start of the first compilation of a kernel."""
+
+    def on_start(self, ev):
+        if _announced.is_set():
+            return
+        dispatcher = (ev.data or {}).get("dispatcher")
+        if isinstance(getattr(dispatcher, "_cache", None), StampedCache):
+            announce(cache_directory(dispatcher))
+
+    def on_end(self, ev):
+        pass
+
+
+def announce(where: str) -> None:
+    """The one line, once per process, saying that kernels compile now and where they go."""
+    if not _announced.is_set():
+        _announced.set()
+        print(f"sko: compiling numba kernels on first use; once only, cached in {where} "
+              "(`sko compile` does it ahead of time)", file=sys.stderr, flush=True)
+
+
+event.register("numba:compile", _Announcer())

@@ -695,17 +695,16 @@ def test_a_request_is_linear_in_memory():
     """The compiled request allocated nv × nv (the identity for ℳ^{-1}) and Σm × nv scratch for
     every request: forward dynamics of a 2000-link chain was quadratic (115 ms; 4 ms now). The
     right-hand sides of the articulated passes are ``T − 𝒞`` (nv) or the identity (nv × nv)."""
-    from sko.systems import compiled as cc
+    from sko.systems import requests as rq
     from sko.systems.engine import engine
 
     system = planar_chain(40)
-    e = engine(system)
-    nv = system.nv
-    for op, columns, sides in ((cc.FORWARD_DYNAMICS, 1, nv), (cc.INVERSE_DYNAMICS, 1, 0),
-                               (cc.MASS_MATRIX_INVERSE, nv, nv * nv)):
-        _, _, scratch = cc._workspace(op, e._tables, np.zeros(cc.workspace_size(op, e._tables)))
-        z, rhs = scratch[-2:]
-        assert z.shape[1] == columns and rhs.size == sides
+    sizes = rq.sizes(engine(system).layout)
+    nv, ns = system.nv, sizes.ns
+    for name, columns in (("forward_dynamics", 1), ("mass_matrix_inverse", nv)):
+        *_, z, rhs = rq.REQUESTS[name].buffers(sizes)
+        assert z == ns * columns and rhs == nv * columns
+    assert rq.REQUESTS["inverse_dynamics"].buffers(sizes) == (3 * ns,)
 
 
 def test_one_switch_for_systems_and_recursions():

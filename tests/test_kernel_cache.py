@@ -1,68 +1,112 @@
-"""numba's cache of the kernels is cleared when any kernel source changes (sko.kernel_cache)."""
+"""numba's cache of the kernels is keyed by every kernel source (sko.kernel_cache), and the first
+compilation in a process says so on standard error."""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from sko.kernel_cache import CONSTANT_SOURCES, KERNEL_SOURCES, kernel_files, refresh
+import pytest
+
+from sko import kernel_cache
+from sko.kernel_cache import KERNEL_MODULES, kernel_files
 
 
-def _uses_numba(path: Path) -> bool:
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "numba":
-            return True
+def _name(node) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    return node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+
+
+def _compiles(path: Path) -> bool:
+    """Whether a module defines compiled code: a function decorated by numba or by the package's
+    kernel decorators (``sko.algorithms.compiled.jit``), or a state kernel registered
+    (``sko.bodies.kernels``)."""
+    tree = ast.parse(path.read_text())
+    compilers = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if module.split(".")[0] == "numba" or module.split(".")[-1] == "jit" or module.endswith("bodies.kernels"):
+                compilers |= {a.asname or a.name for a in node.names}
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "numba" for a in node.names):
+            return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any(_name(d) in compilers for d in node.decorator_list):
+            return True
+        if isinstance(node, ast.Call) and _name(node) in compilers & {"StateKernel", "state_kernel"}:
             return True
     return False
 
 
 def test_every_module_with_kernels_is_stamped():
-    """A new kernel module must join KERNEL_SOURCES, or its callers could run stale code."""
+    """A new kernel module must join KERNEL_MODULES, or its callers could run stale code; the
+    modules listed without kernels are the declared layouts the kernels compile in and the
+    cache itself."""
     found = set()
     for package in ("sko", "sko.algorithms", "sko.graphs"):
         root = Path(next(iter(importlib.util.find_spec(package).submodule_search_locations)))
-        found |= {p.resolve() for p in root.rglob("*.py") if "__pycache__" not in p.parts and _uses_numba(p)}
+        found |= {p.resolve() for p in root.rglob("*.py") if "__pycache__" not in p.parts and _compiles(p)}
     stamped = {p.resolve() for p in kernel_files()}
     assert found <= stamped
-    constants = stamped - found
-    assert {p.name for p in constants} == {"flat.py"} and not any(_uses_numba(p) for p in constants)
-    assert sum(len(paths) for paths in KERNEL_SOURCES.values()) == len(found)
-    assert sum(len(paths) for paths in CONSTANT_SOURCES.values()) == len(constants)
+    assert {p.name for p in stamped - found} == {"fields.py", "flat.py", "kernel_cache.py"}
+    assert len(stamped) == len(KERNEL_MODULES)
 
 
-def test_the_kernels_constants_are_stamped():
-    """The flat layout's columns are compiled into the kernels as constants: an edit there (a
-    column added or moved) must clear the cache as an edit of a kernel does."""
-    stamped = {p.resolve() for p in kernel_files()}
-    flat = Path(importlib.util.find_spec("sko.algorithms.compiled.flat").origin).resolve()
-    assert flat in stamped
-
-
-def _entries(cache: Path) -> set[str]:
-    return {p.name for p in cache.iterdir() if p.suffix in (".nbi", ".nbc")}
-
-
-def test_a_changed_source_clears_every_stamped_cache(tmp_path):
-    a, b = tmp_path / "a.py", tmp_path / "sub" / "b.py"
-    b.parent.mkdir()
+def test_the_stamp_follows_the_contents(tmp_path, monkeypatch):
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
     a.write_text("x = 1\n")
     b.write_text("y = 1\n")
-    caches = [tmp_path / "__pycache__", b.parent / "__pycache__"]
+    monkeypatch.setattr(kernel_cache, "kernel_files", lambda: [a, b])
+    stamps = []
+    for text in ("y = 1\n", "y = 1\n", "y = 22\n"):
+        b.write_text(text)
+        kernel_cache.stamp.cache_clear()
+        stamps.append(kernel_cache.stamp())
+    kernel_cache.stamp.cache_clear()
+    assert stamps[0] == stamps[1] != stamps[2]
 
-    def populate():
-        for cache, stem in zip(caches, ("a", "b")):
-            cache.mkdir(exist_ok=True)
-            for name in (f"{stem}.f-1.py311.nbi", f"{stem}.f-1.py311.0.nbc", "other.g-3.py311.nbi"):
-                (cache / name).write_text("")
 
-    populate()
-    assert refresh([a, b])  # no stamp yet: the caches may predate it
-    assert _entries(caches[0]) == _entries(caches[1]) == {"other.g-3.py311.nbi"}
-    populate()
-    assert not refresh([a, b])  # nothing changed: kept
-    assert len(_entries(caches[0])) == 3
-    b.write_text("y = 22\n")  # one source changes: the other file's kernels may inline it
-    assert refresh([a, b])
-    assert _entries(caches[0]) == _entries(caches[1]) == {"other.g-3.py311.nbi"}
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_kernel_compiled_under_another_stamp_is_not_loaded(tmp_path, monkeypatch):
+    """The cache entry of a kernel is keyed by the stamp: the same source loads its cached code
+    while the stamp holds, and compiles afresh when any kernel source changed."""
+    source = tmp_path / "kernels_here.py"
+    source.write_text("from sko.algorithms.compiled.jit import kernel\n\n\n@kernel(entry=True)\n"
+                      "def plus_one(x):\n    return x + 1\n")
+    first = _load(source, "kernels_here").plus_one
+    assert first(1) == 2 and sum(first.stats.cache_misses.values()) == 1
+    again = _load(source, "kernels_here").plus_one
+    assert again(1) == 2 and sum(again.stats.cache_hits.values()) == 1
+    monkeypatch.setattr(kernel_cache, "stamp", lambda: "another set of kernel sources")
+    changed = _load(source, "kernels_here").plus_one
+    assert changed(1) == 2 and sum(changed.stats.cache_misses.values()) == 1
+
+
+def test_the_first_compilation_says_so_once(tmp_path):
+    """A process that compiles kernels prints one line naming the cache; one that loads them
+    from the cache prints nothing."""
+    (tmp_path / "two_kernels.py").write_text(
+        "from sko.algorithms.compiled.jit import kernel\n\n\n@kernel(entry=True)\ndef one(x):\n    return x + 1\n\n\n"
+        "@kernel(entry=True)\ndef two(x):\n    return x + 2\n")
+    script = f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport two_kernels\nassert two_kernels.one(two_kernels.two(1)) == 4\n"
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    cold = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    lines = [line for line in cold.stderr.splitlines() if line.startswith("sko:")]
+    assert len(lines) == 1 and "once" in lines[0] and str(tmp_path / "cache") in lines[0] and "sko compile" in lines[0]
+    warm = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert "sko:" not in warm.stderr
+
+
+@pytest.mark.parametrize("module", KERNEL_MODULES)
+def test_the_listed_modules_exist(module):
+    assert importlib.util.find_spec(module) is not None

@@ -19,21 +19,23 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from numba import njit
 
 from sko.graphs.errors import NonFiniteError
 
+from ..compiled.borrow import matrix_view
 from ..compiled.engine import compiled_model
-from ..compiled.flat import BODY, from_structure
-from ..compiled.flat import H as DATA_H
-from ..compiled.flat import M as DATA_M
-from ..compiled.flat import W as DATA_W
+from ..compiled.fields import columns
+from ..compiled.flat import Flat, from_structure
+from ..compiled.jit import kernel
 
-__all__ = ["FlatSplit", "block_apply", "omega_apply"]
+__all__ = ["Split", "Step", "FlatSplit", "block_apply", "omega_apply"]
 
-#: columns of :attr:`FlatSplit.table`; the last three are offsets in the model's compiled data buffer
-PARENT, MDIM, NDIM, SDIM, NODE, DOF, CON, PHI, W, HP, MI, PHI_IN, H_IN, M_IN = range(14)
-WIDTH = 14
+#: The columns of :attr:`FlatSplit.table`: the parent, ``m_k``, ``n_k``, ``s_k = m_k − n_k``, the
+#: offsets of the node in stacked node, hinge and constraint vectors, of its blocks ``φ(℘(k), k)``,
+#: ``W(k)``, ``H⁺(k)``, ``M^{-1}(k)`` in the split's buffer, and of ``φ``, ``H``, ``M`` in the
+#: model's compiled data buffer.
+Split = columns("Split", "PARENT", "NODE_DIM", "HINGE_DIM", "CONSTRAINT_DIM", "NODE", "DOF", "CON", "PHI", "W", "HP",
+                "MI", "PHI_IN", "H_IN", "M_IN")
 
 
 class FlatSplit:
@@ -76,24 +78,24 @@ def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
     dimensions only. ``PHI_IN``, ``H_IN`` and ``M_IN`` are the offsets of the model's blocks in
     its compiled data buffer (:mod:`sko.algorithms.compiled.flat`)."""
     parents = tree.parent_indices
-    table = np.zeros((len(m), WIDTH), dtype=np.int64)
-    table[:, PARENT] = parents
-    table[:, MDIM], table[:, NDIM] = m, n
-    table[:, SDIM] = np.subtract(m, n)
-    for col, dims in ((NODE, m), (DOF, n), (CON, np.subtract(m, n))):
+    table = np.zeros((len(m), Split.WIDTH), dtype=np.int64)
+    table[:, Split.PARENT] = parents
+    table[:, Split.NODE_DIM], table[:, Split.HINGE_DIM] = m, n
+    table[:, Split.CONSTRAINT_DIM] = np.subtract(m, n)
+    for col, dims in ((Split.NODE, m), (Split.DOF, n), (Split.CON, np.subtract(m, n))):
         table[:, col] = np.concatenate([[0], np.cumsum(dims, dtype=np.int64)[:-1]]) if len(m) else []
     layout = from_structure(parents, m, n, tree.scatter_indices).layout
-    table[layout[:, BODY], PHI_IN] = layout[:, DATA_W]
-    table[layout[:, BODY], H_IN] = layout[:, DATA_H]
-    table[layout[:, BODY], M_IN] = layout[:, DATA_M]
+    table[layout[:, Flat.BODY], Split.PHI_IN] = layout[:, Flat.W]
+    table[layout[:, Flat.BODY], Split.H_IN] = layout[:, Flat.H]
+    table[layout[:, Flat.BODY], Split.M_IN] = layout[:, Flat.M]
     size = 0
     for i, p in enumerate(parents):
         if p >= 0:
-            table[i, PHI] = size
+            table[i, Split.PHI] = size
             size += m[p] * m[i]
         else:
-            table[i, PHI] = table[i, PHI_IN] = -1
-        for col, count in ((W, m[i] * (m[i] - n[i])), (HP, m[i] * n[i]), (MI, m[i] * m[i])):
+            table[i, Split.PHI] = table[i, Split.PHI_IN] = -1
+        for col, count in ((Split.W, m[i] * (m[i] - n[i])), (Split.HP, m[i] * n[i]), (Split.MI, m[i] * m[i])):
             table[i, col] = size
             size += count
     table.setflags(write=False)
@@ -103,10 +105,11 @@ def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
 #: the last split of each structure, ``(model numbers, split numbers)``: a simulation's next state
 #: reuses the factorizations of the nodes whose ``H(k)`` or ``M(k)`` did not change
 _LAST: dict = {}
-_NONE = (np.zeros(0), np.zeros(0))
+_NONE = (np.zeros(0), np.zeros(0))  # as a split's: the numbers read-only (one compiled signature)
+_NONE[1].setflags(write=False)
 
 
-@njit(cache=True)
+@kernel
 def _same(a, a_at, b, b_at, count):
     """True when ``count`` entries of ``a`` from ``a_at`` equal those of ``b`` from ``b_at``, bit
     for bit (int64 views of the float64 numbers: ``−0.0`` differs from ``0.0``)."""
@@ -116,7 +119,7 @@ def _same(a, a_at, b, b_at, count):
     return True
 
 
-@njit(cache=True)
+@kernel(entry=True)
 def split_numbers(table, packed, size, last_packed, last_numbers):
     """``W(k)`` (the last ``m_k − n_k`` right singular vectors of ``H(k) = U Σ V*``), ``H⁺(k) =
     V_n Σ^{-1} U*``, ``M^{-1}(k)`` and ``φ(℘(k), k)`` of every node into one buffer.
@@ -129,15 +132,15 @@ def split_numbers(table, packed, size, last_packed, last_numbers):
     reuse = last_packed.size == packed.size and last_numbers.size == size
     bits, last_bits = packed.view(np.int64), last_packed.view(np.int64)
     for i in range(table.shape[0]):
-        m, n = table[i, MDIM], table[i, NDIM]
-        if table[i, PHI] >= 0:
-            count = table[table[i, PARENT], MDIM] * m
-            out[table[i, PHI]: table[i, PHI] + count] = packed[table[i, PHI_IN]: table[i, PHI_IN] + count]
+        m, n = table[i, Split.NODE_DIM], table[i, Split.HINGE_DIM]
+        if table[i, Split.PHI] >= 0:
+            count = table[table[i, Split.PARENT], Split.NODE_DIM] * m
+            out[table[i, Split.PHI]: table[i, Split.PHI] + count] = packed[table[i, Split.PHI_IN]: table[i, Split.PHI_IN] + count]
         if m == 0:
             continue
-        h_in, m_in = table[i, H_IN], table[i, M_IN]
+        h_in, m_in = table[i, Split.H_IN], table[i, Split.M_IN]
         if reuse and _same(bits, h_in, last_bits, h_in, n * m):
-            w, count = table[i, W], m * (m - n) + m * n  # W(k) and H⁺(k) are adjacent
+            w, count = table[i, Split.W], m * (m - n) + m * n  # W(k) and H⁺(k) are adjacent
             out[w: w + count] = last_numbers[w: w + count]
         else:
             if n == 0:
@@ -148,17 +151,17 @@ def split_numbers(table, packed, size, last_packed, last_numbers):
                 U, sigma, Vh = np.linalg.svd(H, full_matrices=True)
                 Hp = _product(Vh[:n].T.copy(), (U.T / sigma.reshape(n, 1)).copy())
             Wk = Vh[n:].T.copy()
-            out[table[i, W]: table[i, W] + Wk.size] = Wk.ravel()
-            out[table[i, HP]: table[i, HP] + Hp.size] = Hp.ravel()
+            out[table[i, Split.W]: table[i, Split.W] + Wk.size] = Wk.ravel()
+            out[table[i, Split.HP]: table[i, Split.HP] + Hp.size] = Hp.ravel()
         if reuse and _same(bits, m_in, last_bits, m_in, m * m):
-            out[table[i, MI]: table[i, MI] + m * m] = last_numbers[table[i, MI]: table[i, MI] + m * m]
+            out[table[i, Split.MI]: table[i, Split.MI] + m * m] = last_numbers[table[i, Split.MI]: table[i, Split.MI] + m * m]
         else:
             M = packed[m_in: m_in + m * m].copy().reshape(m, m)
-            out[table[i, MI]: table[i, MI] + m * m] = np.linalg.inv(M).ravel()
+            out[table[i, Split.MI]: table[i, Split.MI] + m * m] = np.linalg.inv(M).ravel()
     return out
 
 
-@njit(cache=True)
+@kernel(entry=True)
 def block_apply(table, numbers, block, rows, cols, out_at, in_at, transpose, x, out_size):
     """``out(k) = B(k) x(k)`` (or ``B*(k) x(k)``) for the block-diagonal operator whose
     ``rows × cols`` blocks start at column ``block`` of ``table``; ``out_at`` and ``in_at``
@@ -182,15 +185,15 @@ def block_apply(table, numbers, block, rows, cols, out_at, in_at, transpose, x, 
     return out
 
 
-@njit(cache=True)
+@kernel(entry=True)
 def omega_apply(table, numbers, x):
     """``φ^{-*} M^{-1} φ^{-1} x`` for a stacked node vector ``x``."""
     y = x.copy()
     for i in range(table.shape[0]):  # φ^{-1} = I − ℰ_φ
-        p = table[i, PARENT]
+        p = table[i, Split.PARENT]
         if p >= 0:
-            m, mp, o = table[i, MDIM], table[p, MDIM], table[i, PHI]
-            xo, yo = table[i, NODE], table[p, NODE]
+            m, mp, o = table[i, Split.NODE_DIM], table[p, Split.NODE_DIM], table[i, Split.PHI]
+            xo, yo = table[i, Split.NODE], table[p, Split.NODE]
             for r in range(mp):
                 acc = 0.0
                 for c in range(m):
@@ -198,7 +201,7 @@ def omega_apply(table, numbers, x):
                 y[yo + r] -= acc
     z = np.zeros_like(y)
     for i in range(table.shape[0]):  # M^{-1}
-        m, o, no = table[i, MDIM], table[i, MI], table[i, NODE]
+        m, o, no = table[i, Split.NODE_DIM], table[i, Split.MI], table[i, Split.NODE]
         for r in range(m):
             acc = 0.0
             for c in range(m):
@@ -206,10 +209,10 @@ def omega_apply(table, numbers, x):
             z[no + r] = acc
     out = z.copy()
     for i in range(table.shape[0]):  # φ^{-*} = I − ℰ_φ*
-        p = table[i, PARENT]
+        p = table[i, Split.PARENT]
         if p >= 0:
-            m, mp, o = table[i, MDIM], table[p, MDIM], table[i, PHI]
-            zo, no = table[p, NODE], table[i, NODE]
+            m, mp, o = table[i, Split.NODE_DIM], table[p, Split.NODE_DIM], table[i, Split.PHI]
+            zo, no = table[p, Split.NODE], table[i, Split.NODE]
             for c in range(m):
                 acc = 0.0
                 for r in range(mp):
@@ -222,13 +225,13 @@ def omega_apply(table, numbers, x):
 NODE_BLOCK, CHILD_BLOCK, PARENT_BLOCK, SIBLING_BLOCK = range(4)
 
 
-@njit(cache=True)
+@kernel
 def _block(numbers, offset, rows, cols):
     """A copy of the row-major block at ``offset``."""
     return numbers[offset: offset + rows * cols].copy().reshape(rows, cols)
 
 
-@njit(cache=True)
+@kernel
 def _product(A, B):
     out = np.zeros((A.shape[0], B.shape[1]))
     for r in range(A.shape[0]):
@@ -239,7 +242,7 @@ def _product(A, B):
     return out
 
 
-@njit(cache=True)
+@kernel
 def _mul(a, ao, ars, acs, b, bo, brs, bcs, rows, inner, cols, out, oo):
     """``out[oo + r cols + c] = Σ_k a[ao + r ars + k acs] b[bo + k brs + c bcs]``: the product of
     two blocks given by their offsets and strides (a transposed row-major block has them swapped),
@@ -253,7 +256,7 @@ def _mul(a, ao, ars, acs, b, bo, brs, bcs, rows, inner, cols, out, oo):
                 out[oo + r * cols + c] += x * b[bo + k * brs + c * bcs]
 
 
-@njit(cache=True)
+@kernel(entry=True)
 def constraint_block_data(table, numbers, pairs, size):
     """The blocks of ``A = W* φ^{-*} M^{-1} φ^{-1} W`` listed in ``pairs`` (rows ``(kind, i, j,
     offset)``), row-major at their offsets of one buffer of ``size`` entries (see
@@ -262,31 +265,31 @@ def constraint_block_data(table, numbers, pairs, size):
     at = np.full(N, -1, dtype=np.int64)  # φ(℘(k), k) W(k) at at[k], Y(k) = M^{-1}(℘(k)) φ(℘(k), k) W(k) after it
     total, widest, tallest = 0, 0, 0
     for i in range(N):
-        p, s = table[i, PARENT], table[i, SDIM]
-        widest, tallest = max(widest, s), max(tallest, table[i, MDIM])
+        p, s = table[i, Split.PARENT], table[i, Split.CONSTRAINT_DIM]
+        widest, tallest = max(widest, s), max(tallest, table[i, Split.NODE_DIM])
         if p >= 0 and s > 0:
             at[i] = total
-            total += 2 * table[p, MDIM] * s
+            total += 2 * table[p, Split.NODE_DIM] * s
     work = np.empty(total)
     for i in range(N):
         if at[i] >= 0:
-            p, m, s = table[i, PARENT], table[i, MDIM], table[i, SDIM]
-            mp = table[p, MDIM]
-            _mul(numbers, table[i, PHI], m, 1, numbers, table[i, W], s, 1, mp, m, s, work, at[i])
-            _mul(numbers, table[p, MI], mp, 1, work, at[i], s, 1, mp, mp, s, work, at[i] + mp * s)
+            p, m, s = table[i, Split.PARENT], table[i, Split.NODE_DIM], table[i, Split.CONSTRAINT_DIM]
+            mp = table[p, Split.NODE_DIM]
+            _mul(numbers, table[i, Split.PHI], m, 1, numbers, table[i, Split.W], s, 1, mp, m, s, work, at[i])
+            _mul(numbers, table[p, Split.MI], mp, 1, work, at[i], s, 1, mp, mp, s, work, at[i] + mp * s)
     T = np.empty(tallest * widest)
     B = np.empty(widest * widest)
     C = np.empty(widest * widest)
     out = np.zeros(size)
     for row in range(pairs.shape[0]):
         kind, i, j, o = pairs[row, 0], pairs[row, 1], pairs[row, 2], pairs[row, 3]
-        si, sj = table[i, SDIM], table[j, SDIM]
+        si, sj = table[i, Split.CONSTRAINT_DIM], table[j, Split.CONSTRAINT_DIM]
         if kind == NODE_BLOCK:  # W*(i) M^{-1}(i) W(i) + (φ W)*(i) Y(i), symmetrized
-            m = table[i, MDIM]
-            _mul(numbers, table[i, MI], m, 1, numbers, table[i, W], si, 1, m, m, si, T, 0)
-            _mul(numbers, table[i, W], 1, si, T, 0, si, 1, si, m, si, B, 0)
-            if table[i, PARENT] >= 0:
-                mp = table[table[i, PARENT], MDIM]
+            m = table[i, Split.NODE_DIM]
+            _mul(numbers, table[i, Split.MI], m, 1, numbers, table[i, Split.W], si, 1, m, m, si, T, 0)
+            _mul(numbers, table[i, Split.W], 1, si, T, 0, si, 1, si, m, si, B, 0)
+            if table[i, Split.PARENT] >= 0:
+                mp = table[table[i, Split.PARENT], Split.NODE_DIM]
                 _mul(work, at[i], 1, si, work, at[i] + mp * si, si, 1, si, mp, si, C, 0)
                 for e in range(si * si):
                     B[e] += C[e]
@@ -295,13 +298,13 @@ def constraint_block_data(table, numbers, pairs, size):
                     out[o + r * si + c] = (B[r * si + c] + B[c * si + r]) / 2
             continue
         if kind == CHILD_BLOCK:  # A(℘(j), j) = −W*(i) Y(j) with i = ℘(j)
-            m = table[i, MDIM]
-            _mul(numbers, table[i, W], 1, si, work, at[j] + m * sj, sj, 1, si, m, sj, out, o)
+            m = table[i, Split.NODE_DIM]
+            _mul(numbers, table[i, Split.W], 1, si, work, at[j] + m * sj, sj, 1, si, m, sj, out, o)
         elif kind == PARENT_BLOCK:  # A(i, ℘(i)) = −Y*(i) W(j) with j = ℘(i)
-            m = table[j, MDIM]
-            _mul(work, at[i] + m * si, 1, si, numbers, table[j, W], sj, 1, si, m, sj, out, o)
+            m = table[j, Split.NODE_DIM]
+            _mul(work, at[i] + m * si, 1, si, numbers, table[j, Split.W], sj, 1, si, m, sj, out, o)
         else:  # siblings: (φ W)*(i) Y(j)
-            mp = table[table[i, PARENT], MDIM]
+            mp = table[table[i, Split.PARENT], Split.NODE_DIM]
             _mul(work, at[i], 1, si, work, at[j] + mp * sj, sj, 1, si, mp, sj, out, o)
             continue
         for e in range(si * sj):
@@ -309,19 +312,20 @@ def constraint_block_data(table, numbers, pairs, size):
     return out
 
 
-#: columns of the elimination steps of :func:`cyclic_reduction` and :func:`back_substitution`:
+#: The columns of the elimination steps of :func:`cyclic_reduction` and :func:`back_substitution`:
 #: sizes ``s``, offsets in the work buffer of ``A(k)`` (``D_``), ``r(k)`` (``R_``), the couplings
-#: ``A(x, y)`` (``C_xy``), ``A(e)^{-1}`` (``V_E``), and of ``F_S(k)`` in the constraint vector (``F_``)
-(S_E, S_L, S_R, D_E, D_L, D_R, R_E, R_L, R_R, C_LE, C_EL, C_RE, C_ER, C_LR, C_RL, V_E, F_E, F_L, F_R,
- STEP_WIDTH) = range(20)
+#: ``A(x, y)`` (``C_xy``), ``A(e)^{-1}`` (``V_E``), and of ``F_S(k)`` in the constraint vector (``F_``),
+#: for the eliminated unknown ``e`` and its neighbours ``l`` and ``r``.
+Step = columns("Step", "S_E", "S_L", "S_R", "D_E", "D_L", "D_R", "R_E", "R_L", "R_R", "C_LE", "C_EL", "C_RE", "C_ER",
+               "C_LR", "C_RL", "V_E", "F_E", "F_L", "F_R")
 
 
-@njit(cache=True)
+@kernel
 def _view(work, offset, rows, cols):
-    return work[offset: offset + rows * cols].reshape(rows, cols)
+    return matrix_view(work, offset, rows, cols)
 
 
-@njit(cache=True)
+@kernel
 def _matvec(A, x):
     out = np.zeros(A.shape[0])
     for r in range(A.shape[0]):
@@ -330,37 +334,37 @@ def _matvec(A, x):
     return out
 
 
-@njit(cache=True)
+@kernel(entry=True)
 def cyclic_reduction(work, steps):
     """Eliminate, step by step, unknown ``e`` from its neighbours ``l`` and (if ``S_R > 0``)
     ``r`` (Eq. 39–40), in place in the work buffer; ``A(e)^{-1}`` is kept for the
     back-substitution."""
     for k in range(steps.shape[0]):
-        se, sl, sr = steps[k, S_E], steps[k, S_L], steps[k, S_R]
-        Ainv = _view(work, steps[k, V_E], se, se)
-        Ainv[:, :] = np.linalg.inv(_view(work, steps[k, D_E], se, se))
-        re = work[steps[k, R_E]: steps[k, R_E] + se]
-        X = _product(_view(work, steps[k, C_LE], sl, se), Ainv)
-        _view(work, steps[k, D_L], sl, sl)[:, :] -= _product(X, _view(work, steps[k, C_EL], se, sl))
-        work[steps[k, R_L]: steps[k, R_L] + sl] -= _matvec(X, re)
+        se, sl, sr = steps[k, Step.S_E], steps[k, Step.S_L], steps[k, Step.S_R]
+        Ainv = _view(work, steps[k, Step.V_E], se, se)
+        Ainv[:, :] = np.linalg.inv(_view(work, steps[k, Step.D_E], se, se))
+        re = work[steps[k, Step.R_E]: steps[k, Step.R_E] + se]
+        X = _product(_view(work, steps[k, Step.C_LE], sl, se), Ainv)
+        _view(work, steps[k, Step.D_L], sl, sl)[:, :] -= _product(X, _view(work, steps[k, Step.C_EL], se, sl))
+        work[steps[k, Step.R_L]: steps[k, Step.R_L] + sl] -= _matvec(X, re)
         if sr > 0:
-            Z = _product(_view(work, steps[k, C_RE], sr, se), Ainv)
-            Aer = _view(work, steps[k, C_ER], se, sr)
-            _view(work, steps[k, D_R], sr, sr)[:, :] -= _product(Z, Aer)
-            work[steps[k, R_R]: steps[k, R_R] + sr] -= _matvec(Z, re)
+            Z = _product(_view(work, steps[k, Step.C_RE], sr, se), Ainv)
+            Aer = _view(work, steps[k, Step.C_ER], se, sr)
+            _view(work, steps[k, Step.D_R], sr, sr)[:, :] -= _product(Z, Aer)
+            work[steps[k, Step.R_R]: steps[k, Step.R_R] + sr] -= _matvec(Z, re)
             Alr = -_product(X, Aer)
-            _view(work, steps[k, C_LR], sl, sr)[:, :] = Alr
-            _view(work, steps[k, C_RL], sr, sl)[:, :] = Alr.T
+            _view(work, steps[k, Step.C_LR], sl, sr)[:, :] = Alr
+            _view(work, steps[k, Step.C_RL], sr, sl)[:, :] = Alr.T
 
 
-@njit(cache=True)
+@kernel(entry=True)
 def back_substitution(work, steps, F_S):
     """``F_S(e) = A(e)^{-1} [r(e) − A(e, l) F_S(l) − A(e, r) F_S(r)]`` in reverse elimination
     order, in place in ``F_S`` (whose survivors are already solved)."""
     for k in range(steps.shape[0] - 1, -1, -1):
-        se, sl, sr = steps[k, S_E], steps[k, S_L], steps[k, S_R]
-        y = work[steps[k, R_E]: steps[k, R_E] + se] - _matvec(_view(work, steps[k, C_EL], se, sl),
-                                                              F_S[steps[k, F_L]: steps[k, F_L] + sl])
+        se, sl, sr = steps[k, Step.S_E], steps[k, Step.S_L], steps[k, Step.S_R]
+        y = work[steps[k, Step.R_E]: steps[k, Step.R_E] + se] - _matvec(_view(work, steps[k, Step.C_EL], se, sl),
+                                                              F_S[steps[k, Step.F_L]: steps[k, Step.F_L] + sl])
         if sr > 0:
-            y -= _matvec(_view(work, steps[k, C_ER], se, sr), F_S[steps[k, F_R]: steps[k, F_R] + sr])
-        F_S[steps[k, F_E]: steps[k, F_E] + se] = _matvec(_view(work, steps[k, V_E], se, se), y)
+            y -= _matvec(_view(work, steps[k, Step.C_ER], se, sr), F_S[steps[k, Step.F_R]: steps[k, Step.F_R] + sr])
+        F_S[steps[k, Step.F_E]: steps[k, Step.F_E] + se] = _matvec(_view(work, steps[k, Step.V_E], se, se), y)

@@ -39,7 +39,7 @@ import scipy.linalg.lapack
 from sko.model import SKOModel
 
 from .general import CFAResult, accelerations, equivalent_control_force
-from .flat import STEP_WIDTH, back_substitution, cyclic_reduction
+from .flat import Step, back_substitution, cyclic_reduction
 from .matrix import block_buffer, block_pairs
 from .operators import B_apply
 from .split import ForceSplit, check_split
@@ -211,6 +211,6 @@ def _plan(tree, s: tuple) -> _Plan:
     crossing = [(i, j) for i in survivors for j in survivors if segment_of[i] != segment_of[j] and (i, j) in block_at]
     cat = lambda parts: np.concatenate(parts).astype(np.intp) if parts else np.zeros(0, dtype=np.intp)  # noqa: E731
     return _Plan(tuple(rounds), tuple(survivors), size, cat(copy_from), cat(copy_to), cat(rhs_from), cat(rhs_to),
-                 np.array(steps, dtype=np.int64).reshape(-1, STEP_WIDTH), n, cat(S_from_work), cat(S_to_work),
+                 np.array(steps, dtype=np.int64).reshape(-1, Step.WIDTH), n, cat(S_from_work), cat(S_to_work),
                  cat([block_at[i, j] + np.arange(s[i] * s[j]) for i, j in crossing]), cat([place(i, j) for i, j in crossing]),
                  cat([R[i] + np.arange(s[i]) for i in survivors]), cat([cs[i] + np.arange(s[i]) for i in survivors]))

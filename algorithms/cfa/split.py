@@ -29,7 +29,7 @@ from sko.arrays import checked_array
 from sko.model import SKOModel
 
 from . import flat
-from .flat import block_apply
+from .flat import Split, block_apply
 
 __all__ = ["ForceSplit", "force_split", "W_apply", "W_star_apply", "H_plus_apply", "H_plus_star_apply"]
 
@@ -60,15 +60,15 @@ class ForceSplit:
     # the blocks as arrays, made on first use (the algorithms run on the packed numbers)
     @cached_property
     def W_by_index(self) -> tuple:
-        return self.flat.blocks(flat.W, flat.MDIM, flat.SDIM)
+        return self.flat.blocks(Split.W, Split.NODE_DIM, Split.CONSTRAINT_DIM)
 
     @cached_property
     def H_plus_by_index(self) -> tuple:
-        return self.flat.blocks(flat.HP, flat.MDIM, flat.NDIM)
+        return self.flat.blocks(Split.HP, Split.NODE_DIM, Split.HINGE_DIM)
 
     @cached_property
     def M_inverse_by_index(self) -> tuple:
-        return self.flat.blocks(flat.MI, flat.MDIM, flat.MDIM)
+        return self.flat.blocks(Split.MI, Split.NODE_DIM, Split.NODE_DIM)
 
     def __repr__(self) -> str:
         return f"ForceSplit({len(self.W_by_index)} nodes, {self.constraint_size} constraint coordinates)"
@@ -142,28 +142,29 @@ def _apply(split: ForceSplit, block: int, rows: int, cols: int, out_at: int, in_
         return (_apply(split, block, rows, cols, out_at, in_at, transpose, x.real, out_size)
                 + 1j * _apply(split, block, rows, cols, out_at, in_at, transpose, x.imag, out_size))
     x = np.ascontiguousarray(x, dtype=np.float64)
-    return block_apply(fs.table, fs.numbers, block, rows, cols, out_at, in_at, transpose, x, out_size)
+    return block_apply(fs.table, fs.numbers, int(block), int(rows), int(cols), int(out_at), int(in_at), transpose, x,
+                       out_size)
 
 
 def W_apply(split: ForceSplit, F_S) -> np.ndarray:
     """``W F_S``: stacked constraint vector → stacked node vector."""
     x = split.constraint_vector(F_S, "F_S")
-    return _apply(split, flat.W, flat.MDIM, flat.SDIM, flat.NODE, flat.CON, False, x, split.model.node_size)
+    return _apply(split, Split.W, Split.NODE_DIM, Split.CONSTRAINT_DIM, Split.NODE, Split.CON, False, x, split.model.node_size)
 
 
 def W_star_apply(split: ForceSplit, f) -> np.ndarray:
     """``W* f`` (``= W^+ f``): stacked node vector → stacked constraint vector."""
     x = split.model.node_vector(f, "f")
-    return _apply(split, flat.W, flat.MDIM, flat.SDIM, flat.CON, flat.NODE, True, x, split.constraint_size)
+    return _apply(split, Split.W, Split.NODE_DIM, Split.CONSTRAINT_DIM, Split.CON, Split.NODE, True, x, split.constraint_size)
 
 
 def H_plus_apply(split: ForceSplit, F_T) -> np.ndarray:
     """``H⁺ F_T``: stacked hinge vector → stacked node vector."""
     x = split.model.dof_vector(F_T, "F_T")
-    return _apply(split, flat.HP, flat.MDIM, flat.NDIM, flat.NODE, flat.DOF, False, x, split.model.node_size)
+    return _apply(split, Split.HP, Split.NODE_DIM, Split.HINGE_DIM, Split.NODE, Split.DOF, False, x, split.model.node_size)
 
 
 def H_plus_star_apply(split: ForceSplit, f) -> np.ndarray:
     """``H⁺* f``: stacked node vector → stacked hinge vector."""
     x = split.model.node_vector(f, "f")
-    return _apply(split, flat.HP, flat.MDIM, flat.NDIM, flat.DOF, flat.NODE, True, x, split.model.dof_size)
+    return _apply(split, Split.HP, Split.NODE_DIM, Split.HINGE_DIM, Split.DOF, Split.NODE, True, x, split.model.dof_size)

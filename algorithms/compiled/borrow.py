@@ -25,7 +25,7 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
-__all__ = ["borrowed", "matrix_view"]
+__all__ = ["borrowed", "matrix_view", "strided_view"]
 
 
 @intrinsic
@@ -61,3 +61,25 @@ def matrix_view(typingctx, a, start, rows, cols):
         return impl_ret_borrowed(context, builder, view_type, view._getvalue())
 
     return view_type(a, start, rows, cols), codegen
+
+
+@intrinsic
+def strided_view(typingctx, a, start, rows, cols, row_step, col_step):
+    """The ``rows × cols`` view of the 1-D C-ordered ``a`` whose entry ``(i, j)`` is
+    ``a[start + i·row_step + j·col_step]`` (any layout, so ``(row_step, col_step) = (1, rows)``
+    is the transpose of a row-major block), which ``a`` must hold."""
+    if not (isinstance(a, types.Array) and a.ndim == 1 and a.layout == "C"):
+        return None
+    view_type = a.copy(ndim=2, layout="A")
+
+    def codegen(context, builder, sig, args):
+        source = make_array(sig.args[0])(context, builder, args[0])
+        first, r, c, rs, cs = (context.cast(builder, v, t, types.intp) for v, t in zip(args[1:], sig.args[1:]))
+        view = make_array(view_type)(context, builder)
+        populate_array(view, data=builder.gep(source.data, [first]), shape=cgutils.pack_array(builder, [r, c]),
+                       strides=cgutils.pack_array(builder, [builder.mul(rs, source.itemsize),
+                                                            builder.mul(cs, source.itemsize)]),
+                       itemsize=source.itemsize, meminfo=source.meminfo, parent=source.parent)
+        return impl_ret_borrowed(context, builder, view_type, view._getvalue())
+
+    return view_type(a, start, rows, cols, row_step, col_step), codegen

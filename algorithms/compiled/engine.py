@@ -1,9 +1,11 @@
-"""The compiled path of :mod:`sko.algorithms`: checked input in, kernels of :mod:`.kernels` run.
+"""The compiled path of :mod:`sko.algorithms`: checked input in, kernels of :mod:`sko.algorithms.compiled.kernels` run.
 
 The public functions of :mod:`sko.algorithms` validate their input (same errors on both paths)
 and call the functions here when :func:`.backend.compiled_dtype` accepts the numbers. The flat
 structure, the data buffer and the Riccati layout of a model are built once per
-:class:`sko.SKOModel` (the model is immutable) and cached with it.
+:class:`sko.SKOModel` (the model is immutable) and cached with it. Every array handed to a kernel
+is writeable (the kernels never write their inputs): numba compiles a kernel again for read-only
+arrays, so what users see of these buffers are read-only views.
 """
 
 from __future__ import annotations
@@ -16,12 +18,7 @@ import numpy as np
 from . import kernels as K
 from . import operational_space as OS
 from .backend import compiled_dtype
-from .flat import BODY, HDIM, NDIM, FlatModel, fill_data, from_sko_model
-from .flat import A as A_COL
-from .flat import B as B_COL
-from .flat import M as M_COL
-from .flat import NODE as NODE_COL
-from .flat import W as W_COL
+from .flat import Flat, FlatModel, Riccati, fill_data, from_sko_model, riccati_layout
 
 __all__ = ["runs", "CompiledModel", "compiled_model"]
 
@@ -32,18 +29,19 @@ class CompiledModel:
     def __init__(self, model):
         self.model = model
         self.flat: FlatModel = from_sko_model(model)
-        self.layout = self.flat.layout
+        self.layout = np.array(self.flat.layout)
         self._data: dict = {}
-        self.roff, self.rsize = K.riccati_layout(self.layout)
-        self.woff = np.ascontiguousarray(self.layout[:, W_COL])
+        roff, self.rsize = riccati_layout(self.layout)
+        self.roff = np.array(roff)
+        self.woff = np.ascontiguousarray(self.layout[:, Flat.W])
 
     def with_data(self, model, data: np.ndarray) -> "CompiledModel":
         """The compiled form of ``model`` — a :meth:`sko.SKOModel.with_blocks` model of this one's
-        model — whose numbers (``a = b = 0``) are already in ``data``, a read-only buffer of this
-        layout; cached as :func:`compiled_model` of ``model``. The structure is shared, nothing is
-        recomputed."""
-        if data.shape != (self.flat.size,) or data.flags.writeable:
-            raise ValueError(f"data must be a read-only buffer of {self.flat.size} entries")
+        model — whose numbers (``a = b = 0``) are already in ``data``, a buffer of this layout
+        that nothing writes (the model's blocks are read-only views of it); cached as
+        :func:`compiled_model` of ``model``. The structure is shared, nothing is recomputed."""
+        if data.shape != (self.flat.size,):
+            raise ValueError(f"data must be a buffer of {self.flat.size} entries")
         cm = CompiledModel.__new__(CompiledModel)
         cm.model, cm.flat, cm.layout, cm.roff, cm.rsize, cm.woff = model, self.flat, self.layout, self.roff, self.rsize, self.woff
         cm._data = {data.dtype: data}
@@ -52,13 +50,11 @@ class CompiledModel:
         return cm
 
     def data(self, dtype) -> np.ndarray:
-        """The model's numbers (``a = b = 0``) as a read-only buffer of ``dtype``."""
+        """The model's numbers (``a = b = 0``) as a buffer of ``dtype`` (for the kernels only)."""
         buf = self._data.get(dtype)
         if buf is None:
             m = self.model
-            buf = fill_data(self.flat, m.weights_by_index, m.H_by_index, m.M_by_index, dtype=dtype)
-            buf.setflags(write=False)
-            self._data[dtype] = buf
+            buf = self._data[dtype] = fill_data(self.flat, m.weights_by_index, m.H_by_index, m.M_by_index, dtype=dtype)
         return buf
 
     @cached_property
@@ -67,9 +63,9 @@ class CompiledModel:
         a_pos = np.empty(self.flat.node_size, dtype=np.intp)
         b_pos = np.empty(self.flat.node_size, dtype=np.intp)
         for row in self.layout:
-            m, no = row[NDIM], row[NODE_COL]
-            a_pos[no:no + m] = np.arange(row[A_COL], row[A_COL] + m)
-            b_pos[no:no + m] = np.arange(row[B_COL], row[B_COL] + m)
+            m, no = row[Flat.NODE_DIM], row[Flat.NODE]
+            a_pos[no:no + m] = np.arange(row[Flat.A], row[Flat.A] + m)
+            b_pos[no:no + m] = np.arange(row[Flat.B], row[Flat.B] + m)
         return a_pos, b_pos
 
     def data_with(self, dtype, a, b) -> np.ndarray:
@@ -89,9 +85,9 @@ class CompiledModel:
         """A buffer with other weights (per index, e.g. ψ) at the ``W`` offsets."""
         buf = np.zeros(self.flat.size, dtype=dtype)
         for row in self.layout:
-            if row[W_COL] >= 0:
-                Wk = weights[row[BODY]]
-                buf[row[W_COL]:row[W_COL] + Wk.size] = Wk.ravel()
+            if row[Flat.W] >= 0:
+                Wk = weights[row[Flat.BODY]]
+                buf[row[Flat.W]:row[Flat.W] + Wk.size] = Wk.ravel()
         return buf
 
 
@@ -104,6 +100,12 @@ def compiled_model(model) -> CompiledModel:
     if cm is None:
         cm = _CACHE[model] = CompiledModel(model)
     return cm
+
+
+def _kernel_array(x: np.ndarray, dtype) -> np.ndarray:
+    """``x`` as a C-ordered writeable array of ``dtype`` (a copy if it is not one): what the
+    kernels are compiled for (module docstring)."""
+    return np.require(x, dtype=dtype, requirements=("C", "W"))
 
 
 def runs(model, *arrays) -> np.dtype | None:
@@ -120,14 +122,14 @@ def spo(model, x, weights: tuple | None, dtype, star: bool, tilde: bool) -> np.n
     else:
         wdata = cm.weights_data(weights, dtype)
     y = np.zeros(x.shape[0], dtype=dtype)
-    K.spo(cm.layout, wdata, cm.woff, x.astype(dtype, copy=False), y, star, tilde)
+    K.spo(cm.layout, wdata, cm.woff, _kernel_array(x, dtype), y, star, tilde)
     return y
 
 
 def joint_map(model, x, dtype, star: bool) -> np.ndarray:
     cm = compiled_model(model)
     y = np.zeros(model.node_size if star else model.dof_size, dtype=dtype)
-    K.joint_map(cm.layout, cm.data(dtype), x.astype(dtype, copy=False), y, star)
+    K.joint_map(cm.layout, cm.data(dtype), _kernel_array(x, dtype), y, star)
     return y
 
 
@@ -136,14 +138,14 @@ def newton_euler(model, qdd, qd, a, b, dtype, with_V: bool):
     cm = compiled_model(model)
     nodes = np.zeros((3, model.node_size), dtype=dtype)
     T = np.zeros(model.dof_size, dtype=dtype)
-    qd = np.zeros(model.dof_size, dtype=dtype) if qd is None else qd.astype(dtype, copy=False)
-    K.newton_euler(cm.layout, cm.data_with(dtype, a, b), qdd.astype(dtype, copy=False), qd, nodes, T, with_V)
+    qd = np.zeros(model.dof_size, dtype=dtype) if qd is None else _kernel_array(qd, dtype)
+    K.newton_euler(cm.layout, cm.data_with(dtype, a, b), _kernel_array(qdd, dtype), qd, nodes, T, with_V)
     return nodes[0], nodes[1], nodes[2], T
 
 
 def _composite(cm: CompiledModel, dtype) -> np.ndarray:
     R = np.zeros(cm.flat.size, dtype=dtype)
-    m = K._max_dims(cm.layout)[0]
+    m = K.max_dims(cm.layout)[0]
     K.composite_inertias(cm.layout, cm.data(dtype), R, np.zeros(m * m, dtype=dtype))
     return R
 
@@ -154,8 +156,8 @@ def composite_inertias(model, dtype) -> dict:
     R.setflags(write=False)
     out = {}
     for row in cm.layout:
-        m = row[NDIM]
-        out[model.bodies[row[BODY]]] = R[row[M_COL]:row[M_COL] + m * m].reshape(m, m)
+        m = row[Flat.NODE_DIM]
+        out[model.bodies[row[Flat.BODY]]] = R[row[Flat.M]:row[Flat.M] + m * m].reshape(m, m)
     return {k: out[k] for k in model.bodies}
 
 
@@ -163,7 +165,7 @@ def mass_matrix(model, dtype) -> np.ndarray:
     cm = compiled_model(model)
     R = _composite(cm, dtype)
     out = np.zeros((model.dof_size, model.dof_size), dtype=dtype)
-    size = K._max_dims(cm.layout)[0] * max(1, model.dof_size)
+    size = K.max_dims(cm.layout)[0] * max(1, model.dof_size)
     K.mass_matrix(cm.layout, cm.data(dtype), R, out, np.zeros(size, dtype=dtype), np.zeros(size, dtype=dtype))
     return out
 
@@ -175,8 +177,8 @@ def riccati(model, dtype) -> tuple[CompiledModel, np.ndarray, object, object]:
     cm = compiled_model(model)
     r = np.zeros(cm.rsize, dtype=dtype)
     with np.errstate(all="ignore"):
-        failed, logdet = K.riccati(cm.layout, cm.data(dtype), cm.roff, r, K.riccati_scratch(cm.layout, dtype))
-    body = model.bodies[cm.layout[failed, BODY]] if failed >= 0 else None
+        failed, logdet = K.riccati(cm.layout, cm.data(dtype), cm.roff, r, K.riccati_scratch(cm.layout, dtype), True)
+    body = model.bodies[cm.layout[failed, Flat.BODY]] if failed >= 0 else None
     return cm, r, logdet, body
 
 
@@ -187,13 +189,13 @@ def riccati_buffer(ab, dtype) -> np.ndarray:
 def articulated_body(ab, T: np.ndarray, a, b, dtype) -> np.ndarray:
     """Algorithm 6.1 on a compiled Riccati result; ``T`` 1-D or 2-D (right-hand sides)."""
     cm = ab.compiled
-    T2 = (T[:, None] if T.ndim == 1 else T).astype(dtype, copy=False)
+    T2 = _kernel_array(T[:, None] if T.ndim == 1 else T, dtype)
     z = np.zeros((cm.flat.node_size, T2.shape[1]), dtype=dtype)
     out = np.zeros(T2.shape, dtype=dtype)
     with_ab = a is not None or b is not None
-    eps = np.zeros(K._max_dims(cm.layout)[1] * T2.shape[1], dtype=dtype)  # ε(k) of Algorithm 6.1
+    eps = np.zeros(K.max_dims(cm.layout)[1] * T2.shape[1], dtype=dtype)  # ε(k) of Algorithm 6.1
     K.articulated_body(cm.layout, cm.data_with(dtype, a, b), cm.roff, riccati_buffer(ab, dtype),
-                       np.ascontiguousarray(T2), with_ab, z, out, eps)
+                       T2, with_ab, z, out, eps)
     return out.reshape(T.shape)
 
 
@@ -201,7 +203,9 @@ def gain_apply(ab, x: np.ndarray, dtype, star: bool) -> np.ndarray:
     """``K x`` (hinge → node) or ``K* x`` (node → hinge)."""
     cm = ab.compiled
     y = np.zeros(cm.flat.dof_size if star else cm.flat.node_size, dtype=dtype)
-    K.gain_apply(cm.layout, cm.data(dtype), cm.roff, riccati_buffer(ab, dtype), x.astype(dtype, copy=False), y, star)
+    t = np.zeros(K.max_dims(cm.layout)[0], dtype=dtype)
+    K.gain_apply(cm.layout, cm.data(dtype), cm.roff, riccati_buffer(ab, dtype), _kernel_array(x, dtype), y, t,
+                 star)
     return y
 
 
@@ -209,8 +213,8 @@ def hinge_blocks(ab, x: np.ndarray, dtype, inverse: bool) -> np.ndarray:
     """``D x`` or ``D^{-1} x``."""
     cm = ab.compiled
     y = np.zeros(x.shape[0], dtype=dtype)
-    offs = np.ascontiguousarray(cm.roff[:, K.R_DINV if inverse else K.R_D])
-    K.hinge_blocks(cm.layout, riccati_buffer(ab, dtype), offs, x.astype(dtype, copy=False), y)
+    offs = np.ascontiguousarray(cm.roff[:, Riccati.D_INVERSE if inverse else Riccati.D])
+    K.hinge_blocks(cm.layout, riccati_buffer(ab, dtype), offs, _kernel_array(x, dtype), y)
     return y
 
 
@@ -246,8 +250,8 @@ def psi_apply(ab, x: np.ndarray, dtype, star: bool) -> np.ndarray:
     """``ψ x`` or ``ψ* x`` with the ψ weights of a compiled Riccati result."""
     cm = ab.compiled
     y = np.zeros(x.shape[0], dtype=dtype)
-    K.spo(cm.layout, riccati_buffer(ab, dtype), np.ascontiguousarray(cm.roff[:, K.R_PSI]), x.astype(dtype, copy=False),
-          y, star, False)
+    K.spo(cm.layout, riccati_buffer(ab, dtype), np.ascontiguousarray(cm.roff[:, Riccati.PSI]),
+          _kernel_array(x, dtype), y, star, False)
     return y
 
 
@@ -260,9 +264,9 @@ def compliance_blocks(ab, body_indices: list) -> tuple[np.ndarray, list]:
     row offset of each task body in it."""
     cm = ab.compiled
     flat_of = np.empty(len(cm.layout), dtype=np.int64)
-    flat_of[cm.layout[:, BODY]] = np.arange(len(cm.layout))
+    flat_of[cm.layout[:, Flat.BODY]] = np.arange(len(cm.layout))
     tasks = flat_of[np.asarray(body_indices, dtype=np.int64)]
-    dims = cm.layout[tasks, NDIM]
+    dims = cm.layout[tasks, Flat.NODE_DIM]
     offsets = np.concatenate(([0], np.cumsum(dims)[:-1])).tolist()
     out = np.zeros((int(dims.sum()), int(dims.sum())), dtype=ab.dtype)
     OS.compliance_blocks(cm.layout, cm.data(ab.dtype), cm.roff, riccati_buffer(ab, ab.dtype), tasks, out)

@@ -2,30 +2,30 @@
 
 A :class:`FlatModel` describes the model ``(H, ℰ_φ, M)`` (SKO.md §2–§3) of ``N`` bodies with
 
-``layout`` : int64 array of shape ``(N, WIDTH)``
+``layout`` : int64 array of shape ``(N, Flat.WIDTH)``
     One row per *flat node* ``j = 0 … N−1``. Flat nodes are the bodies in a scatter order:
-    every parent comes before its children (``layout[j, PARENT] < j``), so a scatter runs
+    every parent comes before its children (``layout[j, Flat.PARENT] < j``), so a scatter runs
     ``j = 0 … N−1`` and a gather ``j = N−1 … 0``. Roots of a forest (base bodies) have
     ``PARENT = −1``. The columns are
 
-    ============ ======================================================================
-    ``PARENT``   flat index of the parent ``℘(k)``, −1 for a base body
-    ``NDIM``     node dimension ``m_k`` (may be 0)
-    ``HDIM``     hinge dimension ``n_k`` (may be 0)
-    ``NODE``     offset of ``x(k)`` in a stacked node vector (length ``Σ m_k``)
-    ``DOF``      offset of ``θ(k)`` in a stacked hinge vector (length ``Σ n_k``)
-    ``W``        offset in ``data`` of ``φ(℘(k), k)``, ``m_℘(k) × m_k``; −1 for a base body
-    ``H``        offset in ``data`` of ``H(k)``, ``n_k × m_k``
-    ``M``        offset in ``data`` of ``M(k)``, ``m_k × m_k``
-    ``A``        offset in ``data`` of ``a(k)``, ``m_k`` entries
-    ``B``        offset in ``data`` of ``b(k)``, ``m_k`` entries
-    ``BODY``     position of the body in the model's stacking order (``model.bodies``)
-    ``PRE``      position of the node in a depth-first preorder of the forest
-    ``SUBN``     nodes in the subtree of ``k`` (``k`` included): positions ``PRE … PRE + SUBN − 1``
-    ``PREORDER`` the flat node at position ``j`` of that preorder (a column indexed by position)
-    ``COL``      first column of ``θ(k)`` when the hinge coordinates are taken in that preorder
-    ``SUB``      ``Σ n_i`` over the subtree of ``k``: its columns are ``COL … COL + SUB − 1``
-    ============ ======================================================================
+    ============= ======================================================================
+    ``PARENT``    flat index of the parent ``℘(k)``, −1 for a base body
+    ``NODE_DIM``  node dimension ``m_k`` (may be 0)
+    ``HINGE_DIM`` hinge dimension ``n_k`` (may be 0)
+    ``NODE``      offset of ``x(k)`` in a stacked node vector (length ``Σ m_k``)
+    ``DOF``       offset of ``θ(k)`` in a stacked hinge vector (length ``Σ n_k``)
+    ``W``         offset in ``data`` of ``φ(℘(k), k)``, ``m_℘(k) × m_k``; −1 for a base body
+    ``H``         offset in ``data`` of ``H(k)``, ``n_k × m_k``
+    ``M``         offset in ``data`` of ``M(k)``, ``m_k × m_k``
+    ``A``         offset in ``data`` of ``a(k)``, ``m_k`` entries
+    ``B``         offset in ``data`` of ``b(k)``, ``m_k`` entries
+    ``BODY``      position of the body in the model's stacking order (``model.bodies``)
+    ``PRE``       position of the node in a depth-first preorder of the forest
+    ``SUBN``      nodes in the subtree of ``k`` (``k`` included): positions ``PRE … PRE + SUBN − 1``
+    ``PREORDER``  the flat node at position ``j`` of that preorder (a column indexed by position)
+    ``COL``       first column of ``θ(k)`` when the hinge coordinates are taken in that preorder
+    ``SUB``       ``Σ n_i`` over the subtree of ``k``: its columns are ``COL … COL + SUB − 1``
+    ============= ======================================================================
 
     The preorder columns give every subtree a contiguous range of columns (the block form of
     the mass matrix, :func:`~sko.algorithms.compiled.kernels.mass_matrix`).
@@ -45,6 +45,11 @@ The layout is fixed by the model's structure (tree, ``m_k``, ``n_k``) alone; :fu
 builds it once per model and :func:`fill_data` (or a compiled state function writing at the same
 offsets) fills ``data`` with the numbers of one state. Kernels take ``(layout, data, …)`` so
 that a call passes few array arguments.
+
+The results of the Riccati gather (SKO.md §8) live in a second buffer ``r`` laid out by
+:func:`riccati_layout`: per flat node ``P(k)``, ``P⁺(k)`` (``m × m``), ``D(k)``, ``D^{-1}(k)``
+(``n × n``), ``G(k)`` (``m × n``) and ``ψ(℘(k), k)`` (``m_℘ × m``; −1 for a base body), at the
+offsets of the columns of :data:`Riccati`.
 """
 
 from __future__ import annotations
@@ -54,21 +59,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = [
-    "PARENT", "NDIM", "HDIM", "NODE", "DOF", "W", "H", "M", "A", "B", "BODY", "PRE", "SUBN", "PREORDER", "COL",
-    "SUB", "WIDTH",
-    "FlatModel", "from_sko_model", "from_structure", "fill_data",
-]
+from .fields import columns
 
-PARENT, NDIM, HDIM, NODE, DOF, W, H, M, A, B, BODY, PRE, SUBN, PREORDER, COL, SUB = range(16)
-WIDTH = 16
+__all__ = ["Flat", "Riccati", "FlatModel", "from_sko_model", "from_structure", "fill_data", "riccati_layout"]
+
+#: The columns of a flat model's ``layout`` (module docstring).
+Flat = columns("Flat", "PARENT", "NODE_DIM", "HINGE_DIM", "NODE", "DOF", "W", "H", "M", "A", "B", "BODY", "PRE",
+               "SUBN", "PREORDER", "COL", "SUB")
+#: The columns of the Riccati offsets table (module docstring).
+Riccati = columns("Riccati", "P", "P_PLUS", "D", "D_INVERSE", "G", "PSI")
 
 
 @dataclass(frozen=True)
 class FlatModel:
     """The structure of an SKO model as a ``layout`` table (see the module docstring)."""
 
-    layout: np.ndarray  #: (N, WIDTH) int64, read-only
+    layout: np.ndarray  #: (N, Flat.WIDTH) int64, read-only
     size: int  #: length of the data buffer
     node_size: int  #: Σ m_k
     dof_size: int  #: Σ n_k
@@ -97,29 +103,24 @@ def from_structure(parents: Sequence[int], node_dims: Sequence[int], dof_dims: S
     dof_off = np.concatenate([[0], np.cumsum(dof_dims, dtype=np.int64)])
     flat_of = np.empty(n, dtype=np.int64)
     flat_of[np.asarray(scatter, dtype=np.int64)] = np.arange(n)
-    layout = np.empty((n, WIDTH), dtype=np.int64)
+    layout = np.empty((n, Flat.WIDTH), dtype=np.int64)
     offset = 0
     for j, i in enumerate(scatter):
         p = parents[i]
         m, h = int(node_dims[i]), int(dof_dims[i])
         row = layout[j]
-        row[PARENT] = flat_of[p] if p >= 0 else -1
-        row[NDIM], row[HDIM] = m, h
-        row[NODE], row[DOF] = node_off[i], dof_off[i]
+        row[Flat.PARENT] = flat_of[p] if p >= 0 else -1
+        row[Flat.NODE_DIM], row[Flat.HINGE_DIM] = m, h
+        row[Flat.NODE], row[Flat.DOF] = node_off[i], dof_off[i]
         if p >= 0:
-            row[W] = offset
+            row[Flat.W] = offset
             offset += int(node_dims[p]) * m
         else:
-            row[W] = -1
-        row[H] = offset
-        offset += h * m
-        row[M] = offset
-        offset += m * m
-        row[A] = offset
-        offset += m
-        row[B] = offset
-        offset += m
-        row[BODY] = i
+            row[Flat.W] = -1
+        for column, size in ((Flat.H, h * m), (Flat.M, m * m), (Flat.A, m), (Flat.B, m)):
+            row[column] = offset
+            offset += size
+        row[Flat.BODY] = i
     _preorder(layout)
     layout.setflags(write=False)
     return FlatModel(layout=layout, size=offset, node_size=int(node_off[-1]), dof_size=int(dof_off[-1]))
@@ -131,21 +132,21 @@ def _preorder(layout: np.ndarray) -> None:
     n = layout.shape[0]
     children = [[] for _ in range(n)]
     for j in range(n):
-        if layout[j, PARENT] >= 0:
-            children[layout[j, PARENT]].append(j)
+        if layout[j, Flat.PARENT] >= 0:
+            children[layout[j, Flat.PARENT]].append(j)
     position = column = 0
-    stack = [j for j in range(n - 1, -1, -1) if layout[j, PARENT] < 0]
+    stack = [j for j in range(n - 1, -1, -1) if layout[j, Flat.PARENT] < 0]
     while stack:
         j = stack.pop()
-        layout[j, PRE], layout[position, PREORDER], layout[j, COL] = position, j, column
-        position, column = position + 1, column + layout[j, HDIM]
+        layout[j, Flat.PRE], layout[position, Flat.PREORDER], layout[j, Flat.COL] = position, j, column
+        position, column = position + 1, column + layout[j, Flat.HINGE_DIM]
         stack += reversed(children[j])
-    layout[:, SUBN], layout[:, SUB] = 1, layout[:, HDIM]
+    layout[:, Flat.SUBN], layout[:, Flat.SUB] = 1, layout[:, Flat.HINGE_DIM]
     for j in range(n - 1, -1, -1):  # children after their parent: sizes gather
-        p = layout[j, PARENT]
+        p = layout[j, Flat.PARENT]
         if p >= 0:
-            layout[p, SUBN] += layout[j, SUBN]
-            layout[p, SUB] += layout[j, SUB]
+            layout[p, Flat.SUBN] += layout[j, Flat.SUBN]
+            layout[p, Flat.SUB] += layout[j, Flat.SUB]
 
 
 def from_sko_model(model) -> FlatModel:
@@ -165,14 +166,35 @@ def fill_data(flat: FlatModel, weights: Sequence, H_blocks: Sequence, M_blocks: 
     """
     data = np.zeros(flat.size, dtype=dtype)
     for row in flat.layout:
-        i, m = row[BODY], row[NDIM]
-        if row[W] >= 0:
+        i, m = row[Flat.BODY], row[Flat.NODE_DIM]
+        if row[Flat.W] >= 0:
             Wk = weights[i]
-            data[row[W]:row[W] + Wk.size] = Wk.ravel()
-        data[row[H]:row[H] + row[HDIM] * m] = H_blocks[i].ravel()
-        data[row[M]:row[M] + m * m] = M_blocks[i].ravel()
+            data[row[Flat.W]:row[Flat.W] + Wk.size] = Wk.ravel()
+        data[row[Flat.H]:row[Flat.H] + row[Flat.HINGE_DIM] * m] = H_blocks[i].ravel()
+        data[row[Flat.M]:row[Flat.M] + m * m] = M_blocks[i].ravel()
         if a is not None:
-            data[row[A]:row[A] + m] = a[row[NODE]:row[NODE] + m]
+            data[row[Flat.A]:row[Flat.A] + m] = a[row[Flat.NODE]:row[Flat.NODE] + m]
         if b is not None:
-            data[row[B]:row[B] + m] = b[row[NODE]:row[NODE] + m]
+            data[row[Flat.B]:row[Flat.B] + m] = b[row[Flat.NODE]:row[Flat.NODE] + m]
     return data
+
+
+def riccati_layout(layout: np.ndarray) -> tuple[np.ndarray, int]:
+    """The offsets of the Riccati blocks per flat node (columns :data:`Riccati`) and the length
+    of their buffer."""
+    n = layout.shape[0]
+    out = np.empty((n, Riccati.WIDTH), dtype=np.int64)
+    off = 0
+    for j in range(n):
+        m, h, p = int(layout[j, Flat.NODE_DIM]), int(layout[j, Flat.HINGE_DIM]), int(layout[j, Flat.PARENT])
+        for column, size in ((Riccati.P, m * m), (Riccati.P_PLUS, m * m), (Riccati.D, h * h),
+                             (Riccati.D_INVERSE, h * h), (Riccati.G, m * h)):
+            out[j, column] = off
+            off += size
+        if p >= 0:
+            out[j, Riccati.PSI] = off
+            off += int(layout[p, Flat.NODE_DIM]) * m
+        else:
+            out[j, Riccati.PSI] = -1
+    out.setflags(write=False)
+    return out, off

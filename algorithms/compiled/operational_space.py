@@ -1,6 +1,6 @@
 """The operational space compliance ``Ω(i, j)`` among task nodes, compiled (SKO.md §12, Eq. 59, 60).
 
-From a compiled Riccati result (buffer ``r``, :func:`.kernels.riccati_layout`): the backward
+From a compiled Riccati result (buffer ``r``, :func:`.flat.riccati_layout`): the backward
 Lyapunov scatter ``Υ(k) = ψ*(℘(k), k) Υ(℘(k)) ψ(℘(k), k) + H*(k) D^{-1}(k) H(k)`` runs on the
 task nodes and their ancestors only (the blocks ``Ω(i, j)`` need nothing else), and each block is
 ``Ω(i, j) = ψ*(l, i) Υ(l) ψ(l, j)`` with ``l`` the nearest common ancestor of ``i`` and ``j``
@@ -10,28 +10,27 @@ task nodes and their ancestors only (the blocks ``Ω(i, j)`` need nothing else),
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .borrow import borrowed
-from .flat import H, HDIM, NDIM, PARENT
-from .kernels import R_DINV, R_PSI
+from .flat import Flat, Riccati
+from .jit import kernel
 
 __all__ = ["compliance_blocks"]
 
 
-@njit(cache=True)
+@kernel
 def _path_product(layout, r, roff, i, l, X, T):
     """``X = ψ(l, i)`` (``m_l × m_i``, row-major in ``X``) for an ancestor ``l`` of ``i``,
     walking up from ``i``; ``T`` is scratch of the same size."""
-    mi = layout[i, NDIM]
+    mi = layout[i, Flat.NODE_DIM]
     for a in range(mi * mi):
         X[a] = 0
     for a in range(mi):
         X[a * mi + a] = 1
     k, rows = i, mi
     while k != l:
-        p = layout[k, PARENT]
-        mp, so = layout[p, NDIM], roff[k, R_PSI]
+        p = layout[k, Flat.PARENT]
+        mp, so = layout[p, Flat.NODE_DIM], roff[k, Riccati.PSI]
         for a in range(mp):  # T = ψ(℘(k), k) X, m_℘ × m_i
             for c in range(mi):
                 s = X[0] * 0
@@ -43,7 +42,7 @@ def _path_product(layout, r, roff, i, l, X, T):
         k, rows = p, mp
 
 
-@njit(cache=True)
+@kernel(entry=True)
 def compliance_blocks(layout, data, roff, r, tasks, out):
     """``out`` (zero on entry, ``Σ m_i`` square over the flat task nodes ``tasks``) receives the
     blocks ``Ω(i, j)`` (module docstring)."""
@@ -56,20 +55,20 @@ def compliance_blocks(layout, data, roff, r, tasks, out):
         k = t
         while k >= 0 and not marked[k]:
             marked[k] = True
-            k = layout[k, PARENT]
+            k = layout[k, Flat.PARENT]
     uoff = np.full(n, -1, dtype=np.int64)
     size, mx = 0, 1
     for j in range(n):
         if marked[j]:
             uoff[j] = size
-            size += layout[j, NDIM] ** 2
-            mx = max(mx, layout[j, NDIM])
+            size += layout[j, Flat.NODE_DIM] ** 2
+            mx = max(mx, layout[j, Flat.NODE_DIM])
     U = np.zeros(size, dtype=r.dtype)
     T = np.zeros(mx * mx, dtype=r.dtype)
     for j in range(n):  # the scatter, parents first
         if not marked[j]:
             continue
-        p, m, h, ho, dio, uo = layout[j, PARENT], layout[j, NDIM], layout[j, HDIM], layout[j, H], roff[j, R_DINV], uoff[j]
+        p, m, h, ho, dio, uo = layout[j, Flat.PARENT], layout[j, Flat.NODE_DIM], layout[j, Flat.HINGE_DIM], layout[j, Flat.H], roff[j, Riccati.D_INVERSE], uoff[j]
         for a in range(h):  # T = D^{-1} H, h × m
             for c in range(m):
                 s = T[0] * 0
@@ -84,7 +83,7 @@ def compliance_blocks(layout, data, roff, r, tasks, out):
                 U[uo + a * m + c] = s
         if p >= 0:
             depth[j] = depth[p] + 1
-            mp, so, po = layout[p, NDIM], roff[j, R_PSI], uoff[p]
+            mp, so, po = layout[p, Flat.NODE_DIM], roff[j, Riccati.PSI], uoff[p]
             for a in range(mp):  # T = Υ(℘) ψ, m_℘ × m
                 for c in range(m):
                     s = T[0] * 0
@@ -100,18 +99,18 @@ def compliance_blocks(layout, data, roff, r, tasks, out):
     Xi, Xj, Y = np.zeros(mx * mx, dtype=r.dtype), np.zeros(mx * mx, dtype=r.dtype), np.zeros(mx * mx, dtype=r.dtype)
     ro = 0
     for i in tasks:
-        mi = layout[i, NDIM]
+        mi = layout[i, Flat.NODE_DIM]
         co = 0
         for j in tasks:
-            mj = layout[j, NDIM]
+            mj = layout[j, Flat.NODE_DIM]
             x, y = i, j  # the nearest common ancestor l, or −1 across trees
             while x != y and x >= 0 and y >= 0:
                 if depth[x] >= depth[y]:
-                    x = layout[x, PARENT]
+                    x = layout[x, Flat.PARENT]
                 else:
-                    y = layout[y, PARENT]
+                    y = layout[y, Flat.PARENT]
             if x >= 0 and x == y:
-                l, ml, uo = x, layout[x, NDIM], uoff[x]
+                l, ml, uo = x, layout[x, Flat.NODE_DIM], uoff[x]
                 _path_product(layout, r, roff, i, l, Xi, T)
                 _path_product(layout, r, roff, j, l, Xj, T)
                 for a in range(ml):  # Y = Υ(l) ψ(l, j), m_l × m_j

@@ -11,6 +11,9 @@ built on them (BODIES.md).
   reflected rotor inertia on their joint's diagonal of ℳ; :mod:`.beam`: clamped-free beam modes.
 * :mod:`.cluster`: rigid bodies coupled by mimic joints, gears or closed loops as one node with
   non-square weights (constraint embedding, EMBEDDING.md).
+* :mod:`.kernels`: compiled node states, registered once per body type (the library's in
+  :mod:`.rigid_kernels`, :mod:`.flexible_kernel`, :mod:`.cluster_kernel`; the joints' in
+  :mod:`.compiled_joints`).
 
 Systems of body types are in :mod:`sko.systems`. Their dynamics are checked against
 :mod:`sko.independent` (particles and Lagrange's equations, no shared code) in ``tests/bodies``;
@@ -21,7 +24,7 @@ from sko.bodies.armature import ArmatureBody
 from sko.bodies.beam import BeamModes, cantilever_modes, flexible_beam
 from sko.bodies.cluster import ClusterError, ClusterMember, Coupling, LoopClosureError, LoopConstraint, RigidCluster
 from sko.bodies.composite import CompositeJoint, FreePositionFirst, OffsetJoint
-from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState, root_attachment
+from sko.bodies.contract import Attachment, BodyError, BodyType, CompiledState, NodeState, root_attachment
 from sko.bodies.flexible import FlexibleBody, ModalNode, exp_map_coefficients
 from sko.bodies.joints import (
     CustomJoint,
@@ -50,7 +53,7 @@ __all__ = [
     "LoopConstraint",
     "ClusterError",
     "LoopClosureError",
-    "BodyType", "Attachment", "NodeState", "BodyError", "root_attachment",
+    "BodyType", "Attachment", "NodeState", "CompiledState", "BodyError", "root_attachment",
     "RigidBody", "ArmatureBody", "FlexibleBody", "ModalNode", "exp_map_coefficients", "GearedRotorLink",
     "BeamModes", "cantilever_modes", "flexible_beam",
     "Joint", "JointKinematics", "JointLimits", "Revolute", "Prismatic", "Helical", "Cylindrical", "Planar", "Spherical",

@@ -29,7 +29,7 @@ Constraints (EMBEDDING.md §4):
   rule of §4; failure raises :class:`LoopClosureError` naming the cluster and its loops.
 
 A cluster of couplings only with library joints has a compiled state
-(:func:`sko.bodies.compiled_state.cluster_state`); one with loops runs this module's Python
+(:mod:`sko.bodies.cluster_kernel`); one with loops runs this module's Python
 ``at_state`` on the compiled path.
 """
 
@@ -564,10 +564,10 @@ class RigidCluster(BodyType):
                          attachments=attachments, potential=potential)
 
     def compiled_state(self):
-        """Packed for the compiled kernel (:func:`sko.bodies.compiled_state.pack_cluster`) when
+        """Packed for the compiled kernel (:func:`sko.bodies.cluster_kernel.pack_cluster`) when
         the cluster has couplings only and library joints; ``None`` with closed loops (solved
         by Newton's method from the last solution, in Python)."""
-        from sko.bodies.compiled_state import pack_cluster
+        from sko.bodies.cluster_kernel import pack_cluster
 
         if type(self).at_state is not RigidCluster.at_state:  # a subclass with its own state
             return None

@@ -1,7 +1,8 @@
 """Compiled kinematics of the joint library (RIGID.md, *Joint library*; Featherstone Table 4.1).
 
 A joint of :mod:`sko.bodies.joints` is packed once into a code, a polarity flag and a row of
-``PARAMETERS`` constants (:func:`pack_joint`); :func:`joint_kinematics` then writes, for a state
+``PARAMETERS`` constants (:func:`pack_joint`; as the constants of a state kernel, the fields of
+:data:`JointConstants`, :func:`joint_constants`); :func:`joint_kinematics` then writes, for a state
 ``(q, ν)``, the same ``X_J = ˢX_p(q)`` (6 × 6), ``S(q)`` (6 × nv) and ``c_J = S̊ ν`` as the
 joint's Python ``kinematics`` — in float64 or complex128 (complex-step), without Python calls.
 
@@ -21,8 +22,9 @@ come from its Python function and are copied into the same buffers by the caller
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from sko.algorithms.compiled.fields import offsets
+from sko.algorithms.compiled.jit import kernel, register
 from sko.bodies.joints import (
     Cylindrical,
     Fixed,
@@ -38,13 +40,15 @@ from sko.bodies.joints import (
 )
 
 __all__ = ["FIXED", "HELICAL", "PRISMATIC", "RACK_AND_PINION", "CYLINDRICAL", "PLANAR", "SPHERICAL",
-           "EULER_ZYX", "FREE", "PYTHON", "PARAMETERS", "pack_joint", "joint_kinematics", "joint_kinematics_at",
-           "quaternion_ok"]
+           "EULER_ZYX", "FREE", "PYTHON", "PARAMETERS", "JointConstants", "pack_joint", "joint_constants", "joint_kinematics",
+           "joint_kinematics_at", "quaternion_ok"]
 
 FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, CYLINDRICAL, PLANAR, SPHERICAL, EULER_ZYX, FREE = range(9)
 _DOFS = (0, 1, 1, 1, 2, 3, 3, 3, 6)  #: nv by code
 PYTHON = -1  #: kinematics from the joint's own Python code (user-defined joints)
 PARAMETERS = 10  #: constants per joint: axis (3) and pitch, or the plane basis U (9), or a radius
+#: A joint as constants of a state kernel: code, reversed (0 or 1), nq, nv, the parameters.
+JointConstants = offsets("JointConstants", code=1, reverse=1, nq=1, nv=1, parameters=PARAMETERS)
 
 _KINDS = ((Helical, HELICAL), (Prismatic, PRISMATIC), (RackAndPinion, RACK_AND_PINION), (Cylindrical, CYLINDRICAL),
           (Planar, PLANAR), (SphericalEulerZYX, EULER_ZYX), (Spherical, SPHERICAL), (Free, FREE), (Fixed, FIXED))
@@ -67,7 +71,15 @@ def pack_joint(joint: Joint) -> tuple[int, bool, np.ndarray]:
     return code, reverse, p
 
 
-@njit(cache=True)
+def joint_constants(joint: Joint) -> np.ndarray | None:
+    """The fields of :data:`JointConstants` for ``joint``, or None for a user-defined one."""
+    code, reverse, p = pack_joint(joint)
+    if code == PYTHON:
+        return None
+    return np.concatenate([[code, float(reverse), joint.nq, joint.nv], p])
+
+
+@register
 def quaternion_ok(w, x, y, z) -> bool:
     """False for a quaternion of (near) zero norm (``‖|q|‖ < 1e-9``, as the Python joints check;
     scaled by the largest entry, so a huge quaternion does not overflow)."""
@@ -77,7 +89,7 @@ def quaternion_ok(w, x, y, z) -> bool:
     return s * np.sqrt((abs(w) / s) ** 2 + (abs(x) / s) ** 2 + (abs(y) / s) ** 2 + (abs(z) / s) ** 2) >= 1e-9
 
 
-@njit(cache=True, inline="always")
+@register
 def _quaternion_transpose(q0, o, E):
     """``E = R(q)ᵀ`` for the homogeneous quaternion rotation ``R(q)/‖q‖²``, ``q = q0[o: o + 4]``,
     of ``q / max |q_i|`` (the same rotation: ``R(q)/‖q‖²`` is homogeneous of degree 0), so no
@@ -96,7 +108,7 @@ def _quaternion_transpose(q0, o, E):
     E[2, 2] = (w * w - x * x - y * y + z * z) / n2
 
 
-@njit(cache=True, inline="always")
+@register
 def _axis_rotation_transpose(u, o, angle, E):
     """``E = R_u(angle)ᵀ = I − sin K + (1 − cos) K²`` with ``K = u×``, ``u = u[o: o + 3]`` (Rodrigues)."""
     c, s = np.cos(angle), np.sin(angle)
@@ -113,7 +125,7 @@ def _axis_rotation_transpose(u, o, angle, E):
     E[2, 1] = -s * x + (1 - c) * y * z
 
 
-@njit(cache=True, inline="always")
+@register
 def _expand(X):
     """``X ← rot(E) xlt(r) = [[E, 0], [−E r×, E]]`` from ``E`` in ``X[:3, :3]`` and ``r`` in ``X[:3, 3]``."""
     r0, r1, r2 = X[0, 3], X[1, 3], X[2, 3]
@@ -126,7 +138,7 @@ def _expand(X):
         X[i + 3, 2] = -(e0 * r1 - e1 * r0)
 
 
-@njit(cache=True, inline="always")
+@register
 def _reverse(X):
     """``X ← X^{-1}`` in the ``(E, r)`` storage of :func:`_expand`: ``E ← Eᵀ``, ``r ← −E r``."""
     r0, r1, r2 = X[0, 3], X[1, 3], X[2, 3]
@@ -137,7 +149,7 @@ def _reverse(X):
             X[i, j], X[j, i] = X[j, i], X[i, j]
 
 
-@njit(cache=True, inline="always")
+@register
 def _negative_apply(X, A, ncols):
     """``A[:, :ncols] ← −X A[:, :ncols]`` for ``X = rot(E) xlt(r)`` in the ``(E, r)`` storage of
     :func:`_expand`: ``X [a; b] = [E a; E (b − r × a)]``."""
@@ -150,7 +162,7 @@ def _negative_apply(X, A, ncols):
             A[i + 3, j] = -(X[i, 0] * b0 + X[i, 1] * b1 + X[i, 2] * b2)
 
 
-@njit(cache=True)
+@kernel(entry=True)
 def joint_kinematics(code, reverse, p, q, v, X, S, c) -> bool:
     """Write ``X_J`` (6 × 6), ``S`` (6 × nv, in ``S[:, :nv]``) and ``c_J`` (6) at ``(q, ν)``.
 
@@ -176,7 +188,7 @@ def joint_kinematics(code, reverse, p, q, v, X, S, c) -> bool:
     return True
 
 
-@njit(cache=True, inline="always")
+@kernel
 def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
     """:func:`joint_kinematics` with the parameters, positions and velocities at offsets
     ``po``, ``qo``, ``vo`` of larger vectors (no slices: the state kernels' hot path), and

@@ -24,10 +24,11 @@ SKO model or any recursion; it answers, at a state, questions about its own node
   pushes both ways and only shows in the hinge force ``T`` (for the flexible body, ``K η`` is
   the modal part of ``b(k)``, which the weight does not transmit).
 
-Optionally, :meth:`BodyType.compiled_state` packs the body's constants for a compiled kernel
-that writes the same node state into flat buffers (:mod:`sko.bodies.compiled_state`; the rigid
-body, the flexible body and the geared rotor link have one). A type without one still runs fast:
-its Python :meth:`BodyType.at_state` fills the buffers and the recursions run compiled.
+Optionally, :meth:`BodyType.compiled_state` names a registered compiled kernel that writes the
+same node state into flat buffers, with the body's constants packed for it
+(:mod:`sko.bodies.kernels`; every body type of the library has one, and a type written outside
+the package registers its own the same way). A type without one still runs fast: its Python
+:meth:`BodyType.at_state` fills the buffers and the recursions run compiled.
 
 Gravity needs no code in a body type: the root is an attachment with ``Γ = 0``, pose the
 identity and ``γ = −a_g`` (RIGID.md: the base bodies' ``a(k)`` gets ``ᵏX_0 (−a_g)``), so it
@@ -111,21 +112,13 @@ class NodeState:
 
 @dataclass(frozen=True)
 class CompiledState:
-    """A body's compiled state function (optional; :mod:`sko.bodies.compiled_state`).
+    """A body's compiled state (optional; :mod:`sko.bodies.kernels`): the registered
+    :class:`~sko.bodies.kernels.StateKernel` that writes its node state, the body's ``constants``
+    packed as that kernel reads them (finite real numbers), and the ``scratch`` entries it needs."""
 
-    ``kind`` names a kernel of that module (:data:`~sko.bodies.compiled_state.RIGID`,
-    ``ROTOR``, ``FLEXIBLE``, ``CLUSTER``); ``reals`` are the body's constants packed for it, ``extras`` up to
-    three integers it reads from its row, and ``joint``, ``reverse`` the packed joint
-    (:func:`sko.bodies.compiled_joints.pack_joint`).
-    """
-
-    kind: int
-    reals: np.ndarray
-    joint: int = 0
-    reverse: bool = False
-    joint_q: int = 0  #: joint position variables (the first of the body's q)
-    joint_dofs: int = 0  #: joint velocity variables (the first of the body's θ̇)
-    extras: tuple = ()
+    kernel: object
+    constants: np.ndarray
+    scratch: int = 0
 
 
 class BodyType(ABC):
@@ -169,8 +162,9 @@ class BodyType(ABC):
 
     # ------------------------------------------------------------------ optional
     def compiled_state(self) -> CompiledState | None:
-        """The body's compiled state function and packed constants, or ``None`` (default): its
-        :meth:`at_state` then runs in Python and only the recursions are compiled."""
+        """The body's compiled state kernel and packed constants (:mod:`sko.bodies.kernels`), or
+        ``None`` (default): its :meth:`at_state` then runs in Python and only the recursions are
+        compiled."""
         return None
 
     def qdot(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:

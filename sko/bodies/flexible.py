@@ -182,9 +182,9 @@ class FlexibleBody(BodyType):
         return np.einsum("i,iaj,iak->jk", self.masses, B, B)
 
     def compiled_state(self):
-        """Packed for the compiled kernel (:mod:`sko.bodies.compiled_state`); ``None`` with a
+        """Packed for the compiled kernel (:mod:`sko.bodies.flexible_kernel`); ``None`` with a
         user-defined joint, whose kinematics only exist in Python."""
-        from sko.bodies.compiled_state import pack_flexible
+        from sko.bodies.flexible_kernel import pack_flexible
 
         if type(self).at_state is not FlexibleBody.at_state:  # a subclass with its own state
             return None

@@ -86,9 +86,9 @@ class GearedRotorLink(JointCoordinates, BodyType):
         return self.rotor_mass, self.rotor_centre
 
     def compiled_state(self):
-        """Packed for the compiled kernel (:mod:`sko.bodies.compiled_state`); ``None`` with a
+        """Packed for the compiled kernel (:mod:`sko.bodies.rigid_kernels`); ``None`` with a
         user-defined joint, whose kinematics only exist in Python."""
-        from sko.bodies.compiled_state import pack_rotor
+        from sko.bodies.rigid_kernels import pack_rotor
 
         if type(self).at_state is not GearedRotorLink.at_state:  # a subclass with its own state
             return None

@@ -1,13 +1,15 @@
 """The compiled path behind a system's dynamics methods, for one state or a batch of states.
 
-:func:`engine` gives a system's :class:`Engine` (packed once, on first use). Its methods take
-what the system's methods take — ``q``, ``θ̇``, ``θ̈`` or ``T`` as 1-D vectors or with a leading
-batch axis ``(B, n)`` — check them (the same errors as the reference path, before any compiled
-code runs) and return the results with the same leading axis, or ``NotImplemented`` when the
-reference path must answer: inputs that are not float64/complex128 (sympy and other object
-arrays, fractions), or the reference backend forced by :func:`use_backend`. The common call — one
-state of plain float64 vectors, no external forces — goes first to :meth:`Engine.direct`, which
-answers it with no Python-side checks, or declines.
+:func:`engine` gives a system's :class:`Engine` (packed once, on first use). :meth:`Engine.run`
+answers any request of the catalogue :data:`~sko.systems.requests.REQUESTS` from its declaration:
+it takes what the system's method takes — ``q``, ``v`` and the request's third input (``dv`` or
+``tau``) as 1-D vectors or with a leading batch axis ``(B, n)`` — checks them (the same errors as
+the reference path, before any compiled code runs) and returns the results with the same
+leading axis, or ``NotImplemented`` when the reference path must answer: inputs that are not
+float64/complex128 (sympy and other object arrays, fractions), or the reference backend forced
+by :func:`use_backend`. The common call — one state of plain float64 vectors, no external
+forces — goes first to :meth:`Engine.direct`, which answers it with no Python-side checks, or
+declines.
 
 A batch is computed without a Python loop over states when every body type has a compiled
 state (parallel over chunks of states in numba's threads); otherwise the bodies without one
@@ -23,8 +25,9 @@ import numpy as np
 from sko.algorithms import get_backend, use_backend
 from sko.algorithms.compiled import backend as switch
 from sko.arrays import checked_array, plain_numbers_as_floats
+from sko.bodies.kernels import Record
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
-from sko.systems import compiled as cc
+from sko.systems import requests as rq
 from sko.systems.state_layout import StateLayout, read_only, state_named
 
 __all__ = ["Engine", "engine", "use_backend", "backend"]
@@ -52,31 +55,30 @@ class Engine:
     def __init__(self, system):
         self.system = system
         self.nq, self.nv = system.q_size, system.dof_size
-        self._direct = None  # per request: (compiled call, request vector) in float64, made on first use
+        self._direct: dict | None = None  # per request: (compiled call, request vector) in float64, made on first use
         self.coordinates_are_velocities = False
         self.layout = None  # the reference path answers: no body, or symbolic parameters
+        self._shapes = {name: r.shape(rq.Sizes(0, self.nq, self.nv, 0, 1, 1, 0, 0)) for name, r in rq.REQUESTS.items()}
         if not system.bodies:
             return
         try:
             self.layout = L = StateLayout(system)
         except (TypeError, ValueError):  # sympy gravity or inertias
             return
-        self._tables = cc.pack_tables(L.ints, L.request_layout, L.riccati_offsets, L.riccati_size, L.size, self.nq)
-        self._reals = L.reals
-        self._requests = {t.char: [None] * 4 for t in _FAST}  # by scalar type, then request
+        self._vectors: dict = {}  # (request name, scalar type) -> request vector
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
-        if L.all_compiled and not L._hinge_forces:
-            self._direct = [None] * 4
+        if L.all_compiled and not L.hinge_forces:
+            self._direct = {}
         self._zeros = np.zeros(self.nv)
-        self._square = (self.nv, self.nv)
-        self._sizes = (self.nv, self.nv, self.nv * self.nv, self.nv * self.nv)  # of each request's result
 
-    def _request_vector(self, op: int, dtype) -> np.ndarray:
-        """The request vector of request ``op`` in ``dtype`` (:mod:`sko.systems.compiled`), made on
-        first use and reused: compiled calls hold the GIL, so one call at a time writes its workspace."""
-        w = self._requests[dtype.char][op]
+    def _request_vector(self, request: rq.Request, dtype) -> np.ndarray:
+        """The request vector of ``request`` in ``dtype`` (:mod:`sko.systems.requests`), made on
+        first use and reused: compiled calls hold the GIL, so one call at a time writes its
+        workspace."""
+        key = (request.name, dtype.char)
+        w = self._vectors.get(key)
         if w is None:
-            w = self._requests[dtype.char][op] = cc.request_vector(op, self._tables, self._reals, dtype)
+            w = self._vectors[key] = rq.request_vector(request, self.layout, dtype)
         return w
 
     # ------------------------------------------------------------------ input checks
@@ -97,7 +99,8 @@ class Engine:
         caller's read-only or strided array), and the checked external ``forces`` by body; None
         for the reference path. The forces (checked after the vectors, as the reference path
         does) take part in the scalar type: a complex force makes a float state complex, an
-        object one sends it to the reference path."""
+        object one sends it to the reference path. A missing ``v`` or ``x`` is zero; without
+        ``xname`` (a request without a third input), ``X`` has no columns."""
         if get_backend() != "compiled" or self.layout is None:
             return None
         Q = self._vector(q, "q", self.nq, "nq")
@@ -114,9 +117,9 @@ class Engine:
         B = Q.shape[0] if batched else 1
         dtype = np.result_type(*(v for v in (Q, QD, X) if v is not None), *forces.values())
         out = []
-        for v, n, name in ((Q, self.nq, "q"), (QD, self.nv, "v"), (X, self.nv, xname)):
-            if v is None:  # zeros; ℳ and ℳ^{-1} (no xname) take no x
-                v = np.zeros((B, 0 if name == xname == "" else n), dtype=dtype)
+        for v, n, name in ((Q, self.nq, "q"), (QD, self.nv, "v"), (X, self.nv if xname else 0, xname)):
+            if v is None:
+                v = np.zeros((B, n), dtype=dtype)
             else:
                 _same_batch(Q, v, name)
                 if v.ndim == 1:
@@ -125,54 +128,79 @@ class Engine:
         return (*out, batched, forces)
 
     # ------------------------------------------------------------------ requests
-    def direct(self, op: int, q, v=None, x=None):
-        """Request ``op`` (:mod:`sko.systems.compiled`) for the common call, answered with no
-        Python-side checks: 1-D C-ordered writeable float64 arrays (numba's dispatcher checks the
-        types, the call the shapes), no external forces, every body compiled. None when it does
-        not apply, or when a shape does not fit or an input or the result is not finite: the
-        system's method then takes the checked path, which reports it. The system's methods call
-        this first; every step counts, as this is most calls."""
+    def direct(self, name: str, q, v=None, x=None):
+        """Request ``name`` (:data:`~sko.systems.requests.REQUESTS`) for the common call, answered
+        with no Python-side checks: 1-D C-ordered writeable float64 arrays (numba's dispatcher
+        checks the types, the call the shapes), no external forces, every body compiled. None
+        when it does not apply, or when a shape does not fit or an input or the result is not
+        finite: the system's method then takes the checked path, which reports it. The system's
+        methods call this first; every step counts, as this is most calls."""
         direct = self._direct
         if direct is None or not (switch.compiled_everywhere or get_backend() == "compiled"):
             return None
-        request = direct[op]
-        if request is None:
-            request = direct[op] = (cc.exact_evaluate_one(_F8), self._request_vector(op, _F8))
-        call, w = request
-        out = np.zeros(self._sizes[op])
+        call = direct.get(name)
+        if call is None:
+            call = direct[name] = (rq.exact_evaluate_one(_F8), self._request_vector(rq.REQUESTS[name], _F8),
+                                   self._shapes[name])
+        evaluate, w, shape = call
+        out = np.zeros(shape)
         try:
-            status = call(w, q, self._zeros if v is None else v, self._zeros if x is None else x, out)
-        except (TypeError, ValueError):  # numba's dispatcher refuses the types (cc.NoMatch) or cannot
+            status = evaluate(w, q, self._zeros if v is None else v, self._zeros if x is None else x, out.reshape(-1))
+        except (TypeError, ValueError):  # numba's dispatcher refuses the types (rq.NoMatch) or cannot
             return None  # type them at all (an empty list)
         if status != -1:  # the checked path reports it
             return None
-        if op >= cc.MASS_MATRIX:
-            out.shape = self._square  # in place: cheaper than a reshaped view
         return out
 
-    def _request(self, op: int, Q, QD, X, forces: dict, batched: bool, call: tuple):
-        """Request ``op`` for the checked states and external forces (:meth:`_inputs`); ``call``
-        is ``(method, args, kwargs)`` of the system's method, which answers for a state the
-        kernels reject (:meth:`_check`)."""
+    def run(self, name: str, method, q, v=None, x=None, external_forces=None, **kwargs):
+        """Request ``name`` of the catalogue at the states ``q`` (``v``, ``x``: the request's
+        other inputs), with the external forces; ``method`` is the system's method answering on
+        the reference path (called with the arguments given, ``external_forces`` and
+        ``kwargs``). ``NotImplemented`` for one state the reference path must answer."""
+        request = rq.REQUESTS[name]
+        args = {"q": q}
+        if request.velocities:
+            args["v"] = v
+        if request.x is not None:
+            args[request.x] = x
+        keywords = dict(kwargs)
+        if request.velocities:
+            keywords["external_forces"] = external_forces
+        shape = self._shapes[name]
+        inputs = self._inputs(q, v if request.velocities else None, x if request.x else None, request.x or "",
+                              external_forces)
+        if inputs is None:
+            return self._reference(method, args, shape, **keywords)
+        Q, QD, X, batched, forces = inputs
+        hinge = self._hinge_forces(Q, QD, batched) if request.velocities and request.x else None
+        if hinge is not None and name == "forward_dynamics":  # θ̈ = ℳ^{-1}(T − 𝒞 − hinge forces)
+            X = X - hinge
+        out = self._evaluate(request, Q, QD, X, forces, batched, (method, args, keywords))
+        out = out.reshape((Q.shape[0], *shape))
+        if hinge is not None and name == "inverse_dynamics":  # T = ℳ θ̈ + 𝒞 + hinge forces
+            out = out + hinge
+        return self._settled(out, batched, method, args, **keywords)
+
+    def _evaluate(self, request: rq.Request, Q, QD, X, forces: dict, batched: bool, call: tuple) -> np.ndarray:
+        """Request ``request`` for the checked states and external forces (:meth:`_inputs`): the
+        results ``(B, size)``; ``call`` is ``(method, args, kwargs)`` of the system's method,
+        which answers for a state the kernels reject (:meth:`_check`)."""
         L = self.layout
-        tables, reals = self._tables, self._reals
-        rows = 1 if op <= cc.FORWARD_DYNAMICS else self.nv
+        size = int(np.prod(self._shapes[request.name]))
+        out = np.zeros((Q.shape[0], size), dtype=Q.dtype)
         if L.all_compiled and not forces and Q.shape[0] == 1:
-            out = np.zeros((1, rows, self.nv), dtype=Q.dtype)
-            status = cc.evaluate_one(self._request_vector(op, Q.dtype), Q[0], QD[0], X[0], out.reshape(-1))
+            status = rq.evaluate_one(self._request_vector(request, Q.dtype), Q[0], QD[0], X[0], out[0])
             self._check(status, Q, 0, batched, call)
             return out
+        status = np.full(Q.shape[0], -1, dtype=np.int64)
         if L.all_compiled and not forces:
-            out, status = cc.evaluate_batch(op, tables, reals, Q, QD, X, np.empty((1, 0), dtype=Q.dtype), True)
+            w = self._request_vector(request, Q.dtype)
+            rq.evaluate_batch(w, Q, QD, X, np.zeros((0, L.size), dtype=Q.dtype), out, status)
         else:
             A = L.fill(Q, QD, batched)
             self._apply_forces(A, forces)
-            if Q.shape[0] == 1:
-                w = cc.request_vector(op, tables, reals, Q.dtype, A[0])  # not the shared one: another
-                out = np.zeros((1, rows, self.nv), dtype=Q.dtype)  # thread may run between the fill and the call
-                status = np.array([cc.evaluate_one(w, Q[0], QD[0], X[0], out.reshape(-1))])
-            else:
-                out, status = cc.evaluate_batch(op, tables, reals, Q, QD, X, A, False)
+            w = rq.request_vector(request, L, Q.dtype, A[0])  # not the shared one: another thread may
+            rq.evaluate_batch(w, Q, QD, X, A, out, status)  # run between the fill and the call
         bad = np.flatnonzero(status >= 0)
         if bad.size:
             self._check(int(status[bad[0]]), Q, int(bad[0]), batched, call)
@@ -199,17 +227,15 @@ class Engine:
             i = L.index[k]
             m = int(L.node_dims[i])
             r = L.attachment_offsets[(i, None)]
-            g = r + 6 * m
-            Gamma = A[:, r: g].reshape(-1, 6, m)
-            R = A[:, g + 6: g + 15].reshape(-1, 3, 3)
-            p = A[:, g + 15: g + 18]
+            Gamma = A[:, r + Record.SIZE: r + Record.SIZE + 6 * m].reshape(-1, 6, m)
+            R, p = L.frame_poses(A, i)
             n = f[:3] - np.cross(p, f[3:])
             local = np.concatenate([np.einsum("si,sij->sj", n, R), np.einsum("i,sij->sj", f[3:], R)], axis=1)
             o = L.b_offsets[i]
             A[:, o: o + m] -= np.einsum("si,sij->sj", local, Gamma)
 
     def _hinge_forces(self, Q, QD, batched: bool) -> np.ndarray | None:
-        if not self.layout._hinge_forces:
+        if not self.layout.hinge_forces:
             return None
         out = np.zeros(QD.shape, dtype=np.result_type(Q, QD, float))
         Q, QD = read_only(Q), read_only(QD)  # maybe the caller's arrays: a body's hinge_force gets no write access
@@ -268,53 +294,27 @@ class Engine:
         with use_backend("reference"), np.errstate(over="ignore", invalid="ignore"):
             return method(*row, **kwargs)
 
-    # ------------------------------------------------------------------ dynamics
-    def inverse_dynamics(self, q, qd, qdd, external_forces=None):
-        """``T = ℳ θ̈ + 𝒞`` (``qdd`` None: the bias forces ``𝒞``)."""
-        method, args = self.system.inverse_dynamics, {"q": q, "v": qd, "qdd": qdd}
-        inputs = self._inputs(q, qd, qdd, "qdd", external_forces)
+    # ------------------------------------------------------------------ energies
+    def energies(self, method, q, qd=None, kinetic: bool = True, potential: bool = True):
+        """Kinetic and/or potential energies (the ``energy`` request); ``method`` is the system's
+        method answering for the reference path."""
+        args = {"q": q} if qd is None else {"q": q, "v": qd}
+        inputs = self._inputs(q, qd)
         if inputs is None:
-            return self._reference(method, args, (self.nv,), external_forces=external_forces)
-        Q, QD, X, batched, forces = inputs
-        call = (method, args, {"external_forces": external_forces})
-        out = self._request(cc.INVERSE_DYNAMICS, Q, QD, X, forces, batched, call)[:, 0]
-        hinge = self._hinge_forces(Q, QD, batched)
-        if hinge is not None:
-            out = out + hinge
-        return self._settled(out, batched, method, args, external_forces=external_forces)
+            return self._reference(method, args, ())
+        Q, QD, X, batched, _ = inputs
+        out = self._evaluate(rq.REQUESTS["energy"], Q, QD, X, {}, batched, (method, args, {}))
+        out = out[:, 0] * kinetic + out[:, 1] * potential
+        return self._settled(out if out.dtype.kind == "c" else out.real, batched, method, args)
 
-    def forward_dynamics(self, q, qd, tau=None, external_forces=None):
-        """``θ̈ = ℳ^{-1}(T − 𝒞)``."""
-        method, args = self.system.forward_dynamics, {"q": q, "v": qd, "tau": tau}
-        inputs = self._inputs(q, qd, tau, "tau", external_forces)
+    # ------------------------------------------------------------------ kinematics from the arena
+    def arena(self, q, qd=None):
+        """``(A, batched)``: the filled arenas of the states, or None for the reference path."""
+        inputs = self._inputs(q, qd)
         if inputs is None:
-            return self._reference(method, args, (self.nv,), external_forces=external_forces)
-        Q, QD, X, batched, forces = inputs
-        hinge = self._hinge_forces(Q, QD, batched)
-        if hinge is not None:
-            X = X - hinge
-        call = (method, args, {"external_forces": external_forces})
-        out = self._request(cc.FORWARD_DYNAMICS, Q, QD, X, forces, batched, call)[:, 0]
-        return self._settled(out, batched, method, args, external_forces=external_forces)
-
-    def mass_matrix(self, q):
-        """``ℳ(q)``."""
-        inputs = self._inputs(q, None)
-        if inputs is None:
-            return self._reference(self.system.mass_matrix, {"q": q}, (self.nv, self.nv))
-        Q, QD, X, batched, forces = inputs
-        call = (self.system.mass_matrix, {"q": q}, {})
-        return self._settled(self._request(cc.MASS_MATRIX, Q, QD, X, forces, batched, call), batched, *call[:2])
-
-    def mass_matrix_inverse(self, q):
-        """``ℳ^{-1}(q)`` by the articulated-body passes (no dense inversion)."""
-        method = self.system.mass_matrix_inverse
-        inputs = self._inputs(q, None)
-        if inputs is None:
-            return self._reference(method, {"q": q}, (self.nv, self.nv))
-        Q, QD, X, batched, forces = inputs
-        call = (method, {"q": q}, {})
-        return self._settled(self._request(cc.MASS_MATRIX_INVERSE, Q, QD, X, forces, batched, call), batched, *call[:2])
+            return None
+        Q, QD, _, batched, _ = inputs
+        return self.layout.fill(Q, QD, batched), batched
 
     def kinematics(self, method, q, shape: tuple, compute, **kwargs):
         """A configuration-dependent quantity read off the filled arenas of the states:
@@ -367,36 +367,10 @@ class Engine:
             return NotImplemented  # a complex or object force on a real state: only b takes its type (the reference's)
         A = self.layout.fill(Q, QD)
         self._apply_forces(A, forces)
-        if not np.isfinite(A).all():
+        if not np.isfinite(A[:, : self.layout.flat.size]).all():
             return NotImplemented
         model, a, b = self.layout.model(A[0])
         return model, a.copy(), b.copy()
-
-    # ------------------------------------------------------------------ energies
-    def arena(self, q, qd=None):
-        """``(A, batched)``: the filled arenas of the states, or None for the reference path."""
-        inputs = self._inputs(q, qd)
-        if inputs is None:
-            return None
-        Q, QD, _, batched, _ = inputs
-        return self.layout.fill(Q, QD, batched), batched
-
-    def energies(self, method, q, qd=None, kinetic: bool = True, potential: bool = True):
-        """Kinetic and/or potential energies; ``method`` is the system's method answering for
-        the reference path."""
-        args = {"q": q} if qd is None else {"q": q, "v": qd}
-        got = self.arena(q, qd)
-        if got is None:
-            return self._reference(method, args, ())
-        A, batched = got
-        out = np.zeros(A.shape[0], dtype=A.dtype)
-        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is answered by _settled
-            if kinetic:
-                out += self.layout.kinetic_energies(A)
-            if potential:
-                out += self.layout.potential_energies(A)
-        out = out if A.dtype.kind == "c" else out.real
-        return self._settled(out, batched, method, args)
 
 
 def _one_state(x) -> bool:
@@ -426,7 +400,7 @@ def _coordinates_are_velocities(system, layout) -> bool:
     """True when every body is a library type whose joint has ``q̇ = v`` and no manifold to
     project on (no quaternion, no successor-frame velocities): ``qdot`` and ``normalize`` are then
     the identity for the whole system."""
-    from sko.bodies.compiled_joints import CYLINDRICAL, EULER_ZYX, FIXED, HELICAL, PRISMATIC, RACK_AND_PINION
+    from sko.bodies.compiled_joints import CYLINDRICAL, EULER_ZYX, FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, pack_joint
     from sko.bodies.flexible import FlexibleBody
     from sko.bodies.hinge import JointCoordinates
 
@@ -434,6 +408,8 @@ def _coordinates_are_velocities(system, layout) -> bool:
     own = (JointCoordinates.qdot, FlexibleBody.qdot, JointCoordinates.normalize, FlexibleBody.normalize)
     for k, c in zip(layout.bodies, layout.compiled):
         body = system.body(k)
-        if c is None or c.joint not in plain or type(body).qdot not in own or type(body).normalize not in own:
+        if c is None or not hasattr(body, "joint") or pack_joint(body.joint)[0] not in plain:
+            return False
+        if type(body).qdot not in own or type(body).normalize not in own:
             return False
     return True

@@ -132,9 +132,7 @@ def _arena_center(system, A: np.ndarray, jacobian: bool) -> tuple[np.ndarray, np
     mass = np.empty(N)
     moment = np.empty((B, N, 3), dtype=A.dtype)
     for i, k in enumerate(L.bodies):
-        g = L.attachment_offsets[(i, None)] + 6 * int(L.node_dims[i])
-        R[:, i] = A[:, g + 6: g + 15].reshape(B, 3, 3)
-        p[:, i] = A[:, g + 15: g + 18]
+        R[:, i], p[:, i] = L.frame_poses(A, i)
         I6 = system.body(k).inertia
         mass[i] = I6[5, 5]
         moment[:, i] = mass[i] * p[:, i] + R[:, i] @ _first_moment(I6)

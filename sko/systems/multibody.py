@@ -45,7 +45,6 @@ from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.bodies.contract import check_node_state as _check_state
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_arguments, renamed_keywords
 from sko.systems.coordinates import coordinate_maps
-from sko.systems.compiled import FORWARD_DYNAMICS, INVERSE_DYNAMICS, MASS_MATRIX, MASS_MATRIX_INVERSE
 from sko.systems.engine import Engine
 
 __all__ = ["MultibodySystem"]
@@ -358,9 +357,9 @@ class MultibodySystem:
     # ------------------------------------------------------------------ dynamics
     def mass_matrix(self, q) -> np.ndarray:
         """``ℳ(q) = H φ M φ* H*`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."""
-        if (out := self._engine.direct(MASS_MATRIX, q)) is not None:
+        if (out := self._engine.direct("mass_matrix", q)) is not None:
             return out
-        if (fast := self._engine.mass_matrix(q)) is not NotImplemented:
+        if (fast := self._engine.run("mass_matrix", self.mass_matrix, q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
@@ -381,9 +380,10 @@ class MultibodySystem:
         plus the bodies' hinge forces; ``v``, ``dv`` zero when omitted (``qd=``, ``qdd=``: deprecated)."""
         if renamed:
             v, dv = renamed_arguments("inverse_dynamics", renamed, {"qd": "v", "qdd": "dv"}, v=v, dv=dv)
-        if not external_forces and (out := self._engine.direct(INVERSE_DYNAMICS, q, v, dv)) is not None:
+        if not external_forces and (out := self._engine.direct("inverse_dynamics", q, v, dv)) is not None:
             return out
-        if (fast := self._engine.inverse_dynamics(q, v, dv, external_forces)) is not NotImplemented:
+        if (fast := self._engine.run("inverse_dynamics", self.inverse_dynamics, q, v, dv, external_forces)
+                ) is not NotImplemented:
             return fast
         q, v = self.checked_vectors(q, v)
         dv = None if dv is None else self._stacked(dv, "qdd", self.dof_size, "nv")  # checked as the compiled path does
@@ -396,9 +396,10 @@ class MultibodySystem:
         ``v``, ``tau`` zero when omitted (``qd=``: deprecated)."""
         if renamed:
             (v,) = renamed_arguments("forward_dynamics", renamed, {"qd": "v"}, v=v)
-        if not external_forces and (out := self._engine.direct(FORWARD_DYNAMICS, q, v, tau)) is not None:
+        if not external_forces and (out := self._engine.direct("forward_dynamics", q, v, tau)) is not None:
             return out
-        if (fast := self._engine.forward_dynamics(q, v, tau, external_forces)) is not NotImplemented:
+        if (fast := self._engine.run("forward_dynamics", self.forward_dynamics, q, v, tau, external_forces)
+                ) is not NotImplemented:
             return fast
         q, v = self.checked_vectors(q, v)
         tau = None if tau is None else self._stacked(tau, "tau", self.dof_size, "nv")  # checked as the compiled path does
@@ -409,9 +410,9 @@ class MultibodySystem:
 
     def mass_matrix_inverse(self, q) -> np.ndarray:
         """``ℳ^{-1}(q)`` by the innovations factorization (SKO.md §10, Eq. 51)."""
-        if (out := self._engine.direct(MASS_MATRIX_INVERSE, q)) is not None:
+        if (out := self._engine.direct("mass_matrix_inverse", q)) is not None:
             return out
-        if (fast := self._engine.mass_matrix_inverse(q)) is not NotImplemented:
+        if (fast := self._engine.run("mass_matrix_inverse", self.mass_matrix_inverse, q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result

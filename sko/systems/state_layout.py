@@ -1,26 +1,32 @@
 """A system's SKO model at a batch of states, built by compiled kernels (SKO.md §14).
 
-:class:`StateLayout` packs a :class:`~sko.systems.multibody.MultibodySystem` once (the integer
-table and constants of :mod:`sko.bodies.compiled_state`, the arena offsets) and then, for a
-batch of states ``Q`` (``B × nq``), ``QD`` (``B × nv``), fills the arena ``A`` (``B × L``) with
-every node's weight ``φ(℘(k), k)``, ``H(k)``, ``M(k)``, the stacked ``a``, ``b``, ``𝒱`` and the
-potential energies — what :meth:`MultibodySystem.sko_model` builds in Python, state by state.
+:class:`StateLayout` packs a :class:`~sko.systems.multibody.MultibodySystem` once — the state
+table (one row per body, columns :data:`~sko.bodies.kernels.Row`), the constants ``reals``
+(gravity, then each body's packed constants) and the *arena* of one state — and then, for a
+batch of states ``Q`` (``B × nq``), ``QD`` (``B × nv``), fills the arenas ``A`` (``B × L``) with
+every node's weight ``φ(℘(k), k)``, ``H(k)``, ``M(k)``, ``a``, ``b``, ``𝒱`` and potential, and
+every attachment record — what :meth:`MultibodySystem.sko_model` builds in Python, state by state.
 
 Bodies are visited from the base to the tips, in the flat model's scatter order ``order`` (a
-depth-first preorder): row ``j`` of the state table ``ints`` is body ``order[j]`` (stacking
-position; ``row_of`` is the inverse), and the arena's ``𝒱``, records and potentials follow the
-same order, so a body's terms sit near its parent's whatever the stacking order. Consecutive bodies
-whose type has a compiled state (:meth:`~sko.bodies.contract.BodyType.compiled_state`) are
-filled by one compiled call over the whole batch; a body without one runs its Python
-``at_state`` per state (its output is checked as the reference path checks it) and writes the
-same buffers. The requests' node vectors are scratch and stacked in that order too
-(``request_layout``).
+depth-first preorder): row ``j`` of the table is body ``order[j]`` (stacking position; ``row_of``
+is the inverse), and the arena's blocks follow the same order, so a body's terms sit near its
+parent's whatever the stacking order. Consecutive bodies whose type has a compiled state
+(:mod:`sko.bodies.kernels`) are filled by one compiled call over the whole batch; a body without
+one runs its Python ``at_state`` per state (its output checked as the reference path checks it)
+and writes the same blocks.
 
-Arena sections (per state): first the data buffer of the flat model
-(:mod:`sko.algorithms.compiled.flat`: ``φ(℘(k), k)``, ``H(k)``, ``M(k)``, ``a(k)``, ``b(k)`` node
-after node in scatter order, row-major), so the model's compiled kernels run on it as it is;
-then ``𝒱(k)`` of every body, the attachment records and one potential per body (scatter order
-too).
+The arena of a state, in order (:data:`Arena`):
+
+* the data buffer of the flat model (:mod:`sko.algorithms.compiled.flat`: ``φ(℘(k), k)``,
+  ``H(k)``, ``M(k)``, ``a(k)``, ``b(k)`` node after node, row-major), so the model's kernels run
+  on it as it is;
+* ``E`` of the bodies whose ``E`` is not a view of their weight (module docstring of
+  :mod:`sko.bodies.kernels`), m × 6 each;
+* ``𝒱`` of every body (stacked as the requests' node vectors), the attachment records
+  (:data:`~sko.bodies.kernels.Record`, then ``Γ``), one potential per body, the inertial
+  frame's record;
+* the state: ``q`` and ``v`` (the kernels read them there);
+* the scratch the state kernels share (the largest any body declared).
 """
 
 from __future__ import annotations
@@ -29,18 +35,21 @@ import contextlib
 
 import numpy as np
 
-from sko.arrays import checked_array
-from sko.algorithms.compiled import flat as fl
 from sko.algorithms.compiled.engine import compiled_model
-from sko.algorithms.compiled.flat import from_structure
-from sko.algorithms.compiled.kernels import riccati_layout
-from sko.bodies import compiled_state as cs
+from sko.algorithms.compiled.flat import Flat, from_structure, riccati_layout
+from sko.arrays import checked_array
 from sko.bodies.contract import Attachment, BodyType, check_node_state, root_attachment
+from sko.bodies.kernels import ROOT_SIZE, Record, Row, Terms, check_compiled_state, fill_batch
 from sko.errors import JointError
 from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
-__all__ = ["StateLayout", "state_named", "read_only"]
+__all__ = ["StateLayout", "state_named", "read_only", "record_size"]
+
+
+def record_size(m: int) -> int:
+    """Entries of one attachment record of a body with node dimension ``m``."""
+    return int(Record.SIZE) + 6 * m
 
 
 @contextlib.contextmanager
@@ -66,8 +75,7 @@ class StateLayout:
     def __init__(self, system):
         self.system = system
         tree = system.tree
-        bodies = tree.bodies
-        self.bodies = bodies
+        self.bodies = bodies = tree.bodies
         N = len(bodies)
         self.index = index = {k: i for i, k in enumerate(bodies)}  # body -> position (no O(N) list.index)
         body = [system.body(k) for k in bodies]
@@ -77,75 +85,91 @@ class StateLayout:
         self.parent, self.node_dims, self.dof_dims = parent, m, n
         self.dof_offsets = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
         self.node_size, self.dof_size = int(m.sum()), int(self.dof_offsets[-1])
-        compiled = [b.compiled_state() for b in body]
-        self.compiled = compiled
-        ints = np.zeros((N, cs.COLUMNS), dtype=np.int64)
-        reals = [np.asarray(system.gravity, dtype=float)]
-        pos = 3
-        # the flat model's data buffer first (sko.algorithms.compiled.flat: W, H, M, a, b of every
-        # node, in scatter order), so the model's kernels run on the arena's first `flat.size` entries
-        order = [index[k] for k in tree.scatter_order()]
+        self.compiled = compiled = [check_compiled_state(b, b.compiled_state()) for b in body]
+        # the flat model's data buffer first (sko.algorithms.compiled.flat), so the model's kernels
+        # run on the arena's first `flat.size` entries
+        self.order = order = np.array([index[k] for k in tree.scatter_order()], dtype=np.int64)
         self.flat = flat = from_structure(parent, m, n, order)
         self.riccati_offsets, self.riccati_size = riccati_layout(flat.layout)
         # the requests' layout: their node vectors are scratch, stacked in scatter order too (the
         # flat model's NODE offsets are the stacking order's, for callers' node vectors)
         requests = flat.layout.copy()
-        requests[:, fl.NODE] = np.cumsum(requests[:, fl.NDIM]) - requests[:, fl.NDIM]
+        requests[:, Flat.NODE] = np.cumsum(requests[:, Flat.NODE_DIM]) - requests[:, Flat.NODE_DIM]
         requests.setflags(write=False)
         self.request_layout = requests
-        w_off, h_off, m_off = (np.empty(N, dtype=np.int64) for _ in range(3))
-        a_off, b_off = np.empty(N, dtype=np.int64), np.empty(N, dtype=np.int64)
-        body_of = flat.layout[:, fl.BODY]
-        w_off[body_of], h_off[body_of], m_off[body_of] = flat.layout[:, fl.W], flat.layout[:, fl.H], flat.layout[:, fl.M]
-        a_off[body_of], b_off[body_of] = flat.layout[:, fl.A], flat.layout[:, fl.B]
+        body_of = flat.layout[:, Flat.BODY]
+        self.weight_offsets, self.H_offsets, self.M_offsets, self.a_offsets, self.b_offsets = (
+            np.empty(N, dtype=np.int64) for _ in range(5))
+        for offsets, column in ((self.weight_offsets, Flat.W), (self.H_offsets, Flat.H), (self.M_offsets, Flat.M),
+                                (self.a_offsets, Flat.A), (self.b_offsets, Flat.B)):
+            offsets[body_of] = flat.layout[:, column]
+        # E of the bodies whose E is not a view of their weight: a child of its parent's own frame
+        # whose type declares Γ = [I, 0] there
+        aliased = np.array([compiled[i] is not None and parent[i] >= 0 and body[i].attach is None
+                            and compiled[parent[i]] is not None and compiled[parent[i]].kernel.own_frame_identity
+                            for i in range(N)], dtype=bool)
         size = flat.size
-        # 𝒱, records and potentials in scatter order, as the data buffer: a body's terms sit near
-        # its parent's, whatever the stacking order (𝒱 stacked as the requests' node vectors)
-        V_off = np.empty(N, dtype=np.int64)
-        V_off[order] = size + requests[:, fl.NODE]
+        self.E_offsets = E_off = np.full(N, -1, dtype=np.int64)
+        for i in order:
+            if compiled[i] is not None and not aliased[i]:
+                E_off[i] = size
+                size += 6 * int(m[i])
+        # 𝒱, records and potentials in scatter order, as the data buffer (𝒱 stacked as the
+        # requests' node vectors)
+        self.V_offsets = V_off = np.empty(N, dtype=np.int64)
+        V_off[order] = size + requests[:, Flat.NODE]
         size += self.node_size
-        self.V_offsets = V_off
-        att: dict = {}
+        self.attachment_offsets = att = {}
         att_off = np.zeros(N, dtype=np.int64)
         for i in order:
             att_off[i] = size
             for name in body[i].attachment_names:
                 att[(i, name)] = size
-                size += cs.record_size(int(m[i]))
-        pot_off = np.empty(N, dtype=np.int64)
+                size += record_size(int(m[i]))
+        self.potential_offsets = pot_off = np.empty(N, dtype=np.int64)
         pot_off[order] = size + np.arange(N)
         size += N
-        self.weight_offsets, self.H_offsets, self.M_offsets, self.potential_offsets = w_off, h_off, m_off, pot_off
-        self.a_offsets, self.b_offsets = a_off, b_off
-        self.attachment_offsets = att
+        self.root_offset = root = size
+        size += ROOT_SIZE
+        self.q_offset, self.v_offset = size, size + system.q_size
+        size += system.q_size + system.dof_size
+        self.scratch_offset = size
+        size += max([c.scratch for c in compiled if c is not None], default=0)
         self.size = size
         # one row per body in scatter order (row j: body order[j]), so the state kernels walk the
         # table, the constants and the arena forward
         self.row_of = row_of = np.empty(N, dtype=np.int64)
         row_of[order] = np.arange(N)
+        rows = np.zeros((N, Row.WIDTH), dtype=np.int64)
+        reals = [np.asarray(system.gravity, dtype=float)]
+        pos = 3
         for j, i in enumerate(order):
-            b, c, row = body[i], compiled[i], ints[j]
-            row[cs.PARENT], row[cs.KIND] = -1 if parent[i] < 0 else row_of[parent[i]], -1 if c is None else c.kind
-            row[cs.QO], row[cs.NQ] = system.q_slices[b.name].start, b.q_size
-            row[cs.VO], row[cs.NV] = system.dof_slices[b.name].start, b.dof_size
-            row[cs.DIM] = m[i]
-            row[cs.IN_ATT] = -1 if parent[i] < 0 else att[(parent[i], b.attach)]
-            row[cs.IN_DIM] = 0 if parent[i] < 0 else m[parent[i]]
-            row[cs.ATT], row[cs.W], row[cs.HB], row[cs.MB] = att_off[i], w_off[i], h_off[i], m_off[i]
-            row[cs.AO], row[cs.BO] = a_off[i], b_off[i]
-            row[cs.NV_] = V_off[i]
-            row[cs.POT] = pot_off[i]
+            b, c, row = body[i], compiled[i], rows[j]
+            row[Row.PARENT] = -1 if parent[i] < 0 else row_of[parent[i]]
+            row[Row.Q], row[Row.NQ] = self.q_offset + system.q_slices[b.name].start, b.q_size
+            row[Row.V], row[Row.NV] = self.v_offset + system.dof_slices[b.name].start, b.dof_size
+            row[Row.NODE_DIM] = m[i]
+            row[Row.INBOARD] = root if parent[i] < 0 else att[(parent[i], b.attach)]
+            row[Row.INBOARD_DIM] = 0 if parent[i] < 0 else m[parent[i]]
+            row[Row.WEIGHT], row[Row.H], row[Row.M] = self.weight_offsets[i], self.H_offsets[i], self.M_offsets[i]
+            row[Row.A], row[Row.B] = self.a_offsets[i], self.b_offsets[i]
+            row[Row.VELOCITY], row[Row.POTENTIAL] = V_off[i], pot_off[i]
+            row[Row.RECORDS], row[Row.RECORD_COUNT] = att_off[i], len(b.attachment_names)
+            row[Row.SCRATCH] = self.scratch_offset
+            if aliased[i]:  # E(r, c) = φ(c, r)
+                row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN] = self.weight_offsets[i], 1, m[i]
+            else:
+                row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN] = E_off[i], 6, 1
             if c is not None:
-                row[cs.JOINT], row[cs.REVERSE], row[cs.JNQ], row[cs.JNV] = c.joint, c.reverse, c.joint_q, c.joint_dofs
-                row[cs.RO] = pos
-                for e, x in enumerate(c.extras):
-                    row[cs.X1 + e] = x
-                reals.append(np.asarray(c.reals, dtype=float))
-                pos += c.reals.size
-        self.ints = ints
+                constants = np.asarray(c.constants, dtype=float)
+                row[Row.CONSTANTS], row[Row.CONSTANTS_SIZE], row[Row.SCRATCH_SIZE] = pos, constants.size, c.scratch
+                reals.append(constants)
+                pos += constants.size
+        self.rows = rows
         self.reals = np.concatenate(reals)
+        self._kernels = [None if c is None else c.kernel for c in (compiled[i] for i in order)]
+        self._tables: dict = {}  # scalar type -> rows with that type's kernel addresses
         # runs of consecutive rows (base to tips) filled the same way
-        self.order = np.array(order, dtype=np.int64)
         runs: list = []
         for j, i in enumerate(order):
             kind = "python" if compiled[i] is None else "compiled"
@@ -157,15 +181,32 @@ class StateLayout:
         self.all_compiled = all(kind == "compiled" for kind, _ in self.runs)
         self._unchecked = frozenset(i for i, b in enumerate(body) if compiled[i] is None and not b.valid_by_construction)
         self._root = root_attachment(system.gravity)
-        self._hinge_forces = any(type(b).hinge_force is not BodyType.hinge_force for b in body)
+        self.hinge_forces = any(type(b).hinge_force is not BodyType.hinge_force for b in body)
         # reading a model (see model): where each block and the stacked a, b sit in the data buffer
-        self._weight_blocks = tuple((int(w_off[i]), int(m[parent[i]]), int(m[i])) if parent[i] >= 0 else (-1, 0, 0)
-                                    for i in range(N))
-        self._H_blocks = tuple((int(h_off[i]), int(n[i]), int(m[i])) for i in range(N))
-        self._M_blocks = tuple((int(m_off[i]), int(m[i])) for i in range(N))
+        self._weight_blocks = tuple((int(self.weight_offsets[i]), int(m[parent[i]]), int(m[i])) if parent[i] >= 0
+                                    else (-1, 0, 0) for i in range(N))
+        self._H_blocks = tuple((int(self.H_offsets[i]), int(n[i]), int(m[i])) for i in range(N))
+        self._M_blocks = tuple((int(self.M_offsets[i]), int(m[i])) for i in range(N))
         self._a_index, self._b_index = (np.concatenate([np.arange(o, o + k) for o, k in zip(off, m)] or [np.zeros(0)])
-                                        .astype(np.intp) for off in (a_off, b_off))
+                                        .astype(np.intp) for off in (self.a_offsets, self.b_offsets))
         self._templates: dict = {}  # scalar type -> (first model, its compiled form or None/False)
+
+    def state_entries(self) -> np.ndarray:
+        """The positions in an arena of the node states (the data buffer, ``𝒱``, the records and
+        the potentials): what a body's Python ``at_state`` writes too."""
+        nodes = int(self.V_offsets.min(initial=self.root_offset))
+        return np.r_[0: self.flat.size, nodes: self.root_offset]
+
+    def table(self, dtype) -> np.ndarray:
+        """The state table with the addresses of the bodies' kernels for arenas of ``dtype``
+        (compiled or loaded from the cache on first use); 0 for a body without one."""
+        dtype = np.dtype(dtype)
+        rows = self._tables.get(dtype)
+        if rows is None:
+            rows = self.rows.copy()
+            rows[:, Row.KERNEL] = [0 if k is None else k.address(dtype) for k in self._kernels]
+            self._tables[dtype] = rows  # writeable, as every array a kernel takes (a second compile otherwise)
+        return rows
 
     # ------------------------------------------------------------------ filling
     def fill(self, Q: np.ndarray, QD: np.ndarray, batched: bool = False) -> np.ndarray:
@@ -173,10 +214,12 @@ class StateLayout:
         ``batched``, an error for one state says which."""
         dtype = np.result_type(Q, QD, float)
         A = np.zeros((Q.shape[0], self.size), dtype=dtype)
+        A[:, self.q_offset: self.q_offset + Q.shape[1]] = Q
+        A[:, self.v_offset: self.v_offset + QD.shape[1]] = QD
         for kind, ix in self.runs:
             if kind == "compiled":
                 status = np.full(Q.shape[0], -1, dtype=np.int64)
-                cs.fill_states(self.ints, self.reals, ix, Q, QD, A, status)
+                fill_batch(self.table(dtype), self.reals, A, int(Terms.POSE), int(ix[0]), int(ix[-1]) + 1, status)
                 bad = np.flatnonzero(status >= 0)
                 if bad.size:
                     with state_named(int(bad[0]) if batched else None):
@@ -200,9 +243,17 @@ class StateLayout:
 
     def attachment(self, a: np.ndarray, offset: int, m: int) -> Attachment:
         """The attachment record at ``offset`` of a state's arena row ``a``."""
-        g = offset + 6 * m
-        return Attachment(Gamma=a[offset: g].reshape(6, m), gamma=a[g: g + 6], rotation=a[g + 6: g + 15].reshape(3, 3),
-                          position=a[g + 15: g + 18], velocity=a[g + 18: g + 24])
+        return Attachment(Gamma=a[offset + Record.SIZE: offset + record_size(m)].reshape(6, m),
+                          gamma=a[offset + Record.gamma: offset + Record.gamma + 6],
+                          rotation=a[offset + Record.rotation: offset + Record.rotation + 9].reshape(3, 3),
+                          position=a[offset + Record.position: offset + Record.position + 3],
+                          velocity=a[offset + Record.velocity: offset + Record.velocity + 6])
+
+    def frame_poses(self, A: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(R, p)`` of body ``i``'s own frame in every arena of ``A``: ``(B, 3, 3)``, ``(B, 3)``."""
+        o = self.attachment_offsets[(i, None)]
+        return (A[:, o + Record.rotation: o + Record.rotation + 9].reshape(-1, 3, 3),
+                A[:, o + Record.position: o + Record.position + 3])
 
     def _python_state(self, i: int, q: np.ndarray, qd: np.ndarray, a: np.ndarray) -> None:
         system, k = self.system, self.bodies[i]
@@ -211,7 +262,7 @@ class StateLayout:
         if p < 0:
             inboard = self._root
         else:
-            inboard = self.attachment(a, self.ints[self.row_of[i], cs.IN_ATT], int(self.node_dims[p]))
+            inboard = self.attachment(a, self.rows[self.row_of[i], Row.INBOARD], int(self.node_dims[p]))
         s = b.at_state(q[system.q_slices[k]], qd[system.dof_slices[k]], inboard, system.gravity)
         m, n = int(self.node_dims[i]), int(self.dof_dims[i])
         if i in self._unchecked:
@@ -231,12 +282,11 @@ class StateLayout:
         for name in b.attachment_names:
             r = self.attachment_offsets[(i, name)]
             att = s.attachments[name]
-            g = r + 6 * m
-            a[r: g] = np.asarray(att.Gamma).ravel()
-            a[g: g + 6] = att.gamma
-            a[g + 6: g + 15] = np.asarray(att.rotation).ravel()
-            a[g + 15: g + 18] = att.position
-            a[g + 18: g + 24] = att.velocity
+            a[r + Record.SIZE: r + record_size(m)] = np.asarray(att.Gamma).ravel()
+            a[r + Record.gamma: r + Record.gamma + 6] = att.gamma
+            a[r + Record.rotation: r + Record.rotation + 9] = np.asarray(att.rotation).ravel()
+            a[r + Record.position: r + Record.position + 3] = att.position
+            a[r + Record.velocity: r + Record.velocity + 6] = att.velocity
 
     # ------------------------------------------------------------------ reading
     def model(self, a: np.ndarray) -> tuple[SKOModel, np.ndarray, np.ndarray]:
@@ -251,15 +301,16 @@ class StateLayout:
         a_vec, b_vec = data[self._a_index], data[self._b_index]
         data[self._a_index] = 0
         data[self._b_index] = 0
-        data.setflags(write=False)
+        blocks = data.view()
+        blocks.setflags(write=False)
         template = self._templates.get(data.dtype)
         if template is None:
-            model = self._templates[data.dtype] = (self._checked_model(data), None)
+            model = self._templates[data.dtype] = (self._checked_model(blocks), None)
             return model[0], a_vec, b_vec
         first, compiled = template
-        weights = [None if o < 0 else data[o: o + r * c].reshape(r, c) for o, r, c in self._weight_blocks]
-        H = [data[o: o + r * c].reshape(r, c) for o, r, c in self._H_blocks]
-        M = [data[o: o + r * r].reshape(r, r) for o, r in self._M_blocks]
+        weights = [None if o < 0 else blocks[o: o + r * c].reshape(r, c) for o, r, c in self._weight_blocks]
+        H = [blocks[o: o + r * c].reshape(r, c) for o, r, c in self._H_blocks]
+        M = [blocks[o: o + r * r].reshape(r, r) for o, r in self._M_blocks]
         # views of a read-only buffer at this layout's offsets: the second state's are checked, and
         # with them the offsets, later ones are not
         model = first.with_blocks(weights, H, M, check=compiled is None)
@@ -284,19 +335,6 @@ class StateLayout:
             M[k] = data[self.M_offsets[i]: self.M_offsets[i] + mi * mi].reshape(mi, mi)
         return SKOModel(self.system.tree, phi=phi, H=H, M=M, validate=False)
 
-    def kinetic_energies(self, A: np.ndarray) -> np.ndarray:
-        """``½ Σ_k 𝒱*(k) M(k) 𝒱(k)`` for every state of the arena."""
-        out = np.zeros(A.shape[0], dtype=A.dtype)
-        for i in range(len(self.bodies)):
-            mi, o, mo = int(self.node_dims[i]), self.V_offsets[i], self.M_offsets[i]
-            V = A[:, o: o + mi]
-            M = A[:, mo: mo + mi * mi].reshape(-1, mi, mi)
-            out += 0.5 * np.einsum("si,sij,sj->s", V, M, V)
-        return out
-
-    def potential_energies(self, A: np.ndarray) -> np.ndarray:
-        return A[:, self.potential_offsets].sum(axis=1)
-
 
 def read_only(x: np.ndarray) -> np.ndarray:
     """A read-only view of ``x`` (the states handed to a body's Python code, as the reference
@@ -304,3 +342,4 @@ def read_only(x: np.ndarray) -> np.ndarray:
     x = x.view()
     x.flags.writeable = False
     return x
+

@@ -13,19 +13,19 @@ from sko.bodies.joints import Revolute
 from sko.errors import JointError
 from sko.examples.rigid import example_systems
 from sko.graphs.errors import DimensionError, NonFiniteError
-from sko.systems import compiled as cc
+from sko.systems import requests as rq
 from sko.systems.engine import engine
 from sko.systems.multibody import MultibodySystem
 from tests.rigid.random_systems import random_rigid_system
 from tests.util import assert_close
 
 REQUESTS = {
-    cc.INVERSE_DYNAMICS: lambda s, q, v, x: s.inverse_dynamics(q, v, x),
-    cc.FORWARD_DYNAMICS: lambda s, q, v, x: s.forward_dynamics(q, v, x),
-    cc.MASS_MATRIX: lambda s, q, v, x: s.mass_matrix(q),
-    cc.MASS_MATRIX_INVERSE: lambda s, q, v, x: s.mass_matrix_inverse(q),
+    "inverse_dynamics": lambda s, q, v, x: s.inverse_dynamics(q, v, x),
+    "forward_dynamics": lambda s, q, v, x: s.forward_dynamics(q, v, x),
+    "mass_matrix": lambda s, q, v, x: s.mass_matrix(q),
+    "mass_matrix_inverse": lambda s, q, v, x: s.mass_matrix_inverse(q),
 }
-MATRICES = (cc.MASS_MATRIX, cc.MASS_MATRIX_INVERSE)
+MATRICES = ("mass_matrix", "mass_matrix_inverse")
 
 
 def _state(system, seed: int = 0):
@@ -60,7 +60,7 @@ def _direct(system, op, q, v, x):
 @pytest.mark.parametrize("op", sorted(REQUESTS))
 def test_the_direct_call_answers_as_the_checked_path(op, seed):
     system = random_rigid_system(seed)
-    assert engine(system)._direct
+    assert engine(system)._direct is not None
     q, v, x = _state(system, seed)
     got = _direct(system, op, q, v, x)
     assert got is not None  # plain arrays take the direct call
@@ -78,7 +78,7 @@ def test_the_direct_call_answers_as_the_checked_path(op, seed):
 def test_other_inputs_fall_through_without_compiling(op, variant):
     system = random_rigid_system(4)
     q, v, x = (np.round(a) for a in _state(system))  # numbers every variant holds exactly
-    call = cc.exact_evaluate_one(np.float64)
+    call = rq.exact_evaluate_one(np.float64)
     want = REQUESTS[op](system, q, v, x)
     for position in range(1 if op in MATRICES else 3):
         args = [q, v, x]
@@ -115,7 +115,7 @@ def test_wrong_lengths_raise_the_checked_paths_error(op):
             REQUESTS[op](system, *args)
 
 
-@pytest.mark.parametrize("op", [cc.INVERSE_DYNAMICS, cc.FORWARD_DYNAMICS])
+@pytest.mark.parametrize("op", ["inverse_dynamics", "forward_dynamics"])
 def test_an_empty_vector_is_not_read_as_none_given(op):
     """Only ``None`` stands for zero accelerations or forces: an empty ``θ̈`` or ``T`` is a
     wrong length, which the kernel itself must refuse now that the call checks no shape."""
@@ -152,28 +152,28 @@ def test_the_reference_path_chosen_in_one_thread_or_for_the_process_stops_the_di
 
     system = random_rigid_system(1)
     q, v, x = _state(system)
-    want = _direct(system, cc.FORWARD_DYNAMICS, q, v, x)
+    want = _direct(system, "forward_dynamics", q, v, x)
     inside, release, seen = threading.Event(), threading.Event(), []
 
     def worker():
         with alg.use_backend("reference"):
             inside.set()
             release.wait(10)
-            seen.append(_direct(system, cc.FORWARD_DYNAMICS, q, v, x))
+            seen.append(_direct(system, "forward_dynamics", q, v, x))
 
     thread = threading.Thread(target=worker)
     thread.start()
     inside.wait(10)
     assert not switch.compiled_everywhere
-    np.testing.assert_array_equal(_direct(system, cc.FORWARD_DYNAMICS, q, v, x), want)  # this thread: compiled
+    np.testing.assert_array_equal(_direct(system, "forward_dynamics", q, v, x), want)  # this thread: compiled
     release.set()
     thread.join(10)
     assert seen == [None] and switch.compiled_everywhere
     alg.set_backend("reference")
     try:
-        assert not switch.compiled_everywhere and _direct(system, cc.FORWARD_DYNAMICS, q, v, x) is None
+        assert not switch.compiled_everywhere and _direct(system, "forward_dynamics", q, v, x) is None
         with alg.use_backend("compiled"):
-            np.testing.assert_array_equal(_direct(system, cc.FORWARD_DYNAMICS, q, v, x), want)
+            np.testing.assert_array_equal(_direct(system, "forward_dynamics", q, v, x), want)
     finally:
         alg.set_backend("compiled")
     assert switch.compiled_everywhere
@@ -183,7 +183,7 @@ def test_an_overflow_takes_the_checked_path():
     system = random_rigid_system(2)
     q, v, x = _state(system)
     huge = np.full(system.nv, 1e308)
-    assert _direct(system, cc.FORWARD_DYNAMICS, q, v, huge) is None
+    assert _direct(system, "forward_dynamics", q, v, huge) is None
     with pytest.raises(NonFiniteError):
         system.forward_dynamics(q, v, huge)
 
@@ -196,15 +196,13 @@ def test_a_call_after_another_state_answers_as_a_fresh_engine(seed):
     from sko.systems.engine import Engine
 
     from sko.bodies import compiled_joints as cj
-    from sko.bodies import compiled_state as cs
 
     system = random_rigid_system(seed)
     (q1, v1, x1), (q2, v2, x2) = _state(system, 10), _state(system, 11)
     used, fresh = engine(system), Engine(system)
-    ints = used.layout.ints
-    single_axis = [np.isin(row[cs.JOINT], (cj.HELICAL, cj.PRISMATIC)) and not row[cs.REVERSE]
-                   and (row[cs.PARENT] < 0 or ints[row[cs.PARENT], cs.KIND] == cs.RIGID) for row in ints]
-    assert any(single_axis) and not all(single_axis)  # both state kernels of a rigid body
+    single_axis = [cj.pack_joint(system.body(k).joint)[:2] in ((cj.HELICAL, False), (cj.PRISMATIC, False))
+                   for k in system.bodies]
+    assert any(single_axis) and not all(single_axis)  # both paths of a rigid body's state kernel
     for op in sorted(REQUESTS):
         used.direct(op, q1, v1, x1)
         np.testing.assert_array_equal(used.direct(op, q2, v2, x2), fresh.direct(op, q2, v2, x2))
@@ -230,32 +228,39 @@ def test_a_mass_matrix_after_an_overflow_is_answered_directly():
     no children has ``X = ℛ(k) H*(k)`` written only by the mass matrix step, whose typed zero came
     from the stale ``X``; after a state that overflows there, every later call fell through."""
     system = MultibodySystem([flexible_beam("link", None, Revolute([0.0, 1.0, 0.0]), 1.0, 2.0, 50.0, n_modes=2)])
-    assert engine(system)._direct and system.nv == 3  # a 3-dof hinge: the m × h product of the step
+    assert engine(system)._direct is not None and system.nv == 3  # a 3-dof hinge: the m × h product of the step
     q = np.array([0.3, 0.01, -0.02])
-    first = _direct(system, cc.MASS_MATRIX, q, None, None)
+    first = _direct(system, "mass_matrix", q, None, None)
     assert first is not None
     huge = q.copy()
     huge[1] = 1e200  # modal coordinate: the link's inertia overflows
-    assert _direct(system, cc.MASS_MATRIX, huge, None, None) is None
+    assert _direct(system, "mass_matrix", huge, None, None) is None
     for _ in range(2):
-        np.testing.assert_array_equal(_direct(system, cc.MASS_MATRIX, q, None, None), first)
+        np.testing.assert_array_equal(_direct(system, "mass_matrix", q, None, None), first)
 
 
 def test_request_vectors_keep_tables_constants_and_workspace_apart():
     """The integer tables ride in a float64 or complex128 vector bit for bit (negative parents
     are NaN patterns as floats), the constants after them, the workspace last."""
+    from sko.bodies.kernels import Row
+
     system = random_rigid_system(0)
     e = engine(system)
+    L = e.layout
     for dtype in (np.float64, np.complex128):
-        for op in range(4):
-            w = cc.request_vector(op, e._tables, e._reals, dtype)
+        for request in rq.REQUESTS.values():
+            w = rq.request_vector(request, L, dtype)
             words = w.view(np.int64)
-            end, reals_end, start = words[cc.TABLES_END], words[cc.REALS_END], words[cc.START]
-            assert words[cc.REQUEST] == op and words[cc.FILL] == 1
-            np.testing.assert_array_equal(words[cc.REQUEST_HEADER: end], e._tables)
-            np.testing.assert_array_equal(w.view(np.float64)[end: reals_end], e._reals)
-            assert start * w.itemsize >= reals_end * 8
-            assert w.size - start == cc.workspace_size(op, e._tables)
+            H = rq.Header
+            assert words[H.KERNEL] == request.address(dtype) and words[H.FILL] == 1 and words[H.WRITTEN] == 0
+            rows = words[words[H.ROWS]: words[H.LAYOUT]].reshape(L.rows.shape)
+            np.testing.assert_array_equal(rows, L.table(dtype))
+            np.testing.assert_array_equal(rows[:, Row.PARENT], L.rows[:, Row.PARENT])
+            np.testing.assert_array_equal(words[words[H.LAYOUT]: words[H.ROFF]], L.request_layout.ravel())
+            np.testing.assert_array_equal(w.view(np.float64)[words[H.REALS]: words[H.REALS_END]], L.reals)
+            assert words[H.WORKSPACE] * w.itemsize >= words[H.REALS_END] * 8
+            buffers = words[words[H.BUFFERS]: words[H.ROWS]]
+            assert buffers[0] == L.size and w.size - words[H.WORKSPACE] == buffers[-1]
 
 
 @pytest.mark.parametrize("op", REQUESTS)
@@ -265,15 +270,15 @@ def test_the_first_complete_fill_writes_the_constant_terms(op):
     do not; a rejected state (a zero quaternion) leaves them to the next fill."""
     system = example_systems()["humanoid"]()
     e = engine(system)
-    words = e._request_vector(op, np.dtype(np.float64)).view(np.int64)
+    words = e._request_vector(rq.REQUESTS[op], np.dtype(np.float64)).view(np.int64)
     q, v, x = _state(system, 3)
-    assert words[cc.WRITTEN] == 0
+    assert words[rq.Header.WRITTEN] == 0
     with pytest.raises(JointError):
         REQUESTS[op](system, np.zeros(system.nq), v, x)  # the floating base's quaternion is zero
-    assert words[cc.WRITTEN] == 0
+    assert words[rq.Header.WRITTEN] == 0
     for seed in (3, 4):
         q, v, x = _state(system, seed)
         got = REQUESTS[op](system, q, v, x)
-        assert words[cc.WRITTEN] == 1
+        assert words[rq.Header.WRITTEN] == 1
         with alg.use_backend("reference"):
             assert_close(got, REQUESTS[op](system, q, v, x), 1e-10)

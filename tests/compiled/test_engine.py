@@ -192,11 +192,11 @@ def test_arena_starts_with_the_flat_model_data(name):
                                   "random_mixed:4"])
 def test_a_request_builds_the_terms_it_reads(name):
     """A one-state request fills its own arena with the flat model's weights, H and M equal to
-    the full state's, and the dynamics also a and b (sko.bodies.compiled_state.STRUCTURE,
-    MOTION), to rounding: the mass matrix and its inverse read no a or b. The constant terms the
-    first call wrote serve the next state."""
-    from sko.algorithms.compiled.flat import A, B, NDIM
-    from sko.systems import compiled as cc
+    the full state's, and the dynamics also a and b (the terms of sko.bodies.kernels.Terms), to
+    rounding: the mass matrix and its inverse read no a or b. The constant terms the first call
+    wrote serve the next state."""
+    from sko.algorithms.compiled.flat import Flat
+    from sko.systems.requests import REQUESTS, Header
 
     system = SYSTEMS[name]()
     e = engine(system)
@@ -204,20 +204,21 @@ def test_a_request_builds_the_terms_it_reads(name):
     flat = e.layout.flat
     structure = np.ones(flat.size, dtype=bool)
     for row in flat.layout:
-        structure[row[A]: row[A] + row[NDIM]] = structure[row[B]: row[B] + row[NDIM]] = False
+        m = row[Flat.NODE_DIM]
+        structure[row[Flat.A]: row[Flat.A] + m] = structure[row[Flat.B]: row[Flat.B] + m] = False
     rng = np.random.default_rng(5)
     for _ in range(2):
         q, v, dv, tau = _state(system, rng, False)
         full = e.layout.fill(q[None], v[None])[0, :flat.size]
-        calls = {cc.INVERSE_DYNAMICS: (lambda: system.inverse_dynamics(q, v, dv), slice(None)),
-                 cc.FORWARD_DYNAMICS: (lambda: system.forward_dynamics(q, v, tau), slice(None)),
-                 cc.MASS_MATRIX: (lambda: system.mass_matrix(q), structure),
-                 cc.MASS_MATRIX_INVERSE: (lambda: system.mass_matrix_inverse(q), structure)}
-        for op, (call, entries) in calls.items():
+        calls = {"inverse_dynamics": (lambda: system.inverse_dynamics(q, v, dv), slice(None)),
+                 "forward_dynamics": (lambda: system.forward_dynamics(q, v, tau), slice(None)),
+                 "mass_matrix": (lambda: system.mass_matrix(q), structure),
+                 "mass_matrix_inverse": (lambda: system.mass_matrix_inverse(q), structure)}
+        for name, (call, entries) in calls.items():
             call()
-            w = e._request_vector(op, np.dtype(float))
-            start = w.view(np.int64)[cc.START]
-            scale = max(1.0, np.abs(full).max())  # to rounding: the requests compile with cc.FAST_MATH
+            w = e._request_vector(REQUESTS[name], np.dtype(float))
+            start = w.view(np.int64)[Header.WORKSPACE]
+            scale = max(1.0, np.abs(full).max())  # to rounding: the kernels sum with fused multiply-adds
             np.testing.assert_allclose(w[start: start + flat.size][entries], full[entries], rtol=1e-12,
                                        atol=1e-12 * scale)
 
@@ -257,8 +258,8 @@ def _stacked_breadth_first():
 def test_the_state_table_and_the_arena_follow_the_scatter_order():
     """Rows of the state table, ``𝒱``, records and potentials are in scatter order (a body's
     terms sit near its parent's whatever the stacking order), and the requests' node scratch too."""
-    from sko.algorithms.compiled import flat as fl
-    from sko.bodies import compiled_state as cs
+    from sko.algorithms.compiled.flat import Flat
+    from sko.bodies.kernels import Row
 
     for system in (_stacked_breadth_first(), SYSTEMS["rigid:humanoid"](), SYSTEMS["random_rigid:3"]()):
         L = engine(system).layout
@@ -266,17 +267,19 @@ def test_the_state_table_and_the_arena_follow_the_scatter_order():
         np.testing.assert_array_equal(L.row_of[L.order], np.arange(len(L.order)))
         for j, i in enumerate(L.order):
             p = L.parent[i]
-            assert L.ints[j, cs.PARENT] == (-1 if p < 0 else L.row_of[p]) < j
-            assert L.ints[j, cs.QO] == system.q_slices[L.bodies[i]].start
+            assert L.rows[j, Row.PARENT] == (-1 if p < 0 else L.row_of[p]) < j
+            assert L.rows[j, Row.Q] == L.q_offset + system.q_slices[L.bodies[i]].start
         records = [L.attachment_offsets[(i, None)] for i in L.order]
         assert records == sorted(records)
         velocities = L.V_offsets[L.order]
-        np.testing.assert_array_equal(velocities, L.flat.size + L.request_layout[:, fl.NODE])
-        assert list(L.ints[:, cs.NV_]) == list(velocities)
+        first = velocities[0]
+        np.testing.assert_array_equal(velocities, first + L.request_layout[:, Flat.NODE])
+        assert list(L.rows[:, Row.VELOCITY]) == list(velocities)
         assert list(L.potential_offsets[L.order]) == sorted(L.potential_offsets)
-        nodes = L.request_layout[:, fl.NODE]
-        np.testing.assert_array_equal(nodes, np.cumsum(L.request_layout[:, fl.NDIM]) - L.request_layout[:, fl.NDIM])
-        rest = [c for c in range(fl.WIDTH) if c != fl.NODE]
+        nodes = L.request_layout[:, Flat.NODE]
+        dims = L.request_layout[:, Flat.NODE_DIM]
+        np.testing.assert_array_equal(nodes, np.cumsum(dims) - dims)
+        rest = [c for c in range(Flat.WIDTH) if c != Flat.NODE]
         np.testing.assert_array_equal(L.request_layout[:, rest], L.flat.layout[:, rest])
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import sko.algorithms as alg
 from sko import SKOModel
 from sko.algorithms.compiled import engine
-from sko.algorithms.compiled.flat import COL, HDIM, PARENT, PRE, PREORDER, SUB, SUBN, from_structure
+from sko.algorithms.compiled.flat import Flat, from_structure
 from sko.graphs import DimensionError, NonFiniteError, NotPositiveDefiniteError, SKOError, TreeDigraph
 
 from ..strategies import random_model, random_tree, sko_models, trees, vectors
@@ -148,20 +148,20 @@ def test_preorder_columns_make_every_subtree_one_range(tree, data):
     n = len(tree.bodies)
     hinges = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
     layout = from_structure(tree.parent_indices, [6] * n, hinges, tree.scatter_indices).layout
-    parent = layout[:, PARENT]
+    parent = layout[:, Flat.PARENT]
 
     def subtree(k):
         return {j for j in range(n) if _is_in(parent, j, k)}
 
-    assert sorted(layout[:, PREORDER]) == list(range(n))
-    assert sorted(c for j in range(n) for c in range(layout[j, COL], layout[j, COL] + layout[j, HDIM])) \
-        == list(range(sum(hinges)))
+    assert sorted(layout[:, Flat.PREORDER]) == list(range(n))
+    col, dim = layout[:, Flat.COL], layout[:, Flat.HINGE_DIM]
+    assert sorted(c for j in range(n) for c in range(col[j], col[j] + dim[j])) == list(range(sum(hinges)))
     for k in range(n):
-        first = layout[k, PRE]
-        assert layout[first, PREORDER] == k
-        assert set(layout[first: first + layout[k, SUBN], PREORDER]) == subtree(k)
-        columns = {c for j in subtree(k) for c in range(layout[j, COL], layout[j, COL] + layout[j, HDIM])}
-        assert columns == set(range(layout[k, COL], layout[k, COL] + layout[k, SUB]))
+        first = layout[k, Flat.PRE]
+        assert layout[first, Flat.PREORDER] == k
+        assert set(layout[first: first + layout[k, Flat.SUBN], Flat.PREORDER]) == subtree(k)
+        columns = {c for j in subtree(k) for c in range(col[j], col[j] + dim[j])}
+        assert columns == set(range(layout[k, Flat.COL], layout[k, Flat.COL] + layout[k, Flat.SUB]))
 
 
 def _is_in(parent, j, k) -> bool:

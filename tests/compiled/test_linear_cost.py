@@ -10,7 +10,7 @@ from sko.bodies import Revolute
 from sko.examples.rigid import rod_inertia
 from sko.spatial import pose_transform
 from sko.systems import SystemBuilder
-from sko.systems import compiled as cc
+from sko.systems import requests as rq
 from sko.systems.engine import engine
 
 
@@ -22,19 +22,20 @@ def _chain(n: int):
     return b.build()
 
 
-def _scratch_entries(op: int, n: int) -> int:
-    e = engine(_chain(n))
-    arena, work, scratch = cc._workspace(op, e._tables, np.zeros(cc.workspace_size(op, e._tables)))
-    total = arena.size + sum(x.size for x in (*work, *scratch))
-    assert total == cc.workspace_size(op, e._tables)  # the views cover the workspace
+def _scratch_entries(name: str, n: int) -> int:
+    """Entries of the workspace of request ``name`` (its arena and buffers) for a chain of ``n``."""
+    layout = engine(_chain(n)).layout
+    w = rq.request_vector(rq.REQUESTS[name], layout, np.float64)
+    total = layout.size + sum(rq.REQUESTS[name].buffers(rq.sizes(layout)))
+    assert w.size - w.view(np.int64)[rq.Header.WORKSPACE] == total  # the buffers cover the workspace
     return total
 
 
-@pytest.mark.parametrize("op", [cc.INVERSE_DYNAMICS, cc.FORWARD_DYNAMICS, cc.MASS_MATRIX])
-def test_scratch_is_linear_in_the_bodies(op):
-    small, large = _scratch_entries(op, 20), _scratch_entries(op, 200)
+@pytest.mark.parametrize("name", ["inverse_dynamics", "forward_dynamics", "mass_matrix", "energy"])
+def test_scratch_is_linear_in_the_bodies(name):
+    small, large = _scratch_entries(name, 20), _scratch_entries(name, 200)
     assert large <= 11 * small, (small, large)
 
 
 def test_the_inverse_takes_the_identity_columns():
-    assert _scratch_entries(cc.MASS_MATRIX_INVERSE, 200) >= 2 * 200 ** 2  # nv right-hand sides and I
+    assert _scratch_entries("mass_matrix_inverse", 200) >= 2 * 200 ** 2  # nv right-hand sides and I

@@ -1,0 +1,86 @@
+"""Products of blocks of any shape, stored row-major at offsets of 1-D buffers.
+
+The recursions of :mod:`sko.algorithms.compiled.kernels` call these for nodes of any dimensions; rigid bodies take the
+6 × 6 forms of :mod:`sko.algorithms.compiled.rigid_blocks` instead. Sums start from the output's own type (``s = y[…]``
+or ``0 · A[…]``), so the same code runs on float64 and complex128 buffers.
+"""
+
+from __future__ import annotations
+
+from .jit import kernel
+
+__all__ = ["mv", "mtv", "mv2", "mtv2", "ab", "abt_add", "copy_block"]
+
+
+@kernel
+def mv(A, ao, rows, cols, x, xo, y, yo):
+    """``y[yo:yo+rows] += A x[xo:xo+cols]`` (``A`` rows × cols at ``ao``)."""
+    for r in range(rows):
+        s = y[yo + r]
+        base = ao + r * cols
+        for c in range(cols):
+            s += A[base + c] * x[xo + c]
+        y[yo + r] = s
+
+
+@kernel
+def mtv(A, ao, rows, cols, x, xo, y, yo):
+    """``y[yo:yo+cols] += A* x[xo:xo+rows]`` (transpose, no conjugation; ``x`` and ``y`` may be
+    one array at disjoint offsets)."""
+    for c in range(cols):
+        s = y[yo + c]
+        for r in range(rows):
+            s += A[ao + r * cols + c] * x[xo + r]
+        y[yo + c] = s
+
+
+@kernel
+def mv2(A, ao, rows, cols, X, xo, Y, yo, sign):
+    """``Y[yo:yo+rows, :] += sign · A X[xo:xo+cols, :]`` (columns of ``X``, ``Y``: right-hand sides)."""
+    for r in range(rows):
+        base = ao + r * cols
+        for c in range(cols):
+            a = sign * A[base + c]
+            for q in range(X.shape[1]):
+                Y[yo + r, q] += a * X[xo + c, q]
+
+
+@kernel
+def mtv2(A, ao, rows, cols, X, xo, Y, yo, sign):
+    """``Y[yo:yo+cols, :] += sign · A* X[xo:xo+rows, :]``."""
+    for r in range(rows):
+        base = ao + r * cols
+        for c in range(cols):
+            a = sign * A[base + c]
+            for q in range(X.shape[1]):
+                Y[yo + c, q] += a * X[xo + r, q]
+
+
+@kernel
+def ab(A, ao, B, bo, C, co, rows, inner, cols):
+    """``C = A B`` with ``A`` (rows × inner), ``B`` (inner × cols); each entry summed in a
+    register (``C`` may share an array with ``A`` or ``B`` at other offsets)."""
+    for r in range(rows):
+        for c in range(cols):
+            s = 0.0  # widened to complex on the complex path
+            for i in range(inner):
+                s += A[ao + r * inner + i] * B[bo + i * cols + c]
+            C[co + r * cols + c] = s
+
+
+@kernel
+def abt_add(A, ao, B, bo, C, co, rows, inner, cols):
+    """``C += A B*`` with ``A`` (rows × inner), ``B`` (cols × inner), ``C`` (rows × cols)."""
+    for r in range(rows):
+        for c in range(cols):
+            s = C[co + r * cols + c]
+            for i in range(inner):
+                s += A[ao + r * inner + i] * B[bo + c * inner + i]
+            C[co + r * cols + c] = s
+
+
+@kernel
+def copy_block(S, so, C, co, size):
+    """``C[co: co + size] = S[so: so + size]``."""
+    for i in range(size):
+        C[co + i] = S[so + i]

@@ -1,0 +1,120 @@
+"""How the package compiles its numba kernels, and calls kernels compiled apart.
+
+:func:`kernel` is numba's ``njit`` with the package's choices: cached on disk by
+:class:`sko.kernel_cache.StampedCache` (the key covers every kernel source), reassociation and
+contraction of floating-point sums allowed (fused multiply-adds; no assumption that numbers are
+finite, so NaN and overflow checks keep their meaning), and no Python wrapper for a kernel only
+other kernels call. Every kernel is compiled once per signature and *called* by the kernels
+that use it, never inlined into them: numba's inlining copies and re-types the callee's code at
+every call site, which made one system request take minutes to compile. Only :func:`register`
+helpers — a few lines on numbers held in registers (6-vectors as tuples) — are inlined: called,
+each would pass its tuples through memory.
+
+A request of a system reaches the state kernels of its bodies and a batch driver reaches the
+request through :func:`native_address`: the address of a kernel compiled for one signature,
+called by :func:`call_state` or :func:`call_request` with numba's own calling convention. The
+caller is compiled without knowing the callee, so a new body type compiles its own kernel only,
+and a request compiles only the kernels it calls.
+"""
+
+from __future__ import annotations
+
+from numba import njit, types
+from numba.core import cgutils
+from numba.core.callconv import excinfo_ptr_t
+from numba.core.registry import CPUDispatcher
+from numba.extending import intrinsic
+
+from sko.kernel_cache import StampedCache
+
+__all__ = ["FAST_MATH", "kernel", "register", "native_address", "call_state", "call_request"]
+
+#: LLVM flags of every kernel: reassociated sums and fused multiply–adds, which the compiler
+#: needs to vectorize the 6 × 6 products. No assumption of finite numbers.
+FAST_MATH = {"reassoc", "contract"}
+
+
+def cached(dispatcher):
+    """``dispatcher`` (an ``njit`` function) with its code cached on disk by
+    :class:`~sko.kernel_cache.StampedCache`."""
+    dispatcher._cache = StampedCache(dispatcher.py_func)
+    return dispatcher
+
+
+def _plain(argument):
+    """A literal argument type as its plain type: ``Literal[int](0)`` as ``int64``, an ``IntEnum``
+    member as its integer."""
+    argument = types.unliteral(argument)
+    return argument.dtype if isinstance(argument, types.IntEnumMember) else argument
+
+
+class _Kernel(CPUDispatcher):
+    """numba's dispatcher, with one specialization per argument types whatever constants a
+    calling kernel passes: numba would otherwise compile the callee again for ``0``, ``False``
+    or an ``IntEnum`` member as literal types."""
+
+    def get_call_template(self, args, kws):
+        return super().get_call_template(tuple(_plain(a) for a in args), {k: _plain(v) for k, v in kws.items()})
+
+
+def kernel(function=None, *, entry: bool = False, parallel: bool = False):
+    """Compile ``function`` as a kernel (module docstring); ``entry``: called from Python too
+    (it keeps numba's Python wrapper)."""
+
+    def decorate(f):
+        options = dict(nopython=True, fastmath=FAST_MATH, no_cpython_wrapper=not entry, error_model="numpy")
+        if parallel:
+            options["parallel"] = True
+        return cached(_Kernel(py_func=f, locals={}, targetoptions=options))
+
+    return decorate if function is None else decorate(function)
+
+
+def register(function):
+    """A helper on numbers held in registers, inlined into each kernel that calls it (module
+    docstring)."""
+    return njit(inline="always", fastmath=FAST_MATH, error_model="numpy")(function)
+
+
+def native_address(dispatcher, argtypes: tuple) -> int:
+    """The address of ``dispatcher``'s native code for ``argtypes`` (compiled, or loaded from the
+    cache, on first use), for :func:`call_state` and :func:`call_request`. The dispatcher keeps
+    the code alive."""
+    dispatcher.compile(argtypes)
+    result = dispatcher.overloads[tuple(argtypes)]
+    return result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
+
+
+def _caller(restype, failed):
+    """An intrinsic ``call(address, args)`` calling the kernel at ``address`` with the tuple
+    ``args`` (numba's calling convention); ``failed`` when the kernel raised."""
+
+    @intrinsic
+    def call(typingctx, address, args):
+        if not isinstance(address, types.Integer) or not isinstance(args, types.BaseTuple):
+            return None
+
+        def codegen(context, builder, signature, llargs):
+            cc = context.call_conv
+            argtypes = signature.args[1].types
+            function = builder.inttoptr(llargs[0], cc.get_function_type(restype, argtypes).as_pointer())
+            result = cgutils.alloca_once(builder, cc.get_return_type(restype).pointee)
+            builder.store(cgutils.get_null_value(result.type.pointee), result)
+            excinfo = cgutils.alloca_once(builder, excinfo_ptr_t, name="excinfo")
+            values = cgutils.unpack_tuple(builder, llargs[1], len(argtypes))
+            code = builder.call(function, [result, excinfo, *cc._get_arg_packer(argtypes).as_arguments(builder, values)])
+            status = cc._get_return_status(builder, code, builder.load(excinfo))
+            value = context.get_returned_value(builder, restype, builder.load(result))
+            return builder.select(status.is_ok, value, context.get_constant(restype, failed))
+
+        return restype(address, args), codegen
+
+    return call
+
+
+#: ``call_state(address, (arena, row, reals, terms, constants))``: a body type's state kernel
+#: (:mod:`sko.bodies.kernels`); False when the kernel rejects the state or raised.
+call_state = _caller(types.boolean, False)
+#: ``call_request(address, (w, x, out))``: a system request (:mod:`sko.systems.requests`); its
+#: status, or −5 when the request raised.
+call_request = _caller(types.int64, -5)

@@ -1,0 +1,259 @@
+"""Compiled node states: the one way a body type, in this package or outside it, gives the
+compiled engine its state (BODIES.md, *The contract for a new body type*).
+
+A body type's :meth:`~sko.bodies.contract.BodyType.compiled_state` returns a
+:class:`~sko.bodies.contract.CompiledState`: a :class:`StateKernel` and the body's constants
+(one float64 vector, packed as the kernel reads them), with the size of the scratch it needs. The
+kernel is a numba function with this signature::
+
+    kernel(arena, row, reals, terms, constants) -> bool
+
+It writes, for one state, the same numbers as the body's Python ``at_state`` into the state's
+*arena* (a 1-D array of the state's scalar type, float64 or complex128), at the offsets of its
+``row`` (int64, columns :data:`Row`), and returns False when the state is outside its domain (a
+quaternion of zero norm). :func:`views` gives the kernel its arrays by name:
+
+* inputs: ``constants`` (its packed float64 constants), ``q`` and ``v`` (its coordinates and
+  hinge velocities), ``inboard`` (the attachment it hangs from: ``Gamma`` 6 × m_℘, ``gamma``,
+  ``rotation``, ``position``, ``velocity``; the inertial frame for a base body, with ``Gamma``
+  6 × 0 and ``gamma = −a_g``) and ``scratch``;
+* outputs: ``E`` (m × 6, in ``𝒱(k) = E v_o + H* θ̇``), ``H`` (n × m), ``M`` (m × m), ``a``,
+  ``b``, ``V`` (m), ``potential`` (one number) and ``records``: one row per attachment it offers
+  (``attachment_names`` order, its own frame first), each with the fields of :data:`Record`
+  (``γ_o``, world axes ``R``, origin ``p``, ``v_o``) followed by ``Γ_o`` (6 × m, row-major;
+  :func:`record` gives a row's fields as arrays).
+
+The engine computes the weight ``φ(℘(k), k) = (E Γ_o)*`` from ``E``; when the parent declared its
+own frame's ``Γ = [I₆, 0]`` (``own_frame_identity``), ``E`` is a view of the weight itself and
+costs nothing. ``terms`` (:data:`Terms`) says which outputs the request reads: ``STRUCTURE``
+(``E``, ``H``, ``M``: the mass matrix and its inverse), ``MOTION`` (also ``a``, ``b``, ``V`` and
+the records' ``γ_o``, ``v_o``: the dynamics), ``POSE`` (everything); a kernel may skip the rest,
+but nothing it skips may be read by what it computes. ``constants`` is True on the first fill of
+an arena: what no state changes (a rigid body's ``M``, its record's ``Γ``) may be written then
+only. A simple kernel ignores both and writes everything.
+
+Registering a kernel (:func:`state_kernel`) compiles it on first use, for float64 and for
+complex128 (complex-step derivatives), apart from the engine: the engine's requests call it
+through its address (:func:`~sko.algorithms.compiled.jit.call_state`), so a new body type
+costs the compilation of its own kernel only. Its code is cached beside its source, keyed by
+its own code and the engine's (:class:`~sko.kernel_cache.StampedCache`); numba does not notice
+edits of other functions the kernel calls in other files.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from collections.abc import Callable
+from enum import IntEnum
+
+import numpy as np
+from numba import from_dtype, njit, prange, types
+from numba.core.dispatcher import Dispatcher
+
+from sko.algorithms.compiled.borrow import borrowed, matrix_view, strided_view
+from sko.algorithms.compiled.fields import columns, offsets
+from sko.algorithms.compiled.jit import FAST_MATH, call_state, cached, kernel, native_address, register
+from sko.bodies.contract import BodyError, CompiledState
+
+__all__ = ["Row", "Record", "Terms", "StateKernel", "state_kernel", "views", "record", "Inboard", "Outputs",
+           "fill_states", "fill_batch", "ROOT_SIZE", "DTYPES", "check_compiled_state"]
+
+#: The columns of a body's row in the state table (offsets are into the state's arena).
+Row = columns(
+    "Row",
+    "PARENT",  # row of the parent body, −1 for a base body
+    "KERNEL",  # address of the body type's state kernel for the arena's scalar type
+    "CONSTANTS", "CONSTANTS_SIZE",  # where the body's constants start in reals, and how many
+    "Q", "NQ", "V", "NV",  # its q and v (θ̇, n_k entries) in the arena
+    "NODE_DIM",  # m_k
+    "INBOARD", "INBOARD_DIM",  # the record of the attachment it hangs from, and m of its body (0: the inertial frame)
+    "E", "E_ROW", "E_COLUMN",  # where E(0, 0) is, and the steps to the next row and column
+    "WEIGHT", "H", "M", "A", "B", "VELOCITY", "POTENTIAL",  # the node's outputs (WEIGHT −1 for a base body)
+    "RECORDS", "RECORD_COUNT",  # its attachment records (own frame first)
+    "SCRATCH", "SCRATCH_SIZE",  # the shared scratch, and the size this body declared
+)
+#: The fields of an attachment record; ``Γ_o`` (6 × m, row-major) follows at ``Record.SIZE``.
+Record = offsets("Record", gamma=6, rotation=9, position=3, velocity=6)
+#: Which outputs a request reads (module docstring); each includes the ones before.
+Terms = IntEnum("Terms", [("STRUCTURE", 0), ("MOTION", 1), ("POSE", 2)])
+#: The inertial frame's record has no ``Γ`` (6 × 0).
+ROOT_SIZE = int(Record.SIZE)
+#: The scalar types a state kernel is compiled for.
+DTYPES = (np.dtype(np.float64), np.dtype(np.complex128))
+
+Inboard = namedtuple("Inboard", ["Gamma", "gamma", "rotation", "position", "velocity"])
+Outputs = namedtuple("Outputs", ["E", "H", "M", "a", "b", "V", "potential", "records"])
+
+
+def _arguments(dtype) -> tuple:
+    """The numba types of a state kernel's arguments for an arena of ``dtype``."""
+    return (types.Array(from_dtype(np.dtype(dtype)), 1, "C"), types.Array(types.int64, 1, "C"),
+            types.Array(types.float64, 1, "C"), types.int64, types.boolean)
+
+
+class StateKernel:
+    """A body type's compiled state function, registered once (module docstring).
+
+    Parameters
+    ----------
+    function : a numba ``njit`` function or a plain Python function
+        The kernel; only its Python code is used, compiled here for float64 and complex128.
+    own_frame_identity : bool
+        True when the record of the body's own frame always has ``Γ = [I₆, 0]`` (rigid bodies,
+        rotors, flexible bodies, clusters): a child hanging there gets ``E`` as a view of its
+        weight.
+    name : str
+        For messages (default: the function's name).
+    """
+
+    def __init__(self, function: Callable, *, own_frame_identity: bool = False, name: str | None = None):
+        py_func = function.py_func if isinstance(function, Dispatcher) else function
+        if not callable(py_func):
+            raise BodyError(f"a state kernel must be a function, got {function!r}")
+        self.name = name or getattr(py_func, "__qualname__", repr(py_func))
+        self.own_frame_identity = bool(own_frame_identity)
+        self.dispatcher = njit(fastmath=FAST_MATH, error_model="numpy", no_cpython_wrapper=True)(py_func)
+        try:
+            cached(self.dispatcher)
+        except RuntimeError:  # no file to cache beside (code typed at a prompt): compiled per process
+            pass
+        self._addresses: dict = {}
+
+    def address(self, dtype) -> int:
+        """The address of the kernel compiled for an arena of ``dtype`` (compiled or loaded from
+        the cache on first use)."""
+        dtype = np.dtype(dtype)
+        address = self._addresses.get(dtype)
+        if address is None:
+            address = self._addresses[dtype] = native_address(self.dispatcher, _arguments(dtype))
+        return address
+
+    def __repr__(self) -> str:
+        return f"StateKernel({self.name})"
+
+
+def state_kernel(function: Callable | None = None, *, own_frame_identity: bool = False, name: str | None = None):
+    """Register ``function`` as a state kernel (a decorator, with or without options):
+
+    >>> @state_kernel(own_frame_identity=True)
+    ... def my_state(arena, row, reals, terms, constants):
+    ...     ...
+    ...     return True
+    """
+    if function is None:
+        return lambda f: StateKernel(f, own_frame_identity=own_frame_identity, name=name)
+    return StateKernel(function, own_frame_identity=own_frame_identity, name=name)
+
+
+def check_compiled_state(body, state) -> CompiledState | None:
+    """A body's :class:`CompiledState` checked: a registered kernel, finite float constants, a
+    scratch size; an error naming the body otherwise."""
+    if state is None:
+        return None
+    if not isinstance(state, CompiledState) or not isinstance(state.kernel, StateKernel):
+        raise BodyError(f"body {body.name!r} ({type(body).__name__}): compiled_state() must return None or a "
+                        f"CompiledState with a StateKernel (sko.bodies.kernels.state_kernel), got {state!r}")
+    constants = np.asarray(state.constants)
+    if constants.ndim != 1 or constants.dtype.kind not in "fiub" or not np.isfinite(constants).all():
+        raise BodyError(f"body {body.name!r} ({type(body).__name__}): the constants of its compiled state must be "
+                        f"a 1-D vector of finite real numbers, got {np.shape(constants)} of {constants.dtype}")
+    if not isinstance(state.scratch, (int, np.integer)) or state.scratch < 0:
+        raise BodyError(f"body {body.name!r} ({type(body).__name__}): scratch must be a non-negative integer, "
+                        f"got {state.scratch!r}")
+    return state
+
+
+# ----------------------------------------------------------------------------- views for kernels
+@register
+def views(arena, row, reals):
+    """``(constants, q, v, inboard, outputs, scratch)``: a body's arrays in its arena (module
+    docstring), ``inboard`` an :data:`Inboard`, ``outputs`` an :data:`Outputs` of views."""
+    m, n, mp, io = row[Row.NODE_DIM], row[Row.NV], row[Row.INBOARD_DIM], row[Row.INBOARD]
+    c = reals[row[Row.CONSTANTS]: row[Row.CONSTANTS] + row[Row.CONSTANTS_SIZE]]
+    q = arena[row[Row.Q]: row[Row.Q] + row[Row.NQ]]
+    v = arena[row[Row.V]: row[Row.V] + n]
+    inboard = Inboard(matrix_view(arena, io + Record.SIZE, 6, mp), arena[io + Record.gamma: io + Record.gamma + 6],
+                      matrix_view(arena, io + Record.rotation, 3, 3),
+                      arena[io + Record.position: io + Record.position + 3],
+                      arena[io + Record.velocity: io + Record.velocity + 6])
+    out = Outputs(strided_view(arena, row[Row.E], m, 6, row[Row.E_ROW], row[Row.E_COLUMN]),
+                  matrix_view(arena, row[Row.H], n, m), matrix_view(arena, row[Row.M], m, m),
+                  arena[row[Row.A]: row[Row.A] + m], arena[row[Row.B]: row[Row.B] + m],
+                  arena[row[Row.VELOCITY]: row[Row.VELOCITY] + m], arena[row[Row.POTENTIAL]: row[Row.POTENTIAL] + 1],
+                  matrix_view(arena, row[Row.RECORDS], row[Row.RECORD_COUNT], Record.SIZE + 6 * m))
+    scratch = arena[row[Row.SCRATCH]: row[Row.SCRATCH] + row[Row.SCRATCH_SIZE]]
+    return c, q, v, inboard, out, scratch
+
+
+@register
+def record(records, i):
+    """Row ``i`` of a body's ``records`` (:func:`views`) as an :data:`Inboard` of views: the
+    fields of :data:`Record` and ``Γ`` (6 × m)."""
+    r = records[i]
+    return Inboard(matrix_view(r, Record.SIZE, 6, (r.shape[0] - Record.SIZE) // 6), r[Record.gamma: Record.gamma + 6],
+                   matrix_view(r, Record.rotation, 3, 3), r[Record.position: Record.position + 3],
+                   r[Record.velocity: Record.velocity + 6])
+
+
+# ----------------------------------------------------------------------------- the engine's side
+@kernel
+def fill_states(rows, reals, arena, terms, constants, first, stop):
+    """The states of the bodies of rows ``first … stop − 1`` (parents first) into ``arena``:
+    each body's kernel, then its weight ``φ(℘(k), k) = (E Γ_o)*`` (module docstring). With
+    ``constants``, also the inertial frame's record (``γ = −a_g``, ``R = I``; gravity is
+    ``reals[0:3]``). Returns −1, or the first row whose kernel rejected the state."""
+    rows, reals, arena = borrowed(rows), borrowed(reals), borrowed(arena)
+    for k in range(first, stop):
+        row = rows[k]
+        if constants and row[Row.PARENT] < 0:
+            _root(arena, row[Row.INBOARD], reals)
+        if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
+            return k
+        mp = row[Row.INBOARD_DIM]
+        if row[Row.E] != row[Row.WEIGHT]:
+            if mp > 0:
+                _weight(arena, row)
+        elif constants and mp > 6:  # φ = [E*; 0]: the rows below E* are zero
+            m, wo = row[Row.NODE_DIM], row[Row.WEIGHT]
+            for i in range(6 * m, mp * m):
+                arena[wo + i] = 0
+    return -1
+
+
+@kernel(entry=True, parallel=True)
+def fill_batch(rows, reals, A, terms, first, stop, status):
+    """:func:`fill_states` (constants too) for each state ``s`` of a batch of fresh arenas ``A``
+    (``B × L``, each holding its state's ``q`` and ``v``) into ``status[s]``; in parallel over
+    states (numba's threads) for more than a few."""
+    rows, reals, A, status = borrowed(rows), borrowed(reals), borrowed(A), borrowed(status)
+    if A.shape[0] <= 32:
+        for s in range(A.shape[0]):
+            status[s] = fill_states(rows, reals, A[s], terms, True, first, stop)
+        return
+    for s in prange(A.shape[0]):
+        status[s] = fill_states(rows, reals, A[s], terms, True, first, stop)
+
+
+@kernel
+def _weight(arena, row):
+    """``φ(℘(k), k) = (E Γ_o)*`` (m_℘ × m, row-major at ``WEIGHT``) from ``E`` and the inboard
+    record's ``Γ_o`` (6 × m_℘)."""
+    m, mp, wo = row[Row.NODE_DIM], row[Row.INBOARD_DIM], row[Row.WEIGHT]
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    go = row[Row.INBOARD] + Record.SIZE
+    for j in range(mp):
+        for i in range(m):
+            s = 0.0
+            for l in range(6):
+                s += arena[eo + i * er + l * ec] * arena[go + l * mp + j]
+            arena[wo + j * m + i] = s
+
+
+@register
+def _root(arena, o, reals):
+    """The inertial frame's record at ``o``: ``γ = −a_g = [0; −g]``, ``R = I``, ``p = 0``, ``v = 0``."""
+    for i in range(ROOT_SIZE):
+        arena[o + i] = 0
+    for i in range(3):
+        arena[o + Record.gamma + 3 + i] = -reals[i]
+        arena[o + Record.rotation + 4 * i] = 1

@@ -1,0 +1,364 @@
+"""The state kernels of rigid bodies and geared rotor links (RIGID.md, *The SKO model in body
+coordinates*; BODIES.md): the contract of :mod:`sko.bodies.kernels`, on the joint library of
+:mod:`sko.bodies.compiled_joints`.
+
+A rigid body gives ``E = ᵏX_o`` (its frame from the attachment's), ``H = S*``, ``M = I_k`` (a
+constant), ``a = ᵏX_o γ_o + c_J + v × S θ̇``, ``b = v ×* I_k v`` and its own frame's record
+(``Γ = I``, ``γ = 0``, its pose and velocity). On a revolute, helical or prismatic joint, not
+reversed, the dynamics (``terms`` below ``POSE``) take :func:`_single_axis`: the same numbers with
+``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers. Any other joint goes
+through :func:`hinge`, which the rotor link and the cluster's members use too.
+
+Transforms are products of rotations and translations (Featherstone §2.8):
+``rot(E_J) xlt(r_J) rot(E_T) xlt(r_T) = rot(E_J E_T) xlt(E_Tᵀ r_J + r_T)``, and
+``X [w; u] = [E w; E (u − r × w)]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sko.algorithms.compiled.borrow import matrix_view
+from sko.algorithms.compiled.fields import offsets
+from sko.algorithms.compiled.jit import kernel, register
+from sko.algorithms.compiled.rigid_blocks import dot6
+from sko.bodies.compiled_joints import HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at
+from sko.bodies.contract import CompiledState
+from sko.bodies.kernels import Record, Row, StateKernel, Terms
+from sko.spatial import plucker_translation
+
+__all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "placement_constants", "hinge",
+           "RIGID", "ROTOR", "pack_rigid", "pack_rotor", "transform", "motion_cross", "bias"]
+
+#: A placement ``X_T = rot(E) xlt(r)``: ``E`` (row-major), ``r``.
+Placement = offsets("Placement", rotation=9, translation=3)
+#: A rigid body's constants: its joint, placement, spatial inertia (row-major), mass, centre of mass.
+RigidConstants = offsets("RigidConstants", joint=JointConstants.SIZE, placement=Placement.SIZE, inertia=36, mass=1,
+                         com=3)
+#: A geared rotor link's: a rigid body's, then the gear ratio, the rotor axis, the rotor inertia (3 × 3).
+RotorConstants = offsets("RotorConstants", rigid=RigidConstants.SIZE, ratio=1, axis=3, rotor_inertia=9)
+#: The scratch of :func:`hinge`: ``X_J`` (in the ``(E, r)`` storage of the joint kernels), ``S``
+#: (6 × nv), ``c_J``, ``X = ᵏX_o``, then ``v_J = S θ̇``, ``v``, the velocity-product acceleration
+#: and the pose ``R`` (row-major), ``p``; a kernel's own scratch follows at ``HingeWork.SIZE``.
+HingeWork = offsets("HingeWork", XJ=36, S=36, c=6, X=36, vJ=6, v=6, acc=6, rotation=9, position=3)
+
+
+def placement_constants(X) -> np.ndarray:
+    """The fields of :data:`Placement` for a placement ``X = rot(E) xlt(r)`` (checked by
+    :func:`~sko.spatial.checked_transform`)."""
+    X = np.asarray(X, dtype=float)
+    return np.concatenate([X[:3, :3].ravel(), plucker_translation(X)])
+
+
+# ---------------------------------------------------------------------------- 6-vectors in registers
+@register
+def transform(E, r0, r1, r2, a, o, add):
+    """``add + X x`` for ``X = rot(E) xlt(r)`` (``E`` as three rows) and ``x = a[o: o + 6]``, six
+    numbers: ``X [w; u] = [E w; E (u − r × w)]``."""
+    w0, w1, w2 = a[o], a[o + 1], a[o + 2]
+    u0, u1, u2 = a[o + 3] - (r1 * w2 - r2 * w1), a[o + 4] - (r2 * w0 - r0 * w2), a[o + 5] - (r0 * w1 - r1 * w0)
+    (e00, e01, e02), (e10, e11, e12), (e20, e21, e22) = E
+    return (add[0] + e00 * w0 + e01 * w1 + e02 * w2, add[1] + e10 * w0 + e11 * w1 + e12 * w2,
+            add[2] + e20 * w0 + e21 * w1 + e22 * w2, add[3] + e00 * u0 + e01 * u1 + e02 * u2,
+            add[4] + e10 * u0 + e11 * u1 + e12 * u2, add[5] + e20 * u0 + e21 * u1 + e22 * u2)
+
+
+@register
+def motion_cross(v, x):
+    """``v × x = crm(v) x`` for motion vectors ``v = [ω; u]``, ``x``, six numbers each."""
+    w0, w1, w2, u0, u1, u2 = v
+    x0, x1, x2, x3, x4, x5 = x
+    return (w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0, u1 * x2 - u2 * x1 + w1 * x5 - w2 * x4,
+            u2 * x0 - u0 * x2 + w2 * x3 - w0 * x5, u0 * x1 - u1 * x0 + w0 * x4 - w1 * x3)
+
+
+@register
+def bias(reals, io, v):
+    """``v ×* I v = [ω × n + u × f; ω × f]`` with ``[n; f] = I v`` (RIGID.md) for ``v = [ω; u]``,
+    six numbers, and ``I`` the 6 × 6 inertia at ``reals[io:]`` (row-major)."""
+    w0, w1, w2, u0, u1, u2 = v
+    n0, n1, n2 = (dot6(reals, io, 1, w0, w1, w2, u0, u1, u2), dot6(reals, io + 6, 1, w0, w1, w2, u0, u1, u2),
+                  dot6(reals, io + 12, 1, w0, w1, w2, u0, u1, u2))
+    f0, f1, f2 = (dot6(reals, io + 18, 1, w0, w1, w2, u0, u1, u2), dot6(reals, io + 24, 1, w0, w1, w2, u0, u1, u2),
+                  dot6(reals, io + 30, 1, w0, w1, w2, u0, u1, u2))
+    return (w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1, w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2,
+            w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0, w1 * f2 - w2 * f1, w2 * f0 - w0 * f2, w0 * f1 - w1 * f0)
+
+
+# ---------------------------------------------------------------------------- the hinge
+@kernel
+def hinge(arena, reals, jc, qo, vo, io, wo, terms):
+    """The joint terms of a body (Python: :func:`sko.bodies.hinge.hinge_state`) whose joint
+    constants (:data:`JointConstants`, then :data:`Placement`) start at ``reals[jc]``, its ``q``
+    and ``θ̇`` at ``arena[qo]``, ``arena[vo]``, hanging from the record at ``arena[io]``, into the
+    :data:`HingeWork` at ``arena[wo]``; those beyond ``X`` and ``S`` as asked by ``terms`` (zero
+    otherwise). False when the joint rejects the state."""
+    XJ, S = matrix_view(arena, wo + HingeWork.XJ, 6, 6), matrix_view(arena, wo + HingeWork.S, 6, 6)
+    X, c = matrix_view(arena, wo + HingeWork.X, 6, 6), arena[wo + HingeWork.c: wo + HingeWork.c + 6]
+    t = arena[wo + HingeWork.vJ: wo + HingeWork.SIZE]  # v_J, v, acc, R, p: 30 numbers
+    code, nv = int(reals[jc + JointConstants.code]), int(reals[jc + JointConstants.nv])
+    if not joint_kinematics_at(code, reals[jc + JointConstants.reverse] != 0, reals, jc + JointConstants.parameters,
+                               arena, qo, arena, vo, XJ, S, c):
+        return False
+    xt = jc + JointConstants.SIZE  # E_T (row-major), r_T: read once (a store to X could alias them for the compiler)
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
+                                                   reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
+                                                   reals[xt + 8])
+    j0, j1, j2 = XJ[0, 3], XJ[1, 3], XJ[2, 3]
+    r0 = reals[xt + 9] + t00 * j0 + t10 * j1 + t20 * j2
+    r1 = reals[xt + 10] + t01 * j0 + t11 * j1 + t21 * j2
+    r2 = reals[xt + 11] + t02 * j0 + t12 * j1 + t22 * j2
+    for i in range(3):  # X = [[E, 0], [−E r×, E]], E = E_J E_T
+        a0, a1, a2 = XJ[i, 0], XJ[i, 1], XJ[i, 2]
+        e0 = a0 * t00 + a1 * t10 + a2 * t20
+        e1 = a0 * t01 + a1 * t11 + a2 * t21
+        e2 = a0 * t02 + a1 * t12 + a2 * t22
+        X[i, 0], X[i, 1], X[i, 2] = e0, e1, e2
+        X[i, 3] = X[i, 4] = X[i, 5] = 0
+        X[i + 3, 0], X[i + 3, 1], X[i + 3, 2] = e2 * r1 - e1 * r2, e0 * r2 - e2 * r0, e1 * r0 - e0 * r1
+        X[i + 3, 3], X[i + 3, 4], X[i + 3, 5] = e0, e1, e2
+    if terms == Terms.STRUCTURE:
+        for i in range(30):
+            t[i] = 0
+        return True
+    for i in range(6):  # v_J = S θ̇
+        s = 0 * XJ[0, 0]
+        for j in range(nv):
+            s += S[i, j] * arena[vo + j]
+        t[i] = s
+    E = ((X[0, 0], X[0, 1], X[0, 2]), (X[1, 0], X[1, 1], X[1, 2]), (X[2, 0], X[2, 1], X[2, 2]))
+    v = transform(E, r0, r1, r2, arena, io + Record.velocity, (t[0], t[1], t[2], t[3], t[4], t[5]))  # X v_o + v_J
+    acc = transform(E, r0, r1, r2, arena, io + Record.gamma, (c[0], c[1], c[2], c[3], c[4], c[5]))  # X γ_o + c_J
+    cross = motion_cross(v, (t[0], t[1], t[2], t[3], t[4], t[5]))
+    for i in range(6):
+        t[6 + i], t[12 + i] = v[i], acc[i] + cross[i]  # a += v × v_J
+    if terms == Terms.POSE:
+        ro = io + Record.rotation
+        for i in range(3):
+            R0, R1, R2 = arena[ro + 3 * i], arena[ro + 3 * i + 1], arena[ro + 3 * i + 2]
+            for j in range(3):
+                t[18 + 3 * i + j] = R0 * X[j, 0] + R1 * X[j, 1] + R2 * X[j, 2]  # R = R_o Eᵀ
+            t[27 + i] = arena[io + Record.position + i] + R0 * r0 + R1 * r1 + R2 * r2  # p = p_o + R_o r
+    else:
+        for i in range(18, 30):
+            t[i] = 0
+    return True
+
+
+@register
+def _rigid_terms(arena, row, reals, c0, wo, terms, constants):
+    """What a rigid body and a rotor link (constants from :data:`RigidConstants` at ``reals[c0]``)
+    share, after :func:`hinge` (work at ``wo``): the first 6 rows of ``E`` (``ᵏX_o``), the first 6
+    columns of ``H`` (``S*``), ``a``, ``b``, ``𝒱`` (first 6 entries), the own frame's record and
+    the potential; with ``constants``, ``M``'s upper 6 × 6 block and the record's
+    ``Γ = [I, 0]``, ``γ = 0``."""
+    m = row[Row.NODE_DIM]
+    X, S = matrix_view(arena, wo + HingeWork.X, 6, 6), matrix_view(arena, wo + HingeWork.S, 6, 6)
+    t = arena[wo + HingeWork.vJ: wo + HingeWork.SIZE]
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    for i in range(6):
+        for j in range(6):
+            arena[eo + i * er + j * ec] = X[i, j]
+    hb, ic = row[Row.H], c0 + RigidConstants.inertia
+    for j in range(row[Row.NV]):
+        for i in range(6):
+            arena[hb + j * m + i] = S[i, j]
+    ao, bo, vo, mo = row[Row.A], row[Row.B], row[Row.VELOCITY], row[Row.M]
+    for i in range(6):
+        arena[ao + i] = t[12 + i]
+        arena[vo + i] = t[6 + i]
+    if constants:
+        for i in range(6):
+            for j in range(6):
+                arena[mo + i * m + j] = reals[ic + 6 * i + j]
+    if terms == Terms.STRUCTURE:
+        for i in range(6):
+            arena[bo + i] = 0
+    else:
+        b = bias(reals, ic, (t[6], t[7], t[8], t[9], t[10], t[11]))
+        for i in range(6):
+            arena[bo + i] = b[i]
+    rec = row[Row.RECORDS]  # own frame: γ = 0, pose, velocity, Γ = [I, 0] (6 × m)
+    if constants:
+        for i in range(6):
+            arena[rec + Record.gamma + i] = 0
+            for j in range(m):
+                arena[rec + Record.SIZE + i * m + j] = 1.0 if i == j else 0.0
+    for i in range(6):
+        arena[rec + Record.velocity + i] = t[6 + i]
+    for i in range(9):
+        arena[rec + Record.rotation + i] = t[18 + i]
+    for i in range(3):
+        arena[rec + Record.position + i] = t[27 + i]
+    cm = 0 * X[0, 0]  # the potential −m g · (p + R c)
+    if terms == Terms.POSE:
+        for i in range(3):
+            ci = t[27 + i]
+            for j in range(3):
+                ci += t[18 + 3 * i + j] * reals[c0 + RigidConstants.com + j]
+            cm -= reals[i] * ci
+    arena[row[Row.POTENTIAL]] = reals[c0 + RigidConstants.mass] * cm
+
+
+# ---------------------------------------------------------------------------- rigid bodies
+def _rigid(arena, row, reals, terms, constants):
+    """A :class:`~sko.bodies.rigid.RigidBody` (module docstring)."""
+    c0 = row[Row.CONSTANTS]
+    code = int(reals[c0 + JointConstants.code])
+    if (terms != Terms.POSE and (code == HELICAL or code == PRISMATIC)
+            and reals[c0 + JointConstants.reverse] == 0):
+        return _single_axis(arena, row, reals, terms, constants)
+    return _any_joint(arena, row, reals, terms, constants)
+
+
+@kernel
+def _any_joint(arena, row, reals, terms, constants):
+    """:func:`_rigid` on any joint of the library, through :func:`hinge`."""
+    c0, wo = row[Row.CONSTANTS], row[Row.SCRATCH]
+    if not hinge(arena, reals, c0, row[Row.Q], row[Row.V], row[Row.INBOARD], wo, terms):
+        return False
+    _rigid_terms(arena, row, reals, c0, wo, terms, constants)
+    return True
+
+
+@register
+def _single_axis(arena, row, reals, terms, constants):
+    """:func:`_rigid` for a revolute (helical) or prismatic joint, not reversed, ``terms`` below
+    ``POSE``: ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers, no ``X_J``,
+    ``S`` or 6 × 6 ``X`` stored. What no state of such a joint changes is written with the
+    ``constants`` only: ``H = S* = [s_ω; s_v]*``, ``M``, the zero block of ``E``, the record's
+    ``Γ``, ``γ`` and pose (zero: not asked for). The joint
+    (:func:`~sko.bodies.compiled_joints.joint_kinematics_at`): ``E_J = R_u(θ)ᵀ``, ``r_J = h θ u``,
+    ``S = [u; h u]`` (pitch ``h``) or ``E_J = I``, ``r_J = θ u``, ``S = [0; u]``, and ``c_J = 0``."""
+    c0, io = row[Row.CONSTANTS], row[Row.INBOARD]
+    jp, xt = c0 + JointConstants.parameters, c0 + RigidConstants.placement
+    x, y, z = reals[jp], reals[jp + 1], reals[jp + 2]
+    theta = arena[row[Row.Q]]
+    if int(reals[c0 + JointConstants.code]) == HELICAL:
+        c, s, lin = np.cos(theta), np.sin(theta), reals[jp + 3] * theta
+        sw0, sw1, sw2, sv0, sv1, sv2 = x, y, z, reals[jp + 3] * x, reals[jp + 3] * y, reals[jp + 3] * z
+    else:
+        c, s, lin = 1.0 + 0 * theta, 0 * theta, theta
+        sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
+    d = 1 - c  # E_J = I − s K + (1 − c) K², K = u× (Rodrigues)
+    j00, j01, j02 = 1 + d * (x * x - 1), s * z + d * x * y, -s * y + d * x * z
+    j10, j11, j12 = -s * z + d * x * y, 1 + d * (y * y - 1), s * x + d * y * z
+    j20, j21, j22 = s * y + d * x * z, -s * x + d * y * z, 1 + d * (z * z - 1)
+    rj0, rj1, rj2 = lin * x, lin * y, lin * z
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
+                                                   reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
+                                                   reals[xt + 8])
+    r0 = reals[xt + 9] + t00 * rj0 + t10 * rj1 + t20 * rj2  # E = E_J E_T, r = r_T + E_Tᵀ r_J
+    r1 = reals[xt + 10] + t01 * rj0 + t11 * rj1 + t21 * rj2
+    r2 = reals[xt + 11] + t02 * rj0 + t12 * rj1 + t22 * rj2
+    E = ((j00 * t00 + j01 * t10 + j02 * t20, j00 * t01 + j01 * t11 + j02 * t21, j00 * t02 + j01 * t12 + j02 * t22),
+         (j10 * t00 + j11 * t10 + j12 * t20, j10 * t01 + j11 * t11 + j12 * t21, j10 * t02 + j11 * t12 + j12 * t22),
+         (j20 * t00 + j21 * t10 + j22 * t20, j20 * t01 + j21 * t11 + j22 * t21, j20 * t02 + j21 * t12 + j22 * t22))
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    for i in range(3):  # ᵏX_o = [[E, 0], [−E r×, E]]
+        e0, e1, e2 = E[i]
+        arena[eo + i * er], arena[eo + i * er + ec], arena[eo + i * er + 2 * ec] = e0, e1, e2
+        lo = eo + (3 + i) * er
+        arena[lo], arena[lo + ec], arena[lo + 2 * ec] = e2 * r1 - e1 * r2, e0 * r2 - e2 * r0, e1 * r0 - e0 * r1
+        arena[lo + 3 * ec], arena[lo + 4 * ec], arena[lo + 5 * ec] = e0, e1, e2
+        if constants:
+            arena[eo + i * er + 3 * ec] = arena[eo + i * er + 4 * ec] = arena[eo + i * er + 5 * ec] = 0
+    rec, ao, bo, vo = row[Row.RECORDS], row[Row.A], row[Row.B], row[Row.VELOCITY]
+    if constants:
+        mo, hb, ic = row[Row.M], row[Row.H], c0 + RigidConstants.inertia
+        for i in range(36):
+            arena[mo + i] = reals[ic + i]
+            arena[rec + Record.SIZE + i] = 1.0 if i % 7 == 0 else 0.0
+        for i in range(Record.velocity):  # γ = 0, pose zero: not asked for
+            arena[rec + i] = 0
+        arena[hb], arena[hb + 1], arena[hb + 2], arena[hb + 3], arena[hb + 4], arena[hb + 5] = (sw0, sw1, sw2, sv0, sv1,
+                                                                                              sv2)
+        arena[row[Row.POTENTIAL]] = 0
+        for i in range(6 if terms == Terms.STRUCTURE else 0):
+            arena[ao + i] = arena[bo + i] = arena[vo + i] = arena[rec + Record.velocity + i] = 0
+    if terms == Terms.STRUCTURE:
+        return True
+    td = arena[row[Row.V]]
+    vj = (sw0 * td, sw1 * td, sw2 * td, sv0 * td, sv1 * td, sv2 * td)
+    zero = 0 * td
+    v = transform(E, r0, r1, r2, arena, io + Record.velocity, vj)  # X v_o + v_J
+    acc = transform(E, r0, r1, r2, arena, io + Record.gamma, (zero, zero, zero, zero, zero, zero))  # X γ_o
+    cross = motion_cross(v, vj)
+    b = bias(reals, c0 + RigidConstants.inertia, v)
+    for i in range(6):
+        arena[ao + i] = acc[i] + cross[i]
+        arena[vo + i] = arena[rec + Record.velocity + i] = v[i]
+        arena[bo + i] = b[i]
+    return True
+
+
+#: The rigid body's state kernel (:class:`~sko.bodies.rigid.RigidBody`).
+RIGID = StateKernel(_rigid, own_frame_identity=True, name="rigid body")
+
+
+def pack_rigid(body) -> CompiledState | None:
+    """The compiled state of a :class:`~sko.bodies.rigid.RigidBody` (``None``: user-defined joint)."""
+    joint = joint_constants(body.joint)
+    if joint is None:
+        return None
+    constants = np.concatenate([joint, placement_constants(body.placement), body.inertia.ravel(), [body._mass],
+                                body._com])
+    return CompiledState(RIGID, constants, HingeWork.SIZE)
+
+
+# ---------------------------------------------------------------------------- geared rotor links
+def _rotor(arena, row, reals, terms, constants):
+    """A :class:`~sko.bodies.rotor.GearedRotorLink` (module docstring of :mod:`sko.bodies.rotor`):
+    ``E = [[ᵏX_o], [I₃, 0]]``, ``H = [S*, N uᵀ]``, ``M = diag(I_k, I_r)``,
+    ``a = [ᵏX_o γ_o + c_J + v × S θ̇; γ_o(ω)]``, ``b = [v ×* I_k v; ω_o × I_r w]``."""
+    c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
+    if not hinge(arena, reals, c0, row[Row.Q], row[Row.V], io, wo, terms):
+        return False
+    _rigid_terms(arena, row, reals, c0, wo, terms, constants)
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    ratio, axis, inertia = c0 + RotorConstants.ratio, c0 + RotorConstants.axis, c0 + RotorConstants.rotor_inertia
+    N = reals[ratio]
+    if constants:  # E's rows 6..8 = [I₃, 0]; M's rotor blocks
+        for i in range(3):
+            for j in range(6):
+                arena[eo + (6 + i) * er + j * ec] = 1.0 if i == j else 0.0
+        mo = row[Row.M]
+        for i in range(9):
+            for j in range(9):
+                if i >= 6 or j >= 6:
+                    arena[mo + 9 * i + j] = reals[inertia + 3 * (i - 6) + j - 6] if (i >= 6 and j >= 6) else 0.0
+    hb = row[Row.H]
+    for i in range(3):
+        arena[hb + 6 + i] = N * reals[axis + i]
+    # ω_o, w = ω_o + N u θ̇; a[6:] = γ_o[:3], b[6:] = ω_o × I_r w
+    t = arena[wo + HingeWork.SIZE: wo + HingeWork.SIZE + 9]
+    qd0 = arena[row[Row.V]]
+    for i in range(3):
+        t[i] = arena[io + Record.velocity + i]
+        t[3 + i] = t[i] + N * reals[axis + i] * qd0
+        arena[row[Row.A] + 6 + i] = arena[io + Record.gamma + i]
+        arena[row[Row.VELOCITY] + 6 + i] = t[3 + i]
+    for i in range(3):
+        s = 0 * t[0]
+        for j in range(3):
+            s += reals[inertia + 3 * i + j] * t[3 + j]
+        t[6 + i] = s
+    bo = row[Row.B] + 6
+    arena[bo] = t[1] * t[8] - t[2] * t[7]
+    arena[bo + 1] = t[2] * t[6] - t[0] * t[8]
+    arena[bo + 2] = t[0] * t[7] - t[1] * t[6]
+    return True
+
+
+#: The geared rotor link's state kernel.
+ROTOR = StateKernel(_rotor, own_frame_identity=True, name="geared rotor link")
+
+
+def pack_rotor(body) -> CompiledState | None:
+    """The compiled state of a :class:`~sko.bodies.rotor.GearedRotorLink`."""
+    joint = joint_constants(body.joint)
+    if joint is None:
+        return None
+    constants = np.concatenate([joint, placement_constants(body.placement), body.inertia.ravel(), [body._mass],
+                                body._com, [body.gear_ratio], body.rotor_axis, body.rotor_inertia.ravel()])
+    return CompiledState(ROTOR, constants, HingeWork.SIZE + 9)

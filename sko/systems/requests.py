@@ -1,0 +1,376 @@
+"""The requests of a system's compiled path, each declared once: the catalogue :data:`REQUESTS`.
+
+A :class:`Request` names the system method that answers it on the reference path, the terms of
+the state it reads (:data:`~sko.bodies.kernels.Terms`), its third input (``dv``, ``tau`` or
+none), the shape of one state's result, the buffers of its workspace and its kernel. The engine
+(:mod:`sko.systems.engine`) checks the inputs, batches the states and retries a state on the
+reference path from the declaration alone; adding a request is one entry and one kernel.
+
+A request kernel has the signature ``kernel(w, x, out) -> status``: ``w`` is a *request vector*
+(:func:`request_vector`), ``x`` the third input (``nv`` entries, or none) and ``out`` the zeroed
+result (one state, flattened). It fills the arena of ``w`` with the state (unless the caller
+filled it: bodies whose state only exists in Python) and runs the model kernels of
+:mod:`sko.algorithms.compiled.kernels` on it. A request vector holds all a one-state call needs
+but the state, in the state's scalar type: a header (:data:`Header`), the offsets of the
+workspace's buffers, the state table (:class:`~sko.systems.state_layout.StateLayout`), the flat
+layout of the requests and its Riccati offsets, the constants ``reals`` and the workspace (the
+arena first). A caller keeps one per request and scalar type and passes it again with each
+state: nothing is allocated per call. :func:`evaluate_one` answers one state, :func:`evaluate_batch`
+``B`` states, in parallel over chunks of :data:`CHUNK` states (numba's threads); both call the
+request kernel through its address, so each compiles once per scalar type, small, and a request
+compiles only when it is first used.
+
+``status`` is ``-1``, or ``k`` for a state a joint of the body of row ``k`` of the state table
+rejects (a zero quaternion), or ``N + k`` when ``D(k)`` of the ``k``-th body in stacking order is
+not positive definite; for one state also ``-2`` when an input is not finite, ``-3`` when the
+result is not, ``-4`` when a shape does not fit the system; ``-5`` when the kernel raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from numba import from_dtype, njit, prange, types
+
+from sko.algorithms.compiled import kernels as K
+from sko.algorithms.compiled.borrow import borrowed, matrix_view
+from sko.algorithms.compiled.fields import columns
+from sko.algorithms.compiled.flat import Flat, Riccati
+from sko.algorithms.compiled.jit import FAST_MATH, call_request, cached, kernel, native_address, register
+from sko.bodies.kernels import Row, Terms, fill_states
+
+__all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "NoMatch", "request_vector", "evaluate_one",
+           "exact_evaluate_one", "evaluate_batch"]
+
+#: The header of a request vector (int64 words).
+Header = columns(
+    "Header",
+    "KERNEL",  # the request kernel's address for this scalar type
+    "FILL",  # 1: the call fills the arena from q and v; 0: the caller filled it
+    "X",  # 1: the request reads x (nv entries); 0: it reads none (x has nv entries or none)
+    "WRITTEN",  # 1 once a fill has written the arena's constant terms
+    "N", "NV", "NQ", "NS", "ARENA",  # bodies, nv, nq, Σ m_k, the arena's length
+    "Q", "V",  # where q and v go in the arena
+    "ROWS", "LAYOUT", "ROFF",  # where the tables start (words)
+    "REALS", "REALS_END",  # where the constants are (float64 entries)
+    "WORKSPACE",  # where the workspace starts (entries of the scalar type)
+    "BUFFERS",  # where the offsets of the workspace's buffers start (words)
+)
+CHUNK = 16  #: states per task of a parallel batch
+
+
+class Sizes(NamedTuple):
+    """The sizes a request's workspace depends on."""
+
+    n: int  #: bodies
+    nq: int
+    nv: int
+    ns: int  #: Σ m_k
+    mm: int  #: max m_k (at least 1)
+    nn: int  #: max n_k (at least 1)
+    riccati: int  #: the Riccati buffer
+    arena: int
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request of the catalogue (module docstring)."""
+
+    name: str  #: the system method answering it (on the reference path too)
+    kernel: object  #: the request kernel, ``kernel(w, x, out) -> status``
+    terms: int  #: what of the state it reads (:data:`~sko.bodies.kernels.Terms`)
+    x: str | None  #: its third input's name (``nv`` entries), or None
+    velocities: bool  #: whether it reads ``v``
+    shape: Callable[[Sizes], tuple]  #: one state's result
+    buffers: Callable[[Sizes], tuple]  #: the sizes of its workspace's buffers after the arena
+
+    def address(self, dtype) -> int:
+        """The kernel's address for ``dtype`` (compiled or loaded on first use)."""
+        array = types.Array(from_dtype(np.dtype(dtype)), 1, "C")
+        return native_address(self.kernel, (array, array, array))
+
+
+# ----------------------------------------------------------------------------- views of a request vector
+@register
+def _views(w):
+    """``(words, rows, layout, roff, reals, arena, workspace, buffer offsets)`` of a request vector."""
+    words = w.view(np.int64)
+    n = words[Header.N]
+    rows = matrix_view(words, words[Header.ROWS], n, Row.WIDTH)
+    layout = matrix_view(words, words[Header.LAYOUT], n, Flat.WIDTH)
+    roff = matrix_view(words, words[Header.ROFF], n, Riccati.WIDTH)
+    reals = w.view(np.float64)[words[Header.REALS]: words[Header.REALS_END]]
+    ws = w[words[Header.WORKSPACE]:]
+    return words, rows, layout, roff, reals, ws[: words[Header.ARENA]], ws, words[words[Header.BUFFERS]:]
+
+
+@register
+def _fill(words, rows, reals, arena, terms):
+    """The arena's state (if the call fills it): −1, or the row that rejected the state."""
+    if words[Header.FILL] == 0:
+        return -1
+    return fill_states(rows, reals, arena, terms, words[Header.WRITTEN] == 0, 0, rows.shape[0])
+
+
+# ----------------------------------------------------------------------------- the request kernels
+@kernel
+def _inverse_dynamics(w, x, out):
+    """``T = ℳ θ̈ + 𝒞`` by Newton–Euler (Algorithm 3.1); buffers: 𝒱, α, f."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = _views(w)
+    status = _fill(words, rows, reals, arena, Terms.MOTION)
+    if status >= 0:
+        return status
+    nodes = matrix_view(ws, b[0], 3, words[Header.NS])
+    nodes[:, :] = 0
+    K.newton_euler(layout, arena, x, arena[words[Header.V]: words[Header.V] + words[Header.NV]], nodes, out, False)
+    return -1
+
+
+@register
+def _articulated(words, layout, roff, arena, ws, b, rhs_identity, with_ab, out):
+    """The Riccati gather and the articulated-body passes (Algorithm 6.1) on the right-hand sides
+    in the buffer ``rhs``; buffers: r, Riccati scratch, z, rhs."""
+    nv, ns, cols = words[Header.NV], words[Header.NS], out.shape[0] // max(words[Header.NV], 1)
+    r, scratch = ws[b[0]: b[1]], ws[b[1]: b[2]]
+    bad, _ = K.riccati(layout, arena, roff, r, scratch, False)
+    if bad >= 0:
+        return words[Header.N] + layout[bad, Flat.BODY]
+    z = matrix_view(ws, b[2], ns, cols)
+    rhs = matrix_view(ws, b[3], nv, cols)
+    z[:, :] = 0
+    if rhs_identity:  # ℳ^{-1}: the passes with a = b = 0 on the columns of the identity (symmetric)
+        rhs[:, :] = 0
+        for i in range(nv):
+            rhs[i, i] = 1
+    K.articulated_body(layout, arena, roff, r, rhs, with_ab, z, matrix_view(out, 0, nv, cols), scratch)
+    return -1
+
+
+@kernel
+def _forward_dynamics(w, x, out):
+    """``θ̈ = ℳ^{-1}(T − 𝒞)`` by the articulated-body passes (Algorithm 6.1)."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = _views(w)
+    status = _fill(words, rows, reals, arena, Terms.MOTION)
+    if status >= 0:
+        return status
+    rhs = ws[b[3]: b[4]]
+    for i in range(x.shape[0]):
+        rhs[i] = x[i]
+    return _articulated(words, layout, roff, arena, ws, b, False, True, out)
+
+
+@kernel
+def _mass_matrix_inverse(w, x, out):
+    """``ℳ^{-1}`` by the articulated-body passes on the columns of the identity (no dense inversion)."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = _views(w)
+    status = _fill(words, rows, reals, arena, Terms.STRUCTURE)
+    if status >= 0:
+        return status
+    return _articulated(words, layout, roff, arena, ws, b, True, False, out)
+
+
+@kernel
+def _mass_matrix(w, x, out):
+    """``ℳ`` by composite inertias and the block CRBA (Algorithms 4.1, 4.2); buffers: ℛ, its
+    scratch, F, Y."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = _views(w)
+    status = _fill(words, rows, reals, arena, Terms.STRUCTURE)
+    if status >= 0:
+        return status
+    nv = words[Header.NV]
+    R = ws[b[0]: b[1]]
+    K.composite_inertias(layout, arena, R, ws[b[1]: b[2]])
+    K.mass_matrix(layout, arena, R, matrix_view(out, 0, nv, nv), ws[b[2]: b[3]], ws[b[3]: b[4]])
+    return -1
+
+
+@kernel
+def _energies(w, x, out):
+    """``[T, V]``: the kinetic energy ``½ Σ 𝒱*(k) M(k) 𝒱(k)`` and the potential ``Σ V(k)``."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = _views(w)
+    status = _fill(words, rows, reals, arena, Terms.POSE)
+    if status >= 0:
+        return status
+    kinetic, potential = 0.0, 0.0
+    for k in range(rows.shape[0]):
+        m, vo, mo = rows[k, Row.NODE_DIM], rows[k, Row.VELOCITY], rows[k, Row.M]
+        for i in range(m):
+            s = 0.0
+            for j in range(m):
+                s += arena[mo + i * m + j] * arena[vo + j]
+            kinetic += 0.5 * arena[vo + i] * s
+        potential += arena[rows[k, Row.POTENTIAL]]
+    out[0], out[1] = kinetic, potential
+    return -1
+
+
+def _vector(s: Sizes) -> tuple:
+    return (s.nv,)
+
+
+def _square(s: Sizes) -> tuple:
+    return (s.nv, s.nv)
+
+
+def _riccati_buffers(s: Sizes, cols: int) -> tuple:
+    """r, the Riccati scratch (then ε of the passes), z, the right-hand sides."""
+    return s.riccati, max(8 * max(s.mm, s.nn) ** 2, s.nn * cols), s.ns * cols, s.nv * cols
+
+
+#: The catalogue: every request of the compiled path, by name.
+REQUESTS = {r.name: r for r in (
+    Request("inverse_dynamics", _inverse_dynamics, Terms.MOTION, "qdd", True, _vector, lambda s: (3 * s.ns,)),
+    Request("forward_dynamics", _forward_dynamics, Terms.MOTION, "tau", True, _vector,
+            lambda s: _riccati_buffers(s, 1)),
+    Request("mass_matrix", _mass_matrix, Terms.STRUCTURE, None, False, _square,
+            lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1))),
+    Request("mass_matrix_inverse", _mass_matrix_inverse, Terms.STRUCTURE, None, False, _square,
+            lambda s: _riccati_buffers(s, s.nv)),
+    Request("energy", _energies, Terms.POSE, None, True, lambda s: (2,), lambda s: ()),
+)}
+
+
+def sizes(layout) -> Sizes:
+    """The :class:`Sizes` of the system of ``layout`` (a :class:`~sko.systems.state_layout.StateLayout`)."""
+    mm, nn = K.max_dims(layout.request_layout)
+    return Sizes(len(layout.bodies), layout.system.q_size, layout.dof_size, layout.node_size, mm, nn,
+                 layout.riccati_size, layout.size)
+
+
+def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = None) -> np.ndarray:
+    """The request vector of ``request`` for the system of ``layout`` (a
+    :class:`~sko.systems.state_layout.StateLayout`) in ``dtype``; with ``arena`` (a filled
+    arena), the calls do not fill it."""
+    dtype = np.dtype(dtype)
+    L, size = layout, sizes(layout)
+    buffers = np.cumsum((L.size, *request.buffers(size)))
+    tables = (L.table(dtype), L.request_layout, L.riccati_offsets)
+    header = np.zeros(Header.WIDTH, dtype=np.int64)
+    words = [header, buffers] + [t.ravel() for t in tables]
+    starts = np.cumsum([0] + [len(x) for x in words])
+    reals_start = int(starts[-1])
+    reals_end = reals_start + len(L.reals)
+    workspace = -(-reals_end * 8 // dtype.itemsize)
+    header[Header.KERNEL] = request.address(dtype)
+    header[Header.FILL], header[Header.WRITTEN], header[Header.X] = arena is None, 0, request.x is not None
+    header[Header.N], header[Header.NV], header[Header.NQ] = size.n, size.nv, size.nq
+    header[Header.NS], header[Header.ARENA] = size.ns, size.arena
+    header[Header.Q], header[Header.V] = L.q_offset, L.v_offset
+    header[Header.BUFFERS], header[Header.ROWS], header[Header.LAYOUT], header[Header.ROFF] = starts[1:5]
+    header[Header.REALS], header[Header.REALS_END], header[Header.WORKSPACE] = reals_start, reals_end, workspace
+    w = np.zeros(workspace + int(buffers[-1]), dtype=dtype)
+    w.view(np.int64)[:reals_start] = np.concatenate(words)
+    w.view(np.float64)[reals_start: reals_end] = L.reals
+    if arena is not None:
+        w[workspace: workspace + L.size] = arena
+    return w
+
+
+# ----------------------------------------------------------------------------- one state, a batch
+@register
+def _finite(x) -> bool:
+    for v in x:
+        if not np.isfinite(v):
+            return False
+    return True
+
+
+def _evaluate_one(w, q, qd, x, out):
+    """The request of the request vector ``w`` at one state into ``out``, zeroed, of one state's
+    result size; ``x`` (``θ̈`` or ``T``) of ``nv`` entries, or none for a request without one.
+    Returns the status (module docstring): nothing is computed for ``-2`` or ``-4`` (the caller
+    reports it as the reference path does); ``-3`` is an overflow (the caller takes the checked
+    path, which reports it)."""
+    w, q, qd, x, out = borrowed(w), borrowed(q), borrowed(qd), borrowed(x), borrowed(out)
+    words = w.view(np.int64)
+    nv, nq = words[Header.NV], words[Header.NQ]
+    if q.shape[0] != nq or qd.shape[0] != nv or x.shape[0] != nv and (words[Header.X] != 0 or x.shape[0] != 0):
+        return -4
+    if not (_finite(q) and _finite(qd) and _finite(x)):
+        return -2
+    if words[Header.FILL] != 0:
+        arena = w[words[Header.WORKSPACE]:]
+        for i in range(nq):
+            arena[words[Header.Q] + i] = q[i]
+        for i in range(nv):
+            arena[words[Header.V] + i] = qd[i]
+    status = call_request(words[Header.KERNEL], (w, x, out))
+    if not 0 <= status < words[Header.N]:
+        words[Header.WRITTEN] = 1
+    if status == -1 and not _finite(out):
+        status = -3
+    return status
+
+
+class NoMatch(TypeError):
+    """Arguments of another type than the one an :func:`exact_evaluate_one` is compiled for."""
+
+
+def _no_conversion(*args, **kwargs) -> bool:
+    return False
+
+
+def _no_match(*args, **kwargs):
+    raise NoMatch("arguments of another type than the call is compiled for")
+
+
+_EXACT: dict = {}
+
+
+def exact_evaluate_one(dtype):
+    """The one-state driver (``_evaluate_one(w, q, qd, x, out) -> status``) for 1-D C-ordered
+    writeable aligned arrays of ``dtype`` only (compiled or loaded from the cache on first use).
+    Any other argument, including a read-only or strided array or a list, raises
+    :class:`NoMatch` at once: numba's dispatcher checks the types it must check anyway, and
+    neither compiles for the new types nor searches for conversions (which would cost a hundred
+    microseconds for the caller's fallback)."""
+    dtype = np.dtype(dtype)
+    call = _EXACT.get(dtype.char)
+    if call is None:
+        array = types.Array(from_dtype(dtype), 1, "C")
+        call = cached(njit(fastmath=FAST_MATH, error_model="numpy")(_evaluate_one))
+        call.compile((array,) * 5)
+        call.disable_compile()
+        call._search_new_conversions, call._explain_matching_error = _no_conversion, _no_match
+        _EXACT[dtype.char] = call
+    return call
+
+
+def evaluate_one(w, q, qd, x, out) -> int:
+    """:func:`exact_evaluate_one` of the request vector's scalar type."""
+    return exact_evaluate_one(w.dtype)(w, q, qd, x, out)
+
+
+@kernel(entry=True, parallel=True)
+def evaluate_batch(w, Q, QD, X, A, out, status):
+    """The request of the request vector ``w`` at every state of a batch: ``Q`` (B × nq), ``QD``
+    (B × nv), ``X`` (B × nv, or B × 0), into ``out`` (B × one state's result size, zeroed) and
+    ``status`` (B); ``A``: the filled arenas (B × L) when ``w`` does not fill them (else 0 × L).
+    Chunks of :data:`CHUNK` states run in parallel, each on its own copy of ``w``."""
+    w, Q, QD, X, A, out, status = (borrowed(w), borrowed(Q), borrowed(QD), borrowed(X), borrowed(A), borrowed(out),
+                                   borrowed(status))
+    words = w.view(np.int64)
+    fill, address, start = words[Header.FILL] != 0, words[Header.KERNEL], words[Header.WORKSPACE]
+    nq, nv, size = words[Header.NQ], words[Header.NV], words[Header.ARENA]
+    for c in prange((Q.shape[0] + CHUNK - 1) // CHUNK):
+        local = w.copy()
+        arena = local[start: start + size]
+        for s in range(c * CHUNK, min(Q.shape[0], c * CHUNK + CHUNK)):
+            if fill:
+                for i in range(nq):
+                    arena[words[Header.Q] + i] = Q[s, i]
+                for i in range(nv):
+                    arena[words[Header.V] + i] = QD[s, i]
+            else:
+                arena[:] = A[s]
+            status[s] = call_request(address, (local, X[s], out[s]))
+            if not 0 <= status[s] < words[Header.N]:
+                local.view(np.int64)[Header.WRITTEN] = 1
