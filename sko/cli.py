@@ -1,4 +1,4 @@
-"""The command line: ``sko verify`` and ``sko info`` (also ``python -m sko …``; API.md).
+"""The command line: ``sko verify``, ``sko info`` and ``sko compile`` (also ``python -m sko …``; API.md).
 
 ``verify [--model NAME|--model MODULE:FUNCTION|--urdf FILE|--mjcf FILE] [--symbolic] [--json|--summary|--failed]
 [--backend compiled|reference]``
@@ -19,6 +19,9 @@ ones, printing one ``warning:`` line per repaired link on stderr (``strict``, th
 rejects such a file naming the link).
 ``info [--model NAME|--model MODULE:FUNCTION|--urdf FILE|--mjcf FILE]`` describes a model: its digraph, node and hinge dimensions,
 serial-chain segments and the sparsity of ``ℳ``.
+``compile [--jobs N] [--quiet]`` compiles every kernel now, for float64 and complex128, into
+numba's on-disk cache (:mod:`sko.precompile`), with a progress bar on stderr: later processes
+load the kernels instead of compiling them on first use.
 """
 
 from __future__ import annotations
@@ -70,6 +73,11 @@ def _parser() -> argparse.ArgumentParser:
     isource.add_argument("--mjcf", metavar="FILE", help="a rigid system from an MJCF file (compiled by MuJoCo)")
     info.add_argument("--floating-base", action="store_true", help="with --urdf: a free-floating base")
     _inertia_option(info)
+
+    compile_ = sub.add_parser("compile", help="compile every kernel now into numba's cache (first use is then fast)")
+    compile_.add_argument("--jobs", type=int, default=None, metavar="N",
+                          help="worker processes (default: one per scalar type when the machine has two cores)")
+    compile_.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
 
@@ -82,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "compile":
+        return _compile(args, parser)
     if args.floating_base and not args.urdf:
         parser.error("--floating-base needs --urdf FILE")
     if args.inertia is not None and not (args.urdf or args.mjcf):
@@ -254,6 +264,17 @@ def _table(results) -> None:
             "-" if r.residual is None else f"{r.residual:.1e}")
         rows.append((r.model, r.name, r.equation, value, "pass" if r.passed else "FAIL"))
     print("\n".join(_columns(rows)))
+
+
+# --------------------------------------------------------------------------- compile
+def _compile(args, parser) -> int:
+    from .precompile import compile_kernels
+
+    if args.jobs is not None and args.jobs < 1:
+        parser.error("--jobs must be at least 1")
+    seconds = compile_kernels(jobs=args.jobs, progress=not args.quiet)
+    print(f"kernels compiled or loaded from numba's cache in {seconds:.1f} s", file=sys.stderr)
+    return 0
 
 
 # --------------------------------------------------------------------------- info

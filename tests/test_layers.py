@@ -34,7 +34,7 @@ LAYERS = (
     ("sko.io", "sko.interop"),
     ("sko.examples",),
     ("sko.verify",),
-    ("sko.cli", "sko.__main__"),
+    ("sko.cli", "sko.__main__", "sko.precompile"),
 )
 
 #: Upward imports allowed inside a function body: (importing module, imported module, why).

@@ -1,0 +1,160 @@
+"""``sko compile``: numba's cache of the kernels, filled ahead of time.
+
+The kernels compile on their first use and stay in numba's on-disk cache
+(:mod:`sko.kernel_cache`). A read-only install, a cluster's image or a CI job fills that cache
+once, beforehand: :func:`compile_kernels` runs every kernel of the package once — each request
+of systems of every library body type for one state and for a batch, the recursions of
+:mod:`sko.algorithms` on an SKO model, the constraint force algorithm — for float64 and for
+complex128 (complex-step derivatives), the two scalar types in worker processes of their own
+when the machine has two cores (they never write the same cache file). A progress bar counts
+the steps.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["steps", "compile_kernels"]
+
+_BATCH = 40  #: more states than a batch takes serially: the parallel paths compile too
+
+
+def _systems() -> dict:
+    """One system of each kind: rigid (every joint of the examples, custom ones too), flexible
+    with modal nodes, geared rotors, a cluster of coupled bodies."""
+    from sko.examples.bodies import flexible_examples
+    from sko.examples.embedding import mimic_gripper
+    from sko.examples.rigid import example_systems
+
+    return {"humanoid": example_systems()["humanoid"], "branched tree": example_systems()["branched_tree"],
+            "flexible geared arm": flexible_examples()["flexible-geared-arm"],
+            "flexible spacecraft": flexible_examples()["flexible-spacecraft"], "mimic gripper": mimic_gripper}
+
+
+def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
+    """Every request of a system, one state and a batch, in ``dtype`` (with ``kinematics``, the
+    centre of mass of the batch too: read off the arenas of the batched fill)."""
+
+    def run():
+        system = make()
+        rng = np.random.default_rng(0)
+        Q = np.array([system.random_configuration(rng) for _ in range(_BATCH)]).astype(dtype)
+        V, X = (rng.normal(size=(_BATCH, system.nv)).astype(dtype) for _ in range(2))
+        for q, v, x in ((Q[0], V[0], X[0]), (Q, V, X)):
+            system.inverse_dynamics(q, v, x)
+            system.forward_dynamics(q, v, x)
+            system.mass_matrix(q)
+            system.mass_matrix_inverse(q)
+            system.energy(q, v)
+        if kinematics:
+            system.center_of_mass(Q)
+
+    return run
+
+
+def _model_step(dtype) -> Callable[[], None]:
+    """The recursions of :mod:`sko.algorithms` on a random model with non-square weights."""
+
+    def run():
+        import sko.algorithms as alg
+        from sko.verify.models import make_case
+
+        model = make_case("random").model
+        if np.dtype(dtype).kind == "c":
+            model = model.with_blocks([None if W is None else W + 0j for W in model.weights_by_index],
+                                      [H + 0j for H in model.H_by_index], [M + 0j for M in model.M_by_index])
+        rng = np.random.default_rng(0)
+        x = rng.normal(size=model.node_size).astype(model.dtype)
+        t = rng.normal(size=model.dof_size).astype(model.dtype)
+        for apply in (alg.phi_apply, alg.phi_star_apply, alg.phi_tilde_apply, alg.phi_tilde_star_apply, alg.H_star_apply):
+            apply(model, t if apply is alg.H_star_apply else x)
+        alg.H_apply(model, x)
+        alg.inverse_dynamics(model, t, t, x, x)
+        alg.newton_euler(model, t, t, x, x)
+        alg.mass_matrix(model)
+        ab = alg.articulated_inertias(model)
+        alg.forward_dynamics(model, t, x, x, articulated=ab)
+        alg.innovations_apply(model, t, articulated=ab)
+        alg.innovations_star_apply(model, x, articulated=ab)
+        alg.mass_matrix_inverse(model, articulated=ab)
+        alg.mass_matrix_logdet(model, articulated=ab)
+        alg.D_apply(model, t, articulated=ab)
+        alg.operational_space_compliance(model, list(model.bodies[:2]), articulated=ab)
+
+    return run
+
+
+def _cfa_step() -> None:
+    """The constraint force algorithm's kernels (float64)."""
+    import sko.algorithms as alg
+    from sko.verify.models import make_case
+
+    model = make_case("random").model
+    t = np.random.default_rng(0).normal(size=model.dof_size)
+    alg.constraint_force_algorithm(model, t)
+    alg.serialized_constraint_force_algorithm(model, t)
+    alg.constraint_matrix(model)
+
+
+def steps(dtype) -> list[tuple[str, Callable[[], None]]]:
+    """The steps of :func:`compile_kernels` for one scalar type: ``(label, run)``."""
+    dtype = np.dtype(dtype)
+    out = [(f"{name} ({dtype})", _system_step(make, dtype, name == "humanoid" and dtype.kind == "f"))
+           for name, make in _systems().items()]
+    out.append((f"sko.algorithms ({dtype})", _model_step(dtype)))
+    if dtype.kind == "f":
+        out.append(("constraint force algorithm (float64)", _cfa_step))
+    return out
+
+
+def _worker(dtype, queue) -> None:
+    """Run the steps of ``dtype``, putting each label on ``queue`` when done (None at the end)."""
+    try:
+        for label, run in steps(dtype):
+            run()
+            queue.put(label)
+    finally:
+        queue.put(None)
+
+
+def compile_kernels(jobs: int | None = None, progress: bool = True) -> float:
+    """Compile (or load) every kernel for float64 and complex128; returns the seconds it took.
+    ``jobs``: worker processes (default: one per scalar type when two cores or more)."""
+    from tqdm import tqdm
+
+    start = time.perf_counter()
+    dtypes = (np.float64, np.complex128)
+    if jobs is None:
+        jobs = 2 if (os.cpu_count() or 1) >= 2 else 1
+    total = sum(len(steps(d)) for d in dtypes)
+    with tqdm(total=total, desc="sko compile", unit="step", disable=not progress) as bar:
+        if jobs <= 1:
+            for dtype in dtypes:
+                for label, run in steps(dtype):
+                    bar.set_postfix_str(label)
+                    run()
+                    bar.update()
+        else:
+            context = multiprocessing.get_context("spawn")  # numba's state is not fork-safe
+            queue = context.Queue()
+            workers = [context.Process(target=_worker, args=(d, queue)) for d in dtypes]
+            for w in workers:
+                w.start()
+            running = len(workers)
+            while running:
+                label = queue.get()
+                if label is None:
+                    running -= 1
+                    continue
+                bar.set_postfix_str(label)
+                bar.update()
+            for w in workers:
+                w.join()
+                if w.exitcode:
+                    raise RuntimeError(f"a compiling worker failed (exit status {w.exitcode})")
+    return time.perf_counter() - start
