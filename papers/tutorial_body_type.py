@@ -19,6 +19,12 @@ The spring acts *across the hinge* (between wire and bead): it is the hinge forc
 (:meth:`~sko.bodies.contract.BodyType.hinge_force`), not part of ``b``, which ``φ`` would carry
 to the parent as if an external force pushed the bead.
 
+The same state, written once more as a numba kernel (:func:`bead_state`, registered with
+:func:`sko.bodies.kernels.state_kernel`), lets the bead run compiled like the library's bodies:
+one call per request, batches in parallel, complex-step states; the kernel compiles on its
+first use in seconds, apart from the rest of the engine. Without it the bead still runs, its
+``at_state`` called in Python at every state.
+
 Run ``python papers/tutorial_body_type.py``: it builds a rigid pendulum carrying a flexible beam
 with beads on it, checks SKO.md identities on the model, the dynamics against the independent
 particle Lagrangian, and energy conservation; then the registry's physics checks, which pass on
@@ -36,7 +42,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sko.algorithms as alg  # noqa: E402
-from sko.bodies import BodyType, NodeState, RigidBody, flexible_beam  # noqa: E402
+from sko.bodies import BodyType, CompiledState, NodeState, RigidBody, flexible_beam  # noqa: E402
+from sko.bodies.kernels import state_kernel, views  # noqa: E402
 from sko.systems import MultibodySystem  # noqa: E402
 from sko.bodies import Revolute  # noqa: E402
 from sko.spatial import pose_transform, skew, spatial_inertia  # noqa: E402
@@ -74,6 +81,53 @@ class Bead(BodyType):
 
     def hinge_force(self, q, qd):
         return self.spring * q
+
+    def compiled_state(self):
+        """The same state by :func:`bead_state`, with the bead's constants packed as it reads them."""
+        if type(self).at_state is not Bead.at_state:  # a subclass with a state of its own
+            return None
+        return CompiledState(bead_state, np.concatenate([[self.mass, self.spring], self.start, self.direction]))
+
+
+@state_kernel
+def bead_state(arena, row, reals, terms, constants):
+    """:meth:`Bead.at_state` as a state kernel (``sko.bodies.kernels``): the constants are
+    ``[mass, spring, p₀, e]``; gravity is ``reals[0:3]``. It writes every output, whatever ``terms``
+    asks, and returns True: every ``s`` is in its domain."""
+    c, q, v, inboard, out, _ = views(arena, row, reals)
+    mass, spring = c[0], c[1]
+    s, sd = q[0], v[0]
+    p = (c[2] + s * c[5], c[3] + s * c[6], c[4] + s * c[7])  # p = p₀ + s e
+    w, vo, g = inboard.velocity, inboard.velocity, inboard.gamma
+    for i in range(3):  # E = [−p×, I], H = eᵀ, M = m I
+        out.H[0, i] = c[5 + i]
+        for j in range(3):
+            out.M[i, j] = mass if i == j else 0.0
+            out.E[i, 3 + j] = 1.0 if i == j else 0.0
+    out.E[0, 0], out.E[0, 1], out.E[0, 2] = 0.0, p[2], -p[1]
+    out.E[1, 0], out.E[1, 1], out.E[1, 2] = -p[2], 0.0, p[0]
+    out.E[2, 0], out.E[2, 1], out.E[2, 2] = p[1], -p[0], 0.0
+    for i in range(3):  # u = E v_o + e ṡ, a = E γ_o + ω_o × e ṡ
+        u, a = c[5 + i] * sd, 0.0 * sd
+        for j in range(6):
+            u += out.E[i, j] * vo[j]
+            a += out.E[i, j] * g[j]
+        out.V[i], out.a[i] = u, a
+    ed = (c[5] * sd, c[6] * sd, c[7] * sd)
+    out.a[0] += w[1] * ed[2] - w[2] * ed[1]
+    out.a[1] += w[2] * ed[0] - w[0] * ed[2]
+    out.a[2] += w[0] * ed[1] - w[1] * ed[0]
+    u = out.V  # b = m ω_o × u
+    out.b[0], out.b[1], out.b[2] = (mass * (w[1] * u[2] - w[2] * u[1]), mass * (w[2] * u[0] - w[0] * u[2]),
+                                    mass * (w[0] * u[1] - w[1] * u[0]))
+    height = 0.0 * s  # g · (p_o + R_o p)
+    for i in range(3):
+        x = inboard.position[i]
+        for j in range(3):
+            x += inboard.rotation[i, j] * p[j]
+        height += reals[i] * x
+    out.potential[0] = 0.5 * spring * s * s - mass * height
+    return True
 
 
 # ---------------------------------------------------------------------------- a model built from it
