@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.algorithms.compiled.borrow import matrix_view
 from sko.algorithms.compiled.fields import offsets
-from sko.algorithms.compiled.jit import kernel
+from sko.algorithms.compiled.jit import kernel, register
 from sko.bodies.compiled_joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
 from sko.bodies.kernels import Record, Row, StateKernel
-from sko.bodies.rigid_kernels import HingeWork, Placement, hinge, placement_constants
+from sko.bodies.rigid_kernels import HingeWork, Placement, hinge, placement_constants, transform
 
-__all__ = ["FlexibleConstants", "FLEXIBLE", "pack_flexible", "exp_map_coefficients"]
+__all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients"]
 
 #: A flexible body's constants: its joint and placement, the numbers of particles ``n``, modes
 #: ``r`` and modal nodes; then the masses (n), positions (n × 3), mode shapes (n × 3 × r),
@@ -27,6 +26,7 @@ __all__ = ["FlexibleConstants", "FLEXIBLE", "pack_flexible", "exp_map_coefficien
 FlexibleConstants = offsets("FlexibleConstants", joint=JointConstants.SIZE, placement=Placement.SIZE, particles=1,
                             modes=1, nodes=1)
 _SERIES_TERMS = 20
+_FACTORIALS = np.cumprod(np.concatenate([[1.0], np.arange(1.0, 2 * _SERIES_TERMS + 4)]))  #: 0!, 1!, 2!, …
 
 
 @kernel
@@ -34,10 +34,7 @@ def exp_map_coefficients(s):
     """``A, B, C, dB/ds, dC/ds`` of :func:`sko.bodies.flexible.exp_map_coefficients`."""
     if abs(s) <= 4.0:
         A = B = C = dB = dC = 0 * s
-        fact = np.empty(2 * _SERIES_TERMS + 4)
-        fact[0] = 1.0
-        for j in range(1, fact.size):
-            fact[j] = fact[j - 1] * j
+        fact = _FACTORIALS
         for n in range(_SERIES_TERMS - 1, -1, -1):
             sign = -1.0 if n % 2 else 1.0
             A = A * s + sign / fact[2 * n + 1]
@@ -53,185 +50,187 @@ def exp_map_coefficients(s):
             (th * sin / 2 - (1 - cos)) / s**2, ((1 - cos) * th - 3 * (th - sin)) / (2 * th**5))
 
 
-@kernel
-def _mv(A, x, dt):
-    """``A x`` for arrays of different scalar types (numba's ``@`` needs one)."""
-    out = np.zeros(A.shape[0], dt)
-    for i in range(A.shape[0]):
-        for j in range(A.shape[1]):
-            out[i] += A[i, j] * x[j]
-    return out
+#: The scratch of :func:`_flexible` after the hinge's: a particle's ``r_i`` and ``Φ_i η̇``; a
+#: modal node's rotation ``R_o = exp(ψ×)`` and ``J_r(ψ)`` (row-major), ``ψ``, ``ψ̇``, ``r_o`` and
+#: ``v_rel``; then ``B_i`` (3 × m) and ``Π_o`` (6 × r).
+FlexibleWork = offsets("FlexibleWork", particle=3, particle_rate=3, rotation=9, jacobian=9, psi=3, psi_rate=3,
+                       origin=3, relative=6)
 
 
-@kernel
-def _mm(A, B, dt):
-    """``A B`` for arrays of different scalar types."""
-    out = np.zeros((A.shape[0], B.shape[1]), dt)
-    for i in range(A.shape[0]):
-        for l in range(A.shape[1]):
-            for j in range(B.shape[1]):
-                out[i, j] += A[i, l] * B[l, j]
-    return out
+def flexible_scratch(m: int, r: int) -> int:
+    """The scratch a flexible body with node dimension ``m`` and ``r`` modes declares."""
+    return int(HingeWork.SIZE + FlexibleWork.SIZE + 3 * m + 6 * r)
 
 
-@kernel
-def _cross(x, y):
-    return np.array([x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0]])
-
-
-@kernel
-def _skew(x):
-    return np.array([[0 * x[0], -x[2], x[1]], [x[2], 0 * x[0], -x[0]], [-x[1], x[0], 0 * x[0]]])
+@register
+def _cross(a, b):
+    """``a × b`` for three numbers each."""
+    return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
 
 
 def _flexible(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.flexible.FlexibleBody` (module docstring); every output, whatever
-    ``terms`` asks."""
+    ``terms`` asks. Particle ``i`` is at ``r_i = p_i + Φ_i η``; with ``B_i = [−r_i×, I, Φ_i]``,
+    ``M = Σ μ_i B_i* B_i`` and ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]``, ``u_i = B_i 𝒱``."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
     if not hinge(arena, reals, c0, row[Row.Q], row[Row.V], io, wo, terms):
         return False
-    S, X = matrix_view(arena, wo + HingeWork.S, 6, 6), matrix_view(arena, wo + HingeWork.X, 6, 6)
-    t = arena[wo + HingeWork.vJ: wo + HingeWork.SIZE + 6]  # v_J, v, acc, R, p, then 6 of this kernel's own
+    xo, so, t = wo + HingeWork.X, wo + HingeWork.S, wo + HingeWork.vJ  # t: v_J, v, acc, R, p
     n = int(reals[c0 + FlexibleConstants.particles])
     r = int(reals[c0 + FlexibleConstants.modes])
     nn = int(reals[c0 + FlexibleConstants.nodes])
     m = 6 + r
     jnq, jnv = int(reals[c0 + JointConstants.nq]), int(reals[c0 + JointConstants.nv])
-    dt = X.dtype
-    eta = arena[row[Row.Q] + jnq: row[Row.Q] + jnq + r]
-    etad = arena[row[Row.V] + jnv: row[Row.V] + jnv + r]
-    base = c0 + FlexibleConstants.SIZE
-    mu = reals[base: base + n]
-    P = matrix_view(reals, base + n, n, 3)
-    phi = base + 4 * n  # Φ_i(c, j) at phi + (3 i + c) r + j
-    Kst = matrix_view(reals, phi + 3 * n * r, r, r)
-    Cd = matrix_view(reals, phi + 3 * n * r + r * r, r, r)
-    nodes = phi + 3 * n * r + 2 * r * r
-    v = t[6:12].copy()
-    omega = v[:3]
+    qe, ve = row[Row.Q] + jnq, row[Row.V] + jnv  # η, η̇ in the arena
+    mu = c0 + FlexibleConstants.SIZE
+    positions = mu + n
+    shapes = positions + 3 * n  # Φ_i(c, j) at shapes + (3 i + c) r + j
+    stiffness = shapes + 3 * n * r
+    damping = stiffness + r * r
+    nodes = damping + r * r
+    fw = wo + HingeWork.SIZE
+    bw = fw + FlexibleWork.SIZE  # B_i, 3 × m
+    pw = bw + 3 * m  # Π_o, 6 × r
+    zero = 0 * arena[t]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
-    for i in range(m):  # E = [ᵏX_o; 0]
-        for j in range(6):
-            arena[eo + i * er + j * ec] = X[i, j] if i < 6 else 0 * X[0, 0]
     hb, mo, ao, bo, vo = row[Row.H], row[Row.M], row[Row.A], row[Row.B], row[Row.VELOCITY]
-    nk = jnv + r
-    for i in range(nk * m):
-        arena[hb + i] = 0
-    for j in range(jnv):
-        for i in range(6):
-            arena[hb + j * m + i] = S[i, j]
-    for j in range(r):
-        arena[hb + (jnv + j) * m + 6 + j] = 1
-    for i in range(m):
-        arena[ao + i] = t[12 + i] if i < 6 else 0 * X[0, 0]
-        arena[vo + i] = v[i] if i < 6 else etad[i - 6]
-    Mk = np.zeros((m, m), dt)
-    b = np.zeros(m, dt)
-    Bi = np.zeros((3, m), dt)
-    world = np.zeros(3, dt)
-    R = np.empty((3, 3), dt)
-    for i in range(9):
-        R[i // 3, i % 3] = t[18 + i]
-    p = t[27:30].copy()
-    y = np.zeros(3, dt)
+    for i in range(m):  # E = [ᵏX_o; 0], H = diag(S*, I_r), a = [a_hinge; 0], 𝒱 = [v; η̇]
+        for j in range(6):
+            arena[eo + i * er + j * ec] = arena[xo + 6 * i + j] if i < 6 else zero
+        arena[ao + i] = arena[t + 12 + i] if i < 6 else zero
+        arena[vo + i] = arena[t + 6 + i] if i < 6 else arena[ve + i - 6]
+        arena[bo + i] = zero
+        for j in range(m):
+            arena[mo + i * m + j] = zero
+    for j in range(jnv + r):
+        for i in range(m):
+            arena[hb + j * m + i] = (arena[so + 6 * i + j] if i < 6 else zero) if j < jnv else (
+                1.0 + zero if i == 6 + j - jnv else zero)
+    w = (arena[t + 6], arena[t + 7], arena[t + 8])
+    world0 = world1 = world2 = zero
+    rc, pc = fw + FlexibleWork.particle, fw + FlexibleWork.particle_rate
     for i in range(n):
-        # r_i = p_i + Φ_i η and Φ_i η̇; B_i = [−r_i×, I, Φ_i]
-        Bi[:, :] = 0
-        for c in range(3):
-            rc = P[i, c] + 0 * X[0, 0]
-            pc = 0 * X[0, 0]
+        for c in range(3):  # r_i = p_i + Φ_i η, Φ_i η̇; B_i = [−r_i×, I, Φ_i]
+            arena[rc + c] = reals[positions + 3 * i + c] + zero
+            arena[pc + c] = zero
             for j in range(r):
-                shape = reals[phi + (3 * i + c) * r + j]
-                rc += shape * eta[j]
-                pc += shape * etad[j]
-                Bi[c, 6 + j] = shape
-            t[30 + c], t[33 + c] = rc, pc
-        r0, r1, r2 = t[30], t[31], t[32]
-        Bi[0, 1], Bi[0, 2], Bi[1, 2] = r2, -r1, r0
-        Bi[1, 0], Bi[2, 0], Bi[2, 1] = -r2, r1, -r0
-        Bi[0, 3] = Bi[1, 4] = Bi[2, 5] = 1
-        # u_i = B_i 𝒱 = ω × r_i + v + Φ_i η̇;  y = ω × (Φ_i η̇ + u_i)
-        w0, w1, w2 = omega[0], omega[1], omega[2]
-        u0 = w1 * r2 - w2 * r1 + v[3] + 2 * t[33]
-        u1 = w2 * r0 - w0 * r2 + v[4] + 2 * t[34]
-        u2 = w0 * r1 - w1 * r0 + v[5] + 2 * t[35]
-        y[0], y[1], y[2] = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0
-        mi = mu[i]
-        for j in range(m):  # b += μ B_iᵀ y, M += μ B_iᵀ B_i
-            b[j] += mi * (Bi[0, j] * y[0] + Bi[1, j] * y[1] + Bi[2, j] * y[2])
+                shape = reals[shapes + (3 * i + c) * r + j]
+                arena[rc + c] += shape * arena[qe + j]
+                arena[pc + c] += shape * arena[ve + j]
+                arena[bw + c * m + 6 + j] = shape
+            for j in range(6):
+                arena[bw + c * m + j] = 1.0 + zero if j == 3 + c else zero
+        r0, r1, r2 = arena[rc], arena[rc + 1], arena[rc + 2]
+        arena[bw + 1], arena[bw + 2], arena[bw + m + 2] = r2, -r1, r0
+        arena[bw + m], arena[bw + 2 * m], arena[bw + 2 * m + 1] = -r2, r1, -r0
+        cw = _cross(w, (r0, r1, r2))  # u_i = ω × r_i + v + Φ_i η̇, y = ω × (Φ_i η̇ + u_i)
+        y = _cross(w, (cw[0] + arena[t + 9] + 2 * arena[pc], cw[1] + arena[t + 10] + 2 * arena[pc + 1],
+                       cw[2] + arena[t + 11] + 2 * arena[pc + 2]))
+        mi = reals[mu + i]
+        for j in range(m):  # b += μ B_i* y, M += μ B_i* B_i (upper triangle)
+            b0, b1, b2 = arena[bw + j], arena[bw + m + j], arena[bw + 2 * m + j]
+            arena[bo + j] += mi * (b0 * y[0] + b1 * y[1] + b2 * y[2])
             for l in range(j, m):
-                Mk[j, l] += mi * (Bi[0, j] * Bi[0, l] + Bi[1, j] * Bi[1, l] + Bi[2, j] * Bi[2, l])
-        for c in range(3):
-            world[c] += mi * (p[c] + R[c, 0] * r0 + R[c, 1] * r1 + R[c, 2] * r2)
+                arena[mo + j * m + l] += mi * (b0 * arena[bw + l] + b1 * arena[bw + m + l] + b2 * arena[bw + 2 * m + l])
+        R = t + 18
+        world0 += mi * (arena[t + 27] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
+        world1 += mi * (arena[t + 28] + arena[R + 3] * r0 + arena[R + 4] * r1 + arena[R + 5] * r2)
+        world2 += mi * (arena[t + 29] + arena[R + 6] * r0 + arena[R + 7] * r1 + arena[R + 8] * r2)
     for j in range(m):
         for l in range(j):
-            Mk[j, l] = Mk[l, j]
-    if r > 0:
-        b[6:] += _mv(Kst, eta, dt) + _mv(Cd, etad, dt)
-    for i in range(m):
-        arena[bo + i] = b[i]
-        for j in range(m):
-            arena[mo + i * m + j] = Mk[i, j]
+            arena[mo + j * m + l] = arena[mo + l * m + j]
+    elastic = zero
+    for i in range(r):  # b += [0; K η + C η̇], V += ½ ηᵀ K η
+        for j in range(r):
+            k = reals[stiffness + i * r + j] * arena[qe + j]
+            arena[bo + 6 + i] += k + reals[damping + i * r + j] * arena[ve + j]
+            elastic += 0.5 * arena[qe + i] * k
+    arena[row[Row.POTENTIAL]] = elastic - (world0 * reals[0] + world1 * reals[1] + world2 * reals[2])
     size = Record.SIZE + 6 * m
     rec = row[Row.RECORDS]  # own frame: γ = 0, pose, v, Γ = [I, 0]
     for i in range(6):
-        arena[rec + Record.gamma + i] = 0
-        arena[rec + Record.velocity + i] = v[i]
+        arena[rec + Record.gamma + i] = zero
+        arena[rec + Record.velocity + i] = arena[t + 6 + i]
         for j in range(m):
-            arena[rec + Record.SIZE + i * m + j] = 1.0 if i == j else 0.0
-    for i in range(9):
-        arena[rec + Record.rotation + i] = t[18 + i]
-    for i in range(3):
-        arena[rec + Record.position + i] = t[27 + i]
-    pot = -(world[0] * reals[0] + world[1] * reals[1] + world[2] * reals[2])
-    if r > 0:
-        pot += 0.5 * np.sum(eta * _mv(Kst, eta, dt))
-    arena[row[Row.POTENTIAL]] = pot
-    for node in range(nn):  # modal nodes (BODIES.md): Γ_o = [ᵒX_k, Π_o], γ_o = Γ̇_o 𝒱(k)
-        nb = nodes + node * (3 + 6 * r)
-        po = reals[nb: nb + 3]
-        Phio = matrix_view(reals, nb + 3, 3, r)
-        Psio = matrix_view(reals, nb + 3 + 3 * r, 3, r)
-        psi = _mv(Psio, eta, dt)
-        psid = _mv(Psio, etad, dt)
-        A_, B_, C_, dB, dC = exp_map_coefficients(np.sum(psi * psi))
-        K = _skew(psi)
-        K2 = _mm(K, K, dt)
-        Ro = np.eye(3).astype(dt) + A_ * K + B_ * K2
-        Jr = np.eye(3).astype(dt) - B_ * K + C_ * K2
-        ro_ = po + _mv(Phio, eta, dt)
-        Xo = np.zeros((6, 6), dt)
-        Et = Ro.T.copy()
-        Xo[:3, :3] = Et
-        Xo[3:, 3:] = Et
-        Xo[3:, :3] = -_mm(Et, _skew(ro_), dt)
-        Pi = np.zeros((6, r), dt)
-        Pi[:3] = _mm(Jr, Psio, dt)
-        Pi[3:] = _mm(Et, Phio, dt)
-        v_rel = _mv(Pi, etad, dt)
-        sdot = 2 * np.sum(psi * psid)
-        k_psid = _cross(psi, psid)
-        Jr_dot = -dB * sdot * k_psid + dC * sdot * _cross(psi, k_psid) + C_ * _cross(psid, k_psid)
-        Xv = _mv(Xo, v, dt)
-        # γ = −(v_rel ×) Xv + [J̇_r Ψ η̇; −ω_rel × v_rel_lin]
-        w_, l_ = v_rel[:3], v_rel[3:]
-        gamma = np.zeros(6, dt)
-        gamma[:3] = -_cross(w_, Xv[:3]) + Jr_dot
-        gamma[3:] = -(_cross(l_, Xv[:3]) + _cross(w_, Xv[3:])) - _cross(w_, l_)
-        ra = rec + (node + 1) * size
-        for i in range(6):
-            for j in range(m):
-                arena[ra + Record.SIZE + i * m + j] = Xo[i, j] if j < 6 else Pi[i, j - 6]
-        Rw = _mm(R, Ro, dt)
-        pw = p + _mv(R, ro_, dt)
-        for i in range(6):
-            arena[ra + Record.gamma + i] = gamma[i]
-            arena[ra + Record.velocity + i] = Xv[i] + v_rel[i]
-        for i in range(3):
-            for j in range(3):
-                arena[ra + Record.rotation + 3 * i + j] = Rw[i, j]
-            arena[ra + Record.position + i] = pw[i]
+            arena[rec + Record.SIZE + i * m + j] = 1.0 + zero if i == j else zero
+    for i in range(12):
+        arena[rec + Record.rotation + i] = arena[t + 18 + i]  # R, then p
+    for node in range(nn):
+        _modal_node(arena, reals, nodes + node * (3 + 6 * r), r, m, qe, ve, t, fw, pw, rec + (node + 1) * size)
     return True
+
+
+@kernel
+def _modal_node(arena, reals, nb, r, m, qe, ve, t, fw, pw, ra):
+    """The record at ``arena[ra]`` of the modal node whose constants start at ``reals[nb]``
+    (position ``p_o``, translation ``Φ_o`` and rotation ``Ψ_o`` shapes): ``Γ_o = [ᵒX_k, Π_o]``
+    with ``ᵒX_k = rot(R_oᵀ) xlt(p_o + Φ_o η)``, ``R_o = exp(ψ×)``, ``ψ = Ψ_o η``,
+    ``Π_o = [J_r(ψ) Ψ_o; R_oᵀ Φ_o]``, and ``γ_o = Γ̇_o 𝒱 = −(v_rel ×) ᵒX_k v + [J̇_r Ψ_o η̇; −ω_rel × v_rel]``
+    (BODIES.md); ``t`` is the hinge's ``v_J, v, acc, R, p``, ``fw`` and ``pw`` scratch."""
+    zero = 0 * arena[t]
+    phi, psi_o = nb + 3, nb + 3 + 3 * r
+    po, pd, oo = fw + FlexibleWork.psi, fw + FlexibleWork.psi_rate, fw + FlexibleWork.origin
+    for c in range(3):  # ψ = Ψ_o η, ψ̇ = Ψ_o η̇, r_o = p_o + Φ_o η
+        arena[po + c], arena[pd + c], arena[oo + c] = zero, zero, reals[nb + c] + zero
+        for j in range(r):
+            arena[po + c] += reals[psi_o + c * r + j] * arena[qe + j]
+            arena[pd + c] += reals[psi_o + c * r + j] * arena[ve + j]
+            arena[oo + c] += reals[phi + c * r + j] * arena[qe + j]
+    psi, psid = (arena[po], arena[po + 1], arena[po + 2]), (arena[pd], arena[pd + 1], arena[pd + 2])
+    ro = (arena[oo], arena[oo + 1], arena[oo + 2])
+    A, B, C, dB, dC = exp_map_coefficients(psi[0] * psi[0] + psi[1] * psi[1] + psi[2] * psi[2])
+    Ro, Jr = fw + FlexibleWork.rotation, fw + FlexibleWork.jacobian
+    for i in range(3):  # R_o = I + A K + B K², J_r = I − B K + C K² with K = ψ×, K² = ψψᵀ − |ψ|² I
+        for j in range(3):
+            kk = psi[i] * psi[j] - (psi[0] * psi[0] + psi[1] * psi[1] + psi[2] * psi[2] if i == j else zero)
+            k = zero if i == j else (psi[3 - i - j] if (j - i) % 3 == 2 else -psi[3 - i - j])
+            arena[Ro + 3 * i + j] = (1.0 if i == j else 0.0) + A * k + B * kk
+            arena[Jr + 3 * i + j] = (1.0 if i == j else 0.0) - B * k + C * kk
+    for i in range(3):  # Π_o = [J_r Ψ_o; R_oᵀ Φ_o]
+        for j in range(r):
+            s0, s1 = zero, zero
+            for l in range(3):
+                s0 += arena[Jr + 3 * i + l] * reals[psi_o + l * r + j]
+                s1 += arena[Ro + 3 * l + i] * reals[phi + l * r + j]
+            arena[pw + i * r + j], arena[pw + (3 + i) * r + j] = s0, s1
+    vo = fw + FlexibleWork.relative  # v_rel = Π_o η̇
+    for i in range(6):
+        arena[vo + i] = zero
+        for j in range(r):
+            arena[vo + i] += arena[pw + i * r + j] * arena[ve + j]
+    vrel = (arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5])
+    E = ((arena[Ro], arena[Ro + 3], arena[Ro + 6]), (arena[Ro + 1], arena[Ro + 4], arena[Ro + 7]),
+         (arena[Ro + 2], arena[Ro + 5], arena[Ro + 8]))  # R_oᵀ
+    Xv = transform(E, ro[0], ro[1], ro[2], arena, t + 6, (zero, zero, zero, zero, zero, zero))
+    sdot = 2 * (psi[0] * psid[0] + psi[1] * psid[1] + psi[2] * psid[2])
+    kp = _cross(psi, psid)
+    a1, a2 = _cross(psi, kp), _cross(psid, kp)
+    wr, lr = (vrel[0], vrel[1], vrel[2]), (vrel[3], vrel[4], vrel[5])
+    g0, g1, g2 = _cross(wr, (Xv[0], Xv[1], Xv[2])), _cross(lr, (Xv[0], Xv[1], Xv[2])), _cross(wr, (Xv[3], Xv[4], Xv[5]))
+    g3 = _cross(wr, lr)
+    for i in range(3):  # γ = −(v_rel ×) Xv + [J̇_r Ψ η̇; −ω_rel × v_rel]
+        arena[ra + Record.gamma + i] = -g0[i] - dB * sdot * kp[i] + dC * sdot * a1[i] + C * a2[i]
+        arena[ra + Record.gamma + 3 + i] = -(g1[i] + g2[i]) - g3[i]
+    for i in range(6):
+        arena[ra + Record.velocity + i] = Xv[i] + vrel[i]
+    G = ra + Record.SIZE  # Γ_o = [ᵒX_k, Π_o], 6 × m
+    for i in range(3):
+        e0, e1, e2 = E[i]
+        for j in range(3):
+            arena[G + i * m + j], arena[G + (3 + i) * m + 3 + j] = E[i][j], E[i][j]
+            arena[G + i * m + 3 + j] = zero
+        arena[G + (3 + i) * m], arena[G + (3 + i) * m + 1], arena[G + (3 + i) * m + 2] = (
+            e2 * ro[1] - e1 * ro[2], e0 * ro[2] - e2 * ro[0], e1 * ro[0] - e0 * ro[1])
+    for i in range(6):
+        for j in range(r):
+            arena[G + i * m + 6 + j] = arena[pw + i * r + j]
+    R = t + 18  # the world pose: R R_o, p + R r_o
+    for i in range(3):
+        for j in range(3):
+            arena[ra + Record.rotation + 3 * i + j] = (arena[R + 3 * i] * arena[Ro + j] + arena[R + 3 * i + 1]
+                                                       * arena[Ro + 3 + j] + arena[R + 3 * i + 2] * arena[Ro + 6 + j])
+        arena[ra + Record.position + i] = (arena[t + 27 + i] + arena[R + 3 * i] * ro[0] + arena[R + 3 * i + 1] * ro[1]
+                                           + arena[R + 3 * i + 2] * ro[2])
 
 
 #: The flexible body's state kernel.
@@ -247,4 +246,4 @@ def pack_flexible(body) -> CompiledState | None:
     constants = np.concatenate([joint, placement_constants(body.placement),
                                 [body.masses.shape[0], body.r, len(body.nodes)], body.masses, body.positions.ravel(),
                                 body.modes.ravel(), body.stiffness.ravel(), body.damping.ravel(), *nodes])
-    return CompiledState(FLEXIBLE, constants, HingeWork.SIZE + 6)
+    return CompiledState(FLEXIBLE, constants, flexible_scratch(body.node_dim, body.r))
