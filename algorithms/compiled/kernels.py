@@ -48,7 +48,8 @@ def spo(layout, wdata, woff, x, y, star, tilde):
     layout, wdata, woff, x, y = borrowed(layout), borrowed(wdata), borrowed(woff), borrowed(x), borrowed(y)
     n = layout.shape[0]
     if not tilde:
-        y[:] = x
+        for i in range(x.shape[0]):
+            y[i] = x[i]
     if not star:
         for j in range(n - 1, -1, -1):  # gather: y(℘(j)) += φ(℘(j), j) [y(j) (+ x(j))]
             p = layout[j, Flat.PARENT]
@@ -397,7 +398,8 @@ def gain_apply(layout, data, roff, r, x, y, t, star):
         if p < 0:
             continue
         m, h, mp = layout[j, Flat.NODE_DIM], layout[j, Flat.HINGE_DIM], layout[p, Flat.NODE_DIM]
-        t[:m] = 0
+        for i in range(m):
+            t[i] = 0
         if star:
             bl.mtv(data, layout[j, Flat.W], mp, m, x, layout[p, Flat.NODE], t, 0)
             bl.mtv(r, roff[j, Riccati.G], m, h, t, 0, y, layout[j, Flat.DOF])

@@ -26,7 +26,7 @@ from sko.algorithms import get_backend, use_backend
 from sko.algorithms.compiled import backend as switch
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.bodies.kernels import Record
-from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
+from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, SKOError
 from sko.systems import requests as rq
 from sko.systems.state_layout import StateLayout, read_only, state_named
 
@@ -58,14 +58,17 @@ class Engine:
         self._direct: dict | None = None  # per request: (compiled call, request vector) in float64, made on first use
         self.coordinates_are_velocities = False
         self.layout = None  # the reference path answers: no body, or symbolic parameters
-        self._shapes = {name: r.shape(rq.Sizes(0, self.nq, self.nv, 0, 1, 1, 0, 0)) for name, r in rq.REQUESTS.items()}
+        self._sizes = rq.Sizes(0, self.nq, self.nv, 0, 1, 1, 0, 0)  # the shapes of results; a layout's once made
         if not system.bodies:
             return
         try:
             self.layout = L = StateLayout(system)
+        except SKOError:  # a body type's bad compiled state: named, never a silent fallback
+            raise
         except (TypeError, ValueError):  # sympy gravity or inertias
             return
         self._vectors: dict = {}  # (request name, scalar type) -> request vector
+        self._sizes = rq.sizes(L)
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         if L.all_compiled and not L.hinge_forces:
             self._direct = {}
@@ -140,8 +143,9 @@ class Engine:
             return None
         call = direct.get(name)
         if call is None:
-            call = direct[name] = (rq.exact_evaluate_one(_F8), self._request_vector(rq.REQUESTS[name], _F8),
-                                   self._shapes[name])
+            request = rq.REQUESTS[name]
+            call = direct[name] = (rq.exact_evaluate_one(_F8), self._request_vector(request, _F8),
+                                   request.shape(self._sizes))
         evaluate, w, shape = call
         out = np.zeros(shape)
         try:
@@ -166,7 +170,7 @@ class Engine:
         keywords = dict(kwargs)
         if request.velocities:
             keywords["external_forces"] = external_forces
-        shape = self._shapes[name]
+        shape = request.shape(self._sizes)
         inputs = self._inputs(q, v if request.velocities else None, x if request.x else None, request.x or "",
                               external_forces)
         if inputs is None:
@@ -186,11 +190,11 @@ class Engine:
         results ``(B, size)``; ``call`` is ``(method, args, kwargs)`` of the system's method,
         which answers for a state the kernels reject (:meth:`_check`)."""
         L = self.layout
-        size = int(np.prod(self._shapes[request.name]))
+        size = int(np.prod(request.shape(self._sizes)))
         out = np.zeros((Q.shape[0], size), dtype=Q.dtype)
         if L.all_compiled and not forces and Q.shape[0] == 1:
             status = rq.evaluate_one(self._request_vector(request, Q.dtype), Q[0], QD[0], X[0], out[0])
-            self._check(status, Q, 0, batched, call)
+            self._check(status, Q, QD, 0, batched, call)
             return out
         status = np.full(Q.shape[0], -1, dtype=np.int64)
         if L.all_compiled and not forces:
@@ -200,22 +204,25 @@ class Engine:
             A = L.fill(Q, QD, batched)
             self._apply_forces(A, forces)
             w = rq.request_vector(request, L, Q.dtype, A[0])  # not the shared one: another thread may
-            rq.evaluate_batch(w, Q, QD, X, A, out, status)  # run between the fill and the call
+            if Q.shape[0] == 1:  # run between the fill and the call
+                status[0] = rq.evaluate_one(w, Q[0], QD[0], X[0], out[0])
+            else:
+                rq.evaluate_batch(w, Q, QD, X, A, out, status)
         bad = np.flatnonzero(status >= 0)
         if bad.size:
-            self._check(int(status[bad[0]]), Q, int(bad[0]), batched, call)
+            self._check(int(status[bad[0]]), Q, QD, int(bad[0]), batched, call)
         return out
 
-    def _check(self, status: int, Q: np.ndarray, s: int, batched: bool, call: tuple) -> None:
-        """Raise the error of a state ``s`` the kernels rejected (``status`` ≥ 0): a joint's
-        own error, or the reference path's for a ``D(k)`` that is not positive definite (which
+    def _check(self, status: int, Q: np.ndarray, QD: np.ndarray, s: int, batched: bool, call: tuple) -> None:
+        """Raise the error of a state ``s`` the kernels rejected (``status`` ≥ 0): the body's own
+        (a joint's), or the reference path's for a ``D(k)`` that is not positive definite (which
         may be an overflow upstream: the reference names the body whose terms overflowed)."""
         if status < 0:
             return
         N = len(self.layout.bodies)
         with state_named(s if batched else None):
             if status < N:
-                self.layout._raise_joint(status, Q[s])
+                self.layout.raise_rejected(status, Q[s], QD[s])
             self._reference_state(call, s, batched)
             raise NotPositiveDefiniteError(f"hinge inertia D = H P H* of body {self.layout.bodies[status - N]!r} is not "
                                            f"positive definite")

@@ -8,8 +8,9 @@ reference path from the declaration alone; adding a request is one entry and one
 
 A request kernel has the signature ``kernel(w, x, out) -> status``: ``w`` is a *request vector*
 (:func:`request_vector`), ``x`` the third input (``nv`` entries, or none) and ``out`` the zeroed
-result (one state, flattened). It fills the arena of ``w`` with the state (unless the caller
-filled it: bodies whose state only exists in Python) and runs the model kernels of
+result (one state, flattened). It takes its tables, arena and buffers from :func:`request_views`,
+fills the arena with the state by :func:`fill_arena` (which does nothing when the caller filled
+it: bodies whose state only exists in Python) and runs the model kernels of
 :mod:`sko.algorithms.compiled.kernels` on it. A request vector holds all a one-state call needs
 but the state, in the state's scalar type: a header (:data:`Header`), the offsets of the
 workspace's buffers, the state table (:class:`~sko.systems.state_layout.StateLayout`), the flat
@@ -42,8 +43,8 @@ from sko.algorithms.compiled.flat import Flat, Riccati
 from sko.algorithms.compiled.jit import FAST_MATH, call_request, cached, kernel, native_address, register
 from sko.bodies.kernels import Row, Terms, fill_states
 
-__all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "NoMatch", "request_vector", "evaluate_one",
-           "exact_evaluate_one", "evaluate_batch"]
+__all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "NoMatch", "request_views", "fill_arena",
+           "request_vector", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
 
 #: The header of a request vector (int64 words).
 Header = columns(
@@ -95,7 +96,7 @@ class Request:
 
 # ----------------------------------------------------------------------------- views of a request vector
 @register
-def _views(w):
+def request_views(w):
     """``(words, rows, layout, roff, reals, arena, workspace, buffer offsets)`` of a request vector."""
     words = w.view(np.int64)
     n = words[Header.N]
@@ -108,7 +109,14 @@ def _views(w):
 
 
 @register
-def _fill(words, rows, reals, arena, terms):
+def _zero(x, start, stop):
+    """``x[start: stop] = 0``."""
+    for i in range(start, stop):
+        x[i] = 0
+
+
+@register
+def fill_arena(words, rows, reals, arena, terms):
     """The arena's state (if the call fills it): −1, or the row that rejected the state."""
     if words[Header.FILL] == 0:
         return -1
@@ -120,12 +128,12 @@ def _fill(words, rows, reals, arena, terms):
 def _inverse_dynamics(w, x, out):
     """``T = ℳ θ̈ + 𝒞`` by Newton–Euler (Algorithm 3.1); buffers: 𝒱, α, f."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = _views(w)
-    status = _fill(words, rows, reals, arena, Terms.MOTION)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.MOTION)
     if status >= 0:
         return status
     nodes = matrix_view(ws, b[0], 3, words[Header.NS])
-    nodes[:, :] = 0
+    _zero(ws, b[0], b[1])
     K.newton_euler(layout, arena, x, arena[words[Header.V]: words[Header.V] + words[Header.NV]], nodes, out, False)
     return -1
 
@@ -141,9 +149,9 @@ def _articulated(words, layout, roff, arena, ws, b, rhs_identity, with_ab, out):
         return words[Header.N] + layout[bad, Flat.BODY]
     z = matrix_view(ws, b[2], ns, cols)
     rhs = matrix_view(ws, b[3], nv, cols)
-    z[:, :] = 0
+    _zero(ws, b[2], b[3])
     if rhs_identity:  # ℳ^{-1}: the passes with a = b = 0 on the columns of the identity (symmetric)
-        rhs[:, :] = 0
+        _zero(ws, b[3], b[4])
         for i in range(nv):
             rhs[i, i] = 1
     K.articulated_body(layout, arena, roff, r, rhs, with_ab, z, matrix_view(out, 0, nv, cols), scratch)
@@ -154,8 +162,8 @@ def _articulated(words, layout, roff, arena, ws, b, rhs_identity, with_ab, out):
 def _forward_dynamics(w, x, out):
     """``θ̈ = ℳ^{-1}(T − 𝒞)`` by the articulated-body passes (Algorithm 6.1)."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = _views(w)
-    status = _fill(words, rows, reals, arena, Terms.MOTION)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.MOTION)
     if status >= 0:
         return status
     rhs = ws[b[3]: b[4]]
@@ -168,8 +176,8 @@ def _forward_dynamics(w, x, out):
 def _mass_matrix_inverse(w, x, out):
     """``ℳ^{-1}`` by the articulated-body passes on the columns of the identity (no dense inversion)."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = _views(w)
-    status = _fill(words, rows, reals, arena, Terms.STRUCTURE)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
     if status >= 0:
         return status
     return _articulated(words, layout, roff, arena, ws, b, True, False, out)
@@ -180,8 +188,8 @@ def _mass_matrix(w, x, out):
     """``ℳ`` by composite inertias and the block CRBA (Algorithms 4.1, 4.2); buffers: ℛ, its
     scratch, F, Y."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = _views(w)
-    status = _fill(words, rows, reals, arena, Terms.STRUCTURE)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
     if status >= 0:
         return status
     nv = words[Header.NV]
@@ -195,8 +203,8 @@ def _mass_matrix(w, x, out):
 def _energies(w, x, out):
     """``[T, V]``: the kinetic energy ``½ Σ 𝒱*(k) M(k) 𝒱(k)`` and the potential ``Σ V(k)``."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = _views(w)
-    status = _fill(words, rows, reals, arena, Terms.POSE)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.POSE)
     if status >= 0:
         return status
     kinetic, potential = 0.0, 0.0
@@ -370,7 +378,8 @@ def evaluate_batch(w, Q, QD, X, A, out, status):
                 for i in range(nv):
                     arena[words[Header.V] + i] = QD[s, i]
             else:
-                arena[:] = A[s]
+                for i in range(size):
+                    arena[i] = A[s, i]
             status[s] = call_request(address, (local, X[s], out[s]))
             if not 0 <= status[s] < words[Header.N]:
                 local.view(np.int64)[Header.WRITTEN] = 1
