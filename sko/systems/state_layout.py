@@ -38,9 +38,8 @@ import numpy as np
 from sko.algorithms.compiled.engine import compiled_model
 from sko.algorithms.compiled.flat import Flat, from_structure, riccati_layout
 from sko.arrays import checked_array
-from sko.bodies.contract import Attachment, BodyType, check_node_state, root_attachment
+from sko.bodies.contract import Attachment, BodyError, BodyType, check_node_state, root_attachment
 from sko.bodies.kernels import ROOT_SIZE, Record, Row, Terms, check_compiled_state, fill_batch
-from sko.errors import JointError
 from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
@@ -223,7 +222,7 @@ class StateLayout:
                 bad = np.flatnonzero(status >= 0)
                 if bad.size:
                     with state_named(int(bad[0]) if batched else None):
-                        self._raise_joint(int(status[bad[0]]), Q[bad[0]])
+                        self.raise_rejected(int(status[bad[0]]), Q[bad[0]], QD[bad[0]])
             else:  # a body's terms that overflow are reported by the caller, as the reference path does
                 Qr, QDr = read_only(Q), read_only(QD)  # Q may be the caller's array: a body gets no write access
                 with np.errstate(over="ignore", invalid="ignore"):
@@ -233,13 +232,14 @@ class StateLayout:
                                 self._python_state(int(self.order[j]), Qr[s], QDr[s], A[s])
         return A
 
-    def _raise_joint(self, row: int, q: np.ndarray):
-        """Raise the joint error of the body of row ``row`` of the state table at ``q``."""
-        q = read_only(q)
+    def raise_rejected(self, row: int, q: np.ndarray, qd: np.ndarray):
+        """Raise the error of a state the state kernel of the body of row ``row`` rejected: the
+        one the bodies' Python states raise there (a joint's own error, a zero quaternion),
+        or, if they accept it, a :class:`~sko.bodies.contract.BodyError` naming the body."""
+        self.system.node_states(read_only(q), read_only(qd))  # raises the body's own error
         body = self.system.body(self.bodies[self.order[row]])
-        q = q[self.system.q_slices[body.name]][: body.joint.nq]
-        body.joint.kinematics(q)  # raises the joint's own error
-        raise JointError(f"{body.joint}: the state {q} is outside the joint's domain")  # pragma: no cover
+        raise BodyError(f"the compiled state of body {body.name!r} ({type(body).__name__}) rejected a state its "
+                        f"at_state accepts: q = {q[self.system.q_slices[body.name]]}")
 
     def attachment(self, a: np.ndarray, offset: int, m: int) -> Attachment:
         """The attachment record at ``offset`` of a state's arena row ``a``."""
