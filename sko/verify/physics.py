@@ -6,7 +6,8 @@ operators are wrong (a gyroscopic term dropped from ``b``, a wrong sign in ``a``
 compare the model with the system's own energies, so any body type gets them for free:
 
 * ``christoffel`` — the velocity-product forces (the part of ``𝒞(q, v)`` quadratic in ``v``)
-  equal those of Lagrange's equations built from ``ℳ(q)``,
+  equal those of Lagrange's equations built from ``ℳ(q)`` (``ℳ(q) w`` as the difference of two
+  inverse dynamics at zero velocity),
 
       c(q, v) = Ṁ v − ½ ∂(vᵀℳv)/∂q + s(q, v),
 
@@ -105,26 +106,32 @@ def _even_part(system, q, v) -> np.ndarray:
         - np.asarray(system.bias_forces(q, np.zeros_like(v)))
 
 
+def _mass_times(system, q, w) -> np.ndarray:
+    """``ℳ(q) w`` by two Newton–Euler passes at zero velocity, ``τ(q, 0, w) − τ(q, 0, 0)`` (SKO.md
+    §5: inverse dynamics is affine in the accelerations): O(N) where ℳ itself is O(N²)."""
+    return np.asarray(system.inverse_dynamics(q, None, w)) - np.asarray(system.inverse_dynamics(q, None, None))
+
+
 def velocity_product_forces(system, q: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, float]:
     """Lagrange's (Hamel's) velocity-product forces ``Ṁv − ½ ∂(vᵀℳv)/∂q + s`` derived from
-    ``ℳ(q)`` alone (module docstring), and the size of the terms that cancel in it."""
+    ``ℳ(q)`` alone (module docstring; ``ℳ(q) w`` by :func:`_mass_times`), and the size of the terms
+    that cancel in it."""
     n = system.nv
-    M = system.mass_matrix(q)
-    p = M @ v
-    dM_v = tangent_derivative(lambda x: system.mass_matrix(x), q, _along(system, q, v))
+    p = _mass_times(system, q, v)
+    Xv = _along(system, q, v)
+    dM_v = tangent_derivative(lambda x: _mass_times(system, x, v), q, Xv)
     Q = _tangent_map(system, q)
     Q_pinv = np.linalg.pinv(Q)
-    Xv = _along(system, q, v)
     grad = np.empty(n)
     hamel = np.zeros(n)
     for k, e in enumerate(np.eye(n)):
         Xk = Q[:, k]
-        grad[k] = tangent_derivative(lambda x: v @ system.mass_matrix(x) @ v, q, Xk)
+        grad[k] = tangent_derivative(lambda x: v @ _mass_times(system, x, v), q, Xk)
         # [X_v, X_k] = D(X_k)·X_v − D(X_v)·X_k as vector fields on configuration space
         bracket = tangent_derivative(lambda x: system.qdot(x, e), q, Xv) - tangent_derivative(lambda x: system.qdot(x, v), q, Xk)
         if np.abs(bracket).max(initial=0.0) > 0:
             hamel[k] = -p @ (Q_pinv @ bracket)
-    terms = (dM_v @ v, grad / 2, hamel)
+    terms = (dM_v, grad / 2, hamel)
     scale = max(float(np.abs(t).max(initial=0.0)) for t in terms)
     return terms[0] - terms[1] + terms[2], scale
 
