@@ -237,7 +237,7 @@ def _verify(args) -> int:
         print(f"skipped {name}: sko.algorithms.{', sko.algorithms.'.join(missing)} not available", file=sys.stderr)
     start = time.perf_counter()
     results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic),
-                  backend=args.backend)
+                  backend=args.backend, before_physics=_complex_kernels(args, models, selected))
     elapsed = time.perf_counter() - start
     failed = [r for r in results if not r.passed]
     if args.json:
@@ -255,6 +255,24 @@ def _verify(args) -> int:
         print("error: no check ran", file=sys.stderr)
         return 1
     return 1 if failed else 0
+
+
+def _complex_kernels(args, models, checks):
+    """On a first run (nothing cached), the complex kernels the physics checks need compile in a
+    second process while this one runs the other checks; the function waiting for it, or None.
+    Built-in models only: a user's factory or file would have to be rebuilt there."""
+    from sko.algorithms import get_backend
+
+    if args.symbolic or (args.backend or get_backend()) != "compiled" or not any(c.system for c in checks):
+        return None
+    if models is not None and not all(isinstance(m, str) for m in models):
+        return None
+    from .precompile import cached, start_complex_states
+    from .verify import model_names
+
+    if cached(np.complex128):
+        return None
+    return start_complex_states(model_names(symbolic=False) if models is None else models)
 
 
 def _table(results) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["steps", "compile_kernels"]
+__all__ = ["steps", "compile_kernels", "cached", "complex_states", "start_complex_states"]
 
 _BATCH = 40  #: more states than a batch takes serially: the parallel paths compile too
 
@@ -158,3 +158,39 @@ def compile_kernels(jobs: int | None = None, progress: bool = True) -> float:
                 if w.exitcode:
                     raise RuntimeError(f"a compiling worker failed (exit status {w.exitcode})")
     return time.perf_counter() - start
+
+
+# --------------------------------------------------------------------------- for sko verify
+def cached(dtype) -> bool:
+    """Whether the rigid body's state kernel for ``dtype`` loads from numba's cache (a probe of
+    whether the kernels were compiled before)."""
+    from sko.bodies.kernels import _arguments
+    from sko.bodies.rigid_kernels import RIGID
+
+    dispatcher = RIGID.dispatcher
+    cache = getattr(dispatcher, "_cache", None)
+    return cache is None or cache.load_overload(_arguments(dtype), dispatcher.targetctx) is not None
+
+
+def complex_states(names) -> None:
+    """The requests the physics checks of :mod:`sko.verify.physics` differentiate by complex step
+    (energies, inverse dynamics), on the systems of the registered models ``names`` (nothing in
+    float64: that is the other process's)."""
+    from sko.verify.models import get_model, is_system
+
+    for name in names:
+        system = get_model(name).build()
+        if not is_system(system):
+            continue
+        rng = np.random.default_rng(0)
+        q = system.random_configuration(rng) + 1e-20j * rng.standard_normal(system.nq)
+        v = rng.standard_normal(system.nv) + 1e-20j * rng.standard_normal(system.nv)
+        system.energy(q, v)
+        system.inverse_dynamics(q, None, v)
+
+
+def start_complex_states(names) -> Callable[[], None]:
+    """:func:`complex_states` in a process of its own, now; returns the function that waits for it."""
+    process = multiprocessing.get_context("spawn").Process(target=complex_states, args=(list(names),), daemon=True)
+    process.start()
+    return lambda: process.join()

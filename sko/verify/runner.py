@@ -47,28 +47,35 @@ def skipped_checks(checks: Iterable[Check]) -> dict[str, tuple[str, ...]]:
 
 
 def run(models: Iterable | None = None, checks: Iterable[str] | None = None, symbolic: bool = False,
-        registry: Registry = REGISTRY, progress: Progress | None = None, backend: str | None = None) -> list[Result]:
-    """Run the checks (all by default) on the models (all of the mode by default).
+        registry: Registry = REGISTRY, progress: Progress | None = None, backend: str | None = None,
+        before_physics: Callable[[], None] | None = None) -> list[Result]:
+    """Run the checks (all by default) on the models (all of the mode by default); the results
+    come model by model, in the registry's order of the checks.
 
     ``backend`` (``"compiled"`` or ``"reference"``) runs the algorithms on that path; by default
     the current one (:func:`sko.algorithms.get_backend`).
 
     Checks that do not apply in the mode, or whose algorithms are not available, are left out
     (see :func:`skipped_checks`). ``progress(done, total, model, check)`` is called before each.
+    The checks that need the system behind a model (the physics checks, which differentiate by
+    complex step) run after all the others; ``before_physics`` is called once before the first
+    of them (``sko verify`` waits there for the complex kernels it compiles meanwhile).
     """
     cases = resolve_cases(models, symbolic)
     selected = [c for c in registry.select(checks, symbolic) if not c.missing()]
-    total, done = len(cases) * len(selected), 0
-    results = []
+    pairs = [(case, check) for case in cases for check in selected if check.applies_to(case)]
+    order = sorted(range(len(pairs)), key=lambda i: pairs[i][1].system)  # stable: the others first
+    total = len(pairs)
+    results: list = [None] * len(pairs)
     with use_backend(backend) if backend is not None else nullcontext():
-        for case in cases:
-            for check in selected:
-                if not check.applies_to(case):  # a physics check on a bare SKO model
-                    continue
-                if progress is not None:
-                    progress(done, total, case.name, check.name)
-                results.append(check.run(case))
-                done += 1
+        for done, i in enumerate(order):
+            case, check = pairs[i]
+            if check.system and before_physics is not None:
+                before_physics()
+                before_physics = None
+            if progress is not None:
+                progress(done, total, case.name, check.name)
+            results[i] = check.run(case)
     return results
 
 

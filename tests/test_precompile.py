@@ -1,0 +1,78 @@
+"""``sko compile`` and the first ``sko verify``: the steps that fill numba's cache, the order of
+the checks (physics checks last, results in model order), and when the complex kernels compile
+in a second process."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pytest
+
+from sko import cli, precompile
+from sko.verify import REGISTRY, run
+
+
+def test_every_step_names_its_scalar_type():
+    for dtype in (np.float64, np.complex128):
+        labels = [label for label, _ in precompile.steps(dtype)]
+        assert labels and all(str(np.dtype(dtype)) in label for label in labels)
+        assert len(set(labels)) == len(labels)
+
+
+def test_compile_kernels_runs_every_step_once(monkeypatch):
+    ran = []
+    monkeypatch.setattr(precompile, "steps", lambda dtype: [(f"{np.dtype(dtype)} {i}", lambda d=dtype, i=i: ran.append((d, i)))
+                                                            for i in range(2)])
+    seconds = precompile.compile_kernels(jobs=1, progress=False)
+    assert seconds >= 0 and sorted(ran, key=str) == sorted([(d, i) for d in (np.float64, np.complex128) for i in range(2)],
+                                                          key=str)
+
+
+def test_compile_rejects_no_workers(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["compile", "--jobs", "0"])
+    assert "--jobs must be at least 1" in capsys.readouterr().err
+
+
+def test_physics_checks_run_last_and_results_keep_the_model_order():
+    calls = []
+    order = []
+    checks = ["christoffel", "nilpotency", "crba"]
+    results = run(models=["chain", "planar_chain"], checks=checks,
+                  progress=lambda done, total, model, check: order.append((model, check)),
+                  before_physics=lambda: calls.append(len(order)))
+    physics = [i for i, (_, check) in enumerate(order) if REGISTRY.get(check).system]
+    assert physics and min(physics) > max(i for i in range(len(order)) if i not in physics)
+    assert calls == [min(physics)]  # once, just before the first physics check
+    assert [(r.model, r.name) for r in results] == [(m, c) for m in ("chain", "planar_chain") for c in checks
+                                                    if m == "planar_chain" or c != "christoffel"]
+    assert all(r.passed for r in results)
+
+
+def _args(**kw):
+    return argparse.Namespace(**{"symbolic": False, "backend": None, **kw})
+
+
+@pytest.mark.parametrize("args, models, cold, started", [
+    (_args(), None, True, True),
+    (_args(), ["planar_chain"], True, True),
+    (_args(), None, False, False),  # the cache holds the complex kernels already
+    (_args(symbolic=True), None, True, False),
+    (_args(backend="reference"), None, True, False),
+    (_args(), [object()], True, False),  # a user's model: it is not rebuilt in another process
+])
+def test_the_complex_kernels_compile_aside_only_on_a_first_run(monkeypatch, args, models, cold, started):
+    seen = []
+    monkeypatch.setattr(precompile, "cached", lambda dtype: not cold)
+    monkeypatch.setattr(precompile, "start_complex_states", lambda names: seen.append(list(names)) or (lambda: None))
+    checks = REGISTRY.select(None, args.symbolic)
+    waiter = cli._complex_kernels(args, models, checks)
+    assert (waiter is not None) == started and bool(seen) == started
+    if started and models is not None:
+        assert seen == [models]
+
+
+def test_no_helper_without_physics_checks(monkeypatch):
+    monkeypatch.setattr(precompile, "cached", lambda dtype: False)
+    assert cli._complex_kernels(_args(), None, REGISTRY.select(["nilpotency"], False)) is None
