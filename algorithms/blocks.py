@@ -12,7 +12,7 @@ import numpy as np
 from sko.arrays import result_dtype
 from sko.model import SKOModel
 
-from .compiled import engine
+from . import dispatch
 
 __all__ = ["H_apply", "H_star_apply", "block_diagonal_apply"]
 
@@ -21,8 +21,10 @@ def H_apply(model: SKOModel, f) -> np.ndarray:
     """``T = H f``: a stacked node vector to a stacked hinge vector."""
     f = model.node_vector(f, "f")
     T = np.zeros(model.dof_size, dtype=result_dtype(model.dtype, f))
-    if engine.runs(model, T):
-        return engine.joint_map(model, f, T.dtype, star=False)
+    return dispatch.run("H_apply", (T.dtype,), _H, model, f, T)
+
+
+def _H(model: SKOModel, f: np.ndarray, T: np.ndarray) -> np.ndarray:
     for Hk, ns, ds in zip(model.H_by_index, model.node_slices, model.dof_slices):
         T[ds] = Hk @ f[ns]
     return T
@@ -32,8 +34,10 @@ def H_star_apply(model: SKOModel, x) -> np.ndarray:
     """``H* x``: a stacked hinge vector to a stacked node vector."""
     x = model.dof_vector(x, "hinge vector")
     y = np.zeros(model.node_size, dtype=result_dtype(model.dtype, x))
-    if engine.runs(model, y):
-        return engine.joint_map(model, x, y.dtype, star=True)
+    return dispatch.run("H_star_apply", (y.dtype,), _H_star, model, x, y)
+
+
+def _H_star(model: SKOModel, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     for Hk, ns, ds in zip(model.H_by_index, model.node_slices, model.dof_slices):
         y[ns] = Hk.T @ x[ds]
     return y

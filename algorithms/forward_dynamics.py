@@ -26,10 +26,10 @@ import numpy as np
 from sko.arrays import result_dtype
 from sko.model import SKOModel
 
-from .compiled import engine
+from . import dispatch
 from .riccati import ArticulatedInertias, check_articulated
 
-__all__ = ["forward_dynamics"]
+__all__ = ["forward_dynamics", "articulated_body"]
 
 
 def forward_dynamics(model: SKOModel, T, a=None, b=None, articulated: ArticulatedInertias | None = None) -> np.ndarray:
@@ -71,10 +71,14 @@ def forward_dynamics(model: SKOModel, T, a=None, b=None, articulated: Articulate
     a = None if a is None else model.node_vector(a, "a")
     b = None if b is None else model.node_vector(b, "b")
     ab = check_articulated(model, articulated)
-    dtype = engine.takes(model, ab, T, a, b)
-    if dtype is not None:
-        return engine.articulated_body(ab, T, a, b, dtype)
-    return articulated_body_passes(ab, T, a, b)
+    return articulated_body(ab, T, a, b)
+
+
+def articulated_body(ab: ArticulatedInertias, T: np.ndarray, a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:
+    """The passes of Algorithm 6.1 on checked input (:func:`articulated_body_passes`), on the
+    path :mod:`~sko.algorithms.dispatch` chooses."""
+    dtypes = (ab.dtype, T.dtype, *(x.dtype for x in (a, b) if x is not None))
+    return dispatch.run("articulated_body", dtypes, articulated_body_passes, ab, T, a, b)
 
 
 def articulated_body_passes(ab: ArticulatedInertias, T: np.ndarray, a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray:

@@ -21,9 +21,9 @@ from sko.graphs.errors import DimensionError
 from sko.arrays import checked_array, result_dtype
 from sko.model import SKOModel
 
+from . import dispatch
 from .blocks import H_apply, H_star_apply, block_diagonal_apply
-from .compiled import engine
-from .forward_dynamics import articulated_body_passes
+from .forward_dynamics import articulated_body
 from .riccati import ArticulatedInertias, check_articulated
 from .spo import phi_apply, phi_star_apply
 
@@ -50,8 +50,10 @@ def _hinge_input(model: SKOModel, x, name: str) -> np.ndarray:
 
 def _K_apply(ab: ArticulatedInertias, x: np.ndarray) -> np.ndarray:
     """``K x = ℰ_φ G x``: ``(K x)(℘(k)) += K(℘(k), k) x(k)`` (hinge → node)."""
-    if (dtype := engine.compiled_with(ab, x)) is not None:
-        return engine.gain_apply(ab, x, dtype, star=False)
+    return dispatch.run("K_apply", (ab.dtype, x.dtype), _K, ab, x)
+
+
+def _K(ab: ArticulatedInertias, x: np.ndarray) -> np.ndarray:
     model = ab.model
     y = np.zeros(model.node_size, dtype=result_dtype(x, ab.dtype))
     ns, ds, parent = model.node_slices, model.dof_slices, model.tree.parent_indices
@@ -63,8 +65,10 @@ def _K_apply(ab: ArticulatedInertias, x: np.ndarray) -> np.ndarray:
 
 def _K_star_apply(ab: ArticulatedInertias, y: np.ndarray) -> np.ndarray:
     """``K* y``: ``(K* y)(k) = K*(℘(k), k) y(℘(k))``, zero for base bodies (node → hinge)."""
-    if (dtype := engine.compiled_with(ab, y)) is not None:
-        return engine.gain_apply(ab, y, dtype, star=True)
+    return dispatch.run("K_star_apply", (ab.dtype, y.dtype), _K_star, ab, y)
+
+
+def _K_star(ab: ArticulatedInertias, y: np.ndarray) -> np.ndarray:
     model = ab.model
     x = np.zeros(model.dof_size, dtype=result_dtype(y, ab.dtype))
     ns, ds, parent = model.node_slices, model.dof_slices, model.tree.parent_indices
@@ -76,9 +80,17 @@ def _K_star_apply(ab: ArticulatedInertias, y: np.ndarray) -> np.ndarray:
 
 def _psi_apply(ab: ArticulatedInertias, x: np.ndarray, star: bool) -> np.ndarray:
     """``ψ x`` or ``ψ* x`` (the SPO of the ψ weights, Eq. 34)."""
-    if (dtype := engine.compiled_with(ab, x)) is not None:
-        return engine.psi_apply(ab, x, dtype, star)
-    return (phi_star_apply if star else phi_apply)(ab.model, x, weights=ab.psi)
+    if star:
+        return dispatch.run("psi_star_apply", (ab.dtype, x.dtype), _psi_star, ab, x)
+    return dispatch.run("psi_apply", (ab.dtype, x.dtype), _psi, ab, x)
+
+
+def _psi(ab: ArticulatedInertias, x: np.ndarray) -> np.ndarray:
+    return phi_apply(ab.model, x, weights=ab.psi)
+
+
+def _psi_star(ab: ArticulatedInertias, x: np.ndarray) -> np.ndarray:
+    return phi_star_apply(ab.model, x, weights=ab.psi)
 
 
 def innovations_apply(model: SKOModel, x, articulated: ArticulatedInertias | None = None) -> np.ndarray:
@@ -113,18 +125,22 @@ def D_apply(model: SKOModel, x, articulated: ArticulatedInertias | None = None) 
     """``D x = diag(D(k)) x`` (Eq. 32)."""
     ab = check_articulated(model, articulated)
     x = model.dof_vector(x, "x")
-    if (dtype := engine.compiled_with(ab, x)) is not None:
-        return engine.hinge_blocks(ab, x, dtype, inverse=False)
-    return block_diagonal_apply([ab.D[k] for k in model.bodies], model.dof_slices, x)
+    return dispatch.run("D_apply", (ab.dtype, x.dtype), _D, ab, x)
+
+
+def _D(ab: ArticulatedInertias, x: np.ndarray) -> np.ndarray:
+    return block_diagonal_apply(ab.D_by_index, ab.model.dof_slices, x)
 
 
 def D_inverse_apply(model: SKOModel, x, articulated: ArticulatedInertias | None = None) -> np.ndarray:
     """``D^{-1} x = diag(D^{-1}(k)) x``."""
     ab = check_articulated(model, articulated)
     x = model.dof_vector(x, "x")
-    if (dtype := engine.compiled_with(ab, x)) is not None:
-        return engine.hinge_blocks(ab, x, dtype, inverse=True)
-    return block_diagonal_apply(ab.D_inverse_by_index, model.dof_slices, x)
+    return dispatch.run("D_inverse_apply", (ab.dtype, x.dtype), _D_inverse, ab, x)
+
+
+def _D_inverse(ab: ArticulatedInertias, x: np.ndarray) -> np.ndarray:
+    return block_diagonal_apply(ab.D_inverse_by_index, ab.model.dof_slices, x)
 
 
 def mass_matrix_solve(model: SKOModel, y, articulated: ArticulatedInertias | None = None) -> np.ndarray:
@@ -148,20 +164,14 @@ def mass_matrix_solve(model: SKOModel, y, articulated: ArticulatedInertias | Non
     True
     """
     ab = check_articulated(model, articulated)
-    y = _hinge_input(model, y, "y")
-    if (dtype := engine.compiled_with(ab, y)) is not None:
-        return engine.articulated_body(ab, y, None, None, dtype)
-    return articulated_body_passes(ab, y, None, None)
+    return articulated_body(ab, _hinge_input(model, y, "y"), None, None)
 
 
 def mass_matrix_inverse(model: SKOModel, articulated: ArticulatedInertias | None = None) -> np.ndarray:
     """``ℳ^{-1}`` as a dense matrix (Eq. 51), by the O(N) solves on all unit columns at once
     (never by inverting ``ℳ``)."""
     ab = check_articulated(model, articulated)
-    identity = np.eye(model.dof_size, dtype=ab.dtype)
-    if engine.is_compiled(ab):
-        return engine.articulated_body(ab, identity, None, None, ab.dtype)
-    return articulated_body_passes(ab, identity, None, None)
+    return articulated_body(ab, np.eye(model.dof_size, dtype=ab.dtype), None, None)
 
 
 def mass_matrix_logdet(model: SKOModel, articulated: ArticulatedInertias | None = None):
@@ -175,7 +185,7 @@ def mass_matrix_logdet(model: SKOModel, articulated: ArticulatedInertias | None 
         import sympy
 
         return sympy.log(mass_matrix_det(model, ab))
-    if engine.is_compiled(ab):  # accumulated by the Riccati kernel from the Cholesky pivots
+    if ab.logdet is not None:  # accumulated by the compiled gather from the Cholesky pivots
         return complex(ab.logdet) if ab.dtype.kind == "c" else float(ab.logdet)
     if ab.dtype.kind == "c":
         return complex(sum(np.log(np.linalg.det(D)) for D in ab.D_by_index))
@@ -190,6 +200,6 @@ def mass_matrix_det(model: SKOModel, articulated: ArticulatedInertias | None = N
         import sympy
 
         return sympy.Mul(*(sympy.Matrix(Dk).det() for Dk in ab.D.values()))
-    if engine.is_compiled(ab):
+    if ab.logdet is not None:
         return np.exp(ab.logdet)
     return np.prod([np.linalg.det(D) for D in ab.D_by_index])

@@ -22,7 +22,7 @@ import numpy as np
 
 from sko.model import SKOModel
 
-from .compiled import engine
+from . import dispatch
 from .lyapunov import forward_lyapunov
 
 __all__ = ["composite_inertias", "mass_matrix"]
@@ -41,9 +41,10 @@ def composite_inertias(model: SKOModel) -> dict:
     >>> {k: float(R[0, 0]) for k, R in composite_inertias(model).items()}
     {0: 13.0, 1: 3.0}
     """
-    dtype = engine.runs(model)
-    if dtype is not None:
-        return engine.composite_inertias(model, dtype)
+    return dispatch.run("composite_inertias", (model.dtype,), _composite_inertias, model)
+
+
+def _composite_inertias(model: SKOModel) -> dict:
     return dict(forward_lyapunov(model, model.M).Y)
 
 
@@ -64,9 +65,10 @@ def mass_matrix(model: SKOModel) -> np.ndarray:
            [1., 1., 0.],
            [1., 0., 1.]])
     """
-    dtype = engine.runs(model)
-    if dtype is not None:
-        return engine.mass_matrix(model, dtype)
+    return dispatch.run("mass_matrix", (model.dtype,), _mass_matrix, model)
+
+
+def _mass_matrix(model: SKOModel) -> np.ndarray:
     R = forward_lyapunov(model, model.M)
     parent = model.tree.parent_indices
     W, H, ds = model.weights_by_index, model.H_by_index, model.dof_slices

@@ -18,7 +18,7 @@ import numpy as np
 
 from sko.model import SKOModel
 
-from .compiled import engine
+from . import dispatch
 from .blocks import H_apply, H_star_apply, block_diagonal_apply
 from .spo import phi_apply, phi_star_apply
 
@@ -43,12 +43,13 @@ def newton_euler(model: SKOModel, qdd, qd=None, a=None, b=None) -> NewtonEuler:
     ``𝒱 = φ* H* θ̇``; it does not change ``α``, ``f`` or ``T``.
     """
     qd = model.dof_vector(qd, "qd")
-    checked = _checked(model, qdd, a, b)
-    dtype = engine.runs(model, qd, *checked)
-    if dtype is not None:
-        return NewtonEuler(*engine.newton_euler(model, *checked[:1], qd, *checked[1:], dtype, with_V=True))
+    qdd, a, b = _checked(model, qdd, a, b)
+    return NewtonEuler(*dispatch.run("newton_euler", _dtypes(model, qd, qdd, a, b), _newton_euler, model, qdd, qd, a, b))
+
+
+def _newton_euler(model: SKOModel, qdd: np.ndarray, qd: np.ndarray, a, b) -> NewtonEuler:
     V = phi_star_apply(model, H_star_apply(model, qd))
-    alpha, f, T = _accelerations_and_forces(model, *checked)
+    alpha, f, T = _accelerations_and_forces(model, qdd, a, b)
     return NewtonEuler(V=V, alpha=alpha, f=f, T=T)
 
 
@@ -61,11 +62,17 @@ def inverse_dynamics(model: SKOModel, qdd, qd=None, a=None, b=None) -> np.ndarra
     """
     if qd is not None:
         model.dof_vector(qd, "qd")
-    checked = _checked(model, qdd, a, b)
-    dtype = engine.runs(model, *checked)
-    if dtype is not None:
-        return engine.newton_euler(model, checked[0], None, *checked[1:], dtype, with_V=False)[3]
-    return _accelerations_and_forces(model, *checked)[2]
+    qdd, a, b = _checked(model, qdd, a, b)
+    return dispatch.run("inverse_dynamics", _dtypes(model, qdd, a, b), _inverse_dynamics, model, qdd, a, b)
+
+
+def _inverse_dynamics(model: SKOModel, qdd: np.ndarray, a, b) -> np.ndarray:
+    return _accelerations_and_forces(model, qdd, a, b)[2]
+
+
+def _dtypes(model: SKOModel, *arrays) -> tuple:
+    """The scalar types of the model and of the arrays given."""
+    return (model.dtype, *(x.dtype for x in arrays if x is not None))
 
 
 def _checked(model: SKOModel, qdd, a, b) -> tuple:

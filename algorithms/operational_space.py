@@ -23,9 +23,9 @@ from sko.graphs.errors import DimensionError, RankDeficientError, SKOError, Unkn
 from sko.arrays import checked_array, result_dtype
 from sko.model import SKOModel
 
+from . import dispatch
 from .lyapunov import backward_lyapunov
-from .compiled import engine
-from .riccati import ArticulatedInertias, CompiledArticulatedInertias, check_articulated
+from .riccati import ArticulatedInertias, check_articulated
 
 __all__ = ["operational_space_compliance", "operational_space_inertia"]
 
@@ -123,12 +123,13 @@ def operational_space_compliance(model: SKOModel, nodes: Iterable[Hashable], tra
 
 
 def _compliance_blocks(model: SKOModel, nodes: tuple, ab: ArticulatedInertias) -> Callable:
-    """``(i, j) ↦ Ω(i, j)`` for the task nodes: by the compiled kernel on a compiled Riccati
-    result, else by the generic backward Lyapunov scatter with ``φ1 = φ2 = ψ``."""
-    if isinstance(ab, CompiledArticulatedInertias):
-        Omega, offsets = engine.compliance_blocks(ab, [model.tree.index(k) for k in nodes])
-        where = dict(zip(nodes, offsets))
-        return lambda i, j: Omega[where[i]:where[i] + model.node_dim(i), where[j]:where[j] + model.node_dim(j)]
+    """``(i, j) ↦ Ω(i, j)`` for the task nodes, on the path :mod:`~sko.algorithms.dispatch` chooses."""
+    return dispatch.run("compliance_blocks", (ab.dtype,), _lyapunov_blocks, ab, nodes)
+
+
+def _lyapunov_blocks(ab: ArticulatedInertias, nodes: tuple) -> Callable:
+    """The generic backward Lyapunov scatter with ``φ1 = φ2 = ψ``."""
+    model = ab.model
     X = {k: Hk.T @ ab.D_inverse[k] @ Hk for k, Hk in model.H.items()}
     return backward_lyapunov(model, X, ab.psi, ab.psi).block
 

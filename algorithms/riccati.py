@@ -15,7 +15,8 @@ gather order (tips → base)::
 ``D(k)`` is factored by Cholesky for real data (a ``D(k)`` that is not positive definite raises
 :class:`NotPositiveDefiniteError` naming the node); complex (complex-step) data is checked on its
 real part and inverted without conjugation; ``object`` (sympy) data is inverted exactly.
-float64 and complex128 models run the same gather compiled (:mod:`sko.algorithms.compiled`).
+float64 and complex128 models run the same gather compiled (:mod:`sko.algorithms.compiled`); both
+paths give the same :class:`ArticulatedInertias`, its blocks in one buffer.
 The ``ψ(℘(k), k)`` are the weights of the SPO ``ψ = (I − ℰ_ψ)^{-1}``, ``ℰ_ψ = ℰ_φ τ̄``
 (Eq. 34, 35); pass ``result.psi`` as ``weights=`` to any SPO recursion of :mod:`sko.algorithms.spo`.
 """
@@ -34,14 +35,19 @@ from sko.graphs.arrays import raise_not_pd
 from sko.arrays import is_numeric, result_dtype
 from sko.model import SKOModel
 
-from .compiled import engine
-from .compiled.flat import Flat, Riccati
+from . import dispatch
+from .compiled.flat import Flat, Riccati, structure
 
 __all__ = ["ArticulatedInertias", "articulated_inertias", "check_articulated"]
 
 
 class ArticulatedInertias:
     """Result of the Riccati gather (Eq. 33). Per-node quantities are read-only dicts keyed by body.
+
+    Every block lives in one buffer ``r``, laid out per node by
+    :func:`~sko.algorithms.compiled.flat.riccati_layout` (``P``, ``P⁺``, ``D``, ``D^{-1}``, ``G``,
+    ``ψ``), whichever path computed it: the compiled kernels read it as it is, and the blocks are
+    read-only views of it.
 
     Attributes
     ----------
@@ -61,24 +67,72 @@ class ArticulatedInertias:
         usable as ``weights=``.
     dtype : numpy.dtype
         Scalar type of the results.
+    logdet : scalar or None
+        ``Σ log det D(k)`` when the gather accumulated it (the compiled one does).
     P_by_index, D_by_index, D_inverse_by_index, G_by_index, P_plus_by_index : tuple
         The same blocks per position in the model's stacking order.
     """
 
-    def __init__(self, model: SKOModel, dtype, P: list, D: list, D_inverse: list, G: list, P_plus: list):
+    def __init__(self, model: SKOModel, dtype, r: np.ndarray, logdet=None):
         self.model = model
-        self.dtype = dtype
-        for blocks in (P, D, D_inverse, G, P_plus):
-            for X in blocks:
-                X.setflags(write=False)
-        self.P_by_index, self.D_by_index, self.D_inverse_by_index = tuple(P), tuple(D), tuple(D_inverse)
-        self.G_by_index, self.P_plus_by_index = tuple(G), tuple(P_plus)
+        self.dtype = np.dtype(dtype)
+        self.r = r  # the kernels' buffer (they never write it again); blocks are read-only views
+        self.logdet = logdet
 
     def __repr__(self) -> str:
         return f"ArticulatedInertias({len(self.model.bodies)} bodies, dtype={self.dtype})"
 
+    def _by_index(self, column: int, rows: str, cols: str) -> tuple:
+        """The blocks at ``column`` of the Riccati table, per body index (None where absent)."""
+        layout, roff = structure(self.model).layout, structure(self.model).roff
+        dims = {"m": Flat.NODE_DIM, "n": Flat.HINGE_DIM}
+        r = self.r.view()
+        r.setflags(write=False)
+        out = [None] * len(layout)
+        for j, row in enumerate(layout):
+            o = roff[j, column]
+            if o >= 0:
+                a = layout[row[Flat.PARENT], Flat.NODE_DIM] if rows == "parent" else row[dims[rows]]
+                b = row[dims[cols]]
+                out[row[Flat.BODY]] = r[o:o + a * b].reshape(a, b)
+        return tuple(out)
+
     def _per_body(self, blocks: tuple) -> Mapping:
-        return MappingProxyType(dict(zip(self.model.bodies, blocks)))
+        return MappingProxyType({k: X for k, X in zip(self.model.bodies, blocks) if X is not None})
+
+    @cached_property
+    def P_by_index(self) -> tuple:
+        return self._by_index(Riccati.P, "m", "m")
+
+    @cached_property
+    def P_plus_by_index(self) -> tuple:
+        return self._by_index(Riccati.P_PLUS, "m", "m")
+
+    @cached_property
+    def D_by_index(self) -> tuple:
+        return self._by_index(Riccati.D, "n", "n")
+
+    @cached_property
+    def D_inverse_by_index(self) -> tuple:
+        return self._by_index(Riccati.D_INVERSE, "n", "n")
+
+    @cached_property
+    def G_by_index(self) -> tuple:
+        return self._by_index(Riccati.G, "m", "n")
+
+    @cached_property
+    def psi_by_index(self) -> tuple:
+        return self._by_index(Riccati.PSI, "parent", "m")
+
+    @cached_property
+    def K_by_index(self) -> tuple:
+        out = []
+        for W, Gk in zip(self.model.weights_by_index, self.G_by_index):
+            K = None if W is None else W @ Gk
+            if K is not None:
+                K.setflags(write=False)
+            out.append(K)
+        return tuple(out)
 
     @cached_property
     def P(self) -> Mapping:
@@ -101,6 +155,14 @@ class ArticulatedInertias:
         return self._per_body(self.G_by_index)
 
     @cached_property
+    def K(self) -> Mapping:
+        return self._per_body(self.K_by_index)
+
+    @cached_property
+    def psi(self) -> Mapping:
+        return self._per_body(self.psi_by_index)
+
+    @cached_property
     def tau_bar(self) -> Mapping:
         out = {}
         for k, Gk, Hk in zip(self.model.bodies, self.G_by_index, self.model.H_by_index):
@@ -108,34 +170,6 @@ class ArticulatedInertias:
             tau.setflags(write=False)
             out[k] = tau
         return MappingProxyType(out)
-
-    @cached_property
-    def K(self) -> Mapping:
-        return MappingProxyType({k: Kk for k, Kk in zip(self.model.bodies, self.K_by_index) if Kk is not None})
-
-    @cached_property
-    def psi(self) -> Mapping:
-        return MappingProxyType({k: Wk for k, Wk in zip(self.model.bodies, self.psi_by_index) if Wk is not None})
-
-    @cached_property
-    def K_by_index(self) -> tuple:
-        out = []
-        for W, Gk in zip(self.model.weights_by_index, self.G_by_index):
-            K = None if W is None else W @ Gk
-            if K is not None:
-                K.setflags(write=False)
-            out.append(K)
-        return tuple(out)
-
-    @cached_property
-    def psi_by_index(self) -> tuple:
-        out = []
-        for W, K, Hk in zip(self.model.weights_by_index, self.K_by_index, self.model.H_by_index):
-            psi = None if W is None else (W - K @ Hk).astype(self.dtype, copy=False)
-            if psi is not None:
-                psi.setflags(write=False)
-            out.append(psi)
-        return tuple(out)
 
 
 def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
@@ -169,13 +203,13 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     >>> float(ab.P[0][0, 0])
     2.0
     """
-    failed = None
-    compiled_dtype = engine.runs(model)
-    if compiled_dtype is not None:
-        compiled, r, logdet, failed = engine.riccati(model, compiled_dtype)
-        if failed is None:
-            return CompiledArticulatedInertias(model, compiled, compiled_dtype, r, logdet)
-    # The generic gather (also the error report of a failed compiled one: same message).
+    dtype, r, logdet = dispatch.run("riccati", (model.dtype,), _riccati, model)
+    return ArticulatedInertias(model, dtype, r, logdet)
+
+
+def _riccati(model: SKOModel) -> tuple:
+    """The generic gather (also the error report of a failed compiled one: same message); the
+    blocks packed as :class:`ArticulatedInertias` keeps them: ``(dtype, r, None)``."""
     dtype = result_dtype(model.dtype)
     W, H, parent, bodies = model.weights_by_index, model.H_by_index, model.tree.parent_indices, model.bodies
     n = len(bodies)
@@ -192,73 +226,16 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
             P_plus[k] = P[k] - GHP
             if parent[k] >= 0:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
                 P[parent[k]] = P[parent[k]] + W[k] @ P_plus[k] @ W[k].T
-    if failed is not None:  # pragma: no cover - the generic gather fails first
-        raise NotPositiveDefiniteError(f"hinge inertia D = H P H* of body {failed!r} is not positive definite")
-    return ArticulatedInertias(model, dtype, P, D, D_inv, G, P_plus)
-
-
-class CompiledArticulatedInertias(ArticulatedInertias):
-    """The result of the compiled Riccati gather (:func:`sko.algorithms.compiled.kernels.riccati`):
-    per-body blocks are read-only views into its buffer, made on first access;
-    ``logdet = Σ log det D(k)``."""
-
-    def __init__(self, model, compiled, dtype, r: np.ndarray, logdet):
-        self.model = model
-        self.compiled = compiled
-        self.dtype = np.dtype(dtype)
-        self.r = r  # the kernels' buffer (they never write it again); blocks are read-only views
-        self.logdet = logdet
-
-    def _blocks(self, col: int, rows: str, cols: str) -> Mapping:
-        layout, roff, bodies = self.compiled.layout, self.compiled.roff, self.model.bodies
-        dims = {"m": Flat.NODE_DIM, "n": Flat.HINGE_DIM}
-        out = {}
-        r = self.r.view()
-        r.setflags(write=False)
-        for j, row in enumerate(layout):
-            a, b = row[dims[rows]], row[dims[cols]]
-            out[bodies[row[Flat.BODY]]] = r[roff[j, col]:roff[j, col] + a * b].reshape(a, b)
-        return MappingProxyType({k: out[k] for k in bodies})
-
-    @cached_property
-    def P(self) -> Mapping:
-        return self._blocks(Riccati.P, "m", "m")
-
-    @cached_property
-    def P_plus(self) -> Mapping:
-        return self._blocks(Riccati.P_PLUS, "m", "m")
-
-    @cached_property
-    def D(self) -> Mapping:
-        return self._blocks(Riccati.D, "n", "n")
-
-    @cached_property
-    def D_inverse(self) -> Mapping:
-        return self._blocks(Riccati.D_INVERSE, "n", "n")
-
-    @cached_property
-    def G(self) -> Mapping:
-        return self._blocks(Riccati.G, "m", "n")
-
-    @cached_property
-    def P_by_index(self) -> tuple:
-        return tuple(self.P.values())
-
-    @cached_property
-    def P_plus_by_index(self) -> tuple:
-        return tuple(self.P_plus.values())
-
-    @cached_property
-    def D_by_index(self) -> tuple:
-        return tuple(self.D.values())
-
-    @cached_property
-    def D_inverse_by_index(self) -> tuple:
-        return tuple(self.D_inverse.values())
-
-    @cached_property
-    def G_by_index(self) -> tuple:
-        return tuple(self.G.values())
+        psi = [None if W[k] is None else W[k] - (W[k] @ G[k]) @ H[k] for k in range(n)]
+    shape = structure(model)
+    r = np.zeros(shape.rsize, dtype=dtype)
+    for j, row in enumerate(shape.layout):
+        k = row[Flat.BODY]
+        for column, block in ((Riccati.P, P[k]), (Riccati.P_PLUS, P_plus[k]), (Riccati.D, D[k]),
+                              (Riccati.D_INVERSE, D_inv[k]), (Riccati.G, G[k]), (Riccati.PSI, psi[k])):
+            if block is not None:
+                r[shape.roff[j, column]: shape.roff[j, column] + block.size] = np.asarray(block).ravel()
+    return dtype, r, None
 
 
 def _gain(D: np.ndarray, HP: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

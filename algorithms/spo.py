@@ -22,7 +22,7 @@ import numpy as np
 from sko.arrays import result_dtype
 from sko.model import SKOModel
 
-from .compiled import engine
+from . import dispatch
 
 __all__ = ["phi_apply", "phi_star_apply", "phi_tilde_apply", "phi_tilde_star_apply"]
 
@@ -41,8 +41,10 @@ def phi_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.ndarray:
     array([6., 3., 1.])
     """
     x, W, y = _setup(model, x, weights, copy=True)
-    if engine.runs(model, y):
-        return engine.spo(model, x, None if weights is None else W, y.dtype, star=False, tilde=False)
+    return dispatch.run("phi_apply", (y.dtype,), _phi, model, x, W, y)
+
+
+def _phi(model: SKOModel, x: np.ndarray, W: tuple, y: np.ndarray) -> np.ndarray:
     parent, sl = model.tree.parent_indices, model.node_slices
     for i in model.tree.gather_indices:
         p = parent[i]
@@ -54,8 +56,10 @@ def phi_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.ndarray:
 def phi_star_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.ndarray:
     """``y = φ* x`` by scatter (Lemma 2)."""
     x, W, y = _setup(model, x, weights, copy=True)
-    if engine.runs(model, y):
-        return engine.spo(model, x, None if weights is None else W, y.dtype, star=True, tilde=False)
+    return dispatch.run("phi_star_apply", (y.dtype,), _phi_star, model, x, W, y)
+
+
+def _phi_star(model: SKOModel, x: np.ndarray, W: tuple, y: np.ndarray) -> np.ndarray:
     parent, sl = model.tree.parent_indices, model.node_slices
     for i in model.tree.scatter_indices:
         p = parent[i]
@@ -67,8 +71,10 @@ def phi_star_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.nda
 def phi_tilde_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.ndarray:
     """``y = φ̃ x = (φ − I) x`` by gather (Corollary 3.1)."""
     x, W, y = _setup(model, x, weights, copy=False)
-    if engine.runs(model, y):
-        return engine.spo(model, x, None if weights is None else W, y.dtype, star=False, tilde=True)
+    return dispatch.run("phi_tilde_apply", (y.dtype,), _phi_tilde, model, x, W, y)
+
+
+def _phi_tilde(model: SKOModel, x: np.ndarray, W: tuple, y: np.ndarray) -> np.ndarray:
     parent, sl = model.tree.parent_indices, model.node_slices
     for i in model.tree.gather_indices:
         p = parent[i]
@@ -80,8 +86,10 @@ def phi_tilde_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.nd
 def phi_tilde_star_apply(model: SKOModel, x, weights: Mapping | None = None) -> np.ndarray:
     """``y = φ̃* x = (φ − I)* x`` by scatter (Corollary 3.1); zero on base bodies."""
     x, W, y = _setup(model, x, weights, copy=False)
-    if engine.runs(model, y):
-        return engine.spo(model, x, None if weights is None else W, y.dtype, star=True, tilde=True)
+    return dispatch.run("phi_tilde_star_apply", (y.dtype,), _phi_tilde_star, model, x, W, y)
+
+
+def _phi_tilde_star(model: SKOModel, x: np.ndarray, W: tuple, y: np.ndarray) -> np.ndarray:
     parent, sl = model.tree.parent_indices, model.node_slices
     for i in model.tree.scatter_indices:
         p = parent[i]
@@ -91,7 +99,8 @@ def phi_tilde_star_apply(model: SKOModel, x, weights: Mapping | None = None) -> 
 
 
 def _setup(model: SKOModel, x, weights: Mapping | None, copy: bool):
-    """Checked input, per-index weights, and the output (a copy of ``x`` or zeros)."""
+    """Checked input, per-index weights (the model's own tuple when ``weights`` is None), and the
+    output (a copy of ``x`` or zeros)."""
     x = model.node_vector(x, "x")
     W = model.weights_index(weights)
     others = () if weights is None else [w for w in W if w is not None]

@@ -1,9 +1,11 @@
-"""The compiled path of :mod:`sko.algorithms`: checked input in, kernels of :mod:`sko.algorithms.compiled.kernels` run.
+"""The compiled implementations of :mod:`sko.algorithms`: checked input in, kernels of
+:mod:`sko.algorithms.compiled.kernels` run.
 
 The public functions of :mod:`sko.algorithms` validate their input (same errors on both paths)
-and call the functions here when :func:`.backend.compiled_dtype` accepts the numbers. The flat
-structure, the data buffer and the Riccati layout of a model are built once per
-:class:`sko.SKOModel` (the model is immutable) and cached with it. Every array handed to a kernel
+and :mod:`sko.algorithms.dispatch` calls the implementations of :data:`COMPILED` when the numbers
+are float64 or complex128; each takes the scalar type, then its reference's arguments. The data
+buffer of a model is built once per :class:`sko.SKOModel` (the model is immutable) and cached
+with it, beside its structure (:func:`~sko.algorithms.compiled.flat.structure`). Every array handed to a kernel
 is writeable (the kernels never write their inputs): numba compiles a kernel again for read-only
 arrays, so what users see of these buffers are read-only views.
 """
@@ -17,22 +19,20 @@ import numpy as np
 
 from . import kernels as K
 from . import operational_space as OS
-from .backend import compiled_dtype
-from .flat import Flat, FlatModel, Riccati, fill_data, from_sko_model, riccati_layout
+from .flat import Flat, FlatModel, Riccati, fill_data, share_structure, structure
 
-__all__ = ["runs", "CompiledModel", "compiled_model"]
+__all__ = ["COMPILED", "CompiledModel", "compiled_model"]
 
 
 class CompiledModel:
-    """A model's flat structure, its data buffers (per dtype) and the Riccati layout."""
+    """A model's flat structure (:func:`~.flat.structure`) and its data buffers, per dtype."""
 
     def __init__(self, model):
         self.model = model
-        self.flat: FlatModel = from_sko_model(model)
-        self.layout = np.array(self.flat.layout)
+        shape = structure(model)
+        self.flat: FlatModel = shape.flat
+        self.layout, self.roff, self.rsize = shape.layout, shape.roff, shape.rsize
         self._data: dict = {}
-        roff, self.rsize = riccati_layout(self.layout)
-        self.roff = np.array(roff)
         self.woff = np.ascontiguousarray(self.layout[:, Flat.W])
 
     def with_data(self, model, data: np.ndarray) -> "CompiledModel":
@@ -42,6 +42,7 @@ class CompiledModel:
         :func:`compiled_model` of ``model``. The structure is shared, nothing is recomputed."""
         if data.shape != (self.flat.size,):
             raise ValueError(f"data must be a buffer of {self.flat.size} entries")
+        share_structure(model, self.model)
         cm = CompiledModel.__new__(CompiledModel)
         cm.model, cm.flat, cm.layout, cm.roff, cm.rsize, cm.woff = model, self.flat, self.layout, self.roff, self.rsize, self.woff
         cm._data = {data.dtype: data}
@@ -108,32 +109,34 @@ def _kernel_array(x: np.ndarray, dtype) -> np.ndarray:
     return np.require(x, dtype=dtype, requirements=("C", "W"))
 
 
-def runs(model, *arrays) -> np.dtype | None:
-    """The scalar type of the compiled path for this model and these (checked) arrays, or
-    ``None`` for the reference path."""
-    return compiled_dtype(model.dtype, *(x.dtype for x in arrays if x is not None))
-
-
 # ----------------------------------------------------------------------------- the recursions
-def spo(model, x, weights: tuple | None, dtype, star: bool, tilde: bool) -> np.ndarray:
-    cm = compiled_model(model)
-    if weights is None:
-        wdata = cm.data(dtype)
-    else:
-        wdata = cm.weights_data(weights, dtype)
-    y = np.zeros(x.shape[0], dtype=dtype)
-    K.spo(cm.layout, wdata, cm.woff, _kernel_array(x, dtype), y, star, tilde)
-    return y
+def _spo(star: bool, tilde: bool):
+    """The SPO product ``φ x``, ``φ* x``, ``φ̃ x`` or ``φ̃* x`` of the weights ``W`` (the model's
+    own, or another SPO's per index) into ``y`` of ``dtype``."""
+
+    def apply(dtype, model, x, W, y) -> np.ndarray:
+        cm = compiled_model(model)
+        wdata = cm.data(dtype) if W is model.weights_by_index else cm.weights_data(W, dtype)
+        y = np.zeros(x.shape[0], dtype=dtype)
+        K.spo(cm.layout, wdata, cm.woff, _kernel_array(x, dtype), y, star, tilde)
+        return y
+
+    return apply
 
 
-def joint_map(model, x, dtype, star: bool) -> np.ndarray:
-    cm = compiled_model(model)
-    y = np.zeros(model.node_size if star else model.dof_size, dtype=dtype)
-    K.joint_map(cm.layout, cm.data(dtype), _kernel_array(x, dtype), y, star)
-    return y
+def _joint_map(star: bool):
+    """``H x`` or ``H* x``."""
+
+    def apply(dtype, model, x, y) -> np.ndarray:
+        cm = compiled_model(model)
+        y = np.zeros(model.node_size if star else model.dof_size, dtype=dtype)
+        K.joint_map(cm.layout, cm.data(dtype), _kernel_array(x, dtype), y, star)
+        return y
+
+    return apply
 
 
-def newton_euler(model, qdd, qd, a, b, dtype, with_V: bool):
+def _newton_euler(model, qdd, qd, a, b, dtype, with_V: bool):
     """``(𝒱, α, f, T)`` of Algorithm 3.1."""
     cm = compiled_model(model)
     nodes = np.zeros((3, model.node_size), dtype=dtype)
@@ -143,6 +146,14 @@ def newton_euler(model, qdd, qd, a, b, dtype, with_V: bool):
     return nodes[0], nodes[1], nodes[2], T
 
 
+def newton_euler(dtype, model, qdd, qd, a, b):
+    return _newton_euler(model, qdd, qd, a, b, dtype, True)
+
+
+def inverse_dynamics(dtype, model, qdd, a, b):
+    return _newton_euler(model, qdd, None, a, b, dtype, False)[3]
+
+
 def _composite(cm: CompiledModel, dtype) -> np.ndarray:
     R = np.zeros(cm.flat.size, dtype=dtype)
     m = K.max_dims(cm.layout)[0]
@@ -150,7 +161,7 @@ def _composite(cm: CompiledModel, dtype) -> np.ndarray:
     return R
 
 
-def composite_inertias(model, dtype) -> dict:
+def composite_inertias(dtype, model) -> dict:
     cm = compiled_model(model)
     R = _composite(cm, dtype)
     R.setflags(write=False)
@@ -161,7 +172,7 @@ def composite_inertias(model, dtype) -> dict:
     return {k: out[k] for k in model.bodies}
 
 
-def mass_matrix(model, dtype) -> np.ndarray:
+def mass_matrix(dtype, model) -> np.ndarray:
     cm = compiled_model(model)
     R = _composite(cm, dtype)
     out = np.zeros((model.dof_size, model.dof_size), dtype=dtype)
@@ -171,103 +182,98 @@ def mass_matrix(model, dtype) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- Riccati and after
-def riccati(model, dtype) -> tuple[CompiledModel, np.ndarray, object, object]:
-    """The Riccati gather: ``(compiled model, buffer r, log det ℳ, failing body or None)``;
-    a failing body is one whose ``D(k)`` is not positive definite or not finite."""
+def riccati(dtype, model):
+    """The Riccati gather (with ``ψ``): ``(dtype, r, log det ℳ)``, or ``NotImplemented`` when a
+    ``D(k)`` is not positive definite or not finite (the reference gather names the body)."""
     cm = compiled_model(model)
     r = np.zeros(cm.rsize, dtype=dtype)
     with np.errstate(all="ignore"):
         failed, logdet = K.riccati(cm.layout, cm.data(dtype), cm.roff, r, K.riccati_scratch(cm.layout, dtype), True)
-    body = model.bodies[cm.layout[failed, Flat.BODY]] if failed >= 0 else None
-    return cm, r, logdet, body
+    return NotImplemented if failed >= 0 else (dtype, r, logdet)
 
 
-def riccati_buffer(ab, dtype) -> np.ndarray:
+def _buffer(ab, dtype) -> np.ndarray:
+    """The Riccati result's buffer in ``dtype``."""
     return ab.r if ab.r.dtype == dtype else ab.r.astype(dtype)
 
 
-def articulated_body(ab, T: np.ndarray, a, b, dtype) -> np.ndarray:
-    """Algorithm 6.1 on a compiled Riccati result; ``T`` 1-D or 2-D (right-hand sides)."""
-    cm = ab.compiled
+def articulated_body(dtype, ab, T: np.ndarray, a, b) -> np.ndarray:
+    """Algorithm 6.1 on a Riccati result; ``T`` 1-D or 2-D (right-hand sides)."""
+    cm = compiled_model(ab.model)
     T2 = _kernel_array(T[:, None] if T.ndim == 1 else T, dtype)
     z = np.zeros((cm.flat.node_size, T2.shape[1]), dtype=dtype)
     out = np.zeros(T2.shape, dtype=dtype)
     with_ab = a is not None or b is not None
     eps = np.zeros(K.max_dims(cm.layout)[1] * T2.shape[1], dtype=dtype)  # ε(k) of Algorithm 6.1
-    K.articulated_body(cm.layout, cm.data_with(dtype, a, b), cm.roff, riccati_buffer(ab, dtype),
-                       T2, with_ab, z, out, eps)
+    K.articulated_body(cm.layout, cm.data_with(dtype, a, b), cm.roff, _buffer(ab, dtype), T2, with_ab, z, out, eps)
     return out.reshape(T.shape)
 
 
-def gain_apply(ab, x: np.ndarray, dtype, star: bool) -> np.ndarray:
+def _gain(star: bool):
     """``K x`` (hinge → node) or ``K* x`` (node → hinge)."""
-    cm = ab.compiled
-    y = np.zeros(cm.flat.dof_size if star else cm.flat.node_size, dtype=dtype)
-    t = np.zeros(K.max_dims(cm.layout)[0], dtype=dtype)
-    K.gain_apply(cm.layout, cm.data(dtype), cm.roff, riccati_buffer(ab, dtype), _kernel_array(x, dtype), y, t,
-                 star)
-    return y
+
+    def apply(dtype, ab, x) -> np.ndarray:
+        cm = compiled_model(ab.model)
+        y = np.zeros(cm.flat.dof_size if star else cm.flat.node_size, dtype=dtype)
+        t = np.zeros(K.max_dims(cm.layout)[0], dtype=dtype)
+        K.gain_apply(cm.layout, cm.data(dtype), cm.roff, _buffer(ab, dtype), _kernel_array(x, dtype), y, t, star)
+        return y
+
+    return apply
 
 
-def hinge_blocks(ab, x: np.ndarray, dtype, inverse: bool) -> np.ndarray:
+def _hinge_blocks(inverse: bool):
     """``D x`` or ``D^{-1} x``."""
-    cm = ab.compiled
-    y = np.zeros(x.shape[0], dtype=dtype)
-    offs = np.ascontiguousarray(cm.roff[:, Riccati.D_INVERSE if inverse else Riccati.D])
-    K.hinge_blocks(cm.layout, riccati_buffer(ab, dtype), offs, _kernel_array(x, dtype), y)
-    return y
+
+    def apply(dtype, ab, x) -> np.ndarray:
+        cm = compiled_model(ab.model)
+        y = np.zeros(x.shape[0], dtype=dtype)
+        offs = np.ascontiguousarray(cm.roff[:, Riccati.D_INVERSE if inverse else Riccati.D])
+        K.hinge_blocks(cm.layout, _buffer(ab, dtype), offs, _kernel_array(x, dtype), y)
+        return y
+
+    return apply
 
 
-def is_compiled(articulated) -> bool:
-    """Whether a Riccati result came from the compiled gather (it carries its buffer)."""
-    return getattr(articulated, "compiled", None) is not None
+def _psi(star: bool):
+    """``ψ x`` or ``ψ* x`` with the ψ weights of a Riccati result."""
+
+    def apply(dtype, ab, x) -> np.ndarray:
+        cm = compiled_model(ab.model)
+        y = np.zeros(x.shape[0], dtype=dtype)
+        K.spo(cm.layout, _buffer(ab, dtype), np.ascontiguousarray(cm.roff[:, Riccati.PSI]), _kernel_array(x, dtype),
+              y, star, False)
+        return y
+
+    return apply
 
 
-def takes(model, articulated, *arrays) -> np.dtype | None:
-    """The compiled scalar type for a call with an optional Riccati result, or ``None``: a
-    compiled result runs compiled unless an array needs the reference path (``object`` entries,
-    or the reference backend forced; a compiled result offers the reference path its blocks), a
-    reference result on the reference path."""
-    if articulated is not None:
-        return compiled_with(articulated, *arrays)
-    return runs(model, *arrays)
-
-
-def compiled_with(articulated, *arrays) -> np.dtype | None:
-    """The compiled scalar type for a call on a Riccati result and these (checked) arrays, or
-    ``None`` for the reference path: a reference result, ``object`` entries in an array, or the
-    reference backend forced (a compiled result offers the reference path its blocks too)."""
-    if not is_compiled(articulated):
-        return None
-    return compiled_dtype(articulated.dtype, *(x.dtype for x in arrays if x is not None))
-
-
-__all__ += ["spo", "joint_map", "newton_euler", "composite_inertias", "mass_matrix", "riccati",
-            "articulated_body", "gain_apply", "hinge_blocks", "takes", "compiled_with", "is_compiled"]
-
-
-def psi_apply(ab, x: np.ndarray, dtype, star: bool) -> np.ndarray:
-    """``ψ x`` or ``ψ* x`` with the ψ weights of a compiled Riccati result."""
-    cm = ab.compiled
-    y = np.zeros(x.shape[0], dtype=dtype)
-    K.spo(cm.layout, riccati_buffer(ab, dtype), np.ascontiguousarray(cm.roff[:, Riccati.PSI]),
-          _kernel_array(x, dtype), y, star, False)
-    return y
-
-
-__all__ += ["psi_apply"]
-
-
-def compliance_blocks(ab, body_indices: list) -> tuple[np.ndarray, list]:
-    """The operational space compliance blocks ``Ω(i, j)`` among the task bodies (positions in
-    the model's stacking order) from a compiled Riccati result, as one square matrix, and the
-    row offset of each task body in it."""
-    cm = ab.compiled
+def compliance_blocks(dtype, ab, nodes):
+    """``(i, j) ↦ Ω(i, j)`` among the task nodes, from one compiled scatter over them and their
+    ancestors (:mod:`sko.algorithms.compiled.operational_space`)."""
+    model = ab.model
+    cm = compiled_model(model)
     flat_of = np.empty(len(cm.layout), dtype=np.int64)
     flat_of[cm.layout[:, Flat.BODY]] = np.arange(len(cm.layout))
-    tasks = flat_of[np.asarray(body_indices, dtype=np.int64)]
+    tasks = flat_of[np.asarray([model.tree.index(k) for k in nodes], dtype=np.int64)]
     dims = cm.layout[tasks, Flat.NODE_DIM]
-    offsets = np.concatenate(([0], np.cumsum(dims)[:-1])).tolist()
-    out = np.zeros((int(dims.sum()), int(dims.sum())), dtype=ab.dtype)
-    OS.compliance_blocks(cm.layout, cm.data(ab.dtype), cm.roff, riccati_buffer(ab, ab.dtype), tasks, out)
-    return out, offsets
+    where = dict(zip(nodes, np.concatenate(([0], np.cumsum(dims)[:-1])).tolist()))
+    Omega = np.zeros((int(dims.sum()), int(dims.sum())), dtype=dtype)
+    OS.compliance_blocks(cm.layout, cm.data(dtype), cm.roff, _buffer(ab, dtype), tasks, Omega)
+    return lambda i, j: Omega[where[i]:where[i] + model.node_dim(i), where[j]:where[j] + model.node_dim(j)]
+
+
+#: The compiled implementations by algorithm (:data:`sko.algorithms.dispatch.TABLE`): each takes
+#: the scalar type, then the arguments of its reference implementation.
+COMPILED = {
+    "phi_apply": _spo(False, False), "phi_star_apply": _spo(True, False),
+    "phi_tilde_apply": _spo(False, True), "phi_tilde_star_apply": _spo(True, True),
+    "H_apply": _joint_map(False), "H_star_apply": _joint_map(True),
+    "newton_euler": newton_euler, "inverse_dynamics": inverse_dynamics,
+    "composite_inertias": composite_inertias, "mass_matrix": mass_matrix,
+    "riccati": riccati, "articulated_body": articulated_body,
+    "K_apply": _gain(False), "K_star_apply": _gain(True),
+    "D_apply": _hinge_blocks(False), "D_inverse_apply": _hinge_blocks(True),
+    "psi_apply": _psi(False), "psi_star_apply": _psi(True),
+    "compliance_blocks": compliance_blocks,
+}

@@ -54,6 +54,7 @@ offsets of the columns of :data:`Riccati`.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -61,7 +62,8 @@ import numpy as np
 
 from .fields import columns
 
-__all__ = ["Flat", "Riccati", "FlatModel", "from_sko_model", "from_structure", "fill_data", "riccati_layout"]
+__all__ = ["Flat", "Riccati", "FlatModel", "Structure", "structure", "from_sko_model", "from_structure", "fill_data",
+           "riccati_layout"]
 
 #: The columns of a flat model's ``layout`` (module docstring).
 Flat = columns("Flat", "PARENT", "NODE_DIM", "HINGE_DIM", "NODE", "DOF", "W", "H", "M", "A", "B", "BODY", "PRE",
@@ -198,3 +200,32 @@ def riccati_layout(layout: np.ndarray) -> tuple[np.ndarray, int]:
             out[j, Riccati.PSI] = -1
     out.setflags(write=False)
     return out, off
+
+
+@dataclass(frozen=True)
+class Structure:
+    """A model's flat structure and Riccati layout, made once per model (:func:`structure`);
+    the tables are writeable (what the kernels are compiled for) and never written."""
+
+    flat: FlatModel
+    layout: np.ndarray  #: the flat layout
+    roff: np.ndarray  #: the Riccati offsets (columns :data:`Riccati`)
+    rsize: int  #: the length of the Riccati buffer
+
+
+_STRUCTURES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def structure(model) -> Structure:
+    """The (cached) :class:`Structure` of an :class:`sko.SKOModel`."""
+    out = _STRUCTURES.get(model)
+    if out is None:
+        flat = from_sko_model(model)
+        roff, rsize = riccati_layout(flat.layout)
+        out = _STRUCTURES[model] = Structure(flat, np.array(flat.layout), np.array(roff), rsize)
+    return out
+
+
+def share_structure(model, of) -> None:
+    """Cache for ``model`` the :class:`Structure` of ``of``, a model of the same tree and dimensions."""
+    _STRUCTURES[model] = structure(of)
