@@ -34,6 +34,7 @@ import time
 import unicodedata
 import warnings
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -226,10 +227,13 @@ def _verify(args) -> int:
         from sko.optional import require
 
         require("sympy", "--symbolic")
-    if args.urdf or args.mjcf:
-        models = [_file_case(args)]
-    else:
-        models = [_factory_case(m) if ":" in m else m for m in _unique(args.model)] if args.model else None
+    from sko.algorithms import use_backend
+
+    with use_backend(args.backend) if args.backend else nullcontext():  # a model is built on the backend chosen
+        if args.urdf or args.mjcf:
+            models = [_file_case(args)]
+        else:
+            models = [_factory_case(m) if ":" in m else m for m in _unique(args.model)] if args.model else None
     checks = _unique(args.check)
     selected = REGISTRY.select(checks, args.symbolic)
     skipped = skipped_checks(selected)

@@ -110,3 +110,14 @@ def test_the_first_compilation_says_so_once(tmp_path):
 @pytest.mark.parametrize("module", KERNEL_MODULES)
 def test_the_listed_modules_exist(module):
     assert importlib.util.find_spec(module) is not None
+
+
+def test_the_reference_backend_compiles_nothing(tmp_path):
+    """``sko verify --backend reference`` on an empty cache: the systems' states are built in
+    Python too, and no kernel is compiled or cached."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "sko", "verify", "--backend", "reference", "--summary"], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "sko:" not in done.stderr
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]

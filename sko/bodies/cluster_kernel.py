@@ -16,7 +16,7 @@ import numpy as np
 from sko.algorithms.compiled.fields import offsets
 from sko.bodies.compiled_joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
-from sko.bodies.kernels import Record, Row, StateKernel
+from sko.bodies.kernels import Record, Row, StateKernel, numeric_state
 from sko.bodies.rigid_kernels import HingeWork, RigidConstants, bias, hinge, placement_constants
 
 __all__ = ["ClusterConstants", "MemberConstants", "CLUSTER", "pack_cluster"]
@@ -154,4 +154,4 @@ def pack_cluster(body) -> CompiledState | None:
         mass, com = body._mass_com[i]
         parts += [[-1 if parent is None else parent, body._cols[i].start], joint,
                   placement_constants(body._placement[i]), body._inertia[i].ravel(), [mass], com]
-    return CompiledState(CLUSTER, np.concatenate(parts), HingeWork.SIZE + 2 * body.n_sp)
+    return numeric_state(CLUSTER, np.concatenate(parts), HingeWork.SIZE + 2 * body.n_sp)

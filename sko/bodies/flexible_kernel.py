@@ -14,7 +14,7 @@ from sko.algorithms.compiled.fields import offsets
 from sko.algorithms.compiled.jit import kernel, register
 from sko.bodies.compiled_joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
-from sko.bodies.kernels import Record, Row, StateKernel
+from sko.bodies.kernels import Record, Row, StateKernel, numeric_state
 from sko.bodies.rigid_kernels import HingeWork, Placement, hinge, placement_constants, transform
 
 __all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients"]
@@ -246,4 +246,4 @@ def pack_flexible(body) -> CompiledState | None:
     constants = np.concatenate([joint, placement_constants(body.placement),
                                 [body.masses.shape[0], body.r, len(body.nodes)], body.masses, body.positions.ravel(),
                                 body.modes.ravel(), body.stiffness.ravel(), body.damping.ravel(), *nodes])
-    return CompiledState(FLEXIBLE, constants, flexible_scratch(body.node_dim, body.r))
+    return numeric_state(FLEXIBLE, constants, flexible_scratch(body.node_dim, body.r))

@@ -56,7 +56,7 @@ from sko.algorithms.compiled.jit import FAST_MATH, call_state, cached, kernel, n
 from sko.bodies.contract import BodyError, CompiledState
 
 __all__ = ["Row", "Record", "Terms", "StateKernel", "state_kernel", "views", "record", "Inboard", "Outputs",
-           "fill_states", "fill_batch", "ROOT_SIZE", "DTYPES", "check_compiled_state"]
+           "fill_states", "fill_batch", "ROOT_SIZE", "DTYPES", "numeric_state", "check_compiled_state"]
 
 #: The columns of a body's row in the state table (offsets are into the state's arena).
 Row = columns(
@@ -143,6 +143,18 @@ def state_kernel(function: Callable | None = None, *, own_frame_identity: bool =
     if function is None:
         return lambda f: StateKernel(f, own_frame_identity=own_frame_identity, name=name)
     return StateKernel(function, own_frame_identity=own_frame_identity, name=name)
+
+
+def numeric_state(kernel: StateKernel, constants, scratch: int = 0) -> CompiledState | None:
+    """The :class:`CompiledState` of a body with these constants, or None when they are not all
+    numbers (sympy parameters: the body's state runs in Python, as symbols need)."""
+    constants = np.asarray(constants)
+    if constants.dtype == object:
+        try:
+            constants = constants.astype(float)
+        except (TypeError, ValueError):
+            return None
+    return CompiledState(kernel, constants, scratch)
 
 
 def check_compiled_state(body, state) -> CompiledState | None:

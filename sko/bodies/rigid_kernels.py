@@ -24,7 +24,7 @@ from sko.algorithms.compiled.jit import kernel, register
 from sko.algorithms.compiled.rigid_blocks import dot6
 from sko.bodies.compiled_joints import HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at
 from sko.bodies.contract import CompiledState
-from sko.bodies.kernels import Record, Row, StateKernel, Terms
+from sko.bodies.kernels import Record, Row, StateKernel, Terms, numeric_state
 from sko.spatial import plucker_translation
 
 __all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "placement_constants", "hinge",
@@ -303,7 +303,7 @@ def pack_rigid(body) -> CompiledState | None:
         return None
     constants = np.concatenate([joint, placement_constants(body.placement), body.inertia.ravel(), [body._mass],
                                 body._com])
-    return CompiledState(RIGID, constants, HingeWork.SIZE)
+    return numeric_state(RIGID, constants, HingeWork.SIZE)
 
 
 # ---------------------------------------------------------------------------- geared rotor links
@@ -361,4 +361,4 @@ def pack_rotor(body) -> CompiledState | None:
         return None
     constants = np.concatenate([joint, placement_constants(body.placement), body.inertia.ravel(), [body._mass],
                                 body._com, [body.gear_ratio], body.rotor_axis, body.rotor_inertia.ravel()])
-    return CompiledState(ROTOR, constants, HingeWork.SIZE + 9)
+    return numeric_state(ROTOR, constants, HingeWork.SIZE + 9)

@@ -61,13 +61,13 @@ def run(models: Iterable | None = None, checks: Iterable[str] | None = None, sym
     complex step) run after all the others; ``before_physics`` is called once before the first
     of them (``sko verify`` waits there for the complex kernels it compiles meanwhile).
     """
-    cases = resolve_cases(models, symbolic)
-    selected = [c for c in registry.select(checks, symbolic) if not c.missing()]
-    pairs = [(case, check) for case in cases for check in selected if check.applies_to(case)]
-    order = sorted(range(len(pairs)), key=lambda i: pairs[i][1].system)  # stable: the others first
-    total = len(pairs)
-    results: list = [None] * len(pairs)
-    with use_backend(backend) if backend is not None else nullcontext():
+    with use_backend(backend) if backend is not None else nullcontext():  # the models are built on it too
+        cases = resolve_cases(models, symbolic)
+        selected = [c for c in registry.select(checks, symbolic) if not c.missing()]
+        pairs = [(case, check) for case in cases for check in selected if check.applies_to(case)]
+        order = sorted(range(len(pairs)), key=lambda i: pairs[i][1].system)  # stable: the others first
+        total = len(pairs)
+        results: list = [None] * len(pairs)
         for done, i in enumerate(order):
             case, check = pairs[i]
             if check.system and before_physics is not None:
