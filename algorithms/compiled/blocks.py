@@ -36,7 +36,15 @@ def mtv(A, ao, rows, cols, x, xo, y, yo):
 
 @kernel
 def mv2(A, ao, rows, cols, X, xo, Y, yo, sign):
-    """``Y[yo:yo+rows, :] += sign · A X[xo:xo+cols, :]`` (columns of ``X``, ``Y``: right-hand sides)."""
+    """``Y[yo:yo+rows, :] += sign · A X[xo:xo+cols, :]`` (columns of ``X``, ``Y``: right-hand sides;
+    one column of a 6 × 6 block in loops of constant length)."""
+    if rows == 6 and cols == 6 and X.shape[1] == 1:
+        for r in range(6):
+            s = 0.0
+            for c in range(6):
+                s += A[ao + 6 * r + c] * X[xo + c, 0]
+            Y[yo + r, 0] += sign * s
+        return
     for r in range(rows):
         base = ao + r * cols
         for c in range(cols):
@@ -47,7 +55,14 @@ def mv2(A, ao, rows, cols, X, xo, Y, yo, sign):
 
 @kernel
 def mtv2(A, ao, rows, cols, X, xo, Y, yo, sign):
-    """``Y[yo:yo+cols, :] += sign · A* X[xo:xo+rows, :]``."""
+    """``Y[yo:yo+cols, :] += sign · A* X[xo:xo+rows, :]`` (6 × 6 as in :func:`mv2`)."""
+    if rows == 6 and cols == 6 and X.shape[1] == 1:
+        for c in range(6):
+            s = 0.0
+            for r in range(6):
+                s += A[ao + 6 * r + c] * X[xo + r, 0]
+            Y[yo + c, 0] += sign * s
+        return
     for r in range(rows):
         base = ao + r * cols
         for c in range(cols):
@@ -59,7 +74,16 @@ def mtv2(A, ao, rows, cols, X, xo, Y, yo, sign):
 @kernel
 def ab(A, ao, B, bo, C, co, rows, inner, cols):
     """``C = A B`` with ``A`` (rows × inner), ``B`` (inner × cols); each entry summed in a
-    register (``C`` may share an array with ``A`` or ``B`` at other offsets)."""
+    register (``C`` may share an array with ``A`` or ``B`` at other offsets). 6 × 6 blocks (a
+    free joint's hinge) take loops of constant length, which the compiler unrolls."""
+    if rows == 6 and inner == 6 and cols == 6:
+        for r in range(6):
+            for c in range(6):
+                s = 0.0
+                for i in range(6):
+                    s += A[ao + 6 * r + i] * B[bo + 6 * i + c]
+                C[co + 6 * r + c] = s
+        return
     for r in range(rows):
         for c in range(cols):
             s = 0.0  # widened to complex on the complex path
@@ -70,7 +94,16 @@ def ab(A, ao, B, bo, C, co, rows, inner, cols):
 
 @kernel
 def abt_add(A, ao, B, bo, C, co, rows, inner, cols):
-    """``C += A B*`` with ``A`` (rows × inner), ``B`` (cols × inner), ``C`` (rows × cols)."""
+    """``C += A B*`` with ``A`` (rows × inner), ``B`` (cols × inner), ``C`` (rows × cols); 6 × 6
+    blocks as in :func:`ab`."""
+    if rows == 6 and inner == 6 and cols == 6:
+        for r in range(6):
+            for c in range(6):
+                s = C[co + 6 * r + c]
+                for i in range(6):
+                    s += A[ao + 6 * r + i] * B[bo + 6 * c + i]
+                C[co + 6 * r + c] = s
+        return
     for r in range(rows):
         for c in range(cols):
             s = C[co + r * cols + c]

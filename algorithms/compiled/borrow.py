@@ -1,21 +1,20 @@
 """Borrowed arrays: views a kernel uses without counting references.
 
 numba keeps every array alive by a reference count in its *meminfo*, changed with an atomic
-instruction each time an array is bound to a variable, passed to a function (inlined or not)
-or unpacked from a tuple. Compiler passes remove such pairs only within simple control flow; in
-the per-body loops of the kernels, with their branches on body kinds and block shapes, dozens
-of atomic pairs per body remained, and they took most of the time of a recursion on a small
-model (the state building of a 6-body arm ran 3× faster without them).
+instruction each time an array is bound to a variable, passed to a function or unpacked from a
+tuple; compiler passes remove such pairs only within simple control flow, and in the per-body
+loops of the kernels, with their branches on block shapes, many remain.
 
 :func:`borrowed` gives a view of the same data with no meminfo: binding or passing it counts
 nothing. It is safe exactly when the array's owner outlives every use of the view. The kernels
 borrow only their *arguments*, which the caller holds for the whole call; a kernel never
 borrows an array it allocates (numba may free a local as soon as its last use has passed), and
-a borrowed view is never stored. A carving helper (a system's tables and workspace, the state
-kernels' ``work_views``) may return views of a borrowed argument to the caller that owns it.
+a borrowed view is never stored. A carving helper (a request vector's tables and workspace) may
+return views of a borrowed argument to the caller that owns it.
 
-:func:`matrix_view` carves a 2-D view out of a 1-D buffer by offset, without the shape check
-numba's ``reshape`` makes in a helper call (a cost per view that a call carving many adds up).
+:func:`matrix_view` carves a 2-D view out of a 1-D buffer by offset without numba's ``reshape``
+(whose shape check compiles error formatting into every kernel that calls it);
+:func:`strided_view` does the same with any strides (a transposed block).
 """
 
 from __future__ import annotations
