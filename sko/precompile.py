@@ -62,28 +62,29 @@ def _model_step(dtype) -> Callable[[], None]:
 
     def run():
         import sko.algorithms as alg
+        from sko.model import SKOModel
         from sko.verify.models import make_case
 
         model = make_case("random").model
-        if np.dtype(dtype).kind == "c":
-            model = model.with_blocks([None if W is None else W + 0j for W in model.weights_by_index],
-                                      [H + 0j for H in model.H_by_index], [M + 0j for M in model.M_by_index])
+        model = SKOModel(model.tree, *({k: np.asarray(X, dtype=dtype) for k, X in blocks.items()}
+                                       for blocks in (model.phi, model.H, model.M)), validate=False)
         rng = np.random.default_rng(0)
-        x = rng.normal(size=model.node_size).astype(model.dtype)
-        t = rng.normal(size=model.dof_size).astype(model.dtype)
-        for apply in (alg.phi_apply, alg.phi_star_apply, alg.phi_tilde_apply, alg.phi_tilde_star_apply, alg.H_star_apply):
-            apply(model, t if apply is alg.H_star_apply else x)
-        alg.H_apply(model, x)
+        x = rng.normal(size=model.node_size).astype(dtype)
+        t = rng.normal(size=model.dof_size).astype(dtype)
+        for apply in (alg.phi_apply, alg.phi_star_apply, alg.phi_tilde_apply, alg.phi_tilde_star_apply, alg.H_apply):
+            apply(model, x)
+        alg.H_star_apply(model, t)
         alg.inverse_dynamics(model, t, t, x, x)
         alg.newton_euler(model, t, t, x, x)
+        alg.composite_inertias(model)
         alg.mass_matrix(model)
         ab = alg.articulated_inertias(model)
         alg.forward_dynamics(model, t, x, x, articulated=ab)
-        alg.innovations_apply(model, t, articulated=ab)
-        alg.innovations_star_apply(model, x, articulated=ab)
+        for apply in (alg.innovations_apply, alg.innovations_star_apply, alg.innovations_inverse_apply,
+                      alg.innovations_inverse_star_apply, alg.D_apply, alg.D_inverse_apply):
+            apply(model, t, articulated=ab)
         alg.mass_matrix_inverse(model, articulated=ab)
         alg.mass_matrix_logdet(model, articulated=ab)
-        alg.D_apply(model, t, articulated=ab)
         alg.operational_space_compliance(model, list(model.bodies[:2]), articulated=ab)
 
     return run

@@ -20,6 +20,30 @@ def test_every_step_names_its_scalar_type():
         assert len(set(labels)) == len(labels)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_every_step_runs(dtype):
+    """Each step's calls are valid (on the reference path, which compiles nothing but the
+    constraint force algorithm)."""
+    from sko.algorithms import use_backend
+
+    with use_backend("reference"):
+        for _, step in precompile.steps(dtype):
+            step()
+
+
+def test_the_steps_reach_every_compiled_algorithm(monkeypatch):
+    from sko.algorithms import dispatch, use_backend
+
+    reached = set()
+    reference_run = dispatch.run
+    monkeypatch.setattr(dispatch, "run", lambda name, *args: reached.add(name) or reference_run(name, *args))
+    with use_backend("reference"):
+        for label, step in precompile.steps(np.float64):
+            if "sko.algorithms" in label:
+                step()
+    assert reached >= set(dispatch.TABLE)
+
+
 def test_compile_kernels_runs_every_step_once(monkeypatch):
     ran = []
     monkeypatch.setattr(precompile, "steps", lambda dtype: [(f"{np.dtype(dtype)} {i}", lambda d=dtype, i=i: ran.append((d, i)))

@@ -298,12 +298,17 @@ RIGID = StateKernel(_rigid, own_frame_identity=True, name="rigid body")
 
 def pack_rigid(body) -> CompiledState | None:
     """The compiled state of a :class:`~sko.bodies.rigid.RigidBody` (``None``: user-defined joint)."""
+    constants = _rigid_constants(body)
+    return None if constants is None else numeric_state(RIGID, constants, HingeWork.SIZE)
+
+
+def _rigid_constants(body) -> np.ndarray | None:
+    """The joint's, the placement's and the body's constants (``RigidConstants``; ``None``:
+    user-defined joint)."""
     joint = joint_constants(body.joint)
     if joint is None:
         return None
-    constants = np.concatenate([joint, placement_constants(body.placement), body.inertia.ravel(), [body._mass],
-                                body._com])
-    return numeric_state(RIGID, constants, HingeWork.SIZE)
+    return np.concatenate([joint, placement_constants(body.placement), body.inertia.ravel(), [body._mass], body._com])
 
 
 # ---------------------------------------------------------------------------- geared rotor links
@@ -356,9 +361,8 @@ ROTOR = StateKernel(_rotor, own_frame_identity=True, name="geared rotor link")
 
 def pack_rotor(body) -> CompiledState | None:
     """The compiled state of a :class:`~sko.bodies.rotor.GearedRotorLink`."""
-    joint = joint_constants(body.joint)
-    if joint is None:
+    rigid = _rigid_constants(body)
+    if rigid is None:
         return None
-    constants = np.concatenate([joint, placement_constants(body.placement), body.inertia.ravel(), [body._mass],
-                                body._com, [body.gear_ratio], body.rotor_axis, body.rotor_inertia.ravel()])
+    constants = np.concatenate([rigid, [body.gear_ratio], body.rotor_axis, body.rotor_inertia.ravel()])
     return numeric_state(ROTOR, constants, HingeWork.SIZE + 9)
