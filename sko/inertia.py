@@ -20,7 +20,6 @@ problem ``min ‖A L − J‖, L ≥ 0`` (``A = 𝟙𝟙ᵀ − 1``, ``J = A L``
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import nnls
 
 from sko.graphs.arrays import _numeric, is_numeric
 from sko.graphs.errors import NotPositiveDefiniteError
@@ -101,6 +100,8 @@ def nearest_physical_inertia(inertia_com) -> np.ndarray:
            [0., 4., 0.],
            [0., 0., 8.]])
     """
+    from scipy.optimize import nnls  # a quarter of a second to import: only when repairing
+
     Ic = np.asarray(inertia_com, dtype=float)
     J, V = np.linalg.eigh((Ic + Ic.T) / 2)
     scale = np.abs(J).max()
