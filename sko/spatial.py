@@ -57,6 +57,7 @@ __all__ = [
     "matrix_quaternion",
     "quaternion_multiply",
     "quaternion_rate",
+    "quaternion_rate_matrix",
     "quaternion_exp",
     "quaternion_normalize",
     "checked_transform",
@@ -346,6 +347,12 @@ def quaternion_rate(q, omega) -> np.ndarray:
     """``q̇ = ½ q ⊗ (0, ω)`` for ``ω`` in the rotated (successor) frame (Featherstone Eq. 4.13)."""
     omega = np.asarray(omega)
     return quaternion_multiply(q, np.concatenate([np.zeros(1, dtype=omega.dtype), omega])) / 2
+
+
+def quaternion_rate_matrix(q) -> np.ndarray:
+    """``G(q)`` (4 × 3) with ``½ q ⊗ (0, ω) = G(q) ω``: the matrix of :func:`quaternion_rate`."""
+    w, x, y, z = q
+    return np.array([[-x, -y, -z], [w, -z, y], [z, w, -x], [-y, x, w]]) / 2
 
 
 def quaternion_exp(omega) -> np.ndarray:

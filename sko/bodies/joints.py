@@ -39,6 +39,7 @@ from sko.spatial import (
     quaternion_matrix,
     quaternion_multiply,
     quaternion_rate,
+    quaternion_rate_matrix,
     rot,
     rotation_z,
     rx,
@@ -169,6 +170,15 @@ class Joint:
     def qdot(self, q, v) -> np.ndarray:
         """``q̇`` from the position and velocity variables."""
         return self._qdot(self._vector(q, self.nq, "q"), self._vector(v, self.nv, "velocity"))
+
+    def qdot_matrix(self, q) -> np.ndarray:
+        """The ``nq × nv`` matrix of the linear map ``ν ↦ q̇`` at ``q``: the differential of
+        :meth:`integrate` at ``ν = 0``."""
+        return self._qdot_matrix(self._vector(q, self.nq, "q"))
+
+    def _qdot_matrix(self, q: np.ndarray) -> np.ndarray:
+        columns = [np.asarray(self._qdot(q, e)) for e in np.eye(self.nv)]
+        return np.column_stack(columns) if columns else np.zeros((self.nq, 0), dtype=q.dtype)
 
     # ------------------------------------------------------------------ configurations
     def neutral(self) -> np.ndarray:
@@ -480,6 +490,10 @@ class Spherical(Joint):
         _check_quaternion(q, self)  # as the kinematics: a zero quaternion is no configuration
         return quaternion_rate(q, v)
 
+    def _qdot_matrix(self, q):
+        _check_quaternion(q, self)
+        return quaternion_rate_matrix(q)
+
 
 class SphericalEulerZYX(Joint):
     """Ball joint with z-y-x Euler angles ``q = (yaw, pitch, roll)`` and ``ν = q̇``.
@@ -572,6 +586,13 @@ class Free(Joint):
         out = np.zeros(7, dtype=result_dtype(q, v))
         out[:4] = quaternion_rate(q[:4], v[:3])
         out[4:] = quaternion_matrix(q[:4]) @ v[3:]
+        return out
+
+    def _qdot_matrix(self, q):
+        _check_quaternion(q[:4], self)
+        out = np.zeros((7, 6), dtype=result_dtype(q))
+        out[:4, :3] = quaternion_rate_matrix(q[:4])
+        out[4:, 3:] = quaternion_matrix(q[:4])
         return out
 
 
@@ -710,6 +731,9 @@ class ReversedJoint(Joint):
 
     def _qdot(self, q, v):
         return self.joint._qdot(q, v)
+
+    def _qdot_matrix(self, q):
+        return self.joint._qdot_matrix(q)
 
     def __repr__(self) -> str:
         return f"ReversedJoint({self.joint!r})"

@@ -41,7 +41,7 @@ class CoordinateMaps:
         self.nq = nq
         self.rate_q = np.array(rate_q, dtype=np.intp)  #: entries of q̇ …
         self.rate_v = np.array(rate_v, dtype=np.intp)  #: … equal to these of θ̇
-        self.rates = tuple(rates)  #: (q slice, θ̇ slice, q̇ map) of the other joints
+        self.rates = tuple(rates)  #: (q slice, θ̇ slice, q̇ map, its matrix or None) of the other joints
         self.projections = tuple(projections)  #: (q slice, projection) of the other joints
 
     @classmethod
@@ -63,12 +63,12 @@ class CoordinateMaps:
                 return None
             nq, nv = joint.nq, joint.nv
             jq, jv = slice(qs.start, qs.start + nq), slice(vs.start, vs.start + nv)
-            rate, projection = _joint_maps(joint)
+            rate, matrix, projection = _joint_maps(joint)
             if rate is None:
                 rate_q += range(jq.start, jq.stop)
                 rate_v += range(jv.start, jv.stop)
             else:
-                rates.append((jq, jv, rate))
+                rates.append((jq, jv, rate, matrix))
             if projection is not None:
                 projections.append((jq, projection))
             rate_q += range(jq.stop, qs.stop)  # a flexible body's deformation coordinates
@@ -77,12 +77,22 @@ class CoordinateMaps:
 
     def qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``q̇`` at checked ``q``, ``θ̇`` (1-D, finite, of the system's sizes)."""
-        pieces = [(qs, np.asarray(rate(q[qs], v[vs]))) for qs, vs, rate in self.rates]
+        pieces = [(qs, np.asarray(rate(q[qs], v[vs]))) for qs, vs, rate, _ in self.rates]
         dtypes = [p.dtype for _, p in pieces] + ([v.dtype] if self.rate_q.size else [])
         out = np.empty(self.nq, dtype=np.result_type(*dtypes) if dtypes else float)
         out[self.rate_q] = v[self.rate_v]
         for qs, p in pieces:
             out[qs] = p
+        return out
+
+    def qdot_matrix(self, q: np.ndarray, nv: int) -> np.ndarray:
+        """``Q(q)`` (nq × nv) with ``q̇ = Q(q) θ̇`` at a checked ``q``: ones where ``q̇ = θ̇``, the
+        joints' own maps column by column elsewhere (each is linear in ``θ̇``)."""
+        out = np.zeros((self.nq, nv), dtype=np.result_type(q, float))
+        out[self.rate_q, self.rate_v] = 1.0
+        for qs, vs, rate, matrix in self.rates:
+            out[qs, vs] = matrix(q[qs]) if matrix is not None else np.column_stack(
+                [rate(q[qs], e) for e in np.eye(vs.stop - vs.start)])
         return out
 
     def normalize(self, q: np.ndarray) -> np.ndarray:
@@ -93,17 +103,19 @@ class CoordinateMaps:
         return out
 
 
-def _joint_maps(joint: Joint) -> tuple[Callable | None, Callable | None]:
-    """The joint's ``q̇`` map and projection, ``None`` for the identity (a reversed joint has
-    the coordinates of the joint it wraps)."""
+def _joint_maps(joint: Joint) -> tuple[Callable | None, Callable | None, Callable | None]:
+    """The joint's ``q̇`` map, the matrix of that map (``None``: built column by column from a
+    user-defined ``qdot``) and its projection; ``None`` for the identity (a reversed joint has the
+    coordinates of the joint it wraps)."""
     while isinstance(joint, ReversedJoint) and type(joint).qdot is Joint.qdot and type(joint).normalize is ReversedJoint.normalize \
             and type(joint)._qdot is ReversedJoint._qdot:
         joint = joint.joint
     kind = type(joint)
+    matrix = None
     if kind.qdot is not Joint.qdot:
         rate = joint.qdot
     elif kind._qdot is Joint._qdot and joint.nq == joint.nv:
         rate = None
     else:
-        rate = joint._qdot  # the checks of Joint.qdot are the system's, already made
-    return rate, None if kind.normalize is Joint.normalize else joint.normalize
+        rate, matrix = joint._qdot, joint._qdot_matrix  # the checks of Joint.qdot are the system's, already made
+    return rate, matrix, None if kind.normalize is Joint.normalize else joint.normalize

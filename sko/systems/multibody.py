@@ -45,6 +45,8 @@ from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.bodies.contract import check_node_state as _check_state
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_arguments, renamed_keywords
 from sko.systems.coordinates import coordinate_maps
+from sko.systems import derivatives
+from sko.systems.derivatives import ForwardDynamicsDerivatives, InverseDynamicsDerivatives
 from sko.systems.engine import Engine
 
 __all__ = ["MultibodySystem"]
@@ -431,6 +433,22 @@ class MultibodySystem:
                 out[self.dof_slices[k]] += f
         return out
 
+    # ------------------------------------------------------------------ derivatives
+    def inverse_dynamics_derivatives(self, q, v=None, dv=None,
+                                     external_forces: Mapping | None = None) -> InverseDynamicsDerivatives:
+        """``(∂τ/∂q, ∂τ/∂v, ℳ)`` of :meth:`inverse_dynamics` (``∂τ/∂dv = ℳ``), exact to rounding
+        by complex step (:mod:`sko.systems.derivatives`). ``∂/∂q`` is taken in the tangent space:
+        column ``ι`` is the derivative along ``integrate(q, ε e_ι)``, Pinocchio's convention.
+        ``q``, ``v``, ``dv`` may carry a leading batch axis ``(B, n)``; results are ``(B, nv, nv)``."""
+        return derivatives.inverse_dynamics_derivatives(self, q, v, dv, external_forces)
+
+    def forward_dynamics_derivatives(self, q, v=None, tau=None,
+                                     external_forces: Mapping | None = None) -> ForwardDynamicsDerivatives:
+        """``(∂dv/∂q, ∂dv/∂v, ℳ⁻¹)`` of :meth:`forward_dynamics` (``∂dv/∂τ = ℳ⁻¹``): ``−ℳ⁻¹``
+        times the derivatives of inverse dynamics at ``dv = FD(q, v, τ)``; tangent columns and
+        batches as :meth:`inverse_dynamics_derivatives`."""
+        return derivatives.forward_dynamics_derivatives(self, q, v, tau, external_forces)
+
     # ------------------------------------------------------------------ energy
     @renamed_keywords(qd="v")
     def kinetic_energy(self, q, v=None):
@@ -495,6 +513,18 @@ class MultibodySystem:
         if maps is not None and q.dtype.kind in "fc" and v.dtype.kind in "fc":  # only the joints with a map are called
             return maps.qdot(q, v)
         return _stack([np.asarray(self._body[k].qdot(q[self.q_slices[k]], v[self.dof_slices[k]])) for k in self.bodies])
+
+    def qdot_matrix(self, q) -> np.ndarray:
+        """``Q(q)`` (nq × nv) with ``q̇ = Q(q) v``: the differential of :meth:`integrate` at zero,
+        ``d/dε integrate(q, ε e_ι) = Q(q) e_ι`` (the tangent columns of the derivatives)."""
+        q, _ = self.checked_vectors(q, None)
+        if self._engine.coordinates_are_velocities:
+            return np.eye(self.q_size, self.dof_size, dtype=np.result_type(q, float))
+        maps = coordinate_maps(self)
+        if maps is not None and q.dtype.kind in "fc":
+            return maps.qdot_matrix(q, self.dof_size)
+        columns = [np.asarray(self.qdot(q, e)) for e in np.eye(self.dof_size)]
+        return np.column_stack(columns) if columns else np.zeros((self.q_size, 0), dtype=q.dtype)
 
     @renamed_keywords(qd="v")
     def integrate(self, q, v, dt: float = 1.0) -> np.ndarray:

@@ -1,0 +1,134 @@
+"""First-order derivatives of a system's dynamics, by exact complex step (theory guide,
+*Derivatives*: Eq. D1, D3, D21).
+
+Configuration derivatives are taken in the tangent space, one column per velocity coordinate
+(D1): column ``ι`` of ``∂f/∂q`` is ``d/dε f(q ⊕ ε e_ι)`` at ``ε = 0``, with ``q ⊕ δ`` the
+system's :meth:`~sko.systems.multibody.MultibodySystem.integrate` — for a ball or free joint the
+rotation ``q ⊗ exp(δ)`` in the successor frame, as Pinocchio's ``integrate``, so that its
+``computeRNEADerivatives`` and ``computeABADerivatives`` compare column by column (a free joint's
+``[ω; v]`` against Pinocchio's ``[v; ω]``). A first derivative sees ``⊕`` only through its
+differential ``q̇(q, e_ι)`` (:meth:`~sko.systems.multibody.MultibodySystem.qdot_matrix`).
+
+Complex step (D21): ``f′(x) w = Im f(x + i h w) / h`` with ``h = 1e-30``. No difference is
+taken, so nothing cancels: the result is exact to rounding for any body type whose state
+carries complex numbers through (every library type does; the compiled complex128 engine runs
+it). The configuration columns evaluate ``f`` at ``q + i h q̇(q, e_ι)``: off the configuration
+manifold by ``O(h²)``, far below rounding. All columns of all states go to the engine as one
+batch of complex states. Forward dynamics follows from inverse dynamics (D3):
+``∂θ̈/∂x = −ℳ⁻¹ ∂T/∂x`` at ``θ̈ = FD(q, θ̇, T)`` and ``∂θ̈/∂T = ℳ⁻¹``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import numpy as np
+
+from sko.arrays import checked_array, plain_numbers_as_floats
+from sko.graphs.errors import DimensionError, SKOError
+
+__all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_STEP",
+           "inverse_dynamics_derivatives", "forward_dynamics_derivatives"]
+
+#: the complex step ``h`` of D21: ``O(h²)`` is 1e-60 relative, far below rounding
+COMPLEX_STEP = 1e-30
+
+
+class InverseDynamicsDerivatives(NamedTuple):
+    """``(∂τ/∂q, ∂τ/∂v, ℳ)``, each ``(nv, nv)`` (or ``(B, nv, nv)`` for a batch); ``∂τ/∂dv = ℳ``."""
+
+    dtau_dq: np.ndarray
+    dtau_dv: np.ndarray
+    mass_matrix: np.ndarray
+
+
+class ForwardDynamicsDerivatives(NamedTuple):
+    """``(∂dv/∂q, ∂dv/∂v, ℳ⁻¹)``, each ``(nv, nv)`` (or ``(B, nv, nv)``); ``∂dv/∂τ = ℳ⁻¹``."""
+
+    ddv_dq: np.ndarray
+    ddv_dv: np.ndarray
+    mass_matrix_inverse: np.ndarray
+
+
+def inverse_dynamics_derivatives(system, q, v=None, dv=None,
+                                 external_forces: Mapping | None = None) -> InverseDynamicsDerivatives:
+    """The derivatives of ``τ = ID(q, v, dv)`` (module docstring); ``v``, ``dv`` zero when omitted."""
+    Q, V, A, batched = _states(system, q, v, dv, "dv")
+    dq, dvel = _complex_step(system, Q, V, A, external_forces)
+    M = system.mass_matrix(Q if batched else Q[0])
+    return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M)))
+
+
+def forward_dynamics_derivatives(system, q, v=None, tau=None,
+                                 external_forces: Mapping | None = None) -> ForwardDynamicsDerivatives:
+    """The derivatives of ``dv = FD(q, v, τ)`` from those of inverse dynamics at ``dv`` (D3)."""
+    Q, V, T, batched = _states(system, q, v, tau, "tau")
+    if batched:
+        A, Minv = system.forward_dynamics(Q, V, T, external_forces), system.mass_matrix_inverse(Q)
+    else:
+        A, Minv = system.forward_dynamics(Q[0], V[0], T[0], external_forces)[None], system.mass_matrix_inverse(Q[0])
+    dq, dvel = _complex_step(system, Q, V, A, external_forces)
+    out = (-Minv @ dq, -Minv @ dvel)
+    return ForwardDynamicsDerivatives(*((*out, Minv) if batched else (out[0][0], out[1][0], Minv)))
+
+
+def _states(system, q, v, x, xname: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """``(Q, V, X, batched)``: real float64 states with a leading batch axis (zeros for ``None``)."""
+    Q = _real(q, "q", system.q_size, "nq")
+    batched = Q.ndim == 2
+    Q = Q if batched else Q[None]
+    out = [Q]
+    for value, name in ((v, "v"), (x, xname)):
+        if value is None:
+            out.append(np.zeros((Q.shape[0], system.dof_size)))
+            continue
+        X = _real(value, name, system.dof_size, "nv")
+        if (X.ndim == 2) != batched or (batched and X.shape[0] != Q.shape[0]):
+            raise DimensionError(f"{name} has shape {X.shape} but q has shape {np.shape(q)}: give every argument "
+                                 "the same leading batch axis, or none")
+        out.append(X if batched else X[None])
+    return (*out, batched)
+
+
+def _real(x, name: str, size: int, symbol: str) -> np.ndarray:
+    """``x`` checked (1-D or 2-D, finite, last axis ``size``) as float64: derivatives are taken at
+    real states (a complex state would collide with the complex step)."""
+    x = plain_numbers_as_floats(checked_array(x, (1, 2), name), name)
+    if x.shape[-1] != size:
+        raise DimensionError(f"{name} has length {x.shape[-1]}, expected {symbol} = {size}")
+    if x.dtype.kind not in "iuf":
+        raise DimensionError(f"{name} must be real to take derivatives (the derivatives are computed in complex "
+                             f"numbers), got dtype {x.dtype}")
+    return x.astype(np.float64)
+
+
+def _complex_step(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray,
+                  external_forces: Mapping | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(∂T/∂θ, ∂T/∂θ̇)`` of inverse dynamics at each state, ``(B, nv, nv)`` each: the ``2 nv``
+    columns of every state by one batch of complex states (D1, D21)."""
+    B, n, h = Q.shape[0], system.dof_size, COMPLEX_STEP
+    if n == 0:
+        return np.zeros((B, 0, 0)), np.zeros((B, 0, 0))
+    Qdot = np.stack([system.qdot_matrix(q) for q in Q])  # (B, nq, nv)
+    steps = 1j * h * np.eye(n)
+    Zq = np.concatenate([Q[:, None, :] + 1j * h * Qdot.transpose(0, 2, 1), np.repeat(Q[:, None, :] + 0j, n, 1)], 1)
+    Zv = np.concatenate([np.repeat(V[:, None, :] + 0j, n, 1), V[:, None, :] + steps], 1)
+    Za = np.repeat(A[:, None, :] + 0j, 2 * n, 1)
+    shape = (B * 2 * n, -1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        try:
+            tau = system.inverse_dynamics(Zq.reshape(shape), Zv.reshape(shape), Za.reshape(shape), external_forces)
+        except np.exceptions.ComplexWarning:
+            tau = None
+        except SKOError:  # a state the dynamics reject: their error, naming the state of the caller's batch
+            system.inverse_dynamics(Q, V, A, external_forces)
+            raise
+    if tau is None or not np.iscomplexobj(tau):
+        raise SKOError(f"{type(system).__name__}: a body type drops the imaginary part of a complex state, so its "
+                       "derivatives cannot be taken by complex step (keep complex numbers through at_state and "
+                       "hinge_force: no abs, float() or .real)")
+    columns = (tau.imag / h).reshape(B, 2, n, n)  # [state, θ or θ̇, column ι, row]
+    return columns[:, 0].transpose(0, 2, 1), columns[:, 1].transpose(0, 2, 1)
