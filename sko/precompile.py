@@ -174,8 +174,9 @@ def cached(dtype) -> bool:
 
 
 def complex_states(names) -> None:
-    """The requests the physics checks of :mod:`sko.verify.physics` differentiate by complex step
-    (energies, inverse dynamics), on the systems of the registered models ``names`` (nothing in
+    """The requests the physics checks of :mod:`sko.verify.physics` and the identities of
+    :mod:`sko.verify.derivatives` differentiate by complex step (energies and inverse dynamics,
+    one state and batches), on the systems of the registered models ``names`` (nothing in
     float64: that is the other process's)."""
     from sko.verify.models import get_model, is_system
 
@@ -184,10 +185,12 @@ def complex_states(names) -> None:
         if not is_system(system):
             continue
         rng = np.random.default_rng(0)
-        q = system.random_configuration(rng) + 1e-20j * rng.standard_normal(system.nq)
-        v = rng.standard_normal(system.nv) + 1e-20j * rng.standard_normal(system.nv)
-        system.energy(q, v)
-        system.inverse_dynamics(q, None, v)
+        Q = np.array([system.random_configuration(rng) for _ in range(2)]) + 1e-20j * rng.standard_normal((2, system.nq))
+        V = rng.standard_normal((2, system.nv)) + 1e-20j * rng.standard_normal((2, system.nv))
+        system.energy(Q[0], V[0])
+        system.inverse_dynamics(Q[0], None, V[0])
+        system.inverse_dynamics(Q, V, V)
+        system.kinetic_energy(Q, V)
 
 
 def start_complex_states(names) -> Callable[[], None]:

@@ -139,7 +139,8 @@ class Engine:
         finite: the system's method then takes the checked path, which reports it. The system's
         methods call this first; every step counts, as this is most calls."""
         direct = self._direct
-        if direct is None or not (switch.compiled_everywhere or get_backend() == "compiled"):
+        if direct is None or not (switch.compiled_everywhere or get_backend() == "compiled") \
+                or getattr(q, "dtype", None) != _F8:  # another scalar type: not even a float64 compile for it
             return None
         call = direct.get(name)
         if call is None:

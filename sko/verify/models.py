@@ -249,11 +249,11 @@ register_model("jain-tree", lambda: _with_ab(random_sko_model(jain_tree(), 14), 
 register_model("symbolic", symbolic_model, "4 nodes, 2 base bodies, sympy weights, H and M", symbolic=True, builtin=True)
 
 
-def _embedded(name: str) -> Callable[[], tuple]:
+def _embedded(name: str) -> Callable[[], object]:
     def build():
         from sko.examples.embedding import verify_systems  # the examples layer sits below
 
-        return system_model(verify_systems()[name]())
+        return verify_systems()[name]()
     return build
 
 

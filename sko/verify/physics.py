@@ -41,7 +41,7 @@ import numpy as np
 
 from .registry import Case, compare, register
 
-__all__ = ["tangent_derivative", "velocity_product_forces", "PHYSICS_TOLERANCE"]
+__all__ = ["tangent_derivative", "central", "velocity_product_forces", "PHYSICS_TOLERANCE"]
 
 PHYSICS_TOLERANCE = 1e-6
 _H_FD = 1e-3
@@ -61,7 +61,7 @@ def _complex_step(f: Callable, x: np.ndarray, w: np.ndarray) -> np.ndarray | Non
     return y.imag / _H_CS
 
 
-def _central(f: Callable, x: np.ndarray, w: np.ndarray, h: float = _H_FD) -> np.ndarray:
+def central(f: Callable, x, w, h: float = _H_FD) -> np.ndarray:
     """Richardson-extrapolated central difference of ``f`` along ``w`` (error ``O(h⁴)``)."""
     def real(z):
         return np.asarray(z).real if np.iscomplexobj(z) else np.asarray(z, dtype=float)
@@ -75,7 +75,7 @@ def tangent_derivative(f: Callable, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """The derivative of ``f`` at ``x`` along ``w``: complex step when ``f`` supports it and agrees
     with the central difference to its truncation error, the central difference otherwise."""
     x, w = np.asarray(x, dtype=float), np.asarray(w, dtype=float)
-    fd = _central(f, x, w)
+    fd = central(f, x, w)
     cs = _complex_step(f, x, w)
     if cs is not None and cs.shape == fd.shape:
         size = max(float(np.abs(fd).max(initial=0.0)), float(np.abs(cs).max(initial=0.0)), 1e-300)
