@@ -33,6 +33,7 @@ from sko.bodies.joints import (
     Free,
     Helical,
     Joint,
+    JointDerivatives,
     JointKinematics,
     JointLimits,
     Planar,
@@ -56,7 +57,7 @@ __all__ = [
     "BodyType", "Attachment", "NodeState", "CompiledState", "BodyError", "root_attachment",
     "RigidBody", "ArmatureBody", "FlexibleBody", "ModalNode", "exp_map_coefficients", "GearedRotorLink",
     "BeamModes", "cantilever_modes", "flexible_beam",
-    "Joint", "JointKinematics", "JointLimits", "Revolute", "Prismatic", "Helical", "Cylindrical", "Planar", "Spherical",
+    "Joint", "JointDerivatives", "JointKinematics", "JointLimits", "Revolute", "Prismatic", "Helical", "Cylindrical", "Planar", "Spherical",
     "SphericalEulerZYX", "Free", "Fixed", "RackAndPinion", "CustomJoint", "ReversedJoint",
     "CompositeJoint", "OffsetJoint", "FreePositionFirst",
 ]

@@ -55,6 +55,7 @@ from sko.graphs.errors import SKOError
 __all__ = [
     "JointLimits",
     "JointKinematics",
+    "JointDerivatives",
     "Joint",
     "Revolute",
     "Prismatic",
@@ -77,6 +78,19 @@ class JointKinematics(NamedTuple):
     X: np.ndarray  #: ˢX_p (6 × 6)
     S: np.ndarray  #: motion subspace in F_s (6 × nv)
     c: np.ndarray  #: velocity-product acceleration S̊ ν (6,)
+
+
+class JointDerivatives(NamedTuple):
+    """The derivatives of a joint's ``S`` and ``c_J`` along its tangent columns ``θ_ι`` and its
+    velocities ``ν_ι`` (:meth:`Joint.kinematics_derivatives`)."""
+
+    dS: np.ndarray  #: ``dS[ι] = ∂S/∂θ_ι`` (nv × 6 × nv)
+    dc_dq: np.ndarray  #: column ``ι``: ``∂c_J/∂θ_ι`` (6 × nv)
+    dc_dv: np.ndarray  #: column ``ι``: ``∂c_J/∂ν_ι`` (6 × nv)
+
+
+#: the complex step of :meth:`Joint.kinematics_derivatives` (``O(h²)`` far below rounding)
+_COMPLEX_STEP = 1e-30
 
 
 class JointLimits(NamedTuple):
@@ -123,6 +137,9 @@ class Joint:
     #: False for the joints of this module, whose ``X_J`` and ``S`` are finite and ``S`` has full
     #: column rank by construction; True when user code supplies them (:class:`CustomJoint`).
     user_defined: bool = False
+    #: True where ``S`` is constant and ``c_J = 0`` (the successor-frame velocity is ``S ν`` with
+    #: a fixed ``S``): the joint's terms have no derivatives of their own (:meth:`kinematics_derivatives`)
+    constant_motion: bool = False
 
     def __init__(self, name: str | None = None):
         self.name = name
@@ -162,6 +179,28 @@ class Joint:
     def motion_subspace(self, q) -> np.ndarray:
         """``S(q)``, 6 × nv, in successor coordinates."""
         return self.kinematics(q).S
+
+    def kinematics_derivatives(self, q, v=None) -> JointDerivatives:
+        """``∂S/∂θ_ι``, ``∂c_J/∂θ_ι`` and ``∂c_J/∂ν_ι`` at ``(q, ν)``, ``θ_ι`` the tangent columns
+        of :meth:`integrate` (theory guide, Derivatives, D10): zero for a joint with
+        :attr:`constant_motion`; otherwise exact complex steps of :meth:`kinematics` along
+        ``q̇(q, e_ι)`` and ``e_ι`` (the joint's formulas must be analytic: no ``abs``, no casts)."""
+        q = self._vector(q, self.nq, "q")
+        v = np.zeros(self.nv, dtype=q.dtype) if v is None else self._vector(v, self.nv, "velocity")
+        dtype = result_dtype(q, v)
+        n = self.nv
+        if self.constant_motion:
+            return JointDerivatives(np.zeros((n, 6, n), dtype=dtype), np.zeros((6, n), dtype=dtype),
+                                    np.zeros((6, n), dtype=dtype))
+        if dtype == object:
+            raise JointError(f"{self}: the derivatives of its S(q) and c_J take a complex step, which symbolic "
+                             "coordinates do not allow")
+        h, Q = _COMPLEX_STEP, self._qdot_matrix(q)
+        along_q = [self._kinematics(q + 1j * h * Q[:, i], v + 0j) for i in range(n)]
+        along_v = [self._kinematics(q + 0j, v + 1j * h * e) for e in np.eye(n)]
+        return JointDerivatives(np.array([np.imag(k.S) / h for k in along_q]).reshape(n, 6, n),
+                                np.array([np.imag(k.c) / h for k in along_q]).reshape(n, 6).T,
+                                np.array([np.imag(k.c) / h for k in along_v]).reshape(n, 6).T)
 
     def bias_acceleration(self, q, v) -> np.ndarray:
         """``c_J = S̊ ν``."""
@@ -277,6 +316,7 @@ class Helical(Joint):
 
     nq = nv = 1
     kind = "helical"
+    constant_motion = True
 
     def __init__(self, axis=(0.0, 0.0, 1.0), pitch: float = 0.0, name: str | None = None):
         super().__init__(name)
@@ -314,6 +354,7 @@ class Prismatic(Joint):
 
     nq = nv = 1
     kind = "prismatic"
+    constant_motion = True
 
     def __init__(self, axis=(0.0, 0.0, 1.0), name: str | None = None):
         super().__init__(name)
@@ -359,6 +400,7 @@ class Cylindrical(Joint):
 
     nq = nv = 2
     kind = "cylindrical"
+    constant_motion = True
 
     def __init__(self, axis=(0.0, 0.0, 1.0), name: str | None = None):
         super().__init__(name)
@@ -397,6 +439,7 @@ class Planar(Joint):
 
     nq = nv = 3
     kind = "planar"
+    constant_motion = True
 
     def __init__(self, normal=(0.0, 0.0, 1.0), name: str | None = None):
         super().__init__(name)
@@ -461,6 +504,7 @@ class Spherical(Joint):
 
     nq, nv = 4, 3
     kind = "spherical"
+    constant_motion = True
 
     def neutral(self):
         return np.array([1.0, 0.0, 0.0, 0.0])
@@ -533,6 +577,7 @@ class Free(Joint):
 
     nq, nv = 7, 6
     kind = "free"
+    constant_motion = True
 
     def neutral(self):
         return np.array([1.0, 0, 0, 0, 0, 0, 0])

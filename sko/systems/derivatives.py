@@ -28,8 +28,9 @@ import numpy as np
 
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, SKOError
+from sko.systems import rigid_derivatives
 
-__all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_STEP",
+__all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_STEP", "METHODS",
            "inverse_dynamics_derivatives", "forward_dynamics_derivatives"]
 
 #: the complex step ``h`` of D21: ``O(h²)`` is 1e-60 relative, far below rounding
@@ -52,30 +53,62 @@ class ForwardDynamicsDerivatives(NamedTuple):
     mass_matrix_inverse: np.ndarray
 
 
-def inverse_dynamics_derivatives(system, q, v=None, dv=None,
-                                 external_forces: Mapping | None = None) -> InverseDynamicsDerivatives:
+#: how the derivatives are computed: ``"complex_step"`` (any system) or ``"analytic"`` (the
+#: recursion of :mod:`sko.systems.rigid_derivatives`; rigid trees without hinge or external
+#: forces); ``"auto"`` takes the complex step on numbers and the analytic recursion on sympy
+#: expressions (exact, where no complex step can be taken)
+METHODS = ("auto", "complex_step", "analytic")
+
+
+def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Mapping | None = None,
+                                 method: str = "auto") -> InverseDynamicsDerivatives:
     """The derivatives of ``τ = ID(q, v, dv)`` (module docstring); ``v``, ``dv`` zero when omitted."""
-    Q, V, A, batched = _states(system, q, v, dv, "dv")
-    dq, dvel = _complex_step(system, Q, V, A, external_forces)
+    Q, V, A, batched, symbolic = _states(system, q, v, dv, "dv")
+    dq, dvel = _partials(system, Q, V, A, external_forces, _method(system, method, symbolic, external_forces))
     M = system.mass_matrix(Q if batched else Q[0])
     return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M)))
 
 
-def forward_dynamics_derivatives(system, q, v=None, tau=None,
-                                 external_forces: Mapping | None = None) -> ForwardDynamicsDerivatives:
+def forward_dynamics_derivatives(system, q, v=None, tau=None, external_forces: Mapping | None = None,
+                                 method: str = "auto") -> ForwardDynamicsDerivatives:
     """The derivatives of ``dv = FD(q, v, τ)`` from those of inverse dynamics at ``dv`` (D3)."""
-    Q, V, T, batched = _states(system, q, v, tau, "tau")
+    Q, V, T, batched, symbolic = _states(system, q, v, tau, "tau")
+    how = _method(system, method, symbolic, external_forces)
     if batched:
         A, Minv = system.forward_dynamics(Q, V, T, external_forces), system.mass_matrix_inverse(Q)
     else:
         A, Minv = system.forward_dynamics(Q[0], V[0], T[0], external_forces)[None], system.mass_matrix_inverse(Q[0])
-    dq, dvel = _complex_step(system, Q, V, A, external_forces)
+    dq, dvel = _partials(system, Q, V, A, external_forces, how)
     out = (-Minv @ dq, -Minv @ dvel)
     return ForwardDynamicsDerivatives(*((*out, Minv) if batched else (out[0][0], out[1][0], Minv)))
 
 
-def _states(system, q, v, x, xname: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-    """``(Q, V, X, batched)``: real float64 states with a leading batch axis (zeros for ``None``)."""
+def _method(system, method: str, symbolic: bool, external_forces) -> str:
+    """The method that computes the derivatives (:data:`METHODS`), or the error saying why not."""
+    if method not in METHODS:
+        raise SKOError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
+    analytic = rigid_derivatives.applies(system) and not external_forces
+    if method == "auto":
+        method = "analytic" if symbolic else "complex_step"
+    if method == "analytic" and not analytic:
+        raise SKOError(f"{type(system).__name__}: the analytic derivatives need a tree of rigid bodies without hinge "
+                       "or external forces; method='complex_step' takes any system")
+    if method == "complex_step" and symbolic:
+        raise SKOError("symbolic states take no complex step: method='analytic' (a rigid tree) gives their exact "
+                       "derivatives")
+    return method
+
+
+def _partials(system, Q, V, A, external_forces, method: str) -> tuple[np.ndarray, np.ndarray]:
+    if method == "complex_step":
+        return _complex_step(system, Q, V, A, external_forces)
+    pairs = [rigid_derivatives.inverse_dynamics_partials(system, q, v, a) for q, v, a in zip(Q, V, A)]
+    return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+
+
+def _states(system, q, v, x, xname: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool, bool]:
+    """``(Q, V, X, batched, symbolic)``: real float64 (or sympy) states with a leading batch axis
+    (zeros for ``None``)."""
     Q = _real(q, "q", system.q_size, "nq")
     batched = Q.ndim == 2
     Q = Q if batched else Q[None]
@@ -89,15 +122,21 @@ def _states(system, q, v, x, xname: str) -> tuple[np.ndarray, np.ndarray, np.nda
             raise DimensionError(f"{name} has shape {X.shape} but q has shape {np.shape(q)}: give every argument "
                                  "the same leading batch axis, or none")
         out.append(X if batched else X[None])
-    return (*out, batched)
+    symbolic = any(x.dtype == object for x in out)
+    if symbolic:
+        out = [x.astype(object) for x in out]
+    return (*out, batched, symbolic)
 
 
 def _real(x, name: str, size: int, symbol: str) -> np.ndarray:
-    """``x`` checked (1-D or 2-D, finite, last axis ``size``) as float64: derivatives are taken at
-    real states (a complex state would collide with the complex step)."""
+    """``x`` checked (1-D or 2-D, finite, last axis ``size``) as float64, or as the sympy
+    expressions it holds: derivatives are taken at real states (a complex state would collide
+    with the complex step)."""
     x = plain_numbers_as_floats(checked_array(x, (1, 2), name), name)
     if x.shape[-1] != size:
         raise DimensionError(f"{name} has length {x.shape[-1]}, expected {symbol} = {size}")
+    if x.dtype == object:
+        return x
     if x.dtype.kind not in "iuf":
         raise DimensionError(f"{name} must be real to take derivatives (the derivatives are computed in complex "
                              f"numbers), got dtype {x.dtype}")

@@ -434,20 +434,21 @@ class MultibodySystem:
         return out
 
     # ------------------------------------------------------------------ derivatives
-    def inverse_dynamics_derivatives(self, q, v=None, dv=None,
-                                     external_forces: Mapping | None = None) -> InverseDynamicsDerivatives:
+    def inverse_dynamics_derivatives(self, q, v=None, dv=None, external_forces: Mapping | None = None,
+                                     method: str = "auto") -> InverseDynamicsDerivatives:
         """``(∂τ/∂q, ∂τ/∂v, ℳ)`` of :meth:`inverse_dynamics` (``∂τ/∂dv = ℳ``), exact to rounding
-        by complex step (:mod:`sko.systems.derivatives`). ``∂/∂q`` is taken in the tangent space:
-        column ``ι`` is the derivative along ``integrate(q, ε e_ι)``, Pinocchio's convention.
-        ``q``, ``v``, ``dv`` may carry a leading batch axis ``(B, n)``; results are ``(B, nv, nv)``."""
-        return derivatives.inverse_dynamics_derivatives(self, q, v, dv, external_forces)
+        (:mod:`sko.systems.derivatives`; ``method``: :data:`~sko.systems.derivatives.METHODS`).
+        ``∂/∂q`` is taken in the tangent space: column ``ι`` is the derivative along
+        ``integrate(q, ε e_ι)``, Pinocchio's convention. ``q``, ``v``, ``dv`` may carry a leading
+        batch axis ``(B, n)``; results are ``(B, nv, nv)``."""
+        return derivatives.inverse_dynamics_derivatives(self, q, v, dv, external_forces, method)
 
-    def forward_dynamics_derivatives(self, q, v=None, tau=None,
-                                     external_forces: Mapping | None = None) -> ForwardDynamicsDerivatives:
+    def forward_dynamics_derivatives(self, q, v=None, tau=None, external_forces: Mapping | None = None,
+                                     method: str = "auto") -> ForwardDynamicsDerivatives:
         """``(∂dv/∂q, ∂dv/∂v, ℳ⁻¹)`` of :meth:`forward_dynamics` (``∂dv/∂τ = ℳ⁻¹``): ``−ℳ⁻¹``
-        times the derivatives of inverse dynamics at ``dv = FD(q, v, τ)``; tangent columns and
-        batches as :meth:`inverse_dynamics_derivatives`."""
-        return derivatives.forward_dynamics_derivatives(self, q, v, tau, external_forces)
+        times the derivatives of inverse dynamics at ``dv = FD(q, v, τ)``; tangent columns,
+        ``method`` and batches as :meth:`inverse_dynamics_derivatives`."""
+        return derivatives.forward_dynamics_derivatives(self, q, v, tau, external_forces, method)
 
     # ------------------------------------------------------------------ energy
     @renamed_keywords(qd="v")

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from sko.systems import rigid_derivatives
+
 from .physics import PHYSICS_TOLERANCE, central, tangent_derivative
 from .registry import Case, compare, register
 
@@ -165,3 +167,15 @@ def gravity_hessian(case: Case):
     A = case.cached("derivatives_brackets", lambda: brackets(system, q))
     N_bar = np.einsum("lik,l->ki", A, g)
     return compare(G - G.T, N_bar, scale=_scale(G), label="G − G*")
+
+
+@register("analytic_derivatives", "Derivatives D10–D12: the O(N·d) recursion equals the complex step (D21)",
+          system=True, symbolic=False, when=rigid_derivatives.applies)
+def analytic_derivatives(case: Case):
+    """On rigid trees the recursion of :mod:`sko.systems.rigid_derivatives` and the exact
+    complex step through the compiled engine give the same derivatives of inverse dynamics."""
+    system, q, v, a = _state(case)
+    analytic = system.inverse_dynamics_derivatives(q, v, a, method="analytic")
+    reference = system.inverse_dynamics_derivatives(q, v, a, method="complex_step")
+    return [compare(x, y, scale=_scale(y), label=label)
+            for x, y, label in zip(analytic[:2], reference[:2], ("∂T/∂θ", "∂T/∂θ̇"))]

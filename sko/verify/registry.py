@@ -274,6 +274,9 @@ class Check:
     system : bool
         Whether the check needs the system behind the model (``case.system``); it does not
         apply to cases of bare SKO models.
+    when : callable or None
+        ``when(system) -> bool``: the systems the check applies to (all by default), for a
+        check about one kind of system (the analytic derivatives of rigid trees).
     """
 
     name: str
@@ -285,6 +288,7 @@ class Check:
     requires: tuple[str, ...] = ()
     description: str = ""
     system: bool = False
+    when: Callable[[Any], bool] | None = field(default=None, repr=False)
 
     def missing(self) -> tuple[str, ...]:
         """The required ``algorithms`` names that are not available."""
@@ -297,7 +301,8 @@ class Check:
 
     def applies_to(self, case: Case) -> bool:
         """Whether the check runs on ``case`` (its mode, and a system where one is needed)."""
-        return self.applies(case.symbolic) and (not self.system or case.system is not None)
+        return self.applies(case.symbolic) and (not self.system or case.system is not None) and (
+            self.when is None or (case.system is not None and bool(self.when(case.system))))
 
     def run(self, case: Case) -> "Result":
         """Run on ``case``: numerically, or exactly when the case is symbolic."""
@@ -364,7 +369,7 @@ class Registry:
 
     def add(self, name: str, equation: str, function: Callable[[Case], Any], *, tolerance: float = DEFAULT_TOLERANCE,
             symbolic: bool = True, numeric: bool = True, requires: Iterable[str] = (), description: str | None = None,
-            replace: bool = False, system: bool = False) -> Check:
+            replace: bool = False, system: bool = False, when: Callable[[Any], bool] | None = None) -> Check:
         """Register ``function`` as the check ``name``.
 
         Raises
@@ -378,7 +383,7 @@ class Registry:
             raise SKOError(f"check {name!r} must be numeric, symbolic or both")
         doc = (function.__doc__ or "").strip().splitlines()
         check = Check(name, equation, function, float(tolerance), bool(symbolic), bool(numeric), tuple(requires),
-                      description if description is not None else (doc[0] if doc else ""), bool(system))
+                      description if description is not None else (doc[0] if doc else ""), bool(system), when)
         self._checks[name] = check
         return check
 

@@ -15,7 +15,7 @@ from sko.verify import derivatives as identities
 from sko.verify import run
 
 CHECKS = ["acceleration_derivative", "forward_dynamics_derivatives", "velocity_derivative", "coriolis_skew",
-          "kinetic_energy_derivatives", "gravity_hessian"]
+          "kinetic_energy_derivatives", "gravity_hessian", "analytic_derivatives"]
 
 
 def ball_and_free():
@@ -31,7 +31,7 @@ def ball_and_free():
 
 def test_every_identity_passes_on_every_built_in_system():
     results = run(checks=CHECKS)
-    assert {r.name for r in results} == set(CHECKS) and len(results) >= 6 * 8
+    assert {r.name for r in results} == set(CHECKS) and len(results) >= 6 * 10
     assert all(r.passed for r in results), [(r.model, r.name, r.residual) for r in results if not r.passed]
 
 
