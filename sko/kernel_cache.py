@@ -41,6 +41,7 @@ KERNEL_MODULES = (
     "sko.algorithms.compiled.rigid_blocks",
     "sko.algorithms.compiled.kernels",
     "sko.algorithms.compiled.operational_space",
+    "sko.systems.compiled_derivatives",
     "sko.algorithms.cfa.flat",
     "sko.bodies.kernels",
     "sko.bodies.compiled_joints",

@@ -41,6 +41,8 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
     centre of mass of the batch too: read off the arenas of the batched fill)."""
 
     def run():
+        from sko.systems.rigid_derivatives import compiled as compiled_derivatives
+
         system = make()
         rng = np.random.default_rng(0)
         Q = np.array([system.random_configuration(rng) for _ in range(_BATCH)]).astype(dtype)
@@ -51,6 +53,8 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
             system.mass_matrix(q)
             system.mass_matrix_inverse(q)
             system.energy(q, v)
+            if dtype == np.float64 and compiled_derivatives(system):  # the complex step's kernels are the other worker's
+                system.inverse_dynamics_derivatives(q, v, x)
         if kinematics:
             system.center_of_mass(Q)
 

@@ -1,26 +1,27 @@
-"""First-order derivatives of a system's dynamics, by exact complex step (theory guide,
-*Derivatives*: Eq. D1, D3, D21).
+"""First-order derivatives of a system's dynamics, by exact complex step (DERIVATIVES.md,
+Eq. 1, 3, 21).
 
 Configuration derivatives are taken in the tangent space, one column per velocity coordinate
-(D1): column ``ι`` of ``∂f/∂q`` is ``d/dε f(q ⊕ ε e_ι)`` at ``ε = 0``, with ``q ⊕ δ`` the
+(Eq. 1): column ``ι`` of ``∂f/∂q`` is ``d/dε f(q ⊕ ε e_ι)`` at ``ε = 0``, with ``q ⊕ δ`` the
 system's :meth:`~sko.systems.multibody.MultibodySystem.integrate` — for a ball or free joint the
 rotation ``q ⊗ exp(δ)`` in the successor frame, as Pinocchio's ``integrate``, so that its
 ``computeRNEADerivatives`` and ``computeABADerivatives`` compare column by column (a free joint's
 ``[ω; v]`` against Pinocchio's ``[v; ω]``). A first derivative sees ``⊕`` only through its
 differential ``q̇(q, e_ι)`` (:meth:`~sko.systems.multibody.MultibodySystem.qdot_matrix`).
 
-Complex step (D21): ``f′(x) w = Im f(x + i h w) / h`` with ``h = 1e-30``. No difference is
+Complex step (Eq. 21): ``f′(x) w = Im f(x + i h w) / h`` with ``h = 1e-30``. No difference is
 taken, so nothing cancels: the result is exact to rounding for any body type whose state
 carries complex numbers through (every library type does; the compiled complex128 engine runs
 it). The configuration columns evaluate ``f`` at ``q + i h q̇(q, e_ι)``: off the configuration
 manifold by ``O(h²)``, far below rounding. All columns of all states go to the engine as one
-batch of complex states. Forward dynamics follows from inverse dynamics (D3):
+batch of complex states. Forward dynamics follows from inverse dynamics (Eq. 3):
 ``∂θ̈/∂x = −ℳ⁻¹ ∂T/∂x`` at ``θ̈ = FD(q, θ̇, T)`` and ``∂θ̈/∂T = ℳ⁻¹``.
 """
 
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -33,8 +34,9 @@ from sko.systems import rigid_derivatives
 __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_STEP", "METHODS",
            "inverse_dynamics_derivatives", "forward_dynamics_derivatives"]
 
-#: the complex step ``h`` of D21: ``O(h²)`` is 1e-60 relative, far below rounding
+#: the complex step ``h`` of Eq. 21: ``O(h²)`` is 1e-60 relative, far below rounding
 COMPLEX_STEP = 1e-30
+_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # system → whether the compiled recursion takes it
 
 
 class InverseDynamicsDerivatives(NamedTuple):
@@ -63,22 +65,40 @@ METHODS = ("auto", "complex_step", "analytic")
 def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Mapping | None = None,
                                  method: str = "auto") -> InverseDynamicsDerivatives:
     """The derivatives of ``τ = ID(q, v, dv)`` (module docstring); ``v``, ``dv`` zero when omitted."""
+    if method in ("auto", "analytic") and not external_forces and _compiled(system):  # the common call, unchecked
+        if (out := system._engine.direct("inverse_dynamics_derivatives", q, v, dv)) is not None:
+            return InverseDynamicsDerivatives(out[0], out[1], out[2])
     Q, V, A, batched, symbolic = _states(system, q, v, dv, "dv")
-    dq, dvel = _partials(system, Q, V, A, external_forces, _method(system, method, symbolic, external_forces))
+    how = _method(system, method, symbolic, external_forces)
+    if how == "compiled":
+        out = _compiled_partials(system, Q, V, A)
+        dq, dvel, M = out[:, 0], out[:, 1], out[:, 2]
+        return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M[0])))
+    dq, dvel = _partials(system, Q, V, A, external_forces, how)
     M = system.mass_matrix(Q if batched else Q[0])
     return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M)))
 
 
 def forward_dynamics_derivatives(system, q, v=None, tau=None, external_forces: Mapping | None = None,
                                  method: str = "auto") -> ForwardDynamicsDerivatives:
-    """The derivatives of ``dv = FD(q, v, τ)`` from those of inverse dynamics at ``dv`` (D3)."""
+    """The derivatives of ``dv = FD(q, v, τ)`` from those of inverse dynamics at ``dv`` (Eq. 3)."""
+    if method in ("auto", "analytic") and not external_forces and _compiled(system):  # the common call, unchecked
+        engine = system._engine
+        if (a := engine.direct("forward_dynamics", q, v, tau)) is not None \
+                and (out := engine.direct("inverse_dynamics_derivatives", q, v, a)) is not None:
+            Minv = system.mass_matrix_inverse(q)
+            return ForwardDynamicsDerivatives(-Minv @ out[0], -Minv @ out[1], Minv)
     Q, V, T, batched, symbolic = _states(system, q, v, tau, "tau")
     how = _method(system, method, symbolic, external_forces)
     if batched:
         A, Minv = system.forward_dynamics(Q, V, T, external_forces), system.mass_matrix_inverse(Q)
     else:
         A, Minv = system.forward_dynamics(Q[0], V[0], T[0], external_forces)[None], system.mass_matrix_inverse(Q[0])
-    dq, dvel = _partials(system, Q, V, A, external_forces, how)
+    if how == "compiled":
+        out = _compiled_partials(system, Q, V, A)
+        dq, dvel = out[:, 0], out[:, 1]
+    else:
+        dq, dvel = _partials(system, Q, V, A, external_forces, how)
     out = (-Minv @ dq, -Minv @ dvel)
     return ForwardDynamicsDerivatives(*((*out, Minv) if batched else (out[0][0], out[1][0], Minv)))
 
@@ -88,6 +108,8 @@ def _method(system, method: str, symbolic: bool, external_forces) -> str:
     if method not in METHODS:
         raise SKOError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
     analytic = rigid_derivatives.applies(system) and not external_forces
+    if method in ("auto", "analytic") and analytic and not symbolic and _compiled(system):
+        return "compiled"
     if method == "auto":
         method = "analytic" if symbolic else "complex_step"
     if method == "analytic" and not analytic:
@@ -97,6 +119,25 @@ def _method(system, method: str, symbolic: bool, external_forces) -> str:
         raise SKOError("symbolic states take no complex step: method='analytic' (a rigid tree) gives their exact "
                        "derivatives")
     return method
+
+
+def _compiled(system) -> bool:
+    """:func:`~sko.systems.rigid_derivatives.compiled`, once per system."""
+    try:
+        return _COMPILED[system]
+    except KeyError:
+        return _COMPILED.setdefault(system, rigid_derivatives.compiled(system))
+
+
+def _compiled_partials(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """``(B, 3, nv, nv)``: ``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ`` of each state by the compiled recursion
+    (the reference recursion with the reference backend, or for a state the kernels reject)."""
+
+    def reference(q, v, dv, external_forces=None):
+        dq, dvel = rigid_derivatives.inverse_dynamics_partials(system, q, v, dv)
+        return np.stack([dq, dvel, system.mass_matrix(q)])
+
+    return system._engine.run("inverse_dynamics_derivatives", reference, Q, V, A)
 
 
 def _partials(system, Q, V, A, external_forces, method: str) -> tuple[np.ndarray, np.ndarray]:
@@ -146,7 +187,7 @@ def _real(x, name: str, size: int, symbol: str) -> np.ndarray:
 def _complex_step(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray,
                   external_forces: Mapping | None) -> tuple[np.ndarray, np.ndarray]:
     """``(∂T/∂θ, ∂T/∂θ̇)`` of inverse dynamics at each state, ``(B, nv, nv)`` each: the ``2 nv``
-    columns of every state by one batch of complex states (D1, D21)."""
+    columns of every state by one batch of complex states (Eq. 1, Eq. 21)."""
     B, n, h = Q.shape[0], system.dof_size, COMPLEX_STEP
     if n == 0:
         return np.zeros((B, 0, 0)), np.zeros((B, 0, 0))

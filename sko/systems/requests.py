@@ -42,6 +42,7 @@ from sko.algorithms.compiled.fields import columns
 from sko.algorithms.compiled.flat import Flat, Riccati
 from sko.algorithms.compiled.jit import FAST_MATH, call_request, cached, kernel, native_address, register
 from sko.bodies.kernels import Row, Terms, fill_states
+from sko.systems import compiled_derivatives as CD
 
 __all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "NoMatch", "request_views", "fill_arena",
            "request_vector", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
@@ -220,6 +221,25 @@ def _energies(w, x, out):
     return -1
 
 
+@kernel
+def _inverse_dynamics_derivatives(w, x, out):
+    """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` of a rigid tree on joints of constant ``S`` by the O(N·d) recursion
+    in world coordinates (DERIVATIVES.md §4–§5, :mod:`~sko.systems.compiled_derivatives`).
+    Buffers: the nodes, the inertias, the columns, scratch."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.POSE)
+    if status >= 0:
+        return status
+    nv, v0 = words[Header.NV], words[Header.V]
+    nodes, inertias, cols, t = ws[b[0]: b[1]], ws[b[1]: b[2]], matrix_view(ws, b[2], 5, 6 * nv), ws[b[3]: b[4]]
+    _zero(ws, b[2], b[3])
+    CD.scatter(rows, arena, v0, reals[:3], arena[v0: v0 + nv], x, nodes, inertias, cols, t)
+    CD.gather(rows, nodes, inertias)
+    CD.walks(rows, v0, nodes, inertias, cols, t, matrix_view(out, 0, nv, nv), matrix_view(out, nv * nv, nv, nv),
+             matrix_view(out, 2 * nv * nv, nv, nv))
+    return -1
+
 def _vector(s: Sizes) -> tuple:
     return (s.nv,)
 
@@ -242,6 +262,9 @@ REQUESTS = {r.name: r for r in (
             lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1))),
     Request("mass_matrix_inverse", _mass_matrix_inverse, Terms.STRUCTURE, None, False, _square,
             lambda s: _riccati_buffers(s, s.nv)),
+    Request("inverse_dynamics_derivatives", _inverse_dynamics_derivatives, Terms.MOTION, "qdd", True,
+            lambda s: (3, s.nv, s.nv),
+            lambda s: (CD.NODE * s.n, CD.INERTIAS * s.n, 30 * s.nv, max(36, 24 * s.nn))),
     Request("energy", _energies, Terms.POSE, None, True, lambda s: (2,), lambda s: ()),
 )}
 

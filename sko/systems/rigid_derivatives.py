@@ -1,14 +1,14 @@
-"""The derivatives of inverse dynamics of a rigid tree by the O(N·d) recursion (theory guide,
-*Derivatives*, Eq. D10–D12; ``d`` the depth of the tree).
+"""The derivatives of inverse dynamics of a rigid tree by the O(N·d) recursion (DERIVATIVES.md,
+Eq. 10–12; ``d`` the depth of the tree).
 
 The readable reference of the analytic path: generic numpy on any scalar type (float, complex,
 sympy expressions), one state at a time, in body coordinates. A scatter computes the velocities
 ``v_k``, accelerations ``α_k`` and forces ``f_k`` of Newton–Euler and, for every column of the
 joint of ``k``, the seeds ``σ`` (the change of ``v_k``) and ``ϱ`` (that of ``α_k`` plus
-``v_k × σ``), which describe the change of the whole subtree (D10); a gather sums the forces, the
+``v_k × σ``), which describe the change of the whole subtree (Eq. 10); a gather sums the forces, the
 composite inertias ``ℛ`` and the composite body Coriolis matrices ``𝔅``. Then every body walks
 its ancestors twice: once for its row block against the columns of itself and its ancestors,
-once for its columns against the rows of its strict ancestors (D11, D12). Where the joints'
+once for its columns against the rows of its strict ancestors (Eq. 11, Eq. 12). Where the joints'
 motion subspaces move with their coordinates (rack-and-pinion, Euler angles, reversed joints,
 user-defined joints), the joints' own derivatives enter through
 :meth:`~sko.bodies.joints.Joint.kinematics_derivatives`.
@@ -26,7 +26,7 @@ from sko.bodies.contract import BodyType
 from sko.bodies.rigid import RigidBody
 from sko.spatial import crf, crm, skew
 
-__all__ = ["applies", "inverse_dynamics_partials"]
+__all__ = ["applies", "compiled", "inverse_dynamics_partials"]
 
 
 def applies(system) -> bool:
@@ -34,6 +34,15 @@ def applies(system) -> bool:
     return bool(system.bodies) and all(
         type(system.body(k)) is RigidBody and type(system.body(k)).hinge_force is BodyType.hinge_force
         for k in system.bodies)
+
+
+def compiled(system) -> bool:
+    """Whether the compiled twin of the recursion (:mod:`sko.algorithms.compiled.rigid_derivatives`)
+    takes the system: :func:`applies`, every joint with a constant ``S`` and ``c_J = 0``
+    (:attr:`~sko.bodies.joints.Joint.constant_motion`) and every body compiled."""
+    engine = system._engine
+    return (applies(system) and all(system.body(k).joint.constant_motion for k in system.bodies)
+            and engine.layout is not None and engine.layout.all_compiled)
 
 
 def _crfb(h) -> np.ndarray:
@@ -53,7 +62,7 @@ def inverse_dynamics_partials(system, q, v, dv) -> tuple[np.ndarray, np.ndarray]
     root_acceleration = np.concatenate([np.zeros(3, dtype=g.dtype), -g])  # α(root) = −a_g
     X, S, dS, f, R, B, sigma, rho = {}, {}, {}, {}, {}, {}, {}, {}
     vel, acc = {}, {}
-    for k in system.tree.scatter_order():  # base to tips: Newton–Euler and the seeds (D10)
+    for k in system.tree.scatter_order():  # base to tips: Newton–Euler and the seeds (Eq. 10)
         body, qs, vs = system.body(k), system.q_slices[k], system.dof_slices[k]
         joint, p = body.joint, body.parent
         XJ, S_k, c = joint.kinematics(q[qs], v[vs])
@@ -87,7 +96,7 @@ def inverse_dynamics_partials(system, q, v, dv) -> tuple[np.ndarray, np.ndarray]
             f[p] = f[p] + Xs @ f[k]
             R[p] = R[p] + Xs @ R[k] @ X[k]
             B[p] = B[p] + Xs @ B[k] @ X[k]
-    for i in bodies:  # D11, D12: every body against its ancestors
+    for i in bodies:  # Eq. 11, Eq. 12: every body against its ancestors
         vi = system.dof_slices[i]
         Y, Z, j = R[i] @ S[i], 2 * B[i].T @ S[i], i
         while True:  # row block i, columns of j ⪯ i
@@ -98,7 +107,7 @@ def inverse_dynamics_partials(system, q, v, dv) -> tuple[np.ndarray, np.ndarray]
             if p is None:
                 break
             Y, Z, j = X[j].T @ Y, X[j].T @ Z, p
-        if dS[i].size:  # ∂T(i)/∂θ_ι += (∂S_i/∂θ_ι)* f(i) for the columns of i (D11)
+        if dS[i].size:  # ∂T(i)/∂θ_ι += (∂S_i/∂θ_ι)* f(i) for the columns of i (Eq. 11)
             dq[vi, vi] += np.einsum("irc,r->ci", dS[i], f[i])
         force = np.column_stack([crf(S[i][:, c]) @ f[i] for c in range(S[i].shape[1])]) if S[i].shape[1] else 0
         g_q = R[i] @ rho[i][0] + 2 * B[i] @ sigma[i][0] + force

@@ -1,4 +1,4 @@
-"""Identities of the derivatives of the dynamics (theory guide, *Derivatives*, D3, D14–D20).
+"""Identities of the derivatives of the dynamics (DERIVATIVES.md, Eq. 3, 14–20).
 
 They use only inverse and forward dynamics, ℳ, the energies, ``integrate`` and the brackets of
 the tangent columns, so they hold on every system whose velocity products are quadratic in
@@ -10,7 +10,7 @@ of the composite-body ℳ. Dissipation enters through its odd part in ``θ̇``: 
 ``J(θ̇) = ∂T/∂θ̇`` and ``c(θ̇) = T(q, θ̇, θ̈) − T(q, 0, θ̈)``, the velocity products are the even
 part ``c_e = (c(θ̇) + c(−θ̇))/2`` and their derivative the odd part ``J_e = (J(θ̇) − J(−θ̇))/2``.
 
-Brackets (D16): the tangent columns ``X_ι = Q(q) e_ι`` (``Q`` = :meth:`qdot_matrix`) have Lie
+Brackets (Eq. 16): the tangent columns ``X_ι = Q(q) e_ι`` (``Q`` = :meth:`qdot_matrix`) have Lie
 brackets ``[X_ι, X_κ] = Σ_λ (ad(e_ι) e_κ)_λ X_λ``; ``𝒩(θ̇) = Σ_ι θ̇_ι ad(e_ι)`` and ``𝒩̄(p)`` with
 ``𝒩(θ̇)* p = 𝒩̄(p) θ̇``. They vanish where ``θ̇ = q̇``; for a ball joint ``ad(ω) w = ω × w``.
 """
@@ -26,7 +26,7 @@ from .registry import Case, compare, register
 
 __all__ = ["brackets"]
 
-_H = 1e-30  # complex step (D21)
+_H = 1e-30  # complex step (Eq. 21)
 
 
 def _state(case: Case):
@@ -65,7 +65,7 @@ def _coriolis_parts(case: Case):
     return case.cached("derivatives_coriolis", compute)
 
 
-@register("acceleration_derivative", "Derivatives D14: ∂T/∂θ̈ = ℳ", system=True, symbolic=False)
+@register("acceleration_derivative", "DERIVATIVES.md, Eq. 14: ∂T/∂θ̈ = ℳ", system=True, symbolic=False)
 def acceleration_derivative(case: Case):
     """ℳ from the composite bodies equals the complex-step derivative of inverse dynamics in θ̈."""
     system, q, v, a = _state(case)
@@ -76,7 +76,7 @@ def acceleration_derivative(case: Case):
     return compare(M, dT.imag.T / _H, scale=_scale(M), label="∂T/∂θ̈")
 
 
-@register("forward_dynamics_derivatives", "Derivatives D3: ∂θ̈/∂x = −ℳ⁻¹ ∂T/∂x, ∂θ̈/∂T = ℳ⁻¹", system=True,
+@register("forward_dynamics_derivatives", "DERIVATIVES.md, Eq. 3: ∂θ̈/∂x = −ℳ⁻¹ ∂T/∂x, ∂θ̈/∂T = ℳ⁻¹", system=True,
           symbolic=False, tolerance=PHYSICS_TOLERANCE)
 def forward_dynamics_derivatives(case: Case):
     """The derivatives of forward dynamics from those of inverse dynamics equal differences of
@@ -97,7 +97,7 @@ def forward_dynamics_derivatives(case: Case):
             for ours, theirs, label in zip(derived, direct, ("∂θ̈/∂q", "∂θ̈/∂θ̇", "∂θ̈/∂T"))]
 
 
-@register("velocity_derivative", "Derivatives D15: (∂T/∂θ̇) θ̇ = 2c", system=True, symbolic=False)
+@register("velocity_derivative", "DERIVATIVES.md, Eq. 15: (∂T/∂θ̇) θ̇ = 2c", system=True, symbolic=False)
 def velocity_derivative(case: Case):
     """The velocity derivative of the velocity products is homogeneous of degree one."""
     _, _, v, _ = _state(case)
@@ -115,7 +115,7 @@ def _mass_matrix_rate(system, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     return (T[:n] - T[n]).imag.T / _H
 
 
-@register("coriolis_skew", "Derivatives D16: C θ̇ = c, ℳ̇ − 2C skew-symmetric", system=True, symbolic=False,
+@register("coriolis_skew", "DERIVATIVES.md, Eq. 16: C θ̇ = c, ℳ̇ − 2C skew-symmetric", system=True, symbolic=False,
           tolerance=PHYSICS_TOLERANCE)
 def coriolis_skew(case: Case):
     """``C = ½[J_e + 𝒩(θ̇)* ℳ − 𝒩̄(ℳθ̇)]`` factors the velocity products, and ``ℳ̇ − 2C`` is
@@ -135,7 +135,7 @@ def coriolis_skew(case: Case):
             compare(S + S.T, np.zeros_like(S), scale=scale, label="ℳ̇ − 2C + (ℳ̇ − 2C)*")]
 
 
-@register("kinetic_energy_derivatives", "Derivatives D18: ∂KE/∂θ̇ = ℳθ̇, ∂KE/∂θ = ½[G(θ̇) − G(0)]* θ̇",
+@register("kinetic_energy_derivatives", "DERIVATIVES.md, Eq. 18: ∂KE/∂θ̇ = ℳθ̇, ∂KE/∂θ = ½[G(θ̇) − G(0)]* θ̇",
           system=True, symbolic=False)
 def kinetic_energy_derivatives(case: Case):
     """The gradient of the kinetic energy (complex steps of the energy request) from the
@@ -155,7 +155,7 @@ def kinetic_energy_derivatives(case: Case):
             compare(gradient[1], expected[1], scale=_scale(M * v), label="∂KE/∂θ̇")]
 
 
-@register("gravity_hessian", "Derivatives D20: G − G* = 𝒩̄(g)", system=True, symbolic=False,
+@register("gravity_hessian", "DERIVATIVES.md, Eq. 20: G − G* = 𝒩̄(g)", system=True, symbolic=False,
           tolerance=PHYSICS_TOLERANCE)
 def gravity_hessian(case: Case):
     """``G = ∂T/∂θ(q, 0, 0)``, the Hessian of the potential along the tangent columns, is
@@ -169,7 +169,7 @@ def gravity_hessian(case: Case):
     return compare(G - G.T, N_bar, scale=_scale(G), label="G − G*")
 
 
-@register("analytic_derivatives", "Derivatives D10–D12: the O(N·d) recursion equals the complex step (D21)",
+@register("analytic_derivatives", "DERIVATIVES.md, Eq. 10–12: the O(N·d) recursion equals the complex step of Eq. 21",
           system=True, symbolic=False, when=rigid_derivatives.applies)
 def analytic_derivatives(case: Case):
     """On rigid trees the recursion of :mod:`sko.systems.rigid_derivatives` and the exact

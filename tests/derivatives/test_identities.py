@@ -1,6 +1,6 @@
 """The identities of the derivatives in ``sko verify`` (sko.verify.derivatives): they pass on
 every built-in system and fail on derivatives that are wrong; the brackets of the tangent
-columns are those of the theory guide (D16)."""
+columns are those of DERIVATIVES.md, Eq. 16."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_wrong_derivatives_fail(monkeypatch, wrong, failing):
 
 
 def test_without_the_brackets_ball_and_free_joints_fail(monkeypatch):
-    """``∂T/∂θ̇`` alone (the Christoffel form) is not the C of D16 when ``θ̇ ≠ q̇``."""
+    """``∂T/∂θ̇`` alone (the Christoffel form) is not the C of Eq. 16 when ``θ̇ ≠ q̇``."""
     monkeypatch.setattr(identities, "brackets", lambda system, q: np.zeros((system.nv,) * 3))
     results = {r.name: r.passed for r in run(models=[ball_and_free()], checks=["coriolis_skew", "gravity_hessian"])}
     assert results == {"coriolis_skew": False, "gravity_hessian": False}

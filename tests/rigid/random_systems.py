@@ -34,9 +34,15 @@ JOINT_MAKERS = [
 ]
 
 
-def random_rigid_system(seed: int, max_bodies: int = 7):
+#: the joints of constant ``S`` and ``c_J = 0`` (Joint.constant_motion): revolute, prismatic,
+#: helical, cylindrical, planar, ball, free
+CONSTANT_MOTION_MAKERS = JOINT_MAKERS[:6] + [JOINT_MAKERS[7]]
+
+
+def random_rigid_system(seed: int, max_bodies: int = 7, constant_motion: bool = False):
     """A random forest (one to three base bodies) of up to ``max_bodies`` moving bodies, with
-    random joints (a third of them reversed), fixed links merged on the way, and gravity."""
+    random joints (a third of them reversed), fixed links merged on the way, and gravity; with
+    ``constant_motion``, only joints of constant ``S`` and ``c_J = 0``, none reversed."""
     rng = np.random.default_rng(seed)
     b = SystemBuilder(gravity=rng.normal(size=3) * 5)
     names: list = []
@@ -44,8 +50,9 @@ def random_rigid_system(seed: int, max_bodies: int = 7):
     n_base = int(rng.integers(1, min(3, n) + 1))
     for i in range(n):
         parent = None if i < n_base else names[int(rng.integers(len(names)))]
-        joint = JOINT_MAKERS[int(rng.integers(len(JOINT_MAKERS)))](rng)
-        if rng.random() < 0.3:
+        makers = CONSTANT_MOTION_MAKERS if constant_motion else JOINT_MAKERS
+        joint = makers[int(rng.integers(len(makers)))](rng)
+        if rng.random() < 0.3 and not constant_motion:
             joint = joint.reversed()
         A = rng.normal(size=(3, 3))
         second_moments = A @ A.T * 0.05 + 0.01 * np.eye(3)  # ∫ρ r rᵀ, so the inertia below is physical

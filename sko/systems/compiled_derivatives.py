@@ -1,0 +1,242 @@
+"""The derivatives of inverse dynamics of a rigid tree, compiled (DERIVATIVES.md §4–§5, Eq. 10–13):
+the kernel twin of :mod:`sko.systems.rigid_derivatives`, in world coordinates (Eq. 13).
+
+It takes a state table (:data:`~sko.bodies.kernels.Row`) of rigid bodies on joints of constant
+``S`` with ``c_J = 0`` (:func:`~sko.systems.rigid_derivatives.compiled`), whose arena holds each
+body's ``H = S*``, body-frame inertia ``M`` and own frame's world pose ``(R, p)``. In world
+coordinates every quantity of every body is taken about the world origin, so the weights are
+identities: the composites ``ℛ`` and ``𝔅`` and the gathered forces are plain sums over the
+subtree, and the ancestor walks of Eq. 11–12 are dot products with no transform carried. Rows
+come parent first (the fill order): a scatter runs them forwards, a gather backwards.
+
+Per body ``k`` (``j`` its row), the buffers hold
+
+``nodes[j]`` (24 entries)
+    ``v_k``, ``α_k``, ``f_k`` (gathered) and ``ℐ_k v_k``, world coordinates;
+``inertias[j]`` (72 entries)
+    ``ℛ(k)`` then ``𝔅(k)`` (row-major 6 × 6);
+``columns`` (5 rows × 6 nv)
+    per hinge column ``ι`` the 6-vectors ``s_ι`` (world), ``σ`` and ``ϱ`` of the ``θ``-column,
+    ``σ`` and ``ϱ`` of the ``θ̇``-column (Eq. 10).
+"""
+
+from __future__ import annotations
+
+from sko.algorithms.compiled.borrow import borrowed
+from sko.algorithms.compiled.fields import columns, offsets
+from sko.algorithms.compiled.jit import kernel
+from sko.bodies.kernels import Record, Row
+
+__all__ = ["Columns", "Node", "scatter", "gather", "walks"]
+
+#: The rows of the column buffer (module docstring).
+Columns = columns("Columns", "S", "SIGMA_Q", "RHO_Q", "SIGMA_V", "RHO_V")
+#: One body's entries of the node buffer (module docstring).
+Node = offsets("Node", v=6, alpha=6, f=6, Iv=6)
+NODE, INERTIAS = 24, 72
+
+
+@kernel
+def _motion_cross(x, xo, y, yo, z, zo, sign):
+    """``z[zo:zo+6] += sign · (x × y)`` for motions ``x = [ω; v]``: ``[ω × y_ω; v × y_ω + ω × y_v]``."""
+    w0, w1, w2, v0, v1, v2 = x[xo], x[xo + 1], x[xo + 2], x[xo + 3], x[xo + 4], x[xo + 5]
+    a0, a1, a2, b0, b1, b2 = y[yo], y[yo + 1], y[yo + 2], y[yo + 3], y[yo + 4], y[yo + 5]
+    z[zo] += sign * (w1 * a2 - w2 * a1)
+    z[zo + 1] += sign * (w2 * a0 - w0 * a2)
+    z[zo + 2] += sign * (w0 * a1 - w1 * a0)
+    z[zo + 3] += sign * (v1 * a2 - v2 * a1 + w1 * b2 - w2 * b1)
+    z[zo + 4] += sign * (v2 * a0 - v0 * a2 + w2 * b0 - w0 * b2)
+    z[zo + 5] += sign * (v0 * a1 - v1 * a0 + w0 * b1 - w1 * b0)
+
+
+@kernel
+def _force_cross(x, xo, y, yo, z, zo):
+    """``z[zo:zo+6] += x ×* y`` for a motion ``x = [ω; v]`` and a force ``y = [n; f]``:
+    ``[ω × n + v × f; ω × f]``."""
+    w0, w1, w2, v0, v1, v2 = x[xo], x[xo + 1], x[xo + 2], x[xo + 3], x[xo + 4], x[xo + 5]
+    n0, n1, n2, f0, f1, f2 = y[yo], y[yo + 1], y[yo + 2], y[yo + 3], y[yo + 4], y[yo + 5]
+    z[zo] += w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1
+    z[zo + 1] += w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2
+    z[zo + 2] += w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0
+    z[zo + 3] += w1 * f2 - w2 * f1
+    z[zo + 4] += w2 * f0 - w0 * f2
+    z[zo + 5] += w0 * f1 - w1 * f0
+
+
+@kernel
+def _world_inertia(arena, mo, ro, po, I, io):
+    """``ℐ`` (6 × 6 at ``I[io]``): the body inertia at ``arena[mo]`` (``[[Ī, h×], [h×*, m]]``
+    about the body origin) about the world origin in world axes, for the body frame's world
+    axes ``R`` (``arena[ro]``, row-major) and origin ``p`` (``arena[po]``): ``Ī ← R Ī R*``,
+    ``h ← R h``, then the parallel-axis shift to the origin, ``Ī − p h* − h p* + 2 (h·p) 1 −
+    m (p p* − (p·p) 1)`` and ``h + m p``."""
+    m = arena[mo + 35]
+    hb0, hb1, hb2 = arena[mo + 16], arena[mo + 5], arena[mo + 9]  # h× = I[:3, 3:]: h = (I₂₄, I₀₅, I₁₃)
+    h = (arena[ro] * hb0 + arena[ro + 1] * hb1 + arena[ro + 2] * hb2,
+         arena[ro + 3] * hb0 + arena[ro + 4] * hb1 + arena[ro + 5] * hb2,
+         arena[ro + 6] * hb0 + arena[ro + 7] * hb1 + arena[ro + 8] * hb2)
+    p = (arena[po], arena[po + 1], arena[po + 2])
+    hp, pp = h[0] * p[0] + h[1] * p[1] + h[2] * p[2], p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
+    for r in range(3):
+        for c in range(3):  # (R Ī)(r, c) then (R Ī R*)(r, c) in one pass over Ī
+            s = 0.0 * m
+            for a in range(3):
+                ra = arena[ro + 3 * r + a]
+                for b in range(3):
+                    s += ra * arena[mo + 6 * a + b] * arena[ro + 3 * c + b]
+            s -= p[r] * h[c] + h[r] * p[c] + m * p[r] * p[c]
+            if r == c:
+                s += 2.0 * hp + m * pp
+            I[io + 6 * r + c] = s
+    g0, g1, g2 = h[0] + m * p[0], h[1] + m * p[1], h[2] + m * p[2]
+    for r in range(3):
+        for c in range(3):
+            I[io + 6 * (r + 3) + c + 3] = m if r == c else 0.0 * m
+    I[io + 3], I[io + 4], I[io + 5] = 0.0 * m, -g2, g1  # h× and its transpose
+    I[io + 9], I[io + 10], I[io + 11] = g2, 0.0 * m, -g0
+    I[io + 15], I[io + 16], I[io + 17] = -g1, g0, 0.0 * m
+    for r in range(3):
+        for c in range(3):
+            I[io + 6 * (c + 3) + r] = I[io + 6 * r + c + 3]
+
+
+@kernel
+def scatter(rows, arena, v0, gravity, qd, qdd, nodes, inertias, cols, t):
+    """Base to tips, per body: the world ``s_ι``, ``v``, ``α`` and the seeds (Eq. 10), ``ℐ``,
+    ``ℐ v``, ``f = ℐ α + v ×* ℐ v`` and the body Coriolis matrix ``B = ½[Q + Q* + crfb(ℐ v)]``
+    with ``Q = crf(v) ℐ`` (``B v = v ×* ℐ v``); ``v0``: where ``θ̇`` starts in the arena.
+    ``nodes``, ``cols`` zero on entry; ``t``: 36 entries of scratch."""
+    rows, arena, gravity, qd, qdd = borrowed(rows), borrowed(arena), borrowed(gravity), borrowed(qd), borrowed(qdd)
+    nodes, inertias, cols, t = borrowed(nodes), borrowed(inertias), borrowed(cols), borrowed(t)
+    S = cols[Columns.S]
+    for k in range(rows.shape[0]):
+        p, h, d = rows[k, Row.PARENT], rows[k, Row.NV], rows[k, Row.V] - v0
+        ho, rec, no, io = rows[k, Row.H], rows[k, Row.RECORDS], NODE * k, INERTIAS * k
+        ro, po = rec + Record.rotation, rec + Record.position
+        for i in range(24):
+            t[i] = 0.0
+        for c in range(h):  # s = ⁰X_k S e_c = [R s_ω; R s_v + p × R s_ω]; t = v_J, a_J
+            so, o = ho + 6 * c, 6 * (d + c)
+            for i in range(3):
+                r0, r1, r2 = arena[ro + 3 * i], arena[ro + 3 * i + 1], arena[ro + 3 * i + 2]
+                S[o + i] = r0 * arena[so] + r1 * arena[so + 1] + r2 * arena[so + 2]
+                S[o + 3 + i] = r0 * arena[so + 3] + r1 * arena[so + 4] + r2 * arena[so + 5]
+            x0, x1, x2 = arena[po], arena[po + 1], arena[po + 2]
+            S[o + 3] += x1 * S[o + 2] - x2 * S[o + 1]
+            S[o + 4] += x2 * S[o] - x0 * S[o + 2]
+            S[o + 5] += x0 * S[o + 1] - x1 * S[o]
+            for i in range(6):
+                t[i] += S[o + i] * qd[d + c]
+                t[6 + i] += S[o + i] * qdd[d + c]
+        if p >= 0:  # t[12:24] = 𝒱⁺ = v_℘, α⁺ = α_℘ (world coordinates: no transform)
+            for i in range(12):
+                t[12 + i] = nodes[NODE * p + i]
+        else:  # 𝒱⁺ = 0, α⁺ = −a_g
+            for i in range(3):
+                t[21 + i] = -gravity[i]
+        vo, ao = no + Node.v, no + Node.alpha
+        for i in range(6):  # v = 𝒱⁺ + v_J, α = α⁺ + a_J + v × v_J
+            nodes[vo + i] = t[12 + i] + t[i]
+            nodes[ao + i] = t[18 + i] + t[6 + i]
+        _motion_cross(nodes, vo, t, 0, nodes, ao, 1.0)
+        for c in range(h):  # the seeds (Eq. 10)
+            o = 6 * (d + c)
+            _motion_cross(t, 12, S, o, cols[Columns.SIGMA_Q], o, 1.0)  # σ_θ = 𝒱⁺ × s
+            _motion_cross(t, 18, S, o, cols[Columns.RHO_Q], o, 1.0)  # ϱ_θ = α⁺ × s + 𝒱⁺ × σ_θ
+            _motion_cross(t, 12, cols[Columns.SIGMA_Q], o, cols[Columns.RHO_Q], o, 1.0)
+            for i in range(6):
+                cols[Columns.SIGMA_V, o + i] = S[o + i]  # σ_θ̇ = s
+            _motion_cross(nodes, vo, S, o, cols[Columns.RHO_V], o, 1.0)  # ϱ_θ̇ = (v + 𝒱⁺) × s
+            _motion_cross(t, 12, S, o, cols[Columns.RHO_V], o, 1.0)
+        _world_inertia(arena, rows[k, Row.M], ro, po, inertias, io)
+        fo, Io = no + Node.f, no + Node.Iv
+        for r in range(6):  # ℐ v, ℐ α
+            x, y = 0.0 * t[0], 0.0 * t[0]
+            for c in range(6):
+                x += inertias[io + 6 * r + c] * nodes[vo + c]
+                y += inertias[io + 6 * r + c] * nodes[ao + c]
+            nodes[Io + r], nodes[fo + r] = x, y
+        _force_cross(nodes, vo, nodes, Io, nodes, fo)  # f = ℐ α + v ×* ℐ v
+        Bo = io + 36
+        n0, n1, n2, f0, f1, f2 = (0.5 * nodes[Io], 0.5 * nodes[Io + 1], 0.5 * nodes[Io + 2], 0.5 * nodes[Io + 3],
+                                  0.5 * nodes[Io + 4], 0.5 * nodes[Io + 5])
+        for i in range(36):  # ½ crfb(ℐ v) = ½ [[−n×, −f×], [−f×, 0]]
+            inertias[Bo + i] = 0.0 * t[0]
+        for (r0, c0, x0, x1, x2) in ((0, 0, n0, n1, n2), (0, 3, f0, f1, f2), (3, 0, f0, f1, f2)):
+            b = Bo + 6 * r0 + c0
+            inertias[b + 1], inertias[b + 2] = x2, -x1
+            inertias[b + 6], inertias[b + 8] = -x2, x0
+            inertias[b + 12], inertias[b + 13] = x1, -x0
+        for c in range(6):  # + ½ (Q + Q*), column c of Q = v ×* ℐ e_c
+            for i in range(6):
+                t[24 + i] = inertias[io + 6 * i + c]
+                t[30 + i] = 0.0 * t[0]
+            _force_cross(nodes, vo, t, 24, t, 30)
+            for i in range(6):
+                inertias[Bo + 6 * i + c] += 0.5 * t[30 + i]
+                inertias[Bo + 6 * c + i] += 0.5 * t[30 + i]
+
+
+@kernel
+def gather(rows, nodes, inertias):
+    """Tips to base: ``f``, ``ℛ`` and ``𝔅`` of every body summed into its parent's (Eq. 10, world
+    coordinates)."""
+    rows, nodes, inertias = borrowed(rows), borrowed(nodes), borrowed(inertias)
+    for k in range(rows.shape[0] - 1, -1, -1):
+        p = rows[k, Row.PARENT]
+        if p >= 0:
+            for i in range(6):
+                nodes[NODE * p + Node.f + i] += nodes[NODE * k + Node.f + i]
+            for i in range(INERTIAS):
+                inertias[INERTIAS * p + i] += inertias[INERTIAS * k + i]
+
+
+@kernel
+def walks(rows, v0, nodes, inertias, cols, t, dq, dv, M):
+    """``∂T/∂θ`` (``dq``), ``∂T/∂θ̇`` (``dv``) and ``ℳ`` (``nv × nv``, ``dq``, ``dv`` zero on
+    entry) from the composites and seeds (Eq. 11–12): each body's columns against its own and
+    its ancestors' rows and the other way round; ``t``: ``24 max n_k`` entries."""
+    rows, nodes, inertias, cols, t = borrowed(rows), borrowed(nodes), borrowed(inertias), borrowed(cols), borrowed(t)
+    dq, dv, M = borrowed(dq), borrowed(dv), borrowed(M)
+    S, sq, rq, sv, rv = cols[Columns.S], cols[Columns.SIGMA_Q], cols[Columns.RHO_Q], cols[Columns.SIGMA_V], \
+        cols[Columns.RHO_V]
+    for i in range(rows.shape[0]):
+        h, di = rows[i, Row.NV], rows[i, Row.V] - v0
+        Ro, Bo, fo = INERTIAS * i, INERTIAS * i + 36, NODE * i + Node.f
+        for c in range(h):  # per column c of i: Y = ℛ s, Z = 2 𝔅* s, gq = ℛ ϱ_θ + 2 𝔅 σ_θ + s ×* f, gv
+            o, w = 6 * (di + c), 24 * c
+            for k in range(6):
+                y, z, gq, gv = 0.0 * S[o], 0.0 * S[o], 0.0 * S[o], 0.0 * S[o]
+                for r in range(6):
+                    Rkr, Bkr, Brk = inertias[Ro + 6 * k + r], inertias[Bo + 6 * k + r], inertias[Bo + 6 * r + k]
+                    y += Rkr * S[o + r]
+                    z += Brk * S[o + r]
+                    gq += Rkr * rq[o + r] + 2.0 * Bkr * sq[o + r]
+                    gv += Rkr * rv[o + r] + 2.0 * Bkr * sv[o + r]
+                t[w + k], t[w + 6 + k], t[w + 12 + k], t[w + 18 + k] = y, 2.0 * z, gq, gv
+            _force_cross(S, o, nodes, fo, t, w + 12)
+        j = i
+        while j >= 0:
+            hj, dj = rows[j, Row.NV], rows[j, Row.V] - v0
+            for c in range(h):
+                w = 24 * c
+                for cj in range(hj):
+                    oj = 6 * (dj + cj)
+                    x_q, x_v, m = 0.0 * S[oj], 0.0 * S[oj], 0.0 * S[oj]
+                    for k in range(6):
+                        y, z = t[w + k], t[w + 6 + k]
+                        x_q += y * rq[oj + k] + z * sq[oj + k]
+                        x_v += y * rv[oj + k] + z * sv[oj + k]
+                        m += S[oj + k] * y
+                    dq[di + c, dj + cj] += x_q
+                    dv[di + c, dj + cj] += x_v
+                    M[di + c, dj + cj] = m
+                    M[dj + cj, di + c] = m
+                    if j != i:  # rows of the strict ancestors, columns of i
+                        g_q, g_v = 0.0 * S[oj], 0.0 * S[oj]
+                        for k in range(6):
+                            g_q += S[oj + k] * t[w + 12 + k]
+                            g_v += S[oj + k] * t[w + 18 + k]
+                        dq[dj + cj, di + c] += g_q
+                        dv[dj + cj, di + c] += g_v
+            j = rows[j, Row.PARENT]
