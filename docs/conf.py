@@ -83,7 +83,7 @@ SECTIONS = {
     for path in THEORY.glob("*.md")
     for match in re.finditer(r"^## (§(\d+)\b.*?)\s*$", path.read_text(encoding="utf-8"), re.MULTILINE)
 }
-GUIDE = re.compile(r"(?<![\w/`<])(SKO|RIGID|BODIES|SPARSE|CFA|EMBEDDING|API)\.md(?:\s*§\s*(\d+)(?![\d.]))?(?![\w`])")
+GUIDE = re.compile(r"(?<![\w/`<])(SKO|RIGID|BODIES|SPARSE|CFA|EMBEDDING|DERIVATIVES|API)\.md(?:\s*§\s*(\d+)(?![\d.]))?(?![\w`])")
 
 
 def _link_citations(app, what, name, obj, options, lines):
