@@ -356,25 +356,35 @@ def quaternion_rate_matrix(q) -> np.ndarray:
 
 
 def quaternion_exp(omega) -> np.ndarray:
-    """Unit quaternion of the rotation vector ``omega`` (rotation by ``‖ω‖`` about ``ω/‖ω‖``)."""
-    omega = np.asarray(omega, dtype=float)
-    angle = np.linalg.norm(omega)
+    """Unit quaternion of the rotation vector ``omega`` (rotation by ``‖ω‖`` about ``ω/‖ω‖``).
+
+    Analytic in a complex ``omega`` (complex step): ``‖ω‖ = √(ω·ω)`` and the branch on its
+    real part; both ``cos(‖ω‖/2)`` and ``sin(‖ω‖/2)/‖ω‖`` are even in the square root."""
+    omega = float_or_complex(omega)
+    angle = analytic_norm(omega)
     half = angle / 2
     # sin(half)/angle, with its series near zero
-    k = 0.5 - angle**2 / 48 if angle < 1e-6 else np.sin(half) / angle
+    k = 0.5 - angle**2 / 48 if real_part(angle) < 1e-6 else np.sin(half) / angle
     return np.concatenate([[np.cos(half)], k * omega])
 
 
 def quaternion_log(q) -> np.ndarray:
     """The rotation vector ``ω``, ``‖ω‖ ≤ π``, with ``quaternion_exp(ω)`` the rotation of the
-    nonzero ``q`` (the inverse of :func:`quaternion_exp` up to the quaternion's sign)."""
+    nonzero ``q`` (the inverse of :func:`quaternion_exp` up to the quaternion's sign).
+
+    Analytic in a complex ``q`` (complex step): the sign and the branches are decided on the
+    real parts, and ``arctan2`` is written with ``arctan`` of the ratio that stays bounded."""
     q = quaternion_normalize(q)
-    if q[0] < 0:
+    if real_part(q[0]) < 0:
         q = -q
-    s = np.linalg.norm(q[1:])
-    angle = 2 * np.arctan2(s, q[0])
+    s = analytic_norm(q[1:])
+    if q.dtype.kind == "c":  # arctan2(s, w) for w ≥ 0 (real parts), without its real-only ufunc
+        half = np.arctan(s / q[0]) if real_part(s) <= real_part(q[0]) else np.pi / 2 - np.arctan(q[0] / s)
+        angle = 2 * half
+    else:
+        angle = 2 * np.arctan2(s, q[0])
     # angle / sin(angle / 2), with its series near zero
-    k = 2 + s**2 / 3 if s < 1e-6 else angle / s
+    k = 2 + s**2 / 3 if real_part(s) < 1e-6 else angle / s
     return k * q[1:]
 
 
@@ -385,11 +395,37 @@ def quaternion_conjugate(q) -> np.ndarray:
 
 
 def quaternion_normalize(q) -> np.ndarray:
-    """``q / ‖q‖`` (computed on ``q / max|q|``, so any finite nonzero ``q`` works); the sign is kept."""
-    q = np.asarray(q, dtype=float)
-    top = np.abs(q).max(initial=0.0)
+    """``q / ‖q‖`` (computed on ``q / max|q|``, so any finite nonzero ``q`` works); the sign is kept.
+
+    A complex ``q`` (complex step) stays complex: it is scaled by the largest real part and
+    divided by the analytic ``√(q·q)``."""
+    q = float_or_complex(q)
+    top = np.abs(real_part(q)).max(initial=0.0)
     q = q / top if np.isfinite(top) and top > 0 else q
-    return q / np.linalg.norm(q)
+    return q / analytic_norm(q)
+
+
+# ---------------------------------------------------------------------------- complex steps
+def float_or_complex(x) -> np.ndarray:
+    """``x`` as float64, or as complex128 if it is complex (the scalar of a complex step, which
+    a cast to float would drop); object arrays are converted to float as any other."""
+    x = np.asarray(x)
+    return x.astype(np.complex128, copy=False) if x.dtype.kind == "c" else np.asarray(x, dtype=float)
+
+
+def real_part(x):
+    """The real part of a complex number or array (where a branch or a check of a complex step
+    is decided), anything else as it is."""
+    return np.real(x) if np.iscomplexobj(x) else x
+
+
+def analytic_norm(x):
+    """``‖x‖`` of a real array, ``√(Σ xᵢ²)`` of a complex one: analytic in ``x`` (a complex
+    step), unlike ``np.linalg.norm``, which takes ``|xᵢ|``."""
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        return np.sqrt(np.sum(x * x))
+    return np.linalg.norm(x)
 
 
 # ---------------------------------------------------------------------------- checks

@@ -25,8 +25,8 @@ import numpy as np
 
 from sko.arrays import result_dtype
 from sko.errors import JointError
-from sko.spatial import (crm, plucker, quaternion_conjugate, quaternion_exp, quaternion_log, quaternion_matrix,
-                         quaternion_multiply, quaternion_rate)
+from sko.spatial import (analytic_norm, crm, float_or_complex, plucker, quaternion_conjugate, quaternion_exp,
+                         quaternion_log, quaternion_matrix, quaternion_multiply, quaternion_rate)
 
 from sko.bodies.joints import Joint, JointKinematics, JointLimits, _check_quaternion, _unit_quaternion
 
@@ -154,15 +154,15 @@ class FreePositionFirst(Joint):
         return np.concatenate([rng.uniform(-1.0, 1.0, 3), _unit_quaternion(rng)])
 
     def normalize(self, q):
-        q = np.array(self._vector(q, 7, "q"), dtype=float)
+        q = np.array(float_or_complex(self._vector(q, 7, "q")))  # a complex step stays complex
         _check_quaternion(q[3:], self)
-        q[3:] /= np.linalg.norm(q[3:])
+        q[3:] /= analytic_norm(q[3:])
         return q
 
     def _integrate(self, q, v, dt):
         """Exact for constant ``ν``: ``p`` moves along ``ṗ`` and ``R ← R exp(dt ω)``."""
         q = self.normalize(q)
-        v = np.asarray(v, dtype=float)
+        v = float_or_complex(v)
         quat = quaternion_multiply(q[3:], quaternion_exp(dt * v[3:]))
         return self.normalize(np.concatenate([q[:3] + dt * v[:3], quat]))
 

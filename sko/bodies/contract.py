@@ -177,8 +177,9 @@ class BodyType(ABC):
         return None
 
     def normalize(self, q: np.ndarray) -> np.ndarray:
-        """``q`` projected back onto the configuration manifold (default: unchanged)."""
-        return np.array(q, dtype=float)
+        """``q`` projected back onto the configuration manifold (default: unchanged; a complex
+        ``q``, a complex step, stays complex)."""
+        return np.array(q, dtype=complex if np.iscomplexobj(q) else float)
 
     def neutral(self) -> np.ndarray:
         """A reference configuration (default: zeros)."""

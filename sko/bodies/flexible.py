@@ -34,7 +34,7 @@ import scipy.linalg
 from sko.graphs.errors import SKOError
 from sko.arrays import check_psd, check_spd, numeric_array
 from sko.bodies.joints import Joint
-from sko.spatial import crm, plucker, skew
+from sko.spatial import crm, float_or_complex, plucker, skew
 
 from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState
 from sko.bodies.hinge import checked_placement, hinge_state
@@ -241,14 +241,14 @@ class FlexibleBody(BodyType):
 
     def normalize(self, q):
         nq = self.joint.nq
-        return np.concatenate([self.joint.normalize(q[:nq]), np.asarray(q[nq:], dtype=float)])
+        return np.concatenate([self.joint.normalize(q[:nq]), float_or_complex(q[nq:])])
 
     def neutral(self):
         return np.concatenate([self.joint.neutral(), np.zeros(self.r)])
 
     def integrate(self, q, qd, dt):
         nq, nv = self.joint.nq, self.joint.nv
-        return np.concatenate([self.joint.integrate(q[:nq], qd[:nv], dt), np.asarray(q[nq:], dtype=float) + dt * np.asarray(qd[nv:])])
+        return np.concatenate([self.joint.integrate(q[:nq], qd[:nv], dt), float_or_complex(q[nq:]) + dt * np.asarray(qd[nv:])])
 
     def difference(self, q0, q1):
         nq = self.joint.nq

@@ -15,7 +15,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.graphs.errors import DimensionError
 from sko.arrays import checked_array
 from sko.inertia import check_spatial_inertia
 from sko.spatial import checked_transform, crm, plucker_rotation, plucker_translation

@@ -28,7 +28,10 @@ import numpy as np
 
 from sko.arrays import checked_scalar, numeric_array, result_dtype, scaled_norm, unit_vector
 from sko.spatial import (
+    analytic_norm,
+    float_or_complex,
     quaternion_normalize,
+    real_part,
     cos_sin,
     axis_angle_matrix,
     plucker,
@@ -182,7 +185,7 @@ class Joint:
 
     def kinematics_derivatives(self, q, v=None) -> JointDerivatives:
         """``∂S/∂θ_ι``, ``∂c_J/∂θ_ι`` and ``∂c_J/∂ν_ι`` at ``(q, ν)``, ``θ_ι`` the tangent columns
-        of :meth:`integrate` (theory guide, Derivatives, D10): zero for a joint with
+        of :meth:`integrate` (DERIVATIVES.md, Eq. 10): zero for a joint with
         :attr:`constant_motion`; otherwise exact complex steps of :meth:`kinematics` along
         ``q̇(q, e_ι)`` and ``e_ι`` (the joint's formulas must be analytic: no ``abs``, no casts)."""
         q = self._vector(q, self.nq, "q")
@@ -229,8 +232,11 @@ class Joint:
         return rng.uniform(-np.pi, np.pi, self.nq)
 
     def normalize(self, q) -> np.ndarray:
-        """``q`` projected back onto the configuration manifold (unit quaternions)."""
-        return np.array(self._vector(q, self.nq, "q"), dtype=float)
+        """``q`` projected back onto the configuration manifold (unit quaternions).
+
+        The library's projections (and :meth:`integrate`) are analytic in a complex ``q``: the
+        result stays complex, so complex steps pass through them exactly."""
+        return np.array(float_or_complex(self._vector(q, self.nq, "q")))
 
     def integrate(self, q, v, dt: float) -> np.ndarray:
         """The configuration reached from ``q`` with constant velocity ``v`` for time ``dt``
@@ -254,7 +260,7 @@ class Joint:
         q0, q1 = self._vector(q0, self.nq, "q0"), self._vector(q1, self.nq, "q1")
         if type(self)._qdot is not Joint._qdot:
             raise JointError(f"{self} has a user-defined q̇ map: difference(q0, q1) is not defined for it")
-        return np.asarray(q1, dtype=float) - q0
+        return float_or_complex(q1) - q0
 
     def reversed(self) -> "ReversedJoint":
         """This joint with opposite polarity (Featherstone Table 4.2)."""
@@ -459,8 +465,8 @@ class Planar(Joint):
     def _integrate(self, q, v, dt):
         """Exact for a constant body velocity (the SE(2) exponential)."""
         q = self.normalize(q)
-        w, u = self._vector(v, 3, "velocity")[0] * dt, np.asarray(v[1:], dtype=float) * dt
-        if abs(w) < 1e-8:
+        w, u = self._vector(v, 3, "velocity")[0] * dt, float_or_complex(v[1:]) * dt
+        if abs(real_part(w)) < 1e-8:
             V = np.array([[1.0, -w / 2], [w / 2, 1.0]])
         else:
             V = np.array([[np.sin(w), np.cos(w) - 1], [1 - np.cos(w), np.sin(w)]]) / w
@@ -472,7 +478,7 @@ class Planar(Joint):
         q0, q1 = self.normalize(q0), self.normalize(self._vector(q1, 3, "q1"))
         w = q1[0] - q0[0]
         d = rotation_z(q0[0])[:2, :2].T @ (q1[1:] - q0[1:])
-        if abs(w) < 1e-8:
+        if abs(real_part(w)) < 1e-8:
             V = np.array([[1.0, -w / 2], [w / 2, 1.0]])
         else:
             V = np.array([[np.sin(w), np.cos(w) - 1], [1 - np.cos(w), np.sin(w)]]) / w
@@ -486,7 +492,7 @@ class Planar(Joint):
 
 
 def _check_quaternion(quat, joint) -> None:
-    if quat.dtype != object and scaled_norm(quat) < 1e-9:
+    if quat.dtype != object and scaled_norm(real_part(quat)) < 1e-9:  # a complex step: its real part
         raise JointError(f"{joint}: quaternion {quat} has (near) zero norm and describes no rotation")
 
 
@@ -513,13 +519,13 @@ class Spherical(Joint):
         return _unit_quaternion(rng)
 
     def normalize(self, q):
-        q = np.array(self._vector(q, 4, "q"), dtype=float)
+        q = np.array(float_or_complex(self._vector(q, 4, "q")))
         _check_quaternion(q, self)
         return quaternion_normalize(q)
 
     def _integrate(self, q, v, dt):
         q = self.normalize(q)
-        return self.normalize(quaternion_multiply(q, quaternion_exp(dt * np.asarray(v, dtype=float))))
+        return self.normalize(quaternion_multiply(q, quaternion_exp(dt * float_or_complex(v))))
 
     def difference(self, q0, q1):
         """``ω = log(q0⁻¹ ⊗ q1)`` in the successor frame, ``‖ω‖ ≤ π`` (the shortest rotation)."""
@@ -586,7 +592,7 @@ class Free(Joint):
         return np.concatenate([_unit_quaternion(rng), rng.uniform(-1.0, 1.0, 3)])
 
     def normalize(self, q):
-        q = np.array(self._vector(q, 7, "q"), dtype=float)
+        q = np.array(float_or_complex(self._vector(q, 7, "q")))
         _check_quaternion(q[:4], self)
         q[:4] = quaternion_normalize(q[:4])
         return q
@@ -594,11 +600,11 @@ class Free(Joint):
     def _integrate(self, q, v, dt):
         """Exact for a constant body velocity: ``(R, p) ← (R, p) exp(dt [ω; v])``."""
         q = self.normalize(q)
-        v = np.asarray(self._vector(v, 6, "velocity"), dtype=float) * dt
+        v = float_or_complex(self._vector(v, 6, "velocity")) * dt
         w, u = v[:3], v[3:]
-        angle = np.linalg.norm(w)
+        angle = analytic_norm(w)  # V is even in it: analytic in a complex step
         W = skew(w)
-        if angle < 1e-8:
+        if real_part(angle) < 1e-8:
             V = np.eye(3) + W / 2 + W @ W / 6
         else:
             V = np.eye(3) + (1 - np.cos(angle)) / angle**2 * W + (angle - np.sin(angle)) / angle**3 * (W @ W)
@@ -612,9 +618,9 @@ class Free(Joint):
         q0, q1 = self.normalize(q0), self.normalize(q1)
         w = quaternion_log(quaternion_multiply(quaternion_conjugate(q0[:4]), q1[:4]))
         d = quaternion_matrix(q0[:4]).T @ (q1[4:] - q0[4:])
-        angle = np.linalg.norm(w)
+        angle = analytic_norm(w)
         W = skew(w)
-        if angle < 1e-8:
+        if real_part(angle) < 1e-8:
             V = np.eye(3) + W / 2 + W @ W / 6
         else:
             V = np.eye(3) + (1 - np.cos(angle)) / angle**2 * W + (angle - np.sin(angle)) / angle**3 * (W @ W)
@@ -705,8 +711,8 @@ class CustomJoint(Joint):
         return self.normalize(self._neutral + rng.uniform(-1.0, 1.0, self.nq))
 
     def normalize(self, q):
-        q = np.array(self._vector(q, self.nq, "q"), dtype=float)
-        return q if self._user_normalize is None else np.asarray(self._user_normalize(q), dtype=float)
+        q = np.array(float_or_complex(self._vector(q, self.nq, "q")))
+        return q if self._user_normalize is None else float_or_complex(self._user_normalize(q))
 
     def _kinematics(self, q, v):
         out = self._user_kinematics(q, v)

@@ -96,8 +96,9 @@ class CoordinateMaps:
         return out
 
     def normalize(self, q: np.ndarray) -> np.ndarray:
-        """``q`` projected back onto the configuration manifold, at a checked real ``q``."""
-        out = np.array(q, dtype=float)
+        """``q`` projected back onto the configuration manifold, at a checked real or complex
+        ``q`` (a complex step stays complex: the projections are analytic)."""
+        out = np.array(q, dtype=complex if q.dtype.kind == "c" else float)
         for qs, projection in self.projections:
             out[qs] = projection(q[qs])
         return out

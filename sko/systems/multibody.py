@@ -497,9 +497,9 @@ class MultibodySystem:
         """``q`` projected back onto the configuration manifold, body by body (unit quaternions)."""
         q, _ = self.checked_vectors(q, None)
         if self._engine.coordinates_are_velocities:  # no quaternions: nothing to project
-            return np.array(q, dtype=float)
+            return np.array(q, dtype=complex if q.dtype.kind == "c" else float)  # a complex step stays complex
         maps = coordinate_maps(self)
-        if maps is not None and q.dtype == np.float64:  # only the joints with a projection are called
+        if maps is not None and q.dtype.kind in "fc":  # only the joints with a projection are called
             return maps.normalize(q)
         return _stack([self._body[k].normalize(q[self.q_slices[k]]) for k in self.bodies])
 
