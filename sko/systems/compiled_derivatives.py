@@ -27,7 +27,7 @@ from sko.algorithms.compiled.fields import columns, offsets
 from sko.algorithms.compiled.jit import kernel
 from sko.bodies.kernels import Record, Row
 
-__all__ = ["Columns", "Node", "scatter", "gather", "walks"]
+__all__ = ["Columns", "Node", "scatter", "gather", "walks", "joint_forces", "tree_positions", "ltdl", "ltdl_solve"]
 
 #: The rows of the column buffer (module docstring).
 Columns = columns("Columns", "S", "SIGMA_Q", "RHO_Q", "SIGMA_V", "RHO_V")
@@ -192,10 +192,11 @@ def gather(rows, nodes, inertias):
 
 
 @kernel
-def walks(rows, v0, nodes, inertias, cols, t, dq, dv, M):
+def walks(rows, v0, nodes, inertias, cols, t, dq, dv, M, partials):
     """``∂T/∂θ`` (``dq``), ``∂T/∂θ̇`` (``dv``) and ``ℳ`` (``nv × nv``, ``dq``, ``dv`` zero on
     entry) from the composites and seeds (Eq. 11–12): each body's columns against its own and
-    its ancestors' rows and the other way round; ``t``: ``24 max n_k`` entries."""
+    its ancestors' rows and the other way round; ``t``: ``24 max n_k`` entries. Without
+    ``partials``, ``ℳ`` only (Eq. 14)."""
     rows, nodes, inertias, cols, t = borrowed(rows), borrowed(nodes), borrowed(inertias), borrowed(cols), borrowed(t)
     dq, dv, M = borrowed(dq), borrowed(dv), borrowed(M)
     S, sq, rq, sv, rv = cols[Columns.S], cols[Columns.SIGMA_Q], cols[Columns.RHO_Q], cols[Columns.SIGMA_V], \
@@ -222,16 +223,20 @@ def walks(rows, v0, nodes, inertias, cols, t, dq, dv, M):
                 w = 24 * c
                 for cj in range(hj):
                     oj = 6 * (dj + cj)
-                    x_q, x_v, m = 0.0 * S[oj], 0.0 * S[oj], 0.0 * S[oj]
+                    m = 0.0 * S[oj]
+                    for k in range(6):
+                        m += S[oj + k] * t[w + k]
+                    M[di + c, dj + cj] = m
+                    M[dj + cj, di + c] = m
+                    if not partials:
+                        continue
+                    x_q, x_v = 0.0 * S[oj], 0.0 * S[oj]
                     for k in range(6):
                         y, z = t[w + k], t[w + 6 + k]
                         x_q += y * rq[oj + k] + z * sq[oj + k]
                         x_v += y * rv[oj + k] + z * sv[oj + k]
-                        m += S[oj + k] * y
                     dq[di + c, dj + cj] += x_q
                     dv[di + c, dj + cj] += x_v
-                    M[di + c, dj + cj] = m
-                    M[dj + cj, di + c] = m
                     if j != i:  # rows of the strict ancestors, columns of i
                         g_q, g_v = 0.0 * S[oj], 0.0 * S[oj]
                         for k in range(6):
@@ -240,3 +245,85 @@ def walks(rows, v0, nodes, inertias, cols, t, dq, dv, M):
                         dq[dj + cj, di + c] += g_q
                         dv[dj + cj, di + c] += g_v
             j = rows[j, Row.PARENT]
+
+
+# ----------------------------------------------------------------------------- forward dynamics
+@kernel
+def joint_forces(rows, v0, nodes, cols, T):
+    """``T = H f``: each hinge column's ``s · f`` of its body's gathered force (world coordinates)."""
+    rows, nodes, cols, T = borrowed(rows), borrowed(nodes), borrowed(cols), borrowed(T)
+    S = cols[Columns.S]
+    for k in range(rows.shape[0]):
+        d, fo = rows[k, Row.V] - v0, NODE * k + Node.f
+        for c in range(rows[k, Row.NV]):
+            x = 0.0 * S[0]
+            for i in range(6):
+                x += S[6 * (d + c) + i] * nodes[fo + i]
+            T[d + c] = x
+
+
+@kernel
+def tree_positions(rows, v0, last, perm, lam):
+    """The hinge columns in the rows' order (parent first), where the sparse ``Lᵀ D L`` of ``ℳ``
+    runs (SPARSE.md): ``perm[u]`` is the column at position ``u`` and ``lam[u]`` the position of
+    its parent column (the previous column of its body, else the last column of its nearest
+    ancestor with one; −1 at a base), both as numbers of the workspace's type; ``last[k]``: that
+    last column at or above the body of row ``k``."""
+    rows, last, perm, lam = borrowed(rows), borrowed(last), borrowed(perm), borrowed(lam)
+    u = 0
+    for k in range(rows.shape[0]):
+        p, h, d = rows[k, Row.PARENT], rows[k, Row.NV], rows[k, Row.V] - v0
+        above = last[p] if p >= 0 else -1.0
+        for c in range(h):
+            perm[u] = d + c
+            lam[u] = above if c == 0 else u - 1
+            u += 1
+        last[k] = u - 1 if h > 0 else above
+
+
+@kernel
+def ltdl(A, lam):
+    """``A = Lᵀ D L`` in place (``A`` at positions; ``L`` strictly below the diagonal, ``D`` on
+    it), the sparse factorization along the parent columns ``lam`` (SPARSE.md); False when a
+    pivot is not positive."""
+    A, lam = borrowed(A), borrowed(lam)
+    for k in range(A.shape[0] - 1, -1, -1):
+        if not A[k, k].real > 0:
+            return False
+        i = int(lam[k].real)
+        while i >= 0:
+            a = A[k, i] / A[k, k]
+            j = i
+            while j >= 0:
+                A[i, j] -= a * A[k, j]
+                j = int(lam[j].real)
+            A[k, i] = a
+            i = int(lam[i].real)
+    return True
+
+
+@kernel
+def ltdl_solve(A, lam, X):
+    """``X ← ℳ⁻¹ X`` from the factor of :func:`ltdl` (rows of ``X`` at positions, any number of
+    columns): ``L⁻¹ D⁻¹ L⁻ᵀ X`` by row operations along the parent columns, each a loop over
+    the columns of ``X``."""
+    A, lam, X = borrowed(A), borrowed(lam), borrowed(X)
+    n, m = X.shape[0], X.shape[1]
+    for i in range(n - 1, -1, -1):
+        j = int(lam[i].real)
+        while j >= 0:
+            a = A[i, j]
+            for c in range(m):
+                X[j, c] -= a * X[i, c]
+            j = int(lam[j].real)
+    for i in range(n):
+        a = 1.0 / A[i, i]
+        for c in range(m):
+            X[i, c] *= a
+    for i in range(n):
+        j = int(lam[i].real)
+        while j >= 0:
+            a = A[i, j]
+            for c in range(m):
+                X[i, c] -= a * X[j, c]
+            j = int(lam[j].real)

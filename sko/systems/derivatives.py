@@ -71,7 +71,7 @@ def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Ma
     Q, V, A, batched, symbolic = _states(system, q, v, dv, "dv")
     how = _method(system, method, symbolic, external_forces)
     if how == "compiled":
-        out = _compiled_partials(system, Q, V, A)
+        out = _compiled_request(system, "inverse_dynamics_derivatives", Q, V, A)
         dq, dvel, M = out[:, 0], out[:, 1], out[:, 2]
         return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M[0])))
     dq, dvel = _partials(system, Q, V, A, external_forces, how)
@@ -83,24 +83,21 @@ def forward_dynamics_derivatives(system, q, v=None, tau=None, external_forces: M
                                  method: str = "auto") -> ForwardDynamicsDerivatives:
     """The derivatives of ``dv = FD(q, v, τ)`` from those of inverse dynamics at ``dv`` (Eq. 3)."""
     if method in ("auto", "analytic") and not external_forces and _compiled(system):  # the common call, unchecked
-        engine = system._engine
-        if (a := engine.direct("forward_dynamics", q, v, tau)) is not None \
-                and (out := engine.direct("inverse_dynamics_derivatives", q, v, a)) is not None:
-            Minv = system.mass_matrix_inverse(q)
-            return ForwardDynamicsDerivatives(-Minv @ out[0], -Minv @ out[1], Minv)
+        if (out := system._engine.direct("forward_dynamics_derivatives", q, v, tau)) is not None:
+            return ForwardDynamicsDerivatives(out[0], out[1], out[2])
     Q, V, T, batched, symbolic = _states(system, q, v, tau, "tau")
     how = _method(system, method, symbolic, external_forces)
+    if how == "compiled":
+        out = _compiled_request(system, "forward_dynamics_derivatives", Q, V, T)
+        return ForwardDynamicsDerivatives(*((out[:, 0], out[:, 1], out[:, 2]) if batched else out[0]))
     if batched:
         A, Minv = system.forward_dynamics(Q, V, T, external_forces), system.mass_matrix_inverse(Q)
     else:
-        A, Minv = system.forward_dynamics(Q[0], V[0], T[0], external_forces)[None], system.mass_matrix_inverse(Q[0])
-    if how == "compiled":
-        out = _compiled_partials(system, Q, V, A)
-        dq, dvel = out[:, 0], out[:, 1]
-    else:
-        dq, dvel = _partials(system, Q, V, A, external_forces, how)
-    out = (-Minv @ dq, -Minv @ dvel)
-    return ForwardDynamicsDerivatives(*((*out, Minv) if batched else (out[0][0], out[1][0], Minv)))
+        A = system.forward_dynamics(Q[0], V[0], T[0], external_forces)[None]
+        Minv = system.mass_matrix_inverse(Q[0])[None]
+    dq, dvel = _partials(system, Q, V, A, external_forces, how)
+    out = (-Minv @ dq, -Minv @ dvel, Minv)
+    return ForwardDynamicsDerivatives(*(out if batched else (x[0] for x in out)))
 
 
 def _method(system, method: str, symbolic: bool, external_forces) -> str:
@@ -129,15 +126,20 @@ def _compiled(system) -> bool:
         return _COMPILED.setdefault(system, rigid_derivatives.compiled(system))
 
 
-def _compiled_partials(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray) -> np.ndarray:
-    """``(B, 3, nv, nv)``: ``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ`` of each state by the compiled recursion
-    (the reference recursion with the reference backend, or for a state the kernels reject)."""
+def _compiled_request(system, name: str, Q: np.ndarray, V: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``(B, 3, nv, nv)`` of each state by the compiled recursion: ``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ``
+    at ``θ̈ = X`` (``name`` is ``"inverse_dynamics_derivatives"``), or ``∂θ̈/∂θ``, ``∂θ̈/∂θ̇`` and
+    ``ℳ⁻¹`` at ``θ̈ = FD(q, θ̇, X)`` (``"forward_dynamics_derivatives"``); the reference recursion
+    with the reference backend, or for a state the kernels reject."""
 
-    def reference(q, v, dv, external_forces=None):
-        dq, dvel = rigid_derivatives.inverse_dynamics_partials(system, q, v, dv)
-        return np.stack([dq, dvel, system.mass_matrix(q)])
+    def reference(q, v, x, external_forces=None):
+        if name == "inverse_dynamics_derivatives":
+            return np.stack([*rigid_derivatives.inverse_dynamics_partials(system, q, v, x), system.mass_matrix(q)])
+        dq, dvel = rigid_derivatives.inverse_dynamics_partials(system, q, v, system.forward_dynamics(q, v, x))
+        Minv = system.mass_matrix_inverse(q)
+        return np.stack([-Minv @ dq, -Minv @ dvel, Minv])
 
-    return system._engine.run("inverse_dynamics_derivatives", reference, Q, V, A)
+    return system._engine.run(name, reference, Q, V, X)
 
 
 def _partials(system, Q, V, A, external_forces, method: str) -> tuple[np.ndarray, np.ndarray]:

@@ -237,7 +237,62 @@ def _inverse_dynamics_derivatives(w, x, out):
     CD.scatter(rows, arena, v0, reals[:3], arena[v0: v0 + nv], x, nodes, inertias, cols, t)
     CD.gather(rows, nodes, inertias)
     CD.walks(rows, v0, nodes, inertias, cols, t, matrix_view(out, 0, nv, nv), matrix_view(out, nv * nv, nv, nv),
-             matrix_view(out, 2 * nv * nv, nv, nv))
+             matrix_view(out, 2 * nv * nv, nv, nv), True)
+    return -1
+
+
+@kernel
+def _forward_dynamics_derivatives(w, x, out):
+    """``(∂θ̈/∂θ, ∂θ̈/∂θ̇, ℳ⁻¹)`` at ``θ̈ = FD(q, θ̇, T)`` (DERIVATIVES.md, Eq. 3): the sweeps of
+    :func:`_inverse_dynamics_derivatives` at ``θ̈ = 0`` give the bias and ``ℳ``; its sparse
+    ``Lᵀ D L`` (SPARSE.md) gives ``θ̈``, where the sweeps run again for ``∂T/∂θ``, ``∂T/∂θ̇``;
+    one solve with ``3 nv`` right-hand sides gives ``−ℳ⁻¹ ∂T/∂θ``, ``−ℳ⁻¹ ∂T/∂θ̇`` and ``ℳ⁻¹``.
+    Buffers: those of the inverse dynamics derivatives, then the factor, ``ℳ``, the right-hand
+    sides, ``θ̈`` and the tree's positions (``last``, ``perm``, ``lam``)."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.POSE)
+    if status >= 0:
+        return status
+    nv, v0 = words[Header.NV], words[Header.V]
+    nodes, inertias, cols, t = ws[b[0]: b[1]], ws[b[1]: b[2]], matrix_view(ws, b[2], 5, 6 * nv), ws[b[3]: b[4]]
+    A, M, X = matrix_view(ws, b[4], nv, nv), matrix_view(ws, b[5], nv, nv), matrix_view(ws, b[6], nv, 3 * nv)
+    qdd, last, perm, lam = ws[b[7]: b[8]], ws[b[8]: b[9]], ws[b[9]: b[10]], ws[b[10]: b[11]]
+    qd, dq, dv = arena[v0: v0 + nv], matrix_view(out, 0, nv, nv), matrix_view(out, nv * nv, nv, nv)
+    _zero(ws, b[2], b[3])
+    _zero(ws, b[7], b[8])
+    CD.scatter(rows, arena, v0, reals[:3], qd, qdd, nodes, inertias, cols, t)
+    CD.gather(rows, nodes, inertias)
+    CD.joint_forces(rows, v0, nodes, cols, qdd)  # the bias 𝒞 = T(q, θ̇, 0)
+    CD.walks(rows, v0, nodes, inertias, cols, t, dq, dv, M, False)
+    CD.tree_positions(rows, v0, last, perm, lam)
+    rhs = X[:, :1]
+    for u in range(nv):
+        pu = int(perm[u].real)
+        rhs[u, 0] = x[pu] - qdd[pu]
+        for c in range(nv):
+            A[u, c] = M[pu, int(perm[c].real)]
+    if not CD.ltdl(A, lam):
+        return words[Header.N] + layout[0, Flat.BODY]
+    CD.ltdl_solve(A, lam, rhs)
+    for u in range(nv):
+        qdd[int(perm[u].real)] = rhs[u, 0]
+    _zero(ws, b[2], b[3])
+    CD.scatter(rows, arena, v0, reals[:3], qd, qdd, nodes, inertias, cols, t)
+    CD.gather(rows, nodes, inertias)
+    CD.walks(rows, v0, nodes, inertias, cols, t, dq, dv, M, True)
+    for u in range(nv):  # rows at positions: [∂T/∂θ | ∂T/∂θ̇ | 1]
+        pu = int(perm[u].real)
+        for c in range(nv):
+            X[u, c], X[u, nv + c], X[u, 2 * nv + c] = dq[pu, c], dv[pu, c], 0.0
+        X[u, 2 * nv + pu] = 1.0
+    CD.ltdl_solve(A, lam, X)
+    for u in range(nv):
+        pu = int(perm[u].real)
+        for c in range(nv):
+            out[pu * nv + c] = -X[u, c]
+            out[(nv + pu) * nv + c] = -X[u, nv + c]
+            out[(2 * nv + pu) * nv + c] = X[u, 2 * nv + c]
     return -1
 
 def _vector(s: Sizes) -> tuple:
@@ -246,6 +301,11 @@ def _vector(s: Sizes) -> tuple:
 
 def _square(s: Sizes) -> tuple:
     return (s.nv, s.nv)
+
+
+def _derivative_buffers(s: Sizes) -> tuple:
+    """The nodes, the inertias, the columns and the scratch of :mod:`~sko.systems.compiled_derivatives`."""
+    return CD.NODE * s.n, CD.INERTIAS * s.n, 30 * s.nv, max(36, 24 * s.nn)
 
 
 def _riccati_buffers(s: Sizes, cols: int) -> tuple:
@@ -262,9 +322,12 @@ REQUESTS = {r.name: r for r in (
             lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1))),
     Request("mass_matrix_inverse", _mass_matrix_inverse, Terms.STRUCTURE, None, False, _square,
             lambda s: _riccati_buffers(s, s.nv)),
-    Request("inverse_dynamics_derivatives", _inverse_dynamics_derivatives, Terms.MOTION, "qdd", True,
+    Request("inverse_dynamics_derivatives", _inverse_dynamics_derivatives, Terms.POSE, "qdd", True,
             lambda s: (3, s.nv, s.nv),
-            lambda s: (CD.NODE * s.n, CD.INERTIAS * s.n, 30 * s.nv, max(36, 24 * s.nn))),
+            lambda s: _derivative_buffers(s)),
+    Request("forward_dynamics_derivatives", _forward_dynamics_derivatives, Terms.POSE, "tau", True,
+            lambda s: (3, s.nv, s.nv),
+            lambda s: (*_derivative_buffers(s), s.nv * s.nv, s.nv * s.nv, 3 * s.nv * s.nv, s.nv, s.n, s.nv, s.nv)),
     Request("energy", _energies, Terms.POSE, None, True, lambda s: (2,), lambda s: ()),
 )}
 
