@@ -11,7 +11,8 @@ the whole process, interpreter start-up and imports included; peak RSS is the pr
 (c) the first batched forward dynamics (1024 states);
 (d) ``sko verify`` (every check on every built-in model);
 (e) the first batched forward dynamics after ``sko verify`` (on the cache it left);
-(f) ``sko compile`` (the whole cache ahead of time, two worker processes on two cores).
+(f) ``sko compile`` (the whole cache ahead of time, two worker processes on two cores);
+(g) the first derivatives: inverse then forward dynamics, compiled analytic then complex step.
 
 Run from the repository root::
 
@@ -65,6 +66,14 @@ timed("batch FD", lambda: system.forward_dynamics(Q, V, T))
 print(json.dumps(out))
 """),
     "d": ("sko verify", None),
+    "g": ("first derivatives: analytic, complex step", _TALOS + """
+q = system.random_configuration(rng)
+v, a = rng.normal(size=(2, system.nv))
+for method in ("analytic", "complex_step"):
+    timed(f"∂ID {method}", lambda: system.inverse_dynamics_derivatives(q, v, a, method=method))
+    timed(f"∂FD {method}", lambda: system.forward_dynamics_derivatives(q, v, a, method=method))
+print(json.dumps(out))
+"""),
     "f": ("sko compile", None),
 }
 
@@ -87,7 +96,7 @@ def run(step: str, cache: Path) -> dict:
     if process.returncode:
         raise RuntimeError(f"step {step} failed ({process.returncode}):\n{out[-2000:]}\n{err[-2000:]}")
     calls = {}
-    if step in ("b", "c"):
+    if step in ("b", "c", "g"):
         calls = json.loads(out.strip().splitlines()[-1])
     return {"wall": wall, "rss": usage.ru_maxrss / 1e6, "calls": calls}
 
@@ -98,12 +107,12 @@ def _cells(result: dict) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--skip", action="append", default=[], choices=sorted(set("abcdef")), help="leave a step out")
+    parser.add_argument("--skip", action="append", default=[], choices=sorted(set("abcdefg")), help="leave a step out")
     args = parser.parse_args(argv)
     print(f"{'step':44} {'cold (empty cache)':>20} {'warm':>20}")
     root = Path(tempfile.mkdtemp(prefix="sko-cold-start-"))
     try:
-        for step in "abcdef":
+        for step in "abcdefg":
             if step in args.skip:
                 continue
             if step == "e":  # batched FD on the cache sko verify left

@@ -32,6 +32,9 @@ def test_derivatives_agree_with_pinocchio(rel, floating):
     v, a, tau = rng.normal(size=(3, system.nv))
     qp, vp = cmap.q(q), cmap.v(v)
     dq, dv, M = system.inverse_dynamics_derivatives(q, v, a)
+    for ours, stepped in zip((dq, dv), system.inverse_dynamics_derivatives(q, v, a, method="complex_step")):
+        scale = max(np.abs(stepped).max(initial=0.0), np.abs(M).max() * max(1.0, np.abs(v).max()))  # ℳ's units
+        assert np.abs(ours - stepped).max(initial=0.0) <= 1e-12 * scale
     theirs = pin.computeRNEADerivatives(model, data, qp, vp, cmap.v(a))
     M_pin = np.triu(theirs[2]) + np.triu(theirs[2], 1).T
     floor = 1e-6 * np.abs(M_pin).max()
