@@ -19,6 +19,16 @@ Velocity-like vectors (``ν``, ``ν̇``) and generalised forces (``τ``) are map
 rules (a force is conjugate to its velocity, so the free flyer's ``[n; f]`` becomes ``[f; n]``;
 MuJoCo's free-joint force is ``(f in world, n in body)``).
 
+Matrices: the peer's velocity is ``ν_peer = T ν`` with ``T`` orthogonal (a permutation for
+Pinocchio; for MuJoCo also the rotation ``R`` of a free joint's linear part, so ``T`` depends on
+``q``), and then forces map by ``T`` as well (``τ_peer = T⁻ᵀ τ = T τ``). A matrix between
+velocity-like and force spaces at one state, ``ℳ`` (``τ = ℳ ν̇``), ``ℳ⁻¹`` and any other such
+linear map, becomes ``T A Tᵀ`` (:meth:`~PinocchioMap.matrix`; ``Tᵀ A_peer T`` back): a
+congruence and a similarity at once. Derivatives of the dynamics are not such matrices when
+``T`` depends on the state: with Pinocchio they map by the permutation alone; MuJoCo's
+``∂qfrc/∂qpos`` and ``∂qfrc/∂qvel`` also differentiate ``T`` (and ``qacc``'s ``ω × v`` term) and
+have no map here.
+
 Pinocchio and MuJoCo are optional: :class:`PinocchioMap` only reads the peer's model object,
 :class:`MujocoMap` imports MuJoCo when built, and a missing peer raises
 :class:`~sko.errors.MissingDependencyError` naming the extra (``pip install "sko-multibody[crosscheck]"``).
@@ -58,6 +68,21 @@ class InteropError(SKOError, ValueError):
     kind with no known conversion."""
 
 
+def _checked_system(system, cls: str):
+    """``system`` if it is a multibody system, else :class:`InteropError` naming what it got."""
+    from sko.systems.multibody import MultibodySystem
+
+    if not isinstance(system, MultibodySystem):
+        raise InteropError(f"{cls} needs a system (sko.systems.RigidSystem, e.g. from_urdf or "
+                           f"from_mjcf) as its first argument, got {_described(system)}")
+    return system
+
+
+def _described(x) -> str:
+    text = repr(x)
+    return f"{type(x).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
+
+
 class _Permutation:
     """Velocity-like vectors as one permutation ``ours[perm] = theirs`` (shared by both maps)."""
 
@@ -76,11 +101,12 @@ class _Permutation:
         return out
 
     def matrix(self, M) -> np.ndarray:
-        """An ``nv × nv`` matrix (``ℳ``, its inverse) in the peer's order."""
+        """Our ``nv × nv`` matrix (``ℳ``, ``ℳ⁻¹``, a derivative of the dynamics) in the peer's
+        order: ``P A Pᵀ`` for the permutation ``P`` (module docstring, *Matrices*)."""
         return self._matrix(M, "matrix")[np.ix_(self.v_perm, self.v_perm)]
 
     def matrix_back(self, M_peer) -> np.ndarray:
-        """A peer's ``nv × nv`` matrix in our order."""
+        """A peer's ``nv × nv`` matrix in our order: ``Pᵀ A_peer P``."""
         inverse = np.argsort(self.v_perm)
         return self._matrix(M_peer, "peer matrix")[np.ix_(inverse, inverse)]
 
@@ -107,16 +133,22 @@ class PinocchioMap(_Permutation):
     the same URDF (``buildModelFromUrdf``, with ``JointModelFreeFlyer()`` for a floating base).
 
     Methods: :meth:`q` / :meth:`q_back` for configurations, ``v`` / ``v_back`` for velocities,
-    accelerations and forces, ``matrix`` / ``matrix_back`` for ``ℳ``.
+    accelerations and forces, ``matrix`` / ``matrix_back`` for ``ℳ``, ``ℳ⁻¹`` and the
+    derivatives of the dynamics (Pinocchio's conventions are ours reordered).
 
     Raises
     ------
     InteropError
-        A Pinocchio joint with no joint of that name in ``system`` (or the other way round), or
-        of a kind with a different number of coordinates and no known conversion.
+        ``system`` is not a system or ``model`` not a ``pinocchio.Model``; a Pinocchio joint with
+        no joint of that name in ``system`` (or the other way round), or of a kind with a
+        different number of coordinates and no known conversion.
     """
 
     def __init__(self, system, model):
+        _checked_system(system, "PinocchioMap")
+        if not all(hasattr(model, a) for a in ("names", "njoints", "joints", "nq", "nv")):
+            raise InteropError(f"PinocchioMap needs a pinocchio.Model (e.g. pinocchio.buildModelFromUrdf) as its "
+                               f"second argument, got {_described(model)}")
         self.system, self.model = system, model
         by_name = system.joint_names()
         names = [model.names[i] for i in range(1, model.njoints)]
@@ -216,22 +248,29 @@ class MujocoMap(_Permutation):
 
     A system from :meth:`~sko.systems.rigid.RigidSystem.from_mjcf` already uses MuJoCo's
     ``qpos``, ``qvel`` and ``qfrc``: its map is the identity. For a URDF-loaded system the free
-    flyer is the one joint whose velocities differ by a rotation (``ṗ = R v``), so :meth:`v` and
-    :meth:`v_back` take the configuration ``q`` (ours) as well.
+    flyer is the one joint whose velocities differ by a rotation (``ṗ = R v``), so :meth:`v`,
+    :meth:`v_back`, :meth:`matrix` and :meth:`matrix_back` take the configuration ``q`` (ours)
+    as well.
 
     Raises
     ------
     InteropError
-        A moving joint of ``system`` with no MuJoCo joint of that name, or the other way round,
-        or different numbers of coordinates.
+        ``system`` is not a system or ``model`` not a ``mujoco.MjModel``; a moving joint of
+        ``system`` with no MuJoCo joint of that name, or the other way round, or different
+        numbers of coordinates.
     """
 
     def __init__(self, system, model):
         mujoco = require("mujoco", "state conversion with MuJoCo")
+        from sko.io.mjcf import object_names
+
+        _checked_system(system, "MujocoMap")
+        if not isinstance(model, mujoco.MjModel):
+            raise InteropError(f"MujocoMap needs a mujoco.MjModel (e.g. mujoco.MjModel.from_xml_path) as its second "
+                               f"argument, got {_described(model)}")
         self.system, self.model = system, model
         ours_by_name = named_joints(system)
-        # an unnamed MuJoCo joint is 'joint<j>', as the MJCF loader names it
-        names = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) or f"joint{j}" for j in range(model.njnt)]
+        names = object_names(model, "joint")  # unnamed joints named as the MJCF loader names them
         moving = {name for name, (joint, _, _) in ours_by_name.items() if joint.nv}
         missing, extra = sorted(set(names) - set(ours_by_name)), sorted(moving - set(names))
         if missing or extra:
@@ -287,6 +326,17 @@ class MujocoMap(_Permutation):
         """MuJoCo's ``qvel`` or ``qfrc`` as our ``ν`` or ``τ`` (``q`` as in :meth:`v`)."""
         return super().v_back(self._rotate_free(self._vector(v_peer, self.system.nv, "MuJoCo qvel"), q, to_world=False))
 
+    def matrix(self, M, q=None) -> np.ndarray:
+        """Our ``nv × nv`` matrix (``ℳ``, ``ℳ⁻¹``) as MuJoCo's (``mj_fullM``): ``T A Tᵀ`` with
+        ``qvel = T ν`` (module docstring, *Matrices*; ``q``, ours, is needed with a free joint).
+        Not for derivatives of the dynamics, which also differentiate ``T``."""
+        return self._rotate_free_matrix(super().matrix(M), q, to_world=True)
+
+    def matrix_back(self, M_peer, q=None) -> np.ndarray:
+        """MuJoCo's ``nv × nv`` matrix (``mj_fullM``'s ℳ, its inverse) as ours: ``Tᵀ A_mj T``
+        (``q`` as in :meth:`matrix`)."""
+        return super().matrix_back(self._rotate_free_matrix(self._matrix(M_peer, "MuJoCo matrix"), q, to_world=False))
+
     def acceleration(self, qdd, q, v) -> np.ndarray:
         """Our ``ν̇`` as MuJoCo's ``qacc`` at the state ``(q, ν)``: for a free joint
         ``p̈ = R (v̇ + ω × v)`` (the derivative of ``ṗ = R v``)."""
@@ -310,16 +360,36 @@ class MujocoMap(_Permutation):
                 qacc[theirs.start:theirs.start + 3] -= quaternion_matrix(q[ours][:4]) @ np.cross(w, lin)
         return self.v_back(qacc, q)
 
-    def _rotate_free(self, x: np.ndarray, q, to_world: bool) -> np.ndarray:
-        if not self._free:
-            return x
+    def _free_rotations(self, q, what: str) -> list:
+        """``[(slice of MuJoCo's linear velocity, R)]`` for each free joint at our ``q``."""
         if q is None:
-            raise InteropError("the system has a free joint: converting its velocities needs the configuration q")
+            raise InteropError(f"the system has a free joint: converting its {what} needs the configuration q")
         q = self._vector(q, self.system.nq, "q")
-        x = np.array(x)
+        out = []
         for kind, ours, _, _, theirs in self._joints:
             if kind == "free":
-                R = quaternion_matrix(q[ours][:4])
-                lin = slice(theirs.start, theirs.start + 3)
-                x[lin] = R @ x[lin] if to_world else R.T @ x[lin]
+                quat = q[ours][:4]
+                if scaled_norm(quat) < 1e-9:  # its rotation would be NaN
+                    raise InteropError(f"q of a free joint holds the quaternion {quat}, of (near) zero norm")
+                out.append((slice(theirs.start, theirs.start + 3), quaternion_matrix(quat)))
+        return out
+
+    def _rotate_free(self, x: np.ndarray, q, to_world: bool) -> np.ndarray:
+        """``x`` (in MuJoCo's order) with each free joint's linear part rotated by ``R`` or ``Rᵀ``."""
+        if not self._free:
+            return x
+        x = np.array(x)
+        for lin, R in self._free_rotations(q, "velocities"):
+            x[lin] = R @ x[lin] if to_world else R.T @ x[lin]
         return x
+
+    def _rotate_free_matrix(self, A: np.ndarray, q, to_world: bool) -> np.ndarray:
+        """``D A Dᵀ`` (``to_world``) or ``Dᵀ A D`` for the block rotation ``D`` of :meth:`_rotate_free`."""
+        if not self._free:
+            return A
+        A = np.array(A, dtype=np.result_type(A.dtype, np.float64))  # an integer matrix rotates to floats
+        for lin, R in self._free_rotations(q, "matrices"):
+            R = R if to_world else R.T
+            A[lin, :] = R @ A[lin, :]
+            A[:, lin] = A[:, lin] @ R.T
+        return A

@@ -28,6 +28,9 @@ So the system's ``q``, ``ν`` and ``τ`` are MuJoCo's ``qpos``, ``qvel`` and ``q
 order: ``data.qpos`` and ``data.qvel`` pass straight in. A body's frame in the system is
 MuJoCo's body frame moved to its last joint's anchor (named frames keep MuJoCo's body frames:
 ``"<body>"`` is the moving body and the frame ``"<body>@mjcf"`` is MuJoCo's own where they differ).
+An unnamed body, joint or equality ``i`` is named ``body<i>``, ``joint<i>``, ``equality<i>``,
+suffixed when that is another's explicit name (:func:`object_names`): every MuJoCo body is one
+body or frame of its own.
 
 A joint equality ``<equality><joint joint1 joint2 polycoef>`` with a linear polynomial,
 ``y − y0 = c0 + c1 (x − x0)`` (``y``, ``x`` the hinge or slide coordinates of ``joint1``,
@@ -36,7 +39,8 @@ embedded as a cluster node (EMBEDDING.md §1): the system is then a
 :class:`~sko.systems.clustered.ClusteredRigidSystem` whose ``q``, ``ν``, ``τ`` hold the
 independent coordinates (``joint_positions`` / ``spanning_configuration`` give MuJoCo's full
 ``qpos``). MuJoCo enforces the equality softly (``solref``, ``solimp``); here it holds exactly.
-An equality inactive at the start (``active="false"``) constrains nothing and is ignored.
+An equality inactive at the start (``active="false"``) constrains nothing and is ignored; a
+``polycoef`` with NaN or infinity is rejected, active or not.
 
 The dynamics are those of the rigid bodies: passive forces (joint springs, damping, friction
 loss), actuators and contacts are MuJoCo's model of forces, not of the mechanism; compare with
@@ -63,7 +67,7 @@ from sko.spatial import plucker_from_pose, quaternion_matrix, spatial_inertia
 from sko.systems.clustered import ClusteredRigidSystem
 from sko.systems.rigid import BodySpec, RigidSystem
 
-__all__ = ["load_mjcf"]
+__all__ = ["load_mjcf", "object_names"]
 
 _FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
 
@@ -106,9 +110,10 @@ def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
         raise MJCFError(f"inertia must be 'strict' or 'repair', got {inertia!r}")
     mujoco = require("mujoco", "MJCF import")
     model = source if isinstance(source, mujoco.MjModel) else _compile(mujoco, source)
-    couplings = _check_supported(mujoco, model)
+    names = {kind: object_names(model, kind) for kind in ("body", "joint", "equality", "tendon")}
+    couplings = _check_supported(mujoco, model, names)
     repairs: list[str] | None = [] if inertia == "repair" else None
-    system = _system(mujoco, model, repairs, couplings)
+    system = _system(mujoco, model, names, repairs, couplings)
     if repairs:
         warnings.warn(InertiaRepairWarning(
             f"replaced {len(repairs)} body inertia{'s' if len(repairs) > 1 else ''} by the nearest physical one: "
@@ -134,24 +139,49 @@ def _compile(mujoco, source):
         raise MJCFError(f"MuJoCo rejects the {where}: {str(exc).strip()}") from None
 
 
-def _name(mujoco, model, kind, i: int, prefix: str) -> str:
-    return mujoco.mj_id2name(model, kind, i) or f"{prefix}{i}"
+def object_names(model, kind: str) -> list[str]:
+    """The names of all objects of ``kind`` (``"body"``, ``"joint"``, ``"equality"`` or
+    ``"tendon"``) of a compiled ``mujoco.MjModel``, by index.
+
+    An explicit name is kept; an unnamed object ``i`` is ``"<kind><i>"``, or ``"<kind><i>_<k>"``
+    with the smallest ``k ≥ 1`` free when an explicit name already is that, so that no two
+    objects of a kind share a name (MuJoCo's own names of a kind are unique). The MJCF loader
+    and :class:`~sko.interop.MujocoMap` both name objects this way.
+    """
+    mujoco = require("mujoco", "MJCF import")
+    count = {"body": model.nbody, "joint": model.njnt, "equality": model.neq, "tendon": model.ntendon}[kind]
+    obj = getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}")
+    names = [mujoco.mj_id2name(model, obj, i) or None for i in range(count)]
+    taken = {name for name in names if name is not None}
+    for i, name in enumerate(names):
+        if name is None:
+            name, k = f"{kind}{i}", 0
+            while name in taken:
+                k += 1
+                name = f"{kind}{i}_{k}"
+            taken.add(name)
+            names[i] = name
+    return names
 
 
-def _check_supported(mujoco, model) -> list:
+def _check_supported(mujoco, model, names: dict) -> list:
     """The joint couplings ``(name, joint1, joint2, ratio, offset)`` of the active linear joint
     equalities (module docstring); every construct that cannot be represented is reported."""
     problems, couplings = [], []
     for i in range(model.neq):
         eq_type = mujoco.mjtEq(int(model.eq_type[i])).name.removeprefix("mjEQ_").lower()
-        name = _name(mujoco, model, mujoco.mjtObj.mjOBJ_EQUALITY, i, "equality")
+        name = names["equality"][i]
         if eq_type != "joint":
             problems.append(f"equality {name!r} of type {eq_type}")
             continue
-        if not model.eq_active0[i]:
-            continue
         j1, j2 = int(model.eq_obj1id[i]), int(model.eq_obj2id[i])
         c = np.asarray(model.eq_data[i, :5], dtype=float)
+        if not np.isfinite(c).all():  # rejected even when inactive: it would give NaN once activated
+            joints = [names["joint"][j] for j in (j1, j2) if j >= 0]
+            problems.append(f"equality {name!r} of type joint (joints {joints}) has a non-finite polycoef {c.tolist()}")
+            continue
+        if not model.eq_active0[i]:
+            continue
         if j2 < 0:
             problems.append(f"equality {name!r} of type joint holds one joint at a constant (no joint2)")
         elif c[2:].any():
@@ -161,9 +191,15 @@ def _check_supported(mujoco, model) -> list:
             problems.append(f"equality {name!r} of type joint couples a ball or free joint")
         else:
             y0, x0 = float(model.qpos0[model.jnt_qposadr[j1]]), float(model.qpos0[model.jnt_qposadr[j2]])
-            couplings.append((name, j2, j1, float(c[1]), y0 + float(c[0]) - float(c[1]) * x0))
+            with np.errstate(over="ignore", invalid="ignore"):
+                offset = y0 + float(c[0]) - float(c[1]) * x0
+            if not np.isfinite(offset):
+                problems.append(f"equality {name!r} of type joint (joints {[names['joint'][j] for j in (j1, j2)]}): "
+                                f"its offset y0 + c0 - c1 x0 = {y0} + {c[0]} - {c[1]} * {x0} overflows")
+            else:
+                couplings.append((name, j2, j1, float(c[1]), offset))
     for i in range(model.ntendon):
-        problems.append(f"tendon {_name(mujoco, model, mujoco.mjtObj.mjOBJ_TENDON, i, 'tendon')!r}")
+        problems.append(f"tendon {names['tendon'][i]!r}")
     if problems:
         raise MJCFError("the MJCF model has constructs a rigid tree system cannot represent: " + "; ".join(problems))
     return couplings
@@ -174,18 +210,26 @@ def _translation(d) -> np.ndarray:
     return plucker_from_pose(np.eye(3), d)
 
 
-def _system(mujoco, model, repairs: list | None, couplings: list) -> RigidSystem:
-    body_name = [_name(mujoco, model, mujoco.mjtObj.mjOBJ_BODY, i, "body") for i in range(model.nbody)]
+def _system(mujoco, model, names: dict, repairs: list | None, couplings: list) -> RigidSystem:
+    body_name = names["body"]
     owner = {0: None}  # MuJoCo body -> our body carrying it (None: the world)
     to_mj = {0: np.eye(6)}  # MuJoCo body -> ⁱX_owner, from the owner's frame to MuJoCo's body frame
     specs, frames, inertia = {}, {}, {}
     effort = _effort_ranges(mujoco, model)
+    named = {}  # every body and frame name -> what it names: one namespace, no name may mean two things
+
+    def claim(key: str, what: str) -> None:
+        if key in named:
+            raise MJCFError(f"{named[key]} and {what} would both be named {key!r}: rename the MJCF body")
+        named[key] = what
+
     for i in range(1, model.nbody):
         p = int(model.body_parentid[i])
         X_parent = plucker_from_pose(quaternion_matrix(model.body_quat[i]), model.body_pos[i]) @ to_mj[p]
         name = body_name[i]
         I_body = spatial_inertia(float(model.body_mass[i]), model.body_ipos[i], _body_inertia(model, i, name, repairs))
         joints = range(model.body_jntadr[i], model.body_jntadr[i] + model.body_jntnum[i])
+        claim(name, f"body {name!r}")
         if not joints:  # welded to its parent
             owner[i], to_mj[i] = owner[p], X_parent
             frames[name] = (owner[p], X_parent)
@@ -198,13 +242,15 @@ def _system(mujoco, model, repairs: list | None, couplings: list) -> RigidSystem
         for j in joints:
             jtype = int(model.jnt_type[j])
             new_anchor = anchor if jtype in (_SLIDE, _FREE) else np.asarray(model.jnt_pos[j], dtype=float)
-            parts.append((_translation(new_anchor - anchor), _limited(_joint(mujoco, model, j, jtype), model, j, effort[j])))
+            joint = _joint(model, j, jtype, names["joint"][j])
+            parts.append((_translation(new_anchor - anchor), _limited(joint, model, j, effort[j])))
             anchor = new_anchor
         first, _ = parts[0]
         parts[0] = (None, parts[0][1])
         joint = parts[0][1] if len(parts) == 1 else CompositeJoint(parts, name="+".join(jt.name for _, jt in parts))
         owner[i], to_mj[i] = name, _translation(-anchor)
         if anchor.any():
+            claim(f"{name}@mjcf", f"MuJoCo's frame of body {name!r}")
             frames[f"{name}@mjcf"] = (name, to_mj[i])
         inertia[name] = to_mj[i].T @ I_body @ to_mj[i]
         start = int(model.body_dofadr[i])
@@ -216,10 +262,10 @@ def _system(mujoco, model, repairs: list | None, couplings: list) -> RigidSystem
     gravity = np.concatenate([np.zeros(3), gravity])
     if not couplings:
         return RigidSystem(bodies, frames, gravity)
-    return _coupled(mujoco, model, bodies, frames, gravity, couplings)
+    return _coupled(model, names, bodies, frames, gravity, couplings)
 
 
-def _coupled(mujoco, model, bodies, frames, gravity, couplings) -> RigidSystem:
+def _coupled(model, names: dict, bodies, frames, gravity, couplings) -> RigidSystem:
     """The system with each joint coupling ``(name, primary joint, dependent joint, ratio,
     offset)`` embedded (module docstring)."""
     body_of = {}
@@ -227,11 +273,9 @@ def _coupled(mujoco, model, bodies, frames, gravity, couplings) -> RigidSystem:
         for j in ends:
             i = int(model.jnt_bodyid[j])
             if model.body_jntnum[i] != 1:
-                raise MJCFError(f"equality {name!r} couples joint "
-                                f"{_name(mujoco, model, mujoco.mjtObj.mjOBJ_JOINT, j, 'joint')!r}, which shares body "
-                                f"{_name(mujoco, model, mujoco.mjtObj.mjOBJ_BODY, i, 'body')!r} with other joints: "
-                                "only a body's single joint can be coupled")
-            body_of[j] = _name(mujoco, model, mujoco.mjtObj.mjOBJ_BODY, i, "body")
+                raise MJCFError(f"equality {name!r} couples joint {names['joint'][j]!r}, which shares body "
+                                f"{names['body'][i]!r} with other joints: only a body's single joint can be coupled")
+            body_of[j] = names["body"][i]
     try:
         return ClusteredRigidSystem(bodies, frames, gravity, [Coupling(name, body_of[p], body_of[d], ratio, offset)
                                                               for name, p, d, ratio, offset in couplings])
@@ -300,8 +344,7 @@ def _rotated(quat, principal) -> np.ndarray:
     return (R * np.asarray(principal, dtype=float)) @ R.T
 
 
-def _joint(mujoco, model, j: int, jtype: int):
-    name = _name(mujoco, model, mujoco.mjtObj.mjOBJ_JOINT, j, "joint")
+def _joint(model, j: int, jtype: int, name: str):
     if jtype == _FREE:
         return FreePositionFirst(name=name)
     if jtype == _BALL:
