@@ -22,5 +22,17 @@ __all__ = [
     "NotPositiveDefiniteError",
     "RankDeficientError",
     "NonFiniteError",
+    "rollout",
+    "Rollout",
 ]
+
+
+def __getattr__(name: str):
+    """``sko.rollout``, ``sko.Rollout`` (:mod:`sko.systems.rollout`), imported on first use so that
+    ``import sko`` stays light."""
+    if name in ("rollout", "Rollout"):
+        import sko.systems
+
+        return getattr(sko.systems, name)
+    raise AttributeError(f"module 'sko' has no attribute {name!r}")
 

@@ -42,6 +42,7 @@ KERNEL_MODULES = (
     "sko.algorithms.compiled.kernels",
     "sko.algorithms.compiled.operational_space",
     "sko.systems.compiled_derivatives",
+    "sko.systems.compiled_rollout",
     "sko.algorithms.cfa.flat",
     "sko.bodies.kernels",
     "sko.bodies.compiled_joints",

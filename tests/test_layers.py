@@ -41,6 +41,7 @@ LAYERS = (
 EXCEPTIONS = {
     ("sko.systems.rigid", "sko.io.urdf"): "RigidSystem.from_urdf loads a file with the io layer",
     ("sko.systems.rigid", "sko.io.mjcf"): "RigidSystem.from_mjcf compiles a model with the io layer",
+    ("sko", "sko.systems"): "sko.rollout re-exports the rollouts on first use; import sko stays light",
 }
 
 

@@ -7,7 +7,7 @@ generic algorithms.
 * :mod:`.clustered`: :class:`ClusteredRigidSystem`, coupled joints and closed loops as cluster
   nodes (constraint embedding, EMBEDDING.md);
 * :mod:`.builder`: :class:`SystemBuilder`, a rigid system body by body (numbers or sympy);
-* :mod:`.simulate`: RK4 time integration.
+* :mod:`.simulate`: RK4 time integration; :mod:`.rollout`: many trajectories at once.
 """
 
 from sko.systems.builder import DEFAULT_GRAVITY, SystemBuilder
@@ -15,6 +15,7 @@ from sko.systems.clustered import ClusteredRigidSystem
 from sko.systems.frames import Frame
 from sko.systems.multibody import MultibodySystem
 from sko.systems.rigid import BodySpec, RigidSystem
+from sko.systems.rollout import Rollout, rollout
 from sko.systems.simulate import Trajectory, simulate
 
-__all__ = ["MultibodySystem", "RigidSystem", "ClusteredRigidSystem", "BodySpec", "Frame", "SystemBuilder", "DEFAULT_GRAVITY", "simulate", "Trajectory"]
+__all__ = ["MultibodySystem", "RigidSystem", "ClusteredRigidSystem", "BodySpec", "Frame", "SystemBuilder", "DEFAULT_GRAVITY", "simulate", "Trajectory", "rollout", "Rollout"]

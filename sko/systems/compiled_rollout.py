@@ -1,0 +1,170 @@
+"""Rollouts in compiled code: many trajectories of one system stepped together, in parallel over
+chunks of states, with no Python per state or per step (:func:`~sko.systems.rollout.rollout`).
+
+Each step calls the forward dynamics request kernel (:mod:`sko.systems.requests`) through its
+address on the chunk's own copy of the request vector, as a batch does. ``q̇ = Q(q) θ̇`` and the
+projection onto the configuration manifold run from a table of coordinate runs, :data:`Maps`:
+entries copied from ``θ̇`` (every joint with ``q̇ = θ̇``, a flexible body's deformations), ball
+and free joints (a quaternion, ``q̇ = ½ q ⊗ (0, ω)``; a free joint's position moves with
+``R(q) v``) and planar joints (``(θ, x, y)``, ``(ẋ, ẏ) = R_z(θ) (v_x, v_y)``) — the formulas of
+the joints' own ``_qdot`` and ``normalize``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from sko.algorithms.compiled.borrow import borrowed
+from sko.algorithms.compiled.fields import columns
+from sko.algorithms.compiled.jit import call_request, kernel
+from sko.systems.requests import CHUNK, Header
+
+__all__ = ["Maps", "COPY", "BALL", "FREE", "PLANAR", "rollout"]
+
+#: One run of coordinates: its kind, where it starts in ``q`` and in ``θ̇``, how many (``COPY``).
+Maps = columns("Maps", "KIND", "Q", "V", "N")
+COPY, BALL, FREE, PLANAR = 0, 1, 2, 3
+
+
+@kernel
+def _qdot(maps, q, v, out):
+    """``out = Q(q) θ̇`` (module docstring)."""
+    for r in range(maps.shape[0]):
+        kind, a, b = maps[r, Maps.KIND], maps[r, Maps.Q], maps[r, Maps.V]
+        if kind == COPY:
+            for i in range(maps[r, Maps.N]):
+                out[a + i] = v[b + i]
+        elif kind == PLANAR:
+            c, s = np.cos(q[a]), np.sin(q[a])
+            out[a] = v[b]
+            out[a + 1] = c * v[b + 1] - s * v[b + 2]
+            out[a + 2] = s * v[b + 1] + c * v[b + 2]
+        else:
+            w, x, y, z = q[a], q[a + 1], q[a + 2], q[a + 3]
+            o0, o1, o2 = v[b], v[b + 1], v[b + 2]
+            out[a] = 0.5 * (-x * o0 - y * o1 - z * o2)
+            out[a + 1] = 0.5 * (w * o0 - z * o1 + y * o2)
+            out[a + 2] = 0.5 * (z * o0 + w * o1 - x * o2)
+            out[a + 3] = 0.5 * (-y * o0 + x * o1 + w * o2)
+            if kind == FREE:  # ṗ = R(q) v, R homogeneous in q (any nonzero q)
+                n2 = w * w + x * x + y * y + z * z
+                u0, u1, u2 = v[b + 3], v[b + 4], v[b + 5]
+                out[a + 4] = ((w * w + x * x - y * y - z * z) * u0 + 2 * (x * y - w * z) * u1
+                              + 2 * (x * z + w * y) * u2) / n2
+                out[a + 5] = (2 * (x * y + w * z) * u0 + (w * w - x * x + y * y - z * z) * u1
+                              + 2 * (y * z - w * x) * u2) / n2
+                out[a + 6] = (2 * (x * z - w * y) * u0 + 2 * (y * z + w * x) * u1
+                              + (w * w - x * x - y * y + z * z) * u2) / n2
+
+
+@kernel
+def _normalize(maps, q):
+    """Unit quaternions (the only projection the table holds)."""
+    for r in range(maps.shape[0]):
+        kind, a = maps[r, Maps.KIND], maps[r, Maps.Q]
+        if kind == BALL or kind == FREE:
+            n = np.sqrt(q[a] * q[a] + q[a + 1] * q[a + 1] + q[a + 2] * q[a + 2] + q[a + 3] * q[a + 3])
+            for i in range(4):
+                q[a + i] /= n
+
+
+@kernel
+def _acceleration(local, q, v, tau, out):
+    """``θ̈ = FD(q, θ̇, T)`` into ``out`` by the forward dynamics request of ``local``: its status."""
+    words = local.view(np.int64)
+    arena = local[words[Header.WORKSPACE]:]
+    for i in range(q.shape[0]):
+        arena[words[Header.Q] + i] = q[i]
+    for i in range(v.shape[0]):
+        arena[words[Header.V] + i] = v[i]
+        out[i] = 0.0
+    status = call_request(words[Header.KERNEL], (local, tau, out))
+    if not 0 <= status < words[Header.N]:
+        words[Header.WRITTEN] = 1
+    if status == -1:
+        for x in out:
+            if not np.isfinite(x):
+                return -3
+    return status
+
+
+@kernel
+def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
+    """One step from ``(q, θ̇)`` into ``(qn, vn)``: RK4 (``rk4``; ``T`` held over the step) or
+    semi-implicit Euler (``θ̇ ← θ̇ + dt θ̈``, then ``q ← q + dt Q(q) θ̇``); ``k`` holds 4
+    ``(q̇, θ̈)`` pairs, ``t`` a stage's ``(q, θ̇)``. Returns the status of the dynamics."""
+    nq, nv = q.shape[0], v.shape[0]
+    if not rk4:
+        status = _acceleration(local, q, v, tau, k[nq: nq + nv])
+        if status != -1:
+            return status
+        for i in range(nv):
+            vn[i] = v[i] + dt * k[nq + i]
+        _qdot(maps, q, vn, k[:nq])
+        for i in range(nq):
+            qn[i] = q[i] + dt * k[i]
+        _normalize(maps, qn)
+        return -1
+    m = nq + nv
+    for stage in range(4):
+        kq, kv = k[stage * m: stage * m + nq], k[stage * m + nq: (stage + 1) * m]
+        sq, sv = t[:nq], t[nq: m]
+        if stage == 0:
+            for i in range(nq):
+                sq[i] = q[i]
+            for i in range(nv):
+                sv[i] = v[i]
+        else:
+            h = dt if stage == 3 else 0.5 * dt
+            pq, pv = k[(stage - 1) * m: (stage - 1) * m + nq], k[(stage - 1) * m + nq: stage * m]
+            for i in range(nq):
+                sq[i] = q[i] + h * pq[i]
+            for i in range(nv):
+                sv[i] = v[i] + h * pv[i]
+        _qdot(maps, sq, sv, kq)
+        status = _acceleration(local, sq, sv, tau, kv)
+        if status != -1:
+            return status
+    for i in range(nq):
+        qn[i] = q[i] + dt / 6 * (k[i] + 2 * k[m + i] + 2 * k[2 * m + i] + k[3 * m + i])
+    for i in range(nv):
+        j = nq + i
+        vn[i] = v[i] + dt / 6 * (k[j] + 2 * k[m + j] + 2 * k[2 * m + j] + k[3 * m + j])
+    _normalize(maps, qn)
+    return -1
+
+
+@kernel(entry=True, parallel=True)
+def rollout(w, maps, tau, dt, rk4, Q, V, failed, status):
+    """Step every rollout ``s`` from ``(Q[s, 0], V[s, 0])`` through ``Q.shape[1] − 1`` steps into
+    ``Q[s]``, ``V[s]``, with ``T = tau[s, i]`` over step ``i`` (``tau`` B × steps × nv, or
+    B × 0 × nv for none). A rollout whose dynamics reject a state or overflow stops: ``failed[s]``
+    is the step it failed in (−1 for none) and ``status[s]`` the request's status; the others
+    go on. Chunks of :data:`~sko.systems.requests.CHUNK` rollouts run in parallel, each on its
+    own copy of the request vector ``w``."""
+    w, maps, tau, Q, V, failed, status = (borrowed(w), borrowed(maps), borrowed(tau), borrowed(Q), borrowed(V),
+                                          borrowed(failed), borrowed(status))
+    B, steps, nq, nv = Q.shape[0], Q.shape[1] - 1, Q.shape[2], V.shape[2]
+    for c in prange((B + CHUNK - 1) // CHUNK):
+        local = w.copy()
+        k = np.empty(4 * (nq + nv), dtype=Q.dtype)
+        t = np.empty(nq + nv, dtype=Q.dtype)
+        zero = np.zeros(nv, dtype=Q.dtype)
+        for s in range(c * CHUNK, min(B, c * CHUNK + CHUNK)):
+            failed[s], status[s] = -1, -1
+            for i in range(steps):
+                x = tau[s, i] if tau.shape[1] > 0 else zero
+                code = _step(local, maps, Q[s, i], V[s, i], x, dt, rk4, Q[s, i + 1], V[s, i + 1], k, t)
+                if code == -1:
+                    for j in range(nq):
+                        if not np.isfinite(Q[s, i + 1, j]):
+                            code = -3
+                    for j in range(nv):
+                        if not np.isfinite(V[s, i + 1, j]):
+                            code = -3
+                if code != -1:
+                    failed[s], status[s] = i, code
+                    Q[s, i + 1:] = np.nan
+                    V[s, i + 1:] = np.nan
+                    break

@@ -1,0 +1,262 @@
+"""Many trajectories of one system at once: :func:`rollout`.
+
+``B`` initial states step together through ``steps`` steps of RK4 or semi-implicit Euler, with
+``q`` projected back onto its manifold after each step (unit quaternions), as
+:func:`~sko.systems.simulate.simulate` does for one. Where every body has a compiled state, no
+body adds hinge forces, every joint's ``q̇`` map is one the kernels know (all library joints but
+user-defined ones) and the hinge forces are an array, the whole loop runs compiled, in parallel
+over chunks of rollouts (:mod:`sko.systems.compiled_rollout`): no Python per state or per step.
+Otherwise (a ``tau`` callable, bodies with a Python state, hinge forces, the reference backend)
+each step makes batched calls of the system's methods over the rollouts still running.
+
+A rollout that leaves its domain (a configuration its joints reject) or whose motion overflows
+stops there: its later entries are NaN, :attr:`Rollout.failed` gives the step and
+:attr:`Rollout.errors` says why; the other rollouts complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import numpy as np
+
+from sko.algorithms import get_backend
+from sko.arrays import checked_array, checked_count, checked_scalar, plain_numbers_as_floats
+from sko.bodies.joints import Free, Planar, Spherical
+from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
+from sko.systems import compiled_rollout as CR
+from sko.systems.coordinates import coordinate_maps
+from sko.systems.requests import REQUESTS
+
+__all__ = ["Rollout", "INTEGRATORS", "rollout"]
+
+#: ``"rk4"``: classical Runge–Kutta; ``"euler"``: semi-implicit Euler (velocity first).
+INTEGRATORS = ("rk4", "euler")
+
+
+class Rollout(NamedTuple):
+    """Times ``(steps + 1,)``, positions ``(B, steps + 1, nq)`` and velocities
+    ``(B, steps + 1, nv)`` (without the leading axis for one initial state given as a vector),
+    ``failed`` ``(B,)``: the step in which a rollout stopped (−1: it completed), and ``errors``:
+    rollout → why it stopped."""
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    failed: np.ndarray
+    errors: dict
+
+
+def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, integrator: str = "rk4",
+            progress: Callable[[int], None] | None = None) -> Rollout:
+    """``steps`` steps of size ``dt`` from each initial state ``(q0[s], v0[s])`` (module docstring).
+
+    Parameters
+    ----------
+    q0, v0 : ``(B, nq)``, ``(B, nv)`` (``v0`` zero if omitted), or one state as vectors
+    tau : hinge forces: none (zero), an array ``(B, steps, nv)`` (``(steps, nv)`` for one state)
+        held over each step, or a callable ``tau(t, Q, V)`` returning ``(B', nv)`` for the ``B'``
+        rollouts still running, called at every stage
+    integrator : one of :data:`INTEGRATORS`
+    progress : called with the number of steps done (the stepwise path only)
+
+    Raises
+    ------
+    DimensionError, NonFiniteError, SKOError
+        Inputs of the wrong shape or not finite, an unknown integrator, a ``tau`` callable
+        returning the wrong shape (and the joints' own errors for an initial configuration).
+    """
+    dt = checked_scalar(dt, "rollout: time step dt", positive=True)
+    steps = checked_count(steps, "rollout: number of steps")
+    if integrator not in INTEGRATORS:
+        raise SKOError(f"rollout: integrator must be one of {', '.join(map(repr, INTEGRATORS))}, got {integrator!r}")
+    if tau is not None and not callable(tau) and not hasattr(tau, "__len__") and not hasattr(tau, "shape"):
+        raise SKOError(f"rollout: tau must be an array or a callable tau(t, Q, V), got {type(tau).__name__}")
+    if progress is not None and not callable(progress):
+        raise SKOError(f"rollout: progress must be a callable, got {type(progress).__name__}")
+    Q0 = _states(q0, "q0", system.q_size, "nq")
+    single = Q0.ndim == 1
+    Q0 = Q0.reshape(-1, system.q_size)
+    B, nq, nv = Q0.shape[0], system.q_size, system.dof_size
+    V0 = np.zeros((B, nv)) if v0 is None else _states(v0, "v0", nv, "nv").reshape(-1, nv)
+    if V0.shape[0] != B:
+        raise DimensionError(f"v0 has {V0.shape[0]} states but q0 has {B}")
+    T = None if tau is None or callable(tau) else _forces(tau, B, steps, nv, single)
+    Q, V = np.empty((B, steps + 1, nq)), np.empty((B, steps + 1, nv))
+    Q[:, 0] = [system.normalize(q) for q in Q0]
+    V[:, 0] = V0
+    failed, status = np.full(B, -1, dtype=np.int64), np.full(B, -1, dtype=np.int64)
+    maps = None if callable(tau) else compiled_maps(system)
+    if maps is not None:
+        w = system._engine._request_vector(REQUESTS["forward_dynamics"], np.dtype(np.float64))
+        CR.rollout(w, maps, np.zeros((B, 0, nv)) if T is None else T, dt, integrator == "rk4", Q, V, failed, status)
+        errors = {int(s): _why(system, Q[s, failed[s]], V[s, failed[s]], None if T is None else T[s, failed[s]],
+                               int(failed[s]), dt) for s in np.flatnonzero(failed >= 0)}
+    else:
+        errors = _stepwise(system, Q, V, tau if callable(tau) else T, dt, integrator == "rk4", failed, progress)
+    t = dt * np.arange(steps + 1)
+    if single:
+        return Rollout(t, Q[0], V[0], failed, errors)
+    return Rollout(t, Q, V, failed, errors)
+
+
+def compiled_maps(system) -> np.ndarray | None:
+    """The table of coordinate runs of :mod:`~sko.systems.compiled_rollout` (``Maps`` rows), or
+    None where the rollout cannot run compiled (module docstring)."""
+    engine = system._engine
+    if get_backend() != "compiled" or engine.layout is None or not engine.layout.all_compiled \
+            or engine.layout.hinge_forces:
+        return None
+    maps = coordinate_maps(system)
+    if maps is None:
+        return None
+    rows = []
+    for qi, vi in zip(maps.rate_q.tolist(), maps.rate_v.tolist()):  # runs of q̇ = θ̇
+        if rows and rows[-1][0] == CR.COPY and rows[-1][1] + rows[-1][3] == qi and rows[-1][2] + rows[-1][3] == vi:
+            rows[-1][3] += 1
+        else:
+            rows.append([CR.COPY, qi, vi, 1])
+    kinds = {Spherical: CR.BALL, Free: CR.FREE, Planar: CR.PLANAR}
+    for qs, vs, rate, _ in maps.rates:
+        kind = kinds.get(type(getattr(rate, "__self__", None)))
+        if kind is None or getattr(rate, "__func__", None) is not type(rate.__self__)._qdot:
+            return None
+        rows.append([kind, qs.start, vs.start, qs.stop - qs.start])
+    for _, projection in maps.projections:
+        if type(getattr(projection, "__self__", None)) not in (Spherical, Free):
+            return None
+    return np.array(rows, dtype=np.int64).reshape(-1, CR.Maps.WIDTH)
+
+
+# ----------------------------------------------------------------------------- the stepwise path
+def _stepwise(system, Q, V, tau, dt: float, rk4: bool, failed: np.ndarray, progress) -> dict:
+    """The loop of :func:`rollout` in Python, each stage one batched call over the running
+    rollouts; a rollout whose call raises is stepped alone to name its error."""
+    errors: dict = {}
+    running = np.arange(Q.shape[0])
+    for i in range(Q.shape[1] - 1):
+        t = i * dt
+        try:
+            Qn, Vn = _step_batch(system, Q[running, i], V[running, i], tau, t, i, running, dt, rk4)
+            done = running
+        except _ForcesError as error:  # the caller's function, not a rollout's state
+            raise error.args[0] from None
+        except SKOError:
+            done, parts = [], []
+            for s in running:
+                try:
+                    parts.append(_step_batch(system, Q[[s], i], V[[s], i], tau, t, i, np.array([s]), dt, rk4))
+                    done.append(s)
+                except SKOError as error:
+                    errors[int(s)] = f"step {i + 1} (t = {t:.6g} s): {error}"
+                    failed[s] = i
+            done = np.array(done, dtype=np.int64)
+            Qn = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, Q.shape[2]))
+            Vn = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, V.shape[2]))
+        finite = np.isfinite(Qn).all(axis=1) & np.isfinite(Vn).all(axis=1)
+        for s in done[~finite]:
+            errors[int(s)] = _diverges(i, dt)
+            failed[s] = i
+        Q[done, i + 1], V[done, i + 1] = Qn, Vn
+        for s in np.flatnonzero(failed == i):
+            Q[s, i + 1:], V[s, i + 1:] = np.nan, np.nan
+        running = np.array([s for s in done[finite]], dtype=np.int64)
+        if progress is not None:
+            progress(i + 1)
+    return errors
+
+
+def _step_batch(system, q, v, tau, t: float, i: int, rows: np.ndarray, dt: float, rk4: bool):
+    """One step of the rollouts ``rows`` from ``(q, v)`` (batched calls)."""
+
+    def forces(time, qs, vs):
+        if tau is None:
+            return None
+        if callable(tau):
+            return _callable_forces(tau, time, qs, vs)
+        return tau[rows, i]
+
+    def rate(time, qs, vs):
+        return _qdot(system, qs, vs), system.forward_dynamics(qs, vs, forces(time, qs, vs))
+
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by the caller
+        if not rk4:
+            vn = v + dt * system.forward_dynamics(q, v, forces(t, q, v))
+            return _normalize(system, q + dt * _qdot(system, q, vn)), vn
+        k1q, k1v = rate(t, q, v)
+        k2q, k2v = rate(t + dt / 2, q + dt / 2 * k1q, v + dt / 2 * k1v)
+        k3q, k3v = rate(t + dt / 2, q + dt / 2 * k2q, v + dt / 2 * k2v)
+        k4q, k4v = rate(t + dt, q + dt * k3q, v + dt * k3v)
+        return (_normalize(system, q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)),
+                v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v))
+
+
+def _qdot(system, Q, V):
+    maps = coordinate_maps(system)
+    if maps is not None and not maps.rates:
+        out = np.empty(Q.shape, dtype=np.result_type(Q, V))
+        out[:, maps.rate_q] = V[:, maps.rate_v]
+        return out
+    return np.array([system.qdot(q, v) for q, v in zip(Q, V)]).reshape(Q.shape)
+
+
+def _normalize(system, Q):
+    if not np.isfinite(Q).all():  # the caller reports the overflow
+        return Q
+    maps = coordinate_maps(system)
+    if maps is not None and not maps.projections:
+        return Q
+    return np.array([system.normalize(q) for q in Q]).reshape(Q.shape)
+
+
+class _ForcesError(Exception):
+    """A ``tau`` callable's bad result: raised to the caller, not charged to a rollout."""
+
+
+def _callable_forces(tau, t: float, Q, V) -> np.ndarray:
+    out = tau(t, Q.copy(), V.copy())
+    try:
+        out = np.zeros(V.shape) if out is None else np.asarray(out, dtype=float)
+    except (TypeError, ValueError):
+        raise _ForcesError(DimensionError(f"rollout: tau(t, Q, V) must return numbers, got {type(out).__name__}"))
+    if out.shape != V.shape:
+        raise _ForcesError(DimensionError(f"rollout: tau(t, Q, V) returned shape {out.shape}, expected {V.shape} "
+                                          "(one row of hinge forces per running rollout)"))
+    if not np.isfinite(out).all():
+        raise _ForcesError(NonFiniteError(f"rollout: tau(t, Q, V) returned a non-finite value at t = {t:.6g} s"))
+    return out
+
+
+# ----------------------------------------------------------------------------- inputs and errors
+def _states(x, name: str, size: int, symbol: str) -> np.ndarray:
+    x = plain_numbers_as_floats(checked_array(x, (1, 2), name), name)
+    if x.shape[-1] != size:
+        raise DimensionError(f"{name} has length {x.shape[-1]}, expected {symbol} = {size}")
+    if x.dtype.kind not in "iuf":
+        raise DimensionError(f"{name} must be real, got dtype {x.dtype}")
+    return x.astype(np.float64)
+
+
+def _forces(tau, B: int, steps: int, nv: int, single: bool) -> np.ndarray:
+    T = plain_numbers_as_floats(checked_array(tau, (2, 3), "tau"), "tau").astype(np.float64)
+    expected = (steps, nv) if single else (B, steps, nv)
+    if T.shape != expected:
+        raise DimensionError(f"tau has shape {T.shape}, expected {expected} (hinge forces per "
+                             f"{'' if single else 'rollout and '}step)")
+    return np.ascontiguousarray(T.reshape(B, steps, nv))
+
+
+def _diverges(i: int, dt: float) -> str:
+    return (f"step {i + 1} (t = {i * dt:.6g} s) leaves the floating-point range: the motion diverges or "
+            f"dt = {dt:.3g} is too large for it")
+
+
+def _why(system, q, v, tau, i: int, dt: float) -> str:
+    """Why the compiled rollout stopped in step ``i``: the error of the dynamics at the step's
+    start if they raise there (else a later stage's state, or an overflow)."""
+    try:
+        system.forward_dynamics(q, v, tau)
+    except SKOError as error:
+        return f"step {i + 1} (t = {i * dt:.6g} s): {error}"
+    return _diverges(i, dt)
