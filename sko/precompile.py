@@ -3,7 +3,8 @@
 The kernels compile on their first use and stay in numba's on-disk cache
 (:mod:`sko.kernel_cache`). A read-only install, a cluster's image or a CI job fills that cache
 once, beforehand: :func:`compile_kernels` runs every kernel of the package once — each request
-of systems of every library body type for one state and for a batch, the recursions of
+of systems of every library body type for one state and for a batch (derivatives and rollouts
+in float64), the recursions of
 :mod:`sko.algorithms` on an SKO model, the constraint force algorithm — for float64 and for
 complex128 (complex-step derivatives), the two scalar types in worker processes of their own
 when the machine has two cores (they never write the same cache file). A progress bar counts
@@ -42,6 +43,7 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
 
     def run():
         from sko.systems.rigid_derivatives import compiled as compiled_derivatives
+        from sko.systems.rollout import compiled_maps, rollout
 
         system = make()
         rng = np.random.default_rng(0)
@@ -55,6 +57,8 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
             system.energy(q, v)
             if dtype == np.float64 and compiled_derivatives(system):  # the complex step's kernels are the other worker's
                 system.inverse_dynamics_derivatives(q, v, x)
+        if dtype == np.float64 and compiled_maps(system) is not None:
+            rollout(system, Q[:2], V[:2], 1e-3, 1)
         if kinematics:
             system.center_of_mass(Q)
 
