@@ -4,9 +4,8 @@ The kernels compile on their first use and stay in numba's on-disk cache
 (:mod:`sko.kernel_cache`). A read-only install, a cluster's image or a CI job fills that cache
 once, beforehand: :func:`compile_kernels` runs every kernel of the package once — each request
 of systems of every library body type for one state and for a batch (derivatives and rollouts
-in float64), the recursions of
-:mod:`sko.algorithms` on an SKO model, the constraint force algorithm — for float64 and for
-complex128 (complex-step derivatives), the two scalar types in worker processes of their own
+in float64), the recursions of :mod:`sko.algorithms` on an SKO model, the constraint force
+algorithm — for float64 and for complex128 (complex-step derivatives), the two scalar types in worker processes of their own
 when the machine has two cores (they never write the same cache file). A progress bar counts
 the steps.
 """
