@@ -25,8 +25,15 @@ Constraints (EMBEDDING.md §4):
   subspace (pure rotation and translation blocks: revolute, prismatic, spherical, …). Its
   position residual is ``Tᵀ [rotation vector; translation]`` of the relative pose. Rows that are
   redundant at the assembled state (a planar loop keeps 2 of a revolute's 5) are dropped.
-  Positions are closed by Newton's method from the last solution (continuation) with the stopping
-  rule of §4; failure raises :class:`LoopClosureError` naming the cluster and its loops.
+  At construction the loops are assembled by least squares (SciPy's trust-region solver, from
+  the initial guess, then from perturbed guesses) with the named independent coordinates held;
+  the guess only picks the assembly branch. At a state, positions are closed by Newton's method
+  with the stopping rule of §4, from the nearest *anchor*: the solution at a lattice point
+  ``θ_ind⁰ + PATH_STEP k`` of the independent coordinates, itself followed from the assembled
+  configuration along a fixed lattice path. Anchors are memoized (a pure function of ``k``), so
+  the answer at a state depends on the state and the assembly branch only, never on the states
+  evaluated before, and threads share no mutable solution. Failure raises
+  :class:`LoopClosureError` naming the cluster and its loops.
 
 A cluster of couplings only with library joints has a compiled state
 (:mod:`sko.bodies.cluster_kernel`); one with loops runs this module's Python
@@ -51,10 +58,14 @@ __all__ = ["ClusterMember", "Coupling", "LoopConstraint", "RigidCluster", "LoopC
 
 #: Newton's stopping rule (EMBEDDING.md §4).
 STEP_TOL, RESIDUAL_TOL, MAX_ITERATIONS, MAX_CONDITION = 1e-10, 1e-12, 20, 1e8
-#: Largest change of the independent coordinates solved in one Newton run (continuation).
+#: Spacing of the anchor lattice of the independent coordinates (largest move of one Newton run).
 PATH_STEP = 0.1
-#: Most continuation steps to a new state (a move of 100 at PATH_STEP): beyond, an error, not a hang.
-MAX_PATH_STEPS = 1000
+#: Most lattice steps from the assembled configuration (a move of 1000 at PATH_STEP): beyond, an
+#: error, not a hang.
+MAX_PATH_STEPS = 10000
+#: Assembly: scales of the perturbations of the initial guess tried after it (a neutral planar
+#: linkage is often a stationary point of ‖φ‖²), drawn from a fixed seed.
+ASSEMBLY_PERTURBATIONS = (0.1, 0.5, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0)
 
 
 class ClusterError(BodyError):
@@ -120,7 +131,8 @@ class RigidCluster(BodyType):
         Members whose joint coordinates are independent; by default the dependents of the
         couplings, then the first pivots of a column-pivoted QR of the loop Jacobian.
     initial : mapping member -> joint coordinates, optional
-        A guess of the assembled configuration (default: every joint neutral).
+        A guess of the assembled configuration, which picks the assembly branch (default: every
+        joint neutral).
 
     Raises
     ------
@@ -156,9 +168,9 @@ class RigidCluster(BodyType):
         if self._loops:
             theta = self._assemble(theta, [j for j in range(self.n_sp) if j not in fixed_ind])
         self._select(theta, fixed_ind)
-        self._last, self._last_ind = theta[self._dep].copy(), theta[self._ind].copy()
-        self._last_slope = np.zeros((len(self._dep), len(self._ind)))
         self._neutral = theta[self._ind].copy()
+        if self._loops:  # anchor k = 0: the assembled configuration; others memoized on demand
+            self._anchors = {(0,) * len(self._ind): (self._neutral, theta[self._dep].copy(), self._slope(theta))}
         self._M = scipy.linalg.block_diag(*self._inertia) if self.c else np.zeros((0, 0))
         self.q_size = self.dof_size = len(self._ind)
         self.valid_by_construction = not any(m.joint.user_defined for m in self.members)
@@ -262,16 +274,58 @@ class RigidCluster(BodyType):
         return theta
 
     def _assemble(self, theta, free):
-        """Gauss–Newton (minimum-norm steps in the ``free`` coordinates) from the initial guess."""
-        for _ in range(50):
+        """``θ_C`` with every loop closed: ``scipy.optimize.least_squares`` on all constraint rows
+        in the ``free`` coordinates (the others held), from the initial guess, then from guesses
+        perturbed by :data:`ASSEMBLY_PERTURBATIONS` (fixed seed); Gauss–Newton polishes."""
+        from scipy.optimize import least_squares
+
+        free = np.asarray(free, dtype=int)
+        tol = RESIDUAL_TOL * self.length_scale
+
+        def at(x):
+            t = theta.astype(np.result_type(x, float))
+            t[free] = x
+            return t
+
+        def residual(x):
+            return self._residual_all(at(x))
+
+        def jacobian(x):
+            return self._residual_jacobian(at(x), self._residual_all, free)
+
+        best, best_norm = theta, np.abs(self._residual_all(theta)).max(initial=0.0)
+        if not np.isfinite(best_norm):
+            raise LoopClosureError(f"cluster {self.name!r}: the constraints of loops {self._loop_names()} are not finite "
+                                   "at the initial configuration")
+        rng = np.random.default_rng(0)
+        for scale in (0.0, *ASSEMBLY_PERTURBATIONS):
+            if best_norm <= tol or not free.size:
+                break
+            x0 = theta[free] + scale * rng.standard_normal(free.size)
+            try:
+                x = least_squares(residual, x0, jac=jacobian, method="trf", xtol=1e-15, ftol=1e-15, gtol=1e-15).x
+            except ValueError:  # residuals not finite along the way: try the next guess
+                continue
+            candidate = self._polish(at(x), free, tol)
+            norm = np.abs(self._residual_all(candidate)).max(initial=0.0)
+            if norm < best_norm:
+                best, best_norm = candidate, norm
+        if best_norm <= tol:
+            return best
+        raise LoopClosureError(f"cluster {self.name!r}: loops {self._loop_names()} cannot be closed near the initial "
+                               f"configuration (least squares from it and {len(ASSEMBLY_PERTURBATIONS)} perturbed "
+                               f"guesses leaves ‖φ‖ = {best_norm:.3g})")
+
+    def _polish(self, theta, free, tol):
+        """Gauss–Newton steps (minimum norm in the ``free`` coordinates) to ``‖φ‖ ≤ tol``."""
+        for _ in range(10):
             r = self._residual_all(theta)
-            if np.abs(r).max() <= RESIDUAL_TOL * self.length_scale:
-                return theta
-            J = self._residual_jacobian(theta, self._residual_all)[:, free]
+            if not np.isfinite(r).all() or np.abs(r).max(initial=0.0) <= tol:
+                break
+            J = self._residual_jacobian(theta, self._residual_all, free)
             theta = theta.copy()
             theta[free] -= np.linalg.lstsq(J, r, rcond=None)[0]
-        raise LoopClosureError(f"cluster {self.name!r}: loops {self._loop_names()} cannot be closed near the initial "
-                               f"configuration (‖φ‖ = {np.abs(self._residual_all(theta)).max():.3g})")
+        return theta
 
     def _fixed_independent(self, independent) -> set:
         """Columns of the members named independent."""
@@ -429,8 +483,9 @@ class RigidCluster(BodyType):
 
     # ------------------------------------------------------------------ closure at a state
     def closed_coordinates(self, q) -> np.ndarray:
-        """Every member's joint coordinates ``θ_C`` for the independent ones ``q`` (loops closed
-        by Newton's method from the last solution)."""
+        """Every member's joint coordinates ``θ_C`` for the independent ones ``q``; loops closed
+        by Newton's method from the nearest anchor (module docstring), so the result depends on
+        ``q`` and the assembly branch only."""
         q = np.asarray(q)
         if not self._loops:
             theta = np.zeros(self.n_sp, dtype=np.result_type(q, float))
@@ -440,38 +495,68 @@ class RigidCluster(BodyType):
         if q.dtype == object:
             raise BodyError(f"cluster {self.name!r} has closed loops: symbolic states are not supported")
         real = q.real.astype(float)
-        # Far from the last solution, follow the straight path of θ_ind there in substeps of at
-        # most PATH_STEP, so the solution stays on the assembly branch it is on.
-        start, start_dep, start_slope = self._last_ind, self._last, self._last_slope
-        distance = np.abs(real - start).max(initial=0.0)
-        if distance > MAX_PATH_STEPS * PATH_STEP:
+        offset = (real - self._neutral) / PATH_STEP
+        steps = np.abs(np.rint(offset)).sum() if np.isfinite(offset).all() else np.inf
+        if steps > MAX_PATH_STEPS:
+            distance = np.abs(real - self._neutral).max(initial=0.0)
             raise LoopClosureError(f"cluster {self.name!r} (loops {self._loop_names()}): the independent coordinates "
-                                   f"moved {distance:.3g} from the last closed state; following the assembly branch "
-                                   f"that far takes more than {MAX_PATH_STEPS} steps of {PATH_STEP}: approach the state "
-                                   "in smaller steps")
-        substeps = max(1, int(np.ceil(distance / PATH_STEP)))
-        for attempt in (substeps, 8 * substeps):
-            try:
-                for s in np.linspace(0.0, 1.0, attempt + 1)[1:]:
-                    theta, J = self._newton(start + s * (real - start) if s < 1 else real)
-                break
-            except LoopClosureError as error:
-                self._last_ind, self._last, self._last_slope = start, start_dep, start_slope
-                failure = error
-        else:
-            raise failure
-        if np.iscomplexobj(q):  # first-order correction along the imaginary part (complex step)
+                                   f"{real.tolist()} are {distance:.3g} from the assembled configuration; the assembly "
+                                   f"branch is followed there in smaller steps of {PATH_STEP}, and more than "
+                                   f"{MAX_PATH_STEPS} are refused")
+        anchor = self._anchor(tuple(int(k) for k in np.rint(offset)))
+        theta, _ = self._follow(anchor, real)
+        if np.iscomplexobj(q):  # first-order correction along the imaginary part (complex step),
+            J = self._residual_jacobian(theta, self._residual, self._dep)  # with ∂φ/∂θ_dep at the solution
             theta = theta.astype(complex)
             theta[self._ind] = q
             theta[self._dep] -= np.linalg.solve(J, self._residual(theta))
         return theta
 
-    def _newton(self, real):
-        """Newton's method for ``θ_dep`` at ``θ_ind = real`` from the last solution, with the
-        stopping rule of EMBEDDING.md §4; returns ``θ_C`` and ``∂φ/∂θ_dep`` and records the solution."""
+    def _anchor(self, key: tuple) -> tuple:
+        """``(θ_ind, θ_dep, ∂θ_dep/∂θ_ind)`` closed at ``θ_ind⁰ + PATH_STEP key``, followed from
+        the assembled configuration along the lattice path (a step of the largest entry of ``key``
+        towards 0 at a time); if that path leaves the region where the loops close, the last
+        anchor before it. Memoized (``None``: not closable); every value depends on ``key`` alone,
+        so threads that race to fill the memo store equal values."""
+        path = []
+        while key not in self._anchors:
+            path.append(key)
+            key = _towards_zero(key)
+        anchor = self._anchors[key]
+        if anchor is None:
+            return self._anchors[_towards_zero(key)]  # a key is tried only after its parent closed
+        for key in reversed(path):
+            target = self._neutral + PATH_STEP * np.array(key, dtype=float)
+            try:
+                theta, slope = self._follow(anchor, target, True)
+            except LoopClosureError:
+                self._anchors.setdefault(key, None)
+                return anchor
+            anchor = self._anchors.setdefault(key, (target, theta[self._dep], slope))
+        return anchor
+
+    def _follow(self, start, real, slope=False):
+        """Newton's method at ``θ_ind = real`` from the closed ``start`` (an anchor); if it fails,
+        again along the straight path in 8 substeps. Returns ``θ_C`` and, if asked, ``∂θ_dep/∂θ_ind``."""
+        try:
+            return self._newton(start, real, slope)
+        except LoopClosureError:
+            pass
+        point = start
+        for s in np.linspace(0.0, 1.0, 9)[1:]:
+            x = start[0] + s * (real - start[0]) if s < 1 else real
+            theta, dslope = self._newton(point, x, True)
+            point = (x, theta[self._dep], dslope)
+        return theta, dslope
+
+    def _newton(self, start, real, slope=False):
+        """Newton's method for ``θ_dep`` at ``θ_ind = real`` from ``start = (θ_ind, θ_dep, slope)``
+        with a first-order predictor and the stopping rule of EMBEDDING.md §4; returns ``θ_C`` and,
+        if asked, ``∂θ_dep/∂θ_ind`` there. Mutates nothing."""
+        start_ind, start_dep, start_slope = start
         theta = np.zeros(self.n_sp)
         theta[self._ind] = real
-        theta[self._dep] = self._last + self._last_slope @ (real - self._last_ind)  # first-order predictor
+        theta[self._dep] = start_dep + start_slope @ (real - start_ind)
         step = np.inf
         for _ in range(MAX_ITERATIONS + 1):
             phi = self._residual(theta)
@@ -488,10 +573,12 @@ class RigidCluster(BodyType):
         else:
             raise LoopClosureError(f"cluster {self.name!r}: loops {self._loop_names()} cannot be closed at θ_ind = "
                                    f"{real.tolist()} (‖φ‖ = {np.abs(phi).max():.3g}, cond K_dep = {cond:.3g})")
-        self._last, self._last_ind = theta[self._dep].copy(), real.copy()
+        return theta, (self._slope(theta) if slope else None)
+
+    def _slope(self, theta) -> np.ndarray:
+        """``∂θ_dep/∂θ_ind = −K_dep⁻¹ K_ind`` at closed ``θ_C``."""
         K, _ = self.constraint_jacobian(theta)
-        self._last_slope = -np.linalg.solve(K[:, self._dep], K[:, self._ind])
-        return theta, J
+        return -np.linalg.solve(K[:, self._dep], K[:, self._ind])
 
     def constraint_jacobian(self, theta, thetad=None):
         """``K`` (coupling rows, then the kept loop rows; ``K G = 0``) at ``θ_C`` and, with
@@ -566,7 +653,7 @@ class RigidCluster(BodyType):
     def compiled_state(self):
         """Packed for the compiled kernel (:func:`sko.bodies.cluster_kernel.pack_cluster`) when
         the cluster has couplings only and library joints; ``None`` with closed loops (solved
-        by Newton's method from the last solution, in Python)."""
+        by Newton's method from the nearest anchor, in Python)."""
         from sko.bodies.cluster_kernel import pack_cluster
 
         if type(self).at_state is not RigidCluster.at_state:  # a subclass with its own state
@@ -585,6 +672,12 @@ class RigidCluster(BodyType):
         if self._loops:
             return self.neutral()
         return rng.uniform(-1.0, 1.0, self.q_size)
+
+
+def _towards_zero(key: tuple) -> tuple:
+    """The parent of a lattice point: its largest entry (the first of equals) one step nearer 0."""
+    i = int(np.argmax(np.abs(key)))
+    return key[:i] + (key[i] - int(np.sign(key[i])),) + key[i + 1:]
 
 
 def _velocity_is_qdot(joint: Joint) -> bool:

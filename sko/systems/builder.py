@@ -203,7 +203,9 @@ class SystemBuilder:
             Bodies whose inboard joints are the independent coordinates of their cluster
             (chosen automatically when ``None``).
         initial : mapping body -> joint coordinates, optional
-            A guess of an assembled configuration of the loops (default: every joint neutral).
+            A guess of an assembled configuration of the loops, which picks the assembly branch
+            (default: every joint neutral). Loops are assembled from it by least squares, the
+            independent coordinates held (:class:`~sko.bodies.cluster.RigidCluster`).
 
         Raises
         ------
