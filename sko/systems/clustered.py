@@ -6,6 +6,12 @@ coupled bodies are :class:`~sko.bodies.cluster.RigidCluster` nodes (named by the
 and every other body a :class:`~sko.bodies.rigid.RigidBody`. Its ``q``, ``v`` and ``tau`` hold
 the independent coordinates only, node by node in body order; :meth:`ClusteredRigidSystem.joint_positions`
 gives every joint's value.
+
+Every joint of the spanning tree keeps its name: :meth:`~ClusteredRigidSystem.joint_names` lists
+the joints inside clusters too, :meth:`~ClusteredRigidSystem.independent_joint_names` those whose
+coordinates are in ``q``. ``q_slice``/``v_slice`` of an independent joint (or of its body) give
+its coordinates' place in ``q`` and ``v``; of a dependent one they raise
+:class:`DependentJointError`, which says to read its value from ``joint_positions``.
 """
 
 from __future__ import annotations
@@ -17,11 +23,19 @@ import numpy as np
 from sko.bodies.cluster import ClusterError, ClusterMember, Coupling, LoopConstraint, RigidCluster
 from sko.bodies.hinge import checked_placement
 from sko.graphs.errors import DimensionError, NotATreeError, UnknownNodeError, preview
-from sko.systems.multibody import MultibodySystem
+from sko.systems.multibody import MultibodySystem, _hashable, _joint_bodies
+from sko.systems.engine import engine
 from sko.systems.frames import Frame
 from sko.systems.rigid import RigidSystem, _body, _homogeneous
 
-__all__ = ["form_clusters", "ClusteredRigidSystem"]
+__all__ = ["form_clusters", "ClusteredRigidSystem", "DependentJointError"]
+
+
+class DependentJointError(UnknownNodeError, ClusterError):
+    """A joint (or body) whose coordinates are dependent (a mimic or coupled joint, or one closing a
+    loop): they are not entries of ``q`` and ``v``; ``joint_positions(q)`` gives their value. An
+    :class:`~sko.graphs.errors.UnknownNodeError` (``KeyError``) for the callers of the lookups that
+    raised one, and a :class:`~sko.bodies.cluster.ClusterError`."""
 
 
 def _path_up(parents: Mapping, k, stop=None) -> list:
@@ -153,6 +167,13 @@ class ClusteredRigidSystem(RigidSystem):
         self._specs, self._spanning = specs, None
         self.body_names = tuple(s.name for s in specs)
         MultibodySystem.__init__(self, nodes, gravity)
+        # every joint of the spanning tree by its name, those inside clusters included
+        self._joint_body, self._shared_joint_names = _joint_bodies(specs)
+        self._spec_of = {s.name: s for s in specs}
+        self._loop_names = {L.name for L in loops}
+        # per node, as before; a member body that is no node gets an error saying where its slice is
+        self.q_slices = _NodeSlices(self.q_slices, self._not_a_node)
+        self.dof_slices = _NodeSlices(self.dof_slices, self._not_a_node)
         self.frames = {name: Frame(name, *self._checked_frame(name, spec), system=self) for name, spec in frames.items()}
         for name in self.body_names:
             self.frames.setdefault(name, Frame(name, name, np.eye(6), system=self))
@@ -194,11 +215,19 @@ class ClusteredRigidSystem(RigidSystem):
         return self._spanning
 
     def center_of_mass(self, q) -> np.ndarray:
-        """The world centre of mass at ``q`` (that of the spanning tree at the closed configuration)."""
+        """The world centre of mass at ``q`` (that of the spanning tree at the closed configuration),
+        or ``(B, 3)`` for a batch of states ``(B, nq)``."""
+        out = engine(self)._reference(self.center_of_mass, {"q": q}, (3,))
+        if out is not NotImplemented:
+            return out
         return self.spanning_system().center_of_mass(self.spanning_configuration(q))
 
     def center_of_mass_jacobian(self, q) -> np.ndarray:
-        """3 × nv ``J_c = J_c,sp G`` (``ċ = J_c v``, world coordinates)."""
+        """3 × nv ``J_c = J_c,sp G`` (``ċ = J_c v``, world coordinates), or ``(B, 3, nv)`` for a
+        batch of states."""
+        out = engine(self)._reference(self.center_of_mass_jacobian, {"q": q}, (3, self.nv))
+        if out is not NotImplemented:
+            return out
         G = self.constraint_matrices(q)[0]
         return self.spanning_system().center_of_mass_jacobian(self.spanning_configuration(q)) @ G
 
@@ -245,24 +274,132 @@ class ClusteredRigidSystem(RigidSystem):
         return G, Gdv, K, (np.concatenate(Kdot) if Kdot else np.zeros(0))
 
     def independent_slice(self, body: Hashable) -> slice:
-        """Where the independent coordinates of ``body``'s joint sit in ``q`` and ``v``.
+        """Where the independent coordinates of ``body``'s joint (or of the joint of that name)
+        sit in ``v`` (and ``tau``).
+
+        The ``v`` slice: it is also the ``q`` slice only when no coordinate before it has
+        ``nq ≠ nv`` (a floating base has 7 positions and 6 velocities). :meth:`q_slice` and
+        :meth:`v_slice` (by body or joint name) give each one.
 
         Raises
         ------
         UnknownNodeError
-            Not a body, or a body whose joint coordinates are dependent (coupled or closing a loop).
+            Neither a body nor a joint.
+        DependentJointError
+            A body whose joint coordinates are dependent (coupled or closing a loop).
         """
-        if body not in self.member_node:
+        return self._member_slices(self._body_of(body))[1]
+
+    def joint_names(self) -> dict:
+        """``{joint name: body it moves}`` for every named joint of the spanning tree, the joints
+        inside clusters (primary and dependent alike) included; :meth:`independent_joint_names`
+        gives those whose coordinates are in ``q``."""
+        return dict(self._joint_body)
+
+    def independent_joint_names(self) -> dict:
+        """``{joint name: body}`` of the named joints whose coordinates are independent (entries
+        of ``q`` and ``v``, answered by :meth:`q_slice` and :meth:`v_slice`); the others' values
+        come from :meth:`joint_positions`."""
+        return {name: k for name, k in self._joint_body.items() if self._is_independent(k)}
+
+    def body_joint(self, body: Hashable):
+        """The inboard joint of body ``body`` (a member of a cluster too)."""
+        self._member(body)
+        return self._spec_of[body].joint
+
+    def q_slice(self, name: Hashable) -> slice:
+        """Where the position variables of a body (or of the joint of that name) sit in ``q``.
+
+        Raises
+        ------
+        UnknownNodeError
+            Neither a body nor a joint of this system.
+        DependentJointError
+            A joint whose coordinates are dependent: its value is ``joint_positions(q)[body]``.
+        """
+        return self._member_slices(self._body_of(name), name)[0]
+
+    def v_slice(self, name: Hashable) -> slice:
+        """Where the velocity variables of a body (or of the joint of that name) sit in ``v``
+        (and in ``tau``); errors as :meth:`q_slice`."""
+        return self._member_slices(self._body_of(name), name)[1]
+
+    def _member(self, body: Hashable) -> Hashable:
+        if not (_hashable(body) and body in self.member_node):
             raise UnknownNodeError(f"{body!r} is not a body of this system (bodies: {preview(self.body_names)})")
+        return body
+
+    def _body_of(self, name: Hashable) -> Hashable:
+        """The body named ``name``, or moved by the joint named ``name`` (any body, clustered or not)."""
+        hashable = _hashable(name)
+        as_joint = self._joint_body.get(name) if hashable else None
+        as_body = name if hashable and name in self.member_node else None
+        if as_joint is not None and as_body is not None and as_joint != as_body:
+            raise UnknownNodeError(f"{name!r} names both body {as_body!r} and the joint of body {as_joint!r}: "
+                                   "use the other name of the one you mean")
+        if as_joint is None and as_body is None:
+            if hashable and name in self._shared_joint_names:
+                raise UnknownNodeError(f"{name!r} names the joints of several bodies "
+                                       f"{self._shared_joint_names[name]!r}: look them up by body")
+            if hashable and name in self._loop_names:
+                raise UnknownNodeError(f"{name!r} is a loop joint (a constraint closing a loop): it has no coordinates "
+                                       "in q or v")
+            raise UnknownNodeError(f"{name!r} is neither a body nor a joint of this system "
+                                   f"(bodies: {preview(self.body_names)}; joints: {preview(tuple(self._joint_body))})")
+        return as_body if as_body is not None else as_joint
+
+    def _not_a_node(self, key) -> Exception:
+        """The error of ``q_slices[key]`` / ``dof_slices[key]`` for a key that is no node."""
+        if not (_hashable(key) and key in self.member_node):
+            return UnknownNodeError(f"{key!r} is not a node of this system (nodes: {preview(self.bodies)}; q_slice and "
+                                    "v_slice also take the bodies inside clusters and joint names)")
+        node = self.member_node[key]
+        try:
+            self._member_slices(key)
+        except DependentJointError as exc:
+            return exc
+        return UnknownNodeError(f"body {key!r} is inside the cluster node {node!r}: q_slices and dof_slices are per node "
+                                f"(the cluster's independent coordinates sit under {node!r}); q_slice({key!r}) and "
+                                f"v_slice({key!r}) give its own")
+
+    def _is_independent(self, body) -> bool:
         node = self.member_node[body]
-        b, start = self._body[node], self.dof_slices[node].start
+        b = self._body[node]
         if not isinstance(b, RigidCluster):
-            return self.dof_slices[node]
+            return True
+        cols, ind = b._cols[b._index[body]], set(b._ind.tolist())
+        return all(j in ind for j in range(cols.start, cols.stop))
+
+    def _member_slices(self, body, name=None) -> tuple[slice, slice]:
+        """``(q slice, v slice)`` of ``body``'s joint coordinates, when they are independent."""
+        node = self.member_node[body]
+        b = self._body[node]
+        if not isinstance(b, RigidCluster):
+            return self.q_slices[node], self.dof_slices[node]
         cols = b._cols[b._index[body]]
         where = [i for i, j in enumerate(b._ind) if cols.start <= j < cols.stop]
         if len(where) != cols.stop - cols.start:
-            raise UnknownNodeError(f"the joint of {body!r} is a dependent coordinate of cluster {node!r}")
-        return slice(start + where[0], start + where[-1] + 1)
+            joint = self._spec_of[body].joint
+            what = f"joint {joint.name!r} of body {body!r}" if getattr(joint, "name", None) is not None \
+                else f"the joint of body {body!r}"
+            how = "partly dependent" if where else "dependent"
+            raise DependentJointError(
+                f"{what} is {how} ({self._why_dependent(body)}, in the cluster of {node!r}): its coordinates are "
+                f"not in q or v; read its value from joint_positions(q)[{body!r}] (the cluster's independent bodies: "
+                f"{preview(b.independent)})")
+        # a cluster's members have q̇ = v: its independent coordinates sit at the same offsets in q and v
+        q0, v0 = self.q_slices[node].start, self.dof_slices[node].start
+        return slice(q0 + where[0], q0 + where[-1] + 1), slice(v0 + where[0], v0 + where[-1] + 1)
+
+    def _why_dependent(self, body) -> str:
+        node = self.member_node[body]
+        b = self._body[node]
+        for c in getattr(b, "couplings", ()) or ():
+            if isinstance(c, Coupling) and c.dependent == body:
+                primary = getattr(self._spec_of[c.primary].joint, "name", None)
+                of = f"joint {primary!r} of body {c.primary!r}" if primary is not None else f"the joint of body {c.primary!r}"
+                return f"coupled to {of} by {c.name!r}"
+        return "fixed by the loop constraints"
 
     def spanning_configuration(self, q) -> np.ndarray:
         """:meth:`joint_positions` stacked in body order (the spanning tree's ``θ``)."""
@@ -299,6 +436,18 @@ class ClusteredRigidSystem(RigidSystem):
         if body is None:
             return _homogeneous(X)
         return _pose(self._states(q)[body]) @ _homogeneous(X)
+
+
+class _NodeSlices(dict):
+    """``{node: slice}``; looking up a body inside a cluster (no node of its own) raises the
+    system's error saying so (dependent: how to get its value), never a bare ``KeyError``."""
+
+    def __init__(self, slices, explain):
+        super().__init__(slices)
+        self._explain = explain
+
+    def __missing__(self, key):
+        raise self._explain(key)
 
 
 def _checked_choices(independent, initial, parents: Mapping) -> tuple:

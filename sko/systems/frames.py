@@ -10,6 +10,10 @@ coordinates) come from one gather over the tree (O(N) plus the ``3 × nv`` outpu
 with world motion subspace column ``[ω; v_o]`` (``v_o`` the velocity of the point at the world
 origin) moves the centre of mass of its subtree, mass ``m_j^+`` at ``c_j^+``, by
 ``v_o + ω × c_j^+``, so its column of ``J_c`` is ``(m_j^+ / m)(v_o + ω × c_j^+)``.
+
+Both are undefined when the system has no moving body or its bodies are all massless (``m = 0``):
+then both backends raise :class:`~sko.errors.RigidSystemError` saying so, before any state is
+evaluated (never a NaN, an overflow message or a ``ZeroDivisionError``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sko.arrays import result_dtype
+from sko.errors import RigidSystemError
+from sko.graphs.errors import preview
 from sko.systems.engine import engine
 
 __all__ = ["Frame", "center_of_mass", "center_of_mass_jacobian", "reference_center_of_mass",
@@ -85,8 +91,26 @@ def _mass_gather(system, states) -> tuple[dict, dict]:
     return mass, moment
 
 
+def checked_total_mass(system):
+    """The system's total mass ``m``, or :class:`~sko.errors.RigidSystemError` when the centre of
+    mass is undefined: no moving body, or every body massless (``m = 0``)."""
+    bodies = tuple(system.bodies)
+    if not bodies:
+        raise RigidSystemError("the centre of mass is undefined: the system has no moving body")
+    total = sum(system.body(k).inertia[5, 5] for k in bodies)
+    try:
+        massless = bool(total == 0)
+    except TypeError:  # a symbolic mass: not known to vanish
+        massless = False
+    if massless:
+        raise RigidSystemError(f"the centre of mass is undefined: the system is massless (total mass 0: every body, "
+                               f"{preview(bodies)}, has mass 0)")
+    return total
+
+
 def center_of_mass(system, q) -> np.ndarray:
     """The world centre of mass ``c = Σ m_k c_k / m`` at ``q`` (or a batch of states ``(B, nq)``)."""
+    checked_total_mass(system)
     out = engine(system).kinematics(system.center_of_mass, q, (3,), lambda A: _arena_center(system, A, False)[0])
     return reference_center_of_mass(system, q) if out is NotImplemented else out
 
@@ -94,6 +118,7 @@ def center_of_mass(system, q) -> np.ndarray:
 def center_of_mass_jacobian(system, q) -> np.ndarray:
     """3 × nv ``J_c`` with ``ċ = J_c v`` (world coordinates; module docstring), or ``(B, 3, nv)``
     for a batch of states."""
+    checked_total_mass(system)
     out = engine(system).kinematics(system.center_of_mass_jacobian, q, (3, system.nv),
                                     lambda A: _arena_center(system, A, True)[1])
     return reference_center_of_mass_jacobian(system, q) if out is NotImplemented else out
@@ -101,6 +126,7 @@ def center_of_mass_jacobian(system, q) -> np.ndarray:
 
 def reference_center_of_mass(system, q) -> np.ndarray:
     """:func:`center_of_mass` of one state from the bodies' Python states (any scalar type)."""
+    checked_total_mass(system)
     mass, moment = _mass_gather(system, system.node_states(q))
     bases = system.tree.base_bodies()
     return sum(moment[k] for k in bases) / sum(mass[k] for k in bases)
@@ -108,6 +134,7 @@ def reference_center_of_mass(system, q) -> np.ndarray:
 
 def reference_center_of_mass_jacobian(system, q) -> np.ndarray:
     """:func:`center_of_mass_jacobian` of one state from the bodies' Python states (any scalar type)."""
+    checked_total_mass(system)
     states = system.node_states(q)
     mass, moment = _mass_gather(system, states)
     total = sum(mass[k] for k in system.tree.base_bodies())
@@ -117,7 +144,7 @@ def reference_center_of_mass_jacobian(system, q) -> np.ndarray:
         frame, S = states[k].attachments[None], states[k].H[:, :6].T  # S in body coordinates (armature: first 6)
         w, v = frame.rotation @ S[:3], frame.rotation @ S[3:]  # world axes, at the body origin
         c = moment[k] / mass[k] if mass[k] != 0 else frame.position
-        J[:, system.v_slice(k)] = mass[k] / total * (v + np.cross(w.T, c - frame.position).T)
+        J[:, system.dof_slices[k]] = mass[k] / total * (v + np.cross(w.T, c - frame.position).T)
     return J
 
 
