@@ -10,7 +10,9 @@ system (anything with ``random_configuration`` and ``sko_model``, taken at a ran
 :class:`~sko.SKOModel` or ``(model, a, b)``. ``--summary`` prints only the summary line,
 ``--failed`` only the failing rows and the summary. ``--json`` prints one JSON list of
 ``{"model", "name", "equation", "residual", "exact", "passed"}`` objects. ``--backend`` runs the
-algorithms compiled or on the generic reference path. Repeated ``--model`` and ``--check``
+algorithms compiled or on the generic reference path, whatever the environment variable
+``SKO_BACKEND`` says (a value of it that names no backend is an error, status 2, unless
+``--backend`` is given). Repeated ``--model`` and ``--check``
 options run once each; contradictory ones (``--floating-base`` without ``--urdf``, ``--inertia``
 without ``--urdf`` or ``--mjcf``, two output formats) are rejected. Progress goes to stderr.
 ``--mjcf FILE`` compiles the model with MuJoCo (:meth:`~sko.systems.rigid.RigidSystem.from_mjcf`);
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import sys
 import time
@@ -100,6 +103,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "verify" and args.list and (args.json or args.summary or args.failed):
         parser.error("--list prints the checks and models; it takes no output format")
     try:
+        if getattr(args, "backend", None) is None:  # --backend overrides SKO_BACKEND, which is judged here
+            from sko.algorithms import get_backend
+
+            get_backend()  # SKO_BACKEND naming no backend: one line now, not a failure of every check
         if args.command == "verify":
             return _verify(args)
         return _info(args)
@@ -152,8 +159,17 @@ def _unique(values):
     return None if values is None else list(dict.fromkeys(values))
 
 
+def _cause(exc: BaseException) -> str:
+    """``Type: message`` of an exception, on one line (a syntax error with its file and line)."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def _factory_case(spec: str):
-    """The case of a user's factory ``package.module:function`` (see the module docstring)."""
+    """The case of a user's factory ``package.module:function`` (see the module docstring). Any
+    failure of the user's code — a module that cannot be imported (missing, a syntax error, an
+    exception at import), a factory that needs arguments or raises, a result that is not a model —
+    is one :class:`SKOError` naming the factory and the cause, never a traceback."""
     from sko import SKOModel
 
     from .verify.models import case_from
@@ -163,15 +179,35 @@ def _factory_case(spec: str):
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise SKOError(f"--model {spec}: cannot import module {module_name!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's module: a syntax error, an exception at import
+        raise SKOError(f"--model {spec}: importing module {module_name!r} failed: {_cause(exc)}") from None
     factory = getattr(module, function_name, None)
     if not callable(factory):
         raise SKOError(f"--model {spec}: module {module_name!r} has no function {function_name!r}")
-    built = factory()
+    try:
+        inspect.signature(factory).bind()
+    except TypeError as exc:
+        raise SKOError(f"--model {spec}: factory {function_name!r} cannot be called without arguments ({exc}); "
+                       "a factory takes none") from None
+    except ValueError:  # no signature to inspect (a builtin): the call below says what is wrong
+        pass
+    try:
+        built = factory()
+    except Exception as exc:  # noqa: BLE001 - the user's factory
+        raise SKOError(f"--model {spec}: factory {function_name!r} raised {_cause(exc)}") from None
     if not isinstance(built, (SKOModel, tuple)):
         if not (hasattr(built, "sko_model") and hasattr(built, "random_configuration")):
             raise SKOError(f"--model {spec} returned {type(built).__name__}: expected a system (with random_configuration "
                            "and sko_model), an SKOModel or (model, a, b)")
-    return case_from(built, spec)  # a system is taken at a random state and kept for the physics checks
+    try:
+        return case_from(built, spec)  # a system is taken at a random state and kept for the physics checks
+    except SKOError as exc:
+        if spec in str(exc):
+            raise
+        raise SKOError(f"--model {spec}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's system at a random state
+        raise SKOError(f"--model {spec}: the {type(built).__name__} factory {function_name!r} returned fails at a random "
+                       f"state: {_cause(exc)}") from None
 
 
 def _display_width(text: str) -> int:
@@ -267,6 +303,10 @@ def _complex_kernels(args, models, checks):
     Built-in models only: a user's factory or file would have to be rebuilt there."""
     from sko.algorithms import get_backend
 
+    try:
+        get_backend()  # the process-wide choice, which the second process takes from SKO_BACKEND
+    except SKOError:
+        return None  # SKO_BACKEND names no backend (--backend overrides it here only): no second process
     if args.symbolic or (args.backend or get_backend()) != "compiled" or not any(c.system for c in checks):
         return None
     if models is not None and not all(isinstance(m, str) for m in models):

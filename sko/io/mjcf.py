@@ -61,7 +61,7 @@ from sko.bodies.composite import CompositeJoint, FreePositionFirst, OffsetJoint
 from sko.bodies.joints import Joint, Prismatic, Revolute, Spherical
 from sko.errors import MJCFError
 from sko.graphs.errors import SKOError
-from sko.inertia import RTOL, InertiaRepairWarning, inertia_violation, nearest_physical_inertia
+from sko.inertia import RTOL, InertiaRepairWarning, inertia_violation, nearest_physical_inertia, repair_description
 from sko.optional import require
 from sko.spatial import plucker_from_pose, quaternion_matrix, spatial_inertia
 from sko.systems.clustered import ClusteredRigidSystem
@@ -290,8 +290,7 @@ def _body_inertia(model, i: int, name: str, repairs: list | None) -> np.ndarray:
     Ic = _rotated(model.body_iquat[i], model.body_inertia[i])
     if repairs is not None and inertia_violation(float(model.body_mass[i]), model.body_ipos[i], Ic) > RTOL:
         fixed = nearest_physical_inertia(Ic)
-        change = np.linalg.norm(fixed - Ic)
-        repairs.append(f"body {name!r} changed by {change:.3g} ({change / max(np.linalg.norm(Ic), 1e-300):.3g} relative)")
+        repairs.append(repair_description(f"body {name!r}", Ic, fixed))
         Ic = fixed
     return Ic
 

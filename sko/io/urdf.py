@@ -48,7 +48,8 @@ import defusedxml.ElementTree as SafeET
 
 import numpy as np
 
-from sko.inertia import RTOL, InertiaRepairWarning, check_physical_inertia, inertia_violation, nearest_physical_inertia
+from sko.inertia import (RTOL, InertiaRepairWarning, check_physical_inertia, inertia_violation, nearest_physical_inertia,
+                         repair_description)
 from sko.spatial import pose_transform, rpy_matrix, spatial_inertia
 
 from sko.systems.builder import SystemBuilder
@@ -257,8 +258,7 @@ def _inertia(link, name: str, repairs: list | None) -> np.ndarray:
     rpy = _floats(None if origin is None else origin.get("rpy"), 3, f"{where} <inertial><origin rpy>", [0, 0, 0])
     if repairs is not None and inertia_violation(mass, xyz, Ic) > RTOL:
         fixed = nearest_physical_inertia(Ic)
-        change = np.linalg.norm(fixed - Ic)
-        repairs.append(f"link {name!r} changed by {change:.3g} ({change / max(np.linalg.norm(Ic), 1e-300):.3g} relative)")
+        repairs.append(repair_description(f"link {name!r}", Ic, fixed))
         Ic = fixed
     check_physical_inertia(mass, xyz, Ic, where, URDFError)
     R = rpy_matrix(*rpy)

@@ -215,7 +215,7 @@ class SystemBuilder:
         specs = []
         for name, (parent, joint, X_T, I6) in self._bodies.items():
             symbolic = I6.dtype == object or X_T.dtype == object  # definiteness is the caller's assumption
-            specs.append(BodySpec(name, parent, joint, X_T, I6 if symbolic else (I6 + I6.T) / 2))
+            specs.append(BodySpec(name, parent, joint, X_T, I6 if symbolic else I6 / 2 + I6.T / 2))
         if self._couplings or self._loops:
             from sko.systems.clustered import ClusteredRigidSystem
 
