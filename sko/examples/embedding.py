@@ -53,7 +53,7 @@ def four_bar(crank=0.5, coupler=1.5, rocker=1.5, ground=2.0, angle=1.0, gravity=
     """A four-bar in the x–y plane (gravity along −y): crank pinned at the origin, rocker to the
     ground at ``(ground, 0, 0)``, the loop cut between the coupler's end and the rocker's end.
     The ``driver`` (``"crank"`` or ``"rocker"``, the independent coordinate) starts at ``angle``;
-    the loop is assembled from a guess on the elbow-up branch."""
+    the guess picks the elbow-up branch (``build`` assembles the loop without one too)."""
     b = SystemBuilder(gravity)
     _bar(b, "crank", None, crank, mass=0.5)
     _bar(b, "coupler", "crank", coupler, placement=pose_transform([crank, 0, 0]), mass=1.0)

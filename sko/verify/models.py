@@ -266,7 +266,7 @@ def _symbolic_coupling():
 register_model("mimic-gripper", _embedded("mimic-gripper"),
                "cluster node of a mimic coupling: 12 × 6 weight, 1 independent coordinate (EMBEDDING.md §5 (a))", builtin=True)
 register_model("four-bar", _embedded("four-bar"),
-               "closed four-bar as one 18 × 6 cluster node, loop closed by Newton (EMBEDDING.md §5 (b))", builtin=True)
+               "closed four-bar as one 18 × 6 cluster node, loop closed by Newton from lattice anchors (EMBEDDING.md §5 (b))", builtin=True)
 register_model("mimic-symbolic", _symbolic_coupling, "hand with two coupled fingers, sympy state (EMBEDDING.md §5 (a))",
                symbolic=True, builtin=True)
 
