@@ -8,6 +8,7 @@ extra              installs                                needed for
 ``plot``           matplotlib                              the figures of ``papers/``
 ``crosscheck``     pinocchio, example-robot-data, mujoco   cross-checks against the peers
 ``docs``           Sphinx and its extensions               building the documentation
+``scale``          dask, distributed, zarr                 sweeps on Dask, results to Zarr
 ``test``           pytest, hypothesis, all of the above    the test suite
 =================  ======================================  =========================================
 """
@@ -23,7 +24,8 @@ __all__ = ["EXTRAS", "require"]
 
 #: module -> the extra of ``sko-multibody`` that installs it
 EXTRAS = {"sympy": "symbolic", "matplotlib": "plot", "pinocchio": "crosscheck", "mujoco": "crosscheck",
-          "example_robot_data": "crosscheck", "sphinx": "docs"}
+          "example_robot_data": "crosscheck", "sphinx": "docs", "dask": "scale", "distributed": "scale",
+          "zarr": "scale"}
 
 
 def require(module: str, feature: str) -> ModuleType:

@@ -1,0 +1,113 @@
+"""Sweeps on Dask (sko.systems.sweep): equal to the batched methods, in-process and on a local
+cluster of worker processes; written to Zarr chunk by chunk and resumed; bad input refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.array")
+pytest.importorskip("zarr")
+
+from sko.graphs.errors import DimensionError, NonFiniteError, SKOError  # noqa: E402
+from sko.systems.sweep import REQUESTS, sweep, system_of  # noqa: E402
+
+ARM = "sko.examples.rigid:arm7"
+
+
+def _states(system, n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    Q = np.array([system.random_configuration(rng) for _ in range(n)])
+    return Q, *rng.normal(size=(2, n, system.nv))
+
+
+def _batch(system, what: str, Q, V, X):
+    if what in ("mass_matrix", "mass_matrix_inverse"):
+        return getattr(system, what)(Q)
+    if what == "energy":
+        return system.energy(Q, V)
+    out = getattr(system, what)(Q, V, X)
+    return np.stack(out, axis=1) if isinstance(out, tuple) else out
+
+
+@pytest.mark.parametrize("what", list(REQUESTS))
+def test_a_sweep_equals_the_batch(what):
+    system = system_of(ARM)
+    Q, V, X = _states(system, 45)
+    out = sweep(ARM, what, Q, V, X, chunk=16)  # chunks of 16, 16 and 13 states
+    np.testing.assert_array_equal(out, _batch(system, what, Q, V, X))
+
+
+def test_any_body_type_and_a_dask_input():
+    da = pytest.importorskip("dask.array")
+    model = "sko.examples.bodies:flexible_spacecraft"
+    system = system_of(model)
+    Q, V, X = _states(system, 20, 1)
+    out = sweep(model, "forward_dynamics", da.from_array(Q, chunks=(7, system.nq)), V, X)
+    np.testing.assert_array_equal(out, system.forward_dynamics(Q, V, X))
+
+
+def test_a_store_is_written_chunk_by_chunk_and_resumed(tmp_path):
+    system = system_of(ARM)
+    Q, V, X = _states(system, 40, 2)
+    store = tmp_path / "fd.zarr"
+    expected = system.forward_dynamics(Q, V, X)
+    z = sweep(ARM, "forward_dynamics", Q, V, X, chunk=10, store=store)
+    np.testing.assert_array_equal(z[:], expected)
+    import zarr
+
+    written = zarr.open_array(str(store), mode="r+")
+    written[0:10] = 7.0  # a finished chunk (its marker kept): a rerun must not touch it
+    written[20:30] = 0.0  # an interrupted one: its marker gone
+    (store / ".sko-done" / "2").unlink()
+    z = sweep(ARM, "forward_dynamics", Q, V, X, chunk=10, store=store)
+    assert (z[0:10] == 7.0).all()
+    np.testing.assert_array_equal(z[10:], expected[10:])
+    with pytest.raises(SKOError, match="holds an array of shape"):
+        sweep(ARM, "forward_dynamics", Q[:30], V[:30], X[:30], chunk=10, store=store)
+    other = tmp_path / "other"
+    other.mkdir()
+    with pytest.raises(SKOError, match="not written by a sweep"):
+        sweep(ARM, "forward_dynamics", Q, V, X, store=other)
+
+
+def test_a_local_cluster_of_processes_equals_the_batch():
+    distributed = pytest.importorskip("distributed")
+    system = system_of(ARM)
+    Q, V, X = _states(system, 64, 3)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        out = sweep(ARM, "inverse_dynamics_derivatives", Q, V, X, chunk=16, client=client)
+    np.testing.assert_array_equal(out, _batch(system, "inverse_dynamics_derivatives", Q, V, X))
+
+
+def test_a_sweep_survives_a_worker_that_dies(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setenv("SKO_TEST_DEATH_MARKER", str(tmp_path / "died"))  # the workers inherit it
+    system = system_of(ARM)
+    Q, V, X = _states(system, 48, 4)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        out = sweep("tests.sweep_models:arm_whose_worker_dies_once", "forward_dynamics", Q, V, X, chunk=8,
+                    client=client, store=tmp_path / "fd.zarr")
+    assert (tmp_path / "died").exists()  # a worker did die
+    np.testing.assert_array_equal(out[:], system.forward_dynamics(Q, V, X))
+
+
+def test_bad_input_is_refused():
+    system = system_of(ARM)
+    Q, V, X = _states(system, 4)
+    with pytest.raises(SKOError, match="what must be one of"):
+        sweep(ARM, "jacobian", Q)
+    with pytest.raises(SKOError, match="package.module:function"):
+        sweep("arm7", "mass_matrix", Q)
+    with pytest.raises(SKOError, match="cannot be imported"):
+        sweep("sko.examples.rigid:nothing", "mass_matrix", Q)
+    with pytest.raises(SKOError, match="model must be"):
+        sweep(system, "mass_matrix", Q)
+    with pytest.raises(DimensionError, match=r"q has shape \(4, 3\)"):
+        sweep(ARM, "mass_matrix", Q[:, :3])
+    with pytest.raises(DimensionError, match="v has 3 states but q has 4"):
+        sweep(ARM, "forward_dynamics", Q, V[:3])
+    with pytest.raises(NonFiniteError, match="tau"):
+        sweep(ARM, "forward_dynamics", Q, V, np.full_like(X, np.nan))
