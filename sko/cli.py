@@ -1,4 +1,5 @@
-"""The command line: ``sko verify``, ``sko info`` and ``sko compile`` (also ``python -m sko …``; API.md).
+"""The command line: ``sko verify``, ``sko info``, ``sko sample`` and ``sko compile`` (also ``python -m sko …``;
+API.md).
 
 ``verify [--model NAME|--model MODULE:FUNCTION|--urdf FILE|--mjcf FILE] [--symbolic] [--json|--summary|--failed]
 [--backend compiled|reference]``
@@ -21,6 +22,10 @@ ones, printing one ``warning:`` line per repaired link on stderr (``strict``, th
 rejects such a file naming the link).
 ``info [--model NAME|--model MODULE:FUNCTION|--urdf FILE|--mjcf FILE]`` describes a model: its digraph, node and hinge dimensions,
 serial-chain segments and the sparsity of ``ℳ``.
+``sample --model MODULE:FUNCTION --states N --out STORE [--what fd,id,M,Minv,energy,dfd,did] [--chunk N]
+[--seed S] [--scheduler ADDRESS] [--quiet]`` draws random states of the system a factory builds and
+evaluates the requests at them on Dask (:func:`sko.systems.sweep.sample`), chunk by chunk into a
+Zarr group; run again on the same store, it resumes where an interrupted run stopped.
 ``compile [--jobs N] [--quiet]`` compiles every kernel now, for float64 and complex128, into
 numba's on-disk cache (:mod:`sko.precompile`), with a progress bar on stderr: later processes
 load the kernels instead of compiling them on first use.
@@ -78,6 +83,19 @@ def _parser() -> argparse.ArgumentParser:
     info.add_argument("--floating-base", action="store_true", help="with --urdf: a free-floating base")
     _inertia_option(info)
 
+    sample = sub.add_parser("sample", help="random states of a model and requests at them, into a Zarr group (on Dask)")
+    sample.add_argument("--model", required=True, metavar="MODULE:FUNCTION",
+                        help="a factory package.module:function returning the system (each worker builds its own)")
+    sample.add_argument("--states", type=int, required=True, metavar="N", help="how many random states")
+    sample.add_argument("--what", default="fd", metavar="LIST",
+                        help="comma-separated requests: fd, id, M, Minv, energy, dfd, did (default: fd)")
+    sample.add_argument("--out", required=True, metavar="STORE", help="the Zarr group to write; run again to resume")
+    sample.add_argument("--chunk", type=int, default=4096, metavar="N", help="states per task (default: 4096)")
+    sample.add_argument("--seed", type=int, default=0, help="the states of chunk i are drawn from (seed, i)")
+    sample.add_argument("--scheduler", metavar="ADDRESS",
+                        help="a dask.distributed scheduler to run on (default: Dask's local scheduler)")
+    sample.add_argument("--quiet", action="store_true", help="no progress bar")
+
     compile_ = sub.add_parser("compile", help="compile every kernel now into numba's cache (first use is then fast)")
     compile_.add_argument("--jobs", type=int, default=None, metavar="N",
                           help="worker processes (default: one per scalar type when the machine has two cores)")
@@ -96,20 +114,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "compile":
         return _compile(args, parser)
+    if args.command == "sample":
+        return _reported(_sample, args)
     if args.floating_base and not args.urdf:
         parser.error("--floating-base needs --urdf FILE")
     if args.inertia is not None and not (args.urdf or args.mjcf):
         parser.error("--inertia needs --urdf FILE or --mjcf FILE")
     if args.command == "verify" and args.list and (args.json or args.summary or args.failed):
         parser.error("--list prints the checks and models; it takes no output format")
+    return _reported(_verify if args.command == "verify" else _info, args)
+
+
+def _reported(command, args) -> int:
+    """``command(args)``, with the project's errors and a missing optional dependency as one
+    ``error:`` line and exit status 2."""
     try:
         if getattr(args, "backend", None) is None:  # --backend overrides SKO_BACKEND, which is judged here
             from sko.algorithms import get_backend
 
             get_backend()  # SKO_BACKEND naming no backend: one line now, not a failure of every check
-        if args.command == "verify":
-            return _verify(args)
-        return _info(args)
+        return command(args)
     except SKOError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -326,6 +350,27 @@ def _table(results) -> None:
             "-" if r.residual is None else f"{r.residual:.1e}")
         rows.append((r.model, r.name, r.equation, value, "pass" if r.passed else "FAIL"))
     print("\n".join(_columns(rows)))
+
+
+# --------------------------------------------------------------------------- sample
+def _sample(args) -> int:
+    from sko.systems.sweep import sample
+
+    if args.states < 1 or args.chunk < 1:
+        raise SKOError("--states and --chunk must be at least 1")
+    client = None
+    if args.scheduler:
+        from sko.optional import require
+
+        client = require("distributed", "sko sample --scheduler").Client(args.scheduler)
+    try:
+        group = sample(args.model, args.states, [w.strip() for w in args.what.split(",") if w.strip()], args.out,
+                       chunk=args.chunk, seed=args.seed, client=client, progress=not args.quiet)
+    finally:
+        if client is not None:
+            client.close()
+    print(f"{args.out}: {', '.join(sorted(group.array_keys()))} ({args.states} states)")
+    return 0
 
 
 # --------------------------------------------------------------------------- compile

@@ -56,19 +56,46 @@ def test_a_store_is_written_chunk_by_chunk_and_resumed(tmp_path):
     np.testing.assert_array_equal(z[:], expected)
     import zarr
 
-    written = zarr.open_array(str(store), mode="r+")
-    written[0:10] = 7.0  # a finished chunk (its marker kept): a rerun must not touch it
-    written[20:30] = 0.0  # an interrupted one: its marker gone
-    (store / ".sko-done" / "2").unlink()
+    group = zarr.open_group(str(store), mode="r+")
+    group["forward_dynamics"][0:10] = 7.0  # a finished chunk: a rerun must not touch it
+    group["forward_dynamics"][20:30] = 0.0  # an interrupted one: not marked done
+    group["chunks_done"][2] = False
     z = sweep(ARM, "forward_dynamics", Q, V, X, chunk=10, store=store)
     assert (z[0:10] == 7.0).all()
     np.testing.assert_array_equal(z[10:], expected[10:])
-    with pytest.raises(SKOError, match="holds an array of shape"):
+    with pytest.raises(SKOError, match="run of 4 chunks; this sweep has 3"):
         sweep(ARM, "forward_dynamics", Q[:30], V[:30], X[:30], chunk=10, store=store)
+    with pytest.raises(SKOError, match="holds 'forward_dynamics' of shape"):
+        sweep(ARM, "forward_dynamics", Q, V, X, chunk=11, store=store)  # 4 chunks of 11
     other = tmp_path / "other"
     other.mkdir()
-    with pytest.raises(SKOError, match="not written by a sweep"):
+    with pytest.raises(SKOError, match="not written by sko's sweep"):
         sweep(ARM, "forward_dynamics", Q, V, X, store=other)
+
+
+def test_a_sample_draws_its_states_per_chunk_and_resumes(tmp_path):
+    import zarr
+
+    from sko.systems.sweep import sample
+
+    store = tmp_path / "data.zarr"
+    group = sample(ARM, 50, ["fd", "did", "M"], store, chunk=16, seed=3)
+    system = system_of(ARM)
+    Q, V, T = group["q"][:], group["v"][:], group["tau"][:]
+    assert Q.shape == (50, system.nq) and "dv" in group
+    np.testing.assert_array_equal(group["forward_dynamics"][:], system.forward_dynamics(Q, V, T))
+    np.testing.assert_array_equal(group["mass_matrix"][:], system.mass_matrix(Q))
+    np.testing.assert_array_equal(group["inverse_dynamics_derivatives"][:],
+                                  _batch(system, "inverse_dynamics_derivatives", Q, V, group["dv"][:]))
+    writable = zarr.open_group(str(store), mode="r+")
+    writable["chunks_done"][1] = False  # interrupted: chunk 1 is drawn and written again, the same
+    writable["q"][16:32] = 0.0
+    again = sample(ARM, 50, ["fd", "did", "M"], store, chunk=16, seed=3)
+    np.testing.assert_array_equal(again["q"][:], Q)
+    with pytest.raises(SKOError, match="not a request"):
+        sample(ARM, 5, "jacobian", tmp_path / "x.zarr")
+    with pytest.raises(DimensionError, match="states must be a positive integer"):
+        sample(ARM, 0, "fd", tmp_path / "y.zarr")
 
 
 def test_a_local_cluster_of_processes_equals_the_batch():
@@ -111,3 +138,19 @@ def test_bad_input_is_refused():
         sweep(ARM, "forward_dynamics", Q, V[:3])
     with pytest.raises(NonFiniteError, match="tau"):
         sweep(ARM, "forward_dynamics", Q, V, np.full_like(X, np.nan))
+
+
+def test_sko_sample_on_the_command_line(tmp_path, capsys):
+    from sko.cli import main
+
+    out = tmp_path / "data.zarr"
+    assert main(["sample", "--model", ARM, "--states", "20", "--what", "fd,M", "--out", str(out), "--chunk", "8",
+                 "--quiet"]) == 0
+    import zarr
+
+    group = zarr.open_group(str(out), mode="r")
+    system = system_of(ARM)
+    np.testing.assert_array_equal(group["mass_matrix"][:], system.mass_matrix(group["q"][:]))
+    assert "data.zarr" in capsys.readouterr().out
+    assert main(["sample", "--model", "sko.examples.rigid:nothing", "--states", "5", "--out", str(tmp_path / "x")]) == 2
+    assert capsys.readouterr().err.startswith("error: model 'sko.examples.rigid:nothing' cannot be imported")

@@ -9,8 +9,9 @@ schedules them, reruns those of a worker that dies and shows progress on its das
 A worker never receives a system: it receives the *model*, a factory ``"package.module:function"``
 (or a top-level function) that builds it, and builds the system once per process, then fills the
 state tables from its own kernel cache. Results come back as one array, or go chunk by chunk to a
-Zarr store, so a sweep larger than memory works; a rerun into the same store skips the chunks
-already written (a marker is written after each chunk's data), so an interrupted sweep resumes.
+Zarr group, so a sweep larger than memory works; a rerun into the same store skips the chunks
+already written (each chunk marks itself in the group's ``chunks_done`` array after its data),
+so an interrupted sweep resumes.
 
 Needs the ``scale`` extra (dask, distributed, zarr).
 """
@@ -27,7 +28,7 @@ import numpy as np
 from sko.arrays import checked_array
 from sko.graphs.errors import DimensionError, SKOError
 
-__all__ = ["REQUESTS", "sweep", "system_of"]
+__all__ = ["REQUESTS", "SHORT", "sweep", "sample", "system_of"]
 
 #: what a sweep evaluates: the batched system method and the third input it takes
 REQUESTS = {
@@ -48,7 +49,7 @@ def system_of(model):
         return _built(model)
     if callable(model):
         return _called(model)
-    raise SKOError(f"sweep: model must be a factory 'package.module:function' or a callable that builds the system, "
+    raise SKOError(f"model must be a factory 'package.module:function' or a callable that builds the system, "
                    f"got {type(model).__name__} (a worker builds its own system from it)")
 
 
@@ -56,23 +57,39 @@ def system_of(model):
 def _built(spec: str):
     module, _, name = spec.partition(":")
     if not module or not name:
-        raise SKOError(f"sweep: model {spec!r} must read 'package.module:function'")
+        raise SKOError(f"model {spec!r} must read 'package.module:function'")
     try:
         factory = getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError) as error:
-        raise SKOError(f"sweep: model {spec!r} cannot be imported: {error}") from None
+    except Exception as error:  # noqa: BLE001 - the user's module: missing, a syntax error, raising at import
+        raise SKOError(f"model {spec!r} cannot be imported: {type(error).__name__}: {error}") from None
     return _called(factory)
 
 
 @lru_cache(maxsize=8)
 def _called(factory: Callable):
-    return factory()
+    try:
+        system = factory()
+    except SKOError:
+        raise
+    except Exception as error:  # noqa: BLE001 - the user's factory: named, not a traceback
+        raise SKOError(f"model factory {getattr(factory, '__name__', factory)!r} raised "
+                       f"{type(error).__name__}: {error}") from None
+    if not hasattr(system, "random_configuration"):
+        raise SKOError(f"model factory {getattr(factory, '__name__', factory)!r} returned {type(system).__name__}, "
+                       "not a system")
+    return system
 
 
 def _evaluate(q, v, x, model, what: str, shape: tuple | None):
     """One chunk: the batched request (``x`` unused for a request without a third input), in
     ``(rows, *shape)`` (as it comes for ``None``)."""
-    system = system_of(model)
+    out = _request(system_of(model), what, q, v, x)
+    return out if shape is None else out.reshape((q.shape[0], *shape))
+
+
+def _request(system, what: str, q, v, x) -> np.ndarray:
+    """``what`` of ``system`` at a batch of states, one array (the derivatives' three matrices
+    along axis 1)."""
     method = getattr(system, what)
     if what in ("mass_matrix", "mass_matrix_inverse"):
         out = method(q)
@@ -80,8 +97,7 @@ def _evaluate(q, v, x, model, what: str, shape: tuple | None):
         out = method(q, v)
     else:
         out = method(q, v, x)
-    out = np.stack(out, axis=1) if isinstance(out, tuple) else np.asarray(out)
-    return out if shape is None else out.reshape((q.shape[0], *shape))
+    return np.stack(out, axis=1) if isinstance(out, tuple) else np.asarray(out)
 
 
 def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None, store: str | Path | None = None,
@@ -95,8 +111,8 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
         or ``tau``, as the request reads
     chunk : states per task (numpy inputs; a dask input keeps its chunks)
     client : a ``dask.distributed.Client`` to run on, or None for Dask's default scheduler
-    store : a Zarr store (a directory) to write the results to, chunk by chunk; an existing
-        store written by an interrupted sweep of the same shape resumes
+    store : a Zarr group (a directory) to write the results to, chunk by chunk, as its array
+        named ``what``; a group left by an interrupted sweep of the same shape resumes
     progress : show a progress bar (Dask's, on the terminal)
 
     Returns
@@ -120,7 +136,7 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
                         chunks=(Q.chunks[0], *((n,) for n in shape)), **axes)
     if store is None:
         return _compute(out, client, progress)
-    return _to_store(out, Path(store), client, progress)
+    return _to_store(out, Path(store), what, client, progress)
 
 
 def _states(da, x, name: str, size: int, symbol: str, chunks, rows: int | None = None):
@@ -155,36 +171,134 @@ def _compute(out, client, progress: bool):
     return out.compute()
 
 
-def _to_store(out, path: Path, client, progress: bool):
-    """Write ``out`` to the Zarr array at ``path`` chunk by chunk, skipping the chunks an earlier
-    run finished (their markers in ``path / ".sko-done"``)."""
+DONE = "chunks_done"  #: the group's array of finished chunks (one bool per chunk, a Zarr chunk each)
+
+
+def _group(path: Path, what: str, chunks: int):
+    """The Zarr group at ``path`` for a sweep or sample, with its :data:`DONE` array of
+    ``chunks`` entries; refuses a path holding anything else."""
     import zarr
 
-    if path.exists() and not (path / ".sko-done").is_dir():
-        raise SKOError(f"sweep: store {str(path)!r} exists and was not written by a sweep; give a new path")
-    chunks = tuple(c[0] for c in out.chunks)
-    array = zarr.open_array(str(path), mode="a", shape=out.shape, chunks=chunks, dtype=out.dtype)
-    if array.shape != out.shape or array.chunks != chunks:
-        raise SKOError(f"sweep: store {str(path)!r} holds an array of shape {array.shape} in chunks {array.chunks}; "
-                       f"this sweep writes {out.shape} in chunks {chunks}: give a new path")
-    done = path / ".sko-done"
-    done.mkdir(exist_ok=True)
-    starts = np.concatenate([[0], np.cumsum(out.chunks[0])])
-    blocks = [(i, int(starts[i]), int(starts[i + 1])) for i in range(len(out.chunks[0]))
-              if not (done / str(i)).exists()]
+    if path.exists():
+        try:
+            group = zarr.open_group(str(path), mode="a")
+            done = group[DONE]
+        except Exception:  # noqa: BLE001 - not a group, or a group without our array
+            raise SKOError(f"{what}: store {str(path)!r} exists and was not written by sko's {what}; give a new "
+                           "path") from None
+        if done.shape != (chunks,):
+            raise SKOError(f"{what}: store {str(path)!r} holds a run of {done.shape[0]} chunks; this {what} has "
+                           f"{chunks}: give a new path")
+        return group
+    group = zarr.open_group(str(path), mode="a")
+    group.require_array(DONE, shape=(chunks,), chunks=(1,), dtype=bool, fill_value=False)
+    return group
+
+
+def _array(group, name: str, shape: tuple, chunk: int, dtype, what: str, path: Path):
+    array = group.require_array(name, shape=shape, chunks=(chunk, *shape[1:]), dtype=dtype)
+    if array.shape != shape or array.chunks[0] != chunk:
+        raise SKOError(f"{what}: store {str(path)!r} holds {name!r} of shape {array.shape} in chunks of "
+                       f"{array.chunks[0]}; this {what} writes {shape} in chunks of {chunk}: give a new path")
+    return array
+
+
+def _to_store(out, path: Path, what: str, client, progress: bool):
+    """Write ``out`` to the array ``what`` of the Zarr group at ``path`` chunk by chunk (equal
+    chunks), skipping the chunks an earlier run finished."""
     import dask
 
-    tasks = [dask.delayed(_write_block)(out.blocks[i], str(path), start, stop, str(done / str(i)))
-             for i, start, stop in blocks]
+    sizes = out.chunks[0]
+    if len(set(sizes[:-1])) > 1 or (len(sizes) > 1 and sizes[-1] > sizes[0]):
+        out = out.rechunk({0: sizes[0]})
+        sizes = out.chunks[0]
+    group = _group(path, "sweep", len(sizes))
+    _array(group, what, out.shape, sizes[0], out.dtype, "sweep", path)
+    finished = group[DONE][:]
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    tasks = [dask.delayed(_write_block)(out.blocks[i], str(path), what, i, int(starts[i]), int(starts[i + 1]))
+             for i in range(len(sizes)) if not finished[i]]
     if tasks:
-        _compute(dask.delayed(list)(tasks), client, progress)
-    return zarr.open_array(str(path), mode="r")
-
-
-def _write_block(block, path: str, start: int, stop: int, marker: str) -> int:
-    """One chunk into the store, then its marker (a chunk whose marker exists is complete)."""
+        _compute(dask.delayed(sum)(tasks), client, progress)
     import zarr
 
-    zarr.open_array(path, mode="r+")[start:stop] = block
-    Path(marker).touch()
+    return zarr.open_group(str(path), mode="r")[what]
+
+
+def _write_block(block, path: str, what: str, i: int, start: int, stop: int) -> int:
+    """One chunk into the store, then its entry of :data:`DONE` (a chunk marked there is complete)."""
+    import zarr
+
+    group = zarr.open_group(path, mode="r+")
+    group[what][start:stop] = block
+    group[DONE][i] = True
+    return stop - start
+
+
+# ----------------------------------------------------------------------------- random samples
+#: short names of the requests for :func:`sample` and ``sko sample --what``
+SHORT = {"fd": "forward_dynamics", "id": "inverse_dynamics", "M": "mass_matrix", "Minv": "mass_matrix_inverse",
+         "energy": "energy", "dfd": "forward_dynamics_derivatives", "did": "inverse_dynamics_derivatives"}
+
+
+def sample(model, states: int, what, store: str | Path, *, chunk: int = 4096, seed: int = 0, client=None,
+           progress: bool = False):
+    """``states`` random states of the system ``model`` builds and the requests ``what`` (names
+    of :data:`REQUESTS` or :data:`SHORT`) at them, into the Zarr group ``store``: arrays ``q``,
+    ``v``, ``dv`` and/or ``tau`` (as the requests read them; normal, unit variance) and one per
+    request. Each chunk of states is drawn from ``(seed, chunk index)`` on the worker that
+    evaluates it, so a rerun into the same store skips the finished chunks and draws the others
+    as the first run would have: an interrupted sample resumes. Returns the group."""
+    from sko.optional import require
+
+    require("dask", "sampling (sko sample)")
+    zarr = require("zarr", "sampling (sko sample)")
+    import dask
+
+    names = [SHORT.get(w, w) for w in ([what] if isinstance(what, str) else what)]
+    for name in names:
+        if name not in REQUESTS:
+            raise SKOError(f"sample: {name!r} is not a request: one of {', '.join(SHORT)} or {', '.join(REQUESTS)}")
+    if isinstance(states, bool) or not isinstance(states, int) or states < 1:
+        raise DimensionError(f"sample: states must be a positive integer, got {states!r}")
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise DimensionError(f"sample: chunk must be a positive integer, got {chunk!r}")
+    path, chunks = Path(store), -(-states // chunk)
+    system = system_of(model)
+    first = _sampled(system, names, np.random.default_rng([seed, 0]), 1)
+    group = _group(path, "sample", chunks)
+    for name, value in first.items():
+        _array(group, name, (states, *value.shape[1:]), chunk, value.dtype, "sample", path)
+    finished = group[DONE][:]
+    tasks = [dask.delayed(_sample_chunk)(model, names, seed, i, i * chunk, min(states, (i + 1) * chunk), str(path))
+             for i in range(chunks) if not finished[i]]
+    if tasks:
+        _compute(dask.delayed(sum)(tasks), client, progress)
+    return zarr.open_group(str(path), mode="r")
+
+
+def _sampled(system, names: list, rng, n: int) -> dict:
+    """``n`` random states and the requests at them: ``{array name: (n, …)}``."""
+    Q = np.array([system.random_configuration(rng) for _ in range(n)])
+    out = {"q": Q, "v": rng.normal(size=(n, system.dof_size))}
+    for name in names:
+        x = REQUESTS[name]
+        if x is not None and x not in out:
+            out[x] = rng.normal(size=(n, system.dof_size))
+    for name in names:
+        x = REQUESTS[name]
+        out[name] = _request(system, name, Q, out["v"], None if x is None else out[x])
+    return out
+
+
+def _sample_chunk(model, names: list, seed: int, i: int, start: int, stop: int, path: str) -> int:
+    """Chunk ``i`` of a sample: its states drawn from ``(seed, i)``, the requests, then its entry
+    of :data:`DONE`."""
+    import zarr
+
+    data = _sampled(system_of(model), names, np.random.default_rng([seed, i]), stop - start)
+    group = zarr.open_group(path, mode="r+")
+    for name, value in data.items():
+        group[name][start:stop] = value
+    group[DONE][i] = True
     return stop - start
