@@ -42,11 +42,23 @@ independent coordinates (``joint_positions`` / ``spanning_configuration`` give M
 An equality inactive at the start (``active="false"``) constrains nothing and is ignored; a
 ``polycoef`` with NaN or infinity is rejected, active or not.
 
-The dynamics are those of the rigid bodies: passive forces (joint springs, damping, friction
-loss), actuators and contacts are MuJoCo's model of forces, not of the mechanism; compare with
-``mj_inverse``/``mj_forward`` with them disabled. Other equality constraints (connect, weld,
-tendon, flex, a joint equality with a nonlinear polynomial or without ``joint2``) and tendons
-cannot be represented and are reported by name (:class:`~sko.errors.MJCFError`).
+A fixed tendon ``<tendon><fixed>`` of hinge and slide joints, each its body's only joint, is a
+:class:`~sko.systems.multibody.FixedTendon` of the system: its length ``Σ coef · qpos``, its
+``stiffness`` slack within the compiled ``springlength`` range (``tendon_lengthspring``) and its
+``damping`` give hinge forces, MuJoCo's tendon terms of ``qfrc_passive`` with the opposite sign
+(zero when the ``spring`` or ``damper`` flag is disabled), and the spring's potential counts in
+the potential energy. A tendon's length limits, friction loss, armature, nonlinear stiffness or
+damping and plasticity are not represented and are reported by name (limits and friction loss
+only while the ``limit``, ``frictionloss`` and ``constraint`` flags leave them acting), as are
+spatial tendons, tendons on a joint sharing its body with others or on a joint an equality makes
+dependent (MuJoCo's compiler refuses ball and free joints in fixed tendons, naming them). Actuators acting through tendons are not modelled (nor are
+any actuators): such a model loads with a warning naming the tendons.
+
+The dynamics are those of the rigid bodies and tendons: the joints' passive forces (springs,
+damping, friction loss), actuators and contacts are MuJoCo's model of forces, not of the
+mechanism; compare with ``mj_inverse``/``mj_forward`` with them disabled. Other equality
+constraints (connect, weld, tendon, flex, a joint equality with a nonlinear polynomial or without
+``joint2``) cannot be represented and are reported by name (:class:`~sko.errors.MJCFError`).
 """
 
 from __future__ import annotations
@@ -65,6 +77,7 @@ from sko.inertia import RTOL, InertiaRepairWarning, inertia_violation, nearest_p
 from sko.optional import require
 from sko.spatial import plucker_from_pose, quaternion_matrix, spatial_inertia
 from sko.systems.clustered import ClusteredRigidSystem
+from sko.systems.multibody import FixedTendon, fixed_tendon
 from sko.systems.rigid import BodySpec, RigidSystem
 
 __all__ = ["load_mjcf", "object_names"]
@@ -88,9 +101,10 @@ def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
     Raises
     ------
     MJCFError
-        MuJoCo rejects the model (its message included), or the model has tendons or equality
-        constraints other than linear joint couplings (each named), or couplings that cannot be
-        embedded (a cycle, a coupled joint sharing its body with other joints).
+        MuJoCo rejects the model (its message included), or the model has equality constraints
+        other than linear joint couplings or tendons other than fixed tendons with a spring and
+        damper (each named, module docstring), or couplings that cannot be embedded (a cycle, a
+        coupled joint sharing its body with other joints).
     MissingDependencyError
         MuJoCo is not installed.
 
@@ -98,6 +112,8 @@ def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
     -----
     InertiaRepairWarning
         ``inertia="repair"`` changed some body inertias (each named, with the change).
+    UserWarning
+        Actuators act through tendons (named): the actuation is not modelled.
 
     Examples
     --------
@@ -110,10 +126,15 @@ def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
         raise MJCFError(f"inertia must be 'strict' or 'repair', got {inertia!r}")
     mujoco = require("mujoco", "MJCF import")
     model = source if isinstance(source, mujoco.MjModel) else _compile(mujoco, source)
-    names = {kind: object_names(model, kind) for kind in ("body", "joint", "equality", "tendon")}
-    couplings = _check_supported(mujoco, model, names)
+    names = {kind: object_names(model, kind) for kind in ("body", "joint", "equality", "tendon", "actuator")}
+    couplings, tendons = _check_supported(mujoco, model, names)
+    actuated = sorted({names["tendon"][int(model.actuator_trnid[a, 0])] for a in range(model.nu)
+                       if int(model.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_TENDON)})
+    if actuated:
+        warnings.warn(f"actuators act through tendons {actuated}: actuation is not modelled (tau is the joints' "
+                      "generalised forces; a tendon force f gives tau_j = coef_j f)", UserWarning, stacklevel=2)
     repairs: list[str] | None = [] if inertia == "repair" else None
-    system = _system(mujoco, model, names, repairs, couplings)
+    system = _system(mujoco, model, names, repairs, couplings, tendons)
     if repairs:
         warnings.warn(InertiaRepairWarning(
             f"replaced {len(repairs)} body inertia{'s' if len(repairs) > 1 else ''} by the nearest physical one: "
@@ -140,8 +161,8 @@ def _compile(mujoco, source):
 
 
 def object_names(model, kind: str) -> list[str]:
-    """The names of all objects of ``kind`` (``"body"``, ``"joint"``, ``"equality"`` or
-    ``"tendon"``) of a compiled ``mujoco.MjModel``, by index.
+    """The names of all objects of ``kind`` (``"body"``, ``"joint"``, ``"equality"``,
+    ``"tendon"`` or ``"actuator"``) of a compiled ``mujoco.MjModel``, by index.
 
     An explicit name is kept; an unnamed object ``i`` is ``"<kind><i>"``, or ``"<kind><i>_<k>"``
     with the smallest ``k ≥ 1`` free when an explicit name already is that, so that no two
@@ -149,7 +170,8 @@ def object_names(model, kind: str) -> list[str]:
     and :class:`~sko.interop.MujocoMap` both name objects this way.
     """
     mujoco = require("mujoco", "MJCF import")
-    count = {"body": model.nbody, "joint": model.njnt, "equality": model.neq, "tendon": model.ntendon}[kind]
+    count = {"body": model.nbody, "joint": model.njnt, "equality": model.neq, "tendon": model.ntendon,
+             "actuator": model.nu}[kind]
     obj = getattr(mujoco.mjtObj, f"mjOBJ_{kind.upper()}")
     names = [mujoco.mj_id2name(model, obj, i) or None for i in range(count)]
     taken = {name for name in names if name is not None}
@@ -164,9 +186,10 @@ def object_names(model, kind: str) -> list[str]:
     return names
 
 
-def _check_supported(mujoco, model, names: dict) -> list:
+def _check_supported(mujoco, model, names: dict) -> tuple[list, list]:
     """The joint couplings ``(name, joint1, joint2, ratio, offset)`` of the active linear joint
-    equalities (module docstring); every construct that cannot be represented is reported."""
+    equalities and the fixed tendons with a spring or damper (module docstring); every construct
+    that cannot be represented is reported."""
     problems, couplings = [], []
     for i in range(model.neq):
         eq_type = mujoco.mjtEq(int(model.eq_type[i])).name.removeprefix("mjEQ_").lower()
@@ -198,11 +221,55 @@ def _check_supported(mujoco, model, names: dict) -> list:
                                 f"its offset y0 + c0 - c1 x0 = {y0} + {c[0]} - {c[1]} * {x0} overflows")
             else:
                 couplings.append((name, j2, j1, float(c[1]), offset))
-    for i in range(model.ntendon):
-        problems.append(f"tendon {names['tendon'][i]!r}")
+    dependent = {d: name for name, _, d, _, _ in couplings}
+    tendons = [t for i in range(model.ntendon) if (t := _tendon(mujoco, model, i, names, dependent, problems))]
     if problems:
         raise MJCFError("the MJCF model has constructs a rigid tree system cannot represent: " + "; ".join(problems))
-    return couplings
+    return couplings, tendons
+
+
+def _tendon(mujoco, model, i: int, names: dict, dependent: dict, problems: list) -> FixedTendon | None:
+    """Tendon ``i`` as a :class:`FixedTendon` when its spring or damper acts (``None`` when neither
+    does); what cannot be represented is appended to ``problems`` (module docstring). ``dependent``
+    maps each joint an equality makes dependent to that equality."""
+    name, flags = names["tendon"][i], int(model.opt.disableflags)
+    off = {flag: bool(flags & int(getattr(mujoco.mjtDisableBit, f"mjDSBL_{flag.upper()}")))
+           for flag in ("spring", "damper", "limit", "frictionloss", "constraint")}
+    if int(model.tendon_type[i]) != int(mujoco.mjtTendon.mjTENDON_FIXED):
+        problems.append(f"tendon {name!r} is spatial (routed through sites and geometry)")
+        return None
+    before, coefficients = len(problems), {}
+    for w in range(int(model.tendon_adr[i]), int(model.tendon_adr[i]) + int(model.tendon_num[i])):
+        j = int(model.wrap_objid[w])
+        joint, body = names["joint"][j], int(model.jnt_bodyid[j])
+        if int(model.body_jntnum[body]) != 1:  # a hinge or slide: MuJoCo's compiler refuses ball and free joints
+            problems.append(f"tendon {name!r} acts on joint {joint!r}, which shares body {names['body'][body]!r} with "
+                            "other joints: only a body's single joint can be in a tendon")
+        elif j in dependent:
+            problems.append(f"tendon {name!r} acts on joint {joint!r}, which equality {dependent[j]!r} makes "
+                            "dependent: a tendon's joints must be independent coordinates")
+        coefficients[joint] = coefficients.get(joint, 0.0) + float(model.wrap_prm[w])
+    if model.tendon_limited[i] and not (off["limit"] or off["constraint"]):
+        problems.append(f"tendon {name!r} has length limits (range {model.tendon_range[i].tolist()})")
+    if model.tendon_frictionloss[i] and not (off["frictionloss"] or off["constraint"]):
+        problems.append(f"tendon {name!r} has friction loss (frictionloss {float(model.tendon_frictionloss[i])})")
+    if model.tendon_armature[i]:
+        problems.append(f"tendon {name!r} has armature {float(model.tendon_armature[i])} (an inertia of its length)")
+    if np.any(model.tendon_stiffnesspoly[i]) or np.any(model.tendon_dampingpoly[i]):
+        problems.append(f"tendon {name!r} has a nonlinear stiffness or damping (stiffnesspoly "
+                        f"{model.tendon_stiffnesspoly[i].tolist()}, dampingpoly {model.tendon_dampingpoly[i].tolist()})")
+    if int(model.tendon_plasticadr[i]) >= 0 or model.tendon_springyield[i]:
+        problems.append(f"tendon {name!r} is plastic (springyield {float(model.tendon_springyield[i])})")
+    for a in range(model.nu):
+        if (int(model.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_TENDON) and int(model.actuator_trnid[a, 0]) == i
+                and model.actuator_armature[a]):
+            problems.append(f"actuator {names['actuator'][a]!r} adds armature {float(model.actuator_armature[a])} "
+                            f"to tendon {name!r} (an inertia of its length)")
+    stiffness = 0.0 if off["spring"] else float(model.tendon_stiffness[i])
+    damping = 0.0 if off["damper"] else float(model.tendon_damping[i])
+    if len(problems) > before or not (stiffness or damping):
+        return None
+    return fixed_tendon(name, coefficients, stiffness, damping, tuple(model.tendon_lengthspring[i]), error=MJCFError)
 
 
 def _translation(d) -> np.ndarray:
@@ -210,7 +277,7 @@ def _translation(d) -> np.ndarray:
     return plucker_from_pose(np.eye(3), d)
 
 
-def _system(mujoco, model, names: dict, repairs: list | None, couplings: list) -> RigidSystem:
+def _system(mujoco, model, names: dict, repairs: list | None, couplings: list, tendons: list) -> RigidSystem:
     body_name = names["body"]
     owner = {0: None}  # MuJoCo body -> our body carrying it (None: the world)
     to_mj = {0: np.eye(6)}  # MuJoCo body -> ⁱX_owner, from the owner's frame to MuJoCo's body frame
@@ -261,13 +328,13 @@ def _system(mujoco, model, names: dict, repairs: list | None, couplings: list) -
     gravity = np.zeros(3) if model.opt.disableflags & int(mujoco.mjtDisableBit.mjDSBL_GRAVITY) else model.opt.gravity
     gravity = np.concatenate([np.zeros(3), gravity])
     if not couplings:
-        return RigidSystem(bodies, frames, gravity)
-    return _coupled(model, names, bodies, frames, gravity, couplings)
+        return RigidSystem(bodies, frames, gravity, tendons)
+    return _coupled(model, names, bodies, frames, gravity, couplings, tendons)
 
 
-def _coupled(model, names: dict, bodies, frames, gravity, couplings) -> RigidSystem:
+def _coupled(model, names: dict, bodies, frames, gravity, couplings, tendons) -> RigidSystem:
     """The system with each joint coupling ``(name, primary joint, dependent joint, ratio,
-    offset)`` embedded (module docstring)."""
+    offset)`` embedded (module docstring), and the tendons."""
     body_of = {}
     for name, *ends, _, _ in couplings:
         for j in ends:
@@ -278,7 +345,8 @@ def _coupled(model, names: dict, bodies, frames, gravity, couplings) -> RigidSys
             body_of[j] = names["body"][i]
     try:
         return ClusteredRigidSystem(bodies, frames, gravity, [Coupling(name, body_of[p], body_of[d], ratio, offset)
-                                                              for name, p, d, ratio, offset in couplings])
+                                                              for name, p, d, ratio, offset in couplings],
+                                    tendons=tendons)
     except SKOError as exc:
         names = [c[0] for c in couplings]
         raise MJCFError(f"the MJCF model's joint equalities {names} cannot be embedded: {exc}") from None

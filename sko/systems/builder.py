@@ -26,7 +26,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from sko.inertia import check_physical_inertia, check_spatial_inertia
 from sko.spatial import checked_transform, spatial_inertia
 
 from sko.errors import RigidSystemError
+from sko.systems.multibody import fixed_tendon
 from sko.systems.rigid import BodySpec, RigidSystem
 from sko.optional import require
 from sko.bodies.joints import Fixed, Joint
@@ -67,6 +68,7 @@ class SystemBuilder:
         self._frames: dict = {}  # name -> (body or None, ᶠX_body)
         self._couplings: list = []  # sko.bodies.cluster.Coupling between bodies
         self._loops: list = []  # sko.bodies.cluster.LoopConstraint between bodies (None: world)
+        self._tendons: dict = {}  # name -> sko.systems.multibody.FixedTendon
 
     def add_body(self, name: Hashable, parent: Hashable | None, joint: Joint, placement=None, inertia=None, *,
                  mass=None, com=None, inertia_com=None) -> Hashable:
@@ -176,6 +178,34 @@ class SystemBuilder:
         self._loops.append(LoopConstraint(name, ends[0][0], ends[1][0], joint, ends[0][1], ends[1][1]))
         return name
 
+    def add_tendon(self, name: Hashable, coefficients: Mapping, stiffness=0.0, damping=0.0,
+                   spring_length=0.0) -> Hashable:
+        """A fixed tendon of length ``L = Σ_j c_j q_j`` (``coefficients`` ``{joint or body: c_j}``,
+        hinge and slide joints) with a spring of ``stiffness`` ``k``, slack while ``L`` lies in
+        ``spring_length`` (one length, or a deadband ``(lo, hi)``), and a damper ``damping`` on
+        ``L̇``: its hinge forces ``c_j (k (L − clamp(L, lo, hi)) + b L̇)`` add to the bias forces
+        (:class:`~sko.systems.multibody.FixedTendon`). With couplings or loops, its joints must be
+        independent coordinates (:meth:`build` says which is not).
+
+        Raises
+        ------
+        RigidSystemError
+            A name already used by a tendon, an unknown or fixed joint, a joint without exactly one
+            coordinate, a non-finite coefficient, a negative or non-finite stiffness or damping, a
+            bad spring length.
+        """
+        tendon = fixed_tendon(name, coefficients, stiffness, damping, spring_length, error=RigidSystemError)
+        if name in self._tendons:
+            raise RigidSystemError(f"tendon name {name!r} is already used")
+        for joint in tendon.coefficients:
+            body = self._moving_body(joint, f"tendon {name!r}")
+            j = self._bodies[body][1]
+            if (j.nq, j.nv) != (1, 1):
+                raise RigidSystemError(f"tendon {name!r}: joint {joint!r} has {j.nq} position and {j.nv} velocity "
+                                       "coordinates; a fixed tendon takes hinge and slide joints")
+        self._tendons[name] = tendon
+        return name
+
     def _moving_body(self, name, where):
         if not isinstance(name, Hashable):
             raise RigidSystemError(f"{where}: {name!r} is not hashable, so it names no joint or body")
@@ -185,7 +215,7 @@ class SystemBuilder:
         if len(by_joint) == 1:
             return by_joint[0]
         if name in self._frames:
-            raise RigidSystemError(f"{where}: {name!r} is attached by a fixed joint, it has no coordinate to couple")
+            raise RigidSystemError(f"{where}: {name!r} is attached by a fixed joint, it has no coordinate")
         raise RigidSystemError(f"{where}: unknown joint {name!r}")
 
     def build(self, independent=None, initial=None):
@@ -211,17 +241,20 @@ class SystemBuilder:
         ------
         ClusterError, LoopClosureError
             Inconsistent couplings or loops (:mod:`sko.bodies.cluster`).
+        DependentJointError
+            A tendon acting on a joint the couplings or loops make dependent, named.
         """
         specs = []
         for name, (parent, joint, X_T, I6) in self._bodies.items():
             symbolic = I6.dtype == object or X_T.dtype == object  # definiteness is the caller's assumption
             specs.append(BodySpec(name, parent, joint, X_T, I6 if symbolic else I6 / 2 + I6.T / 2))
+        tendons = tuple(self._tendons.values())
         if self._couplings or self._loops:
             from sko.systems.clustered import ClusteredRigidSystem
 
             return ClusteredRigidSystem(specs, dict(self._frames), self.gravity, self._couplings, self._loops,
-                                        independent, initial)
-        return RigidSystem(specs, dict(self._frames), self.gravity)
+                                        independent, initial, tendons)
+        return RigidSystem(specs, dict(self._frames), self.gravity, tendons)
 
     def _check_new(self, name):
         _check_hashable(name, "body")

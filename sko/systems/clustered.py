@@ -120,9 +120,12 @@ class ClusteredRigidSystem(RigidSystem):
         :class:`~sko.bodies.cluster.RigidCluster`).
     initial : mapping body -> joint coordinates, optional
         A guess of an assembled configuration of the loops.
+    tendons : sequence of FixedTendon, optional
+        As for :class:`~sko.systems.rigid.RigidSystem`; their joints must be independent.
     """
 
-    def __init__(self, bodies, frames: Mapping, gravity, couplings=(), loops=(), independent=None, initial=None):
+    def __init__(self, bodies, frames: Mapping, gravity, couplings=(), loops=(), independent=None, initial=None,
+                 tendons=()):
         specs = tuple(bodies)
         parents = {s.name: s.parent for s in specs}
         for c in (*couplings, *loops):
@@ -177,6 +180,7 @@ class ClusteredRigidSystem(RigidSystem):
         self.frames = {name: Frame(name, *self._checked_frame(name, spec), system=self) for name, spec in frames.items()}
         for name in self.body_names:
             self.frames.setdefault(name, Frame(name, name, np.eye(6), system=self))
+        self._set_tendons(tendons)  # by joint name: once the names of the joints inside clusters are known
 
     # ------------------------------------------------------------------ structure
     @property
@@ -211,7 +215,7 @@ class ClusteredRigidSystem(RigidSystem):
         EMBEDDING.md §3, whose coordinates are :meth:`spanning_configuration`'s."""
         if self._spanning is None:
             self._spanning = RigidSystem(self._specs, {k: f for k, f in self.frames.items() if k not in self.body_names},
-                                         np.concatenate([np.zeros(3), self.gravity]))
+                                         np.concatenate([np.zeros(3), self.gravity]), self.tendons)
         return self._spanning
 
     def center_of_mass(self, q) -> np.ndarray:

@@ -21,6 +21,10 @@ built with ``SKOModel(validate=False)`` (shapes only) when every body is
 :attr:`~sko.bodies.contract.BodyType.valid_by_construction`; otherwise every state is fully
 checked, and the shapes a body type returns are checked for the bodies that do not vouch for them.
 
+Fixed tendons (:class:`FixedTendon`, MuJoCo's ``<tendon><fixed>``) couple scalar joints of any
+bodies through a spring and damper on the length ``L = Σ_j c_j q_j``: hinge forces of the system
+rather than of one body, added where the bodies' are (:meth:`MultibodySystem.hinge_forces`).
+
 Coordinates: ``q`` stacks every body's position coordinates and ``v = θ̇`` its hinge
 velocities, both in the tree's stacking order (the order the bodies were given);
 ``q̇ = system.qdot(q, v)`` maps one to the other body by body.
@@ -29,15 +33,18 @@ velocities, both in the tree's stacking order (the order the bodies were given);
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from contextlib import contextmanager
 from functools import cached_property
 from numbers import Real
+from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 
 import sko.algorithms as alg
 from sko.graphs import TreeDigraph
 from sko.graphs.errors import DimensionError, NonFiniteError, UnknownNodeError, preview
-from sko.arrays import checked_array, numeric_array, plain_numbers_as_floats
+from sko.arrays import checked_array, checked_scalar, numeric_array, plain_numbers_as_floats
 from sko.model import SKOModel
 from sko.spatial import cross
 
@@ -49,7 +56,51 @@ from sko.systems import derivatives
 from sko.systems.derivatives import ForwardDynamicsDerivatives, InverseDynamicsDerivatives
 from sko.systems.engine import Engine
 
-__all__ = ["MultibodySystem"]
+__all__ = ["MultibodySystem", "FixedTendon", "fixed_tendon"]
+
+
+class FixedTendon(NamedTuple):
+    """A fixed tendon: the length ``L = Σ_j c_j q_j`` (``coefficients`` ``{joint or body: c_j}``
+    over hinge and slide coordinates with ``q̇ = θ̇``), a spring of ``stiffness`` ``k`` slack while
+    ``L`` lies in ``spring_length`` ``[lo, hi]`` (a deadband; ``lo = hi`` for a plain spring) and
+    a damper ``damping`` ``b`` on ``L̇``. Its hinge forces, added to ``𝒞`` as a joint spring's
+    ``κ q`` is, are ``T_j = c_j (k s + b L̇)`` with the stretch ``s = L − clamp(L, lo, hi)``; its
+    potential energy is ``½ k s²``. Make checked ones with :func:`fixed_tendon`."""
+
+    name: Hashable
+    coefficients: Mapping
+    stiffness: float = 0.0
+    damping: float = 0.0
+    spring_length: tuple[float, float] = (0.0, 0.0)
+
+
+def fixed_tendon(name: Hashable, coefficients: Mapping, stiffness=0.0, damping=0.0, spring_length=0.0,
+                 error: type[Exception] = BodyError) -> FixedTendon:
+    """A checked :class:`FixedTendon` (the coefficients copied, read-only); ``spring_length`` is one length or
+    a pair ``(lo, hi)``, ``lo ≤ hi``.
+
+    Raises
+    ------
+    error
+        An unhashable name, no coefficients or a non-finite one, a negative or non-finite
+        stiffness or damping, a bad spring length; every message names the tendon.
+    """
+    if not _hashable(name):
+        raise error(f"tendon name {name!r} is not hashable")
+    if not isinstance(coefficients, Mapping) or not coefficients:
+        raise error(f"tendon {name!r}: coefficients must be a non-empty mapping joint -> coefficient, got {coefficients!r}")
+    checked = {}
+    for joint, c in coefficients.items():
+        checked[joint] = checked_scalar(c, f"tendon {name!r}: coefficient of joint {joint!r}", error=error)
+    k = checked_scalar(stiffness, f"tendon {name!r}: stiffness", nonnegative=True, error=error)
+    b = checked_scalar(damping, f"tendon {name!r}: damping", nonnegative=True, error=error)
+    pair = np.ravel(np.asarray(spring_length, dtype=object))
+    if pair.size not in (1, 2):
+        raise error(f"tendon {name!r}: spring_length must be a length or a pair (lo, hi), got {spring_length!r}")
+    lo, hi = (checked_scalar(x, f"tendon {name!r}: spring_length", error=error) for x in (pair[0], pair[-1]))
+    if lo > hi:
+        raise error(f"tendon {name!r}: spring_length (lo, hi) = ({lo}, {hi}) has lo > hi")
+    return FixedTendon(name, MappingProxyType(checked), k, b, (lo, hi))
 
 
 class MultibodySystem:
@@ -68,16 +119,21 @@ class MultibodySystem:
         In stacking order; every parent must be one of them (or ``None``).
     gravity : 3- or 6-vector
         ``g`` in world coordinates, or the spatial ``a_g = [0; g]`` of RIGID.md.
+    tendons : sequence of FixedTendon
+        Checked again here; each joint a tendon names must have one coordinate of ``q`` and
+        ``v`` of its own (:attr:`tendons` keeps them).
 
     Raises
     ------
     BodyError
-        Duplicate names, or a body hanging from an attachment its parent does not offer.
+        Duplicate names, a body hanging from an attachment its parent does not offer, or a
+        tendon that is not a :class:`FixedTendon`, shares another's name or acts on a joint
+        without exactly one coordinate with ``q̇ = θ̇``.
     NotATreeError, UnknownNodeError
-        From the digraph layer (cycles, unknown parents).
+        From the digraph layer (cycles, unknown parents); a tendon naming no joint or body.
     """
 
-    def __init__(self, bodies: Sequence[BodyType], gravity=(0.0, 0.0, -9.81)):
+    def __init__(self, bodies: Sequence[BodyType], gravity=(0.0, 0.0, -9.81), tendons: Sequence[FixedTendon] = ()):
         if isinstance(bodies, (BodyType, str, bytes, Mapping)) or not isinstance(bodies, Iterable):
             raise BodyError(f"bodies must be a sequence of BodyType, got {type(bodies).__name__}")
         bodies = tuple(bodies)
@@ -116,6 +172,46 @@ class MultibodySystem:
         self._root = root_attachment(self.gravity)
         self._order = tuple((k, self._body[k], self.q_slices[k], self.dof_slices[k]) for k in self.tree.scatter_order())
         self._unchecked = frozenset(k for k, b in self._body.items() if not b.valid_by_construction)
+        self._set_tendons(tendons)
+
+    def _set_tendons(self, tendons: Sequence[FixedTendon]) -> None:
+        """Check the tendons and resolve their joints to ``(q indices, v indices, coefficients)``
+        (a joint named twice has its coefficients summed); for a subclass whose lookups by name
+        are ready only at the end of its constructor, which calls this again."""
+        if isinstance(tendons, (FixedTendon, str, bytes, Mapping)) or not isinstance(tendons, Iterable):
+            raise BodyError(f"tendons must be a sequence of FixedTendon, got {type(tendons).__name__}")
+        tendons = tuple(tendons)
+        for t in tendons:
+            if not isinstance(t, FixedTendon):
+                raise BodyError(f"{t!r} is not a FixedTendon")
+        checked = tuple(fixed_tendon(*t) for t in tendons)
+        names = [t.name for t in checked]
+        if len(set(names)) != len(names):
+            raise BodyError(f"duplicate tendon names in {preview(names)}")
+        self.tendons = checked
+        rates = {}
+        if checked:
+            maps = coordinate_maps(self)
+            rates = {} if maps is None else dict(zip(maps.rate_q.tolist(), maps.rate_v.tolist()))
+        self._tendon_terms = tuple(self._tendon_term(t, rates) for t in checked)
+
+    def _tendon_term(self, tendon: FixedTendon, rates: dict) -> tuple:
+        """``(tendon, q indices, v indices, coefficients)``; ``rates`` maps each entry of ``q``
+        with ``q̇ = θ̇`` to its entry of ``θ̇``."""
+        terms: dict = {}
+        for joint, c in tendon.coefficients.items():
+            try:
+                qs, vs = self.q_slice(joint), self.v_slice(joint)
+            except UnknownNodeError as exc:  # unknown, or (a cluster's) dependent: no coordinate of its own
+                raise type(exc)(f"tendon {tendon.name!r} acts on {joint!r}, which has no coordinate of its own in q "
+                                f"and v: {exc.args[0] if exc.args else exc}") from None
+            if qs.stop - qs.start != 1 or vs.stop - vs.start != 1 or rates.get(qs.start) != vs.start:
+                raise BodyError(f"tendon {tendon.name!r} acts on {joint!r}, which has {qs.stop - qs.start} position and "
+                                f"{vs.stop - vs.start} velocity coordinates: a fixed tendon takes hinge and slide joints "
+                                "(one coordinate with q̇ = θ̇)")
+            terms[(qs.start, vs.start)] = terms.get((qs.start, vs.start), 0.0) + c
+        qi, vi = (np.array([key[i] for key in terms], dtype=np.intp) for i in (0, 1))
+        return tendon, qi, vi, np.array(list(terms.values()), dtype=float)
 
     @cached_property
     def _engine(self) -> Engine:
@@ -315,7 +411,7 @@ class MultibodySystem:
         """
         states = self._node_states(*self.checked_vectors(q, v))
         if not all(_finite_state(s) for s in states.values()):
-            _raise_overflow(self.bodies, states)
+            _raise_overflow(self.bodies, states, self.body)
         return states
 
     def _node_states(self, q: np.ndarray, v: np.ndarray) -> dict:
@@ -352,8 +448,9 @@ class MultibodySystem:
         model = SKOModel(self.tree, phi=phi, H={k: s.H for k, s in states.items()},
                          M={k: s.M for k, s in states.items()}, validate=bool(self._unchecked))
         a, b = _stack([states[k].a for k in self.bodies]), _stack(b)
-        if a.dtype != object and b.dtype != object and not (np.isfinite(a).all() and np.isfinite(b).all()):
-            _raise_overflow(self.bodies, states)
+        if a.dtype != object and b.dtype != object and not (np.isfinite(a).all() and np.isfinite(b).all()
+                                                            and all(_finite_state(s) for s in states.values())):
+            _raise_overflow(self.bodies, states, self.body)
         return model, a, b
 
     # ------------------------------------------------------------------ dynamics
@@ -364,7 +461,7 @@ class MultibodySystem:
         if (fast := self._engine.run("mass_matrix", self.mass_matrix, q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
-        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+        with _named_overflow(self, "mass matrix"):
             return _finite_result(alg.mass_matrix(model), "mass matrix")
 
     @renamed_keywords(qd="v")
@@ -390,7 +487,7 @@ class MultibodySystem:
         q, v = self.checked_vectors(q, v)
         dv = None if dv is None else self._stacked(dv, "qdd", self.dof_size, "nv")  # checked as the compiled path does
         model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
-        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+        with _named_overflow(self, "inverse dynamics"):
             return _finite_result(alg.inverse_dynamics(model, dv, None, a, b) + self._hinge_forces(q, v), "inverse dynamics")
 
     def forward_dynamics(self, q, v=None, tau=None, external_forces: Mapping | None = None, **renamed) -> np.ndarray:
@@ -407,7 +504,7 @@ class MultibodySystem:
         tau = None if tau is None else self._stacked(tau, "tau", self.dof_size, "nv")  # checked as the compiled path does
         model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
         tau = model.dof_vector(None) if tau is None else tau
-        with np.errstate(over="ignore", invalid="ignore"):
+        with _named_overflow(self, "forward dynamics"):
             return _finite_result(alg.forward_dynamics(model, tau - self._hinge_forces(q, v), a, b), "forward dynamics")
 
     def mass_matrix_inverse(self, q) -> np.ndarray:
@@ -417,12 +514,13 @@ class MultibodySystem:
         if (fast := self._engine.run("mass_matrix_inverse", self.mass_matrix_inverse, q)) is not NotImplemented:
             return fast
         model, _, _ = self.sko_model(q)
-        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+        with _named_overflow(self, "inverse mass matrix"):
             return _finite_result(alg.mass_matrix_inverse(model), "inverse mass matrix")
 
     @renamed_keywords(qd="v")
     def hinge_forces(self, q, v=None) -> np.ndarray:
-        """Stacked internal hinge forces of the bodies (joint springs, dampers; zero if none)."""
+        """Stacked internal hinge forces of the bodies (joint springs, dampers) and of the
+        :attr:`tendons` (zero if none)."""
         return self._hinge_forces(*self.checked_vectors(q, v))
 
     def _hinge_forces(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -431,7 +529,23 @@ class MultibodySystem:
             f = self._body[k].hinge_force(q[self.q_slices[k]], v[self.dof_slices[k]])
             if f is not None:
                 out[self.dof_slices[k]] += f
+        for tendon, qi, vi, c in self._tendon_terms:
+            with np.errstate(over="ignore", invalid="ignore"):
+                f = tendon.stiffness * _stretch(tendon, c @ q[qi]) + tendon.damping * (c @ v[vi])
+                out[vi] += c * f
+            if isinstance(f, (float, complex, np.inexact)) and not np.isfinite(f):
+                raise NonFiniteError(f"tendon {tendon.name!r}: its force overflows (NaN or infinity) at this state; the "
+                                     "coordinates or velocities of its joints are too large for floating point")
         return out
+
+    def _tendon_potential(self, q):
+        """``Σ ½ k s²`` of the tendons' springs at ``q`` (one state, or a batch ``(B, nq)``)."""
+        total = 0.0
+        for tendon, qi, _, c in self._tendon_terms:
+            if tendon.stiffness:
+                s = _stretch(tendon, q[..., qi] @ c)
+                total = total + 0.5 * tendon.stiffness * s * s
+        return total
 
     # ------------------------------------------------------------------ derivatives
     def inverse_dynamics_derivatives(self, q, v=None, dv=None, external_forces: Mapping | None = None,
@@ -462,9 +576,13 @@ class MultibodySystem:
             return _finite_result(sum(0.5 * s.V @ s.M @ s.V for s in states.values()), "kinetic energy")
 
     def potential_energy(self, q):
-        """``Σ_k potential(k)`` (gravity and the bodies' own potentials), in the states' scalar
-        type; for rigid bodies ``−Σ m_k g · c_k``, zero at the world origin."""
-        if (fast := self._engine.energies(self.potential_energy, q, kinetic=False)) is not NotImplemented:
+        """``Σ_k potential(k)`` (gravity and the bodies' own potentials) plus the tendons' springs'
+        ``½ k s²``, in the states' scalar type; for rigid bodies ``−Σ m_k g · c_k``, zero at the
+        world origin."""
+        return self._with_tendons(self._bodies_potential_energy(q), q, "potential energy")
+
+    def _bodies_potential_energy(self, q):
+        if (fast := self._engine.energies(self._bodies_potential_energy, q, kinetic=False)) is not NotImplemented:
             return _finite_result(fast, "potential energy")
         states = self.node_states(q)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
@@ -474,11 +592,21 @@ class MultibodySystem:
     def energy(self, q, v=None):
         """Kinetic plus potential energy, in the states' scalar type: a float for real states, the
         complex number itself for complex-step states, an expression for symbolic ones."""
-        if (fast := self._engine.energies(self.energy, q, v)) is not NotImplemented:
+        return self._with_tendons(self._bodies_energy(q, v), q, "energy")
+
+    def _bodies_energy(self, q, v=None):
+        if (fast := self._engine.energies(self._bodies_energy, q, v)) is not NotImplemented:
             return _finite_result(fast, "energy")
         states = self.node_states(q, v)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
             return _finite_result(sum(0.5 * s.V @ s.M @ s.V + s.potential for s in states.values()), "energy")
+
+    def _with_tendons(self, energy, q, what: str):
+        """``energy`` (of the bodies, at the checked states ``q``) plus the tendons' potential."""
+        if not self._tendon_terms:
+            return energy
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
+            return _finite_result(energy + self._tendon_potential(np.asarray(q)), what)
 
     # ------------------------------------------------------------------ configurations
     def neutral_configuration(self) -> np.ndarray:
@@ -581,6 +709,27 @@ def _stack(parts: list) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
+def _stretch(tendon: FixedTendon, length):
+    """``L − clamp(L, lo, hi)`` of a tendon's length (a number, or one per state): the clamp
+    compares real parts, so a complex step passes through.
+
+    Raises
+    ------
+    BodyError
+        A deadband (``lo < hi``) and a symbolic length, which has no side of it.
+    """
+    lo, hi = tendon.spring_length
+    if lo == hi:
+        return length - lo
+    try:
+        real = np.real(length)
+        out = np.where(real > hi, length - hi, np.where(real < lo, length - lo, 0 * length))
+    except TypeError:
+        raise BodyError(f"tendon {tendon.name!r}: its spring length is a range ({lo}, {hi}), which needs a numeric "
+                        f"length, got {length!r}") from None
+    return out[()] if out.ndim == 0 else out
+
+
 def _hashable(name) -> bool:
     try:
         hash(name)
@@ -620,6 +769,21 @@ def _gravity(gravity) -> np.ndarray:
     return g
 
 
+@contextmanager
+def _named_overflow(system, what: str):
+    """Numpy's overflow warnings off around a recursion; its overflow (the algorithms' generic
+    error) becomes the error of ``what``, naming what of the system scales it where a body says
+    (``overflow_hint``: a coupling's ratio), else the inputs."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        try:
+            yield
+        except NonFiniteError:
+            hints = [f"body {k!r}: its {h}" for k in system.bodies
+                     if (h := getattr(system.body(k), "overflow_hint", lambda: None)())]
+            cause = "; ".join(hints) or "the velocities, coordinates or forces are too large for floating point"
+            raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; {cause}") from None
+
+
 def _finite_result(value, what: str):
     """``value`` (numbers, or one result per state of a batch) unless it left the floating-point
     range: finite inputs so large that the result overflows get an error, never an inf or NaN."""
@@ -642,17 +806,19 @@ def _finite_state(s) -> bool:
     return True
 
 
-def _raise_overflow(bodies, states) -> None:
+def _raise_overflow(bodies, states, body_of) -> None:
     """Name the first body whose node terms left the floating-point range (finite but huge
-    ``q``, ``v`` or forces: ``v × I v`` overflows beyond about 1e154)."""
+    ``q``, ``v`` or forces: ``v × I v`` overflows beyond about 1e154), and the body's own number
+    that scales them where it says (``overflow_hint``: a coupling's ratio)."""
     for k in bodies:
         s = states[k]
         for field_ in _STATE_FIELDS:
             x = np.asarray(getattr(s, field_))
             if x.dtype != object and not np.isfinite(x).all():
+                hint = getattr(body_of(k), "overflow_hint", lambda: None)()
+                cause = f"its {hint}" if hint else "the velocities, coordinates or forces are too large for floating point"
                 raise NonFiniteError(f"body {k!r}: its {field_ if field_ != 'potential' else 'potential energy'}(k) "
-                                     "overflows (NaN or infinity) at this state; "
-                                     "the velocities, coordinates or forces are too large for floating point")
+                                     f"overflows (NaN or infinity) at this state; {cause}")
     raise NonFiniteError("the stacked a, b overflow (NaN or infinity) at this state, or an external force does")
 
 

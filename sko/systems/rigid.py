@@ -20,7 +20,7 @@ given per body in world coordinates about the world origin.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -34,7 +34,7 @@ from sko.bodies.rigid import RigidBody
 from sko.systems.deprecation import renamed_keywords
 from sko.systems.engine import engine
 from sko.systems.frames import Frame, center_of_mass, center_of_mass_jacobian
-from sko.systems.multibody import MultibodySystem
+from sko.systems.multibody import FixedTendon, MultibodySystem
 from sko.spatial import plucker_rotation, plucker_translation
 
 from sko.bodies.joints import Joint
@@ -75,6 +75,9 @@ class RigidSystem(MultibodySystem):
         :class:`~sko.graphs.errors.NonFiniteError`).
     gravity : (6,) array
         ``a_g = [0; g]`` in world coordinates.
+    tendons : sequence of FixedTendon, optional
+        Fixed tendons between hinge and slide joints (:class:`~sko.systems.multibody.FixedTendon`),
+        whose springs and dampers are hinge forces of the system.
 
     Each body becomes a :class:`~sko.bodies.rigid.RigidBody` (an
     :class:`~sko.bodies.armature.ArmatureBody` when its spec has armature), which checks its
@@ -97,8 +100,8 @@ class RigidSystem(MultibodySystem):
     True
     """
 
-    def __init__(self, bodies, frames: Mapping, gravity):
-        super().__init__([_body(s) for s in bodies], gravity)
+    def __init__(self, bodies, frames: Mapping, gravity, tendons: Sequence[FixedTendon] = ()):
+        super().__init__([_body(s) for s in bodies], gravity, tendons)
         self.frames = {name: Frame(name, *self._checked_frame(name, spec), system=self) for name, spec in frames.items()}
         for name in self.bodies:
             self.frames.setdefault(name, Frame(name, name, np.eye(6), system=self))

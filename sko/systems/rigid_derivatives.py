@@ -30,8 +30,9 @@ __all__ = ["applies", "compiled", "inverse_dynamics_partials"]
 
 
 def applies(system) -> bool:
-    """Whether every body is a plain :class:`~sko.bodies.rigid.RigidBody` with no hinge force."""
-    return bool(system.bodies) and all(
+    """Whether every body is a plain :class:`~sko.bodies.rigid.RigidBody` with no hinge force, and
+    no tendon adds one."""
+    return bool(system.bodies) and not system.tendons and all(
         type(system.body(k)) is RigidBody and type(system.body(k)).hinge_force is BodyType.hinge_force
         for k in system.bodies)
 

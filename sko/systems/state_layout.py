@@ -180,7 +180,7 @@ class StateLayout:
         self.all_compiled = all(kind == "compiled" for kind, _ in self.runs)
         self._unchecked = frozenset(i for i, b in enumerate(body) if compiled[i] is None and not b.valid_by_construction)
         self._root = root_attachment(system.gravity)
-        self.hinge_forces = any(type(b).hinge_force is not BodyType.hinge_force for b in body)
+        self.hinge_forces = bool(system.tendons) or any(type(b).hinge_force is not BodyType.hinge_force for b in body)
         # reading a model (see model): where each block and the stacked a, b sit in the data buffer
         self._weight_blocks = tuple((int(self.weight_offsets[i]), int(m[parent[i]]), int(m[i])) if parent[i] >= 0
                                     else (-1, 0, 0) for i in range(N))
