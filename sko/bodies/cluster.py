@@ -203,6 +203,17 @@ class RigidCluster(BodyType):
                     raise ClusterError(f"loop {L.name!r}: {role} {body!r} is not in cluster {self.name!r} "
                                        f"(members {names!r})")
 
+    def overflow_hint(self) -> str | None:
+        """What of the cluster's own numbers can make its terms overflow: its largest coupling
+        ratio or offset (a mimic multiplier, a gear ratio, an MJCF polycoef), when above 1e6."""
+        if not self.couplings:
+            return None
+        k = max(self.couplings, key=lambda c: max(abs(float(c.ratio)), abs(float(c.offset))))
+        size = max(abs(float(k.ratio)), abs(float(k.offset)))
+        if size <= 1e6:
+            return None
+        return f"coupling {k.name!r} (ratio {float(k.ratio):.3g}, offset {float(k.offset):.3g}) scales its terms by {size:.3g}"
+
     def _path(self, i) -> frozenset:
         out = set()
         while i is not None:
@@ -251,8 +262,11 @@ class RigidCluster(BodyType):
             while i in depends_on:
                 i = depends_on[i][0]
                 if i in seen:
-                    cycle = [self.members[j].name for j in seen[seen.index(i):]]
-                    raise ClusterError(f"couplings form a cycle through the joints of {cycle!r}")
+                    cycle = seen[seen.index(i):]
+                    names = ", ".join(repr(depends_on[j][1]) for j in cycle)
+                    joints = ", ".join(repr(self.members[j].joint.name or self.members[j].name) for j in cycle)
+                    raise ClusterError(f"couplings {names} form a cycle: each makes a joint the dependent of the next "
+                                       f"(joints {joints}), so none of them has a value; drop one coupling")
                 seen.append(i)
         self._Kc = np.array(rows).reshape(len(rows), self.n_sp)
         self._cc = np.array(rhs)

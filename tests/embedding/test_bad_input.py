@@ -112,3 +112,34 @@ def test_rocker_driven_four_bar_raises_at_the_dead_point_and_where_it_cannot_clo
         with pytest.raises(LoopClosureError, match="'knee'"):
             cluster.closed_coordinates(np.array([angle]))
         cluster.closed_coordinates(np.array([2.0]))
+
+
+def _two_coupled(ratio):
+    b = SystemBuilder()
+    for name, parent in (("x", None), ("y", "x")):
+        b.add_body(name, parent, Revolute(), pose_transform([0.5, 0.0, 0.0]), mass=1.0, com=[0.2, 0.0, 0.0],
+                   inertia_com=np.eye(3) * 0.1)
+    b.add_coupling("k", "x", "y", ratio)
+    return b.build()
+
+
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+def test_an_overflow_from_a_huge_coupling_ratio_names_the_coupling(backend):
+    from sko.algorithms import use_backend
+    from sko.graphs.errors import NonFiniteError
+
+    system = _two_coupled(1e300)
+    with use_backend(backend):
+        for call in (lambda: system.forward_dynamics([0.3], [1.0]), lambda: system.inverse_dynamics([0.3], [1.0]),
+                     lambda: system.mass_matrix([0.3]), lambda: system.mass_matrix_inverse([0.3])):
+            with pytest.raises(NonFiniteError, match=r"coupling 'k' \(ratio 1e\+300"):
+                call()
+
+
+def test_a_cycle_of_couplings_names_the_couplings():
+    b = _chain(3)
+    b.add_coupling("k1", "j0", "j1", 0.5)
+    b.add_coupling("k2", "j1", "j2", 0.5)
+    b.add_coupling("k3", "j2", "j0", 0.5)
+    with pytest.raises(ClusterError, match=r"couplings ('k\d', ){2}'k\d' form a cycle.*joints 'j\d', 'j\d', 'j\d'"):
+        b.build()

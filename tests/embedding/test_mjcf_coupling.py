@@ -111,7 +111,7 @@ def test_inactive_equality_is_ignored_and_loaded_coordinates_are_mujocos():
 @pytest.mark.parametrize("equality, match", [
     ('<joint name="fix" joint1="ja"/>', "equality 'fix' of type joint holds one joint at a constant"),
     ('<joint name="cube" joint1="ja" joint2="jc" polycoef="0 1 0 1 0"/>', "'cube' of type joint has a nonlinear polynomial"),
-    ('<joint name="g1" joint1="ja" joint2="jc"/><joint name="g2" joint1="jc" joint2="ja"/>', r"equalities \[.g1., .g2.\] cannot be embedded: couplings form a cycle"),
+    ('<joint name="g1" joint1="ja" joint2="jc"/><joint name="g2" joint1="jc" joint2="ja"/>', r"equalities \[.g1., .g2.\] cannot be embedded: couplings .* form a cycle"),
     ('<weld name="w" body1="a" body2="c"/>', "equality 'w' of type weld"),
 ])
 def test_unsupported_joint_equalities_are_named(equality, match):
