@@ -127,10 +127,13 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     if what not in REQUESTS:
         raise SKOError(f"sweep: what must be one of {', '.join(map(repr, REQUESTS))}, got {what!r}")
     system = system_of(model)
-    Q = _states(da, q, "q", system.q_size, "nq", chunk)
-    V = _states(da, v, "v", system.dof_size, "nv", Q.chunks[0], rows=Q.shape[0])
-    X = _states(da, x, REQUESTS[what] or "x", system.dof_size, "nv", Q.chunks[0], rows=Q.shape[0])
-    shape = _evaluate(np.asarray(Q[:1]), np.asarray(V[:1]), np.asarray(X[:1]), model, what, None).shape[1:]
+    Q, q = _states(da, q, "q", system.q_size, "nq", chunk)
+    V, v = _states(da, v, "v", system.dof_size, "nv", Q.chunks[0], rows=Q.shape[0])
+    X, x = _states(da, x, REQUESTS[what] or "x", system.dof_size, "nv", Q.chunks[0], rows=Q.shape[0])
+    first = [y[:1] if y is not None else Y[:1].compute(scheduler="sync") for y, Y in ((q, Q), (v, V), (x, X))]
+    shape = _evaluate(*first, model, what, None).shape[1:]
+    if store is None and client is not None and all(y is not None for y in (q, v, x)):
+        return _scattered(client, (q, v, x), Q.chunks[0], model, what, shape, progress)
     axes = {"drop_axis": 1} if not shape else {"new_axis": list(range(2, 1 + len(shape)))} if len(shape) > 1 else {}
     out = da.map_blocks(_evaluate, Q, V, X, model=model, what=what, shape=shape, dtype=float,
                         chunks=(Q.chunks[0], *((n,) for n in shape)), **axes)
@@ -139,11 +142,25 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     return _to_store(out, Path(store), what, client, progress)
 
 
+def _scattered(client, arrays, chunks, model, what: str, shape: tuple, progress: bool) -> np.ndarray:
+    """The in-memory sweep of numpy states on a cluster: the chunks scattered to the workers
+    first (a graph holding the arrays would be serialised whole by the scheduler), one task each."""
+    starts = np.concatenate([[0], np.cumsum(chunks)]).astype(int)
+    parts = [client.scatter([a[i:j] for i, j in zip(starts[:-1], starts[1:])], direct=True) for a in arrays]
+    futures = client.map(_evaluate, *parts, model=model, what=what, shape=shape, pure=False)
+    if progress:
+        from distributed import progress as show
+
+        show(futures)
+    return np.concatenate(client.gather(futures)) if futures else np.zeros((0, *shape))
+
+
 def _states(da, x, name: str, size: int, symbol: str, chunks, rows: int | None = None):
+    """``(dask array, the checked numpy array or None for a dask input)``; zeros for ``None``."""
     if x is None:
         if rows is None:
             raise DimensionError(f"sweep: {name} is needed")
-        return da.zeros((rows, size), chunks=(chunks, size))
+        x = np.zeros((rows, size))
     lazy = hasattr(x, "dask")
     if not lazy:
         x = checked_array(x, 2, f"sweep: {name}").astype(float)
@@ -151,8 +168,8 @@ def _states(da, x, name: str, size: int, symbol: str, chunks, rows: int | None =
         raise DimensionError(f"sweep: {name} has shape {x.shape}, expected (N, {symbol} = {size})")
     if rows is not None and x.shape[0] != rows:
         raise DimensionError(f"sweep: {name} has {x.shape[0]} states but q has {rows}")
-    x = x if lazy else da.from_array(x, chunks=(chunks, size))
-    return x.rechunk({0: chunks, 1: size})
+    X = x if lazy else da.from_array(x, chunks=(chunks, size))
+    return X.rechunk({0: chunks, 1: size}), None if lazy else x
 
 
 def _compute(out, client, progress: bool):
