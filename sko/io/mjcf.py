@@ -15,8 +15,8 @@ arrays become a :class:`~sko.systems.rigid.RigidSystem`:
   ``jnt_pos``; several joints on one body become one
   :class:`~sko.bodies.composite.CompositeJoint` applied in MuJoCo's order;
 * bodies without joints are welded to their parent (merged, kept as named frames);
-* ``dof_armature`` as reflected rotor inertia on ℳ's diagonal
-  (:class:`~sko.bodies.armature.ArmatureBody`); gravity ``opt.gravity`` (zero when disabled);
+* ``dof_armature``, plus ``armature · gear²`` of the actuators driving a hinge or slide, as
+  reflected rotor inertia on ℳ's diagonal (:class:`~sko.bodies.armature.ArmatureBody`); gravity ``opt.gravity`` (zero when disabled);
 * joint limits (:class:`~sko.bodies.joints.JointLimits`, as from URDF, stored and not enforced):
   a hinge's or slide's ``range`` when it is ``limited`` gives its position limits (in ``qpos``
   units, radians or metres); its effort limit is the largest magnitude of the force its
@@ -223,9 +223,29 @@ def _check_supported(mujoco, model, names: dict) -> tuple[list, list]:
                 couplings.append((name, j2, j1, float(c[1]), offset))
     dependent = {d: name for name, _, d, _, _ in couplings}
     tendons = [t for i in range(model.ntendon) if (t := _tendon(mujoco, model, i, names, dependent, problems))]
+    _actuator_armature(mujoco, model, names, problems)
     if problems:
         raise MJCFError("the MJCF model has constructs a rigid tree system cannot represent: " + "; ".join(problems))
     return couplings, tendons
+
+
+def _actuator_armature(mujoco, model, names: dict, problems: list | None = None) -> np.ndarray:
+    """The armature actuators add to the dofs (``nv``): ``armature · gear²`` on the hinge or slide
+    an actuator drives (MuJoCo's reflected rotor inertia; MuJoCo allows armature on joint and
+    tendon transmissions only). Armature on a ball or free joint is appended to ``problems``; a
+    tendon's is reported with the tendon."""
+    out = np.zeros(model.nv)
+    for a in range(model.nu):
+        armature = float(model.actuator_armature[a])
+        if not armature or int(model.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_TENDON):
+            continue
+        j = int(model.actuator_trnid[a, 0])
+        if int(model.jnt_type[j]) in (_HINGE, _SLIDE):
+            out[int(model.jnt_dofadr[j])] += armature * float(model.actuator_gear[a, 0]) ** 2
+        elif problems is not None:
+            problems.append(f"actuator {names['actuator'][a]!r} adds armature {armature} to the ball or free joint "
+                            f"{names['joint'][j]!r}")
+    return out
 
 
 def _tendon(mujoco, model, i: int, names: dict, dependent: dict, problems: list) -> FixedTendon | None:
@@ -283,6 +303,7 @@ def _system(mujoco, model, names: dict, repairs: list | None, couplings: list, t
     to_mj = {0: np.eye(6)}  # MuJoCo body -> ⁱX_owner, from the owner's frame to MuJoCo's body frame
     specs, frames, inertia = {}, {}, {}
     effort = _effort_ranges(mujoco, model)
+    dof_armature = np.asarray(model.dof_armature, dtype=float) + _actuator_armature(mujoco, model, names)
     named = {}  # every body and frame name -> what it names: one namespace, no name may mean two things
 
     def claim(key: str, what: str) -> None:
@@ -321,7 +342,7 @@ def _system(mujoco, model, names: dict, repairs: list | None, couplings: list, t
             frames[f"{name}@mjcf"] = (name, to_mj[i])
         inertia[name] = to_mj[i].T @ I_body @ to_mj[i]
         start = int(model.body_dofadr[i])
-        armature = np.array(model.dof_armature[start:start + joint.nv], dtype=float)
+        armature = dof_armature[start:start + joint.nv].copy()
         specs[name] = (owner[p], joint, first @ X_parent, armature if armature.any() else None)
     bodies = [BodySpec(name, parent, joint, X_T, inertia[name], armature)
               for name, (parent, joint, X_T, armature) in specs.items()]

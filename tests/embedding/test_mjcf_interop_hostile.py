@@ -164,3 +164,29 @@ def test_maps_refuse_what_is_not_a_system_or_a_peer_model(cls, bad):
         cls(system, bad)
     with pytest.raises(InteropError, match=rf"{cls.__name__} needs a {peer} .* got RigidSystem"):
         cls(system, system)  # the arguments' order mistaken
+
+
+ACTUATED = f"""<mujoco><worldbody>
+<body name="a"><joint name="j" axis="0 0 1"/>{_GEOM}
+ <body name="b" pos="0.3 0 -0.5"><joint name="k" axis="0 1 0"/>{_GEOM}<site name="tip"/></body></body></worldbody>
+<actuator><motor joint="j" armature="0.5" gear="3"/><motor joint="k" armature="0.25" gear="-2"/>
+<motor joint="k" armature="0.1"/>{{}}</actuator></mujoco>"""
+
+
+def test_actuator_armature_reaches_the_mass_matrix():
+    """MuJoCo adds armature · gear² of a joint's actuators to its dof: left out, ℳ was silently off."""
+    xml = ACTUATED.format("")
+    model = mujoco.MjModel.from_xml_string(xml)
+    system = load_mjcf(xml)
+    q = np.array([0.3, -0.4])
+    M = _mass_matrix(model, q)
+    np.testing.assert_allclose(system.mass_matrix(q), M, rtol=0, atol=1e-12 * np.abs(M).max())
+    bare = load_mjcf(ACTUATED.format("").replace('armature="0.5"', ""))
+    assert M[0, 0] - bare.mass_matrix(q)[0, 0] == pytest.approx(0.5 * 3**2)
+
+
+def test_actuator_armature_on_a_ball_joint_is_refused_by_name():
+    xml = ('<mujoco><worldbody><body name="a"><joint name="ball" type="ball"/><geom size="0.1"/></body></worldbody>'
+           '<actuator><motor name="spin" joint="ball" gear="1 0 0 0 0 0" armature="0.3"/></actuator></mujoco>')
+    with pytest.raises(MJCFError, match="actuator 'spin' adds armature 0.3 to the ball or free joint 'ball'"):
+        load_mjcf(xml)
