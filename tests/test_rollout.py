@@ -111,3 +111,23 @@ def test_bad_input_is_refused():
     kept = Q.copy()
     sko.rollout(system, Q, None, 1e-3, 2)
     np.testing.assert_array_equal(Q, kept)
+
+
+def test_progress_segments_the_compiled_loop_without_changing_it(monkeypatch):
+    import importlib
+
+    module = importlib.import_module("sko.systems.rollout")
+
+    system = random_rigid_system(4, 5, constant_motion=True)
+    rng = np.random.default_rng(3)
+    Q0, V0 = _batch(system, rng, 5)
+    V0[1] = 1e200  # stops in the first segment; the others run on
+    T = rng.normal(size=(5, 9, system.nv))
+    whole = sko.rollout(system, Q0, V0, 1e-3, 9, tau=T)
+    monkeypatch.setattr(module, "SEGMENT", 10)  # 2 steps per segment for 5 rollouts
+    done = []
+    parts = sko.rollout(system, Q0, V0, 1e-3, 9, tau=T, progress=done.append)
+    assert done == [2, 4, 6, 8, 9]
+    np.testing.assert_array_equal(parts.q, whole.q)
+    np.testing.assert_array_equal(parts.v, whole.v)
+    assert parts.failed.tolist() == whole.failed.tolist() == [-1, 0, -1, -1, -1]

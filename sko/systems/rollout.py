@@ -49,7 +49,7 @@ class Rollout(NamedTuple):
 
 
 def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, integrator: str = "rk4",
-            progress: Callable[[int], None] | None = None) -> Rollout:
+            progress: bool | Callable[[int], None] | None = None) -> Rollout:
     """``steps`` steps of size ``dt`` from each initial state ``(q0[s], v0[s])`` (module docstring).
 
     Parameters
@@ -59,7 +59,8 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
         held over each step, or a callable ``tau(t, Q, V)`` returning ``(B', nv)`` for the ``B'``
         rollouts still running, called at every stage
     integrator : one of :data:`INTEGRATORS`
-    progress : called with the number of steps done (the stepwise path only)
+    progress : True for a progress bar (tqdm), or a callable given the number of steps done
+        (the compiled loop then runs in segments, reporting after each)
 
     Raises
     ------
@@ -73,8 +74,8 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
         raise SKOError(f"rollout: integrator must be one of {', '.join(map(repr, INTEGRATORS))}, got {integrator!r}")
     if tau is not None and not callable(tau) and not hasattr(tau, "__len__") and not hasattr(tau, "shape"):
         raise SKOError(f"rollout: tau must be an array or a callable tau(t, Q, V), got {type(tau).__name__}")
-    if progress is not None and not callable(progress):
-        raise SKOError(f"rollout: progress must be a callable, got {type(progress).__name__}")
+    if progress is not None and not isinstance(progress, bool) and not callable(progress):
+        raise SKOError(f"rollout: progress must be True, False or a callable, got {type(progress).__name__}")
     Q0 = _states(q0, "q0", system.q_size, "nq")
     single = Q0.ndim == 1
     Q0 = Q0.reshape(-1, system.q_size)
@@ -86,15 +87,18 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
     Q, V = np.empty((B, steps + 1, nq)), np.empty((B, steps + 1, nv))
     Q[:, 0] = [system.normalize(q) for q in Q0]
     V[:, 0] = V0
-    failed, status = np.full(B, -1, dtype=np.int64), np.full(B, -1, dtype=np.int64)
+    failed = np.full(B, -1, dtype=np.int64)
     maps = None if callable(tau) else compiled_maps(system)
-    if maps is not None:
-        w = system._engine._request_vector(REQUESTS["forward_dynamics"], np.dtype(np.float64))
-        CR.rollout(w, maps, np.zeros((B, 0, nv)) if T is None else T, dt, integrator == "rk4", Q, V, failed, status)
-        errors = {int(s): _why(system, Q[s, failed[s]], V[s, failed[s]], None if T is None else T[s, failed[s]],
-                               int(failed[s]), dt) for s in np.flatnonzero(failed >= 0)}
-    else:
-        errors = _stepwise(system, Q, V, tau if callable(tau) else T, dt, integrator == "rk4", failed, progress)
+    report, close = _reporter(progress, steps)
+    try:
+        if maps is not None:
+            _compiled(system, maps, T, dt, integrator == "rk4", Q, V, failed, report)
+            errors = {int(s): _why(system, Q[s, failed[s]], V[s, failed[s]], None if T is None else T[s, failed[s]],
+                                   int(failed[s]), dt) for s in np.flatnonzero(failed >= 0)}
+        else:
+            errors = _stepwise(system, Q, V, tau if callable(tau) else T, dt, integrator == "rk4", failed, report)
+    finally:
+        close()
     t = dt * np.arange(steps + 1)
     if single:
         return Rollout(t, Q[0], V[0], failed, errors)
@@ -129,8 +133,51 @@ def compiled_maps(system) -> np.ndarray | None:
     return np.array(rows, dtype=np.int64).reshape(-1, CR.Maps.WIDTH)
 
 
+#: the compiled loop reports its progress every this many state-steps (one kernel call each)
+SEGMENT = 1_000_000
+
+
+def _compiled(system, maps, T, dt: float, rk4: bool, Q, V, failed, report) -> None:
+    """The compiled loop; with a progress report, in segments of about :data:`SEGMENT`
+    state-steps over the rollouts still running, reported after each."""
+    B, steps, nv = Q.shape[0], Q.shape[1] - 1, V.shape[2]
+    w = system._engine._request_vector(REQUESTS["forward_dynamics"], np.dtype(np.float64))
+    status = np.full(B, -1, dtype=np.int64)
+    if report is None:
+        CR.rollout(w, maps, np.zeros((B, 0, nv)) if T is None else T, dt, rk4, Q, V, failed, status)
+        return
+    length = max(1, SEGMENT // max(B, 1))
+    for a in range(0, steps, length):
+        b = min(steps, a + length)
+        rows = np.flatnonzero(failed < 0)
+        Qs, Vs = np.empty((rows.size, b - a + 1, Q.shape[2])), np.empty((rows.size, b - a + 1, nv))
+        Qs[:, 0], Vs[:, 0] = Q[rows, a], V[rows, a]
+        Ts = np.zeros((rows.size, 0, nv)) if T is None else np.ascontiguousarray(T[rows, a:b])
+        part_failed, part_status = np.full(rows.size, -1, dtype=np.int64), np.full(rows.size, -1, dtype=np.int64)
+        CR.rollout(w, maps, Ts, dt, rk4, Qs, Vs, part_failed, part_status)
+        Q[rows, a + 1: b + 1], V[rows, a + 1: b + 1] = Qs[:, 1:], Vs[:, 1:]
+        stopped = part_failed >= 0
+        failed[rows[stopped]] = a + part_failed[stopped]
+        for s in rows[stopped]:
+            Q[s, b + 1:], V[s, b + 1:] = np.nan, np.nan
+        report(b)
+
+
+def _reporter(progress, steps: int):
+    """``(report(done), close())`` for ``progress``: a tqdm bar for True, the caller's callable,
+    or ``(None, no-op)``."""
+    if progress is None or progress is False:
+        return None, lambda: None
+    if progress is True:
+        from tqdm import tqdm
+
+        bar = tqdm(total=steps, unit="step", desc="rollout")
+        return (lambda done: bar.update(done - bar.n)), bar.close
+    return progress, lambda: None
+
+
 # ----------------------------------------------------------------------------- the stepwise path
-def _stepwise(system, Q, V, tau, dt: float, rk4: bool, failed: np.ndarray, progress) -> dict:
+def _stepwise(system, Q, V, tau, dt: float, rk4: bool, failed: np.ndarray, report) -> dict:
     """The loop of :func:`rollout` in Python, each stage one batched call over the running
     rollouts; a rollout whose call raises is stepped alone to name its error."""
     errors: dict = {}
@@ -162,8 +209,8 @@ def _stepwise(system, Q, V, tau, dt: float, rk4: bool, failed: np.ndarray, progr
         for s in np.flatnonzero(failed == i):
             Q[s, i + 1:], V[s, i + 1:] = np.nan, np.nan
         running = np.array([s for s in done[finite]], dtype=np.int64)
-        if progress is not None:
-            progress(i + 1)
+        if report is not None:
+            report(i + 1)
     return errors
 
 
