@@ -1,8 +1,8 @@
 """The command line: ``sko verify``, ``sko info``, ``sko sample`` and ``sko compile`` (also ``python -m sko …``;
 API.md).
 
-``verify [--model NAME|--model MODULE:FUNCTION|--urdf FILE|--mjcf FILE] [--symbolic] [--json|--summary|--failed]
-[--backend compiled|reference]``
+``verify [--model NAME|--model MODULE:FUNCTION|--urdf FILE|--mjcf FILE|--models DIR|GLOB [--scheduler ADDRESS]]
+[--symbolic] [--json|--summary|--failed] [--backend compiled|reference]``
 runs the identity checks of :mod:`sko.verify` and prints one row per check (model, name,
 equation, residual or "exact", pass/fail) and a summary line; it exits with status 1 when any
 check fails, 2 on a usage error or a missing optional dependency (one line on stderr, naming the
@@ -16,7 +16,9 @@ algorithms compiled or on the generic reference path, whatever the environment v
 ``--backend`` is given). Repeated ``--model`` and ``--check``
 options run once each; contradictory ones (``--floating-base`` without ``--urdf``, ``--inertia``
 without ``--urdf`` or ``--mjcf``, two output formats) are rejected. Progress goes to stderr.
-``--mjcf FILE`` compiles the model with MuJoCo (:meth:`~sko.systems.rigid.RigidSystem.from_mjcf`);
+``--models`` runs the checks on every URDF and MJCF file in a directory or matching a glob, one
+task per file, on a Dask cluster with ``--scheduler`` (a file that does not load is one failing
+``load`` row). ``--mjcf FILE`` compiles the model with MuJoCo (:meth:`~sko.systems.rigid.RigidSystem.from_mjcf`);
 ``--inertia repair`` loads a file whose inertias no physical body has by the nearest physical
 ones, printing one ``warning:`` line per repaired link on stderr (``strict``, the default,
 rejects such a file naming the link).
@@ -62,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
                         "package.module:function returning a system, an SKOModel or (model, a, b) (repeatable; default: all)")
     source.add_argument("--urdf", metavar="FILE", help="a rigid system from a URDF file, at a random state")
     source.add_argument("--mjcf", metavar="FILE", help="a rigid system from an MJCF file (compiled by MuJoCo), at a random state")
+    source.add_argument("--models", metavar="DIR|GLOB", help="every URDF (.urdf) and MJCF (.xml) file in a directory "
+                        "(recursively) or matching a glob, one task each (with --scheduler, on a Dask cluster)")
+    verify.add_argument("--scheduler", metavar="ADDRESS", help="with --models: a dask.distributed scheduler to run on")
     verify.add_argument("--floating-base", action="store_true", help="with --urdf: a free-floating base")
     _inertia_option(verify)
     verify.add_argument("--symbolic", action="store_true", help="prove the identities exactly on symbolic models")
@@ -116,10 +121,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _compile(args, parser)
     if args.command == "sample":
         return _reported(_sample, args)
-    if args.floating_base and not args.urdf:
-        parser.error("--floating-base needs --urdf FILE")
-    if args.inertia is not None and not (args.urdf or args.mjcf):
-        parser.error("--inertia needs --urdf FILE or --mjcf FILE")
+    many = getattr(args, "models", None)
+    if args.floating_base and not (args.urdf or many):
+        parser.error("--floating-base needs --urdf FILE" + (" or --models" if args.command == "verify" else ""))
+    if args.inertia is not None and not (args.urdf or args.mjcf or many):
+        parser.error("--inertia needs " + ("--urdf FILE, --mjcf FILE or --models" if args.command == "verify"
+                                           else "--urdf FILE or --mjcf FILE"))
+    if getattr(args, "scheduler", None) and not args.models:
+        parser.error("--scheduler needs --models")
     if args.command == "verify" and args.list and (args.json or args.summary or args.failed):
         parser.error("--list prints the checks and models; it takes no output format")
     return _reported(_verify if args.command == "verify" else _info, args)
@@ -289,6 +298,8 @@ def _verify(args) -> int:
         require("sympy", "--symbolic")
     from sko.algorithms import use_backend
 
+    if args.models:
+        return _report(args, *_many_files(args))
     with use_backend(args.backend) if args.backend else nullcontext():  # a model is built on the backend chosen
         if args.urdf or args.mjcf:
             models = [_file_case(args)]
@@ -302,7 +313,11 @@ def _verify(args) -> int:
     start = time.perf_counter()
     results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic),
                   backend=args.backend, before_physics=_complex_kernels(args, models, selected))
-    elapsed = time.perf_counter() - start
+    return _report(args, results, time.perf_counter() - start)
+
+
+def _report(args, results, elapsed: float) -> int:
+    """The table (or JSON, or summary) of ``results`` and the exit status."""
     failed = [r for r in results if not r.passed]
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=1))
@@ -319,6 +334,67 @@ def _verify(args) -> int:
         print("error: no check ran", file=sys.stderr)
         return 1
     return 1 if failed else 0
+
+
+def _model_files(pattern: str) -> list[Path]:
+    """The URDF and MJCF files of ``--models``: in a directory (recursively), or matching a glob."""
+    import glob
+
+    root = Path(pattern)
+    paths = root.rglob("*") if root.is_dir() else (Path(p) for p in glob.glob(pattern, recursive=True))
+    return sorted(p for p in paths if p.is_file() and p.suffix.lower() in (".urdf", ".xml"))
+
+
+def verify_file(path: str, floating_base: bool = False, inertia: str = "strict", checks=None,
+                backend: str | None = None) -> list:
+    """The results of ``sko verify`` on one URDF or MJCF file at a random state; a file that does
+    not load is one failing ``load`` row naming the cause (a task of ``--models``)."""
+    from sko.verify import run
+    from sko.verify.models import case_from
+    from sko.verify.registry import Result
+
+    from sko.systems import RigidSystem
+
+    name = Path(path).name
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a repaired inertia: --inertia repair asked for it
+            if path.lower().endswith(".urdf"):
+                system = RigidSystem.from_urdf(path, floating_base=floating_base, inertia=inertia)
+            else:
+                system = RigidSystem.from_mjcf(path, inertia=inertia)
+        case = case_from(system, name)
+    except Exception as exc:  # noqa: BLE001 - one file of many: its row says why, the others run
+        return [Result(name, "load", "", None, None, False, _cause(exc))]
+    return run(models=[case], checks=checks, backend=backend)
+
+
+def _many_files(args) -> tuple[list, float]:
+    """``--models``: every file one task, serially or on the ``--scheduler``'s cluster."""
+    import functools
+
+    files = [str(p) for p in _model_files(args.models)]
+    if not files:
+        raise SKOError(f"--models {args.models}: no URDF (.urdf) or MJCF (.xml) file there")
+    task = functools.partial(verify_file, floating_base=args.floating_base, inertia=args.inertia or "strict",
+                             checks=_unique(args.check), backend=args.backend)
+    start = time.perf_counter()
+    if args.scheduler:
+        from sko.optional import require
+
+        client = require("distributed", "sko verify --scheduler").Client(args.scheduler)
+        try:
+            futures = client.map(task, files, pure=False)
+            if not args.json:
+                require("distributed", "sko verify --scheduler").progress(futures)
+            parts = client.gather(futures)
+        finally:
+            client.close()
+    else:
+        from tqdm import tqdm
+
+        parts = [task(f) for f in tqdm(files, unit="file", disable=args.json or not sys.stderr.isatty())]
+    return [r for part in parts for r in part], time.perf_counter() - start
 
 
 def _complex_kernels(args, models, checks):

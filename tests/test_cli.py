@@ -254,8 +254,9 @@ def test_verify_and_info_an_mjcf_file(tmp_path):
 
 
 def test_file_options_need_a_file():
-    for args, message in ((["verify", "--inertia", "repair"], "--inertia needs --urdf FILE or --mjcf FILE"),
+    for args, message in ((["verify", "--inertia", "repair"], "--inertia needs --urdf FILE, --mjcf FILE or --models"),
                           (["info", "--inertia", "strict"], "--inertia needs --urdf FILE or --mjcf FILE"),
+                          (["verify", "--scheduler", "tcp://x:1"], "--scheduler needs --models"),
                           (["verify", "--inertia", "fix", "--urdf", "x.urdf"], "invalid choice: 'fix'"),
                           (["verify", "--urdf", "x.urdf", "--mjcf", "x.xml"], "not allowed with"),
                           (["info", "--model", "chain", "--mjcf", "x.xml"], "not allowed with"),

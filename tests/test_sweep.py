@@ -160,3 +160,44 @@ def test_sko_sample_on_the_command_line(tmp_path, capsys):
     assert "data.zarr" in capsys.readouterr().out
     assert main(["sample", "--model", "sko.examples.rigid:nothing", "--states", "5", "--out", str(tmp_path / "x")]) == 2
     assert capsys.readouterr().err.startswith("error: model 'sko.examples.rigid:nothing' cannot be imported")
+
+
+_URDF = """<robot name="r"><link name="base"/>
+<link name="a"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+<joint name="j" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>
+<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>"""
+_MJCF = """<mujoco><worldbody><body name="a"><joint name="h" axis="0 1 0"/>
+<geom type="capsule" fromto="0 0 0 0.3 0 -0.5" size="0.05"/></body></worldbody></mujoco>"""
+
+
+def test_sko_verify_on_a_directory_of_models(tmp_path, capsys):
+    from sko.cli import main
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "arm.urdf").write_text(_URDF)
+    (tmp_path / "sub" / "pendulum.xml").write_text(_MJCF)
+    (tmp_path / "notes.txt").write_text("not a model")
+    assert main(["verify", "--models", str(tmp_path), "--summary", "--check", "mass_matrix_columns"]) == 0
+    assert "on 2 models" in capsys.readouterr().out
+    (tmp_path / "broken.urdf").write_text("<robot name='x'><link name='a'/><joint name='j' type='revolute'/></robot>")
+    assert main(["verify", "--models", str(tmp_path / "*.urdf"), "--failed", "--check", "mass_matrix_columns"]) == 1
+    captured = capsys.readouterr()
+    assert "broken.urdf" in captured.out and "load" in captured.out and "arm.urdf" not in captured.out
+    assert main(["verify", "--models", str(tmp_path / "none*.urdf")]) == 2
+    assert "no URDF (.urdf) or MJCF (.xml) file" in capsys.readouterr().err
+
+
+def test_sko_verify_on_models_on_a_cluster(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    from sko.cli import main
+
+    for i in range(3):
+        (tmp_path / f"arm{i}.urdf").write_text(_URDF)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        status = main(["verify", "--models", str(tmp_path), "--json", "--check", "mass_matrix_columns",
+                       "--scheduler", cluster.scheduler_address])
+    assert status == 0
+    import json
+
+    rows = json.loads(capsys.readouterr().out)
+    assert sorted(r["model"] for r in rows) == ["arm0.urdf", "arm1.urdf", "arm2.urdf"] and all(r["passed"] for r in rows)
