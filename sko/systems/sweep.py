@@ -144,9 +144,11 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
 
 def _scattered(client, arrays, chunks, model, what: str, shape: tuple, progress: bool) -> np.ndarray:
     """The in-memory sweep of numpy states on a cluster: the chunks scattered to the workers
-    first (a graph holding the arrays would be serialised whole by the scheduler), one task each."""
+    first (a graph holding the arrays would be serialised whole by the scheduler), one task each.
+    Scattered under keys of their own (not their hash: the same states swept twice in a row
+    would meet the first sweep's keys as they are released)."""
     starts = np.concatenate([[0], np.cumsum(chunks)]).astype(int)
-    parts = [client.scatter([a[i:j] for i, j in zip(starts[:-1], starts[1:])], direct=True) for a in arrays]
+    parts = [client.scatter([a[i:j] for i, j in zip(starts[:-1], starts[1:])], direct=True, hash=False) for a in arrays]
     futures = client.map(_evaluate, *parts, model=model, what=what, shape=shape, pure=False)
     if progress:
         from distributed import progress as show
