@@ -105,13 +105,28 @@ def test_a_local_cluster_of_processes_equals_the_batch():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         forward = sweep(ARM, "forward_dynamics", Q, V, X, chunk=16, client=client)
+        given = sweep(system, "forward_dynamics", Q, V, X, chunk=16, client=client)  # the system pickled, used
         derivatives = sweep(ARM, "inverse_dynamics_derivatives", Q, V, X, chunk=16, client=client)
     np.testing.assert_array_equal(forward, system.forward_dynamics(Q, V, X))
+    np.testing.assert_array_equal(given, forward)
     # A kernel this process compiled and the same kernel a worker loads from numba's cache may
     # round differently (numba inlines a callee compiled in the same process, not a cached one):
     # the derivatives agree to rounding here, bit for bit between processes that load the cache.
     expected = _batch(system, "inverse_dynamics_derivatives", Q, V, X)
     np.testing.assert_allclose(derivatives, expected, rtol=0, atol=1e-13 * np.abs(expected).max())
+
+
+def test_a_used_system_pickles_small_and_computes_the_same():
+    import pickle
+
+    from sko.examples.embedding import four_bar
+
+    for system in (system_of(ARM), four_bar()):
+        Q, V, X = _states(system, 8)
+        expected = system.forward_dynamics(Q, V, X)  # the engine and its tables built
+        data = pickle.dumps(system)
+        assert len(data) < 50_000
+        np.testing.assert_array_equal(pickle.loads(data).forward_dynamics(Q, V, X), expected)
 
 
 def test_a_sweep_survives_a_worker_that_dies(tmp_path, monkeypatch):
@@ -137,7 +152,7 @@ def test_bad_input_is_refused():
     with pytest.raises(SKOError, match="cannot be imported"):
         sweep("sko.examples.rigid:nothing", "mass_matrix", Q)
     with pytest.raises(SKOError, match="model must be"):
-        sweep(system, "mass_matrix", Q)
+        sweep(3.0, "mass_matrix", Q)
     with pytest.raises(DimensionError, match=r"q has shape \(4, 3\)"):
         sweep(ARM, "mass_matrix", Q[:, :3])
     with pytest.raises(DimensionError, match="v has 3 states but q has 4"):

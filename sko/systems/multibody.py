@@ -133,6 +133,19 @@ class MultibodySystem:
         From the digraph layer (cycles, unknown parents); a tendon naming no joint or body.
     """
 
+    #: what a system derives on first use and a pickle leaves out: the compiled engine (its state
+    #: tables, request vectors and kernels) and the coordinate maps
+    _DERIVED = ("_engine", "_coordinate_maps")
+
+    def __getstate__(self) -> dict:
+        """The system without what it derives on use (:attr:`_DERIVED`): a pickle is the bodies,
+        tree and parameters, small, and the process that loads it rebuilds its compiled tables
+        on first use from its own kernel cache (a Dask worker, a subprocess)."""
+        state = self.__dict__.copy()
+        for key in self._DERIVED:
+            state.pop(key, None)
+        return state
+
     def __init__(self, bodies: Sequence[BodyType], gravity=(0.0, 0.0, -9.81), tendons: Sequence[FixedTendon] = ()):
         if isinstance(bodies, (BodyType, str, bytes, Mapping)) or not isinstance(bodies, Iterable):
             raise BodyError(f"bodies must be a sequence of BodyType, got {type(bodies).__name__}")

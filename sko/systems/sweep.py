@@ -6,9 +6,9 @@ in parallel over its states like any batch. The tasks run on Dask's local schedu
 ``dask.distributed.Client`` given (a ``LocalCluster``, SSH, Kubernetes, an HPC job queue): Dask
 schedules them, reruns those of a worker that dies and shows progress on its dashboard.
 
-A worker never receives a system: it receives the *model*, a factory ``"package.module:function"``
-(or a top-level function) that builds it, and builds the system once per process, then fills the
-state tables from its own kernel cache. Results come back as one array, or go chunk by chunk to a
+A worker receives the *model*: a system, pickled small (its compiled tables are left out and
+rebuilt on the worker from the worker's kernel cache), or a factory ``"package.module:function"``
+(or a top-level function) from which the worker builds the system once per process. Results come back as one array, or go chunk by chunk to a
 Zarr group, so a sweep larger than memory works; a rerun into the same store skips the chunks
 already written (each chunk marks itself in the group's ``chunks_done`` array after its data),
 so an interrupted sweep resumes.
@@ -43,14 +43,17 @@ REQUESTS = {
 
 
 def system_of(model):
-    """The system a model gives: ``model`` a factory ``"package.module:function"`` or a callable
-    (called with no argument); built once per process and kept."""
+    """The system a model gives: ``model`` a system (pickled to the workers, small: they rebuild
+    its compiled tables), a factory ``"package.module:function"`` or a callable (called with no
+    argument; built once per process and kept)."""
     if isinstance(model, str):
         return _built(model)
+    if hasattr(model, "random_configuration") and hasattr(model, "forward_dynamics"):
+        return model
     if callable(model):
         return _called(model)
-    raise SKOError(f"model must be a factory 'package.module:function' or a callable that builds the system, "
-                   f"got {type(model).__name__} (a worker builds its own system from it)")
+    raise SKOError(f"model must be a system, a factory 'package.module:function' or a callable that builds the "
+                   f"system, got {type(model).__name__}")
 
 
 @lru_cache(maxsize=8)
@@ -106,7 +109,7 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
 
     Parameters
     ----------
-    model : a factory ``"package.module:function"`` or a top-level function building the system
+    model : the system, a factory ``"package.module:function"`` or a top-level function building it
     q, v, x : arrays ``(N, nq)``, ``(N, nv)`` (zero if omitted), numpy or dask; ``x`` is ``dv``
         or ``tau``, as the request reads
     chunk : states per task (numpy inputs; a dask input keeps its chunks)
@@ -148,6 +151,8 @@ def _scattered(client, arrays, chunks, model, what: str, shape: tuple, progress:
     Scattered under keys of their own (not their hash: the same states swept twice in a row
     would meet the first sweep's keys as they are released)."""
     starts = np.concatenate([[0], np.cumsum(chunks)]).astype(int)
+    if not isinstance(model, str) and not callable(model):  # a system: on every worker once, its tables built once
+        model = client.scatter(model, broadcast=True, hash=False)
     parts = [client.scatter([a[i:j] for i, j in zip(starts[:-1], starts[1:])], direct=True, hash=False) for a in arrays]
     futures = client.map(_evaluate, *parts, model=model, what=what, shape=shape, pure=False)
     if progress:
