@@ -84,7 +84,10 @@ class StampedCache(FunctionCache):
     def _load_overload(self, sig, target_context):
         if not self._enabled:
             return None
-        data = self._file(sig).load(self._index_key(sig, target_context.codegen()))
+        try:
+            data = self._file(sig).load(self._index_key(sig, target_context.codegen()))
+        except ImportError:  # numba names a module loaded from a path (a notebook's, a script's)
+            return None  # '<dynamic>', which a later process cannot import: compile it again
         return None if data is None else self._impl.rebuild(target_context, data)
 
     def _save_overload(self, sig, data):

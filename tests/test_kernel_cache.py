@@ -121,3 +121,21 @@ def test_the_reference_backend_compiles_nothing(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "sko:" not in done.stderr
     assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+
+
+def test_a_kernel_of_a_module_loaded_from_a_path_runs_again_in_a_new_process(tmp_path):
+    """A notebook's or script's body type (a module loaded from a path, which numba records as
+    '<dynamic>'): a later process that cannot import '<dynamic>' from the cache entry compiles
+    the kernel again instead of failing (the tutorial's bead did, on its second run)."""
+    module = tmp_path / "user_body.py"
+    module.write_text("import numpy as np\n\nfrom sko.algorithms.compiled.jit import kernel\n\n"
+                      "TABLE = np.arange(3.0)  # a global array: numba's environment names the module\n\n\n"
+                      "@kernel(entry=True)\ndef scaled(x):\n    return TABLE[2] * x\n")
+    script = ("import importlib.util\n"
+              f"spec = importlib.util.spec_from_file_location('user_body', {str(module)!r})\n"
+              "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+              "print(m.scaled(2.0))\n")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in range(2):
+        run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, run.stderr
