@@ -29,7 +29,7 @@ from sko.systems import compiled_rollout as CR
 from sko.systems.coordinates import coordinate_maps
 from sko.systems.requests import REQUESTS
 
-__all__ = ["Rollout", "INTEGRATORS", "rollout"]
+__all__ = ["Rollout", "INTEGRATORS", "rollout", "stopped", "renamed"]
 
 #: ``"rk4"``: classical Runge–Kutta; ``"euler"``: semi-implicit Euler (velocity first).
 INTEGRATORS = ("rk4", "euler")
@@ -39,7 +39,7 @@ class Rollout(NamedTuple):
     """Times ``(steps + 1,)``, positions ``(B, steps + 1, nq)`` and velocities
     ``(B, steps + 1, nv)`` (without the leading axis for one initial state given as a vector),
     ``failed`` ``(B,)``: the step in which a rollout stopped (−1: it completed), and ``errors``:
-    rollout → why it stopped."""
+    rollout → the error that stopped it (its message names the step)."""
 
     t: np.ndarray
     q: np.ndarray
@@ -183,6 +183,8 @@ def _stepwise(system, Q, V, tau, dt: float, rk4: bool, failed: np.ndarray, repor
     errors: dict = {}
     running = np.arange(Q.shape[0])
     for i in range(Q.shape[1] - 1):
+        if not running.size:  # every rollout stopped: their later entries are NaN already
+            break
         t = i * dt
         try:
             Qn, Vn = _step_batch(system, Q[running, i], V[running, i], tau, t, i, running, dt, rk4)
@@ -196,14 +198,14 @@ def _stepwise(system, Q, V, tau, dt: float, rk4: bool, failed: np.ndarray, repor
                     parts.append(_step_batch(system, Q[[s], i], V[[s], i], tau, t, i, np.array([s]), dt, rk4))
                     done.append(s)
                 except SKOError as error:
-                    errors[int(s)] = f"step {i + 1} (t = {t:.6g} s): {error}"
+                    errors[int(s)] = stopped(error, i, dt)
                     failed[s] = i
             done = np.array(done, dtype=np.int64)
             Qn = np.concatenate([p[0] for p in parts]) if parts else np.zeros((0, Q.shape[2]))
             Vn = np.concatenate([p[1] for p in parts]) if parts else np.zeros((0, V.shape[2]))
         finite = np.isfinite(Qn).all(axis=1) & np.isfinite(Vn).all(axis=1)
         for s in done[~finite]:
-            errors[int(s)] = _diverges(i, dt)
+            errors[int(s)] = stopped(None, i, dt)
             failed[s] = i
         Q[done, i + 1], V[done, i + 1] = Qn, Vn
         for s in np.flatnonzero(failed == i):
@@ -294,16 +296,30 @@ def _forces(tau, B: int, steps: int, nv: int, single: bool) -> np.ndarray:
     return np.ascontiguousarray(T.reshape(B, steps, nv))
 
 
-def _diverges(i: int, dt: float) -> str:
-    return (f"step {i + 1} (t = {i * dt:.6g} s) leaves the floating-point range: the motion diverges or "
-            f"dt = {dt:.3g} is too large for it")
+def stopped(error: SKOError | None, i: int, dt: float) -> SKOError:
+    """The error that stopped a rollout in step ``i``, saying where: the dynamics' own (of the
+    same type), or an overflow (``None``: the state left the floating-point range)."""
+    where = f"step {i + 1} (t = {i * dt:.6g} s)"
+    if error is None or isinstance(error, NonFiniteError):
+        cause = "" if error is None else f": {error}"
+        return NonFiniteError(f"{where} leaves the floating-point range: the motion diverges or dt = {dt:.3g} is too "
+                              f"large for it{cause}")
+    return renamed(error, f"{where}: {error}")
 
 
-def _why(system, q, v, tau, i: int, dt: float) -> str:
+def renamed(error: SKOError, message: str) -> SKOError:
+    """``error``'s type with ``message`` (an :class:`SKOError` where that type takes more)."""
+    try:
+        return type(error)(message)
+    except TypeError:
+        return SKOError(message)
+
+
+def _why(system, q, v, tau, i: int, dt: float) -> SKOError:
     """Why the compiled rollout stopped in step ``i``: the error of the dynamics at the step's
     start if they raise there (else a later stage's state, or an overflow)."""
     try:
         system.forward_dynamics(q, v, tau)
     except SKOError as error:
-        return f"step {i + 1} (t = {i * dt:.6g} s): {error}"
-    return _diverges(i, dt)
+        return stopped(error, i, dt)
+    return stopped(None, i, dt)
