@@ -65,15 +65,11 @@ METHODS = ("auto", "complex_step", "analytic")
 def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Mapping | None = None,
                                  method: str = "auto") -> InverseDynamicsDerivatives:
     """The derivatives of ``τ = ID(q, v, dv)`` (module docstring); ``v``, ``dv`` zero when omitted."""
-    if method in ("auto", "analytic") and not external_forces and _compiled(system):  # the common call, unchecked
-        if (out := system._engine.direct("inverse_dynamics_derivatives", q, v, dv)) is not None:
-            return InverseDynamicsDerivatives(out[0], out[1], out[2])
-    Q, V, A, batched, symbolic = _states(system, q, v, dv, "dv")
-    how = _method(system, method, symbolic, external_forces)
-    if how == "compiled":
-        out = _compiled_request(system, "inverse_dynamics_derivatives", Q, V, A)
-        dq, dvel, M = out[:, 0], out[:, 1], out[:, 2]
-        return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M[0])))
+    answer, states = _compiled_answer(system, "inverse_dynamics_derivatives", InverseDynamicsDerivatives, q, v, dv,
+                                      "dv", external_forces, method)
+    if answer is not None:
+        return answer
+    Q, V, A, batched, how = states
     dq, dvel = _partials(system, Q, V, A, external_forces, how)
     M = system.mass_matrix(Q if batched else Q[0])
     return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M)))
@@ -82,14 +78,11 @@ def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Ma
 def forward_dynamics_derivatives(system, q, v=None, tau=None, external_forces: Mapping | None = None,
                                  method: str = "auto") -> ForwardDynamicsDerivatives:
     """The derivatives of ``dv = FD(q, v, τ)`` from those of inverse dynamics at ``dv`` (Eq. 3)."""
-    if method in ("auto", "analytic") and not external_forces and _compiled(system):  # the common call, unchecked
-        if (out := system._engine.direct("forward_dynamics_derivatives", q, v, tau)) is not None:
-            return ForwardDynamicsDerivatives(out[0], out[1], out[2])
-    Q, V, T, batched, symbolic = _states(system, q, v, tau, "tau")
-    how = _method(system, method, symbolic, external_forces)
-    if how == "compiled":
-        out = _compiled_request(system, "forward_dynamics_derivatives", Q, V, T)
-        return ForwardDynamicsDerivatives(*((out[:, 0], out[:, 1], out[:, 2]) if batched else out[0]))
+    answer, states = _compiled_answer(system, "forward_dynamics_derivatives", ForwardDynamicsDerivatives, q, v, tau,
+                                      "tau", external_forces, method)
+    if answer is not None:
+        return answer
+    Q, V, T, batched, how = states
     if batched:
         A, Minv = system.forward_dynamics(Q, V, T, external_forces), system.mass_matrix_inverse(Q)
     else:
@@ -98,6 +91,21 @@ def forward_dynamics_derivatives(system, q, v=None, tau=None, external_forces: M
     dq, dvel = _partials(system, Q, V, A, external_forces, how)
     out = (-Minv @ dq, -Minv @ dvel, Minv)
     return ForwardDynamicsDerivatives(*(out if batched else (x[0] for x in out)))
+
+
+def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_forces, method: str):
+    """``(answer, None)`` when the compiled request ``name`` takes the call (the common call
+    first, unchecked), else ``(None, (Q, V, X, batched, how))``: the checked states and the
+    method of the caller's own path."""
+    if method in ("auto", "analytic") and not external_forces and _compiled(system):
+        if (out := system._engine.direct(name, q, v, x)) is not None:
+            return result(*out), None
+    Q, V, X, batched, symbolic = _states(system, q, v, x, xname)
+    how = _method(system, method, symbolic, external_forces)
+    if how != "compiled":
+        return None, (Q, V, X, batched, how)
+    out = _compiled_request(system, name, Q, V, X)
+    return result(*(out.transpose(1, 0, 2, 3) if batched else out[0])), None
 
 
 def _method(system, method: str, symbolic: bool, external_forces) -> str:
