@@ -147,12 +147,7 @@ class MultibodySystem:
         return state
 
     def __init__(self, bodies: Sequence[BodyType], gravity=(0.0, 0.0, -9.81), tendons: Sequence[FixedTendon] = ()):
-        if isinstance(bodies, (BodyType, str, bytes, Mapping)) or not isinstance(bodies, Iterable):
-            raise BodyError(f"bodies must be a sequence of BodyType, got {type(bodies).__name__}")
-        bodies = tuple(bodies)
-        for b in bodies:
-            if not isinstance(b, BodyType):
-                raise BodyError(f"{b!r} is not a BodyType")
+        bodies = _sequence_of(bodies, BodyType, "bodies")
         names = [b.name for b in bodies]
         unhashable = [n for n in names if not isinstance(n, Hashable)]
         if unhashable:
@@ -191,12 +186,7 @@ class MultibodySystem:
         """Check the tendons and resolve their joints to ``(q indices, v indices, coefficients)``
         (a joint named twice has its coefficients summed); for a subclass whose lookups by name
         are ready only at the end of its constructor, which calls this again."""
-        if isinstance(tendons, (FixedTendon, str, bytes, Mapping)) or not isinstance(tendons, Iterable):
-            raise BodyError(f"tendons must be a sequence of FixedTendon, got {type(tendons).__name__}")
-        tendons = tuple(tendons)
-        for t in tendons:
-            if not isinstance(t, FixedTendon):
-                raise BodyError(f"{t!r} is not a FixedTendon")
+        tendons = _sequence_of(tendons, FixedTendon, "tendons")
         checked = tuple(fixed_tendon(*t) for t in tendons)
         names = [t.name for t in checked]
         if len(set(names)) != len(names):
@@ -808,6 +798,18 @@ def _finite_result(value, what: str):
 
 
 _STATE_FIELDS = ("V", "a", "b", "M", "potential")
+
+
+def _sequence_of(items, kind: type, what: str) -> tuple:
+    """``items`` as a tuple of ``kind`` objects, or the :class:`BodyError` saying what is wrong
+    (one object, a string or a mapping given for the sequence; an item of another type)."""
+    if isinstance(items, (kind, str, bytes, Mapping)) or not isinstance(items, Iterable):
+        raise BodyError(f"{what} must be a sequence of {kind.__name__}, got {type(items).__name__}")
+    items = tuple(items)
+    for x in items:
+        if not isinstance(x, kind):
+            raise BodyError(f"{x!r} is not a {kind.__name__}")
+    return items
 
 
 def _finite_state(s) -> bool:
