@@ -27,7 +27,8 @@ from sko.algorithms.compiled.fields import columns, offsets
 from sko.algorithms.compiled.jit import kernel
 from sko.bodies.kernels import Record, Row
 
-__all__ = ["Columns", "Node", "scatter", "gather", "walks", "joint_forces", "tree_positions", "ltdl", "ltdl_solve"]
+__all__ = ["Columns", "Node", "sweeps", "scatter", "gather", "walks", "joint_forces", "tree_positions", "ltdl",
+           "ltdl_solve", "row_of_column"]
 
 #: The rows of the column buffer (module docstring).
 Columns = columns("Columns", "S", "SIGMA_Q", "RHO_Q", "SIGMA_V", "RHO_V")
@@ -105,7 +106,7 @@ def scatter(rows, arena, v0, gravity, qd, qdd, nodes, inertias, cols, t):
     """Base to tips, per body: the world ``s_ι``, ``v``, ``α`` and the seeds (Eq. 10), ``ℐ``,
     ``ℐ v``, ``f = ℐ α + v ×* ℐ v`` and the body Coriolis matrix ``B = ½[Q + Q* + crfb(ℐ v)]``
     with ``Q = crf(v) ℐ`` (``B v = v ×* ℐ v``); ``v0``: where ``θ̇`` starts in the arena.
-    ``nodes``, ``cols`` zero on entry; ``t``: 36 entries of scratch."""
+    ``cols`` zero on entry (:func:`sweeps` zeroes them); ``t``: 36 entries of scratch."""
     rows, arena, gravity, qd, qdd = borrowed(rows), borrowed(arena), borrowed(gravity), borrowed(qd), borrowed(qdd)
     nodes, inertias, cols, t = borrowed(nodes), borrowed(inertias), borrowed(cols), borrowed(t)
     S = cols[Columns.S]
@@ -175,6 +176,17 @@ def scatter(rows, arena, v0, gravity, qd, qdd, nodes, inertias, cols, t):
             for i in range(6):
                 inertias[Bo + 6 * i + c] += 0.5 * t[30 + i]
                 inertias[Bo + 6 * c + i] += 0.5 * t[30 + i]
+
+
+@kernel
+def sweeps(rows, arena, v0, gravity, qd, qdd, nodes, inertias, cols, t):
+    """The seeds and composites at one state: :func:`scatter` (from zeroed columns), then
+    :func:`gather`."""
+    for r in range(cols.shape[0]):
+        for i in range(cols.shape[1]):
+            cols[r, i] = 0.0
+    scatter(rows, arena, v0, gravity, qd, qdd, nodes, inertias, cols, t)
+    gather(rows, nodes, inertias)
 
 
 @kernel
@@ -284,12 +296,12 @@ def tree_positions(rows, v0, last, perm, lam):
 @kernel
 def ltdl(A, lam):
     """``A = Lᵀ D L`` in place (``A`` at positions; ``L`` strictly below the diagonal, ``D`` on
-    it), the sparse factorization along the parent columns ``lam`` (SPARSE.md); False when a
-    pivot is not positive."""
+    it), the sparse factorization along the parent columns ``lam`` (SPARSE.md): −1, or the
+    position whose pivot is not positive."""
     A, lam = borrowed(A), borrowed(lam)
     for k in range(A.shape[0] - 1, -1, -1):
         if not A[k, k].real > 0:
-            return False
+            return k
         i = int(lam[k].real)
         while i >= 0:
             a = A[k, i] / A[k, k]
@@ -299,7 +311,17 @@ def ltdl(A, lam):
                 j = int(lam[j].real)
             A[k, i] = a
             i = int(lam[i].real)
-    return True
+    return -1
+
+
+@kernel
+def row_of_column(rows, v0, column):
+    """The row of the body whose hinge holds ``column`` (of ``θ̇``)."""
+    for k in range(rows.shape[0]):
+        d = rows[k, Row.V] - v0
+        if d <= column < d + rows[k, Row.NV]:
+            return k
+    return -1
 
 
 @kernel

@@ -233,9 +233,7 @@ def _inverse_dynamics_derivatives(w, x, out):
         return status
     nv, v0 = words[Header.NV], words[Header.V]
     nodes, inertias, cols, t = ws[b[0]: b[1]], ws[b[1]: b[2]], matrix_view(ws, b[2], 5, 6 * nv), ws[b[3]: b[4]]
-    _zero(ws, b[2], b[3])
-    CD.scatter(rows, arena, v0, reals[:3], arena[v0: v0 + nv], x, nodes, inertias, cols, t)
-    CD.gather(rows, nodes, inertias)
+    CD.sweeps(rows, arena, v0, reals[:3], arena[v0: v0 + nv], x, nodes, inertias, cols, t)
     CD.walks(rows, v0, nodes, inertias, cols, t, matrix_view(out, 0, nv, nv), matrix_view(out, nv * nv, nv, nv),
              matrix_view(out, 2 * nv * nv, nv, nv), True)
     return -1
@@ -259,10 +257,8 @@ def _forward_dynamics_derivatives(w, x, out):
     A, M, X = matrix_view(ws, b[4], nv, nv), matrix_view(ws, b[5], nv, nv), matrix_view(ws, b[6], nv, 3 * nv)
     qdd, last, perm, lam = ws[b[7]: b[8]], ws[b[8]: b[9]], ws[b[9]: b[10]], ws[b[10]: b[11]]
     qd, dq, dv = arena[v0: v0 + nv], matrix_view(out, 0, nv, nv), matrix_view(out, nv * nv, nv, nv)
-    _zero(ws, b[2], b[3])
     _zero(ws, b[7], b[8])
-    CD.scatter(rows, arena, v0, reals[:3], qd, qdd, nodes, inertias, cols, t)
-    CD.gather(rows, nodes, inertias)
+    CD.sweeps(rows, arena, v0, reals[:3], qd, qdd, nodes, inertias, cols, t)
     CD.joint_forces(rows, v0, nodes, cols, qdd)  # the bias 𝒞 = T(q, θ̇, 0)
     CD.walks(rows, v0, nodes, inertias, cols, t, dq, dv, M, False)
     CD.tree_positions(rows, v0, last, perm, lam)
@@ -272,14 +268,13 @@ def _forward_dynamics_derivatives(w, x, out):
         rhs[u, 0] = x[pu] - qdd[pu]
         for c in range(nv):
             A[u, c] = M[pu, int(perm[c].real)]
-    if not CD.ltdl(A, lam):
-        return words[Header.N] + layout[0, Flat.BODY]
+    bad = CD.ltdl(A, lam)
+    if bad >= 0:  # ℳ not positive definite: name the body of that column, as D(k) of the passes does
+        return words[Header.N] + layout[CD.row_of_column(rows, v0, int(perm[bad].real)), Flat.BODY]
     CD.ltdl_solve(A, lam, rhs)
     for u in range(nv):
         qdd[int(perm[u].real)] = rhs[u, 0]
-    _zero(ws, b[2], b[3])
-    CD.scatter(rows, arena, v0, reals[:3], qd, qdd, nodes, inertias, cols, t)
-    CD.gather(rows, nodes, inertias)
+    CD.sweeps(rows, arena, v0, reals[:3], qd, qdd, nodes, inertias, cols, t)
     CD.walks(rows, v0, nodes, inertias, cols, t, dq, dv, M, True)
     for u in range(nv):  # rows at positions: [∂T/∂θ | ∂T/∂θ̇ | 1]
         pu = int(perm[u].real)
@@ -294,6 +289,7 @@ def _forward_dynamics_derivatives(w, x, out):
             out[(nv + pu) * nv + c] = -X[u, nv + c]
             out[(2 * nv + pu) * nv + c] = X[u, 2 * nv + c]
     return -1
+
 
 def _vector(s: Sizes) -> tuple:
     return (s.nv,)
