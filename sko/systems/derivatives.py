@@ -104,8 +104,9 @@ def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_fo
     how = _method(system, method, symbolic, external_forces)
     if how != "compiled":
         return None, (Q, V, X, batched, how)
-    out = _compiled_request(system, name, Q, V, X)
-    return result(*(out.transpose(1, 0, 2, 3) if batched else out[0])), None
+    if batched:
+        return result(*_compiled_request(system, name, Q, V, X).transpose(1, 0, 2, 3)), None
+    return result(*_compiled_request(system, name, Q[0], V[0], X[0])), None  # one state: its errors say so
 
 
 def _method(system, method: str, symbolic: bool, external_forces) -> str:
@@ -135,10 +136,10 @@ def _compiled(system) -> bool:
 
 
 def _compiled_request(system, name: str, Q: np.ndarray, V: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``(B, 3, nv, nv)`` of each state by the compiled recursion: ``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ``
-    at ``θ̈ = X`` (``name`` is ``"inverse_dynamics_derivatives"``), or ``∂θ̈/∂θ``, ``∂θ̈/∂θ̇`` and
-    ``ℳ⁻¹`` at ``θ̈ = FD(q, θ̇, X)`` (``"forward_dynamics_derivatives"``); the reference recursion
-    with the reference backend, or for a state the kernels reject."""
+    """``(3, nv, nv)``, or ``(B, 3, nv, nv)`` for a batch, by the compiled recursion: ``∂T/∂θ``,
+    ``∂T/∂θ̇`` and ``ℳ`` at ``θ̈ = X`` (``name`` is ``"inverse_dynamics_derivatives"``), or
+    ``∂θ̈/∂θ``, ``∂θ̈/∂θ̇`` and ``ℳ⁻¹`` at ``θ̈ = FD(q, θ̇, X)`` (``"forward_dynamics_derivatives"``);
+    the reference recursion with the reference backend, or for a state the kernels reject."""
 
     def reference(q, v, x, external_forces=None):
         if name == "inverse_dynamics_derivatives":
@@ -147,7 +148,8 @@ def _compiled_request(system, name: str, Q: np.ndarray, V: np.ndarray, X: np.nda
         Minv = system.mass_matrix_inverse(q)
         return np.stack([-Minv @ dq, -Minv @ dvel, Minv])
 
-    return system._engine.run(name, reference, Q, V, X)
+    out = system._engine.run(name, reference, Q, V, X)
+    return reference(Q, V, X) if out is NotImplemented else out  # one state on the reference backend
 
 
 def _partials(system, Q, V, A, external_forces, method: str) -> tuple[np.ndarray, np.ndarray]:

@@ -90,3 +90,21 @@ def test_the_fast_path_checks_as_the_others_and_leaves_inputs_alone():
             derivatives(q, v, a[:2])
         with pytest.raises(DimensionError, match="same leading batch axis"):
             derivatives(np.stack([q, q]), v, a)
+
+
+def test_a_singular_mass_matrix_names_its_body_for_one_state_and_in_a_batch():
+    from sko.bodies import Revolute
+    from sko.graphs.errors import NotPositiveDefiniteError
+    from sko.spatial import pose_transform
+    from sko.systems import SystemBuilder
+
+    b = SystemBuilder()
+    b.add_body("a", None, Revolute([0, 0, 1]), mass=1.0, com=[0.5, 0, 0], inertia_com=0.1 * np.eye(3))
+    b.add_body("tip", "a", Revolute([0, 0, 1]), pose_transform([1.0, 0, 0]), mass=0.0, com=[0, 0, 0],
+               inertia_com=np.zeros((3, 3)))
+    system = b.build()
+    q = np.array([0.3, 0.2])
+    with pytest.raises(NotPositiveDefiniteError, match=r"^hinge inertia .* body 'tip'"):
+        system.forward_dynamics_derivatives(q)
+    with pytest.raises(NotPositiveDefiniteError, match=r"^state 0 of the batch: .* body 'tip'"):
+        system.forward_dynamics_derivatives(np.stack([q, q]), np.zeros((2, 2)), np.zeros((2, 2)))
