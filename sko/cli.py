@@ -213,7 +213,8 @@ def _current_folder_importable():
     try:
         yield
     finally:
-        sys.path.remove(folder)  # the first occurrence: the one inserted above
+        if folder in sys.path:  # the first occurrence: the one inserted above (unless the module took it)
+            sys.path.remove(folder)
 
 
 def _factory_result(spec: str):
