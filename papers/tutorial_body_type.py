@@ -34,19 +34,14 @@ check the recursions against whatever operators the body type returns).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import sko.algorithms as alg  # noqa: E402
-from sko.bodies import BodyType, CompiledState, NodeState, RigidBody, flexible_beam  # noqa: E402
-from sko.bodies.kernels import state_kernel, views  # noqa: E402
-from sko.systems import MultibodySystem  # noqa: E402
-from sko.bodies import Revolute  # noqa: E402
-from sko.spatial import pose_transform, skew, spatial_inertia  # noqa: E402
+import sko.algorithms as alg
+from sko.bodies import BodyType, CompiledState, NodeState, RigidBody, flexible_beam
+from sko.bodies.kernels import state_kernel, views
+from sko.systems import MultibodySystem
+from sko.bodies import Revolute
+from sko.spatial import pose_transform, skew, spatial_inertia
 
 
 # ---------------------------------------------------------------------------- the body type

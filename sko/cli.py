@@ -30,7 +30,9 @@ evaluates the requests at them on Dask (:func:`sko.systems.sweep.sample`), chunk
 Zarr group; run again on the same store, it resumes where an interrupted run stopped.
 ``compile [--jobs N] [--quiet]`` compiles every kernel now, for float64 and complex128, into
 numba's on-disk cache (:mod:`sko.precompile`), with a progress bar on stderr: later processes
-load the kernels instead of compiling them on first use.
+load the kernels instead of compiling them on first use. ``compile --model MODULE:FUNCTION``
+compiles only what the factory's system runs (its own body types' state kernels included).
+A factory's module is imported from the current folder too, as ``python -m`` and pytest do.
 """
 
 from __future__ import annotations
@@ -39,12 +41,13 @@ import argparse
 import importlib
 import inspect
 import json
+import os
 import sys
 import time
 import unicodedata
 import warnings
 from collections.abc import Sequence
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -105,6 +108,8 @@ def _parser() -> argparse.ArgumentParser:
     compile_.add_argument("--jobs", type=int, default=None, metavar="N",
                           help="worker processes (default: one per scalar type when the machine has two cores)")
     compile_.add_argument("--quiet", action="store_true", help="no progress bar")
+    compile_.add_argument("--model", metavar="MODULE:FUNCTION", help="only the kernels of the system a factory "
+                          "package.module:function returns: its body types' state kernels and the requests they feed")
     return parser
 
 
@@ -198,6 +203,49 @@ def _cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+@contextmanager
+def _current_folder_importable():
+    """The current folder first on ``sys.path`` for the duration, as ``python -m`` and pytest
+    put it there: a factory's module beside the user imports, though the installed ``sko``
+    script's own folder is what Python put first."""
+    folder = os.getcwd()
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        if folder in sys.path:  # the first occurrence: the one inserted above (unless the module took it)
+            sys.path.remove(folder)
+
+
+def _factory_result(spec: str):
+    """What a user's factory ``package.module:function`` returns, the module imported from the
+    current folder too (:func:`_current_folder_importable`). A module that cannot be imported
+    (missing, a syntax error, an exception at import), a factory that needs arguments or
+    raises, is one :class:`SKOError` naming the factory and the cause, never a traceback."""
+    module_name, _, function_name = spec.partition(":")
+    with _current_folder_importable():
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            raise SKOError(f"--model {spec}: cannot import module {module_name!r}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - the user's module: a syntax error, an exception at import
+            raise SKOError(f"--model {spec}: importing module {module_name!r} failed: {_cause(exc)}") from None
+        factory = getattr(module, function_name, None)
+        if not callable(factory):
+            raise SKOError(f"--model {spec}: module {module_name!r} has no function {function_name!r}")
+        try:
+            inspect.signature(factory).bind()
+        except TypeError as exc:
+            raise SKOError(f"--model {spec}: factory {function_name!r} cannot be called without arguments ({exc}); "
+                           "a factory takes none") from None
+        except ValueError:  # no signature to inspect (a builtin): the call below says what is wrong
+            pass
+        try:
+            return factory()
+        except Exception as exc:  # noqa: BLE001 - the user's factory
+            raise SKOError(f"--model {spec}: factory {function_name!r} raised {_cause(exc)}") from None
+
+
 def _factory_case(spec: str):
     """The case of a user's factory ``package.module:function`` (see the module docstring). Any
     failure of the user's code — a module that cannot be imported (missing, a syntax error, an
@@ -207,27 +255,8 @@ def _factory_case(spec: str):
 
     from .verify.models import case_from
 
-    module_name, _, function_name = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SKOError(f"--model {spec}: cannot import module {module_name!r}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the user's module: a syntax error, an exception at import
-        raise SKOError(f"--model {spec}: importing module {module_name!r} failed: {_cause(exc)}") from None
-    factory = getattr(module, function_name, None)
-    if not callable(factory):
-        raise SKOError(f"--model {spec}: module {module_name!r} has no function {function_name!r}")
-    try:
-        inspect.signature(factory).bind()
-    except TypeError as exc:
-        raise SKOError(f"--model {spec}: factory {function_name!r} cannot be called without arguments ({exc}); "
-                       "a factory takes none") from None
-    except ValueError:  # no signature to inspect (a builtin): the call below says what is wrong
-        pass
-    try:
-        built = factory()
-    except Exception as exc:  # noqa: BLE001 - the user's factory
-        raise SKOError(f"--model {spec}: factory {function_name!r} raised {_cause(exc)}") from None
+    built = _factory_result(spec)
+    function_name = spec.partition(":")[2]
     if not isinstance(built, (SKOModel, tuple)):
         if not (hasattr(built, "sko_model") and hasattr(built, "random_configuration")):
             raise SKOError(f"--model {spec} returned {type(built).__name__}: expected a system (with random_configuration "
@@ -455,8 +484,34 @@ def _compile(args, parser) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         parser.error("--jobs must be at least 1")
+    if args.model is not None:
+        if args.jobs is not None:
+            parser.error("--model compiles in this process (the system is built here); it takes no --jobs")
+        return _reported(_compile_model, args)
     seconds = compile_kernels(jobs=args.jobs, progress=not args.quiet)
     print(f"kernels compiled or loaded from numba's cache in {seconds:.1f} s", file=sys.stderr)
+    return 0
+
+
+def _compile_model(args) -> int:
+    """``sko compile --model MODULE:FUNCTION``: the kernels of the factory's system."""
+    from .precompile import compile_system
+    from .verify.models import is_system
+
+    if ":" not in args.model:
+        raise SKOError(f"--model {args.model}: expected a factory package.module:function")
+    system = _factory_result(args.model)
+    if not is_system(system):
+        raise SKOError(f"--model {args.model} returned {type(system).__name__}: sko compile needs a system "
+                       "(such as a MultibodySystem), whose kernels it compiles")
+    try:
+        seconds = compile_system(system, progress=not args.quiet)
+    except SKOError as exc:
+        raise SKOError(f"--model {args.model}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the user's system at a random state
+        raise SKOError(f"--model {args.model}: the {type(system).__name__} the factory returned fails at a random "
+                       f"state: {_cause(exc)}") from None
+    print(f"kernels of {args.model} compiled or loaded from numba's cache in {seconds:.1f} s", file=sys.stderr)
     return 0
 
 

@@ -18,8 +18,9 @@ SKO model or any recursion; it answers, at a state, questions about its own node
   (it contains ``E_k γ_o``), and ``M(k) α(k) + b(k)`` is the generalised inertia force of the
   node minus its applied (elastic, damping, external) forces, conjugate to ``𝒱(k)``;
 * the attachments it offers its own children, and optionally the map ``θ̇ → q̇``, its
-  potential energy (for energy checks) and forces acting *across its hinge* (joint springs,
-  dampers: :meth:`BodyType.hinge_force`). Such internal forces must not go into ``b(k)``:
+  potential energy (for energy checks), its kinetic energy computed its own way
+  (:meth:`BodyType.kinetic_energy`, which the ``mass_from_energy`` check compares ``ℳ`` with)
+  and forces acting *across its hinge* (joint springs, dampers: :meth:`BodyType.hinge_force`). Such internal forces must not go into ``b(k)``:
   ``b(k)`` is transmitted to the parent through ``φ``, while a spring between parent and child
   pushes both ways and only shows in the hinge force ``T`` (for the flexible body, ``K η`` is
   the modal part of ``b(k)``, which the weight does not transmit).
@@ -165,6 +166,15 @@ class BodyType(ABC):
         """The body's compiled state kernel and packed constants (:mod:`sko.bodies.kernels`), or
         ``None`` (default): its :meth:`at_state` then runs in Python and only the recursions are
         compiled."""
+        return None
+
+    def kinetic_energy(self, q: np.ndarray, qd: np.ndarray, inboard: Attachment):
+        """The body's kinetic energy ``T(k)`` at ``(q, qd)`` hanging from ``inboard``, computed its
+        own way (from its particles, say), or ``None`` (default). Only the ``mass_from_energy``
+        check of ``sko verify`` (:mod:`sko.verify.physics`) reads it, comparing ``ℳ`` with
+        ``∂²T/∂θ̇²`` for ``T = Σ_k T(k)``; a body that returns ``None`` counts ``½ 𝒱*(k) M(k) 𝒱(k)``
+        of its :meth:`at_state`, which checks ``M(k)`` only as the system assembles it. Return
+        the state's scalar type (complex for complex-step states)."""
         return None
 
     def qdot(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:

@@ -337,15 +337,15 @@ class Engine:
         return self._settled(out, batched, method, {"q": q}, **kwargs)
 
     def jacobian(self, method, q, frame, node, B):
-        """``J = ℬ* φ* H*`` of a frame on ``node``, ``B`` (6 × m) mapping ``𝒱(node)`` to the
-        frame's velocity, from the weights and ``H`` of the arena (``method`` answers for the
-        reference path)."""
+        """``J = ℬ* φ* H*`` of a frame on ``node``, ``B`` mapping ``𝒱(node)`` to the frame's
+        velocity (6 × m, or a function of the filled arenas giving it per state, ``(B, 6, m)``),
+        from the weights and ``H`` of the arena (``method`` answers for the reference path)."""
         L, tree = self.layout, self.system.tree
 
         def compute(A):
             J = np.zeros((A.shape[0], 6, self.nv), dtype=A.dtype)
             if node is not None:
-                T = np.broadcast_to(B, (A.shape[0], *B.shape))
+                T = B(A) if callable(B) else np.broadcast_to(B, (A.shape[0], *B.shape))
                 for j in [node, *tree.ancestors(node)]:
                     i = L.index[j]
                     m, n, h = int(L.node_dims[i]), int(L.dof_dims[i]), L.H_offsets[i]

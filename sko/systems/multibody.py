@@ -50,6 +50,7 @@ from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.bodies.contract import check_node_state as _check_state
+from sko.bodies.kernels import Record
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_arguments, renamed_keywords
 from sko.systems.coordinates import coordinate_maps
 from sko.systems import derivatives
@@ -611,6 +612,63 @@ class MultibodySystem:
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
             return _finite_result(energy + self._tendon_potential(np.asarray(q)), what)
 
+    # ------------------------------------------------------------------ attachment frames
+    def jacobian(self, q, frame) -> np.ndarray:
+        """``J`` (6 × nv) with ``v_o = J θ̇``: the spatial velocity ``[ω; v]`` of an attachment
+        frame ``F_o`` in its own coordinates (SKO.md §12: ``J = ℬ* φ* H*``, here with
+        ``ℬ* = Γ_o`` picking ``v_o = Γ_o 𝒱(k)`` from the node velocity of the body ``k`` offering
+        the frame, at the state: a flexible body's node moves with its modes).
+
+        ``frame`` is a body (its own frame, attachment ``None``) or a pair ``(body, attachment)``
+        naming one of the frames the body offers (``attachment_names``, e.g. a flexible body's
+        ``"tip"``). Walks from ``k`` to the root: the column block of an ancestor ``j`` is
+        ``Γ_o φ*(j, k) H*(j)``, zero off the path (O(depth)). ``q`` may carry a leading batch
+        axis ``(B, nq)``; the result is then ``(B, 6, nv)``.
+
+        Raises
+        ------
+        UnknownNodeError
+            ``frame`` names no body, or an attachment its body does not offer.
+        """
+        k, name = self._attachment_frame(frame)
+        m = self._body[k].node_dim
+
+        def Gamma(A):  # Γ_o of every state, from the body's record in the filled arenas
+            L = self._engine.layout
+            o = L.attachment_offsets[(L.index[k], name)] + Record.SIZE
+            return A[:, o: o + 6 * m].reshape(-1, 6, m)
+
+        if (fast := self._engine.jacobian(self.jacobian, q, frame, k, Gamma)) is not NotImplemented:
+            return fast
+        q, _ = self.checked_vectors(q, None)
+        B = np.asarray(self.node_states(q)[k].attachments[name].Gamma)
+        model, _, _ = self.sko_model(q)
+        J = np.zeros((6, self.nv), dtype=np.result_type(B, model.dtype))
+        for j in [k, *self.tree.ancestors(k)]:
+            J[:, self.dof_slices[j]] = B @ model.H[j].T
+            if self.tree.parent(j) is not None:
+                B = B @ model.phi[j].T
+        return J
+
+    def _attachment_frame(self, frame) -> tuple:
+        """``(body, attachment)`` of a frame given as a body or a pair ``(body, attachment)``."""
+        try:
+            own = frame in self._body
+        except TypeError:  # unhashable
+            own = False
+        if own:
+            k, name = frame, None
+        elif isinstance(frame, tuple) and len(frame) == 2 and _known(frame[0], self._body):
+            k, name = frame
+        else:
+            raise UnknownNodeError(f"frame {frame!r} is neither a body nor a pair (body, attachment) of this system "
+                                   f"(bodies: {preview(self.bodies)})")
+        offered = self._body[k].attachment_names
+        if name not in offered:
+            raise UnknownNodeError(f"body {k!r} ({type(self._body[k]).__name__}) offers no attachment frame {name!r} "
+                                   f"(it offers {list(offered)!r})")
+        return k, name
+
     # ------------------------------------------------------------------ configurations
     def neutral_configuration(self) -> np.ndarray:
         """Every body at its reference configuration (rigid joints: ``X_J = I``)."""
@@ -705,6 +763,14 @@ class MultibodySystem:
         deprecated("random_state(rng)", "random_configuration(rng)")
         q = self.random_configuration(rng)
         return q, rng.uniform(-1.0, 1.0, self.dof_size)
+
+
+def _known(key, names: Mapping) -> bool:
+    """``key`` is one of ``names`` (False for an unhashable key)."""
+    try:
+        return key in names
+    except TypeError:
+        return False
 
 
 def _stack(parts: list) -> np.ndarray:

@@ -23,7 +23,8 @@ compare the model with the system's own energies, so any body type gets them for
 * ``power_balance`` — ``d(T + V)/dt = vᵀ(τ − d)`` at a random ``τ`` with ``dv`` from forward
   dynamics, ``d`` the dissipative forces (the part of ``𝒞`` odd in ``v``);
 * ``mass_from_energy`` — ``ℳ = ∂²T/∂v²``, with each body's own kinetic energy where its type
-  offers one (``BodyType.kinetic_energy``), else ``½ 𝒱*M𝒱``.
+  offers one (:meth:`~sko.bodies.contract.BodyType.kinetic_energy` returning a value, not
+  ``None``), else ``½ 𝒱*M𝒱`` of its node state.
 
 Derivatives: complex step when the system carries complex numbers through its state functions,
 otherwise (a body type that fills float arrays, a ``.real`` somewhere) Richardson-extrapolated
