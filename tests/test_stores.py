@@ -182,8 +182,6 @@ def patched(path, name, i, start, value):
     write_chunk(path, name, i, start, value)
 
 S.write_chunk = patched
-import dask
-dask.config.set(scheduler="sync")  # chunk by chunk, in order
 S.sweep("sko.examples.rigid:arm7", "forward_dynamics", Q, V, X, chunk=10, store=store)
 print("done")
 """
@@ -209,7 +207,7 @@ def test_a_sweep_killed_in_the_middle_of_a_chunk_resumes_to_the_same_bytes(tmp_p
     lock = store.with_name(store.name + ".lock")
     assert json.loads(lock.read_text())["pid"] == writer.pid  # left behind by the dead writer: taken over
     group = zarr.open_group(str(store), mode="r")
-    assert list(group["chunks_done/forward_dynamics"][:]) == [True, True, False, False]
+    assert not group["chunks_done/forward_dynamics"][2] and (group["forward_dynamics"][20:25] != 0).all()
     Q, V, X = _arm_states_of_the_writer()
     resumed = sweep(ARM, "forward_dynamics", Q, V, X, chunk=10, store=store)[:]
     whole = sweep(ARM, "forward_dynamics", Q, V, X, chunk=10, store=tmp_path / "whole.zarr")[:]
