@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "compile":
-        return _compile(args, parser)
+        return _reported(lambda checked: _compile(checked, parser), args)  # a worker's failure: one error line
     if args.command == "sample":
         return _reported(_sample, args)
     many = getattr(args, "models", None)
