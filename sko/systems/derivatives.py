@@ -30,6 +30,7 @@ import numpy as np
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, SKOError
 from sko.systems import rigid_derivatives
+from sko.systems.complex_carry import check_complex_carried
 
 __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_STEP", "METHODS",
            "inverse_dynamics_derivatives", "forward_dynamics_derivatives"]
@@ -201,8 +202,9 @@ def _complex_step(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray,
     """``(∂T/∂θ, ∂T/∂θ̇)`` of inverse dynamics at each state, ``(B, nv, nv)`` each: the ``2 nv``
     columns of every state by one batch of complex states (Eq. 1, Eq. 21)."""
     B, n, h = Q.shape[0], system.dof_size, COMPLEX_STEP
-    if n == 0:
-        return np.zeros((B, 0, 0)), np.zeros((B, 0, 0))
+    if n == 0 or B == 0:
+        return np.zeros((B, n, n)), np.zeros((B, n, n))
+    check_complex_carried(system, Q[0])  # a body dropping the imaginary part: named, not a wrong column
     Qdot = np.stack([system.qdot_matrix(q) for q in Q])  # (B, nq, nv)
     steps = 1j * h * np.eye(n)
     Zq = np.concatenate([Q[:, None, :] + 1j * h * Qdot.transpose(0, 2, 1), np.repeat(Q[:, None, :] + 0j, n, 1)], 1)
