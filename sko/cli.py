@@ -382,7 +382,7 @@ def _many_files(args) -> tuple[list, float]:
     if args.scheduler:
         from sko.optional import require
 
-        client = require("distributed", "sko verify --scheduler").Client(args.scheduler)
+        client = _client(args.scheduler, "sko verify --scheduler")
         try:
             futures = client.map(task, files, pure=False)
             if not args.json:
@@ -434,11 +434,7 @@ def _sample(args) -> int:
 
     if args.states < 1 or args.chunk < 1:
         raise SKOError("--states and --chunk must be at least 1")
-    client = None
-    if args.scheduler:
-        from sko.optional import require
-
-        client = require("distributed", "sko sample --scheduler").Client(args.scheduler)
+    client = None if not args.scheduler else _client(args.scheduler, "sko sample --scheduler")
     try:
         group = sample(args.model, args.states, [w.strip() for w in args.what.split(",") if w.strip()], args.out,
                        chunk=args.chunk, seed=args.seed, client=client, progress=not args.quiet)
@@ -447,6 +443,19 @@ def _sample(args) -> int:
             client.close()
     print(f"{args.out}: {', '.join(sorted(group.array_keys()))} ({args.states} states)")
     return 0
+
+
+def _client(address: str, option: str):
+    """A ``dask.distributed.Client`` of the scheduler at ``address``; one that cannot be reached
+    (within Dask's connect timeout, ``distributed.comm.timeouts.connect``) or an address that
+    names none is an :class:`SKOError` naming it."""
+    from sko.optional import require
+
+    distributed = require("distributed", option)
+    try:
+        return distributed.Client(address)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise SKOError(f"{option} {address}: cannot connect to a Dask scheduler there ({_cause(exc)})") from None
 
 
 # --------------------------------------------------------------------------- compile
