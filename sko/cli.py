@@ -25,9 +25,10 @@ rejects such a file naming the link).
 ``info [--model NAME|--model MODULE:FUNCTION|--urdf FILE|--mjcf FILE]`` describes a model: its digraph, node and hinge dimensions,
 serial-chain segments and the sparsity of ``ℳ``.
 ``sample --model MODULE:FUNCTION --states N --out STORE [--what fd,id,M,Minv,energy,dfd,did] [--chunk N]
-[--seed S] [--scheduler ADDRESS] [--quiet]`` draws random states of the system a factory builds and
+[--seed S] [--scheduler ADDRESS] [--overwrite] [--quiet]`` draws random states of the system a factory builds and
 evaluates the requests at them on Dask (:func:`sko.systems.sweep.sample`), chunk by chunk into a
-Zarr group; run again on the same store, it resumes where an interrupted run stopped.
+Zarr group; run again on the same store, it resumes where an interrupted run stopped and computes
+the requests it adds, and refuses a store of another run (``--overwrite`` replaces it).
 ``compile [--jobs N] [--quiet]`` compiles every kernel now, for float64 and complex128, into
 numba's on-disk cache (:mod:`sko.precompile`), with a progress bar on stderr: later processes
 load the kernels instead of compiling them on first use.
@@ -99,6 +100,8 @@ def _parser() -> argparse.ArgumentParser:
     sample.add_argument("--seed", type=int, default=0, help="the states of chunk i are drawn from (seed, i)")
     sample.add_argument("--scheduler", metavar="ADDRESS",
                         help="a dask.distributed scheduler to run on (default: Dask's local scheduler)")
+    sample.add_argument("--overwrite", action="store_true",
+                        help="replace what STORE holds (by default a rerun resumes it, and a store of another run is refused)")
     sample.add_argument("--quiet", action="store_true", help="no progress bar")
 
     compile_ = sub.add_parser("compile", help="compile every kernel now into numba's cache (first use is then fast)")
@@ -430,6 +433,7 @@ def _table(results) -> None:
 
 # --------------------------------------------------------------------------- sample
 def _sample(args) -> int:
+    from sko.systems.stores import StoreError
     from sko.systems.sweep import sample
 
     if args.states < 1 or args.chunk < 1:
@@ -437,7 +441,10 @@ def _sample(args) -> int:
     client = None if not args.scheduler else _client(args.scheduler, "sko sample --scheduler")
     try:
         group = sample(args.model, args.states, [w.strip() for w in args.what.split(",") if w.strip()], args.out,
-                       chunk=args.chunk, seed=args.seed, client=client, progress=not args.quiet)
+                       chunk=args.chunk, seed=args.seed, client=client, progress=not args.quiet,
+                       overwrite=args.overwrite)
+    except StoreError as exc:  # the store's way out, in the command line's words
+        raise StoreError(str(exc).replace("overwrite=True", "--overwrite")) from None
     finally:
         if client is not None:
             client.close()

@@ -251,3 +251,17 @@ def test_a_lock_of_a_dead_process_is_taken_over(tmp_path):
     lock.write_text(json.dumps({"pid": os.getppid(), "host": socket.gethostname()}))  # alive: refused
     with pytest.raises(StoreError, match=f"process {os.getppid()}"):
         sweep(ARM, "forward_dynamics", Q, V, X, chunk=4, store=store)
+
+
+def test_sko_sample_refuses_another_seed_and_overwrites_on_request(tmp_path, capsys):
+    from sko.cli import main
+
+    out = str(tmp_path / "d.zarr")
+    argv = ["sample", "--model", ARM, "--states", "12", "--chunk", "5", "--out", out, "--quiet"]
+    assert main([*argv, "--seed", "3"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "--seed", "4"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: sample: store") and "seed = 3; this sample has 4" in err and "--overwrite" in err
+    assert main([*argv, "--seed", "4", "--overwrite", "--what", "fd,M"]) == 0
+    assert sorted(zarr.open_group(out, mode="r").array_keys()) == ["forward_dynamics", "mass_matrix", "q", "tau", "v"]
