@@ -66,7 +66,9 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
     ------
     DimensionError, NonFiniteError, SKOError
         Inputs of the wrong shape or not finite, an unknown integrator, a ``tau`` callable
-        returning the wrong shape (and the joints' own errors for an initial configuration).
+        returning the wrong shape or raising an :class:`SKOError` of its own (raised as it is:
+        the callable's fault, not a rollout's), and the joints' own errors for an initial
+        configuration (naming the rollout).
     """
     dt = checked_scalar(dt, "rollout: time step dt", positive=True)
     steps = checked_count(steps, "rollout: number of steps")
