@@ -55,6 +55,7 @@ def package_version() -> str:
 
 # ----------------------------------------------------------------------------- the writer's lock
 def _lock_path(path: Path) -> Path:
+    path = path.resolve()
     return path.with_name(path.name + ".lock")
 
 
