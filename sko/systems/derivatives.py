@@ -71,7 +71,7 @@ def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Ma
     if answer is not None:
         return answer
     Q, V, A, batched, how = states
-    dq, dvel = _partials(system, Q, V, A, external_forces, how)
+    dq, dvel = _partials(system, Q, V, A, external_forces, how, batched)
     M = system.mass_matrix(Q if batched else Q[0])
     return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M)))
 
@@ -89,7 +89,7 @@ def forward_dynamics_derivatives(system, q, v=None, tau=None, external_forces: M
     else:
         A = system.forward_dynamics(Q[0], V[0], T[0], external_forces)[None]
         Minv = system.mass_matrix_inverse(Q[0])[None]
-    dq, dvel = _partials(system, Q, V, A, external_forces, how)
+    dq, dvel = _partials(system, Q, V, A, external_forces, how, batched)
     out = (-Minv @ dq, -Minv @ dvel, Minv)
     return ForwardDynamicsDerivatives(*(out if batched else (x[0] for x in out)))
 
@@ -171,9 +171,9 @@ def _overflow(system, name: str, q, v, x) -> None:
                          f"too large for floating point ({largest})")
 
 
-def _partials(system, Q, V, A, external_forces, method: str) -> tuple[np.ndarray, np.ndarray]:
+def _partials(system, Q, V, A, external_forces, method: str, batched: bool) -> tuple[np.ndarray, np.ndarray]:
     if method == "complex_step":
-        return _complex_step(system, Q, V, A, external_forces)
+        return _complex_step(system, Q, V, A, external_forces, batched)
     pairs = [rigid_derivatives.inverse_dynamics_partials(system, q, v, a) for q, v, a in zip(Q, V, A)]
     return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 
@@ -215,8 +215,8 @@ def _real(x, name: str, size: int, symbol: str) -> np.ndarray:
     return x.astype(np.float64)
 
 
-def _complex_step(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray,
-                  external_forces: Mapping | None) -> tuple[np.ndarray, np.ndarray]:
+def _complex_step(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray, external_forces: Mapping | None,
+                  batched: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """``(∂T/∂θ, ∂T/∂θ̇)`` of inverse dynamics at each state, ``(B, nv, nv)`` each: the ``2 nv``
     columns of every state by one batch of complex states (Eq. 1, Eq. 21)."""
     B, n, h = Q.shape[0], system.dof_size, COMPLEX_STEP
@@ -236,7 +236,7 @@ def _complex_step(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray,
         except np.exceptions.ComplexWarning:
             tau = None
         except SKOError:  # a state the dynamics reject: their error, naming the state of the caller's batch
-            system.inverse_dynamics(Q, V, A, external_forces)
+            system.inverse_dynamics(*((Q, V, A) if batched else (Q[0], V[0], A[0])), external_forces)
             raise
     if tau is None or not np.iscomplexobj(tau):
         raise SKOError(f"{type(system).__name__}: a body type drops the imaginary part of a complex state, so its "
