@@ -41,7 +41,9 @@ DROPS = {
     "np.real": np.real,
     "astype(float)": lambda q: np.asarray(q).astype(float),
     "abs": lambda q: np.abs(q) * np.sign(np.real(q)),
-    "float()": lambda q: np.array([float(np.real(q[0]))]),
+    "float()": lambda q: np.array([float(q[0])]),
+    "float() of the real part": lambda q: np.array([float(np.real(q[0]))]),
+    "a list of floats": lambda q: np.array([float(x.real) for x in q]),
 }
 
 
