@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib
 import numbers
+import os
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -146,6 +147,7 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     da = require("dask.array", "sweeps (sko.systems.sweep)")
     (what,) = _request_names(what, "sweep", one=True)
     chunk = _count(chunk, "sweep: chunk", 1)
+    store = _options("sweep", store, client, overwrite, required=False)
     system = system_of(model)
     Q, q, tq = _states(da, q, "q", system.q_size, "nq", chunk)
     rows, chunks = Q.shape[0], Q.chunks[0]
@@ -165,7 +167,7 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     read = {} if REQUESTS[what] is None and what != "energy" else {"v": tv}
     if REQUESTS[what] is not None:
         read[REQUESTS[what]] = tx
-    return _to_store(out, Path(store), system, what, tq, read, client, progress, overwrite)
+    return _to_store(out, store, system, what, tq, read, client, progress, overwrite)
 
 
 def _request_names(what, surface: str, one: bool) -> list[str]:
@@ -187,6 +189,21 @@ def _request_names(what, surface: str, one: bool) -> list[str]:
             raise SKOError(f"{surface}: what must be one of {', '.join(map(repr, REQUESTS))} or their short names "
                            f"{', '.join(SHORT)}; {name!r} is not a request")
     return names
+
+
+def _options(surface: str, store, client, overwrite, required: bool) -> Path | None:
+    """The store's path (None for none, where it is optional), the client and ``overwrite``
+    checked; else the error naming the argument."""
+    if not isinstance(overwrite, (bool, np.bool_)):
+        raise SKOError(f"{surface}: overwrite must be True or False, got {overwrite!r}")
+    if client is not None and not (hasattr(client, "compute") and hasattr(client, "scatter")):
+        raise SKOError(f"{surface}: client must be a dask.distributed.Client (or None for Dask's local scheduler), got "
+                       f"{type(client).__name__}")
+    if store is None and not required:
+        return None
+    if not isinstance(store, (str, os.PathLike)) or not str(store):
+        raise SKOError(f"{surface}: store must be the path of a Zarr group (a directory), got {store!r}")
+    return Path(store)
 
 
 def _count(x, what: str, minimum: int, error: type[SKOError] = DimensionError) -> int:
@@ -318,7 +335,7 @@ def sample(model, states: int, what, store: str | Path, *, chunk: int = 4096, se
     states = _count(states, "sample: states", 1)
     chunk = min(_count(chunk, "sample: chunk", 1), states)
     seed = _count(seed, "sample: seed", 0, SKOError)
-    path, chunks = Path(store), -(-states // chunk)
+    path, chunks = _options("sample", store, client, overwrite, required=True), -(-states // chunk)
     system = system_of(model)
     first = _sampled(system, names, seed, 0, 1)
     arrays = [x for x in INPUTS if x in first] + names
