@@ -9,8 +9,10 @@ requires every output of every body not valid by construction (user body types, 
 joints) — ``E``, ``H``, ``M``, ``a``, ``b``, ``V``, the potential, each attachment frame and its
 hinge force — to carry the derivative the real differences show. Bodies are checked base to
 tips, so the first whose outputs differ is the one that drops it (its children only inherit
-the loss). Library bodies are valid by construction and pay nothing; the check runs once per
-system, on the Python path, before its first complex-step derivatives.
+the loss). A user body with a compiled state kernel of its own is checked through the engine
+too (the inverse dynamics along the direction), since the complex step runs its kernel. Library
+bodies are valid by construction and pay nothing; the check runs once per system, before its
+first complex-step derivatives.
 """
 
 from __future__ import annotations
@@ -64,17 +66,64 @@ def check_complex_carried(system, q: np.ndarray) -> None:
         real = np.asarray(p, dtype=float) - np.asarray(m, dtype=float)
         real /= 2 * _DIFFERENCE
         carried = np.imag(value) / _STEP
-        scale = 1e-6 * (1.0 + np.abs(np.real(value)).max(initial=0.0)) + 1e-4 * np.abs(real).max(initial=0.0)
+        scale = _tolerance(real, np.real(value))
         if not np.all(np.abs(carried - real) <= scale):
             i = int(np.argmax(np.abs(carried - real)))
             raise BodyError(f"body {k!r} ({type(system.body(k)).__name__}): its {what} drops the imaginary part of a "
                             f"complex state (a derivative {carried.ravel()[i]:.6g} by complex step where real "
                             f"differences give {real.ravel()[i]:.6g}), so derivatives cannot be taken by complex "
                             f"step: {_HOW}")
+    _compiled_kernels_carry(system, [k for k, b, _, _ in order if k in bodies and _compiled(b)], q, v, dq, dv, rng)
     try:
         _CHECKED[system] = True
     except TypeError:
         pass
+
+
+def _tolerance(real: np.ndarray, value) -> np.ndarray:
+    """How far, entry by entry, a complex-step derivative may differ from the real differences
+    ``real`` of ``value``: their truncation (``O(δ²)``) and rounding (``ε |value| / δ``) errors,
+    far below what a dropped part of the derivative changes."""
+    return 1e-4 * np.abs(real) + 1e-6 * (1.0 + np.abs(value).max(initial=0.0))
+
+
+def _compiled(body) -> bool:
+    """Whether ``body`` is of a user's type running a compiled state kernel of its own (the
+    library's kernels keep complex numbers through: tested)."""
+    if type(body).__module__.split(".")[0] == "sko":
+        return False
+    try:
+        return body.compiled_state() is not None
+    except Exception:  # noqa: BLE001 - the engine reports a broken compiled state itself
+        return False
+
+
+def _compiled_kernels_carry(system, kernels: list, q, v, dq, dv, rng) -> None:
+    """The same check through the engine, for the user bodies ``kernels`` whose compiled state
+    kernels the complex step runs (their Python ``at_state`` was checked above): the inverse
+    dynamics along the direction, by complex step against real differences."""
+    if not kernels:
+        return
+    a = rng.standard_normal(system.dof_size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        with np.errstate(all="ignore"):
+            try:
+                z = system.inverse_dynamics(q + 1j * _STEP * dq, v + 1j * _STEP * dv, a + 0j)
+                plus = system.inverse_dynamics(q + _DIFFERENCE * dq, v + _DIFFERENCE * dv, a)
+                minus = system.inverse_dynamics(q - _DIFFERENCE * dq, v - _DIFFERENCE * dv, a)
+            except (SKOError, np.exceptions.ComplexWarning):  # the derivatives' own call reports it
+                return
+    real = (plus - minus) / (2 * _DIFFERENCE)
+    carried = np.imag(z) / _STEP
+    scale = _tolerance(real, plus)
+    if not np.all(np.abs(carried - real) <= scale):
+        names = ", ".join(f"{k!r} ({type(system.body(k)).__name__})" for k in kernels)
+        raise BodyError(f"the compiled state kernel of body {names} drops the imaginary part of a complex state (the "
+                        f"inverse dynamics' derivative by complex step differs from real differences by "
+                        f"{np.abs(carried - real).max():.3g}, while its at_state keeps it), so derivatives cannot be "
+                        "taken by complex step: keep complex numbers through the kernel (no .real or real-typed "
+                        "locals for the state)")
 
 
 def _outputs(system, order, bodies, q: np.ndarray, v: np.ndarray) -> list:
