@@ -203,6 +203,16 @@ def test_a_rollout_of_no_states():
 
 
 @needs_scale
+def test_a_sweep_of_no_states_is_empty(tmp_path):
+    from sko.systems.sweep import sweep
+
+    assert sweep(ARM, "mass_matrix", np.zeros((0, 7))).shape == (0, 7, 7)
+    assert sweep(ARM, "did", np.zeros((0, 7))).shape == (0, 3, 7, 7)
+    with pytest.raises(DimensionError, match="sweep: q holds no state: there is nothing to store"):
+        sweep(ARM, "fd", np.zeros((0, 7)), store=tmp_path / "s.zarr")
+
+
+@needs_scale
 def test_a_sample_takes_numpy_integers_and_a_chunk_beyond_its_states(tmp_path):
     from sko.systems.sweep import sample, sweep
 

@@ -35,7 +35,7 @@ from sko.graphs.errors import DimensionError, SKOError
 from sko.systems.identity import model_identity
 from sko.systems.stores import FORMAT, finished, open_store, package_version, result_array, write_chunk, writing
 
-__all__ = ["REQUESTS", "SHORT", "sweep", "sample", "system_of"]
+__all__ = ["REQUESTS", "SHORT", "INPUTS", "sweep", "sample", "system_of"]
 
 #: what a sweep evaluates: the batched system method and the third input it takes
 REQUESTS = {
@@ -153,8 +153,11 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     rows, chunks = Q.shape[0], Q.chunks[0]
     V, v, tv = _states(da, v, "v", system.dof_size, "nv", chunks, rows=rows)
     X, x, tx = _states(da, x, REQUESTS[what] or "x", system.dof_size, "nv", chunks, rows=rows)
-    if not rows:
-        raise DimensionError("sweep: q holds no state")
+    if not rows:  # no state: the result's shape from one at the neutral configuration
+        if store is not None:
+            raise DimensionError("sweep: q holds no state: there is nothing to store")
+        zero = np.zeros((1, system.dof_size))
+        return np.zeros((0, *_evaluate(system.neutral_configuration()[None], zero, zero, model, what, None).shape[1:]))
     first = [y[:1] if y is not None else Y[:1].compute(scheduler="sync") for y, Y in ((q, Q), (v, V), (x, X))]
     shape = _evaluate(*first, model, what, None).shape[1:]
     if store is None and client is not None and all(y is not None for y in (q, v, x)):
