@@ -199,8 +199,11 @@ def _in_workers(dtypes, bar) -> None:
             if cause is not None:
                 raise SKOError(f"sko compile: the {np.dtype(dtypes[index])} worker failed in step {label!r}: {cause}")
             _received(index, label, running, bar)
-        for w in workers:
+        for dtype, w in zip(dtypes, workers):
             w.join()
+            if w.exitcode:
+                raise SKOError(f"sko compile: the {np.dtype(dtype)} worker process (pid {w.pid}) {death(w)} after "
+                               "its last step")
     finally:
         for w in workers:
             if w.is_alive():
