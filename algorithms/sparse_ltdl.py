@@ -436,9 +436,18 @@ def compressed_layout(parents: Sequence[int]) -> CompressedLayout:
     return CompressedLayout(tuple(p - 1 for p in check_parent_array(parents, "λ'")), addresses, depths, sum(depths))
 
 
+def _layout(layout, function: str) -> CompressedLayout:
+    """``layout`` if it is a :class:`CompressedLayout`, else the error naming ``function``."""
+    if not isinstance(layout, CompressedLayout):
+        raise DimensionError(f"{function}: layout must be a CompressedLayout (from compressed_layout(parents)), got "
+                             f"{type(layout).__name__}")
+    return layout
+
+
 def compress_lower(H, layout: CompressedLayout) -> np.ndarray:
     """``qM``: row ``k`` holds ``ℳ(k, k), ℳ(k, λ'(k)), …`` from ``dof_Madr[k]`` (only the
     lower triangle's pattern is read)."""
+    layout = _layout(layout, "compress_lower")
     H, par = _matrix(H, [p + 1 for p in layout.dof_parentid], "the mass matrix", copy=False)
     q = np.zeros(layout.nM, dtype=H.dtype)
     for k in range(len(par)):
@@ -451,6 +460,7 @@ def compress_lower(H, layout: CompressedLayout) -> np.ndarray:
 
 def decompress_lower(q, layout: CompressedLayout) -> np.ndarray:
     """The dense lower-triangular matrix stored in ``q`` (zeros off the pattern)."""
+    layout = _layout(layout, "decompress_lower")
     q = numeric_array(q, "the compressed matrix q", copy=False)
     if q.shape != (layout.nM,):
         raise DimensionError(f"a compressed matrix of this layout has shape ({layout.nM},), got {q.shape}")
@@ -489,6 +499,7 @@ def compressed_ltdl(qM, layout: CompressedLayout) -> CompressedLTDL:
     NotPositiveDefiniteError
         On a non-positive pivot (the message names the dof).
     """
+    layout = _layout(layout, "compressed_ltdl")
     qLD = checked_array(qM, 1, "the compressed matrix qM")
     if qLD.shape != (layout.nM,):
         raise DimensionError(f"a compressed matrix of this layout has shape ({layout.nM},), got {qLD.shape}")

@@ -136,7 +136,12 @@ def mass_matrix_pattern(model: SKOModel, M: np.ndarray | None = None) -> np.ndar
 
 
 def segment_blocks(tree: TreeDigraph, pattern: np.ndarray) -> np.ndarray:
-    """A node-level pattern aggregated over segments: True where any node block is."""
+    """A node-level pattern aggregated over segments: True where any node block is.
+    ``pattern`` is ``(N, N)`` for the ``N`` bodies of ``tree`` (stacking order)."""
+    pattern = checked_array(pattern, 2, "segment_blocks: pattern", finite=False)
+    if pattern.shape != (len(tree), len(tree)):
+        raise DimensionError(f"segment_blocks: pattern has shape {pattern.shape}, expected one row and column per "
+                             f"body of the tree: ({len(tree)}, {len(tree)})")
     sid = np.array([tree.segment_of(k) for k in tree.bodies])
     n = len(tree.segments())
     out = np.zeros((n, n), dtype=bool)

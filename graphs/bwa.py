@@ -42,6 +42,9 @@ def check_weights(tree: TreeDigraph, dims: Mapping[Hashable, int], weights: Mapp
     Every non-base body ``k`` needs ``weights[k]`` of shape ``dims[℘(k)] × dims[k]``; base bodies
     (whose arc comes from the root) and unknown labels must not have one.
     """
+    if not isinstance(weights, Mapping):
+        raise DimensionError(f"weights must be a mapping body → weight array phi(parent, body), got "
+                             f"{type(weights).__name__}")
     out = {}
     for k in weights:
         if k not in tree:

@@ -25,9 +25,10 @@ rejects such a file naming the link).
 ``info [--model NAME|--model MODULE:FUNCTION|--urdf FILE|--mjcf FILE]`` describes a model: its digraph, node and hinge dimensions,
 serial-chain segments and the sparsity of ``ℳ``.
 ``sample --model MODULE:FUNCTION --states N --out STORE [--what fd,id,M,Minv,energy,dfd,did] [--chunk N]
-[--seed S] [--scheduler ADDRESS] [--quiet]`` draws random states of the system a factory builds and
+[--seed S] [--scheduler ADDRESS] [--overwrite] [--quiet]`` draws random states of the system a factory builds and
 evaluates the requests at them on Dask (:func:`sko.systems.sweep.sample`), chunk by chunk into a
-Zarr group; run again on the same store, it resumes where an interrupted run stopped.
+Zarr group; run again on the same store, it resumes where an interrupted run stopped and computes
+the requests it adds, and refuses a store of another run (``--overwrite`` replaces it).
 ``compile [--jobs N] [--quiet]`` compiles every kernel now, for float64 and complex128, into
 numba's on-disk cache (:mod:`sko.precompile`), with a progress bar on stderr: later processes
 load the kernels instead of compiling them on first use. ``compile --model MODULE:FUNCTION``
@@ -102,6 +103,8 @@ def _parser() -> argparse.ArgumentParser:
     sample.add_argument("--seed", type=int, default=0, help="the states of chunk i are drawn from (seed, i)")
     sample.add_argument("--scheduler", metavar="ADDRESS",
                         help="a dask.distributed scheduler to run on (default: Dask's local scheduler)")
+    sample.add_argument("--overwrite", action="store_true",
+                        help="replace what STORE holds (by default a rerun resumes it, and a store of another run is refused)")
     sample.add_argument("--quiet", action="store_true", help="no progress bar")
 
     compile_ = sub.add_parser("compile", help="compile every kernel now into numba's cache (first use is then fast)")
@@ -123,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "compile":
-        return _compile(args, parser)
+        return _reported(lambda checked: _compile(checked, parser), args)  # a worker's failure: one error line
     if args.command == "sample":
         return _reported(_sample, args)
     many = getattr(args, "models", None)
@@ -411,7 +414,7 @@ def _many_files(args) -> tuple[list, float]:
     if args.scheduler:
         from sko.optional import require
 
-        client = require("distributed", "sko verify --scheduler").Client(args.scheduler)
+        client = _client(args.scheduler, "sko verify --scheduler")
         try:
             futures = client.map(task, files, pure=False)
             if not args.json:
@@ -459,23 +462,36 @@ def _table(results) -> None:
 
 # --------------------------------------------------------------------------- sample
 def _sample(args) -> int:
+    from sko.systems.stores import StoreError
     from sko.systems.sweep import sample
 
     if args.states < 1 or args.chunk < 1:
         raise SKOError("--states and --chunk must be at least 1")
-    client = None
-    if args.scheduler:
-        from sko.optional import require
-
-        client = require("distributed", "sko sample --scheduler").Client(args.scheduler)
+    client = None if not args.scheduler else _client(args.scheduler, "sko sample --scheduler")
     try:
         group = sample(args.model, args.states, [w.strip() for w in args.what.split(",") if w.strip()], args.out,
-                       chunk=args.chunk, seed=args.seed, client=client, progress=not args.quiet)
+                       chunk=args.chunk, seed=args.seed, client=client, progress=not args.quiet,
+                       overwrite=args.overwrite)
+    except StoreError as exc:  # the store's way out, in the command line's words
+        raise StoreError(str(exc).replace("overwrite=True", "--overwrite")) from None
     finally:
         if client is not None:
             client.close()
     print(f"{args.out}: {', '.join(sorted(group.array_keys()))} ({args.states} states)")
     return 0
+
+
+def _client(address: str, option: str):
+    """A ``dask.distributed.Client`` of the scheduler at ``address``; one that cannot be reached
+    (within Dask's connect timeout, ``distributed.comm.timeouts.connect``) or an address that
+    names none is an :class:`SKOError` naming it."""
+    from sko.optional import require
+
+    distributed = require("distributed", option)
+    try:
+        return distributed.Client(address)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        raise SKOError(f"{option} {address}: cannot connect to a Dask scheduler there ({_cause(exc)})") from None
 
 
 # --------------------------------------------------------------------------- compile

@@ -15,12 +15,18 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+from queue import Empty
 
 import numpy as np
 
-__all__ = ["steps", "compile_kernels", "compile_system", "cached", "complex_states", "start_complex_states"]
+from sko.graphs.errors import SKOError
+
+__all__ = ["steps", "compile_kernels", "compile_system", "death", "cached", "complex_states", "start_complex_states"]
 
 _BATCH = 40  #: more states than a batch takes serially: the parallel paths compile too
 
@@ -121,19 +127,37 @@ def steps(dtype) -> list[tuple[str, Callable[[], None]]]:
     return out
 
 
-def _worker(dtype, queue) -> None:
-    """Run the steps of ``dtype``, putting each label on ``queue`` when done (None at the end)."""
+def _worker(index: int, dtype, queue) -> None:
+    """Run the steps of ``dtype``, putting ``(index, label, None)`` on ``queue`` as each is done,
+    ``(index, label, cause)`` for a step that raises, and ``(index, None, None)`` at the end."""
+    label = None
     try:
         for label, run in steps(dtype):
             run()
-            queue.put(label)
+            queue.put((index, label, None))
+    except BaseException as error:  # noqa: BLE001 - reported to the parent, which names the step
+        queue.put((index, label, f"{type(error).__name__}: {error}"))
+        raise
     finally:
-        queue.put(None)
+        queue.put((index, None, None))
+
+
+#: how often (seconds) the parent looks whether its workers still live while it waits
+POLL = 0.5
 
 
 def compile_kernels(jobs: int | None = None, progress: bool = True) -> float:
     """Compile (or load) every kernel for float64 and complex128; returns the seconds it took.
-    ``jobs``: worker processes (default: one per scalar type when two cores or more)."""
+    ``jobs``: worker processes (default: one per scalar type when two cores or more).
+
+    Raises
+    ------
+    SKOError
+        A worker that failed (the step and its error) or died (its exit status or signal: a
+        worker killed for memory; a script calling this without ``if __name__ == "__main__":``,
+        whose spawned workers import it again and die before their first step) — never a wait
+        on a dead worker: the parent checks its workers' lives while it waits.
+    """
     from tqdm import tqdm
 
     start = time.perf_counter()
@@ -149,24 +173,101 @@ def compile_kernels(jobs: int | None = None, progress: bool = True) -> float:
                     run()
                     bar.update()
         else:
-            context = multiprocessing.get_context("spawn")  # numba's state is not fork-safe
-            queue = context.Queue()
-            workers = [context.Process(target=_worker, args=(d, queue)) for d in dtypes]
-            for w in workers:
-                w.start()
-            running = len(workers)
-            while running:
-                label = queue.get()
-                if label is None:
-                    running -= 1
-                    continue
-                bar.set_postfix_str(label)
-                bar.update()
-            for w in workers:
-                w.join()
-                if w.exitcode:
-                    raise RuntimeError(f"a compiling worker failed (exit status {w.exitcode})")
+            _in_workers(dtypes, bar)
     return time.perf_counter() - start
+
+
+def _in_workers(dtypes, bar) -> None:
+    """The steps of each scalar type in a spawned worker process of its own, watched."""
+    context = multiprocessing.get_context("spawn")  # numba's state is not fork-safe
+    queue = context.Queue()
+    workers = [context.Process(target=_worker, args=(i, d, queue), daemon=True) for i, d in enumerate(dtypes)]
+    for w in workers:
+        w.start()
+    running, started = set(range(len(workers))), set()
+    try:
+        while running:
+            try:
+                index, label, cause = queue.get(timeout=POLL)
+            except Empty:
+                dead = [i for i in running if not workers[i].is_alive()]
+                if dead:
+                    _drain(queue, running, started, bar)  # what a worker put just before it ended
+                    if dead := [i for i in dead if i in running]:
+                        raise SKOError(_death(dtypes[dead[0]], workers[dead[0]], dead[0] in started))
+                continue
+            started.add(index)
+            if cause is not None:
+                raise SKOError(f"sko compile: the {np.dtype(dtypes[index])} worker failed in step {label!r}: {cause}")
+            _received(index, label, running, bar)
+        for dtype, w in zip(dtypes, workers):
+            w.join()
+            if w.exitcode:
+                raise SKOError(f"sko compile: the {np.dtype(dtype)} worker process (pid {w.pid}) {death(w)} after "
+                               "its last step")
+    finally:
+        for w in workers:
+            if w.is_alive():
+                w.terminate()
+                w.join(5)
+
+
+def _received(index: int, label, running: set, bar) -> None:
+    if label is None:
+        running.discard(index)
+    else:
+        bar.set_postfix_str(label)
+        bar.update()
+
+
+def _drain(queue, running: set, started: set, bar) -> None:
+    """The messages left on ``queue`` (a failure among them raises)."""
+    while True:
+        try:
+            index, label, cause = queue.get(timeout=POLL)
+        except Empty:
+            return
+        started.add(index)
+        if cause is not None:
+            raise SKOError(f"sko compile: a worker failed in step {label!r}: {cause}")
+        _received(index, label, running, bar)
+
+
+def death(process) -> str:
+    """How ``process`` ended, in words: its exit status, or the signal that killed it."""
+    code = process.exitcode
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (as the system's out-of-memory killer does)" if -code == signal.SIGKILL else ""
+        return f"was killed by {name}{hint}"
+    return f"exited with status {code}"
+
+
+def _death(dtype, process, started: bool) -> str:
+    """The error of a compiling worker that died without finishing."""
+    what = f"sko compile: the {np.dtype(dtype)} worker process (pid {process.pid}) {death(process)}"
+    if not started and _unguarded_script():
+        return (f"{what} before its first step: the script {_unguarded_script()!r} calls compile_kernels without "
+                "`if __name__ == \"__main__\":`, and the worker processes (spawned) import it again; put the call "
+                "under that guard")
+    return f"{what}; run `sko compile --jobs 1` to compile in this process and see the error"
+
+
+def _unguarded_script() -> str | None:
+    """The main script, when it has no ``if __name__ == "__main__":`` guard (spawned workers
+    import it again and die re-running it), else None."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path or getattr(getattr(main, "__spec__", None), "name", None):  # python -m: a module, not a script
+        return None
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None if "__name__" in text and "__main__" in text else path
 
 
 # --------------------------------------------------------------------------- for sko verify
@@ -202,10 +303,18 @@ def complex_states(names) -> None:
 
 
 def start_complex_states(names) -> Callable[[], None]:
-    """:func:`complex_states` in a process of its own, now; returns the function that waits for it."""
+    """:func:`complex_states` in a process of its own, now; returns the function that waits for
+    it and raises :class:`SKOError` if it failed or died (its exit status or signal)."""
     process = multiprocessing.get_context("spawn").Process(target=complex_states, args=(list(names),), daemon=True)
     process.start()
-    return lambda: process.join()
+
+    def wait() -> None:
+        process.join()
+        if process.exitcode:
+            raise SKOError(f"sko verify: the process compiling the complex kernels of the physics checks (pid "
+                           f"{process.pid}) {death(process)}; run `sko compile` first to compile them in order")
+
+    return wait
 
 
 # --------------------------------------------------------------------------- a user's system

@@ -17,3 +17,10 @@ def arm_whose_worker_dies_once():
         marker.touch()
         os._exit(1)
     return arm7()
+
+
+def arm7_on_the_moon():
+    """``arm7`` under the Moon's gravity: the same dimensions, another model."""
+    from sko.examples.rigid import arm7
+
+    return arm7(gravity=[0.0, 0.0, -1.62])

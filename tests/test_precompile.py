@@ -5,6 +5,8 @@ in a second process."""
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -100,3 +102,65 @@ def test_the_complex_kernels_compile_aside_only_on_a_first_run(monkeypatch, args
 def test_no_helper_without_physics_checks(monkeypatch):
     monkeypatch.setattr(precompile, "cached", lambda dtype: False)
     assert cli._complex_kernels(_args(), None, REGISTRY.select(["nilpotency"], False)) is None
+
+
+# ----------------------------------------------------------------------------- dead workers end the command
+_KILLED = """
+import multiprocessing, os, signal, sys, threading, time
+from sko.graphs.errors import SKOError
+from sko.precompile import compile_kernels
+
+def kill_a_worker():
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        workers = multiprocessing.active_children()
+        if workers:
+            time.sleep(1.0)  # mid-compile: the steps take far longer
+            os.kill(workers[0].pid, signal.SIGKILL)
+            return
+        time.sleep(0.05)
+
+if __name__ == "__main__":
+    threading.Thread(target=kill_a_worker, daemon=True).start()
+    try:
+        compile_kernels(jobs=2, progress=False)
+    except SKOError as error:
+        print(error)
+        sys.exit(3)
+"""
+
+
+def test_a_compiling_worker_killed_ends_sko_compile_with_an_error(tmp_path):
+    script = tmp_path / "compile_and_kill.py"
+    script.write_text(_KILLED)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 3, done.stderr
+    assert "worker process (pid" in done.stdout and "was killed by SIGKILL" in done.stdout
+
+
+def test_a_script_without_the_main_guard_is_told_so(tmp_path):
+    script = tmp_path / "unguarded.py"
+    script.write_text("from sko.precompile import compile_kernels\ncompile_kernels(jobs=2, progress=False)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("sko.graphs.errors.SKOError: sko compile:") and "unguarded.py" in last
+    assert 'without `if __name__ == "__main__":`' in last
+
+
+def test_the_complex_kernel_process_of_verify_is_watched():
+    import multiprocessing
+    import os
+    import signal
+
+    from sko.graphs.errors import SKOError
+
+    wait = precompile.start_complex_states(["no such model"])  # fails in the process: exit status 1
+    with pytest.raises(SKOError, match=r"complex kernels .* exited with status 1; run `sko compile` first"):
+        wait()
+    before = {p.pid for p in multiprocessing.active_children()}
+    wait = precompile.start_complex_states(["chain"])
+    (process,) = [p for p in multiprocessing.active_children() if p.pid not in before]
+    os.kill(process.pid, signal.SIGKILL)
+    with pytest.raises(SKOError, match=f"pid {process.pid}.* was killed by SIGKILL"):
+        wait()

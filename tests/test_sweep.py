@@ -10,6 +10,7 @@ pytest.importorskip("dask.array")
 pytest.importorskip("zarr")
 
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError  # noqa: E402
+from sko.systems.stores import StoreError  # noqa: E402
 from sko.systems.sweep import REQUESTS, sweep, system_of  # noqa: E402
 
 ARM = "sko.examples.rigid:arm7"
@@ -58,19 +59,21 @@ def test_a_store_is_written_chunk_by_chunk_and_resumed(tmp_path):
 
     group = zarr.open_group(str(store), mode="r+")
     group["forward_dynamics"][0:10] = 7.0  # a finished chunk: a rerun must not touch it
-    group["forward_dynamics"][20:30] = 0.0  # an interrupted one: not marked done
-    group["chunks_done"][2] = False
+    group["forward_dynamics"][20:30] = 0.0  # an interrupted one: not flagged done
+    group["chunks_done/forward_dynamics"][2] = False
     z = sweep(ARM, "forward_dynamics", Q, V, X, chunk=10, store=store)
     assert (z[0:10] == 7.0).all()
     np.testing.assert_array_equal(z[10:], expected[10:])
-    with pytest.raises(SKOError, match="run of 4 chunks; this sweep has 3"):
+    with pytest.raises(StoreError, match="states = 40; this sweep has 30: give a new path, or overwrite=True"):
         sweep(ARM, "forward_dynamics", Q[:30], V[:30], X[:30], chunk=10, store=store)
-    with pytest.raises(SKOError, match="holds 'forward_dynamics' of shape"):
-        sweep(ARM, "forward_dynamics", Q, V, X, chunk=11, store=store)  # 4 chunks of 11
+    with pytest.raises(StoreError, match="chunk = 10; this sweep has 11"):
+        sweep(ARM, "forward_dynamics", Q, V, X, chunk=11, store=store)
     other = tmp_path / "other"
     other.mkdir()
-    with pytest.raises(SKOError, match="not written by sko's sweep"):
-        sweep(ARM, "forward_dynamics", Q, V, X, store=other)
+    (other / "notes.txt").write_text("not a store")
+    with pytest.raises(StoreError, match="is not a Zarr group"):
+        sweep(ARM, "forward_dynamics", Q, V, X, store=other, overwrite=True)  # never deleted
+    assert (other / "notes.txt").exists()
 
 
 def test_a_sample_draws_its_states_per_chunk_and_resumes(tmp_path):
@@ -88,7 +91,7 @@ def test_a_sample_draws_its_states_per_chunk_and_resumes(tmp_path):
     np.testing.assert_array_equal(group["inverse_dynamics_derivatives"][:],
                                   _batch(system, "inverse_dynamics_derivatives", Q, V, group["dv"][:]))
     writable = zarr.open_group(str(store), mode="r+")
-    writable["chunks_done"][1] = False  # interrupted: chunk 1 is drawn and written again, the same
+    writable["chunks_done/q"][1] = False  # interrupted: chunk 1 of q is drawn and written again, the same
     writable["q"][16:32] = 0.0
     again = sample(ARM, 50, ["fd", "did", "M"], store, chunk=16, seed=3)
     np.testing.assert_array_equal(again["q"][:], Q)

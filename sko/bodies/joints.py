@@ -718,16 +718,26 @@ class CustomJoint(Joint):
         out = self._user_kinematics(q, v)
         if not isinstance(out, tuple) or len(out) != 3:
             raise JointError(f"{self}: kinematics must return a tuple (X_J, S, c_J)")
-        X, S, c = (np.asarray(x) for x in out)
+        X, S, c = (self._returned(x, what) for x, what in zip(out, ("X_J", "S", "c_J")))
         for what, arr, shape in (("X_J", X, (6, 6)), ("S", S, (6, self.nv)), ("c_J", c, (6,))):
             if arr.shape != shape:
                 raise JointError(f"{self}: kinematics returned {what} of shape {arr.shape}, expected {shape}")
         return JointKinematics(X, S, c)
 
+    def _returned(self, value, what: str) -> np.ndarray:
+        """An array the user's function returned, or the error naming this joint and ``what``
+        (ragged rows, which numpy cannot stack)."""
+        try:
+            out = np.asarray(value)
+        except (ValueError, TypeError) as error:
+            raise JointError(f"{self}: {what} returned by the user's function is not an array (ragged rows?): "
+                             f"{error}") from None
+        return out
+
     def _qdot(self, q, v):
         if self._user_qdot is None:
             return v
-        out = np.asarray(self._user_qdot(q, v))
+        out = self._returned(self._user_qdot(q, v), "qdot")
         if out.shape != (self.nq,):
             raise JointError(f"{self}: qdot returned shape {out.shape}, expected ({self.nq},)")
         return out

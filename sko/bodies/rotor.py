@@ -65,8 +65,8 @@ class GearedRotorLink(JointCoordinates, BodyType):
         self.inertia = checked_spatial_inertia(inertia, name)
         self.rotor_axis = unit_vector(rotor_axis, f"rotor axis of body {name!r}", error=BodyError)
         self.gear_ratio = checked_scalar(gear_ratio, f"gear ratio of body {name!r}", nonzero=True, error=BodyError)
-        J_a = checked_scalar(axial_inertia, f"rotor inertias of body {name!r}: J_a", positive=True, error=BodyError)
-        J_t = checked_scalar(transverse_inertia, f"rotor inertias of body {name!r}: J_t", positive=True,
+        J_a = checked_scalar(axial_inertia, f"rotor inertias of body {name!r}: axial_inertia (J_a)", positive=True, error=BodyError)
+        J_t = checked_scalar(transverse_inertia, f"rotor inertias of body {name!r}: transverse_inertia (J_t)", positive=True,
                              error=BodyError)
         self.rotor_mass = checked_scalar(rotor_mass, f"rotor mass of body {name!r}", nonnegative=True, error=BodyError)
         self.rotor_inertia = J_t * np.eye(3) + (J_a - J_t) * np.outer(self.rotor_axis, self.rotor_axis)

@@ -28,8 +28,9 @@ from typing import NamedTuple
 import numpy as np
 
 from sko.arrays import checked_array, plain_numbers_as_floats
-from sko.graphs.errors import DimensionError, SKOError
+from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 from sko.systems import rigid_derivatives
+from sko.systems.complex_carry import check_complex_carried
 
 __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_STEP", "METHODS",
            "inverse_dynamics_derivatives", "forward_dynamics_derivatives"]
@@ -70,7 +71,7 @@ def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Ma
     if answer is not None:
         return answer
     Q, V, A, batched, how = states
-    dq, dvel = _partials(system, Q, V, A, external_forces, how)
+    dq, dvel = _partials(system, Q, V, A, external_forces, how, batched)
     M = system.mass_matrix(Q if batched else Q[0])
     return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M)))
 
@@ -88,7 +89,7 @@ def forward_dynamics_derivatives(system, q, v=None, tau=None, external_forces: M
     else:
         A = system.forward_dynamics(Q[0], V[0], T[0], external_forces)[None]
         Minv = system.mass_matrix_inverse(Q[0])[None]
-    dq, dvel = _partials(system, Q, V, A, external_forces, how)
+    dq, dvel = _partials(system, Q, V, A, external_forces, how, batched)
     out = (-Minv @ dq, -Minv @ dvel, Minv)
     return ForwardDynamicsDerivatives(*(out if batched else (x[0] for x in out)))
 
@@ -142,19 +143,37 @@ def _compiled_request(system, name: str, Q: np.ndarray, V: np.ndarray, X: np.nda
     the reference recursion with the reference backend, or for a state the kernels reject."""
 
     def reference(q, v, x, external_forces=None):
-        if name == "inverse_dynamics_derivatives":
-            return np.stack([*rigid_derivatives.inverse_dynamics_partials(system, q, v, x), system.mass_matrix(q)])
-        dq, dvel = rigid_derivatives.inverse_dynamics_partials(system, q, v, system.forward_dynamics(q, v, x))
-        Minv = system.mass_matrix_inverse(q)
-        return np.stack([-Minv @ dq, -Minv @ dvel, Minv])
+        with np.errstate(over="ignore", invalid="ignore"):
+            if name == "inverse_dynamics_derivatives":
+                out = np.stack([*rigid_derivatives.inverse_dynamics_partials(system, q, v, x), system.mass_matrix(q)])
+            else:
+                dq, dvel = rigid_derivatives.inverse_dynamics_partials(system, q, v, system.forward_dynamics(q, v, x))
+                Minv = system.mass_matrix_inverse(q)
+                out = np.stack([-Minv @ dq, -Minv @ dvel, Minv])
+        if not np.isfinite(out).all():
+            _overflow(system, name, q, v, x)
+        return out
 
     out = system._engine.run(name, reference, Q, V, X)
     return reference(Q, V, X) if out is NotImplemented else out  # one state on the reference backend
 
 
-def _partials(system, Q, V, A, external_forces, method: str) -> tuple[np.ndarray, np.ndarray]:
+def _overflow(system, name: str, q, v, x) -> None:
+    """The error of derivatives that left the floating-point range at ``(q, v, x)``: the
+    dynamics' own where they overflow too (naming the body and its term), else naming the
+    request and the largest input."""
+    dynamics = system.inverse_dynamics if name == "inverse_dynamics_derivatives" else system.forward_dynamics
+    dynamics(q, v, x)  # raises naming the body whose terms overflow
+    inputs = {"q": q, "v": v, "dv" if name == "inverse_dynamics_derivatives" else "tau": x}
+    largest = ", ".join(f"max |{k}| = {np.abs(np.asarray(y, dtype=float)).max(initial=0.0):.3g}"
+                        for k, y in inputs.items())
+    raise NonFiniteError(f"{name} overflow (NaN or infinity) at this state: the velocities, coordinates or forces are "
+                         f"too large for floating point ({largest})")
+
+
+def _partials(system, Q, V, A, external_forces, method: str, batched: bool) -> tuple[np.ndarray, np.ndarray]:
     if method == "complex_step":
-        return _complex_step(system, Q, V, A, external_forces)
+        return _complex_step(system, Q, V, A, external_forces, batched)
     pairs = [rigid_derivatives.inverse_dynamics_partials(system, q, v, a) for q, v, a in zip(Q, V, A)]
     return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 
@@ -196,13 +215,14 @@ def _real(x, name: str, size: int, symbol: str) -> np.ndarray:
     return x.astype(np.float64)
 
 
-def _complex_step(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray,
-                  external_forces: Mapping | None) -> tuple[np.ndarray, np.ndarray]:
+def _complex_step(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray, external_forces: Mapping | None,
+                  batched: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """``(∂T/∂θ, ∂T/∂θ̇)`` of inverse dynamics at each state, ``(B, nv, nv)`` each: the ``2 nv``
     columns of every state by one batch of complex states (Eq. 1, Eq. 21)."""
     B, n, h = Q.shape[0], system.dof_size, COMPLEX_STEP
-    if n == 0:
-        return np.zeros((B, 0, 0)), np.zeros((B, 0, 0))
+    if n == 0 or B == 0:
+        return np.zeros((B, n, n)), np.zeros((B, n, n))
+    check_complex_carried(system, Q[0])  # a body dropping the imaginary part: named, not a wrong column
     Qdot = np.stack([system.qdot_matrix(q) for q in Q])  # (B, nq, nv)
     steps = 1j * h * np.eye(n)
     Zq = np.concatenate([Q[:, None, :] + 1j * h * Qdot.transpose(0, 2, 1), np.repeat(Q[:, None, :] + 0j, n, 1)], 1)
@@ -216,7 +236,7 @@ def _complex_step(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray,
         except np.exceptions.ComplexWarning:
             tau = None
         except SKOError:  # a state the dynamics reject: their error, naming the state of the caller's batch
-            system.inverse_dynamics(Q, V, A, external_forces)
+            system.inverse_dynamics(*((Q, V, A) if batched else (Q[0], V[0], A[0])), external_forces)
             raise
     if tau is None or not np.iscomplexobj(tau):
         raise SKOError(f"{type(system).__name__}: a body type drops the imaginary part of a complex state, so its "

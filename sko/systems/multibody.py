@@ -415,7 +415,7 @@ class MultibodySystem:
         """
         states = self._node_states(*self.checked_vectors(q, v))
         if not all(_finite_state(s) for s in states.values()):
-            _raise_overflow(self.bodies, states, self.body)
+            _raise_overflow(self.bodies, states, self.body, self.gravity)
         return states
 
     def _node_states(self, q: np.ndarray, v: np.ndarray) -> dict:
@@ -454,7 +454,7 @@ class MultibodySystem:
         a, b = _stack([states[k].a for k in self.bodies]), _stack(b)
         if a.dtype != object and b.dtype != object and not (np.isfinite(a).all() and np.isfinite(b).all()
                                                             and all(_finite_state(s) for s in states.values())):
-            _raise_overflow(self.bodies, states, self.body)
+            _raise_overflow(self.bodies, states, self.body, self.gravity)
         return model, a, b
 
     # ------------------------------------------------------------------ dynamics
@@ -849,7 +849,8 @@ def _named_overflow(system, what: str):
         except NonFiniteError:
             hints = [f"body {k!r}: its {h}" for k in system.bodies
                      if (h := getattr(system.body(k), "overflow_hint", lambda: None)())]
-            cause = "; ".join(hints) or "the velocities, coordinates or forces are too large for floating point"
+            cause = "; ".join(hints) or _gravity_cause(system.gravity) or \
+                "the velocities, coordinates or forces are too large for floating point"
             raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; {cause}") from None
 
 
@@ -887,17 +888,31 @@ def _finite_state(s) -> bool:
     return True
 
 
-def _raise_overflow(bodies, states, body_of) -> None:
+#: a gravity this large (in any unit) is named as the cause of an overflow: no physical one is
+HUGE_GRAVITY = 1e100
+
+
+def _gravity_cause(gravity) -> str | None:
+    """The gravity as the cause of an overflow, where it is huge (:data:`HUGE_GRAVITY`)."""
+    g = np.asarray(gravity)
+    if g.dtype != object and np.abs(g).max(initial=0.0) >= HUGE_GRAVITY:
+        return f"the gravity g = {np.array2string(g[-3:], precision=3)} is too large for floating point"
+    return None
+
+
+def _raise_overflow(bodies, states, body_of, gravity=None) -> None:
     """Name the first body whose node terms left the floating-point range (finite but huge
-    ``q``, ``v`` or forces: ``v × I v`` overflows beyond about 1e154), and the body's own number
-    that scales them where it says (``overflow_hint``: a coupling's ratio)."""
+    ``q``, ``v`` or forces: ``v × I v`` overflows beyond about 1e154), and what scales them: the
+    body's own number where it says (``overflow_hint``: a coupling's ratio), a huge gravity, or
+    the inputs."""
     for k in bodies:
         s = states[k]
         for field_ in _STATE_FIELDS:
             x = np.asarray(getattr(s, field_))
             if x.dtype != object and not np.isfinite(x).all():
                 hint = getattr(body_of(k), "overflow_hint", lambda: None)()
-                cause = f"its {hint}" if hint else "the velocities, coordinates or forces are too large for floating point"
+                cause = f"its {hint}" if hint else _gravity_cause(gravity) or \
+                    "the velocities, coordinates or forces are too large for floating point"
                 raise NonFiniteError(f"body {k!r}: its {field_ if field_ != 'potential' else 'potential energy'}(k) "
                                      f"overflows (NaN or infinity) at this state; {cause}")
     raise NonFiniteError("the stacked a, b overflow (NaN or infinity) at this state, or an external force does")

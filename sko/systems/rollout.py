@@ -66,7 +66,9 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
     ------
     DimensionError, NonFiniteError, SKOError
         Inputs of the wrong shape or not finite, an unknown integrator, a ``tau`` callable
-        returning the wrong shape (and the joints' own errors for an initial configuration).
+        returning the wrong shape or raising an :class:`SKOError` of its own (raised as it is:
+        the callable's fault, not a rollout's), and the joints' own errors for an initial
+        configuration (naming the rollout).
     """
     dt = checked_scalar(dt, "rollout: time step dt", positive=True)
     steps = checked_count(steps, "rollout: number of steps")
@@ -85,7 +87,7 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
         raise DimensionError(f"v0 has {V0.shape[0]} states but q0 has {B}")
     T = None if tau is None or callable(tau) else _forces(tau, B, steps, nv, single)
     Q, V = np.empty((B, steps + 1, nq)), np.empty((B, steps + 1, nv))
-    Q[:, 0] = [system.normalize(q) for q in Q0]
+    Q[:, 0] = _initial(system, Q0)
     V[:, 0] = V0
     failed = np.full(B, -1, dtype=np.int64)
     maps = None if callable(tau) else compiled_maps(system)
@@ -264,7 +266,10 @@ class _ForcesError(Exception):
 
 
 def _callable_forces(tau, t: float, Q, V) -> np.ndarray:
-    out = tau(t, Q.copy(), V.copy())
+    try:
+        out = tau(t, Q.copy(), V.copy())
+    except SKOError as error:  # the callable's own code: its caller's error, not every rollout's
+        raise _ForcesError(error) from None
     try:
         out = np.zeros(V.shape) if out is None else np.asarray(out, dtype=float)
     except (TypeError, ValueError):
@@ -285,6 +290,18 @@ def _states(x, name: str, size: int, symbol: str) -> np.ndarray:
     if x.dtype.kind not in "iuf":
         raise DimensionError(f"{name} must be real, got dtype {x.dtype}")
     return x.astype(np.float64)
+
+
+def _initial(system, Q0: np.ndarray) -> np.ndarray:
+    """The initial configurations projected onto their manifold; a configuration the joints
+    reject (a zero quaternion) is their error, naming the rollout."""
+    out = np.empty(Q0.shape)
+    for s, q in enumerate(Q0):
+        try:
+            out[s] = system.normalize(q)
+        except SKOError as error:
+            raise renamed(error, f"rollout {s} (q0[{s}]): {error}") from None
+    return out
 
 
 def _forces(tau, B: int, steps: int, nv: int, single: bool) -> np.ndarray:

@@ -37,7 +37,8 @@ def simulate(system, q0, qd0, dt: float, steps: int, torque: Callable | None = N
     ``torque(t, q, qd)`` returns the hinge forces ``T`` (zero if omitted, or when it returns
     None); ``progress(done)``, if given, is called with the number of steps done. Energies are
     ``system.energy`` at every stored state. A step that leaves the floating-point range, or a
-    state the joints reject, raises the error naming the step.
+    state the joints reject, raises the error naming the step; forces ``torque`` returns that are
+    not finite or of the wrong shape raise the error naming the time of the call.
     """
     dt = checked_scalar(dt, "simulate: time step dt", positive=True)
     steps = checked_count(steps, "simulate: number of steps")
@@ -61,6 +62,9 @@ def _batched(system, torque: Callable):
         out = torque(t, Q[0], V[0])
         if out is None:
             return np.zeros(V.shape)
-        return system._stacked(out, "tau", system.dof_size, "nv")[None]
+        try:
+            return system._stacked(out, "tau", system.dof_size, "nv")[None]
+        except SKOError as error:  # the torque function's fault: raised to the caller, at its time
+            raise renamed(error, f"simulate: torque(t, q, qd) at t = {t:.6g} s returned bad forces: {error}") from None
 
     return tau

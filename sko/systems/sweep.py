@@ -8,10 +8,13 @@ schedules them, reruns those of a worker that dies and shows progress on its das
 
 A worker receives the *model*: a system, pickled small (its compiled tables are left out and
 rebuilt on the worker from the worker's kernel cache), or a factory ``"package.module:function"``
-(or a top-level function) from which the worker builds the system once per process. Results come back as one array, or go chunk by chunk to a
-Zarr group, so a sweep larger than memory works; a rerun into the same store skips the chunks
-already written (each chunk marks itself in the group's ``chunks_done`` array after its data),
-so an interrupted sweep resumes.
+(or a top-level function) from which the worker builds the system once per process. Results
+come back as one array, or go chunk by chunk to a
+Zarr group, so a sweep larger than memory works. A store knows what it holds (the model, the
+package version, the states, the chunking; :mod:`sko.systems.stores`): a rerun into it skips the
+chunks already written (each chunk flags itself after its data), so an interrupted sweep
+resumes, and a sweep of another request adds its array; a run asking another question is
+refused, naming what differs.
 
 Needs the ``scale`` extra (dask, distributed, zarr).
 """
@@ -19,6 +22,8 @@ Needs the ``scale`` extra (dask, distributed, zarr).
 from __future__ import annotations
 
 import importlib
+import numbers
+import os
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -27,8 +32,10 @@ import numpy as np
 
 from sko.arrays import checked_array
 from sko.graphs.errors import DimensionError, SKOError
+from sko.systems.identity import model_identity
+from sko.systems.stores import FORMAT, finished, open_store, package_version, result_array, write_chunk, writing
 
-__all__ = ["REQUESTS", "SHORT", "sweep", "sample", "system_of"]
+__all__ = ["REQUESTS", "SHORT", "INPUTS", "sweep", "sample", "system_of"]
 
 #: what a sweep evaluates: the batched system method and the third input it takes
 REQUESTS = {
@@ -104,35 +111,53 @@ def _request(system, what: str, q, v, x) -> np.ndarray:
 
 
 def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None, store: str | Path | None = None,
-          progress: bool = False):
-    """``what`` (:data:`REQUESTS`) of the system ``model`` builds at every state ``q[s], v[s], x[s]``.
+          progress: bool = False, overwrite: bool = False):
+    """``what`` (:data:`REQUESTS`, or its short name in :data:`SHORT`) of the system ``model``
+    builds at every state ``q[s], v[s], x[s]``.
 
     Parameters
     ----------
     model : the system, a factory ``"package.module:function"`` or a top-level function building it
+    what : one request (a string; :func:`sample` evaluates several)
     q, v, x : arrays ``(N, nq)``, ``(N, nv)`` (zero if omitted), numpy or dask; ``x`` is ``dv``
         or ``tau``, as the request reads
-    chunk : states per task (numpy inputs; a dask input keeps its chunks)
+    chunk : states per task, a positive integer (at most ``N`` are taken)
     client : a ``dask.distributed.Client`` to run on, or None for Dask's default scheduler
     store : a Zarr group (a directory) to write the results to, chunk by chunk, as its array
-        named ``what``; a group left by an interrupted sweep of the same shape resumes
+        named ``what`` (:mod:`sko.systems.stores`): a store of the same model, states and
+        chunking resumes its unfinished chunks and takes further requests; one holding anything
+        else is refused
     progress : show a progress bar (Dask's, on the terminal)
+    overwrite : replace what ``store`` holds instead of resuming it
 
     Returns
     -------
     numpy.ndarray or zarr.Array
         ``(N, *shape)``: one state's result per row (the derivatives' three matrices along axis
         1); the Zarr array when ``store`` is given.
+
+    Raises
+    ------
+    SKOError, DimensionError, StoreError
+        An unknown request or model, states of the wrong shape, a ``chunk`` that is not a
+        positive integer, a store holding another run (:class:`~sko.systems.stores.StoreError`).
     """
     from sko.optional import require
 
     da = require("dask.array", "sweeps (sko.systems.sweep)")
-    if what not in REQUESTS:
-        raise SKOError(f"sweep: what must be one of {', '.join(map(repr, REQUESTS))}, got {what!r}")
+    (what,) = _request_names(what, "sweep", one=True)
+    chunk = _count(chunk, "sweep: chunk", 1)
+    store = _options("sweep", store, client, overwrite, required=False)
     system = system_of(model)
-    Q, q = _states(da, q, "q", system.q_size, "nq", chunk)
-    V, v = _states(da, v, "v", system.dof_size, "nv", Q.chunks[0], rows=Q.shape[0])
-    X, x = _states(da, x, REQUESTS[what] or "x", system.dof_size, "nv", Q.chunks[0], rows=Q.shape[0])
+    Q, q, tq = _states(da, q, "q", system.q_size, "nq", chunk)
+    rows, chunks = Q.shape[0], Q.chunks[0]
+    V, v, tv = _states(da, v, "v", system.dof_size, "nv", chunks, rows=rows)
+    X, x, tx = _states(da, x, REQUESTS[what] or "x", system.dof_size, "nv", chunks, rows=rows)
+    if not rows:  # no state: the result's shape from one at the neutral configuration
+        if store is not None:
+            raise DimensionError("sweep: q holds no state: there is nothing to store")
+        zero = np.zeros((1, system.dof_size))
+        return np.zeros((0, *_evaluate(system.neutral_configuration()[None], zero, zero, model, what, None).shape[1:]))
     first = [y[:1] if y is not None else Y[:1].compute(scheduler="sync") for y, Y in ((q, Q), (v, V), (x, X))]
     shape = _evaluate(*first, model, what, None).shape[1:]
     if store is None and client is not None and all(y is not None for y in (q, v, x)):
@@ -142,7 +167,54 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
                         chunks=(Q.chunks[0], *((n,) for n in shape)), **axes)
     if store is None:
         return _compute(out, client, progress)
-    return _to_store(out, Path(store), what, client, progress)
+    read = {} if REQUESTS[what] is None and what != "energy" else {"v": tv}
+    if REQUESTS[what] is not None:
+        read[REQUESTS[what]] = tx
+    return _to_store(out, store, system, what, tq, read, client, progress, overwrite)
+
+
+def _request_names(what, surface: str, one: bool) -> list[str]:
+    """The request names ``what`` gives (names of :data:`REQUESTS` or :data:`SHORT`): one string
+    for a sweep, a string or a sequence of them for a sample; else the error naming ``what``."""
+    if isinstance(what, str):
+        given = [what]
+    elif one:
+        raise SKOError(f"{surface}: what must be one request name (a string), got {type(what).__name__} {what!r}; "
+                       "sample evaluates several requests at once")
+    elif isinstance(what, (list, tuple)) and what and all(isinstance(w, str) for w in what):
+        given = list(dict.fromkeys(what))
+    else:
+        raise SKOError(f"{surface}: what must be a request name or a non-empty list of them, got "
+                       f"{type(what).__name__} {what!r}")
+    names = [SHORT.get(w, w) for w in given]
+    for name in names:
+        if name not in REQUESTS:
+            raise SKOError(f"{surface}: what must be one of {', '.join(map(repr, REQUESTS))} or their short names "
+                           f"{', '.join(SHORT)}; {name!r} is not a request")
+    return names
+
+
+def _options(surface: str, store, client, overwrite, required: bool) -> Path | None:
+    """The store's path (None for none, where it is optional), the client and ``overwrite``
+    checked; else the error naming the argument."""
+    if not isinstance(overwrite, (bool, np.bool_)):
+        raise SKOError(f"{surface}: overwrite must be True or False, got {overwrite!r}")
+    if client is not None and not (hasattr(client, "compute") and hasattr(client, "scatter")):
+        raise SKOError(f"{surface}: client must be a dask.distributed.Client (or None for Dask's local scheduler), got "
+                       f"{type(client).__name__}")
+    if store is None and not required:
+        return None
+    if not isinstance(store, (str, os.PathLike)) or not str(store):
+        raise SKOError(f"{surface}: store must be the path of a Zarr group (a directory), got {store!r}")
+    return Path(store)
+
+
+def _count(x, what: str, minimum: int, error: type[SKOError] = DimensionError) -> int:
+    """``x`` as an ``int`` of at least ``minimum`` (numpy integers too), else ``error`` naming ``what``."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (numbers.Integral, np.integer)) or x < minimum:
+        kind = "a positive" if minimum == 1 else "a non-negative" if minimum == 0 else f"an at least {minimum}"
+        raise error(f"{what} must be {kind} integer, got {x!r}")
+    return int(x)
 
 
 def _scattered(client, arrays, chunks, model, what: str, shape: tuple, progress: bool) -> np.ndarray:
@@ -163,7 +235,11 @@ def _scattered(client, arrays, chunks, model, what: str, shape: tuple, progress:
 
 
 def _states(da, x, name: str, size: int, symbol: str, chunks, rows: int | None = None):
-    """``(dask array, the checked numpy array or None for a dask input)``; zeros for ``None``."""
+    """``(dask array, the checked numpy array or None for a dask input, its token)``; zeros for
+    ``None``. The token (Dask's, of the data for numpy, of the graph for dask) is what a store
+    records of the input."""
+    from dask.base import tokenize
+
     if x is None:
         if rows is None:
             raise DimensionError(f"sweep: {name} is needed")
@@ -175,8 +251,9 @@ def _states(da, x, name: str, size: int, symbol: str, chunks, rows: int | None =
         raise DimensionError(f"sweep: {name} has shape {x.shape}, expected (N, {symbol} = {size})")
     if rows is not None and x.shape[0] != rows:
         raise DimensionError(f"sweep: {name} has {x.shape[0]} states but q has {rows}")
+    token = tokenize(x)
     X = x if lazy else da.from_array(x, chunks=(chunks, size))
-    return X.rechunk({0: chunks, 1: size}), None if lazy else x
+    return X.rechunk({0: chunks, 1: size}), None if lazy else x, token
 
 
 def _compute(out, client, progress: bool):
@@ -195,68 +272,39 @@ def _compute(out, client, progress: bool):
     return out.compute()
 
 
-DONE = "chunks_done"  #: the group's array of finished chunks (one bool per chunk, a Zarr chunk each)
+def _record(system, kind: str, states: int, chunk: int, **choice) -> dict:
+    """What a store of ``kind`` records of its run (:mod:`sko.systems.stores`)."""
+    return {"format": FORMAT, "kind": kind, "model": model_identity(system), "sko": package_version(),
+            "states": states, "chunk": chunk, **choice}
 
 
-def _group(path: Path, what: str, chunks: int):
-    """The Zarr group at ``path`` for a sweep or sample, with its :data:`DONE` array of
-    ``chunks`` entries; refuses a path holding anything else."""
-    import zarr
-
-    if path.exists():
-        try:
-            group = zarr.open_group(str(path), mode="a")
-            done = group[DONE]
-        except Exception:  # noqa: BLE001 - not a group, or a group without our array
-            raise SKOError(f"{what}: store {str(path)!r} exists and was not written by sko's {what}; give a new "
-                           "path") from None
-        if done.shape != (chunks,):
-            raise SKOError(f"{what}: store {str(path)!r} holds a run of {done.shape[0]} chunks; this {what} has "
-                           f"{chunks}: give a new path")
-        return group
-    group = zarr.open_group(str(path), mode="a")
-    group.require_array(DONE, shape=(chunks,), chunks=(1,), dtype=bool, fill_value=False)
-    return group
-
-
-def _array(group, name: str, shape: tuple, chunk: int, dtype, what: str, path: Path):
-    array = group.require_array(name, shape=shape, chunks=(chunk, *shape[1:]), dtype=dtype)
-    if array.shape != shape or array.chunks[0] != chunk:
-        raise SKOError(f"{what}: store {str(path)!r} holds {name!r} of shape {array.shape} in chunks of "
-                       f"{array.chunks[0]}; this {what} writes {shape} in chunks of {chunk}: give a new path")
-    return array
-
-
-def _to_store(out, path: Path, what: str, client, progress: bool):
-    """Write ``out`` to the array ``what`` of the Zarr group at ``path`` chunk by chunk (equal
+def _to_store(out, path: Path, system, what: str, token: str, read: dict, client, progress: bool, overwrite: bool):
+    """Write ``out`` to the array ``what`` of the store at ``path`` chunk by chunk (equal
     chunks), skipping the chunks an earlier run finished."""
     import dask
+    import zarr
 
     sizes = out.chunks[0]
     if len(set(sizes[:-1])) > 1 or (len(sizes) > 1 and sizes[-1] > sizes[0]):
         out = out.rechunk({0: sizes[0]})
         sizes = out.chunks[0]
-    group = _group(path, "sweep", len(sizes))
-    _array(group, what, out.shape, sizes[0], out.dtype, "sweep", path)
-    finished = group[DONE][:]
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    tasks = [dask.delayed(_write_block)(out.blocks[i], str(path), what, i, int(starts[i]), int(starts[i + 1]))
-             for i in range(len(sizes)) if not finished[i]]
-    if tasks:
-        _compute(dask.delayed(sum)(tasks), client, progress)
-    import zarr
-
+    record = _record(system, "sweep", out.shape[0], sizes[0], q=token)
+    with writing(path, "sweep"):
+        group = open_store(path, record, overwrite, "sweep")
+        result_array(group, what, out.shape, sizes[0], out.dtype, read, path, "sweep")
+        done = finished(group, what)
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        tasks = [dask.delayed(_write_block)(out.blocks[i], str(path), what, i, int(starts[i]))
+                 for i in range(len(sizes)) if not done[i]]
+        if tasks:
+            _compute(dask.delayed(sum)(tasks), client, progress)
     return zarr.open_group(str(path), mode="r")[what]
 
 
-def _write_block(block, path: str, what: str, i: int, start: int, stop: int) -> int:
-    """One chunk into the store, then its entry of :data:`DONE` (a chunk marked there is complete)."""
-    import zarr
-
-    group = zarr.open_group(path, mode="r+")
-    group[what][start:stop] = block
-    group[DONE][i] = True
-    return stop - start
+def _write_block(block, path: str, what: str, i: int, start: int) -> int:
+    """One chunk into the store, then its flag (a chunk flagged is complete)."""
+    write_chunk(path, what, i, start, block)
+    return len(block)
 
 
 # ----------------------------------------------------------------------------- random samples
@@ -264,65 +312,68 @@ def _write_block(block, path: str, what: str, i: int, start: int, stop: int) -> 
 SHORT = {"fd": "forward_dynamics", "id": "inverse_dynamics", "M": "mass_matrix", "Minv": "mass_matrix_inverse",
          "energy": "energy", "dfd": "forward_dynamics_derivatives", "did": "inverse_dynamics_derivatives"}
 
+#: the inputs a sample draws, each chunk's from its own stream ``(seed, chunk, index here)``:
+#: what is drawn does not depend on which requests a run asks for
+INPUTS = ("q", "v", "dv", "tau")
+
 
 def sample(model, states: int, what, store: str | Path, *, chunk: int = 4096, seed: int = 0, client=None,
-           progress: bool = False):
+           progress: bool = False, overwrite: bool = False):
     """``states`` random states of the system ``model`` builds and the requests ``what`` (names
-    of :data:`REQUESTS` or :data:`SHORT`) at them, into the Zarr group ``store``: arrays ``q``,
-    ``v``, ``dv`` and/or ``tau`` (as the requests read them; normal, unit variance) and one per
-    request. Each chunk of states is drawn from ``(seed, chunk index)`` on the worker that
-    evaluates it, so a rerun into the same store skips the finished chunks and draws the others
-    as the first run would have: an interrupted sample resumes. Returns the group."""
+    of :data:`REQUESTS` or :data:`SHORT`, one or a list) at them, into the Zarr group ``store``:
+    arrays ``q``, ``v``, ``dv`` and/or ``tau`` (as the requests read them; normal, unit
+    variance) and one per request. Chunk ``i``'s inputs are drawn from ``(seed, i)`` (each from
+    a stream of its own, :data:`INPUTS`) on the worker that evaluates it, so a rerun into the
+    same store draws what the first run drew: it resumes the unfinished chunks and computes
+    only the requests it adds; a store of another model, seed, number of states or chunking is
+    refused (:mod:`sko.systems.stores`; ``overwrite=True`` replaces it). ``chunk``: states per
+    task (at most ``states``); ``seed`` a non-negative integer. Returns the group."""
     from sko.optional import require
 
     require("dask", "sampling (sko sample)")
     zarr = require("zarr", "sampling (sko sample)")
     import dask
 
-    names = [SHORT.get(w, w) for w in ([what] if isinstance(what, str) else what)]
-    for name in names:
-        if name not in REQUESTS:
-            raise SKOError(f"sample: {name!r} is not a request: one of {', '.join(SHORT)} or {', '.join(REQUESTS)}")
-    if isinstance(states, bool) or not isinstance(states, int) or states < 1:
-        raise DimensionError(f"sample: states must be a positive integer, got {states!r}")
-    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
-        raise DimensionError(f"sample: chunk must be a positive integer, got {chunk!r}")
-    path, chunks = Path(store), -(-states // chunk)
+    names = _request_names(what, "sample", one=False)
+    states = _count(states, "sample: states", 1)
+    chunk = min(_count(chunk, "sample: chunk", 1), states)
+    seed = _count(seed, "sample: seed", 0, SKOError)
+    path, chunks = _options("sample", store, client, overwrite, required=True), -(-states // chunk)
     system = system_of(model)
-    first = _sampled(system, names, np.random.default_rng([seed, 0]), 1)
-    group = _group(path, "sample", chunks)
-    for name, value in first.items():
-        _array(group, name, (states, *value.shape[1:]), chunk, value.dtype, "sample", path)
-    finished = group[DONE][:]
-    tasks = [dask.delayed(_sample_chunk)(model, names, seed, i, i * chunk, min(states, (i + 1) * chunk), str(path))
-             for i in range(chunks) if not finished[i]]
-    if tasks:
-        _compute(dask.delayed(sum)(tasks), client, progress)
+    first = _sampled(system, names, seed, 0, 1)
+    arrays = [x for x in INPUTS if x in first] + names
+    with writing(path, "sample"):
+        group = open_store(path, _record(system, "sample", states, chunk, seed=seed), overwrite, "sample")
+        for name in arrays:
+            result_array(group, name, (states, *first[name].shape[1:]), chunk, first[name].dtype, {}, path, "sample")
+        done = {name: finished(group, name) for name in arrays}
+        tasks = [dask.delayed(_sample_chunk)(model, pending, seed, i, i * chunk, min(states, (i + 1) * chunk), str(path))
+                 for i in range(chunks) if (pending := [n for n in arrays if not done[n][i]])]
+        if tasks:
+            _compute(dask.delayed(sum)(tasks), client, progress)
     return zarr.open_group(str(path), mode="r")
 
 
-def _sampled(system, names: list, rng, n: int) -> dict:
-    """``n`` random states and the requests at them: ``{array name: (n, …)}``."""
-    Q = np.array([system.random_configuration(rng) for _ in range(n)])
-    out = {"q": Q, "v": rng.normal(size=(n, system.dof_size))}
+def _sampled(system, names: list, seed: int, i: int, n: int) -> dict:
+    """The ``n`` random states of chunk ``i`` (each input from its own stream) and the requests
+    ``names`` at them: ``{array name: (n, …)}``."""
+    streams = {x: np.random.default_rng([seed, i, k]) for k, x in enumerate(INPUTS)}
+    Q = np.array([system.random_configuration(streams["q"]) for _ in range(n)])
+    out = {"q": Q, "v": streams["v"].normal(size=(n, system.dof_size))}
+    for x in INPUTS[2:]:
+        if any(REQUESTS.get(name) == x for name in names):
+            out[x] = streams[x].normal(size=(n, system.dof_size))
     for name in names:
-        x = REQUESTS[name]
-        if x is not None and x not in out:
-            out[x] = rng.normal(size=(n, system.dof_size))
-    for name in names:
-        x = REQUESTS[name]
-        out[name] = _request(system, name, Q, out["v"], None if x is None else out[x])
+        if name in REQUESTS:
+            x = REQUESTS[name]
+            out[name] = _request(system, name, Q, out["v"], None if x is None else out[x])
     return out
 
 
-def _sample_chunk(model, names: list, seed: int, i: int, start: int, stop: int, path: str) -> int:
-    """Chunk ``i`` of a sample: its states drawn from ``(seed, i)``, the requests, then its entry
-    of :data:`DONE`."""
-    import zarr
-
-    data = _sampled(system_of(model), names, np.random.default_rng([seed, i]), stop - start)
-    group = zarr.open_group(path, mode="r+")
-    for name, value in data.items():
-        group[name][start:stop] = value
-    group[DONE][i] = True
+def _sample_chunk(model, arrays: list, seed: int, i: int, start: int, stop: int, path: str) -> int:
+    """The arrays ``arrays`` of chunk ``i`` of a sample: its inputs drawn from ``(seed, i)``,
+    the requests among them computed, each written and then flagged."""
+    data = _sampled(system_of(model), arrays, seed, i, stop - start)
+    for name in arrays:
+        write_chunk(path, name, i, start, data[name])
     return stop - start
