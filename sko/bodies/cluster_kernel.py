@@ -133,8 +133,15 @@ def _cluster(arena, row, reals, terms, constants):
     return True
 
 
+def _cluster_constants(c) -> int:
+    """How many constants :func:`_cluster` reads (:data:`ClusterConstants`, sizes in the header)."""
+    members, n_sp, n_ind = (int(c[ClusterConstants.members]), int(c[ClusterConstants.spanning]),
+                            int(c[ClusterConstants.independent]))
+    return ClusterConstants.SIZE + n_sp * n_ind + n_sp + members * MemberConstants.SIZE
+
+
 #: The cluster's state kernel.
-CLUSTER = StateKernel(_cluster, own_frame_identity=True, name="rigid cluster")
+CLUSTER = StateKernel(_cluster, own_frame_identity=True, name="rigid cluster", constants=_cluster_constants)
 
 
 def pack_cluster(body) -> CompiledState | None:
