@@ -238,19 +238,20 @@ def validate(layout, dtype) -> None:
                 with np.errstate(all="ignore"):
                     accepted = _check_row(layout, j, P, table, where, probe=True)
                 if not accepted:
-                    _rejected(layout, j, q, qd)
+                    _rejected(layout, j, q, qd, where)
             _advance(layout, P, j, q, qd, table)
 
 
-def _rejected(layout, j: int, q, qd):
+def _rejected(layout, j: int, q, qd, where: str | None = None):
     """Raise the error of a state row ``j``'s kernel rejected without raising: the bodies' own
-    (``at_state`` rejects it too), or a :class:`KernelError`."""
+    (``at_state`` rejects it too), or a :class:`KernelError` (``where``: a state of the
+    validation, named)."""
     q, qd = np.asarray(q).view(), np.asarray(qd).view()
     q.flags.writeable = qd.flags.writeable = False  # a body's Python code gets no write access
     layout.system.node_states(q, qd)
     r = _Row(layout, j)
     raise KernelError(f"the compiled state of body {r.body.name!r} ({type(r.body).__name__}) rejected a state its "
-                      f"at_state accepts: {_state_text(layout, r.i, q)}")
+                      f"at_state accepts: {where or _state_text(layout, r.i, q)}")
 
 
 def diagnose(layout, j: int, q: np.ndarray, qd: np.ndarray):

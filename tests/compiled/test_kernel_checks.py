@@ -142,6 +142,9 @@ def test_a_kernel_rejecting_what_its_at_state_accepts_names_the_body():
     with pytest.raises(KernelError) as exc:
         system.inverse_dynamics(q, v, tau)
     _names_bead2(exc, "rejected a state its at_state accepts")
+    with pytest.raises(KernelError) as exc:
+        system.mass_matrix(np.array([_state(system)[0], q]))
+    _names_bead2(exc, "state 1 of the batch: the compiled state of body 'bead2'")
 
 
 def test_a_kernel_of_the_wrong_signature_is_refused():
@@ -184,3 +187,23 @@ def test_checks_can_be_switched_off_for_a_trusted_kernel():
     trusted = mk.state_kernel(mk.bead_state.py_func, checks=False, name="trusted bead")
     layout = mk.system_with(trusted)._engine.layout
     assert list(layout.checked) == [False, True, False]
+
+
+# ----------------------------------------------------------------------------- sko verify: kernel_consistency
+def test_kernel_consistency_fails_a_kernel_whose_spring_differs_from_its_at_state():
+    from sko.verify import run
+
+    (bad,) = run(models=[mk.system_with(mk.stiffer_spring)], checks=["kernel_consistency"])
+    assert not bad.passed and bad.residual > 1e-3
+    assert "body 'bead2' potential" in bad.detail
+    (good,) = run(models=[mk.system_with(mk.bead_state)], checks=["kernel_consistency"])
+    assert good.passed, good.detail
+
+
+def test_kernel_consistency_passes_the_library_models_and_the_tutorial():
+    from papers.tutorial_body_type import build
+    from sko.verify import model_names, run
+
+    results = run(models=[*model_names(symbolic=False), build()], checks=["kernel_consistency"])
+    assert len(results) >= 6  # every system with compiled bodies
+    assert all(r.passed for r in results), [(r.model, r.detail) for r in results if not r.passed]
