@@ -9,13 +9,15 @@ the system by the compiled kernels and compares, body by body, every output with
 ``at_state`` under the same inboard attachment: ``E``, ``H``, ``M``, ``a``, ``b``, ``V``, the
 potential and each attachment record (``Γ``, ``γ``, rotation, position, velocity), at the case's
 state and another random one, in float64 and at complex states (the complex-step derivatives
-run the complex128 kernels). A body's comparisons are relative to the largest of its outputs.
+run the complex128 kernels). A body's comparisons are relative to the largest of its outputs. It
+applies on the compiled path only (``--backend reference`` compiles nothing).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from sko.algorithms import get_backend
 from sko.systems.kernel_checks import node_outputs
 
 from .registry import Case, compare, register
@@ -34,6 +36,9 @@ def _layout(system):
 
 
 def _has_kernels(system) -> bool:
+    """A system with compiled states, on the compiled path (the reference backend compiles nothing)."""
+    if get_backend() != "compiled":
+        return False
     layout = _layout(system)
     return layout is not None and any(c is not None for c in layout.compiled)
 
