@@ -181,6 +181,8 @@ def test_user_bodies_are_checked_and_library_bodies_are_not():
         assert not layout.checked.any(), name
         assert (layout.rows[:, Row.CHECK] == -1).all(), name  # fill_states skips every per-state check
         assert layout.check_offset == layout.size, name  # and the arena has no check buffer
+        # the library's kernels declare the constants they read (checked against each body's at build)
+        assert all(c is None or c.kernel.constants is not None for c in layout.compiled), name
 
 
 def test_checks_can_be_switched_off_for_a_trusted_kernel():
