@@ -150,8 +150,8 @@ def pack_cluster(body) -> CompiledState | None:
     Newton's method in Python)."""
     if body.loops:
         return None
-    G = np.asarray(body._G, dtype=float)
-    d = np.asarray(body.closed_coordinates(np.zeros(body.q_size)), dtype=float)
+    G = np.asarray(body._G)  # sympy entries: numeric_state sends the body to its Python state
+    d = np.asarray(body.closed_coordinates(np.zeros(body.q_size)))
     parts = [np.array([body.c, body.n_sp, body.q_size], dtype=float), G.ravel(), d]
     for i, member in enumerate(body.members):
         joint = joint_constants(member.joint)
