@@ -26,7 +26,11 @@ The arena of a state, in order (:data:`Arena`):
   (:data:`~sko.bodies.kernels.Record`, then ``Γ``), one potential per body, the inertial
   frame's record;
 * the state: ``q`` and ``v`` (the kernels read them there);
-* the scratch the state kernels share (the largest any body declared).
+* the scratch the state kernels share (the largest any body declared), then the m × m buffer of
+  the per-state checks of the bodies whose kernels are checked (``checked``; none for the
+  library's bodies: :mod:`sko.bodies.kernels`, *Checks*, and :mod:`sko.systems.kernel_checks`,
+  which also validates those kernels when :meth:`StateLayout.table` is first made for a scalar
+  type).
 """
 
 from __future__ import annotations
