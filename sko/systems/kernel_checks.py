@@ -151,14 +151,16 @@ def _check_row(layout, j: int, P: np.ndarray, table: np.ndarray, where: str, pro
                         (int(row[Row.INBOARD]), inbound), (layout.scratch_offset, layout.size - layout.scratch_offset)):
         X[start: start + size] = P[start: start + size]
     before = X.copy()
-    if _run(table, layout.reals, X, j) >= 0:
-        returned, exc = _replay(layout, j, before, table)
-        if exc is not None:
-            raise KernelError(f"{r.name} raised {type(exc).__name__}: {exc} ({where})") from exc
-        if not returned:
-            return False
-    own = np.zeros(layout.size, dtype=bool)
+    failed = _run(table, layout.reals, X, j) >= 0
     fields = slots(layout, r.i)
+    unwritten = [(field, start, size, np.flatnonzero(X[start: start + size] == SENTINEL))
+                 for field, start, size in fields]
+    unwritten = [u for u in unwritten if u[3].size]
+    # a kernel that stopped before writing everything raised or rejected the state: ask it which
+    # (its faults in what it wrote need no second compilation of it)
+    if failed and unwritten and not _returned(layout, r, before, table, where):
+        return False
+    own = np.zeros(layout.size, dtype=bool)
     for _, start, size in fields:
         own[start: start + size] = True
     own[layout.scratch_offset:] = True
@@ -168,14 +170,23 @@ def _check_row(layout, j: int, P: np.ndarray, table: np.ndarray, where: str, pro
         more = f" and {outside.size - 1} more" if outside.size > 1 else ""
         raise KernelError(f"{r.name} writes outside its body's entries of the arena: entry {outside[0]} "
                           f"({_owner(layout, int(outside[0]))}){more} ({where})")
-    for field, start, size in fields:
-        unwritten = np.flatnonzero(X[start: start + size] == SENTINEL)
-        if unwritten.size:
-            raise KernelError(f"{r.name} does not write {field} (entry {unwritten[0]} of its {size} there) ({where})")
+    for field, _, size, entries in unwritten:
+        raise KernelError(f"{r.name} does not write {field} (entry {entries[0]} of its {size} there) ({where})")
     _check_outputs(r, node_outputs(layout, X, r.i), where)
+    if failed and not _returned(layout, r, before, table, where):
+        return False
     if probe:
         _check_constants(layout, r, table, before, where)
     return True
+
+
+def _returned(layout, r: "_Row", before: np.ndarray, table: np.ndarray, where: str) -> bool:
+    """What row ``r``'s kernel returns on a copy of the arena ``before`` (:func:`_replay`); a
+    :class:`KernelError` chaining its exception when it raises."""
+    returned, exc = _replay(layout, r.j, before, table)
+    if exc is not None:
+        raise KernelError(f"{r.name} raised {type(exc).__name__}: {exc} ({where})") from exc
+    return returned
 
 
 def _check_outputs(r: _Row, out: dict, where: str) -> None:
