@@ -133,8 +133,15 @@ def _cluster(arena, row, reals, terms, constants):
     return True
 
 
+def _cluster_constants(c) -> int:
+    """How many constants :func:`_cluster` reads (:data:`ClusterConstants`, sizes in the header)."""
+    members, n_sp, n_ind = (int(c[ClusterConstants.members]), int(c[ClusterConstants.spanning]),
+                            int(c[ClusterConstants.independent]))
+    return ClusterConstants.SIZE + n_sp * n_ind + n_sp + members * MemberConstants.SIZE
+
+
 #: The cluster's state kernel.
-CLUSTER = StateKernel(_cluster, own_frame_identity=True, name="rigid cluster")
+CLUSTER = StateKernel(_cluster, own_frame_identity=True, name="rigid cluster", constants=_cluster_constants)
 
 
 def pack_cluster(body) -> CompiledState | None:
@@ -143,8 +150,8 @@ def pack_cluster(body) -> CompiledState | None:
     Newton's method in Python)."""
     if body.loops:
         return None
-    G = np.asarray(body._G, dtype=float)
-    d = np.asarray(body.closed_coordinates(np.zeros(body.q_size)), dtype=float)
+    G = np.asarray(body._G)  # sympy entries: numeric_state sends the body to its Python state
+    d = np.asarray(body.closed_coordinates(np.zeros(body.q_size)))
     parts = [np.array([body.c, body.n_sp, body.q_size], dtype=float), G.ravel(), d]
     for i, member in enumerate(body.members):
         joint = joint_constants(member.joint)

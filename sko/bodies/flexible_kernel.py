@@ -233,8 +233,15 @@ def _modal_node(arena, reals, nb, r, m, qe, ve, t, fw, pw, ra):
                                            + arena[R + 3 * i + 2] * ro[2])
 
 
+def _flexible_constants(c) -> int:
+    """How many constants :func:`_flexible` reads (:data:`FlexibleConstants`, sizes in the header)."""
+    n, r, nodes = (int(c[FlexibleConstants.particles]), int(c[FlexibleConstants.modes]),
+                   int(c[FlexibleConstants.nodes]))
+    return FlexibleConstants.SIZE + 4 * n + 3 * n * r + 2 * r * r + nodes * (3 + 6 * r)
+
+
 #: The flexible body's state kernel.
-FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body")
+FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body", constants=_flexible_constants)
 
 
 def pack_flexible(body) -> CompiledState | None:

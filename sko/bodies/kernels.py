@@ -32,6 +32,24 @@ but nothing it skips may be read by what it computes. ``constants`` is True on t
 an arena: what no state changes (a rigid body's ``M``, its record's ``Γ``) may be written then
 only. A simple kernel ignores both and writes everything.
 
+A kernel declares how many constants it reads (``constants=``: a number, an :func:`offsets
+<sko.algorithms.compiled.fields.offsets>` record of named constants, or a function of the packed
+constants for a kernel whose sizes are packed with them); a body whose constants do not have that
+length is refused when its system is built. A kernel must return a bool on every path: one
+returning anything else (``None`` from a forgotten ``return True``, ``1``, ``1.0``), one with
+another number of parameters, or one that does not type for complex128 states is refused with a
+:class:`KernelError` naming the body and the kernel.
+
+**Checks** (``checks=``, on by default for a body type defined outside this package, off for the
+library's own): the first call of a system in a scalar type runs each checked kernel alone at a
+few random states in an arena filled with a sentinel, and refuses a kernel that leaves an output
+unwritten (the record of its own frame, say), writes outside the entries the layout gives its
+body, writes a number that is not finite, an ``M`` that is not symmetric positive definite or an
+``H`` without full row rank, or reads past its constants; then, at every state, the engine checks
+what is cheap (finite outputs, ``M`` symmetric with a Cholesky factor, no zero row of ``H``) and
+reports a failure as :class:`KernelError` naming the body and the field, or the kernel's own
+exception and message. The library's kernels are checked by the tests instead and pay nothing.
+
 Registering a kernel (:func:`state_kernel`) compiles it on first use, for float64 and for
 complex128 (complex-step derivatives), apart from the engine: the engine's requests call it
 through its address (:func:`~sko.algorithms.compiled.jit.call_state`), so a new body type
@@ -44,7 +62,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Callable
-from enum import IntEnum
+from enum import EnumMeta, IntEnum
 
 import numpy as np
 from numba import from_dtype, njit, prange, types
@@ -55,8 +73,9 @@ from sko.algorithms.compiled.fields import columns, offsets
 from sko.algorithms.compiled.jit import FAST_MATH, call_state, cached, kernel, native_address, register
 from sko.bodies.contract import BodyError, CompiledState
 
-__all__ = ["Row", "Record", "Terms", "StateKernel", "state_kernel", "views", "record", "Inboard", "Outputs",
-           "fill_states", "fill_batch", "ROOT_SIZE", "DTYPES", "numeric_state", "check_compiled_state"]
+__all__ = ["Row", "Record", "Terms", "StateKernel", "KernelError", "state_kernel", "views", "record", "Inboard",
+           "Outputs", "fill_states", "fill_batch", "checked_outputs", "ROOT_SIZE", "DTYPES", "numeric_state",
+           "check_compiled_state", "is_checked"]
 
 #: The columns of a body's row in the state table (offsets are into the state's arena).
 Row = columns(
@@ -71,6 +90,7 @@ Row = columns(
     "WEIGHT", "H", "M", "A", "B", "VELOCITY", "POTENTIAL",  # the node's outputs (WEIGHT −1 for a base body)
     "RECORDS", "RECORD_COUNT",  # its attachment records (own frame first)
     "SCRATCH", "SCRATCH_SIZE",  # the shared scratch, and the size this body declared
+    "CHECK",  # −1, or (a checked kernel) where the m × m buffer of the per-state check of its outputs is
 )
 #: The fields of an attachment record; ``Γ_o`` (6 × m, row-major) follows at ``Record.SIZE``.
 Record = offsets("Record", gamma=6, rotation=9, position=3, velocity=6)
@@ -85,10 +105,24 @@ Inboard = namedtuple("Inboard", ["Gamma", "gamma", "rotation", "position", "velo
 Outputs = namedtuple("Outputs", ["E", "H", "M", "a", "b", "V", "potential", "records"])
 
 
+class KernelError(BodyError):
+    """A body type's compiled state breaks the contract its ``at_state`` keeps (module docstring):
+    it does not compile, returns something other than a bool, reads other constants than its body
+    packs, writes a number that is not finite, an ``M`` that is not symmetric positive definite, an
+    ``H`` without full row rank, leaves an output unwritten or writes outside its body's entries,
+    or raises. The message names the body, the kernel and the field (or the kernel's message)."""
+
+
 def _arguments(dtype) -> tuple:
     """The numba types of a state kernel's arguments for an arena of ``dtype``."""
     return (types.Array(from_dtype(np.dtype(dtype)), 1, "C"), types.Array(types.int64, 1, "C"),
             types.Array(types.float64, 1, "C"), types.int64, types.boolean)
+
+
+def _summary(exc: BaseException, lines: int = 4) -> str:
+    """The first lines of an exception's message (numba's typing errors run long)."""
+    text = [line for line in str(exc).splitlines() if line.strip()]
+    return " ".join(text[:lines])[:600]
 
 
 class StateKernel:
@@ -104,45 +138,104 @@ class StateKernel:
         weight.
     name : str
         For messages (default: the function's name).
+    constants : int, offsets record, callable or None
+        How many constants the kernel reads: a number, an :func:`~sko.algorithms.compiled.fields.offsets`
+        record (its ``SIZE``), or ``constants(c) -> int`` of the packed constants ``c`` (a kernel
+        whose sizes are packed in them); None: not declared (a checked kernel's reads past its
+        constants are then found at its first call).
+    checks : bool or None
+        Check the kernel's outputs (module docstring); None (default): for a body type defined
+        outside this package.
     """
 
-    def __init__(self, function: Callable, *, own_frame_identity: bool = False, name: str | None = None):
+    def __init__(self, function: Callable, *, own_frame_identity: bool = False, name: str | None = None,
+                 constants=None, checks: bool | None = None):
         py_func = function.py_func if isinstance(function, Dispatcher) else function
         if not callable(py_func):
             raise BodyError(f"a state kernel must be a function, got {function!r}")
         self.name = name or getattr(py_func, "__qualname__", repr(py_func))
         self.own_frame_identity = bool(own_frame_identity)
+        if isinstance(constants, EnumMeta):
+            constants = int(constants.SIZE)
+        if not (constants is None or callable(constants) or isinstance(constants, (int, np.integer)) and constants >= 0):
+            raise BodyError(f"state kernel {self.name!r}: constants must be a number, an offsets record or a function "
+                            f"of the packed constants, got {constants!r}")
+        self.constants = constants
+        self.checks = None if checks is None else bool(checks)
+        self.py_func = py_func
         self.dispatcher = njit(fastmath=FAST_MATH, error_model="numpy", no_cpython_wrapper=True)(py_func)
         try:
             cached(self.dispatcher)
         except RuntimeError:  # no file to cache beside (code typed at a prompt): compiled per process
             pass
         self._addresses: dict = {}
+        self._callable = None
+
+    def constants_size(self, constants: np.ndarray) -> int | None:
+        """How many constants the kernel reads given its packed ``constants`` (None: not declared)."""
+        if self.constants is None or isinstance(self.constants, (int, np.integer)):
+            return self.constants
+        try:
+            return int(self.constants(constants))
+        except Exception as exc:  # a header the packed constants are too short to hold
+            raise KernelError(f"state kernel {self.name!r}: its constants declaration fails on {constants.size} "
+                              f"packed constants: {type(exc).__name__}: {exc}") from exc
 
     def address(self, dtype) -> int:
         """The address of the kernel compiled for an arena of ``dtype`` (compiled or loaded from
-        the cache on first use)."""
+        the cache on first use); a :class:`KernelError` when it does not compile with the
+        signature of a state kernel or returns anything but a bool."""
         dtype = np.dtype(dtype)
         address = self._addresses.get(dtype)
         if address is None:
-            address = self._addresses[dtype] = native_address(self.dispatcher, _arguments(dtype))
+            arguments = _arguments(dtype)
+            try:
+                self.dispatcher.compile(arguments)
+            except Exception as exc:  # numba's typing errors: a signature mismatch, math.sqrt of a complex
+                raise KernelError(f"state kernel {self.name!r} does not compile as kernel(arena, row, reals, terms, "
+                                  f"constants) -> bool for {dtype} arenas: {_summary(exc)}") from exc
+            returned = types.unliteral(self.dispatcher.overloads[arguments].signature.return_type)
+            if returned != types.boolean:
+                raise KernelError(f"state kernel {self.name!r} returns {returned} for {dtype} arenas: it must return "
+                                  f"a bool on every path (True, or False for a state outside its domain)")
+            address = self._addresses[dtype] = native_address(self.dispatcher, arguments)
         return address
+
+    def python_callable(self):
+        """The kernel compiled with numba's Python wrapper, so its exceptions reach Python with
+        their messages (compiled on first use: only to explain a failure)."""
+        if self._callable is None:
+            self._callable = njit(fastmath=FAST_MATH, error_model="numpy")(self.py_func)
+        return self._callable
 
     def __repr__(self) -> str:
         return f"StateKernel({self.name})"
 
 
-def state_kernel(function: Callable | None = None, *, own_frame_identity: bool = False, name: str | None = None):
-    """Register ``function`` as a state kernel (a decorator, with or without options):
+def state_kernel(function: Callable | None = None, *, own_frame_identity: bool = False, name: str | None = None,
+                 constants=None, checks: bool | None = None):
+    """Register ``function`` as a state kernel (a decorator, with or without options; see
+    :class:`StateKernel`):
 
-    >>> @state_kernel(own_frame_identity=True)
+    >>> @state_kernel(own_frame_identity=True, constants=3)
     ... def my_state(arena, row, reals, terms, constants):
     ...     ...
     ...     return True
     """
+    options = dict(own_frame_identity=own_frame_identity, name=name, constants=constants, checks=checks)
     if function is None:
-        return lambda f: StateKernel(f, own_frame_identity=own_frame_identity, name=name)
-    return StateKernel(function, own_frame_identity=own_frame_identity, name=name)
+        return lambda f: StateKernel(f, **options)
+    return StateKernel(function, **options)
+
+
+def is_checked(body, state: CompiledState | None) -> bool:
+    """Whether the compiled state of ``body`` is checked: its kernel's ``checks``, by default
+    True for a body type defined outside this package."""
+    if state is None:
+        return False
+    if state.kernel.checks is not None:
+        return state.kernel.checks
+    return type(body).__module__.split(".")[0] != "sko"
 
 
 def numeric_state(kernel: StateKernel, constants, scratch: int = 0) -> CompiledState | None:
@@ -158,8 +251,8 @@ def numeric_state(kernel: StateKernel, constants, scratch: int = 0) -> CompiledS
 
 
 def check_compiled_state(body, state) -> CompiledState | None:
-    """A body's :class:`CompiledState` checked: a registered kernel, finite float constants, a
-    scratch size; an error naming the body otherwise."""
+    """A body's :class:`CompiledState` checked: a registered kernel, finite float constants of the
+    length the kernel declares, a scratch size; an error naming the body otherwise."""
     if state is None:
         return None
     if not isinstance(state, CompiledState) or not isinstance(state.kernel, StateKernel):
@@ -172,6 +265,13 @@ def check_compiled_state(body, state) -> CompiledState | None:
     if not isinstance(state.scratch, (int, np.integer)) or state.scratch < 0:
         raise BodyError(f"body {body.name!r} ({type(body).__name__}): scratch must be a non-negative integer, "
                         f"got {state.scratch!r}")
+    try:
+        expected = state.kernel.constants_size(constants)
+    except KernelError as exc:
+        raise KernelError(f"body {body.name!r} ({type(body).__name__}): {exc}") from exc.__cause__
+    if expected is not None and expected != constants.size:
+        raise KernelError(f"body {body.name!r} ({type(body).__name__}): its compiled state packs {constants.size} "
+                          f"constants, but its kernel {state.kernel.name!r} declares that it reads {expected}")
     return state
 
 
@@ -213,13 +313,16 @@ def fill_states(rows, reals, arena, terms, constants, first, stop):
     """The states of the bodies of rows ``first … stop − 1`` (parents first) into ``arena``:
     each body's kernel, then its weight ``φ(℘(k), k) = (E Γ_o)*`` (module docstring). With
     ``constants``, also the inertial frame's record (``γ = −a_g``, ``R = I``; gravity is
-    ``reals[0:3]``). Returns −1, or the first row whose kernel rejected the state."""
+    ``reals[0:3]``). Returns −1, or the first row whose kernel rejected the state or, for a
+    checked kernel (``Row.CHECK``), wrote outputs :func:`checked_outputs` refuses."""
     rows, reals, arena = borrowed(rows), borrowed(reals), borrowed(arena)
     for k in range(first, stop):
         row = rows[k]
         if constants and row[Row.PARENT] < 0:
             _root(arena, row[Row.INBOARD], reals)
         if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
+            return k
+        if row[Row.CHECK] >= 0 and not checked_outputs(arena, row):
             return k
         mp = row[Row.INBOARD_DIM]
         if row[Row.E] != row[Row.WEIGHT]:
@@ -244,6 +347,63 @@ def fill_batch(rows, reals, A, terms, first, stop, status):
         return
     for s in prange(A.shape[0]):
         status[s] = fill_states(rows, reals, A[s], terms, True, first, stop)
+
+
+@register
+def _finite_entries(arena, start, count) -> bool:
+    """``arena[start: start + count]`` holds finite numbers only."""
+    for i in range(start, start + count):
+        x = arena[i]
+        if not (np.isfinite(x.real) and np.isfinite(x.imag)):
+            return False
+    return True
+
+
+@kernel
+def checked_outputs(arena, row) -> bool:
+    """What is cheap to check of a body's outputs at every state (module docstring): every
+    output finite, ``M`` symmetric (to 1e-9 of its largest entry) with a Cholesky factor of its
+    real part (in the m × m buffer at ``Row.CHECK``), no zero row of ``H``."""
+    m, n = row[Row.NODE_DIM], row[Row.NV]
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    for i in range(m):
+        for j in range(6):
+            x = arena[eo + i * er + j * ec]
+            if not (np.isfinite(x.real) and np.isfinite(x.imag)):
+                return False
+    if not (_finite_entries(arena, row[Row.H], n * m) and _finite_entries(arena, row[Row.M], m * m)
+            and _finite_entries(arena, row[Row.A], m) and _finite_entries(arena, row[Row.B], m)
+            and _finite_entries(arena, row[Row.VELOCITY], m) and _finite_entries(arena, row[Row.POTENTIAL], 1)
+            and _finite_entries(arena, row[Row.RECORDS], row[Row.RECORD_COUNT] * (Record.SIZE + 6 * m))):
+        return False
+    mo, lo = row[Row.M], row[Row.CHECK]
+    scale = 0.0
+    for i in range(m * m):
+        scale = max(scale, abs(arena[mo + i]))
+    for i in range(m):
+        for j in range(i):
+            if abs(arena[mo + i * m + j] - arena[mo + j * m + i]) > 1e-9 * scale:
+                return False
+    for j in range(m):  # M = L Lᵀ (real parts), L row-major in the buffer
+        for i in range(j, m):
+            s = arena[mo + i * m + j].real
+            for k in range(j):
+                s -= arena[lo + i * m + k].real * arena[lo + j * m + k].real
+            if i == j:
+                if not s > 0.0:
+                    return False
+                arena[lo + j * m + j] = np.sqrt(s)
+            else:
+                arena[lo + i * m + j] = s / arena[lo + j * m + j].real
+    ho = row[Row.H]
+    for i in range(n):
+        zero = True
+        for j in range(m):
+            if arena[ho + i * m + j] != 0:
+                zero = False
+        if zero:
+            return False
+    return True
 
 
 @kernel

@@ -293,7 +293,7 @@ def _single_axis(arena, row, reals, terms, constants):
 
 
 #: The rigid body's state kernel (:class:`~sko.bodies.rigid.RigidBody`).
-RIGID = StateKernel(_rigid, own_frame_identity=True, name="rigid body")
+RIGID = StateKernel(_rigid, own_frame_identity=True, name="rigid body", constants=RigidConstants)
 
 
 def pack_rigid(body) -> CompiledState | None:
@@ -356,7 +356,7 @@ def _rotor(arena, row, reals, terms, constants):
 
 
 #: The geared rotor link's state kernel.
-ROTOR = StateKernel(_rotor, own_frame_identity=True, name="geared rotor link")
+ROTOR = StateKernel(_rotor, own_frame_identity=True, name="geared rotor link", constants=RotorConstants)
 
 
 def pack_rotor(body) -> CompiledState | None:

@@ -26,7 +26,7 @@ from sko.algorithms import get_backend, use_backend
 from sko.algorithms.compiled import backend as switch
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.bodies.kernels import Record
-from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, SKOError
+from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
 from sko.systems import requests as rq
 from sko.systems.state_layout import StateLayout, read_only, state_named
 
@@ -59,14 +59,9 @@ class Engine:
         self.coordinates_are_velocities = False
         self.layout = None  # the reference path answers: no body, or symbolic parameters
         self._sizes = rq.Sizes(0, self.nq, self.nv, 0, 1, 1, 0, 0)  # the shapes of results; a layout's once made
-        if not system.bodies:
+        if not system.bodies or not _numeric(system.gravity):  # sympy gravity: the reference path
             return
-        try:
-            self.layout = L = StateLayout(system)
-        except SKOError:  # a body type's bad compiled state: named, never a silent fallback
-            raise
-        except (TypeError, ValueError):  # sympy gravity or inertias
-            return
+        self.layout = L = StateLayout(system)  # a body's bad compiled state is an error naming it
         self._vectors: dict = {}  # (request name, scalar type) -> request vector
         self._sizes = rq.sizes(L)
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
@@ -379,6 +374,15 @@ class Engine:
             return NotImplemented
         model, a, b = self.layout.model(A[0])
         return model, a.copy(), b.copy()
+
+
+def _numeric(x) -> bool:
+    """``x`` converts to float64 (not sympy symbols)."""
+    try:
+        np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _one_state(x) -> bool:

@@ -26,7 +26,11 @@ The arena of a state, in order (:data:`Arena`):
   (:data:`~sko.bodies.kernels.Record`, then ``Γ``), one potential per body, the inertial
   frame's record;
 * the state: ``q`` and ``v`` (the kernels read them there);
-* the scratch the state kernels share (the largest any body declared).
+* the scratch the state kernels share (the largest any body declared), then the m × m buffer of
+  the per-state checks of the bodies whose kernels are checked (``checked``; none for the
+  library's bodies: :mod:`sko.bodies.kernels`, *Checks*, and :mod:`sko.systems.kernel_checks`,
+  which also validates those kernels when :meth:`StateLayout.table` is first made for a scalar
+  type).
 """
 
 from __future__ import annotations
@@ -39,9 +43,11 @@ from sko.algorithms.compiled.engine import compiled_model
 from sko.algorithms.compiled.flat import Flat, from_structure, riccati_layout
 from sko.arrays import checked_array
 from sko.bodies.contract import Attachment, BodyError, BodyType, check_node_state, root_attachment
-from sko.bodies.kernels import ROOT_SIZE, Record, Row, Terms, check_compiled_state, fill_batch
+from sko.bodies.kernels import (ROOT_SIZE, KernelError, Record, Row, Terms, check_compiled_state, fill_batch,
+                                is_checked)
 from sko.graphs.errors import SKOError
 from sko.model import SKOModel
+from sko.systems.kernel_checks import diagnose, validate
 
 __all__ = ["StateLayout", "state_named", "read_only", "record_size"]
 
@@ -84,7 +90,9 @@ class StateLayout:
         self.parent, self.node_dims, self.dof_dims = parent, m, n
         self.dof_offsets = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
         self.node_size, self.dof_size = int(m.sum()), int(self.dof_offsets[-1])
-        self.compiled = compiled = [check_compiled_state(b, b.compiled_state()) for b in body]
+        self.compiled = compiled = [check_compiled_state(b, _compiled_state(b)) for b in body]
+        #: bodies whose kernel's outputs are checked (sko.bodies.kernels, *Checks*)
+        self.checked = checked = np.array([is_checked(b, c) for b, c in zip(body, compiled)], dtype=bool)
         # the flat model's data buffer first (sko.algorithms.compiled.flat), so the model's kernels
         # run on the arena's first `flat.size` entries
         self.order = order = np.array([index[k] for k in tree.scatter_order()], dtype=np.int64)
@@ -134,6 +142,8 @@ class StateLayout:
         size += system.q_size + system.dof_size
         self.scratch_offset = size
         size += max([c.scratch for c in compiled if c is not None], default=0)
+        self.check_offset = size  # the m × m buffer of the per-state checks of checked kernels
+        size += max([int(m[i]) ** 2 for i in np.flatnonzero(checked)], default=0)
         self.size = size
         # one row per body in scatter order (row j: body order[j]), so the state kernels walk the
         # table, the constants and the arena forward
@@ -155,6 +165,7 @@ class StateLayout:
             row[Row.VELOCITY], row[Row.POTENTIAL] = V_off[i], pot_off[i]
             row[Row.RECORDS], row[Row.RECORD_COUNT] = att_off[i], len(b.attachment_names)
             row[Row.SCRATCH] = self.scratch_offset
+            row[Row.CHECK] = self.check_offset if checked[i] else -1
             if aliased[i]:  # E(r, c) = φ(c, r)
                 row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN] = self.weight_offsets[i], 1, m[i]
             else:
@@ -203,9 +214,23 @@ class StateLayout:
         rows = self._tables.get(dtype)
         if rows is None:
             rows = self.rows.copy()
-            rows[:, Row.KERNEL] = [0 if k is None else k.address(dtype) for k in self._kernels]
+            rows[:, Row.KERNEL] = [0 if k is None else self._address(j, dtype) for j, k in enumerate(self._kernels)]
             self._tables[dtype] = rows  # writeable, as every array a kernel takes (a second compile otherwise)
+            if self.checked.any():  # once per scalar type: the checked kernels alone at random states
+                try:
+                    validate(self, dtype)
+                except BaseException:
+                    del self._tables[dtype]
+                    raise
         return rows
+
+    def _address(self, j: int, dtype) -> int:
+        """The address of the kernel of row ``j`` for ``dtype``; its errors name the body."""
+        try:
+            return self._kernels[j].address(dtype)
+        except KernelError as exc:
+            body = self.system.body(self.bodies[self.order[j]])
+            raise KernelError(f"body {body.name!r} ({type(body).__name__}): {exc}") from exc.__cause__
 
     # ------------------------------------------------------------------ filling
     def fill(self, Q: np.ndarray, QD: np.ndarray, batched: bool = False) -> np.ndarray:
@@ -233,13 +258,13 @@ class StateLayout:
         return A
 
     def raise_rejected(self, row: int, q: np.ndarray, qd: np.ndarray):
-        """Raise the error of a state the state kernel of the body of row ``row`` rejected: the
-        one the bodies' Python states raise there (a joint's own error, a zero quaternion),
-        or, if they accept it, a :class:`~sko.bodies.contract.BodyError` naming the body."""
+        """Raise the error of a state the state kernel of the body of row ``row`` rejected (or
+        whose outputs its checks refused): the one the bodies' Python states raise there (a
+        joint's own error, a zero quaternion), or, if they accept it, a
+        :class:`~sko.bodies.kernels.KernelError` naming the body and the field, or carrying the
+        kernel's own exception (:func:`~sko.systems.kernel_checks.diagnose`)."""
         self.system.node_states(read_only(q), read_only(qd))  # raises the body's own error
-        body = self.system.body(self.bodies[self.order[row]])
-        raise BodyError(f"the compiled state of body {body.name!r} ({type(body).__name__}) rejected a state its "
-                        f"at_state accepts: q = {q[self.system.q_slices[body.name]]}")
+        diagnose(self, row, q, qd)
 
     def attachment(self, a: np.ndarray, offset: int, m: int) -> Attachment:
         """The attachment record at ``offset`` of a state's arena row ``a``."""
@@ -334,6 +359,18 @@ class StateLayout:
             H[k] = data[self.H_offsets[i]: self.H_offsets[i] + ni * mi].reshape(ni, mi)
             M[k] = data[self.M_offsets[i]: self.M_offsets[i] + mi * mi].reshape(mi, mi)
         return SKOModel(self.system.tree, phi=phi, H=H, M=M, validate=False)
+
+
+def _compiled_state(body):
+    """``body.compiled_state()``; what it raises becomes a :class:`~sko.bodies.contract.BodyError`
+    naming the body (never a silent fallback to its Python state)."""
+    try:
+        return body.compiled_state()
+    except SKOError:
+        raise
+    except Exception as exc:
+        raise BodyError(f"body {body.name!r} ({type(body).__name__}): compiled_state() raised "
+                        f"{type(exc).__name__}: {exc}") from exc
 
 
 def read_only(x: np.ndarray) -> np.ndarray:

@@ -135,6 +135,14 @@ def numeric_residual(comparisons: Iterable[Comparison]) -> float:
     return worst
 
 
+def _worst(comparisons: list[Comparison]) -> str:
+    """``" in <label>"`` of the comparison with the largest residual, when there are several and it has one."""
+    if len(comparisons) < 2:
+        return ""
+    worst = max(comparisons, key=lambda c: numeric_residual([c]))
+    return f" in {worst.label}" if worst.label else ""
+
+
 def _non_finite(comparisons: Iterable[Comparison]) -> str:
     """Labels of the comparisons with a non-finite entry or scale (empty when all are finite)."""
     bad = []
@@ -327,7 +335,8 @@ class Check:
             if ill:
                 return self._result(case, None, None, False, f"too ill-conditioned to verify (singular?): {ill}", start)
             passed = bool(residual <= self.tolerance)
-            return self._result(case, residual, None, passed, "" if passed else f"residual above tolerance {self.tolerance:.0e}", start)
+            return self._result(case, residual, None, passed, "" if passed else
+                                f"residual above tolerance {self.tolerance:.0e}{_worst(comparisons)}", start)
         except Exception as exc:  # a failing check is a result, never a crash of the whole run
             return self._result(case, None, False if case.symbolic else None, False, f"{type(exc).__name__}: {exc}", start)
 

@@ -115,7 +115,7 @@ def test_a_state_the_kernel_rejects_but_python_accepts_is_a_body_error():
     system = _pendulum(_Declared(CompiledState(_never, np.zeros(8))))
     with pytest.raises(BodyError, match="compiled state of body 'bead'.*rejected"):
         system.forward_dynamics(np.zeros(2), np.zeros(2), np.zeros(2))
-    with pytest.raises(BodyError, match="state 0 of the batch: the compiled state of body 'bead'"):
+    with pytest.raises(BodyError, match="compiled state of body 'bead'.*rejected"):  # refused at every call
         system.mass_matrix(np.zeros((3, 2)))
 
 

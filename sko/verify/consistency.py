@@ -1,0 +1,81 @@
+"""``kernel_consistency``: each body's compiled state says what its ``at_state`` says (BODIES.md,
+*The contract for a new body type*; :mod:`sko.bodies.kernels`).
+
+A body type may give its node state twice: in Python (``at_state``, the reference) and as a
+compiled kernel (``compiled_state``), which the engine then uses. The identity and physics checks
+see only the one the engine runs; a kernel that differs from its ``at_state`` by one constant
+(a spring three times stiffer in its potential) passes them all. This check fills the state of
+the system by the compiled kernels and compares, body by body, every output with the body's
+``at_state`` under the same inboard attachment: ``E``, ``H``, ``M``, ``a``, ``b``, ``V``, the
+potential and each attachment record (``Γ``, ``γ``, rotation, position, velocity), at the case's
+state and another random one, in float64 and at complex states (the complex-step derivatives
+run the complex128 kernels). A body's comparisons are relative to the largest of its outputs. It
+applies on the compiled path only (``--backend reference`` compiles nothing).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sko.algorithms import get_backend
+from sko.systems.kernel_checks import node_outputs
+
+from .registry import Case, compare, register
+
+__all__ = ["kernel_consistency"]
+
+_FIELDS = ("E", "H", "M", "a", "b", "V", "potential")
+_RECORD = ("Gamma", "gamma", "rotation", "position", "velocity")
+
+
+def _layout(system):
+    """The system's compiled state layout, or None (no engine, or the reference path only)."""
+    if not hasattr(system, "_engine"):
+        return None
+    return system._engine.layout
+
+
+def _has_kernels(system) -> bool:
+    """A system with compiled states, on the compiled path (the reference backend compiles nothing)."""
+    if get_backend() != "compiled":
+        return False
+    layout = _layout(system)
+    return layout is not None and any(c is not None for c in layout.compiled)
+
+
+def _pairs(layout, a: np.ndarray, i: int, reference) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """``(field, compiled, at_state)`` of every output of body ``i``."""
+    got = node_outputs(layout, a, i)
+    pairs = [(f, np.asarray(got[f]), np.asarray(getattr(reference, f))) for f in _FIELDS]
+    for name, att in got["attachments"].items():
+        want = reference.attachments[name]
+        label = "own frame" if name is None else f"attachment {name!r}"
+        pairs += [(f"{f} of {label}", np.asarray(getattr(att, f)), np.asarray(getattr(want, f))) for f in _RECORD]
+    return pairs
+
+
+@register("kernel_consistency", "BODIES.md contract: compiled state = at_state", symbolic=False, system=True,
+          when=_has_kernels)
+def kernel_consistency(case: Case):
+    """Every body's compiled state equals its at_state (every output and record), float and complex."""
+    system = case.system
+    layout = _layout(system)
+    rng = case.rng("kernel_consistency")
+    q0, v0 = np.asarray(case.q, dtype=float), np.asarray(case.v, dtype=float)
+    states = [(q0, v0), (np.asarray(system.random_configuration(rng), dtype=float), rng.uniform(-1.0, 1.0, system.nv))]
+    comparisons = []
+    for q, v in states:
+        for step in (0.0, 1e-6):
+            if step:  # a complex state, as a complex step makes
+                q, v = q + step * 1j * rng.standard_normal(q.size), v + step * 1j * rng.standard_normal(v.size)
+            kind = "complex128" if step else "float64"
+            a = layout.fill(q[None], v[None])[0]
+            reference = system.node_states(q, v)
+            for i, k in enumerate(layout.bodies):
+                if layout.compiled[i] is None:
+                    continue
+                pairs = _pairs(layout, a, i, reference[k])
+                scale = max(float(np.abs(x).max(initial=0.0)) for _, *sides in pairs for x in sides)
+                comparisons += [compare(x, y, scale=scale, label=f"body {k!r} {field} ({kind})")
+                                for field, x, y in pairs]
+    return comparisons
