@@ -71,6 +71,7 @@ Row = columns(
     "WEIGHT", "H", "M", "A", "B", "VELOCITY", "POTENTIAL",  # the node's outputs (WEIGHT −1 for a base body)
     "RECORDS", "RECORD_COUNT",  # its attachment records (own frame first)
     "SCRATCH", "SCRATCH_SIZE",  # the shared scratch, and the size this body declared
+    "HINGE",  # address of its compiled hinge force for the arena's scalar type (sko.bodies.hooks), 0: none
 )
 #: The fields of an attachment record; ``Γ_o`` (6 × m, row-major) follows at ``Record.SIZE``.
 Record = offsets("Record", gamma=6, rotation=9, position=3, velocity=6)
