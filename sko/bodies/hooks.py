@@ -177,7 +177,7 @@ def compiled_hooks(body, state) -> CompiledHooks | None:
         if type(body).qdot is BodyType.qdot and body.q_size != body.dof_size:
             raise BodyError(f"{what}: q_size {body.q_size} ≠ dof_size {body.dof_size} needs a qdot kernel")
     return CompiledHooks(hooks["hinge_force"], hooks["qdot"], hooks["normalize"],
-                         np.ascontiguousarray(state.constants, dtype=np.float64))
+                         np.array(state.constants, dtype=np.float64, order="C"))  # own, writeable: the compiled types
 
 
 def hook_address(body, hook: HookKernel, dtype) -> int:
@@ -192,7 +192,10 @@ def hook_address(body, hook: HookKernel, dtype) -> int:
 def _run(hook: HookKernel, what: str, arguments: tuple) -> None:
     """Run ``hook`` on ``arguments`` from Python (its compiled code): a :class:`BodyError`
     naming ``what`` when it raises (its own message kept) or returns False."""
-    hook.compiled(arguments[0].dtype)
+    try:
+        hook.compiled(arguments[0].dtype)
+    except BodyError as error:
+        raise BodyError(f"{what}: {error}") from None
     try:
         ok = hook.dispatcher(*arguments)
     except Exception as error:
