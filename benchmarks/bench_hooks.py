@@ -3,7 +3,7 @@ force (``sko.bodies.hooks``), against the same beads without a spring, and with 
 to Python (a ``hinge_force`` without a compiled hook).
 
 Forward and inverse dynamics of one state, a batch of 1024 states, and a rollout of 16 initial
-states over 500 RK4 steps. The calls run interleaved (with the hook, without a spring, in
+states over 200 RK4 steps. The calls run interleaved (with the hook, without a spring, in
 Python, …) and every figure is the median over rounds of the per-round ratio to the system
 without a spring, so a noisy shared machine biases no side.
 
@@ -62,7 +62,7 @@ def seconds(fun, number: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=9)
     rounds = parser.parse_args().rounds
     systems = {"compiled spring": build(), "no spring": variant(Slack), "Python spring": variant(PythonSpring)}
     rng = np.random.default_rng(0)
@@ -74,7 +74,7 @@ def main() -> None:
         "forward dynamics, one state": (lambda s: s.forward_dynamics(q, v, tau), 2000),
         "inverse dynamics, one state": (lambda s: s.inverse_dynamics(q, v, tau), 2000),
         "forward dynamics, 1024 states": (lambda s: s.forward_dynamics(Q, V, T), 5),
-        "rollout, 16 × 500 RK4 steps": (lambda s: sko.rollout(s, Q[:16], V[:16], 1e-3, 500), 1),
+        "rollout, 16 × 200 RK4 steps": (lambda s: sko.rollout(s, Q[:16], V[:16], 1e-3, 200), 1),
     }
     for s in systems.values():  # compile and warm up
         for fun, _ in cases.values():

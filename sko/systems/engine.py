@@ -217,8 +217,10 @@ class Engine:
 
     def _check(self, status: int, Q: np.ndarray, QD: np.ndarray, s: int, batched: bool, call: tuple) -> None:
         """Raise the error of a state ``s`` the kernels rejected (``status`` ≥ 0): the body's own
-        (a joint's), or the reference path's for a ``D(k)`` that is not positive definite (which
-        may be an overflow upstream: the reference names the body whose terms overflowed)."""
+        (a joint's), the one naming a body whose compiled hinge force failed
+        (:func:`~sko.bodies.hooks.hinge_failure`), or the reference path's for a ``D(k)`` that is
+        not positive definite (which may be an overflow upstream: the reference names the body
+        whose terms overflowed)."""
         if status < 0:
             return
         N = len(self.layout.bodies)

@@ -26,11 +26,12 @@ import numpy as np
 from sko.algorithms import get_backend
 from sko.arrays import checked_array, checked_count, checked_scalar, plain_numbers_as_floats
 from sko.bodies.contract import BodyError, BodyType
+from sko.bodies.hooks import hook_address, normalize_at, qdot_at
 from sko.bodies.joints import Free, Planar, Spherical
+from sko.bodies.kernels import Row
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 from sko.systems import compiled_rollout as CR
 from sko.systems.coordinates import coordinate_maps
-from sko.bodies.kernels import Row
 from sko.systems.requests import REQUESTS
 
 __all__ = ["Rollout", "INTEGRATORS", "rollout", "stopped", "renamed"]
@@ -150,8 +151,6 @@ def compiled_maps(system) -> np.ndarray | None:
 def _hook_run(system, layout, name) -> list:
     """The ``HOOK`` run of a body whose type's ``q̇`` map and normalisation are compiled hooks
     (:mod:`sko.bodies.hooks`), with their addresses for float64 states."""
-    from sko.bodies.hooks import hook_address
-
     i = layout.index[name]
     body, hooks, j = system.body(name), layout.hooks[i], int(layout.row_of[i])
     qs, vs, row = system.q_slices[name], system.dof_slices[name], layout.rows[j]
@@ -355,22 +354,26 @@ def _why(system, q, v, tau, i: int, dt: float, maps: np.ndarray, status: int) ->
     start if they raise there (else a later stage's state, or an overflow)."""
     hook = CR.failed_hook(status)
     if hook is not None:
-        from sko.bodies.hooks import normalize_at, qdot_at
-
-        r, normalize = hook
-        layout = system._engine.layout
-        i_body = int(layout.order[maps[r, CR.Maps.BODY]])
-        name, hooks = layout.bodies[i_body], layout.hooks[i_body]
-        body, qk, vk = system.body(name), q[system.q_slices[name]], v[system.dof_slices[name]]
-        try:  # at the step's start: the hook's own message, if it fails there
-            normalize_at(body, hooks, qk) if normalize else qdot_at(body, hooks, qk, vk)
-        except SKOError as error:  # not an overflow of the motion: the hook's error as it is
-            return renamed(error, f"step {i + 1} (t = {i * dt:.6g} s): {error}")
-        return BodyError(f"step {i + 1} (t = {i * dt:.6g} s): the compiled {'normalize' if normalize else 'qdot'} "
-                         f"of body {name!r} ({type(body).__name__}) returned False, raised or wrote a value that is "
-                         f"not finite (NaN or infinity) at a stage of the step, from q = {qk}")
+        return _hook_error(system, q, v, i, dt, int(maps[hook[0], CR.Maps.BODY]), hook[1])
     try:
         system.forward_dynamics(q, v, tau)
     except SKOError as error:
         return stopped(error, i, dt)
     return stopped(None, i, dt)
+
+
+def _hook_error(system, q, v, i: int, dt: float, row: int, normalize: bool) -> SKOError:
+    """The error of a compiled ``q̇`` map (or normalisation) of the body of the state table's
+    ``row`` that failed in step ``i``: the hook's own, run from Python at the step's start, if it
+    fails there, else one naming the body."""
+    layout = system._engine.layout
+    k = int(layout.order[row])
+    name, hooks = layout.bodies[k], layout.hooks[k]
+    body, qk, vk = system.body(name), q[system.q_slices[name]], v[system.dof_slices[name]]
+    try:
+        normalize_at(body, hooks, qk) if normalize else qdot_at(body, hooks, qk, vk)
+    except SKOError as error:  # not an overflow of the motion: the hook's error as it is
+        return renamed(error, f"step {i + 1} (t = {i * dt:.6g} s): {error}")
+    return BodyError(f"step {i + 1} (t = {i * dt:.6g} s): the compiled {'normalize' if normalize else 'qdot'} of body "
+                     f"{name!r} ({type(body).__name__}) returned False, raised or wrote a value that is not finite "
+                     f"(NaN or infinity) at a stage of the step, from q = {qk}")
