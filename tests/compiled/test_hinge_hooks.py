@@ -180,6 +180,32 @@ def test_a_batch_equals_its_states_alone(complex_step):
             np.testing.assert_array_equal(batch[s], method(Q[s], V[s], X[s]))
 
 
+def test_compiled_and_python_hinge_forces_add_up():
+    """A compiled hinge force beside a body whose state and spring run in Python, with external
+    forces (the arenas then filled before the requests run): each force counted once."""
+
+    class PythonBead(Bead):
+        def compiled_state(self):
+            return None
+
+    system = MultibodySystem([*[hooked_system().body(k) for k in hooked_system().bodies],
+                              PythonBead("python-bead", "pendulum", 0.1, [0.2, 0.0, -0.3], [0.0, 1.0, 0.0], 60.0)])
+    layout = engine(system).layout
+    assert not layout.all_compiled and layout.python_hinge_bodies == ("python-bead",)
+    Q, V, X = _states(system, 3, seed=11)
+    forces = {"pendulum": np.array([0.1, -0.2, 0.3, 1.0, 0.5, -2.0])}
+    for q, v, x in zip(Q, V, X):
+        for f in (None, forces):
+            for method in ("inverse_dynamics", "forward_dynamics"):
+                got = getattr(system, method)(q, v, x, external_forces=f)
+                with use_backend("reference"):
+                    want = getattr(system, method)(q, v, x, external_forces=f)
+                assert_close(got, want, 1e-10)
+    batch = system.forward_dynamics(Q, V, X, external_forces=forces)
+    for s in range(3):
+        assert_close(batch[s], system.forward_dynamics(Q[s], V[s], X[s], external_forces=forces), 1e-13)
+
+
 def test_compiled_hinge_forces_call_no_python_per_state(monkeypatch):
     system = build()
     e = engine(system)
