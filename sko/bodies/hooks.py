@@ -21,9 +21,9 @@ as its state kernel, and returns True (False: the state is outside its domain):
 complex-step derivatives: keep the arithmetic analytic), ``constants`` float64. The Python
 methods stay the definition (the reference path and the checks call them); a hook without the
 Python method it mirrors is an error. A hook is compiled for a scalar type on first use, apart
-from the engine, and must return a boolean (checked when it is compiled); a hook that returns
-False, raises or writes a value that is not finite is reported naming its body, with the
-kernel's own message.
+from the engine, with its indexing bounds-checked, and must return a boolean (checked when it
+is compiled); a hook that returns False, raises (an index past its arrays too) or writes a
+value that is not finite is reported naming its body, with the kernel's own message.
 
 >>> @hinge_force_kernel
 ... def spring(q, v, constants, out):
@@ -80,8 +80,9 @@ class HookKernel:
             raise BodyError(f"a {kind} kernel must be a function, got {function!r}")
         self.kind = kind
         self.name = name or getattr(py_func, "__qualname__", repr(py_func))
-        # with numba's Python wrapper: a failure is re-run from Python to give the kernel's own message
-        self.dispatcher = njit(fastmath=FAST_MATH, error_model="numpy")(py_func)
+        # with numba's Python wrapper: a failure is re-run from Python to give the kernel's own
+        # message; bounds checked: a write past ``out`` is an error, not memory of another buffer
+        self.dispatcher = njit(fastmath=FAST_MATH, error_model="numpy", boundscheck=True)(py_func)
         try:
             cached(self.dispatcher)
         except RuntimeError:  # no file to cache beside (code typed at a prompt): compiled per process

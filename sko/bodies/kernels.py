@@ -146,16 +146,17 @@ def state_kernel(function: Callable | None = None, *, own_frame_identity: bool =
     return StateKernel(function, own_frame_identity=own_frame_identity, name=name)
 
 
-def numeric_state(kernel: StateKernel, constants, scratch: int = 0) -> CompiledState | None:
-    """The :class:`CompiledState` of a body with these constants, or None when they are not all
-    numbers (sympy parameters: the body's state runs in Python, as symbols need)."""
+def numeric_state(kernel: StateKernel, constants, scratch: int = 0, **hooks) -> CompiledState | None:
+    """The :class:`CompiledState` of a body with these constants (and the compiled ``hooks`` of
+    :mod:`sko.bodies.hooks`), or None when they are not all numbers (sympy parameters: the
+    body's state runs in Python, as symbols need)."""
     constants = np.asarray(constants)
     if constants.dtype == object:
         try:
             constants = constants.astype(float)
         except (TypeError, ValueError):
             return None
-    return CompiledState(kernel, constants, scratch)
+    return CompiledState(kernel, constants, scratch, **hooks)
 
 
 def check_compiled_state(body, state) -> CompiledState | None:

@@ -318,6 +318,13 @@ def raising_spring(q, v, constants, out):
 
 
 @hinge_force_kernel
+def overreaching_spring(q, v, constants, out):
+    out[0] = constants[1] * q[0]
+    out[1] = 1.0  # the bead has one hinge coordinate
+    return True
+
+
+@hinge_force_kernel
 def three_parameters(q, v, out):
     out[0] = q[0]
     return True
@@ -345,6 +352,9 @@ def test_a_hinge_force_rejecting_or_raising_is_named_with_its_message():
     with pytest.raises(BodyError, match="state 1 of the batch.*'tampered'.*the spring snapped"):
         system.forward_dynamics(np.array([[0.1, 0.1], [0.1, 0.9]]), np.zeros((2, 2)))
     assert_close(system.forward_dynamics(np.array([0.1, 0.2]), v), _reference(system, np.array([0.1, 0.2]), v), 1e-12)
+    system = _bead_with(overreaching_spring)
+    with pytest.raises(BodyError, match="'tampered'.*overreaching_spring.*raised IndexError"):
+        system.forward_dynamics(np.array([0.1, 0.2]), v)
 
 
 def _reference(system, q, v):
