@@ -48,7 +48,7 @@ from sko.graphs.errors import NonFiniteError
 __all__ = ["HookKernel", "hinge_force_kernel", "qdot_kernel", "normalize_kernel", "CompiledHooks", "compiled_hooks",
            "hook_address", "hinge_force_at", "qdot_at", "normalize_at", "add_hinge_forces", "hinge_failure"]
 
-#: what each hook mirrors, and its arguments after the scalar type's arrays (module docstring)
+#: each hook by the method it mirrors, and its signature (module docstring)
 _KINDS = {"hinge_force": "hinge_force(q, v, constants, out)", "qdot": "qdot(q, v, constants, out)",
           "normalize": "normalize(q, constants)"}
 
