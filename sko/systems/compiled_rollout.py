@@ -10,7 +10,7 @@ and free joints (a quaternion, ``q̇ = ½ q ⊗ (0, ω)``; a free joint's positi
 the joints' own ``_qdot`` and ``normalize`` — and body types with their own map, given as
 compiled hooks (``HOOK``: :mod:`sko.bodies.hooks`), called through their addresses with the
 body's constants. A hook that fails (returns False, raises, writes a value that is not finite)
-stops the rollout with the status :func:`hook_status` (the caller names the body).
+stops the rollout with a status :func:`failed_hook` decodes (the caller names the body).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from sko.algorithms.compiled.fields import columns
 from sko.algorithms.compiled.jit import call_request, call_state, kernel
 from sko.systems.requests import CHUNK, Header
 
-__all__ = ["Maps", "COPY", "BALL", "FREE", "PLANAR", "HOOK", "hook_status", "failed_hook", "rollout"]
+__all__ = ["Maps", "COPY", "BALL", "FREE", "PLANAR", "HOOK", "failed_hook", "rollout"]
 
 #: One run of coordinates: its kind, where it starts in ``q`` and in ``θ̇``, how many (``COPY``,
 #: ``HOOK``: ``q`` entries); for ``HOOK`` also its ``θ̇`` entries, the addresses of the body's
@@ -36,13 +36,8 @@ COPY, BALL, FREE, PLANAR, HOOK = 0, 1, 2, 3, 4
 _HOOK_FAILED = -10
 
 
-def hook_status(r: int, normalize: bool) -> int:
-    """The status of a rollout stopped by the hook of the coordinate run ``r``."""
-    return _HOOK_FAILED - 2 * r - int(normalize)
-
-
 def failed_hook(status: int) -> tuple[int, bool] | None:
-    """``(run, normalize)`` of a status :func:`hook_status` gave, else None."""
+    """``(run, normalize)`` of the hook that stopped a rollout with ``status``, else None."""
     if status > _HOOK_FAILED:
         return None
     return (_HOOK_FAILED - status) // 2, bool((_HOOK_FAILED - status) % 2)
