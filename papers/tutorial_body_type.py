@@ -20,7 +20,9 @@ The spring acts *across the hinge* (between wire and bead): it is the hinge forc
 to the parent as if an external force pushed the bead.
 
 The same state, written once more as a numba kernel (:func:`bead_state`, registered with
-:func:`sko.bodies.kernels.state_kernel`), lets the bead run compiled like the library's bodies:
+:func:`sko.bodies.kernels.state_kernel`), and its spring as a compiled hinge force
+(:func:`bead_spring`, registered with :func:`sko.bodies.hooks.hinge_force_kernel`), let the bead
+run compiled like the library's bodies:
 one call per request, batches in parallel, complex-step states; the kernel compiles on its
 first use in seconds, apart from the rest of the engine. Without it the bead still runs, its
 ``at_state`` called in Python at every state.
@@ -38,6 +40,7 @@ import numpy as np
 
 import sko.algorithms as alg
 from sko.bodies import BodyType, CompiledState, NodeState, RigidBody, flexible_beam
+from sko.bodies.hooks import hinge_force_kernel
 from sko.bodies.kernels import state_kernel, views
 from sko.systems import MultibodySystem
 from sko.bodies import Revolute
@@ -78,10 +81,13 @@ class Bead(BodyType):
         return self.spring * q
 
     def compiled_state(self):
-        """The same state by :func:`bead_state`, with the bead's constants packed as it reads them."""
+        """The same state by :func:`bead_state` and the same spring by :func:`bead_spring`, with
+        the bead's constants packed as they read them."""
         if type(self).at_state is not Bead.at_state:  # a subclass with a state of its own
             return None
-        return CompiledState(bead_state, np.concatenate([[self.mass, self.spring], self.start, self.direction]))
+        constants = np.concatenate([[self.mass, self.spring], self.start, self.direction])
+        return CompiledState(bead_state, constants, hinge_force=bead_spring if type(self).hinge_force is Bead.hinge_force
+                             else None)
 
 
 @state_kernel
@@ -122,6 +128,14 @@ def bead_state(arena, row, reals, terms, constants):
             x += inboard.rotation[i, j] * p[j]
         height += reals[i] * x
     out.potential[0] = 0.5 * spring * s * s - mass * height
+    return True
+
+
+@hinge_force_kernel
+def bead_spring(q, v, constants, out):
+    """:meth:`Bead.hinge_force` compiled (``sko.bodies.hooks``): ``κ s``, so forward dynamics,
+    batches and rollouts of a bead with a spring run without Python per state."""
+    out[0] = constants[1] * q[0]
     return True
 
 

@@ -113,7 +113,8 @@ def _caller(restype, failed):
 
 
 #: ``call_state(address, (arena, row, reals, terms, constants))``: a body type's state kernel
-#: (:mod:`sko.bodies.kernels`); False when the kernel rejects the state or raised.
+#: (:mod:`sko.bodies.kernels`), or any kernel returning a boolean with the arguments given (the
+#: compiled hooks of :mod:`sko.bodies.hooks`); False when the kernel rejects the state or raised.
 call_state = _caller(types.boolean, False)
 #: ``call_request(address, (w, x, out))``: a system request (:mod:`sko.systems.requests`); its
 #: status, or −5 when the request raised.

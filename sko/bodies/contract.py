@@ -115,11 +115,16 @@ class NodeState:
 class CompiledState:
     """A body's compiled state (optional; :mod:`sko.bodies.kernels`): the registered
     :class:`~sko.bodies.kernels.StateKernel` that writes its node state, the body's ``constants``
-    packed as that kernel reads them (finite real numbers), and the ``scratch`` entries it needs."""
+    packed as that kernel reads them (finite real numbers), and the ``scratch`` entries it needs;
+    optionally the compiled hooks of :mod:`sko.bodies.hooks` reading the same constants: its
+    ``hinge_force`` (mirroring :meth:`BodyType.hinge_force`), ``qdot`` and ``normalize``."""
 
     kernel: object
     constants: np.ndarray
     scratch: int = 0
+    hinge_force: object = None
+    qdot: object = None
+    normalize: object = None
 
 
 class BodyType(ABC):

@@ -91,6 +91,7 @@ Row = columns(
     "RECORDS", "RECORD_COUNT",  # its attachment records (own frame first)
     "SCRATCH", "SCRATCH_SIZE",  # the shared scratch, and the size this body declared
     "CHECK",  # −1, or (a checked kernel) where the m × m buffer of the per-state check of its outputs is
+    "HINGE",  # address of its compiled hinge force for the arena's scalar type (sko.bodies.hooks), 0: none
 )
 #: The fields of an attachment record; ``Γ_o`` (6 × m, row-major) follows at ``Record.SIZE``.
 Record = offsets("Record", gamma=6, rotation=9, position=3, velocity=6)
@@ -238,16 +239,17 @@ def is_checked(body, state: CompiledState | None) -> bool:
     return type(body).__module__.split(".")[0] != "sko"
 
 
-def numeric_state(kernel: StateKernel, constants, scratch: int = 0) -> CompiledState | None:
-    """The :class:`CompiledState` of a body with these constants, or None when they are not all
-    numbers (sympy parameters: the body's state runs in Python, as symbols need)."""
+def numeric_state(kernel: StateKernel, constants, scratch: int = 0, **hooks) -> CompiledState | None:
+    """The :class:`CompiledState` of a body with these constants (and the compiled ``hooks`` of
+    :mod:`sko.bodies.hooks`), or None when they are not all numbers (sympy parameters: the
+    body's state runs in Python, as symbols need)."""
     constants = np.asarray(constants)
     if constants.dtype == object:
         try:
             constants = constants.astype(float)
         except (TypeError, ValueError):
             return None
-    return CompiledState(kernel, constants, scratch)
+    return CompiledState(kernel, constants, scratch, **hooks)
 
 
 def check_compiled_state(body, state) -> CompiledState | None:

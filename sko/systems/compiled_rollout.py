@@ -7,7 +7,10 @@ projection onto the configuration manifold run from a table of coordinate runs, 
 entries copied from ``θ̇`` (every joint with ``q̇ = θ̇``, a flexible body's deformations), ball
 and free joints (a quaternion, ``q̇ = ½ q ⊗ (0, ω)``; a free joint's position moves with
 ``R(q) v``) and planar joints (``(θ, x, y)``, ``(ẋ, ẏ) = R_z(θ) (v_x, v_y)``) — the formulas of
-the joints' own ``_qdot`` and ``normalize``.
+the joints' own ``_qdot`` and ``normalize`` — and body types with their own map, given as
+compiled hooks (``HOOK``: :mod:`sko.bodies.hooks`), called through their addresses with the
+body's constants. A hook that fails (returns False, raises, writes a value that is not finite)
+stops the rollout with a status :func:`failed_hook` decodes (the caller names the body).
 """
 
 from __future__ import annotations
@@ -17,24 +20,66 @@ from numba import prange
 
 from sko.algorithms.compiled.borrow import borrowed
 from sko.algorithms.compiled.fields import columns
-from sko.algorithms.compiled.jit import call_request, kernel
+from sko.algorithms.compiled.jit import call_request, call_state, kernel
 from sko.systems.requests import CHUNK, Header
 
-__all__ = ["Maps", "COPY", "BALL", "FREE", "PLANAR", "rollout"]
+__all__ = ["Maps", "COPY", "BALL", "FREE", "PLANAR", "HOOK", "failed_hook", "rollout"]
 
-#: One run of coordinates: its kind, where it starts in ``q`` and in ``θ̇``, how many (``COPY``).
-Maps = columns("Maps", "KIND", "Q", "V", "N")
-COPY, BALL, FREE, PLANAR = 0, 1, 2, 3
+#: One run of coordinates: its kind, where it starts in ``q`` and in ``θ̇``, how many (``COPY``,
+#: ``HOOK``: ``q`` entries); for ``HOOK`` also its ``θ̇`` entries, the addresses of the body's
+#: ``q̇`` map and normalisation (0: ``q̇ = θ̇``, none), where its constants are in the request
+#: vector's ``reals`` and how many, and its row in the state table.
+Maps = columns("Maps", "KIND", "Q", "V", "N", "NV", "QDOT", "NORMALIZE", "CONSTANTS", "CONSTANTS_SIZE", "BODY")
+COPY, BALL, FREE, PLANAR, HOOK = 0, 1, 2, 3, 4
+#: the status of a rollout stopped by a hook: ``_HOOK_FAILED − 2 r`` (``q̇`` map of the run ``r``),
+#: ``_HOOK_FAILED − 2 r − 1`` (its normalisation)
+_HOOK_FAILED = -10
+
+
+def failed_hook(status: int) -> tuple[int, bool] | None:
+    """``(run, normalize)`` of the hook that stopped a rollout with ``status``, else None."""
+    if status > _HOOK_FAILED:
+        return None
+    return (_HOOK_FAILED - status) // 2, bool((_HOOK_FAILED - status) % 2)
 
 
 @kernel
-def _qdot(maps, q, v, out):
-    """``out = Q(q) θ̇`` (module docstring)."""
+def _hook(maps, r, reals, q, v, out, normalize) -> bool:
+    """The ``q̇`` map (into ``out``) or the normalisation (of ``q``, in place) of the body type of
+    the ``HOOK`` run ``r``: False when the hook failed (module docstring)."""
+    a, b, n, nv = maps[r, Maps.Q], maps[r, Maps.V], maps[r, Maps.N], maps[r, Maps.NV]
+    c = reals[maps[r, Maps.CONSTANTS]: maps[r, Maps.CONSTANTS] + maps[r, Maps.CONSTANTS_SIZE]]
+    if normalize:
+        if maps[r, Maps.NORMALIZE] == 0:
+            return True
+        x = q[a: a + n]
+        if not call_state(maps[r, Maps.NORMALIZE], (x, c)):
+            return False
+    else:
+        x = out[a: a + n]
+        if maps[r, Maps.QDOT] == 0:
+            for i in range(n):
+                x[i] = v[b + i]
+            return True
+        if not call_state(maps[r, Maps.QDOT], (q[a: a + n], v[b: b + nv], c, x)):
+            return False
+    for i in range(n):
+        if not np.isfinite(x[i]):
+            return False
+    return True
+
+
+@kernel
+def _qdot(maps, reals, q, v, out):
+    """``out = Q(q) θ̇`` (module docstring): −1, or the status of a failed hook."""
     for r in range(maps.shape[0]):
         kind, a, b = maps[r, Maps.KIND], maps[r, Maps.Q], maps[r, Maps.V]
         if kind == COPY:
             for i in range(maps[r, Maps.N]):
                 out[a + i] = v[b + i]
+        elif kind == HOOK:
+            if not _hook(maps, r, reals, q, v, out, False):
+                return _HOOK_FAILED - 2 * r
         elif kind == PLANAR:
             c, s = np.cos(q[a]), np.sin(q[a])
             out[a] = v[b]
@@ -56,17 +101,22 @@ def _qdot(maps, q, v, out):
                               + 2 * (y * z - w * x) * u2) / n2
                 out[a + 6] = (2 * (x * z - w * y) * u0 + 2 * (y * z + w * x) * u1
                               + (w * w - x * x - y * y + z * z) * u2) / n2
+    return -1
 
 
 @kernel
-def _normalize(maps, q):
-    """Unit quaternions (the only projection the table holds)."""
+def _normalize(maps, reals, q):
+    """Unit quaternions and the hooks' projections: −1, or the status of a failed hook."""
     for r in range(maps.shape[0]):
         kind, a = maps[r, Maps.KIND], maps[r, Maps.Q]
         if kind == BALL or kind == FREE:
             n = np.sqrt(q[a] * q[a] + q[a + 1] * q[a + 1] + q[a + 2] * q[a + 2] + q[a + 3] * q[a + 3])
             for i in range(4):
                 q[a + i] /= n
+        elif kind == HOOK:
+            if not _hook(maps, r, reals, q, q, q, True):
+                return _HOOK_FAILED - 2 * r - 1
+    return -1
 
 
 @kernel
@@ -93,19 +143,23 @@ def _acceleration(local, q, v, tau, out):
 def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
     """One step from ``(q, θ̇)`` into ``(qn, vn)``: RK4 (``rk4``; ``T`` held over the step) or
     semi-implicit Euler (``θ̇ ← θ̇ + dt θ̈``, then ``q ← q + dt Q(q) θ̇``); ``k`` holds 4
-    ``(q̇, θ̈)`` pairs, ``t`` a stage's ``(q, θ̇)``. Returns the status of the dynamics."""
+    ``(q̇, θ̈)`` pairs, ``t`` a stage's ``(q, θ̇)``. Returns the status of the dynamics, or of a
+    failed hook."""
     nq, nv = q.shape[0], v.shape[0]
+    words = local.view(np.int64)
+    reals = local.view(np.float64)[words[Header.REALS]: words[Header.REALS_END]]
     if not rk4:
         status = _acceleration(local, q, v, tau, k[nq: nq + nv])
         if status != -1:
             return status
         for i in range(nv):
             vn[i] = v[i] + dt * k[nq + i]
-        _qdot(maps, q, vn, k[:nq])
+        status = _qdot(maps, reals, q, vn, k[:nq])
+        if status != -1:
+            return status
         for i in range(nq):
             qn[i] = q[i] + dt * k[i]
-        _normalize(maps, qn)
-        return -1
+        return _normalize(maps, reals, qn)
     m = nq + nv
     for stage in range(4):
         kq, kv = k[stage * m: stage * m + nq], k[stage * m + nq: (stage + 1) * m]
@@ -122,7 +176,9 @@ def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
                 sq[i] = q[i] + h * pq[i]
             for i in range(nv):
                 sv[i] = v[i] + h * pv[i]
-        _qdot(maps, sq, sv, kq)
+        status = _qdot(maps, reals, sq, sv, kq)
+        if status != -1:
+            return status
         status = _acceleration(local, sq, sv, tau, kv)
         if status != -1:
             return status
@@ -131,8 +187,7 @@ def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
     for i in range(nv):
         j = nq + i
         vn[i] = v[i] + dt / 6 * (k[j] + 2 * k[m + j] + 2 * k[2 * m + j] + k[3 * m + j])
-    _normalize(maps, qn)
-    return -1
+    return _normalize(maps, reals, qn)
 
 
 @kernel(entry=True, parallel=True)

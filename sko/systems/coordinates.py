@@ -8,8 +8,10 @@ called, on their slices. The numbers are those of the body-by-body definitions
 (:meth:`~sko.bodies.contract.BodyType.qdot`, :meth:`~sko.bodies.contract.BodyType.normalize`):
 the same functions compute every entry.
 
-:func:`coordinate_maps` gives ``None`` for a system with a body type that defines ``qdot`` or
-``normalize`` itself (its answer is taken as it is, body by body, by the caller).
+A body type that defines ``qdot`` or ``normalize`` itself is called on its slices too when it
+gives them as compiled hooks (:mod:`sko.bodies.hooks`), so that the compiled rollout can run
+them; :func:`coordinate_maps` gives ``None`` for a system with any other such type (its answer
+is taken as it is, body by body, by the caller).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class CoordinateMaps:
     @classmethod
     def of(cls, system) -> "CoordinateMaps | None":
         rate_q, rate_v, rates, projections = [], [], [], []
+        layout = system._engine.layout
         for k in system.bodies:
             body = system.body(k)
             qs, vs = system.q_slices[k], system.dof_slices[k]
@@ -54,6 +57,16 @@ class CoordinateMaps:
             if kind.qdot is BodyType.qdot and kind.normalize is BodyType.normalize and body.q_size == body.dof_size:
                 rate_q += range(qs.start, qs.stop)
                 rate_v += range(vs.start, vs.stop)
+                continue
+            hooks = None if layout is None else layout.hooks[layout.index[k]]
+            if hooks is not None and hooks.coordinates:  # the type's own maps, compiled too
+                if kind.qdot is BodyType.qdot:
+                    rate_q += range(qs.start, qs.stop)
+                    rate_v += range(vs.start, vs.stop)
+                else:
+                    rates.append((qs, vs, body.qdot, None))
+                if kind.normalize is not BodyType.normalize:
+                    projections.append((qs, body.normalize))
                 continue
             if not ((kind.qdot is JointCoordinates.qdot and kind.normalize is JointCoordinates.normalize)
                     or (kind.qdot is FlexibleBody.qdot and kind.normalize is FlexibleBody.normalize)):

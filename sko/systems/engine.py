@@ -25,6 +25,7 @@ import numpy as np
 from sko.algorithms import get_backend, use_backend
 from sko.algorithms.compiled import backend as switch
 from sko.arrays import checked_array, plain_numbers_as_floats
+from sko.bodies.hooks import hinge_failure
 from sko.bodies.kernels import Record
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
 from sko.systems import requests as rq
@@ -211,14 +212,19 @@ class Engine:
 
     def _check(self, status: int, Q: np.ndarray, QD: np.ndarray, s: int, batched: bool, call: tuple) -> None:
         """Raise the error of a state ``s`` the kernels rejected (``status`` ≥ 0): the body's own
-        (a joint's), or the reference path's for a ``D(k)`` that is not positive definite (which
-        may be an overflow upstream: the reference names the body whose terms overflowed)."""
+        (a joint's), the one naming a body whose compiled hinge force failed
+        (:func:`~sko.bodies.hooks.hinge_failure`), or the reference path's for a ``D(k)`` that is
+        not positive definite (which may be an overflow upstream: the reference names the body
+        whose terms overflowed)."""
         if status < 0:
             return
         N = len(self.layout.bodies)
         with state_named(s if batched else None):
             if status < N:
                 self.layout.raise_rejected(status, Q[s], QD[s])
+            if status >= 2 * N:  # a compiled hinge force failed (sko.bodies.hooks)
+                i = int(self.layout.order[status - 2 * N])
+                hinge_failure(self.system, self.layout.bodies[i], self.layout.hooks[i], Q[s], QD[s])
             self._reference_state(call, s, batched)
             raise NotPositiveDefiniteError(f"hinge inertia D = H P H* of body {self.layout.bodies[status - N]!r} is not "
                                            f"positive definite")
@@ -238,13 +244,16 @@ class Engine:
             A[:, o: o + m] -= np.einsum("si,sij->sj", local, Gamma)
 
     def _hinge_forces(self, Q, QD, batched: bool) -> np.ndarray | None:
-        if not self.layout.hinge_forces:
+        """The hinge forces that run in Python, state by state: the tendons' and those of bodies
+        without a compiled hinge force (the requests add the compiled ones); None for none."""
+        L = self.layout
+        if not L.hinge_forces:
             return None
         out = np.zeros(QD.shape, dtype=np.result_type(Q, QD, float))
         Q, QD = read_only(Q), read_only(QD)  # maybe the caller's arrays: a body's hinge_force gets no write access
         for s in range(Q.shape[0]):
             with state_named(s if batched else None):
-                out[s] = self.system._hinge_forces(Q[s], QD[s])
+                out[s] = self.system._hinge_forces(Q[s], QD[s], L.python_hinge_bodies)
         return out
 
     @staticmethod

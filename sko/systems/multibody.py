@@ -527,9 +527,10 @@ class MultibodySystem:
         :attr:`tendons` (zero if none)."""
         return self._hinge_forces(*self.checked_vectors(q, v))
 
-    def _hinge_forces(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    def _hinge_forces(self, q: np.ndarray, v: np.ndarray, bodies=None) -> np.ndarray:
+        """The hinge forces of ``bodies`` (default: all) and of the tendons at checked ``q``, ``v``."""
         out = np.zeros(self.dof_size, dtype=np.result_type(q, v, float))
-        for k in self.bodies:
+        for k in self.bodies if bodies is None else bodies:
             f = self._body[k].hinge_force(q[self.q_slices[k]], v[self.dof_slices[k]])
             if f is not None:
                 out[self.dof_slices[k]] += f

@@ -6,7 +6,8 @@ none), the shape of one state's result, the buffers of its workspace and its ker
 (:mod:`sko.systems.engine`) checks the inputs, batches the states and retries a state on the
 reference path from the declaration alone; adding a request is one entry and one kernel.
 
-A request kernel has the signature ``kernel(w, x, out) -> status``: ``w`` is a *request vector*
+The dynamics add the bodies' compiled hinge forces (:mod:`sko.bodies.hooks`) where the
+reference path adds their ``hinge_force``. A request kernel has the signature ``kernel(w, x, out) -> status``: ``w`` is a *request vector*
 (:func:`request_vector`), ``x`` the third input (``nv`` entries, or none) and ``out`` the zeroed
 result (one state, flattened). It takes its tables, arena and buffers from :func:`request_views`,
 fills the arena with the state by :func:`fill_arena` (which does nothing when the caller filled
@@ -23,7 +24,8 @@ compiles only when it is first used.
 
 ``status`` is ``-1``, or ``k`` for a state a joint of the body of row ``k`` of the state table
 rejects (a zero quaternion), or ``N + k`` when ``D(k)`` of the ``k``-th body in stacking order is
-not positive definite; for one state also ``-2`` when an input is not finite, ``-3`` when the
+not positive definite, or ``2N + k`` when the compiled hinge force of the body of row ``k``
+failed (:mod:`sko.bodies.hooks`); for one state also ``-2`` when an input is not finite, ``-3`` when the
 result is not, ``-4`` when a shape does not fit the system; ``-5`` when the kernel raised.
 """
 
@@ -41,6 +43,7 @@ from sko.algorithms.compiled.borrow import borrowed, matrix_view
 from sko.algorithms.compiled.fields import columns
 from sko.algorithms.compiled.flat import Flat, Riccati
 from sko.algorithms.compiled.jit import FAST_MATH, call_request, cached, kernel, native_address, register
+from sko.bodies.hooks import add_hinge_forces
 from sko.bodies.kernels import Row, Terms, fill_states
 from sko.systems import compiled_derivatives as CD
 
@@ -60,6 +63,7 @@ Header = columns(
     "REALS", "REALS_END",  # where the constants are (float64 entries)
     "WORKSPACE",  # where the workspace starts (entries of the scalar type)
     "BUFFERS",  # where the offsets of the workspace's buffers start (words)
+    "HINGES",  # 1: some body has a compiled hinge force (sko.bodies.hooks), which the dynamics add
 )
 CHUNK = 16  #: states per task of a parallel batch
 
@@ -127,7 +131,7 @@ def fill_arena(words, rows, reals, arena, terms):
 # ----------------------------------------------------------------------------- the request kernels
 @kernel
 def _inverse_dynamics(w, x, out):
-    """``T = ℳ θ̈ + 𝒞`` by Newton–Euler (Algorithm 3.1); buffers: 𝒱, α, f."""
+    """``T = ℳ θ̈ + 𝒞 + hinge`` by Newton–Euler (Algorithm 3.1); buffers: 𝒱, α, f."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
     words, rows, layout, roff, reals, arena, ws, b = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.MOTION)
@@ -136,7 +140,17 @@ def _inverse_dynamics(w, x, out):
     nodes = matrix_view(ws, b[0], 3, words[Header.NS])
     _zero(ws, b[0], b[1])
     K.newton_euler(layout, arena, x, arena[words[Header.V]: words[Header.V] + words[Header.NV]], nodes, out, False)
-    return -1
+    return _hinge(words, rows, reals, arena, out, 1.0)
+
+
+@register
+def _hinge(words, rows, reals, arena, f, sign):
+    """``f += sign · hinge`` of the bodies' compiled hinge forces (:mod:`sko.bodies.hooks`): −1,
+    or ``2N + k`` for the row ``k`` whose hook failed."""
+    if words[Header.HINGES] == 0:
+        return -1
+    bad = add_hinge_forces(rows, reals, arena, words[Header.V], f, sign)
+    return -1 if bad < 0 else 2 * words[Header.N] + bad
 
 
 @register
@@ -161,7 +175,7 @@ def _articulated(words, layout, roff, arena, ws, b, rhs_identity, with_ab, out):
 
 @kernel
 def _forward_dynamics(w, x, out):
-    """``θ̈ = ℳ^{-1}(T − 𝒞)`` by the articulated-body passes (Algorithm 6.1)."""
+    """``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` by the articulated-body passes (Algorithm 6.1)."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
     words, rows, layout, roff, reals, arena, ws, b = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.MOTION)
@@ -170,6 +184,9 @@ def _forward_dynamics(w, x, out):
     rhs = ws[b[3]: b[4]]
     for i in range(x.shape[0]):
         rhs[i] = x[i]
+    status = _hinge(words, rows, reals, arena, rhs, -1.0)
+    if status >= 0:
+        return status
     return _articulated(words, layout, roff, arena, ws, b, False, True, out)
 
 
@@ -356,6 +373,7 @@ def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = N
     header[Header.Q], header[Header.V] = L.q_offset, L.v_offset
     header[Header.BUFFERS], header[Header.ROWS], header[Header.LAYOUT], header[Header.ROFF] = starts[1:5]
     header[Header.REALS], header[Header.REALS_END], header[Header.WORKSPACE] = reals_start, reals_end, workspace
+    header[Header.HINGES] = bool(tables[0][:, Row.HINGE].any())
     w = np.zeros(workspace + int(buffers[-1]), dtype=dtype)
     w.view(np.int64)[:reals_start] = np.concatenate(words)
     w.view(np.float64)[reals_start: reals_end] = L.reals

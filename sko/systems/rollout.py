@@ -2,12 +2,14 @@
 
 ``B`` initial states step together through ``steps`` steps of RK4 or semi-implicit Euler, with
 ``q`` projected back onto its manifold after each step (unit quaternions), as
-:func:`~sko.systems.simulate.simulate` does for one. Where every body has a compiled state, no
-body adds hinge forces, every joint's ``q̇`` map is one the kernels know (all library joints but
-user-defined ones) and the hinge forces are an array, the whole loop runs compiled, in parallel
-over chunks of rollouts (:mod:`sko.systems.compiled_rollout`): no Python per state or per step.
-Otherwise (a ``tau`` callable, bodies with a Python state, hinge forces, the reference backend)
-each step makes batched calls of the system's methods over the rollouts still running.
+:func:`~sko.systems.simulate.simulate` does for one. Where every body has a compiled state, every
+hinge force is compiled (no tendon, no body type whose ``hinge_force`` has no compiled hook:
+:mod:`sko.bodies.hooks`), every joint's ``q̇`` map is one the kernels know (all library joints
+but user-defined ones), every body type with a ``q̇`` map of its own gives it as a compiled hook,
+and the hinge forces are an array, the whole loop runs compiled, in parallel over chunks of
+rollouts (:mod:`sko.systems.compiled_rollout`): no Python per state or per step. Otherwise (a
+``tau`` callable, bodies with a Python state or Python hinge forces, the reference backend) each
+step makes batched calls of the system's methods over the rollouts still running.
 
 A rollout that leaves its domain (a configuration its joints reject) or whose motion overflows
 stops there: its later entries are NaN, :attr:`Rollout.failed` gives the step and
@@ -23,7 +25,10 @@ import numpy as np
 
 from sko.algorithms import get_backend
 from sko.arrays import checked_array, checked_count, checked_scalar, plain_numbers_as_floats
+from sko.bodies.contract import BodyError, BodyType
+from sko.bodies.hooks import hook_address, normalize_at, qdot_at
 from sko.bodies.joints import Free, Planar, Spherical
+from sko.bodies.kernels import Row
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 from sko.systems import compiled_rollout as CR
 from sko.systems.coordinates import coordinate_maps
@@ -94,9 +99,9 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
     report, close = _reporter(progress, steps)
     try:
         if maps is not None:
-            _compiled(system, maps, T, dt, integrator == "rk4", Q, V, failed, report)
+            status = _compiled(system, maps, T, dt, integrator == "rk4", Q, V, failed, report)
             errors = {int(s): _why(system, Q[s, failed[s]], V[s, failed[s]], None if T is None else T[s, failed[s]],
-                                   int(failed[s]), dt) for s in np.flatnonzero(failed >= 0)}
+                                   int(failed[s]), dt, maps, int(status[s])) for s in np.flatnonzero(failed >= 0)}
         else:
             errors = _stepwise(system, Q, V, tau if callable(tau) else T, dt, integrator == "rk4", failed, report)
     finally:
@@ -124,30 +129,56 @@ def compiled_maps(system) -> np.ndarray | None:
         else:
             rows.append([CR.COPY, qi, vi, 1])
     kinds = {Spherical: CR.BALL, Free: CR.FREE, Planar: CR.PLANAR}
+    hooked = set()  # bodies whose type's own maps run as compiled hooks
     for qs, vs, rate, _ in maps.rates:
-        kind = kinds.get(type(getattr(rate, "__self__", None)))
+        owner = getattr(rate, "__self__", None)
+        if isinstance(owner, BodyType):
+            hooked.add(owner.name)
+            continue
+        kind = kinds.get(type(owner))
         if kind is None or getattr(rate, "__func__", None) is not type(rate.__self__)._qdot:
             return None
         rows.append([kind, qs.start, vs.start, qs.stop - qs.start])
     for _, projection in maps.projections:
-        if type(getattr(projection, "__self__", None)) not in (Spherical, Free):
+        owner = getattr(projection, "__self__", None)
+        if isinstance(owner, BodyType):
+            hooked.add(owner.name)
+        elif type(owner) not in (Spherical, Free):
             return None
+    rows = [row + [0] * (CR.Maps.WIDTH - 4) for row in rows]
+    rows += [_hook_run(system, engine.layout, k) for k in system.bodies if k in hooked]
     return np.array(rows, dtype=np.int64).reshape(-1, CR.Maps.WIDTH)
+
+
+def _hook_run(system, layout, name) -> list:
+    """The ``HOOK`` run of a body whose type's ``q̇`` map and normalisation are compiled hooks
+    (:mod:`sko.bodies.hooks`), with their addresses for float64 states."""
+    i = layout.index[name]
+    body, hooks, j = system.body(name), layout.hooks[i], int(layout.row_of[i])
+    qs, vs, row = system.q_slices[name], system.dof_slices[name], layout.rows[j]
+    run = [0] * CR.Maps.WIDTH
+    run[CR.Maps.KIND], run[CR.Maps.Q], run[CR.Maps.V] = CR.HOOK, qs.start, vs.start
+    run[CR.Maps.N], run[CR.Maps.NV], run[CR.Maps.BODY] = qs.stop - qs.start, vs.stop - vs.start, j
+    for column, hook in ((CR.Maps.QDOT, hooks.qdot), (CR.Maps.NORMALIZE, hooks.normalize)):
+        run[column] = 0 if hook is None else hook_address(body, hook, np.float64)
+    run[CR.Maps.CONSTANTS], run[CR.Maps.CONSTANTS_SIZE] = int(row[Row.CONSTANTS]), int(row[Row.CONSTANTS_SIZE])
+    return run
 
 
 #: the compiled loop reports its progress every this many state-steps (one kernel call each)
 SEGMENT = 1_000_000
 
 
-def _compiled(system, maps, T, dt: float, rk4: bool, Q, V, failed, report) -> None:
+def _compiled(system, maps, T, dt: float, rk4: bool, Q, V, failed, report) -> np.ndarray:
     """The compiled loop; with a progress report, in segments of about :data:`SEGMENT`
-    state-steps over the rollouts still running, reported after each."""
+    state-steps over the rollouts still running, reported after each. Returns each rollout's
+    status (:func:`~sko.systems.compiled_rollout.rollout`)."""
     B, steps, nv = Q.shape[0], Q.shape[1] - 1, V.shape[2]
     w = system._engine._request_vector(REQUESTS["forward_dynamics"], np.dtype(np.float64))
     status = np.full(B, -1, dtype=np.int64)
     if report is None:
         CR.rollout(w, maps, np.zeros((B, 0, nv)) if T is None else T, dt, rk4, Q, V, failed, status)
-        return
+        return status
     length = max(1, SEGMENT // max(B, 1))
     for a in range(0, steps, length):
         b = min(steps, a + length)
@@ -160,9 +191,11 @@ def _compiled(system, maps, T, dt: float, rk4: bool, Q, V, failed, report) -> No
         Q[rows, a + 1: b + 1], V[rows, a + 1: b + 1] = Qs[:, 1:], Vs[:, 1:]
         stopped = part_failed >= 0
         failed[rows[stopped]] = a + part_failed[stopped]
+        status[rows[stopped]] = part_status[stopped]
         for s in rows[stopped]:
             Q[s, b + 1:], V[s, b + 1:] = np.nan, np.nan
         report(b)
+    return status
 
 
 def _reporter(progress, steps: int):
@@ -332,11 +365,32 @@ def renamed(error: SKOError, message: str) -> SKOError:
         return SKOError(message)
 
 
-def _why(system, q, v, tau, i: int, dt: float) -> SKOError:
-    """Why the compiled rollout stopped in step ``i``: the error of the dynamics at the step's
+def _why(system, q, v, tau, i: int, dt: float, maps: np.ndarray, status: int) -> SKOError:
+    """Why the compiled rollout stopped in step ``i`` with ``status``: a body type's compiled
+    ``q̇`` map or normalisation that failed (named), else the error of the dynamics at the step's
     start if they raise there (else a later stage's state, or an overflow)."""
+    hook = CR.failed_hook(status)
+    if hook is not None:
+        return _hook_error(system, q, v, i, dt, int(maps[hook[0], CR.Maps.BODY]), hook[1])
     try:
         system.forward_dynamics(q, v, tau)
     except SKOError as error:
         return stopped(error, i, dt)
     return stopped(None, i, dt)
+
+
+def _hook_error(system, q, v, i: int, dt: float, row: int, normalize: bool) -> SKOError:
+    """The error of a compiled ``q̇`` map (or normalisation) of the body of the state table's
+    ``row`` that failed in step ``i``: the hook's own, run from Python at the step's start, if it
+    fails there, else one naming the body."""
+    layout = system._engine.layout
+    k = int(layout.order[row])
+    name, hooks = layout.bodies[k], layout.hooks[k]
+    body, qk, vk = system.body(name), q[system.q_slices[name]], v[system.dof_slices[name]]
+    try:
+        normalize_at(body, hooks, qk) if normalize else qdot_at(body, hooks, qk, vk)
+    except SKOError as error:  # not an overflow of the motion: the hook's error as it is
+        return renamed(error, f"step {i + 1} (t = {i * dt:.6g} s): {error}")
+    return BodyError(f"step {i + 1} (t = {i * dt:.6g} s): the compiled {'normalize' if normalize else 'qdot'} of body "
+                     f"{name!r} ({type(body).__name__}) returned False, raised or wrote a value that is not finite "
+                     f"(NaN or infinity) at a stage of the step, from q = {qk}")

@@ -43,6 +43,7 @@ from sko.algorithms.compiled.engine import compiled_model
 from sko.algorithms.compiled.flat import Flat, from_structure, riccati_layout
 from sko.arrays import checked_array
 from sko.bodies.contract import Attachment, BodyError, BodyType, check_node_state, root_attachment
+from sko.bodies.hooks import compiled_hooks, hook_address
 from sko.bodies.kernels import (ROOT_SIZE, KernelError, Record, Row, Terms, check_compiled_state, fill_batch,
                                 is_checked)
 from sko.graphs.errors import SKOError
@@ -93,6 +94,8 @@ class StateLayout:
         self.compiled = compiled = [check_compiled_state(b, _compiled_state(b)) for b in body]
         #: bodies whose kernel's outputs are checked (sko.bodies.kernels, *Checks*)
         self.checked = checked = np.array([is_checked(b, c) for b, c in zip(body, compiled)], dtype=bool)
+        self.hooks = hooks = [compiled_hooks(b, c) for b, c in zip(body, compiled)]  # sko.bodies.hooks
+        hinged = [h is not None and h.hinge_force is not None for h in hooks]
         # the flat model's data buffer first (sko.algorithms.compiled.flat), so the model's kernels
         # run on the arena's first `flat.size` entries
         self.order = order = np.array([index[k] for k in tree.scatter_order()], dtype=np.int64)
@@ -141,7 +144,9 @@ class StateLayout:
         self.q_offset, self.v_offset = size, size + system.q_size
         size += system.q_size + system.dof_size
         self.scratch_offset = size
-        size += max([c.scratch for c in compiled if c is not None], default=0)
+        # (a compiled hinge force is written there after the state, before it is added)
+        size += max([c.scratch for c in compiled if c is not None] + [int(n[i]) for i in range(N) if hinged[i]],
+                    default=0)
         self.check_offset = size  # the m × m buffer of the per-state checks of checked kernels
         size += max([int(m[i]) ** 2 for i in np.flatnonzero(checked)], default=0)
         self.size = size
@@ -178,6 +183,7 @@ class StateLayout:
         self.rows = rows
         self.reals = np.concatenate(reals)
         self._kernels = [None if c is None else c.kernel for c in (compiled[i] for i in order)]
+        self._hinges = [hooks[i].hinge_force if hinged[i] else None for i in order]
         self._tables: dict = {}  # scalar type -> rows with that type's kernel addresses
         # runs of consecutive rows (base to tips) filled the same way
         runs: list = []
@@ -191,7 +197,11 @@ class StateLayout:
         self.all_compiled = all(kind == "compiled" for kind, _ in self.runs)
         self._unchecked = frozenset(i for i, b in enumerate(body) if compiled[i] is None and not b.valid_by_construction)
         self._root = root_attachment(system.gravity)
-        self.hinge_forces = bool(system.tendons) or any(type(b).hinge_force is not BodyType.hinge_force for b in body)
+        # hinge forces computed in Python per state (the engine adds them): of bodies without a
+        # compiled one, and of the tendons
+        self.python_hinge_bodies = tuple(b.name for i, b in enumerate(body)
+                                         if type(b).hinge_force is not BodyType.hinge_force and not hinged[i])
+        self.hinge_forces = bool(system.tendons) or bool(self.python_hinge_bodies)
         # reading a model (see model): where each block and the stacked a, b sit in the data buffer
         self._weight_blocks = tuple((int(self.weight_offsets[i]), int(m[parent[i]]), int(m[i])) if parent[i] >= 0
                                     else (-1, 0, 0) for i in range(N))
@@ -215,6 +225,9 @@ class StateLayout:
         if rows is None:
             rows = self.rows.copy()
             rows[:, Row.KERNEL] = [0 if k is None else self._address(j, dtype) for j, k in enumerate(self._kernels)]
+            for j, h in enumerate(self._hinges):
+                if h is not None:
+                    rows[j, Row.HINGE] = hook_address(self.system.body(self.bodies[self.order[j]]), h, dtype)
             self._tables[dtype] = rows  # writeable, as every array a kernel takes (a second compile otherwise)
             if self.checked.any():  # once per scalar type: the checked kernels alone at random states
                 try:
