@@ -97,7 +97,7 @@ def hinge(arena, reals, jc, qo, vo, io, wo, terms):
     X, c = matrix_view(arena, wo + HingeWork.X, 6, 6), arena[wo + HingeWork.c: wo + HingeWork.c + 6]
     t = arena[wo + HingeWork.vJ: wo + HingeWork.SIZE]  # v_J, v, acc, R, p: 30 numbers
     code, nv = int(reals[jc + JointConstants.code]), int(reals[jc + JointConstants.nv])
-    if not joint_kinematics_at(code, reals[jc + JointConstants.reverse] != 0, reals, jc + JointConstants.parameters,
+    if not joint_kinematics_at(code, reals[jc + JointConstants.reverse] != 0, reals, jc + JointConstants.nv,
                                arena, qo, arena, vo, XJ, S, c):
         return False
     xt = jc + JointConstants.SIZE  # E_T (row-major), r_T: read once (a store to X could alias them for the compiler)

@@ -4,10 +4,13 @@ chunks of states, with no Python per state or per step (:func:`~sko.systems.roll
 Each step calls the forward dynamics request kernel (:mod:`sko.systems.requests`) through its
 address on the chunk's own copy of the request vector, as a batch does. ``q̇ = Q(q) θ̇`` and the
 projection onto the configuration manifold run from a table of coordinate runs, :data:`Maps`:
-entries copied from ``θ̇`` (every joint with ``q̇ = θ̇``, a flexible body's deformations), ball
-and free joints (a quaternion, ``q̇ = ½ q ⊗ (0, ω)``; a free joint's position moves with
-``R(q) v``) and planar joints (``(θ, x, y)``, ``(ẋ, ẏ) = R_z(θ) (v_x, v_y)``) — the formulas of
-the joints' own ``_qdot`` and ``normalize``.
+entries copied from ``θ̇`` (``COPY``: every joint with ``q̇ = θ̇``, a flexible body's
+deformations), and the joints with a ``q̇`` map (``RATE``) or a projection (``PROJECT``) of their
+own, each run by its joint type's declared function
+(:func:`~sko.bodies.compiled_joints.joint_qdot_at`, :func:`~sko.bodies.compiled_joints.joint_normalize_at`:
+the library's inlined, any other joint type's through its address) on its :data:`Packed` record
+in ``packed`` at the row's ``P`` — the functions the joints' Python ``_qdot`` and ``normalize``
+equal.
 """
 
 from __future__ import annotations
@@ -18,55 +21,42 @@ from numba import prange
 from sko.algorithms.compiled.borrow import borrowed
 from sko.algorithms.compiled.fields import columns
 from sko.algorithms.compiled.jit import call_request, kernel
+from sko.bodies.compiled_joints import Packed, joint_normalize_at, joint_qdot_at
 from sko.systems.requests import CHUNK, Header
 
-__all__ = ["Maps", "COPY", "BALL", "FREE", "PLANAR", "rollout"]
+__all__ = ["Maps", "COPY", "RATE", "PROJECT", "rollout"]
 
-#: One run of coordinates: its kind, where it starts in ``q`` and in ``θ̇``, how many (``COPY``).
-Maps = columns("Maps", "KIND", "Q", "V", "N")
-COPY, BALL, FREE, PLANAR = 0, 1, 2, 3
+#: One run of coordinates: its kind, where it starts in ``q`` and in ``θ̇``, how many, and for a
+#: joint's run its joint code and where its :data:`~sko.bodies.compiled_joints.Packed` record
+#: starts in ``packed``.
+Maps = columns("Maps", "KIND", "Q", "V", "N", "CODE", "P")
+COPY, RATE, PROJECT = 0, 1, 2
 
 
 @kernel
-def _qdot(maps, q, v, out):
-    """``out = Q(q) θ̇`` (module docstring)."""
+def _qdot(maps, packed, q, v, out):
+    """``out = Q(q) θ̇`` (module docstring); a joint that rejects the state leaves NaN (the
+    step's checks stop the rollout there)."""
     for r in range(maps.shape[0]):
         kind, a, b = maps[r, Maps.KIND], maps[r, Maps.Q], maps[r, Maps.V]
         if kind == COPY:
             for i in range(maps[r, Maps.N]):
                 out[a + i] = v[b + i]
-        elif kind == PLANAR:
-            c, s = np.cos(q[a]), np.sin(q[a])
-            out[a] = v[b]
-            out[a + 1] = c * v[b + 1] - s * v[b + 2]
-            out[a + 2] = s * v[b + 1] + c * v[b + 2]
-        else:
-            w, x, y, z = q[a], q[a + 1], q[a + 2], q[a + 3]
-            o0, o1, o2 = v[b], v[b + 1], v[b + 2]
-            out[a] = 0.5 * (-x * o0 - y * o1 - z * o2)
-            out[a + 1] = 0.5 * (w * o0 - z * o1 + y * o2)
-            out[a + 2] = 0.5 * (z * o0 + w * o1 - x * o2)
-            out[a + 3] = 0.5 * (-y * o0 + x * o1 + w * o2)
-            if kind == FREE:  # ṗ = R(q) v, R homogeneous in q (any nonzero q)
-                n2 = w * w + x * x + y * y + z * z
-                u0, u1, u2 = v[b + 3], v[b + 4], v[b + 5]
-                out[a + 4] = ((w * w + x * x - y * y - z * z) * u0 + 2 * (x * y - w * z) * u1
-                              + 2 * (x * z + w * y) * u2) / n2
-                out[a + 5] = (2 * (x * y + w * z) * u0 + (w * w - x * x + y * y - z * z) * u1
-                              + 2 * (y * z - w * x) * u2) / n2
-                out[a + 6] = (2 * (x * z - w * y) * u0 + 2 * (y * z + w * x) * u1
-                              + (w * w - x * x - y * y + z * z) * u2) / n2
+        elif kind == RATE:
+            if not joint_qdot_at(maps[r, Maps.CODE], packed, maps[r, Maps.P], q, a, v, b, out, a):
+                for i in range(maps[r, Maps.N]):
+                    out[a + i] = np.nan
 
 
 @kernel
-def _normalize(maps, q):
-    """Unit quaternions (the only projection the table holds)."""
+def _normalize(maps, packed, q):
+    """The joints' projections, in place (NaN where one rejects the state)."""
     for r in range(maps.shape[0]):
-        kind, a = maps[r, Maps.KIND], maps[r, Maps.Q]
-        if kind == BALL or kind == FREE:
-            n = np.sqrt(q[a] * q[a] + q[a + 1] * q[a + 1] + q[a + 2] * q[a + 2] + q[a + 3] * q[a + 3])
-            for i in range(4):
-                q[a + i] /= n
+        if maps[r, Maps.KIND] == PROJECT:
+            a = maps[r, Maps.Q]
+            if not joint_normalize_at(maps[r, Maps.CODE], packed, maps[r, Maps.P], q, a):
+                for i in range(maps[r, Maps.N]):
+                    q[a + i] = np.nan
 
 
 @kernel
@@ -90,7 +80,7 @@ def _acceleration(local, q, v, tau, out):
 
 
 @kernel
-def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
+def _step(local, maps, packed, q, v, tau, dt, rk4, qn, vn, k, t):
     """One step from ``(q, θ̇)`` into ``(qn, vn)``: RK4 (``rk4``; ``T`` held over the step) or
     semi-implicit Euler (``θ̇ ← θ̇ + dt θ̈``, then ``q ← q + dt Q(q) θ̇``); ``k`` holds 4
     ``(q̇, θ̈)`` pairs, ``t`` a stage's ``(q, θ̇)``. Returns the status of the dynamics."""
@@ -101,10 +91,10 @@ def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
             return status
         for i in range(nv):
             vn[i] = v[i] + dt * k[nq + i]
-        _qdot(maps, q, vn, k[:nq])
+        _qdot(maps, packed, q, vn, k[:nq])
         for i in range(nq):
             qn[i] = q[i] + dt * k[i]
-        _normalize(maps, qn)
+        _normalize(maps, packed, qn)
         return -1
     m = nq + nv
     for stage in range(4):
@@ -122,7 +112,7 @@ def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
                 sq[i] = q[i] + h * pq[i]
             for i in range(nv):
                 sv[i] = v[i] + h * pv[i]
-        _qdot(maps, sq, sv, kq)
+        _qdot(maps, packed, sq, sv, kq)
         status = _acceleration(local, sq, sv, tau, kv)
         if status != -1:
             return status
@@ -131,18 +121,20 @@ def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
     for i in range(nv):
         j = nq + i
         vn[i] = v[i] + dt / 6 * (k[j] + 2 * k[m + j] + 2 * k[2 * m + j] + k[3 * m + j])
-    _normalize(maps, qn)
+    _normalize(maps, packed, qn)
     return -1
 
 
 @kernel(entry=True, parallel=True)
-def rollout(w, maps, tau, dt, rk4, Q, V, failed, status):
+def rollout(w, maps, packed, tau, dt, rk4, Q, V, failed, status):
     """Step every rollout ``s`` from ``(Q[s, 0], V[s, 0])`` through ``Q.shape[1] − 1`` steps into
     ``Q[s]``, ``V[s]``, with ``T = tau[s, i]`` over step ``i`` (``tau`` B × steps × nv, or
     B × 0 × nv for none). A rollout whose dynamics reject a state or overflow stops: ``failed[s]``
     is the step it failed in (−1 for none) and ``status[s]`` the request's status; the others
     go on. Chunks of :data:`~sko.systems.requests.CHUNK` rollouts run in parallel, each on its
-    own copy of the request vector ``w``."""
+    own copy of the request vector ``w``; ``maps`` and ``packed``: the coordinate runs (module
+    docstring)."""
+    packed = borrowed(packed)
     w, maps, tau, Q, V, failed, status = (borrowed(w), borrowed(maps), borrowed(tau), borrowed(Q), borrowed(V),
                                           borrowed(failed), borrowed(status))
     B, steps, nq, nv = Q.shape[0], Q.shape[1] - 1, Q.shape[2], V.shape[2]
@@ -155,7 +147,7 @@ def rollout(w, maps, tau, dt, rk4, Q, V, failed, status):
             failed[s], status[s] = -1, -1
             for i in range(steps):
                 x = tau[s, i] if tau.shape[1] > 0 else zero
-                code = _step(local, maps, Q[s, i], V[s, i], x, dt, rk4, Q[s, i + 1], V[s, i + 1], k, t)
+                code = _step(local, maps, packed, Q[s, i], V[s, i], x, dt, rk4, Q[s, i + 1], V[s, i + 1], k, t)
                 if code == -1:
                     for j in range(nq):
                         if not np.isfinite(Q[s, i + 1, j]):

@@ -3,8 +3,9 @@
 ``B`` initial states step together through ``steps`` steps of RK4 or semi-implicit Euler, with
 ``q`` projected back onto its manifold after each step (unit quaternions), as
 :func:`~sko.systems.simulate.simulate` does for one. Where every body has a compiled state, no
-body adds hinge forces, every joint's ``q̇`` map is one the kernels know (all library joints but
-user-defined ones) and the hinge forces are an array, the whole loop runs compiled, in parallel
+body adds hinge forces, every joint's ``q̇`` map and projection are compiled (declared by its joint
+type: :mod:`sko.bodies.joint_kernels`; every joint but a :class:`~sko.bodies.joints.CustomJoint`)
+and the hinge forces are an array, the whole loop runs compiled, in parallel
 over chunks of rollouts (:mod:`sko.systems.compiled_rollout`): no Python per state or per step.
 Otherwise (a ``tau`` callable, bodies with a Python state, hinge forces, the reference backend)
 each step makes batched calls of the system's methods over the rollouts still running.
@@ -23,16 +24,24 @@ import numpy as np
 
 from sko.algorithms import get_backend
 from sko.arrays import checked_array, checked_count, checked_scalar, plain_numbers_as_floats
-from sko.bodies.joints import Free, Planar, Spherical
+from sko.bodies import compiled_joints as cj
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 from sko.systems import compiled_rollout as CR
 from sko.systems.coordinates import coordinate_maps
 from sko.systems.requests import REQUESTS
 
-__all__ = ["Rollout", "INTEGRATORS", "rollout", "stopped", "renamed"]
+__all__ = ["Rollout", "CompiledMaps", "INTEGRATORS", "rollout", "compiled_maps", "stopped", "renamed"]
 
 #: ``"rk4"``: classical Runge–Kutta; ``"euler"``: semi-implicit Euler (velocity first).
 INTEGRATORS = ("rk4", "euler")
+
+
+class CompiledMaps(NamedTuple):
+    """The coordinate runs of :mod:`~sko.systems.compiled_rollout`: the ``Maps`` table and the
+    joints' :data:`~sko.bodies.compiled_joints.Packed` records its rows point into."""
+
+    table: np.ndarray
+    packed: np.ndarray
 
 
 class Rollout(NamedTuple):
@@ -105,9 +114,10 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
     return Rollout(t, Q, V, failed, errors)
 
 
-def compiled_maps(system) -> np.ndarray | None:
-    """The table of coordinate runs of :mod:`~sko.systems.compiled_rollout` (``Maps`` rows), or
-    None where the rollout cannot run compiled (module docstring)."""
+def compiled_maps(system) -> CompiledMaps | None:
+    """The :class:`CompiledMaps` of :mod:`~sko.systems.compiled_rollout`, or None where the
+    rollout cannot run compiled (module docstring): each joint with a ``q̇`` map or a projection
+    of its own is run by its joint type's declared functions, which its Python ones must be."""
     engine = system._engine
     if get_backend() != "compiled" or engine.layout is None or not engine.layout.all_compiled \
             or engine.layout.hinge_forces:
@@ -115,22 +125,31 @@ def compiled_maps(system) -> np.ndarray | None:
     maps = coordinate_maps(system)
     if maps is None:
         return None
-    rows = []
+    rows, packed = [], []
     for qi, vi in zip(maps.rate_q.tolist(), maps.rate_v.tolist()):  # runs of q̇ = θ̇
         if rows and rows[-1][0] == CR.COPY and rows[-1][1] + rows[-1][3] == qi and rows[-1][2] + rows[-1][3] == vi:
             rows[-1][3] += 1
         else:
-            rows.append([CR.COPY, qi, vi, 1])
-    kinds = {Spherical: CR.BALL, Free: CR.FREE, Planar: CR.PLANAR}
-    for qs, vs, rate, _ in maps.rates:
-        kind = kinds.get(type(getattr(rate, "__self__", None)))
-        if kind is None or getattr(rate, "__func__", None) is not type(rate.__self__)._qdot:
+            rows.append([CR.COPY, qi, vi, 1, 0, 0])
+    runs = [(CR.RATE, qs, vs, rate, "_qdot", "qdot") for qs, vs, rate, _ in maps.rates]
+    runs += [(CR.PROJECT, qs, slice(0, 0), projection, "normalize", "normalize") for qs, projection in maps.projections]
+    for kind, qs, vs, method, name, function in runs:
+        joint = getattr(method, "__self__", None)
+        found = None if joint is None else cj.declaration(joint)
+        owner = None if found is None else getattr(found[0], "owner", None)
+        if found is None or getattr(method, "__func__", None) is not getattr(type(joint), name) \
+                or getattr(type(joint), name) is not getattr(owner, name, None) or not getattr(found[0], "has_" + function):
+            return None  # a Python map of its own: the stepwise loop calls it
+        entry = found[0]
+        code, _, record = cj.pack_joint(joint)
+        if code == cj.PYTHON:
             return None
-        rows.append([kind, qs.start, vs.start, qs.stop - qs.start])
-    for _, projection in maps.projections:
-        if type(getattr(projection, "__self__", None)) not in (Spherical, Free):
-            return None
-    return np.array(rows, dtype=np.int64).reshape(-1, CR.Maps.WIDTH)
+        if not entry.library:
+            record[cj.Packed.qdot if function == "qdot" else cj.Packed.normalize] = entry.address(function, np.float64)
+        rows.append([kind, qs.start, vs.start, qs.stop - qs.start, code, len(packed) * cj.Packed.SIZE])
+        packed.append(record)
+    table = np.array(rows, dtype=np.int64).reshape(-1, CR.Maps.WIDTH)
+    return CompiledMaps(table, np.concatenate(packed) if packed else np.zeros(0))
 
 
 #: the compiled loop reports its progress every this many state-steps (one kernel call each)
@@ -144,7 +163,7 @@ def _compiled(system, maps, T, dt: float, rk4: bool, Q, V, failed, report) -> No
     w = system._engine._request_vector(REQUESTS["forward_dynamics"], np.dtype(np.float64))
     status = np.full(B, -1, dtype=np.int64)
     if report is None:
-        CR.rollout(w, maps, np.zeros((B, 0, nv)) if T is None else T, dt, rk4, Q, V, failed, status)
+        CR.rollout(w, maps.table, maps.packed, np.zeros((B, 0, nv)) if T is None else T, dt, rk4, Q, V, failed, status)
         return
     length = max(1, SEGMENT // max(B, 1))
     for a in range(0, steps, length):
@@ -154,7 +173,7 @@ def _compiled(system, maps, T, dt: float, rk4: bool, Q, V, failed, report) -> No
         Qs[:, 0], Vs[:, 0] = Q[rows, a], V[rows, a]
         Ts = np.zeros((rows.size, 0, nv)) if T is None else np.ascontiguousarray(T[rows, a:b])
         part_failed, part_status = np.full(rows.size, -1, dtype=np.int64), np.full(rows.size, -1, dtype=np.int64)
-        CR.rollout(w, maps, Ts, dt, rk4, Qs, Vs, part_failed, part_status)
+        CR.rollout(w, maps.table, maps.packed, Ts, dt, rk4, Qs, Vs, part_failed, part_status)
         Q[rows, a + 1: b + 1], V[rows, a + 1: b + 1] = Qs[:, 1:], Vs[:, 1:]
         stopped = part_failed >= 0
         failed[rows[stopped]] = a + part_failed[stopped]
