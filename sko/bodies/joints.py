@@ -880,10 +880,10 @@ def joint_type(*, kinematics: Callable, nq: int, nv: int, parameters: int = 0, q
         if entry.has_qdot and "_qdot" not in cls.__dict__:
             cls._qdot = lambda self, q, v: entry.run_qdot(self, _parameters(self, entry), q, v)
         if entry.has_normalize and "normalize" not in cls.__dict__:
-            def normalize(self, q):
+            def _normalize(self, q):
                 q = self._vector(q, self.nq, "q")
                 return entry.run_normalize(self, _parameters(self, entry), q)
-            cls.normalize = normalize
+            cls.normalize = _normalize
         REGISTRY[entry.name] = entry
         return cls
 
