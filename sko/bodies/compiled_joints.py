@@ -118,10 +118,15 @@ def checked_parameters(joint, entry: JointKernel) -> np.ndarray | None:
     return p.astype(float)
 
 
-def joint_constants(joint) -> np.ndarray | None:
+def joint_constants(joint, body: str | None = None) -> np.ndarray | None:
     """The fields of :data:`JointConstants` for ``joint``, or None for a joint type with no
-    compiled kinematics."""
-    code, reverse, packed = pack_joint(joint)
+    compiled kinematics; a :class:`~sko.errors.JointError` names ``body`` (the body on the joint)."""
+    try:
+        code, reverse, packed = pack_joint(joint)
+    except JointError as exc:
+        if body is None:
+            raise
+        raise JointError(f"body {body!r}: {exc}") from None
     if code == PYTHON:
         return None
     return np.concatenate([[code, float(reverse), joint.nq], packed])

@@ -20,7 +20,9 @@ its coordinates at offsets of larger vectors (no slices: the engine's hot path):
     ``q[qo: qo + nq]`` projected in place onto the configuration manifold.
 
 The functions must be analytic in complex numbers — complex-step derivatives compile them for
-complex128 too: ``np.sin``, ``np.sqrt``, arithmetic; no ``abs``, ``math.*`` or ``.real``.
+complex128 too: ``np.sin``, ``np.sqrt``, arithmetic; no ``abs``, ``max``, ``math.*`` or
+``.real``; and powers written as products (``x * x * x``): numba computes a complex ``x ** 3``
+as ``exp(3 log x)``, whose rounding leaks into the imaginary part the complex step reads.
 The engine reverses a joint (Featherstone Table 4.2) and composes it with its placement.
 
 The library's joints are declared here too (:func:`library_joint`), with a code: the compiled

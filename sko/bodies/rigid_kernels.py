@@ -305,7 +305,7 @@ def pack_rigid(body) -> CompiledState | None:
 def _rigid_constants(body) -> np.ndarray | None:
     """The joint's, the placement's and the body's constants (``RigidConstants``; ``None``:
     user-defined joint)."""
-    joint = joint_constants(body.joint)
+    joint = joint_constants(body.joint, body.name)
     if joint is None:
         return None
     return np.concatenate([joint, placement_constants(body.placement), body.inertia.ravel(), [body._mass], body._com])

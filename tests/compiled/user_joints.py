@@ -100,7 +100,7 @@ def _ball_rate(p, po, q, qo, v, vo, out, oo):
 
 
 def _ball_project(p, po, q, qo):
-    n = np.sqrt(q[qo] ** 2 + q[qo + 1] ** 2 + q[qo + 2] ** 2 + q[qo + 3] ** 2)
+    n = np.sqrt(q[qo] * q[qo] + q[qo + 1] * q[qo + 1] + q[qo + 2] * q[qo + 2] + q[qo + 3] * q[qo + 3])
     for i in range(4):
         q[qo + i] = q[qo + i] / n
     return True
@@ -120,14 +120,14 @@ class HandBall(Joint):
 
 # ---------------------------------------------------------------------------- a nonlinear coordinate
 def _cubic(p, po, q, qo, v, vo, X, S, c):
-    axis_rotation_transpose(p, po, q[qo] + p[po + 3] * q[qo] ** 3, X)
+    axis_rotation_transpose(p, po, q[qo] + p[po + 3] * q[qo] * q[qo] * q[qo], X)
     for i in range(3):
         S[i, 0] = p[po + i]
     return True
 
 
 def _cubic_rate(p, po, q, qo, v, vo, out, oo):
-    out[oo] = v[vo] / (1.0 + 3.0 * p[po + 3] * q[qo] ** 2)
+    out[oo] = v[vo] / (1.0 + 3.0 * p[po + 3] * q[qo] * q[qo])
     return True
 
 
