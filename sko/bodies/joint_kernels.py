@@ -196,6 +196,10 @@ class JointKernel:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 raise JointError(f"joint type {self.name!r}: its {kind} function does not compile for "
                                  f"{np.dtype(dtype)} coordinates (numba: {first})") from None
+            returns = self.dispatcher(kind).overloads[_TYPES[kind](dtype)].signature.return_type
+            if types.unliteral(returns) != types.boolean:  # a forgotten `return True`: the caller reads a boolean
+                raise JointError(f"joint type {self.name!r}: its {kind} function must return True or False on "
+                                 f"every path, but returns {returns}")
             if not 0 < address < 2**53:  # stored exactly in a float64 constant
                 raise JointError(f"joint type {self.name!r}: address of its {kind} function out of range")
             self._addresses[key] = address
