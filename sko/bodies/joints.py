@@ -17,6 +17,11 @@ rejected**: its rotation is that of ``q/‖q‖`` (integrators drift off the uni
 :class:`JointError`.
 
 Joints are independent of any system: a joint is a small immutable object a body type can use.
+
+Every joint type of this module declares its compiled kinematics in the joint registry
+(:mod:`sko.bodies.joint_kernels`, :mod:`sko.bodies.compiled_joints`); a joint type written
+elsewhere does the same with :func:`joint_type` and runs compiled on every path. A
+:class:`CustomJoint` (Python functions) runs in Python.
 """
 
 from __future__ import annotations
