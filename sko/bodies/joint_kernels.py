@@ -30,8 +30,8 @@ switch of :func:`sko.bodies.compiled_joints.joint_kinematics_at` calls their fun
 as fast as before. A joint type from outside the package gets the code :data:`ADDRESS`: its
 functions are compiled on first use, for float64 and complex128, and called through their
 addresses (:func:`~sko.algorithms.compiled.jit.native_address`), so it costs the compilation of
-its own functions only and no edit of the library. Its outputs are checked on every call (finite,
-``S`` of full column rank); a state its kernel rejects is then answered by its Python
+its own functions only and no edit of the library. Its functions run bounds-checked and its
+outputs are checked on every call (finite, ``S`` of full column rank); a state its kernel rejects is then answered by its Python
 kinematics, whose :class:`~sko.errors.JointError` names the joint.
 """
 
@@ -176,7 +176,9 @@ class JointKernel:
         """``kind``'s function compiled (numba dispatcher, callable from Python too)."""
         d = self._dispatchers.get(kind)
         if d is None:
-            d = self._dispatchers[kind] = njit(fastmath=FAST_MATH, error_model="numpy")(self.functions[kind])
+            # bounds-checked: an index past a buffer is an error naming the joint, never a write past it
+            d = self._dispatchers[kind] = njit(fastmath=FAST_MATH, error_model="numpy", boundscheck=not self.library)(
+                self.functions[kind])
             try:
                 cached(d)
             except RuntimeError:  # no file to cache beside (code typed at a prompt): compiled per process

@@ -260,6 +260,13 @@ def _not_analytic(p, po, q, qo, v, vo, X, S, c):
     return True
 
 
+def _out_of_bounds(p, po, q, qo, v, vo, X, S, c):
+    X[0, 0] = X[1, 1] = X[2, 2] = 1.0
+    S[2, 0] = 1.0
+    c[6] = 1.0  # past c_J
+    return True
+
+
 def _no_return(p, po, q, qo, v, vo, X, S, c):
     X[0, 0] = X[1, 1] = X[2, 2] = 1.0
     S[2, 0] = 1.0
@@ -267,6 +274,7 @@ def _no_return(p, po, q, qo, v, vo, X, S, c):
 
 @pytest.mark.parametrize("kinematics, nv, message", [(_rank_deficient, 2, "rank-deficient"),
                                                      (_no_return, 1, "must return True or False"),
+                                                     (_out_of_bounds, 1, "IndexError"),
                                                      (_not_finite, 1, "non-finite c_J"),
                                                      (_not_analytic, 1, "does not compile for complex128")])
 def test_bad_outputs_are_joint_errors_never_wrong_answers(kinematics, nv, message):
