@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 
 from sko.kernel_cache import StampedCache
 
-__all__ = ["FAST_MATH", "kernel", "register", "native_address", "call_state", "call_request"]
+__all__ = ["FAST_MATH", "kernel", "register", "native_address", "call_state", "call_request", "native_caller"]
 
 #: LLVM flags of every kernel: reassociated sums and fused multiply–adds, which the compiler
 #: needs to vectorize the 6 × 6 products. No assumption of finite numbers.
@@ -85,13 +85,17 @@ def native_address(dispatcher, argtypes: tuple) -> int:
     return result.library.get_pointer_to_function(result.fndesc.llvm_func_name)
 
 
-def _caller(restype, failed):
+def native_caller(restype, failed, accepts=None):
     """An intrinsic ``call(address, args)`` calling the kernel at ``address`` with the tuple
-    ``args`` (numba's calling convention); ``failed`` when the kernel raised."""
+    ``args`` (numba's calling convention); ``failed`` when the kernel raised. With ``accepts``
+    (a predicate on the tuple of argument types), a call site whose types it refuses does not
+    compile: the kernel at ``address`` was compiled for those types only."""
 
     @intrinsic
     def call(typingctx, address, args):
         if not isinstance(address, types.Integer) or not isinstance(args, types.BaseTuple):
+            return None
+        if accepts is not None and not accepts(tuple(args.types)):
             return None
 
         def codegen(context, builder, signature, llargs):
@@ -115,7 +119,7 @@ def _caller(restype, failed):
 #: ``call_state(address, (arena, row, reals, terms, constants))``: a body type's state kernel
 #: (:mod:`sko.bodies.kernels`), or any kernel returning a boolean with the arguments given (the
 #: compiled hooks of :mod:`sko.bodies.hooks`); False when the kernel rejects the state or raised.
-call_state = _caller(types.boolean, False)
+call_state = native_caller(types.boolean, False)
 #: ``call_request(address, (w, x, out))``: a system request (:mod:`sko.systems.requests`); its
 #: status, or −5 when the request raised.
-call_request = _caller(types.int64, -5)
+call_request = native_caller(types.int64, -5)

@@ -12,8 +12,10 @@ built on them (BODIES.md).
 * :mod:`.cluster`: rigid bodies coupled by mimic joints, gears or closed loops as one node with
   non-square weights (constraint embedding, EMBEDDING.md).
 * :mod:`.kernels`: compiled node states, registered once per body type (the library's in
-  :mod:`.rigid_kernels`, :mod:`.flexible_kernel`, :mod:`.cluster_kernel`; the joints' in
-  :mod:`.compiled_joints`).
+  :mod:`.rigid_kernels`, :mod:`.flexible_kernel`, :mod:`.cluster_kernel`);
+  :mod:`.joint_kernels`: compiled joint types, declared once per joint type with
+  :func:`joint_type` (the library's in :mod:`.compiled_joints`); :mod:`.toolkit`: the spatial
+  algebra and joint kinematics a user's kernel calls.
 
 Systems of body types are in :mod:`sko.systems`. Their dynamics are checked against
 :mod:`sko.independent` (particles and Lagrange's equations, no shared code) in ``tests/bodies``;
@@ -43,6 +45,7 @@ from sko.bodies.joints import (
     Revolute,
     Spherical,
     SphericalEulerZYX,
+    joint_type,
 )
 from sko.bodies.rigid import RigidBody
 from sko.bodies.rotor import GearedRotorLink
@@ -58,6 +61,6 @@ __all__ = [
     "RigidBody", "ArmatureBody", "FlexibleBody", "ModalNode", "exp_map_coefficients", "GearedRotorLink",
     "BeamModes", "cantilever_modes", "flexible_beam",
     "Joint", "JointDerivatives", "JointKinematics", "JointLimits", "Revolute", "Prismatic", "Helical", "Cylindrical", "Planar", "Spherical",
-    "SphericalEulerZYX", "Free", "Fixed", "RackAndPinion", "CustomJoint", "ReversedJoint",
+    "SphericalEulerZYX", "Free", "Fixed", "RackAndPinion", "CustomJoint", "ReversedJoint", "joint_type",
     "CompositeJoint", "OffsetJoint", "FreePositionFirst",
 ]

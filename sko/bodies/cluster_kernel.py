@@ -154,7 +154,7 @@ def pack_cluster(body) -> CompiledState | None:
     d = np.asarray(body.closed_coordinates(np.zeros(body.q_size)))
     parts = [np.array([body.c, body.n_sp, body.q_size], dtype=float), G.ravel(), d]
     for i, member in enumerate(body.members):
-        joint = joint_constants(member.joint)
+        joint = joint_constants(member.joint, member.name)
         if joint is None:
             return None
         parent = body._parent_index[i]

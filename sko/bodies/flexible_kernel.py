@@ -246,7 +246,7 @@ FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body",
 
 def pack_flexible(body) -> CompiledState | None:
     """The compiled state of a :class:`~sko.bodies.flexible.FlexibleBody` (``None``: user-defined joint)."""
-    joint = joint_constants(body.joint)
+    joint = joint_constants(body.joint, body.name)
     if joint is None:
         return None
     nodes = [np.concatenate([d.position, d.translation.ravel(), d.rotation.ravel()]) for d in body.nodes.values()]

@@ -97,7 +97,7 @@ def hinge(arena, reals, jc, qo, vo, io, wo, terms):
     X, c = matrix_view(arena, wo + HingeWork.X, 6, 6), arena[wo + HingeWork.c: wo + HingeWork.c + 6]
     t = arena[wo + HingeWork.vJ: wo + HingeWork.SIZE]  # v_J, v, acc, R, p: 30 numbers
     code, nv = int(reals[jc + JointConstants.code]), int(reals[jc + JointConstants.nv])
-    if not joint_kinematics_at(code, reals[jc + JointConstants.reverse] != 0, reals, jc + JointConstants.parameters,
+    if not joint_kinematics_at(code, reals[jc + JointConstants.reverse] != 0, reals, jc + JointConstants.nv,
                                arena, qo, arena, vo, XJ, S, c):
         return False
     xt = jc + JointConstants.SIZE  # E_T (row-major), r_T: read once (a store to X could alias them for the compiler)
@@ -305,7 +305,7 @@ def pack_rigid(body) -> CompiledState | None:
 def _rigid_constants(body) -> np.ndarray | None:
     """The joint's, the placement's and the body's constants (``RigidConstants``; ``None``:
     user-defined joint)."""
-    joint = joint_constants(body.joint)
+    joint = joint_constants(body.joint, body.name)
     if joint is None:
         return None
     return np.concatenate([joint, placement_constants(body.placement), body.inertia.ravel(), [body._mass], body._com])

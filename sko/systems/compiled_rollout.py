@@ -4,13 +4,16 @@ chunks of states, with no Python per state or per step (:func:`~sko.systems.roll
 Each step calls the forward dynamics request kernel (:mod:`sko.systems.requests`) through its
 address on the chunk's own copy of the request vector, as a batch does. ``q̇ = Q(q) θ̇`` and the
 projection onto the configuration manifold run from a table of coordinate runs, :data:`Maps`:
-entries copied from ``θ̇`` (every joint with ``q̇ = θ̇``, a flexible body's deformations), ball
-and free joints (a quaternion, ``q̇ = ½ q ⊗ (0, ω)``; a free joint's position moves with
-``R(q) v``) and planar joints (``(θ, x, y)``, ``(ẋ, ẏ) = R_z(θ) (v_x, v_y)``) — the formulas of
-the joints' own ``_qdot`` and ``normalize`` — and body types with their own map, given as
-compiled hooks (``HOOK``: :mod:`sko.bodies.hooks`), called through their addresses with the
-body's constants. A hook that fails (returns False, raises, writes a value that is not finite)
-stops the rollout with a status :func:`failed_hook` decodes (the caller names the body).
+entries copied from ``θ̇`` (``COPY``: every joint with ``q̇ = θ̇``, a flexible body's
+deformations), and the joints with a ``q̇`` map (``RATE``) or a projection (``PROJECT``) of their
+own, each run by its joint type's declared function
+(:func:`~sko.bodies.compiled_joints.joint_qdot_at`, :func:`~sko.bodies.compiled_joints.joint_normalize_at`:
+the library's inlined, any other joint type's through its address) on its :data:`Packed` record
+in ``packed`` at the row's ``P`` — the functions the joints' Python ``_qdot`` and ``normalize``
+equal — and body types with their own map, given as compiled hooks (``HOOK``:
+:mod:`sko.bodies.hooks`), called through their addresses with the body's constants. A hook that
+fails (returns False, raises, writes a value that is not finite) stops the rollout with a status
+:func:`failed_hook` decodes (the caller names the body).
 """
 
 from __future__ import annotations
@@ -21,16 +24,20 @@ from numba import prange
 from sko.algorithms.compiled.borrow import borrowed
 from sko.algorithms.compiled.fields import columns
 from sko.algorithms.compiled.jit import call_request, call_state, kernel
+from sko.bodies.compiled_joints import Packed, joint_normalize_at, joint_qdot_at
 from sko.systems.requests import CHUNK, Header
 
-__all__ = ["Maps", "COPY", "BALL", "FREE", "PLANAR", "HOOK", "failed_hook", "rollout"]
+__all__ = ["Maps", "COPY", "RATE", "PROJECT", "HOOK", "failed_hook", "rollout"]
 
-#: One run of coordinates: its kind, where it starts in ``q`` and in ``θ̇``, how many (``COPY``,
-#: ``HOOK``: ``q`` entries); for ``HOOK`` also its ``θ̇`` entries, the addresses of the body's
-#: ``q̇`` map and normalisation (0: ``q̇ = θ̇``, none), where its constants are in the request
-#: vector's ``reals`` and how many, and its row in the state table.
-Maps = columns("Maps", "KIND", "Q", "V", "N", "NV", "QDOT", "NORMALIZE", "CONSTANTS", "CONSTANTS_SIZE", "BODY")
-COPY, BALL, FREE, PLANAR, HOOK = 0, 1, 2, 3, 4
+#: One run of coordinates: its kind, where it starts in ``q`` and in ``θ̇``, how many ``q``
+#: entries; for a joint's run its joint code and where its
+#: :data:`~sko.bodies.compiled_joints.Packed` record starts in ``packed``; for a ``HOOK`` run its
+#: ``θ̇`` entries, the addresses of the body's ``q̇`` map and normalisation (0: ``q̇ = θ̇``,
+#: none), where its constants are in the request vector's ``reals`` and how many, and its row in
+#: the state table.
+Maps = columns("Maps", "KIND", "Q", "V", "N", "CODE", "P", "NV", "QDOT", "NORMALIZE", "CONSTANTS", "CONSTANTS_SIZE",
+               "BODY")
+COPY, RATE, PROJECT, HOOK = 0, 1, 2, 3
 #: the status of a rollout stopped by a hook: ``_HOOK_FAILED − 2 r`` (``q̇`` map of the run ``r``),
 #: ``_HOOK_FAILED − 2 r − 1`` (its normalisation)
 _HOOK_FAILED = -10
@@ -70,49 +77,34 @@ def _hook(maps, r, reals, q, v, out, normalize) -> bool:
 
 
 @kernel
-def _qdot(maps, reals, q, v, out):
-    """``out = Q(q) θ̇`` (module docstring): −1, or the status of a failed hook."""
+def _qdot(maps, packed, reals, q, v, out):
+    """``out = Q(q) θ̇`` (module docstring); a joint that rejects the state leaves NaN (the
+    step's checks stop the rollout there). −1, or the status of a failed hook."""
     for r in range(maps.shape[0]):
         kind, a, b = maps[r, Maps.KIND], maps[r, Maps.Q], maps[r, Maps.V]
         if kind == COPY:
             for i in range(maps[r, Maps.N]):
                 out[a + i] = v[b + i]
+        elif kind == RATE:
+            if not joint_qdot_at(maps[r, Maps.CODE], packed, maps[r, Maps.P], q, a, v, b, out, a):
+                for i in range(maps[r, Maps.N]):
+                    out[a + i] = np.nan
         elif kind == HOOK:
             if not _hook(maps, r, reals, q, v, out, False):
                 return _HOOK_FAILED - 2 * r
-        elif kind == PLANAR:
-            c, s = np.cos(q[a]), np.sin(q[a])
-            out[a] = v[b]
-            out[a + 1] = c * v[b + 1] - s * v[b + 2]
-            out[a + 2] = s * v[b + 1] + c * v[b + 2]
-        else:
-            w, x, y, z = q[a], q[a + 1], q[a + 2], q[a + 3]
-            o0, o1, o2 = v[b], v[b + 1], v[b + 2]
-            out[a] = 0.5 * (-x * o0 - y * o1 - z * o2)
-            out[a + 1] = 0.5 * (w * o0 - z * o1 + y * o2)
-            out[a + 2] = 0.5 * (z * o0 + w * o1 - x * o2)
-            out[a + 3] = 0.5 * (-y * o0 + x * o1 + w * o2)
-            if kind == FREE:  # ṗ = R(q) v, R homogeneous in q (any nonzero q)
-                n2 = w * w + x * x + y * y + z * z
-                u0, u1, u2 = v[b + 3], v[b + 4], v[b + 5]
-                out[a + 4] = ((w * w + x * x - y * y - z * z) * u0 + 2 * (x * y - w * z) * u1
-                              + 2 * (x * z + w * y) * u2) / n2
-                out[a + 5] = (2 * (x * y + w * z) * u0 + (w * w - x * x + y * y - z * z) * u1
-                              + 2 * (y * z - w * x) * u2) / n2
-                out[a + 6] = (2 * (x * z - w * y) * u0 + 2 * (y * z + w * x) * u1
-                              + (w * w - x * x - y * y + z * z) * u2) / n2
     return -1
 
 
 @kernel
-def _normalize(maps, reals, q):
-    """Unit quaternions and the hooks' projections: −1, or the status of a failed hook."""
+def _normalize(maps, packed, reals, q):
+    """The joints' projections, in place (NaN where one rejects the state), and the hooks': −1,
+    or the status of a failed hook."""
     for r in range(maps.shape[0]):
         kind, a = maps[r, Maps.KIND], maps[r, Maps.Q]
-        if kind == BALL or kind == FREE:
-            n = np.sqrt(q[a] * q[a] + q[a + 1] * q[a + 1] + q[a + 2] * q[a + 2] + q[a + 3] * q[a + 3])
-            for i in range(4):
-                q[a + i] /= n
+        if kind == PROJECT:
+            if not joint_normalize_at(maps[r, Maps.CODE], packed, maps[r, Maps.P], q, a):
+                for i in range(maps[r, Maps.N]):
+                    q[a + i] = np.nan
         elif kind == HOOK:
             if not _hook(maps, r, reals, q, q, q, True):
                 return _HOOK_FAILED - 2 * r - 1
@@ -140,7 +132,7 @@ def _acceleration(local, q, v, tau, out):
 
 
 @kernel
-def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
+def _step(local, maps, packed, q, v, tau, dt, rk4, qn, vn, k, t):
     """One step from ``(q, θ̇)`` into ``(qn, vn)``: RK4 (``rk4``; ``T`` held over the step) or
     semi-implicit Euler (``θ̇ ← θ̇ + dt θ̈``, then ``q ← q + dt Q(q) θ̇``); ``k`` holds 4
     ``(q̇, θ̈)`` pairs, ``t`` a stage's ``(q, θ̇)``. Returns the status of the dynamics, or of a
@@ -154,12 +146,12 @@ def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
             return status
         for i in range(nv):
             vn[i] = v[i] + dt * k[nq + i]
-        status = _qdot(maps, reals, q, vn, k[:nq])
+        status = _qdot(maps, packed, reals, q, vn, k[:nq])
         if status != -1:
             return status
         for i in range(nq):
             qn[i] = q[i] + dt * k[i]
-        return _normalize(maps, reals, qn)
+        return _normalize(maps, packed, reals, qn)
     m = nq + nv
     for stage in range(4):
         kq, kv = k[stage * m: stage * m + nq], k[stage * m + nq: (stage + 1) * m]
@@ -176,7 +168,7 @@ def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
                 sq[i] = q[i] + h * pq[i]
             for i in range(nv):
                 sv[i] = v[i] + h * pv[i]
-        status = _qdot(maps, reals, sq, sv, kq)
+        status = _qdot(maps, packed, reals, sq, sv, kq)
         if status != -1:
             return status
         status = _acceleration(local, sq, sv, tau, kv)
@@ -187,17 +179,19 @@ def _step(local, maps, q, v, tau, dt, rk4, qn, vn, k, t):
     for i in range(nv):
         j = nq + i
         vn[i] = v[i] + dt / 6 * (k[j] + 2 * k[m + j] + 2 * k[2 * m + j] + k[3 * m + j])
-    return _normalize(maps, reals, qn)
+    return _normalize(maps, packed, reals, qn)
 
 
 @kernel(entry=True, parallel=True)
-def rollout(w, maps, tau, dt, rk4, Q, V, failed, status):
+def rollout(w, maps, packed, tau, dt, rk4, Q, V, failed, status):
     """Step every rollout ``s`` from ``(Q[s, 0], V[s, 0])`` through ``Q.shape[1] − 1`` steps into
     ``Q[s]``, ``V[s]``, with ``T = tau[s, i]`` over step ``i`` (``tau`` B × steps × nv, or
     B × 0 × nv for none). A rollout whose dynamics reject a state or overflow stops: ``failed[s]``
     is the step it failed in (−1 for none) and ``status[s]`` the request's status; the others
     go on. Chunks of :data:`~sko.systems.requests.CHUNK` rollouts run in parallel, each on its
-    own copy of the request vector ``w``."""
+    own copy of the request vector ``w``; ``maps`` and ``packed``: the coordinate runs (module
+    docstring)."""
+    packed = borrowed(packed)
     w, maps, tau, Q, V, failed, status = (borrowed(w), borrowed(maps), borrowed(tau), borrowed(Q), borrowed(V),
                                           borrowed(failed), borrowed(status))
     B, steps, nq, nv = Q.shape[0], Q.shape[1] - 1, Q.shape[2], V.shape[2]
@@ -210,7 +204,7 @@ def rollout(w, maps, tau, dt, rk4, Q, V, failed, status):
             failed[s], status[s] = -1, -1
             for i in range(steps):
                 x = tau[s, i] if tau.shape[1] > 0 else zero
-                code = _step(local, maps, Q[s, i], V[s, i], x, dt, rk4, Q[s, i + 1], V[s, i + 1], k, t)
+                code = _step(local, maps, packed, Q[s, i], V[s, i], x, dt, rk4, Q[s, i + 1], V[s, i + 1], k, t)
                 if code == -1:
                     for j in range(nq):
                         if not np.isfinite(Q[s, i + 1, j]):

@@ -418,18 +418,18 @@ def _same_batch(Q: np.ndarray, x: np.ndarray, name: str) -> None:
 
 
 def _coordinates_are_velocities(system, layout) -> bool:
-    """True when every body is a library type whose joint has ``q̇ = v`` and no manifold to
-    project on (no quaternion, no successor-frame velocities): ``qdot`` and ``normalize`` are then
-    the identity for the whole system."""
-    from sko.bodies.compiled_joints import CYLINDRICAL, EULER_ZYX, FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, pack_joint
+    """True when every body is a library type whose joint's declared type has ``q̇ = v`` and no
+    manifold to project on (:func:`~sko.bodies.compiled_joints.coordinates_are_velocities`: no
+    quaternion, no successor-frame velocities): ``qdot`` and ``normalize`` are then the identity
+    for the whole system."""
+    from sko.bodies.compiled_joints import coordinates_are_velocities
     from sko.bodies.flexible import FlexibleBody
     from sko.bodies.hinge import JointCoordinates
 
-    plain = (FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, CYLINDRICAL, EULER_ZYX)
     own = (JointCoordinates.qdot, FlexibleBody.qdot, JointCoordinates.normalize, FlexibleBody.normalize)
     for k, c in zip(layout.bodies, layout.compiled):
         body = system.body(k)
-        if c is None or not hasattr(body, "joint") or pack_joint(body.joint)[0] not in plain:
+        if c is None or not hasattr(body, "joint") or not coordinates_are_velocities(body.joint):
             return False
         if type(body).qdot not in own or type(body).normalize not in own:
             return False

@@ -4,12 +4,13 @@
 ``q`` projected back onto its manifold after each step (unit quaternions), as
 :func:`~sko.systems.simulate.simulate` does for one. Where every body has a compiled state, every
 hinge force is compiled (no tendon, no body type whose ``hinge_force`` has no compiled hook:
-:mod:`sko.bodies.hooks`), every joint's ``q̇`` map is one the kernels know (all library joints
-but user-defined ones), every body type with a ``q̇`` map of its own gives it as a compiled hook,
-and the hinge forces are an array, the whole loop runs compiled, in parallel over chunks of
-rollouts (:mod:`sko.systems.compiled_rollout`): no Python per state or per step. Otherwise (a
-``tau`` callable, bodies with a Python state or Python hinge forces, the reference backend) each
-step makes batched calls of the system's methods over the rollouts still running.
+:mod:`sko.bodies.hooks`), every joint's ``q̇`` map and projection are compiled (declared by its
+joint type: :mod:`sko.bodies.joint_kernels`; every joint but a
+:class:`~sko.bodies.joints.CustomJoint`), every body type with a ``q̇`` map of its own gives it as
+a compiled hook, and the hinge forces are an array, the whole loop runs compiled, in parallel over
+chunks of rollouts (:mod:`sko.systems.compiled_rollout`): no Python per state or per step.
+Otherwise (a ``tau`` callable, bodies with a Python state or Python hinge forces, the reference
+backend) each step makes batched calls of the system's methods over the rollouts still running.
 
 A rollout that leaves its domain (a configuration its joints reject) or whose motion overflows
 stops there: its later entries are NaN, :attr:`Rollout.failed` gives the step and
@@ -25,19 +26,27 @@ import numpy as np
 
 from sko.algorithms import get_backend
 from sko.arrays import checked_array, checked_count, checked_scalar, plain_numbers_as_floats
+from sko.bodies import compiled_joints as cj
 from sko.bodies.contract import BodyError, BodyType
 from sko.bodies.hooks import hook_address, normalize_at, qdot_at
-from sko.bodies.joints import Free, Planar, Spherical
 from sko.bodies.kernels import Row
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 from sko.systems import compiled_rollout as CR
 from sko.systems.coordinates import coordinate_maps
 from sko.systems.requests import REQUESTS
 
-__all__ = ["Rollout", "INTEGRATORS", "rollout", "stopped", "renamed"]
+__all__ = ["Rollout", "CompiledMaps", "INTEGRATORS", "rollout", "compiled_maps", "stopped", "renamed"]
 
 #: ``"rk4"``: classical Runge–Kutta; ``"euler"``: semi-implicit Euler (velocity first).
 INTEGRATORS = ("rk4", "euler")
+
+
+class CompiledMaps(NamedTuple):
+    """The coordinate runs of :mod:`~sko.systems.compiled_rollout`: the ``Maps`` table and the
+    joints' :data:`~sko.bodies.compiled_joints.Packed` records its rows point into."""
+
+    table: np.ndarray
+    packed: np.ndarray
 
 
 class Rollout(NamedTuple):
@@ -112,9 +121,10 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
     return Rollout(t, Q, V, failed, errors)
 
 
-def compiled_maps(system) -> np.ndarray | None:
-    """The table of coordinate runs of :mod:`~sko.systems.compiled_rollout` (``Maps`` rows), or
-    None where the rollout cannot run compiled (module docstring)."""
+def compiled_maps(system) -> CompiledMaps | None:
+    """The :class:`CompiledMaps` of :mod:`~sko.systems.compiled_rollout`, or None where the
+    rollout cannot run compiled (module docstring): each joint with a ``q̇`` map or a projection
+    of its own is run by its joint type's declared functions, which its Python ones must be."""
     engine = system._engine
     if get_backend() != "compiled" or engine.layout is None or not engine.layout.all_compiled \
             or engine.layout.hinge_forces:
@@ -122,32 +132,37 @@ def compiled_maps(system) -> np.ndarray | None:
     maps = coordinate_maps(system)
     if maps is None:
         return None
-    rows = []
+    rows, packed = [], []
     for qi, vi in zip(maps.rate_q.tolist(), maps.rate_v.tolist()):  # runs of q̇ = θ̇
         if rows and rows[-1][0] == CR.COPY and rows[-1][1] + rows[-1][3] == qi and rows[-1][2] + rows[-1][3] == vi:
             rows[-1][3] += 1
         else:
             rows.append([CR.COPY, qi, vi, 1])
-    kinds = {Spherical: CR.BALL, Free: CR.FREE, Planar: CR.PLANAR}
+    runs = [(CR.RATE, qs, vs, rate, "_qdot", "qdot") for qs, vs, rate, _ in maps.rates]
+    runs += [(CR.PROJECT, qs, slice(0, 0), projection, "normalize", "normalize") for qs, projection in maps.projections]
     hooked = set()  # bodies whose type's own maps run as compiled hooks
-    for qs, vs, rate, _ in maps.rates:
-        owner = getattr(rate, "__self__", None)
-        if isinstance(owner, BodyType):
-            hooked.add(owner.name)
+    for kind, qs, vs, method, name, function in runs:
+        joint = getattr(method, "__self__", None)
+        if isinstance(joint, BodyType):
+            hooked.add(joint.name)
             continue
-        kind = kinds.get(type(owner))
-        if kind is None or getattr(rate, "__func__", None) is not type(rate.__self__)._qdot:
+        found = None if joint is None else cj.declaration(joint)
+        owner = None if found is None else getattr(found[0], "owner", None)
+        if found is None or getattr(method, "__func__", None) is not getattr(type(joint), name) \
+                or getattr(type(joint), name) is not getattr(owner, name, None) or not getattr(found[0], "has_" + function):
+            return None  # a Python map of its own: the stepwise loop calls it
+        entry = found[0]
+        code, _, record = cj.pack_joint(joint)
+        if code == cj.PYTHON:
             return None
-        rows.append([kind, qs.start, vs.start, qs.stop - qs.start])
-    for _, projection in maps.projections:
-        owner = getattr(projection, "__self__", None)
-        if isinstance(owner, BodyType):
-            hooked.add(owner.name)
-        elif type(owner) not in (Spherical, Free):
-            return None
-    rows = [row + [0] * (CR.Maps.WIDTH - 4) for row in rows]
+        if not entry.library:
+            record[cj.Packed.qdot if function == "qdot" else cj.Packed.normalize] = entry.address(function, np.float64)
+        rows.append([kind, qs.start, vs.start, qs.stop - qs.start, code, len(packed) * cj.Packed.SIZE])
+        packed.append(record)
+    rows = [row + [0] * (CR.Maps.WIDTH - len(row)) for row in rows]
     rows += [_hook_run(system, engine.layout, k) for k in system.bodies if k in hooked]
-    return np.array(rows, dtype=np.int64).reshape(-1, CR.Maps.WIDTH)
+    table = np.array(rows, dtype=np.int64).reshape(-1, CR.Maps.WIDTH)
+    return CompiledMaps(table, np.concatenate(packed) if packed else np.zeros(0))
 
 
 def _hook_run(system, layout, name) -> list:
@@ -177,7 +192,7 @@ def _compiled(system, maps, T, dt: float, rk4: bool, Q, V, failed, report) -> np
     w = system._engine._request_vector(REQUESTS["forward_dynamics"], np.dtype(np.float64))
     status = np.full(B, -1, dtype=np.int64)
     if report is None:
-        CR.rollout(w, maps, np.zeros((B, 0, nv)) if T is None else T, dt, rk4, Q, V, failed, status)
+        CR.rollout(w, maps.table, maps.packed, np.zeros((B, 0, nv)) if T is None else T, dt, rk4, Q, V, failed, status)
         return status
     length = max(1, SEGMENT // max(B, 1))
     for a in range(0, steps, length):
@@ -187,7 +202,7 @@ def _compiled(system, maps, T, dt: float, rk4: bool, Q, V, failed, report) -> np
         Qs[:, 0], Vs[:, 0] = Q[rows, a], V[rows, a]
         Ts = np.zeros((rows.size, 0, nv)) if T is None else np.ascontiguousarray(T[rows, a:b])
         part_failed, part_status = np.full(rows.size, -1, dtype=np.int64), np.full(rows.size, -1, dtype=np.int64)
-        CR.rollout(w, maps, Ts, dt, rk4, Qs, Vs, part_failed, part_status)
+        CR.rollout(w, maps.table, maps.packed, Ts, dt, rk4, Qs, Vs, part_failed, part_status)
         Q[rows, a + 1: b + 1], V[rows, a + 1: b + 1] = Qs[:, 1:], Vs[:, 1:]
         stopped = part_failed >= 0
         failed[rows[stopped]] = a + part_failed[stopped]
@@ -365,13 +380,13 @@ def renamed(error: SKOError, message: str) -> SKOError:
         return SKOError(message)
 
 
-def _why(system, q, v, tau, i: int, dt: float, maps: np.ndarray, status: int) -> SKOError:
+def _why(system, q, v, tau, i: int, dt: float, maps: CompiledMaps, status: int) -> SKOError:
     """Why the compiled rollout stopped in step ``i`` with ``status``: a body type's compiled
     ``q̇`` map or normalisation that failed (named), else the error of the dynamics at the step's
     start if they raise there (else a later stage's state, or an overflow)."""
     hook = CR.failed_hook(status)
     if hook is not None:
-        return _hook_error(system, q, v, i, dt, int(maps[hook[0], CR.Maps.BODY]), hook[1])
+        return _hook_error(system, q, v, i, dt, int(maps.table[hook[0], CR.Maps.BODY]), hook[1])
     try:
         system.forward_dynamics(q, v, tau)
     except SKOError as error:
