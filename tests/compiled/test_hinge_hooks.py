@@ -240,7 +240,7 @@ def test_rollouts_with_hooks_take_the_compiled_loop_and_equal_the_stepwise_one(i
         maps = compiled_maps(system)
         assert maps is not None
         hooked = [system.body(k) for k in system.bodies if isinstance(system.body(k), DiagonalBead)]
-        assert (maps[:, CR.Maps.KIND] == CR.HOOK).sum() == len(hooked)
+        assert (maps.table[:, CR.Maps.KIND] == CR.HOOK).sum() == len(hooked)
         rng = np.random.default_rng(7)
         Q0 = np.array([system.random_configuration(rng) for _ in range(5)])
         V0 = rng.normal(size=(5, system.nv))
