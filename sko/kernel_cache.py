@@ -45,6 +45,7 @@ KERNEL_MODULES = (
     "sko.systems.compiled_rollout",
     "sko.algorithms.cfa.flat",
     "sko.bodies.kernels",
+    "sko.bodies.hooks",
     "sko.bodies.joint_kernels",
     "sko.bodies.compiled_joints",
     "sko.bodies.toolkit",

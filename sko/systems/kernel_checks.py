@@ -82,7 +82,12 @@ def node_outputs(layout, a: np.ndarray, i: int) -> dict:
 
 # ----------------------------------------------------------------------------- running one row
 def _arena(layout, q: np.ndarray, qd: np.ndarray, dtype) -> np.ndarray:
+    """A fresh arena holding the state and the inertial frame's record (``γ = −a_g``, ``R = I``),
+    as a fill finds them: a base body's fill writes that record again, with the same numbers."""
     A = np.zeros(layout.size, dtype=dtype)
+    o = layout.root_offset
+    A[o + Record.gamma + 3: o + Record.gamma + 6] = -np.asarray(layout.system.gravity, dtype=float)
+    A[o + Record.rotation: o + Record.rotation + 9] = np.eye(3).ravel()
     A[layout.q_offset: layout.q_offset + q.size] = q
     A[layout.v_offset: layout.v_offset + qd.size] = qd
     return A
