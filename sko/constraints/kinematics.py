@@ -1,0 +1,236 @@
+"""The constraint Jacobian ``J``, drift ``γ`` and position error ``e`` of constraints at frames
+(CONSTRAINTS.md §1, §2, Eq. 1, 2).
+
+For a constraint between frames ``c1`` (on ``frame``) and ``c2`` (on ``other``, or fixed in the
+world), with world poses ``(R1, p1)``, ``(R2, p2)`` and frame Jacobians ``J_i = ℬ* φ* H*`` of the
+system (``[ω_i; v_i] = J_i v`` in ``c_i``'s coordinates), the relative twist of ``c1`` against the
+body carrying ``c2``, about ``p1`` in world axes, is
+
+    ω = R1 ω1 − R2 ω2,   v = R1 v1 − R2 v2 + (p1 − p2) × R2 ω2
+
+expressed in the reference frame: ``local`` rotates it by ``R1ᵀ``, ``world`` moves it to the world
+origin (``v − ω × p1``), ``local_world_aligned`` keeps it. A *point* constraint (translations
+only, local or local-world-aligned axes) holds ``p1 − p2`` instead: its rows are ``Rᵀ(ṗ1 − ṗ2)``
+with ``R = R1`` (local) or ``I``. The rows are the selected entries of ``[v; ω]``.
+
+The drift ``γ`` is the acceleration of the constraint at ``v̇ = 0``: ``γ = J̇ v``, exactly, by a
+complex step along the motion, ``J̇ v = Im J(q + i h q̇(q, v)) v / h`` (DERIVATIVES.md, Eq. 21); for
+a point constraint it is the classical acceleration ``Rᵀ(p̈1 − p̈2)`` (the ``R`` held fixed), as in
+Pinocchio. The position error ``e`` is ``p1 − p2`` (and the rotation vector of ``R1 R2ᵀ``) in the
+reference axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sko.graphs.errors import DimensionError, UnknownNodeError
+from sko.spatial import skew
+from sko.constraints.values import ConstraintError, FrameConstraint
+
+__all__ = ["resolved", "constraint_frame_pose", "constraint_rows", "constraint_jacobian", "constraint_drift",
+           "constraint_error", "side_maps", "batched", "drift", "COMPLEX_STEP"]
+
+#: the complex step of the drift (DERIVATIVES.md, Eq. 21)
+COMPLEX_STEP = 1e-30
+_ORDER = np.r_[3:6, 0:3]  # sko's [ω; v] → Pinocchio's [v; ω]
+
+
+def _side_key(system, frame):
+    """The rigid body a frame moves with (for the same-body check), or None for a world frame."""
+    if hasattr(system, "frames") and hasattr(system, "frame"):
+        return system.frame(frame).body
+    k, name = system._attachment_frame(frame)
+    return k if len(system.body(k).attachment_names) == 1 else (k, name)
+
+
+def resolved(system, constraints) -> tuple:
+    """The constraints as a tuple, each checked against ``system``: its frames exist
+    (:class:`~sko.graphs.errors.UnknownNodeError`), ``frame`` moves, and its two sides are not on
+    one rigid body (:class:`~sko.constraints.values.ConstraintError`)."""
+    if isinstance(constraints, FrameConstraint):
+        constraints = (constraints,)
+    if isinstance(constraints, (set, frozenset)) or not isinstance(constraints, Sequence):
+        raise ConstraintError(f"constraints must be an ordered sequence of FrameConstraint (they order the rows), "
+                              f"got {type(constraints).__name__}")
+    for c in constraints:
+        if not isinstance(c, FrameConstraint):
+            raise ConstraintError(f"{c!r} is not a constraint (PointContact, FrameContact, FrameConstraint)")
+        try:
+            a = _side_key(system, c.frame)
+            b = None if c.other is None else _side_key(system, c.other)
+        except UnknownNodeError as e:
+            raise UnknownNodeError(f"constraint {c!r}: {e.args[0] if e.args else e}") from None
+        if a is None:
+            raise ConstraintError(f"constraint {c!r}: frame {c.frame!r} is fixed on the world; it cannot be constrained")
+        if a == b:
+            raise ConstraintError(f"constraint {c!r}: {c.frame!r} and {c.other!r} are on the same rigid body {a!r}; "
+                                  "their relative motion is zero by construction")
+    return tuple(constraints)
+
+
+def _frame_pose_jacobian(system, q, frame, jacobian: bool = True):
+    """World pose ``(R, p)`` of a system frame and its 6 × nv Jacobian (``[ω; v]``, own axes)."""
+    if hasattr(system, "frames") and hasattr(system, "frame"):
+        T = system.frame_pose(q, frame)
+        R, p = T[:3, :3], T[:3, 3]
+    else:
+        k, name = system._attachment_frame(frame)
+        att = system.node_states(q)[k].attachments[name]
+        R, p = np.asarray(att.rotation), np.asarray(att.position)
+    return R, p, (system.jacobian(q, frame) if jacobian else None)
+
+
+def _placed(R, p, J, P):
+    """Pose and Jacobian of the constraint frame placed at ``P`` (4 × 4) in a frame ``(R, p, J)``."""
+    if P is None:
+        return R, p, J
+    Rp, pp = P[:3, :3], P[:3, 3]
+    Rc, pc = R @ Rp, p + R @ pp
+    if J is None:
+        return Rc, pc, None
+    Jc = np.concatenate([Rp.T @ J[:3], Rp.T @ (J[3:] - skew(pp) @ J[:3])])
+    return Rc, pc, Jc
+
+
+def _sides(system, q, c: FrameConstraint, J1=None, J2=None, jacobian: bool = True):
+    """``(R1, p1, J1), (R2, p2, J2)`` of the two constraint frames (``J2`` None on the world)."""
+    R1, p1, Jf = _frame_pose_jacobian(system, q, c.frame, jacobian and J1 is None)
+    side1 = _placed(R1, p1, Jf if J1 is None else J1, c.placement)
+    if c.other is None:
+        T2 = np.eye(4) if c.other_placement is None else c.other_placement
+        return side1, (T2[:3, :3], T2[:3, 3], None)
+    R2, p2, Jo = _frame_pose_jacobian(system, q, c.other, jacobian and J2 is None)
+    return side1, _placed(R2, p2, Jo if J2 is None else J2, c.other_placement)
+
+
+def constraint_frame_pose(system, q, c: FrameConstraint) -> np.ndarray:
+    """The 4 × 4 world pose of the constraint frame ``c1`` at ``q`` (one state)."""
+    (R1, p1, _), _ = _sides(system, q, c, jacobian=False)
+    T = np.eye(4, dtype=np.result_type(R1, p1))
+    T[:3, :3], T[:3, 3] = R1, p1
+    return T
+
+
+def _world_aligned(system, q, c: FrameConstraint, J1=None, J2=None):
+    """``(J_wa, R1, p1)``: the 6 × nv map to the relative ``[v; ω]`` about ``p1`` in world axes
+    (module docstring; for a point constraint the linear rows are ``ṗ1 − ṗ2``). Given ``J1``,
+    ``J2`` (the Jacobians of ``frame`` and ``other`` in their own axes), those replace the
+    system's: the map is linear in them (:func:`side_maps`)."""
+    (R1, p1, J1), (R2, p2, J2) = _sides(system, q, c, J1, J2)
+    ang, lin = R1 @ J1[:3], R1 @ J1[3:]
+    if J2 is not None:
+        ang = ang - R2 @ J2[:3]
+        lin = lin - R2 @ J2[3:]
+        if not c.point:
+            lin = lin + skew(p1 - p2) @ (R2 @ J2[:3])
+    return np.concatenate([lin, ang]), R1, p1
+
+
+def side_maps(system, q, c: FrameConstraint) -> tuple:
+    """``(G1, G2)`` (``dimension × 6`` each, ``G2`` None for the world) with the constraint's rows
+    ``J = G1 J_frame + G2 J_other``, ``J_frame``, ``J_other`` the frames' own Jacobians."""
+    I, Z = np.eye(6), np.zeros((6, 6))
+    G1 = _in_reference(*_world_aligned(system, q, c, I, None if c.other is None else Z), c.reference)
+    if c.other is None:
+        return G1[list(c.directions)], None
+    G2 = _in_reference(*_world_aligned(system, q, c, Z, I), c.reference)
+    return G1[list(c.directions)], G2[list(c.directions)]
+
+
+def _in_reference(J_wa, R1, p1, reference: str) -> np.ndarray:
+    """The world-aligned rows about ``p1`` expressed in the reference frame."""
+    if reference == "local":
+        return np.concatenate([R1.T @ J_wa[:3], R1.T @ J_wa[3:]])
+    if reference == "world":
+        return np.concatenate([J_wa[:3] + skew(p1) @ J_wa[3:], J_wa[3:]])
+    return J_wa
+
+
+def constraint_rows(system, q, c: FrameConstraint) -> np.ndarray:
+    """The constraint's Jacobian rows at one state ``q`` (``dimension × nv``)."""
+    J_wa, R1, p1 = _world_aligned(system, q, c)
+    return _in_reference(J_wa, R1, p1, c.reference)[list(c.directions)]
+
+
+def constraint_drift_rows(system, q, v, c: FrameConstraint) -> np.ndarray:
+    """``γ`` of one constraint at one real state (module docstring)."""
+    qc = q + 1j * COMPLEX_STEP * system.qdot(q, v)
+    J_wa_c, R1c, p1c = _world_aligned(system, qc, c)
+    if c.point:
+        g = (J_wa_c.imag @ v) / COMPLEX_STEP
+        if c.reference == "local":
+            g = np.concatenate([R1c.real.T @ g[:3], R1c.real.T @ g[3:]])
+        return g[list(c.directions)]
+    return (_in_reference(J_wa_c, R1c, p1c, c.reference).imag @ v)[list(c.directions)] / COMPLEX_STEP
+
+
+def _rotation_vector(R) -> np.ndarray:
+    """``log(R)``: the rotation vector of a rotation matrix (exact near 0 and π)."""
+    w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    s, c = 0.5 * np.linalg.norm(w), 0.5 * (np.trace(R) - 1.0)
+    angle = np.arctan2(s, c)
+    if s > 1e-6:
+        return angle / (2 * s) * w
+    if c > 0:  # near identity: w/2 (1 + θ²/6)
+        return 0.5 * w * (1 + angle ** 2 / 6)
+    B = 0.5 * (R + np.eye(3))  # near π: the axis from R + I = 2 a aᵀ
+    i = int(np.argmax(np.diag(B)))
+    a = B[:, i] / np.sqrt(B[i, i])
+    return np.pi * (a if a @ w >= 0 else -a)
+
+
+def constraint_error_rows(system, q, c: FrameConstraint) -> np.ndarray:
+    """The position error ``e`` of one constraint at one state (zero without a target)."""
+    if c.other is None and c.other_placement is None:
+        return np.zeros(c.dimension)
+    (R1, p1, _), (R2, p2, _) = _sides(system, q, c, jacobian=False)
+    e = np.concatenate([p1 - p2, _rotation_vector(R1 @ R2.T)])
+    if c.reference == "local":
+        e = np.concatenate([R1.T @ e[:3], R1.T @ e[3:]])
+    return e[list(c.directions)]
+
+
+def batched(system, fn, q, *vectors):
+    """``fn(q, *vectors)`` on one checked state, or stacked over a batch: ``q`` of shape ``(B, nq)``
+    with each vector ``(B, nv)`` (or one ``(nv,)`` vector shared by every state)."""
+    Q = np.asarray(q)
+    if Q.ndim != 2:
+        checked = [system.checked_vectors(q, x)[1] for x in vectors]
+        return fn(system.checked_vectors(q)[0], *checked)
+    X = [None if x is None else np.asarray(x) for x in vectors]
+    for name, x in zip(("v", "tau"), X):
+        if x is not None and x.ndim == 2 and len(x) != len(Q):
+            raise DimensionError(f"{name} has {len(x)} states, q has {len(Q)}")
+    outs = [batched(system, fn, Q[s], *(None if x is None else (x[s] if x.ndim == 2 else x) for x in X))
+            for s in range(len(Q))]
+    if isinstance(outs[0], tuple):
+        return tuple(np.stack(parts) for parts in zip(*outs))
+    return np.stack(outs)
+
+
+def constraint_jacobian(system, q, constraints) -> np.ndarray:
+    """``J`` (``m × nv``, ``m`` the total rows, constraint after constraint), or ``(B, m, nv)``."""
+    constraints = resolved(system, constraints)
+    return batched(system, lambda qs: np.concatenate([constraint_rows(system, qs, c) for c in constraints]), q)
+
+
+def constraint_drift(system, q, v, constraints) -> np.ndarray:
+    """``γ`` (``m``), or ``(B, m)``: the constraints' acceleration at ``v̇ = 0``."""
+    constraints = resolved(system, constraints)
+    return batched(system, lambda qs, vs: drift(system, qs, vs, constraints), q, v)
+
+
+def drift(system, q, v, constraints) -> np.ndarray:
+    """``γ`` of checked constraints at one checked real state."""
+    if q.dtype.kind == "c" or v.dtype.kind == "c":
+        raise ConstraintError("the constraint drift takes real states (it is itself computed by a complex step)")
+    return np.concatenate([constraint_drift_rows(system, q, v, c) for c in constraints])
+
+
+def constraint_error(system, q, constraints) -> np.ndarray:
+    """The stacked position errors ``e`` (module docstring), or ``(B, m)``."""
+    constraints = resolved(system, constraints)
+    return batched(system, lambda qs: np.concatenate([constraint_error_rows(system, qs, c) for c in constraints]), q)
