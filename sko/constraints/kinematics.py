@@ -30,7 +30,7 @@ from sko.graphs.errors import DimensionError, UnknownNodeError
 from sko.spatial import skew
 from sko.constraints.values import ConstraintError, FrameConstraint
 
-__all__ = ["resolved", "constraint_frame_pose", "constraint_rows", "constraint_jacobian", "constraint_drift",
+__all__ = ["resolved", "anchored", "constraint_frame_pose", "constraint_rows", "constraint_jacobian", "constraint_drift",
            "constraint_error", "side_maps", "batched", "drift", "COMPLEX_STEP"]
 
 #: the complex step of the drift (DERIVATIVES.md, Eq. 21)
@@ -104,6 +104,14 @@ def _sides(system, q, c: FrameConstraint, J1=None, J2=None, jacobian: bool = Tru
         return side1, (T2[:3, :3], T2[:3, 3], None)
     R2, p2, Jo = _frame_pose_jacobian(system, q, c.other, jacobian and J2 is None)
     return side1, _placed(R2, p2, Jo if J2 is None else J2, c.other_placement)
+
+
+def anchored(system, q, constraints) -> tuple:
+    """The constraints to the world held where their frames are at ``q`` (one state): each one's
+    target becomes its frame's pose there (constraints between two frames are kept)."""
+    constraints = resolved(system, constraints)
+    q, _ = system.checked_vectors(q)
+    return tuple(c if c.other is not None else c.with_target(constraint_frame_pose(system, q, c)) for c in constraints)
 
 
 def constraint_frame_pose(system, q, c: FrameConstraint) -> np.ndarray:

@@ -129,7 +129,7 @@ class FrameConstraint:
         self.baumgarte = _checked_gains(baumgarte)
         if self.baumgarte[0] > 0 and other is None and other_placement is None:
             raise ConstraintError(f"the constraint at {frame!r} has Baumgarte kp = {self.baumgarte[0]} but no target: "
-                                  "give other_placement (the world pose to hold) or anchor it with anchored(system, q)")
+                                  "give other_placement (the world pose to hold), or anchor it where it is with sko.constraints.anchored")
 
     @property
     def dimension(self) -> int:
@@ -142,16 +142,13 @@ class FrameConstraint:
         local-world-aligned axes: then the drift is the point's classical acceleration."""
         return max(self.directions) < 3 and self.reference != "world"
 
-    def anchored(self, system, q) -> "FrameConstraint":
-        """A copy whose target is where the constraint frame is at ``q`` (for ``other=None``)."""
-        from sko.constraints.kinematics import constraint_frame_pose  # same package, below in reading order
-
+    def with_target(self, target) -> "FrameConstraint":
+        """A copy held to the world pose ``target`` (4 × 4) instead (``other`` must be None)."""
         if self.other is not None:
-            return self
+            raise ConstraintError(f"{self!r} is held to the frame {self.other!r}, not to a world target")
         out = object.__new__(type(self))
         out.__dict__.update(self.__dict__)
-        out.other_placement = _checked_pose(constraint_frame_pose(system, np.asarray(q, dtype=float), self),
-                                            "anchored target")
+        out.other_placement = _checked_pose(target, f"target of the constraint at {self.frame!r}")
         return out
 
     def __repr__(self) -> str:

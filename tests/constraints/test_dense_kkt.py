@@ -245,3 +245,17 @@ def test_unknown_frames_and_same_body_are_named():
         chain.constrained_dynamics(q, v, v, [FrameConstraint("link2", "tip")])
     with pytest.raises(ConstraintError, match="restitution"):
         chain.impulse_dynamics(q, v, [PointContact("tip")], restitution=1.5)
+
+
+def test_anchored_constraints_hold_their_frames_where_they_are():
+    """Anchored at ``q``, the position error is zero there, and the Baumgarte term is ``−kd J v``."""
+    from sko.constraints import anchored
+
+    system = arm7()
+    rng = np.random.default_rng(6)
+    q = system.random_configuration(rng)
+    held = anchored(system, q, [FrameConstraint("arm_link7", baumgarte=(0.0, 2.0), reference="world"),
+                                PointContact("arm_link4", baumgarte=(0.0, 1.0))])
+    np.testing.assert_allclose(constraint_error(system, q, held), 0.0, atol=1e-12)
+    moved = system.integrate(q, rng.normal(size=system.nv), 0.01)
+    assert np.abs(constraint_error(system, moved, held)).max() > 1e-4
