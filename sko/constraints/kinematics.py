@@ -13,10 +13,15 @@ origin (``v − ω × p1``), ``local_world_aligned`` keeps it. A *point* constra
 only, local or local-world-aligned axes) holds ``p1 − p2`` instead: its rows are ``Rᵀ(ṗ1 − ṗ2)``
 with ``R = R1`` (local) or ``I``. The rows are the selected entries of ``[v; ω]``.
 
-The drift ``γ`` is the acceleration of the constraint at ``v̇ = 0``: ``γ = J̇ v``, exactly, by a
-complex step along the motion, ``J̇ v = Im J(q + i h q̇(q, v)) v / h`` (DERIVATIVES.md, Eq. 21); for
-a point constraint it is the classical acceleration ``Rᵀ(p̈1 − p̈2)`` (the ``R`` held fixed), as in
-Pinocchio. The position error ``e`` is ``p1 − p2`` (and the rotation vector of ``R1 R2ᵀ``) in the
+The drift ``γ`` is the constraint's acceleration at ``v̇ = 0``, computed exactly by a complex
+step along the motion, ``Im J(q + i h q̇(q, v)) v / h`` (DERIVATIVES.md, Eq. 21), in one frame and
+then expressed in the reference with the axes held fixed, as Pinocchio does: for a point
+constraint the classical acceleration ``p̈1 − p̈2`` (world axes; ``R1ᵀ`` of it in local axes), for
+any other the local relative acceleration ``d/dt (J_local v)`` (rotated by ``R1``, and moved to
+the world origin for ``world``). In local axes, and for a frame held to the world in world axes,
+this is ``J̇ v``; in local-world-aligned axes the frame constraint's linear rows lack the
+``ω × v`` of the rotating axes, so that ``local`` and ``local_world_aligned`` hold the same
+motion, as in Pinocchio. The position error ``e`` is ``p1 − p2`` (and the rotation vector of ``R1 R2ᵀ``) in the
 reference axes.
 """
 
@@ -172,7 +177,10 @@ def constraint_drift_rows(system, q, v, c: FrameConstraint) -> np.ndarray:
         if c.reference == "local":
             g = np.concatenate([R1c.real.T @ g[:3], R1c.real.T @ g[3:]])
         return g[list(c.directions)]
-    return (_in_reference(J_wa_c, R1c, p1c, c.reference).imag @ v)[list(c.directions)] / COMPLEX_STEP
+    g = (_in_reference(J_wa_c, R1c, p1c, "local").imag @ v) / COMPLEX_STEP  # the local relative acceleration
+    R1, p1 = R1c.real, p1c.real
+    g_wa = np.concatenate([R1 @ g[:3], R1 @ g[3:]])[:, None]
+    return _in_reference(g_wa, R1, p1, c.reference)[list(c.directions), 0]
 
 
 def _rotation_vector(R) -> np.ndarray:

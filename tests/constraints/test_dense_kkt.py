@@ -98,13 +98,24 @@ def test_drift_is_the_constraint_acceleration(seed):
     h = 1e-5
     Jv = [system.constraint_jacobian(system.integrate(q, v, t), constraints) @ v for t in (-h, h)]
     fd = (Jv[1] - Jv[0]) / (2 * h)
-    if c.point and c.reference == "local":  # classical: R1ᵀ d/dt (ṗ1 − ṗ2), R1 held at q
-        from sko.constraints.kinematics import constraint_frame_pose
+    from sko.constraints.kinematics import constraint_frame_pose
 
-        R1 = constraint_frame_pose(system, q, c)[:3, :3]
+    T1 = constraint_frame_pose(system, q, c)
+    R1, p1 = T1[:3, :3], T1[:3, 3]
+    if c.point and c.reference == "local":  # classical: R1ᵀ d/dt (ṗ1 − ṗ2), R1 held at q
         lwa = [FrameConstraint(c.frame, c.other, c.placement, c.other_placement, (0, 1, 2), "local_world_aligned")]
         Jw = [system.constraint_jacobian(system.integrate(q, v, t), lwa) @ v for t in (-h, h)]
         fd = (R1.T @ ((Jw[1] - Jw[0]) / (2 * h)))[list(c.directions)]
+    elif not c.point:  # the local relative acceleration, its axes (and origin) held at q
+        local = [FrameConstraint(c.frame, c.other, c.placement, c.other_placement, range(6), "local")]
+        Jl = [system.constraint_jacobian(system.integrate(q, v, t), local) @ v for t in (-h, h)]
+        g = (Jl[1] - Jl[0]) / (2 * h)
+        lin, ang = R1 @ g[:3], R1 @ g[3:]
+        if c.reference == "local":
+            lin, ang = g[:3], g[3:]
+        elif c.reference == "world":
+            lin = lin + np.cross(p1, ang)
+        fd = np.concatenate([lin, ang])[list(c.directions)]
     np.testing.assert_allclose(gamma, fd, rtol=0, atol=1e-5 * (1 + np.abs(fd).max()))
 
 
