@@ -30,7 +30,8 @@ import numpy as np
 
 import sko.algorithms as alg
 from sko.graphs.errors import RankDeficientError
-from sko.constraints.kinematics import batched, constraint_error_rows, constraint_rows, drift, resolved, side_maps
+from sko.constraints.kinematics import (batched, body_states, constraint_error_rows, constraint_rows, drift, resolved,
+                                        side_maps)
 from sko.constraints.values import ConstraintError, InconsistentConstraintsError
 
 __all__ = ["PROXIMAL_TOLERANCE", "PROXIMAL_MU", "constraint_compliance", "constrained_dynamics", "impulse_dynamics",
@@ -44,13 +45,13 @@ _WELL_CONDITIONED = 1e8  # below this condition number Ω is solved directly
 _MAX_ITERATIONS = 200
 
 
-def _node_map(system, frame, q) -> tuple:
+def _node_map(system, frame, states: dict) -> tuple:
     """``(k, B)``: the node carrying a frame and ``B`` (6 × m_k) with the frame's own velocity
     ``B 𝒱(k)``; ``k`` None for a frame on the world."""
     if hasattr(system, "_frame_on_node"):
         return system._frame_on_node(frame)
     k, name = system._attachment_frame(frame)
-    return k, np.asarray(system.node_states(q)[k].attachments[name].Gamma)
+    return k, np.asarray(states[k].attachments[name].Gamma)
 
 
 class _Operators:
@@ -60,13 +61,14 @@ class _Operators:
         self.system, self.q, self.constraints = system, q, constraints
         self.model, _, _ = system.sko_model(q)
         self.ab = alg.articulated_inertias(self.model)
+        self.states = states = body_states(system, q)
         rows, nodes, pieces = 0, {}, []
         for c in constraints:
-            maps = side_maps(system, q, c)
+            maps = side_maps(system, q, c, states)
             for G, frame in zip(maps, (c.frame, c.other)):
                 if G is None:
                     continue
-                k, B = _node_map(system, frame, q)
+                k, B = _node_map(system, frame, states)
                 if k is None:
                     continue
                 nodes.setdefault(k, len(nodes))
@@ -79,7 +81,7 @@ class _Operators:
         for r, k, P in pieces:
             o = offsets[nodes[k]]
             self.G[r: r + P.shape[0], o: o + P.shape[1]] += P
-        self.J = np.concatenate([constraint_rows(system, q, c) for c in constraints])
+        self.J = np.concatenate([constraint_rows(system, q, c, states) for c in constraints])
 
     def compliance(self) -> np.ndarray:
         """``Ω = G Ω_nodes Gᵀ`` (the recursion; O(N) plus the nodes' paths)."""
@@ -143,7 +145,7 @@ def _constrained(system, q, v, tau, constraints):
     ops = _Operators(system, q, constraints)
     dv_free = system.forward_dynamics(q, v, tau)
     gamma = drift(system, q, v, constraints)
-    e = np.concatenate([constraint_error_rows(system, q, c) for c in constraints])
+    e = np.concatenate([constraint_error_rows(system, q, c, ops.states) for c in constraints])
     kp = np.concatenate([np.full(c.dimension, c.baumgarte[0]) for c in constraints])
     kd = np.concatenate([np.full(c.dimension, c.baumgarte[1]) for c in constraints])
     Jv = ops.J @ v

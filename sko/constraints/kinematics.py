@@ -32,7 +32,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sko.graphs.errors import DimensionError, UnknownNodeError
-from sko.spatial import skew
+from sko.spatial import plucker_rotation, plucker_translation, skew
 from sko.constraints.values import ConstraintError, FrameConstraint
 
 __all__ = ["resolved", "anchored", "constraint_frame_pose", "constraint_rows", "constraint_jacobian", "constraint_drift",
@@ -76,14 +76,27 @@ def resolved(system, constraints) -> tuple:
     return tuple(constraints)
 
 
-def _frame_pose_jacobian(system, q, frame, jacobian: bool = True):
+def _rigid(system) -> bool:
+    return hasattr(system, "frames") and hasattr(system, "frame")
+
+
+def body_states(system, q) -> dict:
+    """The bodies' states at ``q``, computed once for every frame pose of a state (O(N))."""
+    return system._states(q) if _rigid(system) else system.node_states(q)
+
+
+def _frame_pose_jacobian(system, q, frame, jacobian: bool, states: dict):
     """World pose ``(R, p)`` of a system frame and its 6 × nv Jacobian (``[ω; v]``, own axes)."""
-    if hasattr(system, "frames") and hasattr(system, "frame"):
-        T = system.frame_pose(q, frame)
-        R, p = T[:3, :3], T[:3, 3]
+    if _rigid(system):
+        body, X = system._frame(frame)
+        if body is None:
+            R, p = plucker_rotation(X).T, plucker_translation(X)
+        else:
+            att, E, r = states[body].attachments[None], plucker_rotation(X), plucker_translation(X)
+            R, p = att.rotation @ E.T, att.position + att.rotation @ r
     else:
         k, name = system._attachment_frame(frame)
-        att = system.node_states(q)[k].attachments[name]
+        att = states[k].attachments[name]
         R, p = np.asarray(att.rotation), np.asarray(att.position)
     return R, p, (system.jacobian(q, frame) if jacobian else None)
 
@@ -100,14 +113,15 @@ def _placed(R, p, J, P):
     return Rc, pc, Jc
 
 
-def _sides(system, q, c: FrameConstraint, J1=None, J2=None, jacobian: bool = True):
+def _sides(system, q, c: FrameConstraint, J1=None, J2=None, jacobian: bool = True, states: dict | None = None):
     """``(R1, p1, J1), (R2, p2, J2)`` of the two constraint frames (``J2`` None on the world)."""
-    R1, p1, Jf = _frame_pose_jacobian(system, q, c.frame, jacobian and J1 is None)
+    states = body_states(system, q) if states is None else states
+    R1, p1, Jf = _frame_pose_jacobian(system, q, c.frame, jacobian and J1 is None, states)
     side1 = _placed(R1, p1, Jf if J1 is None else J1, c.placement)
     if c.other is None:
         T2 = np.eye(4) if c.other_placement is None else c.other_placement
         return side1, (T2[:3, :3], T2[:3, 3], None)
-    R2, p2, Jo = _frame_pose_jacobian(system, q, c.other, jacobian and J2 is None)
+    R2, p2, Jo = _frame_pose_jacobian(system, q, c.other, jacobian and J2 is None, states)
     return side1, _placed(R2, p2, Jo if J2 is None else J2, c.other_placement)
 
 
@@ -119,20 +133,20 @@ def anchored(system, q, constraints) -> tuple:
     return tuple(c if c.other is not None else c.with_target(constraint_frame_pose(system, q, c)) for c in constraints)
 
 
-def constraint_frame_pose(system, q, c: FrameConstraint) -> np.ndarray:
+def constraint_frame_pose(system, q, c: FrameConstraint, states: dict | None = None) -> np.ndarray:
     """The 4 × 4 world pose of the constraint frame ``c1`` at ``q`` (one state)."""
-    (R1, p1, _), _ = _sides(system, q, c, jacobian=False)
+    (R1, p1, _), _ = _sides(system, q, c, jacobian=False, states=states)
     T = np.eye(4, dtype=np.result_type(R1, p1))
     T[:3, :3], T[:3, 3] = R1, p1
     return T
 
 
-def _world_aligned(system, q, c: FrameConstraint, J1=None, J2=None):
+def _world_aligned(system, q, c: FrameConstraint, J1=None, J2=None, states: dict | None = None):
     """``(J_wa, R1, p1)``: the 6 × nv map to the relative ``[v; ω]`` about ``p1`` in world axes
     (module docstring; for a point constraint the linear rows are ``ṗ1 − ṗ2``). Given ``J1``,
     ``J2`` (the Jacobians of ``frame`` and ``other`` in their own axes), those replace the
     system's: the map is linear in them (:func:`side_maps`)."""
-    (R1, p1, J1), (R2, p2, J2) = _sides(system, q, c, J1, J2)
+    (R1, p1, J1), (R2, p2, J2) = _sides(system, q, c, J1, J2, states=states)
     ang, lin = R1 @ J1[:3], R1 @ J1[3:]
     if J2 is not None:
         ang = ang - R2 @ J2[:3]
@@ -142,14 +156,14 @@ def _world_aligned(system, q, c: FrameConstraint, J1=None, J2=None):
     return np.concatenate([lin, ang]), R1, p1
 
 
-def side_maps(system, q, c: FrameConstraint) -> tuple:
+def side_maps(system, q, c: FrameConstraint, states: dict | None = None) -> tuple:
     """``(G1, G2)`` (``dimension × 6`` each, ``G2`` None for the world) with the constraint's rows
     ``J = G1 J_frame + G2 J_other``, ``J_frame``, ``J_other`` the frames' own Jacobians."""
     I, Z = np.eye(6), np.zeros((6, 6))
-    G1 = _in_reference(*_world_aligned(system, q, c, I, None if c.other is None else Z), c.reference)
+    G1 = _in_reference(*_world_aligned(system, q, c, I, None if c.other is None else Z, states), c.reference)
     if c.other is None:
         return G1[list(c.directions)], None
-    G2 = _in_reference(*_world_aligned(system, q, c, Z, I), c.reference)
+    G2 = _in_reference(*_world_aligned(system, q, c, Z, I, states), c.reference)
     return G1[list(c.directions)], G2[list(c.directions)]
 
 
@@ -162,16 +176,16 @@ def _in_reference(J_wa, R1, p1, reference: str) -> np.ndarray:
     return J_wa
 
 
-def constraint_rows(system, q, c: FrameConstraint) -> np.ndarray:
+def constraint_rows(system, q, c: FrameConstraint, states: dict | None = None) -> np.ndarray:
     """The constraint's Jacobian rows at one state ``q`` (``dimension × nv``)."""
-    J_wa, R1, p1 = _world_aligned(system, q, c)
+    J_wa, R1, p1 = _world_aligned(system, q, c, states=states)
     return _in_reference(J_wa, R1, p1, c.reference)[list(c.directions)]
 
 
-def constraint_drift_rows(system, q, v, c: FrameConstraint) -> np.ndarray:
+def constraint_drift_rows(system, q, v, c: FrameConstraint, complex_states: dict | None = None) -> np.ndarray:
     """``γ`` of one constraint at one real state (module docstring)."""
     qc = q + 1j * COMPLEX_STEP * system.qdot(q, v)
-    J_wa_c, R1c, p1c = _world_aligned(system, qc, c)
+    J_wa_c, R1c, p1c = _world_aligned(system, qc, c, states=complex_states)
     if c.point:
         g = (J_wa_c.imag @ v) / COMPLEX_STEP
         if c.reference == "local":
@@ -198,11 +212,11 @@ def _rotation_vector(R) -> np.ndarray:
     return np.pi * (a if a @ w >= 0 else -a)
 
 
-def constraint_error_rows(system, q, c: FrameConstraint) -> np.ndarray:
+def constraint_error_rows(system, q, c: FrameConstraint, states: dict | None = None) -> np.ndarray:
     """The position error ``e`` of one constraint at one state (zero without a target)."""
     if c.other is None and c.other_placement is None:
         return np.zeros(c.dimension)
-    (R1, p1, _), (R2, p2, _) = _sides(system, q, c, jacobian=False)
+    (R1, p1, _), (R2, p2, _) = _sides(system, q, c, jacobian=False, states=states)
     e = np.concatenate([p1 - p2, _rotation_vector(R1 @ R2.T)])
     if c.reference == "local":
         e = np.concatenate([R1.T @ e[:3], R1.T @ e[3:]])
@@ -243,7 +257,9 @@ def drift(system, q, v, constraints) -> np.ndarray:
     """``γ`` of checked constraints at one checked real state."""
     if q.dtype.kind == "c" or v.dtype.kind == "c":
         raise ConstraintError("the constraint drift takes real states (it is itself computed by a complex step)")
-    return np.concatenate([constraint_drift_rows(system, q, v, c) for c in constraints])
+    qc = q + 1j * COMPLEX_STEP * system.qdot(q, v)
+    states = body_states(system, qc)
+    return np.concatenate([constraint_drift_rows(system, q, v, c, states) for c in constraints])
 
 
 def constraint_error(system, q, constraints) -> np.ndarray:
