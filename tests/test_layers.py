@@ -44,6 +44,7 @@ EXCEPTIONS = {
     ("sko.systems.rigid", "sko.io.mjcf"): "RigidSystem.from_mjcf compiles a model with the io layer",
     ("sko", "sko.systems"): "sko.rollout re-exports the rollouts on first use; import sko stays light",
     ("sko.systems.multibody", "sko.constraints"): "the systems' constrained dynamics methods call sko.constraints",
+    ("sko.systems.rollout", "sko.constraints.rollout"): "sko.rollout(..., constraints=...) runs the constrained rollout",
 }
 
 
