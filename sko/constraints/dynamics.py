@@ -145,7 +145,8 @@ def _constrained(system, q, v, tau, constraints):
     ops = _Operators(system, q, constraints)
     dv_free = system.forward_dynamics(q, v, tau)
     gamma = drift(system, q, v, constraints)
-    e = np.concatenate([constraint_error_rows(system, q, c, ops.states) for c in constraints])
+    e = np.concatenate([constraint_error_rows(system, q, c, ops.states) if c.baumgarte[0] else np.zeros(c.dimension)
+                        for c in constraints])
     kp = np.concatenate([np.full(c.dimension, c.baumgarte[0]) for c in constraints])
     kd = np.concatenate([np.full(c.dimension, c.baumgarte[1]) for c in constraints])
     Jv = ops.J @ v

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+import sko.algorithms as alg
 from sko.graphs.errors import DimensionError, UnknownNodeError
 from sko.spatial import plucker_rotation, plucker_translation, skew
 from sko.constraints.values import ConstraintError, FrameConstraint
@@ -254,12 +255,62 @@ def constraint_drift(system, q, v, constraints) -> np.ndarray:
 
 
 def drift(system, q, v, constraints) -> np.ndarray:
-    """``γ`` of checked constraints at one checked real state."""
+    """``γ`` of checked constraints at one checked state: from the node accelerations on rigid
+    systems (any scalar type: complex steps go through), by a complex step otherwise (real states)."""
+    if hasattr(system, "_frame_on_node"):
+        motion = _node_motion(system, q, v)
+        return np.concatenate([_analytic_drift_rows(system, q, c, motion) for c in constraints])
     if q.dtype.kind == "c" or v.dtype.kind == "c":
-        raise ConstraintError("the constraint drift takes real states (it is itself computed by a complex step)")
+        raise ConstraintError(f"the constraint drift of a {type(system).__name__} takes real states (it is itself "
+                              "computed by a complex step)")
     qc = q + 1j * COMPLEX_STEP * system.qdot(q, v)
     states = body_states(system, qc)
     return np.concatenate([constraint_drift_rows(system, q, v, c, states) for c in constraints])
+
+
+def _node_motion(system, q, v) -> tuple:
+    """The node velocities ``𝒱 = φ* H* θ̇`` and accelerations at ``θ̈ = 0``, ``α = φ* a_v`` (SKO.md
+    §5), ``a_v = a(q, v) − a(q, 0)`` the velocity-dependent part of ``a`` (gravity taken out)."""
+    model, a, _ = system.sko_model(q, v)
+    a0 = system.sko_model(q, np.zeros_like(v))[1]
+    Vn = alg.phi_star_apply(model, np.concatenate([model.H[k].T @ v[system.dof_slices[k]] for k in system.bodies]))
+    An = alg.phi_star_apply(model, a - a0)
+    offsets = dict(zip(system.bodies, np.cumsum([0] + [model.node_dim(k) for k in system.bodies])))
+    return model, Vn, An, offsets, body_states(system, q)
+
+
+def _analytic_drift_rows(system, q, c: FrameConstraint, motion) -> np.ndarray:
+    """``γ`` of one constraint from the node motion (module docstring: the same convention as the
+    complex step): each frame's twist ``V`` and acceleration ``A`` are ``B 𝒱``, ``B α`` of its node."""
+    model, Vn, An, offsets, states = motion
+
+    def side(frame, P):
+        node, B = system._frame_on_node(frame)
+        R, p, _ = _frame_pose_jacobian(system, q, frame, False, states)
+        o = offsets[node]
+        x = np.column_stack([B @ Vn[o: o + model.node_dim(node)], B @ An[o: o + model.node_dim(node)]])
+        Rc, pc, x = _placed(R, p, x, P)
+        return Rc, pc, x[:, 0], x[:, 1]
+
+    R1, p1, V1, A1 = side(c.frame, c.placement)
+    if c.other is None:
+        R2, p2, V2, A2 = np.eye(3), np.zeros(3), np.zeros(6), np.zeros(6)
+    else:
+        R2, p2, V2, A2 = side(c.other, c.other_placement)
+    if c.point:  # classical accelerations of the origins, world axes
+        g = R1 @ (A1[3:] + np.cross(V1[:3], V1[3:])) - R2 @ (A2[3:] + np.cross(V2[:3], V2[3:]))
+        return (R1.T @ g if c.reference == "local" else g)[list(c.directions)]
+
+    def at_c1(W):  # a motion of the second body, at c1's origin in c1's axes
+        w = R2 @ W[:3]
+        return np.concatenate([R1.T @ w, R1.T @ (R2 @ W[3:] + np.cross(w, p1 - p2))])
+
+    XV2, XA2 = at_c1(V2), at_c1(A2)
+    g = A1 - XA2 + np.concatenate([np.cross(V1[:3], XV2[:3]), np.cross(V1[:3], XV2[3:]) + np.cross(V1[3:], XV2[:3])])
+    g_wa = np.concatenate([R1 @ g[3:], R1 @ g[:3]])[:, None]
+    if c.reference == "local":
+        return np.concatenate([g[3:], g[:3]])[list(c.directions)]
+    return _in_reference(g_wa, R1, p1, c.reference)[list(c.directions), 0]
 
 
 def constraint_error(system, q, constraints) -> np.ndarray:

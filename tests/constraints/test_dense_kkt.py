@@ -270,3 +270,21 @@ def test_anchored_constraints_hold_their_frames_where_they_are():
     np.testing.assert_allclose(constraint_error(system, q, held), 0.0, atol=1e-12)
     moved = system.integrate(q, rng.normal(size=system.nv), 0.01)
     assert np.abs(constraint_error(system, moved, held)).max() > 1e-4
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_drift_from_node_accelerations_equals_the_complex_step(seed):
+    """On rigid systems γ comes from the node accelerations ``α = φ* a``; the complex step along the
+    motion (the path of other body types) gives the same rows, every semantics and reference."""
+    from sko.constraints.kinematics import COMPLEX_STEP, body_states, constraint_drift_rows
+
+    rng = np.random.default_rng(seed)
+    system = random_rigid_system(seed % 10_000, max_bodies=6)
+    constraints = _random_constraints(system, rng, 2)
+    q = system.random_configuration(rng)
+    v = rng.normal(size=system.nv)
+    states = body_states(system, q + 1j * COMPLEX_STEP * system.qdot(q, v))
+    by_step = np.concatenate([constraint_drift_rows(system, q, v, c, states) for c in constraints])
+    np.testing.assert_allclose(system.constraint_drift(q, v, constraints), by_step, rtol=0,
+                               atol=1e-11 * (1 + np.abs(by_step).max()))
