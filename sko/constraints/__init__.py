@@ -9,9 +9,10 @@
 from sko.constraints.values import (REFERENCES, ConstraintError, FrameConstraint, FrameContact,
                                     InconsistentConstraintsError, PointContact)
 from sko.constraints.kinematics import anchored, constraint_drift, constraint_error, constraint_jacobian
+from sko.constraints.derivatives import ConstrainedDynamicsDerivatives, constrained_dynamics_derivatives
 from sko.constraints.dynamics import (PROXIMAL_TOLERANCE, constrained_dynamics, constrained_operational_space_inertia,
                                       constraint_compliance, impulse_dynamics)
 
 __all__ = ["REFERENCES", "ConstraintError", "InconsistentConstraintsError", "FrameConstraint", "FrameContact",
            "PointContact", "anchored", "constraint_jacobian", "constraint_drift", "constraint_error", "constraint_compliance",
-           "constrained_dynamics", "impulse_dynamics", "constrained_operational_space_inertia", "PROXIMAL_TOLERANCE"]
+           "constrained_dynamics", "constrained_dynamics_derivatives", "ConstrainedDynamicsDerivatives", "impulse_dynamics", "constrained_operational_space_inertia", "PROXIMAL_TOLERANCE"]

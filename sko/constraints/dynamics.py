@@ -106,11 +106,12 @@ def _solve(Omega, r, scale: float, what: str) -> np.ndarray:
     tol = PROXIMAL_TOLERANCE * max(scale, 1.0)
     if w[0] > w[-1] / _WELL_CONDITIONED:
         return np.linalg.solve(Omega, r)
-    mu = PROXIMAL_MU * max(float(np.max(np.abs(np.diag(Omega.real)))), np.finfo(float).tiny)
-    A = Omega + mu * np.eye(m)
     lam = np.zeros(m, dtype=np.result_type(Omega, r))
-    residual = np.inf
-    for _ in range(_MAX_ITERATIONS):
+    largest = float(np.max(np.abs(np.diag(Omega.real))))
+    residual = float(np.linalg.norm(r.real))  # at λ = 0
+    mu = PROXIMAL_MU * largest
+    A = Omega + mu * np.eye(m)
+    for _ in range(_MAX_ITERATIONS if largest > 0 else 0):  # Ω = 0: no row moves, λ = 0
         lam = np.linalg.solve(A, r + mu * lam)
         last, residual = residual, float(np.linalg.norm((Omega @ lam - r).real))
         if residual <= tol or abs(last - residual) <= 1e-3 * tol:

@@ -688,6 +688,12 @@ class MultibodySystem:
 
         return constrained_dynamics(self, q, v, tau, constraints)
 
+    def constrained_dynamics_derivatives(self, q, v, tau, constraints):
+        """``∂(v̇, λ)/∂(q, v, τ)`` by complex step (:func:`sko.constraints.constrained_dynamics_derivatives`)."""
+        from sko.constraints import constrained_dynamics_derivatives
+
+        return constrained_dynamics_derivatives(self, q, v, tau, constraints)
+
     def impulse_dynamics(self, q, v_minus, constraints, restitution=0.0) -> tuple:
         """``(v⁺, Λ)`` of an impact on constraints at frames (:func:`sko.constraints.impulse_dynamics`)."""
         from sko.constraints import impulse_dynamics

@@ -101,3 +101,30 @@ def test_a_weld_of_the_floating_root_gives_the_fixed_base_dynamics():
         expected = fixed.forward_dynamics(q_legs, v_legs, tau_legs)
         np.testing.assert_allclose(dv[:nb_v], 0.0, atol=1e-10 * np.abs(expected).max())
         assert _relative(dv[nb_v:], expected) < RTOL
+
+
+@pytest.mark.parametrize("reference", REFERENCES)
+@pytest.mark.parametrize("robot, kind", CASES[:2], ids=["solo12-3d", "talos-6d"])
+def test_derivatives_agree_with_pinocchio(robot, kind, reference):
+    """The complex-step derivatives of ``(v̇, λ)`` equal ``computeConstraintDynamicsDerivatives``
+    column by column (tangent columns along ``integrate``, DERIVATIVES.md §1)."""
+    rel, floating, frames = robot
+    system, model, cmap = _load(rel, floating)
+    make = PointContact if kind == "3d" else FrameContact
+    cms, cds = _pinocchio_constraints(model, frames, kind, reference)
+    data = model.createData()
+    pin.initConstraintDynamics(model, data, cms, cds)
+    rng = np.random.default_rng(zlib.crc32(f"{rel}{reference}derivatives".encode()))
+    q = system.random_configuration(rng)
+    v, tau = rng.normal(size=(2, system.nv))
+    pin.constraintDynamics(model, data, cmap.q(q), cmap.v(v), cmap.v(tau), cms, cds, _exact())
+    pin.computeConstraintDynamicsDerivatives(model, data, cms, cds)
+    d = system.constrained_dynamics_derivatives(q, v, tau, [make(f, reference=reference) for f in frames])
+
+    def columns(A):  # our tangent columns in Pinocchio's order (rows are constraint rows)
+        return np.array([cmap.v(row) for row in A])
+
+    for ours, theirs in ((cmap.matrix(d.ddv_dq), data.ddq_dq), (cmap.matrix(d.ddv_dv), data.ddq_dv),
+                         (cmap.matrix(d.ddv_dtau), data.ddq_dtau), (columns(d.dlam_dq), data.dlambda_dq),
+                         (columns(d.dlam_dv), data.dlambda_dv), (columns(d.dlam_dtau), data.dlambda_dtau)):
+        assert _relative(ours, theirs) < 1e-10
