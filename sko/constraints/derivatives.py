@@ -1,5 +1,5 @@
 """Derivatives of the constrained dynamics ``(v̇, λ)`` with respect to ``q``, ``v`` and ``τ``, exact
-by complex step (DERIVATIVES.md §1, §7, Eq. 21; CONSTRAINTS.md §3).
+by complex step (DERIVATIVES.md §1, §7, Eq. 21; CONSTRAINTS.md §7).
 
 Column ``ι`` of ``∂f/∂q`` is ``Im f(q + i h q̇(q, e_ι)) / h``, the tangent direction of
 ``integrate(q, ε e_ι)``, so that the columns compare with Pinocchio's

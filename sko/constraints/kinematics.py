@@ -13,9 +13,10 @@ origin (``v − ω × p1``), ``local_world_aligned`` keeps it. A *point* constra
 only, local or local-world-aligned axes) holds ``p1 − p2`` instead: its rows are ``Rᵀ(ṗ1 − ṗ2)``
 with ``R = R1`` (local) or ``I``. The rows are the selected entries of ``[v; ω]``.
 
-The drift ``γ`` is the constraint's acceleration at ``v̇ = 0``, computed exactly by a complex
-step along the motion, ``Im J(q + i h q̇(q, v)) v / h`` (DERIVATIVES.md, Eq. 21), in one frame and
-then expressed in the reference with the axes held fixed, as Pinocchio does: for a point
+The drift ``γ`` is the constraint's acceleration at ``v̇ = 0``: on rigid systems from the node
+accelerations ``α = φ* (a(q, v) − a(q, 0))`` (CONSTRAINTS.md §7; complex-safe, so derivatives can
+be taken by complex step), on other systems exactly by a complex step along the motion,
+``Im J(q + i h q̇(q, v)) v / h`` (DERIVATIVES.md, Eq. 21); in one frame and then expressed in the reference with the axes held fixed, as Pinocchio does: for a point
 constraint the classical acceleration ``p̈1 − p̈2`` (world axes; ``R1ᵀ`` of it in local axes), for
 any other the local relative acceleration ``d/dt (J_local v)`` (rotated by ``R1``, and moved to
 the world origin for ``world``). In local axes, and for a frame held to the world in world axes,

@@ -1,4 +1,4 @@
-"""Complex-step derivatives of the constrained dynamics (CONSTRAINTS.md §3; DERIVATIVES.md §7)
+"""Complex-step derivatives of the constrained dynamics (CONSTRAINTS.md §7; DERIVATIVES.md §7)
 against central differences along ``integrate`` on random rigid trees, and ``∂v̇/∂τ`` against the
 dense projected inverse ``ℳ⁻¹ − ℳ⁻¹ Jᵀ Ω⁻¹ J ℳ⁻¹``."""
 
