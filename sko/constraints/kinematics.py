@@ -214,15 +214,34 @@ def _rotation_vector(R) -> np.ndarray:
     return np.pi * (a if a @ w >= 0 else -a)
 
 
+def _log_translation(w: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The linear part ``V(ω)⁻¹ t`` of the SE(3) logarithm of ``(exp(ω), t)``."""
+    theta = float(np.linalg.norm(w))
+    W = skew(w)
+    if theta < 1e-6:  # (1 − θ sin θ / (2 (1 − cos θ))) / θ² → 1/12
+        k = 1.0 / 12.0 + theta ** 2 / 720.0
+    else:
+        k = (1.0 - theta * np.sin(theta) / (2.0 * (1.0 - np.cos(theta)))) / theta ** 2
+    return t - 0.5 * (W @ t) + k * (W @ (W @ t))
+
+
 def constraint_error_rows(system, q, c: FrameConstraint, states: dict | None = None) -> np.ndarray:
-    """The position error ``e`` of one constraint at one state (zero without a target)."""
+    """The position error ``e`` of one constraint at one state (zero without a target): for a
+    point constraint ``p1 − p2`` (``R1ᵀ`` of it in local axes); for a frame constraint the SE(3)
+    logarithm of ``c2 → c1``, ``log(ᶜ²M_c1)`` in ``c1``'s axes (local; Pinocchio's), rotated by
+    ``R1`` (local-world-aligned) or moved to the world origin (world)."""
     if c.other is None and c.other_placement is None:
         return np.zeros(c.dimension)
     (R1, p1, _), (R2, p2, _) = _sides(system, q, c, jacobian=False, states=states)
-    e = np.concatenate([p1 - p2, _rotation_vector(R1 @ R2.T)])
+    if c.point:
+        d = p1 - p2
+        return (R1.T @ d if c.reference == "local" else d)[list(c.directions)]
+    w = _rotation_vector(R2.T @ R1)
+    local = np.concatenate([_log_translation(w, R2.T @ (p1 - p2)), w])
     if c.reference == "local":
-        e = np.concatenate([R1.T @ e[:3], R1.T @ e[3:]])
-    return e[list(c.directions)]
+        return local[list(c.directions)]
+    e_wa = np.concatenate([R1 @ local[:3], R1 @ local[3:]])[:, None]
+    return _in_reference(e_wa, R1, p1, c.reference)[list(c.directions), 0]
 
 
 def batched(system, fn, q, *vectors):

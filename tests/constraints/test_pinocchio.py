@@ -128,3 +128,34 @@ def test_derivatives_agree_with_pinocchio(robot, kind, reference):
                          (cmap.matrix(d.ddv_dtau), data.ddq_dtau), (columns(d.dlam_dq), data.dlambda_dq),
                          (columns(d.dlam_dv), data.dlambda_dv), (columns(d.dlam_dtau), data.dlambda_dtau)):
         assert _relative(ours, theirs) < 1e-10
+
+
+@pytest.mark.parametrize("reference", REFERENCES)
+@pytest.mark.parametrize("robot, kind", CASES[:2], ids=["solo12-3d", "talos-6d"])
+def test_baumgarte_stabilisation_agrees_with_pinocchio(robot, kind, reference):
+    """Targets away from the frames (0.3 m, 0.8 rad), ``kp``, ``kd``: the position error is
+    Pinocchio's (``p1 − p2`` for a point, the SE(3) logarithm ``log(ᶜ²M_c1)`` for a frame)."""
+    from scipy.spatial.transform import Rotation
+
+    rel, floating, frames = robot
+    system, model, cmap = _load(rel, floating)
+    make = PointContact if kind == "3d" else FrameContact
+    rng = np.random.default_rng(zlib.crc32(f"{rel}{reference}baumgarte".encode()))
+    cms, _ = _pinocchio_constraints(model, frames, kind, reference)
+    ours = []
+    for cm, f in zip(cms, frames):
+        T = np.eye(4)
+        T[:3, :3], T[:3, 3] = Rotation.from_rotvec(rng.normal(size=3) * 0.8).as_matrix(), rng.normal(size=3) * 0.3
+        cm.joint2_placement = pin.SE3(T[:3, :3], T[:3, 3])
+        cm.setBaumgarteCorrectorParameters(pin.BaumgarteCorrectorParameters(7.0, 3.0))
+        ours.append(make(f, reference=reference, baumgarte=(7.0, 3.0), target=T))
+    cms = pin.StdVec_RigidConstraintModel(list(cms))
+    cds = pin.StdVec_RigidConstraintData([c.createData() for c in cms])
+    data = model.createData()
+    pin.initConstraintDynamics(model, data, cms, cds)
+    q = system.random_configuration(rng)
+    v, tau = rng.normal(size=(2, system.nv))
+    a = pin.constraintDynamics(model, data, cmap.q(q), cmap.v(v), cmap.v(tau), cms, cds, _exact())
+    dv, lam = system.constrained_dynamics(q, v, tau, ours)
+    assert _relative(cmap.v(dv), a) < RTOL
+    assert _relative(lam, data.lambda_c) < RTOL
