@@ -59,7 +59,7 @@ class _Operators:
 
     def __init__(self, system, q, constraints):
         self.system, self.q, self.constraints = system, q, constraints
-        self.model, _, _ = system.sko_model(q)
+        self.model, self.a0, _ = system.sko_model(q)  # a at rest: gravity only
         self.ab = alg.articulated_inertias(self.model)
         self.states = states = body_states(system, q)
         rows, nodes, pieces = 0, {}, []
@@ -145,7 +145,7 @@ def constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.ndarray, np
 def _constrained(system, q, v, tau, constraints):
     ops = _Operators(system, q, constraints)
     dv_free = system.forward_dynamics(q, v, tau)
-    gamma = drift(system, q, v, constraints)
+    gamma = drift(system, q, v, constraints, (ops.a0, ops.states))
     e = np.concatenate([constraint_error_rows(system, q, c, ops.states) if c.baumgarte[0] else np.zeros(c.dimension)
                         for c in constraints])
     kp = np.concatenate([np.full(c.dimension, c.baumgarte[0]) for c in constraints])

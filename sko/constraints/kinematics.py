@@ -274,11 +274,12 @@ def constraint_drift(system, q, v, constraints) -> np.ndarray:
     return batched(system, lambda qs, vs: drift(system, qs, vs, constraints), q, v)
 
 
-def drift(system, q, v, constraints) -> np.ndarray:
+def drift(system, q, v, constraints, at_rest: tuple | None = None) -> np.ndarray:
     """``γ`` of checked constraints at one checked state: from the node accelerations on rigid
-    systems (any scalar type: complex steps go through), by a complex step otherwise (real states)."""
+    systems (any scalar type: complex steps go through), by a complex step otherwise (real states).
+    ``at_rest``: ``(a(q, 0), states)`` when the caller has them."""
     if hasattr(system, "_frame_on_node"):
-        motion = _node_motion(system, q, v)
+        motion = _node_motion(system, q, v, at_rest)
         return np.concatenate([_analytic_drift_rows(system, q, c, motion) for c in constraints])
     if q.dtype.kind == "c" or v.dtype.kind == "c":
         raise ConstraintError(f"the constraint drift of a {type(system).__name__} takes real states (it is itself "
@@ -288,15 +289,15 @@ def drift(system, q, v, constraints) -> np.ndarray:
     return np.concatenate([constraint_drift_rows(system, q, v, c, states) for c in constraints])
 
 
-def _node_motion(system, q, v) -> tuple:
+def _node_motion(system, q, v, at_rest: tuple | None = None) -> tuple:
     """The node velocities ``𝒱 = φ* H* θ̇`` and accelerations at ``θ̈ = 0``, ``α = φ* a_v`` (SKO.md
     §5), ``a_v = a(q, v) − a(q, 0)`` the velocity-dependent part of ``a`` (gravity taken out)."""
     model, a, _ = system.sko_model(q, v)
-    a0 = system.sko_model(q, np.zeros_like(v))[1]
+    a0, states = (system.sko_model(q, np.zeros_like(v))[1], body_states(system, q)) if at_rest is None else at_rest
     Vn = alg.phi_star_apply(model, np.concatenate([model.H[k].T @ v[system.dof_slices[k]] for k in system.bodies]))
     An = alg.phi_star_apply(model, a - a0)
     offsets = dict(zip(system.bodies, np.cumsum([0] + [model.node_dim(k) for k in system.bodies])))
-    return model, Vn, An, offsets, body_states(system, q)
+    return model, Vn, An, offsets, states
 
 
 def _analytic_drift_rows(system, q, c: FrameConstraint, motion) -> np.ndarray:
