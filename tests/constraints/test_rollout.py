@@ -51,3 +51,38 @@ def test_bad_constrained_rollouts_are_named():
         sko.rollout(chain, q0, v0, steps=2, constraints=["tip"])
     with pytest.raises(sko.SKOError, match="integrator"):
         sko.rollout(chain, q0, v0, steps=2, constraints=pin, integrator="verlet")
+
+
+def standing_solo12(seconds: float, dt: float):
+    """solo12 standing on its four feet (3-D point contacts, Baumgarte (100, 20)) under gravity,
+    its joints held by a PD controller around the start with the static torques fed forward, from
+    a small motion the contacts allow: ``(rollout, q0)``."""
+    from sko.systems import RigidSystem
+    from tests.rigid.pinocchio_map import robots_dir
+
+    root = robots_dir()
+    if root is None:
+        pytest.skip("example-robot-data is not installed")
+    solo = RigidSystem.from_urdf(root / "solo_description/robots/solo12.urdf", floating_base=True)
+    feet = [PointContact(f, baumgarte=(100.0, 20.0), target=np.eye(4)) for f in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
+    q0 = solo.neutral_configuration()
+    held = anchored(solo, q0, feet)
+    J = solo.constraint_jacobian(q0, held)
+    S = np.eye(solo.nv)[6:]  # the actuated joints
+    x = np.linalg.lstsq(np.hstack([S.T, J.T]), solo.gravity_forces(q0), rcond=None)[0]
+    tau_static = S.T @ x[: solo.nv - 6]
+
+    def controller(t, q, v):
+        return tau_static + S.T @ (5.0 * (q0[7:] - q[7:]) - 0.1 * v[6:])
+
+    v0 = np.random.default_rng(0).normal(size=solo.nv) * 1e-2
+    v0 = v0 - np.linalg.pinv(J) @ (J @ v0)
+    return sko.rollout(solo, q0, v0, dt=dt, steps=int(round(seconds / dt)), tau=controller, constraints=feet,
+                       integrator="euler"), q0
+
+
+def test_a_standing_quadruped_keeps_its_feet():
+    """One second here (``benchmarks/bench_constrained.py`` runs ten): the feet stay within 1e-6 m."""
+    out, q0 = standing_solo12(1.0, 2e-3)
+    assert out.drift < 1e-6
+    assert np.isfinite(out.q).all() and np.abs(out.v[-1]).max() < np.abs(out.v[0]).max()  # it settles
