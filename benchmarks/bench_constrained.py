@@ -7,7 +7,10 @@ the tip held at a point (3-D), the time per body should stay flat (O(N + m³)).
 
 Run from the repository root::
 
-    python benchmarks/bench_constrained.py [--repeat N] [--json]
+    python benchmarks/bench_constrained.py [--repeat N] [--json] [--standing]
+
+``--standing`` adds solo12 standing on four point contacts for 10 s under gravity (a PD controller
+on the joints, Baumgarte (100, 20)) and reports the largest foot drift.
 """
 
 from __future__ import annotations
@@ -89,16 +92,30 @@ def bench_chains(repeat: int) -> list[dict]:
     return rows
 
 
+def standing(seconds: float = 10.0, dt: float = 2e-3) -> dict:
+    """solo12 standing on four point contacts for ``seconds`` (semi-implicit Euler): the drift."""
+    from tests.constraints.test_rollout import standing_solo12
+
+    start = timeit.default_timer()
+    out, _ = standing_solo12(seconds, dt)
+    return {"case": f"solo12 standing {seconds:g} s (dt {dt:g})", "drift_m": float(out.drift),
+            "wall_s": timeit.default_timer() - start}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--standing", action="store_true", help="also roll solo12 standing for 10 s")
     args = parser.parse_args()
-    rows = bench_robots(args.repeat) + bench_chains(args.repeat)
+    rows = bench_robots(args.repeat) + bench_chains(args.repeat) + ([standing()] if args.standing else [])
     if args.json:
         print(json.dumps(rows, indent=2))
         return
     for r in rows:
+        if "drift_m" in r:
+            print(f"{r['case']:<42} drift {r['drift_m']:.1e} m  ({r['wall_s']:.0f} s)")
+            continue
         extra = (f"pinocchio {r['pinocchio_us']:9.1f} µs   ratio {r['ratio']:6.1f}" if "ratio" in r
                  else f"per body {r['per_body_us']:7.1f} µs")
         print(f"{r['case']:<42} nv {r['nv']:4d}  m {r['rows']:2d}  ours {r['ours_us']:9.1f} µs   {extra}")
