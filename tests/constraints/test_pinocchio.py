@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 import pytest
 
-from sko.constraints import FrameConstraint, FrameContact, PointContact
+from sko.constraints import FrameContact, PointContact
 from sko.interop import PinocchioMap
 from sko.systems import RigidSystem
 from tests.rigid.pinocchio_map import robots_dir
