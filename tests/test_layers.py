@@ -31,6 +31,7 @@ LAYERS = (
     ("sko.algorithms",),
     ("sko.bodies",),
     ("sko.systems",),
+    ("sko.constraints",),
     ("sko.io", "sko.interop"),
     ("sko.examples",),
     ("sko.verify",),
@@ -42,6 +43,8 @@ EXCEPTIONS = {
     ("sko.systems.rigid", "sko.io.urdf"): "RigidSystem.from_urdf loads a file with the io layer",
     ("sko.systems.rigid", "sko.io.mjcf"): "RigidSystem.from_mjcf compiles a model with the io layer",
     ("sko", "sko.systems"): "sko.rollout re-exports the rollouts on first use; import sko stays light",
+    ("sko.systems.multibody", "sko.constraints"): "the systems' constrained dynamics methods call sko.constraints",
+    ("sko.systems.rollout", "sko.constraints.rollout"): "sko.rollout(..., constraints=...) runs the constrained rollout",
 }
 
 

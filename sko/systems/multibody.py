@@ -670,6 +670,44 @@ class MultibodySystem:
                                    f"(it offers {list(offered)!r})")
         return k, name
 
+    # ------------------------------------------------------------------ constraints at frames
+    def constraint_jacobian(self, q, constraints) -> np.ndarray:
+        """``J`` (``m × nv``) of constraints at frames (:func:`sko.constraints.constraint_jacobian`)."""
+        from sko.constraints import constraint_jacobian
+
+        return constraint_jacobian(self, q, constraints)
+
+    def constraint_drift(self, q, v, constraints) -> np.ndarray:
+        """``γ = J̇ v`` of constraints at frames (:func:`sko.constraints.constraint_drift`)."""
+        from sko.constraints import constraint_drift
+
+        return constraint_drift(self, q, v, constraints)
+
+    def constrained_dynamics(self, q, v, tau, constraints) -> tuple:
+        """``(v̇, λ)`` under constraints at frames (:func:`sko.constraints.constrained_dynamics`)."""
+        from sko.constraints import constrained_dynamics
+
+        return constrained_dynamics(self, q, v, tau, constraints)
+
+    def constrained_dynamics_derivatives(self, q, v, tau, constraints):
+        """``∂(v̇, λ)/∂(q, v, τ)`` by complex step (:func:`sko.constraints.constrained_dynamics_derivatives`)."""
+        from sko.constraints import constrained_dynamics_derivatives
+
+        return constrained_dynamics_derivatives(self, q, v, tau, constraints)
+
+    def impulse_dynamics(self, q, v_minus, constraints, restitution=0.0) -> tuple:
+        """``(v⁺, Λ)`` of an impact on constraints at frames (:func:`sko.constraints.impulse_dynamics`)."""
+        from sko.constraints import impulse_dynamics
+
+        return impulse_dynamics(self, q, v_minus, constraints, restitution)
+
+    def constrained_operational_space_inertia(self, q, constraints) -> np.ndarray:
+        """``Λ = (J ℳ⁻¹ Jᵀ)⁻¹`` of constraints at frames
+        (:func:`sko.constraints.constrained_operational_space_inertia`)."""
+        from sko.constraints import constrained_operational_space_inertia
+
+        return constrained_operational_space_inertia(self, q, constraints)
+
     # ------------------------------------------------------------------ configurations
     def neutral_configuration(self) -> np.ndarray:
         """Every body at its reference configuration (rigid joints: ``X_J = I``)."""

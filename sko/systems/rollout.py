@@ -63,7 +63,7 @@ class Rollout(NamedTuple):
 
 
 def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, integrator: str = "rk4",
-            progress: bool | Callable[[int], None] | None = None) -> Rollout:
+            progress: bool | Callable[[int], None] | None = None, constraints=None) -> Rollout:
     """``steps`` steps of size ``dt`` from each initial state ``(q0[s], v0[s])`` (module docstring).
 
     Parameters
@@ -75,6 +75,8 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
     integrator : one of :data:`INTEGRATORS`
     progress : True for a progress bar (tqdm), or a callable given the number of steps done
         (the compiled loop then runs in segments, reporting after each)
+    constraints : constraints at frames (:mod:`sko.constraints`), optional: the rollout is then
+        :func:`sko.constraints.rollout.constrained_rollout` (its result reports forces and drift)
 
     Raises
     ------
@@ -84,6 +86,10 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
         the callable's fault, not a rollout's), and the joints' own errors for an initial
         configuration (naming the rollout).
     """
+    if constraints is not None:
+        from sko.constraints.rollout import constrained_rollout
+
+        return constrained_rollout(system, q0, v0, dt, steps, tau, constraints, integrator)
     dt = checked_scalar(dt, "rollout: time step dt", positive=True)
     steps = checked_count(steps, "rollout: number of steps")
     if integrator not in INTEGRATORS:

@@ -1,0 +1,125 @@
+"""Per-call time of the constrained dynamics against Pinocchio's ``constraintDynamics``
+(CONSTRAINTS.md §3), and its growth with the number of bodies at a fixed number of constraint rows.
+
+Robots: talos on both feet (6-D), solo12 on four feet (3-D), both libraries loading the same URDF
+at the same state; the ratio is ours / Pinocchio's. Chains: planar chains of growing length with
+the tip held at a point (3-D), the time per body should stay flat (O(N + m³)).
+
+Run from the repository root::
+
+    python benchmarks/bench_constrained.py [--repeat N] [--json] [--standing]
+
+``--standing`` adds solo12 standing on four point contacts for 10 s under gravity (a PD controller
+on the joints, Baumgarte (100, 20)) and reports the largest foot drift.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import timeit
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sko.constraints import FrameContact, PointContact  # noqa: E402
+from sko.examples.rigid import planar_chain  # noqa: E402
+from sko.interop import PinocchioMap  # noqa: E402
+from sko.systems import RigidSystem  # noqa: E402
+from tests.rigid.pinocchio_map import robots_dir  # noqa: E402
+
+ROBOTS = {
+    "talos (2 feet, 6-D)": ("talos_data/robots/talos_reduced.urdf", ("left_sole_link", "right_sole_link"), "6d"),
+    "solo12 (4 feet, 3-D)": ("solo_description/robots/solo12.urdf", ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"), "3d"),
+}
+CHAINS = (8, 16, 32, 64, 128)
+
+
+def per_call(fun, repeat: int) -> float:
+    """Best-of-5 mean seconds per call."""
+    return min(timeit.repeat(fun, number=repeat, repeat=5)) / repeat
+
+
+def bench_robots(repeat: int) -> list[dict]:
+    import pinocchio as pin
+
+    root = robots_dir()
+    if root is None:
+        raise SystemExit("example-robot-data is not installed")
+    rows = []
+    for name, (rel, frames, kind) in ROBOTS.items():
+        path = str(root / rel)
+        system = RigidSystem.from_urdf(path, floating_base=True)
+        model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+        cmap = PinocchioMap(system, model)
+        make = PointContact if kind == "3d" else FrameContact
+        ours = [make(f, reference="local") for f in frames]
+        contact = pin.ContactType.CONTACT_3D if kind == "3d" else pin.ContactType.CONTACT_6D
+        cms = pin.StdVec_RigidConstraintModel([
+            pin.RigidConstraintModel(contact, model, model.frames[model.getFrameId(f)].parentJoint,
+                                     model.frames[model.getFrameId(f)].placement, pin.ReferenceFrame.LOCAL)
+            for f in frames])
+        cds = pin.StdVec_RigidConstraintData([c.createData() for c in cms])
+        data = model.createData()
+        pin.initConstraintDynamics(model, data, cms, cds)
+        prox = pin.ProximalSettings(1e-14, 1e-14, 0.0, 1)
+        rng = np.random.default_rng(0)
+        q = system.random_configuration(rng)
+        v, tau = rng.normal(size=(2, system.nv))
+        qp, vp, tp = cmap.q(q), cmap.v(v), cmap.v(tau)
+        system.constrained_dynamics(q, v, tau, ours)  # compile on first use, outside the timing
+        t_ours = per_call(lambda: system.constrained_dynamics(q, v, tau, ours), repeat)
+        t_pin = per_call(lambda: pin.constraintDynamics(model, data, qp, vp, tp, cms, cds, prox), repeat * 10)
+        rows.append({"case": name, "nv": system.nv, "rows": sum(c.dimension for c in ours), "ours_us": t_ours * 1e6,
+                     "pinocchio_us": t_pin * 1e6, "ratio": t_ours / t_pin})
+    return rows
+
+
+def bench_chains(repeat: int) -> list[dict]:
+    rows = []
+    for n in CHAINS:
+        system = planar_chain(n)
+        c = [PointContact("tip")]
+        rng = np.random.default_rng(n)
+        q, v, tau = rng.normal(size=(3, system.nv))
+        system.constrained_dynamics(q, v, tau, c)
+        t = per_call(lambda: system.constrained_dynamics(q, v, tau, c), repeat)
+        rows.append({"case": f"planar chain, {n} bodies, tip at a point", "nv": n, "rows": 3, "ours_us": t * 1e6,
+                     "per_body_us": t * 1e6 / n})
+    return rows
+
+
+def standing(seconds: float = 10.0, dt: float = 2e-3) -> dict:
+    """solo12 standing on four point contacts for ``seconds`` (semi-implicit Euler): the drift."""
+    from tests.constraints.test_rollout import standing_solo12
+
+    start = timeit.default_timer()
+    out, _ = standing_solo12(seconds, dt)
+    return {"case": f"solo12 standing {seconds:g} s (dt {dt:g})", "drift_m": float(out.drift),
+            "wall_s": timeit.default_timer() - start}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--standing", action="store_true", help="also roll solo12 standing for 10 s")
+    args = parser.parse_args()
+    rows = bench_robots(args.repeat) + bench_chains(args.repeat) + ([standing()] if args.standing else [])
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        if "drift_m" in r:
+            print(f"{r['case']:<42} drift {r['drift_m']:.1e} m  ({r['wall_s']:.0f} s)")
+            continue
+        extra = (f"pinocchio {r['pinocchio_us']:9.1f} µs   ratio {r['ratio']:6.1f}" if "ratio" in r
+                 else f"per body {r['per_body_us']:7.1f} µs")
+        print(f"{r['case']:<42} nv {r['nv']:4d}  m {r['rows']:2d}  ours {r['ours_us']:9.1f} µs   {extra}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""Dynamics under constraints at frames, in O(N + m³) (CONSTRAINTS.md §3–§6, Eq. 4–6).
+
+Gauss's principle: ``v̇`` minimises ``‖v̇ − v̇_free‖_ℳ`` subject to ``J v̇ + γ = a_ref`` with
+``a_ref = −kp e − kd J v`` (Baumgarte). Its answer ``v̇ = v̇_free + ℳ⁻¹ Jᵀ λ`` with
+
+    Ω λ = a_ref − γ − J v̇_free,        Ω = J ℳ⁻¹ Jᵀ
+
+is computed without ``ℳ``: ``v̇_free`` by the articulated body recursion (the system's
+``forward_dynamics``), ``Ω`` by the operational space compliance recursion among the nodes
+carrying the constraint frames (:func:`sko.algorithms.operational_space_compliance`, SKO.md §12,
+Eq. 59, 60) mapped to the constraint rows (``J = G 𝒱``: the rows are fixed combinations ``G`` of
+the node velocities, :func:`~sko.constraints.kinematics.side_maps`), a dense ``m × m`` solve,
+and ``ℳ⁻¹ Jᵀ λ`` by one more articulated-body pass on the same Riccati result. ``λ`` is the
+force the constraints apply, ``ℳ v̇ + 𝒞 = τ + Jᵀ λ`` (Pinocchio's sign), stacked per constraint.
+
+Redundant or singular constraints (``Ω`` singular to working precision) take the least-squares
+answer by proximal iterations (Carpentier, Budhiraja & Mansard, RSS 2021):
+``(Ω + μ I) λ_{k+1} = r + μ λ_k`` from ``λ_0 = 0`` converge to the minimum-norm ``λ`` of
+``Ω λ = r``; they stop when ``‖Ω λ − r‖ ≤ PROXIMAL_TOLERANCE · scale``. If the residual stays
+above it, the constraints are inconsistent: :class:`InconsistentConstraintsError` reports it.
+
+Impulses: ``v⁺ = v⁻ + ℳ⁻¹ Jᵀ Λ`` with ``Ω Λ = −(1 + e) J v⁻``, so that ``J v⁺ = −e J v⁻``.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+
+import sko.algorithms as alg
+from sko.graphs.errors import RankDeficientError
+from sko.constraints.kinematics import (batched, body_states, constraint_error_rows, constraint_rows, drift, resolved,
+                                        side_maps)
+from sko.constraints.values import ConstraintError, InconsistentConstraintsError
+
+__all__ = ["PROXIMAL_TOLERANCE", "PROXIMAL_MU", "constraint_compliance", "constrained_dynamics", "impulse_dynamics",
+           "constrained_operational_space_inertia"]
+
+#: the residual ``‖Ω λ − r‖`` at which the proximal iterations stop, relative to the scale of ``r``
+PROXIMAL_TOLERANCE = 1e-10
+#: the proximal weight ``μ``, relative to the largest diagonal entry of ``Ω``
+PROXIMAL_MU = 1e-8
+_WELL_CONDITIONED = 1e8  # below this condition number Ω is solved directly
+_MAX_ITERATIONS = 200
+
+
+def _node_map(system, frame, states: dict) -> tuple:
+    """``(k, B)``: the node carrying a frame and ``B`` (6 × m_k) with the frame's own velocity
+    ``B 𝒱(k)``; ``k`` None for a frame on the world."""
+    if hasattr(system, "_frame_on_node"):
+        return system._frame_on_node(frame)
+    k, name = system._attachment_frame(frame)
+    return k, np.asarray(states[k].attachments[name].Gamma)
+
+
+class _Operators:
+    """One state's ``J``, the node-row map ``G`` with ``J = G 𝒱``, the SKO model and its Riccati result."""
+
+    def __init__(self, system, q, constraints):
+        self.system, self.q, self.constraints = system, q, constraints
+        self.model, self.a0, _ = system.sko_model(q)  # a at rest: gravity only
+        self.ab = alg.articulated_inertias(self.model)
+        self.states = states = body_states(system, q)
+        rows, nodes, pieces = 0, {}, []
+        for c in constraints:
+            maps = side_maps(system, q, c, states)
+            for G, frame in zip(maps, (c.frame, c.other)):
+                if G is None:
+                    continue
+                k, B = _node_map(system, frame, states)
+                if k is None:
+                    continue
+                nodes.setdefault(k, len(nodes))
+                pieces.append((rows, k, G @ B))
+            rows += c.dimension
+        self.nodes = tuple(nodes)
+        offsets = np.cumsum([0] + [self.model.node_dim(k) for k in self.nodes])
+        dtype = np.result_type(self.model.dtype, *(P for _, _, P in pieces))
+        self.G = np.zeros((rows, offsets[-1]), dtype=dtype)
+        for r, k, P in pieces:
+            o = offsets[nodes[k]]
+            self.G[r: r + P.shape[0], o: o + P.shape[1]] += P
+        self.J = np.concatenate([constraint_rows(system, q, c, states) for c in constraints])
+
+    def compliance(self) -> np.ndarray:
+        """``Ω = G Ω_nodes Gᵀ`` (the recursion; O(N) plus the nodes' paths)."""
+        if not self.nodes:
+            return np.zeros((len(self.G), len(self.G)), dtype=self.G.dtype)
+        Omega = alg.operational_space_compliance(self.model, self.nodes, articulated=self.ab)
+        return self.G @ Omega @ self.G.T
+
+    def minv_jt(self, lam) -> np.ndarray:
+        """``ℳ⁻¹ Jᵀ λ`` by the articulated body passes on the Riccati result."""
+        return alg.forward_dynamics(self.model, self.J.T @ lam, articulated=self.ab)
+
+
+def _solve(Omega, r, scale: float, what: str) -> np.ndarray:
+    """The minimum-norm ``λ`` of ``Ω λ = r``: directly when ``Ω`` is well conditioned, else by
+    proximal iterations (module docstring); :class:`InconsistentConstraintsError` when no ``λ``
+    brings the residual under the tolerance."""
+    m = len(r)
+    if m == 0:
+        return np.zeros(0, dtype=r.dtype)
+    w = np.linalg.eigvalsh(Omega.real)
+    tol = PROXIMAL_TOLERANCE * max(scale, 1.0)
+    if w[0] > w[-1] / _WELL_CONDITIONED:
+        return np.linalg.solve(Omega, r)
+    lam = np.zeros(m, dtype=np.result_type(Omega, r))
+    largest = float(np.max(np.abs(np.diag(Omega.real))))
+    residual = float(np.linalg.norm(r.real))  # at λ = 0
+    mu = PROXIMAL_MU * largest
+    A = Omega + mu * np.eye(m)
+    for _ in range(_MAX_ITERATIONS if largest > 0 else 0):  # Ω = 0: no row moves, λ = 0
+        lam = np.linalg.solve(A, r + mu * lam)
+        last, residual = residual, float(np.linalg.norm((Omega @ lam - r).real))
+        if residual <= tol or abs(last - residual) <= 1e-3 * tol:
+            break
+    if residual > tol:
+        raise InconsistentConstraintsError(
+            f"the constraints cannot all hold at this state: the least-squares {what} leave a residual "
+            f"‖J v̇ + γ − a_ref‖ = {residual:.3e} (tolerance {tol:.1e}); two constraints ask for incompatible motions "
+            "(e.g. one chain welded to two different world poses)", residual)
+    return lam
+
+
+def constraint_compliance(system, q, constraints) -> np.ndarray:
+    """``Ω = J ℳ⁻¹ Jᵀ`` (``m × m``) by the compliance recursion, or ``(B, m, m)``."""
+    constraints = resolved(system, constraints)
+    return batched(system, lambda qs: _Operators(system, qs, constraints).compliance(), q)
+
+
+def constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.ndarray, np.ndarray]:
+    """``(v̇, λ)`` under the constraints (module docstring); batched over states as every request.
+
+    Raises
+    ------
+    InconsistentConstraintsError
+        No acceleration satisfies every constraint (the residual is in the message).
+    """
+    constraints = resolved(system, constraints)
+    return batched(system, lambda qs, vs, ts: _constrained(system, qs, vs, ts, constraints), q, v, tau)
+
+
+def _constrained(system, q, v, tau, constraints):
+    ops = _Operators(system, q, constraints)
+    dv_free = system.forward_dynamics(q, v, tau)
+    gamma = drift(system, q, v, constraints, (ops.a0, ops.states))
+    e = np.concatenate([constraint_error_rows(system, q, c, ops.states) if c.baumgarte[0] else np.zeros(c.dimension)
+                        for c in constraints])
+    kp = np.concatenate([np.full(c.dimension, c.baumgarte[0]) for c in constraints])
+    kd = np.concatenate([np.full(c.dimension, c.baumgarte[1]) for c in constraints])
+    Jv = ops.J @ v
+    a_ref = -kp * e - kd * Jv
+    r = a_ref - gamma - ops.J @ dv_free
+    scale = float(max(np.linalg.norm(a_ref), np.linalg.norm(gamma), np.linalg.norm(ops.J @ dv_free)))
+    lam = _solve(ops.compliance(), r, scale, "constraint forces")
+    return dv_free + ops.minv_jt(lam), lam
+
+
+def impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[np.ndarray, np.ndarray]:
+    """``(v⁺, Λ)`` of an impact: ``J v⁺ = −e J v⁻`` (``e`` the restitution, ``0 ≤ e ≤ 1``), the
+    impulses ``Λ`` stacked per constraint; kinetic energy never increases."""
+    if isinstance(restitution, bool) or not isinstance(restitution, Real) or not 0.0 <= restitution <= 1.0:
+        raise ConstraintError(f"restitution must be a real number in [0, 1], got {restitution!r}")
+    constraints = resolved(system, constraints)
+    return batched(system, lambda qs, vs: _impulse(system, qs, vs, constraints, float(restitution)), q, v_minus)
+
+
+def _impulse(system, q, v, constraints, e: float):
+    ops = _Operators(system, q, constraints)
+    Jv = ops.J @ v
+    impulses = _solve(ops.compliance(), -(1.0 + e) * Jv, float(np.linalg.norm(Jv)), "impulses")
+    return v + ops.minv_jt(impulses), impulses
+
+
+def constrained_operational_space_inertia(system, q, constraints) -> np.ndarray:
+    """``Λ = Ω⁻¹`` (``m × m``), or ``(B, m, m)``; :class:`~sko.graphs.errors.RankDeficientError`
+    when ``Ω`` is singular to working precision (redundant constraints)."""
+    constraints = resolved(system, constraints)
+
+    def one(qs):
+        Omega = _Operators(system, qs, constraints).compliance()
+        w = np.linalg.eigvalsh(Omega.real)
+        if not len(w) or w[0] <= w[-1] * len(w) * np.finfo(float).eps:
+            raise RankDeficientError(f"the constraint compliance Ω = J ℳ⁻¹ Jᵀ of {list(constraints)!r} is singular "
+                                     f"(eigenvalues {w[0] if len(w) else 0:.2e} … {w[-1] if len(w) else 0:.2e}): the "
+                                     "constraints are redundant and have no operational space inertia")
+        return np.linalg.inv(Omega)
+
+    return batched(system, one, q)
