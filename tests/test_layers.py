@@ -32,6 +32,7 @@ LAYERS = (
     ("sko.bodies",),
     ("sko.systems",),
     ("sko.io", "sko.interop"),
+    ("sko.identification",),
     ("sko.examples",),
     ("sko.verify",),
     ("sko.cli", "sko.__main__", "sko.precompile"),

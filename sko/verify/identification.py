@@ -1,0 +1,83 @@
+"""Identities of the regressors (IDENTIFICATION.md, *Identities*), on every case with a system.
+
+* ``torque_regressor`` — ``Y(q, v, v̇) π = τ − T_hinge`` (inverse dynamics without the
+  parameter-free hinge forces);
+* ``regressor_complex_step`` — ``Y = ∂τ/∂π``, column by column by complex step in ``π`` on the
+  reference path (exact: ``τ`` is linear in ``π``); a coupled system steps its spanning tree and
+  maps back by ``Gᵀ``;
+* ``energy_regressors`` — ``y_T π = T`` and ``y_V π = V`` (the bodies' potential energy);
+* ``base_parameters`` — ``Y_b (K π) = Y π`` at a state the base parameters were not found at.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sko.identification import base_parameters as find_base_parameters
+from sko.systems import regressors
+
+from .physics import PHYSICS_TOLERANCE, _state
+from .registry import Case, compare, register
+
+__all__ = ["stepped_torque_regressor"]
+
+TOLERANCE = 1e-9
+
+
+def _random_dv(case: Case, system) -> np.ndarray:
+    return case.rng("regressor_dv").standard_normal(system.nv)
+
+
+def stepped_torque_regressor(system, q, v, dv) -> np.ndarray:
+    """``∂(τ − T_hinge)/∂π`` (nv × p, bodies' columns) by complex step in ``π``."""
+    spanning = getattr(system, "spanning_system", None)
+    if spanning is not None:  # a coupled system: Gᵀ ∂τ_sp/∂π at (θ, G v, G v̇ + Ġ v)
+        G, Gdv, _, _ = system.constraint_matrices(q, v)
+        return G.T @ stepped_torque_regressor(spanning(), system.spanning_configuration(q), G @ v, G @ dv + Gdv)
+    pi = system.inertial_parameters()
+    columns = [regressors._stepped(system, pi, c, lambda s: regressors._inverse_dynamics(s, q, v, dv))
+               for c in range(len(pi))]
+    return np.column_stack(columns) if columns else np.zeros((system.nv, 0))
+
+
+@register("torque_regressor", "IDENTIFICATION.md: Y π = τ", tolerance=TOLERANCE, symbolic=False, system=True)
+def torque_regressor(case: Case):
+    """The joint-torque regressor times the parameters gives inverse dynamics."""
+    system, q, v = _state(case)
+    dv = _random_dv(case, system)
+    Y = system.joint_torque_regressor(q, v, dv)
+    tau = np.asarray(system.inverse_dynamics(q, v, dv)) - np.asarray(system.hinge_forces(q, v))
+    return compare(Y @ system.inertial_parameters(), tau, label="Y π")
+
+
+@register("regressor_complex_step", "IDENTIFICATION.md: Y = ∂τ/∂π", tolerance=TOLERANCE, symbolic=False, system=True)
+def regressor_complex_step(case: Case):
+    """Every column of the regressor is the derivative of inverse dynamics in its parameter."""
+    system, q, v = _state(case)
+    dv = _random_dv(case, system)
+    return compare(system.joint_torque_regressor(q, v, dv), stepped_torque_regressor(system, q, v, dv), label="∂τ/∂π")
+
+
+@register("energy_regressors", "IDENTIFICATION.md: T = y_T π, V = y_V π", tolerance=TOLERANCE, symbolic=False,
+          system=True)
+def energy_regressors(case: Case):
+    """The energy regressors times the parameters give the kinetic and potential energies."""
+    system, q, v = _state(case)
+    pi = system.inertial_parameters()
+    return [compare(np.atleast_1d(system.kinetic_energy_regressor(q, v) @ pi),
+                    np.atleast_1d(np.real(system.kinetic_energy(q, v))), label="y_T π"),
+            compare(np.atleast_1d(system.potential_energy_regressor(q) @ pi),
+                    np.atleast_1d(np.real(system._bodies_potential_energy(q))), label="y_V π")]
+
+
+@register("base_parameters", "IDENTIFICATION.md: Y_b K π = Y π", tolerance=PHYSICS_TOLERANCE, symbolic=False,
+          system=True)
+def base_parameters(case: Case):
+    """The base parameters reproduce the torques at a state they were not found at."""
+    system, q, v = _state(case)
+    dv = _random_dv(case, system)
+    base = find_base_parameters(system, samples=max(4, 2 * len(system.inertial_parameters()) // max(system.nv, 1) + 2),
+                                rng=case.rng("base_parameters"))
+    Y = system.joint_torque_regressor(q, v, dv)
+    pi = system.inertial_parameters()
+    return compare(base.regressor(Y) @ base.base(pi), Y @ pi, label="Y_b π_b")
