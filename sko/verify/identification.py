@@ -7,6 +7,9 @@
   maps back by ``Gᵀ``;
 * ``energy_regressors`` — ``y_T π = T`` and ``y_V π = V`` (the bodies' potential energy);
 * ``base_parameters`` — ``Y_b (K π) = Y π`` at a state the base parameters were not found at.
+
+They apply to the systems whose every body declares parameters (a body declaring none keeps
+its forces outside ``Y π``, IDENTIFICATION.md, *Parameters of a body*).
 """
 
 from __future__ import annotations
@@ -19,9 +22,16 @@ from sko.systems import regressors
 from .physics import PHYSICS_TOLERANCE, _state
 from .registry import Case, compare, register
 
-__all__ = ["stepped_torque_regressor"]
+__all__ = ["stepped_torque_regressor", "parameterised"]
 
 TOLERANCE = 1e-9
+
+
+def parameterised(system) -> bool:
+    """Whether every body of ``system`` declares inertial parameters."""
+    spanning = getattr(system, "spanning_system", None)
+    tree = spanning() if spanning is not None else system
+    return all(len(tree.body(k).inertial_parameters()) for k in tree.bodies)
 
 
 def _random_dv(case: Case, system) -> np.ndarray:
@@ -40,7 +50,8 @@ def stepped_torque_regressor(system, q, v, dv) -> np.ndarray:
     return np.column_stack(columns) if columns else np.zeros((system.nv, 0))
 
 
-@register("torque_regressor", "IDENTIFICATION.md: Y π = τ", tolerance=TOLERANCE, symbolic=False, system=True)
+@register("torque_regressor", "IDENTIFICATION.md: Y π = τ", tolerance=TOLERANCE, symbolic=False, system=True,
+          when=parameterised)
 def torque_regressor(case: Case):
     """The joint-torque regressor times the parameters gives inverse dynamics."""
     system, q, v = _state(case)
@@ -50,7 +61,8 @@ def torque_regressor(case: Case):
     return compare(Y @ system.inertial_parameters(), tau, label="Y π")
 
 
-@register("regressor_complex_step", "IDENTIFICATION.md: Y = ∂τ/∂π", tolerance=TOLERANCE, symbolic=False, system=True)
+@register("regressor_complex_step", "IDENTIFICATION.md: Y = ∂τ/∂π", tolerance=TOLERANCE, symbolic=False, system=True,
+          when=parameterised)
 def regressor_complex_step(case: Case):
     """Every column of the regressor is the derivative of inverse dynamics in its parameter."""
     system, q, v = _state(case)
@@ -59,7 +71,7 @@ def regressor_complex_step(case: Case):
 
 
 @register("energy_regressors", "IDENTIFICATION.md: T = y_T π, V = y_V π", tolerance=TOLERANCE, symbolic=False,
-          system=True)
+          system=True, when=parameterised)
 def energy_regressors(case: Case):
     """The energy regressors times the parameters give the kinetic and potential energies."""
     system, q, v = _state(case)
@@ -71,7 +83,7 @@ def energy_regressors(case: Case):
 
 
 @register("base_parameters", "IDENTIFICATION.md: Y_b K π = Y π", tolerance=PHYSICS_TOLERANCE, symbolic=False,
-          system=True)
+          system=True, when=parameterised)
 def base_parameters(case: Case):
     """The base parameters reproduce the torques at a state they were not found at."""
     system, q, v = _state(case)
