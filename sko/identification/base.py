@@ -84,9 +84,13 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
         raise DimensionError(f"samples must be a positive integer, got {samples!r}")
     rng = np.random.default_rng(rng)
     W = stacked_regressor(system, *_random_states(system, int(samples), rng), friction=friction, armature=armature)
-    # scale each column to unit norm so the pivoting ranks combinations, not units
+    # scale each column to unit norm so the pivoting ranks combinations, not units; a column of
+    # rounding noise only (a parameter that moves nothing, zero up to rounding) is zero, not noise
+    # blown up to unit norm
     norms = np.linalg.norm(W, axis=0)
-    scale = np.where(norms > 0, norms, 1.0)
+    noise = norms <= np.sqrt(np.finfo(float).eps) * norms.max(initial=0.0)
+    W = np.where(noise, 0.0, W)
+    scale = np.where(noise, 1.0, norms)
     _, R, P = scipy.linalg.qr(W / scale, mode="economic", pivoting=True)
     d = np.abs(np.diag(R))
     tol = (max(W.shape) * np.finfo(float).eps) if tolerance is None else tolerance

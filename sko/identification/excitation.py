@@ -61,8 +61,8 @@ def fourier_motion(a, b, q0, period: float, times) -> tuple[np.ndarray, np.ndarr
 def _limits(system, margin: float, default_range: float, default_velocity: float):
     lo, hi = system.lower_position_limit, system.upper_position_limit
     finite = np.isfinite(lo) & np.isfinite(hi)
-    q0 = np.where(finite, (lo + hi) / 2, 0.0)
-    half = np.where(finite, (hi - lo) / 2, default_range) * margin
+    lo, hi = np.where(finite, lo, -default_range), np.where(finite, hi, default_range)
+    q0, half = (lo + hi) / 2, (hi - lo) / 2 * margin
     vmax = system.velocity_limit
     vmax = np.where(np.isfinite(vmax), vmax, default_velocity) * margin
     return q0, half, vmax
