@@ -78,7 +78,7 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
     >>> from sko.examples.rigid import planar_chain
     >>> base = base_parameters(planar_chain(2), rng=0)
     >>> base.rank, base.K.shape
-    (5, (5, 20))
+    (6, (6, 20))
     """
     if not isinstance(samples, (int, np.integer)) or samples < 1:
         raise DimensionError(f"samples must be a positive integer, got {samples!r}")
