@@ -111,7 +111,10 @@ def identify(system, q, v, dv, tau, weights=None, base: BaseParameters | None = 
     if not q.shape[0] == v.shape[0] == dv.shape[0] == tau.shape[0]:
         raise DimensionError(f"q, v, dv and tau must hold the same number of states, got {q.shape[0]}, {v.shape[0]}, "
                              f"{dv.shape[0]}, {tau.shape[0]}")
-    w = np.broadcast_to(np.ones(system.nv) if weights is None else np.asarray(weights, dtype=float), tau.shape)
+    w = np.ones(system.nv) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape not in ((system.nv,), tau.shape) or not np.isfinite(w).all() or (w < 0).any():
+        raise DimensionError(f"weights must be {system.nv} or {tau.shape} finite non-negative numbers, got shape {w.shape}")
+    w = np.broadcast_to(w, tau.shape)
     base = base_parameters(system, friction=friction, armature=armature, rng=rng) if base is None else base
     Y = system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature)
     hinge = np.array([system.hinge_forces(qs, vs) for qs, vs in zip(q, v)])

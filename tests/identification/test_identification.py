@@ -88,5 +88,7 @@ def test_identify_rejects_bad_input():
         identify(system, q, q, q, np.zeros((3, 3)))
     with pytest.raises(DimensionError, match="same number of states"):
         identify(system, q, q, q, np.zeros((2, 2)))
+    with pytest.raises(DimensionError, match="weights"):
+        identify(system, q, q, q, q, weights=[1.0, -1.0])
     with pytest.raises(DimensionError, match="samples"):
         base_parameters(system, samples=0)
