@@ -6,6 +6,9 @@
   reference path (exact: ``τ`` is linear in ``π``); a coupled system steps its spanning tree and
   maps back by ``Gᵀ``;
 * ``energy_regressors`` — ``y_T π = T`` and ``y_V π = V`` (the bodies' potential energy);
+* ``energy_regressor_rate`` — ``d(y_T + y_V)/dt · π = vᵀ(τ − T_hinge − d)`` along a motion, ``d``
+  the dissipative forces (the part of ``τ − T_hinge`` odd in ``v``), the derivative along the
+  configuration's tangent map (:func:`sko.verify.physics.tangent_derivative`);
 * ``base_parameters`` — ``Y_b (K π) = Y π`` at a state the base parameters were not found at.
 
 They apply to the systems whose every body declares parameters (a body declaring none keeps
@@ -19,7 +22,7 @@ import numpy as np
 from sko.identification import base_parameters as find_base_parameters
 from sko.systems import regressors
 
-from .physics import PHYSICS_TOLERANCE, _state
+from .physics import PHYSICS_TOLERANCE, _along, _state, _system_scale, tangent_derivative
 from .registry import Case, compare, register
 
 __all__ = ["stepped_torque_regressor", "parameterised"]
@@ -93,3 +96,27 @@ def base_parameters(case: Case):
     Y = system.joint_torque_regressor(q, v, dv)
     pi = system.inertial_parameters()
     return compare(base.regressor(Y) @ base.base(pi), Y @ pi, label="Y_b π_b")
+
+
+@register("energy_regressor_rate", "IDENTIFICATION.md: d(y_T + y_V)/dt π = vᵀ(τ − T_hinge − d)",
+          tolerance=PHYSICS_TOLERANCE, symbolic=False, system=True, when=parameterised)
+def energy_regressor_rate(case: Case):
+    """The rate of the energy rows times the parameters is the power of the non-dissipative forces."""
+    system, q, v = _state(case)
+    dv = _random_dv(case, system)
+    pi = system.inertial_parameters()
+
+    def forces(u):
+        return np.asarray(system.inverse_dynamics(q, u, dv)) - np.asarray(system.hinge_forces(q, u))
+
+    tau = forces(v)
+    odd = (np.asarray(system.bias_forces(q, v)) - np.asarray(system.bias_forces(q, -v))
+           - np.asarray(system.hinge_forces(q, v)) + np.asarray(system.hinge_forces(q, -v))) / 2
+    def energy(x):
+        return (system.kinetic_energy_regressor(x, v) + system.potential_energy_regressor(x)) @ pi
+
+    rate = tangent_derivative(energy, q, _along(system, q, v)) \
+        + tangent_derivative(lambda u: system.kinetic_energy_regressor(q, u) @ pi, v, dv)
+    power = v @ (tau - odd)
+    scale = _system_scale(v * tau, v * odd, rate, power)
+    return compare(np.atleast_1d(np.real(rate)), np.atleast_1d(power), scale=scale, label="d(y_T + y_V)/dt π")

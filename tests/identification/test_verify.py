@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sko.verify import run
 
-CHECKS = ["torque_regressor", "regressor_complex_step", "energy_regressors", "base_parameters"]
+CHECKS = ["torque_regressor", "regressor_complex_step", "energy_regressors", "energy_regressor_rate", "base_parameters"]
 
 
 def test_regressor_identities_pass():
