@@ -28,6 +28,7 @@ import numpy as np
 
 import sko.algorithms as alg
 from sko.bodies.contract import BodyError, BodyType
+from sko.graphs.errors import NonFiniteError
 
 __all__ = ["parameters", "parameter_names", "joint_torque_regressor", "kinetic_energy_regressor",
            "potential_energy_regressor", "body_parameter_slices"]
@@ -165,23 +166,35 @@ def joint_torque_regressor(system, q, v, dv, friction: bool, armature: bool) -> 
     """``Y`` (nv × p) at one state, the joint columns appended (module docstring)."""
     q, v = system.checked_vectors(q, v)
     dv = np.zeros(system.nv) if dv is None else system._stacked(dv, "dv", system.nv, "nv")
-    Y = system._body_torque_regressor(q, v, dv)
-    return np.concatenate([Y, *_joint_columns(system, v, dv, friction, armature)], axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+        Y = system._body_torque_regressor(q, v, dv)
+    return _finite(np.concatenate([Y, *_joint_columns(system, v, dv, friction, armature)], axis=1),
+                   "joint-torque regressor")
+
+
+def _finite(x: np.ndarray, what: str) -> np.ndarray:
+    """``x`` unless finite inputs made it overflow: then the error, never an inf or NaN."""
+    if not np.isfinite(x).all():
+        raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; the velocities, accelerations "
+                             "or coordinates are too large for floating point")
+    return x
 
 
 def kinetic_energy_regressor(system, q, v, friction: bool, armature: bool) -> np.ndarray:
     q, v = system.checked_vectors(q, v)
-    yT = system._body_energy_regressors(q, v)[0]
-    extra = [np.zeros(2 * system.nv)] if friction else []
-    if armature:
-        extra.append(0.5 * v * v)
-    return np.concatenate([yT, *extra])
+    with np.errstate(over="ignore", invalid="ignore"):
+        yT = system._body_energy_regressors(q, v)[0]
+        extra = [np.zeros(2 * system.nv)] if friction else []
+        if armature:
+            extra.append(0.5 * v * v)
+    return _finite(np.concatenate([yT, *extra]), "kinetic energy regressor")
 
 
 def potential_energy_regressor(system, q, friction: bool, armature: bool) -> np.ndarray:
     q, v = system.checked_vectors(q, None)
-    yV = system._body_energy_regressors(q, v)[1]
-    return np.concatenate([yV, np.zeros(_joint_sizes(system, friction, armature))])
+    with np.errstate(over="ignore", invalid="ignore"):
+        yV = system._body_energy_regressors(q, v)[1]
+    return _finite(np.concatenate([yV, np.zeros(_joint_sizes(system, friction, armature))]), "potential energy regressor")
 
 
 def checked_body_parameters(system, pi) -> np.ndarray:
