@@ -119,11 +119,19 @@ def tree_torque_regressor(system, q, v, dv) -> np.ndarray:
             F = (states[i].E @ states[b.parent].attachments[b.attach].Gamma).T @ F
             i = b.parent
     if stepped:
+        _real_state(system, stepped, q, v, dv)
         pi = parameters(system)
         for j in stepped:
             for c in range(slices[j].start, slices[j].stop):
                 Y[:, c] = _stepped(system, pi, c, lambda s: _inverse_dynamics(s, q, v, dv))
     return Y
+
+
+def _real_state(system, bodies, *xs) -> None:
+    """A complex step in ``π`` needs a real state (its imaginary part would mix with the state's)."""
+    if any(np.iscomplexobj(x) for x in xs):
+        raise BodyError(f"bodies {list(bodies)!r} have their regressor columns by complex step in their parameters, "
+                        "which needs a real state, got a complex one")
 
 
 def _stepped(system, pi: np.ndarray, c: int, evaluate):
@@ -155,6 +163,7 @@ def tree_energy_regressors(system, q, v) -> tuple[np.ndarray, np.ndarray]:
         if y is not None:
             yT[cols], yV[cols] = y
             continue
+        _real_state(system, [k], q, v)
         pi = parameters(system) if pi is None else pi
         for c in range(cols.start, cols.stop):
             yT[c] = _stepped(system, pi, c, lambda s: sum(0.5 * x.V @ x.M @ x.V for x in s._node_states(q, v).values()))
