@@ -12,7 +12,9 @@
 * ``base_parameters`` — ``Y_b (K π) = Y π`` at a state the base parameters were not found at.
 
 They apply to the systems whose every body declares parameters (a body declaring none keeps
-its forces outside ``Y π``, IDENTIFICATION.md, *Parameters of a body*).
+its forces outside ``Y π``, IDENTIFICATION.md, *Parameters of a body*); the last two, which
+evaluate the regressors at many states, to those whose bodies also give their node and energy
+regressors (rigid, armature and coupled systems), not by complex step.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from sko.systems import regressors
 from .physics import PHYSICS_TOLERANCE, _along, _state, _system_scale, tangent_derivative
 from .registry import Case, compare, register
 
-__all__ = ["stepped_torque_regressor", "parameterised"]
+__all__ = ["stepped_torque_regressor", "parameterised", "analytic"]
 
 TOLERANCE = 1e-9
 
@@ -35,6 +37,17 @@ def parameterised(system) -> bool:
     spanning = getattr(system, "spanning_system", None)
     tree = spanning() if spanning is not None else system
     return all(len(tree.body(k).inertial_parameters()) for k in tree.bodies)
+
+
+def analytic(system) -> bool:
+    """Whether every body of ``system`` gives its node and energy regressors itself."""
+    from sko.bodies.contract import BodyType
+
+    spanning = getattr(system, "spanning_system", None)
+    tree = spanning() if spanning is not None else system
+    return parameterised(system) and all(
+        type(tree.body(k)).node_regressor is not BodyType.node_regressor
+        and type(tree.body(k)).energy_regressors is not BodyType.energy_regressors for k in tree.bodies)
 
 
 def _random_dv(case: Case, system) -> np.ndarray:
@@ -86,7 +99,7 @@ def energy_regressors(case: Case):
 
 
 @register("base_parameters", "IDENTIFICATION.md: Y_b K π = Y π", tolerance=PHYSICS_TOLERANCE, symbolic=False,
-          system=True, when=parameterised)
+          system=True, when=analytic)
 def base_parameters(case: Case):
     """The base parameters reproduce the torques at a state they were not found at."""
     system, q, v = _state(case)
@@ -99,7 +112,7 @@ def base_parameters(case: Case):
 
 
 @register("energy_regressor_rate", "IDENTIFICATION.md: d(y_T + y_V)/dt π = vᵀ(τ − T_hinge − d)",
-          tolerance=PHYSICS_TOLERANCE, symbolic=False, system=True, when=parameterised)
+          tolerance=PHYSICS_TOLERANCE, symbolic=False, system=True, when=analytic)
 def energy_regressor_rate(case: Case):
     """The rate of the energy rows times the parameters is the power of the non-dissipative forces."""
     system, q, v = _state(case)
