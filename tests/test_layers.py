@@ -33,6 +33,7 @@ LAYERS = (
     ("sko.systems",),
     ("sko.constraints",),
     ("sko.io", "sko.interop"),
+    ("sko.identification",),
     ("sko.examples",),
     ("sko.verify",),
     ("sko.cli", "sko.__main__", "sko.precompile"),

@@ -65,3 +65,34 @@ class ArmatureBody(RigidBody):
         return NodeState(E=E, H=H, M=self._M, a=np.concatenate([s.a, pad]), b=np.concatenate([s.b, pad]),
                          V=np.concatenate([s.V, np.asarray(qd, dtype=s.V.dtype)]), attachments={None: frame},
                          potential=s.potential)
+
+    # ------------------------------------------------------------------ inertial parameters
+    def inertial_parameters(self) -> np.ndarray:
+        """The rigid body's ten parameters, then the armature ``A`` (one per joint coordinate)."""
+        return np.concatenate([super().inertial_parameters(), self.armature])
+
+    def inertial_parameter_names(self) -> tuple:
+        return (*super().inertial_parameter_names(), *(f"armature_{i}" for i in range(self.dof_size)))
+
+    def _set_parameters(self, p: np.ndarray, check: bool) -> None:
+        super()._set_parameters(p, check)
+        A = p[10:]
+        if check and (A < 0).any():
+            raise BodyError(f"armature of body {self.name!r} must be non-negative, got {A.tolist()}")
+        n = self.dof_size
+        self.armature = A
+        self._M = np.zeros((6 + n, 6 + n), dtype=np.result_type(A, self.inertia))
+        self._M[:6, :6], self._M[6:, 6:] = self.inertia, np.diag(A)
+
+    def node_regressor(self, state: NodeState, alpha: np.ndarray) -> np.ndarray:
+        """``[F_rigid, 0; 0, diag(α_θ)]``: the armature's force ``A θ̈`` on the node's last entries."""
+        n = self.dof_size
+        F = np.zeros((6 + n, 10 + n), dtype=np.result_type(state.V, alpha))
+        F[:6, :10] = super().node_regressor(state, alpha)
+        F[6:, 10:] = np.diag(alpha[6:])
+        return F
+
+    def energy_regressors(self, state: NodeState, gravity: np.ndarray) -> tuple:
+        yT, yV = super().energy_regressors(state, gravity)
+        w = state.V[6:]
+        return np.concatenate([yT, 0.5 * w * w]), np.concatenate([yV, np.zeros(self.dof_size, dtype=yV.dtype)])

@@ -216,6 +216,44 @@ class BodyType(ABC):
             raise BodyError(f"body {self.name!r} ({type(self).__name__}) has its own q̇ map and defines no difference(q0, q1)")
         return np.asarray(q1, dtype=float) - np.asarray(q0, dtype=float)
 
+    # ------------------------------------------------------------------ inertial parameters (optional)
+    def inertial_parameters(self) -> np.ndarray:
+        """The parameters ``π_k`` that ``M(k)``, ``b(k)`` and the potential energy are linear in
+        (IDENTIFICATION.md, *Parameters of a body*); default: none (the body adds no columns to
+        the regressors). A type declaring some also overrides :meth:`with_inertial_parameters`."""
+        return np.zeros(0)
+
+    def inertial_parameter_names(self) -> tuple:
+        """One name per entry of :meth:`inertial_parameters` (default ``"p0"``, ``"p1"``, …)."""
+        return tuple(f"p{i}" for i in range(len(self.inertial_parameters())))
+
+    def with_inertial_parameters(self, parameters, check: bool = True) -> "BodyType":
+        """A new body equal to this one but with parameters ``parameters`` (this one is never
+        changed). ``check=False`` skips the physical checks and accepts complex parameters (a
+        complex step in ``π``: the dynamics are linear in them, so the step is exact).
+
+        Raises
+        ------
+        BodyError
+            Parameters of the wrong length (the default declares none), or, checked, of no
+            physical body.
+        """
+        p = np.asarray(parameters)
+        if p.shape != (0,):
+            raise BodyError(f"body {self.name!r} ({type(self).__name__}) declares no inertial parameters, got {p.shape}")
+        return self
+
+    def node_regressor(self, state: NodeState, alpha: np.ndarray) -> np.ndarray | None:
+        """``F`` (m_k × p_k) with ``M(k) α(k) + b(k) = F π_k`` at ``state`` and node acceleration
+        ``alpha``, or ``None`` (default): the regressors then take the body's columns exactly by
+        complex step in ``π_k`` (IDENTIFICATION.md, *Any body type*)."""
+        return None
+
+    def energy_regressors(self, state: NodeState, gravity: np.ndarray) -> tuple | None:
+        """``(y_T, y_V)`` (p_k each) with the node's kinetic energy ``½ 𝒱* M 𝒱 = y_T · π_k`` and
+        potential energy ``y_V · π_k`` at ``state``, or ``None`` (default: by complex step)."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, parent={self.parent!r})"
 

@@ -24,6 +24,7 @@ With ``r = 0`` this is exactly :class:`~sko.bodies.rigid.RigidBody`.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Hashable, Mapping
 from typing import NamedTuple
@@ -201,6 +202,7 @@ class FlexibleBody(BodyType):
         omega = h.v[:3]
         u = B @ V
         b = np.einsum("i,iaj,ia->j", self.masses, B, np.cross(omega, self.modes @ etad + u))
+        b = b.astype(np.result_type(b, self.stiffness, self.damping), copy=False)  # complex K, C: a step in π
         b[6:] += self.stiffness @ eta + self.damping @ etad
         E = np.zeros((6 + r, 6), dtype=h.X.dtype)
         E[:6] = h.X
@@ -256,3 +258,35 @@ class FlexibleBody(BodyType):
 
     def random_configuration(self, rng):
         return np.concatenate([self.joint.random(rng), 0.05 * rng.standard_normal(self.r)])
+
+    # ------------------------------------------------------------------ inertial parameters
+    def inertial_parameters(self) -> np.ndarray:
+        """The particle masses ``μ_i``, then the upper triangles (row by row) of ``K`` and ``C``:
+        ``M(k)`` and ``b(k)`` are linear in the masses, the modal forces ``K η + C η̇`` in ``K``
+        and ``C``, the potential energy in the masses and ``K``."""
+        iu = np.triu_indices(self.r)
+        return np.concatenate([self.masses, self.stiffness[iu], self.damping[iu]])
+
+    def inertial_parameter_names(self) -> tuple:
+        iu = list(zip(*np.triu_indices(self.r)))
+        return (*(f"mass_{i}" for i in range(len(self.masses))), *(f"K_{i}{j}" for i, j in iu),
+                *(f"C_{i}{j}" for i, j in iu))
+
+    def with_inertial_parameters(self, parameters, check: bool = True) -> "FlexibleBody":
+        from sko.bodies.rigid import checked_parameters
+
+        n, m = len(self.masses), self.r * (self.r + 1) // 2
+        p = checked_parameters(self, parameters, n + 2 * m, check)
+
+        def symmetric(x):
+            A = np.zeros((self.r, self.r), dtype=x.dtype)
+            A[np.triu_indices(self.r)] = x
+            return A + np.triu(A, 1).T
+
+        new = copy.copy(self)
+        new.masses, new.stiffness, new.damping = p[:n], symmetric(p[n:n + m]), symmetric(p[n + m:])
+        if check:
+            if (new.masses <= 0).any():
+                raise BodyError(f"particle masses of flexible body {self.name!r} must be positive, got {new.masses}")
+            new.stiffness, new.damping = new._psd(new.stiffness, "stiffness K"), new._psd(new.damping, "damping C")
+        return new

@@ -8,6 +8,7 @@ It offers one attachment, its own frame: ``Γ = I``, ``γ = 0``.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable
 
 import numpy as np
@@ -16,6 +17,8 @@ from sko.bodies.joints import Joint
 from sko.spatial import inertia_parameters
 
 from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState
+from sko.bodies.rigid_parameters import (RIGID_PARAMETER_NAMES, rigid_energy_regressors, rigid_force_regressor,
+                                         rigid_inertia, rigid_parameters)
 from sko.bodies.hinge import JointCoordinates, checked_placement, checked_spatial_inertia, hinge_state
 
 __all__ = ["RigidBody"]
@@ -79,3 +82,56 @@ class RigidBody(JointCoordinates, BodyType):
         frame = Attachment(Gamma=_IDENTITY, gamma=_ZERO, rotation=h.rotation, position=h.position, velocity=h.v)
         return NodeState(E=h.X, H=h.S.T, M=self.inertia, a=h.a, b=-((self.inertia @ h.v) @ h.v_cross), V=h.v,
                          attachments={None: frame}, potential=-self._mass * (gravity @ com))
+
+    # ------------------------------------------------------------------ inertial parameters
+    def inertial_parameters(self) -> np.ndarray:
+        """``[m, m c, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]`` about the body frame (Pinocchio's
+        order; :mod:`sko.bodies.rigid_parameters`)."""
+        return rigid_parameters(self.inertia)
+
+    def inertial_parameter_names(self) -> tuple:
+        return RIGID_PARAMETER_NAMES
+
+    def with_inertial_parameters(self, parameters, check: bool = True) -> "RigidBody":
+        """This body with the spatial inertia of ``parameters`` (see
+        :meth:`~sko.bodies.contract.BodyType.with_inertial_parameters`)."""
+        p = checked_parameters(self, parameters, len(self.inertial_parameters()), check)
+        new = copy.copy(self)
+        new._set_parameters(p, check)
+        return new
+
+    def _set_parameters(self, p: np.ndarray, check: bool) -> None:
+        """Replace the inertia by that of the first ten of ``p`` (on a fresh copy only)."""
+        inertia = rigid_inertia(p[:10])
+        if check:
+            inertia = checked_spatial_inertia(inertia, self.name)
+        else:
+            inertia.setflags(write=False)
+        self.inertia = inertia
+        self._mass, self._com = p[0], np.zeros(3, dtype=p.dtype)
+        if p[0] != 0:
+            self._com = p[1:4] / p[0]
+
+    def node_regressor(self, state: NodeState, alpha: np.ndarray) -> np.ndarray:
+        """``I α + v ×* I v = F π`` (:func:`~sko.bodies.rigid_parameters.rigid_force_regressor`)."""
+        return rigid_force_regressor(state.V[:6], alpha[:6])
+
+    def energy_regressors(self, state: NodeState, gravity: np.ndarray) -> tuple:
+        frame = state.attachments[None]
+        return rigid_energy_regressors(state.V[:6], frame.rotation, frame.position, gravity)
+
+
+def checked_parameters(body: BodyType, parameters, size: int, check: bool) -> np.ndarray:
+    """``parameters`` as a 1-D array of ``size`` finite numbers (real when ``check``), or the
+    :class:`BodyError` naming the body."""
+    try:
+        p = np.array(parameters, dtype=complex if not check else float)
+    except (TypeError, ValueError):
+        raise BodyError(f"inertial parameters of body {body.name!r} must be {size} numbers, got {parameters!r}") from None
+    if p.shape != (size,):
+        raise BodyError(f"body {body.name!r} ({type(body).__name__}) has {size} inertial parameters, got shape {p.shape}")
+    if not np.isfinite(p).all():
+        raise BodyError(f"inertial parameters of body {body.name!r} must be finite, got {p.tolist()}")
+    if not check and not np.iscomplexobj(parameters) and not np.iscomplex(p).any():
+        p = p.real.copy()
+    return p

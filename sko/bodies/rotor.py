@@ -16,6 +16,7 @@ whatever its spin angle. Its mass moves with ``F_o`` and so belongs to the paren
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable
 
 import numpy as np
@@ -26,6 +27,7 @@ from sko.spatial import inertia_parameters
 
 from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState
 from sko.bodies.hinge import JointCoordinates, checked_placement, checked_spatial_inertia, hinge_state
+from sko.bodies.rigid_parameters import RIGID_PARAMETER_NAMES, rigid_inertia, rigid_parameters
 
 __all__ = ["GearedRotorLink"]
 
@@ -102,7 +104,7 @@ class GearedRotorLink(JointCoordinates, BodyType):
         E = np.zeros((9, 6), dtype=h.X.dtype)
         E[:6], E[6:, :3] = h.X, np.eye(3)
         H = np.concatenate([h.S[:, 0], self.gear_ratio * self.rotor_axis])[None, :]
-        M = np.zeros((9, 9))
+        M = np.zeros((9, 9), dtype=np.result_type(self.inertia, self.rotor_inertia))
         M[:6, :6], M[6:, 6:] = self.inertia, self.rotor_inertia
         a = np.concatenate([h.a, inboard.gamma[:3]])
         b = np.concatenate([-((self.inertia @ h.v) @ h.v_cross), np.cross(omega_o, self.rotor_inertia @ w)])
@@ -112,3 +114,30 @@ class GearedRotorLink(JointCoordinates, BodyType):
         com = h.position + h.rotation @ self._com
         return NodeState(E=E, H=H, M=M, a=a, b=b, V=np.concatenate([h.v, w]), attachments={None: frame},
                          potential=-self._mass * (gravity @ com))
+
+    # ------------------------------------------------------------------ inertial parameters
+    def inertial_parameters(self) -> np.ndarray:
+        """The link's ten rigid parameters, then the rotor's ``J_a`` and ``J_t`` (``M(k)`` and
+        ``b(k)`` are linear in them; the node regressor by complex step)."""
+        u = self.rotor_axis
+        J_a = u @ self.rotor_inertia @ u
+        return np.concatenate([rigid_parameters(self.inertia), [J_a, (np.trace(self.rotor_inertia) - J_a) / 2]])
+
+    def inertial_parameter_names(self) -> tuple:
+        return (*RIGID_PARAMETER_NAMES, "J_axial", "J_transverse")
+
+    def with_inertial_parameters(self, parameters, check: bool = True) -> "GearedRotorLink":
+        from sko.bodies.rigid import checked_parameters
+
+        p = checked_parameters(self, parameters, 12, check)
+        inertia = rigid_inertia(p[:10])
+        if check:
+            inertia = checked_spatial_inertia(inertia, self.name)
+            if not (p[10] > 0 and p[11] > 0):
+                raise BodyError(f"rotor inertias of body {self.name!r} must be positive, got {p[10:].tolist()}")
+        new = copy.copy(self)
+        u = self.rotor_axis
+        new.inertia = inertia
+        new.rotor_inertia = p[11] * np.eye(3) + (p[10] - p[11]) * np.outer(u, u)
+        new._mass, new._com = p[0], (p[1:4] / p[0] if p[0] != 0 else np.zeros(3))
+        return new

@@ -24,6 +24,8 @@ from sko.bodies.cluster import ClusterError, ClusterMember, Coupling, LoopConstr
 from sko.bodies.hinge import checked_placement
 from sko.graphs.errors import DimensionError, NotATreeError, UnknownNodeError, preview
 from sko.systems.multibody import MultibodySystem, _hashable, _joint_bodies
+from sko.systems import regressors
+from sko.bodies.rigid_parameters import rigid_inertia
 from sko.systems.engine import engine
 from sko.systems.frames import Frame
 from sko.systems.rigid import RigidSystem, _body, _homogeneous
@@ -168,6 +170,9 @@ class ClusteredRigidSystem(RigidSystem):
             nodes.append(RigidCluster(first, parent_node, members, [c for c in cs if isinstance(c, Coupling)], loops_c,
                                       independent=ind, attach=attach, initial=init))
         self._specs, self._spanning = specs, None
+        #: the constructor's other arguments, for :meth:`with_inertial_parameters`
+        self._arguments = dict(frames=frames, gravity=gravity, couplings=couplings, loops=loops, independent=independent,
+                               initial=initial, tendons=tendons)
         self.body_names = tuple(s.name for s in specs)
         MultibodySystem.__init__(self, nodes, gravity)
         # every joint of the spanning tree by its name, those inside clusters included
@@ -408,6 +413,42 @@ class ClusteredRigidSystem(RigidSystem):
     def spanning_configuration(self, q) -> np.ndarray:
         """:meth:`joint_positions` stacked in body order (the spanning tree's ``θ``)."""
         return np.concatenate(list(self.joint_positions(q).values()))
+
+    # ------------------------------------------------------------------ inertial parameters (IDENTIFICATION.md, *Coupled systems*)
+    def inertial_parameters(self, friction: bool = False, armature: bool = False) -> np.ndarray:
+        """``π`` of the spanning tree's bodies (every body, coupled or not, in body order), then
+        zeros for the joint columns of the independent coordinates."""
+        extra = self.nv * (2 * bool(friction) + bool(armature))
+        return np.concatenate([self.spanning_system().inertial_parameters(), np.zeros(extra)])
+
+    def inertial_parameter_names(self, friction: bool = False, armature: bool = False) -> list:
+        names = self.spanning_system().inertial_parameter_names()
+        return names + regressors.parameter_names(self, friction, armature)[len(regressors.parameter_names(self)):]
+
+    def _with_parameters(self, parameters, check: bool) -> "ClusteredRigidSystem":
+        """The same couplings and loops on bodies with the inertias of ``parameters`` (checked
+        by the constructor, so real ones only)."""
+        if not check:
+            raise ClusterError("a coupled system takes real inertial parameters only: step its spanning_system()")
+        specs, o = [], 0
+        for s in self._specs:
+            n = 10 + (0 if s.armature is None else s.joint.nv)
+            p = np.asarray(parameters[o: o + n], dtype=float)
+            specs.append(s._replace(inertia=rigid_inertia(p[:10]), armature=None if s.armature is None else p[10:]))
+            o += n
+        return type(self)(specs, **self._arguments)
+
+    def _body_torque_regressor(self, q, v, dv) -> np.ndarray:
+        """``Gᵀ Y_sp(θ, G v, G v̇ + Ġ v)``: the spanning tree's regressor mapped to the
+        independent coordinates (EMBEDDING.md §3; IDENTIFICATION.md, *Coupled systems*)."""
+        G, Gdv, _, _ = self.constraint_matrices(q, v)
+        Y = self.spanning_system()._body_torque_regressor(self.spanning_configuration(q), G @ v, G @ dv + Gdv)
+        return G.T @ Y
+
+    def _body_energy_regressors(self, q, v) -> tuple:
+        """The spanning tree's energy regressors at ``(θ, G v)``."""
+        G = self.constraint_matrices(q)[0]
+        return self.spanning_system()._body_energy_regressors(self.spanning_configuration(q), G @ v)
 
     # ------------------------------------------------------------------ kinematics of member bodies
     def _checked_frame(self, name, spec) -> tuple:

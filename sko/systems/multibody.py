@@ -53,7 +53,7 @@ from sko.bodies.contract import check_node_state as _check_state
 from sko.bodies.kernels import Record
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_arguments, renamed_keywords
 from sko.systems.coordinates import coordinate_maps
-from sko.systems import derivatives
+from sko.systems import derivatives, regressors
 from sko.systems.derivatives import ForwardDynamicsDerivatives, InverseDynamicsDerivatives
 from sko.systems.engine import Engine
 
@@ -612,6 +612,83 @@ class MultibodySystem:
             return energy
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
             return _finite_result(energy + self._tendon_potential(np.asarray(q)), what)
+
+    # ------------------------------------------------------------------ inertial parameters and regressors
+    def inertial_parameters(self, friction: bool = False, armature: bool = False) -> np.ndarray:
+        """``π``: every body's inertial parameters in body order (a rigid body's ten in
+        Pinocchio's order, :mod:`sko.bodies.rigid_parameters`; other types as they declare), then
+        zeros for the optional joint columns (:mod:`sko.systems.regressors`; IDENTIFICATION.md)."""
+        return regressors.parameters(self, friction, armature)
+
+    def inertial_parameter_names(self, friction: bool = False, armature: bool = False) -> list:
+        """One ``(body, name)`` per entry of :meth:`inertial_parameters`."""
+        return regressors.parameter_names(self, friction, armature)
+
+    def with_inertial_parameters(self, parameters) -> "MultibodySystem":
+        """A new system equal to this one but with the bodies' parameters ``parameters`` (the
+        length of :meth:`inertial_parameters` without joint columns); this one is not changed.
+
+        Raises
+        ------
+        BodyError, NotPositiveDefiniteError
+            A wrong length, or parameters of no physical body (the message names the body).
+        """
+        return self._with_parameters(regressors.checked_body_parameters(self, parameters), check=True)
+
+    def _with_parameters(self, parameters, check: bool) -> "MultibodySystem":
+        """:meth:`with_inertial_parameters`; unchecked (complex parameters, a complex step) with
+        ``check=False``."""
+        slices = regressors.body_parameter_slices(self)
+        return self._with_bodies({k: self._body[k].with_inertial_parameters(parameters[slices[k]], check=check)
+                                  for k in self.bodies if slices[k].stop > slices[k].start})
+
+    def _with_bodies(self, bodies: Mapping) -> "MultibodySystem":
+        """A copy of this system with some bodies replaced (same names, sizes and joints)."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__getstate__())
+        new._body = {k: bodies.get(k, b) for k, b in self._body.items()}
+        new.body = BodyLookup(new._body, new._body_type)
+        new._order = tuple((k, new._body[k], qs, vs) for k, _, qs, vs in self._order)
+        return new
+
+    def joint_torque_regressor(self, q, v=None, dv=None, friction: bool = False, armature: bool = False) -> np.ndarray:
+        """``Y`` (nv × p) with ``inverse_dynamics(q, v, dv) − hinge_forces(q, v) = Y @ π``, π of
+        :meth:`inertial_parameters` (gravity included; :mod:`sko.systems.regressors`,
+        IDENTIFICATION.md). ``q``, ``v``, ``dv`` may carry a leading batch axis ``(B, n)``; the
+        result is then ``(B, nv, p)``."""
+        args = {"q": q, "v": v, "dv": dv}
+        p = len(self.inertial_parameters(friction, armature))
+        out = self._engine._reference(self.joint_torque_regressor, args, (self.nv, p), friction=friction,
+                                      armature=armature)
+        if out is not NotImplemented:
+            return out
+        return regressors.joint_torque_regressor(self, q, v, dv, friction, armature)
+
+    def kinetic_energy_regressor(self, q, v=None, friction: bool = False, armature: bool = False) -> np.ndarray:
+        """``y_T`` (p) with ``kinetic_energy(q, v) = y_T @ π`` (batched as
+        :meth:`joint_torque_regressor`)."""
+        out = self._engine._reference(self.kinetic_energy_regressor, {"q": q, "v": v}, (len(self.inertial_parameters(friction, armature)),), friction=friction,
+                                      armature=armature)
+        if out is not NotImplemented:
+            return out
+        return regressors.kinetic_energy_regressor(self, q, v, friction, armature)
+
+    def potential_energy_regressor(self, q, friction: bool = False, armature: bool = False) -> np.ndarray:
+        """``y_V`` (p) with the bodies' potential energy (without tendons) ``= y_V @ π``
+        (batched as :meth:`joint_torque_regressor`)."""
+        out = self._engine._reference(self.potential_energy_regressor, {"q": q}, (len(self.inertial_parameters(friction, armature)),), friction=friction,
+                                      armature=armature)
+        if out is not NotImplemented:
+            return out
+        return regressors.potential_energy_regressor(self, q, friction, armature)
+
+    def _body_torque_regressor(self, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> np.ndarray:
+        """The bodies' columns of ``Y`` at one checked state."""
+        return regressors.tree_torque_regressor(self, q, v, dv)
+
+    def _body_energy_regressors(self, q: np.ndarray, v: np.ndarray) -> tuple:
+        """The bodies' ``(y_T, y_V)`` at one checked state."""
+        return regressors.tree_energy_regressors(self, q, v)
 
     # ------------------------------------------------------------------ attachment frames
     def jacobian(self, q, frame) -> np.ndarray:

@@ -145,6 +145,13 @@ class RigidSystem(MultibodySystem):
         except (KeyError, TypeError):
             raise UnknownNodeError(f"{name!r} is neither a body nor a frame of this rigid system") from None
 
+    # ------------------------------------------------------------------ inertial parameters
+    def _with_bodies(self, bodies) -> "RigidSystem":
+        """:meth:`MultibodySystem._with_bodies`, the named frames on the new system."""
+        new = super()._with_bodies(bodies)
+        new.frames = {name: Frame(name, f.body, f.placement, system=new) for name, f in self.frames.items()}
+        return new
+
     # ------------------------------------------------------------------ centre of mass
     def center_of_mass(self, q) -> np.ndarray:
         """The world centre of mass ``Σ m_k c_k / Σ m_k`` at ``q`` (O(N))."""

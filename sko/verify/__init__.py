@@ -11,6 +11,7 @@ from . import physics as _physics  # noqa: F401  (registers the physics checks)
 from . import derivatives as _derivatives  # noqa: F401  (registers the identities of the derivatives)
 from . import consistency as _consistency  # noqa: F401  (registers kernel_consistency)
 from . import constraints as _constraints  # noqa: F401  (registers the identities under constraints)
+from . import identification as _identification  # noqa: F401  (registers the identities of the regressors)
 from .models import ModelSpec, get_model, make_case, model_names, random_sko_model, register_model
 from .registry import REGISTRY, Case, Check, Comparison, Registry, Result, compare, exact_zero, register
 from .runner import prove, resolve_cases, run, run_check, skipped_checks

@@ -1,0 +1,86 @@
+"""The joint-torque regressor against Pinocchio's ``computeJointTorqueRegressor``.
+
+Everything runs in one process with the calls interleaved (ours, theirs, ours, …); every figure
+is the median over rounds of the per-round ratio. Each callable is called before it is timed.
+Robots: ur5, panda, solo12 and talos_reduced from :mod:`bench_engine`'s ``ROBOTS``.
+
+1. **Per call**: ``system.joint_torque_regressor(q, v, dv)`` against
+   ``pinocchio.computeJointTorqueRegressor`` on the same state (target ratio ≤ 2).
+2. **Batches** of 1024 states (``--quick``: 64): our batched call against Pinocchio's looped from
+   Python, per state (target ≤ 1).
+
+Before timing, the two regressors are compared on one state (columns matched per joint, rows
+through :class:`sko.interop.PinocchioMap`) and the largest relative difference printed.
+
+Run from the repository root::
+
+    python benchmarks/bench_regressor.py [--rounds N] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.bench_engine import ROBOTS, interleaved, load  # noqa: E402
+from tests.rigid.pinocchio_map import CoordinateMap  # noqa: E402
+
+NAMES = ("ur5", "panda", "solo12", "talos_reduced")
+assert set(NAMES) <= set(ROBOTS)
+HEADER = f"{'robot':14} {'nv':>3}  {'row':24} {'ours µs':>10} {'theirs µs':>11} {'ratio':>7}  agreement"
+
+
+def _columns(system, model) -> np.ndarray:
+    starts, o = {}, 0
+    for k in system.bodies:
+        starts[k], o = o, o + len(system.body(k).inertial_parameters())
+    by_name = system.joint_names()
+    return np.concatenate([starts[by_name[model.names[i]]] + np.arange(10) for i in range(1, model.njoints)])
+
+
+def main(argv=None) -> None:
+    import pinocchio as pin
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    batch = 64 if args.quick else 1024
+    print(HEADER)
+    for name in (("ur5", "solo12") if args.quick else NAMES):
+        loaded = load(name)
+        if isinstance(loaded, str):
+            print(f"{name:14} skipped: {loaded}")
+            continue
+        system, model, _ = loaded
+        cmap, data = CoordinateMap(system, model), model.createData()
+        rng = np.random.default_rng(0)
+        q = system.random_configuration(rng)
+        v, dv = rng.normal(size=(2, system.nv))
+        qp, vp, ap = cmap.q(q), cmap.v(v), cmap.v(dv)
+        ours = system.joint_torque_regressor(q, v, dv)[:, _columns(system, model)]
+        theirs = np.column_stack([cmap.v_back(c) for c in pin.computeJointTorqueRegressor(model, data, qp, vp, ap).T])
+        agreement = np.abs(ours - theirs).max() / np.abs(theirs).max()
+        t_o, t_t, ratio = interleaved(lambda: system.joint_torque_regressor(q, v, dv),
+                                      lambda: pin.computeJointTorqueRegressor(model, data, qp, vp, ap), args.rounds)
+        print(f"{name:14} {system.nv:3d}  {'per call':24} {t_o * 1e6:10.1f} {t_t * 1e6:11.1f} {ratio:7.2f}  {agreement:.1e}")
+        Q = np.array([system.random_configuration(rng) for _ in range(batch)])
+        V, A = rng.normal(size=(2, batch, system.nv))
+        QP, VP, AP = (np.array([f(x) for x in X]) for f, X in ((cmap.q, Q), (cmap.v, V), (cmap.v, A)))
+
+        def looped():
+            for i in range(batch):
+                pin.computeJointTorqueRegressor(model, data, QP[i], VP[i], AP[i])
+
+        t_o, t_t, ratio = interleaved(lambda: system.joint_torque_regressor(Q, V, A), looped, max(1, args.rounds // 2))
+        print(f"{name:14} {system.nv:3d}  {f'batch of {batch}, per state':24} {t_o / batch * 1e6:10.1f} "
+              f"{t_t / batch * 1e6:11.1f} {ratio:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""Base parameters: the identifiable linear combinations of a system's parameters (IDENTIFICATION.md, *Base parameters*).
+
+Some columns of the regressor vanish at every state (a base link's mass) or are combinations
+of others (a revolute joint only sees ``I_xx + I_yy`` of a link about its axis and the like).
+Stack ``Y`` at random states into ``W`` and factor ``W P = Q R`` with column pivoting (Gautier
+1990): the first ``r`` pivoted columns (``r`` the numerical rank) are independent, and the others
+are ``W₂ = W₁ β`` with ``β = R₁₁⁻¹ R₁₂``. Then ``W π = W₁ (π₁ + β π₂)``: the base parameters are
+``π_b = K π`` with ``K = [1, β] Pᵀ``, and ``Y π = Y[:, independent] π_b`` at every state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+from sko.graphs.errors import DimensionError
+
+__all__ = ["BaseParameters", "base_parameters", "stacked_regressor"]
+
+
+@dataclass(frozen=True)
+class BaseParameters:
+    """The base parameters of a system.
+
+    Attributes
+    ----------
+    rank : int
+        How many combinations are identifiable.
+    independent : (rank,) int array
+        The columns of ``Y`` kept: ``Y π = Y[..., independent] @ (K @ π)``.
+    K : (rank, p) array
+        The map from full to base parameters, ``π_b = K π``.
+    names : list
+        ``(body, name)`` of each independent column (the leading term of its combination).
+    """
+
+    rank: int
+    independent: np.ndarray
+    K: np.ndarray
+    names: list
+
+    def base(self, parameters) -> np.ndarray:
+        """``π_b = K π``."""
+        return self.K @ np.asarray(parameters)
+
+    def regressor(self, Y) -> np.ndarray:
+        """The base regressor: the independent columns of ``Y`` (one state or a batch)."""
+        return np.asarray(Y)[..., self.independent]
+
+
+def _random_states(system, samples: int, rng) -> tuple:
+    q = np.array([system.random_configuration(rng) for _ in range(samples)])
+    v, dv = rng.normal(size=(2, samples, system.nv))
+    return q, v, dv
+
+
+def stacked_regressor(system, q, v, dv, friction: bool = False, armature: bool = False) -> np.ndarray:
+    """``W`` (B·nv × p): the joint-torque regressors at a batch of states, stacked."""
+    Y = system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature)
+    return Y.reshape(-1, Y.shape[-1])
+
+
+def base_parameters(system, samples: int = 50, rng=None, friction: bool = False, armature: bool = False,
+                    tolerance: float | None = None) -> BaseParameters:
+    """The base parameters of ``system`` from regressors at ``samples`` random states (module
+    docstring); ``tolerance`` relative to the largest diagonal entry of ``R`` (default
+    ``max(B·nv, p) · eps``, the rank tolerance of ``numpy.linalg.matrix_rank``).
+
+    Raises
+    ------
+    DimensionError
+        ``samples`` not a positive integer.
+
+    Examples
+    --------
+    >>> from sko.examples.rigid import planar_chain
+    >>> base = base_parameters(planar_chain(2), rng=0)
+    >>> base.rank, base.K.shape
+    (6, (6, 20))
+    """
+    if not isinstance(samples, (int, np.integer)) or samples < 1:
+        raise DimensionError(f"samples must be a positive integer, got {samples!r}")
+    rng = np.random.default_rng(rng)
+    W = stacked_regressor(system, *_random_states(system, int(samples), rng), friction=friction, armature=armature)
+    # scale each column to unit norm so the pivoting ranks combinations, not units; a column of
+    # rounding noise only (a parameter that moves nothing, zero up to rounding) is zero, not noise
+    # blown up to unit norm
+    norms = np.linalg.norm(W, axis=0)
+    noise = norms <= np.sqrt(np.finfo(float).eps) * norms.max(initial=0.0)
+    W = np.where(noise, 0.0, W)
+    scale = np.where(noise, 1.0, norms)
+    _, R, P = scipy.linalg.qr(W / scale, mode="economic", pivoting=True)
+    d = np.abs(np.diag(R))
+    tol = (max(W.shape) * np.finfo(float).eps) if tolerance is None else tolerance
+    r = int(np.sum(d > tol * d.max(initial=0.0))) if d.size else 0
+    beta = scipy.linalg.solve_triangular(R[:r, :r], R[:r, r:])
+    p = W.shape[1]
+    K = np.zeros((r, p))
+    independent, dependent = P[:r], P[r:]
+    # W π = (W/s) (s π): base parameters of the scaled columns, scaled back
+    K[:, independent] = np.eye(r)
+    K[:, dependent] = beta * scale[dependent] / scale[independent][:, None]
+    order = np.argsort(independent)
+    names = system.inertial_parameter_names(friction=friction, armature=armature)
+    independent, K = independent[order], K[order]
+    return BaseParameters(r, independent, K, [names[i] for i in independent])

@@ -1,0 +1,73 @@
+"""Physical consistency of rigid-body parameters by the log-Cholesky parameterisation (IDENTIFICATION.md, *Physical consistency*).
+
+A rigid body's ten parameters are those of a physical body exactly when its pseudo-inertia
+
+    J = [[Σ, h], [hᵀ, m]],   Σ = ½ tr(Ī) 1 − Ī = ∫ ρ r rᵀ,   h = m c,
+
+is positive semidefinite (Wensing, Kim & Slotine 2017): ``Σ`` is the second moment of the mass
+distribution. Rucker & Wensing (RA-L 2022) write every positive definite ``J`` as ``U Uᵀ`` with
+
+    U = e^α [[e^{d₁}, s₁₂, s₁₃, t₁], [0, e^{d₂}, s₂₃, t₂], [0, 0, e^{d₃}, t₃], [0, 0, 0, 1]],
+
+ten unconstrained numbers ``θ = (α, d₁, d₂, d₃, s₁₂, s₂₃, s₁₃, t₁, t₂, t₃)``, a smooth
+bijection onto the physically consistent bodies of positive mass and nonsingular ``Σ``, so a
+least-squares fit over ``θ`` gives a consistent estimate without constraints.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sko.graphs.errors import NotPositiveDefiniteError
+
+__all__ = ["pseudo_inertia", "rigid_from_pseudo_inertia", "log_cholesky_parameters", "rigid_from_log_cholesky"]
+
+
+def pseudo_inertia(parameters) -> np.ndarray:
+    """``J`` (4 × 4) of ten rigid parameters ``[m, m c, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]``."""
+    m, h, (xx, xy, yy, xz, yz, zz) = parameters[0], parameters[1:4], parameters[4:10]
+    Ibar = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    J = np.zeros((4, 4), dtype=np.result_type(np.asarray(parameters), float))
+    J[:3, :3] = 0.5 * np.trace(Ibar) * np.eye(3) - Ibar
+    J[:3, 3] = J[3, :3] = h
+    J[3, 3] = m
+    return J
+
+
+def rigid_from_pseudo_inertia(J) -> np.ndarray:
+    """The ten parameters of a pseudo-inertia ``J`` (inverse of :func:`pseudo_inertia`)."""
+    Sigma = J[:3, :3]
+    Ibar = np.trace(Sigma) * np.eye(3) - Sigma
+    return np.concatenate([[J[3, 3]], J[:3, 3], [Ibar[0, 0], Ibar[0, 1], Ibar[1, 1], Ibar[0, 2], Ibar[1, 2], Ibar[2, 2]]])
+
+
+def rigid_from_log_cholesky(theta) -> np.ndarray:
+    """The ten parameters of ``θ`` (module docstring); real or complex ``θ`` (a complex step)."""
+    a, d1, d2, d3, s12, s23, s13, t1, t2, t3 = theta
+    zero = 0 * a
+    U = np.exp(a) * np.array([[np.exp(d1), s12, s13, t1], [zero, np.exp(d2), s23, t2], [zero, zero, np.exp(d3), t3],
+                              [zero, zero, zero, 1 + zero]])
+    return rigid_from_pseudo_inertia(U @ U.T)
+
+
+def log_cholesky_parameters(parameters) -> np.ndarray:
+    """``θ`` of ten parameters whose pseudo-inertia is positive definite.
+
+    Raises
+    ------
+    NotPositiveDefiniteError
+        The pseudo-inertia is not positive definite (a massless body, a point mass, a body
+        of no physical mass distribution).
+    """
+    J = pseudo_inertia(np.asarray(parameters, dtype=float))
+    flip = J[::-1, ::-1]  # J = U Uᵀ, U upper triangular ⇔ flip(J) = L Lᵀ, L = flip(U) lower triangular
+    try:
+        L = np.linalg.cholesky(flip)
+    except np.linalg.LinAlgError:
+        raise NotPositiveDefiniteError(f"the pseudo-inertia of parameters {np.round(parameters, 6).tolist()} is not "
+                                       "positive definite: no log-Cholesky parameters") from None
+    U = L[::-1, ::-1]
+    a = np.log(U[3, 3])
+    U = U / U[3, 3]
+    return np.array([a, np.log(U[0, 0]), np.log(U[1, 1]), np.log(U[2, 2]), U[0, 1], U[1, 2], U[0, 2],
+                     U[0, 3], U[1, 3], U[2, 3]])
