@@ -8,7 +8,7 @@ geared rotor is a set of particles spinning about an axis through a centre fixed
 attachment frame, by the angle ``ratio · q_joint``.
 
 Coordinates: per body, in the order given, ``q = (q_joint, η)`` and the velocity coordinates
-``θ̇ = (θ̇_joint, η̇)`` with ``q̇ = G(q) θ̇`` (see :mod:`.kinematics`). With ``𝒥_i = ∂ẋ_i/∂θ̇``
+``θ̇ = (θ̇_joint, η̇)`` with ``q̇ = G(q) θ̇`` (see :mod:`sko.independent.kinematics`). With ``𝒥_i = ∂ẋ_i/∂θ̇``
 (the particle Jacobian in the velocity coordinates), Lagrange's equations in these coordinates
 (Kane's form, exact for quasi-velocities) read ``ℳ θ̈ + 𝒞 = T`` with
 
