@@ -90,10 +90,11 @@ class Bead(BodyType):
                              else None)
 
 
-@state_kernel
+@state_kernel(constants=8)
 def bead_state(arena, row, reals, terms, constants):
     """:meth:`Bead.at_state` as a state kernel (``sko.bodies.kernels``): the constants are
-    ``[mass, spring, p₀, e]``; gravity is ``reals[0:3]``. It writes every output, whatever ``terms``
+    ``[mass, spring, p₀, e]`` (8, declared, so a body packing another number is refused when its
+    system is built); gravity is ``reals[0:3]``. It writes every output, whatever ``terms``
     asks, and returns True: every ``s`` is in its domain."""
     c, q, v, inboard, out, _ = views(arena, row, reals)
     mass, spring = c[0], c[1]
