@@ -16,28 +16,11 @@ from sko.algorithms import use_backend
 from sko.cli import main
 from sko.systems import MultibodySystem
 from sko.systems.engine import engine
-from tests.util import assert_close
+from tests.util import SYSTEM_CALLS, assert_close, random_states
 
 from .test_paper import _load
 
 tutorial = _load("tutorial_body_with_children")
-
-CALLS = {
-    "inverse_dynamics": lambda s, q, v, x: s.inverse_dynamics(q, v, x),
-    "forward_dynamics": lambda s, q, v, x: s.forward_dynamics(q, v, x),
-    "mass_matrix": lambda s, q, v, x: s.mass_matrix(q),
-    "mass_matrix_inverse": lambda s, q, v, x: s.mass_matrix_inverse(q),
-    "energy": lambda s, q, v, x: s.energy(q, v),
-}
-
-
-def _states(system, count: int, complex_step: bool = False, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    Q = np.array([system.random_configuration(rng) for _ in range(count)])
-    V, X = rng.normal(size=(2, count, system.nv))
-    if complex_step:
-        Q, V = Q + 1e-7j * rng.normal(size=Q.shape), V + 1e-7j * rng.normal(size=V.shape)
-    return Q, V, X
 
 
 def test_the_arm_runs_compiled_and_offers_its_frames_in_order():
@@ -54,9 +37,9 @@ def test_the_arm_runs_compiled_and_offers_its_frames_in_order():
 @pytest.mark.parametrize("complex_step", [False, True])
 def test_compiled_equals_at_state(complex_step):
     system = tutorial.build()
-    Q, V, X = _states(system, 3, complex_step)
+    Q, V, X = random_states(system, 3, complex_step)
     for q, v, x in zip(Q, V, X):
-        for call in CALLS.values():
+        for call in SYSTEM_CALLS.values():
             got = call(system, q, v, x)
             with use_backend("reference"):
                 want = call(system, q, v, x)
@@ -76,8 +59,8 @@ def test_compiled_equals_at_state(complex_step):
 
 def test_batched_equals_per_state():
     system = tutorial.build()
-    Q, V, X = _states(system, 37, seed=4)  # more than a serial batch: the parallel path
-    for call in CALLS.values():
+    Q, V, X = random_states(system, 37, seed=4)  # more than a serial batch: the parallel path
+    for call in SYSTEM_CALLS.values():
         batched = call(system, Q, V, X)
         for s in range(len(Q)):
             assert_close(batched[s], call(system, Q[s], V[s], X[s]), 1e-13)

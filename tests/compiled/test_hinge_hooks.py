@@ -27,7 +27,7 @@ from sko.systems import MultibodySystem
 from sko.systems import compiled_rollout as CR
 from sko.systems.engine import engine
 from sko.systems.rollout import compiled_maps
-from tests.util import assert_close
+from tests.util import assert_close, random_states
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -108,16 +108,6 @@ def hooked_system() -> MultibodySystem:
                                                   spring=25.0, damping=0.3)])
 
 
-def _states(system, count: int, seed: int = 0, complex_step: bool = False):
-    rng = np.random.default_rng(seed)
-    Q = np.array([system.random_configuration(rng) for _ in range(count)])
-    V, X = rng.normal(size=(2, count, system.nv))
-    if complex_step:
-        Q = Q + 1e-7j * rng.normal(size=Q.shape)
-        V = V + 1e-7j * rng.normal(size=V.shape)
-    return Q, V, X
-
-
 # ----------------------------------------------------------------------------- the hooks alone
 @pytest.mark.parametrize("complex_step", [False, True])
 def test_compiled_hooks_equal_the_python_methods(complex_step):
@@ -147,7 +137,7 @@ def test_compiled_hooks_equal_the_python_methods(complex_step):
 def test_dynamics_with_compiled_hinge_forces_equal_the_reference(complex_step):
     system = hooked_system()
     assert not engine(system).layout.hinge_forces  # no hinge force left to Python
-    Q, V, X = _states(system, 3, complex_step=complex_step)
+    Q, V, X = random_states(system, 3, complex_step=complex_step)
     for q, v, x in zip(Q, V, X):
         for call in (lambda: system.inverse_dynamics(q, v, x), lambda: system.forward_dynamics(q, v, x),
                      lambda: system.bias_forces(q, v)):
@@ -162,7 +152,7 @@ def test_dynamics_with_compiled_hinge_forces_equal_the_reference(complex_step):
 def test_the_spring_is_in_the_dynamics():
     """With the springs the compiled dynamics differ from those without by exactly the hinge forces."""
     springy, slack = build(spring=40.0), build(spring=0.0)
-    Q, V, X = _states(springy, 4, seed=3)
+    Q, V, X = random_states(springy, 4, seed=3)
     for q, v, x in zip(Q, V, X):
         hinge = springy.hinge_forces(q, v)
         assert np.abs(hinge).max() > 1e-3
@@ -173,7 +163,7 @@ def test_the_spring_is_in_the_dynamics():
 @pytest.mark.parametrize("complex_step", [False, True])
 def test_a_batch_equals_its_states_alone(complex_step):
     system = hooked_system()
-    Q, V, X = _states(system, 37, seed=4, complex_step=complex_step)  # more than a parallel chunk
+    Q, V, X = random_states(system, 37, seed=4, complex_step=complex_step)  # more than a parallel chunk
     for method in (system.inverse_dynamics, system.forward_dynamics):
         batch = method(Q, V, X)
         for s in (0, 17, 36):
@@ -192,7 +182,7 @@ def test_compiled_and_python_hinge_forces_add_up():
                               PythonBead("python-bead", "pendulum", 0.1, [0.2, 0.0, -0.3], [0.0, 1.0, 0.0], 60.0)])
     layout = engine(system).layout
     assert not layout.all_compiled and layout.python_hinge_bodies == ("python-bead",)
-    Q, V, X = _states(system, 3, seed=11)
+    Q, V, X = random_states(system, 3, seed=11)
     forces = {"pendulum": np.array([0.1, -0.2, 0.3, 1.0, 0.5, -2.0])}
     for q, v, x in zip(Q, V, X):
         for f in (None, forces):
@@ -210,7 +200,7 @@ def test_compiled_hinge_forces_call_no_python_per_state(monkeypatch):
     system = build()
     e = engine(system)
     assert not e.layout.hinge_forces and e._direct is not None  # the direct path serves one state
-    Q, V, X = _states(system, 20, seed=5)
+    Q, V, X = random_states(system, 20, seed=5)
     want = system.forward_dynamics(Q, V, X), system.inverse_dynamics(Q[0], V[0], X[0])
 
     def refused(self, q, qd):
@@ -224,7 +214,7 @@ def test_compiled_hinge_forces_call_no_python_per_state(monkeypatch):
 
 def test_derivatives_by_complex_step_through_the_compiled_hooks():
     system = hooked_system()
-    Q, V, X = _states(system, 2, seed=6)
+    Q, V, X = random_states(system, 2, seed=6)
     for q, v, x in zip(Q, V, X):
         got = system.forward_dynamics_derivatives(q, v, x)
         with use_backend("reference"):
@@ -264,7 +254,7 @@ def test_a_type_with_its_own_q_map_but_no_hook_stays_stepwise():
 
     system = MultibodySystem([*[build().body(k) for k in build().bodies], _plain_diagonal(PythonMaps)])
     assert compiled_maps(system) is None
-    Q, V, _ = _states(system, 2, seed=10)
+    Q, V, _ = random_states(system, 2, seed=10)
     out = sko.rollout(system, Q, V, 1e-3, 5)
     with use_backend("reference"):
         np.testing.assert_allclose(out.q, sko.rollout(system, Q, V, 1e-3, 5).q, atol=1e-12)
@@ -332,7 +322,7 @@ def three_parameters(q, v, out):
 
 def test_a_hinge_force_writing_nan_is_named_never_passed_on():
     system = _bead_with(nan_spring)
-    Q, V, X = _states(system, 3, seed=8)
+    Q, V, X = random_states(system, 3, seed=8)
     for call in (lambda: system.forward_dynamics(Q[0], V[0], X[0]), lambda: system.inverse_dynamics(Q, V, X)):
         with pytest.raises(NonFiniteError, match="'tampered'.*nan_spring.*not finite"):
             call()
@@ -401,7 +391,7 @@ def test_a_q_map_writing_nan_stops_the_rollout_naming_the_body():
 
     system = MultibodySystem([*[build().body(k) for k in build().bodies], _plain_diagonal(Broken)])
     assert compiled_maps(system) is not None
-    Q, V, _ = _states(system, 2, seed=9)
+    Q, V, _ = random_states(system, 2, seed=9)
     out = sko.rollout(system, Q, V, 1e-3, 4)
     assert out.failed.tolist() == [0, 0]
     assert isinstance(out.errors[1], NonFiniteError)

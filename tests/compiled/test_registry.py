@@ -18,25 +18,7 @@ from sko.spatial import spatial_inertia
 from sko.systems import MultibodySystem
 from sko.systems.engine import Engine, engine
 from sko.systems.requests import REQUESTS, Request, fill_arena, request_views
-from tests.util import assert_close
-
-CALLS = {
-    "inverse_dynamics": lambda s, q, v, x: s.inverse_dynamics(q, v, x),
-    "forward_dynamics": lambda s, q, v, x: s.forward_dynamics(q, v, x),
-    "mass_matrix": lambda s, q, v, x: s.mass_matrix(q),
-    "mass_matrix_inverse": lambda s, q, v, x: s.mass_matrix_inverse(q),
-    "energy": lambda s, q, v, x: s.energy(q, v),
-}
-
-
-def _states(system, count: int, complex_step: bool = False, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    Q = np.array([system.random_configuration(rng) for _ in range(count)])
-    V, X = rng.normal(size=(2, count, system.nv))
-    if complex_step:
-        Q = Q + 1e-7j * rng.normal(size=Q.shape)
-        V = V + 1e-7j * rng.normal(size=V.shape)
-    return Q, V, X
+from tests.util import SYSTEM_CALLS, assert_close, random_states
 
 
 def test_the_bead_runs_compiled_through_its_own_kernel():
@@ -50,9 +32,9 @@ def test_the_bead_runs_compiled_through_its_own_kernel():
 @pytest.mark.parametrize("complex_step", [False, True])
 def test_the_bead_compiled_equals_its_python_state(complex_step):
     system = build()
-    Q, V, X = _states(system, 3, complex_step)
+    Q, V, X = random_states(system, 3, complex_step)
     for q, v, x in zip(Q, V, X):
-        for name, call in CALLS.items():
+        for name, call in SYSTEM_CALLS.items():
             got = call(system, q, v, x)
             with use_backend("reference"):
                 want = call(system, q, v, x)
@@ -71,8 +53,8 @@ def test_the_bead_compiled_equals_its_python_state(complex_step):
 
 def test_the_bead_batched_equals_per_state():
     system = build()
-    Q, V, X = _states(system, 37, seed=4)  # more than two chunks: the parallel batch
-    for name, call in CALLS.items():
+    Q, V, X = random_states(system, 37, seed=4)  # more than two chunks: the parallel batch
+    for name, call in SYSTEM_CALLS.items():
         batched = call(system, Q, V, X)
         for s in range(len(Q)):
             assert_close(batched[s], call(system, Q[s], V[s], X[s]), 1e-13)
@@ -141,7 +123,7 @@ def test_a_new_request_is_one_entry_and_one_kernel(monkeypatch):
     monkeypatch.setitem(REQUESTS, "kinetic_energy", kinetic)
     system = build()
     e = Engine(system)
-    Q, V, _ = _states(system, 5)
+    Q, V, _ = random_states(system, 5)
     got = e.run("kinetic_energy", system.kinetic_energy, Q, V)
     assert got.shape == (5, 1)
     for s in range(5):
