@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 _TALOS = """
 import time, json
 import numpy as np
-from sko.systems import RigidSystem
+from sko.io import load_urdf
 from tests.rigid.pinocchio_map import robots_dir
-system = RigidSystem.from_urdf(str(robots_dir() / "talos_data/robots/talos_reduced.urdf"), floating_base=True)
+system = load_urdf(str(robots_dir() / "talos_data/robots/talos_reduced.urdf"), floating_base=True)
 rng = np.random.default_rng(0)
 out = {}
 def timed(name, call):

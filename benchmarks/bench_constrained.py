@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sko.constraints import FrameContact, PointContact  # noqa: E402
 from sko.examples.rigid import planar_chain  # noqa: E402
 from sko.interop import PinocchioMap  # noqa: E402
-from sko.systems import RigidSystem  # noqa: E402
+from sko.io import load_urdf  # noqa: E402
 from tests.rigid.pinocchio_map import robots_dir  # noqa: E402
 
 ROBOTS = {
@@ -52,7 +52,7 @@ def bench_robots(repeat: int) -> list[dict]:
     rows = []
     for name, (rel, frames, kind) in ROBOTS.items():
         path = str(root / rel)
-        system = RigidSystem.from_urdf(path, floating_base=True)
+        system = load_urdf(path, floating_base=True)
         model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
         cmap = PinocchioMap(system, model)
         make = PointContact if kind == "3d" else FrameContact

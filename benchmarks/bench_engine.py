@@ -35,6 +35,7 @@ from sko.examples.rigid import rod_inertia  # noqa: E402
 from sko.bodies import Revolute  # noqa: E402
 from sko.spatial import pose_transform  # noqa: E402
 from sko.systems import RigidSystem, SystemBuilder  # noqa: E402
+from sko.io import load_urdf  # noqa: E402
 from tests.rigid.pinocchio_map import CoordinateMap, robots_dir  # noqa: E402
 
 #: name: (URDF in example-robot-data, floating base, our loader's options). Pinocchio frees mimic
@@ -92,7 +93,7 @@ def load(name: str):
     try:
         with warnings.catch_warnings():  # the repair's warning: the ROBOTS note says it
             warnings.simplefilter("ignore")
-            ours = RigidSystem.from_urdf(str(path), floating_base=floating, **options)
+            ours = load_urdf(str(path), floating_base=floating, **options)
     except Exception as exc:  # a URDF feature our loader does not support yet (e.g. mimic joints)
         return f"our URDF loader: {type(exc).__name__}: {str(exc)[:90]}"
     model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(str(path))

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import sko.algorithms as alg  # noqa: E402
 from sko.inertia import InertiaRepairWarning  # noqa: E402
-from sko.systems import RigidSystem  # noqa: E402
+from sko.io import load_urdf  # noqa: E402
 from tests.rigid.pinocchio_map import CoordinateMap, robots_dir  # noqa: E402
 
 ROBOTS = {
@@ -54,7 +54,7 @@ def bench(repeat: int) -> list[dict]:
         path = str(root / rel)
         with warnings.catch_warnings():  # anymal, romeo: unphysical inertias (timing does not depend on them)
             warnings.simplefilter("ignore", InertiaRepairWarning)
-            system = RigidSystem.from_urdf(path, floating_base=floating, inertia="repair")
+            system = load_urdf(path, floating_base=floating, inertia="repair")
         model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
         data = model.createData()
         cmap = CoordinateMap(system, model)

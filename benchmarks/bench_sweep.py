@@ -1,5 +1,5 @@
 """A sweep of forward dynamics over many states: a Dask ``LocalCluster`` of worker processes
-against the in-process batch on the same cores (``sko.systems.sweep``).
+against the in-process batch on the same cores (``sko.scale.sweep``).
 
 The model is ``sko.examples.rigid:arm7`` (seven revolute joints); states are normal random
 numbers. The in-process batch is one call of ``forward_dynamics`` on all states with numba's
@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from distributed import Client, LocalCluster
 
-    from sko.systems.sweep import sweep, system_of
+    from sko.scale.sweep import sweep, system_of
 
     system = system_of(MODEL)
     rng = np.random.default_rng(0)

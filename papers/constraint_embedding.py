@@ -29,7 +29,7 @@ import numpy as np
 
 from papers.common import OUTPUT, Progress, pyplot, run_main
 from sko.examples.embedding import four_bar, four_bar_chain, mimic_gripper
-from sko.systems.simulate import simulate
+from sko.simulation.simulate import simulate
 
 __all__ = ["kkt_accelerations", "four_bar_knee", "gripper", "chain_timings", "main"]
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from sko.bodies import FlexibleBody, cantilever_modes  # noqa: E402
 from sko.systems import MultibodySystem  # noqa: E402
 from sko.examples.bodies import flexible_two_link  # noqa: E402
-from sko.systems.simulate import simulate  # noqa: E402
+from sko.simulation.simulate import simulate  # noqa: E402
 from papers.common import OUTPUT, Progress, pyplot, run_main  # noqa: E402
 EULER_BERNOULLI = np.array([1.8751040687, 4.6940911330])  # β_j L of a clamped-free beam
 

@@ -183,7 +183,7 @@ def identity_residuals(system: MultibodySystem, seed: int = 0) -> dict:
 
 def energy_drift(system: MultibodySystem, dt: float, horizon: float) -> float:
     """Relative energy drift of an undamped, unforced RK4 run."""
-    from sko.systems.simulate import simulate
+    from sko.simulation.simulate import simulate
 
     rng = np.random.default_rng(1)
     q, qd = system.random_configuration(rng), rng.uniform(-1.0, 1.0, system.nv)

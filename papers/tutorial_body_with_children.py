@@ -324,7 +324,7 @@ def rigid_comparison(seed: int = 0) -> float:
 
 def energy_drift(system: MultibodySystem, dt: float, horizon: float) -> float:
     """Relative energy drift of an unforced RK4 run."""
-    from sko.systems.simulate import simulate
+    from sko.simulation.simulate import simulate
 
     rng = np.random.default_rng(1)
     q, v = system.random_configuration(rng), rng.uniform(-1.0, 1.0, system.nv)

@@ -1,4 +1,9 @@
-"""SKO models ``(H, ℰ_φ, M)``, their dense operators, and the body types built on them."""
+"""SKO models ``(H, ℰ_φ, M)``, their dense operators, and the body types built on them.
+
+The package is also the facade of the layers above: ``sko.load``,
+``sko.rollout``, ``sko.simulate``, ``sko.sweep``, ``sko.sample`` import their modules on first use.
+No module of the package imports from ``sko`` itself; each imports the module that defines a name.
+"""
 
 from sko.graphs.errors import (
     DimensionError,
@@ -22,17 +27,32 @@ __all__ = [
     "NotPositiveDefiniteError",
     "RankDeficientError",
     "NonFiniteError",
+    "load",
     "rollout",
     "Rollout",
+    "simulate",
+    "Trajectory",
+    "sweep",
+    "sample",
 ]
 
 
 def __getattr__(name: str):
-    """``sko.rollout``, ``sko.Rollout`` (:mod:`sko.systems.rollout`), imported on first use so that
-    ``import sko`` stays light."""
-    if name in ("rollout", "Rollout"):
-        import sko.systems
+    """The names of the layers above, imported on first use so that ``import sko`` stays light:
+    ``sko.load`` (a model file by its extension, :func:`sko.io.formats.load`), ``sko.rollout``,
+    ``sko.Rollout``, ``sko.simulate``, ``sko.Trajectory`` (:mod:`sko.simulation`), ``sko.sweep``,
+    ``sko.sample`` (:mod:`sko.scale.sweep`)."""
+    if name == "load":
+        from sko.io.formats import load as value
+    elif name in ("rollout", "Rollout", "simulate", "Trajectory"):
+        import sko.simulation
 
-        return getattr(sko.systems, name)
-    raise AttributeError(f"module 'sko' has no attribute {name!r}")
+        value = getattr(sko.simulation, name)
+    elif name in ("sweep", "sample"):
+        from sko.scale import sweep as module
 
+        value = getattr(module, name)
+    else:
+        raise AttributeError(f"module 'sko' has no attribute {name!r}")
+    globals()[name] = value
+    return value

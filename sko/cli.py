@@ -18,7 +18,7 @@ options run once each; contradictory ones (``--floating-base`` without ``--urdf`
 without ``--urdf`` or ``--mjcf``, two output formats) are rejected. Progress goes to stderr.
 ``--models`` runs the checks on every URDF and MJCF file in a directory or matching a glob, one
 task per file, on a Dask cluster with ``--scheduler`` (a file that does not load is one failing
-``load`` row). ``--mjcf FILE`` compiles the model with MuJoCo (:meth:`~sko.systems.rigid.RigidSystem.from_mjcf`);
+``load`` row). ``--mjcf FILE`` compiles the model with MuJoCo (:func:`sko.io.load_mjcf`);
 ``--inertia repair`` loads a file whose inertias no physical body has by the nearest physical
 ones, printing one ``warning:`` line per repaired link on stderr (``strict``, the default,
 rejects such a file naming the link).
@@ -26,7 +26,7 @@ rejects such a file naming the link).
 serial-chain segments and the sparsity of ``ℳ``.
 ``sample --model MODULE:FUNCTION --states N --out STORE [--what fd,id,M,Minv,energy,dfd,did] [--chunk N]
 [--seed S] [--scheduler ADDRESS] [--overwrite] [--quiet]`` draws random states of the system a factory builds and
-evaluates the requests at them on Dask (:func:`sko.systems.sweep.sample`), chunk by chunk into a
+evaluates the requests at them on Dask (:func:`sko.scale.sweep.sample`), chunk by chunk into a
 Zarr group; run again on the same store, it resumes where an interrupted run stopped and computes
 the requests it adds, and refuses a store of another run (``--overwrite`` replaces it).
 ``compile [--jobs N] [--quiet]`` compiles every kernel now, for float64 and complex128, into
@@ -173,17 +173,17 @@ def _file_case(args):
 
     option = "--urdf" if args.urdf else "--mjcf"
     try:
-        from sko.systems import RigidSystem
+        from sko.io import load_mjcf, load_urdf
     except ImportError:
-        raise SKOError(f"{option} needs the rigid body package sko.systems, which is not available in this installation") from None
+        raise SKOError(f"{option} needs the loaders of sko.io, which are not available in this installation") from None
     inertia = args.inertia or "strict"
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", InertiaRepairWarning)
         try:
             if args.urdf:
-                system = RigidSystem.from_urdf(args.urdf, floating_base=args.floating_base, inertia=inertia)
+                system = load_urdf(args.urdf, floating_base=args.floating_base, inertia=inertia)
             else:
-                system = RigidSystem.from_mjcf(args.mjcf, inertia=inertia)
+                system = load_mjcf(args.mjcf, inertia=inertia)
         except SKOError as exc:  # the loaders' hint, in the command line's words
             raise SKOError(str(exc).replace("load with inertia='repair'", "run with --inertia repair")) from None
     for w in caught:
@@ -254,7 +254,7 @@ def _factory_case(spec: str):
     failure of the user's code — a module that cannot be imported (missing, a syntax error, an
     exception at import), a factory that needs arguments or raises, a result that is not a model —
     is one :class:`SKOError` naming the factory and the cause, never a traceback."""
-    from sko import SKOModel
+    from sko.model import SKOModel
 
     from .verify.models import case_from
 
@@ -385,16 +385,16 @@ def verify_file(path: str, floating_base: bool = False, inertia: str = "strict",
     from sko.verify.models import case_from
     from sko.verify.registry import Result
 
-    from sko.systems import RigidSystem
+    from sko.io import load_mjcf, load_urdf
 
     name = Path(path).name
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a repaired inertia: --inertia repair asked for it
             if path.lower().endswith(".urdf"):
-                system = RigidSystem.from_urdf(path, floating_base=floating_base, inertia=inertia)
+                system = load_urdf(path, floating_base=floating_base, inertia=inertia)
             else:
-                system = RigidSystem.from_mjcf(path, inertia=inertia)
+                system = load_mjcf(path, inertia=inertia)
         case = case_from(system, name)
     except Exception as exc:  # noqa: BLE001 - one file of many: its row says why, the others run
         return [Result(name, "load", "", None, None, False, _cause(exc))]
@@ -462,8 +462,8 @@ def _table(results) -> None:
 
 # --------------------------------------------------------------------------- sample
 def _sample(args) -> int:
-    from sko.systems.stores import StoreError
-    from sko.systems.sweep import sample
+    from sko.scale.stores import StoreError
+    from sko.scale.sweep import sample
 
     if args.states < 1 or args.chunk < 1:
         raise SKOError("--states and --chunk must be at least 1")

@@ -2,7 +2,7 @@
 
 from sko.graphs.errors import SKOError
 
-__all__ = ["JointError", "MJCFError", "RigidSystemError", "URDFError", "MissingDependencyError"]
+__all__ = ["JointError", "MJCFError", "RigidSystemError", "URDFError", "ModelFileError", "MissingDependencyError"]
 
 
 class JointError(SKOError, ValueError):
@@ -24,6 +24,11 @@ class URDFError(SKOError, ValueError):
 class MJCFError(SKOError, ValueError):
     """An MJCF model MuJoCo rejects (its message included), or a construct of a compiled model
     that a rigid system cannot represent (equality constraints, tendons), named."""
+
+
+class ModelFileError(SKOError, ValueError):
+    """A model file :func:`sko.load` cannot load: no such file, an extension naming no format it
+    reads, or an option its format's loader does not take. The message names the path."""
 
 
 class MissingDependencyError(SKOError, ImportError):

@@ -61,10 +61,10 @@ A floating-base robot loaded by both (here from a URDF string), one state mapped
 and back::
 
     import numpy as np, pinocchio as pin
-    from sko.systems import RigidSystem
+    from sko.io import load_urdf
     from sko.interop import PinocchioMap
 
-    system = RigidSystem.from_urdf("robot.urdf", floating_base=True)
+    system = load_urdf("robot.urdf", floating_base=True)
     model = pin.buildModelFromUrdf("robot.urdf", pin.JointModelFreeFlyer())
     to_pin = PinocchioMap(system, model)
     q, v, a = system.random_configuration(0), np.ones(system.nv), np.zeros(system.nv)
@@ -75,7 +75,7 @@ and back::
 A robot with mimic joints (coupled, ``mimic="couple"``) against Pinocchio's full model, whose
 mimic joints are ordinary joints: the state is lifted by ``G``, the forces projected by ``Gᵀ``::
 
-    system = RigidSystem.from_urdf("panda.urdf")
+    system = load_urdf("panda.urdf")
     full = pin.buildModelFromUrdf("panda.urdf")  # mimic=True: one to one, as above
     to_pin = PinocchioMap(system, full)
     tau_full = pin.rnea(full, full.createData(), to_pin.q(q), to_pin.v(v), to_pin.v(a))
@@ -105,8 +105,8 @@ def _checked_system(system, cls: str):
     from sko.systems.multibody import MultibodySystem
 
     if not isinstance(system, MultibodySystem):
-        raise InteropError(f"{cls} needs a system (sko.systems.RigidSystem, e.g. from_urdf or "
-                           f"from_mjcf) as its first argument, got {_described(system)}")
+        raise InteropError(f"{cls} needs a system (sko.systems.RigidSystem, e.g. from sko.io.load_urdf "
+                           f"or load_mjcf) as its first argument, got {_described(system)}")
     return system
 
 
@@ -510,7 +510,7 @@ class MujocoMap(_Lift):
     """Coordinates of ``system`` ↔ a compiled ``mujoco.MjModel`` with joints of the same names
     (e.g. MuJoCo's compilation of the URDF the system was loaded from).
 
-    A system from :meth:`~sko.systems.rigid.RigidSystem.from_mjcf` already uses MuJoCo's
+    A system from :func:`sko.io.load_mjcf` already uses MuJoCo's
     ``qpos``, ``qvel`` and ``qfrc``: its map is the identity. For a URDF-loaded system the free
     flyer is the one joint whose velocities differ by a rotation (``ṗ = R v``), so :meth:`v`,
     :meth:`v_back`, :meth:`force_back`, :meth:`matrix` and :meth:`matrix_back` take the

@@ -49,7 +49,7 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
 
     def run():
         from sko.systems.rigid_derivatives import compiled as compiled_derivatives
-        from sko.systems.rollout import compiled_maps, rollout
+        from sko.simulation.rollout import compiled_maps, rollout
 
         system = make()
         rng = np.random.default_rng(0)

@@ -26,7 +26,8 @@ from sko.graphs import (ConnectivityGraph, DimensionError, NonFiniteError, NotAT
                         one_resolvent)
 from sko.io import DHLink, dh_system, load_urdf, parse_urdf
 from sko.spatial import pose_transform, spatial_inertia
-from sko.systems import MultibodySystem, SystemBuilder, simulate
+from sko.simulation import simulate
+from sko.systems import MultibodySystem, SystemBuilder
 from sko.verify import compare, run, run_check
 from sko.verify.registry import Case, Registry
 

@@ -26,6 +26,7 @@ from sko.inertia import (check_physical_inertia, inertia_scale, inertia_violatio
 from sko.spatial import pose_transform
 from sko.systems.builder import SystemBuilder
 from sko.systems.clustered import ClusteredRigidSystem, DependentJointError
+from sko.io import load_urdf
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,9 +125,8 @@ def test_panda_finger_joints_are_names_of_the_coupled_robot():
     robots = robots_dir()
     if robots is None:
         pytest.skip("example-robot-data not installed")
-    from sko.systems.rigid import RigidSystem
 
-    panda = RigidSystem.from_urdf(robots / "panda_description/urdf/panda.urdf")
+    panda = load_urdf(robots / "panda_description/urdf/panda.urdf")
     assert isinstance(panda, ClusteredRigidSystem)
     assert {"panda_finger_joint1", "panda_finger_joint2"} <= set(panda.joint_names())
     assert panda.q_slice("panda_finger_joint1") == slice(7, 8)
@@ -288,7 +288,6 @@ def test_urdf_repair_of_huge_and_tiny_moments_loads(tmp_path):
     """Repair happens at 1e300 (the violation check read 0 once its squares overflowed, and the
     next check then told a user who had asked for a repair to load with inertia='repair')."""
     from sko.inertia import InertiaRepairWarning
-    from sko.systems.rigid import RigidSystem
 
     text = """<robot name="r"><link name="base"/>
 <joint name="j" type="revolute"><parent link="base"/><child link="l"/><axis xyz="0 0 1"/>
@@ -299,9 +298,9 @@ def test_urdf_repair_of_huge_and_tiny_moments_loads(tmp_path):
         path = tmp_path / f"robot_{size:g}.urdf"
         path.write_text(text.format(a=0.5 * size, c=1.5 * size, d=0.1 * size))
         with pytest.raises(SKOError, match="load with inertia='repair'"):
-            RigidSystem.from_urdf(path)
+            load_urdf(path)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            system = RigidSystem.from_urdf(path, inertia="repair")
+            system = load_urdf(path, inertia="repair")
         assert any(isinstance(w.message, InertiaRepairWarning) for w in caught)
         assert system.nv == 1

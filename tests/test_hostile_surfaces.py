@@ -13,6 +13,7 @@ from sko.bodies import CustomJoint
 from sko.bodies.contract import BodyError
 from sko.errors import JointError
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
+from sko.io import load_mjcf
 
 SCALE = importlib.util.find_spec("dask") is not None and importlib.util.find_spec("zarr") is not None
 needs_scale = pytest.mark.skipif(not SCALE, reason="needs the scale extra (dask, zarr)")
@@ -52,7 +53,7 @@ def _derivatives_overflow_batch():
 
 # ----------------------------------------------------------------------------- rollouts
 def _zero_quaternion_in_rollout_2():
-    from sko.systems.rollout import rollout
+    from sko.simulation.rollout import rollout
 
     system = _humanoid()
     rng = np.random.default_rng(0)
@@ -66,7 +67,7 @@ def _failing_forces(t, Q, V):
 
 
 def _tau_raising_an_skoerror():
-    from sko.systems.rollout import rollout
+    from sko.simulation.rollout import rollout
 
     system = _arm()
     rng = np.random.default_rng(0)
@@ -75,14 +76,14 @@ def _tau_raising_an_skoerror():
 
 # ----------------------------------------------------------------------------- sweeps and samples
 def _sweep(**kw):
-    from sko.systems.sweep import sweep
+    from sko.scale.sweep import sweep
 
     Q = np.array([_arm().random_configuration(np.random.default_rng(s)) for s in range(4)])
     return lambda: sweep(ARM, **{"what": "mass_matrix", "q": Q, **kw})
 
 
 def _sample(tmp, **kw):
-    from sko.systems.sweep import sample
+    from sko.scale.sweep import sample
 
     return lambda: sample(ARM, **{"states": 5, "what": "fd", "store": tmp / "s.zarr", **kw})
 
@@ -127,11 +128,10 @@ _HUGE_GRAVITY = """<mujoco><option gravity="0 0 -1.7e308"/><worldbody><body name
 
 def _overflowing_mjcf_gravity(tmp):
     pytest.importorskip("mujoco")
-    from sko.systems import RigidSystem
 
     path = tmp / "g.xml"
     path.write_text(_HUGE_GRAVITY)
-    system = RigidSystem.from_mjcf(str(path))
+    system = load_mjcf(str(path))
     return lambda: system.inverse_dynamics(system.random_configuration(0), np.zeros(1), np.zeros(1))
 
 
@@ -195,7 +195,7 @@ def test_derivatives_of_an_empty_batch_by_complex_step():
 
 
 def test_a_rollout_of_no_states():
-    from sko.systems.rollout import rollout
+    from sko.simulation.rollout import rollout
 
     system = _arm()
     out = rollout(system, np.zeros((0, 7)), None, 1e-3, 3)
@@ -204,7 +204,7 @@ def test_a_rollout_of_no_states():
 
 @needs_scale
 def test_a_sweep_of_no_states_is_empty(tmp_path):
-    from sko.systems.sweep import sweep
+    from sko.scale.sweep import sweep
 
     assert sweep(ARM, "mass_matrix", np.zeros((0, 7))).shape == (0, 7, 7)
     assert sweep(ARM, "did", np.zeros((0, 7))).shape == (0, 3, 7, 7)
@@ -214,7 +214,7 @@ def test_a_sweep_of_no_states_is_empty(tmp_path):
 
 @needs_scale
 def test_a_sample_takes_numpy_integers_and_a_chunk_beyond_its_states(tmp_path):
-    from sko.systems.sweep import sample, sweep
+    from sko.scale.sweep import sample, sweep
 
     group = sample(ARM, np.int64(10), ["fd"], tmp_path / "s.zarr", chunk=10**9, seed=np.int64(2))
     assert group["q"].shape == (10, 7) and group["q"].chunks[0] == 10 and group["forward_dynamics"].chunks[0] == 10

@@ -2,10 +2,10 @@
 ``sko`` collected (at module level and inside functions), and the graph checked.
 
 * no cycle between modules, nor between packages (``sko.X``);
-* imports only go downward in the layer order of :data:`LAYERS`, or stay within a layer;
-* an import inside a function may go upward only if it is one of the documented
-  :data:`EXCEPTIONS` (a classmethod such as ``RigidSystem.from_urdf`` loading a file through
-  ``sko.io``); those edges are left out of the cycle checks.
+* imports only go downward in the layer order of :data:`LAYERS`, or stay within a layer, with no
+  exception (inside functions too);
+* the root package ``sko`` is a facade above every layer (``sko.load``, ``sko.rollout``, ...
+  imported on first use): it may import any module, and no module imports from it.
 
 Run ``python -m pytest tests/test_layers.py -q`` to see any violation, named by file and line.
 """
@@ -23,30 +23,27 @@ import pytest
 
 import sko
 
-#: Lowest first; a module belongs to the longest prefix that names it.
+#: Lowest first; a module belongs to the longest prefix that names it. The root package ``sko``
+#: (its ``__init__``) is the facade above them all (:data:`FACADE`).
 LAYERS = (
     ("sko.graphs",),
-    ("sko", "sko.model", "sko.arrays", "sko.spatial", "sko.inertia", "sko.errors", "sko.optional", "sko.independent",
+    ("sko.model", "sko.arrays", "sko.spatial", "sko.inertia", "sko.errors", "sko.optional", "sko.independent",
      "sko.kernel_cache"),
     ("sko.algorithms",),
     ("sko.bodies",),
-    ("sko.systems",),
     ("sko.constraints",),
+    ("sko.systems",),
     ("sko.io", "sko.interop"),
+    ("sko.simulation",),
+    ("sko.scale",),
     ("sko.identification",),
     ("sko.examples",),
     ("sko.verify",),
     ("sko.cli", "sko.__main__", "sko.precompile"),
 )
 
-#: Upward imports allowed inside a function body: (importing module, imported module, why).
-EXCEPTIONS = {
-    ("sko.systems.rigid", "sko.io.urdf"): "RigidSystem.from_urdf loads a file with the io layer",
-    ("sko.systems.rigid", "sko.io.mjcf"): "RigidSystem.from_mjcf compiles a model with the io layer",
-    ("sko", "sko.systems"): "sko.rollout re-exports the rollouts on first use; import sko stays light",
-    ("sko.systems.multibody", "sko.constraints"): "the systems' constrained dynamics methods call sko.constraints",
-    ("sko.systems.rollout", "sko.constraints.rollout"): "sko.rollout(..., constraints=...) runs the constrained rollout",
-}
+#: the root package: above every layer, imported by none
+FACADE = "sko"
 
 
 class Import(NamedTuple):
@@ -116,10 +113,12 @@ def _is_module(name: str) -> bool:
 
 
 def _layer(module: str) -> int:
+    if module == FACADE:
+        return len(LAYERS)
     best = None
     for i, prefixes in enumerate(LAYERS):
         for prefix in prefixes:
-            if module == prefix or (prefix != "sko" and module.startswith(prefix + ".")):
+            if module == prefix or module.startswith(prefix + "."):
                 if best is None or len(prefix) > best[1]:
                     best = (i, len(prefix))
     if best is None:
@@ -135,9 +134,11 @@ MODULES, IMPORTS = _modules_and_imports()
 
 
 def test_the_parse_sees_the_package():
-    assert {"sko.graphs.tree", "sko.algorithms.newton_euler", "sko.systems.rigid", "sko.verify.runner", "sko.cli"} <= set(MODULES)
-    assert any(i.source == "sko.systems.rigid" and i.target == "sko.io.urdf" and i.in_function for i in IMPORTS)
+    assert {"sko.graphs.tree", "sko.algorithms.newton_euler", "sko.systems.rigid", "sko.io.formats", "sko.simulation.rollout",
+            "sko.scale.sweep", "sko.verify.runner", "sko.cli"} <= set(MODULES)
     assert any(i.source == "sko.verify.runner" and i.target == "sko.verify.models" for i in IMPORTS)
+    assert any(i.source == "sko.simulation.rollout" and i.target == "sko.constraints.rollout" and i.in_function for i in IMPORTS)
+    assert any(i.source == FACADE and i.target.startswith("sko.io") and i.in_function for i in IMPORTS)
 
 
 def test_every_module_is_in_a_layer():
@@ -147,22 +148,30 @@ def test_every_module_is_in_a_layer():
 
 def test_imports_only_go_downward():
     upward = [f"{i.where}: {i.source} (layer {_layer(i.source)}) imports {i.target} (layer {_layer(i.target)})"
-              for i in IMPORTS if _layer(i.target) > _layer(i.source)
-              and not (i.in_function and (i.source, i.target) in EXCEPTIONS)]
+              for i in IMPORTS if _layer(i.target) > _layer(i.source)]
     assert not upward, "upward imports:\n" + "\n".join(upward)
 
 
-def test_exceptions_are_still_needed():
-    """A documented exception that no longer occurs is removed from the list."""
-    for source, target in EXCEPTIONS:
-        assert any(i.source == source and i.target == target and i.in_function for i in IMPORTS), (source, target)
+def test_no_module_imports_the_facade():
+    """``from sko import X`` inside the package would tie a layer to the facade above it (and
+    through it to every layer): each module imports the module that defines ``X``."""
+    found = [f"{i.where}: {i.source} imports from the package sko itself" for i in IMPORTS if i.target == FACADE]
+    assert not found, "\n".join(found)
+
+
+def test_the_systems_import_no_layer_above_them():
+    """The system API loads nothing from the layers above: loaders are functions of ``sko.io``,
+    time integration is ``sko.simulation``, sweeps ``sko.scale``."""
+    systems = _layer("sko.systems")
+    above = [f"{i.where}: {i.target}" for i in IMPORTS if i.source.startswith("sko.systems") and _layer(i.target) > systems]
+    assert not above, above
 
 
 def _graph(key) -> nx.DiGraph:
     graph = nx.DiGraph()
     for i in IMPORTS:
         a, b = key(i.source), key(i.target)
-        if a != b and (i.source, i.target) not in EXCEPTIONS:
+        if a != b:
             graph.add_edge(a, b, where=i.where)
     return graph
 
@@ -176,9 +185,12 @@ def test_no_import_cycles(level):
     assert not cycles, f"{level} import cycles:\n" + "\n".join(described)
 
 
-def test_the_checker_finds_a_cycle_and_an_upward_import():
-    """The checks can fail: a planted cycle and upward import are reported."""
+def test_the_checker_finds_a_cycle_an_upward_import_and_the_facade():
+    """The checks can fail: a planted cycle, upward import and import of the facade are reported."""
     planted = IMPORTS + [Import("sko.model", "sko.cli", False, "planted"), Import("sko.cli", "sko.model", False, "planted")]
-    graph = nx.DiGraph([(i.source, i.target) for i in planted if i.source != i.target and (i.source, i.target) not in EXCEPTIONS])
+    graph = nx.DiGraph([(i.source, i.target) for i in planted if i.source != i.target])
     assert any({"sko.model", "sko.cli"} <= set(c) for c in nx.simple_cycles(graph))
     assert _layer("sko.cli") > _layer("sko.model")
+    assert _layer(FACADE) > max(_layer(m) for m in MODULES if m != FACADE)
+    assert _layer("sko.scale.sweep") > _layer("sko.simulation.rollout") > _layer("sko.io.urdf") > _layer("sko.systems.rigid")
+    assert _layer("sko.systems.multibody") > _layer("sko.constraints.dynamics")

@@ -12,8 +12,8 @@ import sko
 from sko.algorithms import use_backend
 from sko.examples.bodies import flexible_examples
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
-from sko.systems import simulate
-from sko.systems.rollout import compiled_maps
+from sko.simulation import simulate
+from sko.simulation.rollout import compiled_maps
 from tests.rigid.random_systems import random_rigid_system
 
 
@@ -116,7 +116,7 @@ def test_bad_input_is_refused():
 def test_progress_segments_the_compiled_loop_without_changing_it(monkeypatch):
     import importlib
 
-    module = importlib.import_module("sko.systems.rollout")
+    module = importlib.import_module("sko.simulation.rollout")
 
     system = random_rigid_system(4, 5, constant_motion=True)
     rng = np.random.default_rng(3)

@@ -1,4 +1,4 @@
-"""Result stores that know what they hold (sko.systems.stores): a store resumes what matches,
+"""Result stores that know what they hold (sko.scale.stores): a store resumes what matches,
 computes what a run adds per request, refuses a run asking another question (naming the field
 and the way out), is written by one process at a time, and resumes to the same bytes after its
 writer is killed in the middle of a chunk."""
@@ -19,10 +19,10 @@ import pytest
 pytest.importorskip("dask.array")
 zarr = pytest.importorskip("zarr")
 
-from sko.systems import stores  # noqa: E402
-from sko.systems.identity import model_identity  # noqa: E402
-from sko.systems.stores import StoreError  # noqa: E402
-from sko.systems.sweep import sample, sweep, system_of  # noqa: E402
+from sko.scale import stores  # noqa: E402
+from sko.scale.identity import model_identity  # noqa: E402
+from sko.scale.stores import StoreError  # noqa: E402
+from sko.scale.sweep import sample, sweep, system_of  # noqa: E402
 
 ARM = "sko.examples.rigid:arm7"
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,7 +83,7 @@ def test_a_sweep_asking_another_question_is_refused(tmp_path, monkeypatch, chang
         model = "tests.sweep_models:arm7_on_the_moon"
     else:
         monkeypatch.setattr(stores, "package_version", lambda: "0.0.0-other")
-        monkeypatch.setattr("sko.systems.sweep.package_version", lambda: "0.0.0-other")
+        monkeypatch.setattr("sko.scale.sweep.package_version", lambda: "0.0.0-other")
     before = _bits(zarr.open_group(str(store), mode="r")["forward_dynamics"][:])
     with pytest.raises(StoreError, match=f"{re.escape(repr(str(store)))}.*{re.escape(field)}.*give a new path, or overwrite=True"):
         sweep(model, "forward_dynamics", Q, V, X, chunk=chunk, store=store)
@@ -150,7 +150,7 @@ def test_the_model_identity_is_its_description():
     system.forward_dynamics(system.random_configuration(rng), rng.normal(size=7), rng.normal(size=7))
     assert model_identity(system) == before == model_identity(arm7())  # use derives nothing it hashes
     assert model_identity(arm7(gravity=[0.0, 0.0, -1.62])) != before
-    code = "from sko.examples.rigid import arm7; from sko.systems.identity import model_identity; " \
+    code = "from sko.examples.rigid import arm7; from sko.scale.identity import model_identity; " \
            "print(model_identity(arm7()))"
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert other.stdout.split()[-1] == before  # another process (another hash seed, other addresses)
@@ -161,8 +161,8 @@ _WRITER = """
 import os, signal, sys, time
 from pathlib import Path
 import numpy as np
-import sko.systems.sweep as S
-from sko.systems.stores import write_chunk
+import sko.scale.sweep as S
+from sko.scale.stores import write_chunk
 
 mode, store, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 system = S.system_of("sko.examples.rigid:arm7")

@@ -1,4 +1,4 @@
-"""Sweeps on Dask (sko.systems.sweep): equal to the batched methods, in-process and on a local
+"""Sweeps on Dask (sko.scale.sweep): equal to the batched methods, in-process and on a local
 cluster of worker processes; written to Zarr chunk by chunk and resumed; bad input refused."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ pytest.importorskip("dask.array")
 pytest.importorskip("zarr")
 
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError  # noqa: E402
-from sko.systems.stores import StoreError  # noqa: E402
-from sko.systems.sweep import REQUESTS, sweep, system_of  # noqa: E402
+from sko.scale.stores import StoreError  # noqa: E402
+from sko.scale.sweep import REQUESTS, sweep, system_of  # noqa: E402
 
 ARM = "sko.examples.rigid:arm7"
 
@@ -79,7 +79,7 @@ def test_a_store_is_written_chunk_by_chunk_and_resumed(tmp_path):
 def test_a_sample_draws_its_states_per_chunk_and_resumes(tmp_path):
     import zarr
 
-    from sko.systems.sweep import sample
+    from sko.scale.sweep import sample
 
     store = tmp_path / "data.zarr"
     group = sample(ARM, 50, ["fd", "did", "M"], store, chunk=16, seed=3)

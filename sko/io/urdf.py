@@ -63,12 +63,14 @@ _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "pla
 _INERTIA_MODES = ("strict", "repair")
 
 
-def load_urdf(path, floating_base: bool = False, gravity=None, inertia: str = "strict", mimic: str = "couple"):
-    """A :class:`~sko.systems.rigid.RigidSystem` from a URDF file.
+def load_urdf(source, floating_base: bool = False, gravity=None, inertia: str = "strict", mimic: str = "couple"):
+    """A :class:`~sko.systems.rigid.RigidSystem` from a URDF file or text.
 
     Parameters
     ----------
-    path : str or path-like
+    source : str, bytes or path-like
+        A file path, or the XML text itself (a str or bytes starting with ``<``, as
+        :func:`parse_urdf` takes).
     floating_base : bool
         Put the root link on a free 6-dof joint named ``"root_joint"``.
     gravity : 3- or 6-vector, optional
@@ -89,13 +91,16 @@ def load_urdf(path, floating_base: bool = False, gravity=None, inertia: str = "s
     InertiaRepairWarning
         ``inertia="repair"`` changed some link inertias (each named, with the change).
     """
-    if not isinstance(path, (str, bytes, os.PathLike)):
-        raise URDFError(f"URDF path must be a str or path-like, got {type(path).__name__}")
-    try:
-        with open(os.fspath(path), "rb") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise URDFError(f"cannot read URDF file {os.fspath(path)!r}: {exc}") from None
+    if not isinstance(source, (str, bytes, os.PathLike)):
+        raise URDFError(f"URDF source must be a path or the XML text, got {type(source).__name__}")
+    if isinstance(source, (str, bytes)) and source.lstrip()[:1] in ("<", b"<"):
+        text = source
+    else:
+        try:
+            with open(os.fspath(source), "rb") as fh:
+                text = fh.read()
+        except (OSError, ValueError) as exc:  # ValueError: a path with a NUL byte
+            raise URDFError(f"cannot read URDF file {os.fspath(source)!r}: {exc}") from None
     return parse_urdf(text, floating_base=floating_base, gravity=gravity, inertia=inertia, mimic=mimic)
 
 

@@ -6,8 +6,10 @@ generic algorithms.
 * :mod:`.frames`: :class:`Frame`, a named frame on a body, and the centre of mass;
 * :mod:`.clustered`: :class:`ClusteredRigidSystem`, coupled joints and closed loops as cluster
   nodes (constraint embedding, EMBEDDING.md);
-* :mod:`.builder`: :class:`SystemBuilder`, a rigid system body by body (numbers or sympy);
-* :mod:`.simulate`: RK4 time integration; :mod:`.rollout`: many trajectories at once.
+* :mod:`.builder`: :class:`SystemBuilder`, a rigid system body by body (numbers or sympy).
+
+Time integration is :mod:`sko.simulation`, sweeps over many states :mod:`sko.scale`, loaders
+:mod:`sko.io`: the layers above.
 """
 
 from sko.systems.builder import DEFAULT_GRAVITY, SystemBuilder
@@ -15,7 +17,5 @@ from sko.systems.clustered import ClusteredRigidSystem
 from sko.systems.frames import Frame
 from sko.systems.multibody import MultibodySystem
 from sko.systems.rigid import BodySpec, RigidSystem
-from sko.systems.rollout import Rollout, rollout
-from sko.systems.simulate import Trajectory, simulate
 
-__all__ = ["MultibodySystem", "RigidSystem", "ClusteredRigidSystem", "BodySpec", "Frame", "SystemBuilder", "DEFAULT_GRAVITY", "simulate", "Trajectory", "rollout", "Rollout"]
+__all__ = ["MultibodySystem", "RigidSystem", "ClusteredRigidSystem", "BodySpec", "Frame", "SystemBuilder", "DEFAULT_GRAVITY"]

@@ -55,7 +55,8 @@ class BodySpec(NamedTuple):
 
 class RigidSystem(MultibodySystem):
     """A tree of rigid bodies and joints (no state). Build one with
-    :class:`~sko.systems.builder.SystemBuilder`, :meth:`from_urdf` or :func:`~sko.io.dh.dh_system`.
+    :class:`~sko.systems.builder.SystemBuilder`, or load one with :func:`sko.io.load_urdf`,
+    :func:`sko.io.load_mjcf` or :func:`sko.io.dh.dh_system`.
 
     The dynamics, configurations and lookups by body and joint name are those of
     :class:`~sko.systems.multibody.MultibodySystem` (the one system API, arguments ``q, v, tau``);
@@ -105,25 +106,6 @@ class RigidSystem(MultibodySystem):
         self.frames = {name: Frame(name, *self._checked_frame(name, spec), system=self) for name, spec in frames.items()}
         for name in self.bodies:
             self.frames.setdefault(name, Frame(name, name, np.eye(6), system=self))
-
-    # ------------------------------------------------------------------ construction
-    @classmethod
-    def from_urdf(cls, path, floating_base: bool = False, gravity=None, inertia: str = "strict",
-                  mimic: str = "couple") -> "RigidSystem":
-        """Load a URDF file (see :func:`sko.io.urdf.load_urdf`; ``inertia="repair"`` replaces
-        unphysical link inertias by the nearest physical ones, with a warning; ``mimic="couple"``
-        embeds mimic joints, ``"independent"`` frees them)."""
-        from sko.io.urdf import load_urdf  # the io layer sits above: imported when called
-
-        return load_urdf(path, floating_base=floating_base, gravity=gravity, inertia=inertia, mimic=mimic)
-
-    @classmethod
-    def from_mjcf(cls, source, inertia: str = "strict") -> "RigidSystem":
-        """Compile MJCF with MuJoCo and read the compiled model (see :func:`sko.io.mjcf.load_mjcf`):
-        ``q``, ``v`` and ``tau`` are MuJoCo's ``qpos``, ``qvel`` and ``qfrc``."""
-        from sko.io.mjcf import load_mjcf
-
-        return load_mjcf(source, inertia=inertia)
 
     # ------------------------------------------------------------------ structure
     @property

@@ -300,7 +300,7 @@ class Check:
 
     def missing(self) -> tuple[str, ...]:
         """The required ``algorithms`` names that are not available."""
-        from sko import algorithms
+        import sko.algorithms as algorithms
 
         return tuple(r for r in self.requires if not hasattr(algorithms, r))
 

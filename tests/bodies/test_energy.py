@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sko.examples.bodies import flexible_spacecraft, geared_rotor_chain, random_system
-from sko.systems.simulate import simulate
+from sko.simulation.simulate import simulate
 
 from .helpers import random_state
 

@@ -26,7 +26,7 @@ from sko.spatial import spatial_inertia
 from sko.systems import MultibodySystem
 from sko.systems import compiled_rollout as CR
 from sko.systems.engine import engine
-from sko.systems.rollout import compiled_maps
+from sko.simulation.rollout import compiled_maps
 from tests.util import assert_close, random_states
 
 ROOT = Path(__file__).resolve().parents[2]

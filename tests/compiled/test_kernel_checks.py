@@ -16,7 +16,7 @@ import pytest
 from sko.bodies import BodyError
 from sko.bodies.kernels import KernelError, Row
 from sko.examples import example_systems, verify_models
-from sko.systems.rollout import rollout
+from sko.simulation.rollout import rollout
 from tests.compiled import malformed_kernels as mk
 
 ROOT = Path(__file__).resolve().parents[2]

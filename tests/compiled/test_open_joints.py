@@ -16,7 +16,7 @@ from sko.bodies.compiled_joints import ADDRESS, PYTHON, pack_joint
 from sko.errors import JointError
 from sko.spatial import pose_transform
 from sko.systems import SystemBuilder
-from sko.systems.rollout import compiled_maps
+from sko.simulation.rollout import compiled_maps
 from tests.compiled.user_joints import CubicRevolute, HandBall, PitchedScrew, Universal
 
 

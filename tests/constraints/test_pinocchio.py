@@ -10,7 +10,7 @@ import pytest
 
 from sko.constraints import FrameContact, PointContact
 from sko.interop import PinocchioMap
-from sko.systems import RigidSystem
+from sko.io import load_urdf
 from tests.rigid.pinocchio_map import robots_dir
 
 pin = pytest.importorskip("pinocchio")
@@ -37,7 +37,7 @@ _LOADED: dict = {}
 def _load(rel: str, floating: bool):
     if (rel, floating) not in _LOADED:
         path = ROBOTS_DIR / rel
-        system = RigidSystem.from_urdf(path, floating_base=floating)
+        system = load_urdf(path, floating_base=floating)
         model = pin.buildModelFromUrdf(str(path), *((pin.JointModelFreeFlyer(),) if floating else ()))
         _LOADED[rel, floating] = system, model, PinocchioMap(system, model)
     return _LOADED[rel, floating]

@@ -10,6 +10,7 @@ import sko
 from sko.constraints import ConstraintError, PointContact, constraint_error
 from sko.constraints.kinematics import anchored
 from sko.examples.rigid import planar_chain
+from sko.io import load_urdf
 
 
 def _swing():
@@ -57,13 +58,12 @@ def standing_solo12(seconds: float, dt: float):
     """solo12 standing on its four feet (3-D point contacts, Baumgarte (100, 20)) under gravity,
     its joints held by a PD controller around the start with the static torques fed forward, from
     a small motion the contacts allow: ``(rollout, q0)``."""
-    from sko.systems import RigidSystem
     from tests.rigid.pinocchio_map import robots_dir
 
     root = robots_dir()
     if root is None:
         pytest.skip("example-robot-data is not installed")
-    solo = RigidSystem.from_urdf(root / "solo_description/robots/solo12.urdf", floating_base=True)
+    solo = load_urdf(root / "solo_description/robots/solo12.urdf", floating_base=True)
     feet = [PointContact(f, baumgarte=(100.0, 20.0), target=np.eye(4)) for f in ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")]
     q0 = solo.neutral_configuration()
     held = anchored(solo, q0, feet)

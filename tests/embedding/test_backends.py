@@ -12,6 +12,7 @@ import pytest
 from sko.bodies.cluster import ClusterError, LoopClosureError, RigidCluster
 from sko.examples.embedding import four_bar, four_bar_chain, mimic_gripper
 from sko.systems.engine import engine, use_backend
+from sko.io import load_urdf
 from tests.compiled.test_engine import _assert_same, _evaluate
 from tests.embedding.random_clusters import random_clustered_system
 from tests.rigid.pinocchio_map import robots_dir
@@ -25,9 +26,8 @@ def _random(seed: int):
 def _panda():
     if robots_dir() is None:
         pytest.skip("example-robot-data is not installed")
-    from sko.systems import RigidSystem
 
-    return RigidSystem.from_urdf(robots_dir() / "panda_description/urdf/panda.urdf")
+    return load_urdf(robots_dir() / "panda_description/urdf/panda.urdf")
 
 
 def _stacked_clusters():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sko.examples.embedding import four_bar
-from sko.systems.simulate import simulate
+from sko.simulation.simulate import simulate
 
 DURATION = 5.0
 

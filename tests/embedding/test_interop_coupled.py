@@ -16,8 +16,8 @@ import pytest
 from sko.graphs.errors import DimensionError
 from sko.interop import InteropError, MujocoMap, PinocchioMap
 from sko.io.urdf import parse_urdf
-from sko.systems import RigidSystem
 from sko.systems.clustered import ClusteredRigidSystem
+from sko.io import load_mjcf, load_urdf
 from tests.embedding.test_mjcf_coupling import CHAIN, HAND
 from tests.embedding.test_mjcf_interop_hostile import FLOATING
 from tests.embedding.test_pinocchio_mimic import CROSS_BRANCH, PINOCCHIO, ROBOTS, _load
@@ -174,7 +174,7 @@ def test_shapes_and_maps_with_no_meaning_are_refused():
 def test_mimic_model_against_an_uncoupled_or_differently_coupled_system_is_refused():
     path = ROBOTS / "panda_description/urdf/panda.urdf"
     mimic = pin.buildModelFromUrdf(str(path), mimic=True)
-    free = RigidSystem.from_urdf(path, mimic="independent")
+    free = load_urdf(path, mimic="independent")
     with pytest.raises(InteropError, match=r"'panda_finger_joint2' is a mimic joint in Pinocchio's model but "
                                            r"independent here \(load the URDF with mimic='couple'\)"):
         PinocchioMap(free, mimic)
@@ -213,7 +213,7 @@ def _mujoco(model, qpos, qvel=None):
 
 @pytest.mark.parametrize("xml", [CHAIN, HAND], ids=["chain", "floating-hand"])
 def test_joint_equalities_map_onto_mujoco(xml):
-    system, model = RigidSystem.from_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
+    system, model = load_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
     to_mj = MujocoMap(system, model)
     assert to_mj.v_perm is None and model.nv > system.nv
     rng = np.random.default_rng(8)
@@ -236,7 +236,7 @@ def test_joint_equalities_map_onto_mujoco(xml):
 
 
 def test_mujoco_state_that_breaks_a_joint_equality_is_refused_naming_the_joint():
-    system, model = RigidSystem.from_mjcf(HAND), mujoco.MjModel.from_xml_string(HAND)
+    system, model = load_mjcf(HAND), mujoco.MjModel.from_xml_string(HAND)
     to_mj = MujocoMap(system, model)
     q = system.random_configuration(np.random.default_rng(9))
     v = np.linspace(-1, 1, system.nv)

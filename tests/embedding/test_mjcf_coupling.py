@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from sko.errors import MJCFError
-from sko.systems import RigidSystem
 from sko.systems.clustered import ClusteredRigidSystem
+from sko.io import load_mjcf
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -76,7 +76,7 @@ def _null_space(system: ClusteredRigidSystem, J: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("xml, couplings", [(CHAIN, 1), (HAND, 2)])
 def test_joint_equalities_match_mujocos_constrained_dynamics(xml, couplings):
     model = mujoco.MjModel.from_xml_string(xml)
-    system = RigidSystem.from_mjcf(xml)
+    system = load_mjcf(xml)
     assert isinstance(system, ClusteredRigidSystem) and len(system.clusters()) == couplings
     assert system.nv == model.nv - couplings
     rng = np.random.default_rng(1)
@@ -100,7 +100,7 @@ def test_joint_equalities_match_mujocos_constrained_dynamics(xml, couplings):
 
 
 def test_inactive_equality_is_ignored_and_loaded_coordinates_are_mujocos():
-    system = RigidSystem.from_mjcf(HAND)
+    system = load_mjcf(HAND)
     model = mujoco.MjModel.from_xml_string(HAND)
     assert system.nq == model.nq - 2  # rack and pinion, mimic; "off" constrains nothing
     theta = system.joint_positions(system.neutral_configuration())
@@ -117,7 +117,7 @@ def test_inactive_equality_is_ignored_and_loaded_coordinates_are_mujocos():
 def test_unsupported_joint_equalities_are_named(equality, match):
     xml = CHAIN.replace('<joint name="gear" joint1="jb" joint2="ja" polycoef="0.1 -2 0 0 0"/>', equality)
     with pytest.raises(MJCFError, match=match):
-        RigidSystem.from_mjcf(xml)
+        load_mjcf(xml)
 
 
 def test_coupled_joint_sharing_its_body_or_with_armature_is_named():
@@ -125,7 +125,7 @@ def test_coupled_joint_sharing_its_body_or_with_armature_is_named():
                            '<joint name="jc" type="slide" axis="0 0 1"/><joint name="jc2" axis="1 0 0"/>')
     shared = shared.replace('joint1="jb" joint2="ja"', 'joint1="jc" joint2="ja"')
     with pytest.raises(MJCFError, match="'jc', which shares body 'c' with other joints"):
-        RigidSystem.from_mjcf(shared)
+        load_mjcf(shared)
     armed = CHAIN.replace('<joint name="jb" axis="1 0.2 0" ref="-11"/>', '<joint name="jb" axis="1 0.2 0" ref="-11" armature="0.1"/>')
     with pytest.raises(MJCFError, match="armature"):
-        RigidSystem.from_mjcf(armed)
+        load_mjcf(armed)

@@ -20,7 +20,7 @@ import pytest
 
 from sko.errors import URDFError
 from sko.systems.clustered import ClusteredRigidSystem
-from sko.systems.rigid import RigidSystem
+from sko.io import load_urdf
 from tests.embedding.test_kkt import kkt_residuals
 from tests.rigid.pinocchio_map import robots_dir
 
@@ -64,12 +64,12 @@ def _load(rel: str):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            return RigidSystem.from_urdf(path), path.read_text()
+            return load_urdf(path), path.read_text()
     except URDFError as exc:
         if "inertia='repair'" not in str(exc):
             raise
     with pytest.warns(Warning, match="nearest physical"):
-        system = RigidSystem.from_urdf(path, inertia="repair")
+        system = load_urdf(path, inertia="repair")
     return system, _repaired_text(path)
 
 
@@ -139,7 +139,7 @@ def test_cross_branch_coupling_matches_the_kkt_solution(rel):
     with pytest.raises(Exception, match=PINOCCHIO_REFUSES):
         pin.buildModelFromUrdf(str(ROBOTS / rel), mimic=True)
     system, _ = _load(rel)
-    free = RigidSystem.from_urdf(ROBOTS / rel, mimic="independent")
+    free = load_urdf(ROBOTS / rel, mimic="independent")
     assert system.nv < free.nv and system.clusters()
     rng = np.random.default_rng(0)
     for _ in range(2):
@@ -157,8 +157,8 @@ def test_mimic_of_an_unknown_joint_is_named(rel):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InertiaRepairWarning)  # its hand links' inertias are not physical
         with pytest.raises(URDFError, match=UNKNOWN_PRIMARY[rel]):
-            RigidSystem.from_urdf(ROBOTS / rel, inertia="repair")
-        free = RigidSystem.from_urdf(ROBOTS / rel, inertia="repair", mimic="independent")
+            load_urdf(ROBOTS / rel, inertia="repair")
+        free = load_urdf(ROBOTS / rel, inertia="repair", mimic="independent")
     with pytest.raises(Exception, match=PINOCCHIO_REFUSES):
         pin.buildModelFromUrdf(str(ROBOTS / rel), mimic=True)
     assert free.nv == pin.buildModelFromUrdf(str(ROBOTS / rel)).nv

@@ -17,6 +17,7 @@ from sko.systems.clustered import ClusteredRigidSystem, DependentJointError
 from sko.systems.engine import use_backend
 from sko.systems.multibody import FixedTendon
 from sko.systems.rigid import BodySpec
+from sko.io import load_mjcf
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -50,7 +51,7 @@ def _mujoco_state(model, qpos, qvel):
 
 
 def test_hand_tendons_are_mujocos_passive_forces():
-    model, system = mujoco.MjModel.from_xml_string(HAND), RigidSystem.from_mjcf(HAND)
+    model, system = mujoco.MjModel.from_xml_string(HAND), load_mjcf(HAND)
     assert [t.name for t in system.tendons] == ["flex", "plain"]
     assert system.tendons[1].spring_length == pytest.approx((np.radians(30),) * 2)  # at springref, in radians
     rng = np.random.default_rng(29)
@@ -66,7 +67,7 @@ def test_hand_tendons_are_mujocos_passive_forces():
 
 
 def test_compiled_batches_and_the_reference_path_agree():
-    system = RigidSystem.from_mjcf(HAND)
+    system = load_mjcf(HAND)
     rng = np.random.default_rng(1)
     Q, V, A = (rng.uniform(-1.5, 1.5, (5, system.nv)) for _ in range(3))
     tau = system.inverse_dynamics(Q, V, A)
@@ -79,7 +80,7 @@ def test_compiled_batches_and_the_reference_path_agree():
 
 
 def test_derivatives_include_the_tendons():
-    system = RigidSystem.from_mjcf(HAND)
+    system = load_mjcf(HAND)
     rng = np.random.default_rng(2)
     q, v, a = (rng.uniform(-1.5, 1.5, system.nv) for _ in range(3))
     d = system.inverse_dynamics_derivatives(q, v, a)
@@ -136,7 +137,7 @@ def _coupled_hand(tendon_joints: str) -> str:
 
 def test_tendon_on_independent_joints_of_a_coupled_system():
     xml = _coupled_hand('<joint joint="j1" coef="1"/><joint joint="js" coef="-1.5"/><joint joint="j3" coef="0.5"/>')
-    system = RigidSystem.from_mjcf(xml)
+    system = load_mjcf(xml)
     assert isinstance(system, ClusteredRigidSystem) and system.tendons[0].name == "t"
     spanning = system.spanning_system()
     assert spanning.tendons == system.tendons
@@ -152,7 +153,7 @@ def test_tendon_on_independent_joints_of_a_coupled_system():
 def test_tendon_on_a_dependent_joint_is_refused_by_name():
     xml = _coupled_hand('<joint joint="j1" coef="1"/><joint joint="j2" coef="-1"/>')
     with pytest.raises(MJCFError, match="tendon 't' acts on joint 'j2', which equality 'mimic' makes dependent"):
-        RigidSystem.from_mjcf(xml)
+        load_mjcf(xml)
     b = SystemBuilder()
     b.add_body("a", None, Revolute([0, 1, 0], name="ja"), mass=1.0, com=[0, 0, -0.5], inertia_com=0.01 * np.eye(3))
     b.add_body("b", "a", Revolute([0, 1, 0], name="jb"), mass=1.0, com=[0, 0, -0.5], inertia_com=0.01 * np.eye(3))
@@ -185,25 +186,25 @@ def _finger(attributes='stiffness="1"', joint="jb", extra="", free="", actuator=
 ])
 def test_unsupported_tendons_are_named(xml, match):
     with pytest.raises(MJCFError, match=match):
-        RigidSystem.from_mjcf(xml)
+        load_mjcf(xml)
 
 
 def test_limits_and_friction_disabled_by_flags_are_accepted():
     option = '<option><flag limit="disable" frictionloss="disable"/></option>'
-    system = RigidSystem.from_mjcf(_finger('stiffness="1" limited="true" range="-1 1" frictionloss="0.2"', option=option))
+    system = load_mjcf(_finger('stiffness="1" limited="true" range="-1 1" frictionloss="0.2"', option=option))
     assert [t.name for t in system.tendons] == ["tt"]
 
 
 def test_disabled_spring_and_damper_leave_no_tendon():
     option = '<option><flag spring="disable" damper="disable"/></option>'
-    system = RigidSystem.from_mjcf(_finger('stiffness="1" damping="2"', option=option))
+    system = load_mjcf(_finger('stiffness="1" damping="2"', option=option))
     assert system.tendons == ()
 
 
 def test_a_tendon_used_only_by_an_actuator_loads_with_a_warning():
     xml = _finger('', actuator='<actuator><motor name="pull" tendon="tt"/></actuator>')
     with pytest.warns(UserWarning, match=r"actuators act through tendons \['tt'\]: actuation is not modelled"):
-        system = RigidSystem.from_mjcf(xml)
+        system = load_mjcf(xml)
     assert system.tendons == ()
     np.testing.assert_allclose(system.hinge_forces([0.3, -0.2]), 0.0)
 

@@ -14,8 +14,8 @@ from sko.errors import JointError, URDFError
 from sko.examples.rigid import example_systems
 from sko.graphs.errors import UnknownNodeError
 from sko.io.urdf import parse_urdf
-from sko.systems import RigidSystem
 from sko.systems.frames import Frame
+from sko.io import load_urdf
 from tests.rigid.random_systems import random_rigid_system
 from tests.rigid.test_urdf import joint, link, robot
 from tests.util import assert_close
@@ -117,7 +117,7 @@ def test_center_of_mass_against_pinocchio():
         pytest.skip("example-robot-data is not installed")
     for rel, floating in (("solo_description/robots/solo12.urdf", True), ("ur_description/urdf/ur5_robot.urdf", False)):
         path = str(robots / rel)
-        system = RigidSystem.from_urdf(path, floating_base=floating)
+        system = load_urdf(path, floating_base=floating)
         model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
         data, cmap = model.createData(), CoordinateMap(system, model)
         if not floating:  # URDF joint names look joints up; link names look bodies up

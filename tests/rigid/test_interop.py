@@ -9,7 +9,7 @@ import pytest
 from sko.errors import MissingDependencyError
 from sko.interop import InteropError, MujocoMap
 from sko.io.urdf import parse_urdf
-from sko.systems import RigidSystem
+from sko.io import load_mjcf, load_urdf
 from tests.rigid.pinocchio_map import robots_dir
 from tests.rigid.test_mjcf import COMPOSITE, HAND, QUADRUPED
 from tests.util import assert_close
@@ -52,7 +52,7 @@ def _compare(urdf_system, model, rng, states=5):
     model.opt.disableflags |= DISABLED
     data = mujoco.MjData(model)
     to_mj = MujocoMap(urdf_system, model)
-    mjcf_system = RigidSystem.from_mjcf(model)
+    mjcf_system = load_mjcf(model)
     for _ in range(states):
         q = urdf_system.random_configuration(rng)
         v, vdot, tau = rng.normal(size=(3, urdf_system.nv))
@@ -79,7 +79,7 @@ def test_example_robot_through_mujoco_and_through_the_urdf_loader(rel):
     if robots_dir() is None:
         pytest.skip("example-robot-data is not installed")
     text = _stripped(rel)
-    _compare(RigidSystem.from_urdf(robots_dir() / rel), mujoco.MjModel.from_xml_string(text), np.random.default_rng(2))
+    _compare(load_urdf(robots_dir() / rel), mujoco.MjModel.from_xml_string(text), np.random.default_rng(2))
 
 
 def test_floating_urdf_through_mujoco_and_round_trips():
@@ -102,7 +102,7 @@ def test_floating_urdf_through_mujoco_and_round_trips():
 
 @pytest.mark.parametrize("xml", [QUADRUPED, COMPOSITE, HAND])
 def test_a_system_from_mjcf_maps_onto_its_model_as_the_identity(xml):
-    system = RigidSystem.from_mjcf(xml)
+    system = load_mjcf(xml)
     model = mujoco.MjModel.from_xml_string(xml)
     to_mj = MujocoMap(system, model)  # several joints on one body are matched part by part
     rng = np.random.default_rng(0)
@@ -113,12 +113,12 @@ def test_a_system_from_mjcf_maps_onto_its_model_as_the_identity(xml):
 
 
 def test_mismatched_models_and_missing_peers(monkeypatch):
-    system = RigidSystem.from_mjcf(QUADRUPED)
+    system = load_mjcf(QUADRUPED)
     model = mujoco.MjModel.from_xml_string(QUADRUPED)
     with pytest.raises(InteropError, match=r"joints differ: .*'root'"):
-        MujocoMap(RigidSystem.from_mjcf(QUADRUPED.replace('name="root"', 'name="base"')),
+        MujocoMap(load_mjcf(QUADRUPED.replace('name="root"', 'name="base"')),
                   mujoco.MjModel.from_xml_string(QUADRUPED))
     monkeypatch.setitem(sys.modules, "mujoco", None)  # as if it were not installed
-    for build in (lambda: MujocoMap(system, model), lambda: RigidSystem.from_mjcf(QUADRUPED)):
+    for build in (lambda: MujocoMap(system, model), lambda: load_mjcf(QUADRUPED)):
         with pytest.raises(MissingDependencyError, match=r'sko-multibody\[crosscheck\]'):
             build()

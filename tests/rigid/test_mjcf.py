@@ -12,7 +12,7 @@ import pytest
 
 from sko.bodies import CompositeJoint, FreePositionFirst, Revolute
 from sko.errors import MJCFError
-from sko.systems import RigidSystem
+from sko.io import load_mjcf
 from tests.util import assert_close
 
 mujoco = pytest.importorskip("mujoco")
@@ -86,7 +86,7 @@ def _mujoco_states(model, rng, n=6):
 
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_agrees_with_mujoco(name):
-    system = RigidSystem.from_mjcf(MODELS[name])
+    system = load_mjcf(MODELS[name])
     model = mujoco.MjModel.from_xml_string(MODELS[name])
     model.opt.disableflags |= DISABLED
     data = mujoco.MjData(model)
@@ -106,22 +106,22 @@ def test_agrees_with_mujoco(name):
 
 
 def test_what_the_compiled_model_becomes():
-    system = RigidSystem.from_mjcf(COMPOSITE)
+    system = load_mjcf(COMPOSITE)
     carriage = system.body_joint("carriage")
     assert isinstance(carriage, CompositeJoint) and carriage.name == "rail+swing+tilt"
     assert [type(j).__name__ for _, j in carriage.parts] == ["OffsetJoint", "OffsetJoint", "Revolute"]
     model = mujoco.MjModel.from_xml_string(COMPOSITE)
     np.testing.assert_allclose(system.neutral_configuration(), model.qpos0)  # hinge and slide read from qpos0
     np.testing.assert_allclose(system.gravity[-3:], [0.5, -1, -9])
-    armature = system.mass_matrix(model.qpos0) - RigidSystem.from_mjcf(re.sub(r' armature="[0-9.]+"', "", COMPOSITE)).mass_matrix(model.qpos0)
+    armature = system.mass_matrix(model.qpos0) - load_mjcf(re.sub(r' armature="[0-9.]+"', "", COMPOSITE)).mass_matrix(model.qpos0)
     np.testing.assert_allclose(armature, np.diag(model.dof_armature), atol=1e-12)
-    quadruped = RigidSystem.from_mjcf(QUADRUPED)
+    quadruped = load_mjcf(QUADRUPED)
     assert isinstance(quadruped.body_joint("trunk"), FreePositionFirst)
-    assert isinstance(RigidSystem.from_mjcf(ARM).body_joint("fore"), Revolute)
+    assert isinstance(load_mjcf(ARM).body_joint("fore"), Revolute)
 
 
 def test_frames_keep_mujocos_body_poses():
-    system = RigidSystem.from_mjcf(ARM)
+    system = load_mjcf(ARM)
     model = mujoco.MjModel.from_xml_string(ARM)
     data = mujoco.MjData(model)
     data.qpos[:] = np.random.default_rng(1).normal(size=model.nq)
@@ -139,7 +139,7 @@ def test_body_jacobians_agree_with_mujoco(name):
     """``J`` of every body frame, for a batch of MuJoCo states (armature bodies carry more than
     their velocity on their node: ``Γ`` picks the first six entries), against ``mj_jacBody``:
     our ``[ω; v]`` in frame coordinates turned by the frame's world rotation."""
-    system = RigidSystem.from_mjcf(MODELS[name])
+    system = load_mjcf(MODELS[name])
     model = mujoco.MjModel.from_xml_string(MODELS[name])
     data = mujoco.MjData(model)
     Q = np.array([qpos for qpos, _ in _mujoco_states(model, np.random.default_rng(len(name)), 4)])
@@ -163,7 +163,7 @@ def test_body_jacobians_agree_with_mujoco(name):
 def test_free_joint_conventions():
     """``qvel`` of a free joint: linear in the world frame, angular in the body frame; ``integrate``
     and ``qdot`` follow MuJoCo's ``mj_integratePos``."""
-    system = RigidSystem.from_mjcf(QUADRUPED)
+    system = load_mjcf(QUADRUPED)
     model = mujoco.MjModel.from_xml_string(QUADRUPED)
     rng = np.random.default_rng(5)
     qpos, qvel = next(_mujoco_states(model, rng))
@@ -183,8 +183,8 @@ def test_from_a_file_and_from_a_compiled_model(tmp_path):
     path.write_text(ARM)
     model = mujoco.MjModel.from_xml_path(str(path))
     q = np.array([0.1, -0.4, 0.9])
-    for system in (RigidSystem.from_mjcf(path), RigidSystem.from_mjcf(str(path)), RigidSystem.from_mjcf(model)):
-        assert_close(system.mass_matrix(q), RigidSystem.from_mjcf(ARM).mass_matrix(q), rtol=1e-14)
+    for system in (load_mjcf(path), load_mjcf(str(path)), load_mjcf(model)):
+        assert_close(system.mass_matrix(q), load_mjcf(ARM).mass_matrix(q), rtol=1e-14)
 
 
 @pytest.mark.parametrize("xml, match", [
@@ -208,12 +208,12 @@ def test_rejections(xml, match):
     else:
         match = "cannot represent: " + match if "rejects" not in match else match
     with pytest.raises(MJCFError, match=match):
-        RigidSystem.from_mjcf(xml)
+        load_mjcf(xml)
 
 
 def test_missing_file(tmp_path):
     with pytest.raises(MJCFError, match=r"MuJoCo rejects the MJCF file '.*none\.xml'"):
-        RigidSystem.from_mjcf(tmp_path / "none.xml")
+        load_mjcf(tmp_path / "none.xml")
 
 
 def test_mesh_derived_inertia_and_disabled_gravity(tmp_path):
@@ -227,7 +227,7 @@ def test_mesh_derived_inertia_and_disabled_gravity(tmp_path):
       </body></body></worldbody></mujoco>"""
     path = tmp_path / "wedge.xml"
     path.write_text(xml)
-    system, model = RigidSystem.from_mjcf(path), mujoco.MjModel.from_xml_path(str(path))
+    system, model = load_mjcf(path), mujoco.MjModel.from_xml_path(str(path))
     assert system.total_mass == pytest.approx(model.body_mass.sum(), rel=1e-14) and model.body_mass[1] > 0
     np.testing.assert_array_equal(system.gravity, np.zeros(3))
     model.opt.disableflags |= DISABLED
@@ -243,7 +243,7 @@ def test_mesh_derived_inertia_and_disabled_gravity(tmp_path):
 
 
 def test_a_scene_with_nothing_moving():
-    system = RigidSystem.from_mjcf('<mujoco><worldbody><body name="table" pos="0 0 1">'
+    system = load_mjcf('<mujoco><worldbody><body name="table" pos="0 0 1">'
                                    '<geom type="box" size="1 1 0.1"/></body></worldbody></mujoco>')
     assert (system.nq, system.nv) == (0, 0) and system.mass_matrix([]).shape == (0, 0)
     np.testing.assert_allclose(system.frame_pose([], "table")[:3, 3], [0, 0, 1])

@@ -8,7 +8,7 @@ import pytest
 
 from sko.errors import MJCFError
 from sko.inertia import InertiaRepairWarning, nearest_physical_inertia
-from sko.systems import RigidSystem
+from sko.io import load_mjcf, load_urdf
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -22,17 +22,17 @@ def test_an_unphysical_compiled_inertia_is_rejected_or_repaired_with_a_warning()
     model = mujoco.MjModel.from_xml_string(TWO_LINKS)
     model.body_inertia[2] = [1e-3, 1e-3, 3e-3]  # breaks J_3 ≤ J_1 + J_2 (MuJoCo's compiler would reject it)
     with pytest.raises(Exception, match="'b'.*triangle inequality"):
-        RigidSystem.from_mjcf(model)
+        load_mjcf(model)
     with pytest.warns(InertiaRepairWarning, match="replaced 1 body inertia .*body 'b' changed by") as caught:
-        system = RigidSystem.from_mjcf(model, inertia="repair")
+        system = load_mjcf(model, inertia="repair")
     assert len(caught[0].message.repairs) == 1
     fixed = nearest_physical_inertia(np.diag([1e-3, 1e-3, 3e-3]))
     assert np.allclose(system.body("b").inertia[:3, :3], fixed, atol=1e-15)  # centred box in its principal axes
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        RigidSystem.from_mjcf(TWO_LINKS, inertia="repair")  # nothing to repair: silent
+        load_mjcf(TWO_LINKS, inertia="repair")  # nothing to repair: silent
     with pytest.raises(MJCFError, match="inertia must be 'strict' or 'repair'"):
-        RigidSystem.from_mjcf(TWO_LINKS, inertia="fix")
+        load_mjcf(TWO_LINKS, inertia="fix")
 
 
 # --------------------------------------------------------------------------- joint limits
@@ -52,7 +52,7 @@ LIMITED = """<mujoco><compiler angle="degree"/><worldbody>
 
 
 def test_position_limits_are_mujocos_joint_ranges():
-    system, model = RigidSystem.from_mjcf(LIMITED), mujoco.MjModel.from_xml_string(LIMITED)
+    system, model = load_mjcf(LIMITED), mujoco.MjModel.from_xml_string(LIMITED)
     for j in range(model.njnt):
         name = mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j)
         s = slice(model.jnt_qposadr[j], model.jnt_qposadr[j] + (1 if model.jnt_type[j] >= 2 else 4))
@@ -70,7 +70,7 @@ def test_effort_limits_are_the_largest_actuator_force_mujoco_applies():
     """Every ``ctrl`` at a corner of a box beyond ``ctrlrange``: MuJoCo clamps and sums, and the
     largest ``|qfrc_actuator|`` on each actuated joint is its effort limit (or grows with
     ``ctrl``: unbounded); an unactuated joint keeps its ``actuatorfrcrange`` (j1), as Pinocchio."""
-    system, model = RigidSystem.from_mjcf(LIMITED), mujoco.MjModel.from_xml_string(LIMITED)
+    system, model = load_mjcf(LIMITED), mujoco.MjModel.from_xml_string(LIMITED)
     data = mujoco.MjData(model)
     largest = np.zeros(model.nv)
     for corner in np.array(np.meshgrid(*[[-1e6, 1e6]] * model.nu)).reshape(model.nu, -1).T:
@@ -91,7 +91,7 @@ def test_effort_limits_are_the_largest_actuator_force_mujoco_applies():
 def test_actuators_through_a_site_leave_effort_to_actuatorfrcrange():
     xml = LIMITED.replace('<motor joint="j3"/>', '<motor joint="j3"/><motor site="tip" gear="1 0 0 0 0 0" ctrlrange="-1 1"/>')
     xml = xml.replace('<geom type="sphere" size="0.03"/>', '<geom type="sphere" size="0.03"/><site name="tip"/>')
-    effort = RigidSystem.from_mjcf(xml).effort_limit
+    effort = load_mjcf(xml).effort_limit
     assert effort[0] == 5 and effort[-1] == 4 and np.sum(np.isfinite(effort)) == 2
 
 
@@ -107,8 +107,8 @@ def test_limits_are_the_same_through_mujocos_compiler_and_the_urdf_loader(rel):
 
     if robots_dir() is None:
         pytest.skip("example-robot-data is not installed")
-    urdf = RigidSystem.from_urdf(robots_dir() / rel)
-    mjcf = RigidSystem.from_mjcf(_stripped(rel))
+    urdf = load_urdf(robots_dir() / rel)
+    mjcf = load_mjcf(_stripped(rel))
     assert urdf.nq == mjcf.nq
     limited = 0
     for body in urdf.bodies:

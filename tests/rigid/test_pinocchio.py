@@ -19,7 +19,7 @@ from sko.graphs.errors import NotPositiveDefiniteError
 from sko.inertia import InertiaRepairWarning, nearest_physical_inertia
 from sko.interop import InteropError, PinocchioMap
 from sko.io.urdf import parse_urdf
-from sko.systems import RigidSystem
+from sko.io import load_urdf
 from tests.rigid.pinocchio_map import robots_dir
 
 pin = pytest.importorskip("pinocchio")
@@ -67,13 +67,13 @@ def _load(path, floating: bool):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            system = RigidSystem.from_urdf(path, floating_base=floating, mimic="independent")
+            system = load_urdf(path, floating_base=floating, mimic="independent")
         text = None
     except URDFError as exc:
         if "inertia='repair'" not in str(exc):
             raise
         with pytest.warns(InertiaRepairWarning, match="nearest physical"):
-            system = RigidSystem.from_urdf(path, floating_base=floating, inertia="repair", mimic="independent")
+            system = load_urdf(path, floating_base=floating, inertia="repair", mimic="independent")
         text = _repaired_text(path)
     root = (pin.JointModelFreeFlyer(),) if floating else ()
     model = pin.buildModelFromXML(text, *root) if text is not None else pin.buildModelFromUrdf(str(path), *root)
@@ -89,7 +89,7 @@ def test_robot_agrees_with_pinocchio(rel, floating):
     path = ROBOTS_DIR / rel
     if rel == STUB:
         with pytest.raises(URDFError, match="the URDF has no <link>"):
-            RigidSystem.from_urdf(path)
+            load_urdf(path)
         return
     system, model = _load(path, floating)
     cmap = PinocchioMap(system, model)
@@ -121,7 +121,7 @@ def test_robot_agrees_with_pinocchio(rel, floating):
 
 def test_maps_are_inverse_and_reject_other_models():
     path = ROBOTS_DIR / "solo_description/robots/solo12.urdf"
-    system = RigidSystem.from_urdf(path, floating_base=True)
+    system = load_urdf(path, floating_base=True)
     model = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
     cmap = PinocchioMap(system, model)
     rng = np.random.default_rng(0)

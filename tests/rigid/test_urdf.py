@@ -6,7 +6,6 @@ import pytest
 from sko import spatial as sp
 from sko.bodies import Free, Planar, Prismatic, Revolute
 from sko.errors import URDFError
-from sko.systems import RigidSystem
 from sko.io.urdf import load_urdf, parse_urdf
 from tests.util import assert_close
 
@@ -68,7 +67,7 @@ def test_arm_semantics():
 def test_floating_base_and_merging(tmp_path):
     path = tmp_path / "arm.urdf"
     path.write_text(ARM)
-    system = RigidSystem.from_urdf(path, floating_base=True)
+    system = load_urdf(path, floating_base=True)
     assert system.bodies[0] == "world" and isinstance(system.body_joint("world"), Free)
     assert system.body_joint("world").name == "root_joint"
     # the base link (1 kg) is merged into the massless world link through the fixed joint

@@ -1,5 +1,5 @@
 """Time integration of a :class:`~sko.systems.multibody.MultibodySystem` (classical Runge–Kutta):
-one trajectory, the one-state case of :func:`~sko.systems.rollout.rollout`.
+one trajectory, the one-state case of :func:`~sko.simulation.rollout.rollout`.
 
 The state is ``(q, θ̇)``; ``q̇ = system.qdot(q, θ̇)`` and ``θ̈`` comes from the system's forward
 dynamics (Algorithm 6.1). After each step ``q`` is projected back onto its manifold (unit
@@ -15,7 +15,7 @@ import numpy as np
 
 from sko.arrays import checked_count, checked_scalar
 from sko.graphs.errors import SKOError
-from sko.systems.rollout import renamed, rollout
+from sko.simulation.rollout import renamed, rollout
 
 __all__ = ["Trajectory", "simulate"]
 
@@ -32,7 +32,7 @@ class Trajectory(NamedTuple):
 def simulate(system, q0, qd0, dt: float, steps: int, torque: Callable | None = None,
              progress: Callable[[int], None] | None = None) -> Trajectory:
     """Integrate ``steps`` RK4 steps of size ``dt`` from ``(q0, θ̇0)``: the one-state case of
-    :func:`~sko.systems.rollout.rollout`, which it runs (compiled where it can).
+    :func:`~sko.simulation.rollout.rollout`, which it runs (compiled where it can).
 
     ``torque(t, q, qd)`` returns the hinge forces ``T`` (zero if omitted, or when it returns
     None); ``progress(done)``, if given, is called with the number of steps done. Energies are

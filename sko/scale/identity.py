@@ -1,6 +1,6 @@
 """A system's identity: :func:`model_identity`, a hash of a canonical description of what it is.
 
-A result store records which model computed it (:mod:`sko.systems.stores`): two systems built
+A result store records which model computed it (:mod:`sko.scale.stores`): two systems built
 alike (the same body types, names, parents, joints, inertias, gravity, tendons — in any process,
 on any machine) have the same identity; changing any number of them changes it. The description
 is the system's pickled state (:meth:`~sko.systems.multibody.MultibodySystem.__getstate__`: what

@@ -2,7 +2,7 @@
 
 ``B`` initial states step together through ``steps`` steps of RK4 or semi-implicit Euler, with
 ``q`` projected back onto its manifold after each step (unit quaternions), as
-:func:`~sko.systems.simulate.simulate` does for one. Where every body has a compiled state, every
+:func:`~sko.simulation.simulate.simulate` does for one. Where every body has a compiled state, every
 hinge force is compiled (no tendon, no body type whose ``hinge_force`` has no compiled hook:
 :mod:`sko.bodies.hooks`), every joint's ``q̇`` map and projection are compiled (declared by its
 joint type: :mod:`sko.bodies.joint_kernels`; every joint but a

@@ -1,8 +1,8 @@
-"""Result stores that know what they hold: the Zarr groups of :func:`~sko.systems.sweep.sweep`
-and :func:`~sko.systems.sweep.sample`.
+"""Result stores that know what they hold: the Zarr groups of :func:`~sko.scale.sweep.sweep`
+and :func:`~sko.scale.sweep.sample`.
 
 A store records, in its attributes (``sko``), what it holds: the kind of run, the model's
-identity (:func:`~sko.systems.identity.model_identity`), the package version, the number of
+identity (:func:`~sko.scale.identity.model_identity`), the package version, the number of
 states, the states per chunk and what chose the states (the seed of a sample, the token of a
 sweep's ``q``); each result array records the other inputs it read (a sweep's ``v``, ``dv`` or
 ``tau``). A later run into the store must ask the same question: it resumes what matches,

@@ -11,7 +11,7 @@ rebuilt on the worker from the worker's kernel cache), or a factory ``"package.m
 (or a top-level function) from which the worker builds the system once per process. Results
 come back as one array, or go chunk by chunk to a
 Zarr group, so a sweep larger than memory works. A store knows what it holds (the model, the
-package version, the states, the chunking; :mod:`sko.systems.stores`): a rerun into it skips the
+package version, the states, the chunking; :mod:`sko.scale.stores`): a rerun into it skips the
 chunks already written (each chunk flags itself after its data), so an interrupted sweep
 resumes, and a sweep of another request adds its array; a run asking another question is
 refused, naming what differs.
@@ -32,8 +32,8 @@ import numpy as np
 
 from sko.arrays import checked_array
 from sko.graphs.errors import DimensionError, SKOError
-from sko.systems.identity import model_identity
-from sko.systems.stores import FORMAT, finished, open_store, package_version, result_array, write_chunk, writing
+from sko.scale.identity import model_identity
+from sko.scale.stores import FORMAT, finished, open_store, package_version, result_array, write_chunk, writing
 
 __all__ = ["REQUESTS", "SHORT", "INPUTS", "sweep", "sample", "system_of"]
 
@@ -124,7 +124,7 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     chunk : states per task, a positive integer (at most ``N`` are taken)
     client : a ``dask.distributed.Client`` to run on, or None for Dask's default scheduler
     store : a Zarr group (a directory) to write the results to, chunk by chunk, as its array
-        named ``what`` (:mod:`sko.systems.stores`): a store of the same model, states and
+        named ``what`` (:mod:`sko.scale.stores`): a store of the same model, states and
         chunking resumes its unfinished chunks and takes further requests; one holding anything
         else is refused
     progress : show a progress bar (Dask's, on the terminal)
@@ -140,11 +140,11 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     ------
     SKOError, DimensionError, StoreError
         An unknown request or model, states of the wrong shape, a ``chunk`` that is not a
-        positive integer, a store holding another run (:class:`~sko.systems.stores.StoreError`).
+        positive integer, a store holding another run (:class:`~sko.scale.stores.StoreError`).
     """
     from sko.optional import require
 
-    da = require("dask.array", "sweeps (sko.systems.sweep)")
+    da = require("dask.array", "sweeps (sko.scale.sweep)")
     (what,) = _request_names(what, "sweep", one=True)
     chunk = _count(chunk, "sweep: chunk", 1)
     store = _options("sweep", store, client, overwrite, required=False)
@@ -273,7 +273,7 @@ def _compute(out, client, progress: bool):
 
 
 def _record(system, kind: str, states: int, chunk: int, **choice) -> dict:
-    """What a store of ``kind`` records of its run (:mod:`sko.systems.stores`)."""
+    """What a store of ``kind`` records of its run (:mod:`sko.scale.stores`)."""
     return {"format": FORMAT, "kind": kind, "model": model_identity(system), "sko": package_version(),
             "states": states, "chunk": chunk, **choice}
 
@@ -326,7 +326,7 @@ def sample(model, states: int, what, store: str | Path, *, chunk: int = 4096, se
     a stream of its own, :data:`INPUTS`) on the worker that evaluates it, so a rerun into the
     same store draws what the first run drew: it resumes the unfinished chunks and computes
     only the requests it adds; a store of another model, seed, number of states or chunking is
-    refused (:mod:`sko.systems.stores`; ``overwrite=True`` replaces it). ``chunk``: states per
+    refused (:mod:`sko.scale.stores`; ``overwrite=True`` replaces it). ``chunk``: states per
     task (at most ``states``); ``seed`` a non-negative integer. Returns the group."""
     from sko.optional import require
 
