@@ -44,25 +44,22 @@ def _systems() -> dict:
 
 
 def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
-    """Every request of a system, one state and a batch, in ``dtype`` (with ``kinematics``, the
-    centre of mass of the batch too: read off the arenas of the batched fill)."""
+    """Every request of the catalogue (:data:`~sko.systems.catalogue.DECLARATIONS`) the system
+    compiles in ``dtype``, one state and a batch (with ``kinematics``, the centre of mass of the
+    batch too: read off the arenas of the batched fill)."""
 
     def run():
-        from sko.systems.rigid_derivatives import compiled as compiled_derivatives
+        from sko.systems.catalogue import DECLARATIONS
         from sko.simulation.rollout import compiled_maps, rollout
 
         system = make()
         rng = np.random.default_rng(0)
         Q = np.array([system.random_configuration(rng) for _ in range(_BATCH)]).astype(dtype)
         V, X = (rng.normal(size=(_BATCH, system.nv)).astype(dtype) for _ in range(2))
+        requests = [d for d in DECLARATIONS.values() if d.compiled_for(system, dtype)]
         for q, v, x in ((Q[0], V[0], X[0]), (Q, V, X)):
-            system.inverse_dynamics(q, v, x)
-            system.forward_dynamics(q, v, x)
-            system.mass_matrix(q)
-            system.mass_matrix_inverse(q)
-            system.energy(q, v)
-            if dtype == np.float64 and compiled_derivatives(system):  # the complex step's kernels are the other worker's
-                system.inverse_dynamics_derivatives(q, v, x)
+            for declaration in requests:
+                declaration.evaluate(system, q, v, x)
         if dtype == np.float64 and compiled_maps(system) is not None:
             rollout(system, Q[:2], V[:2], 1e-3, 1)
         if kinematics:

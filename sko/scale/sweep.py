@@ -32,21 +32,15 @@ import numpy as np
 
 from sko.arrays import checked_array
 from sko.graphs.errors import DimensionError, SKOError
+from sko.systems.catalogue import DECLARATIONS, INPUTS_OF, SHORT_NAMES
 from sko.scale.identity import model_identity
 from sko.scale.stores import FORMAT, finished, open_store, package_version, result_array, write_chunk, writing
 
 __all__ = ["REQUESTS", "SHORT", "INPUTS", "sweep", "sample", "system_of"]
 
-#: what a sweep evaluates: the batched system method and the third input it takes
-REQUESTS = {
-    "inverse_dynamics": "dv",
-    "forward_dynamics": "tau",
-    "mass_matrix": None,
-    "mass_matrix_inverse": None,
-    "inverse_dynamics_derivatives": "dv",
-    "forward_dynamics_derivatives": "tau",
-    "energy": None,
-}
+#: what a sweep evaluates: ``{request: the third input it takes, or None}``, from the catalogue
+#: (:data:`~sko.systems.catalogue.INPUTS_OF`)
+REQUESTS = INPUTS_OF
 
 
 def system_of(model):
@@ -100,13 +94,7 @@ def _evaluate(q, v, x, model, what: str, shape: tuple | None):
 def _request(system, what: str, q, v, x) -> np.ndarray:
     """``what`` of ``system`` at a batch of states, one array (the derivatives' three matrices
     along axis 1)."""
-    method = getattr(system, what)
-    if what in ("mass_matrix", "mass_matrix_inverse"):
-        out = method(q)
-    elif what == "energy":
-        out = method(q, v)
-    else:
-        out = method(q, v, x)
+    out = DECLARATIONS[what].evaluate(system, q, v, x)
     return np.stack(out, axis=1) if isinstance(out, tuple) else np.asarray(out)
 
 
@@ -167,7 +155,7 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
                         chunks=(Q.chunks[0], *((n,) for n in shape)), **axes)
     if store is None:
         return _compute(out, client, progress)
-    read = {} if REQUESTS[what] is None and what != "energy" else {"v": tv}
+    read = {"v": tv} if DECLARATIONS[what].velocities else {}
     if REQUESTS[what] is not None:
         read[REQUESTS[what]] = tx
     return _to_store(out, store, system, what, tq, read, client, progress, overwrite)
@@ -308,9 +296,9 @@ def _write_block(block, path: str, what: str, i: int, start: int) -> int:
 
 
 # ----------------------------------------------------------------------------- random samples
-#: short names of the requests for :func:`sample` and ``sko sample --what``
-SHORT = {"fd": "forward_dynamics", "id": "inverse_dynamics", "M": "mass_matrix", "Minv": "mass_matrix_inverse",
-         "energy": "energy", "dfd": "forward_dynamics_derivatives", "did": "inverse_dynamics_derivatives"}
+#: short names of the requests for :func:`sample` and ``sko sample --what``, from the catalogue
+#: (:data:`~sko.systems.catalogue.SHORT_NAMES`)
+SHORT = SHORT_NAMES
 
 #: the inputs a sample draws, each chunk's from its own stream ``(seed, chunk, index here)``:
 #: what is drawn does not depend on which requests a run asks for

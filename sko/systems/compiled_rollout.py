@@ -1,5 +1,5 @@
 """Rollouts in compiled code: many trajectories of one system stepped together, in parallel over
-chunks of states, with no Python per state or per step (:func:`~sko.systems.rollout.rollout`).
+chunks of states, with no Python per state or per step (:func:`~sko.simulation.rollout.rollout`).
 
 Each step calls the forward dynamics request kernel (:mod:`sko.systems.requests`) through its
 address on the chunk's own copy of the request vector, as a batch does. ``q̇ = Q(q) θ̇`` and the

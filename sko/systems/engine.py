@@ -156,8 +156,9 @@ class Engine:
     def run(self, name: str, method, q, v=None, x=None, external_forces=None, **kwargs):
         """Request ``name`` of the catalogue at the states ``q`` (``v``, ``x``: the request's
         other inputs), with the external forces; ``method`` is the system's method answering on
-        the reference path (called with the arguments given, ``external_forces`` and
-        ``kwargs``). ``NotImplemented`` for one state the reference path must answer."""
+        the reference path (called with the arguments given, ``external_forces`` when given and
+        ``kwargs``); the request's ``hinge`` rule says where the hinge forces that run in Python
+        go. ``NotImplemented`` for one state the reference path must answer."""
         request = rq.REQUESTS[name]
         args = {"q": q}
         if request.velocities:
@@ -165,7 +166,7 @@ class Engine:
         if request.x is not None:
             args[request.x] = x
         keywords = dict(kwargs)
-        if request.velocities:
+        if external_forces is not None:
             keywords["external_forces"] = external_forces
         shape = request.shape(self._sizes)
         inputs = self._inputs(q, v if request.velocities else None, x if request.x else None, request.x or "",
@@ -173,12 +174,12 @@ class Engine:
         if inputs is None:
             return self._reference(method, args, shape, **keywords)
         Q, QD, X, batched, forces = inputs
-        hinge = self._hinge_forces(Q, QD, batched) if request.velocities and request.x else None
-        if hinge is not None and name == "forward_dynamics":  # θ̈ = ℳ^{-1}(T − 𝒞 − hinge forces)
+        hinge = self._hinge_forces(Q, QD, batched) if request.hinge else None
+        if hinge is not None and request.hinge == "input":  # θ̈ = ℳ^{-1}(T − 𝒞 − hinge forces)
             X = X - hinge
         out = self._evaluate(request, Q, QD, X, forces, batched, (method, args, keywords))
         out = out.reshape((Q.shape[0], *shape))
-        if hinge is not None and name == "inverse_dynamics":  # T = ℳ θ̈ + 𝒞 + hinge forces
+        if hinge is not None and request.hinge == "result":  # T = ℳ θ̈ + 𝒞 + hinge forces
             out = out + hinge
         return self._settled(out, batched, method, args, **keywords)
 

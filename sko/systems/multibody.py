@@ -33,7 +33,6 @@ velocities, both in the tree's stacking order (the order the bodies were given);
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from contextlib import contextmanager
 from functools import cached_property
 from numbers import Real
 from types import MappingProxyType
@@ -41,7 +40,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-import sko.algorithms as alg
 from sko.graphs import TreeDigraph
 from sko.graphs.errors import DimensionError, NonFiniteError, UnknownNodeError, preview
 from sko.arrays import checked_array, checked_scalar, numeric_array, plain_numbers_as_floats
@@ -51,10 +49,13 @@ from sko.spatial import cross
 from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.bodies.contract import check_node_state as _check_state
 from sko.bodies.kernels import Record
-from sko.systems.deprecation import BodyLookup, deprecated, renamed_arguments, renamed_keywords
+from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
+from sko.systems.catalogue import declared_methods
 from sko.systems.coordinates import coordinate_maps
 from sko.systems import derivatives, regressors
 from sko.systems.derivatives import ForwardDynamicsDerivatives, InverseDynamicsDerivatives
+from sko.systems.overflow import finite_result as _finite_result, gravity_cause as _gravity_cause
+from sko.systems.overflow import named_overflow as _named_overflow
 from sko.systems.engine import Engine
 
 __all__ = ["MultibodySystem", "FixedTendon", "fixed_tendon"]
@@ -104,6 +105,7 @@ def fixed_tendon(name: Hashable, coefficients: Mapping, stiffness=0.0, damping=0
     return FixedTendon(name, MappingProxyType(checked), k, b, (lo, hi))
 
 
+@declared_methods
 class MultibodySystem:
     """A tree of body types under gravity: the system API shared by every system type.
 
@@ -458,16 +460,8 @@ class MultibodySystem:
         return model, a, b
 
     # ------------------------------------------------------------------ dynamics
-    def mass_matrix(self, q) -> np.ndarray:
-        """``ℳ(q) = H φ M φ* H*`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."""
-        if (out := self._engine.direct("mass_matrix", q)) is not None:
-            return out
-        if (fast := self._engine.run("mass_matrix", self.mass_matrix, q)) is not NotImplemented:
-            return fast
-        model, _, _ = self.sko_model(q)
-        with _named_overflow(self, "mass matrix"):
-            return _finite_result(alg.mass_matrix(model), "mass matrix")
-
+    # mass_matrix, inverse_dynamics, forward_dynamics, mass_matrix_inverse: made from their
+    # declarations (sko.systems.catalogue)
     @renamed_keywords(qd="v")
     def bias_forces(self, q, v=None, external_forces: Mapping | None = None) -> np.ndarray:
         """``𝒞(q, v) = H φ (M φ* a + b)`` (Coriolis, centrifugal, gravity, hinge and external
@@ -477,49 +471,6 @@ class MultibodySystem:
     def gravity_forces(self, q) -> np.ndarray:
         """The configuration-dependent part of ``𝒞``: bias forces at ``v = 0``."""
         return self.bias_forces(q, None)
-
-    def inverse_dynamics(self, q, v=None, dv=None, external_forces: Mapping | None = None, **renamed) -> np.ndarray:
-        """``τ = ℳ(q) dv + 𝒞(q, v)`` by Newton–Euler on the SKO model (SKO.md §5, Algorithm 3.1),
-        plus the bodies' hinge forces; ``v``, ``dv`` zero when omitted (``qd=``, ``qdd=``: deprecated)."""
-        if renamed:
-            v, dv = renamed_arguments("inverse_dynamics", renamed, {"qd": "v", "qdd": "dv"}, v=v, dv=dv)
-        if not external_forces and (out := self._engine.direct("inverse_dynamics", q, v, dv)) is not None:
-            return out
-        if (fast := self._engine.run("inverse_dynamics", self.inverse_dynamics, q, v, dv, external_forces)
-                ) is not NotImplemented:
-            return fast
-        q, v = self.checked_vectors(q, v)
-        dv = None if dv is None else self._stacked(dv, "qdd", self.dof_size, "nv")  # checked as the compiled path does
-        model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
-        with _named_overflow(self, "inverse dynamics"):
-            return _finite_result(alg.inverse_dynamics(model, dv, None, a, b) + self._hinge_forces(q, v), "inverse dynamics")
-
-    def forward_dynamics(self, q, v=None, tau=None, external_forces: Mapping | None = None, **renamed) -> np.ndarray:
-        """``dv = ℳ^{-1}(τ − 𝒞)`` by the articulated body recursion (SKO.md §11, Algorithm 6.1);
-        ``v``, ``tau`` zero when omitted (``qd=``: deprecated)."""
-        if renamed:
-            (v,) = renamed_arguments("forward_dynamics", renamed, {"qd": "v"}, v=v)
-        if not external_forces and (out := self._engine.direct("forward_dynamics", q, v, tau)) is not None:
-            return out
-        if (fast := self._engine.run("forward_dynamics", self.forward_dynamics, q, v, tau, external_forces)
-                ) is not NotImplemented:
-            return fast
-        q, v = self.checked_vectors(q, v)
-        tau = None if tau is None else self._stacked(tau, "tau", self.dof_size, "nv")  # checked as the compiled path does
-        model, a, b = self._assemble(self._node_states(q, v), self.external_forces(external_forces))
-        tau = model.dof_vector(None) if tau is None else tau
-        with _named_overflow(self, "forward dynamics"):
-            return _finite_result(alg.forward_dynamics(model, tau - self._hinge_forces(q, v), a, b), "forward dynamics")
-
-    def mass_matrix_inverse(self, q) -> np.ndarray:
-        """``ℳ^{-1}(q)`` by the innovations factorization (SKO.md §10, Eq. 51)."""
-        if (out := self._engine.direct("mass_matrix_inverse", q)) is not None:
-            return out
-        if (fast := self._engine.run("mass_matrix_inverse", self.mass_matrix_inverse, q)) is not NotImplemented:
-            return fast
-        model, _, _ = self.sko_model(q)
-        with _named_overflow(self, "inverse mass matrix"):
-            return _finite_result(alg.mass_matrix_inverse(model), "inverse mass matrix")
 
     @renamed_keywords(qd="v")
     def hinge_forces(self, q, v=None) -> np.ndarray:
@@ -954,32 +905,6 @@ def _gravity(gravity) -> np.ndarray:
     return g
 
 
-@contextmanager
-def _named_overflow(system, what: str):
-    """Numpy's overflow warnings off around a recursion; its overflow (the algorithms' generic
-    error) becomes the error of ``what``, naming what of the system scales it where a body says
-    (``overflow_hint``: a coupling's ratio), else the inputs."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        try:
-            yield
-        except NonFiniteError:
-            hints = [f"body {k!r}: its {h}" for k in system.bodies
-                     if (h := getattr(system.body(k), "overflow_hint", lambda: None)())]
-            cause = "; ".join(hints) or _gravity_cause(system.gravity) or \
-                "the velocities, coordinates or forces are too large for floating point"
-            raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; {cause}") from None
-
-
-def _finite_result(value, what: str):
-    """``value`` (numbers, or one result per state of a batch) unless it left the floating-point
-    range: finite inputs so large that the result overflows get an error, never an inf or NaN."""
-    x = np.asarray(value)
-    if x.dtype.kind in "fc" and not np.isfinite(x).all():
-        raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; the velocities, coordinates "
-                             "or forces are too large for floating point")
-    return value
-
-
 _STATE_FIELDS = ("V", "a", "b", "M", "potential")
 
 
@@ -1002,18 +927,6 @@ def _finite_state(s) -> bool:
         if x.dtype != object and not np.isfinite(x).all():
             return False
     return True
-
-
-#: a gravity this large (in any unit) is named as the cause of an overflow: no physical one is
-HUGE_GRAVITY = 1e100
-
-
-def _gravity_cause(gravity) -> str | None:
-    """The gravity as the cause of an overflow, where it is huge (:data:`HUGE_GRAVITY`)."""
-    g = np.asarray(gravity)
-    if g.dtype != object and np.abs(g).max(initial=0.0) >= HUGE_GRAVITY:
-        return f"the gravity g = {np.array2string(g[-3:], precision=3)} is too large for floating point"
-    return None
 
 
 def _raise_overflow(bodies, states, body_of, gravity=None) -> None:

@@ -92,6 +92,14 @@ class Request:
     velocities: bool  #: whether it reads ``v``
     shape: Callable[[Sizes], tuple]  #: one state's result
     buffers: Callable[[Sizes], tuple]  #: the sizes of its workspace's buffers after the arena
+    #: where the hinge forces that run in Python go (tendons, bodies without a compiled hinge
+    #: force): ``"result"`` added to it (``T = ℳ θ̈ + 𝒞 + hinge``), ``"input"`` subtracted from
+    #: the third input (``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)``), or None (the request reads none)
+    hinge: str | None = None
+
+    def __post_init__(self):
+        if self.hinge not in (None, "result", "input"):
+            raise ValueError(f"request {self.name!r}: hinge must be 'result', 'input' or None, got {self.hinge!r}")
 
     def address(self, dtype) -> int:
         """The kernel's address for ``dtype`` (compiled or loaded on first use)."""
@@ -328,9 +336,10 @@ def _riccati_buffers(s: Sizes, cols: int) -> tuple:
 
 #: The catalogue: every request of the compiled path, by name.
 REQUESTS = {r.name: r for r in (
-    Request("inverse_dynamics", _inverse_dynamics, Terms.MOTION, "qdd", True, _vector, lambda s: (3 * s.ns,)),
+    Request("inverse_dynamics", _inverse_dynamics, Terms.MOTION, "qdd", True, _vector, lambda s: (3 * s.ns,),
+            hinge="result"),
     Request("forward_dynamics", _forward_dynamics, Terms.MOTION, "tau", True, _vector,
-            lambda s: _riccati_buffers(s, 1)),
+            lambda s: _riccati_buffers(s, 1), hinge="input"),
     Request("mass_matrix", _mass_matrix, Terms.STRUCTURE, None, False, _square,
             lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1))),
     Request("mass_matrix_inverse", _mass_matrix_inverse, Terms.STRUCTURE, None, False, _square,

@@ -1,0 +1,147 @@
+"""The catalogue of the system API's requests: :data:`DECLARATIONS`, each declared once.
+
+Everything about a request follows from its :class:`~sko.systems.declared.Declaration` and
+its compiled part (:data:`~sko.systems.requests.REQUESTS`): the system method
+(:func:`declared_methods` puts it on :class:`~sko.systems.multibody.MultibodySystem`), what
+sweeps and ``sko sample`` evaluate (:data:`INPUTS_OF`, :data:`SHORT_NAMES`), what
+``sko compile`` compiles (:mod:`sko.precompile`). Adding a request is one declaration here, one
+kernel and its entry in :data:`~sko.systems.requests.REQUESTS`, and one reference function
+(:mod:`sko.systems.reference`); :func:`declare` adds one at run time (a user's own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+
+import numpy as np
+
+from sko.graphs.errors import SKOError
+from sko.systems import reference, rigid_derivatives
+from sko.systems import requests as compiled
+from sko.systems.declared import Declaration, method
+
+__all__ = ["DECLARATIONS", "INPUTS_OF", "SHORT_NAMES", "declared_methods", "declare", "withdraw"]
+
+
+def _derivatives_compiled(system, dtype) -> bool:
+    """The derivatives' compiled recursion takes ``system`` (float64 states only: the complex
+    step's states are the dynamics')."""
+    return np.dtype(dtype) == np.float64 and rigid_derivatives.compiled(system)
+
+
+#: every request of the system API, by name
+DECLARATIONS: dict[str, Declaration] = {d.name: d for d in (
+    Declaration("inverse_dynamics", "id", reference=reference.inverse_dynamics, velocities=True, x="dv",
+                external_forces=True, renamed={"qd": "v", "qdd": "dv"},
+                doc="``τ = ℳ(q) dv + 𝒞(q, v)`` by Newton–Euler on the SKO model (SKO.md §5, Algorithm 3.1),\n"
+                    "        plus the bodies' hinge forces; ``v``, ``dv`` zero when omitted (``qd=``, ``qdd=``: "
+                    "deprecated)."),
+    Declaration("forward_dynamics", "fd", reference=reference.forward_dynamics, velocities=True, x="tau",
+                external_forces=True, renamed={"qd": "v"},
+                doc="``dv = ℳ^{-1}(τ − 𝒞)`` by the articulated body recursion (SKO.md §11, Algorithm 6.1);\n"
+                    "        ``v``, ``tau`` zero when omitted (``qd=``: deprecated)."),
+    Declaration("mass_matrix", "M", reference=reference.mass_matrix,
+                doc="``ℳ(q) = H φ M φ* H*`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."),
+    Declaration("mass_matrix_inverse", "Minv", reference=reference.mass_matrix_inverse,
+                doc="``ℳ^{-1}(q)`` by the innovations factorization (SKO.md §10, Eq. 51)."),
+    # the methods of these are written by hand: the derivatives choose their method, the energy
+    # adds the tendons' potential
+    Declaration("inverse_dynamics_derivatives", "did", reference=None, velocities=True, x="dv", external_forces=True,
+                compiled_for=_derivatives_compiled,
+                doc="``(∂τ/∂q, ∂τ/∂v, ℳ)`` (:mod:`sko.systems.derivatives`)."),
+    Declaration("forward_dynamics_derivatives", "dfd", reference=None, velocities=True, x="tau",
+                external_forces=True, compiled_for=_derivatives_compiled,
+                doc="``(∂dv/∂q, ∂dv/∂v, ℳ⁻¹)`` (:mod:`sko.systems.derivatives`)."),
+    Declaration("energy", "energy", reference=None, velocities=True,
+                doc="Kinetic plus potential energy (:meth:`~sko.systems.multibody.MultibodySystem.energy`)."),
+)}
+
+_OWNERS: list[type] = []  # the classes the methods are made for (declared_methods)
+
+
+class _View(Mapping):
+    """A read-only mapping computed from the catalogue at each lookup (a request declared later shows)."""
+
+    def __init__(self, items: Callable[[], dict], what: str):
+        self._items, self._what = items, what
+
+    def __getitem__(self, key):
+        return self._items()[key]
+
+    def __iter__(self) -> Iterator:
+        return iter(self._items())
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __repr__(self) -> str:
+        return f"<{self._what}: {self._items()!r}>"
+
+
+#: ``{request: its third input ("dv", "tau") or None}``: what a sweep evaluates and reads
+INPUTS_OF: Mapping = _View(lambda: {d.name: d.x for d in DECLARATIONS.values()}, "third inputs of the requests")
+#: ``{short name: request}``: the names ``sko sample --what`` takes
+SHORT_NAMES: Mapping = _View(lambda: {d.short: d.name for d in DECLARATIONS.values()}, "short names of the requests")
+
+
+def _check(declaration: Declaration) -> None:
+    """The declaration agrees with its compiled part (the engine checks and batches from it)."""
+    d = declaration
+    request = compiled.REQUESTS.get(d.name)
+    if request is None:
+        raise SKOError(f"request {d.name!r} has no compiled part: add its Request to sko.systems.requests.REQUESTS")
+    if request.velocities != d.velocities or (request.x is None) != (d.x is None):
+        raise SKOError(f"request {d.name!r}: the declaration reads v={d.velocities}, x={d.x!r} but its compiled part "
+                       f"v={request.velocities}, x={request.x!r}")
+
+
+def _install(owner: type, declaration: Declaration) -> None:
+    if declaration.reference is not None and declaration.name not in vars(owner):
+        setattr(owner, declaration.name, method(declaration, owner))
+
+
+def declared_methods(owner: type) -> type:
+    """Class decorator: the system methods of the declared requests that ``owner`` does not
+    write by hand, now and for the requests :func:`declare` adds later."""
+    for declaration in DECLARATIONS.values():
+        _check(declaration)
+        _install(owner, declaration)
+    _OWNERS.append(owner)
+    return owner
+
+
+def declare(declaration: Declaration, request: compiled.Request | None = None) -> Declaration:
+    """Add ``declaration`` (and its compiled part ``request``, unless already in
+    :data:`~sko.systems.requests.REQUESTS`) to the catalogue: the systems answer it from now on.
+
+    Raises
+    ------
+    SKOError
+        A name already declared or taken by a system method, a compiled part that disagrees.
+    """
+    name = declaration.name
+    if name in DECLARATIONS or any(hasattr(owner, name) for owner in _OWNERS):
+        raise SKOError(f"request {name!r} is already declared, or {name!r} is a system method")
+    if request is not None:
+        if request.name != name or name in compiled.REQUESTS:
+            raise SKOError(f"request {name!r}: its compiled part is named {request.name!r} or already in the catalogue")
+        compiled.REQUESTS[name] = request
+    try:
+        _check(declaration)
+    except SKOError:
+        if request is not None:
+            del compiled.REQUESTS[name]
+        raise
+    DECLARATIONS[name] = declaration
+    for owner in _OWNERS:
+        _install(owner, declaration)
+    return declaration
+
+
+def withdraw(name: str) -> None:
+    """Remove a request :func:`declare` added (its method, its declaration, its compiled part)."""
+    declaration = DECLARATIONS.pop(name)
+    for owner in _OWNERS:
+        if getattr(vars(owner).get(name), "declaration", None) is declaration:
+            delattr(owner, name)
+    compiled.REQUESTS.pop(name, None)

@@ -1,0 +1,57 @@
+"""The reference path of the declared requests: one function per request, one state each.
+
+A reference function ``reference(system, q, v, x, external_forces)`` answers its request at
+one state by the generic recursions of :mod:`sko.algorithms` on the system's SKO model (SKO.md
+§14), checking what the compiled path checks and raising the same errors; the arguments a
+request does not read are None. The system's method (made from the request's
+:class:`~sko.systems.declared.Declaration`) calls it when the compiled path declines: symbolic
+or other scalar types, the reference backend forced, a state the kernels reject; batches reach
+it state by state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+import sko.algorithms as alg
+from sko.systems.overflow import finite_result, named_overflow
+
+__all__ = ["mass_matrix", "mass_matrix_inverse", "inverse_dynamics", "forward_dynamics"]
+
+
+def mass_matrix(system, q, v=None, x=None, external_forces: Mapping | None = None) -> np.ndarray:
+    """``ℳ(q)`` by the composite body algorithm (SKO.md §6, Algorithm 4.2)."""
+    model, _, _ = system.sko_model(q)
+    with named_overflow(system, "mass matrix"):
+        return finite_result(alg.mass_matrix(model), "mass matrix")
+
+
+def mass_matrix_inverse(system, q, v=None, x=None, external_forces: Mapping | None = None) -> np.ndarray:
+    """``ℳ^{-1}(q)`` by the innovations factorization (SKO.md §10, Eq. 51)."""
+    model, _, _ = system.sko_model(q)
+    with named_overflow(system, "inverse mass matrix"):
+        return finite_result(alg.mass_matrix_inverse(model), "inverse mass matrix")
+
+
+def inverse_dynamics(system, q, v=None, x=None, external_forces: Mapping | None = None) -> np.ndarray:
+    """``τ = ℳ(q) θ̈ + 𝒞(q, v)`` by Newton–Euler on the SKO model (SKO.md §5, Algorithm 3.1),
+    plus the hinge forces; ``x`` is ``θ̈``."""
+    q, v = system.checked_vectors(q, v)
+    x = None if x is None else system._stacked(x, "qdd", system.dof_size, "nv")  # checked as the compiled path does
+    model, a, b = system._assemble(system._node_states(q, v), system.external_forces(external_forces))
+    with named_overflow(system, "inverse dynamics"):
+        return finite_result(alg.inverse_dynamics(model, x, None, a, b) + system._hinge_forces(q, v),
+                             "inverse dynamics")
+
+
+def forward_dynamics(system, q, v=None, x=None, external_forces: Mapping | None = None) -> np.ndarray:
+    """``θ̈ = ℳ^{-1}(τ − 𝒞 − hinge)`` by the articulated body recursion (SKO.md §11, Algorithm
+    6.1); ``x`` is ``τ``."""
+    q, v = system.checked_vectors(q, v)
+    x = None if x is None else system._stacked(x, "tau", system.dof_size, "nv")  # checked as the compiled path does
+    model, a, b = system._assemble(system._node_states(q, v), system.external_forces(external_forces))
+    tau = model.dof_vector(None) if x is None else x
+    with named_overflow(system, "forward dynamics"):
+        return finite_result(alg.forward_dynamics(model, tau - system._hinge_forces(q, v), a, b), "forward dynamics")
