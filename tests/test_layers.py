@@ -30,6 +30,7 @@ LAYERS = (
      "sko.kernel_cache"),
     ("sko.algorithms",),
     ("sko.bodies",),
+    ("sko.engine",),
     ("sko.systems",),
     ("sko.constraints",),
     ("sko.io", "sko.interop"),
