@@ -25,6 +25,8 @@ of the columns at every step; they stay for every other body type.
 
 from __future__ import annotations
 
+import numpy as np
+
 from sko.algorithms.compiled.borrow import borrowed
 from sko.algorithms.compiled.flat import Flat
 from sko.algorithms.compiled.jit import kernel
@@ -39,11 +41,26 @@ POSE, COMPOSITE, NODE = 0, 12, 22
 def applies(layout) -> bool:
     """Whether :func:`rigid_mass_matrix` takes the system of ``layout`` (a
     :class:`~sko.systems.state_layout.StateLayout`): every body compiled by the library's rigid
-    body kernel, whose ``M`` is its constant rigid spatial inertia, a child hanging from its
-    parent's own frame (``Γ = I``)."""
-    from sko.bodies.rigid_kernels import RIGID
+    body kernel, whose ``M`` is its constant spatial inertia and a child hangs from its parent's
+    own frame (``Γ = I``), and every inertia the one of its ten parameters to rounding (a body's
+    inertia is checked physical only to a relative 1e-9: one further off takes the generic
+    kernels, which read all 36 entries)."""
+    from sko.bodies.rigid_kernels import RIGID, RigidConstants
 
-    return bool(layout.bodies) and all(c is not None and c.kernel is RIGID for c in layout.compiled)
+    if not layout.bodies or not all(c is not None and c.kernel is RIGID for c in layout.compiled):
+        return False
+    o = int(RigidConstants.inertia)
+    return all(_ten_parameters(np.asarray(c.constants[o: o + 36], dtype=float).reshape(6, 6)) for c in layout.compiled)
+
+
+def _ten_parameters(M: np.ndarray) -> bool:
+    """Whether the 6 × 6 ``M`` equals, to a few units of rounding, the rigid inertia
+    ``[[Ī, h×], [h×*, m 1]]`` of the ten numbers :func:`rigid_mass_matrix` reads from it."""
+    m, h, inertia = M[5, 5], np.array([M[2, 4], M[0, 5], M[1, 3]]), np.triu(M[:3, :3])
+    inertia = inertia + np.triu(inertia, 1).T
+    cross = np.array([[0.0, -h[2], h[1]], [h[2], 0.0, -h[0]], [-h[1], h[0], 0.0]])
+    ten = np.block([[inertia, cross], [cross.T, m * np.eye(3)]])
+    return bool(np.abs(ten - M).max() <= 8 * np.finfo(float).eps * np.abs(M).max(initial=0.0))
 
 
 @kernel(entry=True)

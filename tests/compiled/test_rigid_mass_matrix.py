@@ -143,3 +143,20 @@ def test_example_robots_agree_with_pinocchio():
         for q in _states(system, 0, 5):
             M = pin.crba(model, data, cmap.q(q))
             _close(cmap.matrix(system.mass_matrix(q)), np.triu(M) + np.triu(M, 1).T)
+
+
+def test_an_inertia_off_its_ten_parameters_takes_the_generic_kernel():
+    """A physical inertia is accepted to a relative 1e-9 of its rigid structure; the ten
+    parameters would drop the difference, so such a system keeps the generic kernels."""
+    rng = np.random.default_rng(5)
+    inertia = _inertia(rng)
+    exact = [RigidBody("a", None, Free(), inertia), RigidBody("b", "a", Revolute([0, 0, 1]), _inertia(rng))]
+    assert MM.applies(MultibodySystem(exact)._engine.layout)
+    off = inertia.copy()
+    off[5, 5] *= 1 + 1e-11
+    system = MultibodySystem([RigidBody("a", None, Free(), off), exact[1]])
+    assert not MM.applies(system._engine.layout)
+    q = system.random_configuration(rng)
+    M = system.mass_matrix(q)
+    with use_backend("reference"):
+        _close(M, system.mass_matrix(q), 1e-12)
