@@ -41,6 +41,7 @@ KERNEL_MODULES = (
     "sko.algorithms.compiled.rigid_blocks",
     "sko.algorithms.compiled.kernels",
     "sko.algorithms.compiled.operational_space",
+    "sko.engine.mass_matrix",
     "sko.systems.compiled_derivatives",
     "sko.systems.compiled_rollout",
     "sko.algorithms.cfa.flat",

@@ -17,7 +17,8 @@ from sko.algorithms import use_backend
 from sko.algorithms.compiled.jit import kernel
 from sko.bodies.kernels import Row, Terms
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
-from sko.systems import MultibodySystem, RigidSystem, sweep
+from sko.scale import sweep
+from sko.systems import MultibodySystem, RigidSystem
 from sko.systems.catalogue import DECLARATIONS, INPUTS_OF, SHORT_NAMES, declare, withdraw
 from sko.systems.declared import Declaration
 from sko.systems.requests import REQUESTS, Request, fill_arena, request_views

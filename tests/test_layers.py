@@ -31,6 +31,7 @@ LAYERS = (
      "sko.kernel_cache"),
     ("sko.algorithms",),
     ("sko.bodies",),
+    ("sko.engine",),
     ("sko.constraints",),
     ("sko.systems",),
     ("sko.io", "sko.interop"),

@@ -45,6 +45,7 @@ from sko.algorithms.compiled.flat import Flat, Riccati
 from sko.algorithms.compiled.jit import FAST_MATH, call_request, cached, kernel, native_address, register
 from sko.bodies.hooks import add_hinge_forces
 from sko.bodies.kernels import Row, Terms, fill_states
+from sko.engine import mass_matrix as MM
 from sko.systems import compiled_derivatives as CD
 
 __all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "NoMatch", "request_views", "fill_arena",
@@ -226,6 +227,20 @@ def _mass_matrix(w, x, out):
 
 
 @kernel
+def _rigid_mass_matrix(w, x, out):
+    """``ℳ`` of a tree of rigid bodies on ten inertial parameters (:mod:`sko.engine.mass_matrix`),
+    the kernel of the ``mass_matrix`` request where it applies; buffers: those of :func:`_mass_matrix`."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
+    if status >= 0:
+        return status
+    nv = words[Header.NV]
+    MM.rigid_mass_matrix(layout, arena, ws[b[0]: b[1]], ws[b[2]: b[3]], matrix_view(out, 0, nv, nv))
+    return -1
+
+
+@kernel
 def _energies(w, x, out):
     """``[T, V]``: the kinetic energy ``½ Σ 𝒱*(k) M(k) 𝒱(k)`` and the potential ``Σ V(k)``."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
@@ -361,6 +376,15 @@ def sizes(layout) -> Sizes:
                  layout.riccati_size, layout.size)
 
 
+def _address(request: Request, layout, dtype) -> int:
+    """The address of ``request``'s kernel for ``dtype``: for the mass matrix of rigid bodies
+    alone, :func:`_rigid_mass_matrix` (:func:`sko.engine.mass_matrix.applies`)."""
+    if request.name == "mass_matrix" and MM.applies(layout):
+        array = types.Array(from_dtype(np.dtype(dtype)), 1, "C")
+        return native_address(_rigid_mass_matrix, (array, array, array))
+    return request.address(dtype)
+
+
 def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = None) -> np.ndarray:
     """The request vector of ``request`` for the system of ``layout`` (a
     :class:`~sko.systems.state_layout.StateLayout`) in ``dtype``; with ``arena`` (a filled
@@ -375,7 +399,7 @@ def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = N
     reals_start = int(starts[-1])
     reals_end = reals_start + len(L.reals)
     workspace = -(-reals_end * 8 // dtype.itemsize)
-    header[Header.KERNEL] = request.address(dtype)
+    header[Header.KERNEL] = _address(request, L, dtype)
     header[Header.FILL], header[Header.WRITTEN], header[Header.X] = arena is None, 0, request.x is not None
     header[Header.N], header[Header.NV], header[Header.NQ] = size.n, size.nv, size.nq
     header[Header.NS], header[Header.ARENA] = size.ns, size.arena
