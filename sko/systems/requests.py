@@ -377,9 +377,10 @@ def sizes(layout) -> Sizes:
 
 
 def _address(request: Request, layout, dtype) -> int:
-    """The address of ``request``'s kernel for ``dtype``: for the mass matrix of rigid bodies
-    alone, :func:`_rigid_mass_matrix` (:func:`sko.engine.mass_matrix.applies`)."""
-    if request.name == "mass_matrix" and MM.applies(layout):
+    """The address of ``request``'s kernel for ``dtype``: for the float64 mass matrix of rigid
+    bodies alone, :func:`_rigid_mass_matrix` (:func:`sko.engine.mass_matrix.applies`). complex128
+    (the complex step's checks) keeps the generic kernel, compiled anyway for other body types."""
+    if request.name == "mass_matrix" and np.dtype(dtype) == np.float64 and MM.applies(layout):
         array = types.Array(from_dtype(np.dtype(dtype)), 1, "C")
         return native_address(_rigid_mass_matrix, (array, array, array))
     return request.address(dtype)
