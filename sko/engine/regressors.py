@@ -59,22 +59,22 @@ def applies(system) -> bool:
 
 # ----------------------------------------------------------------------------- the kernels
 @register
-def _world_column(R, ro, po, n0, n1, n2, f0, f1, f2, out, o):
-    """``out[o: o+6] = ⁰X_k^* [n; f]`` for the frame ``(R, p)`` at ``R[ro]``, ``R[po]``:
-    ``[R n + p × R f; R f]``."""
+def _world_column(R, ro, po, n0, n1, n2, f0, f1, f2, out, o, t):
+    """``out[o + t·i] = (⁰X_k^* [n; f])_i`` (``i = 0 … 5``) for the frame ``(R, p)`` at ``R[ro]``,
+    ``R[po]``: ``[R n + p × R f; R f]``."""
     g0 = R[ro] * f0 + R[ro + 1] * f1 + R[ro + 2] * f2
     g1 = R[ro + 3] * f0 + R[ro + 4] * f1 + R[ro + 5] * f2
     g2 = R[ro + 6] * f0 + R[ro + 7] * f1 + R[ro + 8] * f2
     x0, x1, x2 = R[po], R[po + 1], R[po + 2]
     out[o] = R[ro] * n0 + R[ro + 1] * n1 + R[ro + 2] * n2 + x1 * g2 - x2 * g1
-    out[o + 1] = R[ro + 3] * n0 + R[ro + 4] * n1 + R[ro + 5] * n2 + x2 * g0 - x0 * g2
-    out[o + 2] = R[ro + 6] * n0 + R[ro + 7] * n1 + R[ro + 8] * n2 + x0 * g1 - x1 * g0
-    out[o + 3], out[o + 4], out[o + 5] = g0, g1, g2
+    out[o + t] = R[ro + 3] * n0 + R[ro + 4] * n1 + R[ro + 5] * n2 + x2 * g0 - x0 * g2
+    out[o + 2 * t] = R[ro + 6] * n0 + R[ro + 7] * n1 + R[ro + 8] * n2 + x0 * g1 - x1 * g0
+    out[o + 3 * t], out[o + 4 * t], out[o + 5 * t] = g0, g1, g2
 
 
 @kernel
 def _body_block(arena, vo, alpha, ao, ro, po, F):
-    """``F`` (10 columns of 6, column-major): ``⁰X_k^* F(𝒱, α)``, the body's force regressor
+    """``F`` (6 × 10, row-major): ``⁰X_k^* F(𝒱, α)``, the body's force regressor
     (``I α + 𝒱 ×* I 𝒱 = F π``, π in Pinocchio's order) moved to world coordinates about the
     world origin; ``𝒱`` at ``arena[vo]``, ``α`` at ``alpha[ao]``, the pose at ``ro``, ``po``."""
     w0, w1, w2, u0, u1, u2 = arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5]
@@ -84,18 +84,18 @@ def _body_block(arena, vo, alpha, ao, ro, po, F):
     c2 = alpha[ao + 5] + w0 * u1 - w1 * u0
     z = 0.0 * w0
     ww = w0 * w0 + w1 * w1 + w2 * w2
-    _world_column(arena, ro, po, z, z, z, c0, c1, c2, F, 0)  # m: [0; a']
+    _world_column(arena, ro, po, z, z, z, c0, c1, c2, F, 0, 10)  # m: [0; a']
     # m c_i: [e_i × a'; ω̇ × e_i + ω × (ω × e_i)], ω × (ω × e_i) = ω ω_i − |ω|² e_i
-    _world_column(arena, ro, po, z, -c2, c1, w0 * w0 - ww, d2 + w1 * w0, -d1 + w2 * w0, F, 6)
-    _world_column(arena, ro, po, c2, z, -c0, -d2 + w0 * w1, w1 * w1 - ww, d0 + w2 * w1, F, 12)
-    _world_column(arena, ro, po, -c1, c0, z, d1 + w0 * w2, -d0 + w1 * w2, w2 * w2 - ww, F, 18)
+    _world_column(arena, ro, po, z, -c2, c1, w0 * w0 - ww, d2 + w1 * w0, -d1 + w2 * w0, F, 1, 10)
+    _world_column(arena, ro, po, c2, z, -c0, -d2 + w0 * w1, w1 * w1 - ww, d0 + w2 * w1, F, 2, 10)
+    _world_column(arena, ro, po, -c1, c0, z, d1 + w0 * w2, -d0 + w1 * w2, w2 * w2 - ww, F, 3, 10)
     # I_ab: S ω̇ + ω × (S ω) for S = e_a e_bᵀ + e_b e_aᵀ (a = b: e_a e_aᵀ), zero force
-    _world_column(arena, ro, po, d0, w2 * w0, -w1 * w0, z, z, z, F, 24)  # xx: S x = [x0, 0, 0]
-    _world_column(arena, ro, po, d1 - w2 * w0, d0 + w2 * w1, w0 * w0 - w1 * w1, z, z, z, F, 30)  # xy: [x1, x0, 0]
-    _world_column(arena, ro, po, -w2 * w1, d1, w0 * w1, z, z, z, F, 36)  # yy: [0, x1, 0]
-    _world_column(arena, ro, po, d2 + w1 * w0, w2 * w2 - w0 * w0, d0 - w1 * w2, z, z, z, F, 42)  # xz: [x2, 0, x0]
-    _world_column(arena, ro, po, w1 * w1 - w2 * w2, d2 - w0 * w1, d1 + w0 * w2, z, z, z, F, 48)  # yz: [0, x2, x1]
-    _world_column(arena, ro, po, w1 * w2, -w0 * w2, d2, z, z, z, F, 54)  # zz: [0, 0, x2]
+    _world_column(arena, ro, po, d0, w2 * w0, -w1 * w0, z, z, z, F, 4, 10)  # xx: S x = [x0, 0, 0]
+    _world_column(arena, ro, po, d1 - w2 * w0, d0 + w2 * w1, w0 * w0 - w1 * w1, z, z, z, F, 5, 10)  # xy: [x1, x0, 0]
+    _world_column(arena, ro, po, -w2 * w1, d1, w0 * w1, z, z, z, F, 6, 10)  # yy: [0, x1, 0]
+    _world_column(arena, ro, po, d2 + w1 * w0, w2 * w2 - w0 * w0, d0 - w1 * w2, z, z, z, F, 7, 10)  # xz: [x2, 0, x0]
+    _world_column(arena, ro, po, w1 * w1 - w2 * w2, d2 - w0 * w1, d1 + w0 * w2, z, z, z, F, 8, 10)  # yz: [0, x2, x1]
+    _world_column(arena, ro, po, w1 * w2, -w0 * w2, d2, z, z, z, F, 9, 10)  # zz: [0, 0, x2]
 
 
 @kernel
@@ -124,7 +124,7 @@ def torque_regressor(rows, layout, arena, v0, qdd, alpha, S, F, Y):
         for c in range(h):  # s = ⁰X_k H*(k) e_c
             so = ho + 6 * c
             _world_column(arena, ro, po, arena[so + 3], arena[so + 4], arena[so + 5], arena[so], arena[so + 1],
-                          arena[so + 2], S, 6 * (d + c))
+                          arena[so + 2], S, 6 * (d + c), 1)
             o = 6 * (d + c)  # _world_column maps forces [n; f]; a motion [ω; v] is [v; ω] there
             S[o], S[o + 1], S[o + 2], S[o + 3], S[o + 4], S[o + 5] = S[o + 3], S[o + 4], S[o + 5], S[o], S[o + 1], \
                 S[o + 2]
@@ -137,8 +137,8 @@ def torque_regressor(rows, layout, arena, v0, qdd, alpha, S, F, Y):
                 so = 6 * (di + c)
                 s0, s1, s2, s3, s4, s5 = S[so], S[so + 1], S[so + 2], S[so + 3], S[so + 4], S[so + 5]
                 for j in range(10):
-                    Y[di + c, col + j] = (s0 * F[6 * j] + s1 * F[6 * j + 1] + s2 * F[6 * j + 2] + s3 * F[6 * j + 3]
-                                          + s4 * F[6 * j + 4] + s5 * F[6 * j + 5])
+                    Y[di + c, col + j] = (s0 * F[j] + s1 * F[10 + j] + s2 * F[20 + j] + s3 * F[30 + j]
+                                          + s4 * F[40 + j] + s5 * F[50 + j])
             i = rows[i, Row.PARENT]
 
 
@@ -203,43 +203,36 @@ REQUESTS.update({r.name: r for r in (TORQUE, ENERGY)})
 
 
 # ----------------------------------------------------------------------------- the Python side
-def _reference_torque(system):
-    """The bodies' columns on the reference path, as the engine retries a state: its errors
-    (an overflow named) are the reference path's."""
-    from sko.systems import regressors
-
-    def joint_torque_regressor(q, v, dv, external_forces=None):
-        return regressors.joint_torque_regressor(system, q, v, dv, False, False)
-
-    return joint_torque_regressor
-
-
-def joint_torque_regressor(system, q, v, dv):
+def joint_torque_regressor(system, q, v, dv, reference):
     """The bodies' columns of ``Y`` at ``(q, v, dv)`` (1-D, or with a leading batch axis), or
     ``NotImplemented`` when the reference path answers (:func:`applies` false, the reference
-    backend, inputs the engine does not take)."""
+    backend, inputs the engine does not take). ``reference(q, v, dv)``: those columns at one
+    state on the reference path, which answers a state whose compiled result is not finite (and
+    names the overflow)."""
     if not applies(system):
         return NotImplemented
     engine = system._engine
     if (out := engine.direct(TORQUE.name, q, v, dv)) is not None:
         return out
-    return engine.run(TORQUE.name, _reference_torque(system), q, v, dv)
+
+    def joint_torque_regressor(q, v, dv, external_forces=None):
+        return reference(q, v, dv)
+
+    return engine.run(TORQUE.name, joint_torque_regressor, q, v, dv)
 
 
-def energy_regressors(system, q, v):
+def energy_regressors(system, q, v, reference):
     """``(y_T, y_V)`` of the bodies at ``(q, v)`` (batched as :func:`joint_torque_regressor`), or
-    ``NotImplemented``."""
+    ``NotImplemented``; ``reference(q, v)``: ``(y_T, y_V)`` at one state on the reference path."""
     if not applies(system):
         return NotImplemented
     engine = system._engine
     out = engine.direct(ENERGY.name, q, v)
     if out is None:
-        from sko.systems import regressors
+        def energy_regressors(q, v=None, external_forces=None):
+            return np.stack(reference(q, v))
 
-        def reference(q, v=None, external_forces=None):
-            return np.stack(regressors.tree_energy_regressors(system, *system.checked_vectors(q, v)))
-
-        out = engine.run(ENERGY.name, reference, q, v)
+        out = engine.run(ENERGY.name, energy_regressors, q, v)
         if out is NotImplemented:
             return out
     return out[..., 0, :], out[..., 1, :]

@@ -690,12 +690,12 @@ class MultibodySystem:
 
     def _body_torque_regressor(self, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> np.ndarray:
         """The bodies' columns of ``Y`` at one checked state (compiled where it applies)."""
-        Y = regressors.compiled.joint_torque_regressor(self, q, v, dv)
+        Y = regressors.compiled_body_torque_regressor(self, q, v, dv)
         return regressors.tree_torque_regressor(self, q, v, dv) if Y is NotImplemented else Y
 
     def _body_energy_regressors(self, q: np.ndarray, v: np.ndarray) -> tuple:
         """The bodies' ``(y_T, y_V)`` at one checked state (compiled where it applies)."""
-        y = regressors.compiled.energy_regressors(self, q, v)
+        y = regressors.compiled_body_energy_regressors(self, q, v)
         return regressors.tree_energy_regressors(self, q, v) if y is NotImplemented else y
 
     # ------------------------------------------------------------------ attachment frames

@@ -28,12 +28,11 @@ import numpy as np
 
 import sko.algorithms as alg
 from sko.bodies.contract import BodyError, BodyType
-from sko.engine import regressors as compiled
 from sko.graphs.errors import NonFiniteError
 
 __all__ = ["parameters", "parameter_names", "joint_torque_regressor", "kinetic_energy_regressor",
            "potential_energy_regressor", "body_parameter_slices", "compiled_joint_torque_regressor",
-           "compiled_energy_regressor"]
+           "compiled_energy_regressor", "compiled_body_torque_regressor", "compiled_body_energy_regressors"]
 
 #: Imaginary step of the complex-step columns (any size is exact: τ is linear in π).
 STEP = 1e-20
@@ -189,10 +188,27 @@ def _diagonals(x, like: np.ndarray) -> np.ndarray:
     return x[..., :, None] * np.eye(x.shape[-1], dtype=like.dtype)
 
 
+def compiled_body_torque_regressor(system, q, v, dv):
+    """The bodies' columns of ``Y`` by the compiled kernels (:mod:`sko.engine.regressors`), one
+    state or a batch, or ``NotImplemented`` for the reference path."""
+    from sko.engine import regressors as compiled  # the kernels import the request machinery of sko.systems
+
+    return compiled.joint_torque_regressor(system, q, v, dv, lambda q, v, dv: joint_torque_regressor(
+        system, q, v, dv, False, False))
+
+
+def compiled_body_energy_regressors(system, q, v):
+    """The bodies' ``(y_T, y_V)`` by the compiled kernels, or ``NotImplemented``."""
+    from sko.engine import regressors as compiled  # the kernels import the request machinery of sko.systems
+
+    return compiled.energy_regressors(system, q, v, lambda q, v: tree_energy_regressors(
+        system, *system.checked_vectors(q, v)))
+
+
 def compiled_joint_torque_regressor(system, q, v, dv, friction: bool, armature: bool):
     """``Y`` with its joint columns by the compiled kernels (:mod:`sko.engine.regressors`), one
     state or a batch, or ``NotImplemented`` for the reference path."""
-    Y = compiled.joint_torque_regressor(system, q, v, dv)
+    Y = compiled_body_torque_regressor(system, q, v, dv)
     if Y is NotImplemented or not (friction or armature):
         return Y
     zeros = np.zeros(Y.shape[:-1], dtype=Y.dtype)
@@ -206,7 +222,7 @@ def compiled_joint_torque_regressor(system, q, v, dv, friction: bool, armature: 
 def compiled_energy_regressor(system, q, v, friction: bool, armature: bool, which: int):
     """``y_T`` (``which`` 0) or ``y_V`` (1) with the joint entries by the compiled kernels, one
     state or a batch, or ``NotImplemented`` for the reference path."""
-    y = compiled.energy_regressors(system, q, v)
+    y = compiled_body_energy_regressors(system, q, v)
     if y is NotImplemented:
         return y
     y = y[which]

@@ -95,7 +95,7 @@ def test_complex_states_equal_the_reference_path():
 
 def test_other_body_types_take_the_reference_path():
     assert not compiled.applies(geared_rotor_chain(2))
-    assert compiled.joint_torque_regressor(geared_rotor_chain(2), np.zeros(2), None, None) is NotImplemented
+    assert compiled.joint_torque_regressor(geared_rotor_chain(2), np.zeros(2), None, None, None) is NotImplemented
 
 
 def _error(call):
