@@ -34,7 +34,7 @@ import numpy as np
 
 from sko.algorithms.compiled.borrow import borrowed, matrix_view
 from sko.algorithms.compiled.flat import Flat
-from sko.algorithms.compiled.jit import kernel, register
+from sko.algorithms.compiled.jit import kernel
 from sko.bodies.kernels import Record, Row, Terms
 from sko.bodies.rigid import RigidBody
 from sko.systems.requests import REQUESTS, Header, Request, Sizes, fill_arena, request_views
@@ -58,7 +58,7 @@ def applies(system) -> bool:
 
 
 # ----------------------------------------------------------------------------- the kernels
-@register
+@kernel
 def _world_column(R, ro, po, n0, n1, n2, f0, f1, f2, out, o, t):
     """``out[o + t·i] = (⁰X_k^* [n; f])_i`` (``i = 0 … 5``) for the frame ``(R, p)`` at ``R[ro]``,
     ``R[po]``: ``[R n + p × R f; R f]``."""
