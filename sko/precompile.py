@@ -48,6 +48,7 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
     centre of mass of the batch too: read off the arenas of the batched fill)."""
 
     def run():
+        from sko.engine.regressors import applies as compiled_regressors
         from sko.systems.rigid_derivatives import compiled as compiled_derivatives
         from sko.systems.rollout import compiled_maps, rollout
 
@@ -61,6 +62,9 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
             system.mass_matrix(q)
             system.mass_matrix_inverse(q)
             system.energy(q, v)
+            if compiled_regressors(system):
+                system.joint_torque_regressor(q, v, x)
+                system.kinetic_energy_regressor(q, v)
             if dtype == np.float64 and compiled_derivatives(system):  # the complex step's kernels are the other worker's
                 system.inverse_dynamics_derivatives(q, v, x)
         if dtype == np.float64 and compiled_maps(system) is not None:
