@@ -8,19 +8,29 @@ Robots: ur5, panda, solo12 and talos_reduced from :mod:`bench_engine`'s ``ROBOTS
    ``pinocchio.computeJointTorqueRegressor`` on the same state (target ratio ≤ 2).
 2. **Batches** of 1024 states (``--quick``: 64): our batched call against Pinocchio's looped from
    Python, per state (target ≤ 1).
+3. **Energy rows** per call: ``kinetic_energy_regressor`` and ``potential_energy_regressor``
+   against ``computeKineticEnergyRegressor`` and ``computePotentialEnergyRegressor``.
+
+``--compile`` measures instead the cold compilation of the regressor kernels in a fresh process
+with an empty numba cache: the first ``inverse_dynamics`` call (the engine's drivers and the
+state kernels, which every request shares) and then the first ``joint_torque_regressor`` and
+energy-regressor calls (what the regressors add).
 
 Before timing, the two regressors are compared on one state (columns matched per joint, rows
 through :class:`sko.interop.PinocchioMap`) and the largest relative difference printed.
 
 Run from the repository root::
 
-    python benchmarks/bench_regressor.py [--rounds N] [--quick]
+    python benchmarks/bench_regressor.py [--rounds N] [--quick] [--compile]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -43,13 +53,39 @@ def _columns(system, model) -> np.ndarray:
     return np.concatenate([starts[by_name[model.names[i]]] + np.arange(10) for i in range(1, model.njoints)])
 
 
+COLD = """
+import time
+import numpy as np
+from sko.examples.rigid import arm7
+system = arm7()
+q, v = system.random_configuration(0), np.ones(system.nv)
+t = time.perf_counter(); system.inverse_dynamics(q, v, v); t1 = time.perf_counter()
+system.joint_torque_regressor(q, v, v); t2 = time.perf_counter()
+system.kinetic_energy_regressor(q, v); system.potential_energy_regressor(q); t3 = time.perf_counter()
+print(f"first inverse_dynamics (engine, state kernels): {t1 - t:.1f} s")
+print(f"then first joint_torque_regressor: {t2 - t1:.1f} s, first energy regressors: {t3 - t2:.1f} s")
+"""
+
+
+def cold_compile() -> None:
+    """The cold compilation times (module docstring), in a subprocess with an empty cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        out = subprocess.run([sys.executable, "-c", COLD], env=env, capture_output=True, text=True, check=True)
+    print(out.stdout, end="")
+
+
 def main(argv=None) -> None:
     import pinocchio as pin
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--compile", action="store_true", help="measure the cold compile times instead")
     args = parser.parse_args(argv)
+    if args.compile:
+        cold_compile()
+        return
     batch = 64 if args.quick else 1024
     print(HEADER)
     for name in (("ur5", "solo12") if args.quick else NAMES):
@@ -69,6 +105,13 @@ def main(argv=None) -> None:
         t_o, t_t, ratio = interleaved(lambda: system.joint_torque_regressor(q, v, dv),
                                       lambda: pin.computeJointTorqueRegressor(model, data, qp, vp, ap), args.rounds)
         print(f"{name:14} {system.nv:3d}  {'per call':24} {t_o * 1e6:10.1f} {t_t * 1e6:11.1f} {ratio:7.2f}  {agreement:.1e}")
+        for row, ours_call, theirs_call in (
+                ("kinetic energy row", lambda: system.kinetic_energy_regressor(q, v),
+                 lambda: pin.computeKineticEnergyRegressor(model, data, qp, vp)),
+                ("potential energy row", lambda: system.potential_energy_regressor(q),
+                 lambda: pin.computePotentialEnergyRegressor(model, data, qp))):
+            t_o, t_t, ratio = interleaved(ours_call, theirs_call, args.rounds)
+            print(f"{name:14} {system.nv:3d}  {row:24} {t_o * 1e6:10.1f} {t_t * 1e6:11.1f} {ratio:7.2f}")
         Q = np.array([system.random_configuration(rng) for _ in range(batch)])
         V, A = rng.normal(size=(2, batch, system.nv))
         QP, VP, AP = (np.array([f(x) for x in X]) for f, X in ((cmap.q, Q), (cmap.v, V), (cmap.v, A)))

@@ -31,7 +31,8 @@ from sko.bodies.contract import BodyError, BodyType
 from sko.graphs.errors import NonFiniteError
 
 __all__ = ["parameters", "parameter_names", "joint_torque_regressor", "kinetic_energy_regressor",
-           "potential_energy_regressor", "body_parameter_slices"]
+           "potential_energy_regressor", "body_parameter_slices", "compiled_joint_torque_regressor",
+           "compiled_energy_regressor", "compiled_body_torque_regressor", "compiled_body_energy_regressors"]
 
 #: Imaginary step of the complex-step columns (any size is exact: τ is linear in π).
 STEP = 1e-20
@@ -179,6 +180,58 @@ def joint_torque_regressor(system, q, v, dv, friction: bool, armature: bool) -> 
         Y = system._body_torque_regressor(q, v, dv)
     return _finite(np.concatenate([Y, *_joint_columns(system, v, dv, friction, armature)], axis=1),
                    "joint-torque regressor")
+
+
+def _diagonals(x, like: np.ndarray) -> np.ndarray:
+    """``diag(x)`` of every state: ``(nv, nv)``, or ``(B, nv, nv)`` for a batch ``x`` (B × nv)."""
+    x = np.asarray(x, dtype=like.dtype)
+    return x[..., :, None] * np.eye(x.shape[-1], dtype=like.dtype)
+
+
+def compiled_body_torque_regressor(system, q, v, dv):
+    """The bodies' columns of ``Y`` by the compiled kernels (:mod:`sko.engine.regressors`), one
+    state or a batch, or ``NotImplemented`` for the reference path."""
+    from sko.engine import regressors as compiled  # the kernels import the request machinery of sko.systems
+
+    return compiled.joint_torque_regressor(system, q, v, dv, lambda q, v, dv: joint_torque_regressor(
+        system, q, v, dv, False, False))
+
+
+def compiled_body_energy_regressors(system, q, v):
+    """The bodies' ``(y_T, y_V)`` by the compiled kernels, or ``NotImplemented``."""
+    from sko.engine import regressors as compiled  # the kernels import the request machinery of sko.systems
+
+    return compiled.energy_regressors(system, q, v, lambda q, v: tree_energy_regressors(
+        system, *system.checked_vectors(q, v)))
+
+
+def compiled_joint_torque_regressor(system, q, v, dv, friction: bool, armature: bool):
+    """``Y`` with its joint columns by the compiled kernels (:mod:`sko.engine.regressors`), one
+    state or a batch, or ``NotImplemented`` for the reference path."""
+    Y = compiled_body_torque_regressor(system, q, v, dv)
+    if Y is NotImplemented or not (friction or armature):
+        return Y
+    zeros = np.zeros(Y.shape[:-1], dtype=Y.dtype)
+    v = zeros if v is None else np.asarray(v)
+    parts = [_diagonals(v, Y), _diagonals(np.sign(v), Y)] if friction else []
+    if armature:
+        parts.append(_diagonals(zeros if dv is None else dv, Y))
+    return np.concatenate([Y, *parts], axis=-1)
+
+
+def compiled_energy_regressor(system, q, v, friction: bool, armature: bool, which: int):
+    """``y_T`` (``which`` 0) or ``y_V`` (1) with the joint entries by the compiled kernels, one
+    state or a batch, or ``NotImplemented`` for the reference path."""
+    y = compiled_body_energy_regressors(system, q, v)
+    if y is NotImplemented:
+        return y
+    y = y[which]
+    nv = system.nv
+    zeros = np.zeros((*y.shape[:-1], nv), dtype=y.dtype)
+    parts = [zeros, zeros] if friction else []
+    if armature:
+        parts.append(0.5 * np.asarray(v, dtype=y.dtype) ** 2 if which == 0 and v is not None else zeros)
+    return np.concatenate([y, *parts], axis=-1) if parts else y
 
 
 def _finite(x: np.ndarray, what: str) -> np.ndarray:

@@ -1,0 +1,238 @@
+"""The regressors of a rigid tree, compiled (IDENTIFICATION.md, *The compiled recursion*).
+
+Two requests of the catalogue (:data:`~sko.systems.requests.REQUESTS`), for systems whose bodies
+are all plain :class:`~sko.bodies.rigid.RigidBody` with a compiled state (:func:`applies`):
+
+``joint_torque_regressor``
+    ``Y`` (nv × 10 N) with ``τ − T_hinge = Y π`` at ``(q, θ̇, θ̈)`` (IDENTIFICATION.md, Eq. 3);
+``energy_regressors``
+    ``[y_T; y_V]`` (2 × 10 N) with ``T = y_T · π`` and ``V = y_V · π`` at ``(q, θ̇)``.
+
+Both read the state's arena as the other requests do (:func:`~sko.systems.requests.fill_arena`):
+each body's ``H``, weight ``φ(℘(k), k)``, ``a``, node velocity ``𝒱`` (body coordinates) and its
+own frame's world pose ``(R, p)``. One pass from the base to the tips does everything: the node
+acceleration ``α = φ* α(℘) + H* θ̈ + a`` (gravity in the base's ``a``; any joint, its ``c_J`` in
+``a``), the body's 6 × 10 force regressor ``F(𝒱, α)`` (:func:`~sko.bodies.rigid_parameters.rigid_force_regressor`)
+moved to world coordinates about the world origin, ``⁰X_k^* F``, where every hinge column is a
+world 6-vector ``s = ⁰X_k H*`` computed once; the body's block on the rows of an ancestor ``i``
+is then ``sᵀ (⁰X_k^* F)`` per column ``s`` of ``i`` — no transform carried along the walk, 60
+products per (column, body) pair: O(N·d). The columns of body ``k`` are ``10 k`` onwards in the
+system's body order (the flat layout's ``BODY``), as :meth:`inertial_parameters` orders them.
+
+The Python side (:func:`joint_torque_regressor`, :func:`energy_regressors`) answers through the
+engine (:meth:`~sko.systems.engine.Engine.direct` for the common call, else
+:meth:`~sko.systems.engine.Engine.run`: checks, batches in parallel chunks, a state whose result
+is not finite retried on the reference path, which names the overflow), or returns
+``NotImplemented`` for the reference path (:mod:`sko.systems.regressors`).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from sko.algorithms.compiled.borrow import borrowed, matrix_view
+from sko.algorithms.compiled.flat import Flat
+from sko.algorithms.compiled.jit import kernel
+from sko.bodies.kernels import Record, Row, Terms
+from sko.bodies.rigid import RigidBody
+from sko.systems.requests import REQUESTS, Header, Request, Sizes, fill_arena, request_views
+
+__all__ = ["applies", "joint_torque_regressor", "energy_regressors", "TORQUE", "ENERGY"]
+
+_APPLIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # system → whether the kernels take it
+
+
+def applies(system) -> bool:
+    """Whether the compiled regressors take ``system``: every body a plain
+    :class:`~sko.bodies.rigid.RigidBody` (not a subclass: its parameters or node may differ) with a
+    compiled state (no user-defined joint), numeric gravity. Cached per system."""
+    try:
+        return _APPLIES[system]
+    except KeyError:
+        ok = bool(system.bodies) and all(type(system.body(k)) is RigidBody for k in system.bodies)
+        layout = system._engine.layout if ok else None
+        ok = layout is not None and layout.all_compiled
+        return _APPLIES.setdefault(system, ok)
+
+
+# ----------------------------------------------------------------------------- the kernels
+@kernel
+def _world_column(R, ro, po, n0, n1, n2, f0, f1, f2, out, o, t):
+    """``out[o + t·i] = (⁰X_k^* [n; f])_i`` (``i = 0 … 5``) for the frame ``(R, p)`` at ``R[ro]``,
+    ``R[po]``: ``[R n + p × R f; R f]``."""
+    g0 = R[ro] * f0 + R[ro + 1] * f1 + R[ro + 2] * f2
+    g1 = R[ro + 3] * f0 + R[ro + 4] * f1 + R[ro + 5] * f2
+    g2 = R[ro + 6] * f0 + R[ro + 7] * f1 + R[ro + 8] * f2
+    x0, x1, x2 = R[po], R[po + 1], R[po + 2]
+    out[o] = R[ro] * n0 + R[ro + 1] * n1 + R[ro + 2] * n2 + x1 * g2 - x2 * g1
+    out[o + t] = R[ro + 3] * n0 + R[ro + 4] * n1 + R[ro + 5] * n2 + x2 * g0 - x0 * g2
+    out[o + 2 * t] = R[ro + 6] * n0 + R[ro + 7] * n1 + R[ro + 8] * n2 + x0 * g1 - x1 * g0
+    out[o + 3 * t], out[o + 4 * t], out[o + 5 * t] = g0, g1, g2
+
+
+@kernel
+def _body_block(arena, vo, alpha, ao, ro, po, F):
+    """``F`` (6 × 10, row-major): ``⁰X_k^* F(𝒱, α)``, the body's force regressor
+    (``I α + 𝒱 ×* I 𝒱 = F π``, π in Pinocchio's order) moved to world coordinates about the
+    world origin; ``𝒱`` at ``arena[vo]``, ``α`` at ``alpha[ao]``, the pose at ``ro``, ``po``."""
+    w0, w1, w2, u0, u1, u2 = arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5]
+    d0, d1, d2 = alpha[ao], alpha[ao + 1], alpha[ao + 2]
+    c0 = alpha[ao + 3] + w1 * u2 - w2 * u1  # a' = v̇ + ω × v
+    c1 = alpha[ao + 4] + w2 * u0 - w0 * u2
+    c2 = alpha[ao + 5] + w0 * u1 - w1 * u0
+    z = 0.0 * w0
+    ww = w0 * w0 + w1 * w1 + w2 * w2
+    _world_column(arena, ro, po, z, z, z, c0, c1, c2, F, 0, 10)  # m: [0; a']
+    # m c_i: [e_i × a'; ω̇ × e_i + ω × (ω × e_i)], ω × (ω × e_i) = ω ω_i − |ω|² e_i
+    _world_column(arena, ro, po, z, -c2, c1, w0 * w0 - ww, d2 + w1 * w0, -d1 + w2 * w0, F, 1, 10)
+    _world_column(arena, ro, po, c2, z, -c0, -d2 + w0 * w1, w1 * w1 - ww, d0 + w2 * w1, F, 2, 10)
+    _world_column(arena, ro, po, -c1, c0, z, d1 + w0 * w2, -d0 + w1 * w2, w2 * w2 - ww, F, 3, 10)
+    # I_ab: S ω̇ + ω × (S ω) for S = e_a e_bᵀ + e_b e_aᵀ (a = b: e_a e_aᵀ), zero force
+    _world_column(arena, ro, po, d0, w2 * w0, -w1 * w0, z, z, z, F, 4, 10)  # xx: S x = [x0, 0, 0]
+    _world_column(arena, ro, po, d1 - w2 * w0, d0 + w2 * w1, w0 * w0 - w1 * w1, z, z, z, F, 5, 10)  # xy: [x1, x0, 0]
+    _world_column(arena, ro, po, -w2 * w1, d1, w0 * w1, z, z, z, F, 6, 10)  # yy: [0, x1, 0]
+    _world_column(arena, ro, po, d2 + w1 * w0, w2 * w2 - w0 * w0, d0 - w1 * w2, z, z, z, F, 7, 10)  # xz: [x2, 0, x0]
+    _world_column(arena, ro, po, w1 * w1 - w2 * w2, d2 - w0 * w1, d1 + w0 * w2, z, z, z, F, 8, 10)  # yz: [0, x2, x1]
+    _world_column(arena, ro, po, w1 * w2, -w0 * w2, d2, z, z, z, F, 9, 10)  # zz: [0, 0, x2]
+
+
+@kernel
+def torque_regressor(rows, layout, arena, v0, qdd, alpha, S, F, Y):
+    """``Y`` (nv × 10 N, zero on entry) at the state of the filled ``arena`` and ``θ̈`` (module
+    docstring); ``v0``: where ``θ̇`` starts in the arena. Buffers: ``alpha`` (6 N), ``S`` (the
+    world hinge columns, 6 nv), ``F`` (60)."""
+    rows, layout, arena, qdd = borrowed(rows), borrowed(layout), borrowed(arena), borrowed(qdd)
+    alpha, S, F, Y = borrowed(alpha), borrowed(S), borrowed(F), borrowed(Y)
+    for k in range(rows.shape[0]):
+        p, h, d, ho = rows[k, Row.PARENT], rows[k, Row.NV], rows[k, Row.V] - v0, rows[k, Row.H]
+        rec, ao, ko = rows[k, Row.RECORDS], rows[k, Row.A], 6 * k
+        ro, po = rec + Record.rotation, rec + Record.position
+        for i in range(6):  # α = φ* α(℘) + H* θ̈ + a
+            x = arena[ao + i]
+            for c in range(h):
+                x += arena[ho + 6 * c + i] * qdd[d + c]
+            alpha[ko + i] = x
+        if p >= 0:
+            wo = rows[k, Row.WEIGHT]
+            for i in range(6):
+                x = alpha[ko + i]
+                for r in range(6):
+                    x += arena[wo + 6 * r + i] * alpha[6 * p + r]
+                alpha[ko + i] = x
+        for c in range(h):  # s = ⁰X_k H*(k) e_c
+            so = ho + 6 * c
+            _world_column(arena, ro, po, arena[so + 3], arena[so + 4], arena[so + 5], arena[so], arena[so + 1],
+                          arena[so + 2], S, 6 * (d + c), 1)
+            o = 6 * (d + c)  # _world_column maps forces [n; f]; a motion [ω; v] is [v; ω] there
+            S[o], S[o + 1], S[o + 2], S[o + 3], S[o + 4], S[o + 5] = S[o + 3], S[o + 4], S[o + 5], S[o], S[o + 1], \
+                S[o + 2]
+        _body_block(arena, rows[k, Row.VELOCITY], alpha, ko, ro, po, F)
+        col = 10 * layout[k, Flat.BODY]
+        i = k
+        while i >= 0:  # the rows of k and its ancestors: sᵀ (⁰X_k^* F)
+            di = rows[i, Row.V] - v0
+            for c in range(rows[i, Row.NV]):
+                so = 6 * (di + c)
+                s0, s1, s2, s3, s4, s5 = S[so], S[so + 1], S[so + 2], S[so + 3], S[so + 4], S[so + 5]
+                for j in range(10):
+                    Y[di + c, col + j] = (s0 * F[j] + s1 * F[10 + j] + s2 * F[20 + j] + s3 * F[30 + j]
+                                          + s4 * F[40 + j] + s5 * F[50 + j])
+            i = rows[i, Row.PARENT]
+
+
+@kernel
+def energy_rows(rows, layout, arena, gravity, out):
+    """``out = [y_T; y_V]`` (2 × 10 N, zero on entry) at the state of the filled ``arena``:
+    ``y_T`` of ``½ 𝒱ᵀ I 𝒱`` (body coordinates) and ``y_V`` of ``−m g·(p + R c)``."""
+    rows, layout, arena, gravity, out = borrowed(rows), borrowed(layout), borrowed(arena), borrowed(gravity), \
+        borrowed(out)
+    g0, g1, g2 = gravity[0], gravity[1], gravity[2]
+    for k in range(rows.shape[0]):
+        vo, rec, col = rows[k, Row.VELOCITY], rows[k, Row.RECORDS], 10 * layout[k, Flat.BODY]
+        ro, po = rec + Record.rotation, rec + Record.position
+        w0, w1, w2, u0, u1, u2 = arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5]
+        T, V = out[0], out[1]
+        T[col] = 0.5 * (u0 * u0 + u1 * u1 + u2 * u2)
+        T[col + 1], T[col + 2], T[col + 3] = u1 * w2 - u2 * w1, u2 * w0 - u0 * w2, u0 * w1 - u1 * w0  # v × ω
+        T[col + 4], T[col + 5], T[col + 6] = 0.5 * w0 * w0, w0 * w1, 0.5 * w1 * w1
+        T[col + 7], T[col + 8], T[col + 9] = w0 * w2, w1 * w2, 0.5 * w2 * w2
+        V[col] = -(g0 * arena[po] + g1 * arena[po + 1] + g2 * arena[po + 2])
+        for a in range(3):  # −Rᵀ g
+            V[col + 1 + a] = -(arena[ro + a] * g0 + arena[ro + 3 + a] * g1 + arena[ro + 6 + a] * g2)
+
+
+# ----------------------------------------------------------------------------- the requests
+@kernel
+def _joint_torque_regressor(w, x, out):
+    """The ``joint_torque_regressor`` request: :func:`torque_regressor` at ``θ̈ = x``."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.POSE)
+    if status >= 0:
+        return status
+    nv, n = words[Header.NV], words[Header.N]
+    torque_regressor(rows, layout, arena, words[Header.V], x, ws[b[0]: b[1]], ws[b[1]: b[2]], ws[b[2]: b[3]],
+                     matrix_view(out, 0, nv, 10 * n))
+    return -1
+
+
+@kernel
+def _energy_regressors(w, x, out):
+    """The ``energy_regressors`` request: :func:`energy_rows`."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.POSE)
+    if status >= 0:
+        return status
+    energy_rows(rows, layout, arena, reals[:3], matrix_view(out, 0, 2, 10 * words[Header.N]))
+    return -1
+
+
+def _torque_shape(s: Sizes) -> tuple:
+    return (s.nv, 10 * s.n)
+
+
+#: The catalogue's entries of the two requests (added to :data:`~sko.systems.requests.REQUESTS`).
+TORQUE = Request("joint_torque_regressor", _joint_torque_regressor, Terms.POSE, "dv", True, _torque_shape,
+                 lambda s: (6 * s.n, 6 * s.nv, 60))
+ENERGY = Request("energy_regressors", _energy_regressors, Terms.POSE, None, True, lambda s: (2, 10 * s.n),
+                 lambda s: ())
+REQUESTS.update({r.name: r for r in (TORQUE, ENERGY)})
+
+
+# ----------------------------------------------------------------------------- the Python side
+def joint_torque_regressor(system, q, v, dv, reference):
+    """The bodies' columns of ``Y`` at ``(q, v, dv)`` (1-D, or with a leading batch axis), or
+    ``NotImplemented`` when the reference path answers (:func:`applies` false, the reference
+    backend, inputs the engine does not take). ``reference(q, v, dv)``: those columns at one
+    state on the reference path, which answers a state whose compiled result is not finite (and
+    names the overflow)."""
+    if not applies(system):
+        return NotImplemented
+    engine = system._engine
+    if (out := engine.direct(TORQUE.name, q, v, dv)) is not None:
+        return out
+
+    def joint_torque_regressor(q, v, dv, external_forces=None):
+        return reference(q, v, dv)
+
+    return engine.run(TORQUE.name, joint_torque_regressor, q, v, dv)
+
+
+def energy_regressors(system, q, v, reference):
+    """``(y_T, y_V)`` of the bodies at ``(q, v)`` (batched as :func:`joint_torque_regressor`), or
+    ``NotImplemented``; ``reference(q, v)``: ``(y_T, y_V)`` at one state on the reference path."""
+    if not applies(system):
+        return NotImplemented
+    engine = system._engine
+    out = engine.direct(ENERGY.name, q, v)
+    if out is None:
+        def energy_regressors(q, v=None, external_forces=None):
+            return np.stack(reference(q, v))
+
+        out = engine.run(ENERGY.name, energy_regressors, q, v)
+        if out is NotImplemented:
+            return out
+    return out[..., 0, :], out[..., 1, :]
