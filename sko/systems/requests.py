@@ -326,6 +326,8 @@ def _riccati_buffers(s: Sizes, cols: int) -> tuple:
     return s.riccati, max(8 * max(s.mm, s.nn) ** 2, s.nn * cols), s.ns * cols, s.nv * cols
 
 
+from sko.engine.centroidal import centroidal, centroidal_buffers, centroidal_rate, rate_buffers  # noqa: E402
+
 #: The catalogue: every request of the compiled path, by name.
 REQUESTS = {r.name: r for r in (
     Request("inverse_dynamics", _inverse_dynamics, Terms.MOTION, "qdd", True, _vector, lambda s: (3 * s.ns,)),
@@ -342,6 +344,9 @@ REQUESTS = {r.name: r for r in (
             lambda s: (3, s.nv, s.nv),
             lambda s: (*_derivative_buffers(s), s.nv * s.nv, s.nv * s.nv, 3 * s.nv * s.nv, s.nv, s.n, s.nv, s.nv)),
     Request("energy", _energies, Terms.POSE, None, True, lambda s: (2,), lambda s: ()),
+    Request("centroidal", centroidal, Terms.STRUCTURE, None, True, lambda s: (6, s.nv + 8), centroidal_buffers),
+    Request("centroidal_momentum_matrix_rate", centroidal_rate, Terms.MOTION, None, True, lambda s: (6, s.nv),
+            rate_buffers),
 )}
 
 
