@@ -49,6 +49,11 @@ def _floating_system(seed: int):
     return b.build()
 
 
+def _clustered(seed: int):
+    builder, theta0 = random_clustered_system(seed)
+    return builder.build(initial=theta0)
+
+
 def _systems():
     """Every system kind: rigid forests, a floating base, flexible and geared examples, random
     mixed trees and coupled (clustered) systems."""
@@ -56,7 +61,7 @@ def _systems():
     out += [(f"floating-{s}", lambda s=s: _floating_system(s)) for s in range(2)]
     out += [(name, make) for name, make in sorted(flexible_examples().items())]
     out += [(f"mixed-{s}", lambda s=s: random_system(s, n_bodies=6)) for s in range(2)]
-    out += [(f"clustered-{s}", lambda s=s: random_clustered_system(s)[0]) for s in range(2)]
+    out += [(f"clustered-{s}", lambda s=s: _clustered(s)) for s in range(3)]
     return out
 
 

@@ -15,7 +15,6 @@ inertia ``I_0`` (Eq. 3), then the shift to the centre of mass (Eq. 4). It reads 
 
 from __future__ import annotations
 
-
 from sko.algorithms.compiled.borrow import borrowed, matrix_view
 from sko.algorithms.compiled.flat import Flat
 from sko.algorithms.compiled.jit import kernel, register

@@ -70,7 +70,7 @@ def unpacked(packed: np.ndarray, nv: int) -> Centroidal:
 
 def _world_terms(system, states: dict) -> tuple[np.ndarray, np.ndarray]:
     """``(A_0, I_0)`` about the world origin in world coordinates (CENTROIDAL.md, Eq. 1–3)."""
-    bodies = system.bodies
+    bodies = tuple(system.tree.scatter_order())  # every parent before its children
     phi_star, Psi = {}, {}
     for k in bodies:  # Eq. 1, base to tips
         body, s = system.body(k), states[k]
