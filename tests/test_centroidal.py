@@ -225,3 +225,32 @@ def test_against_pinocchio(rel, floating):
             _close(out.inertia, Ig[np.ix_(SWAP, SWAP)])
             _close(out.center_of_mass, com)
             _close(rate, dAg[SWAP] @ L)
+
+
+def test_coupled_panda_against_pinocchio_full_model():
+    """The panda's coupled finger (``mimic="couple"``, a cluster) against Pinocchio's full model,
+    whose mimic joint is an ordinary one (its mimic model takes no ``ccrba``):
+    ``A_G = A_G,pin L`` and ``Ȧ_G = Ȧ_G,pin L`` with ``ν_pin = L ν`` (``L`` constant)."""
+    from sko.interop import PinocchioMap
+    from sko.systems import RigidSystem
+    from tests.rigid.pinocchio_map import robots_dir
+
+    root = robots_dir()
+    if root is None:
+        pytest.skip("example-robot-data is not installed")
+    path = root / "panda_description/urdf/panda.urdf"
+    system = RigidSystem.from_urdf(path)
+    model = pin.buildModelFromUrdf(str(path))
+    data, to_pin = model.createData(), PinocchioMap(system, model)
+    assert system.nv < model.nv  # coupled: fewer coordinates than Pinocchio's full model
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        q, v = system.random_configuration(rng), rng.standard_normal(system.nv)
+        qp, vp = to_pin.q(q), to_pin.v(v)
+        Ag = pin.ccrba(model, data, qp, vp).copy()
+        hg = data.hg.vector.copy()
+        dAg = pin.dccrba(model, data, qp, vp).copy()
+        out = system.centroidal(q, v)
+        _close(out.momentum_matrix, Ag[SWAP] @ to_pin.lift)
+        _close(out.momentum, hg[SWAP])
+        _close(system.centroidal_momentum_matrix_rate(q, v), dAg[SWAP] @ to_pin.lift)
