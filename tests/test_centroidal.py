@@ -36,8 +36,9 @@ def _floating_system(seed: int):
     b = SystemBuilder(gravity=rng.normal(size=3) * 5)
     makers = [lambda: Revolute(rng.normal(size=3)), lambda: Prismatic(rng.normal(size=3)), lambda: Spherical()]
     names = ["base"]
+    x = rng.uniform(0.05, 0.15, 3)  # principal moments (y + z, x + z, x + y): physical
     b.add_body("base", None, Free(), np.eye(6), mass=rng.uniform(1, 5), com=rng.normal(size=3) * 0.1,
-               inertia_com=np.diag(rng.uniform(0.1, 0.3, 3)))
+               inertia_com=np.diag([x[1] + x[2], x[0] + x[2], x[0] + x[1]]))
     for i in range(int(rng.integers(1, 6))):
         parent = names[int(rng.integers(len(names)))]
         x = rng.uniform(0.01, 0.1, 3)

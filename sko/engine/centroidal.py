@@ -45,6 +45,28 @@ def _product(A, B, C, transpose_b):
 
 
 @register
+def _tn66(A, B, C):
+    """``C = Aᵀ B`` (6 × 6; constant trip counts, unrolled)."""
+    for r in range(6):
+        for c in range(6):
+            s = A[0, r] * B[0, c]
+            for i in range(1, 6):
+                s += A[i, r] * B[i, c]
+            C[r, c] = s
+
+
+@register
+def _nt66_add(A, B, C):
+    """``C += A Bᵀ`` (6 × 6)."""
+    for r in range(6):
+        for c in range(6):
+            s = C[r, c]
+            for i in range(6):
+                s += A[r, i] * B[c, i]
+            C[r, c] = s
+
+
+@register
 def _to_center(I0, nv, out, width):
     """``m`` and ``c`` from ``I_0`` (its upper right block is ``m c×``), and ``A ← X_G^* A`` for
     the first ``nv`` columns of ``out`` (rows of ``width`` entries); returns ``(m, c_x, c_y, c_z)``."""
@@ -78,9 +100,16 @@ def centroidal(w, x, out):
                     Psi[r, c] = arena[e + r * er + c * ec]
         else:
             mp = layout[p, Flat.NODE_DIM]
-            _product(matrix_view(arena, layout[j, Flat.W], mp, m).T, matrix_view(ws, b[0] + 6 * layout[p, Flat.NODE], mp, 6),
-                     Psi, False)
-        _product(Psi.T, matrix_view(arena, layout[j, Flat.M], m, m), matrix_view(ws, b[1] + o, 6, m), False)
+            phi, Pp = matrix_view(arena, layout[j, Flat.W], mp, m), matrix_view(ws, b[0] + 6 * layout[p, Flat.NODE], mp, 6)
+            if m == 6 and mp == 6:
+                _tn66(phi, Pp, Psi)
+            else:
+                _product(phi.T, Pp, Psi, False)
+        M, Y = matrix_view(arena, layout[j, Flat.M], m, m), matrix_view(ws, b[1] + o, 6, m)
+        if m == 6:
+            _tn66(Psi, M, Y)
+        else:
+            _product(Psi.T, M, Y, False)
     I0 = matrix_view(ws, b[2], 6, 6)
     I0[:, :] = 0.0
     for j in range(n - 1, -1, -1):  # Eq. 3: A_0(:, k) = Y(k) H*(k); Y(℘) += Y(k) φ*(℘, k)
@@ -104,6 +133,9 @@ def centroidal(w, x, out):
         else:
             mp = layout[p, Flat.NODE_DIM]
             phi, Yp = matrix_view(arena, layout[j, Flat.W], mp, m), matrix_view(ws, b[1] + 6 * layout[p, Flat.NODE], 6, mp)
+            if m == 6 and mp == 6:
+                _nt66_add(Y, phi, Yp)
+                continue
             for r in range(6):
                 for c in range(mp):
                     s = 0.0 * Y[0, 0]

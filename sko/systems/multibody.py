@@ -629,15 +629,15 @@ class MultibodySystem:
 
     def centroidal_momentum_matrix(self, q) -> np.ndarray:
         """``A_G`` (6 × nv) with ``h_G = A_G v`` (CENTROIDAL.md, Eq. 4)."""
-        return self.centroidal(q).momentum_matrix
+        return self._centroidal(q)[..., :, :self.dof_size]
 
     def centroidal_momentum(self, q, v=None) -> np.ndarray:
         """``h_G = [k_G; l_G]`` about the centre of mass, world axes (CENTROIDAL.md, Eq. 4)."""
-        return self.centroidal(q, v).momentum
+        return self._centroidal(q, v)[..., :, self.dof_size + 6]
 
     def centroidal_inertia(self, q) -> np.ndarray:
         """``I_G`` (6 × 6), the centroidal composite inertia (CENTROIDAL.md, Eq. 4)."""
-        return self.centroidal(q).inertia
+        return self._centroidal(q)[..., :, self.dof_size: self.dof_size + 6]
 
     def centroidal_momentum_matrix_rate(self, q, v=None) -> np.ndarray:
         """``Ȧ_G`` (6 × nv) with ``ḣ_G = A_G dv + Ȧ_G v`` (CENTROIDAL.md §4): the recursion of Eq. 6
