@@ -53,6 +53,8 @@ KERNEL_MODULES = (
     "sko.bodies.flexible_kernel",
     "sko.bodies.cluster_kernel",
     "sko.systems.requests",
+    "sko.engine.request_views",
+    "sko.engine.centroidal",
 )
 
 

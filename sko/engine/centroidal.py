@@ -19,6 +19,7 @@ from sko.algorithms.compiled.borrow import borrowed, matrix_view
 from sko.algorithms.compiled.flat import Flat
 from sko.algorithms.compiled.jit import kernel, register
 from sko.bodies.kernels import Row, Terms
+from sko.engine.request_views import Header, fill_arena, request_views
 
 __all__ = ["centroidal", "centroidal_rate", "centroidal_buffers", "rate_buffers"]
 
@@ -274,8 +275,3 @@ def centroidal_rate(w, x, out):
         out[nv + c] -= cz * e0 - cx * e2 + dz * a0 - dx * a2
         out[2 * nv + c] -= cx * e1 - cy * e0 + dx * a1 - dy * a0
     return -1
-
-
-# The catalogue (sko.systems.requests) imports the kernels above; they read its views, bound here
-# once they are defined so that either module may be imported first.
-from sko.systems.requests import Header, fill_arena, request_views  # noqa: E402

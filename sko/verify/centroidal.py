@@ -81,7 +81,7 @@ def centroidal_wrench(case: Case):
     return compare(rate, gravity + _base_map(system, q, out.center_of_mass) @ tau, label="ḣ_G")
 
 
-@register("centroidal_rate", "CENTROIDAL.md, Eq. 5–6: Ȧ_G = d A_G / dt", system=True, symbolic=False,
+@register("centroidal_rate", "CENTROIDAL.md, Eq. 6: Ȧ_G = d A_G / dt", system=True, symbolic=False,
           when=derivatives._compiled)
 def centroidal_rate(case: Case):
     """The recursion's Ȧ_G equals the derivative of A_G along q̇."""
