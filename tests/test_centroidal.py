@@ -255,3 +255,26 @@ def test_coupled_panda_against_pinocchio_full_model():
         _close(out.momentum_matrix, Ag[SWAP] @ to_pin.lift)
         _close(out.momentum, hg[SWAP])
         _close(system.centroidal_momentum_matrix_rate(q, v), dAg[SWAP] @ to_pin.lift)
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+@pytest.mark.parametrize("name", ["rigid-0", "flexible-spacecraft"])
+def test_bad_inputs_are_named_and_inputs_are_not_mutated(path, name):
+    from sko.graphs.errors import DimensionError, NonFiniteError
+
+    system = dict(SYSTEMS)[name]()
+    q, v = random_state(system, np.random.default_rng(3))
+    q0, v0 = q.copy(), v.copy()
+    with use_backend(path):
+        with pytest.raises(DimensionError, match="nq"):
+            system.centroidal_momentum_matrix(np.zeros(system.nq + 1))
+        with pytest.raises(NonFiniteError, match="q"):
+            system.centroidal_momentum(np.full(system.nq, np.nan), v)
+        with pytest.raises(DimensionError, match="nv"):
+            system.centroidal_momentum_matrix_rate(q, np.zeros(system.nv + 2))
+        with pytest.raises(NonFiniteError, match="v"):
+            system.centroidal_momentum_matrix_rate(q, np.full(system.nv, np.inf))
+        system.centroidal(q, v)
+        system.centroidal_momentum_matrix_rate(q, v)
+    np.testing.assert_array_equal(q, q0)
+    np.testing.assert_array_equal(v, v0)
