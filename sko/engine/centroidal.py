@@ -10,7 +10,7 @@ inertia ``I_0`` (Eq. 3), then the shift to the centre of mass (Eq. 4). It reads 
 
 :func:`centroidal_rate` writes ``Ȧ_G`` (6 × nv) of a tree of rigid bodies on joints of constant
 ``S`` by the body-coordinate gather of Eq. 6 (``ℛ`` and ``𝒟`` together) and Eq. 5. Buffers:
-``Ψ``, ``ℛ``, ``𝒟`` (36 per body), ``A_0`` (6 × nv), ``I_0`` and four 6-vectors.
+``Ψ``, ``ℛ``, ``𝒟`` (36 per body), ``A_0`` (6 × nv), ``I_0``, four 6-vectors and a 6 × 6 product.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ def centroidal_buffers(s) -> tuple:
 
 
 def rate_buffers(s) -> tuple:
-    """``Ψ``, ``ℛ``, ``𝒟`` of every (6-dimensional) node, ``A_0``, ``I_0``, four 6-vectors."""
-    return 36 * s.n, 36 * s.n, 36 * s.n, 6 * max(s.nv, 1), 36, 24
+    """``Ψ``, ``ℛ``, ``𝒟`` of every (6-dimensional) node, ``A_0``, ``I_0``, four 6-vectors, a 6 × 6 product."""
+    return 36 * s.n, 36 * s.n, 36 * s.n, 6 * max(s.nv, 1), 36, 24, 36
 
 
 @register
@@ -172,17 +172,20 @@ def _cross_motion(V, vo, s, t):
 
 
 @register
-def _congruence_add(phi, A, P):
-    """``P += φ A φᵀ`` (6 × 6)."""
+def _congruence_add(phi, A, P, T):
+    """``P += φ A φᵀ`` (6 × 6), by ``T = A φᵀ`` first."""
     for r in range(6):
         for c in range(6):
-            s = 0.0 * A[0, 0]
+            s = A[r, 0] * phi[c, 0]
+            for k in range(1, 6):
+                s += A[r, k] * phi[c, k]
+            T[r, c] = s
+    for r in range(6):
+        for c in range(6):
+            s = P[r, c]
             for i in range(6):
-                t = 0.0 * A[0, 0]
-                for k in range(6):
-                    t += A[i, k] * phi[c, k]
-                s += phi[r, i] * t
-            P[r, c] += s
+                s += phi[r, i] * T[i, c]
+            P[r, c] = s
 
 
 @kernel
@@ -205,7 +208,7 @@ def centroidal_rate(w, x, out):
                 for c in range(6):
                     Psi[r, c] = arena[e + r * er + c * ec]
         else:
-            _product(matrix_view(arena, layout[j, Flat.W], 6, 6).T, matrix_view(ws, b[0] + 36 * p, 6, 6), Psi, False)
+            _tn66(matrix_view(arena, layout[j, Flat.W], 6, 6), matrix_view(ws, b[0] + 36 * p, 6, 6), Psi)
         M, R, D = matrix_view(arena, layout[j, Flat.M], 6, 6), matrix_view(ws, b[1] + o, 6, 6), matrix_view(ws, b[2] + o, 6, 6)
         vo = rows[j, Row.VELOCITY]
         w0, w1, w2, u0, u1, u2 = arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5]
@@ -223,7 +226,7 @@ def centroidal_rate(w, x, out):
                 R[r, c], R[c, r] = M[r, c], M[c, r]
                 D[r, c], D[c, r] = D[r, c] + D[c, r], D[c, r] + D[r, c]
             D[r, r] = 2 * D[r, r]
-    A0, I0 = matrix_view(ws, b[3], 6, max(nv, 1)), matrix_view(ws, b[4], 6, 6)
+    A0, I0, T = matrix_view(ws, b[3], 6, max(nv, 1)), matrix_view(ws, b[4], 6, 6), matrix_view(ws, b[6], 6, 6)
     I0[:, :] = 0.0
     for j in range(n - 1, -1, -1):  # Eq. 6, tips to base
         p, o, h, d = layout[j, Flat.PARENT], 36 * j, layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF]
@@ -246,20 +249,12 @@ def centroidal_rate(w, x, out):
                     a += Psi[k, r] * RS[k]
                     e += Psi[k, r] * DS[k]
                 A0[r, d + c], out[r * nv + d + c] = a, e
-        if p < 0:
-            for r in range(6):
-                for c in range(6):
-                    s = 0.0 * R[0, 0]
-                    for i in range(6):
-                        t = 0.0 * R[0, 0]
-                        for k in range(6):
-                            t += R[i, k] * Psi[k, c]
-                        s += Psi[i, r] * t
-                    I0[r, c] += s
+        if p < 0:  # I_0 += Ψᵀ ℛ Ψ
+            _congruence_add(Psi.T, R, I0, T)
         else:
             phi = matrix_view(arena, layout[j, Flat.W], 6, 6)
-            _congruence_add(phi, R, matrix_view(ws, b[1] + 36 * p, 6, 6))
-            _congruence_add(phi, D, matrix_view(ws, b[2] + 36 * p, 6, 6))
+            _congruence_add(phi, R, matrix_view(ws, b[1] + 36 * p, 6, 6), T)
+            _congruence_add(phi, D, matrix_view(ws, b[2] + 36 * p, 6, 6), T)
     m = I0[5, 5]
     cx, cy, cz = I0[2, 4] / m, I0[0, 5] / m, I0[1, 3] / m
     l0, l1, l2 = 0.0 * m, 0.0 * m, 0.0 * m  # ċ = l / m
