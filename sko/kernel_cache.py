@@ -55,6 +55,8 @@ KERNEL_MODULES = (
     "sko.bodies.cluster_kernel",
     "sko.systems.requests",
     "sko.engine.regressors",
+    "sko.engine.request_views",
+    "sko.engine.centroidal",
 )
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 THEORY = ROOT / "docs" / "theory"
-GUIDE_FILES = ("SKO", "RIGID", "BODIES", "SPARSE", "CFA", "EMBEDDING", "DERIVATIVES", "CONSTRAINTS", "IDENTIFICATION", "API")
+GUIDE_FILES = ("SKO", "RIGID", "BODIES", "SPARSE", "CFA", "EMBEDDING", "DERIVATIVES", "CONSTRAINTS", "IDENTIFICATION", "CENTROIDAL", "API")
 SCANNED = ("sko", "graphs", "algorithms", "papers", "benchmarks", "tests", "docs")
 NOT_SCANNED = {"citations.py", "test_citations.py"}
 

@@ -190,6 +190,8 @@ class Engine:
         L = self.layout
         size = int(np.prod(request.shape(self._sizes)))
         out = np.zeros((Q.shape[0], size), dtype=Q.dtype)
+        if not Q.shape[0]:  # an empty batch: no arena to fill
+            return out
         if L.all_compiled and not forces and Q.shape[0] == 1:
             status = rq.evaluate_one(self._request_vector(request, Q.dtype), Q[0], QD[0], X[0], out[0])
             self._check(status, Q, QD, 0, batched, call)

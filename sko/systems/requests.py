@@ -40,32 +40,18 @@ from numba import from_dtype, njit, prange, types
 
 from sko.algorithms.compiled import kernels as K
 from sko.algorithms.compiled.borrow import borrowed, matrix_view
-from sko.algorithms.compiled.fields import columns
 from sko.algorithms.compiled.flat import Flat, Riccati
 from sko.algorithms.compiled.jit import FAST_MATH, call_request, cached, kernel, native_address, register
 from sko.bodies.hooks import add_hinge_forces
-from sko.bodies.kernels import Row, Terms, fill_states
+from sko.bodies.kernels import Row, Terms
 from sko.engine import mass_matrix as MM
+from sko.engine.centroidal import centroidal, centroidal_buffers, centroidal_rate, rate_buffers
+from sko.engine.request_views import Header, fill_arena, request_views
 from sko.systems import compiled_derivatives as CD
 
 __all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "NoMatch", "request_views", "fill_arena",
            "request_vector", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
 
-#: The header of a request vector (int64 words).
-Header = columns(
-    "Header",
-    "KERNEL",  # the request kernel's address for this scalar type
-    "FILL",  # 1: the call fills the arena from q and v; 0: the caller filled it
-    "X",  # 1: the request reads x (nv entries); 0: it reads none (x has nv entries or none)
-    "WRITTEN",  # 1 once a fill has written the arena's constant terms
-    "N", "NV", "NQ", "NS", "ARENA",  # bodies, nv, nq, Σ m_k, the arena's length
-    "Q", "V",  # where q and v go in the arena
-    "ROWS", "LAYOUT", "ROFF",  # where the tables start (words)
-    "REALS", "REALS_END",  # where the constants are (float64 entries)
-    "WORKSPACE",  # where the workspace starts (entries of the scalar type)
-    "BUFFERS",  # where the offsets of the workspace's buffers start (words)
-    "HINGES",  # 1: some body has a compiled hinge force (sko.bodies.hooks), which the dynamics add
-)
 CHUNK = 16  #: states per task of a parallel batch
 
 
@@ -108,33 +94,11 @@ class Request:
         return native_address(self.kernel, (array, array, array))
 
 
-# ----------------------------------------------------------------------------- views of a request vector
-@register
-def request_views(w):
-    """``(words, rows, layout, roff, reals, arena, workspace, buffer offsets)`` of a request vector."""
-    words = w.view(np.int64)
-    n = words[Header.N]
-    rows = matrix_view(words, words[Header.ROWS], n, Row.WIDTH)
-    layout = matrix_view(words, words[Header.LAYOUT], n, Flat.WIDTH)
-    roff = matrix_view(words, words[Header.ROFF], n, Riccati.WIDTH)
-    reals = w.view(np.float64)[words[Header.REALS]: words[Header.REALS_END]]
-    ws = w[words[Header.WORKSPACE]:]
-    return words, rows, layout, roff, reals, ws[: words[Header.ARENA]], ws, words[words[Header.BUFFERS]:]
-
-
 @register
 def _zero(x, start, stop):
     """``x[start: stop] = 0``."""
     for i in range(start, stop):
         x[i] = 0
-
-
-@register
-def fill_arena(words, rows, reals, arena, terms):
-    """The arena's state (if the call fills it): −1, or the row that rejected the state."""
-    if words[Header.FILL] == 0:
-        return -1
-    return fill_states(rows, reals, arena, terms, words[Header.WRITTEN] == 0, 0, rows.shape[0])
 
 
 # ----------------------------------------------------------------------------- the request kernels
@@ -366,6 +330,9 @@ REQUESTS = {r.name: r for r in (
             lambda s: (3, s.nv, s.nv),
             lambda s: (*_derivative_buffers(s), s.nv * s.nv, s.nv * s.nv, 3 * s.nv * s.nv, s.nv, s.n, s.nv, s.nv)),
     Request("energy", _energies, Terms.POSE, None, True, lambda s: (2,), lambda s: ()),
+    Request("centroidal", centroidal, Terms.STRUCTURE, None, True, lambda s: (6, s.nv + 8), centroidal_buffers),
+    Request("centroidal_momentum_matrix_rate", centroidal_rate, Terms.MOTION, None, True, lambda s: (6, s.nv),
+            rate_buffers),
 )}
 
 

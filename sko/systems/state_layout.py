@@ -121,7 +121,7 @@ class StateLayout:
         size = flat.size
         self.E_offsets = E_off = np.full(N, -1, dtype=np.int64)
         for i in order:
-            if compiled[i] is not None and not aliased[i]:
+            if (compiled[i] is not None or parent[i] < 0) and not aliased[i]:  # a base body's: the requests' Ψ
                 E_off[i] = size
                 size += 6 * int(m[i])
         # 𝒱, records and potentials in scatter order, as the data buffer (𝒱 stacked as the
@@ -305,7 +305,10 @@ class StateLayout:
         m, n = int(self.node_dims[i]), int(self.dof_dims[i])
         if i in self._unchecked:
             check_node_state(b, s)
-        if p >= 0:
+        if p < 0:  # E(k) of a base body (CENTROIDAL.md, Eq. 1)
+            e = self.E_offsets[i]
+            a[e: e + 6 * m] = np.asarray(s.E).ravel()
+        else:
             weight = (np.asarray(s.E) @ inboard.Gamma).T
             if i in self._unchecked:
                 checked_array(weight, 2, "weight φ(℘(k), k) of", k)

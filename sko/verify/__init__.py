@@ -12,6 +12,7 @@ from . import derivatives as _derivatives  # noqa: F401  (registers the identiti
 from . import consistency as _consistency  # noqa: F401  (registers kernel_consistency)
 from . import constraints as _constraints  # noqa: F401  (registers the identities under constraints)
 from . import identification as _identification  # noqa: F401  (registers the identities of the regressors)
+from . import centroidal as _centroidal  # noqa: F401  (registers the identities of centroidal dynamics)
 from .models import ModelSpec, get_model, make_case, model_names, random_sko_model, register_model
 from .registry import REGISTRY, Case, Check, Comparison, Registry, Result, compare, exact_zero, register
 from .runner import prove, resolve_cases, run, run_check, skipped_checks

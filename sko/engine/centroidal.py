@@ -1,0 +1,272 @@
+"""The request kernels of centroidal dynamics (CENTROIDAL.md), declared in the catalogue of
+:mod:`sko.systems.requests` as ``centroidal`` and ``centroidal_momentum_matrix_rate``.
+
+:func:`centroidal` writes one state's packed result of :mod:`sko.systems.centroidal` (its
+reference function, :func:`~sko.systems.centroidal.reference_centroidal`): the maps ``Ψ(k)`` base
+to tips (Eq. 1), the gather ``Y(k) = Ψ*(k) ℛ(k)`` tips to base writing ``A_0`` and the locked
+inertia ``I_0`` (Eq. 3), then the shift to the centre of mass (Eq. 4). It reads the contract's
+``E``, ``φ``, ``H`` and ``M`` only, so it takes every body type. Buffers: ``Ψ`` (``m_k × 6`` at
+``6·NODE(k)``), ``Y`` (``6 × m_k``, same offsets), ``I_0``, ``X_G^*``, and a 6 × 6 product.
+
+:func:`centroidal_rate` writes ``Ȧ_G`` (6 × nv) of a tree of rigid bodies on joints of constant
+``S`` by the body-coordinate gather of Eq. 6 (``ℛ`` and ``𝒟`` together) and Eq. 5. Buffers:
+``Ψ``, ``ℛ``, ``𝒟`` (36 per body), ``A_0`` (6 × nv), ``I_0``, four 6-vectors and a 6 × 6 product.
+"""
+
+from __future__ import annotations
+
+from sko.algorithms.compiled.borrow import borrowed, matrix_view
+from sko.algorithms.compiled.flat import Flat
+from sko.algorithms.compiled.jit import kernel, register
+from sko.bodies.kernels import Row, Terms
+from sko.engine.request_views import Header, fill_arena, request_views
+
+__all__ = ["centroidal", "centroidal_rate", "centroidal_buffers", "rate_buffers"]
+
+
+def centroidal_buffers(s) -> tuple:
+    """``Ψ``, ``Y``, ``I_0``, ``X_G^*``, a 6 × 6 product (``s``: :class:`~sko.systems.requests.Sizes`)."""
+    return 6 * s.ns, 6 * s.ns, 36, 36, 36
+
+
+def rate_buffers(s) -> tuple:
+    """``Ψ``, ``ℛ``, ``𝒟`` of every (6-dimensional) node, ``A_0``, ``I_0``, four 6-vectors, a 6 × 6 product."""
+    return 36 * s.n, 36 * s.n, 36 * s.n, 6 * max(s.nv, 1), 36, 24, 36
+
+
+@register
+def _product(A, B, C, transpose_b):
+    """``C = A B`` (or ``A Bᵀ``) of small matrices."""
+    for r in range(C.shape[0]):
+        for c in range(C.shape[1]):
+            s = 0.0 * A[0, 0]
+            for i in range(A.shape[1]):
+                s += A[r, i] * (B[c, i] if transpose_b else B[i, c])
+            C[r, c] = s
+
+
+@register
+def _tn66(A, B, C):
+    """``C = Aᵀ B`` (6 × 6; constant trip counts, unrolled)."""
+    for r in range(6):
+        for c in range(6):
+            s = A[0, r] * B[0, c]
+            for i in range(1, 6):
+                s += A[i, r] * B[i, c]
+            C[r, c] = s
+
+
+@register
+def _nt66_add(A, B, C):
+    """``C += A Bᵀ`` (6 × 6)."""
+    for r in range(6):
+        for c in range(6):
+            s = C[r, c]
+            for i in range(6):
+                s += A[r, i] * B[c, i]
+            C[r, c] = s
+
+
+@register
+def _to_center(I0, nv, out, width):
+    """``m`` and ``c`` from ``I_0`` (its upper right block is ``m c×``), and ``A ← X_G^* A`` for
+    the first ``nv`` columns of ``out`` (rows of ``width`` entries); returns ``(m, c_x, c_y, c_z)``."""
+    m = I0[5, 5]
+    cx, cy, cz = I0[2, 4] / m, I0[0, 5] / m, I0[1, 3] / m
+    for col in range(nv):
+        b0_, b1, b2 = out[3 * width + col], out[4 * width + col], out[5 * width + col]
+        out[col] -= cy * b2 - cz * b1
+        out[width + col] -= cz * b0_ - cx * b2
+        out[2 * width + col] -= cx * b1 - cy * b0_
+    return m, cx, cy, cz
+
+
+@kernel
+def centroidal(w, x, out):
+    """One state's packed ``[A_G | I_G | h_G | (c, m, 0, 0)]`` (module docstring)."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
+    if status >= 0:
+        return status
+    nv, n = words[Header.NV], layout.shape[0]
+    width = nv + 8
+    for j in range(n):  # Ψ(k), Eq. 1; Y(k) = Ψ*(k) M(k)
+        m, p, o = layout[j, Flat.NODE_DIM], layout[j, Flat.PARENT], 6 * layout[j, Flat.NODE]
+        Psi = matrix_view(ws, b[0] + o, m, 6)
+        if p < 0:
+            e, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
+            for r in range(m):
+                for c in range(6):
+                    Psi[r, c] = arena[e + r * er + c * ec]
+        else:
+            mp = layout[p, Flat.NODE_DIM]
+            phi, Pp = matrix_view(arena, layout[j, Flat.W], mp, m), matrix_view(ws, b[0] + 6 * layout[p, Flat.NODE], mp, 6)
+            if m == 6 and mp == 6:
+                _tn66(phi, Pp, Psi)
+            else:
+                _product(phi.T, Pp, Psi, False)
+        M, Y = matrix_view(arena, layout[j, Flat.M], m, m), matrix_view(ws, b[1] + o, 6, m)
+        if m == 6:
+            _tn66(Psi, M, Y)
+        else:
+            _product(Psi.T, M, Y, False)
+    I0 = matrix_view(ws, b[2], 6, 6)
+    I0[:, :] = 0.0
+    for j in range(n - 1, -1, -1):  # Eq. 3: A_0(:, k) = Y(k) H*(k); Y(℘) += Y(k) φ*(℘, k)
+        m, p, o, h, d = (layout[j, Flat.NODE_DIM], layout[j, Flat.PARENT], 6 * layout[j, Flat.NODE],
+                         layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF])
+        Y, H = matrix_view(ws, b[1] + o, 6, m), matrix_view(arena, layout[j, Flat.H], h, m)
+        for r in range(6):
+            for c in range(h):
+                s = 0.0 * Y[0, 0]
+                for i in range(m):
+                    s += Y[r, i] * H[c, i]
+                out[r * width + d + c] = s
+        if p < 0:
+            Psi = matrix_view(ws, b[0] + o, m, 6)
+            for r in range(6):
+                for c in range(6):
+                    s = 0.0 * Y[0, 0]
+                    for i in range(m):
+                        s += Y[r, i] * Psi[i, c]
+                    I0[r, c] += s
+        else:
+            mp = layout[p, Flat.NODE_DIM]
+            phi, Yp = matrix_view(arena, layout[j, Flat.W], mp, m), matrix_view(ws, b[1] + 6 * layout[p, Flat.NODE], 6, mp)
+            if m == 6 and mp == 6:
+                _nt66_add(Y, phi, Yp)
+                continue
+            for r in range(6):
+                for c in range(mp):
+                    s = 0.0 * Y[0, 0]
+                    for i in range(m):
+                        s += Y[r, i] * phi[c, i]
+                    Yp[r, c] += s
+    mass, cx, cy, cz = _to_center(I0, nv, out, width)
+    X, T = matrix_view(ws, b[3], 6, 6), matrix_view(ws, b[4], 6, 6)  # Eq. 4: I_G = X_G^* I_0 X_G^*ᵀ
+    X[:, :] = 0.0
+    for i in range(6):
+        X[i, i] = 1.0
+    X[0, 4], X[0, 5], X[1, 3], X[1, 5], X[2, 3], X[2, 4] = cz, -cy, -cz, cx, cy, -cx  # −c×
+    _product(X, I0, T, False)
+    _product(T, X, matrix_view(out, 0, 6, width)[:, nv: nv + 6], True)
+    v0 = words[Header.V]
+    for r in range(6):
+        s = 0.0 * mass
+        for c in range(nv):
+            s += out[r * width + c] * arena[v0 + c]
+        out[r * width + nv + 6] = s
+    out[nv + 7], out[width + nv + 7], out[2 * width + nv + 7], out[3 * width + nv + 7] = cx, cy, cz, mass
+    return -1
+
+
+@register
+def _cross_motion(V, vo, s, t):
+    """``t = 𝒱 × s`` (``crm``) of the 6-vector at ``V[vo:]`` and ``s``."""
+    w0, w1, w2, u0, u1, u2 = V[vo], V[vo + 1], V[vo + 2], V[vo + 3], V[vo + 4], V[vo + 5]
+    t[0], t[1], t[2] = w1 * s[2] - w2 * s[1], w2 * s[0] - w0 * s[2], w0 * s[1] - w1 * s[0]
+    t[3] = w1 * s[5] - w2 * s[4] + u1 * s[2] - u2 * s[1]
+    t[4] = w2 * s[3] - w0 * s[5] + u2 * s[0] - u0 * s[2]
+    t[5] = w0 * s[4] - w1 * s[3] + u0 * s[1] - u1 * s[0]
+
+
+@register
+def _congruence_add(phi, A, P, T):
+    """``P += φ A φᵀ`` (6 × 6), by ``T = A φᵀ`` first."""
+    for r in range(6):
+        for c in range(6):
+            s = A[r, 0] * phi[c, 0]
+            for k in range(1, 6):
+                s += A[r, k] * phi[c, k]
+            T[r, c] = s
+    for r in range(6):
+        for c in range(6):
+            s = P[r, c]
+            for i in range(6):
+                s += phi[r, i] * T[i, c]
+            P[r, c] = s
+
+
+@kernel
+def centroidal_rate(w, x, out):
+    """``Ȧ_G`` of a rigid tree on joints of constant ``S`` (module docstring; Eq. 5, Eq. 6)."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.MOTION)
+    if status >= 0:
+        return status
+    nv, n, v0 = words[Header.NV], layout.shape[0], words[Header.V]
+    vectors = matrix_view(ws, b[5], 4, 6)
+    s6, t6, RS, DS = vectors[0], vectors[1], vectors[2], vectors[3]
+    for j in range(n):  # Ψ(k) = φᵀ Ψ(℘); ℛ(k) = M(k); 𝒟(k) = C + Cᵀ with C = 𝒱(k)×* M(k)
+        p, o = layout[j, Flat.PARENT], 36 * j
+        Psi = matrix_view(ws, b[0] + o, 6, 6)
+        if p < 0:
+            e, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
+            for r in range(6):
+                for c in range(6):
+                    Psi[r, c] = arena[e + r * er + c * ec]
+        else:
+            _tn66(matrix_view(arena, layout[j, Flat.W], 6, 6), matrix_view(ws, b[0] + 36 * p, 6, 6), Psi)
+        M, R, D = matrix_view(arena, layout[j, Flat.M], 6, 6), matrix_view(ws, b[1] + o, 6, 6), matrix_view(ws, b[2] + o, 6, 6)
+        vo = rows[j, Row.VELOCITY]
+        w0, w1, w2, u0, u1, u2 = arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5]
+        for c in range(6):  # column c of C = [ω×n + v×f; ω×f] of the force (n, f) = M(:, c)
+            n0, n1, n2, f0, f1, f2 = M[0, c], M[1, c], M[2, c], M[3, c], M[4, c], M[5, c]
+            D[0, c] = w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1
+            D[1, c] = w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2
+            D[2, c] = w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0
+            D[3, c] = w1 * f2 - w2 * f1
+            D[4, c] = w2 * f0 - w0 * f2
+            D[5, c] = w0 * f1 - w1 * f0
+        for r in range(6):
+            R[r, r] = M[r, r]
+            for c in range(r):
+                R[r, c], R[c, r] = M[r, c], M[c, r]
+                D[r, c], D[c, r] = D[r, c] + D[c, r], D[c, r] + D[r, c]
+            D[r, r] = 2 * D[r, r]
+    A0, I0, T = matrix_view(ws, b[3], 6, max(nv, 1)), matrix_view(ws, b[4], 6, 6), matrix_view(ws, b[6], 6, 6)
+    I0[:, :] = 0.0
+    for j in range(n - 1, -1, -1):  # Eq. 6, tips to base
+        p, o, h, d = layout[j, Flat.PARENT], 36 * j, layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF]
+        Psi, R, D = matrix_view(ws, b[0] + o, 6, 6), matrix_view(ws, b[1] + o, 6, 6), matrix_view(ws, b[2] + o, 6, 6)
+        H = matrix_view(arena, layout[j, Flat.H], h, 6)
+        vo = rows[j, Row.VELOCITY]
+        for c in range(h):
+            for i in range(6):
+                s6[i] = H[c, i]
+            _cross_motion(arena, vo, s6, t6)
+            for i in range(6):  # RS ← ℛ S, DS ← 𝒟 S + ℛ (𝒱 × S)
+                a, e = 0.0 * R[0, 0], 0.0 * R[0, 0]
+                for k in range(6):
+                    a += R[i, k] * s6[k]
+                    e += D[i, k] * s6[k] + R[i, k] * t6[k]
+                RS[i], DS[i] = a, e
+            for r in range(6):
+                a, e = 0.0 * R[0, 0], 0.0 * R[0, 0]
+                for k in range(6):
+                    a += Psi[k, r] * RS[k]
+                    e += Psi[k, r] * DS[k]
+                A0[r, d + c], out[r * nv + d + c] = a, e
+        if p < 0:  # I_0 += Ψᵀ ℛ Ψ
+            _congruence_add(Psi.T, R, I0, T)
+        else:
+            phi = matrix_view(arena, layout[j, Flat.W], 6, 6)
+            _congruence_add(phi, R, matrix_view(ws, b[1] + 36 * p, 6, 6), T)
+            _congruence_add(phi, D, matrix_view(ws, b[2] + 36 * p, 6, 6), T)
+    m = I0[5, 5]
+    cx, cy, cz = I0[2, 4] / m, I0[0, 5] / m, I0[1, 3] / m
+    l0, l1, l2 = 0.0 * m, 0.0 * m, 0.0 * m  # ċ = l / m
+    for c in range(nv):
+        l0 += A0[3, c] * arena[v0 + c]
+        l1 += A0[4, c] * arena[v0 + c]
+        l2 += A0[5, c] * arena[v0 + c]
+    dx, dy, dz = l0 / m, l1 / m, l2 / m
+    for c in range(nv):  # Eq. 5: top rows −= c × Ȧ_0(bottom) + ċ × A_0(bottom)
+        e0, e1, e2 = out[3 * nv + c], out[4 * nv + c], out[5 * nv + c]
+        a0, a1, a2 = A0[3, c], A0[4, c], A0[5, c]
+        out[c] -= cy * e2 - cz * e1 + dy * a2 - dz * a1
+        out[nv + c] -= cz * e0 - cx * e2 + dz * a0 - dx * a2
+        out[2 * nv + c] -= cx * e1 - cy * e0 + dx * a1 - dy * a0
+    return -1

@@ -1,0 +1,129 @@
+"""Centroidal dynamics of any system: the momentum about the centre of mass (CENTROIDAL.md).
+
+:func:`reference_centroidal` is the reference function of the compiled request ``centroidal``
+(:mod:`sko.engine.centroidal`): from the bodies' node states, the rigid-motion maps ``Ψ(k)``
+(CENTROIDAL.md, Eq. 1), the gather ``Y(k) = Ψ*(k) ℛ(k)`` giving ``A_0`` and the locked inertia
+``I_0`` (Eq. 2, Eq. 3), then the shift to the centre of mass (Eq. 4). It reads only the
+contract's ``E``, ``Γ_o``, ``H`` and ``M``, so it holds for every body type (a flexible body's
+node momentum carries its modes, a cluster's its members).
+
+One state's result is packed as a ``6 × (nv + 8)`` array, columns :data:`Packed`: ``A_G``, the
+centroidal composite inertia ``I_G``, the momentum ``h_G = A_G θ̇``, and ``(c, m, 0, 0)``.
+Momenta are ``[k_G; l_G]`` (angular first, RIGID.md), in world axes at the centre of mass;
+Pinocchio's ``ccrba`` is ``[l_G; k_G]``. :func:`unpacked` gives the :class:`Centroidal` tuple.
+
+:func:`momentum_matrix_rate_by_complex_step` is the rate's reference for any body type:
+``Ȧ_G = Im A_G(q + i ε q̇) / ε`` (CENTROIDAL.md §4), exact to rounding.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from sko.arrays import result_dtype
+from sko.errors import RigidSystemError
+from sko.spatial import skew
+
+__all__ = ["Centroidal", "Packed", "packed_width", "reference_centroidal", "unpacked",
+           "momentum_matrix_rate_by_complex_step", "STEP"]
+
+#: the complex step of :func:`momentum_matrix_rate_by_complex_step`
+STEP = 1e-30
+
+
+class Packed(NamedTuple):
+    """The first column of each part of one state's packed result, for ``nv`` velocities."""
+
+    A: int  #: ``A_G``, ``nv`` columns
+    inertia: int  #: ``I_G``, 6 columns
+    momentum: int  #: ``h_G``, 1 column
+    center: int  #: ``(c_x, c_y, c_z, m, 0, 0)``, 1 column
+
+    @classmethod
+    def of(cls, nv: int) -> "Packed":
+        return cls(0, nv, nv + 6, nv + 7)
+
+
+def packed_width(nv: int) -> int:
+    """Columns of one state's packed result."""
+    return nv + 8
+
+
+class Centroidal(NamedTuple):
+    """The centroidal quantities at one state, or at a batch (a leading axis on each)."""
+
+    momentum_matrix: np.ndarray  #: ``A_G`` (6 × nv), ``h_G = A_G θ̇``
+    momentum: np.ndarray  #: ``h_G = [k_G; l_G]`` (6)
+    inertia: np.ndarray  #: ``I_G`` (6 × 6), the centroidal composite inertia
+    center_of_mass: np.ndarray  #: ``c`` (3, world coordinates)
+    mass: np.ndarray  #: the total mass ``m``
+
+
+def unpacked(packed: np.ndarray, nv: int) -> Centroidal:
+    """The :class:`Centroidal` tuple of packed results ``(..., 6, nv + 8)``."""
+    p = Packed.of(nv)
+    return Centroidal(packed[..., :, p.A: p.A + nv], packed[..., :, p.momentum], packed[..., :, p.inertia: p.inertia + 6],
+                      packed[..., :3, p.center], packed[..., 3, p.center])
+
+
+def _world_terms(system, states: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(A_0, I_0)`` about the world origin in world coordinates (CENTROIDAL.md, Eq. 1–3)."""
+    bodies = tuple(system.tree.scatter_order())  # every parent before its children
+    phi_star, Psi = {}, {}
+    for k in bodies:  # Eq. 1, base to tips
+        body, s = system.body(k), states[k]
+        if body.parent is None:
+            Psi[k] = np.asarray(s.E)
+        else:
+            phi_star[k] = s.E @ states[body.parent].attachments[body.attach].Gamma  # φ*(℘(k), k)
+            Psi[k] = phi_star[k] @ Psi[body.parent]
+    dtype = result_dtype(*(Psi[k] for k in bodies), *(states[k].M for k in bodies), *(states[k].H for k in bodies))
+    Y = {k: Psi[k].T @ states[k].M for k in bodies}
+    A0, I0 = np.zeros((6, system.nv), dtype=dtype), np.zeros((6, 6), dtype=dtype)
+    for k in reversed(bodies):  # Eq. 3, tips to base
+        A0[:, system.dof_slices[k]] = Y[k] @ states[k].H.T
+        parent = system.body(k).parent
+        if parent is None:
+            I0 = I0 + Y[k] @ Psi[k]
+        else:
+            Y[parent] = Y[parent] + Y[k] @ phi_star[k]
+    return A0, I0
+
+
+def reference_centroidal(system, q, v=None, external_forces=None) -> np.ndarray:
+    """One state's packed result (module docstring) from the bodies' Python states, in their
+    scalar type (complex for the complex step). ``external_forces`` does not enter the momentum
+    and must be empty."""
+    if external_forces:
+        raise TypeError("the centroidal momentum takes no external forces")
+    q, v = system.checked_vectors(q, v)
+    A0, I0 = _world_terms(system, system.node_states(q))
+    mass = I0[5, 5]
+    if not (np.real(mass) > 0):
+        raise RigidSystemError(f"{type(system).__name__}: the total mass is {mass}, so the centre of mass and the "
+                               "centroidal momentum are undefined")
+    c = np.array([I0[2, 4], I0[0, 5], I0[1, 3]]) / mass  # I_0's upper right block is m c×
+    X = np.eye(6, dtype=I0.dtype)
+    X[:3, 3:] = -skew(c)  # X_G^*, Eq. 4
+    A = X @ A0
+    out = np.zeros((6, packed_width(system.nv)), dtype=result_dtype(A, v))
+    p = Packed.of(system.nv)
+    out[:, p.A: p.A + system.nv] = A
+    out[:, p.inertia: p.inertia + 6] = X @ I0 @ X.T
+    out[:, p.momentum] = A @ v
+    out[:3, p.center], out[3, p.center] = c, mass
+    return out
+
+
+def momentum_matrix_rate_by_complex_step(system, q, v) -> np.ndarray:
+    """``Ȧ_G`` (6 × nv, or ``(B, 6, nv)``) of any system: the derivative of
+    ``system.centroidal_momentum_matrix`` along ``q̇ = system.qdot(q, v)`` by the complex step
+    (CENTROIDAL.md §4), through whichever path answers that call."""
+    q, v = np.asarray(q), np.asarray(v)
+    if q.ndim == 2:
+        qd = np.stack([system.qdot(qs, vs) for qs, vs in zip(q, v)]) if len(q) else np.zeros(q.shape)
+    else:
+        qd = system.qdot(q, v)
+    return system.centroidal_momentum_matrix(q + 1j * STEP * qd).imag / STEP

@@ -1,0 +1,280 @@
+"""Centroidal dynamics (CENTROIDAL.md): the identities on random rigid, flexible, geared and
+coupled systems, the compiled path against the reference path, batches against single states,
+and Pinocchio's ``ccrba``/``dccrba`` on example-robot-data robots (rows ``[l; k]`` there,
+``[k; l]`` here; columns through :class:`sko.interop.PinocchioMap`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sko import spatial as sp
+from sko.bodies import Free, Prismatic, Revolute, Spherical
+from sko.errors import RigidSystemError
+from sko.examples.bodies import flexible_examples, random_system
+from sko.systems import SystemBuilder
+from sko.systems.centroidal import momentum_matrix_rate_by_complex_step
+from sko.systems.engine import use_backend
+from tests.bodies.helpers import random_state
+from tests.embedding.random_clusters import random_clustered_system
+from tests.rigid.random_systems import random_rigid_system
+
+SWAP = np.r_[3:6, 0:3]  #: Pinocchio's rows [l; k] from ours [k; l], and back
+
+
+def _close(actual, expected, rtol=1e-12):
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    scale = max(np.abs(expected).max(initial=0.0), 1.0)
+    assert np.abs(actual - expected).max(initial=0.0) <= rtol * scale, np.abs(actual - expected).max() / scale
+
+
+def _floating_system(seed: int):
+    """A free-floating base with a random tree of revolute, prismatic and ball joints under gravity."""
+    rng = np.random.default_rng(seed)
+    b = SystemBuilder(gravity=rng.normal(size=3) * 5)
+    makers = [lambda: Revolute(rng.normal(size=3)), lambda: Prismatic(rng.normal(size=3)), lambda: Spherical()]
+    names = ["base"]
+    x = rng.uniform(0.05, 0.15, 3)  # principal moments (y + z, x + z, x + y): physical
+    b.add_body("base", None, Free(), np.eye(6), mass=rng.uniform(1, 5), com=rng.normal(size=3) * 0.1,
+               inertia_com=np.diag([x[1] + x[2], x[0] + x[2], x[0] + x[1]]))
+    for i in range(int(rng.integers(1, 6))):
+        parent = names[int(rng.integers(len(names)))]
+        x = rng.uniform(0.01, 0.1, 3)
+        b.add_body(f"b{i}", parent, makers[int(rng.integers(3))](),
+                   sp.pose_transform(rng.normal(size=3) * 0.3, rng.uniform(-np.pi, np.pi, 3)),
+                   mass=rng.uniform(0.2, 3.0), com=rng.normal(size=3) * 0.2,
+                   inertia_com=np.diag([x[1] + x[2], x[0] + x[2], x[0] + x[1]]))
+        names.append(f"b{i}")
+    return b.build()
+
+
+def _clustered(seed: int):
+    builder, theta0 = random_clustered_system(seed)
+    return builder.build(initial=theta0)
+
+
+def _systems():
+    """Every system kind: rigid forests, a floating base, flexible and geared examples, random
+    mixed trees and coupled (clustered) systems."""
+    out = [(f"rigid-{s}", lambda s=s: random_rigid_system(s)) for s in range(3)]
+    out += [(f"floating-{s}", lambda s=s: _floating_system(s)) for s in range(2)]
+    out += [(name, make) for name, make in sorted(flexible_examples().items())]
+    out += [(f"mixed-{s}", lambda s=s: random_system(s, n_bodies=6)) for s in range(2)]
+    out += [(f"clustered-{s}", lambda s=s: _clustered(s)) for s in range(3)]
+    return out
+
+
+SYSTEMS = _systems()
+
+
+def _base_wrench_map(system, q):
+    """``X_G^* ⁰X_B^*`` (6 × 6) of the (one) base body, from its world pose."""
+    (base,) = system.tree.base_bodies()
+    frame = system.node_states(q)[base].attachments[None]
+    R, p = np.asarray(frame.rotation), np.asarray(frame.position)
+    c = system.centroidal(q).center_of_mass
+    X = np.zeros((6, 6))
+    X[:3, :3], X[3:, 3:], X[:3, 3:] = R, R, sp.skew(p - c) @ R
+    return X
+
+
+@pytest.fixture(params=SYSTEMS, ids=[name for name, _ in SYSTEMS])
+def case(request):
+    system = request.param[1]()
+    rng = np.random.default_rng(5)
+    return system, *random_state(system, rng), rng.standard_normal(system.nv)
+
+
+def test_momentum_is_the_matrix_times_v_and_compiled_equals_reference(case):
+    system, q, v, _ = case
+    out = system.centroidal(q, v)
+    _close(out.momentum, out.momentum_matrix @ v)
+    _close(system.centroidal_momentum(q, v), out.momentum)
+    with use_backend("reference"):
+        ref = system.centroidal(q, v)
+    for a, b in zip(out, ref):
+        _close(a, b)
+    I = out.inertia  # Eq. 4: block diagonal, m 1 below, the rotational inertia about c symmetric above
+    _close(I[:3, 3:], np.zeros((3, 3)))
+    _close(I[3:, 3:], out.mass * np.eye(3))
+    _close(I[:3, :3], I[:3, :3].T)
+    assert np.linalg.eigvalsh(I[:3, :3]).min() > 0
+
+
+def test_rate_against_the_complex_step_and_the_reference(case):
+    system, q, v, _ = case
+    rate = system.centroidal_momentum_matrix_rate(q, v)
+    _close(rate, momentum_matrix_rate_by_complex_step(system, q, v), 1e-10)
+    with use_backend("reference"):
+        _close(system.centroidal_momentum_matrix_rate(q, v), rate, 1e-10)
+
+
+def test_batches_equal_single_states(case):
+    system, q, v, _ = case
+    rng = np.random.default_rng(2)
+    Q, V = zip(*(random_state(system, rng) for _ in range(3)))
+    Q, V = np.array(Q), np.array(V)
+    batch = system.centroidal(Q, V)
+    rate = system.centroidal_momentum_matrix_rate(Q, V)
+    for s in range(3):
+        one = system.centroidal(Q[s], V[s])
+        for a, b in zip(batch, one):
+            _close(a[s], b)
+        _close(rate[s], system.centroidal_momentum_matrix_rate(Q[s], V[s]))
+    assert system.centroidal_momentum_matrix(Q).shape == (3, 6, system.nv)
+    assert system.centroidal(Q[:0], V[:0]).momentum_matrix.shape == (0, 6, system.nv)
+
+
+def test_floating_base_rows_of_the_mass_matrix_and_the_net_external_wrench(case):
+    """CENTROIDAL.md §3, §4: for a free-floating base, ``A_G = X_G^* ⁰X_B^* ℳ(B, :)`` and
+    ``A_G dv + Ȧ_G v = [0; m g] + X_G^* ⁰X_B^* τ_B`` with ``τ_B`` the base's six generalised
+    forces of the inverse dynamics."""
+    system, q, v, dv = case
+    bases = system.tree.base_bodies()
+    if len(bases) != 1 or system.body(bases[0]).dof_size != 6 or type(getattr(system.body(bases[0]), "joint", None)) is not Free:
+        pytest.skip("no free-floating base")
+    B = system.v_slice(bases[0])
+    X = _base_wrench_map(system, q)
+    out = system.centroidal(q, v)
+    _close(out.momentum_matrix, X @ system.mass_matrix(q)[B], 1e-11)
+    tau = system.inverse_dynamics(q, v, dv)[B]
+    gravity = np.concatenate([np.zeros(3), out.mass * np.asarray(system.gravity)[-3:]])
+    _close(out.momentum_matrix @ dv + system.centroidal_momentum_matrix_rate(q, v) @ v, gravity + X @ tau, 1e-10)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_rigid_trees_identities(seed):
+    """On random rigid forests of constant-``S`` joints (the recursion of Eq. 6) and of every
+    joint (the complex step): compiled against reference, rate against the complex step."""
+    system = random_rigid_system(seed, constant_motion=bool(seed % 2))
+    rng = np.random.default_rng(seed)
+    q, v = system.random_configuration(rng), rng.standard_normal(system.nv)
+    out = system.centroidal(q, v)
+    with use_backend("reference"):
+        ref = system.centroidal(q, v)
+    _close(out.momentum_matrix, ref.momentum_matrix)
+    _close(out.center_of_mass, system.center_of_mass(q))
+    _close(system.centroidal_momentum_matrix_rate(q, v), momentum_matrix_rate_by_complex_step(system, q, v), 1e-10)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_random_floating_bases(seed):
+    system = _floating_system(seed)
+    rng = np.random.default_rng(seed)
+    q, v, dv = system.random_configuration(rng), rng.standard_normal(system.nv), rng.standard_normal(system.nv)
+    X = _base_wrench_map(system, q)
+    A = system.centroidal_momentum_matrix(q)
+    _close(A, X @ system.mass_matrix(q)[:6], 1e-11)
+    gravity = np.concatenate([np.zeros(3), system.centroidal(q).mass * np.asarray(system.gravity)[-3:]])
+    rate = system.centroidal_momentum_matrix_rate(q, v)
+    _close(A @ dv + rate @ v, gravity + X @ system.inverse_dynamics(q, v, dv)[:6], 1e-10)
+
+
+def test_a_massless_system_has_no_centre_of_mass():
+    b = SystemBuilder()
+    b.add_body("a", None, Revolute([0, 0, 1]), np.eye(6), mass=0.0, com=np.zeros(3), inertia_com=np.zeros((3, 3)))
+    try:
+        system = b.build()
+    except RigidSystemError:
+        pytest.skip("the builder refuses a massless system")
+    for path in ("compiled", "reference"):
+        with use_backend(path), pytest.raises(RigidSystemError, match="total mass"):
+            system.centroidal_momentum_matrix(np.zeros(1))
+
+
+# ----------------------------------------------------------------------------- Pinocchio
+pin = pytest.importorskip("pinocchio")
+
+ROBOTS = [("ur_description/urdf/ur5_robot.urdf", False), ("panda_description/urdf/panda.urdf", False),
+          ("solo_description/robots/solo12.urdf", True), ("talos_data/robots/talos_reduced.urdf", True)]
+
+
+def _robot(rel: str, floating: bool):
+    from tests.rigid.pinocchio_map import robots_dir
+    from tests.rigid.test_pinocchio import _load
+
+    root = robots_dir()
+    if root is None or not (root / rel).exists():
+        pytest.skip(f"example-robot-data has no {rel}")
+    return _load(root / rel, floating)
+
+
+@pytest.mark.parametrize("rel, floating", ROBOTS, ids=[r.split("/")[-1] for r, _ in ROBOTS])
+def test_against_pinocchio(rel, floating):
+    from sko.interop import PinocchioMap
+
+    system, model = _robot(rel, floating)
+    data, to_pin = model.createData(), PinocchioMap(system, model)
+    L = to_pin.lift
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        q, v = system.random_configuration(rng), rng.standard_normal(system.nv)
+        qp, vp = to_pin.q(q), to_pin.v(v)
+        Ag = pin.ccrba(model, data, qp, vp).copy()
+        hg, Ig, com = data.hg.vector.copy(), data.Ig.matrix().copy(), data.com[0].copy()
+        dAg = pin.dccrba(model, data, qp, vp).copy()
+        for path in ("compiled", "reference"):
+            with use_backend(path):
+                out = system.centroidal(q, v)
+                rate = system.centroidal_momentum_matrix_rate(q, v)
+            _close(out.momentum_matrix, Ag[SWAP] @ L)
+            _close(out.momentum, hg[SWAP])
+            _close(out.inertia, Ig[np.ix_(SWAP, SWAP)])
+            _close(out.center_of_mass, com)
+            _close(rate, dAg[SWAP] @ L)
+
+
+def test_coupled_panda_against_pinocchio_full_model():
+    """The panda's coupled finger (``mimic="couple"``, a cluster) against Pinocchio's full model,
+    whose mimic joint is an ordinary one (its mimic model takes no ``ccrba``):
+    ``A_G = A_G,pin L`` and ``Ȧ_G = Ȧ_G,pin L`` with ``ν_pin = L ν`` (``L`` constant)."""
+    from sko.interop import PinocchioMap
+    from sko.systems import RigidSystem
+    from tests.rigid.pinocchio_map import robots_dir
+
+    root = robots_dir()
+    if root is None:
+        pytest.skip("example-robot-data is not installed")
+    path = root / "panda_description/urdf/panda.urdf"
+    system = RigidSystem.from_urdf(path)
+    model = pin.buildModelFromUrdf(str(path))
+    data, to_pin = model.createData(), PinocchioMap(system, model)
+    assert system.nv < model.nv  # coupled: fewer coordinates than Pinocchio's full model
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        q, v = system.random_configuration(rng), rng.standard_normal(system.nv)
+        qp, vp = to_pin.q(q), to_pin.v(v)
+        Ag = pin.ccrba(model, data, qp, vp).copy()
+        hg = data.hg.vector.copy()
+        dAg = pin.dccrba(model, data, qp, vp).copy()
+        out = system.centroidal(q, v)
+        _close(out.momentum_matrix, Ag[SWAP] @ to_pin.lift)
+        _close(out.momentum, hg[SWAP])
+        _close(system.centroidal_momentum_matrix_rate(q, v), dAg[SWAP] @ to_pin.lift)
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+@pytest.mark.parametrize("name", ["rigid-0", "flexible-spacecraft"])
+def test_bad_inputs_are_named_and_inputs_are_not_mutated(path, name):
+    from sko.graphs.errors import DimensionError, NonFiniteError
+
+    system = dict(SYSTEMS)[name]()
+    q, v = random_state(system, np.random.default_rng(3))
+    q0, v0 = q.copy(), v.copy()
+    with use_backend(path):
+        with pytest.raises(DimensionError, match="nq"):
+            system.centroidal_momentum_matrix(np.zeros(system.nq + 1))
+        with pytest.raises(NonFiniteError, match="q"):
+            system.centroidal_momentum(np.full(system.nq, np.nan), v)
+        with pytest.raises(DimensionError, match="nv"):
+            system.centroidal_momentum_matrix_rate(q, np.zeros(system.nv + 2))
+        with pytest.raises(NonFiniteError, match="v"):
+            system.centroidal_momentum_matrix_rate(q, np.full(system.nv, np.inf))
+        system.centroidal(q, v)
+        system.centroidal_momentum_matrix_rate(q, v)
+    np.testing.assert_array_equal(q, q0)
+    np.testing.assert_array_equal(v, v0)
