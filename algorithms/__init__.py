@@ -3,7 +3,7 @@
 Every function takes an :class:`sko.SKOModel` first and stacked 1-D vectors in the model's body
 order; float, complex (complex-step) and ``object`` (sympy) arrays all flow through unchanged.
 
-float64 and complex128 models run compiled kernels (:mod:`sko.algorithms.compiled`); everything
+float64 and complex128 models run compiled kernels (:mod:`sko.engine`); everything
 else runs the generic reference code, which :func:`use_backend` / :func:`set_backend` (or the
 environment variable ``SKO_BACKEND=reference``) force for every model.
 """
@@ -17,7 +17,7 @@ import numpy as _np
 from sko.graphs.errors import DimensionError as _DimensionError
 from sko.graphs.errors import NonFiniteError as _NonFiniteError
 
-from .compiled.backend import get_backend, set_backend, use_backend
+from sko.engine.backend import get_backend, set_backend, use_backend
 from .blocks import H_apply, H_star_apply, block_diagonal_apply
 from .newton_euler import NewtonEuler, inverse_dynamics, newton_euler
 from .sparse_ltdl import (

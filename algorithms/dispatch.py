@@ -4,9 +4,9 @@ Every public function of :mod:`sko.algorithms` checks its input, then calls :fun
 name of the algorithm, the scalar types of its data and its reference implementation — the
 generic recursion written beside it, which reads like the paper and runs on any scalar type
 (float, complex, sympy). :data:`TABLE` maps the name to the compiled implementation of
-:mod:`sko.algorithms.compiled.engine` (float64 and complex128), which takes the scalar type
+:mod:`sko.engine.model` (float64 and complex128), which takes the scalar type
 first and the reference's arguments after it. :func:`run` takes it when the backend is
-``"compiled"`` (:func:`~sko.algorithms.compiled.backend.use_backend`) and every scalar type is
+``"compiled"`` (:func:`~sko.engine.backend.use_backend`) and every scalar type is
 float64 or complex128 (or promoted to one of them); otherwise, or when the compiled
 implementation answers ``NotImplemented`` (a Riccati gather that fails: the reference names the
 body), the reference runs.
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .compiled.backend import compiled_dtype
-from .compiled.engine import COMPILED
+from sko.engine.backend import compiled_dtype
+from sko.engine.model import COMPILED
 
 __all__ = ["TABLE", "run"]
 

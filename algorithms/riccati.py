@@ -15,7 +15,7 @@ gather order (tips → base)::
 ``D(k)`` is factored by Cholesky for real data (a ``D(k)`` that is not positive definite raises
 :class:`NotPositiveDefiniteError` naming the node); complex (complex-step) data is checked on its
 real part and inverted without conjugation; ``object`` (sympy) data is inverted exactly.
-float64 and complex128 models run the same gather compiled (:mod:`sko.algorithms.compiled`); both
+float64 and complex128 models run the same gather compiled (:mod:`sko.engine`); both
 paths give the same :class:`ArticulatedInertias`, its blocks in one buffer.
 The ``ψ(℘(k), k)`` are the weights of the SPO ``ψ = (I − ℰ_ψ)^{-1}``, ``ℰ_ψ = ℰ_φ τ̄``
 (Eq. 34, 35); pass ``result.psi`` as ``weights=`` to any SPO recursion of :mod:`sko.algorithms.spo`.
@@ -36,7 +36,7 @@ from sko.arrays import is_numeric, result_dtype
 from sko.model import SKOModel
 
 from . import dispatch
-from .compiled.flat import Flat, Riccati, structure
+from sko.engine.layout import Flat, Riccati, structure
 
 __all__ = ["ArticulatedInertias", "articulated_inertias", "check_articulated"]
 
@@ -45,7 +45,7 @@ class ArticulatedInertias:
     """Result of the Riccati gather (Eq. 33). Per-node quantities are read-only dicts keyed by body.
 
     Every block lives in one buffer ``r``, laid out per node by
-    :func:`~sko.algorithms.compiled.flat.riccati_layout` (``P``, ``P⁺``, ``D``, ``D^{-1}``, ``G``,
+    :func:`~sko.engine.layout.riccati_layout` (``P``, ``P⁺``, ``D``, ``D^{-1}``, ``G``,
     ``ψ``), whichever path computed it: the compiled kernels read it as it is, and the blocks are
     read-only views of it.
 

@@ -10,7 +10,7 @@ general CFA's CSC matrix built straight from the block buffer has the arrays of
 import numpy as np
 import pytest
 
-from sko.algorithms.cfa import flat
+from sko.engine import cfa as flat
 from sko.algorithms.cfa.matrix import constraint_matrix, constraint_matrix_csc
 from sko.algorithms.cfa.split import ForceSplit
 from sko.graphs import TreeDigraph

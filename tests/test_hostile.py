@@ -695,8 +695,8 @@ def test_a_request_is_linear_in_memory():
     """The compiled request allocated nv × nv (the identity for ℳ^{-1}) and Σm × nv scratch for
     every request: forward dynamics of a 2000-link chain was quadratic (115 ms; 4 ms now). The
     right-hand sides of the articulated passes are ``T − 𝒞`` (nv) or the identity (nv × nv)."""
-    from sko.systems import requests as rq
-    from sko.systems.engine import engine
+    from sko.engine import requests as rq
+    from sko.engine.dispatch import engine
 
     system = planar_chain(40)
     sizes = rq.sizes(engine(system).layout)
@@ -710,7 +710,7 @@ def test_a_request_is_linear_in_memory():
 def test_one_switch_for_systems_and_recursions():
     """``sko.algorithms.use_backend`` forces the systems' path too (a system never runs compiled
     while the recursions are forced to the reference)."""
-    from sko.systems.engine import backend
+    from sko.engine.dispatch import backend
 
     with alg.use_backend("reference"):
         assert backend() == "reference"

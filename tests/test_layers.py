@@ -26,10 +26,10 @@ import sko
 #: Lowest first; a module belongs to the longest prefix that names it.
 LAYERS = (
     ("sko.graphs",),
-    ("sko", "sko.model", "sko.arrays", "sko.spatial", "sko.inertia", "sko.errors", "sko.optional", "sko.independent",
-     "sko.kernel_cache"),
+    ("sko", "sko.model", "sko.arrays", "sko.spatial", "sko.inertia", "sko.errors", "sko.optional", "sko.independent"),
     ("sko.algorithms",),
     ("sko.bodies",),
+    ("sko.engine",),
     ("sko.systems",),
     ("sko.constraints",),
     ("sko.io", "sko.interop"),

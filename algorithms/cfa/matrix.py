@@ -24,7 +24,7 @@ import scipy.sparse
 
 from sko.model import SKOModel
 
-from .flat import CHILD_BLOCK, NODE_BLOCK, PARENT_BLOCK, SIBLING_BLOCK, constraint_block_data
+from sko.engine.cfa import CHILD_BLOCK, NODE_BLOCK, PARENT_BLOCK, SIBLING_BLOCK, constraint_block_data
 from .split import ForceSplit, check_split
 
 __all__ = ["constraint_pattern", "constraint_blocks", "constraint_matrix"]
@@ -72,7 +72,7 @@ def block_buffer(split: ForceSplit) -> tuple[np.ndarray, np.ndarray]:
 @functools.lru_cache(maxsize=64)
 def block_pairs(tree, s: tuple) -> tuple[np.ndarray, int]:
     """The blocks of :func:`constraint_pattern` as rows ``(kind, i, j, offset)`` for
-    :func:`~.flat.constraint_block_data`, and the size of their buffer (they depend on the tree
+    :func:`~sko.engine.cfa.constraint_block_data`, and the size of their buffer (they depend on the tree
     and the ``s_k`` only)."""
     rows, offset = [], 0
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from sko.model import SKOModel
 
-from .flat import omega_apply
+from sko.engine.cfa import omega_apply
 from .split import ForceSplit, H_plus_apply, H_plus_star_apply, W_apply, W_star_apply, check_split
 
 __all__ = ["phi_inverse_apply", "phi_inverse_star_apply", "constraint_operator_apply", "B_apply", "B_star_apply",

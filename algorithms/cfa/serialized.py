@@ -39,7 +39,7 @@ import scipy.linalg.lapack
 from sko.model import SKOModel
 
 from .general import CFAResult, accelerations, equivalent_control_force
-from .flat import Step, back_substitution, cyclic_reduction
+from sko.engine.cfa import Step, back_substitution, cyclic_reduction
 from .matrix import block_buffer, block_pairs
 from .operators import B_apply
 from .split import ForceSplit, check_split
@@ -133,7 +133,7 @@ class _Plan(NamedTuple):
     copy_to: np.ndarray  #: … into the work buffer
     rhs_from: np.ndarray  #: r(k) from the right-hand side …
     rhs_to: np.ndarray  #: … into the work buffer
-    steps: np.ndarray  #: the eliminations (columns of :mod:`sko.algorithms.cfa.flat`)
+    steps: np.ndarray  #: the eliminations (columns of :mod:`sko.engine.cfa`)
     gathered_size: int
     S_from_work: np.ndarray  #: reduced blocks of the gathered matrix (work buffer) …
     S_to_work: np.ndarray  #: … at their flat positions in it

@@ -28,8 +28,8 @@ from sko.graphs.errors import DimensionError, SKOError
 from sko.arrays import checked_array
 from sko.model import SKOModel
 
-from . import flat
-from .flat import Split, block_apply
+from sko.engine import cfa as flat
+from sko.engine.cfa import Split, block_apply
 
 __all__ = ["ForceSplit", "force_split", "W_apply", "W_star_apply", "H_plus_apply", "H_plus_star_apply"]
 

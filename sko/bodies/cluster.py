@@ -36,7 +36,7 @@ Constraints (EMBEDDING.md §4):
   :class:`LoopClosureError` naming the cluster and its loops.
 
 A cluster of couplings only with library joints has a compiled state
-(:mod:`sko.bodies.cluster_kernel`); one with loops runs this module's Python
+(:mod:`sko.engine.bodies.cluster`); one with loops runs this module's Python
 ``at_state`` on the compiled path.
 """
 
@@ -665,10 +665,10 @@ class RigidCluster(BodyType):
                          attachments=attachments, potential=potential)
 
     def compiled_state(self):
-        """Packed for the compiled kernel (:func:`sko.bodies.cluster_kernel.pack_cluster`) when
+        """Packed for the compiled kernel (:func:`sko.engine.bodies.cluster.pack_cluster`) when
         the cluster has couplings only and library joints; ``None`` with closed loops (solved
         by Newton's method from the nearest anchor, in Python)."""
-        from sko.bodies.cluster_kernel import pack_cluster
+        from sko.engine.bodies.cluster import pack_cluster
 
         if type(self).at_state is not RigidCluster.at_state:  # a subclass with its own state
             return None

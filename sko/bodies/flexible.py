@@ -183,9 +183,9 @@ class FlexibleBody(BodyType):
         return np.einsum("i,iaj,iak->jk", self.masses, B, B)
 
     def compiled_state(self):
-        """Packed for the compiled kernel (:mod:`sko.bodies.flexible_kernel`); ``None`` with a
+        """Packed for the compiled kernel (:mod:`sko.engine.bodies.flexible`); ``None`` with a
         user-defined joint, whose kinematics only exist in Python."""
-        from sko.bodies.flexible_kernel import pack_flexible
+        from sko.engine.bodies.flexible import pack_flexible
 
         if type(self).at_state is not FlexibleBody.at_state:  # a subclass with its own state
             return None

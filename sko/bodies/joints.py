@@ -19,7 +19,7 @@ rejected**: its rotation is that of ``q/‖q‖`` (integrators drift off the uni
 Joints are independent of any system: a joint is a small immutable object a body type can use.
 
 Every joint type of this module declares its compiled kinematics in the joint registry
-(:mod:`sko.bodies.joint_kernels`, :mod:`sko.bodies.compiled_joints`); a joint type written
+(:mod:`sko.engine.joint_registry`, :mod:`sko.engine.joints`); a joint type written
 elsewhere does the same with :func:`joint_type` and runs compiled on every path. A
 :class:`CustomJoint` (Python functions) runs in Python.
 """
@@ -57,8 +57,8 @@ from sko.spatial import (
     xlt,
 )
 
-from sko.bodies import compiled_joints as cj
-from sko.bodies.joint_kernels import REGISTRY, JointKernel
+from sko.engine import joints as cj
+from sko.engine.joint_registry import REGISTRY, JointKernel
 from sko.errors import JointError
 from sko.graphs.errors import SKOError
 
@@ -151,7 +151,7 @@ class Joint:
     #: True where ``S`` is constant and ``c_J = 0`` (the successor-frame velocity is ``S ν`` with
     #: a fixed ``S``): the joint's terms have no derivatives of their own (:meth:`kinematics_derivatives`)
     constant_motion: bool = False
-    #: The joint type's compiled kinematics (:mod:`sko.bodies.joint_kernels`; declared with
+    #: The joint type's compiled kinematics (:mod:`sko.engine.joint_registry`; declared with
     #: :func:`joint_type`), or None: the joint then runs in Python on every path.
     compiled: JointKernel | None = None
 
@@ -848,7 +848,7 @@ def joint_type(*, kinematics: Callable, nq: int, nv: int, parameters: int = 0, q
                normalize: Callable | None = None, constant_motion: bool = False, name: str | None = None):
     """Declare a :class:`Joint` subclass's compiled kinematics (a class decorator): one
     declaration, and the joint runs compiled in every request of every system, in batches,
-    complex-step derivatives and compiled rollouts (:mod:`sko.bodies.joint_kernels` gives the
+    complex-step derivatives and compiled rollouts (:mod:`sko.engine.joint_registry` gives the
     signatures of ``kinematics``, ``qdot`` and ``normalize``).
 
     The class gets ``nq``, ``nv``, :attr:`~Joint.constant_motion` and :attr:`~Joint.compiled`;

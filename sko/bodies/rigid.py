@@ -68,9 +68,9 @@ class RigidBody(JointCoordinates, BodyType):
         self.valid_by_construction = not joint.user_defined
 
     def compiled_state(self):
-        """Packed for the compiled kernel (:mod:`sko.bodies.rigid_kernels`); ``None`` with a
+        """Packed for the compiled kernel (:mod:`sko.engine.bodies.rigid`); ``None`` with a
         user-defined joint, whose kinematics only exist in Python."""
-        from sko.bodies.rigid_kernels import pack_rigid
+        from sko.engine.bodies.rigid import pack_rigid
 
         if type(self).at_state is not RigidBody.at_state:  # a subclass with its own state
             return None

@@ -88,9 +88,9 @@ class GearedRotorLink(JointCoordinates, BodyType):
         return self.rotor_mass, self.rotor_centre
 
     def compiled_state(self):
-        """Packed for the compiled kernel (:mod:`sko.bodies.rigid_kernels`); ``None`` with a
+        """Packed for the compiled kernel (:mod:`sko.engine.bodies.rigid`); ``None`` with a
         user-defined joint, whose kinematics only exist in Python."""
-        from sko.bodies.rigid_kernels import pack_rotor
+        from sko.engine.bodies.rigid import pack_rotor
 
         if type(self).at_state is not GearedRotorLink.at_state:  # a subclass with its own state
             return None

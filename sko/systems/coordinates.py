@@ -9,7 +9,7 @@ called, on their slices. The numbers are those of the body-by-body definitions
 the same functions compute every entry.
 
 A body type that defines ``qdot`` or ``normalize`` itself is called on its slices too when it
-gives them as compiled hooks (:mod:`sko.bodies.hooks`), so that the compiled rollout can run
+gives them as compiled hooks (:mod:`sko.engine.hooks`), so that the compiled rollout can run
 them; :func:`coordinate_maps` gives ``None`` for a system with any other such type (its answer
 is taken as it is, body by body, by the caller).
 """

@@ -50,12 +50,12 @@ from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.bodies.contract import check_node_state as _check_state
-from sko.bodies.kernels import Record
+from sko.engine.state_kernels import Record
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_arguments, renamed_keywords
 from sko.systems.coordinates import coordinate_maps
 from sko.systems import derivatives, regressors
 from sko.systems.derivatives import ForwardDynamicsDerivatives, InverseDynamicsDerivatives
-from sko.systems.engine import Engine
+from sko.engine.dispatch import Engine
 
 __all__ = ["MultibodySystem", "FixedTendon", "fixed_tendon"]
 
@@ -219,7 +219,7 @@ class MultibodySystem:
 
     @cached_property
     def _engine(self) -> Engine:
-        """The compiled path of this system (:mod:`sko.systems.engine`), made on first use."""
+        """The compiled path of this system (:mod:`sko.engine.dispatch`), made on first use."""
         return Engine(self)
 
     @property

@@ -13,8 +13,8 @@ from sko.bodies.joints import Revolute
 from sko.errors import JointError
 from sko.examples.rigid import example_systems
 from sko.graphs.errors import DimensionError, NonFiniteError
-from sko.systems import requests as rq
-from sko.systems.engine import engine
+from sko.engine import requests as rq
+from sko.engine.dispatch import engine
 from sko.systems.multibody import MultibodySystem
 from tests.rigid.random_systems import random_rigid_system
 from tests.util import assert_close
@@ -148,7 +148,7 @@ def test_the_reference_path_chosen_in_one_thread_or_for_the_process_stops_the_di
     one thread must stop the direct call there and only there, and ``set_backend`` everywhere."""
     import threading
 
-    from sko.algorithms.compiled import backend as switch
+    from sko.engine import backend as switch
 
     system = random_rigid_system(1)
     q, v, x = _state(system)
@@ -193,9 +193,9 @@ def test_a_call_after_another_state_answers_as_a_fresh_engine(seed):
     """A request writes the terms no state changes (``M``, a single-axis joint's ``H``, constant
     zeros) into its arena on its first call only: every state-dependent entry must be written on
     every call, so a second state gives exactly what a new engine gives at that state."""
-    from sko.systems.engine import Engine
+    from sko.engine.dispatch import Engine
 
-    from sko.bodies import compiled_joints as cj
+    from sko.engine import joints as cj
 
     system = random_rigid_system(seed)
     (q1, v1, x1), (q2, v2, x2) = _state(system, 10), _state(system, 11)
@@ -242,7 +242,7 @@ def test_a_mass_matrix_after_an_overflow_is_answered_directly():
 def test_request_vectors_keep_tables_constants_and_workspace_apart():
     """The integer tables ride in a float64 or complex128 vector bit for bit (negative parents
     are NaN patterns as floats), the constants after them, the workspace last."""
-    from sko.bodies.kernels import Row
+    from sko.engine.state_kernels import Row
 
     system = random_rigid_system(0)
     e = engine(system)

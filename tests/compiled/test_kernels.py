@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import sko.algorithms as alg
 from sko import SKOModel
-from sko.algorithms.compiled.backend import compiled_dtype
-from sko.algorithms.compiled.flat import Flat, from_structure
+from sko.engine.backend import compiled_dtype
+from sko.engine.layout import Flat, from_structure
 from sko.graphs import DimensionError, NonFiniteError, NotPositiveDefiniteError, SKOError, TreeDigraph
 
 from ..strategies import random_model, random_tree, sko_models, trees, vectors

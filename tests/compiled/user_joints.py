@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from sko.bodies import Joint, JointKinematics, joint_type
-from sko.bodies.toolkit import axis_rotation_transpose, quaternion_ok, quaternion_transpose
+from sko.engine.toolkit import axis_rotation_transpose, quaternion_ok, quaternion_transpose
 from sko.spatial import axis_angle_matrix, plucker, rot, rx, rz
 
 

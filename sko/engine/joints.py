@@ -1,8 +1,8 @@
 """Compiled kinematics of the joint library (RIGID.md, *Joint library*; Featherstone Table 4.1),
-declared in the joint registry :mod:`sko.bodies.joint_kernels`, and the engine's calls of any
+declared in the joint registry :mod:`sko.engine.joint_registry`, and the engine's calls of any
 joint type's compiled functions.
 
-Each library joint type is one declaration (:func:`~sko.bodies.joint_kernels.library_joint`): its
+Each library joint type is one declaration (:func:`~sko.engine.joint_registry.library_joint`): its
 code, sizes, constants and its functions below — ``_helical`` etc. (kinematics), ``_ball_rate``,
 ``_free_rate``, ``_planar_rate`` (``q̇``), ``_unit_quaternion`` (projection), in the signatures of
 the registry. A joint is packed once (:func:`pack_joint`; as the constants of a state kernel, the
@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.algorithms.compiled.fields import offsets
-from sko.algorithms.compiled.jit import kernel, register
-from sko.bodies.joint_kernels import (
+from sko.engine.fields import offsets
+from sko.engine.jit import kernel, register
+from sko.engine.joint_registry import (
     ADDRESS,
     PARAMETERS,
     JointKernel,
@@ -67,7 +67,7 @@ assert JointConstants.nv + Packed.parameters == JointConstants.parameters
 
 def declaration(joint) -> tuple[JointKernel, bool, object] | None:
     """``(declared type, reversed, joint)`` of a joint whose kinematics are compiled: the joint
-    with its reversals unwrapped, its type's :class:`~sko.bodies.joint_kernels.JointKernel`;
+    with its reversals unwrapped, its type's :class:`~sko.engine.joint_registry.JointKernel`;
     None when it has none (its Python kinematics are then the only ones), or when a subclass
     replaced the Python kinematics of the declaring class."""
     reverse = False

@@ -22,11 +22,11 @@ import numpy as np
 
 from sko.graphs.errors import NonFiniteError
 
-from ..compiled.borrow import matrix_view
-from ..compiled.engine import compiled_model
-from ..compiled.fields import columns
-from ..compiled.flat import Flat, from_structure
-from ..compiled.jit import kernel
+from sko.engine.borrow import matrix_view
+from sko.engine.model import compiled_model
+from sko.engine.fields import columns
+from sko.engine.layout import Flat, from_structure
+from sko.engine.jit import kernel
 
 __all__ = ["Split", "Step", "FlatSplit", "block_apply", "omega_apply"]
 
@@ -76,7 +76,7 @@ def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
     """The table of a force split of nodes with ``m_k``, ``n_k`` (``s_k = m_k − n_k``; stacked
     offsets in the body order) and the size of its block buffer; it depends on the tree and the
     dimensions only. ``PHI_IN``, ``H_IN`` and ``M_IN`` are the offsets of the model's blocks in
-    its compiled data buffer (:mod:`sko.algorithms.compiled.flat`)."""
+    its compiled data buffer (:mod:`sko.engine.layout`)."""
     parents = tree.parent_indices
     table = np.zeros((len(m), Split.WIDTH), dtype=np.int64)
     table[:, Split.PARENT] = parents

@@ -1,11 +1,11 @@
 """The compiled implementations of :mod:`sko.algorithms`: checked input in, kernels of
-:mod:`sko.algorithms.compiled.kernels` run.
+:mod:`sko.engine.recursions` run.
 
 The public functions of :mod:`sko.algorithms` validate their input (same errors on both paths)
 and :mod:`sko.algorithms.dispatch` calls the implementations of :data:`COMPILED` when the numbers
 are float64 or complex128; each takes the scalar type, then its reference's arguments. The data
 buffer of a model is built once per :class:`sko.SKOModel` (the model is immutable) and cached
-with it, beside its structure (:func:`~sko.algorithms.compiled.flat.structure`). Every array handed to a kernel
+with it, beside its structure (:func:`~sko.engine.layout.structure`). Every array handed to a kernel
 is writeable (the kernels never write their inputs): numba compiles a kernel again for read-only
 arrays, so what users see of these buffers are read-only views.
 """
@@ -17,15 +17,15 @@ from functools import cached_property
 
 import numpy as np
 
-from . import kernels as K
-from . import operational_space as OS
-from .flat import Flat, FlatModel, Riccati, fill_data, share_structure, structure
+from sko.engine import recursions as K
+from sko.engine import operational_space as OS
+from sko.engine.layout import Flat, FlatModel, Riccati, fill_data, share_structure, structure
 
 __all__ = ["COMPILED", "CompiledModel", "compiled_model"]
 
 
 class CompiledModel:
-    """A model's flat structure (:func:`~.flat.structure`) and its data buffers, per dtype."""
+    """A model's flat structure (:func:`~sko.engine.layout.structure`) and its data buffers, per dtype."""
 
     def __init__(self, model):
         self.model = model
@@ -250,7 +250,7 @@ def _psi(star: bool):
 
 def compliance_blocks(dtype, ab, nodes):
     """``(i, j) ↦ Ω(i, j)`` among the task nodes, from one compiled scatter over them and their
-    ancestors (:mod:`sko.algorithms.compiled.operational_space`)."""
+    ancestors (:mod:`sko.engine.operational_space`)."""
     model = ab.model
     cm = compiled_model(model)
     flat_of = np.empty(len(cm.layout), dtype=np.int64)
