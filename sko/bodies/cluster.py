@@ -664,16 +664,6 @@ class RigidCluster(BodyType):
         return NodeState(E=Phi @ B, H=Hstar.T, M=M, a=a, b=b, V=np.concatenate([h.v for h in hs]),
                          attachments=attachments, potential=potential)
 
-    def compiled_state(self):
-        """Packed for the compiled kernel (:func:`sko.engine.bodies.cluster.pack_cluster`) when
-        the cluster has couplings only and library joints; ``None`` with closed loops (solved
-        by Newton's method from the nearest anchor, in Python)."""
-        from sko.engine.bodies.cluster import pack_cluster
-
-        if type(self).at_state is not RigidCluster.at_state:  # a subclass with its own state
-            return None
-        return pack_cluster(self)
-
     @property
     def attachment_names(self) -> tuple:
         return (None, *(m.name for m in self.members))

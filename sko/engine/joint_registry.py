@@ -2,7 +2,7 @@
 outside the package, gives the compiled engine its kinematics (RIGID.md, *Joint library*;
 Featherstone Table 4.1).
 
-A joint type declares a :class:`JointKernel` (with :func:`sko.bodies.joints.joint_type`, a
+A joint type declares a :class:`JointKernel` (with :func:`sko.engine.joint_type`, a
 decorator on its :class:`~sko.bodies.joints.Joint` subclass): its ``nq``, ``nv``, how many
 float constants it packs (:meth:`~sko.bodies.joints.Joint.compiled_parameters`), whether its
 ``S`` is constant with ``c_J = 0`` (:attr:`~sko.bodies.joints.Joint.constant_motion`), and up to

@@ -48,6 +48,7 @@ from sko.engine.state_kernels import (ROOT_SIZE, KernelError, Record, Row, Terms
                                 is_checked)
 from sko.graphs.errors import SKOError
 from sko.model import SKOModel
+from sko.engine.bodies import compiled_state
 from sko.engine.kernel_checks import diagnose, validate
 
 __all__ = ["StateLayout", "state_named", "read_only", "record_size"]
@@ -375,10 +376,11 @@ class StateLayout:
 
 
 def _compiled_state(body):
-    """``body.compiled_state()``; what it raises becomes a :class:`~sko.bodies.contract.BodyError`
-    naming the body (never a silent fallback to its Python state)."""
+    """The body's compiled state (:func:`sko.engine.bodies.compiled_state`); what it raises becomes
+    a :class:`~sko.bodies.contract.BodyError` naming the body (never a silent fallback to its
+    Python state)."""
     try:
-        return body.compiled_state()
+        return compiled_state(body)
     except SKOError:
         raise
     except Exception as exc:

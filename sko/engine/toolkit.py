@@ -81,7 +81,7 @@ def hinge_constants(joint: Joint, placement) -> np.ndarray:
     kinematics (a :class:`~sko.bodies.joints.CustomJoint`, symbolic parameters)."""
     constants = joint_constants(joint)
     if constants is None:
-        raise JointError(f"{joint}: has no compiled kinematics (declare its type with sko.bodies.joint_type)")
+        raise JointError(f"{joint}: has no compiled kinematics (declare its type with sko.engine.joint_type)")
     return np.concatenate([constants, placement_constants(placement)])
 
 

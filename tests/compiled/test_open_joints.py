@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import sko
-from sko.algorithms import use_backend
-from sko.bodies import Joint, Revolute, Spherical, joint_type
+from sko.engine import use_backend
+from sko.bodies import Joint, Revolute, Spherical
+from sko.engine import joint_type
 from sko.engine.joints import ADDRESS, PYTHON, pack_joint
 from sko.errors import JointError
 from sko.spatial import pose_transform
