@@ -40,8 +40,7 @@ import numpy as np
 
 import sko.algorithms as alg
 from sko.bodies import BodyType, CompiledState, NodeState, RigidBody, flexible_beam
-from sko.engine.hooks import hinge_force_kernel
-from sko.engine.state_kernels import state_kernel, views
+from sko.engine import hinge_force_kernel, state_kernel, views
 from sko.systems import MultibodySystem
 from sko.bodies import Revolute
 from sko.spatial import pose_transform, skew, spatial_inertia

@@ -51,7 +51,7 @@ from __future__ import annotations
 import numpy as np
 
 from sko.bodies import Attachment, BodyType, CompiledState, NodeState, Prismatic, Revolute, RigidBody
-from sko.engine.state_kernels import record, state_kernel, views
+from sko.engine import record, state_kernel, views
 from sko.spatial import axis_angle_matrix, plucker_from_pose, skew, spatial_inertia
 from sko.systems import MultibodySystem
 
@@ -336,7 +336,7 @@ def compiled_against_python(system: MultibodySystem, seed: int = 3) -> float:
     """Largest relative difference between the compiled state (:func:`carriage_arm_state`) and
     :meth:`CarriageArm.at_state` (the reference backend), over ℳ, inverse dynamics and energy
     at random float and complex states."""
-    from sko.algorithms import use_backend
+    from sko.engine import use_backend
 
     rng = np.random.default_rng(seed)
     worst = 0.0

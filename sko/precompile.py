@@ -75,7 +75,7 @@ def _model_step(dtype) -> Callable[[], None]:
     """The recursions of :mod:`sko.algorithms` on a random model with non-square weights."""
 
     def run():
-        import sko.algorithms as alg
+        from sko.engine import algorithms as alg
         from sko.model import SKOModel
         from sko.verify.models import make_case
 
@@ -106,7 +106,7 @@ def _model_step(dtype) -> Callable[[], None]:
 
 def _cfa_step() -> None:
     """The constraint force algorithm's kernels (float64)."""
-    import sko.algorithms as alg
+    from sko.engine import algorithms as alg
     from sko.verify.models import make_case
 
     model = make_case("random").model

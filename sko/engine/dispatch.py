@@ -22,9 +22,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from sko.algorithms import get_backend, use_backend
-from sko.engine import backend as switch
 from sko.arrays import checked_array, plain_numbers_as_floats
+from sko.engine.backend import BACKEND, COMPILED, get_backend, use_backend
 from sko.engine.hooks import hinge_failure
 from sko.engine.state_kernels import Record
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
@@ -39,8 +38,8 @@ _FAST = (_F8, np.dtype(np.complex128))
 
 def backend() -> str:
     """``"compiled"`` (default) or ``"reference"``: which path the systems' methods take — the
-    one switch of :mod:`sko.algorithms` (:func:`sko.algorithms.use_backend`), so a system and
-    the recursions it calls never take different paths."""
+    one switch of the engine (:func:`sko.engine.use_backend`), so a system and the recursions it
+    calls never take different paths."""
     return get_backend()
 
 
@@ -135,7 +134,7 @@ class Engine:
         finite: the system's method then takes the checked path, which reports it. The system's
         methods call this first; every step counts, as this is most calls."""
         direct = self._direct
-        if direct is None or not (switch.compiled_everywhere or get_backend() == "compiled") \
+        if direct is None or not (BACKEND.get() is COMPILED or get_backend() == COMPILED) \
                 or getattr(q, "dtype", None) != _F8:  # another scalar type: not even a float64 compile for it
             return None
         call = direct.get(name)

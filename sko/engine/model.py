@@ -17,11 +17,12 @@ from functools import cached_property
 
 import numpy as np
 
+from sko.algorithms.riccati import ArticulatedInertias
 from sko.engine import recursions as K
 from sko.engine import operational_space as OS
 from sko.engine.layout import Flat, FlatModel, Riccati, fill_data, share_structure, structure
 
-__all__ = ["COMPILED", "CompiledModel", "compiled_model"]
+__all__ = ["COMPILED", "CompiledModel", "compiled_model", "FlatArticulatedInertias"]
 
 
 class CompiledModel:
@@ -182,19 +183,59 @@ def mass_matrix(dtype, model) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- Riccati and after
+#: the blocks of an :class:`~sko.algorithms.riccati.ArticulatedInertias` by their column of the
+#: Riccati buffer, with the dimensions of their rows and columns
+_RICCATI_BLOCKS = {"P": (Riccati.P, "m", "m"), "P_plus": (Riccati.P_PLUS, "m", "m"), "D": (Riccati.D, "n", "n"),
+                   "D_inverse": (Riccati.D_INVERSE, "n", "n"), "G": (Riccati.G, "m", "n"),
+                   "psi": (Riccati.PSI, "parent", "m")}
+
+
+class FlatArticulatedInertias(ArticulatedInertias):
+    """The compiled gather's :class:`~sko.algorithms.riccati.ArticulatedInertias`: every block
+    in one buffer ``r``, laid out per node by :func:`~sko.engine.layout.riccati_layout`, which
+    the kernels read as it is; the blocks are read-only views of it."""
+
+    def __init__(self, model, dtype, r: np.ndarray, logdet=None):
+        super().__init__(model, dtype, None, logdet)
+        self.r = r  # the kernels' buffer (they never write it again)
+
+    def _by_index(self, name: str) -> tuple:
+        column, rows, cols = _RICCATI_BLOCKS[name]
+        cm = compiled_model(self.model)
+        dims = {"m": Flat.NODE_DIM, "n": Flat.HINGE_DIM}
+        r = self.r.view()
+        r.setflags(write=False)
+        out = [None] * len(cm.layout)
+        for j, row in enumerate(cm.layout):
+            o = cm.roff[j, column]
+            if o >= 0:
+                a = cm.layout[row[Flat.PARENT], Flat.NODE_DIM] if rows == "parent" else row[dims[rows]]
+                b = row[dims[cols]]
+                out[row[Flat.BODY]] = r[o:o + a * b].reshape(a, b)
+        return tuple(out)
+
+
 def riccati(dtype, model):
-    """The Riccati gather (with ``ψ``): ``(dtype, r, log det ℳ)``, or ``NotImplemented`` when a
-    ``D(k)`` is not positive definite or not finite (the reference gather names the body)."""
+    """The Riccati gather (with ``ψ`` and ``log det ℳ``), or ``NotImplemented`` when a ``D(k)``
+    is not positive definite or not finite (the reference gather names the body)."""
     cm = compiled_model(model)
     r = np.zeros(cm.rsize, dtype=dtype)
     with np.errstate(all="ignore"):
         failed, logdet = K.riccati(cm.layout, cm.data(dtype), cm.roff, r, K.riccati_scratch(cm.layout, dtype), True)
-    return NotImplemented if failed >= 0 else (dtype, r, logdet)
+    return NotImplemented if failed >= 0 else FlatArticulatedInertias(model, dtype, r, logdet)
 
 
 def _buffer(ab, dtype) -> np.ndarray:
-    """The Riccati result's buffer in ``dtype``."""
-    return ab.r if ab.r.dtype == dtype else ab.r.astype(dtype)
+    """The Riccati result's buffer in ``dtype``; a result of the reference gather is packed."""
+    r = getattr(ab, "r", None)
+    if r is None:
+        cm = compiled_model(ab.model)
+        r = np.zeros(cm.rsize, dtype=dtype)
+        for name, (column, _, _) in _RICCATI_BLOCKS.items():
+            for j, block in enumerate(getattr(ab, name + "_by_index")[i] for i in cm.layout[:, Flat.BODY]):
+                if block is not None:
+                    r[cm.roff[j, column]: cm.roff[j, column] + block.size] = block.ravel()
+    return r if r.dtype == dtype else r.astype(dtype)
 
 
 def articulated_body(dtype, ab, T: np.ndarray, a, b) -> np.ndarray:

@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
 from sko.graphs import TreeDigraph
 from sko.graphs.errors import DimensionError, NonFiniteError, UnknownNodeError, preview
 from sko.arrays import checked_array, checked_scalar, numeric_array, plain_numbers_as_floats

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.algorithms import get_backend
+from sko.engine.backend import get_backend
 from sko.arrays import checked_array, checked_count, checked_scalar, plain_numbers_as_floats
 from sko.engine import joints as cj
 from sko.bodies.contract import BodyError, BodyType

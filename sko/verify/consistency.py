@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.algorithms import get_backend
+from sko.engine.backend import get_backend
 from sko.engine.kernel_checks import node_outputs
 
 from .registry import Case, compare, register

@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.cli import main
 from sko.systems import MultibodySystem
 from sko.engine.dispatch import engine

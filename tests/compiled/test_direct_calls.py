@@ -7,7 +7,8 @@ compile for the new types."""
 import numpy as np
 import pytest
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
+from sko.engine import set_backend, use_backend
 from sko.bodies.beam import flexible_beam
 from sko.bodies.joints import Revolute
 from sko.errors import JointError
@@ -67,7 +68,7 @@ def test_the_direct_call_answers_as_the_checked_path(op, seed):
     want = REQUESTS[op](system, q[None], v[None], x[None])[0]  # a batch of one: the checked path
     np.testing.assert_array_equal(got.reshape(want.shape), want)
     np.testing.assert_array_equal(REQUESTS[op](system, q, v, x), want)
-    with alg.use_backend("reference"):
+    with use_backend("reference"):
         assert _direct(system, op, q, v, x) is None
         ref = REQUESTS[op](system, q, v, x)
     np.testing.assert_allclose(want, ref, rtol=0, atol=1e-9 * (1 + np.abs(ref).max()))
@@ -156,7 +157,7 @@ def test_the_reference_path_chosen_in_one_thread_or_for_the_process_stops_the_di
     inside, release, seen = threading.Event(), threading.Event(), []
 
     def worker():
-        with alg.use_backend("reference"):
+        with use_backend("reference"):
             inside.set()
             release.wait(10)
             seen.append(_direct(system, "forward_dynamics", q, v, x))
@@ -169,13 +170,13 @@ def test_the_reference_path_chosen_in_one_thread_or_for_the_process_stops_the_di
     release.set()
     thread.join(10)
     assert seen == [None] and switch.compiled_everywhere
-    alg.set_backend("reference")
+    set_backend("reference")
     try:
         assert not switch.compiled_everywhere and _direct(system, "forward_dynamics", q, v, x) is None
-        with alg.use_backend("compiled"):
+        with use_backend("compiled"):
             np.testing.assert_array_equal(_direct(system, "forward_dynamics", q, v, x), want)
     finally:
-        alg.set_backend("compiled")
+        set_backend("compiled")
     assert switch.compiled_everywhere
 
 
@@ -280,5 +281,5 @@ def test_the_first_complete_fill_writes_the_constant_terms(op):
         q, v, x = _state(system, seed)
         got = REQUESTS[op](system, q, v, x)
         assert words[rq.Header.WRITTEN] == 1
-        with alg.use_backend("reference"):
+        with use_backend("reference"):
             assert_close(got, REQUESTS[op](system, q, v, x), 1e-10)

@@ -7,7 +7,8 @@ import re
 import numpy as np
 import pytest
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
+from sko.engine import use_backend
 from sko.errors import JointError
 from sko.examples.bodies import flexible_examples, random_system
 from sko.examples.rigid import example_systems
@@ -152,7 +153,7 @@ def test_backend_switch():
     assert backend() == "compiled"
     with use_backend("reference"):
         assert backend() == "reference"
-        with alg.use_backend("compiled"):  # one switch for the systems and the recursions
+        with use_backend("compiled"):  # one switch for the systems and the recursions
             assert backend() == "compiled"
     with pytest.raises(SKOError, match="'fast'"):
         with use_backend("fast"):

@@ -16,7 +16,7 @@ import pytest
 
 import sko
 from papers.tutorial_body_type import Bead, bead_spring, bead_state, build
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.bodies import BodyError, BodyType, CompiledState, Revolute, RigidBody
 from sko.engine.hooks import (hinge_force_at, hinge_force_kernel, normalize_at, normalize_kernel, qdot_at,
                               qdot_kernel)

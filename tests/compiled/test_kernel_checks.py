@@ -89,7 +89,7 @@ def test_a_missing_own_frame_record_is_refused():
 
 
 def test_the_good_framed_bead_is_accepted_and_equals_its_at_state():
-    from sko.algorithms import use_backend
+    from sko.engine import use_backend
 
     system = mk.system_with(mk.framed_state, second=mk.FramedBead, first=mk.FramedBead)
     q, v, tau = _state(system)

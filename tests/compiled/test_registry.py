@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from papers.tutorial_body_type import Bead, bead_state, build
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.engine.jit import kernel
 from sko.bodies import BodyError, CompiledState, RigidBody, Revolute
+from sko.engine.bodies import compiled_state
 from sko.engine.state_kernels import Row, StateKernel, Terms, state_kernel
 from sko.graphs.errors import DimensionError
 from sko.spatial import spatial_inertia
@@ -25,7 +26,7 @@ def test_the_bead_runs_compiled_through_its_own_kernel():
     system = build()
     layout = engine(system).layout
     assert layout.all_compiled
-    kernels = {type(system.body(k)).__name__: system.body(k).compiled_state().kernel for k in system.bodies}
+    kernels = {type(system.body(k)).__name__: compiled_state(system.body(k)).kernel for k in system.bodies}
     assert kernels["Bead"] is bead_state and isinstance(bead_state, StateKernel)
 
 

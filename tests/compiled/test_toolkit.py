@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sko import spatial as sp
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.bodies import Free, Revolute, RigidBody
 from sko.engine import toolkit as tk
 from sko.bodies.contract import CompiledState

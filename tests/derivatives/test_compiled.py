@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.graphs.errors import DimensionError, NonFiniteError
 from sko.systems import rigid_derivatives
 from sko.systems.derivatives import _compiled
