@@ -29,7 +29,7 @@ import scipy.linalg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import sko.algorithms as alg  # noqa: E402
+from sko.engine import algorithms as alg  # noqa: E402
 from tests.strategies import SHAPES, random_model, random_tree  # noqa: E402
 
 

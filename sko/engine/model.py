@@ -2,8 +2,9 @@
 :mod:`sko.engine.recursions` run.
 
 The public functions of :mod:`sko.algorithms` validate their input (same errors on both paths)
-and :mod:`sko.algorithms.dispatch` calls the implementations of :data:`COMPILED` when the numbers
-are float64 or complex128; each takes the scalar type, then its reference's arguments. The data
+and hand each step to :func:`sko.algorithms.dispatch.run`; run through :mod:`sko.engine.algorithms`,
+the implementations of :data:`COMPILED` answer when the numbers are float64 or complex128; each
+takes the scalar type, then its reference's arguments. The data
 buffer of a model is built once per :class:`sko.SKOModel` (the model is immutable) and cached
 with it, beside its structure (:func:`~sko.engine.layout.structure`). Every array handed to a kernel
 is writeable (the kernels never write their inputs): numba compiles a kernel again for read-only
@@ -304,8 +305,9 @@ def compliance_blocks(dtype, ab, nodes):
     return lambda i, j: Omega[where[i]:where[i] + model.node_dim(i), where[j]:where[j] + model.node_dim(j)]
 
 
-#: The compiled implementations by algorithm (:data:`sko.algorithms.dispatch.TABLE`): each takes
-#: the scalar type, then the arguments of its reference implementation.
+#: The compiled implementations by algorithm step (the names the reference functions hand to
+#: :func:`sko.algorithms.dispatch.run`): each takes the scalar type, then the arguments of its
+#: reference implementation (:mod:`sko.engine.algorithms` runs them).
 COMPILED = {
     "phi_apply": _spo(False, False), "phi_star_apply": _spo(True, False),
     "phi_tilde_apply": _spo(False, True), "phi_tilde_star_apply": _spo(True, True),

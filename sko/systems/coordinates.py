@@ -29,10 +29,9 @@ __all__ = ["CoordinateMaps", "coordinate_maps"]
 
 
 def coordinate_maps(system) -> "CoordinateMaps | None":
-    """The :class:`CoordinateMaps` of a system (cached on it), or ``None`` (module docstring)."""
-    if "_coordinate_maps" not in system.__dict__:
-        system.__dict__["_coordinate_maps"] = CoordinateMaps.of(system)
-    return system.__dict__["_coordinate_maps"]
+    """The :class:`CoordinateMaps` of a system (its ``_coordinate_maps``, made on first use), or
+    ``None`` (module docstring)."""
+    return system._coordinate_maps
 
 
 class CoordinateMaps:

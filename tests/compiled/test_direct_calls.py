@@ -144,40 +144,50 @@ def test_non_finite_inputs_raise_the_checked_paths_error(op, bad):
             REQUESTS[op](system, *args)
 
 
-def test_the_reference_path_chosen_in_one_thread_or_for_the_process_stops_the_direct_call():
-    """The direct call reads one flag instead of the thread's choice: a backend block open in
-    one thread must stop the direct call there and only there, and ``set_backend`` everywhere."""
+def test_the_reference_path_chosen_in_one_thread_stops_the_direct_call_there_only():
+    """The backend is a context value the direct call reads: a backend block, or ``set_backend``,
+    in one thread stops the direct call there and only there; a thread started later takes the
+    default."""
     import threading
-
-    from sko.engine import backend as switch
 
     system = random_rigid_system(1)
     q, v, x = _state(system)
     want = _direct(system, "forward_dynamics", q, v, x)
     inside, release, seen = threading.Event(), threading.Event(), []
 
-    def worker():
+    def blocked():
         with use_backend("reference"):
             inside.set()
             release.wait(10)
             seen.append(_direct(system, "forward_dynamics", q, v, x))
 
-    thread = threading.Thread(target=worker)
+    thread = threading.Thread(target=blocked)
     thread.start()
     inside.wait(10)
-    assert not switch.compiled_everywhere
     np.testing.assert_array_equal(_direct(system, "forward_dynamics", q, v, x), want)  # this thread: compiled
     release.set()
     thread.join(10)
-    assert seen == [None] and switch.compiled_everywhere
-    set_backend("reference")
-    try:
-        assert not switch.compiled_everywhere and _direct(system, "forward_dynamics", q, v, x) is None
+    assert seen == [None]
+
+    def chosen():
+        set_backend("reference")
+        seen.append(_direct(system, "forward_dynamics", q, v, x))
         with use_backend("compiled"):
-            np.testing.assert_array_equal(_direct(system, "forward_dynamics", q, v, x), want)
-    finally:
-        set_backend("compiled")
-    assert switch.compiled_everywhere
+            seen.append(_direct(system, "forward_dynamics", q, v, x))
+        seen.append(_direct(system, "forward_dynamics", q, v, x))
+
+    thread = threading.Thread(target=chosen)
+    thread.start()
+    thread.join(10)
+    assert seen[1] is None and seen[3] is None
+    np.testing.assert_array_equal(seen[2], want)
+    later = threading.Thread(target=lambda: seen.append(_direct(system, "forward_dynamics", q, v, x)))
+    later.start()
+    later.join(10)
+    np.testing.assert_array_equal(seen[4], want)
+    np.testing.assert_array_equal(_direct(system, "forward_dynamics", q, v, x), want)
+    with use_backend("reference"):
+        assert _direct(system, "forward_dynamics", q, v, x) is None
 
 
 def test_an_overflow_takes_the_checked_path():
