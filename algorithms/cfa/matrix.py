@@ -75,7 +75,8 @@ def block_buffer(split: ForceSplit) -> tuple[np.ndarray, np.ndarray]:
 def _block_data(split: ForceSplit, pairs: np.ndarray, size: int) -> np.ndarray:
     """The blocks of ``A`` listed in ``pairs`` (module docstring's four formulas; the node blocks
     symmetrized), row-major at their offsets of one buffer of ``size`` entries."""
-    W, Mi, phi, parent = split.W_by_index, split.M_inverse_by_index, split.model.weights_by_index, split.model.tree.parent_indices
+    W, Mi = split.W_by_index, split.M_inverse_by_index
+    phi, parent = split.model.weights_by_index, split.model.tree.parent_indices
     phi_W = {}  # φ(℘(k), k) W(k), and Y(k) = M^{-1}(℘(k)) φ(℘(k), k) W(k)
 
     def Y(k: int) -> tuple[np.ndarray, np.ndarray]:

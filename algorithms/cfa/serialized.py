@@ -152,7 +152,8 @@ def back_substitution(work: np.ndarray, steps: np.ndarray, F_S: np.ndarray) -> N
     for k in range(steps.shape[0] - 1, -1, -1):
         se, sl, sr = (int(steps[k, c]) for c in (Step.S_E, Step.S_L, Step.S_R))
         fl, fr = steps[k, Step.F_L], steps[k, Step.F_R]
-        y = work[steps[k, Step.R_E]: steps[k, Step.R_E] + se] - _block(work, steps[k, Step.C_EL], se, sl) @ F_S[fl: fl + sl]
+        y = work[steps[k, Step.R_E]: steps[k, Step.R_E] + se]
+        y = y - _block(work, steps[k, Step.C_EL], se, sl) @ F_S[fl: fl + sl]
         if sr > 0:
             y = y - _block(work, steps[k, Step.C_ER], se, sr) @ F_S[fr: fr + sr]
         F_S[steps[k, Step.F_E]: steps[k, Step.F_E] + se] = _block(work, steps[k, Step.V_E], se, se) @ y

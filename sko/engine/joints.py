@@ -602,9 +602,9 @@ def joint_type(*, kinematics: Callable, nq: int, nv: int, parameters: int = 0, q
     complex-step derivatives and compiled rollouts (:mod:`sko.engine.joint_registry` gives the
     signatures of ``kinematics``, ``qdot`` and ``normalize``).
 
-    The class gets ``nq``, ``nv`` and :attr:`~sko.bodies.joints.Joint.constant_motion`, and its entry in :data:`TYPES`;
-    its instances give their constants by :meth:`~Joint.compiled_parameters` (``parameters``
-    numbers). Where the class does not write its own, its Python ``_kinematics``, ``_qdot`` and
+    The class gets ``nq``, ``nv``, :attr:`~sko.bodies.joints.Joint.constant_motion` and its
+    entry in :data:`TYPES`; its instances give their constants by
+    :meth:`~sko.bodies.joints.Joint.compiled_parameters` (``parameters`` numbers). Where the class does not write its own, its Python ``_kinematics``, ``_qdot`` and
     ``normalize`` call the compiled functions (checked: finite, ``S`` of full column rank), so
     the reference path computes the same joint; written in Python, they are an independent
     reference for the compiled ones.
