@@ -3,9 +3,9 @@
 Every function takes an :class:`sko.SKOModel` first and stacked 1-D vectors in the model's body
 order; float, complex (complex-step) and ``object`` (sympy) arrays all flow through unchanged.
 
-float64 and complex128 models run compiled kernels (:mod:`sko.algorithms.compiled`); everything
-else runs the generic reference code, which :func:`use_backend` / :func:`set_backend` (or the
-environment variable ``SKO_BACKEND=reference``) force for every model.
+This is the reference path: it reads like the paper and imports nothing compiled. The compiled
+engine runs the same functions with its kernels as :mod:`sko.engine.algorithms` (same names and
+signatures); every step a function hands to :func:`.dispatch.run` may be answered there.
 """
 
 import functools as _functools
@@ -17,7 +17,6 @@ import numpy as _np
 from sko.graphs.errors import DimensionError as _DimensionError
 from sko.graphs.errors import NonFiniteError as _NonFiniteError
 
-from .compiled.backend import get_backend, set_backend, use_backend
 from .blocks import H_apply, H_star_apply, block_diagonal_apply
 from .newton_euler import NewtonEuler, inverse_dynamics, newton_euler
 from .sparse_ltdl import (
@@ -97,9 +96,6 @@ from .sparsity import (
 )
 
 __all__ = [
-    "get_backend",
-    "set_backend",
-    "use_backend",
     "phi_apply",
     "phi_star_apply",
     "phi_tilde_apply",

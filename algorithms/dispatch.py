@@ -1,38 +1,46 @@
-"""The one place that chooses an algorithm's path: the compiled kernels or the reference code.
+"""The one place where another implementation of an algorithm's steps may answer.
 
 Every public function of :mod:`sko.algorithms` checks its input, then calls :func:`run` with the
-name of the algorithm, the scalar types of its data and its reference implementation — the
-generic recursion written beside it, which reads like the paper and runs on any scalar type
-(float, complex, sympy). :data:`TABLE` maps the name to the compiled implementation of
-:mod:`sko.algorithms.compiled.engine` (float64 and complex128), which takes the scalar type
-first and the reference's arguments after it. :func:`run` takes it when the backend is
-``"compiled"`` (:func:`~sko.algorithms.compiled.backend.use_backend`) and every scalar type is
-float64 or complex128 (or promoted to one of them); otherwise, or when the compiled
-implementation answers ``NotImplemented`` (a Riccati gather that fails: the reference names the
-body), the reference runs.
+name of a step, the scalar types of its data and its reference implementation — the generic
+recursion written beside it, which reads like the paper and runs on any scalar type (float,
+complex, sympy). On its own the package runs the reference implementation, always.
+
+A faster implementation of the same steps (the compiled engine: :mod:`sko.engine.algorithms`)
+runs a function of this package inside :func:`implementations`, a context in which :func:`run`
+asks it first: ``steps(name, dtypes, arguments)`` answers the step, or ``NotImplemented`` (not
+its scalar type, a Riccati gather that fails: the reference then runs and names the body). The
+context is a :class:`contextvars.ContextVar`: it holds in the calling thread only, and this
+package never imports what provides it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
-from .compiled.backend import compiled_dtype
-from .compiled.engine import COMPILED
+__all__ = ["STEPS", "run", "implementations"]
 
-__all__ = ["TABLE", "run"]
-
-#: algorithm name -> its compiled implementation ``f(dtype, *arguments of the reference)``
-TABLE: dict[str, Callable] = COMPILED
+#: ``steps(name, dtypes, arguments)`` of the current context, or None: the reference only
+STEPS: ContextVar[Callable | None] = ContextVar("sko_algorithm_steps", default=None)
 
 
 def run(name: str, dtypes, reference: Callable, *args):
-    """``reference(*args)``, or the compiled implementation of ``name`` when it applies to data of
-    ``dtypes`` (module docstring)."""
-    compiled = TABLE.get(name)
-    if compiled is not None:
-        dtype = compiled_dtype(*dtypes)
-        if dtype is not None:
-            out = compiled(dtype, *args)
-            if out is not NotImplemented:
-                return out
+    """``reference(*args)``, or the answer of the current :func:`implementations` for step
+    ``name`` on data of ``dtypes`` (module docstring)."""
+    steps = STEPS.get()
+    if steps is not None:
+        out = steps(name, dtypes, args)
+        if out is not NotImplemented:
+            return out
     return reference(*args)
+
+
+@contextmanager
+def implementations(steps: Callable) -> Iterator[None]:
+    """Run a block in which :func:`run` asks ``steps`` first (module docstring)."""
+    token = STEPS.set(steps)
+    try:
+        yield
+    finally:
+        STEPS.reset(token)

@@ -16,7 +16,7 @@ gather and one scatter (Eq. 58)::
 
 Both passes cost O(N). The same passes with ``a = b = 0`` give ``ℳ^{-1} y``
 (:func:`sko.algorithms.innovations.mass_matrix_solve`); they accept a matrix of right-hand sides.
-float64 and complex128 models run them compiled (:mod:`sko.algorithms.compiled`).
+The compiled engine runs them on float64 and complex128 models (:mod:`sko.engine.algorithms`).
 """
 
 from __future__ import annotations

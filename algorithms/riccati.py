@@ -15,8 +15,8 @@ gather order (tips → base)::
 ``D(k)`` is factored by Cholesky for real data (a ``D(k)`` that is not positive definite raises
 :class:`NotPositiveDefiniteError` naming the node); complex (complex-step) data is checked on its
 real part and inverted without conjugation; ``object`` (sympy) data is inverted exactly.
-float64 and complex128 models run the same gather compiled (:mod:`sko.algorithms.compiled`); both
-paths give the same :class:`ArticulatedInertias`, its blocks in one buffer.
+The compiled engine runs the same gather (:mod:`sko.engine.algorithms`) and gives the same
+:class:`ArticulatedInertias`, its blocks in one flat buffer.
 The ``ψ(℘(k), k)`` are the weights of the SPO ``ψ = (I − ℰ_ψ)^{-1}``, ``ℰ_ψ = ℰ_φ τ̄``
 (Eq. 34, 35); pass ``result.psi`` as ``weights=`` to any SPO recursion of :mod:`sko.algorithms.spo`.
 """
@@ -36,7 +36,6 @@ from sko.arrays import is_numeric, result_dtype
 from sko.model import SKOModel
 
 from . import dispatch
-from .compiled.flat import Flat, Riccati, structure
 
 __all__ = ["ArticulatedInertias", "articulated_inertias", "check_articulated"]
 
@@ -44,10 +43,10 @@ __all__ = ["ArticulatedInertias", "articulated_inertias", "check_articulated"]
 class ArticulatedInertias:
     """Result of the Riccati gather (Eq. 33). Per-node quantities are read-only dicts keyed by body.
 
-    Every block lives in one buffer ``r``, laid out per node by
-    :func:`~sko.algorithms.compiled.flat.riccati_layout` (``P``, ``P⁺``, ``D``, ``D^{-1}``, ``G``,
-    ``ψ``), whichever path computed it: the compiled kernels read it as it is, and the blocks are
-    read-only views of it.
+    Built from the blocks per position in the model's stacking order (``blocks``: ``"P"``,
+    ``"P_plus"``, ``"D"``, ``"D_inverse"``, ``"G"``, ``"psi"``, each a tuple with None where a
+    node has no such block); another implementation of the gather may keep them elsewhere and
+    override :meth:`_by_index` (the compiled engine keeps them in one flat buffer).
 
     Attributes
     ----------
@@ -73,28 +72,23 @@ class ArticulatedInertias:
         The same blocks per position in the model's stacking order.
     """
 
-    def __init__(self, model: SKOModel, dtype, r: np.ndarray, logdet=None):
+    def __init__(self, model: SKOModel, dtype, blocks: Mapping[str, tuple] | None = None, logdet=None):
         self.model = model
         self.dtype = np.dtype(dtype)
-        self.r = r  # the kernels' buffer (they never write it again); blocks are read-only views
         self.logdet = logdet
+        self._blocks = blocks
 
     def __repr__(self) -> str:
         return f"ArticulatedInertias({len(self.model.bodies)} bodies, dtype={self.dtype})"
 
-    def _by_index(self, column: int, rows: str, cols: str) -> tuple:
-        """The blocks at ``column`` of the Riccati table, per body index (None where absent)."""
-        layout, roff = structure(self.model).layout, structure(self.model).roff
-        dims = {"m": Flat.NODE_DIM, "n": Flat.HINGE_DIM}
-        r = self.r.view()
-        r.setflags(write=False)
-        out = [None] * len(layout)
-        for j, row in enumerate(layout):
-            o = roff[j, column]
-            if o >= 0:
-                a = layout[row[Flat.PARENT], Flat.NODE_DIM] if rows == "parent" else row[dims[rows]]
-                b = row[dims[cols]]
-                out[row[Flat.BODY]] = r[o:o + a * b].reshape(a, b)
+    def _by_index(self, name: str) -> tuple:
+        """The blocks ``name`` (class docstring) per body index, read-only (None where absent)."""
+        out = []
+        for X in self._blocks[name]:
+            if X is not None:
+                X = np.asarray(X, dtype=self.dtype).view()
+                X.setflags(write=False)
+            out.append(X)
         return tuple(out)
 
     def _per_body(self, blocks: tuple) -> Mapping:
@@ -102,27 +96,27 @@ class ArticulatedInertias:
 
     @cached_property
     def P_by_index(self) -> tuple:
-        return self._by_index(Riccati.P, "m", "m")
+        return self._by_index("P")
 
     @cached_property
     def P_plus_by_index(self) -> tuple:
-        return self._by_index(Riccati.P_PLUS, "m", "m")
+        return self._by_index("P_plus")
 
     @cached_property
     def D_by_index(self) -> tuple:
-        return self._by_index(Riccati.D, "n", "n")
+        return self._by_index("D")
 
     @cached_property
     def D_inverse_by_index(self) -> tuple:
-        return self._by_index(Riccati.D_INVERSE, "n", "n")
+        return self._by_index("D_inverse")
 
     @cached_property
     def G_by_index(self) -> tuple:
-        return self._by_index(Riccati.G, "m", "n")
+        return self._by_index("G")
 
     @cached_property
     def psi_by_index(self) -> tuple:
-        return self._by_index(Riccati.PSI, "parent", "m")
+        return self._by_index("psi")
 
     @cached_property
     def K_by_index(self) -> tuple:
@@ -203,13 +197,11 @@ def articulated_inertias(model: SKOModel) -> ArticulatedInertias:
     >>> float(ab.P[0][0, 0])
     2.0
     """
-    dtype, r, logdet = dispatch.run("riccati", (model.dtype,), _riccati, model)
-    return ArticulatedInertias(model, dtype, r, logdet)
+    return dispatch.run("riccati", (model.dtype,), _riccati, model)
 
 
-def _riccati(model: SKOModel) -> tuple:
-    """The generic gather (also the error report of a failed compiled one: same message); the
-    blocks packed as :class:`ArticulatedInertias` keeps them: ``(dtype, r, None)``."""
+def _riccati(model: SKOModel) -> ArticulatedInertias:
+    """The generic gather (also the error report of a failed compiled one: same message)."""
     dtype = result_dtype(model.dtype)
     W, H, parent, bodies = model.weights_by_index, model.H_by_index, model.tree.parent_indices, model.bodies
     n = len(bodies)
@@ -227,15 +219,7 @@ def _riccati(model: SKOModel) -> tuple:
             if parent[k] >= 0:  # P(℘(k)) += φ(℘(k), k) P⁺(k) φ*(℘(k), k)
                 P[parent[k]] = P[parent[k]] + W[k] @ P_plus[k] @ W[k].T
         psi = [None if W[k] is None else W[k] - (W[k] @ G[k]) @ H[k] for k in range(n)]
-    shape = structure(model)
-    r = np.zeros(shape.rsize, dtype=dtype)
-    for j, row in enumerate(shape.layout):
-        k = row[Flat.BODY]
-        for column, block in ((Riccati.P, P[k]), (Riccati.P_PLUS, P_plus[k]), (Riccati.D, D[k]),
-                              (Riccati.D_INVERSE, D_inv[k]), (Riccati.G, G[k]), (Riccati.PSI, psi[k])):
-            if block is not None:
-                r[shape.roff[j, column]: shape.roff[j, column] + block.size] = np.asarray(block).ravel()
-    return dtype, r, None
+    return ArticulatedInertias(model, dtype, {"P": P, "P_plus": P_plus, "D": D, "D_inverse": D_inv, "G": G, "psi": psi})
 
 
 def _gain(D: np.ndarray, HP: np.ndarray, k: Hashable, dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bench_engine import ROBOTS, interleaved  # noqa: E402
-from sko.systems import RigidSystem  # noqa: E402
+from sko.io import load_urdf  # noqa: E402
 from tests.rigid.pinocchio_map import CoordinateMap, robots_dir  # noqa: E402
 
 
@@ -38,7 +38,7 @@ def bench(rounds: int) -> list[tuple]:
         path = str(root / rel)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            system = RigidSystem.from_urdf(path, floating_base=floating, **options)
+            system = load_urdf(path, floating_base=floating, **options)
         model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromUrdf(path)
         data, to_pin = model.createData(), CoordinateMap(system, model)
         rng = np.random.default_rng(0)

@@ -5,7 +5,7 @@ Prints two tables:
 1. time per node of the articulated body algorithm (Riccati gather + Algorithm 6.1) and of
    ``ℳ^{-1} y`` (Riccati + the O(N) passes; and the passes alone, reusing the Riccati result)
    for growing random trees: the per-node time does not grow (O(N)). "ABA cold" includes
-   flattening the model into the compiled engine's arrays (:mod:`sko.algorithms.compiled`), which
+   flattening the model into the compiled engine's arrays (:mod:`sko.engine`), which
    a new model pays once; the other columns reuse them;
 2. at one size, ABA against "mass matrix by Algorithm 4.2 + dense Cholesky solve (scipy
    cho_factor/cho_solve)", with the speed-up.
@@ -29,7 +29,7 @@ import scipy.linalg
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import sko.algorithms as alg  # noqa: E402
+from sko.engine import algorithms as alg  # noqa: E402
 from tests.strategies import SHAPES, random_model, random_tree  # noqa: E402
 
 

@@ -1,4 +1,5 @@
-"""Time per node of every O(N) recursion of :mod:`sko.algorithms` on generic SKO models.
+"""Time per node of every O(N) recursion of :mod:`sko.algorithms`, compiled
+(:mod:`sko.engine.algorithms`), on generic SKO models.
 
 The models are what the theory allows and a rigid robot never shows: node dimensions drawn in
 1..6, non-square weights of a different shape on every arc, hinges of 0..m_k dof (welded nodes
@@ -32,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import sko.algorithms as alg  # noqa: E402
+from sko.engine import algorithms as alg  # noqa: E402
 from sko import SKOModel  # noqa: E402
 from sko.graphs import TreeDigraph  # noqa: E402
 

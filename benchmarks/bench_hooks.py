@@ -1,5 +1,5 @@
 """What a spring costs a body type: the tutorial's beads with their spring as a compiled hinge
-force (``sko.bodies.hooks``), against the same beads without a spring, and with the spring left
+force (``sko.engine.hooks``), against the same beads without a spring, and with the spring left
 to Python (a ``hinge_force`` without a compiled hook).
 
 Forward and inverse dynamics of one state, a batch of 1024 states, and a rollout of 16 initial

@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import sko.algorithms as alg  # noqa: E402
+from sko.engine import algorithms as alg  # noqa: E402
 from sko.inertia import InertiaRepairWarning  # noqa: E402
 from sko.io import load_urdf  # noqa: E402
 from tests.rigid.pinocchio_map import CoordinateMap, robots_dir  # noqa: E402

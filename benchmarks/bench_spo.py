@@ -17,7 +17,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import sko.algorithms as alg  # noqa: E402
+from sko.engine import algorithms as alg  # noqa: E402
 from sko.graphs import TreeDigraph  # noqa: E402
 from sko import SKOModel  # noqa: E402
 

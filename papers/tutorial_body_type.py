@@ -20,8 +20,8 @@ The spring acts *across the hinge* (between wire and bead): it is the hinge forc
 to the parent as if an external force pushed the bead.
 
 The same state, written once more as a numba kernel (:func:`bead_state`, registered with
-:func:`sko.bodies.kernels.state_kernel`), and its spring as a compiled hinge force
-(:func:`bead_spring`, registered with :func:`sko.bodies.hooks.hinge_force_kernel`), let the bead
+:func:`sko.engine.state_kernels.state_kernel`), and its spring as a compiled hinge force
+(:func:`bead_spring`, registered with :func:`sko.engine.hooks.hinge_force_kernel`), let the bead
 run compiled like the library's bodies:
 one call per request, batches in parallel, complex-step states; the kernel compiles on its
 first use in seconds, apart from the rest of the engine. Without it the bead still runs, its
@@ -40,8 +40,7 @@ import numpy as np
 
 import sko.algorithms as alg
 from sko.bodies import BodyType, CompiledState, NodeState, RigidBody, flexible_beam
-from sko.bodies.hooks import hinge_force_kernel
-from sko.bodies.kernels import state_kernel, views
+from sko.engine import hinge_force_kernel, state_kernel, views
 from sko.systems import MultibodySystem
 from sko.bodies import Revolute
 from sko.spatial import pose_transform, skew, spatial_inertia
@@ -92,7 +91,7 @@ class Bead(BodyType):
 
 @state_kernel(constants=8)
 def bead_state(arena, row, reals, terms, constants):
-    """:meth:`Bead.at_state` as a state kernel (``sko.bodies.kernels``): the constants are
+    """:meth:`Bead.at_state` as a state kernel (``sko.engine.state_kernels``): the constants are
     ``[mass, spring, p₀, e]`` (8, declared, so a body packing another number is refused when its
     system is built); gravity is ``reals[0:3]``. It writes every output, whatever ``terms``
     asks, and returns True: every ``s`` is in its domain."""
@@ -134,7 +133,7 @@ def bead_state(arena, row, reals, terms, constants):
 
 @hinge_force_kernel
 def bead_spring(q, v, constants, out):
-    """:meth:`Bead.hinge_force` compiled (``sko.bodies.hooks``): ``κ s``, so forward dynamics,
+    """:meth:`Bead.hinge_force` compiled (``sko.engine.hooks``): ``κ s``, so forward dynamics,
     batches and rollouts of a bead with a spring run without Python per state."""
     out[0] = constants[1] * q[0]
     return True

@@ -34,7 +34,7 @@ It offers two attachment frames, its own first (``attachment_names = (None, "car
   and ``γ = Γ̇ 𝒱 = [0; ω × e ṡ]``.
 
 In a compiled kernel each offered frame is one *record* (``out.records``, own frame first;
-:func:`sko.bodies.kernels.record` gives its fields: ``gamma``, ``rotation``, ``position``,
+:func:`sko.engine.state_kernels.record` gives its fields: ``gamma``, ``rotation``, ``position``,
 ``velocity`` and ``Gamma``, 6 × m, stored row-major). The kernel :func:`carriage_arm_state`
 writes the same numbers as :meth:`CarriageArm.at_state`.
 
@@ -51,7 +51,7 @@ from __future__ import annotations
 import numpy as np
 
 from sko.bodies import Attachment, BodyType, CompiledState, NodeState, Prismatic, Revolute, RigidBody
-from sko.bodies.kernels import record, state_kernel, views
+from sko.engine import record, state_kernel, views
 from sko.spatial import axis_angle_matrix, plucker_from_pose, skew, spatial_inertia
 from sko.systems import MultibodySystem
 
@@ -142,7 +142,7 @@ class CarriageArm(BodyType):
 # ---------------------------------------------------------------------------- its compiled state
 @state_kernel(own_frame_identity=True)
 def carriage_arm_state(arena, row, reals, terms, constants):
-    """:meth:`CarriageArm.at_state` as a state kernel (``sko.bodies.kernels``). Constants: ``a``
+    """:meth:`CarriageArm.at_state` as a state kernel (``sko.engine.state_kernels``). Constants: ``a``
     (0:3), ``r`` (3:6), ``R₀`` (6:15, row-major), ``I`` (15:51, row-major), ``p_c`` (51:54), ``e``
     (54:57), ``m_c`` (57), ``κ`` (58); gravity is ``reals[0:3]``. Scratch (48): ``ᵒR_k``, ``P``,
     the carriage force, ``I v_k``, ``Rot(a, θ)``, ``u``. Writes every output whatever ``terms``
@@ -336,7 +336,7 @@ def compiled_against_python(system: MultibodySystem, seed: int = 3) -> float:
     """Largest relative difference between the compiled state (:func:`carriage_arm_state`) and
     :meth:`CarriageArm.at_state` (the reference backend), over ℳ, inverse dynamics and energy
     at random float and complex states."""
-    from sko.algorithms import use_backend
+    from sko.engine import use_backend
 
     rng = np.random.default_rng(seed)
     worst = 0.0

@@ -147,7 +147,7 @@ def _reported(command, args) -> int:
     ``error:`` line and exit status 2."""
     try:
         if getattr(args, "backend", None) is None:  # --backend overrides SKO_BACKEND, which is judged here
-            from sko.algorithms import get_backend
+            from sko.engine.backend import get_backend
 
             get_backend()  # SKO_BACKEND naming no backend: one line now, not a failure of every check
         return command(args)
@@ -328,7 +328,7 @@ def _verify(args) -> int:
         from sko.optional import require
 
         require("sympy", "--symbolic")
-    from sko.algorithms import use_backend
+    from sko.engine.backend import use_backend
 
     if args.models:
         return _report(args, *_many_files(args))
@@ -433,7 +433,7 @@ def _complex_kernels(args, models, checks):
     """On a first run (nothing cached), the complex kernels the physics checks need compile in a
     second process while this one runs the other checks; the function waiting for it, or None.
     Built-in models only: a user's factory or file would have to be rebuilt there."""
-    from sko.algorithms import get_backend
+    from sko.engine.backend import get_backend
 
     try:
         get_backend()  # the process-wide choice, which the second process takes from SKO_BACKEND
@@ -533,7 +533,7 @@ def _compile_model(args) -> int:
 
 # --------------------------------------------------------------------------- info
 def _info(args) -> int:
-    import sko.algorithms as alg
+    from sko.engine import algorithms as alg
 
     from .verify.models import make_case
 

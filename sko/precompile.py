@@ -1,7 +1,7 @@
 """``sko compile``: numba's cache of the kernels, filled ahead of time.
 
 The kernels compile on their first use and stay in numba's on-disk cache
-(:mod:`sko.kernel_cache`). A read-only install, a cluster's image or a CI job fills that cache
+(:mod:`sko.engine.cache`). A read-only install, a cluster's image or a CI job fills that cache
 once, beforehand: :func:`compile_kernels` runs every kernel of the package once — each request
 of systems of every library body type for one state and for a batch (derivatives and rollouts
 in float64), the recursions of :mod:`sko.algorithms` on an SKO model, the constraint force
@@ -72,7 +72,7 @@ def _model_step(dtype) -> Callable[[], None]:
     """The recursions of :mod:`sko.algorithms` on a random model with non-square weights."""
 
     def run():
-        import sko.algorithms as alg
+        from sko.engine import algorithms as alg
         from sko.model import SKOModel
         from sko.verify.models import make_case
 
@@ -103,7 +103,7 @@ def _model_step(dtype) -> Callable[[], None]:
 
 def _cfa_step() -> None:
     """The constraint force algorithm's kernels (float64)."""
-    import sko.algorithms as alg
+    from sko.engine import algorithms as alg
     from sko.verify.models import make_case
 
     model = make_case("random").model
@@ -271,8 +271,8 @@ def _unguarded_script() -> str | None:
 def cached(dtype) -> bool:
     """Whether the rigid body's state kernel for ``dtype`` loads from numba's cache (a probe of
     whether the kernels were compiled before)."""
-    from sko.bodies.kernels import _arguments
-    from sko.bodies.rigid_kernels import RIGID
+    from sko.engine.state_kernels import _arguments
+    from sko.engine.bodies.rigid import RIGID
 
     dispatcher = RIGID.dispatcher
     cache = getattr(dispatcher, "_cache", None)
@@ -317,7 +317,7 @@ def start_complex_states(names) -> Callable[[], None]:
 # --------------------------------------------------------------------------- a user's system
 def compile_system(system, progress: bool = True) -> float:
     """Compile (or load) the kernels ``system`` runs: its bodies' state kernels (a body type's own,
-    registered with :func:`sko.bodies.kernels.state_kernel`, cached beside its source) and the
+    registered with :func:`sko.engine.state_kernels.state_kernel`, cached beside its source) and the
     requests they feed, one state and a batch, for float64 and complex128, as :func:`steps` does
     for the library's systems (``sko compile --model``). In this process: the system need not be
     rebuilt elsewhere. Returns the seconds it took."""

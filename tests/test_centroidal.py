@@ -16,7 +16,7 @@ from sko.errors import RigidSystemError
 from sko.examples.bodies import flexible_examples, random_system
 from sko.systems import SystemBuilder
 from sko.systems.centroidal import momentum_matrix_rate_by_complex_step
-from sko.systems.engine import use_backend
+from sko.engine.dispatch import use_backend
 from tests.bodies.helpers import random_state
 from tests.embedding.random_clusters import random_clustered_system
 from tests.rigid.random_systems import random_rigid_system
@@ -233,14 +233,14 @@ def test_coupled_panda_against_pinocchio_full_model():
     whose mimic joint is an ordinary one (its mimic model takes no ``ccrba``):
     ``A_G = A_G,pin L`` and ``Ȧ_G = Ȧ_G,pin L`` with ``ν_pin = L ν`` (``L`` constant)."""
     from sko.interop import PinocchioMap
-    from sko.systems import RigidSystem
+    from sko.io import load_urdf
     from tests.rigid.pinocchio_map import robots_dir
 
     root = robots_dir()
     if root is None:
         pytest.skip("example-robot-data is not installed")
     path = root / "panda_description/urdf/panda.urdf"
-    system = RigidSystem.from_urdf(path)
+    system = load_urdf(path)
     model = pin.buildModelFromUrdf(str(path))
     data, to_pin = model.createData(), PinocchioMap(system, model)
     assert system.nv < model.nv  # coupled: fewer coordinates than Pinocchio's full model

@@ -5,14 +5,16 @@ nodes whose H(k) or M(k) are bit for bit the same: the numbers equal those of a 
 from scratch, state after state (rigid bodies: constant M and H; flexible and rotor bodies:
 varying ones), and a changed block (even only the sign of a zero) is factorized again. The
 general CFA's CSC matrix built straight from the block buffer has the arrays of
-``constraint_matrix(...).tocsc()``."""
+``constraint_matrix(...).tocsc()``. The compiled steps equal the reference ones."""
 
 import numpy as np
 import pytest
 
-from sko.algorithms.cfa import flat
+import sko.algorithms as reference
+from sko.engine import algorithms as engine_algorithms
+from sko.engine import cfa as flat
+from sko.engine.cfa import FlatForceSplit as ForceSplit
 from sko.algorithms.cfa.matrix import constraint_matrix, constraint_matrix_csc
-from sko.algorithms.cfa.split import ForceSplit
 from sko.graphs import TreeDigraph
 from sko.model import SKOModel
 from tests.compiled.test_engine import SYSTEMS, _state
@@ -75,3 +77,24 @@ def test_csc_matrix_without_constraints():
     model = _chain([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], np.eye(3))
     model = SKOModel(model.tree, phi=dict(model.phi), H={k: np.eye(3) for k in model.bodies}, M=dict(model.M))
     assert constraint_matrix_csc(ForceSplit(model)).shape == (0, 0)
+
+
+@pytest.mark.parametrize("name", ["rigid:humanoid", "bodies:flexible-geared-arm", "random_mixed:5"])
+def test_the_compiled_cfa_equals_the_reference(name):
+    """The engine's split, block products, ``A`` and cyclic reduction against the numpy ones of
+    :mod:`sko.algorithms.cfa` (the reference never sees a flat split)."""
+    system = SYSTEMS[name]()
+    q, v, _, _ = _state(system, np.random.default_rng(7), False)
+    model, a, b = system.sko_model(q, v)
+    T = np.random.default_rng(8).normal(size=model.dof_size)
+    compiled_split, reference_split = engine_algorithms.force_split(model), reference.force_split(model)
+    assert isinstance(compiled_split, ForceSplit) and not hasattr(reference_split, "flat")
+    for attribute in ("W_by_index", "H_plus_by_index", "M_inverse_by_index"):
+        for got, want in zip(getattr(compiled_split, attribute), getattr(reference_split, attribute)):
+            np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    want = reference.constraint_matrix(model, reference_split).toarray()
+    np.testing.assert_allclose(engine_algorithms.constraint_matrix(model).toarray(), want, rtol=1e-10, atol=1e-12)
+    for solve in ("constraint_force_algorithm", "serialized_constraint_force_algorithm"):
+        got, want = getattr(engine_algorithms, solve)(model, T, a, b), getattr(reference, solve)(model, T, a, b)
+        np.testing.assert_allclose(got.qdd, want.qdd, rtol=1e-9, atol=1e-10)
+        np.testing.assert_allclose(got.F_S, want.F_S, rtol=1e-9, atol=1e-10)

@@ -13,15 +13,15 @@ import pytest
 
 from papers.tutorial_body_type import build
 from sko import precompile
-from sko.algorithms import use_backend
-from sko.algorithms.compiled.jit import kernel
-from sko.bodies.kernels import Row, Terms
+from sko.engine import use_backend
+from sko.engine.jit import kernel
+from sko.engine.state_kernels import Row, Terms
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 from sko.scale import sweep
 from sko.systems import MultibodySystem, RigidSystem
 from sko.systems.catalogue import DECLARATIONS, INPUTS_OF, SHORT_NAMES, declare, withdraw
 from sko.systems.declared import Declaration
-from sko.systems.requests import REQUESTS, Request, fill_arena, request_views
+from sko.engine.requests import REQUESTS, Request, fill_arena, request_views
 from tests.rigid.random_systems import random_rigid_system
 from tests.util import assert_close, random_states
 

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
+from sko.engine import get_backend, use_backend
 from sko import SKOModel
 from sko.bodies import (Cylindrical, FlexibleBody, Free, GearedRotorLink, Helical, Planar, Prismatic, RackAndPinion,
                         Revolute, RigidBody, Spherical)
@@ -435,7 +436,7 @@ def test_hostile_input_gets_a_clear_project_error(name, backend):
     thunk, error, words = CASES[name]
     fn, args, kwargs = thunk()
     before = _fingerprint((args, kwargs))
-    with alg.use_backend(backend), pytest.raises(SKOError) as info:
+    with use_backend(backend), pytest.raises(SKOError) as info:
         fn(*args, **kwargs)
     assert isinstance(info.value, error), f"{type(info.value).__name__}: {info.value}"
     message = str(info.value)
@@ -460,7 +461,7 @@ def test_huge_quaternion_gives_its_rotation(backend):
     huge = q.copy()
     huge[:4] *= 1e160
     huge[7:11] *= 1e200
-    with alg.use_backend(backend):
+    with use_backend(backend):
         assert np.allclose(system.energy(huge, v), system.energy(q, v), rtol=1e-12)
         assert np.allclose(system.forward_dynamics(huge, v, v), system.forward_dynamics(q, v, v), rtol=1e-10)
         assert np.allclose(system.mass_matrix(np.array([huge, q])), system.mass_matrix(q), rtol=1e-12)
@@ -516,12 +517,12 @@ def test_any_array_form_gives_the_float64_answer(method, form, backend):
     error), and are left unchanged."""
     system = _floating()
     state = [FORMS[form](x) for x in _state(system)]
-    with alg.use_backend("reference"):
+    with use_backend("reference"):
         want = METHODS[method](system, *(np.asarray(x, dtype=float) for x in state))
     for batch in (False, True):
         args = state if batch else [FORMS[form](np.asarray(x)[0]) for x in state]
         before = _fingerprint(args)
-        with alg.use_backend(backend):
+        with use_backend(backend):
             got = METHODS[method](system, *args)
         assert np.allclose(np.asarray(got, dtype=complex), want if batch else want[0], rtol=1e-9, atol=1e-9), method
         assert _fingerprint(args) == before, "the inputs were changed"
@@ -549,10 +550,10 @@ def test_the_recursions_take_any_array_form(name, form, backend):
     model = _model(M=("a", np.array([[2.0, 0.5], [0.5, 1.0]])))
     n = model.node_size if size == "node" else model.dof_size
     x = FORMS[form](np.linspace(0.5, 1.5, 2 * n).reshape(2, n))[0]
-    with alg.use_backend("reference"):
+    with use_backend("reference"):
         want = function(model, np.asarray(x, dtype=float))
     before = _fingerprint(x)
-    with alg.use_backend(backend):
+    with use_backend(backend):
         got = function(model, x)
     assert np.allclose(np.asarray(got, dtype=complex), want, rtol=1e-12, atol=1e-12)
     assert _fingerprint(x) == before
@@ -562,7 +563,7 @@ def test_the_recursions_take_any_array_form(name, form, backend):
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_integer_and_bool_states_are_numbers(method, backend):
     system = planar_chain(3)
-    with alg.use_backend(backend):
+    with use_backend(backend):
         for kind in (int, bool):
             q = np.array([1, 0, 1]).astype(kind)
             got = METHODS[method](system, q, q, q) if method != "forward_dynamics_force" else None
@@ -623,7 +624,7 @@ def test_hostile_batch_gets_a_clear_project_error(name, backend):
     system, q, v, tau = BATCH_CASES[name][0]()
     error, words = BATCH_CASES[name][1:]
     before = _fingerprint((q, v, tau))
-    with alg.use_backend(backend), pytest.raises(SKOError) as info:
+    with use_backend(backend), pytest.raises(SKOError) as info:
         system.forward_dynamics(q, v, tau)
     assert isinstance(info.value, error), f"{type(info.value).__name__}: {info.value}"
     for word in words:
@@ -635,7 +636,7 @@ def test_hostile_batch_gets_a_clear_project_error(name, backend):
 def test_overflow_names_the_body_on_both_paths(backend):
     system = _floating()
     q, v, _ = _state(system, 1)
-    with alg.use_backend(backend):
+    with use_backend(backend):
         for call in (system.bias_forces, system.sko_model, system.node_states, system.energy):
             with pytest.raises(NonFiniteError, match="body 'base': its [ab]"):
                 call(q[0], v[0] * 1e200)
@@ -652,7 +653,7 @@ def test_a_flexible_body_overflowing_gets_the_same_named_error_on_both_paths(met
     V = np.zeros((2, system.nv))
     messages = []
     for backend in BACKENDS:
-        with alg.use_backend(backend), pytest.raises(NonFiniteError) as info:
+        with use_backend(backend), pytest.raises(NonFiniteError) as info:
             METHODS[method](system, Q, V, V)
         messages.append(str(info.value))
     assert messages[0] == messages[1] and "state 1 of the batch" in messages[0] and "'upper'" in messages[0]
@@ -688,7 +689,7 @@ def test_a_body_types_bad_state_is_refused_on_both_paths(field_, value, error, w
     with a negative inertia came out negative, silently."""
     system = MultibodySystem([RigidBody("r", None, Revolute(), I6), _Toy("toy", "r", field_, value)])
     for q in (np.array([0.1, 0.2]), np.array([[0.1, 0.2], [0.3, 0.4]])):
-        with alg.use_backend(backend), pytest.raises(error, match=f"{word} of body 'toy'"):
+        with use_backend(backend), pytest.raises(error, match=f"{word} of body 'toy'"):
             METHODS[method](system, q, q, q)
 
 
@@ -696,8 +697,8 @@ def test_a_request_is_linear_in_memory():
     """The compiled request allocated nv × nv (the identity for ℳ^{-1}) and Σm × nv scratch for
     every request: forward dynamics of a 2000-link chain was quadratic (115 ms; 4 ms now). The
     right-hand sides of the articulated passes are ``T − 𝒞`` (nv) or the identity (nv × nv)."""
-    from sko.systems import requests as rq
-    from sko.systems.engine import engine
+    from sko.engine import requests as rq
+    from sko.engine.dispatch import engine
 
     system = planar_chain(40)
     sizes = rq.sizes(engine(system).layout)
@@ -709,11 +710,11 @@ def test_a_request_is_linear_in_memory():
 
 
 def test_one_switch_for_systems_and_recursions():
-    """``sko.algorithms.use_backend`` forces the systems' path too (a system never runs compiled
+    """``sko.engine.use_backend`` forces the systems' path too (a system never runs compiled
     while the recursions are forced to the reference)."""
-    from sko.systems.engine import backend
+    from sko.engine.dispatch import backend
 
-    with alg.use_backend("reference"):
+    with use_backend("reference"):
         assert backend() == "reference"
     assert backend() == "compiled"
 
@@ -726,23 +727,23 @@ def test_a_backend_block_in_one_thread_leaves_the_others_alone():
     inside, release, seen = threading.Event(), threading.Event(), []
 
     def worker():
-        with alg.use_backend("reference"):
+        with use_backend("reference"):
             inside.set()
             release.wait(10)
-            seen.append(alg.get_backend())
+            seen.append(get_backend())
 
     thread = threading.Thread(target=worker)
     thread.start()
     inside.wait(10)
-    seen.append(alg.get_backend())
+    seen.append(get_backend())
     release.set()
     thread.join(10)
-    assert seen == ["compiled", "reference"] and alg.get_backend() == "compiled"
+    assert seen == ["compiled", "reference"] and get_backend() == "compiled"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_verify_never_passes_a_non_finite_residual(backend):
-    with alg.use_backend(backend):
+    with use_backend(backend):
         _verify_never_passes_a_non_finite_residual()
 
 
@@ -828,7 +829,7 @@ def test_an_unvalidated_nan_model_never_gives_nan(name, backend):
     a dict of NaN blocks; every recursion now refuses (a result of NaN is never passed on)."""
     model = _nan_case().model
     args = {"newton_euler": ([1.0] * 4,), "forward_dynamics": ([1.0] * 4,)}.get(name, ())
-    with alg.use_backend(backend), pytest.raises(NonFiniteError):
+    with use_backend(backend), pytest.raises(NonFiniteError):
         getattr(alg, name)(model, *args)
 
 
@@ -933,7 +934,7 @@ def test_fuzz_system_states(state, method, backend):
     unchanged; and where both paths answer, the same answer."""
     before = _fingerprint(state)
     try:
-        with alg.use_backend(backend):
+        with use_backend(backend):
             result = METHODS[method](_FLOATING, *state)
     except SKOError:
         result = None
@@ -941,7 +942,7 @@ def test_fuzz_system_states(state, method, backend):
     if result is None:
         return
     assert np.isfinite(np.asarray(result, dtype=complex)).all()
-    with alg.use_backend("reference" if backend == "compiled" else "compiled"):
+    with use_backend("reference" if backend == "compiled" else "compiled"):
         other = METHODS[method](_FLOATING, *state)
     scale = 1.0 + np.abs(np.asarray(result, dtype=complex)).max(initial=0.0)
     assert np.allclose(np.asarray(other, dtype=complex), np.asarray(result, dtype=complex), rtol=1e-7, atol=1e-7 * scale)

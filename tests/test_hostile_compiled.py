@@ -10,7 +10,7 @@ import pytest
 
 from sko.examples.rigid import arm7, humanoid
 from sko.graphs.errors import DimensionError, NonFiniteError
-from sko.systems.engine import engine, use_backend
+from sko.engine.dispatch import engine, use_backend
 from tests.rigid.random_systems import random_rigid_system
 
 BACKENDS = ["compiled", "reference"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.bodies.joints import Free, Prismatic, Revolute
 from sko.errors import RigidSystemError
 from sko.examples.embedding import four_bar, mimic_gripper
@@ -206,7 +206,7 @@ def _run(*args: str, env: dict) -> subprocess.CompletedProcess:
 
 def test_sko_backend_garbage_is_named_at_first_use_and_backend_overrides_it():
     garbage = {"SKO_BACKEND": "garbage"}
-    code = ("import numpy as np\nfrom sko.examples.rigid import planar_chain\nfrom sko.algorithms import use_backend\n"
+    code = ("import numpy as np\nfrom sko.examples.rigid import planar_chain\nfrom sko.engine import use_backend\n"
             "chain = planar_chain(2)\n"  # importing and building do not fail
             "try:\n    chain.mass_matrix(np.zeros(2))\nexcept Exception as exc:\n    print(type(exc).__name__, exc)\n"
             "with use_backend('reference'):\n    print(chain.mass_matrix(np.zeros(2)).shape)\n")

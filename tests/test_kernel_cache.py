@@ -1,4 +1,4 @@
-"""numba's cache of the kernels is keyed by every kernel source (sko.kernel_cache), and the first
+"""numba's cache of the kernels is keyed by every kernel source (sko.engine.cache), and the first
 compilation in a process says so on standard error."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sko import kernel_cache
-from sko.kernel_cache import KERNEL_MODULES, kernel_files
+from sko.engine import cache as kernel_cache
+from sko.engine.cache import KERNEL_MODULES, kernel_files
 
 
 def _name(node) -> str:
@@ -23,14 +23,14 @@ def _name(node) -> str:
 
 def _compiles(path: Path) -> bool:
     """Whether a module defines compiled code: a function decorated by numba or by the package's
-    kernel decorators (``sko.algorithms.compiled.jit``), or a state kernel registered
-    (``sko.bodies.kernels``)."""
+    kernel decorators (``sko.engine.jit``), or a state kernel registered
+    (``sko.engine.state_kernels``)."""
     tree = ast.parse(path.read_text())
     compilers = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             module = node.module or ""
-            if module.split(".")[0] == "numba" or module.split(".")[-1] == "jit" or module.endswith("bodies.kernels"):
+            if module.split(".")[0] == "numba" or module.split(".")[-1] == "jit" or module.endswith("engine.state_kernels"):
                 compilers |= {a.asname or a.name for a in node.names}
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "numba" for a in node.names):
             return True
@@ -52,7 +52,7 @@ def test_every_module_with_kernels_is_stamped():
         found |= {p.resolve() for p in root.rglob("*.py") if "__pycache__" not in p.parts and _compiles(p)}
     stamped = {p.resolve() for p in kernel_files()}
     assert found <= stamped
-    assert {p.name for p in stamped - found} == {"fields.py", "flat.py", "kernel_cache.py"}
+    assert {p.name for p in stamped - found} == {"fields.py", "layout.py", "cache.py"}
     assert len(stamped) == len(KERNEL_MODULES)
 
 
@@ -81,7 +81,7 @@ def test_a_kernel_compiled_under_another_stamp_is_not_loaded(tmp_path, monkeypat
     """The cache entry of a kernel is keyed by the stamp: the same source loads its cached code
     while the stamp holds, and compiles afresh when any kernel source changed."""
     source = tmp_path / "kernels_here.py"
-    source.write_text("from sko.algorithms.compiled.jit import kernel\n\n\n@kernel(entry=True)\n"
+    source.write_text("from sko.engine.jit import kernel\n\n\n@kernel(entry=True)\n"
                       "def plus_one(x):\n    return x + 1\n")
     first = _load(source, "kernels_here").plus_one
     assert first(1) == 2 and sum(first.stats.cache_misses.values()) == 1
@@ -96,7 +96,7 @@ def test_the_first_compilation_says_so_once(tmp_path):
     """A process that compiles kernels prints one line naming the cache; one that loads them
     from the cache prints nothing."""
     (tmp_path / "two_kernels.py").write_text(
-        "from sko.algorithms.compiled.jit import kernel\n\n\n@kernel(entry=True)\ndef one(x):\n    return x + 1\n\n\n"
+        "from sko.engine.jit import kernel\n\n\n@kernel(entry=True)\ndef one(x):\n    return x + 1\n\n\n"
         "@kernel(entry=True)\ndef two(x):\n    return x + 2\n")
     script = f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\nimport two_kernels\nassert two_kernels.one(two_kernels.two(1)) == 4\n"
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
@@ -128,7 +128,7 @@ def test_a_kernel_of_a_module_loaded_from_a_path_runs_again_in_a_new_process(tmp
     '<dynamic>'): a later process that cannot import '<dynamic>' from the cache entry compiles
     the kernel again instead of failing (the tutorial's bead did, on its second run)."""
     module = tmp_path / "user_body.py"
-    module.write_text("import numpy as np\n\nfrom sko.algorithms.compiled.jit import kernel\n\n"
+    module.write_text("import numpy as np\n\nfrom sko.engine.jit import kernel\n\n"
                       "TABLE = np.arange(3.0)  # a global array: numba's environment names the module\n\n\n"
                       "@kernel(entry=True)\ndef scaled(x):\n    return TABLE[2] * x\n")
     script = ("import importlib.util\n"

@@ -27,8 +27,7 @@ import sko
 #: (its ``__init__``) is the facade above them all (:data:`FACADE`).
 LAYERS = (
     ("sko.graphs",),
-    ("sko.model", "sko.arrays", "sko.spatial", "sko.inertia", "sko.errors", "sko.optional", "sko.independent",
-     "sko.kernel_cache"),
+    ("sko.model", "sko.arrays", "sko.spatial", "sko.inertia", "sko.errors", "sko.optional", "sko.independent"),
     ("sko.algorithms",),
     ("sko.bodies",),
     ("sko.engine",),

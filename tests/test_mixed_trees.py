@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
+from sko.engine import use_backend
 from sko.graphs import SKOError, TreeDigraph
 from sko import SKOModel
 
@@ -39,7 +40,7 @@ def _models():
 @pytest.mark.parametrize("backend", ["compiled", "reference"])
 @pytest.mark.parametrize("model", list(_models()))
 def test_mixed_trees_against_dense(model, backend):
-    with alg.use_backend(backend):
+    with use_backend(backend):
         _check_against_dense(model)
 
 
@@ -76,5 +77,5 @@ def test_overflow_in_a_long_chain_names_the_body(backend):
     phi, H, M = model_data(tree, 8, node_dim=3, hinge="one", singular=False)
     M[20] = 1e308 * np.eye(3)
     H[20] = 10.0 * H[20]
-    with alg.use_backend(backend), pytest.raises(SKOError, match="body 20 "):
+    with use_backend(backend), pytest.raises(SKOError, match="body 20 "):
         alg.articulated_inertias(SKOModel(tree, phi, H, M))

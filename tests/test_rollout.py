@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sko
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.examples.bodies import flexible_examples
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 from sko.simulation import simulate

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.examples.bodies import flexible_examples
 from sko.graphs.errors import UnknownNodeError
 from tests.bodies.test_paper import _load

@@ -41,7 +41,7 @@ def _cached(folder: Path) -> list:
     (asked in a fresh process, which compiles nothing)."""
     code = ("import sys; sys.path.insert(0, '.')\n"
             "import numpy as np, my_bead\n"
-            "from sko.bodies.kernels import DTYPES, _arguments\n"
+            "from sko.engine.state_kernels import DTYPES, _arguments\n"
             "d = my_bead.bead_state.dispatcher\n"
             "print([d._cache.load_overload(_arguments(t), d.targetctx) is not None for t in DTYPES])\n")
     proc = _run([sys.executable, "-c", code], folder)

@@ -24,10 +24,13 @@ import scipy.sparse
 
 from sko.model import SKOModel
 
-from .flat import CHILD_BLOCK, NODE_BLOCK, PARENT_BLOCK, SIBLING_BLOCK, constraint_block_data
+from .. import dispatch
 from .split import ForceSplit, check_split
 
 __all__ = ["constraint_pattern", "constraint_blocks", "constraint_matrix"]
+
+#: kinds of blocks of ``A`` in the rows of :func:`block_pairs` (:func:`constraint_pattern`)
+NODE_BLOCK, CHILD_BLOCK, PARENT_BLOCK, SIBLING_BLOCK = range(4)
 
 
 def constraint_pattern(model: SKOModel, split: ForceSplit | None = None) -> dict:
@@ -66,13 +69,44 @@ def constraint_blocks(model: SKOModel, split: ForceSplit | None = None) -> dict:
 def block_buffer(split: ForceSplit) -> tuple[np.ndarray, np.ndarray]:
     """The blocks of ``A`` row-major in one buffer, and their rows ``(kind, i, j, offset)``."""
     pairs, size = block_pairs(split.model.tree, split.constraint_dims)
-    return pairs, constraint_block_data(split.flat.table, split.flat.numbers, pairs, size)
+    return pairs, dispatch.run("constraint_block_data", (np.dtype(np.float64),), _block_data, split, pairs, size)
+
+
+def _block_data(split: ForceSplit, pairs: np.ndarray, size: int) -> np.ndarray:
+    """The blocks of ``A`` listed in ``pairs`` (module docstring's four formulas; the node blocks
+    symmetrized), row-major at their offsets of one buffer of ``size`` entries."""
+    W, Mi = split.W_by_index, split.M_inverse_by_index
+    phi, parent = split.model.weights_by_index, split.model.tree.parent_indices
+    phi_W = {}  # φ(℘(k), k) W(k), and Y(k) = M^{-1}(℘(k)) φ(℘(k), k) W(k)
+
+    def Y(k: int) -> tuple[np.ndarray, np.ndarray]:
+        if k not in phi_W:
+            X = phi[k] @ W[k]
+            phi_W[k] = X, Mi[parent[k]] @ X
+        return phi_W[k]
+
+    out = np.zeros(size)
+    for kind, i, j, o in pairs.tolist():
+        if kind == NODE_BLOCK:
+            B = W[i].T @ (Mi[i] @ W[i])
+            if parent[i] >= 0:
+                X, Yi = Y(i)
+                B = B + X.T @ Yi
+            B = (B + B.T) / 2
+        elif kind == CHILD_BLOCK:  # A(℘(j), j) = −W*(i) Y(j) with i = ℘(j)
+            B = -(W[i].T @ Y(j)[1])
+        elif kind == PARENT_BLOCK:  # A(i, ℘(i)) = −Y*(i) W(j) with j = ℘(i)
+            B = -(Y(i)[1].T @ W[j])
+        else:  # siblings: (φ W)*(i) Y(j)
+            B = Y(i)[0].T @ Y(j)[1]
+        out[o: o + B.size] = B.ravel()
+    return out
 
 
 @functools.lru_cache(maxsize=64)
 def block_pairs(tree, s: tuple) -> tuple[np.ndarray, int]:
     """The blocks of :func:`constraint_pattern` as rows ``(kind, i, j, offset)`` for
-    :func:`~.flat.constraint_block_data`, and the size of their buffer (they depend on the tree
+    :func:`block_buffer`, and the size of their buffer (they depend on the tree
     and the ``s_k`` only)."""
     rows, offset = [], 0
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from sko.model import SKOModel
 
-from .flat import omega_apply
+from .. import dispatch
 from .split import ForceSplit, H_plus_apply, H_plus_star_apply, W_apply, W_star_apply, check_split
 
 __all__ = ["phi_inverse_apply", "phi_inverse_star_apply", "constraint_operator_apply", "B_apply", "B_star_apply",
@@ -55,7 +55,17 @@ def constraint_operator_apply(model: SKOModel, f, split: ForceSplit | None = Non
     x = model.node_vector(f, "f")
     if x.dtype.kind == "c":  # Ω is real and linear
         return constraint_operator_apply(model, x.real, split) + 1j * constraint_operator_apply(model, x.imag, split)
-    return omega_apply(split.flat.table, split.flat.numbers, np.ascontiguousarray(x, dtype=np.float64))
+    x = np.asarray(x, dtype=np.float64)
+    return dispatch.run("constraint_operator", (x.dtype,), _omega, split, x)
+
+
+def _omega(split: ForceSplit, x: np.ndarray) -> np.ndarray:
+    """``φ^{-*} M^{-1} φ^{-1} x``, node by node."""
+    y = phi_inverse_apply(split.model, x)
+    z = np.empty_like(y)
+    for Mi, sl in zip(split.M_inverse_by_index, split.model.node_slices):
+        z[sl] = Mi @ y[sl]
+    return phi_inverse_star_apply(split.model, z)
 
 
 def B_apply(model: SKOModel, F_T, split: ForceSplit | None = None) -> np.ndarray:

@@ -30,6 +30,7 @@ gathered system's size.
 from __future__ import annotations
 
 import functools
+from enum import IntEnum
 from typing import NamedTuple
 
 import numpy as np
@@ -38,13 +39,21 @@ import scipy.linalg.lapack
 
 from sko.model import SKOModel
 
+from .. import dispatch
 from .general import CFAResult, accelerations, equivalent_control_force
-from .flat import Step, back_substitution, cyclic_reduction
 from .matrix import block_buffer, block_pairs
 from .operators import B_apply
 from .split import ForceSplit, check_split
 
-__all__ = ["serialized_constraint_force_algorithm", "kept_nodes"]
+__all__ = ["serialized_constraint_force_algorithm", "kept_nodes", "Step"]
+
+#: The columns of the elimination steps of :func:`cyclic_reduction` and :func:`back_substitution`:
+#: sizes ``s``, offsets in the work buffer of ``A(k)`` (``D_``), ``r(k)`` (``R_``), the couplings
+#: ``A(x, y)`` (``C_xy``), ``A(e)^{-1}`` (``V_E``), and of ``F_S(k)`` in the constraint vector (``F_``),
+#: for the eliminated unknown ``e`` and its neighbours ``l`` and ``r``; ``WIDTH`` columns.
+Step = IntEnum("Step", [(name, i) for i, name in enumerate(
+    ("S_E", "S_L", "S_R", "D_E", "D_L", "D_R", "R_E", "R_L", "R_R", "C_LE", "C_EL", "C_RE", "C_ER", "C_LR", "C_RL",
+     "V_E", "F_E", "F_L", "F_R", "WIDTH"))])
 
 
 def kept_nodes(model: SKOModel) -> tuple:
@@ -95,7 +104,7 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
     work = np.zeros(plan.work_size)  # A(k), r(k), the couplings and A(e)^{-1} (see _plan)
     work[plan.copy_to] = data[plan.copy_from]
     work[plan.rhs_to] = rhs_all[plan.rhs_from]
-    cyclic_reduction(work, plan.steps)
+    dispatch.run("cyclic_reduction", (work.dtype,), cyclic_reduction, work, plan.steps)
 
     # The gathered dense system: reduced rows of the survivors and A's blocks between segments.
     n = plan.gathered_size
@@ -104,10 +113,50 @@ def serialized_constraint_force_algorithm(model: SKOModel, T, a=None, b=None, sp
     S[plan.S_to_data] = data[plan.S_from_data]
     x = _solve_positive(S.reshape(n, n), work[plan.r_from]) if n else np.zeros(0)
     F_S[plan.survivor_slots] = x
-    back_substitution(work, plan.steps, F_S)
+    dispatch.run("back_substitution", (work.dtype,), back_substitution, work, plan.steps, F_S)
 
     qdd, f = accelerations(split, F_T, F_S)
     return CFAResult(qdd, F_T, F_S, f, plan.rounds, tuple(model.bodies[i] for i in plan.survivors))
+
+
+def _block(work: np.ndarray, offset: int, rows: int, cols: int) -> np.ndarray:
+    """The row-major block at ``offset`` of the work buffer, as a view."""
+    return work[offset: offset + rows * cols].reshape(rows, cols)
+
+
+def cyclic_reduction(work: np.ndarray, steps: np.ndarray) -> None:
+    """Eliminate, step by step, unknown ``e`` from its neighbours ``l`` and (if ``S_R > 0``)
+    ``r`` (Eq. 39–40), in place in the work buffer; ``A(e)^{-1}`` is kept for the
+    back-substitution."""
+    for k in range(steps.shape[0]):
+        se, sl, sr = (int(steps[k, c]) for c in (Step.S_E, Step.S_L, Step.S_R))
+        Ainv = _block(work, steps[k, Step.V_E], se, se)
+        Ainv[:, :] = np.linalg.inv(_block(work, steps[k, Step.D_E], se, se))
+        re = work[steps[k, Step.R_E]: steps[k, Step.R_E] + se]
+        X = _block(work, steps[k, Step.C_LE], sl, se) @ Ainv  # E = A(l, e) A(e)^{-1}
+        _block(work, steps[k, Step.D_L], sl, sl)[:, :] -= X @ _block(work, steps[k, Step.C_EL], se, sl)
+        work[steps[k, Step.R_L]: steps[k, Step.R_L] + sl] -= X @ re
+        if sr > 0:
+            Z = _block(work, steps[k, Step.C_RE], sr, se) @ Ainv  # G = A(r, e) A(e)^{-1}
+            Aer = _block(work, steps[k, Step.C_ER], se, sr)
+            _block(work, steps[k, Step.D_R], sr, sr)[:, :] -= Z @ Aer
+            work[steps[k, Step.R_R]: steps[k, Step.R_R] + sr] -= Z @ re
+            Alr = -(X @ Aer)
+            _block(work, steps[k, Step.C_LR], sl, sr)[:, :] = Alr
+            _block(work, steps[k, Step.C_RL], sr, sl)[:, :] = Alr.T
+
+
+def back_substitution(work: np.ndarray, steps: np.ndarray, F_S: np.ndarray) -> None:
+    """``F_S(e) = A(e)^{-1} [r(e) − A(e, l) F_S(l) − A(e, r) F_S(r)]`` in reverse elimination
+    order, in place in ``F_S`` (whose survivors are already solved)."""
+    for k in range(steps.shape[0] - 1, -1, -1):
+        se, sl, sr = (int(steps[k, c]) for c in (Step.S_E, Step.S_L, Step.S_R))
+        fl, fr = steps[k, Step.F_L], steps[k, Step.F_R]
+        y = work[steps[k, Step.R_E]: steps[k, Step.R_E] + se]
+        y = y - _block(work, steps[k, Step.C_EL], se, sl) @ F_S[fl: fl + sl]
+        if sr > 0:
+            y = y - _block(work, steps[k, Step.C_ER], se, sr) @ F_S[fr: fr + sr]
+        F_S[steps[k, Step.F_E]: steps[k, Step.F_E] + se] = _block(work, steps[k, Step.V_E], se, se) @ y
 
 
 def _solve_positive(S: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -133,7 +182,7 @@ class _Plan(NamedTuple):
     copy_to: np.ndarray  #: … into the work buffer
     rhs_from: np.ndarray  #: r(k) from the right-hand side …
     rhs_to: np.ndarray  #: … into the work buffer
-    steps: np.ndarray  #: the eliminations (columns of :mod:`sko.algorithms.cfa.flat`)
+    steps: np.ndarray  #: the eliminations (columns of :data:`Step`)
     gathered_size: int
     S_from_work: np.ndarray  #: reduced blocks of the gathered matrix (work buffer) …
     S_to_work: np.ndarray  #: … at their flat positions in it

@@ -24,12 +24,11 @@ from functools import cached_property
 
 import numpy as np
 
-from sko.graphs.errors import DimensionError, SKOError
+from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 from sko.arrays import checked_array
 from sko.model import SKOModel
 
-from . import flat
-from .flat import Split, block_apply
+from .. import dispatch
 
 __all__ = ["ForceSplit", "force_split", "W_apply", "W_star_apply", "H_plus_apply", "H_plus_star_apply"]
 
@@ -51,24 +50,27 @@ class ForceSplit:
     """
 
     def __init__(self, model: SKOModel):
-        if model.dtype.kind != "f":
-            raise SKOError(f"the constraint force algorithm needs real floating-point model data; got dtype {model.dtype}")
+        _check_model(model)
         self.model = model
-        self.flat = fs = flat.FlatSplit(model)  # the numbers, packed for the compiled kernels
-        self.constraint_dims, self.constraint_slices, self.constraint_size = _constraint_layout(*fs.structure)
+        self.constraint_dims, self.constraint_slices, self.constraint_size = _constraint_layout(*split_structure(model))
 
-    # the blocks as arrays, made on first use (the algorithms run on the packed numbers)
+    # the blocks, made on first use (another implementation may keep them elsewhere: the compiled
+    # engine packs them into one buffer and overrides these)
+    @cached_property
+    def _blocks(self) -> tuple[tuple, tuple, tuple]:
+        return _split_blocks(self.model)
+
     @cached_property
     def W_by_index(self) -> tuple:
-        return self.flat.blocks(Split.W, Split.NODE_DIM, Split.CONSTRAINT_DIM)
+        return self._blocks[0]
 
     @cached_property
     def H_plus_by_index(self) -> tuple:
-        return self.flat.blocks(Split.HP, Split.NODE_DIM, Split.HINGE_DIM)
+        return self._blocks[1]
 
     @cached_property
     def M_inverse_by_index(self) -> tuple:
-        return self.flat.blocks(Split.MI, Split.NODE_DIM, Split.NODE_DIM)
+        return self._blocks[2]
 
     def __repr__(self) -> str:
         return f"ForceSplit({len(self.W_by_index)} nodes, {self.constraint_size} constraint coordinates)"
@@ -93,6 +95,37 @@ class ForceSplit:
         if x.shape[0] != self.constraint_size:
             raise DimensionError(f"{name} has length {x.shape[0]}, expected Σ s_k = {self.constraint_size} for this model")
         return x
+
+
+def _check_model(model: SKOModel) -> None:
+    """A model the CFA takes: real floating-point numbers, all finite."""
+    if model.dtype.kind != "f":
+        raise SKOError(f"the constraint force algorithm needs real floating-point model data; got dtype {model.dtype}")
+    blocks = (*model.H_by_index, *model.M_by_index, *(W for W in model.weights_by_index if W is not None))
+    if not all(np.isfinite(X).all() for X in blocks):
+        raise NonFiniteError("the constraint force algorithm got a model with non-finite numbers (NaN or infinity)")
+
+
+def split_structure(model: SKOModel) -> tuple:
+    """What a force split's layout depends on: the tree, the ``m_k`` and the ``n_k``."""
+    return model.tree, tuple(M.shape[0] for M in model.M_by_index), tuple(H.shape[0] for H in model.H_by_index)
+
+
+def _split_blocks(model: SKOModel) -> tuple[tuple, tuple, tuple]:
+    """``W(k)`` (the last ``m_k − n_k`` right singular vectors of ``H(k) = U Σ V*``), ``H⁺(k) =
+    V_n Σ^{-1} U*`` and ``M^{-1}(k)`` of every node, read-only, per index."""
+    W, H_plus, M_inverse = [], [], []
+    for H, M in zip(model.H_by_index, model.M_by_index):
+        n, m = H.shape
+        if n == 0:
+            Vh, Hp = np.eye(m), np.zeros((m, 0))
+        else:
+            U, sigma, Vh = np.linalg.svd(np.asarray(H, dtype=np.float64), full_matrices=True)
+            Hp = Vh[:n].T @ (U.T / sigma[:, None])
+        for out, X in ((W, Vh[n:].T.copy()), (H_plus, Hp), (M_inverse, np.linalg.inv(M))):
+            X.setflags(write=False)
+            out.append(X)
+    return tuple(W), tuple(H_plus), tuple(M_inverse)
 
 
 @functools.lru_cache(maxsize=64)
@@ -121,50 +154,64 @@ def force_split(model: SKOModel) -> ForceSplit:
     >>> s.constraint_size, float(np.abs(model.H[0] @ s.W[0]).max()), s.H_plus[0].ravel().tolist()
     (2, 0.0, [0.0, 0.5, 0.0])
     """
-    return ForceSplit(model)
+    return _new_split(model)
+
+
+def _new_split(model: SKOModel) -> ForceSplit:
+    return dispatch.run("force_split", (model.dtype,), ForceSplit, model)
 
 
 def check_split(model: SKOModel, split: ForceSplit | None) -> ForceSplit:
     """``split`` if it belongs to ``model``, a new one if ``None``."""
     if split is None:
-        return ForceSplit(model)
+        return _new_split(model)
     if not isinstance(split, ForceSplit) or split.model is not model:
         raise SKOError("split must be the ForceSplit of this very model (force_split(model))")
     return split
 
 
-def _apply(split: ForceSplit, block: int, rows: int, cols: int, out_at: int, in_at: int, transpose: bool,
-           x: np.ndarray, out_size: int) -> np.ndarray:
-    """One block-diagonal product by the compiled kernel (complex vectors part by part: the
-    operators are real and linear)."""
-    fs = split.flat
+def _apply(split: ForceSplit, name: str, transpose: bool, x: np.ndarray, out_size: int) -> np.ndarray:
+    """``out(k) = B(k) x(k)`` (or ``B*(k) x(k)``) for the block-diagonal operator ``name`` of the
+    split, ``"W"`` (node × constraint blocks) or ``"H_plus"`` (node × hinge); complex vectors
+    part by part (the operators are real and linear)."""
     if x.dtype.kind == "c":
-        return (_apply(split, block, rows, cols, out_at, in_at, transpose, x.real, out_size)
-                + 1j * _apply(split, block, rows, cols, out_at, in_at, transpose, x.imag, out_size))
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    return block_apply(fs.table, fs.numbers, int(block), int(rows), int(cols), int(out_at), int(in_at), transpose, x,
-                       out_size)
+        return _apply(split, name, transpose, x.real, out_size) + 1j * _apply(split, name, transpose, x.imag, out_size)
+    x = np.asarray(x, dtype=np.float64)
+    return dispatch.run("split_apply", (x.dtype,), _block_products, split, name, transpose, x, out_size)
+
+
+def _block_products(split: ForceSplit, name: str, transpose: bool, x: np.ndarray, out_size: int) -> np.ndarray:
+    """The reference product of :func:`_apply`: one block product per node."""
+    blocks = split.W_by_index if name == "W" else split.H_plus_by_index
+    columns = split.constraint_slices if name == "W" else split.model.dof_slices
+    out = np.zeros(out_size)
+    for B, rows, cols in zip(blocks, split.model.node_slices, columns):
+        if transpose:
+            out[cols] = B.T @ x[rows]
+        else:
+            out[rows] = B @ x[cols]
+    return out
 
 
 def W_apply(split: ForceSplit, F_S) -> np.ndarray:
     """``W F_S``: stacked constraint vector → stacked node vector."""
     x = split.constraint_vector(F_S, "F_S")
-    return _apply(split, Split.W, Split.NODE_DIM, Split.CONSTRAINT_DIM, Split.NODE, Split.CON, False, x, split.model.node_size)
+    return _apply(split, "W", False, x, split.model.node_size)
 
 
 def W_star_apply(split: ForceSplit, f) -> np.ndarray:
     """``W* f`` (``= W^+ f``): stacked node vector → stacked constraint vector."""
     x = split.model.node_vector(f, "f")
-    return _apply(split, Split.W, Split.NODE_DIM, Split.CONSTRAINT_DIM, Split.CON, Split.NODE, True, x, split.constraint_size)
+    return _apply(split, "W", True, x, split.constraint_size)
 
 
 def H_plus_apply(split: ForceSplit, F_T) -> np.ndarray:
     """``H⁺ F_T``: stacked hinge vector → stacked node vector."""
     x = split.model.dof_vector(F_T, "F_T")
-    return _apply(split, Split.HP, Split.NODE_DIM, Split.HINGE_DIM, Split.NODE, Split.DOF, False, x, split.model.node_size)
+    return _apply(split, "H_plus", False, x, split.model.node_size)
 
 
 def H_plus_star_apply(split: ForceSplit, f) -> np.ndarray:
     """``H⁺* f``: stacked node vector → stacked hinge vector."""
     x = split.model.node_vector(f, "f")
-    return _apply(split, Split.HP, Split.NODE_DIM, Split.HINGE_DIM, Split.DOF, Split.NODE, True, x, split.model.dof_size)
+    return _apply(split, "H_plus", True, x, split.model.dof_size)

@@ -11,13 +11,11 @@ built on them (BODIES.md).
   reflected rotor inertia on their joint's diagonal of ℳ; :mod:`.beam`: clamped-free beam modes.
 * :mod:`.cluster`: rigid bodies coupled by mimic joints, gears or closed loops as one node with
   non-square weights (constraint embedding, EMBEDDING.md).
-* :mod:`.kernels`: compiled node states, registered once per body type (the library's in
-  :mod:`.rigid_kernels`, :mod:`.flexible_kernel`, :mod:`.cluster_kernel`);
-  :mod:`.joint_kernels`: compiled joint types, declared once per joint type with
-  :func:`joint_type` (the library's in :mod:`.compiled_joints`); :mod:`.toolkit`: the spatial
-  algebra and joint kinematics a user's kernel calls.
 
-Systems of body types are in :mod:`sko.systems`. Their dynamics are checked against
+The body types here are Python only; their compiled node states and joint kinematics are in
+:mod:`sko.engine` (the library's kernels, and :func:`sko.engine.state_kernel` and
+:func:`sko.engine.joint_type` for a type written elsewhere). Systems of body types are in
+:mod:`sko.systems`. Their dynamics are checked against
 :mod:`sko.independent` (particles and Lagrange's equations, no shared code) in ``tests/bodies``;
 ``papers/tutorial_body_type.py`` shows how to write a new body type.
 """
@@ -45,7 +43,6 @@ from sko.bodies.joints import (
     Revolute,
     Spherical,
     SphericalEulerZYX,
-    joint_type,
 )
 from sko.bodies.rigid import RigidBody
 from sko.bodies.rotor import GearedRotorLink
@@ -61,6 +58,6 @@ __all__ = [
     "RigidBody", "ArmatureBody", "FlexibleBody", "ModalNode", "exp_map_coefficients", "GearedRotorLink",
     "BeamModes", "cantilever_modes", "flexible_beam",
     "Joint", "JointDerivatives", "JointKinematics", "JointLimits", "Revolute", "Prismatic", "Helical", "Cylindrical", "Planar", "Spherical",
-    "SphericalEulerZYX", "Free", "Fixed", "RackAndPinion", "CustomJoint", "ReversedJoint", "joint_type",
+    "SphericalEulerZYX", "Free", "Fixed", "RackAndPinion", "CustomJoint", "ReversedJoint",
     "CompositeJoint", "OffsetJoint", "FreePositionFirst",
 ]

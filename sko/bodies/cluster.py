@@ -36,7 +36,7 @@ Constraints (EMBEDDING.md §4):
   :class:`LoopClosureError` naming the cluster and its loops.
 
 A cluster of couplings only with library joints has a compiled state
-(:mod:`sko.bodies.cluster_kernel`); one with loops runs this module's Python
+(:mod:`sko.engine.bodies.cluster`); one with loops runs this module's Python
 ``at_state`` on the compiled path.
 """
 
@@ -663,16 +663,6 @@ class RigidCluster(BodyType):
         potential = sum(-mass * (gravity @ (h.position + h.rotation @ com)) for (mass, com), h in zip(self._mass_com, hs))
         return NodeState(E=Phi @ B, H=Hstar.T, M=M, a=a, b=b, V=np.concatenate([h.v for h in hs]),
                          attachments=attachments, potential=potential)
-
-    def compiled_state(self):
-        """Packed for the compiled kernel (:func:`sko.bodies.cluster_kernel.pack_cluster`) when
-        the cluster has couplings only and library joints; ``None`` with closed loops (solved
-        by Newton's method from the nearest anchor, in Python)."""
-        from sko.bodies.cluster_kernel import pack_cluster
-
-        if type(self).at_state is not RigidCluster.at_state:  # a subclass with its own state
-            return None
-        return pack_cluster(self)
 
     @property
     def attachment_names(self) -> tuple:

@@ -27,7 +27,7 @@ SKO model or any recursion; it answers, at a state, questions about its own node
 
 Optionally, :meth:`BodyType.compiled_state` names a registered compiled kernel that writes the
 same node state into flat buffers, with the body's constants packed for it
-(:mod:`sko.bodies.kernels`; every body type of the library has one, and a type written outside
+(:mod:`sko.engine.state_kernels`; every body type of the library has one, and a type written outside
 the package registers its own the same way). A type without one still runs fast: its Python
 :meth:`BodyType.at_state` fills the buffers and the recursions run compiled.
 
@@ -113,10 +113,10 @@ class NodeState:
 
 @dataclass(frozen=True)
 class CompiledState:
-    """A body's compiled state (optional; :mod:`sko.bodies.kernels`): the registered
-    :class:`~sko.bodies.kernels.StateKernel` that writes its node state, the body's ``constants``
+    """A body's compiled state (optional; :mod:`sko.engine.state_kernels`): the registered
+    :class:`~sko.engine.state_kernels.StateKernel` that writes its node state, the body's ``constants``
     packed as that kernel reads them (finite real numbers), and the ``scratch`` entries it needs;
-    optionally the compiled hooks of :mod:`sko.bodies.hooks` reading the same constants: its
+    optionally the compiled hooks of :mod:`sko.engine.hooks` reading the same constants: its
     ``hinge_force`` (mirroring :meth:`BodyType.hinge_force`), ``qdot`` and ``normalize``."""
 
     kernel: object
@@ -168,7 +168,7 @@ class BodyType(ABC):
 
     # ------------------------------------------------------------------ optional
     def compiled_state(self) -> CompiledState | None:
-        """The body's compiled state kernel and packed constants (:mod:`sko.bodies.kernels`), or
+        """The body's compiled state kernel and packed constants (:mod:`sko.engine.state_kernels`), or
         ``None`` (default): its :meth:`at_state` then runs in Python and only the recursions are
         compiled."""
         return None

@@ -182,15 +182,6 @@ class FlexibleBody(BodyType):
     def _inertia(self, r_i, B) -> np.ndarray:
         return np.einsum("i,iaj,iak->jk", self.masses, B, B)
 
-    def compiled_state(self):
-        """Packed for the compiled kernel (:mod:`sko.bodies.flexible_kernel`); ``None`` with a
-        user-defined joint, whose kinematics only exist in Python."""
-        from sko.bodies.flexible_kernel import pack_flexible
-
-        if type(self).at_state is not FlexibleBody.at_state:  # a subclass with its own state
-            return None
-        return pack_flexible(self)
-
     def at_state(self, q, qd, inboard: Attachment, gravity) -> NodeState:
         nq, nv, r = self.joint.nq, self.joint.nv, self.r
         qj, eta, qdj, etad = q[:nq], q[nq:], qd[:nv], qd[nv:]

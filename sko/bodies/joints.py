@@ -18,10 +18,9 @@ rejected**: its rotation is that of ``q/‖q‖`` (integrators drift off the uni
 
 Joints are independent of any system: a joint is a small immutable object a body type can use.
 
-Every joint type of this module declares its compiled kinematics in the joint registry
-(:mod:`sko.bodies.joint_kernels`, :mod:`sko.bodies.compiled_joints`); a joint type written
-elsewhere does the same with :func:`joint_type` and runs compiled on every path. A
-:class:`CustomJoint` (Python functions) runs in Python.
+The engine compiles the kinematics of every joint type of this module (:mod:`sko.engine.joints`);
+a joint type written elsewhere declares its own with :func:`sko.engine.joint_type` and runs
+compiled on every path. A :class:`CustomJoint` (Python functions) runs in Python.
 """
 
 from __future__ import annotations
@@ -57,8 +56,6 @@ from sko.spatial import (
     xlt,
 )
 
-from sko.bodies import compiled_joints as cj
-from sko.bodies.joint_kernels import REGISTRY, JointKernel
 from sko.errors import JointError
 from sko.graphs.errors import SKOError
 
@@ -79,7 +76,6 @@ __all__ = [
     "RackAndPinion",
     "CustomJoint",
     "ReversedJoint",
-    "joint_type",
 ]
 
 
@@ -151,9 +147,6 @@ class Joint:
     #: True where ``S`` is constant and ``c_J = 0`` (the successor-frame velocity is ``S ν`` with
     #: a fixed ``S``): the joint's terms have no derivatives of their own (:meth:`kinematics_derivatives`)
     constant_motion: bool = False
-    #: The joint type's compiled kinematics (:mod:`sko.bodies.joint_kernels`; declared with
-    #: :func:`joint_type`), or None: the joint then runs in Python on every path.
-    compiled: JointKernel | None = None
 
     def __init__(self, name: str | None = None):
         self.name = name
@@ -337,7 +330,6 @@ class Helical(Joint):
 
     nq = nv = 1
     kind = "helical"
-    compiled = cj.LIBRARY[cj.HELICAL]
     constant_motion = True
 
     def __init__(self, axis=(0.0, 0.0, 1.0), pitch: float = 0.0, name: str | None = None):
@@ -379,7 +371,6 @@ class Prismatic(Joint):
 
     nq = nv = 1
     kind = "prismatic"
-    compiled = cj.LIBRARY[cj.PRISMATIC]
     constant_motion = True
 
     def __init__(self, axis=(0.0, 0.0, 1.0), name: str | None = None):
@@ -406,7 +397,6 @@ class RackAndPinion(Joint):
 
     nq = nv = 1
     kind = "rack-and-pinion"
-    compiled = cj.LIBRARY[cj.RACK_AND_PINION]
 
     def __init__(self, radius: float, name: str | None = None):
         super().__init__(name)
@@ -433,7 +423,6 @@ class Cylindrical(Joint):
 
     nq = nv = 2
     kind = "cylindrical"
-    compiled = cj.LIBRARY[cj.CYLINDRICAL]
     constant_motion = True
 
     def __init__(self, axis=(0.0, 0.0, 1.0), name: str | None = None):
@@ -476,7 +465,6 @@ class Planar(Joint):
 
     nq = nv = 3
     kind = "planar"
-    compiled = cj.LIBRARY[cj.PLANAR]
     constant_motion = True
 
     def __init__(self, normal=(0.0, 0.0, 1.0), name: str | None = None):
@@ -545,7 +533,6 @@ class Spherical(Joint):
 
     nq, nv = 4, 3
     kind = "spherical"
-    compiled = cj.LIBRARY[cj.SPHERICAL]
     constant_motion = True
 
     def neutral(self):
@@ -589,7 +576,6 @@ class SphericalEulerZYX(Joint):
 
     nq = nv = 3
     kind = "spherical-euler-zyx"
-    compiled = cj.LIBRARY[cj.EULER_ZYX]
 
     def random(self, rng):
         return np.array([rng.uniform(-np.pi, np.pi), rng.uniform(-1.2, 1.2), rng.uniform(-np.pi, np.pi)])
@@ -620,7 +606,6 @@ class Free(Joint):
 
     nq, nv = 7, 6
     kind = "free"
-    compiled = cj.LIBRARY[cj.FREE]
     constant_motion = True
 
     def neutral(self):
@@ -691,7 +676,6 @@ class Fixed(Joint):
 
     nq = nv = 0
     kind = "fixed"
-    compiled = cj.LIBRARY[cj.FIXED]
 
     def _kinematics(self, q, v):
         dtype = result_dtype(q, v)
@@ -838,77 +822,3 @@ class ReversedJoint(Joint):
     def __repr__(self) -> str:
         return f"ReversedJoint({self.joint!r})"
 
-
-for _kind in (Helical, Prismatic, RackAndPinion, Cylindrical, Planar, Spherical, SphericalEulerZYX, Free, Fixed):
-    _kind.compiled.owner = _kind  # the class whose Python kinematics the compiled ones equal
-
-
-# ---------------------------------------------------------------------------- joint types from outside
-def joint_type(*, kinematics: Callable, nq: int, nv: int, parameters: int = 0, qdot: Callable | None = None,
-               normalize: Callable | None = None, constant_motion: bool = False, name: str | None = None):
-    """Declare a :class:`Joint` subclass's compiled kinematics (a class decorator): one
-    declaration, and the joint runs compiled in every request of every system, in batches,
-    complex-step derivatives and compiled rollouts (:mod:`sko.bodies.joint_kernels` gives the
-    signatures of ``kinematics``, ``qdot`` and ``normalize``).
-
-    The class gets ``nq``, ``nv``, :attr:`~Joint.constant_motion` and :attr:`~Joint.compiled`;
-    its instances give their constants by :meth:`~Joint.compiled_parameters` (``parameters``
-    numbers). Where the class does not write its own, its Python ``_kinematics``, ``_qdot`` and
-    ``normalize`` call the compiled functions (checked: finite, ``S`` of full column rank), so
-    the reference path computes the same joint; written in Python, they are an independent
-    reference for the compiled ones.
-
-    Examples
-    --------
-    A revolute joint about z through a gear: the angle is ``N q`` for a ratio ``N``, so
-    ``E = rz(N q)``, ``S = [0, 0, N, 0, 0, 0]ᵀ``:
-
-    >>> import numpy as np
-    >>> def turn(p, po, q, qo, v, vo, X, S, c):
-    ...     a = p[po] * q[qo]
-    ...     X[0, 0], X[0, 1], X[1, 0], X[1, 1], X[2, 2] = np.cos(a), np.sin(a), -np.sin(a), np.cos(a), 1.0
-    ...     S[2, 0] = p[po]
-    ...     return True
-    >>> @joint_type(kinematics=turn, nq=1, nv=1, parameters=1, constant_motion=True)
-    ... class GearedRevolute(Joint):
-    ...     def __init__(self, ratio, name=None):
-    ...         super().__init__(name)
-    ...         self.ratio = float(ratio)
-    ...     def compiled_parameters(self):
-    ...         return np.array([self.ratio])
-    >>> GearedRevolute(2.0).motion_subspace([0.1]).ravel()
-    array([0., 0., 2., 0., 0., 0.])
-    """
-    def declare(cls):
-        if not (isinstance(cls, type) and issubclass(cls, Joint)) or cls is Joint:
-            raise JointError(f"joint_type decorates a subclass of Joint, got {cls!r}")
-        entry = JointKernel(kinematics, nq=nq, nv=nv, parameters=parameters, qdot=qdot, normalize=normalize,
-                            constant_motion=constant_motion, name=name or f"{cls.__module__}.{cls.__qualname__}")
-        entry.owner = cls
-        cls.compiled, cls.nq, cls.nv = entry, entry.nq, entry.nv
-        cls.constant_motion, cls.user_defined = entry.constant_motion, True
-        if "_kinematics" not in cls.__dict__:
-            def _kinematics(self, q, v):
-                E, r, S, c = entry.run_kinematics(self, _parameters(self, entry), q, v)
-                return JointKinematics(plucker(E, r), S, c)
-            cls._kinematics = _kinematics
-        if entry.has_qdot and "_qdot" not in cls.__dict__:
-            cls._qdot = lambda self, q, v: entry.run_qdot(self, _parameters(self, entry), q, v)
-        if entry.has_normalize and "normalize" not in cls.__dict__:
-            def _normalize(self, q):
-                q = self._vector(q, self.nq, "q")
-                return entry.run_normalize(self, _parameters(self, entry), q)
-            cls.normalize = _normalize
-        REGISTRY[entry.name] = entry
-        return cls
-
-    return declare
-
-
-def _parameters(joint: Joint, entry: JointKernel) -> np.ndarray:
-    """The joint's :meth:`~Joint.compiled_parameters`, checked against its declaration."""
-    p = cj.checked_parameters(joint, entry)
-    if p is None:
-        raise JointError(f"{joint}: its compiled functions take numbers, but compiled_parameters() gives "
-                         f"{joint.compiled_parameters()!r}")
-    return p

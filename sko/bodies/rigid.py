@@ -67,15 +67,6 @@ class RigidBody(JointCoordinates, BodyType):
             _, self._com, _ = inertia_parameters(self.inertia)
         self.valid_by_construction = not joint.user_defined
 
-    def compiled_state(self):
-        """Packed for the compiled kernel (:mod:`sko.bodies.rigid_kernels`); ``None`` with a
-        user-defined joint, whose kinematics only exist in Python."""
-        from sko.bodies.rigid_kernels import pack_rigid
-
-        if type(self).at_state is not RigidBody.at_state:  # a subclass with its own state
-            return None
-        return pack_rigid(self)
-
     def at_state(self, q, qd, inboard: Attachment, gravity) -> NodeState:
         h = hinge_state(self.joint, self.placement, q, qd, inboard)
         com = h.position + h.rotation @ self._com

@@ -87,15 +87,6 @@ class GearedRotorLink(JointCoordinates, BodyType):
         """``(rotor mass, rotor centre in F_o)``: the point mass the parent body must include."""
         return self.rotor_mass, self.rotor_centre
 
-    def compiled_state(self):
-        """Packed for the compiled kernel (:mod:`sko.bodies.rigid_kernels`); ``None`` with a
-        user-defined joint, whose kinematics only exist in Python."""
-        from sko.bodies.rigid_kernels import pack_rotor
-
-        if type(self).at_state is not GearedRotorLink.at_state:  # a subclass with its own state
-            return None
-        return pack_rotor(self)
-
     def at_state(self, q, qd, inboard: Attachment, gravity) -> NodeState:
         h = hinge_state(self.joint, self.placement, q, qd, inboard)
         dtype = h.v.dtype

@@ -28,7 +28,7 @@ from numbers import Real
 
 import numpy as np
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
 from sko.graphs.errors import RankDeficientError
 from sko.constraints.kinematics import (batched, body_states, constraint_error_rows, constraint_rows, drift, resolved,
                                         side_maps)

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
 from sko.graphs.errors import DimensionError, UnknownNodeError
 from sko.spatial import plucker_rotation, plucker_translation, skew
 from sko.constraints.values import ConstraintError, FrameConstraint

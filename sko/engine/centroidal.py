@@ -1,5 +1,5 @@
 """The request kernels of centroidal dynamics (CENTROIDAL.md), declared in the catalogue of
-:mod:`sko.systems.requests` as ``centroidal`` and ``centroidal_momentum_matrix_rate``.
+:mod:`sko.engine.requests` as ``centroidal`` and ``centroidal_momentum_matrix_rate``.
 
 :func:`centroidal` writes one state's packed result of :mod:`sko.systems.centroidal` (its
 reference function, :func:`~sko.systems.centroidal.reference_centroidal`): the maps ``Ψ(k)`` base
@@ -15,17 +15,17 @@ inertia ``I_0`` (Eq. 3), then the shift to the centre of mass (Eq. 4). It reads 
 
 from __future__ import annotations
 
-from sko.algorithms.compiled.borrow import borrowed, matrix_view
-from sko.algorithms.compiled.flat import Flat
-from sko.algorithms.compiled.jit import kernel, register
-from sko.bodies.kernels import Row, Terms
+from sko.engine.borrow import borrowed, matrix_view
+from sko.engine.layout import Flat
+from sko.engine.jit import kernel, register
+from sko.engine.state_kernels import Row, Terms
 from sko.engine.request_views import Header, fill_arena, request_views
 
 __all__ = ["centroidal", "centroidal_rate", "centroidal_buffers", "rate_buffers"]
 
 
 def centroidal_buffers(s) -> tuple:
-    """``Ψ``, ``Y``, ``I_0``, ``X_G^*``, a 6 × 6 product (``s``: :class:`~sko.systems.requests.Sizes`)."""
+    """``Ψ``, ``Y``, ``I_0``, ``X_G^*``, a 6 × 6 product (``s``: :class:`~sko.engine.requests.Sizes`)."""
     return 6 * s.ns, 6 * s.ns, 36, 36, 36
 
 

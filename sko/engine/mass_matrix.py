@@ -18,8 +18,8 @@ then computes each tree in the frame of its root body (an inertial frame for the
   held in registers and dotted with the columns of ``k`` and of its ancestors:
   ``ℳ(j, k) = s_jᵀ F`` — one triangle, written with its mirror.
 
-The generic kernels (:func:`~sko.algorithms.compiled.kernels.composite_inertias`,
-:func:`~sko.algorithms.compiled.kernels.mass_matrix`) carry 6 × 6 congruences and 6 × 6 transforms
+The generic kernels (:func:`~sko.engine.recursions.composite_inertias`,
+:func:`~sko.engine.recursions.mass_matrix`) carry 6 × 6 congruences and 6 × 6 transforms
 of the columns at every step; they stay for every other body type.
 """
 
@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.algorithms.compiled.borrow import borrowed
-from sko.algorithms.compiled.flat import Flat
-from sko.algorithms.compiled.jit import kernel
+from sko.engine.borrow import borrowed
+from sko.engine.layout import Flat
+from sko.engine.jit import kernel
 
 __all__ = ["POSE", "COMPOSITE", "NODE", "applies", "rigid_mass_matrix"]
 
@@ -40,12 +40,12 @@ POSE, COMPOSITE, NODE = 0, 12, 22
 
 def applies(layout) -> bool:
     """Whether :func:`rigid_mass_matrix` takes the system of ``layout`` (a
-    :class:`~sko.systems.state_layout.StateLayout`): every body compiled by the library's rigid
+    :class:`~sko.engine.state_layout.StateLayout`): every body compiled by the library's rigid
     body kernel, whose ``M`` is its constant spatial inertia and a child hangs from its parent's
     own frame (``Γ = I``), and every inertia the one of its ten parameters to rounding (a body's
     inertia is checked physical only to a relative 1e-9: one further off takes the generic
     kernels, which read all 36 entries)."""
-    from sko.bodies.rigid_kernels import RIGID, RigidConstants
+    from sko.engine.bodies.rigid import RIGID, RigidConstants
 
     if not layout.bodies or not all(c is not None and c.kernel is RIGID for c in layout.compiled):
         return False

@@ -1,6 +1,6 @@
 """The regressors of a rigid tree, compiled (IDENTIFICATION.md, *The compiled recursion*).
 
-Two requests of the catalogue (:data:`~sko.systems.requests.REQUESTS`), for systems whose bodies
+Two requests of the catalogue (:data:`~sko.engine.requests.REQUESTS`), for systems whose bodies
 are all plain :class:`~sko.bodies.rigid.RigidBody` with a compiled state (:func:`applies`):
 
 ``joint_torque_regressor``
@@ -8,7 +8,7 @@ are all plain :class:`~sko.bodies.rigid.RigidBody` with a compiled state (:func:
 ``energy_regressors``
     ``[y_T; y_V]`` (2 × 10 N) with ``T = y_T · π`` and ``V = y_V · π`` at ``(q, θ̇)``.
 
-Both read the state's arena as the other requests do (:func:`~sko.systems.requests.fill_arena`):
+Both read the state's arena as the other requests do (:func:`~sko.engine.requests.fill_arena`):
 each body's ``H``, weight ``φ(℘(k), k)``, ``a``, node velocity ``𝒱`` (body coordinates) and its
 own frame's world pose ``(R, p)``. One pass from the base to the tips does everything: the node
 acceleration ``α = φ* α(℘) + H* θ̈ + a`` (gravity in the base's ``a``; any joint, its ``c_J`` in
@@ -20,8 +20,8 @@ products per (column, body) pair: O(N·d). The columns of body ``k`` are ``10 k`
 system's body order (the flat layout's ``BODY``), as :meth:`inertial_parameters` orders them.
 
 The Python side (:func:`joint_torque_regressor`, :func:`energy_regressors`) answers through the
-engine (:meth:`~sko.systems.engine.Engine.direct` for the common call, else
-:meth:`~sko.systems.engine.Engine.run`: checks, batches in parallel chunks, a state whose result
+engine (:meth:`~sko.engine.dispatch.Engine.direct` for the common call, else
+:meth:`~sko.engine.dispatch.Engine.run`: checks, batches in parallel chunks, a state whose result
 is not finite retried on the reference path, which names the overflow), or returns
 ``NotImplemented`` for the reference path (:mod:`sko.systems.regressors`).
 """
@@ -32,12 +32,12 @@ import weakref
 
 import numpy as np
 
-from sko.algorithms.compiled.borrow import borrowed, matrix_view
-from sko.algorithms.compiled.flat import Flat
-from sko.algorithms.compiled.jit import kernel
-from sko.bodies.kernels import Record, Row, Terms
+from sko.engine.borrow import borrowed, matrix_view
+from sko.engine.layout import Flat
+from sko.engine.jit import kernel
+from sko.engine.state_kernels import Record, Row, Terms
 from sko.bodies.rigid import RigidBody
-from sko.systems.requests import REQUESTS, Header, Request, Sizes, fill_arena, request_views
+from sko.engine.requests import REQUESTS, Header, Request, Sizes, fill_arena, request_views
 
 __all__ = ["applies", "joint_torque_regressor", "energy_regressors", "TORQUE", "ENERGY"]
 
@@ -194,7 +194,7 @@ def _torque_shape(s: Sizes) -> tuple:
     return (s.nv, 10 * s.n)
 
 
-#: The catalogue's entries of the two requests (added to :data:`~sko.systems.requests.REQUESTS`).
+#: The catalogue's entries of the two requests (added to :data:`~sko.engine.requests.REQUESTS`).
 TORQUE = Request("joint_torque_regressor", _joint_torque_regressor, Terms.POSE, "dv", True, _torque_shape,
                  lambda s: (6 * s.n, 6 * s.nv, 60))
 ENERGY = Request("energy_regressors", _energy_regressors, Terms.POSE, None, True, lambda s: (2, 10 * s.n),

@@ -1,4 +1,4 @@
-"""The views of a request vector (:mod:`sko.systems.requests`): its header :data:`Header`, the
+"""The views of a request vector (:mod:`sko.engine.requests`): its header :data:`Header`, the
 arrays it holds (:func:`request_views`) and the fill of its arena (:func:`fill_arena`), which every
 request kernel starts with."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.algorithms.compiled.borrow import matrix_view
-from sko.algorithms.compiled.fields import columns
-from sko.algorithms.compiled.flat import Flat, Riccati
-from sko.algorithms.compiled.jit import register
-from sko.bodies.kernels import Row, fill_states
+from sko.engine.borrow import matrix_view
+from sko.engine.fields import columns
+from sko.engine.layout import Flat, Riccati
+from sko.engine.jit import register
+from sko.engine.state_kernels import Row, fill_states
 
 __all__ = ["Header", "request_views", "fill_arena"]
 
@@ -27,7 +27,7 @@ Header = columns(
     "REALS", "REALS_END",  # where the constants are (float64 entries)
     "WORKSPACE",  # where the workspace starts (entries of the scalar type)
     "BUFFERS",  # where the offsets of the workspace's buffers start (words)
-    "HINGES",  # 1: some body has a compiled hinge force (sko.bodies.hooks), which the dynamics add
+    "HINGES",  # 1: some body has a compiled hinge force (sko.engine.hooks), which the dynamics add
 )
 
 

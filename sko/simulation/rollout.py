@@ -4,11 +4,11 @@
 ``q`` projected back onto its manifold after each step (unit quaternions), as
 :func:`~sko.simulation.simulate.simulate` does for one. Where every body has a compiled state, every
 hinge force is compiled (no tendon, no body type whose ``hinge_force`` has no compiled hook:
-:mod:`sko.bodies.hooks`), every joint's ``q̇`` map and projection are compiled (declared by its
-joint type: :mod:`sko.bodies.joint_kernels`; every joint but a
+:mod:`sko.engine.hooks`), every joint's ``q̇`` map and projection are compiled (declared by its
+joint type: :mod:`sko.engine.joint_registry`; every joint but a
 :class:`~sko.bodies.joints.CustomJoint`), every body type with a ``q̇`` map of its own gives it as
 a compiled hook, and the hinge forces are an array, the whole loop runs compiled, in parallel over
-chunks of rollouts (:mod:`sko.systems.compiled_rollout`): no Python per state or per step.
+chunks of rollouts (:mod:`sko.engine.rollout`): no Python per state or per step.
 Otherwise (a ``tau`` callable, bodies with a Python state or Python hinge forces, the reference
 backend) each step makes batched calls of the system's methods over the rollouts still running.
 
@@ -24,16 +24,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.algorithms import get_backend
+from sko.engine.backend import get_backend
 from sko.arrays import checked_array, checked_count, checked_scalar, plain_numbers_as_floats
-from sko.bodies import compiled_joints as cj
+from sko.engine import joints as cj
 from sko.bodies.contract import BodyError, BodyType
-from sko.bodies.hooks import hook_address, normalize_at, qdot_at
-from sko.bodies.kernels import Row
+from sko.engine.hooks import hook_address, normalize_at, qdot_at
+from sko.engine.state_kernels import Row
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
-from sko.systems import compiled_rollout as CR
+from sko.engine import rollout as CR
 from sko.systems.coordinates import coordinate_maps
-from sko.systems.requests import REQUESTS
+from sko.engine.requests import REQUESTS
 
 __all__ = ["Rollout", "CompiledMaps", "INTEGRATORS", "rollout", "compiled_maps", "stopped", "renamed"]
 
@@ -42,8 +42,8 @@ INTEGRATORS = ("rk4", "euler")
 
 
 class CompiledMaps(NamedTuple):
-    """The coordinate runs of :mod:`~sko.systems.compiled_rollout`: the ``Maps`` table and the
-    joints' :data:`~sko.bodies.compiled_joints.Packed` records its rows point into."""
+    """The coordinate runs of :mod:`~sko.engine.rollout`: the ``Maps`` table and the
+    joints' :data:`~sko.engine.joints.Packed` records its rows point into."""
 
     table: np.ndarray
     packed: np.ndarray
@@ -128,7 +128,7 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
 
 
 def compiled_maps(system) -> CompiledMaps | None:
-    """The :class:`CompiledMaps` of :mod:`~sko.systems.compiled_rollout`, or None where the
+    """The :class:`CompiledMaps` of :mod:`~sko.engine.rollout`, or None where the
     rollout cannot run compiled (module docstring): each joint with a ``q̇`` map or a projection
     of its own is run by its joint type's declared functions, which its Python ones must be."""
     engine = system._engine
@@ -173,7 +173,7 @@ def compiled_maps(system) -> CompiledMaps | None:
 
 def _hook_run(system, layout, name) -> list:
     """The ``HOOK`` run of a body whose type's ``q̇`` map and normalisation are compiled hooks
-    (:mod:`sko.bodies.hooks`), with their addresses for float64 states."""
+    (:mod:`sko.engine.hooks`), with their addresses for float64 states."""
     i = layout.index[name]
     body, hooks, j = system.body(name), layout.hooks[i], int(layout.row_of[i])
     qs, vs, row = system.q_slices[name], system.dof_slices[name], layout.rows[j]
@@ -193,7 +193,7 @@ SEGMENT = 1_000_000
 def _compiled(system, maps, T, dt: float, rk4: bool, Q, V, failed, report) -> np.ndarray:
     """The compiled loop; with a progress report, in segments of about :data:`SEGMENT`
     state-steps over the rollouts still running, reported after each. Returns each rollout's
-    status (:func:`~sko.systems.compiled_rollout.rollout`)."""
+    status (:func:`~sko.engine.rollout.rollout`)."""
     B, steps, nv = Q.shape[0], Q.shape[1] - 1, V.shape[2]
     w = system._engine._request_vector(REQUESTS["forward_dynamics"], np.dtype(np.float64))
     status = np.full(B, -1, dtype=np.int64)

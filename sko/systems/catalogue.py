@@ -1,11 +1,11 @@
 """The catalogue of the system API's requests: :data:`DECLARATIONS`, each declared once.
 
 Everything about a request follows from its :class:`~sko.systems.declared.Declaration` and
-its compiled part (:data:`~sko.systems.requests.REQUESTS`): the system method
+its compiled part (:data:`~sko.engine.requests.REQUESTS`): the system method
 (:func:`declared_methods` puts it on :class:`~sko.systems.multibody.MultibodySystem`), what
 sweeps and ``sko sample`` evaluate (:data:`INPUTS_OF`, :data:`SHORT_NAMES`), what
 ``sko compile`` compiles (:mod:`sko.precompile`). Adding a request is one declaration here, one
-kernel and its entry in :data:`~sko.systems.requests.REQUESTS`, and one reference function
+kernel and its entry in :data:`~sko.engine.requests.REQUESTS`, and one reference function
 (:mod:`sko.systems.reference`); :func:`declare` adds one at run time (a user's own).
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 
 from sko.graphs.errors import SKOError
 from sko.systems import reference, rigid_derivatives
-from sko.systems import requests as compiled
+from sko.engine import requests as compiled
 from sko.systems.declared import Declaration, method
 
 __all__ = ["DECLARATIONS", "INPUTS_OF", "SHORT_NAMES", "declared_methods", "declare", "withdraw"]
@@ -89,7 +89,7 @@ def _check(declaration: Declaration) -> None:
     d = declaration
     request = compiled.REQUESTS.get(d.name)
     if request is None:
-        raise SKOError(f"request {d.name!r} has no compiled part: add its Request to sko.systems.requests.REQUESTS")
+        raise SKOError(f"request {d.name!r} has no compiled part: add its Request to sko.engine.requests.REQUESTS")
     if request.velocities != d.velocities or (request.x is None) != (d.x is None):
         raise SKOError(f"request {d.name!r}: the declaration reads v={d.velocities}, x={d.x!r} but its compiled part "
                        f"v={request.velocities}, x={request.x!r}")
@@ -112,7 +112,7 @@ def declared_methods(owner: type) -> type:
 
 def declare(declaration: Declaration, request: compiled.Request | None = None) -> Declaration:
     """Add ``declaration`` (and its compiled part ``request``, unless already in
-    :data:`~sko.systems.requests.REQUESTS`) to the catalogue: the systems answer it from now on.
+    :data:`~sko.engine.requests.REQUESTS`) to the catalogue: the systems answer it from now on.
 
     Raises
     ------

@@ -26,7 +26,7 @@ from sko.graphs.errors import DimensionError, NotATreeError, UnknownNodeError, p
 from sko.systems.multibody import MultibodySystem, _hashable, _joint_bodies
 from sko.systems import regressors
 from sko.bodies.rigid_parameters import rigid_inertia
-from sko.systems.engine import engine
+from sko.engine.dispatch import engine
 from sko.systems.frames import Frame
 from sko.systems.rigid import RigidSystem, _body, _homogeneous
 

@@ -23,6 +23,7 @@ import weakref
 import numpy as np
 
 from sko.bodies.contract import BodyError
+from sko.engine.bodies import compiled_state
 from sko.graphs.errors import SKOError
 
 __all__ = ["check_complex_carried"]
@@ -93,7 +94,7 @@ def _compiled(body) -> bool:
     if type(body).__module__.split(".")[0] == "sko":
         return False
     try:
-        return body.compiled_state() is not None
+        return compiled_state(body) is not None
     except Exception:  # noqa: BLE001 - the engine reports a broken compiled state itself
         return False
 

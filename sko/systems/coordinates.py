@@ -9,7 +9,7 @@ called, on their slices. The numbers are those of the body-by-body definitions
 the same functions compute every entry.
 
 A body type that defines ``qdot`` or ``normalize`` itself is called on its slices too when it
-gives them as compiled hooks (:mod:`sko.bodies.hooks`), so that the compiled rollout can run
+gives them as compiled hooks (:mod:`sko.engine.hooks`), so that the compiled rollout can run
 them; :func:`coordinate_maps` gives ``None`` for a system with any other such type (its answer
 is taken as it is, body by body, by the caller).
 """
@@ -29,10 +29,9 @@ __all__ = ["CoordinateMaps", "coordinate_maps"]
 
 
 def coordinate_maps(system) -> "CoordinateMaps | None":
-    """The :class:`CoordinateMaps` of a system (cached on it), or ``None`` (module docstring)."""
-    if "_coordinate_maps" not in system.__dict__:
-        system.__dict__["_coordinate_maps"] = CoordinateMaps.of(system)
-    return system.__dict__["_coordinate_maps"]
+    """The :class:`CoordinateMaps` of a system (its ``_coordinate_maps``, made on first use), or
+    ``None`` (module docstring)."""
+    return system._coordinate_maps
 
 
 class CoordinateMaps:

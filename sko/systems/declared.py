@@ -2,11 +2,11 @@
 
 A request (mass matrix, inverse dynamics, …) is declared once by a :class:`Declaration`: its
 name (the system method's and the compiled request's in
-:data:`~sko.systems.requests.REQUESTS`, which holds the compiled part: terms read, result shape,
+:data:`~sko.engine.requests.REQUESTS`, which holds the compiled part: terms read, result shape,
 workspace, kernel, hinge-force rule), its short name, its inputs, its reference function and its
 docstring. :func:`method` makes the system method from it: the common call goes to the compiled
-request unchecked (:meth:`~sko.systems.engine.Engine.direct`), then to the checked and batched
-compiled path (:meth:`~sko.systems.engine.Engine.run`), and one state the compiled path declines
+request unchecked (:meth:`~sko.engine.dispatch.Engine.direct`), then to the checked and batched
+compiled path (:meth:`~sko.engine.dispatch.Engine.run`), and one state the compiled path declines
 goes to the reference function. The method has the request's own signature (``help`` shows it)
 and calls nothing generic per call: its source is written from the declaration once, as
 :mod:`dataclasses` writes ``__init__``.
@@ -38,7 +38,7 @@ def always(system, dtype) -> bool:
 @dataclass(frozen=True, eq=False)
 class Declaration:
     """One request of the system API (module docstring). Its compiled part is the entry of the
-    same name in :data:`~sko.systems.requests.REQUESTS` (:attr:`request`)."""
+    same name in :data:`~sko.engine.requests.REQUESTS` (:attr:`request`)."""
 
     name: str  #: the system method, and the compiled request of the same name
     short: str  #: its short name (``sko sample --what``, :func:`~sko.scale.sweep.sample`)
@@ -69,9 +69,9 @@ class Declaration:
 
     @property
     def request(self):
-        """The compiled part: its entry of :data:`~sko.systems.requests.REQUESTS` (terms read,
+        """The compiled part: its entry of :data:`~sko.engine.requests.REQUESTS` (terms read,
         result shape, workspace, kernel, hinge-force rule)."""
-        from sko.systems.requests import REQUESTS
+        from sko.engine.requests import REQUESTS
 
         return REQUESTS[self.name]
 

@@ -21,7 +21,6 @@ batch of complex states. Forward dynamics follows from inverse dynamics (Eq. 3):
 from __future__ import annotations
 
 import warnings
-import weakref
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -37,7 +36,6 @@ __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_
 
 #: the complex step ``h`` of Eq. 21: ``O(h²)`` is 1e-60 relative, far below rounding
 COMPLEX_STEP = 1e-30
-_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # system → whether the compiled recursion takes it
 
 
 class InverseDynamicsDerivatives(NamedTuple):
@@ -129,11 +127,8 @@ def _method(system, method: str, symbolic: bool, external_forces) -> str:
 
 
 def _compiled(system) -> bool:
-    """:func:`~sko.systems.rigid_derivatives.compiled`, once per system."""
-    try:
-        return _COMPILED[system]
-    except KeyError:
-        return _COMPILED.setdefault(system, rigid_derivatives.compiled(system))
+    """:func:`~sko.systems.rigid_derivatives.compiled`, once per system (kept on it)."""
+    return system._compiled_derivatives
 
 
 def _compiled_request(system, name: str, Q: np.ndarray, V: np.ndarray, X: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ import numpy as np
 from sko.arrays import result_dtype
 from sko.errors import RigidSystemError
 from sko.graphs.errors import preview
-from sko.systems.engine import engine
+from sko.engine.dispatch import engine
 
 __all__ = ["Frame", "center_of_mass", "center_of_mass_jacobian", "reference_center_of_mass",
            "reference_center_of_mass_jacobian"]

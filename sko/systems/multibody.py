@@ -40,6 +40,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from sko.engine import algorithms as alg
 from sko.graphs import TreeDigraph
 from sko.graphs.errors import DimensionError, NonFiniteError, UnknownNodeError, preview
 from sko.arrays import checked_array, checked_scalar, numeric_array, plain_numbers_as_floats
@@ -48,15 +49,15 @@ from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.bodies.contract import check_node_state as _check_state
-from sko.bodies.kernels import Record
+from sko.engine.state_kernels import Record
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
 from sko.systems.catalogue import declared_methods
-from sko.systems.coordinates import coordinate_maps
+from sko.systems.coordinates import CoordinateMaps, coordinate_maps
 from sko.systems import centroidal, derivatives, regressors
 from sko.systems.derivatives import ForwardDynamicsDerivatives, InverseDynamicsDerivatives
 from sko.systems.overflow import finite_result as _finite_result, gravity_cause as _gravity_cause
 from sko.systems.overflow import named_overflow as _named_overflow
-from sko.systems.engine import Engine
+from sko.engine.dispatch import Engine
 
 __all__ = ["MultibodySystem", "FixedTendon", "fixed_tendon"]
 
@@ -137,8 +138,9 @@ class MultibodySystem:
     """
 
     #: what a system derives on first use and a pickle leaves out: the compiled engine (its state
-    #: tables, request vectors and kernels) and the coordinate maps
-    _DERIVED = ("_engine", "_coordinate_maps")
+    #: tables, request vectors and kernels), the coordinate maps and whether the compiled
+    #: derivative recursion takes it
+    _DERIVED = ("_engine", "_coordinate_maps", "_compiled_derivatives")
 
     def __getstate__(self) -> dict:
         """The system without what it derives on use (:attr:`_DERIVED`): a pickle is the bodies,
@@ -221,8 +223,21 @@ class MultibodySystem:
 
     @cached_property
     def _engine(self) -> Engine:
-        """The compiled path of this system (:mod:`sko.systems.engine`), made on first use."""
+        """The compiled path of this system (:mod:`sko.engine.dispatch`), made on first use."""
         return Engine(self)
+
+    @cached_property
+    def _coordinate_maps(self) -> CoordinateMaps | None:
+        """The compiled ``q̇`` maps of this system (:mod:`sko.systems.coordinates`), made on first use."""
+        return CoordinateMaps.of(self)
+
+    @cached_property
+    def _compiled_derivatives(self) -> bool:
+        """Whether the compiled derivative recursion takes this system
+        (:func:`sko.systems.rigid_derivatives.compiled`), decided on first use."""
+        from sko.systems import rigid_derivatives
+
+        return rigid_derivatives.compiled(self)
 
     @property
     def bodies(self) -> tuple:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
 from sko.systems.overflow import finite_result, named_overflow
 
 __all__ = ["mass_matrix", "mass_matrix_inverse", "inverse_dynamics", "forward_dynamics"]

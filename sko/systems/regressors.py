@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
 from sko.bodies.contract import BodyError, BodyType
 from sko.graphs.errors import NonFiniteError
 

@@ -25,14 +25,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
 from sko.graphs.errors import DimensionError, RankDeficientError, SKOError, UnknownNodeError, preview
 from sko.arrays import result_dtype
 from sko.bodies.hinge import checked_placement
 from sko.bodies.armature import ArmatureBody
 from sko.bodies.rigid import RigidBody
 from sko.systems.deprecation import renamed_keywords
-from sko.systems.engine import engine
+from sko.engine.dispatch import engine
 from sko.systems.frames import Frame, center_of_mass, center_of_mass_jacobian
 from sko.systems.multibody import FixedTendon, MultibodySystem
 from sko.spatial import plucker_rotation, plucker_translation

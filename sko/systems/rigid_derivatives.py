@@ -38,7 +38,7 @@ def applies(system) -> bool:
 
 
 def compiled(system) -> bool:
-    """Whether the compiled twin of the recursion (:mod:`sko.algorithms.compiled.rigid_derivatives`)
+    """Whether the compiled twin of the recursion (:mod:`sko.engine.derivatives`)
     takes the system: :func:`applies`, every joint with a constant ``S`` and ``c_J = 0``
     (:attr:`~sko.bodies.joints.Joint.constant_motion`) and every body compiled."""
     engine = system._engine

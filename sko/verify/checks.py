@@ -16,7 +16,7 @@ import itertools
 
 import numpy as np
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
 from sko.graphs import bwa_matrix, nilpotency_index, one_resolvent
 
 from .operators import block_matrix, identity, riccati_operators, spo_path_product

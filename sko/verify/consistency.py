@@ -1,5 +1,5 @@
 """``kernel_consistency``: each body's compiled state says what its ``at_state`` says (BODIES.md,
-*The contract for a new body type*; :mod:`sko.bodies.kernels`).
+*The contract for a new body type*; :mod:`sko.engine.state_kernels`).
 
 A body type may give its node state twice: in Python (``at_state``, the reference) and as a
 compiled kernel (``compiled_state``), which the engine then uses. The identity and physics checks
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.algorithms import get_backend
-from sko.systems.kernel_checks import node_outputs
+from sko.engine.backend import get_backend
+from sko.engine.kernel_checks import node_outputs
 
 from .registry import Case, compare, register
 

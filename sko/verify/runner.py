@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 
-from sko.algorithms import use_backend
+from sko.engine.backend import use_backend
 from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 
@@ -53,7 +53,7 @@ def run(models: Iterable | None = None, checks: Iterable[str] | None = None, sym
     come model by model, in the registry's order of the checks.
 
     ``backend`` (``"compiled"`` or ``"reference"``) runs the algorithms on that path; by default
-    the current one (:func:`sko.algorithms.get_backend`).
+    the current one (:func:`sko.engine.get_backend`).
 
     Checks that do not apply in the mode, or whose algorithms are not available, are left out
     (see :func:`skipped_checks`). ``progress(done, total, model, check)`` is called before each.

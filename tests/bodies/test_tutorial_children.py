@@ -12,10 +12,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.cli import main
 from sko.systems import MultibodySystem
-from sko.systems.engine import engine
+from sko.engine.dispatch import engine
 from tests.util import SYSTEM_CALLS, assert_close, random_states
 
 from .test_paper import _load

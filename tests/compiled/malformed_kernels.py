@@ -15,7 +15,7 @@ import numpy as np
 
 from papers.tutorial_body_type import Bead, bead_state
 from sko.bodies import Attachment, BodyType, CompiledState, NodeState, Revolute, RigidBody
-from sko.bodies.kernels import Row, record, state_kernel, views
+from sko.engine.state_kernels import Row, record, state_kernel, views
 from sko.spatial import spatial_inertia
 from sko.systems import MultibodySystem
 

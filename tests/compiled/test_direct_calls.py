@@ -7,14 +7,15 @@ compile for the new types."""
 import numpy as np
 import pytest
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
+from sko.engine import set_backend, use_backend
 from sko.bodies.beam import flexible_beam
 from sko.bodies.joints import Revolute
 from sko.errors import JointError
 from sko.examples.rigid import example_systems
 from sko.graphs.errors import DimensionError, NonFiniteError
-from sko.systems import requests as rq
-from sko.systems.engine import engine
+from sko.engine import requests as rq
+from sko.engine.dispatch import engine
 from sko.systems.multibody import MultibodySystem
 from tests.rigid.random_systems import random_rigid_system
 from tests.util import assert_close
@@ -67,7 +68,7 @@ def test_the_direct_call_answers_as_the_checked_path(op, seed):
     want = REQUESTS[op](system, q[None], v[None], x[None])[0]  # a batch of one: the checked path
     np.testing.assert_array_equal(got.reshape(want.shape), want)
     np.testing.assert_array_equal(REQUESTS[op](system, q, v, x), want)
-    with alg.use_backend("reference"):
+    with use_backend("reference"):
         assert _direct(system, op, q, v, x) is None
         ref = REQUESTS[op](system, q, v, x)
     np.testing.assert_allclose(want, ref, rtol=0, atol=1e-9 * (1 + np.abs(ref).max()))
@@ -143,40 +144,50 @@ def test_non_finite_inputs_raise_the_checked_paths_error(op, bad):
             REQUESTS[op](system, *args)
 
 
-def test_the_reference_path_chosen_in_one_thread_or_for_the_process_stops_the_direct_call():
-    """The direct call reads one flag instead of the thread's choice: a backend block open in
-    one thread must stop the direct call there and only there, and ``set_backend`` everywhere."""
+def test_the_reference_path_chosen_in_one_thread_stops_the_direct_call_there_only():
+    """The backend is a context value the direct call reads: a backend block, or ``set_backend``,
+    in one thread stops the direct call there and only there; a thread started later takes the
+    default."""
     import threading
-
-    from sko.algorithms.compiled import backend as switch
 
     system = random_rigid_system(1)
     q, v, x = _state(system)
     want = _direct(system, "forward_dynamics", q, v, x)
     inside, release, seen = threading.Event(), threading.Event(), []
 
-    def worker():
-        with alg.use_backend("reference"):
+    def blocked():
+        with use_backend("reference"):
             inside.set()
             release.wait(10)
             seen.append(_direct(system, "forward_dynamics", q, v, x))
 
-    thread = threading.Thread(target=worker)
+    thread = threading.Thread(target=blocked)
     thread.start()
     inside.wait(10)
-    assert not switch.compiled_everywhere
     np.testing.assert_array_equal(_direct(system, "forward_dynamics", q, v, x), want)  # this thread: compiled
     release.set()
     thread.join(10)
-    assert seen == [None] and switch.compiled_everywhere
-    alg.set_backend("reference")
-    try:
-        assert not switch.compiled_everywhere and _direct(system, "forward_dynamics", q, v, x) is None
-        with alg.use_backend("compiled"):
-            np.testing.assert_array_equal(_direct(system, "forward_dynamics", q, v, x), want)
-    finally:
-        alg.set_backend("compiled")
-    assert switch.compiled_everywhere
+    assert seen == [None]
+
+    def chosen():
+        set_backend("reference")
+        seen.append(_direct(system, "forward_dynamics", q, v, x))
+        with use_backend("compiled"):
+            seen.append(_direct(system, "forward_dynamics", q, v, x))
+        seen.append(_direct(system, "forward_dynamics", q, v, x))
+
+    thread = threading.Thread(target=chosen)
+    thread.start()
+    thread.join(10)
+    assert seen[1] is None and seen[3] is None
+    np.testing.assert_array_equal(seen[2], want)
+    later = threading.Thread(target=lambda: seen.append(_direct(system, "forward_dynamics", q, v, x)))
+    later.start()
+    later.join(10)
+    np.testing.assert_array_equal(seen[4], want)
+    np.testing.assert_array_equal(_direct(system, "forward_dynamics", q, v, x), want)
+    with use_backend("reference"):
+        assert _direct(system, "forward_dynamics", q, v, x) is None
 
 
 def test_an_overflow_takes_the_checked_path():
@@ -193,9 +204,9 @@ def test_a_call_after_another_state_answers_as_a_fresh_engine(seed):
     """A request writes the terms no state changes (``M``, a single-axis joint's ``H``, constant
     zeros) into its arena on its first call only: every state-dependent entry must be written on
     every call, so a second state gives exactly what a new engine gives at that state."""
-    from sko.systems.engine import Engine
+    from sko.engine.dispatch import Engine
 
-    from sko.bodies import compiled_joints as cj
+    from sko.engine import joints as cj
 
     system = random_rigid_system(seed)
     (q1, v1, x1), (q2, v2, x2) = _state(system, 10), _state(system, 11)
@@ -242,7 +253,7 @@ def test_a_mass_matrix_after_an_overflow_is_answered_directly():
 def test_request_vectors_keep_tables_constants_and_workspace_apart():
     """The integer tables ride in a float64 or complex128 vector bit for bit (negative parents
     are NaN patterns as floats), the constants after them, the workspace last."""
-    from sko.bodies.kernels import Row
+    from sko.engine.state_kernels import Row
 
     system = random_rigid_system(0)
     e = engine(system)
@@ -280,5 +291,5 @@ def test_the_first_complete_fill_writes_the_constant_terms(op):
         q, v, x = _state(system, seed)
         got = REQUESTS[op](system, q, v, x)
         assert words[rq.Header.WRITTEN] == 1
-        with alg.use_backend("reference"):
+        with use_backend("reference"):
             assert_close(got, REQUESTS[op](system, q, v, x), 1e-10)

@@ -7,12 +7,13 @@ import re
 import numpy as np
 import pytest
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
+from sko.engine import use_backend
 from sko.errors import JointError
 from sko.examples.bodies import flexible_examples, random_system
 from sko.examples.rigid import example_systems
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
-from sko.systems.engine import backend, engine, use_backend
+from sko.engine.dispatch import backend, engine, use_backend
 from tests.rigid.random_systems import random_rigid_system
 
 SYSTEMS = {
@@ -152,7 +153,7 @@ def test_backend_switch():
     assert backend() == "compiled"
     with use_backend("reference"):
         assert backend() == "reference"
-        with alg.use_backend("compiled"):  # one switch for the systems and the recursions
+        with use_backend("compiled"):  # one switch for the systems and the recursions
             assert backend() == "compiled"
     with pytest.raises(SKOError, match="'fast'"):
         with use_backend("fast"):
@@ -162,9 +163,9 @@ def test_backend_switch():
 
 @pytest.mark.parametrize("name", ["rigid:branched_tree", "bodies:flexible-geared-arm", "random_rigid:5", "random_mixed:4"])
 def test_arena_starts_with_the_flat_model_data(name):
-    """The state kernels write the flat model's data buffer (sko.algorithms.compiled.flat) of
+    """The state kernels write the flat model's data buffer (sko.engine.layout) of
     the reference SKO model at the state, so the model's compiled kernels run on it as it is."""
-    from sko.algorithms.compiled.flat import fill_data, from_sko_model
+    from sko.engine.layout import fill_data, from_sko_model
 
     system = SYSTEMS[name]()
     rng = np.random.default_rng(11)
@@ -192,11 +193,11 @@ def test_arena_starts_with_the_flat_model_data(name):
                                   "random_mixed:4"])
 def test_a_request_builds_the_terms_it_reads(name):
     """A one-state request fills its own arena with the flat model's weights, H and M equal to
-    the full state's, and the dynamics also a and b (the terms of sko.bodies.kernels.Terms), to
+    the full state's, and the dynamics also a and b (the terms of sko.engine.state_kernels.Terms), to
     rounding: the mass matrix and its inverse read no a or b. The constant terms the first call
     wrote serve the next state."""
-    from sko.algorithms.compiled.flat import Flat
-    from sko.systems.requests import REQUESTS, Header
+    from sko.engine.layout import Flat
+    from sko.engine.requests import REQUESTS, Header
 
     system = SYSTEMS[name]()
     e = engine(system)
@@ -258,8 +259,8 @@ def _stacked_breadth_first():
 def test_the_state_table_and_the_arena_follow_the_scatter_order():
     """Rows of the state table, ``𝒱``, records and potentials are in scatter order (a body's
     terms sit near its parent's whatever the stacking order), and the requests' node scratch too."""
-    from sko.algorithms.compiled.flat import Flat
-    from sko.bodies.kernels import Row
+    from sko.engine.layout import Flat
+    from sko.engine.state_kernels import Row
 
     for system in (_stacked_breadth_first(), SYSTEMS["rigid:humanoid"](), SYSTEMS["random_rigid:3"]()):
         L = engine(system).layout

@@ -1,4 +1,4 @@
-"""Compiled hooks of a body type (sko.bodies.hooks): its hinge force and its own q̇ map run
+"""Compiled hooks of a body type (sko.engine.hooks): its hinge force and its own q̇ map run
 compiled, equal to the Python methods they mirror on float and complex states; the dynamics
 with them equal the reference path, batched equal per state; rollouts of a bead with a spring
 and of a body with its own q̇ map take the compiled loop and equal the stepwise one; a malformed
@@ -16,16 +16,16 @@ import pytest
 
 import sko
 from papers.tutorial_body_type import Bead, bead_spring, bead_state, build
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.bodies import BodyError, BodyType, CompiledState, Revolute, RigidBody
-from sko.bodies.hooks import (hinge_force_at, hinge_force_kernel, normalize_at, normalize_kernel, qdot_at,
+from sko.engine.hooks import (hinge_force_at, hinge_force_kernel, normalize_at, normalize_kernel, qdot_at,
                               qdot_kernel)
-from sko.bodies.kernels import Row, state_kernel
+from sko.engine.state_kernels import Row, state_kernel
 from sko.graphs.errors import NonFiniteError
 from sko.spatial import spatial_inertia
 from sko.systems import MultibodySystem
-from sko.systems import compiled_rollout as CR
-from sko.systems.engine import engine
+from sko.engine import rollout as CR
+from sko.engine.dispatch import engine
 from sko.simulation.rollout import compiled_maps
 from tests.util import assert_close, random_states
 
@@ -404,7 +404,7 @@ def test_a_hook_returning_no_boolean_is_an_error_not_a_crash():
     script = textwrap.dedent("""
         import numpy as np
         from sko.bodies import BodyError
-        from sko.bodies.hooks import hinge_force_kernel
+        from sko.engine.hooks import hinge_force_kernel
         from tests.compiled.test_hinge_hooks import _bead_with
 
         def none(q, v, constants, out):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from sko.bodies import Cylindrical, Fixed, Free, Helical, Planar, Prismatic, RackAndPinion, Revolute, Spherical, SphericalEulerZYX
-from sko.bodies.compiled_joints import PYTHON, joint_kinematics, pack_joint
+from sko.engine.joints import PYTHON, joint_kinematics, pack_joint
 from tests.rigid.random_systems import JOINT_MAKERS
 
 JOINTS = {

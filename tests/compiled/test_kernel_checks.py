@@ -1,5 +1,5 @@
-"""A researcher's state kernel is checked as its at_state is (sko.bodies.kernels, *Checks*;
-sko.systems.kernel_checks): each mistake of tests/compiled/malformed_kernels.py is an error of the
+"""A researcher's state kernel is checked as its at_state is (sko.engine.state_kernels, *Checks*;
+sko.engine.kernel_checks): each mistake of tests/compiled/malformed_kernels.py is an error of the
 project's own type naming the body that made it (the second of two beads of one type), its
 kernel and the field, never a crash, a silent fallback or a wrong answer; the library's bodies
 are not checked per state."""
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sko.bodies import BodyError
-from sko.bodies.kernels import KernelError, Row
+from sko.engine.state_kernels import KernelError, Row
 from sko.examples import example_systems, verify_models
 from sko.simulation.rollout import rollout
 from tests.compiled import malformed_kernels as mk
@@ -44,7 +44,7 @@ def _names_bead2(exc: pytest.ExceptionInfo, *words: str) -> None:
 def test_a_kernel_returning_anything_but_a_bool_is_refused_not_a_crash(variant, returned):
     code = (f"from tests.compiled import malformed_kernels as mk\n"
             f"from tests.compiled.test_kernel_checks import _first_call\n"
-            f"from sko.bodies.kernels import KernelError\n"
+            f"from sko.engine.state_kernels import KernelError\n"
             f"try:\n    _first_call(mk.system_with(mk.{variant}))\n"
             f"except KernelError as exc:\n    print('refused:', exc)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -89,7 +89,7 @@ def test_a_missing_own_frame_record_is_refused():
 
 
 def test_the_good_framed_bead_is_accepted_and_equals_its_at_state():
-    from sko.algorithms import use_backend
+    from sko.engine import use_backend
 
     system = mk.system_with(mk.framed_state, second=mk.FramedBead, first=mk.FramedBead)
     q, v, tau = _state(system)

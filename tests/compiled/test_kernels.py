@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import sko.algorithms as alg
+from sko.engine import algorithms as alg
+from sko.engine import get_backend, set_backend, use_backend
 from sko import SKOModel
-from sko.algorithms.compiled.backend import compiled_dtype
-from sko.algorithms.compiled.flat import Flat, from_structure
+from sko.engine.backend import compiled_dtype
+from sko.engine.layout import Flat, from_structure
 from sko.graphs import DimensionError, NonFiniteError, NotPositiveDefiniteError, SKOError, TreeDigraph
 
 from ..strategies import random_model, random_tree, sko_models, trees, vectors
@@ -74,7 +75,7 @@ def _calls(model: SKOModel, seed: int) -> dict:
 def test_compiled_equals_reference(model, seed):
     calls = _calls(model, seed)
     compiled = {name: _flat(f()) for name, f in calls.items()}
-    with alg.use_backend("reference"):
+    with use_backend("reference"):
         reference = {name: _flat(f()) for name, f in calls.items()}
     cond = np.linalg.cond(model.dense().mass_matrix) if model.dof_size else 1.0
     for name in calls:
@@ -124,7 +125,7 @@ def test_complex_step_through_the_kernels(model, seed):
     derivative = -np.linalg.solve(Mm, d.H @ d.phi @ dM_full @ d.phi.T @ d.H.T @ np.linalg.solve(Mm, T))
     assert_close(stepped.imag / h, derivative, 1e-12 * np.linalg.cond(Mm) ** 2)
     assert_close(stepped.real, alg.forward_dynamics(model, T), 1e-14 * np.linalg.cond(Mm))
-    with alg.use_backend("reference"):
+    with use_backend("reference"):
         assert_close(stepped, alg.forward_dynamics(stepped_model, T), 1e-13 * np.linalg.cond(Mm))
 
 
@@ -134,7 +135,7 @@ def test_forests_and_shapes_run_the_same_code():
         model = random_model(random_tree(40, 7, shape), 3, hinge="zero-some")
         for name, f in _calls(model, 1).items():
             compiled = _flat(f())
-            with alg.use_backend("reference"):
+            with use_backend("reference"):
                 reference = _flat(f())
             assert_close(compiled, reference, 1e-9, max(np.abs(reference).max(initial=0.0), 1.0))
 
@@ -196,7 +197,7 @@ def test_mass_matrix_columns_walk_through_nodes_of_every_size():
     model = SKOModel(tree, phi=phi, H=H, M=M)
     got = alg.mass_matrix(model)
     assert_close(got, model.dense().mass_matrix, 1e-12)
-    with alg.use_backend("reference"):
+    with use_backend("reference"):
         assert_close(got, alg.mass_matrix(model), 1e-12)
 
 
@@ -224,7 +225,7 @@ def test_a_non_finite_entry_below_the_diagonal_of_M_reaches_the_result(rigid):
     model = SKOModel(tree, phi=phi, H=H, M=M, validate=False)
     with np.errstate(invalid="ignore", over="ignore"):
         compiled = _error(lambda: alg.mass_matrix(model))[0]
-        with alg.use_backend("reference"):
+        with use_backend("reference"):
             reference = _error(lambda: alg.mass_matrix(model))[0]
     assert compiled is reference is NonFiniteError
 
@@ -261,7 +262,7 @@ def _assert_same_error(model: SKOModel) -> None:
     for f in (lambda: alg.forward_dynamics(model, T), lambda: alg.mass_matrix_logdet(model)):
         with np.errstate(invalid="ignore", over="ignore"):
             compiled = _error(f)
-            with alg.use_backend("reference"):
+            with use_backend("reference"):
                 reference = _error(f)
         assert compiled[0] is reference[0]
 
@@ -283,7 +284,7 @@ def test_errors_are_the_same_on_both_paths():
     ]
     for f in cases:
         compiled = _error(f)
-        with alg.use_backend("reference"):
+        with use_backend("reference"):
             assert _error(f) == compiled
     assert _error(cases[0])[0] is NotPositiveDefiniteError
     assert _error(cases[2])[0] is DimensionError
@@ -299,13 +300,13 @@ def test_object_arrays_take_the_reference_path():
 
 
 def test_backend_switch():
-    assert alg.get_backend() == "compiled"
-    with alg.use_backend("reference"):
-        assert alg.get_backend() == "reference"
+    assert get_backend() == "compiled"
+    with use_backend("reference"):
+        assert get_backend() == "reference"
         assert compiled_dtype(random_model(random_tree(3, 1), 1).dtype) is None
-    assert alg.get_backend() == "compiled"
+    assert get_backend() == "compiled"
     with pytest.raises(SKOError, match="unknown backend"):
-        alg.set_backend("fast")
+        set_backend("fast")
 
 
 @pytest.mark.parametrize("backend", ["compiled", "reference"])
@@ -314,4 +315,4 @@ def test_verify_runs_on_either_backend(backend, capsys):
 
     assert main(["verify", "--backend", backend, "--model", "chain", "--check", "riccati_equation"]) == 0
     assert "1 passed, 0 failed" in capsys.readouterr().out
-    assert alg.get_backend() == "compiled"
+    assert get_backend() == "compiled"

@@ -10,8 +10,8 @@ from sko.bodies import Revolute
 from sko.examples.rigid import rod_inertia
 from sko.spatial import pose_transform
 from sko.systems import SystemBuilder
-from sko.systems import requests as rq
-from sko.systems.engine import engine
+from sko.engine import requests as rq
+from sko.engine.dispatch import engine
 
 
 def _chain(n: int):

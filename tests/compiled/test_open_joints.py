@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 import sko
-from sko.algorithms import use_backend
-from sko.bodies import Joint, Revolute, Spherical, joint_type
-from sko.bodies.compiled_joints import ADDRESS, PYTHON, pack_joint
+from sko.engine import use_backend
+from sko.bodies import Joint, Revolute, Spherical
+from sko.engine import joint_type
+from sko.engine.joints import ADDRESS, PYTHON, pack_joint
 from sko.errors import JointError
 from sko.spatial import pose_transform
 from sko.systems import SystemBuilder

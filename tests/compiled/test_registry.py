@@ -1,5 +1,5 @@
 """Body types written outside the package reach the compiled engine through the kernel registry
-(sko.bodies.kernels): the tutorial's bead, registered in its own file, runs every request
+(sko.engine.state_kernels): the tutorial's bead, registered in its own file, runs every request
 compiled, equal to its Python state on float and complex states, batched equal to per state;
 a bad compiled state is refused naming the body; a new request is one entry of the catalogue."""
 
@@ -9,15 +9,16 @@ import numpy as np
 import pytest
 
 from papers.tutorial_body_type import Bead, bead_state, build
-from sko.algorithms import use_backend
-from sko.algorithms.compiled.jit import kernel
+from sko.engine import use_backend
+from sko.engine.jit import kernel
 from sko.bodies import BodyError, CompiledState, RigidBody, Revolute
-from sko.bodies.kernels import Row, StateKernel, Terms, state_kernel
+from sko.engine.bodies import compiled_state
+from sko.engine.state_kernels import Row, StateKernel, Terms, state_kernel
 from sko.graphs.errors import DimensionError
 from sko.spatial import spatial_inertia
 from sko.systems import MultibodySystem
-from sko.systems.engine import Engine, engine
-from sko.systems.requests import REQUESTS, Request, fill_arena, request_views
+from sko.engine.dispatch import Engine, engine
+from sko.engine.requests import REQUESTS, Request, fill_arena, request_views
 from tests.util import SYSTEM_CALLS, assert_close, random_states
 
 
@@ -25,7 +26,7 @@ def test_the_bead_runs_compiled_through_its_own_kernel():
     system = build()
     layout = engine(system).layout
     assert layout.all_compiled
-    kernels = {type(system.body(k)).__name__: system.body(k).compiled_state().kernel for k in system.bodies}
+    kernels = {type(system.body(k)).__name__: compiled_state(system.body(k)).kernel for k in system.bodies}
     assert kernels["Bead"] is bead_state and isinstance(bead_state, StateKernel)
 
 

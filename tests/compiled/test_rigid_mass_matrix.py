@@ -8,13 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sko import spatial as sp
-from sko.algorithms import use_backend
-from sko.algorithms.compiled import kernels as K
+from sko.engine import use_backend
+from sko.engine import recursions as K
 from sko.bodies import Fixed, Free, Helical, Planar, Prismatic, Revolute, RigidBody, Spherical
 from sko.engine import mass_matrix as MM
 from sko.examples.bodies import random_system
 from sko.systems import MultibodySystem
-from sko.systems.requests import REQUESTS
+from sko.engine.requests import REQUESTS
 from tests.rigid.random_systems import random_rigid_system
 
 
@@ -131,7 +131,7 @@ def test_complex_step_states():
 def test_example_robots_agree_with_pinocchio():
     pin = pytest.importorskip("pinocchio")
     from sko.interop import PinocchioMap
-    from sko.systems import RigidSystem
+    from sko.io import load_urdf
     from tests.rigid.pinocchio_map import robots_dir
 
     root = robots_dir()
@@ -139,7 +139,7 @@ def test_example_robots_agree_with_pinocchio():
         pytest.skip("example-robot-data is not installed")
     for rel, floating in (("ur_description/urdf/ur5_robot.urdf", False), ("solo_description/robots/solo12.urdf", True),
                           ("talos_data/robots/talos_reduced.urdf", True)):
-        system = RigidSystem.from_urdf(str(root / rel), floating_base=floating)
+        system = load_urdf(str(root / rel), floating_base=floating)
         model = pin.buildModelFromUrdf(str(root / rel), *((pin.JointModelFreeFlyer(),) if floating else ()))
         assert MM.applies(system._engine.layout)
         data, cmap = model.createData(), PinocchioMap(system, model)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import sko.algorithms as alg
-from sko.algorithms.compiled.engine import compiled_model
-from sko.algorithms.compiled.flat import fill_data, from_sko_model
+from sko.engine.model import compiled_model
+from sko.engine.layout import fill_data, from_sko_model
 from sko.graphs import TreeDigraph
 from sko.graphs.errors import DimensionError
 from sko.model import SKOModel

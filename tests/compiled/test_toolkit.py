@@ -1,4 +1,4 @@
-"""The kernel toolkit (sko.bodies.toolkit): every spatial-algebra function equals its numpy twin in
+"""The kernel toolkit (sko.engine.toolkit): every spatial-algebra function equals its numpy twin in
 sko.spatial on random inputs, float64 and complex128; and a body type written outside the
 package, whose state kernel is built from the toolkit, hangs from library revolute and free
 joints (and a joint type of its own) with the dynamics of the library's rigid body."""
@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from sko import spatial as sp
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.bodies import Free, Revolute, RigidBody
-from sko.bodies import toolkit as tk
+from sko.engine import toolkit as tk
 from sko.bodies.contract import CompiledState
-from sko.bodies.kernels import Row, Terms, record, state_kernel, views
+from sko.engine.state_kernels import Row, Terms, record, state_kernel, views
 from sko.systems import MultibodySystem
 from tests.compiled.user_joints import Universal
 
@@ -116,7 +116,7 @@ def test_library_joint_kinematics(dtype):
 # ---------------------------------------------------------------------------- a body type on the toolkit
 @state_kernel(own_frame_identity=True, name="toolkit rigid body")
 def toolkit_rigid(arena, row, reals, terms, constants):
-    """A rigid body from the toolkit: its constants are :func:`~sko.bodies.toolkit.hinge_constants`,
+    """A rigid body from the toolkit: its constants are :func:`~sko.engine.toolkit.hinge_constants`,
     then the inertia (row-major), mass and centre of mass; it writes everything."""
     c0, wo = row[Row.CONSTANTS], row[Row.SCRATCH]
     if not tk.hinge(arena, reals, c0, row[Row.Q], row[Row.V], row[Row.INBOARD], wo, Terms.POSE):

@@ -1,4 +1,4 @@
-"""Joint types written outside the package, each one declaration (``sko.bodies.joint_type``) and
+"""Joint types written outside the package, each one declaration (``sko.engine.joint_type``) and
 no edit of the library: what a researcher's own joint file looks like.
 
 * :class:`PitchedScrew`: a screw whose pitch grows with the angle (``d = h θ + k θ²/2`` along the
@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.bodies import Joint, JointKinematics, joint_type
-from sko.bodies.toolkit import axis_rotation_transpose, quaternion_ok, quaternion_transpose
+from sko.bodies import Joint, JointKinematics
+from sko.engine import joint_type
+from sko.engine.toolkit import axis_rotation_transpose, quaternion_ok, quaternion_transpose
 from sko.spatial import axis_angle_matrix, plucker, rot, rx, rz
 
 

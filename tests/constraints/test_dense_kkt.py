@@ -164,7 +164,7 @@ def test_batched_equals_per_state():
 
 
 def test_compiled_and_reference_paths_agree():
-    from sko.systems.engine import use_backend
+    from sko.engine import use_backend
 
     system = arm7()
     rng = np.random.default_rng(1)

@@ -1,4 +1,4 @@
-"""The compiled O(N·d) recursion of the derivatives (sko.algorithms.compiled.rigid_derivatives,
+"""The compiled O(N·d) recursion of the derivatives (sko.engine.rigid_derivatives,
 the ``inverse_dynamics_derivatives`` request): equal to the complex step and to the reference
 recursion on random forests of the joints it takes, batches equal to states, and the common
 call's fast path as checked as the others."""
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.graphs.errors import DimensionError, NonFiniteError
 from sko.systems import rigid_derivatives
 from sko.systems.derivatives import _compiled

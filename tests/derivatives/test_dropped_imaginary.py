@@ -75,7 +75,7 @@ def test_a_body_keeping_complex_numbers_gives_the_differences():
 def test_a_compiled_kernel_dropping_the_imaginary_part_is_named():
     """A bead whose compiled state kernel reads ``s`` as a real number, its ``at_state`` kept."""
     from sko.bodies.contract import CompiledState
-    from sko.bodies.kernels import state_kernel, views
+    from sko.engine.state_kernels import state_kernel, views
 
     @state_kernel
     def real_bead_state(arena, row, reals, terms, constants):

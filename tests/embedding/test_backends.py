@@ -1,5 +1,5 @@
 """Clustered systems on both backends. A cluster with couplings only has a compiled state
-(:mod:`sko.bodies.cluster_kernel`); one with closed loops fills its arena entries
+(:mod:`sko.engine.bodies.cluster`); one with closed loops fills its arena entries
 from its Python ``at_state`` (Newton's method) and only the recursions are compiled. Every
 answer equals the reference path's, batched calls equal per-state calls, and float64 and
 complex128 states both work."""
@@ -11,7 +11,7 @@ import pytest
 
 from sko.bodies.cluster import ClusterError, LoopClosureError, RigidCluster
 from sko.examples.embedding import four_bar, four_bar_chain, mimic_gripper
-from sko.systems.engine import engine, use_backend
+from sko.engine.dispatch import engine, use_backend
 from sko.io import load_urdf
 from tests.compiled.test_engine import _assert_same, _evaluate
 from tests.embedding.random_clusters import random_clustered_system
@@ -132,7 +132,7 @@ def test_jacobians_of_member_frames_take_batches_and_agree_on_both_backends(name
 
 @pytest.mark.parametrize("name", ["stacked", "mimic_gripper", "panda", "random:2", "random:4", "random:9", "random:25"])
 def test_compiled_cluster_state_fills_the_arena_as_its_python_state(name):
-    """A cluster with couplings only has a compiled state (sko.bodies.cluster_kernel): every
+    """A cluster with couplings only has a compiled state (sko.engine.bodies.cluster): every
     entry of the node states in the arena (weights, H, M, a, b, 𝒱, attachment records,
     potentials) equals what its Python ``at_state`` writes, for float and complex states."""
     system = _system(name)

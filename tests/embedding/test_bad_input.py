@@ -125,7 +125,7 @@ def _two_coupled(ratio):
 
 @pytest.mark.parametrize("backend", ["compiled", "reference"])
 def test_an_overflow_from_a_huge_coupling_ratio_names_the_coupling(backend):
-    from sko.algorithms import use_backend
+    from sko.engine import use_backend
     from sko.graphs.errors import NonFiniteError
 
     system = _two_coupled(1e300)

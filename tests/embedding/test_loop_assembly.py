@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from sko.algorithms import use_backend
+from sko.engine import use_backend
 from sko.bodies import Revolute
 from sko.bodies.cluster import LoopClosureError
 from sko.examples.embedding import _bar, four_bar, four_bar_chain

@@ -14,7 +14,7 @@ from sko.graphs.errors import NonFiniteError, UnknownNodeError
 from sko.spatial import pose_transform
 from sko.systems import RigidSystem, SystemBuilder
 from sko.systems.clustered import ClusteredRigidSystem, DependentJointError
-from sko.systems.engine import use_backend
+from sko.engine import use_backend
 from sko.systems.multibody import FixedTendon
 from sko.systems.rigid import BodySpec
 from sko.io import load_mjcf

@@ -13,7 +13,7 @@ from sko.engine import regressors as compiled
 from sko.examples.bodies import geared_rotor_chain
 from sko.examples.rigid import arm7
 from sko.graphs.errors import NonFiniteError, SKOError
-from sko.systems.engine import use_backend
+from sko.engine.dispatch import use_backend
 from tests.rigid.random_systems import random_rigid_system
 
 

@@ -17,7 +17,7 @@ from sko.examples.bodies import flexible_two_link, geared_rotor_chain, random_sy
 from sko.examples.rigid import arm7
 from sko.identification.consistent import pseudo_inertia
 from sko.identification.estimate import rigid_blocks
-from sko.systems.engine import use_backend
+from sko.engine import use_backend
 from sko.verify.identification import stepped_torque_regressor
 from tests.embedding.random_clusters import random_clustered_system
 from tests.rigid.random_systems import random_rigid_system

@@ -28,7 +28,7 @@ A :class:`FlatModel` describes the model ``(H, ℰ_φ, M)`` (SKO.md §2–§3) o
     ============= ======================================================================
 
     The preorder columns give every subtree a contiguous range of columns (the block form of
-    the mass matrix, :func:`~sko.algorithms.compiled.kernels.mass_matrix`).
+    the mass matrix, :func:`~sko.engine.recursions.mass_matrix`).
 
     ``NODE`` and ``DOF`` are exactly ``model.node_slice(k).start`` and
     ``model.dof_slice(k).start``: stacked vectors passed to or returned from a kernel are in the
@@ -60,7 +60,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .fields import columns
+from sko.engine.fields import columns
 
 __all__ = ["Flat", "Riccati", "FlatModel", "Structure", "structure", "from_sko_model", "from_structure", "fill_data",
            "riccati_layout"]

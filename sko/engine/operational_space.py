@@ -1,6 +1,6 @@
 """The operational space compliance ``Ω(i, j)`` among task nodes, compiled (SKO.md §12, Eq. 59, 60).
 
-From a compiled Riccati result (buffer ``r``, :func:`.flat.riccati_layout`): the backward
+From a compiled Riccati result (buffer ``r``, :func:`sko.engine.layout.riccati_layout`): the backward
 Lyapunov scatter ``Υ(k) = ψ*(℘(k), k) Υ(℘(k)) ψ(℘(k), k) + H*(k) D^{-1}(k) H(k)`` runs on the
 task nodes and their ancestors only (the blocks ``Ω(i, j)`` need nothing else), and each block is
 ``Ω(i, j) = ψ*(l, i) Υ(l) ψ(l, j)`` with ``l`` the nearest common ancestor of ``i`` and ``j``
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .borrow import borrowed
-from .flat import Flat, Riccati
-from .jit import kernel
+from sko.engine.borrow import borrowed
+from sko.engine.layout import Flat, Riccati
+from sko.engine.jit import kernel
 
 __all__ = ["compliance_blocks"]
 

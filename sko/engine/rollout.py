@@ -1,17 +1,17 @@
 """Rollouts in compiled code: many trajectories of one system stepped together, in parallel over
 chunks of states, with no Python per state or per step (:func:`~sko.simulation.rollout.rollout`).
 
-Each step calls the forward dynamics request kernel (:mod:`sko.systems.requests`) through its
+Each step calls the forward dynamics request kernel (:mod:`sko.engine.requests`) through its
 address on the chunk's own copy of the request vector, as a batch does. ``q̇ = Q(q) θ̇`` and the
 projection onto the configuration manifold run from a table of coordinate runs, :data:`Maps`:
 entries copied from ``θ̇`` (``COPY``: every joint with ``q̇ = θ̇``, a flexible body's
 deformations), and the joints with a ``q̇`` map (``RATE``) or a projection (``PROJECT``) of their
 own, each run by its joint type's declared function
-(:func:`~sko.bodies.compiled_joints.joint_qdot_at`, :func:`~sko.bodies.compiled_joints.joint_normalize_at`:
+(:func:`~sko.engine.joints.joint_qdot_at`, :func:`~sko.engine.joints.joint_normalize_at`:
 the library's inlined, any other joint type's through its address) on its :data:`Packed` record
 in ``packed`` at the row's ``P`` — the functions the joints' Python ``_qdot`` and ``normalize``
 equal — and body types with their own map, given as compiled hooks (``HOOK``:
-:mod:`sko.bodies.hooks`), called through their addresses with the body's constants. A hook that
+:mod:`sko.engine.hooks`), called through their addresses with the body's constants. A hook that
 fails (returns False, raises, writes a value that is not finite) stops the rollout with a status
 :func:`failed_hook` decodes (the caller names the body).
 """
@@ -21,17 +21,17 @@ from __future__ import annotations
 import numpy as np
 from numba import prange
 
-from sko.algorithms.compiled.borrow import borrowed
-from sko.algorithms.compiled.fields import columns
-from sko.algorithms.compiled.jit import call_request, call_state, kernel
-from sko.bodies.compiled_joints import Packed, joint_normalize_at, joint_qdot_at
-from sko.systems.requests import CHUNK, Header
+from sko.engine.borrow import borrowed
+from sko.engine.fields import columns
+from sko.engine.jit import call_request, call_state, kernel
+from sko.engine.joints import Packed, joint_normalize_at, joint_qdot_at
+from sko.engine.requests import CHUNK, Header
 
 __all__ = ["Maps", "COPY", "RATE", "PROJECT", "HOOK", "failed_hook", "rollout"]
 
 #: One run of coordinates: its kind, where it starts in ``q`` and in ``θ̇``, how many ``q``
 #: entries; for a joint's run its joint code and where its
-#: :data:`~sko.bodies.compiled_joints.Packed` record starts in ``packed``; for a ``HOOK`` run its
+#: :data:`~sko.engine.joints.Packed` record starts in ``packed``; for a ``HOOK`` run its
 #: ``θ̇`` entries, the addresses of the body's ``q̇`` map and normalisation (0: ``q̇ = θ̇``,
 #: none), where its constants are in the request vector's ``reals`` and how many, and its row in
 #: the state table.
@@ -188,7 +188,7 @@ def rollout(w, maps, packed, tau, dt, rk4, Q, V, failed, status):
     ``Q[s]``, ``V[s]``, with ``T = tau[s, i]`` over step ``i`` (``tau`` B × steps × nv, or
     B × 0 × nv for none). A rollout whose dynamics reject a state or overflow stops: ``failed[s]``
     is the step it failed in (−1 for none) and ``status[s]`` the request's status; the others
-    go on. Chunks of :data:`~sko.systems.requests.CHUNK` rollouts run in parallel, each on its
+    go on. Chunks of :data:`~sko.engine.requests.CHUNK` rollouts run in parallel, each on its
     own copy of the request vector ``w``; ``maps`` and ``packed``: the coordinate runs (module
     docstring)."""
     packed = borrowed(packed)

@@ -1,7 +1,7 @@
 """How the package compiles its numba kernels, and calls kernels compiled apart.
 
 :func:`kernel` is numba's ``njit`` with the package's choices: cached on disk by
-:class:`sko.kernel_cache.StampedCache` (the key covers every kernel source), reassociation and
+:class:`sko.engine.cache.StampedCache` (the key covers every kernel source), reassociation and
 contraction of floating-point sums allowed (fused multiply-adds; no assumption that numbers are
 finite, so NaN and overflow checks keep their meaning), and no Python wrapper for a kernel only
 other kernels call. Every kernel is compiled once per signature and *called* by the kernels
@@ -25,7 +25,7 @@ from numba.core.callconv import excinfo_ptr_t
 from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
 
-from sko.kernel_cache import StampedCache
+from sko.engine.cache import StampedCache
 
 __all__ = ["FAST_MATH", "kernel", "register", "native_address", "call_state", "call_request", "native_caller"]
 
@@ -36,7 +36,7 @@ FAST_MATH = {"reassoc", "contract"}
 
 def cached(dispatcher):
     """``dispatcher`` (an ``njit`` function) with its code cached on disk by
-    :class:`~sko.kernel_cache.StampedCache`."""
+    :class:`~sko.engine.cache.StampedCache`."""
     dispatcher._cache = StampedCache(dispatcher.py_func)
     return dispatcher
 
@@ -117,9 +117,9 @@ def native_caller(restype, failed, accepts=None):
 
 
 #: ``call_state(address, (arena, row, reals, terms, constants))``: a body type's state kernel
-#: (:mod:`sko.bodies.kernels`), or any kernel returning a boolean with the arguments given (the
-#: compiled hooks of :mod:`sko.bodies.hooks`); False when the kernel rejects the state or raised.
+#: (:mod:`sko.engine.state_kernels`), or any kernel returning a boolean with the arguments given (the
+#: compiled hooks of :mod:`sko.engine.hooks`); False when the kernel rejects the state or raised.
 call_state = native_caller(types.boolean, False)
-#: ``call_request(address, (w, x, out))``: a system request (:mod:`sko.systems.requests`); its
+#: ``call_request(address, (w, x, out))``: a system request (:mod:`sko.engine.requests`); its
 #: status, or −5 when the request raised.
 call_request = native_caller(types.int64, -5)

@@ -1,8 +1,8 @@
 """Compiled kinematics of the joint library (RIGID.md, *Joint library*; Featherstone Table 4.1),
-declared in the joint registry :mod:`sko.bodies.joint_kernels`, and the engine's calls of any
+declared in the joint registry :mod:`sko.engine.joint_registry`, and the engine's calls of any
 joint type's compiled functions.
 
-Each library joint type is one declaration (:func:`~sko.bodies.joint_kernels.library_joint`): its
+Each library joint type is one declaration (:func:`~sko.engine.joint_registry.library_joint`): its
 code, sizes, constants and its functions below — ``_helical`` etc. (kinematics), ``_ball_rate``,
 ``_free_rate``, ``_planar_rate`` (``q̇``), ``_unit_quaternion`` (projection), in the signatures of
 the registry. A joint is packed once (:func:`pack_joint`; as the constants of a state kernel, the
@@ -30,13 +30,29 @@ come from its Python function and are copied into the same buffers by the caller
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
-from sko.algorithms.compiled.fields import offsets
-from sko.algorithms.compiled.jit import kernel, register
-from sko.bodies.joint_kernels import (
+from sko.bodies.joints import (
+    Cylindrical,
+    Fixed,
+    Free,
+    Helical,
+    Joint,
+    JointKinematics,
+    Planar,
+    Prismatic,
+    RackAndPinion,
+    Spherical,
+    SphericalEulerZYX,
+)
+from sko.engine.fields import offsets
+from sko.engine.jit import kernel, register
+from sko.engine.joint_registry import (
     ADDRESS,
     PARAMETERS,
+    REGISTRY,
     JointKernel,
     call_kinematics,
     call_normalize,
@@ -45,12 +61,14 @@ from sko.bodies.joint_kernels import (
     library_joint,
 )
 from sko.errors import JointError
+from sko.spatial import plucker
 
 __all__ = ["FIXED", "HELICAL", "PRISMATIC", "RACK_AND_PINION", "CYLINDRICAL", "PLANAR", "SPHERICAL",
            "EULER_ZYX", "FREE", "ADDRESS", "PYTHON", "PARAMETERS", "Packed", "JointConstants", "LIBRARY",
            "pack_joint", "checked_parameters", "joint_constants", "joint_kinematics", "joint_kinematics_at", "joint_qdot_at",
            "joint_normalize_at", "declaration", "coordinates_are_velocities", "quaternion_ok",
-           "axis_rotation_transpose", "quaternion_transpose", "expand", "reverse_transform", "negative_apply"]
+           "axis_rotation_transpose", "quaternion_transpose", "expand", "reverse_transform", "negative_apply",
+           "TYPES", "joint_kernel", "joint_type"]
 
 FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, CYLINDRICAL, PLANAR, SPHERICAL, EULER_ZYX, FREE = range(9)
 PYTHON = -1  #: kinematics from the joint's own Python code (a joint type without a declaration)
@@ -67,14 +85,14 @@ assert JointConstants.nv + Packed.parameters == JointConstants.parameters
 
 def declaration(joint) -> tuple[JointKernel, bool, object] | None:
     """``(declared type, reversed, joint)`` of a joint whose kinematics are compiled: the joint
-    with its reversals unwrapped, its type's :class:`~sko.bodies.joint_kernels.JointKernel`;
+    with its reversals unwrapped, its type's :class:`~sko.engine.joint_registry.JointKernel`;
     None when it has none (its Python kinematics are then the only ones), or when a subclass
     replaced the Python kinematics of the declaring class."""
     reverse = False
     while getattr(joint, "kind", None) == "reversed" and hasattr(joint, "joint"):
         joint, reverse = joint.joint, not reverse
     kind = type(joint)
-    entry = getattr(kind, "compiled", None)
+    entry = joint_kernel(kind)
     if not isinstance(entry, JointKernel) or kind._kinematics is not getattr(entry, "owner", kind)._kinematics:
         return None
     return entry, reverse, joint
@@ -553,3 +571,96 @@ def joint_normalize_at(code, p, po, q, qo) -> bool:
         return _unit_quaternion(p, po + Packed.parameters, q, qo)
     address = int(p[po + Packed.normalize])
     return code == ADDRESS and address != 0 and call_normalize(address, (p, po + Packed.parameters, q, qo))
+
+
+# ---------------------------------------------------------------------------- joint types
+#: joint type -> its compiled kinematics: the library's, and those declared with :func:`joint_type`
+#: (a subclass that declares nothing inherits its nearest base's: :func:`joint_kernel`)
+TYPES: dict[type, JointKernel] = {
+    Helical: LIBRARY[HELICAL], Prismatic: LIBRARY[PRISMATIC], RackAndPinion: LIBRARY[RACK_AND_PINION],
+    Cylindrical: LIBRARY[CYLINDRICAL], Planar: LIBRARY[PLANAR], Spherical: LIBRARY[SPHERICAL],
+    SphericalEulerZYX: LIBRARY[EULER_ZYX], Free: LIBRARY[FREE], Fixed: LIBRARY[FIXED],
+}
+for _kind, _entry in TYPES.items():
+    _entry.owner = _kind  # the class whose Python kinematics the compiled ones equal
+
+
+def joint_kernel(kind: type) -> JointKernel | None:
+    """The compiled kinematics of joint type ``kind``: its own (:data:`TYPES`), else its nearest
+    base's, else None (its Python kinematics are the only ones)."""
+    for base in kind.__mro__:
+        entry = TYPES.get(base)
+        if entry is not None:
+            return entry
+    return None
+
+
+def joint_type(*, kinematics: Callable, nq: int, nv: int, parameters: int = 0, qdot: Callable | None = None,
+               normalize: Callable | None = None, constant_motion: bool = False, name: str | None = None):
+    """Declare a :class:`Joint` subclass's compiled kinematics (a class decorator): one
+    declaration, and the joint runs compiled in every request of every system, in batches,
+    complex-step derivatives and compiled rollouts (:mod:`sko.engine.joint_registry` gives the
+    signatures of ``kinematics``, ``qdot`` and ``normalize``).
+
+    The class gets ``nq``, ``nv``, :attr:`~sko.bodies.joints.Joint.constant_motion` and its
+    entry in :data:`TYPES`; its instances give their constants by
+    :meth:`~sko.bodies.joints.Joint.compiled_parameters` (``parameters`` numbers). Where the class does not write its own, its Python ``_kinematics``, ``_qdot`` and
+    ``normalize`` call the compiled functions (checked: finite, ``S`` of full column rank), so
+    the reference path computes the same joint; written in Python, they are an independent
+    reference for the compiled ones.
+
+    Examples
+    --------
+    A revolute joint about z through a gear: the angle is ``N q`` for a ratio ``N``, so
+    ``E = rz(N q)``, ``S = [0, 0, N, 0, 0, 0]ᵀ``:
+
+    >>> import numpy as np
+    >>> from sko.bodies import Joint
+    >>> def turn(p, po, q, qo, v, vo, X, S, c):
+    ...     a = p[po] * q[qo]
+    ...     X[0, 0], X[0, 1], X[1, 0], X[1, 1], X[2, 2] = np.cos(a), np.sin(a), -np.sin(a), np.cos(a), 1.0
+    ...     S[2, 0] = p[po]
+    ...     return True
+    >>> @joint_type(kinematics=turn, nq=1, nv=1, parameters=1, constant_motion=True)
+    ... class GearedRevolute(Joint):
+    ...     def __init__(self, ratio, name=None):
+    ...         super().__init__(name)
+    ...         self.ratio = float(ratio)
+    ...     def compiled_parameters(self):
+    ...         return np.array([self.ratio])
+    >>> GearedRevolute(2.0).motion_subspace([0.1]).ravel()
+    array([0., 0., 2., 0., 0., 0.])
+    """
+    def declare(cls):
+        if not (isinstance(cls, type) and issubclass(cls, Joint)) or cls is Joint:
+            raise JointError(f"joint_type decorates a subclass of Joint, got {cls!r}")
+        entry = JointKernel(kinematics, nq=nq, nv=nv, parameters=parameters, qdot=qdot, normalize=normalize,
+                            constant_motion=constant_motion, name=name or f"{cls.__module__}.{cls.__qualname__}")
+        entry.owner = cls
+        TYPES[cls], cls.nq, cls.nv = entry, entry.nq, entry.nv
+        cls.constant_motion, cls.user_defined = entry.constant_motion, True
+        if "_kinematics" not in cls.__dict__:
+            def _kinematics(self, q, v):
+                E, r, S, c = entry.run_kinematics(self, _parameters(self, entry), q, v)
+                return JointKinematics(plucker(E, r), S, c)
+            cls._kinematics = _kinematics
+        if entry.has_qdot and "_qdot" not in cls.__dict__:
+            cls._qdot = lambda self, q, v: entry.run_qdot(self, _parameters(self, entry), q, v)
+        if entry.has_normalize and "normalize" not in cls.__dict__:
+            def _normalize(self, q):
+                q = self._vector(q, self.nq, "q")
+                return entry.run_normalize(self, _parameters(self, entry), q)
+            cls.normalize = _normalize
+        REGISTRY[entry.name] = entry
+        return cls
+
+    return declare
+
+
+def _parameters(joint: Joint, entry: JointKernel) -> np.ndarray:
+    """The joint's :meth:`~Joint.compiled_parameters`, checked against its declaration."""
+    p = checked_parameters(joint, entry)
+    if p is None:
+        raise JointError(f"{joint}: its compiled functions take numbers, but compiled_parameters() gives "
+                         f"{joint.compiled_parameters()!r}")
+    return p

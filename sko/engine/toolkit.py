@@ -5,7 +5,7 @@ RIGID.md; Featherstone Chapter 2).
 Every function here compiles in nopython mode for float64 and complex128 arrays alike (they are
 analytic: complex-step derivatives pass through them) and writes its result into an output
 array the caller owns (no allocation), so a kernel calls them on views of its arena
-(:func:`~sko.bodies.kernels.views`). They follow :mod:`sko.spatial`, whose numpy functions give
+(:func:`~sko.engine.state_kernels.views`). They follow :mod:`sko.spatial`, whose numpy functions give
 the same numbers: motion vectors ``[ω; v]``, force vectors ``[n; f]``, ``X = rot(E) xlt(r) =
 [[E, 0], [−E r×, E]]`` (``ᴮX_A``), ``X* = X^{-ᵀ}``.
 
@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.algorithms.compiled.jit import register
-from sko.bodies.compiled_joints import (
+from sko.engine.jit import register
+from sko.engine.joints import (
     JointConstants,
     Packed,
     axis_rotation_transpose,
@@ -49,10 +49,10 @@ from sko.bodies.compiled_joints import (
     reverse_transform,
 )
 from sko.bodies.joints import Joint
-from sko.bodies.rigid_kernels import HingeWork, Placement, hinge, placement_constants
-from sko.bodies.rigid_kernels import bias as bias6
-from sko.bodies.rigid_kernels import motion_cross as motion_cross6
-from sko.bodies.rigid_kernels import transform as transform6
+from sko.engine.bodies.rigid import HingeWork, Placement, hinge, placement_constants
+from sko.engine.bodies.rigid import bias as bias6
+from sko.engine.bodies.rigid import motion_cross as motion_cross6
+from sko.engine.bodies.rigid import transform as transform6
 from sko.errors import JointError
 
 __all__ = [
@@ -81,7 +81,7 @@ def hinge_constants(joint: Joint, placement) -> np.ndarray:
     kinematics (a :class:`~sko.bodies.joints.CustomJoint`, symbolic parameters)."""
     constants = joint_constants(joint)
     if constants is None:
-        raise JointError(f"{joint}: has no compiled kinematics (declare its type with sko.bodies.joint_type)")
+        raise JointError(f"{joint}: has no compiled kinematics (declare its type with sko.engine.joint_type)")
     return np.concatenate([constants, placement_constants(placement)])
 
 

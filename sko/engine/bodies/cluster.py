@@ -1,9 +1,9 @@
 """The state kernel of a cluster of coupled rigid bodies (EMBEDDING.md §4; Python: the
 ``at_state`` of :class:`~sko.bodies.cluster.RigidCluster`; the contract of
-:mod:`sko.bodies.kernels`).
+:mod:`sko.engine.state_kernels`).
 
 ``θ_C = G θ_ind + d``, ``θ̇_C = G θ̇_ind`` (``Ġ = 0``); each member's hinge
-(:func:`~sko.bodies.rigid_kernels.hinge`) from its parent member's record (the cluster's inboard
+(:func:`~sko.engine.bodies.rigid.hinge`) from its parent member's record (the cluster's inboard
 for the first ones), then ``E = Φ B``, ``H* = Φ S G``, ``a = Φ a_int``, ``M = diag(I_j)``,
 ``b``, the member records ``Γ_j = [0 … I … 0]``, ``γ_j = 0`` (the first member's also as the
 cluster's own). A cluster with loops has no compiled state: its closure is solved in Python.
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.algorithms.compiled.fields import offsets
-from sko.bodies.compiled_joints import JointConstants, joint_constants
+from sko.engine.fields import offsets
+from sko.engine.joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
-from sko.bodies.kernels import Record, Row, StateKernel, numeric_state
-from sko.bodies.rigid_kernels import HingeWork, RigidConstants, bias, hinge, placement_constants
+from sko.engine.state_kernels import Record, Row, StateKernel, numeric_state
+from sko.engine.bodies.rigid import HingeWork, RigidConstants, bias, hinge, placement_constants
 
 __all__ = ["ClusterConstants", "MemberConstants", "CLUSTER", "pack_cluster"]
 

@@ -1,7 +1,7 @@
 """The derivatives of inverse dynamics of a rigid tree, compiled (DERIVATIVES.md §4–§5, Eq. 10–13):
 the kernel twin of :mod:`sko.systems.rigid_derivatives`, in world coordinates (Eq. 13).
 
-It takes a state table (:data:`~sko.bodies.kernels.Row`) of rigid bodies on joints of constant
+It takes a state table (:data:`~sko.engine.state_kernels.Row`) of rigid bodies on joints of constant
 ``S`` with ``c_J = 0`` (:func:`~sko.systems.rigid_derivatives.compiled`), whose arena holds each
 body's ``H = S*``, body-frame inertia ``M`` and own frame's world pose ``(R, p)``. In world
 coordinates every quantity of every body is taken about the world origin, so the weights are
@@ -22,10 +22,10 @@ Per body ``k`` (``j`` its row), the buffers hold
 
 from __future__ import annotations
 
-from sko.algorithms.compiled.borrow import borrowed
-from sko.algorithms.compiled.fields import columns, offsets
-from sko.algorithms.compiled.jit import kernel
-from sko.bodies.kernels import Record, Row
+from sko.engine.borrow import borrowed
+from sko.engine.fields import columns, offsets
+from sko.engine.jit import kernel
+from sko.engine.state_kernels import Record, Row
 
 __all__ = ["Columns", "Node", "sweeps", "scatter", "gather", "walks", "joint_forces", "tree_positions", "ltdl",
            "ltdl_solve", "row_of_column"]

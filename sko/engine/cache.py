@@ -1,10 +1,10 @@
 """numba's on-disk cache of the compiled kernels, keyed by every kernel source.
 
 numba keys a cached kernel by its own source file: a kernel that calls kernels of another file
-(a system request calls the recursions of ``sko.algorithms.compiled.kernels``) would keep its
+(a system request calls the recursions of ``sko.engine.recursions``) would keep its
 cached machine code after that other file changed, and run the old code. Every kernel of the
-package (:func:`sko.algorithms.compiled.jit.kernel`) and every registered body-type kernel
-(:mod:`sko.bodies.kernels`) is cached by :class:`StampedCache` instead, whose key adds
+package (:func:`sko.engine.jit.kernel`) and every registered body-type kernel
+(:mod:`sko.engine.state_kernels`) is cached by :class:`StampedCache` instead, whose key adds
 :func:`stamp`: a hash of the contents of all the kernel sources below (modules with kernels,
 and the modules whose constants the kernels compile in). An edited source gives new keys, so
 nothing stale is ever loaded, in numba's default in-tree cache as in ``NUMBA_CACHE_DIR`` or the
@@ -32,30 +32,30 @@ __all__ = ["KERNEL_MODULES", "kernel_files", "stamp", "StampedCache", "announce"
 #: Every module whose source a compiled kernel depends on: modules defining kernels, and those
 #: whose constants (declared layouts) the kernels compile in.
 KERNEL_MODULES = (
-    "sko.kernel_cache",
-    "sko.algorithms.compiled.fields",
-    "sko.algorithms.compiled.flat",
-    "sko.algorithms.compiled.jit",
-    "sko.algorithms.compiled.borrow",
-    "sko.algorithms.compiled.blocks",
-    "sko.algorithms.compiled.rigid_blocks",
-    "sko.algorithms.compiled.kernels",
-    "sko.algorithms.compiled.operational_space",
-    "sko.engine.mass_matrix",
-    "sko.systems.compiled_derivatives",
-    "sko.systems.compiled_rollout",
-    "sko.algorithms.cfa.flat",
-    "sko.bodies.kernels",
-    "sko.bodies.hooks",
-    "sko.bodies.joint_kernels",
-    "sko.bodies.compiled_joints",
-    "sko.bodies.toolkit",
-    "sko.bodies.rigid_kernels",
-    "sko.bodies.flexible_kernel",
-    "sko.bodies.cluster_kernel",
-    "sko.systems.requests",
-    "sko.engine.regressors",
+    "sko.engine.cache",
+    "sko.engine.fields",
+    "sko.engine.layout",
+    "sko.engine.jit",
+    "sko.engine.borrow",
+    "sko.engine.blocks",
+    "sko.engine.rigid_blocks",
+    "sko.engine.recursions",
+    "sko.engine.operational_space",
+    "sko.engine.derivatives",
+    "sko.engine.rollout",
+    "sko.engine.cfa",
+    "sko.engine.state_kernels",
+    "sko.engine.hooks",
+    "sko.engine.joint_registry",
+    "sko.engine.joints",
+    "sko.engine.toolkit",
+    "sko.engine.bodies.rigid",
+    "sko.engine.bodies.flexible",
+    "sko.engine.bodies.cluster",
+    "sko.engine.requests",
     "sko.engine.request_views",
+    "sko.engine.mass_matrix",
+    "sko.engine.regressors",
     "sko.engine.centroidal",
 )
 

@@ -2,7 +2,7 @@
 outside the package, gives the compiled engine its kinematics (RIGID.md, *Joint library*;
 Featherstone Table 4.1).
 
-A joint type declares a :class:`JointKernel` (with :func:`sko.bodies.joints.joint_type`, a
+A joint type declares a :class:`JointKernel` (with :func:`sko.engine.joint_type`, a
 decorator on its :class:`~sko.bodies.joints.Joint` subclass): its ``nq``, ``nv``, how many
 float constants it packs (:meth:`~sko.bodies.joints.Joint.compiled_parameters`), whether its
 ``S`` is constant with ``c_J = 0`` (:attr:`~sko.bodies.joints.Joint.constant_motion`), and up to
@@ -26,10 +26,10 @@ as ``exp(3 log x)``, whose rounding leaks into the imaginary part the complex st
 The engine reverses a joint (Featherstone Table 4.2) and composes it with its placement.
 
 The library's joints are declared here too (:func:`library_joint`), with a code: the compiled
-switch of :func:`sko.bodies.compiled_joints.joint_kinematics_at` calls their functions inlined,
+switch of :func:`sko.engine.joints.joint_kinematics_at` calls their functions inlined,
 as fast as before. A joint type from outside the package gets the code :data:`ADDRESS`: its
 functions are compiled on first use, for float64 and complex128, and called through their
-addresses (:func:`~sko.algorithms.compiled.jit.native_address`), so it costs the compilation of
+addresses (:func:`~sko.engine.jit.native_address`), so it costs the compilation of
 its own functions only and no edit of the library. Its functions run bounds-checked and its
 outputs are checked on every call (finite, ``S`` of full column rank); a state its kernel rejects is then answered by its Python
 kinematics, whose :class:`~sko.errors.JointError` names the joint.
@@ -44,7 +44,7 @@ from numba import from_dtype, njit, types
 from numba.core.dispatcher import Dispatcher
 from numba.extending import overload
 
-from sko.algorithms.compiled.jit import FAST_MATH, cached, native_address, native_caller
+from sko.engine.jit import FAST_MATH, cached, native_address, native_caller
 from sko.errors import JointError
 
 __all__ = ["JointKernel", "library_joint", "ADDRESS", "PARAMETERS", "ADDRESSES", "KINDS", "kinematics_types",

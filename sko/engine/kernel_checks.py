@@ -1,11 +1,11 @@
 """A body type's compiled state checked against the contract its ``at_state`` keeps (BODIES.md,
-*The contract for a new body type*; :mod:`sko.bodies.kernels`, *Checks*).
+*The contract for a new body type*; :mod:`sko.engine.state_kernels`, *Checks*).
 
 :func:`validate` runs once per system and scalar type, when the engine first makes the state
 table of that type: at a few random states (each body's ``random_configuration``, random
 velocities), every checked kernel runs alone on an arena holding its inputs (its ``q``, ``v``,
 the record it hangs from, the inertial frame's record, the scratch) and a sentinel everywhere
-else. A kernel is refused (:class:`~sko.bodies.kernels.KernelError`, naming the body, the kernel
+else. A kernel is refused (:class:`~sko.engine.state_kernels.KernelError`, naming the body, the kernel
 and the field) when it raises or rejects a state its ``at_state`` accepts, writes outside the
 entries the layout gives its body, leaves one of them unwritten (the record of its own frame,
 say), writes a number that is not finite, an ``M`` that is not symmetric positive definite or an
@@ -13,7 +13,7 @@ say), writes a number that is not finite, an ``M`` that is not symmetric positiv
 after them are NaN).
 
 :func:`diagnose` explains a state a kernel rejected, or whose outputs the engine's per-state
-checks (:func:`~sko.bodies.kernels.checked_outputs`) refused, the same way; a kernel that raised
+checks (:func:`~sko.engine.state_kernels.checked_outputs`) refused, the same way; a kernel that raised
 is run once more through numba's Python wrapper (compiled only then), so its exception and its
 message surface, chained to the error.
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.bodies.kernels import ROOT_SIZE, KernelError, Record, Row, Terms, fill_batch
+from sko.engine.state_kernels import ROOT_SIZE, KernelError, Record, Row, Terms, fill_batch
 from sko.graphs.arrays import check_full_row_rank, check_spd
 from sko.graphs.errors import SKOError
 
@@ -41,7 +41,7 @@ _PROBE = 64
 
 def slots(layout, i: int) -> list[tuple[str, int, int]]:
     """``(field, start, size)`` of each output of body ``i`` in an arena of ``layout`` (a
-    :class:`~sko.systems.state_layout.StateLayout`): the entries its state writes."""
+    :class:`~sko.engine.state_layout.StateLayout`): the entries its state writes."""
     m, n, p = int(layout.node_dims[i]), int(layout.dof_dims[i]), int(layout.parent[i])
     out = []
     if layout.E_offsets[i] >= 0:

@@ -15,7 +15,7 @@ as its state kernel, and returns True (False: the state is outside its domain):
   (:meth:`~sko.bodies.contract.BodyType.qdot`), and ``normalize(q, constants) -> bool``
   projects ``q`` onto the configuration manifold in place
   (:meth:`~sko.bodies.contract.BodyType.normalize`): the compiled rollout's coordinate table
-  calls them (:mod:`sko.systems.compiled_rollout`).
+  calls them (:mod:`sko.engine.rollout`).
 
 ``q``, ``v`` and ``out`` are 1-D arrays of the state's scalar type (float64, or complex128 for
 complex-step derivatives: keep the arithmetic analytic), ``constants`` float64. The Python
@@ -39,10 +39,10 @@ import numpy as np
 from numba import from_dtype, njit, types
 from numba.core.dispatcher import Dispatcher
 
-from sko.algorithms.compiled.borrow import borrowed
-from sko.algorithms.compiled.jit import FAST_MATH, cached, call_state, kernel, native_address
+from sko.engine.borrow import borrowed
+from sko.engine.jit import FAST_MATH, cached, call_state, kernel, native_address
 from sko.bodies.contract import BodyError, BodyType
-from sko.bodies.kernels import Row
+from sko.engine.state_kernels import Row
 from sko.graphs.errors import NonFiniteError
 
 __all__ = ["HookKernel", "hinge_force_kernel", "qdot_kernel", "normalize_kernel", "CompiledHooks", "compiled_hooks",
@@ -166,7 +166,7 @@ def compiled_hooks(body, state) -> CompiledHooks | None:
             continue
         if not isinstance(hook, HookKernel) or hook.kind != kind:
             raise BodyError(f"{what}: the {kind} of its compiled state must be a {kind} kernel "
-                            f"(sko.bodies.hooks.{kind}_kernel), got {hook!r}")
+                            f"(sko.engine.hooks.{kind}_kernel), got {hook!r}")
         if getattr(type(body), kind) is getattr(BodyType, kind):
             raise BodyError(f"{what}: its compiled state has a {kind} kernel but its type defines no {kind}() "
                             f"(the reference path and the checks need the Python method too)")

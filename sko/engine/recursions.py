@@ -1,12 +1,12 @@
-"""numba kernels of the O(N) recursions on a flat model (layout in :mod:`sko.algorithms.compiled.flat`).
+"""numba kernels of the O(N) recursions on a flat model (layout in :mod:`sko.engine.layout`).
 
 Every kernel takes the ``layout`` table and a ``data`` buffer (float64 or complex128; the
 stacked vectors have the same scalar type) and runs the gather (``j = N−1 … 0``) and scatter
 (``j = 0 … N−1``) passes of SKO.md as written there, on blocks of any shape stored row-major at
-the layout's offsets (:mod:`sko.algorithms.compiled.blocks`). Each body is visited once per pass: O(N). A rigid body on
-a 1-dof hinge takes the register forms of :mod:`sko.algorithms.compiled.rigid_blocks` (``rigid_step``). Every kernel
+the layout's offsets (:mod:`sko.engine.blocks`). Each body is visited once per pass: O(N). A rigid body on
+a 1-dof hinge takes the register forms of :mod:`sko.engine.rigid_blocks` (``rigid_step``). Every kernel
 works on :func:`~.borrow.borrowed` views of its array arguments, so the per-body steps count no
-references. The Riccati results live in a second buffer ``r`` (:func:`~.flat.riccati_layout`);
+references. The Riccati results live in a second buffer ``r`` (:func:`~sko.engine.layout.riccati_layout`);
 the system requests' articulated-body passes read only ``P``, ``D^{-1}`` and ``G``: without
 :func:`riccati`'s ``full``, ``ψ`` and a rigid step's ``P⁺`` are not written.
 """
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import blocks as bl
-from . import rigid_blocks as rb
-from .borrow import borrowed, matrix_view
-from .flat import Flat, Riccati
-from .jit import kernel, register
+from sko.engine import blocks as bl
+from sko.engine import rigid_blocks as rb
+from sko.engine.borrow import borrowed, matrix_view
+from sko.engine.layout import Flat, Riccati
+from sko.engine.jit import kernel, register
 
 __all__ = ["spo", "joint_map", "newton_euler", "composite_inertias", "mass_matrix", "riccati", "riccati_scratch",
            "articulated_body", "gain_apply", "hinge_blocks", "max_dims"]
@@ -215,7 +215,7 @@ def mass_matrix(layout, data, R, out, F, Y):
 # ----------------------------------------------------------------------------- Riccati
 @kernel(entry=True)
 def riccati(layout, data, roff, r, scratch, full):
-    """The Riccati gather (Eq. 33) into ``r`` (:func:`~.flat.riccati_layout`); ``ψ(℘(k), k)`` only
+    """The Riccati gather (Eq. 33) into ``r`` (:func:`~sko.engine.layout.riccati_layout`); ``ψ(℘(k), k)`` only
     if ``full``, and ``P⁺(k)`` of a rigid body on a 1-dof hinge too: Algorithm 6.1 reads neither.
 
     ``D(k)`` is factored by Cholesky without conjugation (complex-step data: the pivots' real
@@ -331,7 +331,7 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
     sides), ``a``, ``b`` from the data buffer if ``with_ab``; ``z`` (node_size × r) and ``out``
     are zero on entry. ``out`` receives ν in the gather and θ̈ in the scatter; ``z`` is reused
     for α; ``eps`` is scratch for one ε(k) (at least ``max n_k × r`` entries). With one right-hand
-    side, a rigid body on a 1-dof hinge takes the register steps of :mod:`sko.algorithms.compiled.rigid_blocks`."""
+    side, a rigid body on a 1-dof hinge takes the register steps of :mod:`sko.engine.rigid_blocks`."""
     layout, data, roff, r, T, z, out = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(T),
                                         borrowed(z), borrowed(out))
     n, nr = layout.shape[0], T.shape[1]

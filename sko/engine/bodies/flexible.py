@@ -1,5 +1,5 @@
 """The state kernel of a flexible body (module docstring of :mod:`sko.bodies.flexible`; the
-contract of :mod:`sko.bodies.kernels`).
+contract of :mod:`sko.engine.state_kernels`).
 
 ``E = [ᵏX_o; 0]``, ``H = diag(S*, I_r)``, ``M = Σ μ_i B_i* B_i``, ``a = [hinge a; 0]``,
 ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]``, its own frame's record and one record
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.algorithms.compiled.fields import offsets
-from sko.algorithms.compiled.jit import kernel, register
-from sko.bodies.compiled_joints import JointConstants, joint_constants
+from sko.engine.fields import offsets
+from sko.engine.jit import kernel, register
+from sko.engine.joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
-from sko.bodies.kernels import Record, Row, StateKernel, numeric_state
-from sko.bodies.rigid_kernels import HingeWork, Placement, hinge, placement_constants, transform
+from sko.engine.state_kernels import Record, Row, StateKernel, numeric_state
+from sko.engine.bodies.rigid import HingeWork, Placement, hinge, placement_constants, transform
 
 __all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients"]
 

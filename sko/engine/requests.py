@@ -1,20 +1,20 @@
 """The requests of a system's compiled path, each declared once: the catalogue :data:`REQUESTS`.
 
 A :class:`Request` names the system method that answers it on the reference path, the terms of
-the state it reads (:data:`~sko.bodies.kernels.Terms`), its third input (``dv``, ``tau`` or
+the state it reads (:data:`~sko.engine.state_kernels.Terms`), its third input (``dv``, ``tau`` or
 none), the shape of one state's result, the buffers of its workspace and its kernel. The engine
-(:mod:`sko.systems.engine`) checks the inputs, batches the states and retries a state on the
+(:mod:`sko.engine.dispatch`) checks the inputs, batches the states and retries a state on the
 reference path from the declaration alone; adding a request is one entry and one kernel.
 
-The dynamics add the bodies' compiled hinge forces (:mod:`sko.bodies.hooks`) where the
+The dynamics add the bodies' compiled hinge forces (:mod:`sko.engine.hooks`) where the
 reference path adds their ``hinge_force``. A request kernel has the signature ``kernel(w, x, out) -> status``: ``w`` is a *request vector*
 (:func:`request_vector`), ``x`` the third input (``nv`` entries, or none) and ``out`` the zeroed
 result (one state, flattened). It takes its tables, arena and buffers from :func:`request_views`,
 fills the arena with the state by :func:`fill_arena` (which does nothing when the caller filled
 it: bodies whose state only exists in Python) and runs the model kernels of
-:mod:`sko.algorithms.compiled.kernels` on it. A request vector holds all a one-state call needs
+:mod:`sko.engine.recursions` on it. A request vector holds all a one-state call needs
 but the state, in the state's scalar type: a header (:data:`Header`), the offsets of the
-workspace's buffers, the state table (:class:`~sko.systems.state_layout.StateLayout`), the flat
+workspace's buffers, the state table (:class:`~sko.engine.state_layout.StateLayout`), the flat
 layout of the requests and its Riccati offsets, the constants ``reals`` and the workspace (the
 arena first). A caller keeps one per request and scalar type and passes it again with each
 state: nothing is allocated per call. :func:`evaluate_one` answers one state, :func:`evaluate_batch`
@@ -25,7 +25,7 @@ compiles only when it is first used.
 ``status`` is ``-1``, or ``k`` for a state a joint of the body of row ``k`` of the state table
 rejects (a zero quaternion), or ``N + k`` when ``D(k)`` of the ``k``-th body in stacking order is
 not positive definite, or ``2N + k`` when the compiled hinge force of the body of row ``k``
-failed (:mod:`sko.bodies.hooks`); for one state also ``-2`` when an input is not finite, ``-3`` when the
+failed (:mod:`sko.engine.hooks`); for one state also ``-2`` when an input is not finite, ``-3`` when the
 result is not, ``-4`` when a shape does not fit the system; ``-5`` when the kernel raised.
 """
 
@@ -38,16 +38,17 @@ from typing import NamedTuple
 import numpy as np
 from numba import from_dtype, njit, prange, types
 
-from sko.algorithms.compiled import kernels as K
-from sko.algorithms.compiled.borrow import borrowed, matrix_view
-from sko.algorithms.compiled.flat import Flat, Riccati
-from sko.algorithms.compiled.jit import FAST_MATH, call_request, cached, kernel, native_address, register
-from sko.bodies.hooks import add_hinge_forces
-from sko.bodies.kernels import Row, Terms
+from sko.engine import recursions as K
+from sko.engine.borrow import borrowed, matrix_view
+from sko.engine.fields import columns
+from sko.engine.layout import Flat, Riccati
+from sko.engine.jit import FAST_MATH, call_request, cached, kernel, native_address, register
+from sko.engine.hooks import add_hinge_forces
+from sko.engine.state_kernels import Row, Terms
+from sko.engine import derivatives as CD
 from sko.engine import mass_matrix as MM
 from sko.engine.centroidal import centroidal, centroidal_buffers, centroidal_rate, rate_buffers
 from sko.engine.request_views import Header, fill_arena, request_views
-from sko.systems import compiled_derivatives as CD
 
 __all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "NoMatch", "request_views", "fill_arena",
            "request_vector", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
@@ -74,7 +75,7 @@ class Request:
 
     name: str  #: the system method answering it (on the reference path too)
     kernel: object  #: the request kernel, ``kernel(w, x, out) -> status``
-    terms: int  #: what of the state it reads (:data:`~sko.bodies.kernels.Terms`)
+    terms: int  #: what of the state it reads (:data:`~sko.engine.state_kernels.Terms`)
     x: str | None  #: its third input's name (``nv`` entries), or None
     velocities: bool  #: whether it reads ``v``
     shape: Callable[[Sizes], tuple]  #: one state's result
@@ -118,7 +119,7 @@ def _inverse_dynamics(w, x, out):
 
 @register
 def _hinge(words, rows, reals, arena, f, sign):
-    """``f += sign · hinge`` of the bodies' compiled hinge forces (:mod:`sko.bodies.hooks`): −1,
+    """``f += sign · hinge`` of the bodies' compiled hinge forces (:mod:`sko.engine.hooks`): −1,
     or ``2N + k`` for the row ``k`` whose hook failed."""
     if words[Header.HINGES] == 0:
         return -1
@@ -228,7 +229,7 @@ def _energies(w, x, out):
 @kernel
 def _inverse_dynamics_derivatives(w, x, out):
     """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` of a rigid tree on joints of constant ``S`` by the O(N·d) recursion
-    in world coordinates (DERIVATIVES.md §4–§5, :mod:`~sko.systems.compiled_derivatives`).
+    in world coordinates (DERIVATIVES.md §4–§5, :mod:`~sko.engine.derivatives`).
     Buffers: the nodes, the inertias, the columns, scratch."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
     words, rows, layout, roff, reals, arena, ws, b = request_views(w)
@@ -304,7 +305,7 @@ def _square(s: Sizes) -> tuple:
 
 
 def _derivative_buffers(s: Sizes) -> tuple:
-    """The nodes, the inertias, the columns and the scratch of :mod:`~sko.systems.compiled_derivatives`."""
+    """The nodes, the inertias, the columns and the scratch of :mod:`~sko.engine.derivatives`."""
     return CD.NODE * s.n, CD.INERTIAS * s.n, 30 * s.nv, max(36, 24 * s.nn)
 
 
@@ -337,7 +338,7 @@ REQUESTS = {r.name: r for r in (
 
 
 def sizes(layout) -> Sizes:
-    """The :class:`Sizes` of the system of ``layout`` (a :class:`~sko.systems.state_layout.StateLayout`)."""
+    """The :class:`Sizes` of the system of ``layout`` (a :class:`~sko.engine.state_layout.StateLayout`)."""
     mm, nn = K.max_dims(layout.request_layout)
     return Sizes(len(layout.bodies), layout.system.q_size, layout.dof_size, layout.node_size, mm, nn,
                  layout.riccati_size, layout.size)
@@ -355,7 +356,7 @@ def _address(request: Request, layout, dtype) -> int:
 
 def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = None) -> np.ndarray:
     """The request vector of ``request`` for the system of ``layout`` (a
-    :class:`~sko.systems.state_layout.StateLayout`) in ``dtype``; with ``arena`` (a filled
+    :class:`~sko.engine.state_layout.StateLayout`) in ``dtype``; with ``arena`` (a filled
     arena), the calls do not fill it."""
     dtype = np.dtype(dtype)
     L, size = layout, sizes(layout)

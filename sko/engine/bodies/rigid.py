@@ -1,6 +1,6 @@
 """The state kernels of rigid bodies and geared rotor links (RIGID.md, *The SKO model in body
-coordinates*; BODIES.md): the contract of :mod:`sko.bodies.kernels`, on the joint library of
-:mod:`sko.bodies.compiled_joints`.
+coordinates*; BODIES.md): the contract of :mod:`sko.engine.state_kernels`, on the joint library of
+:mod:`sko.engine.joints`.
 
 A rigid body gives ``E = ᵏX_o`` (its frame from the attachment's), ``H = S*``, ``M = I_k`` (a
 constant), ``a = ᵏX_o γ_o + c_J + v × S θ̇``, ``b = v ×* I_k v`` and its own frame's record
@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.algorithms.compiled.borrow import matrix_view
-from sko.algorithms.compiled.fields import offsets
-from sko.algorithms.compiled.jit import kernel, register
-from sko.algorithms.compiled.rigid_blocks import dot6
-from sko.bodies.compiled_joints import HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at
+from sko.engine.borrow import matrix_view
+from sko.engine.fields import offsets
+from sko.engine.jit import kernel, register
+from sko.engine.rigid_blocks import dot6
+from sko.engine.joints import HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at
 from sko.bodies.contract import CompiledState
-from sko.bodies.kernels import Record, Row, StateKernel, Terms, numeric_state
+from sko.engine.state_kernels import Record, Row, StateKernel, Terms, numeric_state
 from sko.spatial import plucker_translation
 
 __all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "placement_constants", "hinge",
@@ -228,7 +228,7 @@ def _single_axis(arena, row, reals, terms, constants):
     ``S`` or 6 × 6 ``X`` stored. What no state of such a joint changes is written with the
     ``constants`` only: ``H = S* = [s_ω; s_v]*``, ``M``, the zero block of ``E``, the record's
     ``Γ``, ``γ`` and pose (zero: not asked for). The joint
-    (:func:`~sko.bodies.compiled_joints.joint_kinematics_at`): ``E_J = R_u(θ)ᵀ``, ``r_J = h θ u``,
+    (:func:`~sko.engine.joints.joint_kinematics_at`): ``E_J = R_u(θ)ᵀ``, ``r_J = h θ u``,
     ``S = [u; h u]`` (pitch ``h``) or ``E_J = I``, ``r_J = θ u``, ``S = [0; u]``, and ``c_J = 0``."""
     c0, io = row[Row.CONSTANTS], row[Row.INBOARD]
     jp, xt = c0 + JointConstants.parameters, c0 + RigidConstants.placement

@@ -1,7 +1,7 @@
 """The compiled path behind a system's dynamics methods, for one state or a batch of states.
 
 :func:`engine` gives a system's :class:`Engine` (packed once, on first use). :meth:`Engine.run`
-answers any request of the catalogue :data:`~sko.systems.requests.REQUESTS` from its declaration:
+answers any request of the catalogue :data:`~sko.engine.requests.REQUESTS` from its declaration:
 it takes what the system's method takes — ``q``, ``v`` and the request's third input (``dv`` or
 ``tau``) as 1-D vectors or with a leading batch axis ``(B, n)`` — checks them (the same errors as
 the reference path, before any compiled code runs) and returns the results with the same
@@ -22,14 +22,13 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from sko.algorithms import get_backend, use_backend
-from sko.algorithms.compiled import backend as switch
 from sko.arrays import checked_array, plain_numbers_as_floats
-from sko.bodies.hooks import hinge_failure
-from sko.bodies.kernels import Record
+from sko.engine.backend import BACKEND, COMPILED, get_backend, use_backend
+from sko.engine.hooks import hinge_failure
+from sko.engine.state_kernels import Record
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
-from sko.systems import requests as rq
-from sko.systems.state_layout import StateLayout, read_only, state_named
+from sko.engine import requests as rq
+from sko.engine.state_layout import StateLayout, read_only, state_named
 
 __all__ = ["Engine", "engine", "use_backend", "backend"]
 
@@ -39,8 +38,8 @@ _FAST = (_F8, np.dtype(np.complex128))
 
 def backend() -> str:
     """``"compiled"`` (default) or ``"reference"``: which path the systems' methods take — the
-    one switch of :mod:`sko.algorithms` (:func:`sko.algorithms.use_backend`), so a system and
-    the recursions it calls never take different paths."""
+    one switch of the engine (:func:`sko.engine.use_backend`), so a system and the recursions it
+    calls never take different paths."""
     return get_backend()
 
 
@@ -71,7 +70,7 @@ class Engine:
         self._zeros = np.zeros(self.nv)
 
     def _request_vector(self, request: rq.Request, dtype) -> np.ndarray:
-        """The request vector of ``request`` in ``dtype`` (:mod:`sko.systems.requests`), made on
+        """The request vector of ``request`` in ``dtype`` (:mod:`sko.engine.requests`), made on
         first use and reused: compiled calls hold the GIL, so one call at a time writes its
         workspace."""
         key = (request.name, dtype.char)
@@ -128,14 +127,14 @@ class Engine:
 
     # ------------------------------------------------------------------ requests
     def direct(self, name: str, q, v=None, x=None):
-        """Request ``name`` (:data:`~sko.systems.requests.REQUESTS`) for the common call, answered
+        """Request ``name`` (:data:`~sko.engine.requests.REQUESTS`) for the common call, answered
         with no Python-side checks: 1-D C-ordered writeable float64 arrays (numba's dispatcher
         checks the types, the call the shapes), no external forces, every body compiled. None
         when it does not apply, or when a shape does not fit or an input or the result is not
         finite: the system's method then takes the checked path, which reports it. The system's
         methods call this first; every step counts, as this is most calls."""
         direct = self._direct
-        if direct is None or not (switch.compiled_everywhere or get_backend() == "compiled") \
+        if direct is None or not (BACKEND.get() is COMPILED or get_backend() == COMPILED) \
                 or getattr(q, "dtype", None) != _F8:  # another scalar type: not even a float64 compile for it
             return None
         call = direct.get(name)
@@ -216,7 +215,7 @@ class Engine:
     def _check(self, status: int, Q: np.ndarray, QD: np.ndarray, s: int, batched: bool, call: tuple) -> None:
         """Raise the error of a state ``s`` the kernels rejected (``status`` ≥ 0): the body's own
         (a joint's), the one naming a body whose compiled hinge force failed
-        (:func:`~sko.bodies.hooks.hinge_failure`), or the reference path's for a ``D(k)`` that is
+        (:func:`~sko.engine.hooks.hinge_failure`), or the reference path's for a ``D(k)`` that is
         not positive definite (which may be an overflow upstream: the reference names the body
         whose terms overflowed)."""
         if status < 0:
@@ -225,7 +224,7 @@ class Engine:
         with state_named(s if batched else None):
             if status < N:
                 self.layout.raise_rejected(status, Q[s], QD[s])
-            if status >= 2 * N:  # a compiled hinge force failed (sko.bodies.hooks)
+            if status >= 2 * N:  # a compiled hinge force failed (sko.engine.hooks)
                 i = int(self.layout.order[status - 2 * N])
                 hinge_failure(self.system, self.layout.bodies[i], self.layout.hooks[i], Q[s], QD[s])
             self._reference_state(call, s, batched)
@@ -422,10 +421,10 @@ def _same_batch(Q: np.ndarray, x: np.ndarray, name: str) -> None:
 
 def _coordinates_are_velocities(system, layout) -> bool:
     """True when every body is a library type whose joint's declared type has ``q̇ = v`` and no
-    manifold to project on (:func:`~sko.bodies.compiled_joints.coordinates_are_velocities`: no
+    manifold to project on (:func:`~sko.engine.joints.coordinates_are_velocities`: no
     quaternion, no successor-frame velocities): ``qdot`` and ``normalize`` are then the identity
     for the whole system."""
-    from sko.bodies.compiled_joints import coordinates_are_velocities
+    from sko.engine.joints import coordinates_are_velocities
     from sko.bodies.flexible import FlexibleBody
     from sko.bodies.hinge import JointCoordinates
 

@@ -1,11 +1,12 @@
 """The compiled implementations of :mod:`sko.algorithms`: checked input in, kernels of
-:mod:`sko.algorithms.compiled.kernels` run.
+:mod:`sko.engine.recursions` run.
 
 The public functions of :mod:`sko.algorithms` validate their input (same errors on both paths)
-and :mod:`sko.algorithms.dispatch` calls the implementations of :data:`COMPILED` when the numbers
-are float64 or complex128; each takes the scalar type, then its reference's arguments. The data
+and hand each step to :func:`sko.algorithms.dispatch.run`; run through :mod:`sko.engine.algorithms`,
+the implementations of :data:`COMPILED` answer when the numbers are float64 or complex128; each
+takes the scalar type, then its reference's arguments. The data
 buffer of a model is built once per :class:`sko.SKOModel` (the model is immutable) and cached
-with it, beside its structure (:func:`~sko.algorithms.compiled.flat.structure`). Every array handed to a kernel
+with it, beside its structure (:func:`~sko.engine.layout.structure`). Every array handed to a kernel
 is writeable (the kernels never write their inputs): numba compiles a kernel again for read-only
 arrays, so what users see of these buffers are read-only views.
 """
@@ -17,15 +18,16 @@ from functools import cached_property
 
 import numpy as np
 
-from . import kernels as K
-from . import operational_space as OS
-from .flat import Flat, FlatModel, Riccati, fill_data, share_structure, structure
+from sko.algorithms.riccati import ArticulatedInertias
+from sko.engine import recursions as K
+from sko.engine import operational_space as OS
+from sko.engine.layout import Flat, FlatModel, Riccati, fill_data, share_structure, structure
 
-__all__ = ["COMPILED", "CompiledModel", "compiled_model"]
+__all__ = ["COMPILED", "CompiledModel", "compiled_model", "FlatArticulatedInertias"]
 
 
 class CompiledModel:
-    """A model's flat structure (:func:`~.flat.structure`) and its data buffers, per dtype."""
+    """A model's flat structure (:func:`~sko.engine.layout.structure`) and its data buffers, per dtype."""
 
     def __init__(self, model):
         self.model = model
@@ -182,19 +184,59 @@ def mass_matrix(dtype, model) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------- Riccati and after
+#: the blocks of an :class:`~sko.algorithms.riccati.ArticulatedInertias` by their column of the
+#: Riccati buffer, with the dimensions of their rows and columns
+_RICCATI_BLOCKS = {"P": (Riccati.P, "m", "m"), "P_plus": (Riccati.P_PLUS, "m", "m"), "D": (Riccati.D, "n", "n"),
+                   "D_inverse": (Riccati.D_INVERSE, "n", "n"), "G": (Riccati.G, "m", "n"),
+                   "psi": (Riccati.PSI, "parent", "m")}
+
+
+class FlatArticulatedInertias(ArticulatedInertias):
+    """The compiled gather's :class:`~sko.algorithms.riccati.ArticulatedInertias`: every block
+    in one buffer ``r``, laid out per node by :func:`~sko.engine.layout.riccati_layout`, which
+    the kernels read as it is; the blocks are read-only views of it."""
+
+    def __init__(self, model, dtype, r: np.ndarray, logdet=None):
+        super().__init__(model, dtype, None, logdet)
+        self.r = r  # the kernels' buffer (they never write it again)
+
+    def _by_index(self, name: str) -> tuple:
+        column, rows, cols = _RICCATI_BLOCKS[name]
+        cm = compiled_model(self.model)
+        dims = {"m": Flat.NODE_DIM, "n": Flat.HINGE_DIM}
+        r = self.r.view()
+        r.setflags(write=False)
+        out = [None] * len(cm.layout)
+        for j, row in enumerate(cm.layout):
+            o = cm.roff[j, column]
+            if o >= 0:
+                a = cm.layout[row[Flat.PARENT], Flat.NODE_DIM] if rows == "parent" else row[dims[rows]]
+                b = row[dims[cols]]
+                out[row[Flat.BODY]] = r[o:o + a * b].reshape(a, b)
+        return tuple(out)
+
+
 def riccati(dtype, model):
-    """The Riccati gather (with ``ψ``): ``(dtype, r, log det ℳ)``, or ``NotImplemented`` when a
-    ``D(k)`` is not positive definite or not finite (the reference gather names the body)."""
+    """The Riccati gather (with ``ψ`` and ``log det ℳ``), or ``NotImplemented`` when a ``D(k)``
+    is not positive definite or not finite (the reference gather names the body)."""
     cm = compiled_model(model)
     r = np.zeros(cm.rsize, dtype=dtype)
     with np.errstate(all="ignore"):
         failed, logdet = K.riccati(cm.layout, cm.data(dtype), cm.roff, r, K.riccati_scratch(cm.layout, dtype), True)
-    return NotImplemented if failed >= 0 else (dtype, r, logdet)
+    return NotImplemented if failed >= 0 else FlatArticulatedInertias(model, dtype, r, logdet)
 
 
 def _buffer(ab, dtype) -> np.ndarray:
-    """The Riccati result's buffer in ``dtype``."""
-    return ab.r if ab.r.dtype == dtype else ab.r.astype(dtype)
+    """The Riccati result's buffer in ``dtype``; a result of the reference gather is packed."""
+    r = getattr(ab, "r", None)
+    if r is None:
+        cm = compiled_model(ab.model)
+        r = np.zeros(cm.rsize, dtype=dtype)
+        for name, (column, _, _) in _RICCATI_BLOCKS.items():
+            for j, block in enumerate(getattr(ab, name + "_by_index")[i] for i in cm.layout[:, Flat.BODY]):
+                if block is not None:
+                    r[cm.roff[j, column]: cm.roff[j, column] + block.size] = block.ravel()
+    return r if r.dtype == dtype else r.astype(dtype)
 
 
 def articulated_body(dtype, ab, T: np.ndarray, a, b) -> np.ndarray:
@@ -250,7 +292,7 @@ def _psi(star: bool):
 
 def compliance_blocks(dtype, ab, nodes):
     """``(i, j) ↦ Ω(i, j)`` among the task nodes, from one compiled scatter over them and their
-    ancestors (:mod:`sko.algorithms.compiled.operational_space`)."""
+    ancestors (:mod:`sko.engine.operational_space`)."""
     model = ab.model
     cm = compiled_model(model)
     flat_of = np.empty(len(cm.layout), dtype=np.int64)
@@ -263,8 +305,9 @@ def compliance_blocks(dtype, ab, nodes):
     return lambda i, j: Omega[where[i]:where[i] + model.node_dim(i), where[j]:where[j] + model.node_dim(j)]
 
 
-#: The compiled implementations by algorithm (:data:`sko.algorithms.dispatch.TABLE`): each takes
-#: the scalar type, then the arguments of its reference implementation.
+#: The compiled implementations by algorithm step (the names the reference functions hand to
+#: :func:`sko.algorithms.dispatch.run`): each takes the scalar type, then the arguments of its
+#: reference implementation (:mod:`sko.engine.algorithms` runs them).
 COMPILED = {
     "phi_apply": _spo(False, False), "phi_star_apply": _spo(True, False),
     "phi_tilde_apply": _spo(False, True), "phi_tilde_star_apply": _spo(True, True),

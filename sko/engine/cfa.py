@@ -1,4 +1,5 @@
-"""Compiled products of the CFA operators on a flat copy of a force split (CFA.md, "The CFA").
+"""Compiled products of the CFA operators on a flat copy of a force split (CFA.md, "The CFA"):
+the engine's implementation of the steps :mod:`sko.algorithms.cfa` declares (:data:`STEPS`).
 
 The operators of :mod:`sko.algorithms.cfa.split` and :mod:`sko.algorithms.cfa.operators` are block products over the nodes, each
 node touching only itself and its parent: no recursion, so any node order will do. A
@@ -17,18 +18,22 @@ in one pass each, the same products as the per-node loops they replace.
 from __future__ import annotations
 
 import functools
+from functools import cached_property
 
 import numpy as np
 
 from sko.graphs.errors import NonFiniteError
 
-from ..compiled.borrow import matrix_view
-from ..compiled.engine import compiled_model
-from ..compiled.fields import columns
-from ..compiled.flat import Flat, from_structure
-from ..compiled.jit import kernel
+from sko.algorithms.cfa.matrix import CHILD_BLOCK, NODE_BLOCK, PARENT_BLOCK, SIBLING_BLOCK
+from sko.algorithms.cfa.serialized import Step
+from sko.algorithms.cfa.split import ForceSplit, _constraint_layout
+from sko.engine.borrow import matrix_view
+from sko.engine.model import compiled_model
+from sko.engine.fields import columns
+from sko.engine.layout import Flat, from_structure
+from sko.engine.jit import kernel
 
-__all__ = ["Split", "Step", "FlatSplit", "block_apply", "omega_apply"]
+__all__ = ["Split", "FlatSplit", "FlatForceSplit", "block_apply", "omega_apply", "STEPS"]
 
 #: The columns of :attr:`FlatSplit.table`: the parent, ``m_k``, ``n_k``, ``s_k = m_k − n_k``, the
 #: offsets of the node in stacked node, hinge and constraint vectors, of its blocks ``φ(℘(k), k)``,
@@ -76,7 +81,7 @@ def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
     """The table of a force split of nodes with ``m_k``, ``n_k`` (``s_k = m_k − n_k``; stacked
     offsets in the body order) and the size of its block buffer; it depends on the tree and the
     dimensions only. ``PHI_IN``, ``H_IN`` and ``M_IN`` are the offsets of the model's blocks in
-    its compiled data buffer (:mod:`sko.algorithms.compiled.flat`)."""
+    its compiled data buffer (:mod:`sko.engine.layout`)."""
     parents = tree.parent_indices
     table = np.zeros((len(m), Split.WIDTH), dtype=np.int64)
     table[:, Split.PARENT] = parents
@@ -221,10 +226,6 @@ def omega_apply(table, numbers, x):
     return out
 
 
-#: kinds of blocks of ``A`` in :func:`constraint_block_data` (:func:`~.matrix.constraint_pattern`)
-NODE_BLOCK, CHILD_BLOCK, PARENT_BLOCK, SIBLING_BLOCK = range(4)
-
-
 @kernel
 def _block(numbers, offset, rows, cols):
     """A copy of the row-major block at ``offset``."""
@@ -260,7 +261,7 @@ def _mul(a, ao, ars, acs, b, bo, brs, bcs, rows, inner, cols, out, oo):
 def constraint_block_data(table, numbers, pairs, size):
     """The blocks of ``A = W* φ^{-*} M^{-1} φ^{-1} W`` listed in ``pairs`` (rows ``(kind, i, j,
     offset)``), row-major at their offsets of one buffer of ``size`` entries (see
-    :func:`~.matrix.constraint_blocks` for the four formulas)."""
+    :mod:`sko.algorithms.cfa.matrix` for the four formulas)."""
     N = table.shape[0]
     at = np.full(N, -1, dtype=np.int64)  # φ(℘(k), k) W(k) at at[k], Y(k) = M^{-1}(℘(k)) φ(℘(k), k) W(k) after it
     total, widest, tallest = 0, 0, 0
@@ -312,14 +313,6 @@ def constraint_block_data(table, numbers, pairs, size):
     return out
 
 
-#: The columns of the elimination steps of :func:`cyclic_reduction` and :func:`back_substitution`:
-#: sizes ``s``, offsets in the work buffer of ``A(k)`` (``D_``), ``r(k)`` (``R_``), the couplings
-#: ``A(x, y)`` (``C_xy``), ``A(e)^{-1}`` (``V_E``), and of ``F_S(k)`` in the constraint vector (``F_``),
-#: for the eliminated unknown ``e`` and its neighbours ``l`` and ``r``.
-Step = columns("Step", "S_E", "S_L", "S_R", "D_E", "D_L", "D_R", "R_E", "R_L", "R_R", "C_LE", "C_EL", "C_RE", "C_ER",
-               "C_LR", "C_RL", "V_E", "F_E", "F_L", "F_R")
-
-
 @kernel
 def _view(work, offset, rows, cols):
     return matrix_view(work, offset, rows, cols)
@@ -368,3 +361,64 @@ def back_substitution(work, steps, F_S):
         if sr > 0:
             y -= _matvec(_view(work, steps[k, Step.C_ER], se, sr), F_S[steps[k, Step.F_R]: steps[k, Step.F_R] + sr])
         F_S[steps[k, Step.F_E]: steps[k, Step.F_E] + se] = _matvec(_view(work, steps[k, Step.V_E], se, se), y)
+
+
+# ----------------------------------------------------------------------------- the steps
+class FlatForceSplit(ForceSplit):
+    """A :class:`~sko.algorithms.cfa.split.ForceSplit` whose blocks are packed for the kernels
+    (:class:`FlatSplit`); the blocks it shows are read-only views of that buffer."""
+
+    def __init__(self, model):
+        self.model = model
+        self.flat = fs = FlatSplit(model)
+        self.constraint_dims, self.constraint_slices, self.constraint_size = _constraint_layout(*fs.structure)
+
+    @cached_property
+    def _blocks(self) -> tuple[tuple, tuple, tuple]:
+        fs = self.flat
+        return (fs.blocks(Split.W, Split.NODE_DIM, Split.CONSTRAINT_DIM), fs.blocks(Split.HP, Split.NODE_DIM, Split.HINGE_DIM),
+                fs.blocks(Split.MI, Split.NODE_DIM, Split.NODE_DIM))
+
+
+def _force_split(dtype, model):
+    return FlatForceSplit(model) if model.dtype.kind == "f" else NotImplemented
+
+
+#: the block-diagonal operators of a split: (its blocks, their columns' dimension and offset)
+_OPERATORS = {"W": (Split.W, Split.CONSTRAINT_DIM, Split.CON), "H_plus": (Split.HP, Split.HINGE_DIM, Split.DOF)}
+
+
+def _split_apply(dtype, split, name, transpose, x, out_size):
+    if not isinstance(split, FlatForceSplit):
+        return NotImplemented
+    fs, (block, cols, offset) = split.flat, _OPERATORS[name]
+    out_at, in_at = (offset, Split.NODE) if transpose else (Split.NODE, offset)
+    return block_apply(fs.table, fs.numbers, int(block), int(Split.NODE_DIM), int(cols), int(out_at), int(in_at),
+                       transpose, np.ascontiguousarray(x, dtype=np.float64), out_size)
+
+
+def _constraint_operator(dtype, split, x):
+    if not isinstance(split, FlatForceSplit):
+        return NotImplemented
+    return omega_apply(split.flat.table, split.flat.numbers, np.ascontiguousarray(x, dtype=np.float64))
+
+
+def _constraint_block_data(dtype, split, pairs, size):
+    if not isinstance(split, FlatForceSplit):
+        return NotImplemented
+    return constraint_block_data(split.flat.table, split.flat.numbers, pairs, size)
+
+
+def _cyclic_reduction(dtype, work, steps):
+    return cyclic_reduction(work, steps)
+
+
+def _back_substitution(dtype, work, steps, F_S):
+    return back_substitution(work, steps, F_S)
+
+
+#: the compiled implementations of the CFA's steps (:func:`sko.algorithms.dispatch.run`), each
+#: taking the scalar type, then its reference's arguments
+STEPS = {"force_split": _force_split, "split_apply": _split_apply, "constraint_operator": _constraint_operator,
+         "constraint_block_data": _constraint_block_data, "cyclic_reduction": _cyclic_reduction,
+         "back_substitution": _back_substitution}

@@ -33,7 +33,7 @@ an arena: what no state changes (a rigid body's ``M``, its record's ``Γ``) may 
 only. A simple kernel ignores both and writes everything.
 
 A kernel declares how many constants it reads (``constants=``: a number, an :func:`offsets
-<sko.algorithms.compiled.fields.offsets>` record of named constants, or a function of the packed
+<sko.engine.fields.offsets>` record of named constants, or a function of the packed
 constants for a kernel whose sizes are packed with them); a body whose constants do not have that
 length is refused when its system is built. A kernel must return a bool on every path: one
 returning anything else (``None`` from a forgotten ``return True``, ``1``, ``1.0``), one with
@@ -52,9 +52,9 @@ exception and message. The library's kernels are checked by the tests instead an
 
 Registering a kernel (:func:`state_kernel`) compiles it on first use, for float64 and for
 complex128 (complex-step derivatives), apart from the engine: the engine's requests call it
-through its address (:func:`~sko.algorithms.compiled.jit.call_state`), so a new body type
+through its address (:func:`~sko.engine.jit.call_state`), so a new body type
 costs the compilation of its own kernel only. Its code is cached beside its source, keyed by
-its own code and the engine's (:class:`~sko.kernel_cache.StampedCache`); numba does not notice
+its own code and the engine's (:class:`~sko.engine.cache.StampedCache`); numba does not notice
 edits of other functions the kernel calls in other files.
 """
 
@@ -68,9 +68,9 @@ import numpy as np
 from numba import from_dtype, njit, prange, types
 from numba.core.dispatcher import Dispatcher
 
-from sko.algorithms.compiled.borrow import borrowed, matrix_view, strided_view
-from sko.algorithms.compiled.fields import columns, offsets
-from sko.algorithms.compiled.jit import FAST_MATH, call_state, cached, kernel, native_address, register
+from sko.engine.borrow import borrowed, matrix_view, strided_view
+from sko.engine.fields import columns, offsets
+from sko.engine.jit import FAST_MATH, call_state, cached, kernel, native_address, register
 from sko.bodies.contract import BodyError, CompiledState
 
 __all__ = ["Row", "Record", "Terms", "StateKernel", "KernelError", "state_kernel", "views", "record", "Inboard",
@@ -91,7 +91,7 @@ Row = columns(
     "RECORDS", "RECORD_COUNT",  # its attachment records (own frame first)
     "SCRATCH", "SCRATCH_SIZE",  # the shared scratch, and the size this body declared
     "CHECK",  # −1, or (a checked kernel) where the m × m buffer of the per-state check of its outputs is
-    "HINGE",  # address of its compiled hinge force for the arena's scalar type (sko.bodies.hooks), 0: none
+    "HINGE",  # address of its compiled hinge force for the arena's scalar type (sko.engine.hooks), 0: none
 )
 #: The fields of an attachment record; ``Γ_o`` (6 × m, row-major) follows at ``Record.SIZE``.
 Record = offsets("Record", gamma=6, rotation=9, position=3, velocity=6)
@@ -140,7 +140,7 @@ class StateKernel:
     name : str
         For messages (default: the function's name).
     constants : int, offsets record, callable or None
-        How many constants the kernel reads: a number, an :func:`~sko.algorithms.compiled.fields.offsets`
+        How many constants the kernel reads: a number, an :func:`~sko.engine.fields.offsets`
         record (its ``SIZE``), or ``constants(c) -> int`` of the packed constants ``c`` (a kernel
         whose sizes are packed in them); None: not declared (a checked kernel's reads past its
         constants are then found at its first call).
@@ -241,7 +241,7 @@ def is_checked(body, state: CompiledState | None) -> bool:
 
 def numeric_state(kernel: StateKernel, constants, scratch: int = 0, **hooks) -> CompiledState | None:
     """The :class:`CompiledState` of a body with these constants (and the compiled ``hooks`` of
-    :mod:`sko.bodies.hooks`), or None when they are not all numbers (sympy parameters: the
+    :mod:`sko.engine.hooks`), or None when they are not all numbers (sympy parameters: the
     body's state runs in Python, as symbols need)."""
     constants = np.asarray(constants)
     if constants.dtype == object:
@@ -259,7 +259,7 @@ def check_compiled_state(body, state) -> CompiledState | None:
         return None
     if not isinstance(state, CompiledState) or not isinstance(state.kernel, StateKernel):
         raise BodyError(f"body {body.name!r} ({type(body).__name__}): compiled_state() must return None or a "
-                        f"CompiledState with a StateKernel (sko.bodies.kernels.state_kernel), got {state!r}")
+                        f"CompiledState with a StateKernel (sko.engine.state_kernels.state_kernel), got {state!r}")
     constants = np.asarray(state.constants)
     if constants.ndim != 1 or constants.dtype.kind not in "fiub" or not np.isfinite(constants).all():
         raise BodyError(f"body {body.name!r} ({type(body).__name__}): the constants of its compiled state must be "

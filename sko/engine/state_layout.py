@@ -1,7 +1,7 @@
 """A system's SKO model at a batch of states, built by compiled kernels (SKO.md §14).
 
 :class:`StateLayout` packs a :class:`~sko.systems.multibody.MultibodySystem` once — the state
-table (one row per body, columns :data:`~sko.bodies.kernels.Row`), the constants ``reals``
+table (one row per body, columns :data:`~sko.engine.state_kernels.Row`), the constants ``reals``
 (gravity, then each body's packed constants) and the *arena* of one state — and then, for a
 batch of states ``Q`` (``B × nq``), ``QD`` (``B × nv``), fills the arenas ``A`` (``B × L``) with
 every node's weight ``φ(℘(k), k)``, ``H(k)``, ``M(k)``, ``a``, ``b``, ``𝒱`` and potential, and
@@ -11,24 +11,24 @@ Bodies are visited from the base to the tips, in the flat model's scatter order 
 depth-first preorder): row ``j`` of the table is body ``order[j]`` (stacking position; ``row_of``
 is the inverse), and the arena's blocks follow the same order, so a body's terms sit near its
 parent's whatever the stacking order. Consecutive bodies whose type has a compiled state
-(:mod:`sko.bodies.kernels`) are filled by one compiled call over the whole batch; a body without
+(:mod:`sko.engine.state_kernels`) are filled by one compiled call over the whole batch; a body without
 one runs its Python ``at_state`` per state (its output checked as the reference path checks it)
 and writes the same blocks.
 
 The arena of a state, in order (:data:`Arena`):
 
-* the data buffer of the flat model (:mod:`sko.algorithms.compiled.flat`: ``φ(℘(k), k)``,
+* the data buffer of the flat model (:mod:`sko.engine.layout`: ``φ(℘(k), k)``,
   ``H(k)``, ``M(k)``, ``a(k)``, ``b(k)`` node after node, row-major), so the model's kernels run
   on it as it is;
 * ``E`` of the bodies whose ``E`` is not a view of their weight (module docstring of
-  :mod:`sko.bodies.kernels`), m × 6 each;
+  :mod:`sko.engine.state_kernels`), m × 6 each;
 * ``𝒱`` of every body (stacked as the requests' node vectors), the attachment records
-  (:data:`~sko.bodies.kernels.Record`, then ``Γ``), one potential per body, the inertial
+  (:data:`~sko.engine.state_kernels.Record`, then ``Γ``), one potential per body, the inertial
   frame's record;
 * the state: ``q`` and ``v`` (the kernels read them there);
 * the scratch the state kernels share (the largest any body declared), then the m × m buffer of
   the per-state checks of the bodies whose kernels are checked (``checked``; none for the
-  library's bodies: :mod:`sko.bodies.kernels`, *Checks*, and :mod:`sko.systems.kernel_checks`,
+  library's bodies: :mod:`sko.engine.state_kernels`, *Checks*, and :mod:`sko.engine.kernel_checks`,
   which also validates those kernels when :meth:`StateLayout.table` is first made for a scalar
   type).
 """
@@ -39,16 +39,17 @@ import contextlib
 
 import numpy as np
 
-from sko.algorithms.compiled.engine import compiled_model
-from sko.algorithms.compiled.flat import Flat, from_structure, riccati_layout
+from sko.engine.model import compiled_model
+from sko.engine.layout import Flat, from_structure, riccati_layout
 from sko.arrays import checked_array
 from sko.bodies.contract import Attachment, BodyError, BodyType, check_node_state, root_attachment
-from sko.bodies.hooks import compiled_hooks, hook_address
-from sko.bodies.kernels import (ROOT_SIZE, KernelError, Record, Row, Terms, check_compiled_state, fill_batch,
+from sko.engine.hooks import compiled_hooks, hook_address
+from sko.engine.state_kernels import (ROOT_SIZE, KernelError, Record, Row, Terms, check_compiled_state, fill_batch,
                                 is_checked)
 from sko.graphs.errors import SKOError
 from sko.model import SKOModel
-from sko.systems.kernel_checks import diagnose, validate
+from sko.engine.bodies import compiled_state
+from sko.engine.kernel_checks import diagnose, validate
 
 __all__ = ["StateLayout", "state_named", "read_only", "record_size"]
 
@@ -92,11 +93,11 @@ class StateLayout:
         self.dof_offsets = np.concatenate([[0], np.cumsum(n)]).astype(np.int64)
         self.node_size, self.dof_size = int(m.sum()), int(self.dof_offsets[-1])
         self.compiled = compiled = [check_compiled_state(b, _compiled_state(b)) for b in body]
-        #: bodies whose kernel's outputs are checked (sko.bodies.kernels, *Checks*)
+        #: bodies whose kernel's outputs are checked (sko.engine.state_kernels, *Checks*)
         self.checked = checked = np.array([is_checked(b, c) for b, c in zip(body, compiled)], dtype=bool)
-        self.hooks = hooks = [compiled_hooks(b, c) for b, c in zip(body, compiled)]  # sko.bodies.hooks
+        self.hooks = hooks = [compiled_hooks(b, c) for b, c in zip(body, compiled)]  # sko.engine.hooks
         hinged = [h is not None and h.hinge_force is not None for h in hooks]
-        # the flat model's data buffer first (sko.algorithms.compiled.flat), so the model's kernels
+        # the flat model's data buffer first (sko.engine.layout), so the model's kernels
         # run on the arena's first `flat.size` entries
         self.order = order = np.array([index[k] for k in tree.scatter_order()], dtype=np.int64)
         self.flat = flat = from_structure(parent, m, n, order)
@@ -274,8 +275,8 @@ class StateLayout:
         """Raise the error of a state the state kernel of the body of row ``row`` rejected (or
         whose outputs its checks refused): the one the bodies' Python states raise there (a
         joint's own error, a zero quaternion), or, if they accept it, a
-        :class:`~sko.bodies.kernels.KernelError` naming the body and the field, or carrying the
-        kernel's own exception (:func:`~sko.systems.kernel_checks.diagnose`)."""
+        :class:`~sko.engine.state_kernels.KernelError` naming the body and the field, or carrying the
+        kernel's own exception (:func:`~sko.engine.kernel_checks.diagnose`)."""
         self.system.node_states(read_only(q), read_only(qd))  # raises the body's own error
         diagnose(self, row, q, qd)
 
@@ -335,7 +336,7 @@ class StateLayout:
 
         The model's blocks are read-only views of one copy of the row's flat data buffer (``a``
         and ``b`` slots zeroed), which also becomes the buffer of its compiled form
-        (:meth:`~sko.algorithms.compiled.engine.CompiledModel.with_data`): the first model of a
+        (:meth:`~sko.engine.model.CompiledModel.with_data`): the first model of a
         scalar type is built and checked by :class:`SKOModel`, later ones share its structure
         (:meth:`SKOModel.with_blocks`), so a state costs no per-block copy or check."""
         data = a[: self.flat.size].copy()
@@ -378,10 +379,11 @@ class StateLayout:
 
 
 def _compiled_state(body):
-    """``body.compiled_state()``; what it raises becomes a :class:`~sko.bodies.contract.BodyError`
-    naming the body (never a silent fallback to its Python state)."""
+    """The body's compiled state (:func:`sko.engine.bodies.compiled_state`); what it raises becomes
+    a :class:`~sko.bodies.contract.BodyError` naming the body (never a silent fallback to its
+    Python state)."""
     try:
-        return body.compiled_state()
+        return compiled_state(body)
     except SKOError:
         raise
     except Exception as exc:
