@@ -8,7 +8,7 @@ are all plain :class:`~sko.bodies.rigid.RigidBody` with a compiled state (:func:
 ``energy_regressors``
     ``[y_T; y_V]`` (2 × 10 N) with ``T = y_T · π`` and ``V = y_V · π`` at ``(q, θ̇)``.
 
-Both read the state's arena as the other requests do (:func:`~sko.engine.requests.fill_arena`):
+Both read the state's arena as the other requests do (:func:`~sko.engine.request_views.fill_arena`):
 each body's ``H``, weight ``φ(℘(k), k)``, ``a``, node velocity ``𝒱`` (body coordinates) and its
 own frame's world pose ``(R, p)``. One pass from the base to the tips does everything: the node
 acceleration ``α = φ* α(℘) + H* θ̈ + a`` (gravity in the base's ``a``; any joint, its ``c_J`` in
@@ -37,9 +37,10 @@ from sko.engine.layout import Flat
 from sko.engine.jit import kernel
 from sko.engine.state_kernels import Record, Row, Terms
 from sko.bodies.rigid import RigidBody
-from sko.engine.requests import REQUESTS, Header, Request, Sizes, fill_arena, request_views
+from sko.engine.request_views import Header, fill_arena, request_views
 
-__all__ = ["applies", "joint_torque_regressor", "energy_regressors", "TORQUE", "ENERGY"]
+__all__ = ["applies", "joint_torque_regressor", "energy_regressors", "torque_regressor_request",
+           "energy_regressors_request"]
 
 _APPLIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # system → whether the kernels take it
 
@@ -165,7 +166,7 @@ def energy_rows(rows, layout, arena, gravity, out):
 
 # ----------------------------------------------------------------------------- the requests
 @kernel
-def _joint_torque_regressor(w, x, out):
+def torque_regressor_request(w, x, out):
     """The ``joint_torque_regressor`` request: :func:`torque_regressor` at ``θ̈ = x``."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
     words, rows, layout, roff, reals, arena, ws, b = request_views(w)
@@ -179,7 +180,7 @@ def _joint_torque_regressor(w, x, out):
 
 
 @kernel
-def _energy_regressors(w, x, out):
+def energy_regressors_request(w, x, out):
     """The ``energy_regressors`` request: :func:`energy_rows`."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
     words, rows, layout, roff, reals, arena, ws, b = request_views(w)
@@ -189,17 +190,6 @@ def _energy_regressors(w, x, out):
     energy_rows(rows, layout, arena, reals[:3], matrix_view(out, 0, 2, 10 * words[Header.N]))
     return -1
 
-
-def _torque_shape(s: Sizes) -> tuple:
-    return (s.nv, 10 * s.n)
-
-
-#: The catalogue's entries of the two requests (added to :data:`~sko.engine.requests.REQUESTS`).
-TORQUE = Request("joint_torque_regressor", _joint_torque_regressor, Terms.POSE, "dv", True, _torque_shape,
-                 lambda s: (6 * s.n, 6 * s.nv, 60))
-ENERGY = Request("energy_regressors", _energy_regressors, Terms.POSE, None, True, lambda s: (2, 10 * s.n),
-                 lambda s: ())
-REQUESTS.update({r.name: r for r in (TORQUE, ENERGY)})
 
 
 # ----------------------------------------------------------------------------- the Python side
@@ -212,13 +202,13 @@ def joint_torque_regressor(system, q, v, dv, reference):
     if not applies(system):
         return NotImplemented
     engine = system._engine
-    if (out := engine.direct(TORQUE.name, q, v, dv)) is not None:
+    if (out := engine.direct("joint_torque_regressor", q, v, dv)) is not None:
         return out
 
     def joint_torque_regressor(q, v, dv, external_forces=None):
         return reference(q, v, dv)
 
-    return engine.run(TORQUE.name, joint_torque_regressor, q, v, dv)
+    return engine.run("joint_torque_regressor", joint_torque_regressor, q, v, dv)
 
 
 def energy_regressors(system, q, v, reference):
@@ -227,12 +217,12 @@ def energy_regressors(system, q, v, reference):
     if not applies(system):
         return NotImplemented
     engine = system._engine
-    out = engine.direct(ENERGY.name, q, v)
+    out = engine.direct("energy_regressors", q, v)
     if out is None:
         def energy_regressors(q, v=None, external_forces=None):
             return np.stack(reference(q, v))
 
-        out = engine.run(ENERGY.name, energy_regressors, q, v)
+        out = engine.run("energy_regressors", energy_regressors, q, v)
         if out is NotImplemented:
             return out
     return out[..., 0, :], out[..., 1, :]

@@ -48,6 +48,7 @@ from sko.engine.state_kernels import Row, Terms
 from sko.engine import derivatives as CD
 from sko.engine import mass_matrix as MM
 from sko.engine.centroidal import centroidal, centroidal_buffers, centroidal_rate, rate_buffers
+from sko.engine.regressors import energy_regressors_request, torque_regressor_request
 from sko.engine.request_views import Header, fill_arena, request_views
 
 __all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "NoMatch", "request_views", "fill_arena",
@@ -331,9 +332,13 @@ REQUESTS = {r.name: r for r in (
             lambda s: (3, s.nv, s.nv),
             lambda s: (*_derivative_buffers(s), s.nv * s.nv, s.nv * s.nv, 3 * s.nv * s.nv, s.nv, s.n, s.nv, s.nv)),
     Request("energy", _energies, Terms.POSE, None, True, lambda s: (2,), lambda s: ()),
-    Request("centroidal", centroidal, Terms.STRUCTURE, None, True, lambda s: (6, s.nv + 8), centroidal_buffers),
+    Request("centroidal_terms", centroidal, Terms.STRUCTURE, None, True, lambda s: (6, s.nv + 8), centroidal_buffers),
     Request("centroidal_momentum_matrix_rate", centroidal_rate, Terms.MOTION, None, True, lambda s: (6, s.nv),
             rate_buffers),
+    Request("joint_torque_regressor", torque_regressor_request, Terms.POSE, "dv", True, lambda s: (s.nv, 10 * s.n),
+            lambda s: (6 * s.n, 6 * s.nv, 60)),
+    Request("energy_regressors", energy_regressors_request, Terms.POSE, None, True, lambda s: (2, 10 * s.n),
+            lambda s: ()),
 )}
 
 

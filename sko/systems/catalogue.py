@@ -17,6 +17,7 @@ import numpy as np
 
 from sko.graphs.errors import SKOError
 from sko.systems import reference, rigid_derivatives
+from sko.engine import regressors as compiled_regressors
 from sko.engine import requests as compiled
 from sko.systems.declared import Declaration, method
 
@@ -54,6 +55,17 @@ DECLARATIONS: dict[str, Declaration] = {d.name: d for d in (
                 doc="``(∂dv/∂q, ∂dv/∂v, ℳ⁻¹)`` (:mod:`sko.systems.derivatives`)."),
     Declaration("energy", "energy", reference=None, velocities=True,
                 doc="Kinetic plus potential energy (:meth:`~sko.systems.multibody.MultibodySystem.energy`)."),
+    Declaration("centroidal_terms", "cen", reference=reference.centroidal_terms, velocities=True,
+                doc="The packed centroidal terms ``[A_G | I_G | h_G | (c, m, 0, 0)]`` (6 × (nv + 8)) about the\n"
+                    "        centre of mass, world axes (CENTROIDAL.md, Eq. 4); :meth:`centroidal` unpacks them."),
+    # written by hand: the rate takes the complex step of A_G where the recursion does not apply,
+    # the regressor appends its joint columns
+    Declaration("centroidal_momentum_matrix_rate", "dAg", reference=None, velocities=True,
+                compiled_for=_derivatives_compiled,
+                doc="``Ȧ_G`` with ``ḣ_G = A_G dv + Ȧ_G v`` (CENTROIDAL.md §4)."),
+    Declaration("joint_torque_regressor", "Y", reference=None, velocities=True, x="dv",
+                compiled_for=lambda system, dtype: compiled_regressors.applies(system),
+                doc="``Y`` with ``τ = Y π`` (IDENTIFICATION.md, Eq. 3)."),
 )}
 
 _OWNERS: list[type] = []  # the classes the methods are made for (declared_methods)

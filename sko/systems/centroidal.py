@@ -1,6 +1,6 @@
 """Centroidal dynamics of any system: the momentum about the centre of mass (CENTROIDAL.md).
 
-:func:`reference_centroidal` is the reference function of the compiled request ``centroidal``
+:func:`reference_centroidal` is the reference function of the compiled request ``centroidal_terms``
 (:mod:`sko.engine.centroidal`): from the bodies' node states, the rigid-motion maps ``Ψ(k)``
 (CENTROIDAL.md, Eq. 1), the gather ``Y(k) = Ψ*(k) ℛ(k)`` giving ``A_0`` and the locked inertia
 ``I_0`` (Eq. 2, Eq. 3), then the shift to the centre of mass (Eq. 4). It reads only the

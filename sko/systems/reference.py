@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from sko.engine import algorithms as alg
+from sko.systems import centroidal
 from sko.systems.overflow import finite_result, named_overflow
 
 __all__ = ["mass_matrix", "mass_matrix_inverse", "inverse_dynamics", "forward_dynamics"]
@@ -55,3 +56,9 @@ def forward_dynamics(system, q, v=None, x=None, external_forces: Mapping | None 
     tau = model.dof_vector(None) if x is None else x
     with named_overflow(system, "forward dynamics"):
         return finite_result(alg.forward_dynamics(model, tau - system._hinge_forces(q, v), a, b), "forward dynamics")
+
+
+def centroidal_terms(system, q, v, x, external_forces) -> np.ndarray:
+    """The packed centroidal terms ``[A_G | I_G | h_G | (c, m, 0, 0)]`` (6 × (nv + 8)) at one
+    state (:func:`~sko.systems.centroidal.reference_centroidal`, CENTROIDAL.md, Eq. 4)."""
+    return centroidal.reference_centroidal(system, q, v, external_forces)
