@@ -1,0 +1,1 @@
+"""The compiled engine: numba kernels of the systems' requests."""
