@@ -30,7 +30,7 @@ from sko.algorithms.compiled import backend as switch
 from sko.algorithms.compiled.flat import Flat
 from sko.bodies.kernels import Terms
 from sko.constraints.kinematics import resolved
-from sko.constraints.values import REFERENCES, FrameConstraint
+from sko.constraints.values import REFERENCES, FrameConstraint, InconsistentConstraintsError
 from sko.engine import constrained as C
 from sko.spatial import plucker_rotation, plucker_translation
 from sko.systems import requests as rq
@@ -261,8 +261,13 @@ def _run(system, impulse: bool, q, v, x, constraints, condition: float, restitut
     else:
         rq.evaluate_batch(w, Q, QD, X, A, out, status)
     for s in np.flatnonzero(status != -1):  # the reference path answers, or names what is wrong
-        with state_named(int(s) if batched else None):
-            answer = reference(Q[s], QD[s], None if impulse else given[s])
+        try:
+            with state_named(int(s) if batched else None):
+                answer = reference(Q[s], QD[s], None if impulse else given[s])
+        except InconsistentConstraintsError as exc:
+            if not batched:
+                raise
+            raise InconsistentConstraintsError(f"state {s} of the batch: {exc}", exc.residual) from None
         out[s, :nv], out[s, nv:] = answer
     dv, lam = out[:, :nv], out[:, nv:]
     return (dv, lam) if batched else (dv[0], lam[0])
