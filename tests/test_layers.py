@@ -30,7 +30,7 @@ LAYERS = (
      "sko.kernel_cache"),
     ("sko.algorithms",),
     ("sko.bodies",),
-    ("sko.systems",),
+    ("sko.systems", "sko.engine"),
     ("sko.constraints",),
     ("sko.io", "sko.interop"),
     ("sko.identification",),

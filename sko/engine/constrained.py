@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from sko.algorithms.compiled import kernels as K
+from sko.algorithms.compiled import rigid_blocks as rb
 from sko.algorithms.compiled.borrow import borrowed, matrix_view
 from sko.algorithms.compiled.fields import columns, offsets
 from sko.algorithms.compiled.flat import Flat, Riccati
@@ -431,6 +432,14 @@ def _compliance(data, layout, roff, ric, plan, work, ns):
                     s += ric[go + i * h + u] * E[u * count + q]
                 Z[no + i, col] += s
         mp, wo, npo = layout[p, Flat.NODE_DIM], layout[j, Flat.W], layout[p, Flat.NODE]
+        if mp == 6 and mj == 6:  # z(℘) += φ z⁺, a rigid weight in registers
+            for q in range(count):
+                col = pool[first + q]
+                y = rb.times(data, wo, (Z[no, col], Z[no + 1, col], Z[no + 2, col], Z[no + 3, col],
+                                        Z[no + 4, col], Z[no + 5, col]))
+                for i in range(6):
+                    Z[npo + i, col] += y[i]
+            continue
         for i in range(mp):  # z(℘) += φ z⁺
             for q in range(count):
                 col, s = pool[first + q], 0.0 * work[0]
