@@ -53,6 +53,7 @@ KERNEL_MODULES = (
     "sko.bodies.flexible_kernel",
     "sko.bodies.cluster_kernel",
     "sko.systems.requests",
+    "sko.engine.constrained",
 )
 
 

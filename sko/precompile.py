@@ -3,7 +3,7 @@
 The kernels compile on their first use and stay in numba's on-disk cache
 (:mod:`sko.kernel_cache`). A read-only install, a cluster's image or a CI job fills that cache
 once, beforehand: :func:`compile_kernels` runs every kernel of the package once — each request
-of systems of every library body type for one state and for a batch (derivatives and rollouts
+of systems of every library body type (the constrained dynamics too) for one state and for a batch (derivatives and rollouts
 in float64), the recursions of :mod:`sko.algorithms` on an SKO model, the constraint force
 algorithm — for float64 and for complex128 (complex-step derivatives), the two scalar types in worker processes of their own
 when the machine has two cores (they never write the same cache file). A progress bar counts
@@ -19,6 +19,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from queue import Empty
 
@@ -48,10 +49,12 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
     centre of mass of the batch too: read off the arenas of the batched fill)."""
 
     def run():
+        from sko.constraints import FrameConstraint, InconsistentConstraintsError
         from sko.systems.rigid_derivatives import compiled as compiled_derivatives
         from sko.systems.rollout import compiled_maps, rollout
 
         system = make()
+        held = [FrameConstraint(system.bodies[-1], directions=(0, 1, 2))]  # the constrained dynamics' kernels
         rng = np.random.default_rng(0)
         Q = np.array([system.random_configuration(rng) for _ in range(_BATCH)]).astype(dtype)
         V, X = (rng.normal(size=(_BATCH, system.nv)).astype(dtype) for _ in range(2))
@@ -61,6 +64,9 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
             system.mass_matrix(q)
             system.mass_matrix_inverse(q)
             system.energy(q, v)
+            with suppress(InconsistentConstraintsError):  # compiled either way (a body that cannot move so)
+                system.constrained_dynamics(q, v, x, held)
+            system.impulse_dynamics(q, v, held)
             if dtype == np.float64 and compiled_derivatives(system):  # the complex step's kernels are the other worker's
                 system.inverse_dynamics_derivatives(q, v, x)
         if dtype == np.float64 and compiled_maps(system) is not None:
