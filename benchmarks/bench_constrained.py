@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 import timeit
 from pathlib import Path
 
@@ -43,9 +44,10 @@ ROBOTS = {
 CHAINS = (8, 16, 32, 64, 128)
 
 
-def per_call(fun, repeat: int) -> float:
-    """Best-of-5 mean seconds per call."""
-    return min(timeit.repeat(fun, number=repeat, repeat=5)) / repeat
+def per_call(fun, repeat: int, timer=time.process_time) -> float:
+    """Best-of-5 mean seconds per call: of this process's CPU time (a shared machine's other load
+    does not count), wall time for the parallel batches."""
+    return min(timeit.repeat(fun, number=repeat, repeat=5, timer=timer)) / repeat
 
 
 def bench_robots(repeat: int) -> list[dict]:
@@ -91,8 +93,8 @@ def bench_robots(repeat: int) -> list[dict]:
             for s in range(B):
                 pin.constraintDynamics(model, data, Qp[s], Vp[s], Tp[s], cms, cds, prox)
 
-        b_ours = per_call(lambda: system.constrained_dynamics(Q, V, T, ours), 1) / B
-        b_pin = per_call(pin_batch, 1) / B
+        b_ours = per_call(lambda: system.constrained_dynamics(Q, V, T, ours), 1, time.perf_counter) / B
+        b_pin = per_call(pin_batch, 1, time.perf_counter) / B
         rows.append({"case": name, "nv": system.nv, "rows": sum(c.dimension for c in ours), "ours_us": t_ours * 1e6,
                      "pinocchio_us": t_pin * 1e6, "ratio": t_ours / t_pin, "batch_ours_us": b_ours * 1e6,
                      "batch_pinocchio_us": b_pin * 1e6, "batch_ratio": b_ours / b_pin, "relative_error": error})

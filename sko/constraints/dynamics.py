@@ -20,6 +20,12 @@ answer by proximal iterations (Carpentier, Budhiraja & Mansard, RSS 2021):
 above it, the constraints are inconsistent: :class:`InconsistentConstraintsError` reports it.
 
 Impulses: ``v⁺ = v⁻ + ℳ⁻¹ Jᵀ Λ`` with ``Ω Λ = −(1 + e) J v⁻``, so that ``J v⁺ = −e J v⁻``.
+
+This is the reference path (:func:`reference_constrained_dynamics`,
+:func:`reference_impulse_dynamics`). :func:`constrained_dynamics` and :func:`impulse_dynamics`
+take the compiled path first (:mod:`sko.constraints.compiled`: ``Ω`` by the unit-force gather,
+CONSTRAINTS.md Eq. 7), which hands back to this one every state it does not answer: those whose
+``Ω`` calls for the proximal iterations, and those whose inputs the checks refuse.
 """
 
 from __future__ import annotations

@@ -175,3 +175,25 @@ def test_plans_are_kept_per_constraint_set_and_constraints_are_values():
     assert plan_of(system, [PointContact("tip", reference="local")], 1e8) is not plan_of(system, a, 1e8)
     with pytest.raises(ConstraintError, match="cannot be changed"):
         a[0].reference = "local"
+
+
+def test_the_kernel_answers_well_posed_states_and_hands_on_redundant_ones():
+    """The statuses behind the public calls: −1 (answered) for two feet of a humanoid,
+    RANK_DEFICIENT for one contact given twice (the proximal path answers it)."""
+    from sko.engine.constrained import RANK_DEFICIENT
+    from sko.constraints.compiled import _vector
+    from sko.systems import requests as rq
+
+    system = humanoid()
+    rng = np.random.default_rng(2)
+    q = system.random_configuration(rng)
+    v, tau = rng.normal(size=(2, system.nv))
+    for constraints, expected in (([FrameContact("left_sole"), PointContact("right_sole")], -1),
+                                  ([PointContact("right_sole"), PointContact("right_sole")], RANK_DEFICIENT)):
+        plan = plan_of(system, constraints, 1e8)
+        w = _vector(plan, system._engine.layout, False, np.float64)
+        out = np.zeros(system.nv + plan.rows)
+        assert rq.evaluate_one(w, q, v, tau, out) == expected
+        if expected == -1:
+            dv, lam = system.constrained_dynamics(q, v, tau, constraints)
+            np.testing.assert_array_equal(out, np.concatenate([dv, lam]))
