@@ -64,9 +64,10 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
             system.mass_matrix(q)
             system.mass_matrix_inverse(q)
             system.energy(q, v)
-            with suppress(InconsistentConstraintsError):  # compiled either way (a body that cannot move so)
-                system.constrained_dynamics(q, v, x, held)
-            system.impulse_dynamics(q, v, held)
+            if dtype == np.float64:  # the constrained kernels (float64: the reference drift of some systems is real only)
+                with suppress(InconsistentConstraintsError):  # compiled either way (a body that cannot move so)
+                    system.constrained_dynamics(q, v, x, held)
+                system.impulse_dynamics(q, v, held)
             if dtype == np.float64 and compiled_derivatives(system):  # the complex step's kernels are the other worker's
                 system.inverse_dynamics_derivatives(q, v, x)
         if dtype == np.float64 and compiled_maps(system) is not None:
