@@ -12,9 +12,9 @@ input or a result that is not finite, an ``Ω`` singular or too ill-conditioned 
 solve (redundant or inconsistent constraints) — is answered by the caller's reference function
 for that state (:mod:`sko.constraints.dynamics`: the proximal iterations, the named errors).
 
-The compiled path takes float64 and complex128 states of systems with a compiled engine
-(:mod:`sko.systems.engine`) under the compiled backend; ``NotImplemented`` otherwise: the
-reference path answers.
+The compiled path takes float64 states of systems with a compiled engine
+(:mod:`sko.systems.engine`) under the compiled backend; ``NotImplemented`` otherwise (complex
+steps, object arrays, the reference backend): the reference path answers.
 """
 
 from __future__ import annotations
@@ -240,6 +240,8 @@ def _run(system, impulse: bool, q, v, x, constraints, condition: float, restitut
     if inputs is None:
         return NotImplemented
     Q, QD, X, batched, _ = inputs
+    if Q.dtype != _F8:  # complex steps take the reference path (the kernels are compiled for float64)
+        return NotImplemented
     given = X
     if not impulse and layout.hinge_forces:  # those the bodies compute in Python
         X = X - engine._hinge_forces(Q, QD, batched)

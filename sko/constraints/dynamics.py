@@ -140,8 +140,8 @@ def constraint_compliance(system, q, constraints) -> np.ndarray:
 def constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.ndarray, np.ndarray]:
     """``(v̇, λ)`` under the constraints (module docstring); batched over states as every request.
 
-    Compiled (:mod:`sko.constraints.compiled`) for float64 and complex128 states of systems with a
-    compiled engine: the well-posed states there, in parallel over a batch; a state whose ``Ω``
+    Compiled (:mod:`sko.constraints.compiled`) for float64 states of systems with a compiled
+    engine: the well-posed states there, in parallel over a batch; a state whose ``Ω``
     is singular or too ill-conditioned for the direct solve (and any state the kernels do not
     answer) here, by the proximal iterations.
 

@@ -197,3 +197,16 @@ def test_the_kernel_answers_well_posed_states_and_hands_on_redundant_ones():
         if expected == -1:
             dv, lam = system.constrained_dynamics(q, v, tau, constraints)
             np.testing.assert_array_equal(out, np.concatenate([dv, lam]))
+
+
+def test_complex_states_take_the_reference_path():
+    system = humanoid()
+    rng = np.random.default_rng(4)
+    constraints = [FrameContact("left_sole")]
+    q = system.random_configuration(rng) + 0j
+    v, tau = rng.normal(size=(2, system.nv)) + 0j
+    dv, lam = system.constrained_dynamics(q, v, tau, constraints)
+    dv_r, lam_r = reference_constrained_dynamics(system, q, v, tau, constraints)
+    assert dv.dtype.kind == "c"
+    np.testing.assert_array_equal(dv, dv_r)
+    np.testing.assert_array_equal(lam, lam_r)
