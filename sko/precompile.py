@@ -3,7 +3,7 @@
 The kernels compile on their first use and stay in numba's on-disk cache
 (:mod:`sko.engine.cache`). A read-only install, a cluster's image or a CI job fills that cache
 once, beforehand: :func:`compile_kernels` runs every kernel of the package once — each request
-of systems of every library body type for one state and for a batch (derivatives and rollouts
+of systems of every library body type (the constrained dynamics too) for one state and for a batch (derivatives and rollouts
 in float64), the recursions of :mod:`sko.algorithms` on an SKO model, the constraint force
 algorithm — for float64 and for complex128 (complex-step derivatives), the two scalar types in worker processes of their own
 when the machine has two cores (they never write the same cache file). A progress bar counts
@@ -19,6 +19,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 from queue import Empty
 
@@ -49,10 +50,12 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
     batch too: read off the arenas of the batched fill)."""
 
     def run():
+        from sko.constraints import FrameConstraint, InconsistentConstraintsError
         from sko.systems.catalogue import DECLARATIONS
         from sko.simulation.rollout import compiled_maps, rollout
 
         system = make()
+        held = [FrameConstraint(system.bodies[-1], directions=(0, 1, 2))]  # the constrained dynamics' kernels
         rng = np.random.default_rng(0)
         Q = np.array([system.random_configuration(rng) for _ in range(_BATCH)]).astype(dtype)
         V, X = (rng.normal(size=(_BATCH, system.nv)).astype(dtype) for _ in range(2))
@@ -60,6 +63,10 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
         for q, v, x in ((Q[0], V[0], X[0]), (Q, V, X)):
             for declaration in requests:
                 declaration.evaluate(system, q, v, x)
+            if dtype == np.float64:  # the constrained kernels (float64: the reference drift of some systems is real only)
+                with suppress(InconsistentConstraintsError):  # compiled either way (a body that cannot move so)
+                    system.constrained_dynamics(q, v, x, held)
+                system.impulse_dynamics(q, v, held)
         if dtype == np.float64 and compiled_maps(system) is not None:
             rollout(system, Q[:2], V[:2], 1e-3, 1)
         if kinematics:

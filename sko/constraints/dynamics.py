@@ -20,6 +20,12 @@ answer by proximal iterations (Carpentier, Budhiraja & Mansard, RSS 2021):
 above it, the constraints are inconsistent: :class:`InconsistentConstraintsError` reports it.
 
 Impulses: ``v⁺ = v⁻ + ℳ⁻¹ Jᵀ Λ`` with ``Ω Λ = −(1 + e) J v⁻``, so that ``J v⁺ = −e J v⁻``.
+
+This is the reference path (:func:`reference_constrained_dynamics`,
+:func:`reference_impulse_dynamics`). :func:`constrained_dynamics` and :func:`impulse_dynamics`
+take the compiled path first (:mod:`sko.constraints.compiled`: ``Ω`` by the unit-force gather,
+CONSTRAINTS.md Eq. 7), which hands back to this one every state it does not answer: those whose
+``Ω`` calls for the proximal iterations, and those whose inputs the checks refuse.
 """
 
 from __future__ import annotations
@@ -30,12 +36,13 @@ import numpy as np
 
 from sko.engine import algorithms as alg
 from sko.graphs.errors import RankDeficientError
+from sko.constraints import compiled
 from sko.constraints.kinematics import (batched, body_states, constraint_error_rows, constraint_rows, drift, resolved,
                                         side_maps)
 from sko.constraints.values import ConstraintError, InconsistentConstraintsError
 
 __all__ = ["PROXIMAL_TOLERANCE", "PROXIMAL_MU", "constraint_compliance", "constrained_dynamics", "impulse_dynamics",
-           "constrained_operational_space_inertia"]
+           "reference_constrained_dynamics", "reference_impulse_dynamics", "constrained_operational_space_inertia"]
 
 #: the residual ``‖Ω λ − r‖`` at which the proximal iterations stop, relative to the scale of ``r``
 PROXIMAL_TOLERANCE = 1e-10
@@ -133,11 +140,27 @@ def constraint_compliance(system, q, constraints) -> np.ndarray:
 def constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.ndarray, np.ndarray]:
     """``(v̇, λ)`` under the constraints (module docstring); batched over states as every request.
 
+    Compiled (:mod:`sko.constraints.compiled`) for float64 states of systems with a compiled
+    engine: the well-posed states there, in parallel over a batch; a state whose ``Ω``
+    is singular or too ill-conditioned for the direct solve (and any state the kernels do not
+    answer) here, by the proximal iterations.
+
     Raises
     ------
     InconsistentConstraintsError
         No acceleration satisfies every constraint (the residual is in the message).
     """
+    fast = compiled.constrained_dynamics(system, q, v, tau, constraints, _WELL_CONDITIONED,
+                                         lambda qs, vs, ts: reference_constrained_dynamics(system, qs, vs, ts,
+                                                                                           constraints))
+    if fast is not NotImplemented:
+        return fast
+    return reference_constrained_dynamics(system, q, v, tau, constraints)
+
+
+def reference_constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`constrained_dynamics` on the reference path (the recursions of
+    :mod:`sko.algorithms` on the system's SKO model)."""
     constraints = resolved(system, constraints)
     return batched(system, lambda qs, vs, ts: _constrained(system, qs, vs, ts, constraints), q, v, tau)
 
@@ -160,9 +183,20 @@ def _constrained(system, q, v, tau, constraints):
 
 def impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[np.ndarray, np.ndarray]:
     """``(v⁺, Λ)`` of an impact: ``J v⁺ = −e J v⁻`` (``e`` the restitution, ``0 ≤ e ≤ 1``), the
-    impulses ``Λ`` stacked per constraint; kinetic energy never increases."""
+    impulses ``Λ`` stacked per constraint; kinetic energy never increases. Compiled as
+    :func:`constrained_dynamics`."""
     if isinstance(restitution, bool) or not isinstance(restitution, Real) or not 0.0 <= restitution <= 1.0:
         raise ConstraintError(f"restitution must be a real number in [0, 1], got {restitution!r}")
+    fast = compiled.impulse_dynamics(system, q, v_minus, constraints, float(restitution), _WELL_CONDITIONED,
+                                     lambda qs, vs, _: reference_impulse_dynamics(system, qs, vs, constraints,
+                                                                                  restitution))
+    if fast is not NotImplemented:
+        return fast
+    return reference_impulse_dynamics(system, q, v_minus, constraints, restitution)
+
+
+def reference_impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`impulse_dynamics` on the reference path."""
     constraints = resolved(system, constraints)
     return batched(system, lambda qs, vs: _impulse(system, qs, vs, constraints, float(restitution)), q, v_minus)
 

@@ -115,7 +115,9 @@ class FrameConstraint:
     Raises
     ------
     ConstraintError
-        Empty or bad directions, unknown reference, bad gains or placements.
+        Empty or bad directions, unknown reference, bad gains or placements; setting an
+        attribute after construction (a constraint is a value: the compiled path keeps what it
+        derived from one, :mod:`sko.constraints.compiled`).
     """
 
     def __init__(self, frame, other=None, placement=None, other_placement=None, directions=(0, 1, 2, 3, 4),
@@ -130,6 +132,13 @@ class FrameConstraint:
         if self.baumgarte[0] > 0 and other is None and other_placement is None:
             raise ConstraintError(f"the constraint at {frame!r} has Baumgarte kp = {self.baumgarte[0]} but no target: "
                                   "give other_placement (the world pose to hold), or anchor it where it is with sko.constraints.anchored")
+        self.__dict__["_frozen"] = True
+
+    def __setattr__(self, name, value):
+        if self.__dict__.get("_frozen"):
+            raise ConstraintError(f"{self!r} is a value: its {name!r} cannot be changed; make a new constraint "
+                                  "(with_target gives one held to another world pose)")
+        super().__setattr__(name, value)
 
     @property
     def dimension(self) -> int:
@@ -148,7 +157,7 @@ class FrameConstraint:
             raise ConstraintError(f"{self!r} is held to the frame {self.other!r}, not to a world target")
         out = object.__new__(type(self))
         out.__dict__.update(self.__dict__)
-        out.other_placement = _checked_pose(target, f"target of the constraint at {self.frame!r}")
+        out.__dict__["other_placement"] = _checked_pose(target, f"target of the constraint at {self.frame!r}")
         return out
 
     def __repr__(self) -> str:

@@ -57,6 +57,7 @@ KERNEL_MODULES = (
     "sko.engine.mass_matrix",
     "sko.engine.regressors",
     "sko.engine.centroidal",
+    "sko.engine.constrained",
 )
 
 
