@@ -25,7 +25,7 @@ from queue import Empty
 
 import numpy as np
 
-from sko.graphs.errors import SKOError
+from sko.graphs.errors import SKOError, UnknownNodeError
 
 __all__ = ["steps", "compile_kernels", "compile_system", "death", "cached", "complex_states", "start_complex_states"]
 
@@ -50,7 +50,7 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
     batch too: read off the arenas of the batched fill)."""
 
     def run():
-        from sko.constraints import FrameConstraint, InconsistentConstraintsError
+        from sko.constraints import ConstraintError, FrameConstraint
         from sko.systems.catalogue import DECLARATIONS
         from sko.simulation.rollout import compiled_maps, rollout
 
@@ -64,9 +64,11 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
             for declaration in requests:
                 declaration.evaluate(system, q, v, x)
             if dtype == np.float64:  # the constrained kernels (float64: the reference drift of some systems is real only)
-                with suppress(InconsistentConstraintsError):  # compiled either way (a body that cannot move so)
+                # compiled either way; refused where the body cannot move so, or offers no frame
+                with suppress(ConstraintError, UnknownNodeError):
                     system.constrained_dynamics(q, v, x, held)
-                system.impulse_dynamics(q, v, held)
+                with suppress(ConstraintError, UnknownNodeError):
+                    system.impulse_dynamics(q, v, held)
         if dtype == np.float64 and compiled_maps(system) is not None:
             rollout(system, Q[:2], V[:2], 1e-3, 1)
         if kinematics:

@@ -12,6 +12,7 @@ pytest.importorskip("zarr")
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError  # noqa: E402
 from sko.scale.stores import StoreError  # noqa: E402
 from sko.scale.sweep import REQUESTS, sweep, system_of  # noqa: E402
+from sko.systems.catalogue import DECLARATIONS  # noqa: E402
 
 ARM = "sko.examples.rigid:arm7"
 
@@ -23,11 +24,8 @@ def _states(system, n: int, seed: int = 0):
 
 
 def _batch(system, what: str, Q, V, X):
-    if what in ("mass_matrix", "mass_matrix_inverse"):
-        return getattr(system, what)(Q)
-    if what == "energy":
-        return system.energy(Q, V)
-    out = getattr(system, what)(Q, V, X)
+    """The system method of ``what`` on the batch, called with the inputs its declaration reads."""
+    out = DECLARATIONS[what].evaluate(system, Q, V, X)
     return np.stack(out, axis=1) if isinstance(out, tuple) else out
 
 

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 
 from sko import algorithms
+from sko.engine import algorithms as engine_algorithms  # what sko verify runs
 from sko.graphs.errors import SKOError
 from sko.verify import (REGISTRY, Case, Registry, compare, exact_zero, make_case, model_names, register, run,
                         run_check, skipped_checks)
@@ -59,7 +60,7 @@ def _wrong_phi_apply(model, x, weights=None):
 
 
 def test_checks_catch_a_wrong_recursion(monkeypatch):
-    monkeypatch.setattr(algorithms, "phi_apply", _wrong_phi_apply)
+    monkeypatch.setattr(engine_algorithms, "phi_apply", _wrong_phi_apply)
     result = run_check("spo_products", "chain")
     assert not result.passed and result.residual > 1e-8
 
@@ -75,7 +76,7 @@ def test_checks_catch_a_wrong_riccati_result(monkeypatch):
         ab.P = P
         return ab
 
-    monkeypatch.setattr(algorithms, "articulated_inertias", shifted)
+    monkeypatch.setattr(engine_algorithms, "articulated_inertias", shifted)
     assert not run_check("riccati_equation", "random").passed
 
 

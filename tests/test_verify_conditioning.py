@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from sko import SKOModel, algorithms
+from sko.engine import algorithms as engine_algorithms  # what sko verify runs
 from sko.verify import Case, Registry, compare, make_case, run, run_check
 from sko.verify.registry import ABSORBED_CONDITION, MAX_CONDITION
 from tests.strategies import random_model, random_tree
@@ -45,7 +46,7 @@ def _perturbed(monkeypatch, name: str, relative: float = 1e-6):
         out = np.asarray(true(*args, **kwargs))
         return out + relative * np.abs(out).max()
 
-    monkeypatch.setattr(algorithms, name, wrong)
+    monkeypatch.setattr(engine_algorithms, name, wrong)
 
 
 def test_a_wrong_articulated_inertia_is_caught(monkeypatch):
@@ -59,7 +60,7 @@ def test_a_wrong_articulated_inertia_is_caught(monkeypatch):
         ab.P = P
         return ab
 
-    monkeypatch.setattr(algorithms, "articulated_inertias", shifted)
+    monkeypatch.setattr(engine_algorithms, "articulated_inertias", shifted)
     result = run_check("riccati_equation", "forest")
     assert not result.passed and result.residual > 1e-8
 

@@ -84,16 +84,16 @@ class _Plan:
 def _plan(system, layout, constraints: tuple, condition: float) -> _Plan:
     sizes = rq.sizes(layout)
     parent = layout.request_layout[:, Flat.PARENT]
-    table = np.zeros((len(constraints), C.Row.WIDTH), dtype=np.int64)
+    table = np.zeros((len(constraints), C.ConstraintRow.WIDTH), dtype=np.int64)
     numbers = np.zeros(C.Numbers.SIZE + len(constraints) * C.Gains.SIZE)
     numbers[C.Numbers.condition] = condition
     below: dict = {}  # flat node -> the rows of the constraints at it or below it
     m = 0
     for c, k in zip(constraints, range(len(constraints))):
         t, g = table[k], C.Numbers.SIZE + k * C.Gains.SIZE
-        t[C.Row.ROW], t[C.Row.DIM] = m, c.dimension
-        t[C.Row.REFERENCE], t[C.Row.POINT] = REFERENCES.index(c.reference), c.point
-        t[C.Row.D0: C.Row.D0 + c.dimension] = c.directions
+        t[C.ConstraintRow.ROW], t[C.ConstraintRow.DIM] = m, c.dimension
+        t[C.ConstraintRow.REFERENCE], t[C.ConstraintRow.POINT] = REFERENCES.index(c.reference), c.point
+        t[C.ConstraintRow.D0: C.ConstraintRow.D0 + c.dimension] = c.directions
         numbers[g + C.Gains.kp], numbers[g + C.Gains.kd] = c.baumgarte
         sides = [_side(system, layout, c.frame, c.placement)]
         if c.other is None:
@@ -101,7 +101,7 @@ def _plan(system, layout, constraints: tuple, condition: float) -> _Plan:
         else:
             sides.append(_side(system, layout, c.other, c.other_placement))
         for s, (record, node, dim, T) in enumerate(sides):
-            t[C.Row.RECORD1 + 3 * s], t[C.Row.NODE1 + 3 * s], t[C.Row.DIM1 + 3 * s] = record, node, dim
+            t[C.ConstraintRow.RECORD1 + 3 * s], t[C.ConstraintRow.NODE1 + 3 * s], t[C.ConstraintRow.DIM1 + 3 * s] = record, node, dim
             at = g + (C.Gains.first if s == 0 else C.Gains.second)
             numbers[at: at + 12] = _placement_numbers(T)
             while node >= 0:
@@ -186,7 +186,7 @@ def plan_of(system, constraints, condition: float) -> _Plan:
     if plans is None:
         plans = _PLANS[engine] = _Plans()
     key = constraints if type(constraints) is tuple else tuple(constraints) if type(constraints) is list else None
-    if key is not None:
+    if key is not None and all(isinstance(c, FrameConstraint) for c in key):  # else resolved() names the entry
         plan = plans.by_identity.get(key)
         if plan is not None:
             return plan

@@ -42,7 +42,6 @@ __all__ = ["resolved", "anchored", "constraint_frame_pose", "constraint_rows", "
 
 #: the complex step of the drift (DERIVATIVES.md, Eq. 21)
 COMPLEX_STEP = 1e-30
-_ORDER = np.r_[3:6, 0:3]  # sko's [ω; v] → Pinocchio's [v; ω]
 
 
 def _side_key(system, frame):

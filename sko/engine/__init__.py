@@ -28,8 +28,12 @@ complex128 (complex-step) numbers. Lowest first:
   (:mod:`.bodies.rigid`, :mod:`.bodies.flexible`, :mod:`.bodies.cluster`) and
   :func:`compiled_state`, which finds a body's;
 * :mod:`.state_layout`: a system packed (rows, arenas, the Python ``at_state`` fallback);
-  :mod:`.kernel_checks`: the checks of a user's kernel; :mod:`.requests`: the request
-  catalogue and its kernels; :mod:`.derivatives`: the compiled derivative recursions;
+  :mod:`.kernel_checks`: the checks of a user's kernel; :mod:`.request_views`: the request
+  vector's header and views, and the arena's fill; :mod:`.requests`: the request catalogue and
+  the dynamics' kernels; one module per further request family — :mod:`.mass_matrix` (ℳ of
+  rigid trees on ten inertial parameters), :mod:`.centroidal` (CENTROIDAL.md),
+  :mod:`.regressors` (IDENTIFICATION.md), :mod:`.constrained` (CONSTRAINTS.md);
+  :mod:`.derivatives`: the compiled derivative recursions;
   :mod:`.rollout`: compiled rollouts; :mod:`.dispatch`: a system's :class:`~.dispatch.Engine`
   (``Engine.run``, ``Engine.direct``).
 

@@ -1,5 +1,5 @@
 """The request kernels of centroidal dynamics (CENTROIDAL.md), declared in the catalogue of
-:mod:`sko.engine.requests` as ``centroidal`` and ``centroidal_momentum_matrix_rate``.
+:mod:`sko.engine.requests` as ``centroidal_terms`` and ``centroidal_momentum_matrix_rate``.
 
 :func:`centroidal` writes one state's packed result of :mod:`sko.systems.centroidal` (its
 reference function, :func:`~sko.systems.centroidal.reference_centroidal`): the maps ``Ψ(k)`` base

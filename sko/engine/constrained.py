@@ -6,7 +6,7 @@ status``, run by its drivers ``evaluate_one`` and ``evaluate_batch``), :func:`co
 :func:`impulse`. Their request vector has the buffers of the articulated-body passes (``r``, the
 Riccati scratch, ``z``, the right-hand side) and then a *plan* of the constraints, packed once
 per constraint set by :mod:`sko.constraints.compiled`: integers (:data:`Plan`, one row of
-:data:`Row` per constraint, the constrained nodes and their ancestors with the rows of the
+:data:`ConstraintRow` per constraint, the constrained nodes and their ancestors with the rows of the
 constraints below each, :data:`Active`), numbers (:data:`Numbers`: the condition bound and the
 restitution, then per constraint :data:`Gains`: ``kp``, ``kd`` and the two placements) and the
 work buffers. ``out`` holds ``v̇`` (or ``v⁺``) and then ``λ`` (or the impulses), ``m`` rows.
@@ -48,7 +48,7 @@ from sko.engine.hooks import add_hinge_forces
 from sko.engine.state_kernels import Record, Terms
 from sko.engine.request_views import Header, fill_arena, request_views
 
-__all__ = ["Plan", "Row", "Active", "Numbers", "Gains", "Frame", "LOCAL", "WORLD", "LOCAL_WORLD_ALIGNED",
+__all__ = ["Plan", "ConstraintRow", "Active", "Numbers", "Gains", "Frame", "LOCAL", "WORLD", "LOCAL_WORLD_ALIGNED",
            "RANK_DEFICIENT", "constrained", "impulse"]
 
 #: The integers of a plan: counts, then where its tables and work buffers start (words from the
@@ -56,13 +56,13 @@ __all__ = ["Plan", "Row", "Active", "Numbers", "Gains", "Frame", "LOCAL", "WORLD
 Plan = columns(
     "Plan",
     "CONSTRAINTS", "ROWS", "ACTIVE",  # constraints, rows m, nodes in Active
-    "TABLE", "NODES", "POOL",  # the Row table, the Active table, the pool of their columns
+    "TABLE", "NODES", "POOL",  # the ConstraintRow table, the Active table, the pool of their columns
     "FRAMES", "MAPS", "TEMP", "VELOCITY", "RHS", "UNIT", "EPS", "DEPS", "OMEGA", "SOLVE", "CORRECTION",  # work
     "WORK",  # the work region's length
 )
 #: One constraint: its first row and dimension, reference frame, point flag, directions, and for
 #: each side the arena offset of its attachment record (−1: fixed in the world), flat node, ``m``.
-Row = columns("Row", "ROW", "DIM", "REFERENCE", "POINT", "D0", "D1", "D2", "D3", "D4", "D5",
+ConstraintRow = columns("ConstraintRow", "ROW", "DIM", "REFERENCE", "POINT", "D0", "D1", "D2", "D3", "D4", "D5",
               "RECORD1", "NODE1", "DIM1", "RECORD2", "NODE2", "DIM2")
 #: One node of the gather of step 3 (module docstring), children before parents: its flat index,
 #: and where its columns (constraint rows) start in the pool and how many.
@@ -315,17 +315,17 @@ def _rows(arena, layout, z, g, plan, numbers, work, impulse):
     fo0, mo0, to, vo, xo = plan[Plan.FRAMES], plan[Plan.MAPS], plan[Plan.TEMP], plan[Plan.VELOCITY], plan[Plan.RHS]
     zero = 0.0 * work[0]
     for c in range(plan[Plan.CONSTRAINTS]):
-        t = table[c * Row.WIDTH:]
-        row0, dim, reference, point = t[Row.ROW], t[Row.DIM], t[Row.REFERENCE], t[Row.POINT] != 0
+        t = table[c * ConstraintRow.WIDTH:]
+        row0, dim, reference, point = t[ConstraintRow.ROW], t[ConstraintRow.DIM], t[ConstraintRow.REFERENCE], t[ConstraintRow.POINT] != 0
         go = Numbers.SIZE + c * Gains.SIZE
         f1, f2 = fo0 + 2 * c * Frame.SIZE, fo0 + (2 * c + 1) * Frame.SIZE
-        _side(arena, layout, z, g, t[Row.RECORD1], t[Row.NODE1], t[Row.DIM1], numbers, go + Gains.first,
+        _side(arena, layout, z, g, t[ConstraintRow.RECORD1], t[ConstraintRow.NODE1], t[ConstraintRow.DIM1], numbers, go + Gains.first,
               not impulse, work, f1)
-        _side(arena, layout, z, g, t[Row.RECORD2], t[Row.NODE2], t[Row.DIM2], numbers, go + Gains.second,
+        _side(arena, layout, z, g, t[ConstraintRow.RECORD2], t[ConstraintRow.NODE2], t[ConstraintRow.DIM2], numbers, go + Gains.second,
               not impulse, work, f2)
         _maps(work, f1, f2, reference, point, work, to)
         for r in range(dim):  # J v = G1 V1 + G2 V2 (a frame fixed in the world is at rest)
-            d, s = t[Row.D0 + r], zero
+            d, s = t[ConstraintRow.D0 + r], zero
             for side in range(2):
                 fv = (f1 if side == 0 else f2) + Frame.velocity
                 for k in range(6):
@@ -335,7 +335,7 @@ def _rows(arena, layout, z, g, plan, numbers, work, impulse):
             P = go + (Gains.first if side == 0 else Gains.second)  # [g_ω R_tᵀ − u × t, u], u = g_v R_tᵀ
             ms = mo0 + (2 * c + side) * _MAP
             for r in range(dim):
-                gs = to + side * _MAP + 6 * t[Row.D0 + r]
+                gs = to + side * _MAP + 6 * t[ConstraintRow.D0 + r]
                 u0, u1, u2 = _times(numbers, P, work[gs + 3], work[gs + 4], work[gs + 5])
                 a0, a1, a2 = _times(numbers, P, work[gs], work[gs + 1], work[gs + 2])
                 e0, e1, e2 = _cross(u0, u1, u2, numbers[P + 9], numbers[P + 10], numbers[P + 11])
@@ -349,11 +349,11 @@ def _rows(arena, layout, z, g, plan, numbers, work, impulse):
         _accelerations(work, f1, f2, reference, point, work[to:])
         kp, kd = numbers[go + Gains.kp], numbers[go + Gains.kd]
         for r in range(dim):  # r = a_ref − (J v̇_free + γ), a_ref = −kp e − kd J v
-            work[xo + row0 + r] = -kd * work[vo + row0 + r] - work[to + t[Row.D0 + r]]
+            work[xo + row0 + r] = -kd * work[vo + row0 + r] - work[to + t[ConstraintRow.D0 + r]]
         if kp.real != 0:
             _errors(work, f1, f2, reference, point, work[to:])
             for r in range(dim):
-                work[xo + row0 + r] -= kp * work[to + t[Row.D0 + r]]
+                work[xo + row0 + r] -= kp * work[to + t[ConstraintRow.D0 + r]]
 
 
 @kernel
@@ -363,13 +363,13 @@ def _forces(arena, layout, plan, work, lam, Z, unit):
     ``Λ = λ`` (the constraint forces, one column)."""
     table = plan[plan[Plan.TABLE]:]
     for c in range(plan[Plan.CONSTRAINTS]):
-        t = table[c * Row.WIDTH:]
-        row0, dim = t[Row.ROW], t[Row.DIM]
+        t = table[c * ConstraintRow.WIDTH:]
+        row0, dim = t[ConstraintRow.ROW], t[ConstraintRow.DIM]
         for side in range(2):
-            rec = t[Row.RECORD1 + 3 * side]
+            rec = t[ConstraintRow.RECORD1 + 3 * side]
             if rec < 0:
                 continue
-            md, no = t[Row.DIM1 + 3 * side], layout[t[Row.NODE1 + 3 * side], Flat.NODE]
+            md, no = t[ConstraintRow.DIM1 + 3 * side], layout[t[ConstraintRow.NODE1 + 3 * side], Flat.NODE]
             ms, go = plan[Plan.MAPS] + (2 * c + side) * _MAP, rec + Record.SIZE
             for r in range(dim):
                 for i in range(md):

@@ -52,7 +52,7 @@ from sko.engine.regressors import energy_regressors_request, torque_regressor_re
 from sko.engine.request_views import Header, fill_arena, request_views
 
 __all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "NoMatch", "request_views", "fill_arena",
-           "request_vector", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
+           "request_vector", "kernel_address", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
 
 CHUNK = 16  #: states per task of a parallel batch
 
@@ -349,7 +349,7 @@ def sizes(layout) -> Sizes:
                  layout.riccati_size, layout.size)
 
 
-def _address(request: Request, layout, dtype) -> int:
+def kernel_address(request: Request, layout, dtype) -> int:
     """The address of ``request``'s kernel for ``dtype``: for the float64 mass matrix of rigid
     bodies alone, :func:`_rigid_mass_matrix` (:func:`sko.engine.mass_matrix.applies`). complex128
     (the complex step's checks) keeps the generic kernel, compiled anyway for other body types."""
@@ -373,7 +373,7 @@ def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = N
     reals_start = int(starts[-1])
     reals_end = reals_start + len(L.reals)
     workspace = -(-reals_end * 8 // dtype.itemsize)
-    header[Header.KERNEL] = _address(request, L, dtype)
+    header[Header.KERNEL] = kernel_address(request, L, dtype)
     header[Header.FILL], header[Header.WRITTEN], header[Header.X] = arena is None, 0, request.x is not None
     header[Header.N], header[Header.NV], header[Header.NQ] = size.n, size.nv, size.nq
     header[Header.NS], header[Header.ARENA] = size.ns, size.arena

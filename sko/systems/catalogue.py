@@ -69,6 +69,7 @@ DECLARATIONS: dict[str, Declaration] = {d.name: d for d in (
 )}
 
 _OWNERS: list[type] = []  # the classes the methods are made for (declared_methods)
+_ADDED: dict[str, bool] = {}  # the requests declare() added: name -> whether it added the compiled part too
 
 
 class _View(Mapping):
@@ -145,15 +146,27 @@ def declare(declaration: Declaration, request: compiled.Request | None = None) -
             del compiled.REQUESTS[name]
         raise
     DECLARATIONS[name] = declaration
+    _ADDED[name] = request is not None
     for owner in _OWNERS:
         _install(owner, declaration)
     return declaration
 
 
 def withdraw(name: str) -> None:
-    """Remove a request :func:`declare` added (its method, its declaration, its compiled part)."""
+    """Remove a request :func:`declare` added (its method, its declaration, and its compiled
+    part if :func:`declare` added that too); the package's own requests stay.
+
+    Raises
+    ------
+    SKOError
+        ``name`` is not a request :func:`declare` added.
+    """
+    if name not in _ADDED:
+        raise SKOError(f"request {name!r} was not added by declare(): only those can be withdrawn")
+    added_compiled = _ADDED.pop(name)
     declaration = DECLARATIONS.pop(name)
     for owner in _OWNERS:
         if getattr(vars(owner).get(name), "declaration", None) is declaration:
             delattr(owner, name)
-    compiled.REQUESTS.pop(name, None)
+    if added_compiled:
+        del compiled.REQUESTS[name]

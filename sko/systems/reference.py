@@ -1,8 +1,9 @@
 """The reference path of the declared requests: one function per request, one state each.
 
 A reference function ``reference(system, q, v, x, external_forces)`` answers its request at
-one state by the generic recursions of :mod:`sko.algorithms` on the system's SKO model (SKO.md
-§14), checking what the compiled path checks and raising the same errors; the arguments a
+one state by the model-level recursions on the system's SKO model (SKO.md §14) — those of
+:mod:`sko.engine.algorithms`, which run the compiled steps on float64 and complex128 models and
+the generic ones of :mod:`sko.algorithms` otherwise or under the reference backend — checking what the compiled path checks and raising the same errors; the arguments a
 request does not read are None. The system's method (made from the request's
 :class:`~sko.systems.declared.Declaration`) calls it when the compiled path declines: symbolic
 or other scalar types, the reference backend forced, a state the kernels reject; batches reach

@@ -1,4 +1,4 @@
-"""The compiled O(N·d) recursion of the derivatives (sko.engine.rigid_derivatives,
+"""The compiled O(N·d) recursion of the derivatives (sko.engine.derivatives,
 the ``inverse_dynamics_derivatives`` request): equal to the complex step and to the reference
 recursion on random forests of the joints it takes, batches equal to states, and the common
 call's fast path as checked as the others."""

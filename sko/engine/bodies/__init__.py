@@ -5,8 +5,9 @@ it for its state kernel (:mod:`.rigid`, :mod:`.flexible`, :mod:`.cluster`, impor
 use), so :mod:`sko.bodies` holds the Python body types only. :func:`compiled_state` looks a
 body's class up along its method resolution order: a class that defines its own
 :meth:`~sko.bodies.contract.BodyType.compiled_state` (a body type written outside the package)
-answers itself; a subclass of a library type that does not is packed as that type (its packing
-function returns ``None`` when the subclass writes its own ``at_state``).
+answers itself; a subclass of a library type that does not is packed as that type, unless it
+writes its own ``at_state`` (``MJCF``'s armature bodies, a researcher's variant): its state then
+exists in Python only.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def compiled_state(body: BodyType) -> CompiledState | None:
     library type's packing (module docstring)."""
     for kind in type(body).__mro__:
         if kind in LIBRARY:
+            if type(body).at_state is not kind.at_state:  # a subclass with its own state
+                return None
             module, function = LIBRARY[kind]
             return getattr(importlib.import_module(module), function)(body)
         if "compiled_state" in vars(kind):
