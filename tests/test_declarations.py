@@ -14,33 +14,18 @@ import pytest
 from papers.tutorial_body_type import build
 from sko import precompile
 from sko.engine import use_backend
-from sko.engine.jit import kernel
-from sko.engine.state_kernels import Row, Terms
+from sko.engine.state_kernels import Terms
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 from sko.scale import sweep
 from sko.systems import MultibodySystem, RigidSystem
 from sko.systems.catalogue import DECLARATIONS, INPUTS_OF, SHORT_NAMES, declare, withdraw
 from sko.systems.declared import Declaration
-from sko.engine.requests import REQUESTS, Request, fill_arena, request_views
+from sko.engine.requests import REQUESTS, Request
 from tests.rigid.random_systems import random_rigid_system
+from tests.compiled.toy_requests import kinetic_energy_kernel as _kinetic
 from tests.util import assert_close, random_states
 
 NAME = "kinetic_energy_only"
-
-
-@kernel
-def _kinetic(w, x, out):
-    """``[½ Σ 𝒱*(k) M(k) 𝒱(k)]`` from the arena of the request vector ``w``."""
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
-    status = fill_arena(words, rows, reals, arena, Terms.MOTION)
-    if status >= 0:
-        return status
-    for k in range(rows.shape[0]):
-        m, vo, mo = rows[k, Row.NODE_DIM], rows[k, Row.VELOCITY], rows[k, Row.M]
-        for i in range(m):
-            for j in range(m):
-                out[0] += 0.5 * arena[vo + i] * arena[mo + i * m + j] * arena[vo + j]
-    return -1
 
 
 def _kinetic_reference(system, q, v, x, external_forces):

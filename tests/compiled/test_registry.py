@@ -13,12 +13,13 @@ from sko.engine import use_backend
 from sko.engine.jit import kernel
 from sko.bodies import BodyError, CompiledState, RigidBody, Revolute
 from sko.engine.bodies import compiled_state
-from sko.engine.state_kernels import Row, StateKernel, Terms, state_kernel
+from sko.engine.state_kernels import StateKernel, Terms, state_kernel
 from sko.graphs.errors import DimensionError
 from sko.spatial import spatial_inertia
 from sko.systems import MultibodySystem
 from sko.engine.dispatch import Engine, engine
-from sko.engine.requests import REQUESTS, Request, fill_arena, request_views
+from sko.engine.requests import REQUESTS, Request
+from tests.compiled.toy_requests import kinetic_energy_kernel as _kinetic
 from tests.util import SYSTEM_CALLS, assert_close, random_states
 
 
@@ -100,21 +101,6 @@ def test_a_state_the_kernel_rejects_but_python_accepts_is_a_body_error():
         system.forward_dynamics(np.zeros(2), np.zeros(2), np.zeros(2))
     with pytest.raises(BodyError, match="compiled state of body 'bead'.*rejected"):  # refused at every call
         system.mass_matrix(np.zeros((3, 2)))
-
-
-@kernel
-def _kinetic(w, x, out):
-    """½ Σ 𝒱*(k) M(k) 𝒱(k), from the arena of the request vector ``w``."""
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
-    status = fill_arena(words, rows, reals, arena, Terms.MOTION)
-    if status >= 0:
-        return status
-    for k in range(rows.shape[0]):
-        m, vo, mo = rows[k, Row.NODE_DIM], rows[k, Row.VELOCITY], rows[k, Row.M]
-        for i in range(m):
-            for j in range(m):
-                out[0] += 0.5 * arena[vo + i] * arena[mo + i * m + j] * arena[vo + j]
-    return -1
 
 
 def test_a_new_request_is_one_entry_and_one_kernel(monkeypatch):
