@@ -107,6 +107,20 @@ def _transpose_times(A, ao, x0, x1, x2):
     return (A[ao] * x0 + A[ao + 3] * x1 + A[ao + 6] * x2, A[ao + 1] * x0 + A[ao + 4] * x1 + A[ao + 7] * x2,
             A[ao + 2] * x0 + A[ao + 5] * x1 + A[ao + 8] * x2)
 
+@register
+def _expressed(F, r1, p1, reference, l0, l1, l2, o0, o1, o2, out):
+    """``out[0:6] = [v; ω]`` of the motion ``(l, o)`` given in the axes of frame 1 (rotation at
+    ``F[r1:]``, origin at ``F[p1:]``), expressed in ``reference``: unchanged when local, rotated
+    by ``R1`` otherwise, and with ``p1 × ω`` added about the world origin."""
+    if reference != LOCAL:
+        l0, l1, l2 = _times(F, r1, l0, l1, l2)
+        o0, o1, o2 = _times(F, r1, o0, o1, o2)
+        if reference == WORLD:
+            e0, e1, e2 = _cross(F[p1], F[p1 + 1], F[p1 + 2], o0, o1, o2)
+            l0, l1, l2 = l0 + e0, l1 + e1, l2 + e2
+    out[0], out[1], out[2], out[3], out[4], out[5] = l0, l1, l2, o0, o1, o2
+
+
 
 @register
 def _placed_motion(P, po, src, so, dst, do):
@@ -232,13 +246,7 @@ def _accelerations(F, f1, f2, reference, point, out):
     c0, c1, c2 = _cross(F[V1 + 3], F[V1 + 4], F[V1 + 5], x0, x1, x2)
     o0, o1, o2 = F[A1] - y0 + a0, F[A1 + 1] - y1 + a1, F[A1 + 2] - y2 + a2  # local ω̇
     l0, l1, l2 = F[A1 + 3] - y3 + b0 + c0, F[A1 + 4] - y4 + b1 + c1, F[A1 + 5] - y5 + b2 + c2  # local v̇
-    if reference != LOCAL:
-        l0, l1, l2 = _times(F, r1, l0, l1, l2)
-        o0, o1, o2 = _times(F, r1, o0, o1, o2)
-        if reference == WORLD:
-            e0, e1, e2 = _cross(F[p1], F[p1 + 1], F[p1 + 2], o0, o1, o2)
-            l0, l1, l2 = l0 + e0, l1 + e1, l2 + e2
-    out[0], out[1], out[2], out[3], out[4], out[5] = l0, l1, l2, o0, o1, o2
+    _expressed(F, r1, p1, reference, l0, l1, l2, o0, o1, o2, out)
 
 
 @kernel
@@ -296,13 +304,7 @@ def _errors(F, f1, f2, reference, point, out):
     b0, b1, b2 = _cross(w0, w1, w2, a0, a1, a2)
     l0, l1, l2 = t0 - 0.5 * a0 + k * b0, t1 - 0.5 * a1 + k * b1, t2 - 0.5 * a2 + k * b2
     o0, o1, o2 = w0 + 0.0 * l0, w1 + 0.0 * l0, w2 + 0.0 * l0
-    if reference != LOCAL:
-        l0, l1, l2 = _times(F, r1, l0, l1, l2)
-        o0, o1, o2 = _times(F, r1, o0, o1, o2)
-        if reference == WORLD:
-            e0, e1, e2 = _cross(F[p1], F[p1 + 1], F[p1 + 2], o0, o1, o2)
-            l0, l1, l2 = l0 + e0, l1 + e1, l2 + e2
-    out[0], out[1], out[2], out[3], out[4], out[5] = l0, l1, l2, o0, o1, o2
+    _expressed(F, r1, p1, reference, l0, l1, l2, o0, o1, o2, out)
 
 
 @kernel
