@@ -38,19 +38,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bench_engine import ROBOTS, interleaved, load  # noqa: E402
-from tests.rigid.pinocchio_map import CoordinateMap  # noqa: E402
+from tests.rigid.pinocchio_map import CoordinateMap, parameter_columns  # noqa: E402
 
 NAMES = ("ur5", "panda", "solo12", "talos_reduced")
 assert set(NAMES) <= set(ROBOTS)
 HEADER = f"{'robot':14} {'nv':>3}  {'row':24} {'ours µs':>10} {'theirs µs':>11} {'ratio':>7}  agreement"
-
-
-def _columns(system, model) -> np.ndarray:
-    starts, o = {}, 0
-    for k in system.bodies:
-        starts[k], o = o, o + len(system.body(k).inertial_parameters())
-    by_name = system.joint_names()
-    return np.concatenate([starts[by_name[model.names[i]]] + np.arange(10) for i in range(1, model.njoints)])
 
 
 COLD = """
@@ -99,7 +91,7 @@ def main(argv=None) -> None:
         q = system.random_configuration(rng)
         v, dv = rng.normal(size=(2, system.nv))
         qp, vp, ap = cmap.q(q), cmap.v(v), cmap.v(dv)
-        ours = system.joint_torque_regressor(q, v, dv)[:, _columns(system, model)]
+        ours = system.joint_torque_regressor(q, v, dv)[:, parameter_columns(system, model)]
         theirs = np.column_stack([cmap.v_back(c) for c in pin.computeJointTorqueRegressor(model, data, qp, vp, ap).T])
         agreement = np.abs(ours - theirs).max() / np.abs(theirs).max()
         t_o, t_t, ratio = interleaved(lambda: system.joint_torque_regressor(q, v, dv),

@@ -11,18 +11,10 @@ import numpy as np
 import pytest
 
 from sko.interop import PinocchioMap
+from tests.rigid.pinocchio_map import parameter_columns
 from tests.rigid.test_pinocchio import ROBOTS_DIR, STUB, _cases, _load, pin
 
 RTOL = 1e-12
-
-
-def _columns(system, model) -> np.ndarray:
-    """For each of Pinocchio's 10·(njoints − 1) parameters, the index of ours."""
-    starts, o = {}, 0
-    for k in system.bodies:
-        starts[k], o = o, o + len(system.body(k).inertial_parameters())
-    by_name = system.joint_names()
-    return np.concatenate([starts[by_name[model.names[i]]] + np.arange(10) for i in range(1, model.njoints)])
 
 
 def _relative(ours, theirs) -> float:
@@ -35,7 +27,7 @@ def test_regressors_agree_with_pinocchio(rel, floating):
     if system.nv == 0:
         return
     cmap, data = PinocchioMap(system, model), model.createData()
-    columns = _columns(system, model)
+    columns = parameter_columns(system, model)
     pi = system.inertial_parameters()
     assert np.abs(pi[columns] - np.concatenate([model.inertias[i].toDynamicParameters()
                                                 for i in range(1, model.njoints)])).max() <= 1e-12 * np.abs(pi).max()

@@ -1,9 +1,12 @@
-"""Where example-robot-data installed its robots; the coordinate maps are :mod:`sko.interop`'s."""
+"""Where example-robot-data installed its robots, and the order of Pinocchio's inertial parameters
+in ours; the coordinate maps are :mod:`sko.interop`'s."""
 
 from __future__ import annotations
 
 from importlib import metadata
 from pathlib import Path
+
+import numpy as np
 
 from sko.interop import PinocchioMap
 
@@ -32,3 +35,13 @@ def robots_dir() -> Path | None:
 
 #: The coordinate maps live in the package now (joints matched by name, free flyer, continuous joints).
 CoordinateMap = PinocchioMap
+
+
+def parameter_columns(system, model) -> np.ndarray:
+    """For each of Pinocchio's 10·(njoints − 1) inertial parameters, the index of ours
+    (:meth:`~sko.systems.multibody.MultibodySystem.inertial_parameters`), bodies matched by joint name."""
+    starts, o = {}, 0
+    for k in system.bodies:
+        starts[k], o = o, o + len(system.body(k).inertial_parameters())
+    by_name = system.joint_names()
+    return np.concatenate([starts[by_name[model.names[i]]] + np.arange(10) for i in range(1, model.njoints)])
