@@ -124,7 +124,7 @@ def _plan(system, layout, constraints: tuple, condition: float) -> _Plan:
     for column, size in ((C.Plan.FRAMES, 2 * len(constraints) * C.Frame.SIZE), (C.Plan.MAPS, 2 * len(constraints) * 36),
                          (C.Plan.TEMP, 72), (C.Plan.VELOCITY, m), (C.Plan.RHS, m), (C.Plan.UNIT, sizes.ns * m),
                          (C.Plan.EPS, sizes.nn * m), (C.Plan.DEPS, sizes.nn * m), (C.Plan.OMEGA, m * m),
-                         (C.Plan.SOLVE, m), (C.Plan.CORRECTION, sizes.nv)):
+                         (C.Plan.BOUND, m), (C.Plan.SOLVE, m), (C.Plan.CORRECTION, sizes.nv)):
         header[column] = work
         work += size
     header[C.Plan.WORK] = work

@@ -13,8 +13,11 @@ the node velocities, :func:`~sko.constraints.kinematics.side_maps`), a dense ``m
 and ``ℳ⁻¹ Jᵀ λ`` by one more articulated-body pass on the same Riccati result. ``λ`` is the
 force the constraints apply, ``ℳ v̇ + 𝒞 = τ + Jᵀ λ`` (Pinocchio's sign), stacked per constraint.
 
-Redundant or singular constraints (``Ω`` singular to working precision) take the least-squares
-answer by proximal iterations (Carpentier, Budhiraja & Mansard, RSS 2021):
+A row that no joint can move (``Ω_ii`` at most :data:`~sko.engine.constrained.IDLE_ROW` times
+the bound ``(|G| |Ω_nodes| |G|ᵀ)_ii`` on its rounding: its ``J`` row is noise) takes no force:
+it holds when its right-hand side is within the tolerance below, else the constraints are
+inconsistent. Redundant or singular constraints (``Ω`` singular to working precision) take the
+least-squares answer by proximal iterations (Carpentier, Budhiraja & Mansard, RSS 2021):
 ``(Ω + μ I) λ_{k+1} = r + μ λ_k`` from ``λ_0 = 0`` converge to the minimum-norm ``λ`` of
 ``Ω λ = r``; they stop when ``‖Ω λ − r‖ ≤ PROXIMAL_TOLERANCE · scale``. If the residual stays
 above it, the constraints are inconsistent: :class:`InconsistentConstraintsError` reports it.
@@ -35,6 +38,7 @@ from numbers import Real
 import numpy as np
 
 from sko.engine import algorithms as alg
+from sko.engine.constrained import IDLE_ROW
 from sko.graphs.errors import RankDeficientError
 from sko.constraints import compiled
 from sko.constraints.kinematics import (batched, body_states, constraint_error_rows, constraint_rows, drift, resolved,
@@ -90,27 +94,49 @@ class _Operators:
             self.G[r: r + P.shape[0], o: o + P.shape[1]] += P
         self.J = np.concatenate([constraint_rows(system, q, c, states) for c in constraints])
 
-    def compliance(self) -> np.ndarray:
-        """``Ω = G Ω_nodes Gᵀ`` (the recursion; O(N) plus the nodes' paths)."""
+    def compliance(self) -> tuple[np.ndarray, np.ndarray]:
+        """``Ω = G Ω_nodes Gᵀ`` (the recursion; O(N) plus the nodes' paths) and the rounding
+        bound of its diagonal, ``(|G| |Ω_nodes| |G|ᵀ)_ii``."""
+        m = len(self.G)
         if not self.nodes:
-            return np.zeros((len(self.G), len(self.G)), dtype=self.G.dtype)
+            return np.zeros((m, m), dtype=self.G.dtype), np.zeros(m)
         Omega = alg.operational_space_compliance(self.model, self.nodes, articulated=self.ab)
-        return self.G @ Omega @ self.G.T
+        G = np.abs(self.G)
+        return self.G @ Omega @ self.G.T, np.einsum("ij,jk,ik->i", G, np.abs(Omega), G)
 
     def minv_jt(self, lam) -> np.ndarray:
         """``ℳ⁻¹ Jᵀ λ`` by the articulated body passes on the Riccati result."""
         return alg.forward_dynamics(self.model, self.J.T @ lam, articulated=self.ab)
 
 
-def _solve(Omega, r, scale: float, what: str) -> np.ndarray:
-    """The minimum-norm ``λ`` of ``Ω λ = r``: directly when ``Ω`` is well conditioned, else by
-    proximal iterations (module docstring); :class:`InconsistentConstraintsError` when no ``λ``
-    brings the residual under the tolerance."""
+def _idle(Omega, bound) -> np.ndarray:
+    """The rows no joint can move: ``Ω_ii ≤ IDLE_ROW · Ω̄_ii`` (module docstring)."""
+    return ~(Omega.diagonal().real > IDLE_ROW * bound)
+
+
+def _solve(compliance: tuple, r, scale: float, what: str) -> np.ndarray:
+    """The minimum-norm ``λ`` of ``Ω λ = r``, ``compliance = (Ω, Ω̄)``: no force on an idle row,
+    directly when the rest of ``Ω`` is well conditioned, else by proximal iterations (module
+    docstring); :class:`InconsistentConstraintsError` when no ``λ`` brings the residual under
+    the tolerance."""
+    Omega, bound = compliance
     m = len(r)
     if m == 0:
         return np.zeros(0, dtype=r.dtype)
-    w = np.linalg.eigvalsh(Omega.real)
     tol = PROXIMAL_TOLERANCE * max(scale, 1.0)
+    idle = _idle(Omega, bound)
+    if idle.any():
+        lam = np.zeros(m, dtype=np.result_type(Omega, r))
+        residual = float(np.linalg.norm(r[idle].real))
+        if residual > tol:
+            raise InconsistentConstraintsError(
+                f"the constraints cannot all hold at this state: rows {np.flatnonzero(idle).tolist()} are directions "
+                f"no joint can move, yet ask for a {what} residual ‖J v̇ + γ − a_ref‖ = {residual:.3e} "
+                f"(tolerance {tol:.1e})", residual)
+        keep = ~idle
+        lam[keep] = _solve((Omega[np.ix_(keep, keep)], bound[keep]), r[keep], scale, what)
+        return lam
+    w = np.linalg.eigvalsh(Omega.real)
     if w[0] > w[-1] / _WELL_CONDITIONED:
         return np.linalg.solve(Omega, r)
     lam = np.zeros(m, dtype=np.result_type(Omega, r))
@@ -134,7 +160,7 @@ def _solve(Omega, r, scale: float, what: str) -> np.ndarray:
 def constraint_compliance(system, q, constraints) -> np.ndarray:
     """``Ω = J ℳ⁻¹ Jᵀ`` (``m × m``) by the compliance recursion, or ``(B, m, m)``."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs: _Operators(system, qs, constraints).compliance(), q)
+    return batched(system, lambda qs: _Operators(system, qs, constraints).compliance()[0], q)
 
 
 def constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.ndarray, np.ndarray]:
@@ -214,9 +240,9 @@ def constrained_operational_space_inertia(system, q, constraints) -> np.ndarray:
     constraints = resolved(system, constraints)
 
     def one(qs):
-        Omega = _Operators(system, qs, constraints).compliance()
+        Omega, bound = _Operators(system, qs, constraints).compliance()
         w = np.linalg.eigvalsh(Omega.real)
-        if not len(w) or w[0] <= w[-1] * len(w) * np.finfo(float).eps:
+        if not len(w) or w[0] <= w[-1] * len(w) * np.finfo(float).eps or _idle(Omega, bound).any():
             raise RankDeficientError(f"the constraint compliance Ω = J ℳ⁻¹ Jᵀ of {list(constraints)!r} is singular "
                                      f"(eigenvalues {w[0] if len(w) else 0:.2e} … {w[-1] if len(w) else 0:.2e}): the "
                                      "constraints are redundant and have no operational space inertia")

@@ -25,9 +25,10 @@ Per state (``d`` the depth of the constrained nodes):
 3. ``Ω = Σ_k ε*(k) D⁻¹(k) ε(k)`` (Eq. 7): the gather of Algorithm 6.1 on the ``m`` columns of
    unit constraint forces, over the constrained nodes and their ancestors only, each node with
    the columns of the constraints below it;
-4. ``Ω = L D Lᵀ`` and ``λ = Ω⁻¹ r`` when ``tr Ω · tr Ω⁻¹``, which bounds the condition number
-   of ``Ω`` from above, is below the plan's bound; otherwise the status :data:`RANK_DEFICIENT`
-   (the caller answers that state by the proximal iterations of the reference path, §5);
+4. ``Ω = L D Lᵀ`` and ``λ = Ω⁻¹ r`` when no row is idle (:data:`IDLE_ROW`: its ``Ω_ii`` is
+   rounding noise, a direction no joint can move) and ``tr Ω · tr Ω⁻¹``, which bounds the
+   condition number of ``Ω`` from above, is below the plan's bound; otherwise the status
+   :data:`RANK_DEFICIENT` (the caller answers that state by the reference path, §5);
 5. ``ℳ⁻¹ Jᵀ λ`` by one more articulated-body pass with the constraint forces as node forces,
    added to ``v̇_free`` (or to ``v⁻``).
 
@@ -57,7 +58,7 @@ Plan = columns(
     "Plan",
     "CONSTRAINTS", "ROWS", "ACTIVE",  # constraints, rows m, nodes in Active
     "TABLE", "NODES", "POOL",  # the ConstraintRow table, the Active table, the pool of their columns
-    "FRAMES", "MAPS", "TEMP", "VELOCITY", "RHS", "UNIT", "EPS", "DEPS", "OMEGA", "SOLVE", "CORRECTION",  # work
+    "FRAMES", "MAPS", "TEMP", "VELOCITY", "RHS", "UNIT", "EPS", "DEPS", "OMEGA", "BOUND", "SOLVE", "CORRECTION",  # work
     "WORK",  # the work region's length
 )
 #: One constraint: its first row and dimension, reference frame, point flag, directions, and for
@@ -80,6 +81,10 @@ Frame = offsets("Frame", rotation=9, position=3, velocity=6, acceleration=6)
 LOCAL, WORLD, LOCAL_WORLD_ALIGNED = 0, 1, 2
 #: Status of a state whose ``Ω`` is singular or too ill-conditioned for the direct solve.
 RANK_DEFICIENT = -6
+#: A row whose ``Ω_ii`` is at most this times its rounding bound ``Ω̄_ii`` (the same sum in
+#: norms, as if the joint maps did not cancel) is one no joint can move: its ``J`` row is
+#: rounding noise (CONSTRAINTS.md §5), and no solve may divide by it.
+IDLE_ROW = 1e-13
 _MAP = 36  #: one side's 6 × 6 map in the work buffer
 
 
@@ -388,12 +393,15 @@ def _forces(arena, layout, plan, work, lam, Z, unit):
 def _compliance(data, layout, roff, ric, plan, work, ns):
     """Step 3 of the module docstring: ``Ω`` (``OMEGA``) by the gather ``ε = −H z``,
     ``z⁺ = z + G ε``, ``z(℘) += φ z⁺`` of the unit constraint forces over the active nodes (each on
-    its own columns), ``Ω += ε* D⁻¹ ε`` (Eq. 7)."""
+    its own columns), ``Ω += ε* D⁻¹ ε`` (Eq. 7); and the rounding bound of its diagonal
+    (``BOUND``, :data:`IDLE_ROW`), the same sum on ``‖H_u‖ ‖z‖`` and ``|D⁻¹|``: the size ``ε``
+    would have if the joints did not cancel ``z``."""
     m = plan[Plan.ROWS]
     nodes, pool = plan[plan[Plan.NODES]:], plan[plan[Plan.POOL]:]
     Z = matrix_view(work, plan[Plan.UNIT], ns, m)
-    E, Y, om = work[plan[Plan.EPS]:], work[plan[Plan.DEPS]:], plan[Plan.OMEGA]
+    E, Y, om, bound = work[plan[Plan.EPS]:], work[plan[Plan.DEPS]:], plan[Plan.OMEGA], plan[Plan.BOUND]
     _zero(work, om, om + m * m)
+    _zero(work, bound, bound + m)
     for a in range(plan[Plan.ACTIVE]):
         j = nodes[a * Active.WIDTH + Active.NODE]
         no = layout[j, Flat.NODE]
@@ -425,6 +433,20 @@ def _compliance(data, layout, roff, ric, plan, work, ns):
                 for u in range(h):
                     s += E[u * count + q1] * Y[u * count + q2]
                 work[r1 + pool[first + q2]] += s
+        for q in range(count):  # Ω̄_ii += ‖z‖² Σ_uv |D⁻¹_uv| ‖H_u‖ ‖H_v‖ (Y reused)
+            col, zz = pool[first + q], 0.0
+            for i in range(mj):
+                zz += abs(Z[no + i, col]) ** 2
+            for u in range(h):
+                s = 0.0
+                for i in range(mj):
+                    s += data[ho + u * mj + i].real ** 2
+                Y[u] = np.sqrt(s)
+            s = 0.0
+            for u in range(h):
+                for v in range(h):
+                    s += abs(ric[dio + u * h + v]) * Y[u].real * Y[v].real
+            work[bound + col] += zz * s
         if p < 0:
             continue
         for i in range(mj):  # z⁺ = z + G ε (in place)
@@ -453,12 +475,15 @@ def _compliance(data, layout, roff, ric, plan, work, ns):
 @kernel
 def _solve(plan, numbers, work, lam):
     """Step 4 of the module docstring: ``Ω = L D Lᵀ`` in place (no conjugation: complex steps go
-    through), ``λ = Ω⁻¹ r`` into ``lam``; False (nothing solved) when a pivot is not positive
-    or ``tr Ω · tr Ω⁻¹`` (real parts) is not below the bound."""
+    through), ``λ = Ω⁻¹ r`` into ``lam``; False (nothing solved) when a row is idle
+    (:data:`IDLE_ROW`), a pivot is not positive or ``tr Ω · tr Ω⁻¹`` (real parts) is not below
+    the bound."""
     m, A, y = plan[Plan.ROWS], work[plan[Plan.OMEGA]:], work[plan[Plan.SOLVE]:]
     x = work[plan[Plan.RHS]:]
-    trace = 0.0
+    bound, trace = work[plan[Plan.BOUND]:], 0.0
     for i in range(m):
+        if not (A[i * m + i].real > IDLE_ROW * bound[i].real):  # a row no joint moves
+            return False
         trace += A[i * m + i].real
     for j in range(m):
         d = A[j * m + j]

@@ -4,7 +4,7 @@ motion, redundant and inconsistent sets, impulses."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from sko.constraints import (ConstraintError, FrameConstraint, FrameContact, InconsistentConstraintsError,
                              PointContact, constraint_compliance)
@@ -200,6 +200,7 @@ def test_every_system_kind_against_dense_kkt(make, constraints):
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), e=st.floats(0.0, 1.0))
+@example(seed=13585, e=0.0)  # two rows no joint can move (J is rounding noise)
 def test_impulses_meet_restitution_and_never_add_energy(seed, e):
     rng = np.random.default_rng(seed)
     system = random_rigid_system(seed % 10_000, max_bodies=6)
@@ -214,6 +215,29 @@ def test_impulses_meet_restitution_and_never_add_energy(seed, e):
     M = system.mass_matrix(q)
     assert v_plus @ M @ v_plus <= v @ M @ v * (1 + 1e-10) + 1e-12
     np.testing.assert_allclose(M @ (v_plus - v), J.T @ impulses, rtol=0, atol=1e-8 * (1 + np.abs(J.T @ impulses).max()))
+
+
+def test_a_row_no_joint_can_move_takes_no_force_on_either_path():
+    from sko.engine import use_backend
+    from sko.graphs.errors import RankDeficientError
+
+    system = random_rigid_system(3585, max_bodies=6)  # b1 turns about one axis of b0 only
+    rng = np.random.default_rng(0)
+    q = system.random_configuration(rng)
+    v = rng.normal(size=system.nv)
+    welded = [FrameConstraint("b1", "b0", directions=(5, 4), reference="local")]
+    J = system.constraint_jacobian(q, welded)
+    assert np.abs(J).max() < 1e-12  # the rows are rounding noise
+    for backend in ("compiled", "reference"):
+        with use_backend(backend):
+            v_plus, impulses = system.impulse_dynamics(q, v, welded)
+            dv, lam = system.constrained_dynamics(q, v, np.zeros(system.nv), welded)
+        np.testing.assert_array_equal(impulses, 0.0)
+        np.testing.assert_array_equal(lam, 0.0)
+        np.testing.assert_allclose(v_plus, v, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(dv, system.forward_dynamics(q, v, np.zeros(system.nv)), rtol=0, atol=1e-10)
+    with pytest.raises(RankDeficientError, match="redundant"):
+        system.constrained_operational_space_inertia(q, welded)
 
 
 def test_operational_space_inertia_inverts_the_compliance_or_names_redundancy():
