@@ -166,6 +166,40 @@ def test_the_catalogue_methods_keep_their_signatures():
         assert callable(getattr(system, name))
 
 
+def test_views_present_their_request_one_state_and_batched():
+    from sko.systems.catalogue import VIEWS
+
+    system = build()
+    Q, V, _ = random_states(system, 3)
+    for name, view in VIEWS.items():
+        method = getattr(system, name)
+        assert method.__doc__ == view.doc and method.__qualname__ == f"MultibodySystem.{name}"
+        assert str(inspect.signature(method)) == ("(q, v=None)" if view.velocities else "(q)")
+        args = (Q, V) if view.velocities else (Q,)
+        batch = method(*args)
+        for s in range(3):  # a batch presents each state's result
+            one = method(*(a[s] for a in args))
+            want = view.present(system, getattr(system, view.of)(*(a[s] for a in args)))
+            for got, expected in zip(*((one, want) if isinstance(one, tuple) else ((one,), (want,)))):
+                assert_close(got, expected, 0.0)
+            for got, expected in zip(*((batch, one) if isinstance(one, tuple) else ((batch,), (one,)))):
+                assert_close(got[s], expected, 1e-14)
+    h = system.centroidal_momentum(Q[0], V[0])
+    assert_close(h, system.centroidal_momentum_matrix(Q[0]) @ V[0], 1e-12)  # h_G = A_G v
+
+
+def test_a_view_of_no_request_is_refused():
+    from sko.systems.catalogue import _check_view
+    from sko.systems.declared import View
+
+    with pytest.raises(SKOError, match="not a declared request"):
+        _check_view(View("momentum_of_nothing", "no_such_request", lambda system, out: out, doc=""))
+    with pytest.raises(SKOError, match="reading v"):
+        _check_view(View("mass_times_v", "mass_matrix", lambda system, out: out, doc="", velocities=True))
+    with pytest.raises(SKOError, match="public Python identifier"):
+        View("_hidden", "mass_matrix", lambda system, out: out, doc="")
+
+
 def test_deprecated_keywords_still_work():
     system = build()
     q, v, x = (a[0] for a in random_states(system, 1))

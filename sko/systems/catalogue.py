@@ -7,6 +7,8 @@ sweeps and ``sko sample`` evaluate (:data:`INPUTS_OF`, :data:`SHORT_NAMES`), wha
 ``sko compile`` compiles (:mod:`sko.precompile`). Adding a request is one declaration here, one
 kernel and its entry in :data:`~sko.engine.requests.REQUESTS`, and one reference function
 (:mod:`sko.systems.reference`); :func:`declare` adds one at run time (a user's own).
+:data:`VIEWS` are the methods presenting part of a request's result
+(:class:`~sko.systems.declared.View`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ from collections.abc import Callable, Iterator, Mapping
 import numpy as np
 
 from sko.graphs.errors import SKOError
-from sko.systems import reference, rigid_derivatives
+from sko.systems import centroidal, reference, rigid_derivatives
 from sko.engine import regressors as compiled_regressors
 from sko.engine import requests as compiled
-from sko.systems.declared import Declaration, method
+from sko.systems.declared import Declaration, View, method, view_method
 
-__all__ = ["DECLARATIONS", "INPUTS_OF", "SHORT_NAMES", "declared_methods", "declare", "withdraw"]
+__all__ = ["DECLARATIONS", "VIEWS", "INPUTS_OF", "SHORT_NAMES", "declared_methods", "declare", "withdraw"]
 
 
 def _derivatives_compiled(system, dtype) -> bool:
@@ -68,6 +70,19 @@ DECLARATIONS: dict[str, Declaration] = {d.name: d for d in (
                 doc="``Y`` with ``τ = Y π`` (IDENTIFICATION.md, Eq. 3)."),
 )}
 
+#: the methods presenting part of a request's result, by name
+VIEWS: dict[str, View] = {v.name: v for v in (
+    View("centroidal", "centroidal_terms", centroidal.unpacked_of, velocities=True,
+         doc="``(A_G, h_G, I_G, c, m)`` at the centre of mass in world axes, momenta ``[k_G; l_G]``\n"
+             "        (CENTROIDAL.md, Eq. 4; :class:`~sko.systems.centroidal.Centroidal`); batches ``(B, nq)``."),
+    View("centroidal_momentum_matrix", "centroidal_terms", centroidal.momentum_matrix_of,
+         doc="``A_G`` (6 × nv) with ``h_G = A_G v`` (CENTROIDAL.md, Eq. 4)."),
+    View("centroidal_momentum", "centroidal_terms", centroidal.momentum_of, velocities=True,
+         doc="``h_G = [k_G; l_G]`` about the centre of mass, world axes (CENTROIDAL.md, Eq. 4)."),
+    View("centroidal_inertia", "centroidal_terms", centroidal.inertia_of,
+         doc="``I_G`` (6 × 6), the centroidal composite inertia (CENTROIDAL.md, Eq. 4)."),
+)}
+
 _OWNERS: list[type] = []  # the classes the methods are made for (declared_methods)
 _ADDED: dict[str, bool] = {}  # the requests declare() added: name -> whether it added the compiled part too
 
@@ -108,17 +123,29 @@ def _check(declaration: Declaration) -> None:
                        f"v={request.velocities}, x={request.x!r}")
 
 
+def _check_view(view: View) -> None:
+    """The view presents a declared request and takes no input the request does not read."""
+    of = DECLARATIONS.get(view.of)
+    if of is None or (view.velocities and not of.velocities):
+        raise SKOError(f"view {view.name!r} presents {view.of!r}, which is not a declared request"
+                       + ("" if of is None else " reading v"))
+
+
 def _install(owner: type, declaration: Declaration) -> None:
     if declaration.reference is not None and declaration.name not in vars(owner):
         setattr(owner, declaration.name, method(declaration, owner))
 
 
 def declared_methods(owner: type) -> type:
-    """Class decorator: the system methods of the declared requests that ``owner`` does not
-    write by hand, now and for the requests :func:`declare` adds later."""
+    """Class decorator: the system methods of the declared requests and views that ``owner``
+    does not write by hand, now and for the requests :func:`declare` adds later."""
     for declaration in DECLARATIONS.values():
         _check(declaration)
         _install(owner, declaration)
+    for view in VIEWS.values():
+        _check_view(view)
+        if view.name not in vars(owner):
+            setattr(owner, view.name, view_method(view, owner))
     _OWNERS.append(owner)
     return owner
 

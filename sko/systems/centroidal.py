@@ -10,7 +10,9 @@ node momentum carries its modes, a cluster's its members).
 One state's result is packed as a ``6 × (nv + 8)`` array, columns :data:`Packed`: ``A_G``, the
 centroidal composite inertia ``I_G``, the momentum ``h_G = A_G θ̇``, and ``(c, m, 0, 0)``.
 Momenta are ``[k_G; l_G]`` (angular first, RIGID.md), in world axes at the centre of mass;
-Pinocchio's ``ccrba`` is ``[l_G; k_G]``. :func:`unpacked` gives the :class:`Centroidal` tuple.
+Pinocchio's ``ccrba`` is ``[l_G; k_G]``. :func:`unpacked` gives the :class:`Centroidal` tuple;
+:func:`unpacked_of`, :func:`momentum_matrix_of`, :func:`momentum_of` and :func:`inertia_of`
+present a system's packed results (the views of :data:`sko.systems.catalogue.VIEWS`).
 
 :func:`momentum_matrix_rate_by_complex_step` is the rate's reference for any body type:
 ``Ȧ_G = Im A_G(q + i ε q̇) / ε`` (CENTROIDAL.md §4), exact to rounding.
@@ -26,7 +28,8 @@ from sko.arrays import result_dtype
 from sko.errors import RigidSystemError
 from sko.spatial import skew
 
-__all__ = ["Centroidal", "Packed", "packed_width", "reference_centroidal", "unpacked",
+__all__ = ["Centroidal", "Packed", "packed_width", "reference_centroidal", "unpacked", "unpacked_of",
+           "momentum_matrix_of", "momentum_of", "inertia_of",
            "momentum_matrix_rate_by_complex_step", "STEP"]
 
 #: the complex step of :func:`momentum_matrix_rate_by_complex_step`
@@ -66,6 +69,27 @@ def unpacked(packed: np.ndarray, nv: int) -> Centroidal:
     p = Packed.of(nv)
     return Centroidal(packed[..., :, p.A: p.A + nv], packed[..., :, p.momentum], packed[..., :, p.inertia: p.inertia + 6],
                       packed[..., :3, p.center], packed[..., 3, p.center])
+
+
+def unpacked_of(system, packed: np.ndarray) -> Centroidal:
+    """:func:`unpacked` for ``system``'s velocities."""
+    return unpacked(packed, system.nv)
+
+
+def momentum_matrix_of(system, packed: np.ndarray) -> np.ndarray:
+    """``A_G`` of ``system``'s packed results."""
+    return packed[..., :, :system.nv]
+
+
+def momentum_of(system, packed: np.ndarray) -> np.ndarray:
+    """``h_G`` of ``system``'s packed results."""
+    return packed[..., :, Packed.of(system.nv).momentum]
+
+
+def inertia_of(system, packed: np.ndarray) -> np.ndarray:
+    """``I_G`` of ``system``'s packed results."""
+    inertia = Packed.of(system.nv).inertia
+    return packed[..., :, inertia: inertia + 6]
 
 
 def _world_terms(system, states: dict) -> tuple[np.ndarray, np.ndarray]:

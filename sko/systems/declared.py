@@ -10,6 +10,10 @@ compiled path (:meth:`~sko.engine.dispatch.Engine.run`), and one state the compi
 goes to the reference function. The method has the request's own signature (``help`` shows it)
 and calls nothing generic per call: its source is written from the declaration once, as
 :mod:`dataclasses` writes ``__init__``.
+
+A :class:`View` declares a system method that presents part of a request's result (the
+centroidal momentum matrix is a block of the packed centroidal terms): :func:`view_method`
+makes it, a call of the request's method and the view's ``present``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import numpy as np
 from sko.graphs.errors import SKOError
 from sko.systems.deprecation import renamed_arguments
 
-__all__ = ["Declaration", "THIRD_INPUTS", "method", "always"]
+__all__ = ["Declaration", "View", "THIRD_INPUTS", "method", "view_method", "always"]
 
 #: the third inputs a request may read (``nv`` entries): ``dv`` (``θ̈``) or ``tau`` (``T``)
 THIRD_INPUTS = ("dv", "tau")
@@ -118,4 +122,36 @@ def method(declaration: Declaration, owner: type) -> Callable:
     function.__doc__, function.__module__ = d.doc, owner.__module__
     function.__qualname__ = f"{owner.__qualname__}.{name}"
     function.declaration = d
+    return function
+
+
+@dataclass(frozen=True, eq=False)
+class View:
+    """A system method presenting the result of the declared request :attr:`of` (module
+    docstring): ``name(q[, v])`` is ``present(system, system.<of>(q[, v]))``, one state or a
+    batch (``present`` indexes the trailing axes)."""
+
+    name: str  #: the system method
+    of: str  #: the declared request whose result it presents
+    present: Callable  #: ``present(system, result)``: the method's result from the request's
+    doc: str  #: the system method's docstring
+    velocities: bool = False  #: whether it takes ``v`` (zero when omitted); the request must read it
+
+    def __post_init__(self):
+        if not self.name.isidentifier() or self.name.startswith("_"):
+            raise SKOError(f"view name {self.name!r} must be a public Python identifier (it names the system method)")
+
+
+def view_method(view: View, owner: type) -> Callable:
+    """The system method of ``view``, for the class ``owner`` (:class:`View`)."""
+    of, present = view.of, view.present
+    if view.velocities:
+        def function(self, q, v=None):
+            return present(self, getattr(self, of)(q, v))
+    else:
+        def function(self, q):
+            return present(self, getattr(self, of)(q))
+    function.__name__, function.__doc__, function.__module__ = view.name, view.doc, owner.__module__
+    function.__qualname__ = f"{owner.__qualname__}.{view.name}"
+    function.view = view
     return function

@@ -580,23 +580,6 @@ class MultibodySystem:
             return _finite_result(energy + self._tendon_potential(np.asarray(q)), what)
 
     # ------------------------------------------------------------------ centroidal dynamics (CENTROIDAL.md)
-    def centroidal(self, q, v=None) -> centroidal.Centroidal:
-        """``(A_G, h_G, I_G, c, m)`` at the centre of mass in world axes, momenta ``[k_G; l_G]``
-        (CENTROIDAL.md, Eq. 4; :class:`~sko.systems.centroidal.Centroidal`); batches ``(B, nq)``."""
-        return centroidal.unpacked(self.centroidal_terms(q, v), self.nv)
-
-    def centroidal_momentum_matrix(self, q) -> np.ndarray:
-        """``A_G`` (6 × nv) with ``h_G = A_G v`` (CENTROIDAL.md, Eq. 4)."""
-        return self.centroidal_terms(q)[..., :, :self.dof_size]
-
-    def centroidal_momentum(self, q, v=None) -> np.ndarray:
-        """``h_G = [k_G; l_G]`` about the centre of mass, world axes (CENTROIDAL.md, Eq. 4)."""
-        return self.centroidal_terms(q, v)[..., :, self.dof_size + 6]
-
-    def centroidal_inertia(self, q) -> np.ndarray:
-        """``I_G`` (6 × 6), the centroidal composite inertia (CENTROIDAL.md, Eq. 4)."""
-        return self.centroidal_terms(q)[..., :, self.dof_size: self.dof_size + 6]
-
     def centroidal_momentum_matrix_rate(self, q, v=None) -> np.ndarray:
         """``Ȧ_G`` (6 × nv) with ``ḣ_G = A_G dv + Ȧ_G v`` (CENTROIDAL.md §4): the recursion of Eq. 6
         for a compiled rigid tree on joints of constant ``S``, else the complex step of ``A_G``."""
