@@ -201,14 +201,14 @@ def test_qdot_at_a_zero_quaternion_is_a_joint_error_not_nan(joint):
 
 
 def test_an_empty_acceleration_is_not_read_as_none_given():
-    """An empty ``qdd`` from the caller is a wrong length, not a request for the bias forces
+    """An empty ``dv`` from the caller is a wrong length, not a request for the bias forces
     (the one-state kernel once read an empty ``x`` as "no accelerations")."""
     system = arm7()
     q = system.random_configuration(np.random.default_rng(0))
     for backend in BACKENDS:
         with use_backend(backend):
             for qdd in (np.zeros(0), np.zeros(0)[::-1], []):
-                with pytest.raises(DimensionError, match="qdd has length 0, expected nv = 7"):
+                with pytest.raises(DimensionError, match="dv has length 0, expected nv = 7"):
                     system.inverse_dynamics(q, np.ones(7), qdd)
 
 

@@ -317,7 +317,7 @@ def _riccati_buffers(s: Sizes, cols: int) -> tuple:
 
 #: The catalogue: every request of the compiled path, by name.
 REQUESTS = {r.name: r for r in (
-    Request("inverse_dynamics", _inverse_dynamics, Terms.MOTION, "qdd", True, _vector, lambda s: (3 * s.ns,),
+    Request("inverse_dynamics", _inverse_dynamics, Terms.MOTION, "dv", True, _vector, lambda s: (3 * s.ns,),
             hinge="result"),
     Request("forward_dynamics", _forward_dynamics, Terms.MOTION, "tau", True, _vector,
             lambda s: _riccati_buffers(s, 1), hinge="input"),
@@ -325,7 +325,7 @@ REQUESTS = {r.name: r for r in (
             lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1))),
     Request("mass_matrix_inverse", _mass_matrix_inverse, Terms.STRUCTURE, None, False, _square,
             lambda s: _riccati_buffers(s, s.nv)),
-    Request("inverse_dynamics_derivatives", _inverse_dynamics_derivatives, Terms.POSE, "qdd", True,
+    Request("inverse_dynamics_derivatives", _inverse_dynamics_derivatives, Terms.POSE, "dv", True,
             lambda s: (3, s.nv, s.nv),
             lambda s: _derivative_buffers(s)),
     Request("forward_dynamics_derivatives", _forward_dynamics_derivatives, Terms.POSE, "tau", True,

@@ -118,7 +118,7 @@ def _check(declaration: Declaration) -> None:
     request = compiled.REQUESTS.get(d.name)
     if request is None:
         raise SKOError(f"request {d.name!r} has no compiled part: add its Request to sko.engine.requests.REQUESTS")
-    if request.velocities != d.velocities or (request.x is None) != (d.x is None):
+    if request.velocities != d.velocities or request.x != d.x:
         raise SKOError(f"request {d.name!r}: the declaration reads v={d.velocities}, x={d.x!r} but its compiled part "
                        f"v={request.velocities}, x={request.x!r}")
 

@@ -41,7 +41,7 @@ def inverse_dynamics(system, q, v=None, x=None, external_forces: Mapping | None 
     """``τ = ℳ(q) θ̈ + 𝒞(q, v)`` by Newton–Euler on the SKO model (SKO.md §5, Algorithm 3.1),
     plus the hinge forces; ``x`` is ``θ̈``."""
     q, v = system.checked_vectors(q, v)
-    x = None if x is None else system._stacked(x, "qdd", system.dof_size, "nv")  # checked as the compiled path does
+    x = None if x is None else system._stacked(x, "dv", system.dof_size, "nv")  # checked as the compiled path does
     model, a, b = system._assemble(system._node_states(q, v), system.external_forces(external_forces))
     with named_overflow(system, "inverse dynamics"):
         return finite_result(alg.inverse_dynamics(model, x, None, a, b) + system._hinge_forces(q, v),

@@ -244,7 +244,7 @@ def test_bad_inputs():
         system.mass_matrix(np.zeros(6))
     with pytest.raises(DimensionError, match="v has length 3"):
         system.inverse_dynamics(q, np.zeros(3), np.zeros(7))
-    with pytest.raises(DimensionError, match="qdd"):
+    with pytest.raises(DimensionError, match="dv"):
         system.inverse_dynamics(q, np.zeros(7), np.zeros(8))
     with pytest.raises(DimensionError, match="tau"):
         system.forward_dynamics(q, np.zeros(7), np.zeros((7, 1)))
