@@ -155,6 +155,8 @@ def test_the_catalogue_methods_keep_their_signatures():
         "mass_matrix_inverse": "(q) -> 'np.ndarray'",
         "inverse_dynamics": "(q, v=None, dv=None, external_forces: 'Mapping | None' = None, **renamed) -> 'np.ndarray'",
         "forward_dynamics": "(q, v=None, tau=None, external_forces: 'Mapping | None' = None, **renamed) -> 'np.ndarray'",
+        "centroidal_terms": "(q, v=None) -> 'np.ndarray'",
+        "centroidal_momentum_matrix_rate": "(q, v=None) -> 'np.ndarray'",
     }
     system = build()
     for name, signature in signatures.items():

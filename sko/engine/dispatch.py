@@ -152,12 +152,13 @@ class Engine:
             return None
         return out
 
-    def run(self, name: str, method, q, v=None, x=None, external_forces=None, **kwargs):
+    def run(self, name: str, method, q, v=None, x=None, external_forces=None, compiled: bool = True, **kwargs):
         """Request ``name`` of the catalogue at the states ``q`` (``v``, ``x``: the request's
         other inputs), with the external forces; ``method`` is the system's method answering on
         the reference path (called with the arguments given, ``external_forces`` when given and
         ``kwargs``); the request's ``hinge`` rule says where the hinge forces that run in Python
-        go. ``NotImplemented`` for one state the reference path must answer."""
+        go. ``NotImplemented`` for one state the reference path must answer; every state goes
+        there when ``compiled`` is false (a kernel that does not take the system)."""
         request = rq.REQUESTS[name]
         args = {"q": q}
         if request.velocities:
@@ -168,9 +169,9 @@ class Engine:
         if external_forces is not None:
             keywords["external_forces"] = external_forces
         shape = request.shape(self._sizes)
-        inputs = self._inputs(q, v if request.velocities else None, x if request.x else None, request.x or "",
-                              external_forces)
-        if inputs is None:
+        inputs = compiled and self._inputs(q, v if request.velocities else None, x if request.x else None,
+                                           request.x or "", external_forces)
+        if not inputs:
             return self._reference(method, args, shape, **keywords)
         Q, QD, X, batched, forces = inputs
         hinge = self._hinge_forces(Q, QD, batched) if request.hinge else None

@@ -60,11 +60,11 @@ DECLARATIONS: dict[str, Declaration] = {d.name: d for d in (
     Declaration("centroidal_terms", "cen", reference=reference.centroidal_terms, velocities=True,
                 doc="The packed centroidal terms ``[A_G | I_G | h_G | (c, m, 0, 0)]`` (6 × (nv + 8)) about the\n"
                     "        centre of mass, world axes (CENTROIDAL.md, Eq. 4); :meth:`centroidal` unpacks them."),
-    # written by hand: the rate takes the complex step of A_G where the recursion does not apply,
-    # the regressor appends its joint columns
-    Declaration("centroidal_momentum_matrix_rate", "dAg", reference=None, velocities=True,
-                compiled_for=_derivatives_compiled,
-                doc="``Ȧ_G`` with ``ḣ_G = A_G dv + Ȧ_G v`` (CENTROIDAL.md §4)."),
+    Declaration("centroidal_momentum_matrix_rate", "dAg", reference=reference.centroidal_momentum_matrix_rate,
+                velocities=True, compiled_for=_derivatives_compiled, applies=lambda system: system._compiled_derivatives,
+                doc="``Ȧ_G`` (6 × nv) with ``ḣ_G = A_G dv + Ȧ_G v`` (CENTROIDAL.md §4): the recursion of Eq. 6\n"
+                    "        for a compiled rigid tree on joints of constant ``S``, else the complex step of ``A_G``."),
+    # written by hand: the regressor appends its joint columns
     Declaration("joint_torque_regressor", "Y", reference=None, velocities=True, x="dv",
                 compiled_for=lambda system, dtype: compiled_regressors.applies(system),
                 doc="``Y`` with ``τ = Y π`` (IDENTIFICATION.md, Eq. 3)."),

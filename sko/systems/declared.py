@@ -57,6 +57,9 @@ class Declaration:
     #: ``compiled_for(system, dtype)``: whether ``sko compile`` runs its compiled request on
     #: ``system`` in ``dtype`` (:mod:`sko.precompile`)
     compiled_for: Callable = always
+    #: ``applies(system)``: whether its kernel takes ``system`` at all (a recursion for rigid
+    #: trees only); None for every system. Where it does not, every state goes to the reference.
+    applies: Callable | None = None
 
     def __post_init__(self):
         if not self.name.isidentifier() or self.name.startswith("_"):
@@ -107,16 +110,20 @@ def method(declaration: Declaration, owner: type) -> Callable:
                   f"        {', '.join(current)}, = renamed_arguments({name!r}, renamed, RENAMED, "
                   f"{', '.join(f'{c}={c}' for c in current)})"]
     guard = "not external_forces and " if d.external_forces else ""
+    compiled = ""
+    if d.applies is not None:
+        lines += ["    compiled = applies(self)"]
+        guard, compiled = f"compiled and {guard}", ", compiled=compiled"
     lines += [f"    if {guard}(out := self._engine.direct({name!r}, {direct})) is not None:",
               "        return out",
-              f"    if (out := self._engine.run({name!r}, self.{name}, {run})) is not NotImplemented:",
+              f"    if (out := self._engine.run({name!r}, self.{name}, {run}{compiled})) is not NotImplemented:",
               "        return out",
               f"    return reference(self, q, {v}, {x}, {forces})"]
     source = "\n".join(lines) + "\n"
     filename = f"<request {owner.__qualname__}.{name}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show the source
     namespace = {"np": np, "Mapping": Mapping, "renamed_arguments": renamed_arguments, "RENAMED": d.renamed,
-                 "reference": d.reference}
+                 "reference": d.reference, "applies": d.applies}
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - source written above from the declaration
     function = namespace[name]
     function.__doc__, function.__module__ = d.doc, owner.__module__

@@ -53,7 +53,7 @@ from sko.engine.state_kernels import Record
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
 from sko.systems.catalogue import declared_methods
 from sko.systems.coordinates import CoordinateMaps, coordinate_maps
-from sko.systems import centroidal, derivatives, regressors
+from sko.systems import derivatives, regressors
 from sko.systems.derivatives import ForwardDynamicsDerivatives, InverseDynamicsDerivatives
 from sko.systems.overflow import finite_result as _finite_result, gravity_cause as _gravity_cause
 from sko.systems.overflow import named_overflow as _named_overflow
@@ -578,23 +578,6 @@ class MultibodySystem:
             return energy
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by _finite_result
             return _finite_result(energy + self._tendon_potential(np.asarray(q)), what)
-
-    # ------------------------------------------------------------------ centroidal dynamics (CENTROIDAL.md)
-    def centroidal_momentum_matrix_rate(self, q, v=None) -> np.ndarray:
-        """``Ȧ_G`` (6 × nv) with ``ḣ_G = A_G dv + Ȧ_G v`` (CENTROIDAL.md §4): the recursion of Eq. 6
-        for a compiled rigid tree on joints of constant ``S``, else the complex step of ``A_G``."""
-        if v is None:
-            v = np.zeros(np.shape(q)[:-1] + (self.nv,))
-        if derivatives._compiled(self):
-            if (out := self._engine.direct("centroidal_momentum_matrix_rate", q, v)) is not None:
-                return out
-            fast = self._engine.run("centroidal_momentum_matrix_rate", self._momentum_matrix_rate, q, v)
-            if fast is not NotImplemented:
-                return fast
-        return self._momentum_matrix_rate(q, v)
-
-    def _momentum_matrix_rate(self, q, v, external_forces=None) -> np.ndarray:
-        return centroidal.momentum_matrix_rate_by_complex_step(self, q, v)
 
     # ------------------------------------------------------------------ inertial parameters and regressors
     def inertial_parameters(self, friction: bool = False, armature: bool = False) -> np.ndarray:

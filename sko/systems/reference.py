@@ -20,7 +20,8 @@ from sko.engine import algorithms as alg
 from sko.systems import centroidal
 from sko.systems.overflow import finite_result, named_overflow
 
-__all__ = ["mass_matrix", "mass_matrix_inverse", "inverse_dynamics", "forward_dynamics"]
+__all__ = ["mass_matrix", "mass_matrix_inverse", "inverse_dynamics", "forward_dynamics", "centroidal_terms",
+           "centroidal_momentum_matrix_rate"]
 
 
 def mass_matrix(system, q, v=None, x=None, external_forces: Mapping | None = None) -> np.ndarray:
@@ -63,3 +64,10 @@ def centroidal_terms(system, q, v, x, external_forces) -> np.ndarray:
     """The packed centroidal terms ``[A_G | I_G | h_G | (c, m, 0, 0)]`` (6 × (nv + 8)) at one
     state (:func:`~sko.systems.centroidal.reference_centroidal`, CENTROIDAL.md, Eq. 4)."""
     return centroidal.reference_centroidal(system, q, v, external_forces)
+
+
+def centroidal_momentum_matrix_rate(system, q, v, x, external_forces) -> np.ndarray:
+    """``Ȧ_G`` at one state by the complex step of ``A_G`` along ``q̇``, any body type
+    (:func:`~sko.systems.centroidal.momentum_matrix_rate_by_complex_step`, CENTROIDAL.md §4)."""
+    v = np.zeros(system.nv) if v is None else v
+    return centroidal.momentum_matrix_rate_by_complex_step(system, q, v)
