@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from sko.engine import algorithms as alg
+from sko.engine import regressors as compiled
 from sko.bodies.contract import BodyError, BodyType
 from sko.graphs.errors import NonFiniteError
 
@@ -191,16 +192,12 @@ def _diagonals(x, like: np.ndarray) -> np.ndarray:
 def compiled_body_torque_regressor(system, q, v, dv):
     """The bodies' columns of ``Y`` by the compiled kernels (:mod:`sko.engine.regressors`), one
     state or a batch, or ``NotImplemented`` for the reference path."""
-    from sko.engine import regressors as compiled  # the kernels import the request machinery of sko.systems
-
     return compiled.joint_torque_regressor(system, q, v, dv, lambda q, v, dv: joint_torque_regressor(
         system, q, v, dv, False, False))
 
 
 def compiled_body_energy_regressors(system, q, v):
     """The bodies' ``(y_T, y_V)`` by the compiled kernels, or ``NotImplemented``."""
-    from sko.engine import regressors as compiled  # the kernels import the request machinery of sko.systems
-
     return compiled.energy_regressors(system, q, v, lambda q, v: tree_energy_regressors(
         system, *system.checked_vectors(q, v)))
 
