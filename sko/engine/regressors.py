@@ -213,14 +213,15 @@ def joint_torque_regressor(system, q, v, dv, reference):
 
 def energy_regressors(system, q, v, reference):
     """``(y_T, y_V)`` of the bodies at ``(q, v)`` (batched as :func:`joint_torque_regressor`), or
-    ``NotImplemented``; ``reference(q, v)``: ``(y_T, y_V)`` at one state on the reference path."""
+    ``NotImplemented``; ``reference(system, q, v)``: ``(y_T, y_V)`` at one state on the reference
+    path."""
     if not applies(system):
         return NotImplemented
     engine = system._engine
     out = engine.direct("energy_regressors", q, v)
     if out is None:
         def energy_regressors(q, v=None, external_forces=None):
-            return np.stack(reference(q, v))
+            return np.stack(reference(system, q, v))
 
         out = engine.run("energy_regressors", energy_regressors, q, v)
         if out is NotImplemented:

@@ -198,8 +198,11 @@ def compiled_body_torque_regressor(system, q, v, dv):
 
 def compiled_body_energy_regressors(system, q, v):
     """The bodies' ``(y_T, y_V)`` by the compiled kernels, or ``NotImplemented``."""
-    return compiled.energy_regressors(system, q, v, lambda q, v: tree_energy_regressors(
-        system, *system.checked_vectors(q, v)))
+    return compiled.energy_regressors(system, q, v, _checked_tree_energy_regressors)
+
+
+def _checked_tree_energy_regressors(system, q, v) -> tuple:
+    return tree_energy_regressors(system, *system.checked_vectors(q, v))
 
 
 def compiled_joint_torque_regressor(system, q, v, dv, friction: bool, armature: bool):
@@ -220,11 +223,10 @@ def compiled_energy_regressor(system, q, v, friction: bool, armature: bool, whic
     """``y_T`` (``which`` 0) or ``y_V`` (1) with the joint entries by the compiled kernels, one
     state or a batch, or ``NotImplemented`` for the reference path."""
     y = compiled_body_energy_regressors(system, q, v)
-    if y is NotImplemented:
-        return y
+    if y is NotImplemented or not (friction or armature):
+        return y if y is NotImplemented else y[which]
     y = y[which]
-    nv = system.nv
-    zeros = np.zeros((*y.shape[:-1], nv), dtype=y.dtype)
+    zeros = np.zeros((*y.shape[:-1], system.nv), dtype=y.dtype)
     parts = [zeros, zeros] if friction else []
     if armature:
         parts.append(0.5 * np.asarray(v, dtype=y.dtype) ** 2 if which == 0 and v is not None else zeros)
