@@ -592,11 +592,12 @@ class MultibodySystem:
 
     def centroidal_momentum(self, q, v=None) -> np.ndarray:
         """``h_G = [k_G; l_G]`` about the centre of mass, world axes (CENTROIDAL.md, Eq. 4)."""
-        return self.centroidal_terms(q, v)[..., :, self.dof_size + 6]
+        return self.centroidal_terms(q, v)[..., :, centroidal.Packed.of(self.dof_size).momentum]
 
     def centroidal_inertia(self, q) -> np.ndarray:
         """``I_G`` (6 × 6), the centroidal composite inertia (CENTROIDAL.md, Eq. 4)."""
-        return self.centroidal_terms(q)[..., :, self.dof_size: self.dof_size + 6]
+        p = centroidal.Packed.of(self.dof_size)
+        return self.centroidal_terms(q)[..., :, p.inertia: p.momentum]
 
     def centroidal_momentum_matrix_rate(self, q, v=None) -> np.ndarray:
         """``Ȧ_G`` (6 × nv) with ``ḣ_G = A_G dv + Ȧ_G v`` (CENTROIDAL.md §4): the recursion of Eq. 6
