@@ -222,3 +222,25 @@ def test_a_field_and_its_length_pass(tmp_path):
     probe = tmp_path / "probe.py"
     probe.write_text("def f(a, o, F):\n    return a[o + F.rotation: o + F.rotation + 9], a[o + 3]\n")
     assert _findings(literal_offsets, probe) == []
+
+
+def test_every_request_names_the_buffers_of_its_workspace():
+    """A request with a workspace declares its buffers' names, one per size it gives."""
+    from sko.engine.requests import REQUESTS, Sizes
+
+    sizes = Sizes(n=3, nq=7, nv=6, ns=18, mm=6, nn=1, riccati=120, arena=400)
+    for request in REQUESTS.values():
+        given = tuple(request.buffers(sizes))
+        assert (request.workspace is None) == (not given), request.name
+        assert request.buffer_sizes(sizes) == given
+
+
+def test_a_workspace_of_other_length_than_its_names_is_refused():
+    from sko.engine.fields import columns
+    from sko.engine.requests import REQUESTS, Request, Sizes
+
+    kernel = REQUESTS["energy"].kernel
+    request = Request("two_buffers", kernel, 0, None, False, lambda s: (1,), lambda s: (1, 2),
+                      workspace=columns("Work", "ONLY"))
+    with pytest.raises(ValueError, match="2 buffer sizes for the 1 buffers of Work"):
+        request.buffer_sizes(Sizes(1, 1, 1, 6, 6, 1, 1, 1))
