@@ -110,9 +110,18 @@ class SKOModel:
         self.dof_slices = tuple(slice(int(a), int(b)) for a, b in zip(dof_off[:-1], dof_off[1:]))
         self.node_size = int(node_off[-1])
         self.dof_size = int(dof_off[-1])
+        # what the compiled engine derives from the tree and the dimensions alone (its flat
+        # layout, the constraint force algorithm's tables), made on first use by
+        # :mod:`sko.engine`, keyed by the engine's type of each: shared with the
+        # :meth:`with_blocks` models (same structure), and gone with the last of them
+        self._derived: dict = {}
+
+    #: what the compiled engine makes of this model's numbers (``sko.engine.model.compiled_model``),
+    #: made on first use and held by the model itself, so that it lives and dies with it
+    _compiled = None
 
     #: what a model shares with :meth:`with_blocks` models: the tree and everything read off it
-    _STRUCTURE = ("tree", "dtype", "node_slices", "dof_slices", "node_size", "dof_size")
+    _STRUCTURE = ("tree", "dtype", "node_slices", "dof_slices", "node_size", "dof_size", "_derived")
 
     def with_blocks(self, weights: Sequence, H: Sequence, M: Sequence, *, check: bool = True) -> "SKOModel":
         """A model on this model's tree with the same dimensions and scalar type and other

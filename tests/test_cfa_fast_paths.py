@@ -1,7 +1,7 @@
 """Shortcuts of the CFA that give the very same numbers.
 
-A force split reuses the factorizations of the last split of the same structure for the
-nodes whose H(k) or M(k) are bit for bit the same: the numbers equal those of a split computed
+A force split reuses the factorizations of the last split of the same structure (a model and
+its ``with_blocks`` models, which hold it) for the nodes whose H(k) or M(k) are bit for bit the same: the numbers equal those of a split computed
 from scratch, state after state (rigid bodies: constant M and H; flexible and rotor bodies:
 varying ones), and a changed block (even only the sign of a zero) is factorized again. The
 general CFA's CSC matrix built straight from the block buffer has the arrays of
@@ -21,8 +21,10 @@ from tests.compiled.test_engine import SYSTEMS, _state
 
 
 def _fresh(model) -> np.ndarray:
-    flat._LAST.clear()
-    return ForceSplit(model).flat.numbers.copy()
+    """The split of an equal model of its own structure: nothing to reuse."""
+    alone = SKOModel(model.tree, phi=dict(model.phi), H=dict(model.H), M=dict(model.M), validate=False)
+    assert alone._derived is not model._derived
+    return ForceSplit(alone).flat.numbers.copy()
 
 
 @pytest.mark.parametrize("name", ["rigid:humanoid", "bodies:flexible-geared-arm", "random_rigid:2", "random_mixed:1",
@@ -30,7 +32,6 @@ def _fresh(model) -> np.ndarray:
 def test_reused_split_equals_a_fresh_one(name):
     system = SYSTEMS[name]()
     rng = np.random.default_rng(4)
-    flat._LAST.clear()
     for _ in range(4):
         q, v, _, _ = _state(system, rng, False)
         model, _, _ = system.sko_model(q, v)
@@ -47,15 +48,20 @@ def _chain(H1, M1):
 @pytest.mark.parametrize("change", ["H", "M", "signed zero", "none"])
 def test_changed_blocks_are_factorized_again(change):
     H, M = np.array([[0.0, 1.0, 0.0]]), np.diag([1.0, 2.0, 3.0])
-    flat._LAST.clear()
-    ForceSplit(_chain(H, M))
+    first = _chain(H, M)
+    ForceSplit(first)
     if change == "H":
         H = np.array([[0.0, 0.6, 0.8]])
     elif change == "M":
         M = M + 0.5
     elif change == "signed zero":
         H = np.array([[-0.0, 1.0, 0.0]])
-    model = _chain(H, M)
+    blocks = [[None if X is None else np.array(X) for X in xs] for xs in
+              (first.weights_by_index, (first.H_by_index[0], H), (first.M_by_index[0], M))]
+    for X in (X for xs in blocks for X in xs if X is not None):
+        X.setflags(write=False)
+    model = first.with_blocks(*blocks)  # the same structure: the split of first is reused where it may be
+    assert model._derived[flat.FlatSplit] is first._derived[flat.FlatSplit]
     got = ForceSplit(model).flat.numbers.copy()
     want = _fresh(model)
     assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))

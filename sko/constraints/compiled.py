@@ -33,6 +33,7 @@ from sko.constraints.values import REFERENCES, FrameConstraint, InconsistentCons
 from sko.engine import constrained as C
 from sko.spatial import plucker_rotation, plucker_translation
 from sko.engine import requests as rq
+from sko.engine.recursions import RiccatiScratch
 from sko.engine.state_layout import state_named
 
 __all__ = ["constrained_dynamics", "impulse_dynamics"]
@@ -131,12 +132,13 @@ def _plan(system, layout, constraints: tuple, condition: float) -> _Plan:
     ints = np.concatenate([header, table.ravel(), nodes.ravel(), np.asarray(pool, dtype=np.int64)])
 
     def buffers(s: rq.Sizes) -> tuple:  # the articulated-body passes' (one column), then the plan
-        return s.riccati, max(8 * max(s.mm, s.nn) ** 2, s.nn), s.ns, s.nv, len(ints), len(numbers), work
+        scratch = max(RiccatiScratch.SIZE * max(s.mm, s.nn) ** 2, s.nn)
+        return s.riccati, scratch, s.ns, s.nv, len(ints), len(numbers), work
 
     def shape(s: rq.Sizes) -> tuple:
         return (s.nv + m,)
 
-    requests = {impulse: rq.Request(name, kernel, Terms.POSE, x, True, shape, buffers)
+    requests = {impulse: rq.Request(name, kernel, Terms.POSE, x, True, shape, buffers, workspace=C.ConstrainedWork)
                 for impulse, name, kernel, x in ((False, "constrained_dynamics", C.constrained, "tau"),
                                                  (True, "impulse_dynamics", C.impulse, None))}
     return _Plan(m, ints, numbers, requests, {})
@@ -147,11 +149,12 @@ def _vector(plan: _Plan, layout, impulse: bool, dtype, arena: np.ndarray | None 
     after the buffers of the passes)."""
     w = rq.request_vector(plan.requests[impulse], layout, dtype, arena)
     words = w.view(np.int64)
-    b = words[words[rq.Header.BUFFERS]: words[rq.Header.BUFFERS] + 8]
+    at = words[words[rq.Header.BUFFERS]:]  # the offsets of the workspace's buffers (C.ConstrainedWork)
     start = int(words[rq.Header.WORKSPACE])
-    base = (start + int(b[4])) * (w.itemsize // 8)
+    base = (start + int(at[C.ConstrainedWork.PLAN])) * (w.itemsize // 8)
     words[base: base + len(plan.ints)] = plan.ints
-    w[start + b[5]: start + b[5] + len(plan.numbers)] = plan.numbers
+    numbers = start + int(at[C.ConstrainedWork.NUMBERS])
+    w[numbers: numbers + len(plan.numbers)] = plan.numbers
     return w
 
 

@@ -11,7 +11,8 @@ complex128 (complex-step) numbers. Lowest first:
   and the calls through them; :mod:`.fields`: named offsets of flat records; :mod:`.borrow`:
   views into flat buffers;
 * :mod:`.layout`: the flat model (the tree as a parent array, per-node offsets into one data
-  buffer, the Riccati buffer); :mod:`.model`: a model's compiled tables, per dtype;
+  buffer, the Riccati buffer); :mod:`.model`: a model's compiled tables, per dtype, held by the
+  model (no module keeps a table of models, systems or layouts);
 * :mod:`.blocks`, :mod:`.rigid_blocks`: the per-node block products (generic, and 6-vector
   registers for rigid nodes);
 * :mod:`.recursions`: the recursions of SKO.md on the flat model — the SPOs ``φ``, ``φ̃``,
@@ -29,7 +30,8 @@ complex128 (complex-step) numbers. Lowest first:
   :func:`compiled_state`, which finds a body's;
 * :mod:`.state_layout`: a system packed (rows, arenas, the Python ``at_state`` fallback);
   :mod:`.kernel_checks`: the checks of a user's kernel; :mod:`.request_views`: the request
-  vector's header and views, and the arena's fill; :mod:`.requests`: the request catalogue and
+  vector's header and views, its workspace's buffers by the names a request declares, and the
+  arena's fill; :mod:`.requests`: the request catalogue and
   the dynamics' kernels; one module per further request family — :mod:`.mass_matrix` (ℳ of
   rigid trees on ten inertial parameters), :mod:`.centroidal` (CENTROIDAL.md),
   :mod:`.regressors` (IDENTIFICATION.md), :mod:`.constrained` (CONSTRAINTS.md);

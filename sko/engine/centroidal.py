@@ -16,21 +16,32 @@ inertia ``I_0`` (Eq. 3), then the shift to the centre of mass (Eq. 4). It reads 
 from __future__ import annotations
 
 from sko.engine.borrow import borrowed, matrix_view
+from sko.engine.fields import columns, offsets
 from sko.engine.layout import Flat
 from sko.engine.jit import kernel, register
 from sko.engine.state_kernels import Row, Terms
 from sko.engine.request_views import Header, fill_arena, request_views
 
-__all__ = ["centroidal", "centroidal_rate", "centroidal_buffers", "rate_buffers"]
+__all__ = ["Result", "CentroidalWork", "RateWork", "centroidal", "centroidal_rate", "centroidal_buffers",
+           "rate_buffers"]
+
+#: The columns of :func:`centroidal`'s result after the ``nv`` of ``A_G`` (those of
+#: :class:`sko.systems.centroidal.Packed`): ``I_G``, ``h_G``, then ``(c, m, 0, 0)``.
+Result = offsets("Result", inertia=6, momentum=1, center=1)
+#: :func:`centroidal`'s workspace: ``Ψ``, ``Y``, ``I_0``, ``X_G^*``, a 6 × 6 product.
+CentroidalWork = columns("CentroidalWork", "PSI", "Y", "I0", "X", "PRODUCT")
+#: :func:`centroidal_rate`'s workspace: ``Ψ``, ``ℛ``, ``𝒟``, ``A_0``, ``I_0``, four 6-vectors, a 6 × 6 product.
+RateWork = columns("RateWork", "PSI", "R", "D", "A0", "I0", "VECTORS", "PRODUCT")
 
 
 def centroidal_buffers(s) -> tuple:
-    """``Ψ``, ``Y``, ``I_0``, ``X_G^*``, a 6 × 6 product (``s``: :class:`~sko.engine.requests.Sizes`)."""
+    """:data:`CentroidalWork` (``s``: :class:`~sko.engine.requests.Sizes`)."""
     return 6 * s.ns, 6 * s.ns, 36, 36, 36
 
 
 def rate_buffers(s) -> tuple:
-    """``Ψ``, ``ℛ``, ``𝒟`` of every (6-dimensional) node, ``A_0``, ``I_0``, four 6-vectors, a 6 × 6 product."""
+    """:data:`RateWork`: ``Ψ``, ``ℛ``, ``𝒟`` of every (6-dimensional) node, ``A_0``, ``I_0``, four
+    6-vectors, a 6 × 6 product."""
     return 36 * s.n, 36 * s.n, 36 * s.n, 6 * max(s.nv, 1), 36, 24, 36
 
 
@@ -85,15 +96,16 @@ def _to_center(I0, nv, out, width):
 def centroidal(w, x, out):
     """One state's packed ``[A_G | I_G | h_G | (c, m, 0, 0)]`` (module docstring)."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
     if status >= 0:
         return status
     nv, n = words[Header.NV], layout.shape[0]
-    width = nv + 8
+    width = nv + Result.SIZE
+    psi, ys = at[CentroidalWork.PSI], at[CentroidalWork.Y]  # where Ψ and Y start
     for j in range(n):  # Ψ(k), Eq. 1; Y(k) = Ψ*(k) M(k)
         m, p, o = layout[j, Flat.NODE_DIM], layout[j, Flat.PARENT], 6 * layout[j, Flat.NODE]
-        Psi = matrix_view(ws, b[0] + o, m, 6)
+        Psi = matrix_view(ws, psi + o, m, 6)
         if p < 0:
             e, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
             for r in range(m):
@@ -101,22 +113,22 @@ def centroidal(w, x, out):
                     Psi[r, c] = arena[e + r * er + c * ec]
         else:
             mp = layout[p, Flat.NODE_DIM]
-            phi, Pp = matrix_view(arena, layout[j, Flat.W], mp, m), matrix_view(ws, b[0] + 6 * layout[p, Flat.NODE], mp, 6)
+            phi, Pp = matrix_view(arena, layout[j, Flat.W], mp, m), matrix_view(ws, psi + 6 * layout[p, Flat.NODE], mp, 6)
             if m == 6 and mp == 6:
                 _tn66(phi, Pp, Psi)
             else:
                 _product(phi.T, Pp, Psi, False)
-        M, Y = matrix_view(arena, layout[j, Flat.M], m, m), matrix_view(ws, b[1] + o, 6, m)
+        M, Y = matrix_view(arena, layout[j, Flat.M], m, m), matrix_view(ws, ys + o, 6, m)
         if m == 6:
             _tn66(Psi, M, Y)
         else:
             _product(Psi.T, M, Y, False)
-    I0 = matrix_view(ws, b[2], 6, 6)
+    I0 = matrix_view(ws, at[CentroidalWork.I0], 6, 6)
     I0[:, :] = 0.0
     for j in range(n - 1, -1, -1):  # Eq. 3: A_0(:, k) = Y(k) H*(k); Y(℘) += Y(k) φ*(℘, k)
         m, p, o, h, d = (layout[j, Flat.NODE_DIM], layout[j, Flat.PARENT], 6 * layout[j, Flat.NODE],
                          layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF])
-        Y, H = matrix_view(ws, b[1] + o, 6, m), matrix_view(arena, layout[j, Flat.H], h, m)
+        Y, H = matrix_view(ws, ys + o, 6, m), matrix_view(arena, layout[j, Flat.H], h, m)
         for r in range(6):
             for c in range(h):
                 s = 0.0 * Y[0, 0]
@@ -124,7 +136,7 @@ def centroidal(w, x, out):
                     s += Y[r, i] * H[c, i]
                 out[r * width + d + c] = s
         if p < 0:
-            Psi = matrix_view(ws, b[0] + o, m, 6)
+            Psi = matrix_view(ws, psi + o, m, 6)
             for r in range(6):
                 for c in range(6):
                     s = 0.0 * Y[0, 0]
@@ -133,7 +145,7 @@ def centroidal(w, x, out):
                     I0[r, c] += s
         else:
             mp = layout[p, Flat.NODE_DIM]
-            phi, Yp = matrix_view(arena, layout[j, Flat.W], mp, m), matrix_view(ws, b[1] + 6 * layout[p, Flat.NODE], 6, mp)
+            phi, Yp = matrix_view(arena, layout[j, Flat.W], mp, m), matrix_view(ws, ys + 6 * layout[p, Flat.NODE], 6, mp)
             if m == 6 and mp == 6:
                 _nt66_add(Y, phi, Yp)
                 continue
@@ -144,20 +156,22 @@ def centroidal(w, x, out):
                         s += Y[r, i] * phi[c, i]
                     Yp[r, c] += s
     mass, cx, cy, cz = _to_center(I0, nv, out, width)
-    X, T = matrix_view(ws, b[3], 6, 6), matrix_view(ws, b[4], 6, 6)  # Eq. 4: I_G = X_G^* I_0 X_G^*ᵀ
+    X, T = matrix_view(ws, at[CentroidalWork.X], 6, 6), matrix_view(ws, at[CentroidalWork.PRODUCT], 6, 6)
+    # Eq. 4: I_G = X_G^* I_0 X_G^*ᵀ
     X[:, :] = 0.0
     for i in range(6):
         X[i, i] = 1.0
     X[0, 4], X[0, 5], X[1, 3], X[1, 5], X[2, 3], X[2, 4] = cz, -cy, -cz, cx, cy, -cx  # −c×
     _product(X, I0, T, False)
-    _product(T, X, matrix_view(out, 0, 6, width)[:, nv: nv + 6], True)
+    _product(T, X, matrix_view(out, 0, 6, width)[:, nv + Result.inertia: nv + Result.momentum], True)
     v0 = words[Header.V]
     for r in range(6):
         s = 0.0 * mass
         for c in range(nv):
             s += out[r * width + c] * arena[v0 + c]
-        out[r * width + nv + 6] = s
-    out[nv + 7], out[width + nv + 7], out[2 * width + nv + 7], out[3 * width + nv + 7] = cx, cy, cz, mass
+        out[r * width + nv + Result.momentum] = s
+    tail = nv + Result.center
+    out[tail], out[width + tail], out[2 * width + tail], out[3 * width + tail] = cx, cy, cz, mass
     return -1
 
 
@@ -192,24 +206,25 @@ def _congruence_add(phi, A, P, T):
 def centroidal_rate(w, x, out):
     """``Ȧ_G`` of a rigid tree on joints of constant ``S`` (module docstring; Eq. 5, Eq. 6)."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.MOTION)
     if status >= 0:
         return status
     nv, n, v0 = words[Header.NV], layout.shape[0], words[Header.V]
-    vectors = matrix_view(ws, b[5], 4, 6)
+    vectors = matrix_view(ws, at[RateWork.VECTORS], 4, 6)
+    psi, rs, ds = at[RateWork.PSI], at[RateWork.R], at[RateWork.D]  # where Ψ, ℛ and 𝒟 start
     s6, t6, RS, DS = vectors[0], vectors[1], vectors[2], vectors[3]
     for j in range(n):  # Ψ(k) = φᵀ Ψ(℘); ℛ(k) = M(k); 𝒟(k) = C + Cᵀ with C = 𝒱(k)×* M(k)
         p, o = layout[j, Flat.PARENT], 36 * j
-        Psi = matrix_view(ws, b[0] + o, 6, 6)
+        Psi = matrix_view(ws, psi + o, 6, 6)
         if p < 0:
             e, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
             for r in range(6):
                 for c in range(6):
                     Psi[r, c] = arena[e + r * er + c * ec]
         else:
-            _tn66(matrix_view(arena, layout[j, Flat.W], 6, 6), matrix_view(ws, b[0] + 36 * p, 6, 6), Psi)
-        M, R, D = matrix_view(arena, layout[j, Flat.M], 6, 6), matrix_view(ws, b[1] + o, 6, 6), matrix_view(ws, b[2] + o, 6, 6)
+            _tn66(matrix_view(arena, layout[j, Flat.W], 6, 6), matrix_view(ws, psi + 36 * p, 6, 6), Psi)
+        M, R, D = matrix_view(arena, layout[j, Flat.M], 6, 6), matrix_view(ws, rs + o, 6, 6), matrix_view(ws, ds + o, 6, 6)
         vo = rows[j, Row.VELOCITY]
         w0, w1, w2, u0, u1, u2 = arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5]
         for c in range(6):  # column c of C = [ω×n + v×f; ω×f] of the force (n, f) = M(:, c)
@@ -226,11 +241,12 @@ def centroidal_rate(w, x, out):
                 R[r, c], R[c, r] = M[r, c], M[c, r]
                 D[r, c], D[c, r] = D[r, c] + D[c, r], D[c, r] + D[r, c]
             D[r, r] = 2 * D[r, r]
-    A0, I0, T = matrix_view(ws, b[3], 6, max(nv, 1)), matrix_view(ws, b[4], 6, 6), matrix_view(ws, b[6], 6, 6)
+    A0, I0 = matrix_view(ws, at[RateWork.A0], 6, max(nv, 1)), matrix_view(ws, at[RateWork.I0], 6, 6)
+    T = matrix_view(ws, at[RateWork.PRODUCT], 6, 6)
     I0[:, :] = 0.0
     for j in range(n - 1, -1, -1):  # Eq. 6, tips to base
         p, o, h, d = layout[j, Flat.PARENT], 36 * j, layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF]
-        Psi, R, D = matrix_view(ws, b[0] + o, 6, 6), matrix_view(ws, b[1] + o, 6, 6), matrix_view(ws, b[2] + o, 6, 6)
+        Psi, R, D = matrix_view(ws, psi + o, 6, 6), matrix_view(ws, rs + o, 6, 6), matrix_view(ws, ds + o, 6, 6)
         H = matrix_view(arena, layout[j, Flat.H], h, 6)
         vo = rows[j, Row.VELOCITY]
         for c in range(h):
@@ -253,8 +269,8 @@ def centroidal_rate(w, x, out):
             _congruence_add(Psi.T, R, I0, T)
         else:
             phi = matrix_view(arena, layout[j, Flat.W], 6, 6)
-            _congruence_add(phi, R, matrix_view(ws, b[1] + 36 * p, 6, 6), T)
-            _congruence_add(phi, D, matrix_view(ws, b[2] + 36 * p, 6, 6), T)
+            _congruence_add(phi, R, matrix_view(ws, rs + 36 * p, 6, 6), T)
+            _congruence_add(phi, D, matrix_view(ws, ds + 36 * p, 6, 6), T)
     m = I0[5, 5]
     cx, cy, cz = I0[2, 4] / m, I0[0, 5] / m, I0[1, 3] / m
     l0, l1, l2 = 0.0 * m, 0.0 * m, 0.0 * m  # ċ = l / m

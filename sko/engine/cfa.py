@@ -17,7 +17,6 @@ in one pass each, the same products as the per-node loops they replace.
 
 from __future__ import annotations
 
-import functools
 from functools import cached_property
 
 import numpy as np
@@ -58,16 +57,16 @@ class FlatSplit:
         m = tuple(M.shape[0] for M in model.M_by_index)
         n = tuple(H.shape[0] for H in model.H_by_index)
         self.structure = (model.tree, m, n)  #: what the table depends on
-        self.table, size = split_structure(model.tree, m, n)
+        memo = model._derived.get(FlatSplit)  # held with the model's structure (SplitMemo)
+        if memo is None:
+            memo = model._derived[FlatSplit] = SplitMemo(*split_structure(model.tree, m, n))
+        self.table, size = memo.table, memo.size
         packed = compiled_model(model).data(np.dtype(np.float64))  # φ, H, M (and a = b = 0) of every node
         if not np.isfinite(packed).all():
             raise NonFiniteError("the constraint force algorithm got a model with non-finite numbers (NaN or infinity)")
-        last = _LAST.get(self.structure, _NONE)
-        self.numbers = split_numbers(self.table, packed, size, *last)
+        self.numbers = split_numbers(self.table, packed, size, *memo.last)
         self.numbers.setflags(write=False)
-        if len(_LAST) >= 64 and self.structure not in _LAST:
-            _LAST.pop(next(iter(_LAST)))
-        _LAST[self.structure] = (packed, self.numbers)  # both read-only: never written again
+        memo.last = (packed, self.numbers)  # both read-only, never written again; one assignment
 
     def blocks(self, column: int, rows: int, cols: int) -> tuple:
         """Read-only views of every node's block at ``column`` (``rows × cols`` columns of the table)."""
@@ -76,7 +75,23 @@ class FlatSplit:
                                                                       t[:, cols].tolist()))
 
 
-@functools.lru_cache(maxsize=64)
+_NONE = (np.zeros(0), np.zeros(0))  # no last split; as a split's, the numbers read-only (one compiled signature)
+_NONE[1].setflags(write=False)
+
+
+class SplitMemo:
+    """What the force splits of one structure share, held with it (``model._derived``, shared by
+    a model and its :meth:`~sko.SKOModel.with_blocks` models, gone with the last of them): the
+    table and the block buffer's size (:func:`split_structure`), and ``last``, the last split's
+    ``(model numbers, split numbers)``, from which a simulation's next state reuses the
+    factorizations of the nodes whose ``H(k)`` or ``M(k)`` did not change. Two threads may
+    replace ``last`` in turn: either pair is a whole split (the reuse compares bit for bit)."""
+
+    def __init__(self, table: np.ndarray, size: int):
+        self.table, self.size = table, size
+        self.last = _NONE
+
+
 def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
     """The table of a force split of nodes with ``m_k``, ``n_k`` (``s_k = m_k − n_k``; stacked
     offsets in the body order) and the size of its block buffer; it depends on the tree and the
@@ -107,11 +122,6 @@ def split_structure(tree, m: tuple, n: tuple) -> tuple[np.ndarray, int]:
     return table, size
 
 
-#: the last split of each structure, ``(model numbers, split numbers)``: a simulation's next state
-#: reuses the factorizations of the nodes whose ``H(k)`` or ``M(k)`` did not change
-_LAST: dict = {}
-_NONE = (np.zeros(0), np.zeros(0))  # as a split's: the numbers read-only (one compiled signature)
-_NONE[1].setflags(write=False)
 
 
 @kernel

@@ -47,11 +47,17 @@ from sko.engine.layout import Flat, Riccati
 from sko.engine.jit import kernel, register
 from sko.engine.hooks import add_hinge_forces
 from sko.engine.state_kernels import Record, Terms
-from sko.engine.request_views import Header, fill_arena, request_views
+from sko.engine.bodies.rigid import Placement
+from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
-__all__ = ["Plan", "ConstraintRow", "Active", "Numbers", "Gains", "Frame", "LOCAL", "WORLD", "LOCAL_WORLD_ALIGNED",
+__all__ = ["ConstrainedWork", "Plan", "ConstraintRow", "Active", "Numbers", "Gains", "Frame", "LOCAL", "WORLD",
+           "LOCAL_WORLD_ALIGNED",
            "RANK_DEFICIENT", "constrained", "impulse"]
 
+#: The workspace of both request kernels: the articulated-body passes' (the Riccati buffer, its
+#: scratch, ``z``, the right-hand sides; one column), then the plan's integers (:data:`Plan`), its
+#: numbers (:data:`Numbers`) and its work region.
+ConstrainedWork = columns("ConstrainedWork", "RICCATI", "SCRATCH", "Z", "RHS", "PLAN", "NUMBERS", "WORK")
 #: The integers of a plan: counts, then where its tables and work buffers start (words from the
 #: plan's start; work buffers: entries from the work region's start).
 Plan = columns(
@@ -73,7 +79,7 @@ Numbers = offsets("Numbers", condition=1, restitution=1)
 #: Per constraint, after :data:`Numbers`: ``kp``, ``kd``, and the placements of its two frames
 #: (rotation row-major, translation) in their attachment frames (the second: its world pose when
 #: fixed in the world).
-Gains = offsets("Gains", kp=1, kd=1, first=12, second=12)
+Gains = offsets("Gains", kp=1, kd=1, first=Placement.SIZE, second=Placement.SIZE)
 #: A constraint frame in the work buffer: world rotation, origin, twist and acceleration (own axes,
 #: ``[ω; v]``, gravity out).
 Frame = offsets("Frame", rotation=9, position=3, velocity=6, acceleration=6)
@@ -133,7 +139,8 @@ def _placed_motion(P, po, src, so, dst, do):
     at ``(R_t, t)`` (``P[po:]``) in it, ``[R_tᵀ ω; R_tᵀ (v + ω × t)]``, into ``dst[do:]`` (may be
     ``src``)."""
     w0, w1, w2, v0, v1, v2 = src[so], src[so + 1], src[so + 2], src[so + 3], src[so + 4], src[so + 5]
-    c0, c1, c2 = _cross(w0, w1, w2, P[po + 9], P[po + 10], P[po + 11])
+    pt = po + Placement.translation
+    c0, c1, c2 = _cross(w0, w1, w2, P[pt], P[pt + 1], P[pt + 2])
     a0, a1, a2 = _transpose_times(P, po, w0, w1, w2)
     b0, b1, b2 = _transpose_times(P, po, v0 + c0, v1 + c1, v2 + c2)
     dst[do], dst[do + 1], dst[do + 2], dst[do + 3], dst[do + 4], dst[do + 5] = a0, a1, a2, b0, b1, b2
@@ -156,7 +163,8 @@ def _side(arena, layout, z, g, o, j, m, P, po, accelerations, F, fo):
         for c in range(3):
             F[fr + 3 * a + c] = (arena[ro + 3 * a] * P[po + c] + arena[ro + 3 * a + 1] * P[po + 3 + c]
                                  + arena[ro + 3 * a + 2] * P[po + 6 + c])
-    x0, x1, x2 = _times(arena, ro, P[po + 9], P[po + 10], P[po + 11])
+    pt = po + Placement.translation
+    x0, x1, x2 = _times(arena, ro, P[pt], P[pt + 1], P[pt + 2])
     po_ = o + Record.position
     F[fo + Frame.position], F[fo + Frame.position + 1], F[fo + Frame.position + 2] = (
         arena[po_] + x0, arena[po_ + 1] + x1, arena[po_ + 2] + x2)
@@ -345,7 +353,8 @@ def _rows(arena, layout, z, g, plan, numbers, work, impulse):
                 gs = to + side * _MAP + 6 * t[ConstraintRow.D0 + r]
                 u0, u1, u2 = _times(numbers, P, work[gs + 3], work[gs + 4], work[gs + 5])
                 a0, a1, a2 = _times(numbers, P, work[gs], work[gs + 1], work[gs + 2])
-                e0, e1, e2 = _cross(u0, u1, u2, numbers[P + 9], numbers[P + 10], numbers[P + 11])
+                pt = P + Placement.translation
+                e0, e1, e2 = _cross(u0, u1, u2, numbers[pt], numbers[pt + 1], numbers[pt + 2])
                 work[ms + 6 * r], work[ms + 6 * r + 1], work[ms + 6 * r + 2] = a0 - e0, a1 - e1, a2 - e2
                 work[ms + 6 * r + 3], work[ms + 6 * r + 4], work[ms + 6 * r + 5] = u0, u1, u2
         if impulse:
@@ -526,24 +535,24 @@ def _solve(plan, numbers, work, lam):
 def _run(w, x, out, impulse):
     """The request kernels' body (module docstring): −1, or the status of a rejected state."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     n, nv, ns = words[Header.N], words[Header.NV], words[Header.NS]
-    plan = words[(words[Header.WORKSPACE] + b[4]) * (w.itemsize // 8):]
-    numbers, work = ws[b[5]: b[6]], ws[b[6]: b[7]]
+    plan = words[(words[Header.WORKSPACE] + at[ConstrainedWork.PLAN]) * (w.itemsize // 8):]
+    numbers, work = buffer(ws, at, ConstrainedWork.NUMBERS), buffer(ws, at, ConstrainedWork.WORK)
     status = fill_arena(words, rows, reals, arena, Terms.POSE)
     if status >= 0:
         return status
-    ric, scratch = ws[b[0]: b[1]], ws[b[1]: b[2]]
+    ric, scratch = buffer(ws, at, ConstrainedWork.RICCATI), buffer(ws, at, ConstrainedWork.SCRATCH)
     bad, _ = K.riccati(layout, arena, roff, ric, scratch, False)
     if bad >= 0:
         return n + layout[bad, Flat.BODY]
-    z, rhs = matrix_view(ws, b[2], ns, 1), matrix_view(ws, b[3], nv, 1)
-    _zero(ws, b[2], b[4])
+    z, rhs = matrix_view(ws, at[ConstrainedWork.Z], ns, 1), matrix_view(ws, at[ConstrainedWork.RHS], nv, 1)
+    _zero(ws, at[ConstrainedWork.Z], at[ConstrainedWork.PLAN])  # z and the right-hand sides
     if not impulse:  # v̇_free and α
         for i in range(nv):
             rhs[i, 0] = x[i]
         if words[Header.HINGES] != 0:
-            bad = add_hinge_forces(rows, reals, arena, words[Header.V], ws[b[3]: b[4]], -1.0)
+            bad = add_hinge_forces(rows, reals, arena, words[Header.V], buffer(ws, at, ConstrainedWork.RHS), -1.0)
             if bad >= 0:
                 return 2 * n + bad
         K.articulated_body(layout, arena, roff, ric, rhs, True, z, matrix_view(out, 0, nv, 1), scratch)
@@ -553,7 +562,7 @@ def _run(w, x, out, impulse):
     lam = out[nv: nv + m]
     if not _solve(plan, numbers, work, lam):
         return RANK_DEFICIENT
-    _zero(ws, b[2], b[4])  # ℳ⁻¹ Jᵀ λ: the constraint forces as node forces, no hinge forces
+    _zero(ws, at[ConstrainedWork.Z], at[ConstrainedWork.PLAN])  # ℳ⁻¹ Jᵀ λ: constraint forces, no hinge forces
     _forces(arena, layout, plan, work, lam, z, False)
     correction = plan[Plan.CORRECTION]
     _zero(work, correction, correction + nv)

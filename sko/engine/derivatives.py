@@ -11,9 +11,9 @@ come parent first (the fill order): a scatter runs them forwards, a gather backw
 
 Per body ``k`` (``j`` its row), the buffers hold
 
-``nodes[j]`` (24 entries)
+``nodes[j]`` (:data:`Node`, 24 entries)
     ``v_k``, ``α_k``, ``f_k`` (gathered) and ``ℐ_k v_k``, world coordinates;
-``inertias[j]`` (72 entries)
+``inertias[j]`` (:data:`Inertias`, 72 entries)
     ``ℛ(k)`` then ``𝔅(k)`` (row-major 6 × 6);
 ``columns`` (5 rows × 6 nv)
     per hinge column ``ι`` the 6-vectors ``s_ι`` (world), ``σ`` and ``ϱ`` of the ``θ``-column,
@@ -27,14 +27,24 @@ from sko.engine.fields import columns, offsets
 from sko.engine.jit import kernel
 from sko.engine.state_kernels import Record, Row
 
-__all__ = ["Columns", "Node", "sweeps", "scatter", "gather", "walks", "joint_forces", "tree_positions", "ltdl",
+__all__ = ["Columns", "Node", "Inertias", "ScatterWork", "WalkColumn", "scratch_size", "sweeps", "scatter", "gather", "walks", "joint_forces", "tree_positions", "ltdl",
            "ltdl_solve", "row_of_column"]
 
 #: The rows of the column buffer (module docstring).
 Columns = columns("Columns", "S", "SIGMA_Q", "RHO_Q", "SIGMA_V", "RHO_V")
 #: One body's entries of the node buffer (module docstring).
 Node = offsets("Node", v=6, alpha=6, f=6, Iv=6)
-NODE, INERTIAS = 24, 72
+#: One body's entries of the inertia buffer: ``ℛ(k)``, ``𝔅(k)`` (row-major 6 × 6).
+Inertias = offsets("Inertias", R=36, B=36)
+#: The scratch of :func:`scatter`: ``v_J``, ``a_J``, ``𝒱⁺``, ``α⁺``, a column of ``ℐ``, ``v ×*`` it.
+ScatterWork = offsets("ScatterWork", vJ=6, aJ=6, V_plus=6, alpha_plus=6, column=6, product=6)
+#: The scratch of :func:`walks` per hinge column: ``Y = ℛ s``, ``Z = 2 𝔅* s``, ``g_θ``, ``g_θ̇``.
+WalkColumn = offsets("WalkColumn", Y=6, Z=6, gq=6, gv=6)
+
+
+def scratch_size(max_hinge: int) -> int:
+    """The scratch ``t`` of :func:`sweeps` and :func:`walks` for hinges of up to ``max_hinge`` columns."""
+    return max(int(ScatterWork.SIZE), int(WalkColumn.SIZE) * max_hinge)
 
 
 @kernel
@@ -106,15 +116,15 @@ def scatter(rows, arena, v0, gravity, qd, qdd, nodes, inertias, cols, t):
     """Base to tips, per body: the world ``s_ι``, ``v``, ``α`` and the seeds (Eq. 10), ``ℐ``,
     ``ℐ v``, ``f = ℐ α + v ×* ℐ v`` and the body Coriolis matrix ``B = ½[Q + Q* + crfb(ℐ v)]``
     with ``Q = crf(v) ℐ`` (``B v = v ×* ℐ v``); ``v0``: where ``θ̇`` starts in the arena.
-    ``cols`` zero on entry (:func:`sweeps` zeroes them); ``t``: 36 entries of scratch."""
+    ``cols`` zero on entry (:func:`sweeps` zeroes them); ``t``: the scratch :data:`ScatterWork`."""
     rows, arena, gravity, qd, qdd = borrowed(rows), borrowed(arena), borrowed(gravity), borrowed(qd), borrowed(qdd)
     nodes, inertias, cols, t = borrowed(nodes), borrowed(inertias), borrowed(cols), borrowed(t)
     S = cols[Columns.S]
     for k in range(rows.shape[0]):
         p, h, d = rows[k, Row.PARENT], rows[k, Row.NV], rows[k, Row.V] - v0
-        ho, rec, no, io = rows[k, Row.H], rows[k, Row.RECORDS], NODE * k, INERTIAS * k
+        ho, rec, no, io = rows[k, Row.H], rows[k, Row.RECORDS], Node.SIZE * k, Inertias.SIZE * k
         ro, po = rec + Record.rotation, rec + Record.position
-        for i in range(24):
+        for i in range(ScatterWork.column):
             t[i] = 0.0
         for c in range(h):  # s = ⁰X_k S e_c = [R s_ω; R s_v + p × R s_ω]; t = v_J, a_J
             so, o = ho + 6 * c, 6 * (d + c)
@@ -127,28 +137,29 @@ def scatter(rows, arena, v0, gravity, qd, qdd, nodes, inertias, cols, t):
             S[o + 4] += x2 * S[o] - x0 * S[o + 2]
             S[o + 5] += x0 * S[o + 1] - x1 * S[o]
             for i in range(6):
-                t[i] += S[o + i] * qd[d + c]
-                t[6 + i] += S[o + i] * qdd[d + c]
-        if p >= 0:  # t[12:24] = 𝒱⁺ = v_℘, α⁺ = α_℘ (world coordinates: no transform)
-            for i in range(12):
-                t[12 + i] = nodes[NODE * p + i]
-        else:  # 𝒱⁺ = 0, α⁺ = −a_g
+                t[ScatterWork.vJ + i] += S[o + i] * qd[d + c]
+                t[ScatterWork.aJ + i] += S[o + i] * qdd[d + c]
+        if p >= 0:  # 𝒱⁺ = v_℘, α⁺ = α_℘ (world coordinates: no transform)
+            for i in range(6):
+                t[ScatterWork.V_plus + i] = nodes[Node.SIZE * p + Node.v + i]
+                t[ScatterWork.alpha_plus + i] = nodes[Node.SIZE * p + Node.alpha + i]
+        else:  # 𝒱⁺ = 0, α⁺ = −a_g (its linear part)
             for i in range(3):
-                t[21 + i] = -gravity[i]
+                t[ScatterWork.alpha_plus + 3 + i] = -gravity[i]
         vo, ao = no + Node.v, no + Node.alpha
         for i in range(6):  # v = 𝒱⁺ + v_J, α = α⁺ + a_J + v × v_J
-            nodes[vo + i] = t[12 + i] + t[i]
-            nodes[ao + i] = t[18 + i] + t[6 + i]
-        _motion_cross(nodes, vo, t, 0, nodes, ao, 1.0)
+            nodes[vo + i] = t[ScatterWork.V_plus + i] + t[ScatterWork.vJ + i]
+            nodes[ao + i] = t[ScatterWork.alpha_plus + i] + t[ScatterWork.aJ + i]
+        _motion_cross(nodes, vo, t, ScatterWork.vJ, nodes, ao, 1.0)
         for c in range(h):  # the seeds (Eq. 10)
             o = 6 * (d + c)
-            _motion_cross(t, 12, S, o, cols[Columns.SIGMA_Q], o, 1.0)  # σ_θ = 𝒱⁺ × s
-            _motion_cross(t, 18, S, o, cols[Columns.RHO_Q], o, 1.0)  # ϱ_θ = α⁺ × s + 𝒱⁺ × σ_θ
-            _motion_cross(t, 12, cols[Columns.SIGMA_Q], o, cols[Columns.RHO_Q], o, 1.0)
+            _motion_cross(t, ScatterWork.V_plus, S, o, cols[Columns.SIGMA_Q], o, 1.0)  # σ_θ = 𝒱⁺ × s
+            _motion_cross(t, ScatterWork.alpha_plus, S, o, cols[Columns.RHO_Q], o, 1.0)  # ϱ_θ = α⁺ × s + 𝒱⁺ × σ_θ
+            _motion_cross(t, ScatterWork.V_plus, cols[Columns.SIGMA_Q], o, cols[Columns.RHO_Q], o, 1.0)
             for i in range(6):
                 cols[Columns.SIGMA_V, o + i] = S[o + i]  # σ_θ̇ = s
             _motion_cross(nodes, vo, S, o, cols[Columns.RHO_V], o, 1.0)  # ϱ_θ̇ = (v + 𝒱⁺) × s
-            _motion_cross(t, 12, S, o, cols[Columns.RHO_V], o, 1.0)
+            _motion_cross(t, ScatterWork.V_plus, S, o, cols[Columns.RHO_V], o, 1.0)
         _world_inertia(arena, rows[k, Row.M], ro, po, inertias, io)
         fo, Io = no + Node.f, no + Node.Iv
         for r in range(6):  # ℐ v, ℐ α
@@ -158,7 +169,7 @@ def scatter(rows, arena, v0, gravity, qd, qdd, nodes, inertias, cols, t):
                 y += inertias[io + 6 * r + c] * nodes[ao + c]
             nodes[Io + r], nodes[fo + r] = x, y
         _force_cross(nodes, vo, nodes, Io, nodes, fo)  # f = ℐ α + v ×* ℐ v
-        Bo = io + 36
+        Bo = io + Inertias.B
         n0, n1, n2, f0, f1, f2 = (0.5 * nodes[Io], 0.5 * nodes[Io + 1], 0.5 * nodes[Io + 2], 0.5 * nodes[Io + 3],
                                   0.5 * nodes[Io + 4], 0.5 * nodes[Io + 5])
         for i in range(36):  # ½ crfb(ℐ v) = ½ [[−n×, −f×], [−f×, 0]]
@@ -170,12 +181,12 @@ def scatter(rows, arena, v0, gravity, qd, qdd, nodes, inertias, cols, t):
             inertias[b + 12], inertias[b + 13] = x1, -x0
         for c in range(6):  # + ½ (Q + Q*), column c of Q = v ×* ℐ e_c
             for i in range(6):
-                t[24 + i] = inertias[io + 6 * i + c]
-                t[30 + i] = 0.0 * t[0]
-            _force_cross(nodes, vo, t, 24, t, 30)
+                t[ScatterWork.column + i] = inertias[io + 6 * i + c]
+                t[ScatterWork.product + i] = 0.0 * t[0]
+            _force_cross(nodes, vo, t, ScatterWork.column, t, ScatterWork.product)
             for i in range(6):
-                inertias[Bo + 6 * i + c] += 0.5 * t[30 + i]
-                inertias[Bo + 6 * c + i] += 0.5 * t[30 + i]
+                inertias[Bo + 6 * i + c] += 0.5 * t[ScatterWork.product + i]
+                inertias[Bo + 6 * c + i] += 0.5 * t[ScatterWork.product + i]
 
 
 @kernel
@@ -198,16 +209,16 @@ def gather(rows, nodes, inertias):
         p = rows[k, Row.PARENT]
         if p >= 0:
             for i in range(6):
-                nodes[NODE * p + Node.f + i] += nodes[NODE * k + Node.f + i]
-            for i in range(INERTIAS):
-                inertias[INERTIAS * p + i] += inertias[INERTIAS * k + i]
+                nodes[Node.SIZE * p + Node.f + i] += nodes[Node.SIZE * k + Node.f + i]
+            for i in range(Inertias.SIZE):
+                inertias[Inertias.SIZE * p + i] += inertias[Inertias.SIZE * k + i]
 
 
 @kernel
 def walks(rows, v0, nodes, inertias, cols, t, dq, dv, M, partials):
     """``∂T/∂θ`` (``dq``), ``∂T/∂θ̇`` (``dv``) and ``ℳ`` (``nv × nv``, ``dq``, ``dv`` zero on
     entry) from the composites and seeds (Eq. 11–12): each body's columns against its own and
-    its ancestors' rows and the other way round; ``t``: ``24 max n_k`` entries. Without
+    its ancestors' rows and the other way round; ``t``: :data:`WalkColumn` per column of ``k``. Without
     ``partials``, ``ℳ`` only (Eq. 14)."""
     rows, nodes, inertias, cols, t = borrowed(rows), borrowed(nodes), borrowed(inertias), borrowed(cols), borrowed(t)
     dq, dv, M = borrowed(dq), borrowed(dv), borrowed(M)
@@ -215,9 +226,9 @@ def walks(rows, v0, nodes, inertias, cols, t, dq, dv, M, partials):
         cols[Columns.RHO_V]
     for i in range(rows.shape[0]):
         h, di = rows[i, Row.NV], rows[i, Row.V] - v0
-        Ro, Bo, fo = INERTIAS * i, INERTIAS * i + 36, NODE * i + Node.f
+        Ro, Bo, fo = Inertias.SIZE * i + Inertias.R, Inertias.SIZE * i + Inertias.B, Node.SIZE * i + Node.f
         for c in range(h):  # per column c of i: Y = ℛ s, Z = 2 𝔅* s, gq = ℛ ϱ_θ + 2 𝔅 σ_θ + s ×* f, gv
-            o, w = 6 * (di + c), 24 * c
+            o, w = 6 * (di + c), WalkColumn.SIZE * c
             for k in range(6):
                 y, z, gq, gv = 0.0 * S[o], 0.0 * S[o], 0.0 * S[o], 0.0 * S[o]
                 for r in range(6):
@@ -226,25 +237,26 @@ def walks(rows, v0, nodes, inertias, cols, t, dq, dv, M, partials):
                     z += Brk * S[o + r]
                     gq += Rkr * rq[o + r] + 2.0 * Bkr * sq[o + r]
                     gv += Rkr * rv[o + r] + 2.0 * Bkr * sv[o + r]
-                t[w + k], t[w + 6 + k], t[w + 12 + k], t[w + 18 + k] = y, 2.0 * z, gq, gv
-            _force_cross(S, o, nodes, fo, t, w + 12)
+                t[w + WalkColumn.Y + k], t[w + WalkColumn.Z + k] = y, 2.0 * z
+                t[w + WalkColumn.gq + k], t[w + WalkColumn.gv + k] = gq, gv
+            _force_cross(S, o, nodes, fo, t, w + WalkColumn.gq)
         j = i
         while j >= 0:
             hj, dj = rows[j, Row.NV], rows[j, Row.V] - v0
             for c in range(h):
-                w = 24 * c
+                w = WalkColumn.SIZE * c
                 for cj in range(hj):
                     oj = 6 * (dj + cj)
                     m = 0.0 * S[oj]
                     for k in range(6):
-                        m += S[oj + k] * t[w + k]
+                        m += S[oj + k] * t[w + WalkColumn.Y + k]
                     M[di + c, dj + cj] = m
                     M[dj + cj, di + c] = m
                     if not partials:
                         continue
                     x_q, x_v = 0.0 * S[oj], 0.0 * S[oj]
                     for k in range(6):
-                        y, z = t[w + k], t[w + 6 + k]
+                        y, z = t[w + WalkColumn.Y + k], t[w + WalkColumn.Z + k]
                         x_q += y * rq[oj + k] + z * sq[oj + k]
                         x_v += y * rv[oj + k] + z * sv[oj + k]
                     dq[di + c, dj + cj] += x_q
@@ -252,8 +264,8 @@ def walks(rows, v0, nodes, inertias, cols, t, dq, dv, M, partials):
                     if j != i:  # rows of the strict ancestors, columns of i
                         g_q, g_v = 0.0 * S[oj], 0.0 * S[oj]
                         for k in range(6):
-                            g_q += S[oj + k] * t[w + 12 + k]
-                            g_v += S[oj + k] * t[w + 18 + k]
+                            g_q += S[oj + k] * t[w + WalkColumn.gq + k]
+                            g_v += S[oj + k] * t[w + WalkColumn.gv + k]
                         dq[dj + cj, di + c] += g_q
                         dv[dj + cj, di + c] += g_v
             j = rows[j, Row.PARENT]
@@ -266,7 +278,7 @@ def joint_forces(rows, v0, nodes, cols, T):
     rows, nodes, cols, T = borrowed(rows), borrowed(nodes), borrowed(cols), borrowed(T)
     S = cols[Columns.S]
     for k in range(rows.shape[0]):
-        d, fo = rows[k, Row.V] - v0, NODE * k + Node.f
+        d, fo = rows[k, Row.V] - v0, Node.SIZE * k + Node.f
         for c in range(rows[k, Row.NV]):
             x = 0.0 * S[0]
             for i in range(6):

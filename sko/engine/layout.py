@@ -54,7 +54,6 @@ offsets of the columns of :data:`Riccati`.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -213,19 +212,13 @@ class Structure:
     rsize: int  #: the length of the Riccati buffer
 
 
-_STRUCTURES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def structure(model) -> Structure:
-    """The (cached) :class:`Structure` of an :class:`sko.SKOModel`."""
-    out = _STRUCTURES.get(model)
+    """The :class:`Structure` of an :class:`sko.SKOModel`, made on first use and held with what the
+    model shares with its :meth:`~sko.SKOModel.with_blocks` models (``model._derived``): one per
+    tree and dimensions, gone with the last model of them."""
+    out = model._derived.get(Structure)
     if out is None:
         flat = from_sko_model(model)
         roff, rsize = riccati_layout(flat.layout)
-        out = _STRUCTURES[model] = Structure(flat, np.array(flat.layout), np.array(roff), rsize)
+        out = model._derived[Structure] = Structure(flat, np.array(flat.layout), np.array(roff), rsize)
     return out
-
-
-def share_structure(model, of) -> None:
-    """Cache for ``model`` the :class:`Structure` of ``of``, a model of the same tree and dimensions."""
-    _STRUCTURES[model] = structure(of)

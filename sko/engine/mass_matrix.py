@@ -28,14 +28,16 @@ from __future__ import annotations
 import numpy as np
 
 from sko.engine.borrow import borrowed
+from sko.engine.fields import offsets
 from sko.engine.layout import Flat
 from sko.engine.jit import kernel
 
-__all__ = ["POSE", "COMPOSITE", "NODE", "applies", "rigid_mass_matrix"]
+__all__ = ["Node", "POSE", "COMPOSITE", "NODE", "applies", "rigid_mass_matrix"]
 
 #: Per body in the node buffer: its pose ``R`` (row-major, body axes to root axes) and ``p``, then
 #: its composite inertia ``m``, ``h``, ``Ī_xx, Ī_xy, Ī_xz, Ī_yy, Ī_yz, Ī_zz`` (root frame).
-POSE, COMPOSITE, NODE = 0, 12, 22
+Node = offsets("Node", rotation=9, position=3, mass=1, h=3, inertia=6)
+POSE, COMPOSITE, NODE = Node.rotation, Node.mass, Node.SIZE
 
 
 def applies(layout) -> bool:
@@ -91,9 +93,10 @@ def rigid_mass_matrix(layout, data, nodes, S, out):
             t0 = -(e20 * b10 + e21 * b11 + e22 * b12)  # r from Eᵀ B = −r×
             t1 = -(e00 * b20 + e01 * b21 + e02 * b22)
             t2 = -(e10 * b00 + e11 * b01 + e12 * b02)
-            p0 = nodes[po + 9] + a00 * t0 + a01 * t1 + a02 * t2
-            p1 = nodes[po + 10] + a10 * t0 + a11 * t1 + a12 * t2
-            p2 = nodes[po + 11] + a20 * t0 + a21 * t1 + a22 * t2
+            pp = po + Node.position
+            p0 = nodes[pp] + a00 * t0 + a01 * t1 + a02 * t2
+            p1 = nodes[pp + 1] + a10 * t0 + a11 * t1 + a12 * t2
+            p2 = nodes[pp + 2] + a20 * t0 + a21 * t1 + a22 * t2
             r00, r01, r02 = (a00 * e00 + a01 * e10 + a02 * e20, a00 * e01 + a01 * e11 + a02 * e21,
                              a00 * e02 + a01 * e12 + a02 * e22)
             r10, r11, r12 = (a10 * e00 + a11 * e10 + a12 * e20, a10 * e01 + a11 * e11 + a12 * e21,
@@ -102,7 +105,7 @@ def rigid_mass_matrix(layout, data, nodes, S, out):
                              a20 * e02 + a21 * e12 + a22 * e22)
         nodes[no], nodes[no + 1], nodes[no + 2], nodes[no + 3], nodes[no + 4] = r00, r01, r02, r10, r11
         nodes[no + 5], nodes[no + 6], nodes[no + 7], nodes[no + 8] = r12, r20, r21, r22
-        nodes[no + 9], nodes[no + 10], nodes[no + 11] = p0, p1, p2
+        nodes[no + Node.position], nodes[no + Node.position + 1], nodes[no + Node.position + 2] = p0, p1, p2
         ho, do = layout[j, Flat.H], layout[j, Flat.DOF]
         for c in range(layout[j, Flat.HINGE_DIM]):  # s = [R s_ω; R s_v + p × R s_ω]
             x0, x1, x2, y0, y1, y2 = (data[ho + 6 * c], data[ho + 6 * c + 1], data[ho + 6 * c + 2],

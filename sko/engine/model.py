@@ -5,15 +5,15 @@ The public functions of :mod:`sko.algorithms` validate their input (same errors 
 and hand each step to :func:`sko.algorithms.dispatch.run`; run through :mod:`sko.engine.algorithms`,
 the implementations of :data:`COMPILED` answer when the numbers are float64 or complex128; each
 takes the scalar type, then its reference's arguments. The data
-buffer of a model is built once per :class:`sko.SKOModel` (the model is immutable) and cached
-with it, beside its structure (:func:`~sko.engine.layout.structure`). Every array handed to a kernel
+buffer of a model is built once per :class:`sko.SKOModel` and scalar type (the model is
+immutable) and held by the model (:func:`compiled_model`), beside its structure, which the models
+of one tree share (:func:`~sko.engine.layout.structure`). Every array handed to a kernel
 is writeable (the kernels never write their inputs): numba compiles a kernel again for read-only
 arrays, so what users see of these buffers are read-only views.
 """
 
 from __future__ import annotations
 
-import weakref
 from functools import cached_property
 
 import numpy as np
@@ -21,13 +21,14 @@ import numpy as np
 from sko.algorithms.riccati import ArticulatedInertias
 from sko.engine import recursions as K
 from sko.engine import operational_space as OS
-from sko.engine.layout import Flat, FlatModel, Riccati, fill_data, share_structure, structure
+from sko.engine.layout import Flat, FlatModel, Riccati, fill_data, structure
 
 __all__ = ["COMPILED", "CompiledModel", "compiled_model", "FlatArticulatedInertias"]
 
 
 class CompiledModel:
-    """A model's flat structure (:func:`~sko.engine.layout.structure`) and its data buffers, per dtype."""
+    """A model's flat structure (:func:`~sko.engine.layout.structure`) and its data buffers, per
+    dtype (each made once: the model is immutable; two threads making one make equal ones)."""
 
     def __init__(self, model):
         self.model = model
@@ -44,12 +45,13 @@ class CompiledModel:
         :func:`compiled_model` of ``model``. The structure is shared, nothing is recomputed."""
         if data.shape != (self.flat.size,):
             raise ValueError(f"data must be a buffer of {self.flat.size} entries")
-        share_structure(model, self.model)
+        if model._derived is not self.model._derived:
+            raise ValueError("model must be a with_blocks model of this one's model (the same structure)")
         cm = CompiledModel.__new__(CompiledModel)
         cm.model, cm.flat, cm.layout, cm.roff, cm.rsize, cm.woff = model, self.flat, self.layout, self.roff, self.rsize, self.woff
         cm._data = {data.dtype: data}
         cm.__dict__["node_positions"] = self.node_positions
-        _CACHE[model] = cm
+        model._compiled = cm
         return cm
 
     def data(self, dtype) -> np.ndarray:
@@ -94,14 +96,12 @@ class CompiledModel:
         return buf
 
 
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def compiled_model(model) -> CompiledModel:
-    """The (cached) :class:`CompiledModel` of an SKO model."""
-    cm = _CACHE.get(model)
+    """The :class:`CompiledModel` of an SKO model, made on first use and held by the model
+    (``model._compiled``): it lives and dies with the model, and no other model sees it."""
+    cm = model._compiled
     if cm is None:
-        cm = _CACHE[model] = CompiledModel(model)
+        cm = model._compiled = CompiledModel(model)
     return cm
 
 

@@ -18,12 +18,17 @@ import numpy as np
 from sko.engine import blocks as bl
 from sko.engine import rigid_blocks as rb
 from sko.engine.borrow import borrowed, matrix_view
+from sko.engine.fields import offsets
 from sko.engine.layout import Flat, Riccati
 from sko.engine.jit import kernel, register
 
-__all__ = ["spo", "joint_map", "newton_euler", "composite_inertias", "mass_matrix", "riccati", "riccati_scratch",
-           "articulated_body", "gain_apply", "hinge_blocks", "max_dims"]
+__all__ = ["RiccatiScratch", "spo", "joint_map", "newton_euler", "composite_inertias", "mass_matrix", "riccati",
+           "riccati_scratch", "articulated_body", "gain_apply", "hinge_blocks", "max_dims"]
 
+
+#: The scratch of a Riccati step of any dimensions, in blocks of ``mx × mx`` entries (``mx`` the
+#: largest node or hinge dimension): ``H P``, ``L``, ``L^{-1}``, ``Y = L^{-1} H P`` and four for ``T1``.
+RiccatiScratch = offsets("RiccatiScratch", HP=1, L=1, Li=1, Y=1, T1=4)
 
 @register
 def _largest(layout, column):
@@ -225,6 +230,7 @@ def riccati(layout, data, roff, r, scratch, full):
     layout, data, roff, r, scratch = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r),
                                       borrowed(scratch))
     logdet = 0.0  # not scratch[0] * 0: the scratch holds the last call's values
+    mx = 0  # the blocks' size in the scratch (RiccatiScratch): found at the first node that needs it
     for j in range(layout.shape[0]):  # P(k) starts as M(k)
         m = layout[j, Flat.NODE_DIM]
         bl.copy_block(data, layout[j, Flat.M], r, roff[j, Riccati.P], m * m)
@@ -235,7 +241,9 @@ def riccati(layout, data, roff, r, scratch, full):
                 return j, logdet
             logdet += np.log(d)
         else:
-            ok, step = _riccati_step(layout, data, roff, r, scratch, j, full)
+            if mx == 0:
+                mx = max(_largest(layout, Flat.NODE_DIM), _largest(layout, Flat.HINGE_DIM))
+            ok, step = _riccati_step(layout, data, roff, r, scratch, mx, j, full)
             if not ok:
                 return j, logdet
             logdet += step
@@ -243,14 +251,16 @@ def riccati(layout, data, roff, r, scratch, full):
 
 
 @kernel
-def _riccati_step(layout, data, roff, r, scratch, j, full):
+def _riccati_step(layout, data, roff, r, scratch, mx, j, full):
     """The step of :func:`riccati` at node ``j`` of any dimensions: ``D = H P H*``, its
     Cholesky factor ``L`` and ``L^{-1}``, ``D^{-1}``, ``G = P H* D^{-1}``, ``P⁺ = P − G H P``, and
-    ``P(℘) += φ P⁺ φ*`` (``ψ = φ − φ G H`` if ``full``). Returns ``(ok, log det D)``."""
+    ``P(℘) += φ P⁺ φ*`` (``ψ = φ − φ G H`` if ``full``); the scratch's blocks (:data:`RiccatiScratch`)
+    are ``mx × mx``. Returns ``(ok, log det D)``."""
     p, m, h, ho = layout[j, Flat.PARENT], layout[j, Flat.NODE_DIM], layout[j, Flat.HINGE_DIM], layout[j, Flat.H]
-    mx = int(np.sqrt(scratch.shape[0] // 8))
-    HP, L, Li, Y, T1 = (scratch[0:mx * mx], scratch[mx * mx:2 * mx * mx], scratch[2 * mx * mx:3 * mx * mx],
-                        scratch[3 * mx * mx:4 * mx * mx], scratch[4 * mx * mx:8 * mx * mx])
+    q = mx * mx
+    HP, L = scratch[RiccatiScratch.HP * q: RiccatiScratch.L * q], scratch[RiccatiScratch.L * q: RiccatiScratch.Li * q]
+    Li, Y = scratch[RiccatiScratch.Li * q: RiccatiScratch.Y * q], scratch[RiccatiScratch.Y * q: RiccatiScratch.T1 * q]
+    T1 = scratch[RiccatiScratch.T1 * q: RiccatiScratch.SIZE * q]
     Po, Do, DIo = roff[j, Riccati.P], roff[j, Riccati.D], roff[j, Riccati.D_INVERSE]
     Go, PPo = roff[j, Riccati.G], roff[j, Riccati.P_PLUS]
     logdet = 0.0
@@ -321,7 +331,7 @@ def _riccati_step(layout, data, roff, r, scratch, j, full):
 def riccati_scratch(layout, dtype) -> np.ndarray:
     """The scratch buffer of :func:`riccati` for this layout."""
     mx = max(max_dims(layout))
-    return np.zeros(8 * mx * mx, dtype=dtype)
+    return np.zeros(RiccatiScratch.SIZE * mx * mx, dtype=dtype)
 
 
 # ----------------------------------------------------------------------------- Algorithm 6.1

@@ -28,34 +28,36 @@ is not finite retried on the reference path, which names the overflow), or retur
 
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from sko.engine.borrow import borrowed, matrix_view
 from sko.engine.layout import Flat
 from sko.engine.jit import kernel
 from sko.engine.state_kernels import Record, Row, Terms
-from sko.bodies.rigid import RigidBody
-from sko.engine.request_views import Header, fill_arena, request_views
+from sko.engine.fields import columns
+from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
-__all__ = ["applies", "joint_torque_regressor", "energy_regressors", "torque_regressor_request",
-           "energy_regressors_request"]
+__all__ = ["TorqueWork", "torque_buffers", "applies", "joint_torque_regressor", "energy_regressors",
+           "torque_regressor_request", "energy_regressors_request"]
 
-_APPLIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # system → whether the kernels take it
+
+#: The workspace of :func:`torque_regressor_request`: ``α`` (6 N), the world hinge columns ``S``
+#: (6 nv), one body's block ``F`` (6 × 10).
+TorqueWork = columns("TorqueWork", "ALPHA", "S", "F")
+
+
+def torque_buffers(s) -> tuple:
+    """:data:`TorqueWork` (``s``: :class:`~sko.engine.requests.Sizes`)."""
+    return 6 * s.n, 6 * s.nv, 60
 
 
 def applies(system) -> bool:
     """Whether the compiled regressors take ``system``: every body a plain
     :class:`~sko.bodies.rigid.RigidBody` (not a subclass: its parameters or node may differ) with a
-    compiled state (no user-defined joint), numeric gravity. Cached per system."""
-    try:
-        return _APPLIES[system]
-    except KeyError:
-        ok = bool(system.bodies) and all(type(system.body(k)) is RigidBody for k in system.bodies)
-        layout = system._engine.layout if ok else None
-        ok = layout is not None and layout.all_compiled
-        return _APPLIES.setdefault(system, ok)
+    compiled state (no user-defined joint): its layout's
+    :attr:`~sko.engine.state_layout.StateLayout.plain_rigid`, found once with the layout."""
+    layout = system._engine.layout
+    return layout is not None and layout.plain_rigid
 
 
 # ----------------------------------------------------------------------------- the kernels
@@ -169,13 +171,13 @@ def energy_rows(rows, layout, arena, gravity, out):
 def torque_regressor_request(w, x, out):
     """The ``joint_torque_regressor`` request: :func:`torque_regressor` at ``θ̈ = x``."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.POSE)
     if status >= 0:
         return status
     nv, n = words[Header.NV], words[Header.N]
-    torque_regressor(rows, layout, arena, words[Header.V], x, ws[b[0]: b[1]], ws[b[1]: b[2]], ws[b[2]: b[3]],
-                     matrix_view(out, 0, nv, 10 * n))
+    torque_regressor(rows, layout, arena, words[Header.V], x, buffer(ws, at, TorqueWork.ALPHA),
+                     buffer(ws, at, TorqueWork.S), buffer(ws, at, TorqueWork.F), matrix_view(out, 0, nv, 10 * n))
     return -1
 
 
@@ -183,7 +185,7 @@ def torque_regressor_request(w, x, out):
 def energy_regressors_request(w, x, out):
     """The ``energy_regressors`` request: :func:`energy_rows`."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.POSE)
     if status >= 0:
         return status

@@ -1,6 +1,10 @@
 """The views of a request vector (:mod:`sko.engine.requests`): its header :data:`Header`, the
-arrays it holds (:func:`request_views`) and the fill of its arena (:func:`fill_arena`), which every
-request kernel starts with."""
+arrays it holds (:func:`request_views`), its workspace's buffers by name (:func:`buffer`) and the
+fill of its arena (:func:`fill_arena`), which every request kernel starts with.
+
+A request declares the buffers of its workspace once, by name (a :func:`~sko.engine.fields.columns`
+table, ``Request.workspace``), in the order of the sizes ``Request.buffers`` gives; its kernel
+takes them by those names, ``buffer(ws, at, Work.RHS)``, never by position."""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from sko.engine.layout import Flat, Riccati
 from sko.engine.jit import register
 from sko.engine.state_kernels import Row, fill_states
 
-__all__ = ["Header", "request_views", "fill_arena"]
+__all__ = ["Header", "request_views", "buffer", "fill_arena"]
 
 #: The header of a request vector (int64 words).
 Header = columns(
@@ -42,6 +46,14 @@ def request_views(w):
     reals = w.view(np.float64)[words[Header.REALS]: words[Header.REALS_END]]
     ws = w[words[Header.WORKSPACE]:]
     return words, rows, layout, roff, reals, ws[: words[Header.ARENA]], ws, words[words[Header.BUFFERS]:]
+
+
+@register
+def buffer(ws, at, which):
+    """The buffer ``which`` (a name of the request's declared workspace) of the workspace ``ws``;
+    ``at``: the offsets of its buffers (:func:`request_views`), each buffer ending where the next
+    one starts."""
+    return ws[at[which]: at[which + 1]]
 
 
 @register

@@ -47,9 +47,10 @@ from sko.engine.hooks import add_hinge_forces
 from sko.engine.state_kernels import Row, Terms
 from sko.engine import derivatives as CD
 from sko.engine import mass_matrix as MM
-from sko.engine.centroidal import centroidal, centroidal_buffers, centroidal_rate, rate_buffers
-from sko.engine.regressors import energy_regressors_request, torque_regressor_request
-from sko.engine.request_views import Header, fill_arena, request_views
+from sko.engine.centroidal import (CentroidalWork, RateWork, Result, centroidal, centroidal_buffers, centroidal_rate,
+                                   rate_buffers)
+from sko.engine.regressors import TorqueWork, energy_regressors_request, torque_buffers, torque_regressor_request
+from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
 __all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "NoMatch", "request_views", "fill_arena",
            "request_vector", "kernel_address", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
@@ -85,10 +86,21 @@ class Request:
     #: force): ``"result"`` added to it (``T = ℳ θ̈ + 𝒞 + hinge``), ``"input"`` subtracted from
     #: the third input (``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)``), or None (the request reads none)
     hinge: str | None = None
+    #: the names of the workspace's buffers (:func:`~sko.engine.fields.columns`), in the order
+    #: of :attr:`buffers`: the kernel takes each by its name (:func:`~sko.engine.request_views.buffer`)
+    workspace: type | None = None
 
     def __post_init__(self):
         if self.hinge not in (None, "result", "input"):
             raise ValueError(f"request {self.name!r}: hinge must be 'result', 'input' or None, got {self.hinge!r}")
+
+    def buffer_sizes(self, size: Sizes) -> tuple:
+        """The sizes of the workspace's buffers, one per name of :attr:`workspace`."""
+        out = tuple(self.buffers(size))
+        if self.workspace is not None and len(out) != self.workspace.WIDTH:
+            raise ValueError(f"request {self.name!r}: {len(out)} buffer sizes for the {self.workspace.WIDTH} "
+                             f"buffers of {self.workspace.__name__}")
+        return out
 
     def address(self, dtype) -> int:
         """The kernel's address for ``dtype`` (compiled or loaded on first use)."""
@@ -97,10 +109,27 @@ class Request:
 
 
 @register
-def _zero(x, start, stop):
-    """``x[start: stop] = 0``."""
-    for i in range(start, stop):
+def _zero(x):
+    """``x[:] = 0``."""
+    for i in range(x.shape[0]):
         x[i] = 0
+
+
+# ----------------------------------------------------------------------------- the workspaces
+#: Newton–Euler's: 𝒱, α, f (3 × Σ m_k).
+NewtonEulerWork = columns("NewtonEulerWork", "NODES")
+#: The articulated-body passes': the Riccati buffer, its scratch (then ε of the passes), ``z``, the
+#: right-hand sides.
+ArticulatedWork = columns("ArticulatedWork", "RICCATI", "SCRATCH", "Z", "RHS")
+#: The mass matrix's: ℛ, its scratch, ``F``, ``Y``.
+CompositeWork = columns("CompositeWork", "R", "SCRATCH", "F", "Y")
+#: The derivatives' (:mod:`~sko.engine.derivatives`): the nodes, the inertias, the columns, scratch.
+DerivativeWork = columns("DerivativeWork", "NODES", "INERTIAS", "COLUMNS", "SCRATCH")
+#: The forward dynamics derivatives': those of the derivatives, then the factor, ``ℳ``, the
+#: right-hand sides, ``θ̈`` and the tree's positions (``last``, ``perm``, ``lam``).
+ForwardDerivativeWork = columns("ForwardDerivativeWork",
+                                *(m.name for m in DerivativeWork if m is not DerivativeWork.WIDTH),
+                                "FACTOR", "M", "RHS", "QDD", "LAST", "PERM", "LAM")
 
 
 # ----------------------------------------------------------------------------- the request kernels
@@ -108,12 +137,12 @@ def _zero(x, start, stop):
 def _inverse_dynamics(w, x, out):
     """``T = ℳ θ̈ + 𝒞 + hinge`` by Newton–Euler (Algorithm 3.1); buffers: 𝒱, α, f."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.MOTION)
     if status >= 0:
         return status
-    nodes = matrix_view(ws, b[0], 3, words[Header.NS])
-    _zero(ws, b[0], b[1])
+    nodes = matrix_view(ws, at[NewtonEulerWork.NODES], 3, words[Header.NS])
+    _zero(buffer(ws, at, NewtonEulerWork.NODES))
     K.newton_euler(layout, arena, x, arena[words[Header.V]: words[Header.V] + words[Header.NV]], nodes, out, False)
     return _hinge(words, rows, reals, arena, out, 1.0)
 
@@ -129,19 +158,19 @@ def _hinge(words, rows, reals, arena, f, sign):
 
 
 @register
-def _articulated(words, layout, roff, arena, ws, b, rhs_identity, with_ab, out):
+def _articulated(words, layout, roff, arena, ws, at, rhs_identity, with_ab, out):
     """The Riccati gather and the articulated-body passes (Algorithm 6.1) on the right-hand sides
     in the buffer ``rhs``; buffers: r, Riccati scratch, z, rhs."""
     nv, ns, cols = words[Header.NV], words[Header.NS], out.shape[0] // max(words[Header.NV], 1)
-    r, scratch = ws[b[0]: b[1]], ws[b[1]: b[2]]
+    r, scratch = buffer(ws, at, ArticulatedWork.RICCATI), buffer(ws, at, ArticulatedWork.SCRATCH)
     bad, _ = K.riccati(layout, arena, roff, r, scratch, False)
     if bad >= 0:
         return words[Header.N] + layout[bad, Flat.BODY]
-    z = matrix_view(ws, b[2], ns, cols)
-    rhs = matrix_view(ws, b[3], nv, cols)
-    _zero(ws, b[2], b[3])
+    z = matrix_view(ws, at[ArticulatedWork.Z], ns, cols)
+    rhs = matrix_view(ws, at[ArticulatedWork.RHS], nv, cols)
+    _zero(buffer(ws, at, ArticulatedWork.Z))
     if rhs_identity:  # ℳ^{-1}: the passes with a = b = 0 on the columns of the identity (symmetric)
-        _zero(ws, b[3], b[4])
+        _zero(buffer(ws, at, ArticulatedWork.RHS))
         for i in range(nv):
             rhs[i, i] = 1
     K.articulated_body(layout, arena, roff, r, rhs, with_ab, z, matrix_view(out, 0, nv, cols), scratch)
@@ -152,28 +181,28 @@ def _articulated(words, layout, roff, arena, ws, b, rhs_identity, with_ab, out):
 def _forward_dynamics(w, x, out):
     """``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` by the articulated-body passes (Algorithm 6.1)."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.MOTION)
     if status >= 0:
         return status
-    rhs = ws[b[3]: b[4]]
+    rhs = buffer(ws, at, ArticulatedWork.RHS)
     for i in range(x.shape[0]):
         rhs[i] = x[i]
     status = _hinge(words, rows, reals, arena, rhs, -1.0)
     if status >= 0:
         return status
-    return _articulated(words, layout, roff, arena, ws, b, False, True, out)
+    return _articulated(words, layout, roff, arena, ws, at, False, True, out)
 
 
 @kernel
 def _mass_matrix_inverse(w, x, out):
     """``ℳ^{-1}`` by the articulated-body passes on the columns of the identity (no dense inversion)."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
     if status >= 0:
         return status
-    return _articulated(words, layout, roff, arena, ws, b, True, False, out)
+    return _articulated(words, layout, roff, arena, ws, at, True, False, out)
 
 
 @kernel
@@ -181,14 +210,15 @@ def _mass_matrix(w, x, out):
     """``ℳ`` by composite inertias and the block CRBA (Algorithms 4.1, 4.2); buffers: ℛ, its
     scratch, F, Y."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
     if status >= 0:
         return status
     nv = words[Header.NV]
-    R = ws[b[0]: b[1]]
-    K.composite_inertias(layout, arena, R, ws[b[1]: b[2]])
-    K.mass_matrix(layout, arena, R, matrix_view(out, 0, nv, nv), ws[b[2]: b[3]], ws[b[3]: b[4]])
+    R = buffer(ws, at, CompositeWork.R)
+    K.composite_inertias(layout, arena, R, buffer(ws, at, CompositeWork.SCRATCH))
+    K.mass_matrix(layout, arena, R, matrix_view(out, 0, nv, nv), buffer(ws, at, CompositeWork.F),
+                  buffer(ws, at, CompositeWork.Y))
     return -1
 
 
@@ -197,12 +227,13 @@ def _rigid_mass_matrix(w, x, out):
     """``ℳ`` of a tree of rigid bodies on ten inertial parameters (:mod:`sko.engine.mass_matrix`),
     the kernel of the ``mass_matrix`` request where it applies; buffers: those of :func:`_mass_matrix`."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
     if status >= 0:
         return status
     nv = words[Header.NV]
-    MM.rigid_mass_matrix(layout, arena, ws[b[0]: b[1]], ws[b[2]: b[3]], matrix_view(out, 0, nv, nv))
+    MM.rigid_mass_matrix(layout, arena, buffer(ws, at, CompositeWork.R), buffer(ws, at, CompositeWork.F),
+                         matrix_view(out, 0, nv, nv))
     return -1
 
 
@@ -210,7 +241,7 @@ def _rigid_mass_matrix(w, x, out):
 def _energies(w, x, out):
     """``[T, V]``: the kinetic energy ``½ Σ 𝒱*(k) M(k) 𝒱(k)`` and the potential ``Σ V(k)``."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.POSE)
     if status >= 0:
         return status
@@ -233,12 +264,14 @@ def _inverse_dynamics_derivatives(w, x, out):
     in world coordinates (DERIVATIVES.md §4–§5, :mod:`~sko.engine.derivatives`).
     Buffers: the nodes, the inertias, the columns, scratch."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.POSE)
     if status >= 0:
         return status
     nv, v0 = words[Header.NV], words[Header.V]
-    nodes, inertias, cols, t = ws[b[0]: b[1]], ws[b[1]: b[2]], matrix_view(ws, b[2], 5, 6 * nv), ws[b[3]: b[4]]
+    nodes, inertias = buffer(ws, at, DerivativeWork.NODES), buffer(ws, at, DerivativeWork.INERTIAS)
+    t = buffer(ws, at, DerivativeWork.SCRATCH)
+    cols = matrix_view(ws, at[DerivativeWork.COLUMNS], CD.Columns.WIDTH, 6 * nv)
     CD.sweeps(rows, arena, v0, reals[:3], arena[v0: v0 + nv], x, nodes, inertias, cols, t)
     CD.walks(rows, v0, nodes, inertias, cols, t, matrix_view(out, 0, nv, nv), matrix_view(out, nv * nv, nv, nv),
              matrix_view(out, 2 * nv * nv, nv, nv), True)
@@ -254,16 +287,21 @@ def _forward_dynamics_derivatives(w, x, out):
     Buffers: those of the inverse dynamics derivatives, then the factor, ``ℳ``, the right-hand
     sides, ``θ̈`` and the tree's positions (``last``, ``perm``, ``lam``)."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.POSE)
     if status >= 0:
         return status
     nv, v0 = words[Header.NV], words[Header.V]
-    nodes, inertias, cols, t = ws[b[0]: b[1]], ws[b[1]: b[2]], matrix_view(ws, b[2], 5, 6 * nv), ws[b[3]: b[4]]
-    A, M, X = matrix_view(ws, b[4], nv, nv), matrix_view(ws, b[5], nv, nv), matrix_view(ws, b[6], nv, 3 * nv)
-    qdd, last, perm, lam = ws[b[7]: b[8]], ws[b[8]: b[9]], ws[b[9]: b[10]], ws[b[10]: b[11]]
+    nodes, inertias = buffer(ws, at, DerivativeWork.NODES), buffer(ws, at, DerivativeWork.INERTIAS)
+    t = buffer(ws, at, DerivativeWork.SCRATCH)
+    cols = matrix_view(ws, at[DerivativeWork.COLUMNS], CD.Columns.WIDTH, 6 * nv)
+    A = matrix_view(ws, at[ForwardDerivativeWork.FACTOR], nv, nv)
+    M = matrix_view(ws, at[ForwardDerivativeWork.M], nv, nv)
+    X = matrix_view(ws, at[ForwardDerivativeWork.RHS], nv, 3 * nv)
+    qdd, last = buffer(ws, at, ForwardDerivativeWork.QDD), buffer(ws, at, ForwardDerivativeWork.LAST)
+    perm, lam = buffer(ws, at, ForwardDerivativeWork.PERM), buffer(ws, at, ForwardDerivativeWork.LAM)
     qd, dq, dv = arena[v0: v0 + nv], matrix_view(out, 0, nv, nv), matrix_view(out, nv * nv, nv, nv)
-    _zero(ws, b[7], b[8])
+    _zero(qdd)
     CD.sweeps(rows, arena, v0, reals[:3], qd, qdd, nodes, inertias, cols, t)
     CD.joint_forces(rows, v0, nodes, cols, qdd)  # the bias 𝒞 = T(q, θ̇, 0)
     CD.walks(rows, v0, nodes, inertias, cols, t, dq, dv, M, False)
@@ -306,37 +344,40 @@ def _square(s: Sizes) -> tuple:
 
 
 def _derivative_buffers(s: Sizes) -> tuple:
-    """The nodes, the inertias, the columns and the scratch of :mod:`~sko.engine.derivatives`."""
-    return CD.NODE * s.n, CD.INERTIAS * s.n, 30 * s.nv, max(36, 24 * s.nn)
+    """:data:`DerivativeWork`: the nodes, the inertias, the columns and the scratch of
+    :mod:`~sko.engine.derivatives`."""
+    return CD.Node.SIZE * s.n, CD.Inertias.SIZE * s.n, CD.Columns.WIDTH * 6 * s.nv, CD.scratch_size(s.nn)
 
 
 def _riccati_buffers(s: Sizes, cols: int) -> tuple:
-    """r, the Riccati scratch (then ε of the passes), z, the right-hand sides."""
-    return s.riccati, max(8 * max(s.mm, s.nn) ** 2, s.nn * cols), s.ns * cols, s.nv * cols
+    """:data:`ArticulatedWork`: r, the Riccati scratch (then ε of the passes), z, the right-hand sides."""
+    return s.riccati, max(K.RiccatiScratch.SIZE * max(s.mm, s.nn) ** 2, s.nn * cols), s.ns * cols, s.nv * cols
 
 
 #: The catalogue: every request of the compiled path, by name.
 REQUESTS = {r.name: r for r in (
     Request("inverse_dynamics", _inverse_dynamics, Terms.MOTION, "dv", True, _vector, lambda s: (3 * s.ns,),
-            hinge="result"),
+            hinge="result", workspace=NewtonEulerWork),
     Request("forward_dynamics", _forward_dynamics, Terms.MOTION, "tau", True, _vector,
-            lambda s: _riccati_buffers(s, 1), hinge="input"),
+            lambda s: _riccati_buffers(s, 1), hinge="input", workspace=ArticulatedWork),
     Request("mass_matrix", _mass_matrix, Terms.STRUCTURE, None, False, _square,
-            lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1))),
+            lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1)), workspace=CompositeWork),
     Request("mass_matrix_inverse", _mass_matrix_inverse, Terms.STRUCTURE, None, False, _square,
-            lambda s: _riccati_buffers(s, s.nv)),
+            lambda s: _riccati_buffers(s, s.nv), workspace=ArticulatedWork),
     Request("inverse_dynamics_derivatives", _inverse_dynamics_derivatives, Terms.POSE, "dv", True,
-            lambda s: (3, s.nv, s.nv),
-            lambda s: _derivative_buffers(s)),
+            lambda s: (3, s.nv, s.nv), _derivative_buffers, workspace=DerivativeWork),
     Request("forward_dynamics_derivatives", _forward_dynamics_derivatives, Terms.POSE, "tau", True,
             lambda s: (3, s.nv, s.nv),
-            lambda s: (*_derivative_buffers(s), s.nv * s.nv, s.nv * s.nv, 3 * s.nv * s.nv, s.nv, s.n, s.nv, s.nv)),
+            lambda s: (*_derivative_buffers(s), s.nv * s.nv, s.nv * s.nv, 3 * s.nv * s.nv, s.nv, s.n, s.nv, s.nv),
+            workspace=ForwardDerivativeWork),
     Request("energy", _energies, Terms.POSE, None, True, lambda s: (2,), lambda s: ()),
-    Request("centroidal_terms", centroidal, Terms.STRUCTURE, None, True, lambda s: (6, s.nv + 8), centroidal_buffers),
+    Request("centroidal_terms", centroidal, Terms.STRUCTURE, None, True, lambda s: (6, s.nv + Result.SIZE),
+            centroidal_buffers,
+            workspace=CentroidalWork),
     Request("centroidal_momentum_matrix_rate", centroidal_rate, Terms.MOTION, None, True, lambda s: (6, s.nv),
-            rate_buffers),
+            rate_buffers, workspace=RateWork),
     Request("joint_torque_regressor", torque_regressor_request, Terms.POSE, "dv", True, lambda s: (s.nv, 10 * s.n),
-            lambda s: (6 * s.n, 6 * s.nv, 60)),
+            torque_buffers, workspace=TorqueWork),
     Request("energy_regressors", energy_regressors_request, Terms.POSE, None, True, lambda s: (2, 10 * s.n),
             lambda s: ()),
 )}
@@ -365,7 +406,7 @@ def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = N
     arena), the calls do not fill it."""
     dtype = np.dtype(dtype)
     L, size = layout, sizes(layout)
-    buffers = np.cumsum((L.size, *request.buffers(size)))
+    buffers = np.cumsum((L.size, *request.buffer_sizes(size)))
     tables = (L.table(dtype), L.request_layout, L.riccati_offsets)
     header = np.zeros(Header.WIDTH, dtype=np.int64)
     words = [header, buffers] + [t.ravel() for t in tables]

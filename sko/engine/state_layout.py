@@ -42,6 +42,7 @@ import numpy as np
 from sko.engine.model import compiled_model
 from sko.engine.layout import Flat, from_structure, riccati_layout
 from sko.arrays import checked_array
+from sko.bodies.rigid import RigidBody
 from sko.bodies.contract import Attachment, BodyError, BodyType, check_node_state, root_attachment
 from sko.engine.hooks import compiled_hooks, hook_address
 from sko.engine.state_kernels import (ROOT_SIZE, KernelError, Record, Row, Terms, check_compiled_state, fill_batch,
@@ -196,6 +197,9 @@ class StateLayout:
                 runs.append((kind, [j]))
         self.runs = [(kind, np.array(ix, dtype=np.int64)) for kind, ix in runs]
         self.all_compiled = all(kind == "compiled" for kind, _ in self.runs)
+        #: every body a :class:`~sko.bodies.rigid.RigidBody` itself (not a subclass: its parameters
+        #: or node may differ) with a compiled state: what the compiled regressors take
+        self.plain_rigid = bool(body) and self.all_compiled and all(type(b) is RigidBody for b in body)
         self._unchecked = frozenset(i for i, b in enumerate(body) if compiled[i] is None and not b.valid_by_construction)
         self._root = root_attachment(system.gravity)
         # hinge forces computed in Python per state (the engine adds them): of bodies without a

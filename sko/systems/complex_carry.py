@@ -18,7 +18,6 @@ first complex-step derivatives.
 from __future__ import annotations
 
 import warnings
-import weakref
 
 import numpy as np
 
@@ -28,7 +27,6 @@ from sko.graphs.errors import SKOError
 
 __all__ = ["check_complex_carried"]
 
-_CHECKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # system → True once checked
 _STEP, _DIFFERENCE = 1e-30, 1e-6  #: the complex step and the real differences' step
 _HOW = ("keep complex numbers through at_state and hinge_force: no .real, np.real, astype(float), abs or float() "
         "on the state")
@@ -40,13 +38,8 @@ def check_complex_carried(system, q: np.ndarray) -> None:
     system."""
     order = getattr(system, "_order", None)
     bodies = getattr(system, "_unchecked", frozenset())
-    if order is None or not bodies:
+    if order is None or not bodies or getattr(system, "_complex_carried", False):
         return
-    try:
-        if _CHECKED.get(system):
-            return
-    except TypeError:  # an unhashable system: checked at every call
-        pass
     rng = np.random.default_rng(0)
     v = rng.standard_normal(system.dof_size)
     dq = system.qdot_matrix(q) @ rng.standard_normal(system.dof_size)
@@ -75,10 +68,7 @@ def check_complex_carried(system, q: np.ndarray) -> None:
                             f"differences give {real.ravel()[i]:.6g}), so derivatives cannot be taken by complex "
                             f"step: {_HOW}")
     _compiled_kernels_carry(system, [k for k, b, _, _ in order if k in bodies and _compiled(b)], q, v, dq, dv, rng)
-    try:
-        _CHECKED[system] = True
-    except TypeError:
-        pass
+    system._complex_carried = True  # the system's own record: checked once per system
 
 
 def _tolerance(real: np.ndarray, value) -> np.ndarray:

@@ -185,6 +185,7 @@ class MultibodySystem:
         self._root = root_attachment(self.gravity)
         self._order = tuple((k, self._body[k], self.q_slices[k], self.dof_slices[k]) for k in self.tree.scatter_order())
         self._unchecked = frozenset(k for k, b in self._body.items() if not b.valid_by_construction)
+        self._complex_carried = False  # True once those bodies are found to carry a complex step (complex_carry)
         self._set_tendons(tendons)
 
     def _set_tendons(self, tendons: Sequence[FixedTendon]) -> None:

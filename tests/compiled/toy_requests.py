@@ -10,7 +10,7 @@ from sko.engine.state_kernels import Row, Terms
 @kernel
 def kinetic_energy_kernel(w, x, out):
     """``[½ Σ 𝒱*(k) M(k) 𝒱(k)]`` from the arena of the request vector ``w``."""
-    words, rows, layout, roff, reals, arena, ws, b = request_views(w)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.MOTION)
     if status >= 0:
         return status

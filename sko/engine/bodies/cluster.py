@@ -55,7 +55,7 @@ def _cluster(arena, row, reals, terms, constants):
     rec0 = row[Row.RECORDS] + size  # the first member's record (the cluster's own frame's comes first)
     X = arena[wo + HingeWork.X: wo + HingeWork.X + 36]
     S = arena[wo + HingeWork.S: wo + HingeWork.S + 36]
-    t = arena[wo + HingeWork.vJ: wo + HingeWork.SIZE]
+    vel, acc, Ro, po = wo + HingeWork.v, wo + HingeWork.acc, wo + HingeWork.rotation, wo + HingeWork.position
     pot = 0 * arena[to]
     for j in range(c):
         mo = first + j * MemberConstants.SIZE
@@ -85,11 +85,12 @@ def _cluster(arena, row, reals, terms, constants):
                 Sil = S[6 * i + l]
                 for p in range(n_ind):
                     SG[rj + i, p] += Sil * reals[go + (col + l) * n_ind + p]
-            a_int[rj + i] = t[12 + i]
-            arena[row[Row.VELOCITY] + rj + i] = t[6 + i]
+            a_int[rj + i] = arena[acc + i]
+            arena[row[Row.VELOCITY] + rj + i] = arena[vel + i]
         # b_j = v ×* I v, M's diagonal block, the member's record, its potential
         ic = rc + RigidConstants.inertia
-        b = bias(reals, ic, (t[6], t[7], t[8], t[9], t[10], t[11]))
+        b = bias(reals, ic, (arena[vel], arena[vel + 1], arena[vel + 2], arena[vel + 3], arena[vel + 4],
+                             arena[vel + 5]))
         for i in range(6):
             arena[row[Row.B] + rj + i] = b[i]
             for l in range(6):
@@ -98,18 +99,18 @@ def _cluster(arena, row, reals, terms, constants):
             at = rec0 + j * size if copy == 0 else row[Row.RECORDS]
             for i in range(6):
                 arena[at + Record.gamma + i] = 0
-                arena[at + Record.velocity + i] = t[6 + i]
+                arena[at + Record.velocity + i] = arena[vel + i]
                 for l in range(m):
                     arena[at + Record.SIZE + i * m + l] = 1.0 if l == rj + i else 0.0
             for i in range(9):
-                arena[at + Record.rotation + i] = t[18 + i]
+                arena[at + Record.rotation + i] = arena[Ro + i]
             for i in range(3):
-                arena[at + Record.position + i] = t[27 + i]
+                arena[at + Record.position + i] = arena[po + i]
         cm = 0.0
         for i in range(3):
-            ci = t[27 + i]
+            ci = arena[po + i]
             for l in range(3):
-                ci += t[18 + 3 * i + l] * reals[rc + RigidConstants.com + l]
+                ci += arena[Ro + 3 * i + l] * reals[rc + RigidConstants.com + l]
             cm -= reals[i] * ci
         pot += reals[rc + RigidConstants.mass] * cm
     arena[row[Row.POTENTIAL]] = pot

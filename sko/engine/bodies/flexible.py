@@ -75,7 +75,8 @@ def _flexible(arena, row, reals, terms, constants):
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
     if not hinge(arena, reals, c0, row[Row.Q], row[Row.V], io, wo, terms):
         return False
-    xo, so, t = wo + HingeWork.X, wo + HingeWork.S, wo + HingeWork.vJ  # t: v_J, v, acc, R, p
+    xo, so = wo + HingeWork.X, wo + HingeWork.S
+    vel, acc, R, p = wo + HingeWork.v, wo + HingeWork.acc, wo + HingeWork.rotation, wo + HingeWork.position
     n = int(reals[c0 + FlexibleConstants.particles])
     r = int(reals[c0 + FlexibleConstants.modes])
     nn = int(reals[c0 + FlexibleConstants.nodes])
@@ -91,14 +92,14 @@ def _flexible(arena, row, reals, terms, constants):
     fw = wo + HingeWork.SIZE
     bw = fw + FlexibleWork.SIZE  # B_i, 3 × m
     pw = bw + 3 * m  # Π_o, 6 × r
-    zero = 0 * arena[t]
+    zero = 0 * arena[vel]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     hb, mo, ao, bo, vo = row[Row.H], row[Row.M], row[Row.A], row[Row.B], row[Row.VELOCITY]
     for i in range(m):  # E = [ᵏX_o; 0], H = diag(S*, I_r), a = [a_hinge; 0], 𝒱 = [v; η̇]
         for j in range(6):
             arena[eo + i * er + j * ec] = arena[xo + 6 * i + j] if i < 6 else zero
-        arena[ao + i] = arena[t + 12 + i] if i < 6 else zero
-        arena[vo + i] = arena[t + 6 + i] if i < 6 else arena[ve + i - 6]
+        arena[ao + i] = arena[acc + i] if i < 6 else zero
+        arena[vo + i] = arena[vel + i] if i < 6 else arena[ve + i - 6]
         arena[bo + i] = zero
         for j in range(m):
             arena[mo + i * m + j] = zero
@@ -106,7 +107,7 @@ def _flexible(arena, row, reals, terms, constants):
         for i in range(m):
             arena[hb + j * m + i] = (arena[so + 6 * i + j] if i < 6 else zero) if j < jnv else (
                 1.0 + zero if i == 6 + j - jnv else zero)
-    w = (arena[t + 6], arena[t + 7], arena[t + 8])
+    w = (arena[vel], arena[vel + 1], arena[vel + 2])
     world0 = world1 = world2 = zero
     rc, pc = fw + FlexibleWork.particle, fw + FlexibleWork.particle_rate
     for i in range(n):
@@ -124,18 +125,17 @@ def _flexible(arena, row, reals, terms, constants):
         arena[bw + 1], arena[bw + 2], arena[bw + m + 2] = r2, -r1, r0
         arena[bw + m], arena[bw + 2 * m], arena[bw + 2 * m + 1] = -r2, r1, -r0
         cw = _cross(w, (r0, r1, r2))  # u_i = ω × r_i + v + Φ_i η̇, y = ω × (Φ_i η̇ + u_i)
-        y = _cross(w, (cw[0] + arena[t + 9] + 2 * arena[pc], cw[1] + arena[t + 10] + 2 * arena[pc + 1],
-                       cw[2] + arena[t + 11] + 2 * arena[pc + 2]))
+        y = _cross(w, (cw[0] + arena[vel + 3] + 2 * arena[pc], cw[1] + arena[vel + 4] + 2 * arena[pc + 1],
+                       cw[2] + arena[vel + 5] + 2 * arena[pc + 2]))
         mi = reals[mu + i]
         for j in range(m):  # b += μ B_i* y, M += μ B_i* B_i (upper triangle)
             b0, b1, b2 = arena[bw + j], arena[bw + m + j], arena[bw + 2 * m + j]
             arena[bo + j] += mi * (b0 * y[0] + b1 * y[1] + b2 * y[2])
             for l in range(j, m):
                 arena[mo + j * m + l] += mi * (b0 * arena[bw + l] + b1 * arena[bw + m + l] + b2 * arena[bw + 2 * m + l])
-        R = t + 18
-        world0 += mi * (arena[t + 27] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
-        world1 += mi * (arena[t + 28] + arena[R + 3] * r0 + arena[R + 4] * r1 + arena[R + 5] * r2)
-        world2 += mi * (arena[t + 29] + arena[R + 6] * r0 + arena[R + 7] * r1 + arena[R + 8] * r2)
+        world0 += mi * (arena[p] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
+        world1 += mi * (arena[p + 1] + arena[R + 3] * r0 + arena[R + 4] * r1 + arena[R + 5] * r2)
+        world2 += mi * (arena[p + 2] + arena[R + 6] * r0 + arena[R + 7] * r1 + arena[R + 8] * r2)
     for j in range(m):
         for l in range(j):
             arena[mo + j * m + l] = arena[mo + l * m + j]
@@ -150,24 +150,26 @@ def _flexible(arena, row, reals, terms, constants):
     rec = row[Row.RECORDS]  # own frame: γ = 0, pose, v, Γ = [I, 0]
     for i in range(6):
         arena[rec + Record.gamma + i] = zero
-        arena[rec + Record.velocity + i] = arena[t + 6 + i]
+        arena[rec + Record.velocity + i] = arena[vel + i]
         for j in range(m):
             arena[rec + Record.SIZE + i * m + j] = 1.0 + zero if i == j else zero
-    for i in range(12):
-        arena[rec + Record.rotation + i] = arena[t + 18 + i]  # R, then p
+    for i in range(9):
+        arena[rec + Record.rotation + i] = arena[R + i]
+    for i in range(3):
+        arena[rec + Record.position + i] = arena[p + i]
     for node in range(nn):
-        _modal_node(arena, reals, nodes + node * (3 + 6 * r), r, m, qe, ve, t, fw, pw, rec + (node + 1) * size)
+        _modal_node(arena, reals, nodes + node * (3 + 6 * r), r, m, qe, ve, wo, fw, pw, rec + (node + 1) * size)
     return True
 
 
 @kernel
-def _modal_node(arena, reals, nb, r, m, qe, ve, t, fw, pw, ra):
+def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra):
     """The record at ``arena[ra]`` of the modal node whose constants start at ``reals[nb]``
     (position ``p_o``, translation ``Φ_o`` and rotation ``Ψ_o`` shapes): ``Γ_o = [ᵒX_k, Π_o]``
     with ``ᵒX_k = rot(R_oᵀ) xlt(p_o + Φ_o η)``, ``R_o = exp(ψ×)``, ``ψ = Ψ_o η``,
     ``Π_o = [J_r(ψ) Ψ_o; R_oᵀ Φ_o]``, and ``γ_o = Γ̇_o 𝒱 = −(v_rel ×) ᵒX_k v + [J̇_r Ψ_o η̇; −ω_rel × v_rel]``
-    (BODIES.md); ``t`` is the hinge's ``v_J, v, acc, R, p``, ``fw`` and ``pw`` scratch."""
-    zero = 0 * arena[t]
+    (BODIES.md); the hinge's :data:`HingeWork` is at ``wo``, ``fw`` and ``pw`` are scratch."""
+    zero = 0 * arena[wo + HingeWork.v]
     phi, psi_o = nb + 3, nb + 3 + 3 * r
     po, pd, oo = fw + FlexibleWork.psi, fw + FlexibleWork.psi_rate, fw + FlexibleWork.origin
     for c in range(3):  # ψ = Ψ_o η, ψ̇ = Ψ_o η̇, r_o = p_o + Φ_o η
@@ -201,7 +203,7 @@ def _modal_node(arena, reals, nb, r, m, qe, ve, t, fw, pw, ra):
     vrel = (arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5])
     E = ((arena[Ro], arena[Ro + 3], arena[Ro + 6]), (arena[Ro + 1], arena[Ro + 4], arena[Ro + 7]),
          (arena[Ro + 2], arena[Ro + 5], arena[Ro + 8]))  # R_oᵀ
-    Xv = transform(E, ro[0], ro[1], ro[2], arena, t + 6, (zero, zero, zero, zero, zero, zero))
+    Xv = transform(E, ro[0], ro[1], ro[2], arena, wo + HingeWork.v, (zero, zero, zero, zero, zero, zero))
     sdot = 2 * (psi[0] * psid[0] + psi[1] * psid[1] + psi[2] * psid[2])
     kp = _cross(psi, psid)
     a1, a2 = _cross(psi, kp), _cross(psid, kp)
@@ -224,12 +226,12 @@ def _modal_node(arena, reals, nb, r, m, qe, ve, t, fw, pw, ra):
     for i in range(6):
         for j in range(r):
             arena[G + i * m + 6 + j] = arena[pw + i * r + j]
-    R = t + 18  # the world pose: R R_o, p + R r_o
+    R, p = wo + HingeWork.rotation, wo + HingeWork.position  # the world pose: R R_o, p + R r_o
     for i in range(3):
         for j in range(3):
             arena[ra + Record.rotation + 3 * i + j] = (arena[R + 3 * i] * arena[Ro + j] + arena[R + 3 * i + 1]
                                                        * arena[Ro + 3 + j] + arena[R + 3 * i + 2] * arena[Ro + 6 + j])
-        arena[ra + Record.position + i] = (arena[t + 27 + i] + arena[R + 3 * i] * ro[0] + arena[R + 3 * i + 1] * ro[1]
+        arena[ra + Record.position + i] = (arena[p + i] + arena[R + 3 * i] * ro[0] + arena[R + 3 * i + 1] * ro[1]
                                            + arena[R + 3 * i + 2] * ro[2])
 
 

@@ -27,7 +27,7 @@ from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import Record, Row, StateKernel, Terms, numeric_state
 from sko.spatial import plucker_translation
 
-__all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "placement_constants", "hinge",
+__all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "RotorWork", "placement_constants", "hinge",
            "RIGID", "ROTOR", "pack_rigid", "pack_rotor", "transform", "motion_cross", "bias"]
 
 #: A placement ``X_T = rot(E) xlt(r)``: ``E`` (row-major), ``r``.
@@ -41,6 +41,8 @@ RotorConstants = offsets("RotorConstants", rigid=RigidConstants.SIZE, ratio=1, a
 #: (6 × nv), ``c_J``, ``X = ᵏX_o``, then ``v_J = S θ̇``, ``v``, the velocity-product acceleration
 #: and the pose ``R`` (row-major), ``p``; a kernel's own scratch follows at ``HingeWork.SIZE``.
 HingeWork = offsets("HingeWork", XJ=36, S=36, c=6, X=36, vJ=6, v=6, acc=6, rotation=9, position=3)
+#: A rotor link's scratch after :data:`HingeWork`: ``ω_o``, ``w = ω_o + N u θ̇``, ``I_r w``.
+RotorWork = offsets("RotorWork", omega=3, w=3, Iw=3)
 
 
 def placement_constants(X) -> np.ndarray:
@@ -95,7 +97,7 @@ def hinge(arena, reals, jc, qo, vo, io, wo, terms):
     otherwise). False when the joint rejects the state."""
     XJ, S = matrix_view(arena, wo + HingeWork.XJ, 6, 6), matrix_view(arena, wo + HingeWork.S, 6, 6)
     X, c = matrix_view(arena, wo + HingeWork.X, 6, 6), arena[wo + HingeWork.c: wo + HingeWork.c + 6]
-    t = arena[wo + HingeWork.vJ: wo + HingeWork.SIZE]  # v_J, v, acc, R, p: 30 numbers
+    vJ, vel, acc_at = wo + HingeWork.vJ, wo + HingeWork.v, wo + HingeWork.acc
     code, nv = int(reals[jc + JointConstants.code]), int(reals[jc + JointConstants.nv])
     if not joint_kinematics_at(code, reals[jc + JointConstants.reverse] != 0, reals, jc + JointConstants.nv,
                                arena, qo, arena, vo, XJ, S, c):
@@ -105,9 +107,10 @@ def hinge(arena, reals, jc, qo, vo, io, wo, terms):
                                                    reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
                                                    reals[xt + 8])
     j0, j1, j2 = XJ[0, 3], XJ[1, 3], XJ[2, 3]
-    r0 = reals[xt + 9] + t00 * j0 + t10 * j1 + t20 * j2
-    r1 = reals[xt + 10] + t01 * j0 + t11 * j1 + t21 * j2
-    r2 = reals[xt + 11] + t02 * j0 + t12 * j1 + t22 * j2
+    rt = xt + Placement.translation
+    r0 = reals[rt] + t00 * j0 + t10 * j1 + t20 * j2
+    r1 = reals[rt + 1] + t01 * j0 + t11 * j1 + t21 * j2
+    r2 = reals[rt + 2] + t02 * j0 + t12 * j1 + t22 * j2
     for i in range(3):  # X = [[E, 0], [−E r×, E]], E = E_J E_T
         a0, a1, a2 = XJ[i, 0], XJ[i, 1], XJ[i, 2]
         e0 = a0 * t00 + a1 * t10 + a2 * t20
@@ -118,30 +121,31 @@ def hinge(arena, reals, jc, qo, vo, io, wo, terms):
         X[i + 3, 0], X[i + 3, 1], X[i + 3, 2] = e2 * r1 - e1 * r2, e0 * r2 - e2 * r0, e1 * r0 - e0 * r1
         X[i + 3, 3], X[i + 3, 4], X[i + 3, 5] = e0, e1, e2
     if terms == Terms.STRUCTURE:
-        for i in range(30):
-            t[i] = 0
+        for i in range(HingeWork.vJ, HingeWork.SIZE):
+            arena[wo + i] = 0
         return True
     for i in range(6):  # v_J = S θ̇
         s = 0 * XJ[0, 0]
         for j in range(nv):
             s += S[i, j] * arena[vo + j]
-        t[i] = s
+        arena[vJ + i] = s
     E = ((X[0, 0], X[0, 1], X[0, 2]), (X[1, 0], X[1, 1], X[1, 2]), (X[2, 0], X[2, 1], X[2, 2]))
-    v = transform(E, r0, r1, r2, arena, io + Record.velocity, (t[0], t[1], t[2], t[3], t[4], t[5]))  # X v_o + v_J
+    v_J = (arena[vJ], arena[vJ + 1], arena[vJ + 2], arena[vJ + 3], arena[vJ + 4], arena[vJ + 5])
+    v = transform(E, r0, r1, r2, arena, io + Record.velocity, v_J)  # X v_o + v_J
     acc = transform(E, r0, r1, r2, arena, io + Record.gamma, (c[0], c[1], c[2], c[3], c[4], c[5]))  # X γ_o + c_J
-    cross = motion_cross(v, (t[0], t[1], t[2], t[3], t[4], t[5]))
+    cross = motion_cross(v, v_J)
     for i in range(6):
-        t[6 + i], t[12 + i] = v[i], acc[i] + cross[i]  # a += v × v_J
+        arena[vel + i], arena[acc_at + i] = v[i], acc[i] + cross[i]  # a += v × v_J
     if terms == Terms.POSE:
-        ro = io + Record.rotation
+        ro, Ro, po = io + Record.rotation, wo + HingeWork.rotation, wo + HingeWork.position
         for i in range(3):
             R0, R1, R2 = arena[ro + 3 * i], arena[ro + 3 * i + 1], arena[ro + 3 * i + 2]
             for j in range(3):
-                t[18 + 3 * i + j] = R0 * X[j, 0] + R1 * X[j, 1] + R2 * X[j, 2]  # R = R_o Eᵀ
-            t[27 + i] = arena[io + Record.position + i] + R0 * r0 + R1 * r1 + R2 * r2  # p = p_o + R_o r
+                arena[Ro + 3 * i + j] = R0 * X[j, 0] + R1 * X[j, 1] + R2 * X[j, 2]  # R = R_o Eᵀ
+            arena[po + i] = arena[io + Record.position + i] + R0 * r0 + R1 * r1 + R2 * r2  # p = p_o + R_o r
     else:
-        for i in range(18, 30):
-            t[i] = 0
+        for i in range(HingeWork.rotation, HingeWork.SIZE):
+            arena[wo + i] = 0
     return True
 
 
@@ -154,7 +158,7 @@ def _rigid_terms(arena, row, reals, c0, wo, terms, constants):
     ``Γ = [I, 0]``, ``γ = 0``."""
     m = row[Row.NODE_DIM]
     X, S = matrix_view(arena, wo + HingeWork.X, 6, 6), matrix_view(arena, wo + HingeWork.S, 6, 6)
-    t = arena[wo + HingeWork.vJ: wo + HingeWork.SIZE]
+    vel, acc, Ro, po = wo + HingeWork.v, wo + HingeWork.acc, wo + HingeWork.rotation, wo + HingeWork.position
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     for i in range(6):
         for j in range(6):
@@ -165,8 +169,8 @@ def _rigid_terms(arena, row, reals, c0, wo, terms, constants):
             arena[hb + j * m + i] = S[i, j]
     ao, bo, vo, mo = row[Row.A], row[Row.B], row[Row.VELOCITY], row[Row.M]
     for i in range(6):
-        arena[ao + i] = t[12 + i]
-        arena[vo + i] = t[6 + i]
+        arena[ao + i] = arena[acc + i]
+        arena[vo + i] = arena[vel + i]
     if constants:
         for i in range(6):
             for j in range(6):
@@ -175,7 +179,8 @@ def _rigid_terms(arena, row, reals, c0, wo, terms, constants):
         for i in range(6):
             arena[bo + i] = 0
     else:
-        b = bias(reals, ic, (t[6], t[7], t[8], t[9], t[10], t[11]))
+        b = bias(reals, ic, (arena[vel], arena[vel + 1], arena[vel + 2], arena[vel + 3], arena[vel + 4],
+                             arena[vel + 5]))
         for i in range(6):
             arena[bo + i] = b[i]
     rec = row[Row.RECORDS]  # own frame: γ = 0, pose, velocity, Γ = [I, 0] (6 × m)
@@ -185,17 +190,17 @@ def _rigid_terms(arena, row, reals, c0, wo, terms, constants):
             for j in range(m):
                 arena[rec + Record.SIZE + i * m + j] = 1.0 if i == j else 0.0
     for i in range(6):
-        arena[rec + Record.velocity + i] = t[6 + i]
+        arena[rec + Record.velocity + i] = arena[vel + i]
     for i in range(9):
-        arena[rec + Record.rotation + i] = t[18 + i]
+        arena[rec + Record.rotation + i] = arena[Ro + i]
     for i in range(3):
-        arena[rec + Record.position + i] = t[27 + i]
+        arena[rec + Record.position + i] = arena[po + i]
     cm = 0 * X[0, 0]  # the potential −m g · (p + R c)
     if terms == Terms.POSE:
         for i in range(3):
-            ci = t[27 + i]
+            ci = arena[po + i]
             for j in range(3):
-                ci += t[18 + 3 * i + j] * reals[c0 + RigidConstants.com + j]
+                ci += arena[Ro + 3 * i + j] * reals[c0 + RigidConstants.com + j]
             cm -= reals[i] * ci
     arena[row[Row.POTENTIAL]] = reals[c0 + RigidConstants.mass] * cm
 
@@ -248,9 +253,10 @@ def _single_axis(arena, row, reals, terms, constants):
     t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
                                                    reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
                                                    reals[xt + 8])
-    r0 = reals[xt + 9] + t00 * rj0 + t10 * rj1 + t20 * rj2  # E = E_J E_T, r = r_T + E_Tᵀ r_J
-    r1 = reals[xt + 10] + t01 * rj0 + t11 * rj1 + t21 * rj2
-    r2 = reals[xt + 11] + t02 * rj0 + t12 * rj1 + t22 * rj2
+    rt = xt + Placement.translation
+    r0 = reals[rt] + t00 * rj0 + t10 * rj1 + t20 * rj2  # E = E_J E_T, r = r_T + E_Tᵀ r_J
+    r1 = reals[rt + 1] + t01 * rj0 + t11 * rj1 + t21 * rj2
+    r2 = reals[rt + 2] + t02 * rj0 + t12 * rj1 + t22 * rj2
     E = ((j00 * t00 + j01 * t10 + j02 * t20, j00 * t01 + j01 * t11 + j02 * t21, j00 * t02 + j01 * t12 + j02 * t22),
          (j10 * t00 + j11 * t10 + j12 * t20, j10 * t01 + j11 * t11 + j12 * t21, j10 * t02 + j11 * t12 + j12 * t22),
          (j20 * t00 + j21 * t10 + j22 * t20, j20 * t01 + j21 * t11 + j22 * t21, j20 * t02 + j21 * t12 + j22 * t22))
@@ -336,22 +342,23 @@ def _rotor(arena, row, reals, terms, constants):
     for i in range(3):
         arena[hb + 6 + i] = N * reals[axis + i]
     # ω_o, w = ω_o + N u θ̇; a[6:] = γ_o[:3], b[6:] = ω_o × I_r w
-    t = arena[wo + HingeWork.SIZE: wo + HingeWork.SIZE + 9]
+    rw = wo + HingeWork.SIZE  # the rotor's own scratch (RotorWork)
+    om, wr, iw = rw + RotorWork.omega, rw + RotorWork.w, rw + RotorWork.Iw
     qd0 = arena[row[Row.V]]
     for i in range(3):
-        t[i] = arena[io + Record.velocity + i]
-        t[3 + i] = t[i] + N * reals[axis + i] * qd0
+        arena[om + i] = arena[io + Record.velocity + i]
+        arena[wr + i] = arena[om + i] + N * reals[axis + i] * qd0
         arena[row[Row.A] + 6 + i] = arena[io + Record.gamma + i]
-        arena[row[Row.VELOCITY] + 6 + i] = t[3 + i]
+        arena[row[Row.VELOCITY] + 6 + i] = arena[wr + i]
     for i in range(3):
-        s = 0 * t[0]
+        s = 0 * arena[om]
         for j in range(3):
-            s += reals[inertia + 3 * i + j] * t[3 + j]
-        t[6 + i] = s
+            s += reals[inertia + 3 * i + j] * arena[wr + j]
+        arena[iw + i] = s
     bo = row[Row.B] + 6
-    arena[bo] = t[1] * t[8] - t[2] * t[7]
-    arena[bo + 1] = t[2] * t[6] - t[0] * t[8]
-    arena[bo + 2] = t[0] * t[7] - t[1] * t[6]
+    arena[bo] = arena[om + 1] * arena[iw + 2] - arena[om + 2] * arena[iw + 1]
+    arena[bo + 1] = arena[om + 2] * arena[iw] - arena[om] * arena[iw + 2]
+    arena[bo + 2] = arena[om] * arena[iw + 1] - arena[om + 1] * arena[iw]
     return True
 
 
@@ -365,4 +372,4 @@ def pack_rotor(body) -> CompiledState | None:
     if rigid is None:
         return None
     constants = np.concatenate([rigid, [body.gear_ratio], body.rotor_axis, body.rotor_inertia.ravel()])
-    return numeric_state(ROTOR, constants, HingeWork.SIZE + 9)
+    return numeric_state(ROTOR, constants, HingeWork.SIZE + RotorWork.SIZE)
