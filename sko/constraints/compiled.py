@@ -33,7 +33,7 @@ from sko.constraints.values import REFERENCES, FrameConstraint, InconsistentCons
 from sko.engine import constrained as C
 from sko.spatial import plucker_rotation, plucker_translation
 from sko.engine import requests as rq
-from sko.engine.recursions import RiccatiScratch
+from sko.engine.aba import RiccatiScratch
 from sko.engine.state_layout import state_named
 
 __all__ = ["constrained_dynamics", "impulse_dynamics"]

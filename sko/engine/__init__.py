@@ -15,9 +15,10 @@ complex128 (complex-step) numbers. Lowest first:
   model (no module keeps a table of models, systems or layouts);
 * :mod:`.blocks`, :mod:`.rigid_blocks`: the per-node block products (generic, and 6-vector
   registers for rigid nodes);
-* :mod:`.recursions`: the recursions of SKO.md on the flat model — the SPOs ``φ``, ``φ̃``,
-  Newton–Euler, composite inertias and ℳ, the Riccati gather, the innovations ``ψ``, ``K``,
-  ``D`` and articulated-body forward dynamics; :mod:`.operational_space`: ``Ω`` blocks;
+* the recursions of SKO.md on the flat model, one module per algorithm: :mod:`.spo` (the SPO
+  products ``φ x``, ``φ* x``, ``φ̃`` and the joint map), :mod:`.rnea` (Newton–Euler),
+  :mod:`.crba` (composite inertias and ℳ), :mod:`.aba` (the Riccati gather, the innovations
+  ``ψ``, ``K``, ``D`` and articulated-body forward dynamics); :mod:`.operational_space`: ``Ω`` blocks;
   :mod:`.cfa`: the constraint force algorithm's per-node splits and cyclic reduction;
   :mod:`.algorithms`: the model-level functions of :mod:`sko.algorithms` (same names and
   signatures) running these kernels;

@@ -1,8 +1,9 @@
 """Products of blocks of any shape, stored row-major at offsets of 1-D buffers.
 
-The recursions of :mod:`sko.engine.recursions` call these for nodes of any dimensions; rigid bodies take the
-6 × 6 forms of :mod:`sko.engine.rigid_blocks` instead. Sums start from the output's own type (``s = y[…]``
-or ``0 · A[…]``), so the same code runs on float64 and complex128 buffers.
+The recursions (:mod:`sko.engine.spo`, :mod:`~sko.engine.rnea`, :mod:`~sko.engine.crba`,
+:mod:`~sko.engine.aba`) call these for nodes of any dimensions; rigid bodies take the 6 × 6
+forms of :mod:`sko.engine.rigid_blocks` instead. Sums start from the output's own type
+(``s = y[…]`` or ``0 · A[…]``), so the same code runs on float64 and complex128 buffers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """numba's on-disk cache of the compiled kernels, keyed by every kernel source.
 
 numba keys a cached kernel by its own source file: a kernel that calls kernels of another file
-(a system request calls the recursions of ``sko.engine.recursions``) would keep its
+(a system request calls the recursions of ``sko.engine.aba``) would keep its
 cached machine code after that other file changed, and run the old code. Every kernel of the
 package (:func:`sko.engine.jit.kernel`) and every registered body-type kernel
 (:mod:`sko.engine.state_kernels`) is cached by :class:`StampedCache` instead, whose key adds
@@ -39,7 +39,10 @@ KERNEL_MODULES = (
     "sko.engine.borrow",
     "sko.engine.blocks",
     "sko.engine.rigid_blocks",
-    "sko.engine.recursions",
+    "sko.engine.spo",
+    "sko.engine.rnea",
+    "sko.engine.crba",
+    "sko.engine.aba",
     "sko.engine.operational_space",
     "sko.engine.derivatives",
     "sko.engine.rollout",

@@ -23,7 +23,7 @@ import numpy as np
 
 from sko.graphs.errors import NonFiniteError
 
-from sko.algorithms.cfa.matrix import CHILD_BLOCK, NODE_BLOCK, PARENT_BLOCK, SIBLING_BLOCK
+from sko.algorithms.cfa.matrix import CHILD_BLOCK, NODE_BLOCK, PARENT_BLOCK
 from sko.algorithms.cfa.serialized import Step
 from sko.algorithms.cfa.split import ForceSplit, _constraint_layout
 from sko.engine.borrow import matrix_view

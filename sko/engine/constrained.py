@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.engine import recursions as K
+from sko.engine import aba
 from sko.engine import rigid_blocks as rb
 from sko.engine.borrow import borrowed, matrix_view
 from sko.engine.fields import columns, offsets
@@ -543,7 +543,7 @@ def _run(w, x, out, impulse):
     if status >= 0:
         return status
     ric, scratch = buffer(ws, at, ConstrainedWork.RICCATI), buffer(ws, at, ConstrainedWork.SCRATCH)
-    bad, _ = K.riccati(layout, arena, roff, ric, scratch, False)
+    bad, _ = aba.riccati(layout, arena, roff, ric, scratch, False)
     if bad >= 0:
         return n + layout[bad, Flat.BODY]
     z, rhs = matrix_view(ws, at[ConstrainedWork.Z], ns, 1), matrix_view(ws, at[ConstrainedWork.RHS], nv, 1)
@@ -555,7 +555,7 @@ def _run(w, x, out, impulse):
             bad = add_hinge_forces(rows, reals, arena, words[Header.V], buffer(ws, at, ConstrainedWork.RHS), -1.0)
             if bad >= 0:
                 return 2 * n + bad
-        K.articulated_body(layout, arena, roff, ric, rhs, True, z, matrix_view(out, 0, nv, 1), scratch)
+        aba.articulated_body(layout, arena, roff, ric, rhs, True, z, matrix_view(out, 0, nv, 1), scratch)
     _rows(arena, layout, z, reals[:3], plan, numbers, work, impulse)
     _compliance(arena, layout, roff, ric, plan, work, ns)
     m = plan[Plan.ROWS]
@@ -566,7 +566,7 @@ def _run(w, x, out, impulse):
     _forces(arena, layout, plan, work, lam, z, False)
     correction = plan[Plan.CORRECTION]
     _zero(work, correction, correction + nv)
-    K.articulated_body(layout, arena, roff, ric, rhs, False, z, matrix_view(work, correction, nv, 1), scratch)
+    aba.articulated_body(layout, arena, roff, ric, rhs, False, z, matrix_view(work, correction, nv, 1), scratch)
     v0 = words[Header.V]
     for i in range(nv):
         out[i] += work[correction + i] + (arena[v0 + i] if impulse else 0.0)

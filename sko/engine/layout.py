@@ -28,7 +28,7 @@ A :class:`FlatModel` describes the model ``(H, ℰ_φ, M)`` (SKO.md §2–§3) o
     ============= ======================================================================
 
     The preorder columns give every subtree a contiguous range of columns (the block form of
-    the mass matrix, :func:`~sko.engine.recursions.mass_matrix`).
+    the mass matrix, :func:`~sko.engine.crba.mass_matrix`).
 
     ``NODE`` and ``DOF`` are exactly ``model.node_slice(k).start`` and
     ``model.dof_slice(k).start``: stacked vectors passed to or returned from a kernel are in the
@@ -61,7 +61,7 @@ import numpy as np
 
 from sko.engine.fields import columns
 
-__all__ = ["Flat", "Riccati", "FlatModel", "Structure", "structure", "from_sko_model", "from_structure", "fill_data",
+__all__ = ["Flat", "Riccati", "max_dims", "FlatModel", "Structure", "structure", "from_sko_model", "from_structure", "fill_data",
            "riccati_layout"]
 
 #: The columns of a flat model's ``layout`` (module docstring).
@@ -222,3 +222,9 @@ def structure(model) -> Structure:
         roff, rsize = riccati_layout(flat.layout)
         out = model._derived[Structure] = Structure(flat, np.array(flat.layout), np.array(roff), rsize)
     return out
+
+
+def max_dims(layout) -> tuple[int, int]:
+    """``(max m_k, max n_k)``, each at least 1."""
+    return (max(1, int(layout[:, Flat.NODE_DIM].max(initial=0))),
+            max(1, int(layout[:, Flat.HINGE_DIM].max(initial=0))))

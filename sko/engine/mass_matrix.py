@@ -18,8 +18,8 @@ then computes each tree in the frame of its root body (an inertial frame for the
   held in registers and dotted with the columns of ``k`` and of its ancestors:
   ``ℳ(j, k) = s_jᵀ F`` — one triangle, written with its mirror.
 
-The generic kernels (:func:`~sko.engine.recursions.composite_inertias`,
-:func:`~sko.engine.recursions.mass_matrix`) carry 6 × 6 congruences and 6 × 6 transforms
+The generic kernels (:func:`~sko.engine.crba.composite_inertias`,
+:func:`~sko.engine.crba.mass_matrix`) carry 6 × 6 congruences and 6 × 6 transforms
 of the columns at every step; they stay for every other body type.
 """
 

@@ -1,5 +1,5 @@
 """The compiled implementations of :mod:`sko.algorithms`: checked input in, kernels of
-:mod:`sko.engine.recursions` run.
+:mod:`sko.engine.spo`, :mod:`~sko.engine.rnea`, :mod:`~sko.engine.crba` and :mod:`~sko.engine.aba` run.
 
 The public functions of :mod:`sko.algorithms` validate their input (same errors on both paths)
 and hand each step to :func:`sko.algorithms.dispatch.run`; run through :mod:`sko.engine.algorithms`,
@@ -19,9 +19,9 @@ from functools import cached_property
 import numpy as np
 
 from sko.algorithms.riccati import ArticulatedInertias
-from sko.engine import recursions as K
+from sko.engine import aba, crba, rnea, spo
 from sko.engine import operational_space as OS
-from sko.engine.layout import Flat, FlatModel, Riccati, fill_data, structure
+from sko.engine.layout import Flat, FlatModel, Riccati, fill_data, max_dims, structure
 
 __all__ = ["COMPILED", "CompiledModel", "compiled_model", "FlatArticulatedInertias"]
 
@@ -120,7 +120,7 @@ def _spo(star: bool, tilde: bool):
         cm = compiled_model(model)
         wdata = cm.data(dtype) if W is model.weights_by_index else cm.weights_data(W, dtype)
         y = np.zeros(x.shape[0], dtype=dtype)
-        K.spo(cm.layout, wdata, cm.woff, _kernel_array(x, dtype), y, star, tilde)
+        spo.spo(cm.layout, wdata, cm.woff, _kernel_array(x, dtype), y, star, tilde)
         return y
 
     return apply
@@ -132,7 +132,7 @@ def _joint_map(star: bool):
     def apply(dtype, model, x, y) -> np.ndarray:
         cm = compiled_model(model)
         y = np.zeros(model.node_size if star else model.dof_size, dtype=dtype)
-        K.joint_map(cm.layout, cm.data(dtype), _kernel_array(x, dtype), y, star)
+        spo.joint_map(cm.layout, cm.data(dtype), _kernel_array(x, dtype), y, star)
         return y
 
     return apply
@@ -144,7 +144,7 @@ def _newton_euler(model, qdd, qd, a, b, dtype, with_V: bool):
     nodes = np.zeros((3, model.node_size), dtype=dtype)
     T = np.zeros(model.dof_size, dtype=dtype)
     qd = np.zeros(model.dof_size, dtype=dtype) if qd is None else _kernel_array(qd, dtype)
-    K.newton_euler(cm.layout, cm.data_with(dtype, a, b), _kernel_array(qdd, dtype), qd, nodes, T, with_V)
+    rnea.newton_euler(cm.layout, cm.data_with(dtype, a, b), _kernel_array(qdd, dtype), qd, nodes, T, with_V)
     return nodes[0], nodes[1], nodes[2], T
 
 
@@ -158,8 +158,8 @@ def inverse_dynamics(dtype, model, qdd, a, b):
 
 def _composite(cm: CompiledModel, dtype) -> np.ndarray:
     R = np.zeros(cm.flat.size, dtype=dtype)
-    m = K.max_dims(cm.layout)[0]
-    K.composite_inertias(cm.layout, cm.data(dtype), R, np.zeros(m * m, dtype=dtype))
+    m = max_dims(cm.layout)[0]
+    crba.composite_inertias(cm.layout, cm.data(dtype), R, np.zeros(m * m, dtype=dtype))
     return R
 
 
@@ -178,8 +178,8 @@ def mass_matrix(dtype, model) -> np.ndarray:
     cm = compiled_model(model)
     R = _composite(cm, dtype)
     out = np.zeros((model.dof_size, model.dof_size), dtype=dtype)
-    size = K.max_dims(cm.layout)[0] * max(1, model.dof_size)
-    K.mass_matrix(cm.layout, cm.data(dtype), R, out, np.zeros(size, dtype=dtype), np.zeros(size, dtype=dtype))
+    size = max_dims(cm.layout)[0] * max(1, model.dof_size)
+    crba.mass_matrix(cm.layout, cm.data(dtype), R, out, np.zeros(size, dtype=dtype), np.zeros(size, dtype=dtype))
     return out
 
 
@@ -222,7 +222,7 @@ def riccati(dtype, model):
     cm = compiled_model(model)
     r = np.zeros(cm.rsize, dtype=dtype)
     with np.errstate(all="ignore"):
-        failed, logdet = K.riccati(cm.layout, cm.data(dtype), cm.roff, r, K.riccati_scratch(cm.layout, dtype), True)
+        failed, logdet = aba.riccati(cm.layout, cm.data(dtype), cm.roff, r, aba.riccati_scratch(cm.layout, dtype), True)
     return NotImplemented if failed >= 0 else FlatArticulatedInertias(model, dtype, r, logdet)
 
 
@@ -246,8 +246,8 @@ def articulated_body(dtype, ab, T: np.ndarray, a, b) -> np.ndarray:
     z = np.zeros((cm.flat.node_size, T2.shape[1]), dtype=dtype)
     out = np.zeros(T2.shape, dtype=dtype)
     with_ab = a is not None or b is not None
-    eps = np.zeros(K.max_dims(cm.layout)[1] * T2.shape[1], dtype=dtype)  # ε(k) of Algorithm 6.1
-    K.articulated_body(cm.layout, cm.data_with(dtype, a, b), cm.roff, _buffer(ab, dtype), T2, with_ab, z, out, eps)
+    eps = np.zeros(max_dims(cm.layout)[1] * T2.shape[1], dtype=dtype)  # ε(k) of Algorithm 6.1
+    aba.articulated_body(cm.layout, cm.data_with(dtype, a, b), cm.roff, _buffer(ab, dtype), T2, with_ab, z, out, eps)
     return out.reshape(T.shape)
 
 
@@ -257,8 +257,8 @@ def _gain(star: bool):
     def apply(dtype, ab, x) -> np.ndarray:
         cm = compiled_model(ab.model)
         y = np.zeros(cm.flat.dof_size if star else cm.flat.node_size, dtype=dtype)
-        t = np.zeros(K.max_dims(cm.layout)[0], dtype=dtype)
-        K.gain_apply(cm.layout, cm.data(dtype), cm.roff, _buffer(ab, dtype), _kernel_array(x, dtype), y, t, star)
+        t = np.zeros(max_dims(cm.layout)[0], dtype=dtype)
+        aba.gain_apply(cm.layout, cm.data(dtype), cm.roff, _buffer(ab, dtype), _kernel_array(x, dtype), y, t, star)
         return y
 
     return apply
@@ -271,7 +271,7 @@ def _hinge_blocks(inverse: bool):
         cm = compiled_model(ab.model)
         y = np.zeros(x.shape[0], dtype=dtype)
         offs = np.ascontiguousarray(cm.roff[:, Riccati.D_INVERSE if inverse else Riccati.D])
-        K.hinge_blocks(cm.layout, _buffer(ab, dtype), offs, _kernel_array(x, dtype), y)
+        aba.hinge_blocks(cm.layout, _buffer(ab, dtype), offs, _kernel_array(x, dtype), y)
         return y
 
     return apply
@@ -283,7 +283,7 @@ def _psi(star: bool):
     def apply(dtype, ab, x) -> np.ndarray:
         cm = compiled_model(ab.model)
         y = np.zeros(x.shape[0], dtype=dtype)
-        K.spo(cm.layout, _buffer(ab, dtype), np.ascontiguousarray(cm.roff[:, Riccati.PSI]), _kernel_array(x, dtype),
+        spo.spo(cm.layout, _buffer(ab, dtype), np.ascontiguousarray(cm.roff[:, Riccati.PSI]), _kernel_array(x, dtype),
               y, star, False)
         return y
 

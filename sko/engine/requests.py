@@ -12,7 +12,7 @@ reference path adds their ``hinge_force``. A request kernel has the signature ``
 result (one state, flattened). It takes its tables, arena and buffers from :func:`request_views`,
 fills the arena with the state by :func:`fill_arena` (which does nothing when the caller filled
 it: bodies whose state only exists in Python) and runs the model kernels of
-:mod:`sko.engine.recursions` on it. A request vector holds all a one-state call needs
+:mod:`sko.engine.spo`, :mod:`~sko.engine.rnea`, :mod:`~sko.engine.crba` and :mod:`~sko.engine.aba` on it. A request vector holds all a one-state call needs
 but the state, in the state's scalar type: a header (:data:`Header`), the offsets of the
 workspace's buffers, the state table (:class:`~sko.engine.state_layout.StateLayout`), the flat
 layout of the requests and its Riccati offsets, the constants ``reals`` and the workspace (the
@@ -38,10 +38,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import from_dtype, njit, prange, types
 
-from sko.engine import recursions as K
+from sko.engine import aba, crba, rnea
 from sko.engine.borrow import borrowed, matrix_view
 from sko.engine.fields import columns
-from sko.engine.layout import Flat, Riccati
+from sko.engine.layout import Flat, max_dims
 from sko.engine.jit import FAST_MATH, call_request, cached, kernel, native_address, register
 from sko.engine.hooks import add_hinge_forces
 from sko.engine.state_kernels import Row, Terms
@@ -143,7 +143,7 @@ def _inverse_dynamics(w, x, out):
         return status
     nodes = matrix_view(ws, at[NewtonEulerWork.NODES], 3, words[Header.NS])
     _zero(buffer(ws, at, NewtonEulerWork.NODES))
-    K.newton_euler(layout, arena, x, arena[words[Header.V]: words[Header.V] + words[Header.NV]], nodes, out, False)
+    rnea.newton_euler(layout, arena, x, arena[words[Header.V]: words[Header.V] + words[Header.NV]], nodes, out, False)
     return _hinge(words, rows, reals, arena, out, 1.0)
 
 
@@ -163,7 +163,7 @@ def _articulated(words, layout, roff, arena, ws, at, rhs_identity, with_ab, out)
     in the buffer ``rhs``; buffers: r, Riccati scratch, z, rhs."""
     nv, ns, cols = words[Header.NV], words[Header.NS], out.shape[0] // max(words[Header.NV], 1)
     r, scratch = buffer(ws, at, ArticulatedWork.RICCATI), buffer(ws, at, ArticulatedWork.SCRATCH)
-    bad, _ = K.riccati(layout, arena, roff, r, scratch, False)
+    bad, _ = aba.riccati(layout, arena, roff, r, scratch, False)
     if bad >= 0:
         return words[Header.N] + layout[bad, Flat.BODY]
     z = matrix_view(ws, at[ArticulatedWork.Z], ns, cols)
@@ -173,7 +173,7 @@ def _articulated(words, layout, roff, arena, ws, at, rhs_identity, with_ab, out)
         _zero(buffer(ws, at, ArticulatedWork.RHS))
         for i in range(nv):
             rhs[i, i] = 1
-    K.articulated_body(layout, arena, roff, r, rhs, with_ab, z, matrix_view(out, 0, nv, cols), scratch)
+    aba.articulated_body(layout, arena, roff, r, rhs, with_ab, z, matrix_view(out, 0, nv, cols), scratch)
     return -1
 
 
@@ -216,8 +216,8 @@ def _mass_matrix(w, x, out):
         return status
     nv = words[Header.NV]
     R = buffer(ws, at, CompositeWork.R)
-    K.composite_inertias(layout, arena, R, buffer(ws, at, CompositeWork.SCRATCH))
-    K.mass_matrix(layout, arena, R, matrix_view(out, 0, nv, nv), buffer(ws, at, CompositeWork.F),
+    crba.composite_inertias(layout, arena, R, buffer(ws, at, CompositeWork.SCRATCH))
+    crba.mass_matrix(layout, arena, R, matrix_view(out, 0, nv, nv), buffer(ws, at, CompositeWork.F),
                   buffer(ws, at, CompositeWork.Y))
     return -1
 
@@ -351,7 +351,7 @@ def _derivative_buffers(s: Sizes) -> tuple:
 
 def _riccati_buffers(s: Sizes, cols: int) -> tuple:
     """:data:`ArticulatedWork`: r, the Riccati scratch (then ε of the passes), z, the right-hand sides."""
-    return s.riccati, max(K.RiccatiScratch.SIZE * max(s.mm, s.nn) ** 2, s.nn * cols), s.ns * cols, s.nv * cols
+    return s.riccati, max(aba.RiccatiScratch.SIZE * max(s.mm, s.nn) ** 2, s.nn * cols), s.ns * cols, s.nv * cols
 
 
 #: The catalogue: every request of the compiled path, by name.
@@ -385,7 +385,7 @@ REQUESTS = {r.name: r for r in (
 
 def sizes(layout) -> Sizes:
     """The :class:`Sizes` of the system of ``layout`` (a :class:`~sko.engine.state_layout.StateLayout`)."""
-    mm, nn = K.max_dims(layout.request_layout)
+    mm, nn = max_dims(layout.request_layout)
     return Sizes(len(layout.bodies), layout.system.q_size, layout.dof_size, layout.node_size, mm, nn,
                  layout.riccati_size, layout.size)
 

@@ -2,8 +2,8 @@
 
 A rigid body has a node of dimension 6; on a 1-dof hinge (revolute, prismatic, helical) its
 ``H(k)`` is one row and ``D(k)`` one number. Most nodes of a robot are such bodies, so the
-recursions of :mod:`sko.engine.recursions` take these forms for them (``rigid_step``): every 6-vector is held
-in registers as six numbers, every 6 × 6 product written out, and the congruence ``φ S φ*``
+recursions of :mod:`sko.engine.rnea` and :mod:`sko.engine.aba` take these forms for them
+(``rigid_step``): every 6-vector is held in registers as six numbers, every 6 × 6 product written out, and the congruence ``φ S φ*``
 with a symmetric ``S`` computed on its 21 distinct entries (a rigid weight's zero lower-left
 block skips its products). The steps are register helpers (:func:`~.jit.register`), inlined
 into the recursion that takes them; the congruence is a kernel of its own, called: its sums of
@@ -238,7 +238,7 @@ def carry66(data, wo, F, nv, first, stop):
 
 @register
 def newton_euler_scatter_6_1(layout, data, qdd, alpha, f, j, p):
-    """The scatter step of :func:`~sko.engine.recursions.newton_euler` at a rigid body on a 1-dof hinge
+    """The scatter step of :func:`~sko.engine.rnea.newton_euler` at a rigid body on a 1-dof hinge
     (:func:`rigid_step`): ``α = φ* α(℘) + H* θ̈ + a``, ``f = M α + b``, ``α`` in registers."""
     no = layout[j, Flat.NODE]
     if p >= 0:
@@ -262,7 +262,7 @@ def newton_euler_scatter_6_1(layout, data, qdd, alpha, f, j, p):
 
 @register
 def riccati_6_1(layout, data, roff, r, j, full):
-    """The step of :func:`~sko.engine.recursions.riccati` at a rigid body on a 1-dof hinge (:func:`rigid_step`), in
+    """The step of :func:`~sko.engine.aba.riccati` at a rigid body on a 1-dof hinge (:func:`rigid_step`), in
     registers: ``H P`` (a row), ``D = H P H*`` (a number), ``G = (H P)* / D`` and the upper triangle
     of ``P⁺ = P − G H P`` (:func:`upper_minus_outer`), which the congruence into ``P(℘)`` takes
     as it is; ``P⁺`` and ``ψ`` are stored only if ``full``. Returns ``D``; nothing else is written
@@ -299,7 +299,7 @@ def riccati_6_1(layout, data, roff, r, j, full):
 
 @register
 def articulated_gather_6_1(layout, data, roff, r, T, z, out, j, p):
-    """The gather step of :func:`~sko.engine.recursions.articulated_body` at a rigid body on a 1-dof hinge
+    """The gather step of :func:`~sko.engine.aba.articulated_body` at a rigid body on a 1-dof hinge
     (:func:`rigid_step`), one right-hand side: ``ε = T − H z``, ``ν = D^{-1} ε``, ``z(℘) += φ (z + G ε)``
     (``z⁺`` stays in registers: the scatter does not read it)."""
     no, do, go = layout[j, Flat.NODE], layout[j, Flat.DOF], roff[j, Riccati.G]
@@ -316,7 +316,7 @@ def articulated_gather_6_1(layout, data, roff, r, T, z, out, j, p):
 
 @register
 def articulated_scatter_6_1(layout, data, roff, r, z, out, with_ab, j, p):
-    """The scatter step of :func:`~sko.engine.recursions.articulated_body` at a rigid body on a 1-dof hinge, one
+    """The scatter step of :func:`~sko.engine.aba.articulated_body` at a rigid body on a 1-dof hinge, one
     right-hand side: ``α⁺ = φ* α(℘)``, ``θ̈ = ν − G* α⁺``, ``α = α⁺ + H* θ̈ (+ a)``."""
     no, do, ho = layout[j, Flat.NODE], layout[j, Flat.DOF], layout[j, Flat.H]
     if p >= 0:

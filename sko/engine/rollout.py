@@ -24,7 +24,7 @@ from numba import prange
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns
 from sko.engine.jit import call_request, call_state, kernel
-from sko.engine.joints import Packed, joint_normalize_at, joint_qdot_at
+from sko.engine.joints import joint_normalize_at, joint_qdot_at
 from sko.engine.requests import CHUNK, Header
 
 __all__ = ["Maps", "COPY", "RATE", "PROJECT", "HOOK", "failed_hook", "rollout"]

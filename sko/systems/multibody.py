@@ -40,7 +40,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.engine import algorithms as alg
 from sko.graphs import TreeDigraph
 from sko.graphs.errors import DimensionError, NonFiniteError, UnknownNodeError, preview
 from sko.arrays import checked_array, checked_scalar, numeric_array, plain_numbers_as_floats
@@ -56,7 +55,6 @@ from sko.systems.coordinates import CoordinateMaps, coordinate_maps
 from sko.systems import derivatives, regressors
 from sko.systems.derivatives import ForwardDynamicsDerivatives, InverseDynamicsDerivatives
 from sko.systems.overflow import finite_result as _finite_result, gravity_cause as _gravity_cause
-from sko.systems.overflow import named_overflow as _named_overflow
 from sko.engine.dispatch import Engine
 
 __all__ = ["MultibodySystem", "FixedTendon", "fixed_tendon"]

@@ -458,7 +458,7 @@ def innovations_factorization(case: Case):
 def innovations_operators(case: Case):
     """[I + H φ K] x, its adjoint, inverse and inverse adjoint, and D x by recursion equal the dense products."""
     A, B = _innovations(case)
-    model, R = case.model, _ops(case)
+    R = _ops(case)
     x = case.dof_vector("x")
     return [compare(_with_riccati(case, alg.innovations_apply, x), A @ x, label="[I+HphiK] x"),
             compare(_with_riccati(case, alg.innovations_star_apply, x), A.T @ x, label="[I+HphiK]* x"),

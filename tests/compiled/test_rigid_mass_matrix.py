@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from sko import spatial as sp
 from sko.engine import use_backend
-from sko.engine import recursions as K
+from sko.engine import crba
 from sko.bodies import Fixed, Free, Helical, Planar, Prismatic, Revolute, RigidBody, Spherical
 from sko.engine import mass_matrix as MM
 from sko.examples.bodies import random_system
@@ -27,8 +27,8 @@ def _kernels(system, q):
     MM.rigid_mass_matrix(layout, A, np.full(MM.NODE * len(L.bodies), np.nan), np.full(6 * max(nv, 1), np.nan),
                          M_rigid)
     R, tmp = np.zeros(A.size), np.zeros(36)
-    K.composite_inertias(layout, A, R, tmp)
-    K.mass_matrix(layout, A, R, M_generic, np.zeros(6 * max(nv, 1)), np.zeros(6 * max(nv, 1)))
+    crba.composite_inertias(layout, A, R, tmp)
+    crba.mass_matrix(layout, A, R, M_generic, np.zeros(6 * max(nv, 1)), np.zeros(6 * max(nv, 1)))
     return M_rigid, M_generic
 
 
