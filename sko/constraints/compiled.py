@@ -187,8 +187,11 @@ def plan_of(system, constraints, condition: float) -> _Plan:
     if plans is None:
         plans = _PLANS[engine] = _Plans()
     key = constraints if type(constraints) is tuple else tuple(constraints) if type(constraints) is list else None
-    if key is not None and all(isinstance(c, FrameConstraint) for c in key):  # else resolved() names the entry
-        plan = plans.by_identity.get(key)
+    if key is not None:  # the keys hold FrameConstraints alone, which compare by identity
+        try:
+            plan = plans.by_identity.get(key)
+        except TypeError:  # an entry that is not hashable: resolved() names it
+            plan = None
         if plan is not None:
             return plan
     checked = resolved(system, constraints)
@@ -229,7 +232,8 @@ def _run(system, impulse: bool, q, v, x, constraints, condition: float, restitut
                 if w is None:
                     w = plan.vectors[impulse, "d"] = _vector(plan, layout, impulse, _F8)
                 if impulse:
-                    w[int(w.view(np.int64)[rq.Header.WORKSPACE]) + _numbers_start(w) + C.Numbers.restitution] = restitution
+                    start = int(w.view(np.int64)[rq.Header.WORKSPACE])
+                    w[start + _numbers_start(w) + C.Numbers.restitution] = restitution
                 out = np.zeros(nv + plan.rows)
                 if rq.one_state_driver(_F8)(w, q, v, _NONE if impulse else x, out) == -1:
                     return out[:nv], out[nv:]

@@ -82,7 +82,7 @@ class Engine:
     def __init__(self, system):
         self.system = system
         self.nq, self.nv = system.q_size, system.dof_size
-        self._direct = False  # whether the prepared one-state calls apply (every body compiled, no hinge force in Python)
+        self._direct = False  # the prepared one-state calls apply: every body compiled, no hinge force in Python
         self.one_state = OneState(self)
         self.coordinates_are_velocities = False
         self.layout = None  # the reference path answers: no body, or symbolic parameters
@@ -209,7 +209,8 @@ class Engine:
         def call(q, v=None, x=None):
             if BACKEND.get() is COMPILED:
                 try:
-                    if q.dtype is _F8 and q.ndim == 1 and (v is None or v.dtype is _F8) and (x is None or x.dtype is _F8):
+                    if (q.dtype is _F8 and q.ndim == 1 and (v is None or v.dtype is _F8)
+                            and (x is None or x.dtype is _F8)):
                         out = zeros(shape)
                         if driver(w, q, vector if v is None else v, vector if x is None else x, out) == -1:
                             return out

@@ -16,8 +16,9 @@ it: bodies whose state only exists in Python) and runs the model kernels of
 but the state, in the state's scalar type: a header (:data:`Header`), the offsets of the
 workspace's buffers, the state table (:class:`~sko.engine.state_layout.StateLayout`), the flat
 layout of the requests and its Riccati offsets, the constants ``reals``, the workspace (the
-arena first) and ``nv`` entries where a one-state call copies its third input. A caller keeps one per request and scalar type and passes it again with each
-state: nothing is allocated per call. :func:`one_state_driver` answers one state (:func:`evaluate_one`), :func:`evaluate_batch`
+arena first) and ``nv`` entries where a one-state call copies its third input. A caller keeps
+one per request and scalar type and passes it again with each state: nothing is allocated per
+call. :func:`one_state_driver` answers one state (:func:`evaluate_one`), :func:`evaluate_batch`
 ``B`` states, in parallel over chunks of :data:`CHUNK` states (numba's threads); both call the
 request kernel through its address, so each compiles once per scalar type, small, and a request
 compiles only when it is first used.

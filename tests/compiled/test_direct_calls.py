@@ -97,6 +97,22 @@ def test_other_inputs_fall_through_without_compiling(op, variant):
     assert rq._DRIVERS and all(len(driver.overloads) == 1 for driver in rq._DRIVERS.values())
 
 
+def test_types_numba_refuses_take_the_checked_path_with_no_numba_method_patched():
+    """An argument the prepared call does not check (a batch of ``v`` beside one state of ``q``)
+    reaches numba's dispatcher, whose own ``TypeError`` sends it to the checked path and its
+    error; the drivers are numba's dispatchers as numba made them."""
+    system = random_rigid_system(4)
+    q, v, x = _state(system)
+    for op in ("inverse_dynamics", "forward_dynamics"):
+        assert _direct(system, op, q, v[None], x) is None
+        with pytest.raises(DimensionError):
+            REQUESTS[op](system, q, v[None], x)
+    assert rq._DRIVERS
+    for driver in rq._DRIVERS.values():
+        assert not {"_search_new_conversions", "_explain_matching_error"} & set(vars(driver))
+        assert len(driver.overloads) == 1
+
+
 @pytest.mark.parametrize("op", sorted(REQUESTS))
 def test_batches_complex_states_and_empty_lists_fall_through(op):
     system = random_rigid_system(4)
