@@ -167,12 +167,12 @@ class Engine:
             return _declined
         request = rq.REQUESTS[name]
         w, shape = self._request_vector(request, _F8), request.shape(self._sizes)
-        zeros, none, vector = np.zeros, np.zeros(0), self._zeros
+        zeros, none, vector, chosen = np.zeros, np.zeros(0), self._zeros, BACKEND.get
         if not request.velocities:
             configuration = rq.one_state_driver(_F8, len(shape), velocities=False)
 
             def call(q, v=None, x=None):
-                if BACKEND.get() is COMPILED:
+                if chosen() is COMPILED:
                     try:
                         if q.dtype is _F8 and q.ndim == 1:
                             out = zeros(shape)
@@ -188,7 +188,7 @@ class Engine:
             configuration = rq.one_state_driver(_F8, len(shape), velocities=False)
 
             def call(q, v=None, x=None):
-                if BACKEND.get() is COMPILED:
+                if chosen() is COMPILED:
                     try:
                         if q.dtype is _F8 and q.ndim == 1:
                             out = zeros(shape)
@@ -207,7 +207,7 @@ class Engine:
             return call
 
         def call(q, v=None, x=None):
-            if BACKEND.get() is COMPILED:
+            if chosen() is COMPILED:
                 try:
                     if (q.dtype is _F8 and q.ndim == 1 and (v is None or v.dtype is _F8)
                             and (x is None or x.dtype is _F8)):
