@@ -53,13 +53,15 @@ class OneState(dict):
     """An engine's prepared one-state calls by request name, each made on first use: the call
     ``one_state[name](q, v=None, x=None)`` holds the request vector (float64), the result shape
     and the compiled driver (:func:`~sko.engine.requests.one_state_driver`) and answers one state
-    of 1-D float64 arrays — the result, or None when the checked path must answer (module
-    docstring of :class:`Engine`'s :meth:`Engine.direct`). Its checks cost what they must: the
-    compiled backend (one context lookup), ``q.dtype is float64`` and ``q.ndim == 1`` (a batch or
-    a complex step declines at once), the scalar type of ``v`` and ``x``; numba's dispatcher
-    checks the rest of the types (any strides and a read-only array are taken), the driver the
-    lengths and finiteness. A list or another object declines, by the ``AttributeError`` of its
-    missing ``dtype``."""
+    of 1-D float64 arrays with no external forces — the result, or None when the checked path
+    (:meth:`Engine.run`) must answer, which also reports a wrong length, a number that is not
+    finite or an overflow. Its checks cost what they must: the compiled backend (one context
+    lookup), ``q.dtype is float64`` and ``q.ndim == 1`` (a batch or a complex step declines at
+    once), the scalar type of ``v`` and ``x``; numba's dispatcher checks the rest of the types
+    (any strides, read-only arrays taken), the driver the lengths and finiteness. A list or
+    another object declines by the ``AttributeError`` of its missing ``dtype``, and a float64
+    array whose dtype is an equal copy of numpy's own (an unpickled array) by the identity test:
+    the checked path answers both."""
 
     def __init__(self, engine: "Engine"):
         super().__init__()
