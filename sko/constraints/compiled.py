@@ -39,6 +39,7 @@ from sko.engine.state_layout import state_named
 __all__ = ["constrained_dynamics", "impulse_dynamics"]
 
 _F8 = np.dtype(np.float64)
+_NONE = np.zeros(0)  # the third input of the impulse dynamics (none)
 _CACHED = 64  #: plans kept per system (by identity and by contents, each)
 
 
@@ -189,8 +190,11 @@ def plan_of(system, constraints, condition: float) -> _Plan:
     if plans is None:
         plans = _PLANS[engine] = _Plans()
     key = constraints if type(constraints) is tuple else tuple(constraints) if type(constraints) is list else None
-    if key is not None and all(isinstance(c, FrameConstraint) for c in key):  # else resolved() names the entry
-        plan = plans.by_identity.get(key)
+    if key is not None:  # the keys hold FrameConstraints alone, which compare by identity
+        try:
+            plan = plans.by_identity.get(key)
+        except TypeError:  # an entry that is not hashable: resolved() names it
+            plan = None
         if plan is not None:
             return plan
     checked = resolved(system, constraints)
@@ -224,20 +228,20 @@ def _run(system, impulse: bool, q, v, x, constraints, condition: float, restitut
     layout = engine.layout
     plan = plan_of(system, constraints, condition)
     nv = engine.nv
-    if (engine._direct is not None and type(q) is np.ndarray and q.dtype == _F8 and q.ndim == 1
-            and type(v) is np.ndarray and v.ndim == 1 and (impulse or type(x) is np.ndarray and x.ndim == 1)):
-        w = plan.vectors.get((impulse, "d"))  # the common call: one float64 state, every body compiled
-        if w is None:
-            w = plan.vectors[impulse, "d"] = _vector(plan, layout, impulse, _F8)
-        if impulse:
-            w[int(w.view(np.int64)[rq.Header.WORKSPACE]) + _numbers_start(w) + C.Numbers.restitution] = restitution
-        out = np.zeros(nv + plan.rows)
+    if engine._direct:  # the common call: one float64 state, every body compiled (the checks of Engine.one_state)
         try:
-            status = rq.exact_evaluate_one(_F8)(w, q, v, engine._zeros[:0] if impulse else x, out)
-        except (TypeError, ValueError):  # another array type: the checked path below
-            status = None
-        if status == -1:
-            return out[:nv], out[nv:]
+            if q.dtype is _F8 and q.ndim == 1 and v.dtype is _F8 and (impulse or x.dtype is _F8):
+                w = plan.vectors.get((impulse, "d"))
+                if w is None:
+                    w = plan.vectors[impulse, "d"] = _vector(plan, layout, impulse, _F8)
+                if impulse:
+                    start = int(w.view(np.int64)[rq.Header.WORKSPACE])
+                    w[start + _numbers_start(w) + C.Numbers.restitution] = restitution
+                out = np.zeros(nv + plan.rows)
+                if rq.one_state_driver(_F8)(w, q, v, _NONE if impulse else x, out) == -1:
+                    return out[:nv], out[nv:]
+        except (AttributeError, TypeError, ValueError):  # not an array; types numba refuses: the checked path
+            pass
     inputs = engine._inputs(q, v, None if impulse else x, "" if impulse else "tau")
     if inputs is None:
         return NotImplemented

@@ -38,7 +38,7 @@ complex128 (complex-step) numbers. Lowest first:
   :mod:`.regressors` (IDENTIFICATION.md), :mod:`.constrained` (CONSTRAINTS.md);
   :mod:`.derivatives`: the compiled derivative recursions;
   :mod:`.rollout`: compiled rollouts; :mod:`.dispatch`: a system's :class:`~.dispatch.Engine`
-  (``Engine.run``, ``Engine.direct``).
+  (``Engine.run``; ``Engine.one_state``, its prepared one-state calls).
 
 Public names are imported from here (:data:`__all__`), each on first use so that importing
 one module of the engine compiles nothing else.

@@ -7,9 +7,9 @@ it takes what the system's method takes — ``q``, ``v`` and the request's third
 the reference path, before any compiled code runs) and returns the results with the same
 leading axis, or ``NotImplemented`` when the reference path must answer: inputs that are not
 float64/complex128 (sympy and other object arrays, fractions), or the reference backend forced
-by :func:`use_backend`. The common call — one state of plain float64 vectors, no external
-forces — goes first to :meth:`Engine.direct`, which answers it with no Python-side checks, or
-declines.
+by :func:`use_backend`. The common call — one state of float64 vectors, no external
+forces — goes first to the request's prepared call :attr:`Engine.one_state` ``[name]``
+(:class:`OneState`), which answers it with the fewest checks, or declines.
 
 A batch is computed without a Python loop over states when every body type has a compiled
 state (parallel over chunks of states in numba's threads); otherwise the bodies without one
@@ -30,7 +30,7 @@ from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefinit
 from sko.engine import requests as rq
 from sko.engine.state_layout import StateLayout, read_only, state_named
 
-__all__ = ["Engine", "engine", "use_backend", "backend"]
+__all__ = ["Engine", "OneState", "engine", "use_backend", "backend"]
 
 _F8 = np.dtype(np.float64)
 _FAST = (_F8, np.dtype(np.complex128))
@@ -49,13 +49,43 @@ def engine(system) -> "Engine":
     return system._engine
 
 
+class OneState(dict):
+    """An engine's prepared one-state calls by request name, each made on first use: the call
+    ``one_state[name](q, v=None, x=None)`` holds the request vector (float64), the result shape
+    and the compiled driver (:func:`~sko.engine.requests.one_state_driver`) and answers one state
+    of 1-D float64 arrays with no external forces — the result, or None when the checked path
+    (:meth:`Engine.run`) must answer, which also reports a wrong length, a number that is not
+    finite or an overflow. Its checks cost what they must: the compiled backend (one context
+    lookup), ``q.dtype is float64`` and ``q.ndim == 1`` (a batch or a complex step declines at
+    once), the scalar type of ``v`` and ``x``; numba's dispatcher checks the rest of the types
+    (any strides, read-only arrays taken), the driver the lengths and finiteness. A list or
+    another object declines by the ``AttributeError`` of its missing ``dtype``, and a float64
+    array whose dtype is an equal copy of numpy's own (an unpickled array) by the identity test:
+    the checked path answers both."""
+
+    def __init__(self, engine: "Engine"):
+        super().__init__()
+        self.engine = engine
+
+    def __missing__(self, name: str):
+        call = self[name] = self.engine._prepared(name)
+        return call
+
+
+def _declined(q, v=None, x=None) -> None:
+    """The one-state call of an engine without one (a body without a compiled state, a hinge
+    force in Python, the reference path)."""
+    return None
+
+
 class Engine:
     """Compiled dynamics of one system (module docstring)."""
 
     def __init__(self, system):
         self.system = system
         self.nq, self.nv = system.q_size, system.dof_size
-        self._direct: dict | None = None  # per request: (compiled call, request vector) in float64, made on first use
+        self._direct = False  # the prepared one-state calls apply: every body compiled, no hinge force in Python
+        self.one_state = OneState(self)
         self.coordinates_are_velocities = False
         self.layout = None  # the reference path answers: no body, or symbolic parameters
         self._sizes = rq.Sizes(0, self.nq, self.nv, 0, 1, 1, 0, 0)  # the shapes of results; a layout's once made
@@ -65,8 +95,7 @@ class Engine:
         self._vectors: dict = {}  # (request name, scalar type) -> request vector
         self._sizes = rq.sizes(L)
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
-        if L.all_compiled and not L.hinge_forces:
-            self._direct = {}
+        self._direct = L.all_compiled and not L.hinge_forces
         self._zeros = np.zeros(self.nv)
 
     def _request_vector(self, request: rq.Request, dtype) -> np.ndarray:
@@ -127,30 +156,71 @@ class Engine:
 
     # ------------------------------------------------------------------ requests
     def direct(self, name: str, q, v=None, x=None):
-        """Request ``name`` (:data:`~sko.engine.requests.REQUESTS`) for the common call, answered
-        with no Python-side checks: 1-D C-ordered writeable float64 arrays (numba's dispatcher
-        checks the types, the call the shapes), no external forces, every body compiled. None
-        when it does not apply, or when a shape does not fit or an input or the result is not
-        finite: the system's method then takes the checked path, which reports it. The system's
-        methods call this first; every step counts, as this is most calls."""
-        direct = self._direct
-        if direct is None or not (BACKEND.get() is COMPILED or get_backend() == COMPILED) \
-                or getattr(q, "dtype", None) != _F8:  # another scalar type: not even a float64 compile for it
+        """Request ``name`` (:data:`~sko.engine.requests.REQUESTS`) for the common call, by its
+        prepared call :attr:`one_state` ``[name]``: one state of 1-D float64 arrays, no external
+        forces, every body compiled. None when it does not apply, or when a shape does not fit or
+        an input or the result is not finite: the system's method then takes the checked path,
+        which reports it."""
+        return self.one_state[name](q, v, x)
+
+    def _prepared(self, name: str):
+        """The prepared one-state call of request ``name`` (:class:`OneState`)."""
+        if not self._direct:
+            return _declined
+        request = rq.REQUESTS[name]
+        w, shape = self._request_vector(request, _F8), request.shape(self._sizes)
+        zeros, none, vector, chosen = np.zeros, np.zeros(0), self._zeros, BACKEND.get
+        if not request.velocities:
+            configuration = rq.one_state_driver(_F8, len(shape), velocities=False)
+
+            def call(q, v=None, x=None):
+                if chosen() is COMPILED:
+                    try:
+                        if q.dtype is _F8 and q.ndim == 1:
+                            out = zeros(shape)
+                            if configuration(w, q, out) == -1:
+                                return out
+                    except (AttributeError, TypeError, ValueError):  # not an array; types numba refuses
+                        pass
+                return None
+
+            return call
+        driver = rq.one_state_driver(_F8, len(shape))
+        if request.x is None:
+            configuration = rq.one_state_driver(_F8, len(shape), velocities=False)
+
+            def call(q, v=None, x=None):
+                if chosen() is COMPILED:
+                    try:
+                        if q.dtype is _F8 and q.ndim == 1:
+                            out = zeros(shape)
+                            if v is None:
+                                status = configuration(w, q, out)
+                            elif v.dtype is _F8:
+                                status = driver(w, q, v, none, out)
+                            else:
+                                return None
+                            if status == -1:
+                                return out
+                    except (AttributeError, TypeError, ValueError):
+                        pass
+                return None
+
+            return call
+
+        def call(q, v=None, x=None):
+            if chosen() is COMPILED:
+                try:
+                    if (q.dtype is _F8 and q.ndim == 1 and (v is None or v.dtype is _F8)
+                            and (x is None or x.dtype is _F8)):
+                        out = zeros(shape)
+                        if driver(w, q, vector if v is None else v, vector if x is None else x, out) == -1:
+                            return out
+                except (AttributeError, TypeError, ValueError):
+                    pass
             return None
-        call = direct.get(name)
-        if call is None:
-            request = rq.REQUESTS[name]
-            call = direct[name] = (rq.exact_evaluate_one(_F8), self._request_vector(request, _F8),
-                                   request.shape(self._sizes))
-        evaluate, w, shape = call
-        out = np.zeros(shape)
-        try:
-            status = evaluate(w, q, self._zeros if v is None else v, self._zeros if x is None else x, out.reshape(-1))
-        except (TypeError, ValueError):  # numba's dispatcher refuses the types (rq.NoMatch) or cannot
-            return None  # type them at all (an empty list)
-        if status != -1:  # the checked path reports it
-            return None
-        return out
+
+        return call
 
     def run(self, name: str, method, q, v=None, x=None, external_forces=None, compiled: bool = True, **kwargs):
         """Request ``name`` of the catalogue at the states ``q`` (``v``, ``x``: the request's

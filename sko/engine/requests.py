@@ -15,9 +15,10 @@ it: bodies whose state only exists in Python) and runs the model kernels of
 :mod:`sko.engine.spo`, :mod:`~sko.engine.rnea`, :mod:`~sko.engine.crba` and :mod:`~sko.engine.aba` on it. A request vector holds all a one-state call needs
 but the state, in the state's scalar type: a header (:data:`Header`), the offsets of the
 workspace's buffers, the state table (:class:`~sko.engine.state_layout.StateLayout`), the flat
-layout of the requests and its Riccati offsets, the constants ``reals`` and the workspace (the
-arena first). A caller keeps one per request and scalar type and passes it again with each
-state: nothing is allocated per call. :func:`evaluate_one` answers one state, :func:`evaluate_batch`
+layout of the requests and its Riccati offsets, the constants ``reals``, the workspace (the
+arena first) and ``nv`` entries where a one-state call copies its third input. A caller keeps
+one per request and scalar type and passes it again with each state: nothing is allocated per
+call. :func:`one_state_driver` answers one state (:func:`evaluate_one`), :func:`evaluate_batch`
 ``B`` states, in parallel over chunks of :data:`CHUNK` states (numba's threads); both call the
 request kernel through its address, so each compiles once per scalar type, small, and a request
 compiles only when it is first used.
@@ -52,8 +53,8 @@ from sko.engine.centroidal import (CentroidalWork, RateWork, Result, centroidal,
 from sko.engine.regressors import TorqueWork, energy_regressors_request, torque_buffers, torque_regressor_request
 from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
-__all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "NoMatch", "request_views", "fill_arena",
-           "request_vector", "kernel_address", "evaluate_one", "exact_evaluate_one", "evaluate_batch"]
+__all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "request_views", "fill_arena",
+           "request_vector", "kernel_address", "evaluate_one", "one_state_driver", "evaluate_batch"]
 
 CHUNK = 16  #: states per task of a parallel batch
 
@@ -422,7 +423,7 @@ def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = N
     header[Header.BUFFERS], header[Header.ROWS], header[Header.LAYOUT], header[Header.ROFF] = starts[1:5]
     header[Header.REALS], header[Header.REALS_END], header[Header.WORKSPACE] = reals_start, reals_end, workspace
     header[Header.HINGES] = bool(tables[0][:, Row.HINGE].any())
-    w = np.zeros(workspace + int(buffers[-1]), dtype=dtype)
+    w = np.zeros(workspace + int(buffers[-1]) + size.nv, dtype=dtype)  # then x of a one-state call
     w.view(np.int64)[:reals_start] = np.concatenate(words)
     w.view(np.float64)[reals_start: reals_end] = L.reals
     if arena is not None:
@@ -439,12 +440,45 @@ def _finite(x) -> bool:
     return True
 
 
+@register
+def _state_in(w, words, q, qd):
+    """``q`` and ``qd`` (``nv`` entries, or none: zero velocities) into the arena of ``w``, when
+    the call fills it."""
+    if words[Header.FILL] == 0:
+        return
+    arena = w[words[Header.WORKSPACE]:]
+    q0, v0 = words[Header.Q], words[Header.V]
+    for i in range(q.shape[0]):
+        arena[q0 + i] = q[i]
+    if qd.shape[0] == 0:
+        for i in range(words[Header.NV]):
+            arena[v0 + i] = 0
+    else:
+        for i in range(qd.shape[0]):
+            arena[v0 + i] = qd[i]
+
+
+@register
+def _run_request(w, words, x, out) -> int:
+    """The request kernel of ``w`` on the third input ``x`` into ``out`` (flattened), and the
+    call's status: ``-3`` for a result that is not finite."""
+    flat = out.ravel()
+    status = call_request(words[Header.KERNEL], (w, x, flat))
+    if not 0 <= status < words[Header.N]:
+        words[Header.WRITTEN] = 1
+    if status == -1 and not _finite(flat):
+        status = -3
+    return status
+
+
 def _evaluate_one(w, q, qd, x, out):
     """The request of the request vector ``w`` at one state into ``out``, zeroed, of one state's
-    result size; ``x`` (``θ̈`` or ``T``) of ``nv`` entries, or none for a request without one.
-    Returns the status (module docstring): nothing is computed for ``-2`` or ``-4`` (the caller
-    reports it as the reference path does); ``-3`` is an overflow (the caller takes the checked
-    path, which reports it)."""
+    result shape; ``x`` (``θ̈`` or ``T``) of ``nv`` entries, or none for a request without one.
+    ``q``, ``qd`` and ``x`` are read only, with any strides: ``x`` is copied into the request
+    vector's last ``nv`` entries, the kernel's contiguous third input. Returns the status
+    (module docstring): nothing is computed for ``-2`` or ``-4`` (the caller reports it as the
+    reference path does); ``-3`` is an overflow (the caller takes the checked path, which
+    reports it)."""
     w, q, qd, x, out = borrowed(w), borrowed(q), borrowed(qd), borrowed(x), borrowed(out)
     words = w.view(np.int64)
     nv, nq = words[Header.NV], words[Header.NQ]
@@ -452,57 +486,57 @@ def _evaluate_one(w, q, qd, x, out):
         return -4
     if not (_finite(q) and _finite(qd) and _finite(x)):
         return -2
-    if words[Header.FILL] != 0:
-        arena = w[words[Header.WORKSPACE]:]
-        for i in range(nq):
-            arena[words[Header.Q] + i] = q[i]
-        for i in range(nv):
-            arena[words[Header.V] + i] = qd[i]
-    status = call_request(words[Header.KERNEL], (w, x, out))
-    if not 0 <= status < words[Header.N]:
-        words[Header.WRITTEN] = 1
-    if status == -1 and not _finite(out):
-        status = -3
-    return status
+    _state_in(w, words, q, qd)
+    third = w[w.shape[0] - x.shape[0]:]
+    for i in range(x.shape[0]):
+        third[i] = x[i]
+    return _run_request(w, words, third, out)
 
 
-class NoMatch(TypeError):
-    """Arguments of another type than the one an :func:`exact_evaluate_one` is compiled for."""
+def _evaluate_configuration(w, q, out):
+    """:func:`_evaluate_one` at zero velocities, for a request without a third input."""
+    w, q, out = borrowed(w), borrowed(q), borrowed(out)
+    words = w.view(np.int64)
+    if q.shape[0] != words[Header.NQ] or words[Header.X] != 0:
+        return -4
+    if not _finite(q):
+        return -2
+    _state_in(w, words, q, w[:0])
+    return _run_request(w, words, w[:0], out)
 
 
-def _no_conversion(*args, **kwargs) -> bool:
-    return False
+_DRIVERS: dict = {}  # (scalar type, result dimensions, velocities) -> the compiled driver
 
 
-def _no_match(*args, **kwargs):
-    raise NoMatch("arguments of another type than the call is compiled for")
-
-
-_EXACT: dict = {}
-
-
-def exact_evaluate_one(dtype):
-    """The one-state driver (``_evaluate_one(w, q, qd, x, out) -> status``) for 1-D C-ordered
-    writeable aligned arrays of ``dtype`` only (compiled or loaded from the cache on first use).
-    Any other argument, including a read-only or strided array or a list, raises
-    :class:`NoMatch` at once: numba's dispatcher checks the types it must check anyway, and
-    neither compiles for the new types nor searches for conversions (which would cost a hundred
-    microseconds for the caller's fallback)."""
+def one_state_driver(dtype, dimensions: int = 1, velocities: bool = True):
+    """The one-state driver for request vectors of ``dtype`` and results of ``dimensions`` axes:
+    ``driver(w, q, qd, x, out) -> status`` (:func:`_evaluate_one`), or with ``velocities=False``
+    ``driver(w, q, out)`` (zero velocities, a request without a third input). Compiled (or loaded
+    from the cache) on first use for exactly these types — ``w`` and ``out`` C-ordered and
+    writeable (the caller's own), ``q``, ``qd``, ``x`` any 1-D arrays of ``dtype`` (read only,
+    any strides, unaligned) — and never for others: numba's dispatcher raises ``TypeError`` for
+    other arguments. That refusal searches numba's conversions first (a hundred microseconds and
+    more), so a caller that falls back on it checks the scalar type and dimensions of what it
+    passes itself (:mod:`sko.engine.dispatch`)."""
     dtype = np.dtype(dtype)
-    call = _EXACT.get(dtype.char)
-    if call is None:
-        array = types.Array(from_dtype(dtype), 1, "C")
-        call = cached(njit(fastmath=FAST_MATH, error_model="numpy")(_evaluate_one))
-        call.compile((array,) * 5)
-        call.disable_compile()
-        call._search_new_conversions, call._explain_matching_error = _no_conversion, _no_match
-        _EXACT[dtype.char] = call
-    return call
+    key = (dtype.char, dimensions, velocities)
+    driver = _DRIVERS.get(key)
+    if driver is None:
+        scalar = from_dtype(dtype)
+        own, given = types.Array(scalar, 1, "C"), types.Array(scalar, 1, "A", readonly=True, aligned=False)
+        out = types.Array(scalar, dimensions, "C")
+        function = _evaluate_one if velocities else _evaluate_configuration
+        driver = cached(njit(fastmath=FAST_MATH, error_model="numpy")(function))
+        driver.compile((own, given, given, given, out) if velocities else (own, given, out))
+        driver.disable_compile()
+        _DRIVERS[key] = driver
+    return driver
 
 
 def evaluate_one(w, q, qd, x, out) -> int:
-    """:func:`exact_evaluate_one` of the request vector's scalar type."""
-    return exact_evaluate_one(w.dtype)(w, q, qd, x, out)
+    """The request of the request vector ``w`` at one state (:func:`_evaluate_one`); ``out`` is
+    1-D (one state's result, flattened)."""
+    return one_state_driver(w.dtype)(w, q, qd, x, out)
 
 
 @kernel(entry=True, parallel=True)

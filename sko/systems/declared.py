@@ -5,7 +5,7 @@ name (the system method's and the compiled request's in
 :data:`~sko.engine.requests.REQUESTS`, which holds the compiled part: terms read, result shape,
 workspace, kernel, hinge-force rule), its short name, its inputs, its reference function and its
 docstring. :func:`method` makes the system method from it: the common call goes to the compiled
-request unchecked (:meth:`~sko.engine.dispatch.Engine.direct`), then to the checked and batched
+request's prepared one-state call (:class:`~sko.engine.dispatch.OneState`), then to the checked and batched
 compiled path (:meth:`~sko.engine.dispatch.Engine.run`), and one state the compiled path declines
 goes to the reference function. The method has the request's own signature (``help`` shows it)
 and calls nothing generic per call: its source is written from the declaration once, as
@@ -114,7 +114,7 @@ def method(declaration: Declaration, owner: type) -> Callable:
     if d.applies is not None:
         lines += ["    compiled = applies(self)"]
         guard, compiled = f"compiled and {guard}", ", compiled=compiled"
-    lines += [f"    if {guard}(out := self._engine.direct({name!r}, {direct})) is not None:",
+    lines += [f"    if {guard}(out := self._engine.one_state[{name!r}]({direct})) is not None:",
               "        return out",
               f"    if (out := self._engine.run({name!r}, self.{name}, {run}{compiled})) is not NotImplemented:",
               "        return out",

@@ -56,6 +56,7 @@ from sko.systems import derivatives, regressors
 from sko.systems.derivatives import ForwardDynamicsDerivatives, InverseDynamicsDerivatives
 from sko.systems.overflow import finite_result as _finite_result, gravity_cause as _gravity_cause
 from sko.engine.dispatch import Engine
+from sko.constraints import dynamics as _constraints
 
 __all__ = ["MultibodySystem", "FixedTendon", "fixed_tendon"]
 
@@ -735,9 +736,7 @@ class MultibodySystem:
 
     def constrained_dynamics(self, q, v, tau, constraints) -> tuple:
         """``(v̇, λ)`` under constraints at frames (:func:`sko.constraints.constrained_dynamics`)."""
-        from sko.constraints import constrained_dynamics
-
-        return constrained_dynamics(self, q, v, tau, constraints)
+        return _constraints.constrained_dynamics(self, q, v, tau, constraints)
 
     def constrained_dynamics_derivatives(self, q, v, tau, constraints):
         """``∂(v̇, λ)/∂(q, v, τ)`` by complex step (:func:`sko.constraints.constrained_dynamics_derivatives`)."""

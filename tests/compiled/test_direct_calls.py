@@ -1,6 +1,6 @@
-"""The direct one-state call of the compiled path (1-D C-ordered writeable float64 arrays, every
-body compiled, no external forces): it answers exactly what the checked path answers; any other
-input (read-only, strided, integer, complex, batched, a list, a wrong length, a non-finite
+"""The direct one-state call of the compiled path (1-D float64 arrays, any strides, read-only
+too; every body compiled, no external forces): it answers exactly what the checked path answers;
+any other input (integer, complex, big-endian, batched, a list, a wrong length, a non-finite
 number) falls through to the checked path, with its result or its error, and never makes numba
 compile for the new types."""
 
@@ -50,6 +50,7 @@ VARIANTS = {
     "integer": lambda x: x.astype(np.int64),
     "big-endian": lambda x: x.astype(">f8"),
 }
+READ_AS_GIVEN = ("read-only", "strided")
 
 
 def _direct(system, op, q, v, x):
@@ -61,7 +62,7 @@ def _direct(system, op, q, v, x):
 @pytest.mark.parametrize("op", sorted(REQUESTS))
 def test_the_direct_call_answers_as_the_checked_path(op, seed):
     system = random_rigid_system(seed)
-    assert engine(system)._direct is not None
+    assert engine(system)._direct
     q, v, x = _state(system, seed)
     got = _direct(system, op, q, v, x)
     assert got is not None  # plain arrays take the direct call
@@ -79,18 +80,37 @@ def test_the_direct_call_answers_as_the_checked_path(op, seed):
 def test_other_inputs_fall_through_without_compiling(op, variant):
     system = random_rigid_system(4)
     q, v, x = (np.round(a) for a in _state(system))  # numbers every variant holds exactly
-    call = rq.exact_evaluate_one(np.float64)
     want = REQUESTS[op](system, q, v, x)
     for position in range(1 if op in MATRICES else 3):
         args = [q, v, x]
         args[position] = VARIANTS[variant](args[position])
         original = [a.copy() if isinstance(a, np.ndarray) else list(a) for a in args]
-        assert _direct(system, op, *args) is None
+        got = _direct(system, op, *args)
+        if variant in READ_AS_GIVEN:  # float64 with other strides or read-only: the direct call reads it
+            np.testing.assert_array_equal(got, want)
+        else:
+            assert got is None
         scale = 1 + np.abs(want).max()  # a big-endian array takes the reference path: rounding apart
         np.testing.assert_allclose(REQUESTS[op](system, *args), want, rtol=0, atol=1e-12 * scale)
         for a, b in zip(args, original):  # inputs are never mutated
             np.testing.assert_array_equal(a, b)
-    assert len(call.overloads) == 1
+    assert rq._DRIVERS and all(len(driver.overloads) == 1 for driver in rq._DRIVERS.values())
+
+
+def test_types_numba_refuses_take_the_checked_path_with_no_numba_method_patched():
+    """An argument the prepared call does not check (a batch of ``v`` beside one state of ``q``)
+    reaches numba's dispatcher, whose own ``TypeError`` sends it to the checked path and its
+    error; the drivers are numba's dispatchers as numba made them."""
+    system = random_rigid_system(4)
+    q, v, x = _state(system)
+    for op in ("inverse_dynamics", "forward_dynamics"):
+        assert _direct(system, op, q, v[None], x) is None
+        with pytest.raises(DimensionError):
+            REQUESTS[op](system, q, v[None], x)
+    assert rq._DRIVERS
+    for driver in rq._DRIVERS.values():
+        assert not {"_search_new_conversions", "_explain_matching_error"} & set(vars(driver))
+        assert len(driver.overloads) == 1
 
 
 @pytest.mark.parametrize("op", sorted(REQUESTS))
@@ -239,7 +259,7 @@ def test_a_mass_matrix_after_an_overflow_is_answered_directly():
     no children has ``X = ℛ(k) H*(k)`` written only by the mass matrix step, whose typed zero came
     from the stale ``X``; after a state that overflows there, every later call fell through."""
     system = MultibodySystem([flexible_beam("link", None, Revolute([0.0, 1.0, 0.0]), 1.0, 2.0, 50.0, n_modes=2)])
-    assert engine(system)._direct is not None and system.nv == 3  # a 3-dof hinge: the m × h product of the step
+    assert engine(system)._direct and system.nv == 3  # a 3-dof hinge: the m × h product of the step
     q = np.array([0.3, 0.01, -0.02])
     first = _direct(system, "mass_matrix", q, None, None)
     assert first is not None
@@ -271,7 +291,7 @@ def test_request_vectors_keep_tables_constants_and_workspace_apart():
             np.testing.assert_array_equal(w.view(np.float64)[words[H.REALS]: words[H.REALS_END]], L.reals)
             assert words[H.WORKSPACE] * w.itemsize >= words[H.REALS_END] * 8
             buffers = words[words[H.BUFFERS]: words[H.ROWS]]
-            assert buffers[0] == L.size and w.size - words[H.WORKSPACE] == buffers[-1]
+            assert buffers[0] == L.size and w.size - words[H.WORKSPACE] == buffers[-1] + system.nv  # then x of one state
 
 
 @pytest.mark.parametrize("op", REQUESTS)

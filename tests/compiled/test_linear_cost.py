@@ -27,7 +27,8 @@ def _scratch_entries(name: str, n: int) -> int:
     layout = engine(_chain(n)).layout
     w = rq.request_vector(rq.REQUESTS[name], layout, np.float64)
     total = layout.size + sum(rq.REQUESTS[name].buffers(rq.sizes(layout)))
-    assert w.size - w.view(np.int64)[rq.Header.WORKSPACE] == total  # the buffers cover the workspace
+    # the buffers cover the workspace, then x of a one-state call
+    assert w.size - w.view(np.int64)[rq.Header.WORKSPACE] == total + layout.dof_size
     return total
 
 
