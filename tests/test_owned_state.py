@@ -24,7 +24,7 @@ ENGINE = Path(sko.engine.__file__).parent
 REGISTRIES = {
     ("joint_registry.py", "REGISTRY"): "the joint types a user registers, by name (a registry, not a cache)",
     ("algorithms.py", "_FUNCTIONS"): "the module's own lazily made attributes (functions of nothing but their name)",
-    ("requests.py", "_EXACT"): "the one-state driver compiled per scalar type (code, not data of a model)",
+    ("requests.py", "_DRIVERS"): "the one-state drivers compiled per scalar type and result rank (code, not data of a model)",
 }
 #: module-level memo decorators allowed, with the reason
 MEMOS = {("cache.py", "stamp"): "the hash of the kernel sources, one per process"}
