@@ -9,6 +9,10 @@ algorithm — for float64 and for complex128 (complex-step derivatives), the two
 when the machine has two cores (they never write the same cache file). A progress bar counts
 the steps. :func:`compile_system` does the same for one system of the user's (``sko compile
 --model``): its own body types' state kernels and the requests they feed.
+
+A first ``sko verify`` (nothing cached) compiles on two cores too: :func:`start_verify_kernels`
+runs :func:`verify_kernels` in a second process (the complex kernels, then the checks whose
+kernels no other check uses) while the first runs the other checks.
 """
 
 from __future__ import annotations
@@ -311,31 +315,36 @@ def complex_states(names) -> None:
 
 
 #: The modules of :mod:`sko.verify` whose checks the second process of ``sko verify`` runs first
-#: (:func:`verify_kernels`): they alone use the kernels of the constrained dynamics, the
-#: centroidal terms and the regressors, so the two processes compile different kernels.
-ASIDE = ("sko.verify.constraints", "sko.verify.centroidal", "sko.verify.identification")
+#: (:func:`verify_kernels`), in this order: they alone use the kernels of the centroidal terms,
+#: the regressors and the constrained dynamics, so the two processes compile different kernels.
+#: The constrained dynamics come last: they share the articulated-body and Riccati kernels with
+#: the identity checks the first process runs meanwhile, and find them in the cache by then.
+ASIDE = ("sko.verify.centroidal", "sko.verify.identification", "sko.verify.constraints")
 
 
 def aside_checks(checks) -> list[str]:
     """The names of the checks among ``checks`` (:class:`~sko.verify.registry.Check`) that
-    :func:`verify_kernels` runs: those of :data:`ASIDE`."""
-    return [c.name for c in checks if c.system and c.function.__module__ in ASIDE]
+    :func:`verify_kernels` runs: those of :data:`ASIDE`, in its order of the modules."""
+    aside = [c for c in checks if c.system and c.function.__module__ in ASIDE]
+    return [c.name for c in sorted(aside, key=lambda c: ASIDE.index(c.function.__module__))]
 
 
 def verify_kernels(names, checks, complex_done=None) -> None:
     """What ``sko verify`` compiles in a second process on a first run: :func:`complex_states`
-    (then ``complex_done.set()``), then the checks ``checks`` on the models ``names``, results
-    dropped, for the kernels they compile (float64 mostly). They land in numba's cache, from
-    which the first process loads them when it runs these checks itself, last
-    (:func:`sko.verify.run`'s ``last``); by then it has cached the bodies' float64 state kernels
-    these checks share with the others."""
+    (then ``complex_done.set()``), then the checks ``checks`` (:func:`aside_checks`) on the
+    models ``names``, module by module, results dropped, for the kernels they compile (float64
+    mostly). They land in numba's cache, from which the first process loads them when it runs
+    these checks itself, last (:func:`sko.verify.run`'s ``last``); by the time this process
+    reaches them, the first has cached the bodies' float64 state kernels they share."""
+    from itertools import groupby
+
+    from sko.verify import REGISTRY, run
+
     complex_states(names)
     if complex_done is not None:
         complex_done.set()
-    if checks:
-        from sko.verify import run
-
-        run(models=list(names), checks=list(checks))
+    for _, group in groupby(checks, key=lambda name: REGISTRY.get(name).function.__module__):
+        run(models=list(names), checks=list(group))  # module by module, every model each
 
 
 class Aside(NamedTuple):
