@@ -344,7 +344,7 @@ def _verify(args) -> int:
         print(f"skipped {name}: sko.algorithms.{', sko.algorithms.'.join(missing)} not available", file=sys.stderr)
     start = time.perf_counter()
     results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic),
-                  backend=args.backend, before_physics=_complex_kernels(args, models, selected))
+                  backend=args.backend, **_kernels_aside(args, models, selected))
     return _report(args, results, time.perf_counter() - start)
 
 
@@ -429,26 +429,31 @@ def _many_files(args) -> tuple[list, float]:
     return [r for part in parts for r in part], time.perf_counter() - start
 
 
-def _complex_kernels(args, models, checks):
-    """On a first run (nothing cached), the complex kernels the physics checks need compile in a
-    second process while this one runs the other checks; the function waiting for it, or None.
-    Built-in models only: a user's factory or file would have to be rebuilt there."""
+def _kernels_aside(args, models, checks) -> dict:
+    """On a first run (nothing cached), a second process compiles while this one runs the checks
+    of the SKO models: the complex kernels the physics checks need, then the kernels of the
+    checks of :data:`sko.precompile.ASIDE` (constrained dynamics, centroidal terms, regressors),
+    which this process runs last (:func:`sko.precompile.start_verify_kernels`). The keywords of
+    :func:`sko.verify.run` that wait for it, or none. Built-in models only: a user's factory or
+    file would have to be rebuilt there."""
     from sko.engine.backend import get_backend
 
     try:
         get_backend()  # the process-wide choice, which the second process takes from SKO_BACKEND
     except SKOError:
-        return None  # SKO_BACKEND names no backend (--backend overrides it here only): no second process
+        return {}  # SKO_BACKEND names no backend (--backend overrides it here only): no second process
     if args.symbolic or (args.backend or get_backend()) != "compiled" or not any(c.system for c in checks):
-        return None
+        return {}
     if models is not None and not all(isinstance(m, str) for m in models):
-        return None
-    from .precompile import cached, start_complex_states
+        return {}
+    from .precompile import aside_checks, cached, start_verify_kernels
     from .verify import model_names
 
     if cached(np.complex128):
-        return None
-    return start_complex_states(model_names(symbolic=False) if models is None else models)
+        return {}
+    last = aside_checks(checks)
+    aside = start_verify_kernels(model_names(symbolic=False) if models is None else models, last)
+    return {"before_physics": aside.complex, "last": last, "before_last": aside.done}
 
 
 def _table(results) -> None:

@@ -9,6 +9,10 @@ algorithm — for float64 and for complex128 (complex-step derivatives), the two
 when the machine has two cores (they never write the same cache file). A progress bar counts
 the steps. :func:`compile_system` does the same for one system of the user's (``sko compile
 --model``): its own body types' state kernels and the requests they feed.
+
+A first ``sko verify`` (nothing cached) compiles on two cores too: :func:`start_verify_kernels`
+runs :func:`verify_kernels` in a second process (the complex kernels, then the checks whose
+kernels no other check uses) while the first runs the other checks.
 """
 
 from __future__ import annotations
@@ -22,12 +26,14 @@ from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from queue import Empty
+from typing import NamedTuple
 
 import numpy as np
 
 from sko.graphs.errors import SKOError, UnknownNodeError
 
-__all__ = ["steps", "compile_kernels", "compile_system", "death", "cached", "complex_states", "start_complex_states"]
+__all__ = ["steps", "compile_kernels", "compile_system", "death", "cached", "complex_states", "ASIDE", "aside_checks",
+           "verify_kernels", "Aside", "start_verify_kernels"]
 
 _BATCH = 40  #: more states than a batch takes serially: the parallel paths compile too
 
@@ -308,19 +314,73 @@ def complex_states(names) -> None:
         system.kinetic_energy(Q, V)
 
 
-def start_complex_states(names) -> Callable[[], None]:
-    """:func:`complex_states` in a process of its own, now; returns the function that waits for
-    it and raises :class:`SKOError` if it failed or died (its exit status or signal)."""
-    process = multiprocessing.get_context("spawn").Process(target=complex_states, args=(list(names),), daemon=True)
+#: The modules of :mod:`sko.verify` whose checks the second process of ``sko verify`` runs first
+#: (:func:`verify_kernels`), in this order: they alone use the kernels of the centroidal terms,
+#: the regressors and the constrained dynamics, so the two processes compile different kernels.
+#: The constrained dynamics come last: they share the articulated-body and Riccati kernels with
+#: the identity checks the first process runs meanwhile, and find them in the cache by then.
+ASIDE = ("sko.verify.centroidal", "sko.verify.identification", "sko.verify.constraints")
+
+
+def aside_checks(checks) -> list[str]:
+    """The names of the checks among ``checks`` (:class:`~sko.verify.registry.Check`) that
+    :func:`verify_kernels` runs: those of :data:`ASIDE`, in its order of the modules."""
+    aside = [c for c in checks if c.system and c.function.__module__ in ASIDE]
+    return [c.name for c in sorted(aside, key=lambda c: ASIDE.index(c.function.__module__))]
+
+
+def verify_kernels(names, checks, complex_done=None) -> None:
+    """What ``sko verify`` compiles in a second process on a first run: :func:`complex_states`
+    (then ``complex_done.set()``), then the checks ``checks`` (:func:`aside_checks`) on the
+    models ``names``, module by module, results dropped, for the kernels they compile (float64
+    mostly). They land in numba's cache, from which the first process loads them when it runs
+    these checks itself, last (:func:`sko.verify.run`'s ``last``); by the time this process
+    reaches them, the first has cached the bodies' float64 state kernels they share."""
+    from itertools import groupby
+
+    from sko.verify import REGISTRY, run
+
+    complex_states(names)
+    if complex_done is not None:
+        complex_done.set()
+    for _, group in groupby(checks, key=lambda name: REGISTRY.get(name).function.__module__):
+        run(models=list(names), checks=list(group))  # module by module, every model each
+
+
+class Aside(NamedTuple):
+    """The waits on the process of :func:`start_verify_kernels`; each raises :class:`SKOError`
+    if it failed or died (its exit status or signal)."""
+
+    complex: Callable[[], None]  #: until its complex kernels are compiled
+    done: Callable[[], None]  #: until it has ended
+
+
+def start_verify_kernels(names, checks=()) -> Aside:
+    """:func:`verify_kernels` in a process of its own, now."""
+    context = multiprocessing.get_context("spawn")
+    complex_done = context.Event()
+    process = context.Process(target=verify_kernels, args=(list(names), list(checks), complex_done), daemon=True)
     process.start()
 
-    def wait() -> None:
+    def failed() -> SKOError:
+        return SKOError(f"sko verify: the process compiling the kernels of the checks (the complex kernels of the "
+                        f"physics checks first; pid {process.pid}) {death(process)}; run `sko compile` first to "
+                        "compile them in order")
+
+    def complex_() -> None:
+        while not complex_done.wait(POLL):
+            if not process.is_alive():
+                break
+        if not complex_done.is_set():
+            process.join()
+            raise failed()
+
+    def done() -> None:
         process.join()
         if process.exitcode:
-            raise SKOError(f"sko verify: the process compiling the complex kernels of the physics checks (pid "
-                           f"{process.pid}) {death(process)}; run `sko compile` first to compile them in order")
+            raise failed()
 
-    return wait
+    return Aside(complex_, done)
 
 
 # --------------------------------------------------------------------------- a user's system

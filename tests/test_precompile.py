@@ -66,15 +66,17 @@ def test_compile_rejects_no_workers(capsys):
 def test_physics_checks_run_last_and_results_keep_the_model_order():
     calls = []
     order = []
-    checks = ["christoffel", "nilpotency", "crba"]
+    checks = ["torque_regressor", "christoffel", "nilpotency", "crba"]
     results = run(models=["chain", "planar_chain"], checks=checks,
                   progress=lambda done, total, model, check: order.append((model, check)),
-                  before_physics=lambda: calls.append(len(order)))
+                  before_physics=lambda: calls.append(("physics", len(order))), last=["torque_regressor"],
+                  before_last=lambda: calls.append(("last", len(order))))
     physics = [i for i, (_, check) in enumerate(order) if REGISTRY.get(check).system]
     assert physics and min(physics) > max(i for i in range(len(order)) if i not in physics)
-    assert calls == [min(physics)]  # once, just before the first physics check
+    assert order[-1] == ("planar_chain", "torque_regressor") and order.count(order[-1]) == 1
+    assert calls == [("physics", min(physics)), ("last", len(order) - 1)]  # once each, just before
     assert [(r.model, r.name) for r in results] == [(m, c) for m in ("chain", "planar_chain") for c in checks
-                                                    if m == "planar_chain" or c != "christoffel"]
+                                                    if m == "planar_chain" or not REGISTRY.get(c).system]
     assert all(r.passed for r in results)
 
 
@@ -90,20 +92,28 @@ def _args(**kw):
     (_args(backend="reference"), None, True, False),
     (_args(), [object()], True, False),  # a user's model: it is not rebuilt in another process
 ])
-def test_the_complex_kernels_compile_aside_only_on_a_first_run(monkeypatch, args, models, cold, started):
+def test_the_kernels_compile_aside_only_on_a_first_run(monkeypatch, args, models, cold, started):
     seen = []
     monkeypatch.setattr(precompile, "cached", lambda dtype: not cold)
-    monkeypatch.setattr(precompile, "start_complex_states", lambda names: seen.append(list(names)) or (lambda: None))
+    monkeypatch.setattr(precompile, "start_verify_kernels",
+                        lambda names, checks: seen.append((list(names), checks)) or precompile.Aside(print, print))
     checks = REGISTRY.select(None, args.symbolic)
-    waiter = cli._complex_kernels(args, models, checks)
-    assert (waiter is not None) == started and bool(seen) == started
+    keywords = cli._kernels_aside(args, models, checks)
+    assert bool(keywords) == started and bool(seen) == started
+    if started:
+        assert set(keywords) == {"before_physics", "last", "before_last"}
+        # the checks of the constrained dynamics, centroidal terms and regressors, and no other
+        assert seen[0][1] == keywords["last"] and {"constrained_dynamics_kkt", "centroidal_momentum",
+                                                   "torque_regressor"} <= set(keywords["last"])
+        assert not {"christoffel", "acceleration_derivative", "kernel_consistency"} & set(keywords["last"])
+        assert all(REGISTRY.get(c).function.__module__ in precompile.ASIDE for c in keywords["last"])
     if started and models is not None:
-        assert seen == [models]
+        assert seen[0][0] == models
 
 
 def test_no_helper_without_physics_checks(monkeypatch):
     monkeypatch.setattr(precompile, "cached", lambda dtype: False)
-    assert cli._complex_kernels(_args(), None, REGISTRY.select(["nilpotency"], False)) is None
+    assert cli._kernels_aside(_args(), None, REGISTRY.select(["nilpotency"], False)) == {}
 
 
 # ----------------------------------------------------------------------------- dead workers end the command
@@ -150,19 +160,23 @@ def test_a_script_without_the_main_guard_is_told_so(tmp_path):
     assert 'without `if __name__ == "__main__":`' in last
 
 
-def test_the_complex_kernel_process_of_verify_is_watched():
+def test_the_kernel_process_of_verify_is_watched():
     import multiprocessing
     import os
     import signal
 
     from sko.graphs.errors import SKOError
 
-    wait = precompile.start_complex_states(["no such model"])  # fails in the process: exit status 1
-    with pytest.raises(SKOError, match=r"complex kernels .* exited with status 1; run `sko compile` first"):
-        wait()
+    aside = precompile.start_verify_kernels(["no such model"])  # fails in the process: exit status 1
+    with pytest.raises(SKOError, match=r"compiling the kernels .* exited with status 1; run `sko compile` first"):
+        aside.complex()
+    with pytest.raises(SKOError, match=r"exited with status 1"):
+        aside.done()
     before = {p.pid for p in multiprocessing.active_children()}
-    wait = precompile.start_complex_states(["chain"])
+    aside = precompile.start_verify_kernels(["chain"], ["torque_regressor"])
     (process,) = [p for p in multiprocessing.active_children() if p.pid not in before]
     os.kill(process.pid, signal.SIGKILL)
     with pytest.raises(SKOError, match=f"pid {process.pid}.* was killed by SIGKILL"):
-        wait()
+        aside.complex()
+    with pytest.raises(SKOError, match=f"pid {process.pid}.* was killed by SIGKILL"):
+        aside.done()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from contextlib import nullcontext
 
 from sko.engine.backend import use_backend
@@ -48,7 +48,8 @@ def skipped_checks(checks: Iterable[Check]) -> dict[str, tuple[str, ...]]:
 
 def run(models: Iterable | None = None, checks: Iterable[str] | None = None, symbolic: bool = False,
         registry: Registry = REGISTRY, progress: Progress | None = None, backend: str | None = None,
-        before_physics: Callable[[], None] | None = None) -> list[Result]:
+        before_physics: Callable[[], None] | None = None, last: Collection[str] = (),
+        before_last: Callable[[], None] | None = None) -> list[Result]:
     """Run the checks (all by default) on the models (all of the mode by default); the results
     come model by model, in the registry's order of the checks.
 
@@ -58,14 +59,17 @@ def run(models: Iterable | None = None, checks: Iterable[str] | None = None, sym
     Checks that do not apply in the mode, or whose algorithms are not available, are left out
     (see :func:`skipped_checks`). ``progress(done, total, model, check)`` is called before each.
     The checks that need the system behind a model (the physics checks, which differentiate by
-    complex step) run after all the others; ``before_physics`` is called once before the first
-    of them (``sko verify`` waits there for the complex kernels it compiles meanwhile).
+    complex step) run after all the others, and the checks named in ``last`` after those;
+    ``before_physics`` is called once before the first check with a system, ``before_last`` once
+    before the first of ``last`` (``sko verify`` waits there for the kernels another process
+    compiles meanwhile: the complex kernels, then those of the checks in ``last``).
     """
     with use_backend(backend) if backend is not None else nullcontext():  # the models are built on it too
         cases = resolve_cases(models, symbolic)
         selected = [c for c in registry.select(checks, symbolic) if not c.missing()]
         pairs = [(case, check) for case in cases for check in selected if check.applies_to(case)]
-        order = sorted(range(len(pairs)), key=lambda i: pairs[i][1].system)  # stable: the others first
+        last = set(last)
+        order = sorted(range(len(pairs)), key=lambda i: (pairs[i][1].system, pairs[i][1].name in last))  # stable
         total = len(pairs)
         results: list = [None] * len(pairs)
         for done, i in enumerate(order):
@@ -73,6 +77,9 @@ def run(models: Iterable | None = None, checks: Iterable[str] | None = None, sym
             if check.system and before_physics is not None:
                 before_physics()
                 before_physics = None
+            if check.name in last and before_last is not None:
+                before_last()
+                before_last = None
             if progress is not None:
                 progress(done, total, case.name, check.name)
             results[i] = check.run(case)
