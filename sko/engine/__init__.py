@@ -40,6 +40,14 @@ complex128 (complex-step) numbers. Lowest first:
   :mod:`.rollout`: compiled rollouts; :mod:`.dispatch`: a system's :class:`~.dispatch.Engine`
   (``Engine.run``; ``Engine.one_state``, its prepared one-state calls).
 
+*The recursions.* Every kernel of :mod:`.spo`, :mod:`.rnea`, :mod:`.crba` and :mod:`.aba` takes
+the ``layout`` table and a ``data`` buffer (float64 or complex128; the stacked vectors have the
+same scalar type) and runs the passes of SKO.md as written there, on blocks of any shape stored
+row-major at the layout's offsets (:mod:`.blocks`); a rigid body on a 1-dof hinge takes the
+register forms of :mod:`.rigid_blocks` (``rigid_step``). Each body is visited once per pass:
+O(N). Every kernel works on :func:`~sko.engine.borrow.borrowed` views of its array arguments, so
+the per-body steps count no references.
+
 Public names are imported from here (:data:`__all__`), each on first use so that importing
 one module of the engine compiles nothing else.
 """

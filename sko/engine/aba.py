@@ -5,13 +5,7 @@ results live in a second buffer ``r`` (:func:`~sko.engine.layout.riccati_layout`
 requests' articulated-body passes read only ``P``, ``D^{-1}`` and ``G``: without
 :func:`riccati`'s ``full``, ``ψ`` and a rigid step's ``P⁺`` are not written.
 
-Every kernel takes the ``layout`` table and a ``data`` buffer (float64 or complex128; the
-stacked vectors have the same scalar type) and runs the passes of SKO.md as written there, on
-blocks of any shape stored row-major at the layout's offsets (:mod:`sko.engine.blocks`); a rigid
-body on a 1-dof hinge takes the register forms of :mod:`sko.engine.rigid_blocks`
-(``rigid_step``). Each body is visited once per pass: O(N). Every kernel works on
-:func:`~sko.engine.borrow.borrowed` views of its array arguments, so the per-body steps count no
-references.
+The conventions of every recursion kernel are those of :mod:`sko.engine` (*The recursions*).
 """
 
 from __future__ import annotations

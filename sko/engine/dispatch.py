@@ -68,6 +68,8 @@ class OneState(dict):
         self.engine = engine
 
     def __missing__(self, name: str):
+        if BACKEND.get() != COMPILED:  # prepared (and compiled) on the compiled backend only
+            return _declined
         call = self[name] = self.engine._prepared(name)
         return call
 

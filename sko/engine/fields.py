@@ -22,6 +22,7 @@ Examples
 
 from __future__ import annotations
 
+import sys
 from enum import IntEnum
 
 __all__ = ["columns", "offsets"]
@@ -29,7 +30,7 @@ __all__ = ["columns", "offsets"]
 
 def columns(name: str, *names: str) -> type[IntEnum]:
     """An ``IntEnum`` numbering the columns ``names`` from 0, and ``WIDTH`` = their count."""
-    return IntEnum(name, [(n, i) for i, n in enumerate(names)] + [("WIDTH", len(names))])
+    return IntEnum(name, [(n, i) for i, n in enumerate(names)] + [("WIDTH", len(names))], module=_caller())
 
 
 def offsets(name: str, **sizes: int) -> type[IntEnum]:
@@ -41,4 +42,10 @@ def offsets(name: str, **sizes: int) -> type[IntEnum]:
             raise ValueError(f"field {field!r} of {name} must have a positive size, got {size}")
         members.append((field, start))
         start += size
-    return IntEnum(name, members + [("SIZE", start)])
+    return IntEnum(name, members + [("SIZE", start)], module=_caller())
+
+
+def _caller() -> str:
+    """The module defining the table (two frames up), as :func:`collections.namedtuple` names it:
+    two modules may each have a ``Node`` table."""
+    return sys._getframe(2).f_globals.get("__name__", __name__)

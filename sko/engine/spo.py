@@ -1,13 +1,7 @@
 """numba kernels of the SPO products on a flat model: ``φ x``, ``φ* x`` and their ``φ̃``
 forms (SKO.md §4, Lemmas 1, 2), and the joint map ``H`` and ``H*``.
 
-Every kernel takes the ``layout`` table and a ``data`` buffer (float64 or complex128; the
-stacked vectors have the same scalar type) and runs the passes of SKO.md as written there, on
-blocks of any shape stored row-major at the layout's offsets (:mod:`sko.engine.blocks`); a rigid
-body on a 1-dof hinge takes the register forms of :mod:`sko.engine.rigid_blocks`
-(``rigid_step``). Each body is visited once per pass: O(N). Every kernel works on
-:func:`~sko.engine.borrow.borrowed` views of its array arguments, so the per-body steps count no
-references.
+The conventions of every recursion kernel are those of :mod:`sko.engine` (*The recursions*).
 """
 
 from __future__ import annotations
