@@ -442,20 +442,20 @@ def _compliance(data, layout, roff, ric, plan, work, ns):
                 for u in range(h):
                     s += E[u * count + q1] * Y[u * count + q2]
                 work[r1 + pool[first + q2]] += s
-        for q in range(count):  # Ω̄_ii += ‖z‖² Σ_uv |D⁻¹_uv| ‖H_u‖ ‖H_v‖ (Y reused)
+        for u in range(h):  # Ω̄_ii += ‖z_i‖² Σ_uv |D⁻¹_uv| ‖H_u‖ ‖H_v‖, the node's factor once (Y reused)
+            s = 0.0
+            for i in range(mj):
+                s += data[ho + u * mj + i].real ** 2
+            Y[u] = np.sqrt(s)
+        factor = 0.0
+        for u in range(h):
+            for v in range(h):
+                factor += abs(ric[dio + u * h + v]) * Y[u].real * Y[v].real
+        for q in range(count):
             col, zz = pool[first + q], 0.0
             for i in range(mj):
                 zz += abs(Z[no + i, col]) ** 2
-            for u in range(h):
-                s = 0.0
-                for i in range(mj):
-                    s += data[ho + u * mj + i].real ** 2
-                Y[u] = np.sqrt(s)
-            s = 0.0
-            for u in range(h):
-                for v in range(h):
-                    s += abs(ric[dio + u * h + v]) * Y[u].real * Y[v].real
-            work[bound + col] += zz * s
+            work[bound + col] += zz * factor
         if p < 0:
             continue
         for i in range(mj):  # z⁺ = z + G ε (in place)
