@@ -172,31 +172,16 @@ class Engine:
         request = rq.REQUESTS[name]
         w, shape = self._request_vector(request, _F8), request.shape(self._sizes)
         zeros, none, vector, chosen = np.zeros, np.zeros(0), self._zeros, BACKEND.get
-        if not request.velocities:
-            configuration = rq.one_state_driver(_F8, len(shape), velocities=False)
-
-            def call(q, v=None, x=None):
-                if chosen() is COMPILED:
-                    try:
-                        if q.dtype is _F8 and q.ndim == 1:
-                            out = zeros(shape)
-                            if configuration(w, q, out) == -1:
-                                return out
-                    except (AttributeError, TypeError, ValueError):  # not an array; types numba refuses
-                        pass
-                return None
-
-            return call
-        driver = rq.one_state_driver(_F8, len(shape))
+        driver = rq.one_state_driver(_F8, len(shape)) if request.velocities else None
         if request.x is None:
-            configuration = rq.one_state_driver(_F8, len(shape), velocities=False)
+            configuration = rq.one_state_driver(_F8, len(shape), velocities=False)  # at v = 0 (v None)
 
             def call(q, v=None, x=None):
                 if chosen() is COMPILED:
                     try:
                         if q.dtype is _F8 and q.ndim == 1:
                             out = zeros(shape)
-                            if v is None:
+                            if v is None or driver is None:  # at rest, or a request that reads no v
                                 status = configuration(w, q, out)
                             elif v.dtype is _F8:
                                 status = driver(w, q, v, none, out)
@@ -204,7 +189,7 @@ class Engine:
                                 return None
                             if status == -1:
                                 return out
-                    except (AttributeError, TypeError, ValueError):
+                    except (AttributeError, TypeError, ValueError):  # not an array; types numba refuses
                         pass
                 return None
 
