@@ -94,15 +94,20 @@ class _Operators:
             self.G[r: r + P.shape[0], o: o + P.shape[1]] += P
         self.J = np.concatenate([constraint_rows(system, q, c, states) for c in constraints])
 
-    def compliance(self) -> tuple[np.ndarray, np.ndarray]:
-        """``Ω = G Ω_nodes Gᵀ`` (the recursion; O(N) plus the nodes' paths) and the rounding
-        bound of its diagonal, ``(|G| |Ω_nodes| |G|ᵀ)_ii``."""
+    def compliance(self) -> np.ndarray:
+        """``Ω = G Ω_nodes Gᵀ`` (the recursion; O(N) plus the nodes' paths)."""
         m = len(self.G)
         if not self.nodes:
-            return np.zeros((m, m), dtype=self.G.dtype), np.zeros(m)
-        Omega = alg.operational_space_compliance(self.model, self.nodes, articulated=self.ab)
-        G = np.abs(self.G)
-        return self.G @ Omega @ self.G.T, np.einsum("ij,jk,ik->i", G, np.abs(Omega), G)
+            self.nodes_compliance = np.zeros((0, 0))
+            return np.zeros((m, m), dtype=self.G.dtype)
+        self.nodes_compliance = alg.operational_space_compliance(self.model, self.nodes, articulated=self.ab)
+        return self.G @ self.nodes_compliance @ self.G.T
+
+    def compliance_and_bound(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(Ω, Ω̄)``: :meth:`compliance` and the rounding bound of its diagonal,
+        ``(|G| |Ω_nodes| |G|ᵀ)_ii`` (module docstring)."""
+        Omega, G = self.compliance(), np.abs(self.G)
+        return Omega, np.einsum("ij,jk,ik->i", G, np.abs(self.nodes_compliance), G)
 
     def minv_jt(self, lam) -> np.ndarray:
         """``ℳ⁻¹ Jᵀ λ`` by the articulated body passes on the Riccati result."""
@@ -160,7 +165,7 @@ def _solve(compliance: tuple, r, scale: float, what: str) -> np.ndarray:
 def constraint_compliance(system, q, constraints) -> np.ndarray:
     """``Ω = J ℳ⁻¹ Jᵀ`` (``m × m``) by the compliance recursion, or ``(B, m, m)``."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs: _Operators(system, qs, constraints).compliance()[0], q)
+    return batched(system, lambda qs: _Operators(system, qs, constraints).compliance(), q)
 
 
 def constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.ndarray, np.ndarray]:
@@ -203,7 +208,7 @@ def _constrained(system, q, v, tau, constraints):
     a_ref = -kp * e - kd * Jv
     r = a_ref - gamma - ops.J @ dv_free
     scale = float(max(np.linalg.norm(a_ref), np.linalg.norm(gamma), np.linalg.norm(ops.J @ dv_free)))
-    lam = _solve(ops.compliance(), r, scale, "constraint forces")
+    lam = _solve(ops.compliance_and_bound(), r, scale, "constraint forces")
     return dv_free + ops.minv_jt(lam), lam
 
 
@@ -230,7 +235,7 @@ def reference_impulse_dynamics(system, q, v_minus, constraints, restitution=0.0)
 def _impulse(system, q, v, constraints, e: float):
     ops = _Operators(system, q, constraints)
     Jv = ops.J @ v
-    impulses = _solve(ops.compliance(), -(1.0 + e) * Jv, float(np.linalg.norm(Jv)), "impulses")
+    impulses = _solve(ops.compliance_and_bound(), -(1.0 + e) * Jv, float(np.linalg.norm(Jv)), "impulses")
     return v + ops.minv_jt(impulses), impulses
 
 
@@ -240,7 +245,7 @@ def constrained_operational_space_inertia(system, q, constraints) -> np.ndarray:
     constraints = resolved(system, constraints)
 
     def one(qs):
-        Omega, bound = _Operators(system, qs, constraints).compliance()
+        Omega, bound = _Operators(system, qs, constraints).compliance_and_bound()
         w = np.linalg.eigvalsh(Omega.real)
         if not len(w) or w[0] <= w[-1] * len(w) * np.finfo(float).eps or _idle(Omega, bound).any():
             raise RankDeficientError(f"the constraint compliance Ω = J ℳ⁻¹ Jᵀ of {list(constraints)!r} is singular "

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 import numpy as np
 
 from sko.graphs.errors import SKOError
-from sko.systems import centroidal, reference, rigid_derivatives
+from sko.systems import centroidal, reference
 from sko.engine import regressors as compiled_regressors
 from sko.engine import requests as compiled
 from sko.systems.declared import Declaration, View, method, view_method
@@ -28,8 +28,9 @@ __all__ = ["DECLARATIONS", "VIEWS", "INPUTS_OF", "SHORT_NAMES", "declared_method
 
 def _derivatives_compiled(system, dtype) -> bool:
     """The derivatives' compiled recursion takes ``system`` (float64 states only: the complex
-    step's states are the dynamics')."""
-    return np.dtype(dtype) == np.float64 and rigid_derivatives.compiled(system)
+    step's states are the dynamics'): :func:`~sko.systems.rigid_derivatives.compiled`, decided
+    once per system."""
+    return np.dtype(dtype) == np.float64 and system._compiled_derivatives
 
 
 #: every request of the system API, by name
