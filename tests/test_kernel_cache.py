@@ -112,12 +112,18 @@ def test_the_listed_modules_exist(module):
     assert importlib.util.find_spec(module) is not None
 
 
+#: One built-in model of every kind of node: a generic SKO model, rigid bodies (with the
+#: constrained, centroidal and regressor checks), flexible bodies with geared rotors, a cluster.
+EVERY_KIND = ("random", "arm7", "flexible-geared-arm", "four-bar")
+
+
 def test_the_reference_backend_compiles_nothing(tmp_path):
     """``sko verify --backend reference`` on an empty cache: the systems' states are built in
     Python too, and no kernel is compiled or cached."""
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "sko", "verify", "--backend", "reference", "--summary"], env=env,
-                          capture_output=True, text=True)
+    models = [a for name in EVERY_KIND for a in ("--model", name)]
+    done = subprocess.run([sys.executable, "-m", "sko", "verify", "--backend", "reference", "--summary", *models],
+                          env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "sko:" not in done.stderr
     assert not [p for p in tmp_path.rglob("*") if p.is_file()]
