@@ -8,7 +8,9 @@ other kernels call. Every kernel is compiled once per signature and *called* by 
 that use it, never inlined into them: numba's inlining copies and re-types the callee's code at
 every call site, which made one system request take minutes to compile. Only :func:`register`
 helpers — a few lines on numbers held in registers (6-vectors as tuples) — are inlined: called,
-each would pass its tuples through memory.
+each would pass its tuples through memory. A larger helper of that kind used at several call
+sites is an :func:`inline_kernel`: compiled once per signature like a kernel, and inlined by LLVM
+into its callers' machine code (typing it again at each call site cost more than compiling it).
 
 A request of a system reaches the state kernels of its bodies and a batch driver reaches the
 request through :func:`native_address`: the address of a kernel compiled for one signature,
@@ -27,7 +29,7 @@ from numba.extending import intrinsic
 
 from sko.engine.cache import StampedCache
 
-__all__ = ["FAST_MATH", "kernel", "register", "native_address", "call_state", "call_request", "native_caller"]
+__all__ = ["FAST_MATH", "kernel", "register", "inline_kernel", "native_address", "call_state", "call_request", "native_caller"]
 
 #: LLVM flags of every kernel: reassociated sums and fused multiply–adds, which the compiler
 #: needs to vectorize the 6 × 6 products. No assumption of finite numbers.
@@ -74,6 +76,14 @@ def register(function):
     """A helper on numbers held in registers, inlined into each kernel that calls it (module
     docstring)."""
     return njit(inline="always", fastmath=FAST_MATH, error_model="numpy")(function)
+
+
+def inline_kernel(function):
+    """A kernel LLVM inlines into each kernel that calls it (``forceinline``): typed and lowered
+    once per signature, where a :func:`register` helper is typed again at every call site; no call
+    at run time, its tuples stay in registers."""
+    return cached(_Kernel(py_func=function, locals={}, targetoptions=dict(
+        nopython=True, fastmath=FAST_MATH, no_cpython_wrapper=True, error_model="numpy", forceinline=True)))
 
 
 def native_address(dispatcher, argtypes: tuple) -> int:

@@ -75,7 +75,7 @@ from sko.bodies.contract import BodyError, CompiledState
 
 __all__ = ["Row", "Record", "Terms", "StateKernel", "KernelError", "state_kernel", "views", "record", "Inboard",
            "Outputs", "fill_states", "fill_batch", "checked_outputs", "ROOT_SIZE", "DTYPES", "numeric_state",
-           "check_compiled_state", "is_checked"]
+           "check_compiled_state", "is_checked", "checker_address"]
 
 #: The columns of a body's row in the state table (offsets are into the state's arena).
 Row = columns(
@@ -91,7 +91,9 @@ Row = columns(
     "RECORDS", "RECORD_COUNT",  # its attachment records (own frame first)
     "SCRATCH", "SCRATCH_SIZE",  # the shared scratch, and the size this body declared
     "CHECK",  # −1, or (a checked kernel) where the m × m buffer of the per-state check of its outputs is
+    "CHECKER",  # (a checked kernel) address of checked_outputs for the arena's scalar type (checker_address)
     "HINGE",  # address of its compiled hinge force for the arena's scalar type (sko.engine.hooks), 0: none
+    "JOINT",  # address of the library's joint terms for the arena's scalar type (sko.engine.bodies.rigid.hinge)
 )
 #: The fields of an attachment record; ``Γ_o`` (6 × m, row-major) follows at ``Record.SIZE``.
 Record = offsets("Record", gamma=6, rotation=9, position=3, velocity=6)
@@ -147,10 +149,14 @@ class StateKernel:
     checks : bool or None
         Check the kernel's outputs (module docstring); None (default): for a body type defined
         outside this package.
+    calls_hinge : bool
+        The kernel calls the joint terms :func:`~sko.engine.bodies.rigid.hinge` at their address
+        in its row (``Row.JOINT``, :func:`~sko.engine.bodies.rigid.call_hinge`), which the state
+        table then fills.
     """
 
     def __init__(self, function: Callable, *, own_frame_identity: bool = False, name: str | None = None,
-                 constants=None, checks: bool | None = None):
+                 constants=None, checks: bool | None = None, calls_hinge: bool = False):
         py_func = function.py_func if isinstance(function, Dispatcher) else function
         if not callable(py_func):
             raise BodyError(f"a state kernel must be a function, got {function!r}")
@@ -163,6 +169,7 @@ class StateKernel:
                             f"of the packed constants, got {constants!r}")
         self.constants = constants
         self.checks = None if checks is None else bool(checks)
+        self.calls_hinge = bool(calls_hinge)
         self.py_func = py_func
         self.dispatcher = njit(fastmath=FAST_MATH, error_model="numpy", no_cpython_wrapper=True)(py_func)
         try:
@@ -324,7 +331,7 @@ def fill_states(rows, reals, arena, terms, constants, first, stop):
             _root(arena, row[Row.INBOARD], reals)
         if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
             return k
-        if row[Row.CHECK] >= 0 and not checked_outputs(arena, row):
+        if row[Row.CHECK] >= 0 and not call_state(row[Row.CHECKER], (arena, row, reals, terms, constants)):
             return k
         mp = row[Row.INBOARD_DIM]
         if row[Row.E] != row[Row.WEIGHT]:
@@ -362,10 +369,12 @@ def _finite_entries(arena, start, count) -> bool:
 
 
 @kernel
-def checked_outputs(arena, row) -> bool:
+def checked_outputs(arena, row, reals, terms, constants) -> bool:
     """What is cheap to check of a body's outputs at every state (module docstring): every
     output finite, ``M`` symmetric (to 1e-9 of its largest entry) with a Cholesky factor of its
-    real part (in the m × m buffer at ``Row.CHECK``), no zero row of ``H``."""
+    real part (in the m × m buffer at ``Row.CHECK``), no zero row of ``H``. A state kernel's
+    signature: :func:`fill_states` calls it at its address (:func:`checker_address`), so it is
+    compiled only for systems with a checked kernel."""
     m, n = row[Row.NODE_DIM], row[Row.NV]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     for i in range(m):
@@ -406,6 +415,12 @@ def checked_outputs(arena, row) -> bool:
         if zero:
             return False
     return True
+
+
+def checker_address(dtype) -> int:
+    """The address of :func:`checked_outputs` for arenas of ``dtype`` (compiled or loaded from the
+    cache on first use), for the column ``Row.CHECKER`` of a checked kernel's row."""
+    return native_address(checked_outputs, _arguments(dtype))
 
 
 @kernel

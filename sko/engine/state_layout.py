@@ -45,8 +45,8 @@ from sko.arrays import checked_array
 from sko.bodies.rigid import RigidBody
 from sko.bodies.contract import Attachment, BodyError, BodyType, check_node_state, root_attachment
 from sko.engine.hooks import compiled_hooks, hook_address
-from sko.engine.state_kernels import (ROOT_SIZE, KernelError, Record, Row, Terms, check_compiled_state, fill_batch,
-                                is_checked)
+from sko.engine.state_kernels import (ROOT_SIZE, KernelError, Record, Row, Terms, check_compiled_state, checker_address,
+                                fill_batch, is_checked)
 from sko.graphs.errors import SKOError
 from sko.model import SKOModel
 from sko.engine.bodies import compiled_state
@@ -230,6 +230,12 @@ class StateLayout:
         if rows is None:
             rows = self.rows.copy()
             rows[:, Row.KERNEL] = [0 if k is None else self._address(j, dtype) for j, k in enumerate(self._kernels)]
+            if self.checked.any():
+                rows[self.rows[:, Row.CHECK] >= 0, Row.CHECKER] = checker_address(dtype)
+            if any(k is not None and k.calls_hinge for k in self._kernels):
+                from sko.engine.bodies.rigid import hinge_address
+
+                rows[:, Row.JOINT] = hinge_address(dtype)
             for j, h in enumerate(self._hinges):
                 if h is not None:
                     rows[j, Row.HINGE] = hook_address(self.system.body(self.bodies[self.order[j]]), h, dtype)

@@ -185,6 +185,25 @@ def test_user_bodies_are_checked_and_library_bodies_are_not():
         assert all(c is None or c.kernel.constants is not None for c in layout.compiled), name
 
 
+def test_the_state_table_gives_the_joint_terms_and_the_output_check_by_address():
+    """The library's state kernels call the joint terms at the row's ``Row.JOINT`` (not compiled
+    into each of them), and only a checked kernel's row names the per-state check of its outputs
+    (``Row.CHECKER``: compiled for a system with a checked kernel only)."""
+    from sko.engine.bodies.rigid import RIGID, hinge_address
+    from sko.engine.state_kernels import checker_address
+
+    system = mk.system_with(mk.bead_state)
+    layout = system._engine.layout
+    assert any(c is not None and c.kernel is RIGID for c in layout.compiled)
+    for dtype in (np.float64, np.complex128):
+        table = layout.table(dtype)
+        assert (table[:, Row.JOINT] == hinge_address(dtype)).all()
+        checked = layout.rows[:, Row.CHECK] >= 0
+        assert checked.sum() == 2 and (table[checked, Row.CHECKER] == checker_address(dtype)).all()
+        assert (table[~checked, Row.CHECKER] == 0).all()
+    assert hinge_address(np.float64) != hinge_address(np.complex128)
+
+
 def test_checks_can_be_switched_off_for_a_trusted_kernel():
     trusted = mk.state_kernel(mk.bead_state.py_func, checks=False, name="trusted bead")
     layout = mk.system_with(trusted)._engine.layout

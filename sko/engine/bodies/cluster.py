@@ -17,7 +17,7 @@ from sko.engine.fields import offsets
 from sko.engine.joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import Record, Row, StateKernel, numeric_state
-from sko.engine.bodies.rigid import HingeWork, RigidConstants, bias, hinge, placement_constants
+from sko.engine.bodies.rigid import HingeWork, RigidConstants, bias, call_hinge, placement_constants
 
 __all__ = ["ClusterConstants", "MemberConstants", "CLUSTER", "pack_cluster"]
 
@@ -63,7 +63,7 @@ def _cluster(arena, row, reals, terms, constants):
         parent, col = int(reals[mo + MemberConstants.parent]), int(reals[mo + MemberConstants.column])
         nv = int(reals[rc + JointConstants.nv])
         inboard = row[Row.INBOARD] if parent < 0 else rec0 + parent * size
-        if not hinge(arena, reals, rc, to + col, to + n_sp + col, inboard, wo, terms):
+        if not call_hinge(row[Row.JOINT], (arena, reals, rc, to + col, to + n_sp + col, inboard, wo, terms)):
             return False
         rj = 6 * j
         for i in range(6):
@@ -142,7 +142,8 @@ def _cluster_constants(c) -> int:
 
 
 #: The cluster's state kernel.
-CLUSTER = StateKernel(_cluster, own_frame_identity=True, name="rigid cluster", constants=_cluster_constants)
+CLUSTER = StateKernel(_cluster, own_frame_identity=True, name="rigid cluster", constants=_cluster_constants,
+                      calls_hinge=True)
 
 
 def pack_cluster(body) -> CompiledState | None:

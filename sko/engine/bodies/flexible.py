@@ -15,7 +15,7 @@ from sko.engine.jit import kernel, register
 from sko.engine.joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import Record, Row, StateKernel, numeric_state
-from sko.engine.bodies.rigid import HingeWork, Placement, hinge, placement_constants, transform
+from sko.engine.bodies.rigid import HingeWork, Placement, call_hinge, placement_constants, transform
 
 __all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients"]
 
@@ -73,7 +73,7 @@ def _flexible(arena, row, reals, terms, constants):
     ``terms`` asks. Particle ``i`` is at ``r_i = p_i + Φ_i η``; with ``B_i = [−r_i×, I, Φ_i]``,
     ``M = Σ μ_i B_i* B_i`` and ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]``, ``u_i = B_i 𝒱``."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
-    if not hinge(arena, reals, c0, row[Row.Q], row[Row.V], io, wo, terms):
+    if not call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], row[Row.V], io, wo, terms)):
         return False
     xo, so = wo + HingeWork.X, wo + HingeWork.S
     vel, acc, R, p = wo + HingeWork.v, wo + HingeWork.acc, wo + HingeWork.rotation, wo + HingeWork.position
@@ -243,7 +243,8 @@ def _flexible_constants(c) -> int:
 
 
 #: The flexible body's state kernel.
-FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body", constants=_flexible_constants)
+FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body", constants=_flexible_constants,
+                       calls_hinge=True)
 
 
 def pack_flexible(body) -> CompiledState | None:

@@ -17,18 +17,19 @@ Transforms are products of rotations and translations (Featherstone §2.8):
 from __future__ import annotations
 
 import numpy as np
+from numba import from_dtype, types
 
 from sko.engine.borrow import matrix_view
 from sko.engine.fields import offsets
-from sko.engine.jit import kernel, register
+from sko.engine.jit import inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.rigid_blocks import dot6
 from sko.engine.joints import HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at
 from sko.bodies.contract import CompiledState
-from sko.engine.state_kernels import Record, Row, StateKernel, Terms, numeric_state
+from sko.engine.state_kernels import DTYPES, Record, Row, StateKernel, Terms, numeric_state
 from sko.spatial import plucker_translation
 
 __all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "RotorWork", "placement_constants", "hinge",
-           "RIGID", "ROTOR", "pack_rigid", "pack_rotor", "transform", "motion_cross", "bias"]
+           "hinge_address", "call_hinge", "RIGID", "ROTOR", "pack_rigid", "pack_rotor", "transform", "motion_cross", "bias"]
 
 #: A placement ``X_T = rot(E) xlt(r)``: ``E`` (row-major), ``r``.
 Placement = offsets("Placement", rotation=9, translation=3)
@@ -53,7 +54,7 @@ def placement_constants(X) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- 6-vectors in registers
-@register
+@inline_kernel
 def transform(E, r0, r1, r2, a, o, add):
     """``add + X x`` for ``X = rot(E) xlt(r)`` (``E`` as three rows) and ``x = a[o: o + 6]``, six
     numbers: ``X [w; u] = [E w; E (u − r × w)]``."""
@@ -65,7 +66,7 @@ def transform(E, r0, r1, r2, a, o, add):
             add[4] + e10 * u0 + e11 * u1 + e12 * u2, add[5] + e20 * u0 + e21 * u1 + e22 * u2)
 
 
-@register
+@inline_kernel
 def motion_cross(v, x):
     """``v × x = crm(v) x`` for motion vectors ``v = [ω; u]``, ``x``, six numbers each."""
     w0, w1, w2, u0, u1, u2 = v
@@ -74,7 +75,7 @@ def motion_cross(v, x):
             u2 * x0 - u0 * x2 + w2 * x3 - w0 * x5, u0 * x1 - u1 * x0 + w0 * x4 - w1 * x3)
 
 
-@register
+@inline_kernel
 def bias(reals, io, v):
     """``v ×* I v = [ω × n + u × f; ω × f]`` with ``[n; f] = I v`` (RIGID.md) for ``v = [ω; u]``,
     six numbers, and ``I`` the 6 × 6 inertia at ``reals[io:]`` (row-major)."""
@@ -149,7 +150,7 @@ def hinge(arena, reals, jc, qo, vo, io, wo, terms):
     return True
 
 
-@register
+@inline_kernel
 def _rigid_terms(arena, row, reals, c0, wo, terms, constants):
     """What a rigid body and a rotor link (constants from :data:`RigidConstants` at ``reals[c0]``)
     share, after :func:`hinge` (work at ``wo``): the first 6 rows of ``E`` (``ᵏX_o``), the first 6
@@ -205,6 +206,24 @@ def _rigid_terms(arena, row, reals, c0, wo, terms, constants):
     arena[row[Row.POTENTIAL]] = reals[c0 + RigidConstants.mass] * cm
 
 
+def _hinge_types(dtype) -> tuple:
+    """The numba types of :func:`hinge`'s arguments for an arena of ``dtype``."""
+    return (types.Array(from_dtype(np.dtype(dtype)), 1, "C"), types.Array(types.float64, 1, "C"), *(types.int64,) * 6)
+
+
+def hinge_address(dtype) -> int:
+    """The address of :func:`hinge` compiled for arenas of ``dtype`` (the column ``Row.JOINT`` of
+    the state table)."""
+    return native_address(hinge, _hinge_types(dtype))
+
+
+#: ``call_hinge(row[Row.JOINT], (arena, reals, jc, qo, vo, io, wo, terms))``: :func:`hinge` at its
+#: address. The library's state kernels call it so, not directly: a kernel's machine code holds
+#: a copy of every kernel it calls directly, optimized and generated again with it, and the joint
+#: terms (with the joint library's switch) would be compiled again in each of them.
+call_hinge = native_caller(types.boolean, False, lambda argtypes: any(argtypes == _hinge_types(d) for d in DTYPES))
+
+
 # ---------------------------------------------------------------------------- rigid bodies
 def _rigid(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.rigid.RigidBody` (module docstring)."""
@@ -220,7 +239,7 @@ def _rigid(arena, row, reals, terms, constants):
 def _any_joint(arena, row, reals, terms, constants):
     """:func:`_rigid` on any joint of the library, through :func:`hinge`."""
     c0, wo = row[Row.CONSTANTS], row[Row.SCRATCH]
-    if not hinge(arena, reals, c0, row[Row.Q], row[Row.V], row[Row.INBOARD], wo, terms):
+    if not call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], row[Row.V], row[Row.INBOARD], wo, terms)):
         return False
     _rigid_terms(arena, row, reals, c0, wo, terms, constants)
     return True
@@ -299,7 +318,8 @@ def _single_axis(arena, row, reals, terms, constants):
 
 
 #: The rigid body's state kernel (:class:`~sko.bodies.rigid.RigidBody`).
-RIGID = StateKernel(_rigid, own_frame_identity=True, name="rigid body", constants=RigidConstants)
+RIGID = StateKernel(_rigid, own_frame_identity=True, name="rigid body", constants=RigidConstants,
+                    calls_hinge=True)
 
 
 def pack_rigid(body) -> CompiledState | None:
@@ -323,7 +343,7 @@ def _rotor(arena, row, reals, terms, constants):
     ``E = [[ᵏX_o], [I₃, 0]]``, ``H = [S*, N uᵀ]``, ``M = diag(I_k, I_r)``,
     ``a = [ᵏX_o γ_o + c_J + v × S θ̇; γ_o(ω)]``, ``b = [v ×* I_k v; ω_o × I_r w]``."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
-    if not hinge(arena, reals, c0, row[Row.Q], row[Row.V], io, wo, terms):
+    if not call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], row[Row.V], io, wo, terms)):
         return False
     _rigid_terms(arena, row, reals, c0, wo, terms, constants)
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
@@ -363,7 +383,8 @@ def _rotor(arena, row, reals, terms, constants):
 
 
 #: The geared rotor link's state kernel.
-ROTOR = StateKernel(_rotor, own_frame_identity=True, name="geared rotor link", constants=RotorConstants)
+ROTOR = StateKernel(_rotor, own_frame_identity=True, name="geared rotor link", constants=RotorConstants,
+                    calls_hinge=True)
 
 
 def pack_rotor(body) -> CompiledState | None:
