@@ -122,11 +122,13 @@ def _plan(system, layout, constraints: tuple, condition: float) -> _Plan:
     header[C.Plan.TABLE] = C.Plan.WIDTH
     header[C.Plan.NODES] = header[C.Plan.TABLE] + table.size
     header[C.Plan.POOL] = header[C.Plan.NODES] + nodes.size
+    hinge = layout.request_layout[:, Flat.HINGE_DIM]
     work = 0
     for column, size in ((C.Plan.FRAMES, 2 * len(constraints) * C.Frame.SIZE), (C.Plan.MAPS, 2 * len(constraints) * 36),
                          (C.Plan.TEMP, 72), (C.Plan.VELOCITY, m), (C.Plan.RHS, m), (C.Plan.UNIT, sizes.ns * m),
-                         (C.Plan.EPS, sizes.nn * m), (C.Plan.DEPS, sizes.nn * m), (C.Plan.OMEGA, m * m),
-                         (C.Plan.BOUND, m), (C.Plan.SOLVE, m), (C.Plan.CORRECTION, sizes.nv)):
+                         (C.Plan.EPS, sizes.nn * m), (C.Plan.NORMS, sizes.nn), (C.Plan.OMEGA, m * m),
+                         (C.Plan.BOUND, m), (C.Plan.SOLVE, m), (C.Plan.COLUMNS, sum(int(hinge[j]) * len(below[j]) for j in active)),
+                         (C.Plan.NU, sizes.nv)):
         header[column] = work
         work += size
     header[C.Plan.WORK] = work
