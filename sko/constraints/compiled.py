@@ -260,11 +260,15 @@ def one_state(system, q, v, x, constraints, impulse: bool = False):
     """The common call, answered by the prepared call of a plan already made for these
     constraints (:func:`_prepared`; ``x``: ``τ``, or the restitution), or None: the checked
     path (:func:`constrained_dynamics`, :func:`impulse_dynamics`) answers."""
+    kind = type(constraints)
     try:
-        plan = system._engine.constraint_plans[0][_key(constraints)]
-    except (KeyError, TypeError):  # not seen yet, or not a tuple or list of constraints
+        plan = system._engine.constraint_plans[0][constraints if kind is tuple else tuple(constraints)
+                                                  if kind is list else None]
+    except (KeyError, TypeError):  # not seen yet, not a tuple or list, or an entry that is not hashable
         return None
-    call = _call(plan, system._engine, impulse)
+    call = plan.calls.get(impulse, _UNPREPARED)
+    if call is _UNPREPARED:
+        call = _call(plan, system._engine, impulse)
     return None if call is None else call(q, v, x)
 
 

@@ -151,6 +151,14 @@ def _placed_motion(P, po, src, so, dst, do):
     dst[do], dst[do + 1], dst[do + 2], dst[do + 3], dst[do + 4], dst[do + 5] = a0, a1, a2, b0, b1, b2
 
 
+@register
+def _fixed(P, po, F, fo):
+    """A constraint frame fixed in the world at ``P[po: po + 12]`` into ``F[fo:]``, at rest."""
+    for a in range(12):
+        F[fo + a] = P[po + a]
+    _zero(F, fo + 12, fo + Frame.SIZE)
+
+
 @kernel
 def _side(arena, layout, z, g, o, j, m, P, po, accelerations, F, fo):
     """The constraint frame placed at ``P[po: po + 12]`` in the attachment frame of the record at
@@ -158,11 +166,10 @@ def _side(arena, layout, z, g, o, j, m, P, po, accelerations, F, fo):
     ``R = R_o R_t``, ``p = p_o + R_o t``, the twist and (if ``accelerations``) the acceleration
     ``Γ_o α(j) + γ_o`` placed, plus ``Rᵀ g`` (gravity out). ``o < 0``: fixed in the world at
     ``P[po:]``, at rest."""
-    _zero(F, fo, fo + Frame.SIZE)
     if o < 0:
-        for a in range(12):
-            F[fo + a] = P[po + a]
+        _fixed(P, po, F, fo)
         return
+    _zero(F, fo, fo + Frame.SIZE)
     ro, fr = o + Record.rotation, fo + Frame.rotation
     for a in range(3):
         for c in range(3):
@@ -345,9 +352,12 @@ def _rows(arena, layout, z, g, plan, numbers, work, impulse):
         f1, f2 = fo0 + 2 * c * Frame.SIZE, fo0 + (2 * c + 1) * Frame.SIZE
         _side(arena, layout, z, g, t[ConstraintRow.RECORD1], t[ConstraintRow.NODE1], t[ConstraintRow.DIM1], numbers, go + Gains.first,
               not impulse, work, f1)
-        _side(arena, layout, z, g, t[ConstraintRow.RECORD2], t[ConstraintRow.NODE2], t[ConstraintRow.DIM2], numbers, go + Gains.second,
-              not impulse, work, f2)
         sides = 2 if t[ConstraintRow.RECORD2] >= 0 else 1  # a frame fixed in the world is at rest
+        if sides == 2:
+            _side(arena, layout, z, g, t[ConstraintRow.RECORD2], t[ConstraintRow.NODE2], t[ConstraintRow.DIM2], numbers,
+                  go + Gains.second, not impulse, work, f2)
+        else:
+            _fixed(numbers, go + Gains.second, work, f2)
         _maps(work, f1, f2, reference, point, sides, work, to)
         for r in range(dim):  # J v = G1 V1 + G2 V2
             d, s = t[ConstraintRow.D0 + r], zero
@@ -384,8 +394,8 @@ def _rows(arena, layout, z, g, plan, numbers, work, impulse):
 
 @kernel
 def _unit_forces(arena, layout, plan, work, Z):
-    """``Z(k, ·) −= Γ_oᵀ (G X_t)ᵀ`` at each constrained node ``k``: the unit constraint forces,
-    one column of the node matrix ``Z`` per constraint row."""
+    """``Z(·, k) −= (G X_t Γ_o)`` at each constrained node ``k``: the unit constraint forces, one
+    row of ``Z`` (``m`` × the node size) per constraint row."""
     table = plan[plan[Plan.TABLE]:]
     for c in range(plan[Plan.CONSTRAINTS]):
         t = table[c * ConstraintRow.WIDTH:]
@@ -401,7 +411,7 @@ def _unit_forces(arena, layout, plan, work, Z):
                     s = 0.0 * work[0]
                     for k in range(6):
                         s += work[ms + 6 * r + k] * arena[go + k * md + i]
-                    Z[no + i, row0 + r] -= s
+                    Z[row0 + r, no + i] -= s
 
 
 @register
@@ -416,7 +426,8 @@ def _rigid_columns(data, layout, roff, ric, j, p, Z, cols, count, E, Y, work, om
     factor *= abs(d)
     for q in range(count):
         col = cols[q]
-        z0, z1, z2, z3, z4, z5 = Z[no, col], Z[no + 1, col], Z[no + 2, col], Z[no + 3, col], Z[no + 4, col], Z[no + 5, col]
+        z = Z[col]
+        z0, z1, z2, z3, z4, z5 = z[no], z[no + 1], z[no + 2], z[no + 3], z[no + 4], z[no + 5]
         e = -rb.dot6(data, ho, 1, z0, z1, z2, z3, z4, z5)
         E[q], Y[q] = e, d * e
         work[bound + col] += (abs(z0) ** 2 + abs(z1) ** 2 + abs(z2) ** 2 + abs(z3) ** 2 + abs(z4) ** 2
@@ -426,33 +437,49 @@ def _rigid_columns(data, layout, roff, ric, j, p, Z, cols, count, E, Y, work, om
                                                    z3 + ric[go + 3] * e, z4 + ric[go + 4] * e, z5 + ric[go + 5] * e))
             npo = layout[p, Flat.NODE]
             for i in range(6):
-                Z[npo + i, col] += y[i]
+                z[npo + i] += y[i]
     for q1 in range(count):
         r1, y1 = om + m * cols[q1], Y[q1]
         for q2 in range(q1 + 1):
             work[r1 + cols[q2]] += y1 * E[q2]
 
 
+@register
+def _six_columns(data, ho, ric, dio, Z, no, cols, count, E, Y):
+    """``ε = −H z`` and ``Y = D⁻¹ ε`` of :func:`_compliance` at a node of six dimensions and six
+    degrees of freedom (a floating base), per column in registers."""
+    for q in range(count):
+        z = Z[cols[q]]
+        z0, z1, z2, z3, z4, z5 = z[no], z[no + 1], z[no + 2], z[no + 3], z[no + 4], z[no + 5]
+        e0, e1 = -rb.dot6(data, ho, 1, z0, z1, z2, z3, z4, z5), -rb.dot6(data, ho + 6, 1, z0, z1, z2, z3, z4, z5)
+        e2, e3 = -rb.dot6(data, ho + 12, 1, z0, z1, z2, z3, z4, z5), -rb.dot6(data, ho + 18, 1, z0, z1, z2, z3, z4, z5)
+        e4, e5 = -rb.dot6(data, ho + 24, 1, z0, z1, z2, z3, z4, z5), -rb.dot6(data, ho + 30, 1, z0, z1, z2, z3, z4, z5)
+        E[q], E[count + q], E[2 * count + q], E[3 * count + q], E[4 * count + q], E[5 * count + q] = e0, e1, e2, e3, e4, e5
+        for u in range(6):
+            Y[u * count + q] = rb.dot6(ric, dio + 6 * u, 1, e0, e1, e2, e3, e4, e5)
+
+
 @kernel
 def _compliance(data, layout, roff, ric, plan, work, ns):
     """Step 3 of the module docstring: the lower triangle of ``Ω`` (``OMEGA``) by the gather
     ``ε = −H z``, ``z⁺ = z + G ε``, ``z(℘) += φ z⁺`` of the unit constraint forces over the
-    active nodes (each on its own columns), ``Ω += ε* D⁻¹ ε`` (Eq. 7); ``D⁻¹ ε`` of each active
-    node and column (``COLUMNS``: ``ν`` of the unit forces, which step 5 combines by ``λ``); and
-    the rounding bound of ``Ω``'s diagonal (``BOUND``, :data:`IDLE_ROW`), the same sum on
-    ``‖H_u‖ ‖z‖`` and ``|D⁻¹|``: the size ``ε`` would have if the joints did not cancel ``z``."""
+    active nodes (each on its own rows of ``Z``, one per constraint row), ``Ω += ε* D⁻¹ ε``
+    (Eq. 7); ``D⁻¹ ε`` of each active node and column (``COLUMNS``: ``ν`` of the unit forces,
+    which step 5 combines by ``λ``); and the rounding bound of ``Ω``'s diagonal (``BOUND``,
+    :data:`IDLE_ROW`), the same sum on ``‖H_u‖ ‖z‖`` and ``|D⁻¹|``: the size ``ε`` would have if
+    the joints did not cancel ``z``."""
     m = plan[Plan.ROWS]
     nodes, pool = plan[plan[Plan.NODES]:], plan[plan[Plan.POOL]:]
-    Z = matrix_view(work, plan[Plan.UNIT], ns, m)
+    Z = matrix_view(work, plan[Plan.UNIT], m, ns)
     E, norms, om, bound = work[plan[Plan.EPS]:], work[plan[Plan.NORMS]:], plan[Plan.OMEGA], plan[Plan.BOUND]
     _zero(work, om, om + m * m)
     _zero(work, bound, bound + m)
     for a in range(plan[Plan.ACTIVE]):
         at = a * Active.WIDTH
-        no, cols = layout[nodes[at + Active.NODE], Flat.NODE], pool[nodes[at + Active.FIRST]:]
-        for i in range(layout[nodes[at + Active.NODE], Flat.NODE_DIM]):
-            for q in range(nodes[at + Active.COUNT]):
-                Z[no + i, cols[q]] = 0
+        j, cols = nodes[at + Active.NODE], pool[nodes[at + Active.FIRST]:]
+        no, mj = layout[j, Flat.NODE], layout[j, Flat.NODE_DIM]
+        for q in range(nodes[at + Active.COUNT]):
+            _zero(Z[cols[q]], no, no + mj)
     _unit_forces(data, layout, plan, work, Z)
     yo = plan[Plan.COLUMNS]
     for a in range(plan[Plan.ACTIVE]):
@@ -465,18 +492,21 @@ def _compliance(data, layout, roff, ric, plan, work, ns):
         if rb.rigid_step(layout, j, p):
             _rigid_columns(data, layout, roff, ric, j, p, Z, cols, count, E, Y, work, om, bound, m)
             continue
-        for u in range(h):  # ε = −H z
-            for q in range(count):
-                s = 0.0 * work[0]
-                for i in range(mj):
-                    s -= data[ho + u * mj + i] * Z[no + i, cols[q]]
-                E[u * count + q] = s
-        for u in range(h):  # Y = D⁻¹ ε
-            for q in range(count):
-                s = 0.0 * work[0]
-                for v in range(h):
-                    s += ric[dio + u * h + v] * E[v * count + q]
-                Y[u * count + q] = s
+        if h == 6 and mj == 6:
+            _six_columns(data, ho, ric, dio, Z, no, cols, count, E, Y)
+        else:
+            for u in range(h):  # ε = −H z
+                for q in range(count):
+                    z, s = Z[cols[q]], 0.0 * work[0]
+                    for i in range(mj):
+                        s -= data[ho + u * mj + i] * z[no + i]
+                    E[u * count + q] = s
+            for u in range(h):  # Y = D⁻¹ ε
+                for q in range(count):
+                    s = 0.0 * work[0]
+                    for v in range(h):
+                        s += ric[dio + u * h + v] * E[v * count + q]
+                    Y[u * count + q] = s
         for q1 in range(count):  # Ω += ε* Y, lower triangle (a node's columns ascend)
             r1 = om + m * cols[q1]
             for q2 in range(q1 + 1):
@@ -494,9 +524,9 @@ def _compliance(data, layout, roff, ric, plan, work, ns):
             for v in range(h):
                 factor += abs(ric[dio + u * h + v]) * norms[u].real * norms[v].real
         for q in range(count):
-            zz = 0.0
+            z, zz = Z[cols[q]], 0.0
             for i in range(mj):
-                zz += abs(Z[no + i, cols[q]]) ** 2
+                zz += abs(z[no + i]) ** 2
             work[bound + cols[q]] += zz * factor
         if p < 0:
             continue
@@ -505,14 +535,15 @@ def _compliance(data, layout, roff, ric, plan, work, ns):
                 s = 0.0 * work[0]
                 for u in range(h):
                     s += ric[go + i * h + u] * E[u * count + q]
-                Z[no + i, cols[q]] += s
+                Z[cols[q], no + i] += s
         mp, wo, npo = layout[p, Flat.NODE_DIM], layout[j, Flat.W], layout[p, Flat.NODE]
-        for i in range(mp):  # z(℘) += φ z⁺
-            for q in range(count):
+        for q in range(count):  # z(℘) += φ z⁺
+            z = Z[cols[q]]
+            for i in range(mp):
                 s = 0.0 * work[0]
                 for k in range(mj):
-                    s += data[wo + i * mj + k] * Z[no + k, cols[q]]
-                Z[npo + i, cols[q]] += s
+                    s += data[wo + i * mj + k] * z[no + k]
+                z[npo + i] += s
 
 
 @kernel
