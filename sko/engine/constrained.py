@@ -615,6 +615,17 @@ def _solve(plan, numbers, work, lam):
 
 
 @kernel
+def _scatter(layout, data, roff, r, z, nu, with_ab, plan, active):
+    """The scatter of Algorithm 6.1 (:func:`~sko.engine.aba.articulated_scatter_step`) over every
+    node, or with ``active`` over the plan's active nodes only (parents first: the
+    accelerations ``α`` of the constrained nodes)."""
+    nodes, count = plan[plan[Plan.NODES]:], plan[Plan.ACTIVE] if active else layout.shape[0]
+    for a in range(count):
+        j = nodes[(count - 1 - a) * Active.WIDTH + Active.NODE] if active else a
+        aba.articulated_scatter_step(layout, data, roff, r, z, nu, with_ab, j)
+
+
+@kernel
 def _run(w, x, out, impulse):
     """The request kernels' body (module docstring): −1, or the status of a rejected state."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
@@ -630,7 +641,7 @@ def _run(w, x, out, impulse):
     if bad >= 0:
         return n + layout[bad, Flat.BODY]
     z, nu = matrix_view(ws, at[ConstrainedWork.Z], ns, 1), matrix_view(out, 0, nv, 1)
-    nodes, free = plan[plan[Plan.NODES]:], plan[Plan.NU]
+    free = plan[Plan.NU]
     if not impulse:  # ν of the free accelerations, then α at the active nodes
         rhs = matrix_view(ws, at[ConstrainedWork.RHS], nv, 1)
         for i in range(nv):
@@ -642,8 +653,7 @@ def _run(w, x, out, impulse):
         aba.articulated_gather(layout, arena, roff, ric, rhs, True, z, nu, scratch)
         for i in range(nv):
             work[free + i] = out[i]
-        for a in range(plan[Plan.ACTIVE] - 1, -1, -1):  # parents first
-            aba.articulated_scatter_step(layout, arena, roff, ric, z, nu, True, nodes[a * Active.WIDTH + Active.NODE])
+        _scatter(layout, arena, roff, ric, z, nu, True, plan, True)
     _rows(arena, layout, z, reals[:3], plan, numbers, work, impulse)
     _compliance(arena, layout, roff, ric, plan, work, ns)
     m = plan[Plan.ROWS]
@@ -653,8 +663,7 @@ def _run(w, x, out, impulse):
     for i in range(nv):  # ν of the free accelerations (none for an impact) and of the constraint forces
         out[i] = 0.0 if impulse else work[free + i]
     _add_constraint_forces(layout, plan, work, lam, nu)
-    for j in range(layout.shape[0]):  # the scatter: v̇, or the velocity change
-        aba.articulated_scatter_step(layout, arena, roff, ric, z, nu, not impulse, j)
+    _scatter(layout, arena, roff, ric, z, nu, not impulse, plan, False)  # v̇, or the velocity change
     if impulse:
         v0 = words[Header.V]
         for i in range(nv):
