@@ -3,8 +3,8 @@
 
 Robots: talos on both feet (6-D), solo12 on four feet (3-D), both libraries loading the same URDF
 at the same state; the ratio is ours / Pinocchio's, for one call and per state of a batch of
-1024 states (ours one batched call, Pinocchio a loop), with the largest relative difference of
-``v̇`` and ``λ``. Chains: planar chains of growing length with the tip held at a point in the
+1024 states (ours one batched call, Pinocchio a loop; the two timed in alternation), with the
+largest relative difference of ``v̇`` and ``λ``. Chains: planar chains of growing length with the tip held at a point in the
 chain's plane (2 rows), the time per body should stay flat (O(N + m³)); and a chain of 64
 bodies with 1 to 8 such points along it (m = 2 … 16 rows).
 
@@ -50,6 +50,17 @@ def per_call(fun, repeat: int, timer=time.process_time) -> float:
     return min(timeit.repeat(fun, number=repeat, repeat=5, timer=timer)) / repeat
 
 
+def paired(ours, theirs, repeat: int, timer=time.process_time, rounds: int = 15) -> tuple[float, float]:
+    """Best-of-``rounds`` mean seconds per call of two functions timed in alternation, so that a
+    shared machine's load, which drifts between rounds, weighs on both alike (timers as
+    :func:`per_call`)."""
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(timeit.timeit(ours, number=repeat, timer=timer) / repeat)
+        b.append(timeit.timeit(theirs, number=repeat, timer=timer) / repeat)
+    return min(a), min(b)
+
+
 def bench_robots(repeat: int) -> list[dict]:
     import pinocchio as pin
 
@@ -81,8 +92,8 @@ def bench_robots(repeat: int) -> list[dict]:
         a = pin.constraintDynamics(model, data, qp, vp, tp, cms, cds, prox)
         error = max(np.abs(cmap.v(dv) - a).max() / np.abs(a).max(),
                     np.abs(lam - data.lambda_c).max() / np.abs(data.lambda_c).max())
-        t_ours = per_call(lambda: system.constrained_dynamics(q, v, tau, ours), repeat * 10)
-        t_pin = per_call(lambda: pin.constraintDynamics(model, data, qp, vp, tp, cms, cds, prox), repeat * 10)
+        t_ours, t_pin = paired(lambda: system.constrained_dynamics(q, v, tau, ours),
+                               lambda: pin.constraintDynamics(model, data, qp, vp, tp, cms, cds, prox), repeat * 10)
         B = 1024
         Q = np.stack([system.random_configuration(rng) for _ in range(B)])
         V, T = rng.normal(size=(2, B, system.nv))
@@ -93,8 +104,8 @@ def bench_robots(repeat: int) -> list[dict]:
             for s in range(B):
                 pin.constraintDynamics(model, data, Qp[s], Vp[s], Tp[s], cms, cds, prox)
 
-        b_ours = per_call(lambda: system.constrained_dynamics(Q, V, T, ours), 1, time.perf_counter) / B
-        b_pin = per_call(pin_batch, 1, time.perf_counter) / B
+        b_ours, b_pin = (t / B for t in paired(lambda: system.constrained_dynamics(Q, V, T, ours), pin_batch, 1,
+                                               time.perf_counter, 5))
         rows.append({"case": name, "nv": system.nv, "rows": sum(c.dimension for c in ours), "ours_us": t_ours * 1e6,
                      "pinocchio_us": t_pin * 1e6, "ratio": t_ours / t_pin, "batch_ours_us": b_ours * 1e6,
                      "batch_pinocchio_us": b_pin * 1e6, "batch_ratio": b_ours / b_pin, "relative_error": error})

@@ -1,6 +1,8 @@
 """State owned explicitly: what the engine derives from a model lives on that model (its compiled
 tables, per scalar type) or on what the model shares with its ``with_blocks`` models (the flat
-structure, the constraint force algorithm's tables and last split), never in a module's table.
+structure, the constraint force algorithm's tables and last split), and what the constraints'
+compiled path packs for a system on its engine (``Engine.constraint_plans``), never in a
+module's table.
 So two models never see each other's entries, and everything goes with the model."""
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+import sko.constraints
 import sko.engine
 from sko.engine.layout import Flat, Structure, structure
 from sko.engine.model import compiled_model
@@ -19,6 +22,8 @@ from sko.graphs import TreeDigraph
 from sko.model import SKOModel
 
 ENGINE = Path(sko.engine.__file__).parent
+#: the packages checked, each with the prefix of its file names below (the engine's are bare)
+PACKAGES = ((ENGINE, ""), (Path(sko.constraints.__file__).parent, "constraints/"))
 #: module-level tables of the engine that are not caches of anything a model or system describes,
 #: with the reason
 REGISTRIES = {
@@ -41,8 +46,13 @@ def _mutable(value) -> bool:
 
 
 def _module_tables():
-    for path in sorted(ENGINE.rglob("*.py")):
-        tree, name = ast.parse(path.read_text()), path.relative_to(ENGINE).as_posix()
+    for root, prefix in PACKAGES:
+        yield from _tables(root, prefix)
+
+
+def _tables(root: Path, prefix: str):
+    for path in sorted(root.rglob("*.py")):
+        tree, name = ast.parse(path.read_text()), prefix + path.relative_to(root).as_posix()
         for node in tree.body:
             value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
             targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
@@ -60,7 +70,8 @@ def _module_tables():
 def test_no_module_level_caches_in_the_engine():
     found = [(m, n) for m, n in _module_tables()
              if (m, n) not in REGISTRIES and not (n.startswith("@") and (m, n[1:]) in MEMOS)]
-    assert not found, f"module-level mutable tables in sko.engine (put them on the object they describe): {found}"
+    assert not found, (f"module-level mutable tables in sko.engine or sko.constraints (put them on the object they "
+                       f"describe): {found}")
     assert all(REGISTRIES.values()) and all(MEMOS.values())
 
 

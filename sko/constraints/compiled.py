@@ -3,11 +3,14 @@
 A constraint set on a system becomes a *plan* once — the constraint table, the constrained nodes
 and their ancestors with the rows below each, the placements and gains, packed into request
 vectors of the kernels :func:`~sko.engine.constrained.constrained` and
-:func:`~sko.engine.constrained.impulse` — cached per system by the identity of the constraints
-(values that cannot change, :class:`~sko.constraints.values.FrameConstraint`) and by their
-contents. A call then checks its vectors as the systems' requests do and runs the kernel
-through the drivers of :mod:`sko.engine.requests`: one state directly, a batch in parallel
-over chunks of states. Every state the kernel does not answer — a state its bodies reject, an
+:func:`~sko.engine.constrained.impulse` — kept by the system's engine
+(``Engine.constraint_plans``) by the identity of the constraints (values that cannot change,
+:class:`~sko.constraints.values.FrameConstraint`) and by their contents. The common call, one
+state of float64 vectors on a system whose bodies are all compiled, goes to the plan's prepared
+call (:func:`one_state`, as :class:`~sko.engine.dispatch.OneState` for the systems' requests);
+any other call checks its vectors as the systems' requests do and runs the kernel through the
+drivers of :mod:`sko.engine.requests`: one state directly, a batch in parallel over chunks of
+states. Every state the kernel does not answer — a state its bodies reject, an
 input or a result that is not finite, an ``Ω`` singular or too ill-conditioned for the direct
 solve (redundant or inconsistent constraints) — is answered by the caller's reference function
 for that state (:mod:`sko.constraints.dynamics`: the proximal iterations, the named errors).
@@ -19,7 +22,6 @@ steps, object arrays, the reference backend): the reference path answers.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,11 +38,12 @@ from sko.engine import requests as rq
 from sko.engine.aba import RiccatiScratch
 from sko.engine.state_layout import state_named
 
-__all__ = ["constrained_dynamics", "impulse_dynamics"]
+__all__ = ["constrained_dynamics", "impulse_dynamics", "one_state", "plan_of"]
 
 _F8 = np.dtype(np.float64)
 _NONE = np.zeros(0)  # the third input of the impulse dynamics (none)
 _CACHED = 64  #: plans kept per system (by identity and by contents, each)
+_UNPREPARED = object()  # a plan's one-state call not made yet
 
 
 def _pose(R, p) -> np.ndarray:
@@ -81,6 +84,7 @@ class _Plan:
     numbers: np.ndarray  #: its numbers (:data:`~sko.engine.constrained.Numbers`)
     requests: dict  #: impulse (bool) -> Request
     vectors: dict  #: (impulse, scalar type) -> request vector (all bodies compiled)
+    calls: dict  #: impulse (bool) -> the prepared one-state call (:func:`_prepared`)
 
 
 def _plan(system, layout, constraints: tuple, condition: float) -> _Plan:
@@ -122,11 +126,13 @@ def _plan(system, layout, constraints: tuple, condition: float) -> _Plan:
     header[C.Plan.TABLE] = C.Plan.WIDTH
     header[C.Plan.NODES] = header[C.Plan.TABLE] + table.size
     header[C.Plan.POOL] = header[C.Plan.NODES] + nodes.size
+    hinge = layout.request_layout[:, Flat.HINGE_DIM]
     work = 0
     for column, size in ((C.Plan.FRAMES, 2 * len(constraints) * C.Frame.SIZE), (C.Plan.MAPS, 2 * len(constraints) * 36),
                          (C.Plan.TEMP, 72), (C.Plan.VELOCITY, m), (C.Plan.RHS, m), (C.Plan.UNIT, sizes.ns * m),
-                         (C.Plan.EPS, sizes.nn * m), (C.Plan.DEPS, sizes.nn * m), (C.Plan.OMEGA, m * m),
-                         (C.Plan.BOUND, m), (C.Plan.SOLVE, m), (C.Plan.CORRECTION, sizes.nv)):
+                         (C.Plan.EPS, sizes.nn * m), (C.Plan.NORMS, sizes.nn), (C.Plan.OMEGA, m * m),
+                         (C.Plan.BOUND, m), (C.Plan.SOLVE, m), (C.Plan.COLUMNS, sum(int(hinge[j]) * len(below[j]) for j in active)),
+                         (C.Plan.NU, sizes.nv)):
         header[column] = work
         work += size
     header[C.Plan.WORK] = work
@@ -142,7 +148,7 @@ def _plan(system, layout, constraints: tuple, condition: float) -> _Plan:
     requests = {impulse: rq.Request(name, kernel, Terms.POSE, x, True, shape, buffers, workspace=C.ConstrainedWork)
                 for impulse, name, kernel, x in ((False, "constrained_dynamics", C.constrained, "tau"),
                                                  (True, "impulse_dynamics", C.impulse, None))}
-    return _Plan(m, ints, numbers, requests, {})
+    return _Plan(m, ints, numbers, requests, {}, {})
 
 
 def _vector(plan: _Plan, layout, impulse: bool, dtype, arena: np.ndarray | None = None) -> np.ndarray:
@@ -159,17 +165,6 @@ def _vector(plan: _Plan, layout, impulse: bool, dtype, arena: np.ndarray | None 
     return w
 
 
-class _Plans:
-    """A system's plans by the identity of a constraint tuple and by its contents."""
-
-    def __init__(self):
-        self.by_identity: dict = {}
-        self.by_contents: dict = {}
-
-
-_PLANS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _contents(constraints: tuple):
     """A hashable key of the constraints' contents, or None (a frame that is not hashable)."""
     key = tuple((type(c), c.frame, c.other, c.directions, c.reference, c.baumgarte,
@@ -182,35 +177,107 @@ def _contents(constraints: tuple):
     return key
 
 
+def _key(constraints):
+    """The identity key of a tuple or list of constraints (None for another iterable)."""
+    return constraints if type(constraints) is tuple else tuple(constraints) if type(constraints) is list else None
+
+
 def plan_of(system, constraints, condition: float) -> _Plan:
-    """The cached plan of ``constraints`` (checked by :func:`~sko.constraints.kinematics.resolved`
-    when first seen) on ``system``."""
+    """The plan of ``constraints`` (checked by :func:`~sko.constraints.kinematics.resolved`
+    when first seen) on ``system``, kept by its engine (``Engine.constraint_plans``: by the
+    identity of the constraint tuple and by its contents, each table at most :data:`_CACHED`)."""
     engine = system._engine
-    plans = _PLANS.get(engine)
-    if plans is None:
-        plans = _PLANS[engine] = _Plans()
-    key = constraints if type(constraints) is tuple else tuple(constraints) if type(constraints) is list else None
+    by_identity, by_contents = engine.constraint_plans
+    key = _key(constraints)
     if key is not None:  # the keys hold FrameConstraints alone, which compare by identity
         try:
-            plan = plans.by_identity.get(key)
+            plan = by_identity.get(key)
         except TypeError:  # an entry that is not hashable: resolved() names it
             plan = None
         if plan is not None:
             return plan
     checked = resolved(system, constraints)
     contents = _contents(checked)
-    plan = None if contents is None else plans.by_contents.get(contents)
+    plan = None if contents is None else by_contents.get(contents)
     if plan is None:
         plan = _plan(system, engine.layout, checked, condition)
         if contents is not None:
-            if len(plans.by_contents) >= _CACHED:
-                plans.by_contents.clear()
-            plans.by_contents[contents] = plan
+            if len(by_contents) >= _CACHED:
+                by_contents.clear()
+            by_contents[contents] = plan
     if key is not None and all(isinstance(c, FrameConstraint) for c in key):
-        if len(plans.by_identity) >= _CACHED:
-            plans.by_identity.clear()
-        plans.by_identity[key] = plan
+        if len(by_identity) >= _CACHED:
+            by_identity.clear()
+        by_identity[key] = plan
     return plan
+
+
+def _prepared(plan: _Plan, engine, impulse: bool):
+    """The plan's one-state call ``call(q, v, x)`` (``x``: ``τ``, or the restitution of an
+    impact), as :class:`~sko.engine.dispatch.OneState`'s: ``(v̇ or v⁺, λ)`` for one state of 1-D
+    float64 arrays of a system whose bodies are all compiled, on the compiled backend; None when
+    the checked path must answer (another input, a shape that does not fit, a number that is
+    not finite, a state the kernel does not answer)."""
+    if not engine._direct:
+        return None
+    layout, nv, size = engine.layout, engine.nv, engine.nv + plan.rows
+    w = plan.vectors.get((impulse, "d"))
+    if w is None:
+        w = plan.vectors[impulse, "d"] = _vector(plan, layout, impulse, _F8)
+    driver, zeros, chosen = rq.one_state_driver(_F8), np.zeros, BACKEND.get
+    if impulse:
+        restitution = int(w.view(np.int64)[rq.Header.WORKSPACE]) + _numbers_start(w) + C.Numbers.restitution
+
+        def call(q, v, e):
+            if chosen() is COMPILED:
+                try:
+                    if q.dtype is _F8 and q.ndim == 1 and v.dtype is _F8:
+                        w[restitution] = e
+                        out = zeros(size)
+                        if driver(w, q, v, _NONE, out) == -1:
+                            return out[:nv], out[nv:]
+                except (AttributeError, TypeError, ValueError):  # not an array; types numba refuses
+                    pass
+            return None
+
+        return call
+
+    def call(q, v, tau):
+        if chosen() is COMPILED:
+            try:
+                if q.dtype is _F8 and q.ndim == 1 and v.dtype is _F8 and tau.dtype is _F8:
+                    out = zeros(size)
+                    if driver(w, q, v, tau, out) == -1:
+                        return out[:nv], out[nv:]
+            except (AttributeError, TypeError, ValueError):  # not an array; types numba refuses
+                pass
+        return None
+
+    return call
+
+
+def one_state(system, q, v, x, constraints, impulse: bool = False):
+    """The common call, answered by the prepared call of a plan already made for these
+    constraints (:func:`_prepared`; ``x``: ``τ``, or the restitution), or None: the checked
+    path (:func:`constrained_dynamics`, :func:`impulse_dynamics`) answers."""
+    kind = type(constraints)
+    try:
+        plan = system._engine.constraint_plans[0][constraints if kind is tuple else tuple(constraints)
+                                                  if kind is list else None]
+    except (KeyError, TypeError):  # not seen yet, not a tuple or list, or an entry that is not hashable
+        return None
+    call = plan.calls.get(impulse, _UNPREPARED)
+    if call is _UNPREPARED:
+        call = _call(plan, system._engine, impulse)
+    return None if call is None else call(q, v, x)
+
+
+def _call(plan: _Plan, engine, impulse: bool):
+    """The plan's prepared one-state call (made on first use), or None."""
+    call = plan.calls.get(impulse, _UNPREPARED)
+    if call is _UNPREPARED:
+        call = plan.calls[impulse] = _prepared(plan, engine, impulse)
+    return call
 
 
 def _compiled(system) -> bool:
@@ -227,21 +294,12 @@ def _run(system, impulse: bool, q, v, x, constraints, condition: float, restitut
     engine = system._engine
     layout = engine.layout
     plan = plan_of(system, constraints, condition)
+    call = _call(plan, engine, impulse)
+    if call is not None:  # the common call (one float64 state)
+        answer = call(q, v, restitution if impulse else x)
+        if answer is not None:
+            return answer
     nv = engine.nv
-    if engine._direct:  # the common call: one float64 state, every body compiled (the checks of Engine.one_state)
-        try:
-            if q.dtype is _F8 and q.ndim == 1 and v.dtype is _F8 and (impulse or x.dtype is _F8):
-                w = plan.vectors.get((impulse, "d"))
-                if w is None:
-                    w = plan.vectors[impulse, "d"] = _vector(plan, layout, impulse, _F8)
-                if impulse:
-                    start = int(w.view(np.int64)[rq.Header.WORKSPACE])
-                    w[start + _numbers_start(w) + C.Numbers.restitution] = restitution
-                out = np.zeros(nv + plan.rows)
-                if rq.one_state_driver(_F8)(w, q, v, _NONE if impulse else x, out) == -1:
-                    return out[:nv], out[nv:]
-        except (AttributeError, TypeError, ValueError):  # not an array; types numba refuses: the checked path
-            pass
     inputs = engine._inputs(q, v, None if impulse else x, "" if impulse else "tau")
     if inputs is None:
         return NotImplemented

@@ -181,6 +181,9 @@ def constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.ndarray, np
     InconsistentConstraintsError
         No acceleration satisfies every constraint (the residual is in the message).
     """
+    answer = compiled.one_state(system, q, v, tau, constraints)
+    if answer is not None:
+        return answer
     fast = compiled.constrained_dynamics(system, q, v, tau, constraints, _WELL_CONDITIONED,
                                          lambda qs, vs, ts: reference_constrained_dynamics(system, qs, vs, ts,
                                                                                            constraints))
@@ -218,6 +221,9 @@ def impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[
     :func:`constrained_dynamics`."""
     if isinstance(restitution, bool) or not isinstance(restitution, Real) or not 0.0 <= restitution <= 1.0:
         raise ConstraintError(f"restitution must be a real number in [0, 1], got {restitution!r}")
+    answer = compiled.one_state(system, q, v_minus, float(restitution), constraints, impulse=True)
+    if answer is not None:
+        return answer
     fast = compiled.impulse_dynamics(system, q, v_minus, constraints, float(restitution), _WELL_CONDITIONED,
                                      lambda qs, vs, _: reference_impulse_dynamics(system, qs, vs, constraints,
                                                                                   restitution))

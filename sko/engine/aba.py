@@ -19,7 +19,8 @@ from sko.engine.fields import offsets
 from sko.engine.layout import Flat, Riccati, max_dims
 from sko.engine.jit import kernel, register
 
-__all__ = ["RiccatiScratch", "riccati", "riccati_scratch", "articulated_body", "gain_apply", "hinge_blocks"]
+__all__ = ["RiccatiScratch", "riccati", "riccati_scratch", "articulated_body", "articulated_gather",
+           "articulated_scatter_step", "gain_apply", "hinge_blocks"]
 
 
 #: The scratch of a Riccati step of any dimensions, in blocks of ``mx × mx`` entries (``mx`` the
@@ -160,6 +161,16 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
     are zero on entry. ``out`` receives ν in the gather and θ̈ in the scatter; ``z`` is reused
     for α; ``eps`` is scratch for one ε(k) (at least ``max n_k × r`` entries). With one right-hand
     side, a rigid body on a 1-dof hinge takes the register steps of :mod:`sko.engine.rigid_blocks`."""
+    articulated_gather(layout, data, roff, r, T, with_ab, z, out, eps)
+    layout, data, roff, r, z, out = borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(z), borrowed(out)
+    for j in range(layout.shape[0]):
+        articulated_scatter_step(layout, data, roff, r, z, out, with_ab, j)
+
+
+@kernel
+def articulated_gather(layout, data, roff, r, T, with_ab, z, out, eps):
+    """The gather of :func:`articulated_body`: ``z(k) = P(k) a(k) + b(k)`` if ``with_ab``, then
+    children first ``ε = T − H z``, ``ν = D^{-1} ε`` (into ``out``), ``z(℘) += φ (z + G ε)``."""
     layout, data, roff, r, T, z, out = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(T),
                                         borrowed(z), borrowed(out))
     n, nr = layout.shape[0], T.shape[1]
@@ -193,24 +204,30 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
         bl.mv2(r, roff[j, Riccati.G], m, h, eps, 0, z, no, 1.0)  # z⁺ = z + G ε
         if p >= 0:
             bl.mv2(data, layout[j, Flat.W], layout[p, Flat.NODE_DIM], m, z, no, z, layout[p, Flat.NODE], 1.0)
-    for j in range(n):  # scatter: α⁺ = φ* α(℘), θ̈ = ν − G* α⁺, α = α⁺ + H* θ̈ (+ a)
-        p, m, h = layout[j, Flat.PARENT], layout[j, Flat.NODE_DIM], layout[j, Flat.HINGE_DIM]
-        no, do = layout[j, Flat.NODE], layout[j, Flat.DOF]
-        if nr == 1 and rb.rigid_step(layout, j, p):
-            rb.articulated_scatter_6_1(layout, data, roff, r, z, out, with_ab, j, p)
-            continue
+
+
+@register
+def articulated_scatter_step(layout, data, roff, r, z, out, with_ab, j):
+    """The scatter of :func:`articulated_body` at flat node ``j``, its parent's ``α`` done:
+    ``α⁺ = φ* α(℘)``, ``θ̈ = ν − G* α⁺`` (``ν`` read from ``out``, ``θ̈`` written there),
+    ``α = α⁺ + H* θ̈ (+ a)`` into ``z``."""
+    p, m, h = layout[j, Flat.PARENT], layout[j, Flat.NODE_DIM], layout[j, Flat.HINGE_DIM]
+    no, do = layout[j, Flat.NODE], layout[j, Flat.DOF]
+    if z.shape[1] == 1 and rb.rigid_step(layout, j, p):
+        rb.articulated_scatter_6_1(layout, data, roff, r, z, out, with_ab, j, p)
+        return
+    for a_ in range(m):
+        for q in range(z.shape[1]):
+            z[no + a_, q] = 0
+    if p >= 0:
+        bl.mtv2(data, layout[j, Flat.W], layout[p, Flat.NODE_DIM], m, z, layout[p, Flat.NODE], z, no, 1.0)
+    bl.mtv2(r, roff[j, Riccati.G], m, h, z, no, out, do, -1.0)
+    bl.mtv2(data, layout[j, Flat.H], h, m, out, do, z, no, 1.0)
+    if with_ab:
+        ao = layout[j, Flat.A]
         for a_ in range(m):
-            for q in range(nr):
-                z[no + a_, q] = 0
-        if p >= 0:
-            bl.mtv2(data, layout[j, Flat.W], layout[p, Flat.NODE_DIM], m, z, layout[p, Flat.NODE], z, no, 1.0)
-        bl.mtv2(r, roff[j, Riccati.G], m, h, z, no, out, do, -1.0)
-        bl.mtv2(data, layout[j, Flat.H], h, m, out, do, z, no, 1.0)
-        if with_ab:
-            ao = layout[j, Flat.A]
-            for a_ in range(m):
-                for q in range(nr):
-                    z[no + a_, q] += data[ao + a_]
+            for q in range(z.shape[1]):
+                z[no + a_, q] += data[ao + a_]
 
 
 # ----------------------------------------------------------------------------- innovations

@@ -13,9 +13,11 @@ work buffers. ``out`` holds ``v̇`` (or ``v⁺``) and then ``λ`` (or the impuls
 
 Per state (``d`` the depth of the constrained nodes):
 
-1. the arena (every term), the Riccati gather and, for the dynamics, the articulated-body passes
-   with ``τ`` minus the bodies' compiled hinge forces: ``v̇_free`` and the node accelerations
-   ``α`` (Algorithm 6.1; gravity enters as the base's acceleration);
+1. the arena (every term), the Riccati gather and, for the dynamics, the gather of the
+   articulated-body passes with ``τ`` minus the bodies' compiled hinge forces (``ν`` of the free
+   accelerations, kept) and their scatter over the constrained nodes and their ancestors only:
+   the node accelerations ``α`` there (Algorithm 6.1; gravity enters as the base's
+   acceleration);
 2. each constraint frame's pose, twist ``Γ_o 𝒱`` and acceleration ``Γ_o α + γ_o`` from the
    attachment record of its body (:mod:`sko.engine.state_kernels`), moved to the constraint's
    placement, gravity taken out (the uniform field ``−a_g`` of the base); from them the rows
@@ -24,13 +26,16 @@ Per state (``d`` the depth of the constrained nodes):
    ``r = −(1 + e) J v⁻`` for an impact (Eq. 6);
 3. ``Ω = Σ_k ε*(k) D⁻¹(k) ε(k)`` (Eq. 7): the gather of Algorithm 6.1 on the ``m`` columns of
    unit constraint forces, over the constrained nodes and their ancestors only, each node with
-   the columns of the constraints below it;
+   the columns of the constraints below it; each node's ``D⁻¹ ε`` is kept, the ``ν`` of the unit
+   forces;
 4. ``Ω = L D Lᵀ`` and ``λ = Ω⁻¹ r`` when no row is idle (:data:`IDLE_ROW`: its ``Ω_ii`` is
    rounding noise, a direction no joint can move) and ``tr Ω · tr Ω⁻¹``, which bounds the
    condition number of ``Ω`` from above, is below the plan's bound; otherwise the status
    :data:`RANK_DEFICIENT` (the caller answers that state by the reference path, §5);
-5. ``ℳ⁻¹ Jᵀ λ`` by one more articulated-body pass with the constraint forces as node forces,
-   added to ``v̇_free`` (or to ``v⁻``).
+5. ``v̇ = v̇_free + ℳ⁻¹ Jᵀ λ`` by one scatter of Algorithm 6.1 over all nodes on ``ν`` of the free
+   accelerations plus ``Σ_c λ_c ν_c`` (the gather is linear in the node forces: that of the
+   constraint forces is the unit forces' combined by ``λ``); for an impact, the scatter on
+   ``Σ_c Λ_c ν_c`` alone without ``a`` gives ``v⁺ − v⁻``.
 
 The statuses are those of :mod:`sko.engine.requests`, and :data:`RANK_DEFICIENT`.
 """
@@ -64,7 +69,7 @@ Plan = columns(
     "Plan",
     "CONSTRAINTS", "ROWS", "ACTIVE",  # constraints, rows m, nodes in Active
     "TABLE", "NODES", "POOL",  # the ConstraintRow table, the Active table, the pool of their columns
-    "FRAMES", "MAPS", "TEMP", "VELOCITY", "RHS", "UNIT", "EPS", "DEPS", "OMEGA", "BOUND", "SOLVE", "CORRECTION",  # work
+    "FRAMES", "MAPS", "TEMP", "VELOCITY", "RHS", "UNIT", "EPS", "NORMS", "OMEGA", "BOUND", "SOLVE", "COLUMNS", "NU",  # work
     "WORK",  # the work region's length
 )
 #: One constraint: its first row and dimension, reference frame, point flag, directions, and for
@@ -146,6 +151,14 @@ def _placed_motion(P, po, src, so, dst, do):
     dst[do], dst[do + 1], dst[do + 2], dst[do + 3], dst[do + 4], dst[do + 5] = a0, a1, a2, b0, b1, b2
 
 
+@register
+def _fixed(P, po, F, fo):
+    """A constraint frame fixed in the world at ``P[po: po + 12]`` into ``F[fo:]``, at rest."""
+    for a in range(12):
+        F[fo + a] = P[po + a]
+    _zero(F, fo + 12, fo + Frame.SIZE)
+
+
 @kernel
 def _side(arena, layout, z, g, o, j, m, P, po, accelerations, F, fo):
     """The constraint frame placed at ``P[po: po + 12]`` in the attachment frame of the record at
@@ -153,11 +166,10 @@ def _side(arena, layout, z, g, o, j, m, P, po, accelerations, F, fo):
     ``R = R_o R_t``, ``p = p_o + R_o t``, the twist and (if ``accelerations``) the acceleration
     ``Γ_o α(j) + γ_o`` placed, plus ``Rᵀ g`` (gravity out). ``o < 0``: fixed in the world at
     ``P[po:]``, at rest."""
-    _zero(F, fo, fo + Frame.SIZE)
     if o < 0:
-        for a in range(12):
-            F[fo + a] = P[po + a]
+        _fixed(P, po, F, fo)
         return
+    _zero(F, fo, fo + Frame.SIZE)
     ro, fr = o + Record.rotation, fo + Frame.rotation
     for a in range(3):
         for c in range(3):
@@ -185,27 +197,31 @@ def _side(arena, layout, z, g, o, j, m, P, po, accelerations, F, fo):
 
 
 @kernel
-def _maps(F, f1, f2, reference, point, M, mo):
+def _maps(F, f1, f2, reference, point, sides, M, mo):
     """The 6 × 6 maps from each constraint frame's twist (own axes, ``[ω; v]``) to the
     constraint's six rows ``[v; ω]`` in the reference frame (CONSTRAINTS.md Eq. 1), the first at
-    ``M[mo:]``, the second's after it (zero for a frame fixed in the world: it does not move)."""
+    ``M[mo:]``, the second's after it when ``sides`` is 2 (with 1, the second frame is fixed in
+    the world: it does not move and has no map)."""
     r1, r2, p1, p2 = f1 + Frame.rotation, f2 + Frame.rotation, f1 + Frame.position, f2 + Frame.position
-    _zero(M, mo, mo + 2 * _MAP)
+    _zero(M, mo, mo + sides * _MAP)
     m2 = mo + _MAP
-    d0, d1, d2 = F[p1] - F[p2], F[p1 + 1] - F[p2 + 1], F[p1 + 2] - F[p2 + 2]
     for a in range(3):
         for c in range(3):
             M[mo + 6 * a + 3 + c] = F[r1 + 3 * a + c]  # lin = R1 v1
             M[mo + 6 * (a + 3) + c] = F[r1 + 3 * a + c]  # ang = R1 ω1
-            M[m2 + 6 * a + 3 + c] = -F[r2 + 3 * a + c]  # lin −= R2 v2
-            M[m2 + 6 * (a + 3) + c] = -F[r2 + 3 * a + c]  # ang −= R2 ω2
-    if not point:  # lin += (p1 − p2) × R2 ω2: column c is (p1 − p2) × R2[:, c]
-        for c in range(3):
-            e0, e1, e2 = _cross(d0, d1, d2, F[r2 + c], F[r2 + 3 + c], F[r2 + 6 + c])
-            M[m2 + c] += e0
-            M[m2 + 6 + c] += e1
-            M[m2 + 12 + c] += e2
-    for s in range(2):
+    if sides == 2:
+        d0, d1, d2 = F[p1] - F[p2], F[p1 + 1] - F[p2 + 1], F[p1 + 2] - F[p2 + 2]
+        for a in range(3):
+            for c in range(3):
+                M[m2 + 6 * a + 3 + c] = -F[r2 + 3 * a + c]  # lin −= R2 v2
+                M[m2 + 6 * (a + 3) + c] = -F[r2 + 3 * a + c]  # ang −= R2 ω2
+        if not point:  # lin += (p1 − p2) × R2 ω2: column c is (p1 − p2) × R2[:, c]
+            for c in range(3):
+                e0, e1, e2 = _cross(d0, d1, d2, F[r2 + c], F[r2 + 3 + c], F[r2 + 6 + c])
+                M[m2 + c] += e0
+                M[m2 + 6 + c] += e1
+                M[m2 + 12 + c] += e2
+    for s in range(sides):
         ms = mo + s * _MAP
         for c in range(6):
             l0, l1, l2 = M[ms + c], M[ms + 6 + c], M[ms + 12 + c]
@@ -336,17 +352,21 @@ def _rows(arena, layout, z, g, plan, numbers, work, impulse):
         f1, f2 = fo0 + 2 * c * Frame.SIZE, fo0 + (2 * c + 1) * Frame.SIZE
         _side(arena, layout, z, g, t[ConstraintRow.RECORD1], t[ConstraintRow.NODE1], t[ConstraintRow.DIM1], numbers, go + Gains.first,
               not impulse, work, f1)
-        _side(arena, layout, z, g, t[ConstraintRow.RECORD2], t[ConstraintRow.NODE2], t[ConstraintRow.DIM2], numbers, go + Gains.second,
-              not impulse, work, f2)
-        _maps(work, f1, f2, reference, point, work, to)
-        for r in range(dim):  # J v = G1 V1 + G2 V2 (a frame fixed in the world is at rest)
+        sides = 2 if t[ConstraintRow.RECORD2] >= 0 else 1  # a frame fixed in the world is at rest
+        if sides == 2:
+            _side(arena, layout, z, g, t[ConstraintRow.RECORD2], t[ConstraintRow.NODE2], t[ConstraintRow.DIM2], numbers,
+                  go + Gains.second, not impulse, work, f2)
+        else:
+            _fixed(numbers, go + Gains.second, work, f2)
+        _maps(work, f1, f2, reference, point, sides, work, to)
+        for r in range(dim):  # J v = G1 V1 + G2 V2
             d, s = t[ConstraintRow.D0 + r], zero
-            for side in range(2):
+            for side in range(sides):
                 fv = (f1 if side == 0 else f2) + Frame.velocity
                 for k in range(6):
                     s += work[to + side * _MAP + 6 * d + k] * work[fv + k]
             work[vo + row0 + r] = s
-        for side in range(2):  # G X_t, X_t = [R_tᵀ, 0; −R_tᵀ t×, R_tᵀ]: a row [g_ω, g_v] maps to
+        for side in range(sides):  # G X_t, X_t = [R_tᵀ, 0; −R_tᵀ t×, R_tᵀ]: a row [g_ω, g_v] maps to
             P = go + (Gains.first if side == 0 else Gains.second)  # [g_ω R_tᵀ − u × t, u], u = g_v R_tᵀ
             ms = mo0 + (2 * c + side) * _MAP
             for r in range(dim):
@@ -373,10 +393,9 @@ def _rows(arena, layout, z, g, plan, numbers, work, impulse):
 
 
 @kernel
-def _forces(arena, layout, plan, work, lam, Z, unit):
-    """``Z(k, ·) −= Γ_oᵀ (G X_t)ᵀ Λ`` at each constrained node ``k`` (``Z`` a node matrix): with
-    ``unit``, ``Λ`` the ``m × m`` identity (the unit constraint forces, ``m`` columns); else
-    ``Λ = λ`` (the constraint forces, one column)."""
+def _unit_forces(arena, layout, plan, work, Z):
+    """``Z(·, k) −= (G X_t Γ_o)`` at each constrained node ``k``: the unit constraint forces, one
+    row of ``Z`` (``m`` × the node size) per constraint row."""
     table = plan[plan[Plan.TABLE]:]
     for c in range(plan[Plan.CONSTRAINTS]):
         t = table[c * ConstraintRow.WIDTH:]
@@ -392,101 +411,165 @@ def _forces(arena, layout, plan, work, lam, Z, unit):
                     s = 0.0 * work[0]
                     for k in range(6):
                         s += work[ms + 6 * r + k] * arena[go + k * md + i]
-                    if unit:
-                        Z[no + i, row0 + r] -= s
-                    else:
-                        Z[no + i, 0] -= s * lam[row0 + r]
+                    Z[row0 + r, no + i] -= s
+
+
+@register
+def _rigid_columns(data, layout, roff, ric, j, p, Z, cols, count, E, Y, work, om, bound, m):
+    """:func:`_compliance` at a rigid body on a 1-dof hinge (:func:`~sko.engine.rigid_blocks.rigid_step`):
+    per column ``z`` (in registers) ``ε = −H z``, ``Y = D⁻¹ ε``, the bound, ``z(℘) += φ (z + G ε)``;
+    then ``Ω += ε* Y`` on the lower triangle."""
+    ho, no, go, d = layout[j, Flat.H], layout[j, Flat.NODE], roff[j, Riccati.G], ric[roff[j, Riccati.D_INVERSE]]
+    factor = 0.0
+    for i in range(6):
+        factor += data[ho + i].real ** 2
+    factor *= abs(d)
+    for q in range(count):
+        col = cols[q]
+        z = Z[col]
+        z0, z1, z2, z3, z4, z5 = z[no], z[no + 1], z[no + 2], z[no + 3], z[no + 4], z[no + 5]
+        e = -rb.dot6(data, ho, 1, z0, z1, z2, z3, z4, z5)
+        E[q], Y[q] = e, d * e
+        work[bound + col] += (abs(z0) ** 2 + abs(z1) ** 2 + abs(z2) ** 2 + abs(z3) ** 2 + abs(z4) ** 2
+                              + abs(z5) ** 2) * factor
+        if p >= 0:
+            y = rb.times(data, layout[j, Flat.W], (z0 + ric[go] * e, z1 + ric[go + 1] * e, z2 + ric[go + 2] * e,
+                                                   z3 + ric[go + 3] * e, z4 + ric[go + 4] * e, z5 + ric[go + 5] * e))
+            npo = layout[p, Flat.NODE]
+            for i in range(6):
+                z[npo + i] += y[i]
+    for q1 in range(count):
+        r1, y1 = om + m * cols[q1], Y[q1]
+        for q2 in range(q1 + 1):
+            work[r1 + cols[q2]] += y1 * E[q2]
+
+
+@register
+def _six_columns(data, ho, ric, dio, Z, no, cols, count, E, Y):
+    """``ε = −H z`` and ``Y = D⁻¹ ε`` of :func:`_compliance` at a node of six dimensions and six
+    degrees of freedom (a floating base), per column in registers."""
+    for q in range(count):
+        z = Z[cols[q]]
+        z0, z1, z2, z3, z4, z5 = z[no], z[no + 1], z[no + 2], z[no + 3], z[no + 4], z[no + 5]
+        e0, e1 = -rb.dot6(data, ho, 1, z0, z1, z2, z3, z4, z5), -rb.dot6(data, ho + 6, 1, z0, z1, z2, z3, z4, z5)
+        e2, e3 = -rb.dot6(data, ho + 12, 1, z0, z1, z2, z3, z4, z5), -rb.dot6(data, ho + 18, 1, z0, z1, z2, z3, z4, z5)
+        e4, e5 = -rb.dot6(data, ho + 24, 1, z0, z1, z2, z3, z4, z5), -rb.dot6(data, ho + 30, 1, z0, z1, z2, z3, z4, z5)
+        E[q], E[count + q], E[2 * count + q], E[3 * count + q], E[4 * count + q], E[5 * count + q] = e0, e1, e2, e3, e4, e5
+        for u in range(6):
+            Y[u * count + q] = rb.dot6(ric, dio + 6 * u, 1, e0, e1, e2, e3, e4, e5)
 
 
 @kernel
 def _compliance(data, layout, roff, ric, plan, work, ns):
-    """Step 3 of the module docstring: ``Ω`` (``OMEGA``) by the gather ``ε = −H z``,
-    ``z⁺ = z + G ε``, ``z(℘) += φ z⁺`` of the unit constraint forces over the active nodes (each on
-    its own columns), ``Ω += ε* D⁻¹ ε`` (Eq. 7); and the rounding bound of its diagonal
-    (``BOUND``, :data:`IDLE_ROW`), the same sum on ``‖H_u‖ ‖z‖`` and ``|D⁻¹|``: the size ``ε``
-    would have if the joints did not cancel ``z``."""
+    """Step 3 of the module docstring: the lower triangle of ``Ω`` (``OMEGA``) by the gather
+    ``ε = −H z``, ``z⁺ = z + G ε``, ``z(℘) += φ z⁺`` of the unit constraint forces over the
+    active nodes (each on its own rows of ``Z``, one per constraint row), ``Ω += ε* D⁻¹ ε``
+    (Eq. 7); ``D⁻¹ ε`` of each active node and column (``COLUMNS``: ``ν`` of the unit forces,
+    which step 5 combines by ``λ``); and the rounding bound of ``Ω``'s diagonal (``BOUND``,
+    :data:`IDLE_ROW`), the same sum on ``‖H_u‖ ‖z‖`` and ``|D⁻¹|``: the size ``ε`` would have if
+    the joints did not cancel ``z``."""
     m = plan[Plan.ROWS]
     nodes, pool = plan[plan[Plan.NODES]:], plan[plan[Plan.POOL]:]
-    Z = matrix_view(work, plan[Plan.UNIT], ns, m)
-    E, Y, om, bound = work[plan[Plan.EPS]:], work[plan[Plan.DEPS]:], plan[Plan.OMEGA], plan[Plan.BOUND]
+    Z = matrix_view(work, plan[Plan.UNIT], m, ns)
+    E, norms, om, bound = work[plan[Plan.EPS]:], work[plan[Plan.NORMS]:], plan[Plan.OMEGA], plan[Plan.BOUND]
     _zero(work, om, om + m * m)
     _zero(work, bound, bound + m)
     for a in range(plan[Plan.ACTIVE]):
-        j = nodes[a * Active.WIDTH + Active.NODE]
-        no = layout[j, Flat.NODE]
-        for i in range(layout[j, Flat.NODE_DIM]):
-            for c in range(m):
-                Z[no + i, c] = 0
-    _forces(data, layout, plan, work, work, Z, True)
+        at = a * Active.WIDTH
+        j, cols = nodes[at + Active.NODE], pool[nodes[at + Active.FIRST]:]
+        no, mj = layout[j, Flat.NODE], layout[j, Flat.NODE_DIM]
+        for q in range(nodes[at + Active.COUNT]):
+            _zero(Z[cols[q]], no, no + mj)
+    _unit_forces(data, layout, plan, work, Z)
+    yo = plan[Plan.COLUMNS]
     for a in range(plan[Plan.ACTIVE]):
         at = a * Active.WIDTH
-        j, first, count = nodes[at + Active.NODE], nodes[at + Active.FIRST], nodes[at + Active.COUNT]
+        j, cols, count = nodes[at + Active.NODE], pool[nodes[at + Active.FIRST]:], nodes[at + Active.COUNT]
         p, mj, h = layout[j, Flat.PARENT], layout[j, Flat.NODE_DIM], layout[j, Flat.HINGE_DIM]
         ho, no, go, dio = layout[j, Flat.H], layout[j, Flat.NODE], roff[j, Riccati.G], roff[j, Riccati.D_INVERSE]
-        for u in range(h):  # ε = −H z
-            for q in range(count):
-                col, s = pool[first + q], 0.0 * work[0]
-                for i in range(mj):
-                    s -= data[ho + u * mj + i] * Z[no + i, col]
-                E[u * count + q] = s
-        for u in range(h):  # Y = D⁻¹ ε
-            for q in range(count):
-                s = 0.0 * work[0]
-                for v in range(h):
-                    s += ric[dio + u * h + v] * E[v * count + q]
-                Y[u * count + q] = s
-        for q1 in range(count):  # Ω += ε* Y
-            r1 = om + m * pool[first + q1]
-            for q2 in range(count):
+        Y = work[yo:]
+        yo += h * count
+        if rb.rigid_step(layout, j, p):
+            _rigid_columns(data, layout, roff, ric, j, p, Z, cols, count, E, Y, work, om, bound, m)
+            continue
+        if h == 6 and mj == 6:
+            _six_columns(data, ho, ric, dio, Z, no, cols, count, E, Y)
+        else:
+            for u in range(h):  # ε = −H z
+                for q in range(count):
+                    z, s = Z[cols[q]], 0.0 * work[0]
+                    for i in range(mj):
+                        s -= data[ho + u * mj + i] * z[no + i]
+                    E[u * count + q] = s
+            for u in range(h):  # Y = D⁻¹ ε
+                for q in range(count):
+                    s = 0.0 * work[0]
+                    for v in range(h):
+                        s += ric[dio + u * h + v] * E[v * count + q]
+                    Y[u * count + q] = s
+        for q1 in range(count):  # Ω += ε* Y, lower triangle (a node's columns ascend)
+            r1 = om + m * cols[q1]
+            for q2 in range(q1 + 1):
                 s = 0.0 * work[0]
                 for u in range(h):
-                    s += E[u * count + q1] * Y[u * count + q2]
-                work[r1 + pool[first + q2]] += s
-        for u in range(h):  # Ω̄_ii += ‖z_i‖² Σ_uv |D⁻¹_uv| ‖H_u‖ ‖H_v‖, the node's factor once (Y reused)
+                    s += Y[u * count + q1] * E[u * count + q2]
+                work[r1 + cols[q2]] += s
+        for u in range(h):  # Ω̄_ii += ‖z_i‖² Σ_uv |D⁻¹_uv| ‖H_u‖ ‖H_v‖
             s = 0.0
             for i in range(mj):
                 s += data[ho + u * mj + i].real ** 2
-            Y[u] = np.sqrt(s)
+            norms[u] = np.sqrt(s)
         factor = 0.0
         for u in range(h):
             for v in range(h):
-                factor += abs(ric[dio + u * h + v]) * Y[u].real * Y[v].real
+                factor += abs(ric[dio + u * h + v]) * norms[u].real * norms[v].real
         for q in range(count):
-            col, zz = pool[first + q], 0.0
+            z, zz = Z[cols[q]], 0.0
             for i in range(mj):
-                zz += abs(Z[no + i, col]) ** 2
-            work[bound + col] += zz * factor
+                zz += abs(z[no + i]) ** 2
+            work[bound + cols[q]] += zz * factor
         if p < 0:
             continue
         for i in range(mj):  # z⁺ = z + G ε (in place)
             for q in range(count):
-                col, s = pool[first + q], 0.0 * work[0]
+                s = 0.0 * work[0]
                 for u in range(h):
                     s += ric[go + i * h + u] * E[u * count + q]
-                Z[no + i, col] += s
+                Z[cols[q], no + i] += s
         mp, wo, npo = layout[p, Flat.NODE_DIM], layout[j, Flat.W], layout[p, Flat.NODE]
-        if mp == 6 and mj == 6:  # z(℘) += φ z⁺, a rigid weight in registers
-            for q in range(count):
-                col = pool[first + q]
-                y = rb.times(data, wo, (Z[no, col], Z[no + 1, col], Z[no + 2, col], Z[no + 3, col],
-                                        Z[no + 4, col], Z[no + 5, col]))
-                for i in range(6):
-                    Z[npo + i, col] += y[i]
-            continue
-        for i in range(mp):  # z(℘) += φ z⁺
-            for q in range(count):
-                col, s = pool[first + q], 0.0 * work[0]
+        for q in range(count):  # z(℘) += φ z⁺
+            z = Z[cols[q]]
+            for i in range(mp):
+                s = 0.0 * work[0]
                 for k in range(mj):
-                    s += data[wo + i * mj + k] * Z[no + k, col]
-                Z[npo + i, col] += s
+                    s += data[wo + i * mj + k] * z[no + k]
+                z[npo + i] += s
+
+
+@kernel
+def _add_constraint_forces(layout, plan, work, lam, nu):
+    """``ν += Σ_c λ_c ν_c`` at the active nodes (``ν_c``: ``COLUMNS`` of :func:`_compliance`):
+    the gather of Algorithm 6.1 for the node forces ``−Γ_oᵀ (G X_t)ᵀ λ``, by linearity."""
+    nodes, pool = plan[plan[Plan.NODES]:], plan[plan[Plan.POOL]:]
+    yo = plan[Plan.COLUMNS]
+    for a in range(plan[Plan.ACTIVE]):
+        at = a * Active.WIDTH
+        j, cols, count = nodes[at + Active.NODE], pool[nodes[at + Active.FIRST]:], nodes[at + Active.COUNT]
+        h, do = layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF]
+        for u in range(h):
+            s = 0.0 * work[0]
+            for q in range(count):
+                s += work[yo + u * count + q] * lam[cols[q]]
+            nu[do + u, 0] += s
+        yo += h * count
 
 
 @kernel
 def _solve(plan, numbers, work, lam):
-    """Step 4 of the module docstring: ``Ω = L D Lᵀ`` in place (no conjugation: complex steps go
-    through), ``λ = Ω⁻¹ r`` into ``lam``; False (nothing solved) when a row is idle
-    (:data:`IDLE_ROW`), a pivot is not positive or ``tr Ω · tr Ω⁻¹`` (real parts) is not below
-    the bound."""
+    """Step 4 of the module docstring: ``Ω = L D Lᵀ`` in place on the lower triangle (no
+    conjugation: complex steps go through), ``λ = Ω⁻¹ r`` into ``lam``; False (nothing solved)
+    when a row is idle (:data:`IDLE_ROW`), a pivot is not positive or ``tr Ω · tr Ω⁻¹`` (real
+    parts) is not below the bound."""
     m, A, y = plan[Plan.ROWS], work[plan[Plan.OMEGA]:], work[plan[Plan.SOLVE]:]
     x = work[plan[Plan.RHS]:]
     bound, trace = work[plan[Plan.BOUND]:], 0.0
@@ -532,6 +615,17 @@ def _solve(plan, numbers, work, lam):
 
 
 @kernel
+def _scatter(layout, data, roff, r, z, nu, with_ab, plan, active):
+    """The scatter of Algorithm 6.1 (:func:`~sko.engine.aba.articulated_scatter_step`) over every
+    node, or with ``active`` over the plan's active nodes only (parents first: the
+    accelerations ``α`` of the constrained nodes)."""
+    nodes, count = plan[plan[Plan.NODES]:], plan[Plan.ACTIVE] if active else layout.shape[0]
+    for a in range(count):
+        j = nodes[(count - 1 - a) * Active.WIDTH + Active.NODE] if active else a
+        aba.articulated_scatter_step(layout, data, roff, r, z, nu, with_ab, j)
+
+
+@kernel
 def _run(w, x, out, impulse):
     """The request kernels' body (module docstring): −1, or the status of a rejected state."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
@@ -546,30 +640,34 @@ def _run(w, x, out, impulse):
     bad, _ = aba.riccati(layout, arena, roff, ric, scratch, False)
     if bad >= 0:
         return n + layout[bad, Flat.BODY]
-    z, rhs = matrix_view(ws, at[ConstrainedWork.Z], ns, 1), matrix_view(ws, at[ConstrainedWork.RHS], nv, 1)
-    _zero(ws, at[ConstrainedWork.Z], at[ConstrainedWork.PLAN])  # z and the right-hand sides
-    if not impulse:  # v̇_free and α
+    z, nu = matrix_view(ws, at[ConstrainedWork.Z], ns, 1), matrix_view(out, 0, nv, 1)
+    free = plan[Plan.NU]
+    if not impulse:  # ν of the free accelerations, then α at the active nodes
+        rhs = matrix_view(ws, at[ConstrainedWork.RHS], nv, 1)
         for i in range(nv):
             rhs[i, 0] = x[i]
         if words[Header.HINGES] != 0:
             bad = add_hinge_forces(rows, reals, arena, words[Header.V], buffer(ws, at, ConstrainedWork.RHS), -1.0)
             if bad >= 0:
                 return 2 * n + bad
-        aba.articulated_body(layout, arena, roff, ric, rhs, True, z, matrix_view(out, 0, nv, 1), scratch)
+        aba.articulated_gather(layout, arena, roff, ric, rhs, True, z, nu, scratch)
+        for i in range(nv):
+            work[free + i] = out[i]
+        _scatter(layout, arena, roff, ric, z, nu, True, plan, True)
     _rows(arena, layout, z, reals[:3], plan, numbers, work, impulse)
     _compliance(arena, layout, roff, ric, plan, work, ns)
     m = plan[Plan.ROWS]
     lam = out[nv: nv + m]
     if not _solve(plan, numbers, work, lam):
         return RANK_DEFICIENT
-    _zero(ws, at[ConstrainedWork.Z], at[ConstrainedWork.PLAN])  # ℳ⁻¹ Jᵀ λ: constraint forces, no hinge forces
-    _forces(arena, layout, plan, work, lam, z, False)
-    correction = plan[Plan.CORRECTION]
-    _zero(work, correction, correction + nv)
-    aba.articulated_body(layout, arena, roff, ric, rhs, False, z, matrix_view(work, correction, nv, 1), scratch)
-    v0 = words[Header.V]
-    for i in range(nv):
-        out[i] += work[correction + i] + (arena[v0 + i] if impulse else 0.0)
+    for i in range(nv):  # ν of the free accelerations (none for an impact) and of the constraint forces
+        out[i] = 0.0 if impulse else work[free + i]
+    _add_constraint_forces(layout, plan, work, lam, nu)
+    _scatter(layout, arena, roff, ric, z, nu, not impulse, plan, False)  # v̇, or the velocity change
+    if impulse:
+        v0 = words[Header.V]
+        for i in range(nv):
+            out[i] += arena[v0 + i]
     return -1
 
 

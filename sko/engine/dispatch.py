@@ -88,6 +88,9 @@ class Engine:
         self.nq, self.nv = system.q_size, system.dof_size
         self._direct = False  # the prepared one-state calls apply: every body compiled, no hinge force in Python
         self.one_state = OneState(self)
+        #: the constraint sets packed for this system (:mod:`sko.constraints.compiled`): by the
+        #: identity of a tuple of constraints, and by the constraints' contents
+        self.constraint_plans: tuple[dict, dict] = ({}, {})
         self.coordinates_are_velocities = False
         self.layout = None  # the reference path answers: no body, or symbolic parameters
         self._sizes = rq.Sizes(0, self.nq, self.nv, 0, 1, 1, 0, 0)  # the shapes of results; a layout's once made

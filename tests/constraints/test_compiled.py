@@ -175,6 +175,38 @@ def test_plans_are_kept_per_constraint_set_and_constraints_are_values():
     assert plan_of(system, [PointContact("tip", reference="local")], 1e8) is not plan_of(system, a, 1e8)
     with pytest.raises(ConstraintError, match="cannot be changed"):
         a[0].reference = "local"
+    by_identity, by_contents = system._engine.constraint_plans  # the plans are the engine's own
+    assert by_identity[tuple(a)] is plan_of(system, a, 1e8) and plan_of(system, a, 1e8) in by_contents.values()
+    other = planar_chain(3)
+    assert plan_of(other, a, 1e8) is not plan_of(system, a, 1e8)  # each engine packs its own
+    assert other._engine.constraint_plans[0][tuple(a)] is plan_of(other, a, 1e8)
+
+
+def test_the_prepared_call_equals_the_checked_path_and_leaves_generators_alone():
+    """The common call (a plan already made) answers as the checked path does, for the dynamics
+    and for impacts of different restitutions on one plan; a generator of constraints is
+    refused as on a first call."""
+    from sko.constraints import ConstraintError
+
+    system = humanoid()
+    rng = np.random.default_rng(4)
+    constraints = [FrameContact("left_sole"), PointContact("right_sole", reference="world")]
+    q = system.random_configuration(rng)
+    v, tau = rng.normal(size=(2, system.nv))
+    system.constrained_dynamics(q, v, tau, constraints)  # makes the plan
+    dv, lam = system.constrained_dynamics(q, v, tau, constraints)
+    Dv, Lam = system.constrained_dynamics(q[None], v[None], tau[None], constraints)  # the batch path
+    _close(dv, Dv[0], 1e-14)
+    _close(lam, Lam[0], 1e-14)
+    with pytest.raises(ConstraintError, match="got generator"):  # refused as on the first call, not looked up
+        system.constrained_dynamics(q, v, tau, (c for c in constraints))
+    for e in (0.0, 1.0, 0.5):
+        vp, imp = system.impulse_dynamics(q, v, constraints, restitution=e)
+        Vp, Imp = system.impulse_dynamics(q[None], v[None], constraints, restitution=e)
+        _close(vp, Vp[0], 1e-14)
+        _close(imp, Imp[0], 1e-14)
+        J = system.constraint_jacobian(q, constraints)
+        _close(J @ vp, -e * (J @ v), 1e-9)
 
 
 def test_the_kernel_answers_well_posed_states_and_hands_on_redundant_ones():

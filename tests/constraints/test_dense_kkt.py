@@ -60,6 +60,7 @@ def _kkt(system, q, v, tau, constraints):
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
+@example(seed=70000)  # more rows than joints (m = 2, nv = 1): λ is not unique
 def test_constrained_dynamics_equals_dense_kkt(seed):
     rng = np.random.default_rng(seed)
     system = random_rigid_system(seed % 10_000, max_bodies=6)
@@ -79,7 +80,7 @@ def test_constrained_dynamics_equals_dense_kkt(seed):
     np.testing.assert_allclose(J @ dv + gamma, a_ref, rtol=0, atol=1e-7 * scale * (1 + np.abs(J).max()))
     np.testing.assert_allclose(constraint_compliance(system, q, constraints), Omega, rtol=0,
                                atol=1e-10 * (1 + np.abs(Omega).max()))
-    if w.min() > 1e-4 * w.max():
+    if len(w) == len(lam_k) and w.min() > 1e-4 * w.max():  # λ is unique: J has full row rank (m ≤ nv)
         np.testing.assert_allclose(lam, lam_k, rtol=0, atol=1e-7 * (1 + np.abs(lam_k).max()))
 
 
