@@ -50,13 +50,17 @@ from sko.engine import derivatives as CD
 from sko.engine import mass_matrix as MM
 from sko.engine.centroidal import (CentroidalWork, RateWork, Result, centroidal, centroidal_buffers, centroidal_rate,
                                    rate_buffers)
-from sko.engine.regressors import TorqueWork, energy_regressors_request, torque_buffers, torque_regressor_request
+from sko.engine.regressors import (EnergyWork, TorqueWork, energy_buffers, energy_regressors_request, torque_buffers,
+                                   torque_regressor_request)
 from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
 __all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "request_views", "fill_arena",
-           "request_vector", "kernel_address", "evaluate_one", "one_state_driver", "evaluate_batch"]
+           "request_vector", "kernel_address", "evaluate_one", "one_state_driver", "evaluate_batch", "SERIAL"]
 
 CHUNK = 16  #: states per task of a parallel batch
+#: a batch of at most this many states runs on the calling thread: waking numba's threads costs
+#: more than they save on so few states (as :func:`~sko.engine.state_kernels.fill_batch`)
+SERIAL = 2 * CHUNK
 
 
 class Sizes(NamedTuple):
@@ -377,10 +381,10 @@ REQUESTS = {r.name: r for r in (
             workspace=CentroidalWork),
     Request("centroidal_momentum_matrix_rate", centroidal_rate, Terms.MOTION, None, True, lambda s: (6, s.nv),
             rate_buffers, workspace=RateWork),
-    Request("joint_torque_regressor", torque_regressor_request, Terms.POSE, "dv", True, lambda s: (s.nv, 10 * s.n),
+    Request("joint_torque_regressor", torque_regressor_request, Terms.MOTION, "dv", True, lambda s: (s.nv, 10 * s.n),
             torque_buffers, workspace=TorqueWork),
-    Request("energy_regressors", energy_regressors_request, Terms.POSE, None, True, lambda s: (2, 10 * s.n),
-            lambda s: ()),
+    Request("energy_regressors", energy_regressors_request, Terms.MOTION, None, True, lambda s: (2, 10 * s.n),
+            energy_buffers, workspace=EnergyWork),
 )}
 
 
@@ -539,29 +543,41 @@ def evaluate_one(w, q, qd, x, out) -> int:
     return one_state_driver(w.dtype)(w, q, qd, x, out)
 
 
-@kernel(entry=True, parallel=True)
-def evaluate_batch(w, Q, QD, X, A, out, status):
-    """The request of the request vector ``w`` at every state of a batch: ``Q`` (B × nq), ``QD``
-    (B × nv), ``X`` (B × nv, or B × 0), into ``out`` (B × one state's result size, zeroed) and
-    ``status`` (B); ``A``: the filled arenas (B × L) when ``w`` does not fill them (else 0 × L).
-    Chunks of :data:`CHUNK` states run in parallel, each on its own copy of ``w``."""
+@kernel
+def _batch_chunk(w, Q, QD, X, A, out, status, c):
+    """The states ``c·CHUNK …`` of a batch (:func:`evaluate_batch`), on a copy of ``w`` of their own."""
     w, Q, QD, X, A, out, status = (borrowed(w), borrowed(Q), borrowed(QD), borrowed(X), borrowed(A), borrowed(out),
                                    borrowed(status))
     words = w.view(np.int64)
     fill, address, start = words[Header.FILL] != 0, words[Header.KERNEL], words[Header.WORKSPACE]
     nq, nv, size = words[Header.NQ], words[Header.NV], words[Header.ARENA]
-    for c in prange((Q.shape[0] + CHUNK - 1) // CHUNK):
-        local = w.copy()
-        arena = local[start: start + size]
-        for s in range(c * CHUNK, min(Q.shape[0], c * CHUNK + CHUNK)):
-            if fill:
-                for i in range(nq):
-                    arena[words[Header.Q] + i] = Q[s, i]
-                for i in range(nv):
-                    arena[words[Header.V] + i] = QD[s, i]
-            else:
-                for i in range(size):
-                    arena[i] = A[s, i]
-            status[s] = call_request(address, (local, X[s], out[s]))
-            if not 0 <= status[s] < words[Header.N]:
-                local.view(np.int64)[Header.WRITTEN] = 1
+    local = w.copy()
+    arena = local[start: start + size]
+    for s in range(c * CHUNK, min(Q.shape[0], c * CHUNK + CHUNK)):
+        if fill:
+            for i in range(nq):
+                arena[words[Header.Q] + i] = Q[s, i]
+            for i in range(nv):
+                arena[words[Header.V] + i] = QD[s, i]
+        else:
+            for i in range(size):
+                arena[i] = A[s, i]
+        status[s] = call_request(address, (local, X[s], out[s]))
+        if not 0 <= status[s] < words[Header.N]:
+            local.view(np.int64)[Header.WRITTEN] = 1
+
+
+@kernel(entry=True, parallel=True)
+def evaluate_batch(w, Q, QD, X, A, out, status):
+    """The request of the request vector ``w`` at every state of a batch: ``Q`` (B × nq), ``QD``
+    (B × nv), ``X`` (B × nv, or B × 0), into ``out`` (B × one state's result size, zeroed) and
+    ``status`` (B); ``A``: the filled arenas (B × L) when ``w`` does not fill them (else 0 × L).
+    Chunks of :data:`CHUNK` states run in parallel, each on its own copy of ``w`` (the same
+    arithmetic as one state's call); a batch of at most :data:`SERIAL` states on the calling thread."""
+    chunks = (Q.shape[0] + CHUNK - 1) // CHUNK
+    if Q.shape[0] <= SERIAL:
+        for c in range(chunks):
+            _batch_chunk(w, Q, QD, X, A, out, status, c)
+        return
+    for c in prange(chunks):
+        _batch_chunk(w, Q, QD, X, A, out, status, c)
