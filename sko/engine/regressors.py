@@ -11,10 +11,10 @@ are all plain :class:`~sko.bodies.rigid.RigidBody` with a compiled state (:func:
 Both read the state's arena as the other requests do (:func:`~sko.engine.request_views.fill_arena`),
 the dynamics' terms only (``Terms.MOTION``: the bodies' kernels take their fast paths): each
 body's ``H``, weight ``φ(℘(k), k)``, ``a``, node velocity ``𝒱`` (body coordinates) and
-``ᵏX_o = [[E, 0], [−E r×, E]]``, from which :func:`world_poses` composes every body's world pose
-``(R, p)`` (a plain rigid body hangs from its parent's own frame). One pass from the base to the tips does everything: the node
-acceleration ``α = φ* α(℘) + H* θ̈ + a`` (gravity in the base's ``a``; any joint, its ``c_J`` in
-``a``), the body's 6 × 10 force regressor ``F(𝒱, α)`` (:func:`~sko.bodies.rigid_parameters.rigid_force_regressor`)
+``ᵏX_o = [[E, 0], [−E r×, E]]``, from which a first pass (:func:`world_poses`) composes every
+body's world pose ``(R, p)`` (a plain rigid body hangs from its parent's own frame). A second
+pass from the base to the tips does the rest: the node acceleration ``α = φ* α(℘) + H* θ̈ + a``
+(gravity in the base's ``a``; any joint, its ``c_J`` in ``a``), the body's 6 × 10 force regressor ``F(𝒱, α)`` (:func:`~sko.bodies.rigid_parameters.rigid_force_regressor`)
 moved to world coordinates about the world origin, ``⁰X_k^* F``, where every hinge column is a
 world 6-vector ``s = ⁰X_k H*`` computed once; the body's block on the rows of an ancestor ``i``
 is then ``sᵀ (⁰X_k^* F)`` per column ``s`` of ``i`` — no transform carried along the walk, 60
@@ -108,7 +108,7 @@ def world_poses(rows, arena, P):
             P[at + 9 + i] = o[9 + i] + a0 * r0 + a1 * r1 + a2 * r2
 
 
-@kernel
+@register
 def _world_column(R, ro, po, n0, n1, n2, f0, f1, f2, out, o, t):
     """``out[o + t·i] = (⁰X_k^* [n; f])_i`` (``i = 0 … 5``) for the frame ``(R, p)`` at ``R[ro]``,
     ``R[po]``: ``[R n + p × R f; R f]``."""
