@@ -108,7 +108,7 @@ def world_poses(rows, arena, P):
             P[at + 9 + i] = o[9 + i] + a0 * r0 + a1 * r1 + a2 * r2
 
 
-@register
+@kernel
 def _world_column(R, ro, po, n0, n1, n2, f0, f1, f2, out, o, t):
     """``out[o + t·i] = (⁰X_k^* [n; f])_i`` (``i = 0 … 5``) for the frame ``(R, p)`` at ``R[ro]``,
     ``R[po]``: ``[R n + p × R f; R f]``."""
@@ -126,7 +126,8 @@ def _world_column(R, ro, po, n0, n1, n2, f0, f1, f2, out, o, t):
 def _body_block(arena, vo, alpha, ao, P, ro, po, F):
     """``F`` (6 × 10, row-major): ``⁰X_k^* F(𝒱, α)``, the body's force regressor
     (``I α + 𝒱 ×* I 𝒱 = F π``, π in Pinocchio's order) moved to world coordinates about the
-    world origin; ``𝒱`` at ``arena[vo]``, ``α`` at ``alpha[ao]``, the pose at ``P[ro]``, ``P[po]``."""
+    world origin; ``𝒱`` at ``arena[vo]``, ``α`` at ``alpha[ao]``, the pose at ``P[ro]``, ``P[po]``.
+    The columns ``[n; f]`` in body coordinates first, then each moved: ``[R n + p × R f; R f]``."""
     w0, w1, w2, u0, u1, u2 = arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5]
     d0, d1, d2 = alpha[ao], alpha[ao + 1], alpha[ao + 2]
     c0 = alpha[ao + 3] + w1 * u2 - w2 * u1  # a' = v̇ + ω × v
@@ -134,18 +135,32 @@ def _body_block(arena, vo, alpha, ao, P, ro, po, F):
     c2 = alpha[ao + 5] + w0 * u1 - w1 * u0
     z = 0.0 * w0
     ww = w0 * w0 + w1 * w1 + w2 * w2
-    _world_column(P, ro, po, z, z, z, c0, c1, c2, F, 0, 10)  # m: [0; a']
+    F[0], F[10], F[20], F[30], F[40], F[50] = z, z, z, c0, c1, c2  # m: [0; a']
     # m c_i: [e_i × a'; ω̇ × e_i + ω × (ω × e_i)], ω × (ω × e_i) = ω ω_i − |ω|² e_i
-    _world_column(P, ro, po, z, -c2, c1, w0 * w0 - ww, d2 + w1 * w0, -d1 + w2 * w0, F, 1, 10)
-    _world_column(P, ro, po, c2, z, -c0, -d2 + w0 * w1, w1 * w1 - ww, d0 + w2 * w1, F, 2, 10)
-    _world_column(P, ro, po, -c1, c0, z, d1 + w0 * w2, -d0 + w1 * w2, w2 * w2 - ww, F, 3, 10)
+    F[1], F[11], F[21], F[31], F[41], F[51] = z, -c2, c1, w0 * w0 - ww, d2 + w1 * w0, -d1 + w2 * w0
+    F[2], F[12], F[22], F[32], F[42], F[52] = c2, z, -c0, -d2 + w0 * w1, w1 * w1 - ww, d0 + w2 * w1
+    F[3], F[13], F[23], F[33], F[43], F[53] = -c1, c0, z, d1 + w0 * w2, -d0 + w1 * w2, w2 * w2 - ww
     # I_ab: S ω̇ + ω × (S ω) for S = e_a e_bᵀ + e_b e_aᵀ (a = b: e_a e_aᵀ), zero force
-    _world_column(P, ro, po, d0, w2 * w0, -w1 * w0, z, z, z, F, 4, 10)  # xx: S x = [x0, 0, 0]
-    _world_column(P, ro, po, d1 - w2 * w0, d0 + w2 * w1, w0 * w0 - w1 * w1, z, z, z, F, 5, 10)  # xy: [x1, x0, 0]
-    _world_column(P, ro, po, -w2 * w1, d1, w0 * w1, z, z, z, F, 6, 10)  # yy: [0, x1, 0]
-    _world_column(P, ro, po, d2 + w1 * w0, w2 * w2 - w0 * w0, d0 - w1 * w2, z, z, z, F, 7, 10)  # xz: [x2, 0, x0]
-    _world_column(P, ro, po, w1 * w1 - w2 * w2, d2 - w0 * w1, d1 + w0 * w2, z, z, z, F, 8, 10)  # yz: [0, x2, x1]
-    _world_column(P, ro, po, w1 * w2, -w0 * w2, d2, z, z, z, F, 9, 10)  # zz: [0, 0, x2]
+    F[4], F[14], F[24] = d0, w2 * w0, -w1 * w0  # xx: S x = [x0, 0, 0]
+    F[5], F[15], F[25] = d1 - w2 * w0, d0 + w2 * w1, w0 * w0 - w1 * w1  # xy: [x1, x0, 0]
+    F[6], F[16], F[26] = -w2 * w1, d1, w0 * w1  # yy: [0, x1, 0]
+    F[7], F[17], F[27] = d2 + w1 * w0, w2 * w2 - w0 * w0, d0 - w1 * w2  # xz: [x2, 0, x0]
+    F[8], F[18], F[28] = w1 * w1 - w2 * w2, d2 - w0 * w1, d1 + w0 * w2  # yz: [0, x2, x1]
+    F[9], F[19], F[29] = w1 * w2, -w0 * w2, d2  # zz: [0, 0, x2]
+    for j in range(4, 10):
+        F[30 + j] = F[40 + j] = F[50 + j] = z
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = (P[ro], P[ro + 1], P[ro + 2], P[ro + 3], P[ro + 4], P[ro + 5],
+                                                   P[ro + 6], P[ro + 7], P[ro + 8])
+    x0, x1, x2 = P[po], P[po + 1], P[po + 2]
+    for j in range(10):
+        n0, n1, n2, f0, f1, f2 = F[j], F[10 + j], F[20 + j], F[30 + j], F[40 + j], F[50 + j]
+        g0 = r00 * f0 + r01 * f1 + r02 * f2
+        g1 = r10 * f0 + r11 * f1 + r12 * f2
+        g2 = r20 * f0 + r21 * f1 + r22 * f2
+        F[j] = r00 * n0 + r01 * n1 + r02 * n2 + x1 * g2 - x2 * g1
+        F[10 + j] = r10 * n0 + r11 * n1 + r12 * n2 + x2 * g0 - x0 * g2
+        F[20 + j] = r20 * n0 + r21 * n1 + r22 * n2 + x0 * g1 - x1 * g0
+        F[30 + j], F[40 + j], F[50 + j] = g0, g1, g2
 
 
 @kernel

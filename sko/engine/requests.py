@@ -26,8 +26,8 @@ compiles only when it is first used.
 ``status`` is ``-1``, or ``k`` for a state a joint of the body of row ``k`` of the state table
 rejects (a zero quaternion), or ``N + k`` when ``D(k)`` of the ``k``-th body in stacking order is
 not positive definite, or ``2N + k`` when the compiled hinge force of the body of row ``k``
-failed (:mod:`sko.engine.hooks`); for one state also ``-2`` when an input is not finite, ``-3`` when the
-result is not, ``-4`` when a shape does not fit the system; ``-5`` when the kernel raised.
+failed (:mod:`sko.engine.hooks`); ``-3`` when the result is not finite; for one state also ``-2``
+when an input is not finite, ``-4`` when a shape does not fit the system; ``-5`` when the kernel raised.
 """
 
 from __future__ import annotations
@@ -55,12 +55,9 @@ from sko.engine.regressors import (EnergyWork, TorqueWork, energy_buffers, energ
 from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
 __all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "request_views", "fill_arena",
-           "request_vector", "kernel_address", "evaluate_one", "one_state_driver", "evaluate_batch", "SERIAL"]
+           "request_vector", "kernel_address", "evaluate_one", "one_state_driver", "evaluate_batch"]
 
 CHUNK = 16  #: states per task of a parallel batch
-#: a batch of at most this many states runs on the calling thread: waking numba's threads costs
-#: more than they save on so few states (as :func:`~sko.engine.state_kernels.fill_batch`)
-SERIAL = 2 * CHUNK
 
 
 class Sizes(NamedTuple):
@@ -546,43 +543,32 @@ def evaluate_one(w, q, qd, x, out) -> int:
     return one_state_driver(w.dtype)(w, q, qd, x, out)
 
 
-@kernel
-def _batch_chunk(w, Q, QD, X, A, out, status, c):
-    """The states ``c·CHUNK …`` of a batch (:func:`evaluate_batch`), on a copy of ``w`` of their own."""
+@kernel(entry=True, parallel=True)
+def evaluate_batch(w, Q, QD, X, A, out, status):
+    """The request of the request vector ``w`` at every state of a batch: ``Q`` (B × nq), ``QD``
+    (B × nv), ``X`` (B × nv, or B × 0), into ``out`` (B × one state's result size, zeroed) and
+    ``status`` (B; ``-3`` for a result that is not finite, checked while it is in cache, as for
+    one state); ``A``: the filled arenas (B × L) when ``w`` does not fill them (else 0 × L).
+    Chunks of :data:`CHUNK` states run in parallel, each on its own copy of ``w``."""
     w, Q, QD, X, A, out, status = (borrowed(w), borrowed(Q), borrowed(QD), borrowed(X), borrowed(A), borrowed(out),
                                    borrowed(status))
     words = w.view(np.int64)
     fill, address, start = words[Header.FILL] != 0, words[Header.KERNEL], words[Header.WORKSPACE]
     nq, nv, size = words[Header.NQ], words[Header.NV], words[Header.ARENA]
-    local = w.copy()
-    arena = local[start: start + size]
-    for s in range(c * CHUNK, min(Q.shape[0], c * CHUNK + CHUNK)):
-        if fill:
-            for i in range(nq):
-                arena[words[Header.Q] + i] = Q[s, i]
-            for i in range(nv):
-                arena[words[Header.V] + i] = QD[s, i]
-        else:
-            for i in range(size):
-                arena[i] = A[s, i]
-        status[s] = call_request(address, (local, X[s], out[s]))
-        if not 0 <= status[s] < words[Header.N]:
-            local.view(np.int64)[Header.WRITTEN] = 1
-        if status[s] == -1 and not _finite(out[s]):
-            status[s] = -3
-
-
-@kernel(entry=True, parallel=True)
-def evaluate_batch(w, Q, QD, X, A, out, status):
-    """The request of the request vector ``w`` at every state of a batch: ``Q`` (B × nq), ``QD``
-    (B × nv), ``X`` (B × nv, or B × 0), into ``out`` (B × one state's result size, zeroed) and
-    ``status`` (B; ``-3`` for a result that is not finite, as for one state); ``A``: the filled
-    arenas (B × L) when ``w`` does not fill them (else 0 × L). Chunks of :data:`CHUNK` states run in parallel, each on its own copy of ``w`` (the same
-    arithmetic as one state's call); a batch of at most :data:`SERIAL` states on the calling thread."""
-    chunks = (Q.shape[0] + CHUNK - 1) // CHUNK
-    if Q.shape[0] <= SERIAL:
-        for c in range(chunks):
-            _batch_chunk(w, Q, QD, X, A, out, status, c)
-        return
-    for c in prange(chunks):
-        _batch_chunk(w, Q, QD, X, A, out, status, c)
+    for c in prange((Q.shape[0] + CHUNK - 1) // CHUNK):
+        local = w.copy()
+        arena = local[start: start + size]
+        for s in range(c * CHUNK, min(Q.shape[0], c * CHUNK + CHUNK)):
+            if fill:
+                for i in range(nq):
+                    arena[words[Header.Q] + i] = Q[s, i]
+                for i in range(nv):
+                    arena[words[Header.V] + i] = QD[s, i]
+            else:
+                for i in range(size):
+                    arena[i] = A[s, i]
+            status[s] = call_request(address, (local, X[s], out[s]))
+            if not 0 <= status[s] < words[Header.N]:
+                local.view(np.int64)[Header.WRITTEN] = 1
+            if status[s] == -1 and not _finite(out[s]):
+                status[s] = -3
