@@ -36,30 +36,30 @@ from sko.engine.borrow import borrowed, matrix_view
 from sko.engine.layout import Flat
 from sko.engine.jit import kernel, register
 from sko.engine.state_kernels import Record, Row, Terms
-from sko.engine.fields import columns
+from sko.engine.fields import columns, offsets
 from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
-__all__ = ["TorqueWork", "EnergyWork", "POSE", "torque_buffers", "energy_buffers", "applies", "world_poses",
+__all__ = ["TorqueWork", "EnergyWork", "Pose", "torque_buffers", "energy_buffers", "applies", "world_poses",
            "joint_torque_regressor", "energy_regressors", "torque_regressor_request", "energy_regressors_request"]
 
 
 #: The workspace of :func:`torque_regressor_request`: ``α`` (6 N), the world hinge columns ``S``
-#: (6 nv), one body's block ``F`` (6 × 10), the world poses (:data:`POSE` N).
+#: (6 nv), one body's block ``F`` (6 × 10), the world poses (:data:`Pose` per body).
 TorqueWork = columns("TorqueWork", "ALPHA", "S", "F", "POSES")
-#: The workspace of :func:`energy_regressors_request`: the world poses (:data:`POSE` N).
+#: The workspace of :func:`energy_regressors_request`: the world poses (:data:`Pose` per body).
 EnergyWork = columns("EnergyWork", "POSES")
-#: A body's world pose in :func:`world_poses`: ``R`` (row-major, 9), then ``p`` (3).
-POSE = 12
+#: A body's world pose in :func:`world_poses`: ``R`` (row-major), then ``p``.
+Pose = offsets("Pose", rotation=9, position=3)
 
 
 def torque_buffers(s) -> tuple:
     """:data:`TorqueWork` (``s``: :class:`~sko.engine.requests.Sizes`)."""
-    return 6 * s.n, 6 * s.nv, 60, POSE * s.n
+    return 6 * s.n, 6 * s.nv, 60, Pose.SIZE * s.n
 
 
 def energy_buffers(s) -> tuple:
     """:data:`EnergyWork`."""
-    return (POSE * s.n,)
+    return (Pose.SIZE * s.n,)
 
 
 def applies(system) -> bool:
@@ -74,21 +74,21 @@ def applies(system) -> bool:
 # ----------------------------------------------------------------------------- the kernels
 @register
 def _pose(src, ro, po):
-    """``(R row-major, p)``: the 12 numbers of a pose at ``src[ro]``, ``src[po]``."""
+    """``(R row-major, p)``: the numbers of a pose (:data:`Pose`) at ``src[ro]``, ``src[po]``."""
     return (src[ro], src[ro + 1], src[ro + 2], src[ro + 3], src[ro + 4], src[ro + 5], src[ro + 6], src[ro + 7],
             src[ro + 8], src[po], src[po + 1], src[po + 2])
 
 
 @kernel
 def world_poses(rows, arena, P):
-    """``P[POSE k:]``: the world pose ``(R, p)`` of every body's own frame (parents first), from
+    """``P[Pose.SIZE k:]``: the world pose ``(R, p)`` of every body's own frame (parents first), from
     its ``ᵏX_o = [[E, 0], [−E r×, E]]`` in the arena (``E`` at ``Row.E`` with its strides):
     ``R = R_o Eᵀ``, ``p = p_o + R_o r`` with ``r× = −Eᵀ (−E r×)``, ``o`` the parent's own frame
     (``P`` of the parent) or, for a base body, the inertial frame's record it hangs from."""
     for k in range(rows.shape[0]):
         eo, er, ec, parent = rows[k, Row.E], rows[k, Row.E_ROW], rows[k, Row.E_COLUMN], rows[k, Row.PARENT]
         if parent >= 0:
-            o = _pose(P, POSE * parent, POSE * parent + 9)
+            o = _pose(P, Pose.SIZE * parent + Pose.rotation, Pose.SIZE * parent + Pose.position)
         else:
             io = rows[k, Row.INBOARD]
             o = _pose(arena, io + Record.rotation, io + Record.position)
@@ -99,13 +99,13 @@ def world_poses(rows, arena, P):
         r0 = -(e02 * arena[lo + ec] + e12 * arena[lo + er + ec] + e22 * arena[lo + 2 * er + ec])
         r1 = -(e00 * arena[lo + 2 * ec] + e10 * arena[lo + er + 2 * ec] + e20 * arena[lo + 2 * er + 2 * ec])
         r2 = -(e01 * arena[lo] + e11 * arena[lo + er] + e21 * arena[lo + 2 * er])
-        at = POSE * k
+        ro, po = Pose.SIZE * k + Pose.rotation, Pose.SIZE * k + Pose.position
         for i in range(3):
-            a0, a1, a2 = o[3 * i], o[3 * i + 1], o[3 * i + 2]
-            P[at + 3 * i] = a0 * e00 + a1 * e01 + a2 * e02
-            P[at + 3 * i + 1] = a0 * e10 + a1 * e11 + a2 * e12
-            P[at + 3 * i + 2] = a0 * e20 + a1 * e21 + a2 * e22
-            P[at + 9 + i] = o[9 + i] + a0 * r0 + a1 * r1 + a2 * r2
+            a0, a1, a2 = o[Pose.rotation + 3 * i], o[Pose.rotation + 3 * i + 1], o[Pose.rotation + 3 * i + 2]
+            P[ro + 3 * i] = a0 * e00 + a1 * e01 + a2 * e02
+            P[ro + 3 * i + 1] = a0 * e10 + a1 * e11 + a2 * e12
+            P[ro + 3 * i + 2] = a0 * e20 + a1 * e21 + a2 * e22
+            P[po + i] = o[Pose.position + i] + a0 * r0 + a1 * r1 + a2 * r2
 
 
 @kernel
@@ -135,46 +135,45 @@ def _body_block(arena, vo, alpha, ao, P, ro, po, F):
     c2 = alpha[ao + 5] + w0 * u1 - w1 * u0
     z = 0.0 * w0
     ww = w0 * w0 + w1 * w1 + w2 * w2
-    F[0], F[10], F[20], F[30], F[40], F[50] = z, z, z, c0, c1, c2  # m: [0; a']
+    B = matrix_view(F, 0, 6, 10)
+    B[0, 0], B[1, 0], B[2, 0], B[3, 0], B[4, 0], B[5, 0] = z, z, z, c0, c1, c2  # m: [0; a']
     # m c_i: [e_i × a'; ω̇ × e_i + ω × (ω × e_i)], ω × (ω × e_i) = ω ω_i − |ω|² e_i
-    F[1], F[11], F[21], F[31], F[41], F[51] = z, -c2, c1, w0 * w0 - ww, d2 + w1 * w0, -d1 + w2 * w0
-    F[2], F[12], F[22], F[32], F[42], F[52] = c2, z, -c0, -d2 + w0 * w1, w1 * w1 - ww, d0 + w2 * w1
-    F[3], F[13], F[23], F[33], F[43], F[53] = -c1, c0, z, d1 + w0 * w2, -d0 + w1 * w2, w2 * w2 - ww
+    B[0, 1], B[1, 1], B[2, 1], B[3, 1], B[4, 1], B[5, 1] = z, -c2, c1, w0 * w0 - ww, d2 + w1 * w0, -d1 + w2 * w0
+    B[0, 2], B[1, 2], B[2, 2], B[3, 2], B[4, 2], B[5, 2] = c2, z, -c0, -d2 + w0 * w1, w1 * w1 - ww, d0 + w2 * w1
+    B[0, 3], B[1, 3], B[2, 3], B[3, 3], B[4, 3], B[5, 3] = -c1, c0, z, d1 + w0 * w2, -d0 + w1 * w2, w2 * w2 - ww
     # I_ab: S ω̇ + ω × (S ω) for S = e_a e_bᵀ + e_b e_aᵀ (a = b: e_a e_aᵀ), zero force
-    F[4], F[14], F[24] = d0, w2 * w0, -w1 * w0  # xx: S x = [x0, 0, 0]
-    F[5], F[15], F[25] = d1 - w2 * w0, d0 + w2 * w1, w0 * w0 - w1 * w1  # xy: [x1, x0, 0]
-    F[6], F[16], F[26] = -w2 * w1, d1, w0 * w1  # yy: [0, x1, 0]
-    F[7], F[17], F[27] = d2 + w1 * w0, w2 * w2 - w0 * w0, d0 - w1 * w2  # xz: [x2, 0, x0]
-    F[8], F[18], F[28] = w1 * w1 - w2 * w2, d2 - w0 * w1, d1 + w0 * w2  # yz: [0, x2, x1]
-    F[9], F[19], F[29] = w1 * w2, -w0 * w2, d2  # zz: [0, 0, x2]
+    B[0, 4], B[1, 4], B[2, 4] = d0, w2 * w0, -w1 * w0  # xx: S x = [x0, 0, 0]
+    B[0, 5], B[1, 5], B[2, 5] = d1 - w2 * w0, d0 + w2 * w1, w0 * w0 - w1 * w1  # xy: [x1, x0, 0]
+    B[0, 6], B[1, 6], B[2, 6] = -w2 * w1, d1, w0 * w1  # yy: [0, x1, 0]
+    B[0, 7], B[1, 7], B[2, 7] = d2 + w1 * w0, w2 * w2 - w0 * w0, d0 - w1 * w2  # xz: [x2, 0, x0]
+    B[0, 8], B[1, 8], B[2, 8] = w1 * w1 - w2 * w2, d2 - w0 * w1, d1 + w0 * w2  # yz: [0, x2, x1]
+    B[0, 9], B[1, 9], B[2, 9] = w1 * w2, -w0 * w2, d2  # zz: [0, 0, x2]
     for j in range(4, 10):
-        F[30 + j] = F[40 + j] = F[50 + j] = z
-    r00, r01, r02, r10, r11, r12, r20, r21, r22 = (P[ro], P[ro + 1], P[ro + 2], P[ro + 3], P[ro + 4], P[ro + 5],
-                                                   P[ro + 6], P[ro + 7], P[ro + 8])
-    x0, x1, x2 = P[po], P[po + 1], P[po + 2]
+        B[3, j] = B[4, j] = B[5, j] = z
+    r00, r01, r02, r10, r11, r12, r20, r21, r22, x0, x1, x2 = _pose(P, ro, po)
     for j in range(10):
-        n0, n1, n2, f0, f1, f2 = F[j], F[10 + j], F[20 + j], F[30 + j], F[40 + j], F[50 + j]
+        n0, n1, n2, f0, f1, f2 = B[0, j], B[1, j], B[2, j], B[3, j], B[4, j], B[5, j]
         g0 = r00 * f0 + r01 * f1 + r02 * f2
         g1 = r10 * f0 + r11 * f1 + r12 * f2
         g2 = r20 * f0 + r21 * f1 + r22 * f2
-        F[j] = r00 * n0 + r01 * n1 + r02 * n2 + x1 * g2 - x2 * g1
-        F[10 + j] = r10 * n0 + r11 * n1 + r12 * n2 + x2 * g0 - x0 * g2
-        F[20 + j] = r20 * n0 + r21 * n1 + r22 * n2 + x0 * g1 - x1 * g0
-        F[30 + j], F[40 + j], F[50 + j] = g0, g1, g2
+        B[0, j] = r00 * n0 + r01 * n1 + r02 * n2 + x1 * g2 - x2 * g1
+        B[1, j] = r10 * n0 + r11 * n1 + r12 * n2 + x2 * g0 - x0 * g2
+        B[2, j] = r20 * n0 + r21 * n1 + r22 * n2 + x0 * g1 - x1 * g0
+        B[3, j], B[4, j], B[5, j] = g0, g1, g2
 
 
 @kernel
 def torque_regressor(rows, layout, arena, v0, qdd, alpha, S, F, P, Y):
     """``Y`` (nv × 10 N, zero on entry) at the state of the filled ``arena`` and ``θ̈`` (module
     docstring); ``v0``: where ``θ̇`` starts in the arena. Buffers: ``alpha`` (6 N), ``S`` (the
-    world hinge columns, 6 nv), ``F`` (60), ``P`` (the world poses, :data:`POSE` N)."""
+    world hinge columns, 6 nv), ``F`` (60), ``P`` (the world poses, :data:`Pose` per body)."""
     rows, layout, arena, qdd = borrowed(rows), borrowed(layout), borrowed(arena), borrowed(qdd)
     alpha, S, F, P, Y = borrowed(alpha), borrowed(S), borrowed(F), borrowed(P), borrowed(Y)
     world_poses(rows, arena, P)
     for k in range(rows.shape[0]):
         p, h, d, ho = rows[k, Row.PARENT], rows[k, Row.NV], rows[k, Row.V] - v0, rows[k, Row.H]
         ao, ko = rows[k, Row.A], 6 * k
-        ro, po = POSE * k, POSE * k + 9
+        ro, po = Pose.SIZE * k + Pose.rotation, Pose.SIZE * k + Pose.position
         for i in range(6):  # α = φ* α(℘) + H* θ̈ + a
             x = arena[ao + i]
             for c in range(h):
@@ -212,14 +211,14 @@ def torque_regressor(rows, layout, arena, v0, qdd, alpha, S, F, P, Y):
 def energy_rows(rows, layout, arena, gravity, P, out):
     """``out = [y_T; y_V]`` (2 × 10 N, zero on entry) at the state of the filled ``arena``:
     ``y_T`` of ``½ 𝒱ᵀ I 𝒱`` (body coordinates) and ``y_V`` of ``−m g·(p + R c)``, the poses
-    by :func:`world_poses` into the buffer ``P`` (:data:`POSE` N)."""
+    by :func:`world_poses` into the buffer ``P`` (:data:`Pose` per body)."""
     rows, layout, arena, gravity, P, out = (borrowed(rows), borrowed(layout), borrowed(arena), borrowed(gravity),
                                             borrowed(P), borrowed(out))
     world_poses(rows, arena, P)
     g0, g1, g2 = gravity[0], gravity[1], gravity[2]
     for k in range(rows.shape[0]):
         vo, col = rows[k, Row.VELOCITY], 10 * layout[k, Flat.BODY]
-        ro, po = POSE * k, POSE * k + 9
+        ro, po = Pose.SIZE * k + Pose.rotation, Pose.SIZE * k + Pose.position
         w0, w1, w2, u0, u1, u2 = arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5]
         T, V = out[0], out[1]
         T[col] = 0.5 * (u0 * u0 + u1 * u1 + u2 * u2)
