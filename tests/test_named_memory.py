@@ -55,8 +55,6 @@ ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
                                               "entries of a composite record after its mass (m, h, Ī)"),
     ("regressors.py", "_world_column"): (frozenset({6, 7, 8}), _ROTATION),
     ("regressors.py", "_pose"): (frozenset({6, 7, 8}), _ROTATION),
-    ("regressors.py", "_body_block"): (frozenset({6, 7, 8, 9}), "the ten inertial parameters' columns of the 6 × 10 "
-                                                                "body block"),
     ("regressors.py", "torque_regressor"): (frozenset({10, 20, 30, 40, 50}), "rows of the 6 × 10 body block F"),
     ("regressors.py", "energy_rows"): (frozenset({6, 7, 8, 9}), "the ten inertial parameters' columns; " + _ROTATION),
 }

@@ -126,8 +126,7 @@ def _world_column(R, ro, po, n0, n1, n2, f0, f1, f2, out, o, t):
 def _body_block(arena, vo, alpha, ao, P, ro, po, F):
     """``F`` (6 × 10, row-major): ``⁰X_k^* F(𝒱, α)``, the body's force regressor
     (``I α + 𝒱 ×* I 𝒱 = F π``, π in Pinocchio's order) moved to world coordinates about the
-    world origin; ``𝒱`` at ``arena[vo]``, ``α`` at ``alpha[ao]``, the pose at ``P[ro]``, ``P[po]``.
-    The columns ``[n; f]`` in body coordinates first, then each moved: ``[R n + p × R f; R f]``."""
+    world origin; ``𝒱`` at ``arena[vo]``, ``α`` at ``alpha[ao]``, the pose at ``P[ro]``, ``P[po]``."""
     w0, w1, w2, u0, u1, u2 = arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5]
     d0, d1, d2 = alpha[ao], alpha[ao + 1], alpha[ao + 2]
     c0 = alpha[ao + 3] + w1 * u2 - w2 * u1  # a' = v̇ + ω × v
@@ -135,31 +134,18 @@ def _body_block(arena, vo, alpha, ao, P, ro, po, F):
     c2 = alpha[ao + 5] + w0 * u1 - w1 * u0
     z = 0.0 * w0
     ww = w0 * w0 + w1 * w1 + w2 * w2
-    B = matrix_view(F, 0, 6, 10)
-    B[0, 0], B[1, 0], B[2, 0], B[3, 0], B[4, 0], B[5, 0] = z, z, z, c0, c1, c2  # m: [0; a']
+    _world_column(P, ro, po, z, z, z, c0, c1, c2, F, 0, 10)  # m: [0; a']
     # m c_i: [e_i × a'; ω̇ × e_i + ω × (ω × e_i)], ω × (ω × e_i) = ω ω_i − |ω|² e_i
-    B[0, 1], B[1, 1], B[2, 1], B[3, 1], B[4, 1], B[5, 1] = z, -c2, c1, w0 * w0 - ww, d2 + w1 * w0, -d1 + w2 * w0
-    B[0, 2], B[1, 2], B[2, 2], B[3, 2], B[4, 2], B[5, 2] = c2, z, -c0, -d2 + w0 * w1, w1 * w1 - ww, d0 + w2 * w1
-    B[0, 3], B[1, 3], B[2, 3], B[3, 3], B[4, 3], B[5, 3] = -c1, c0, z, d1 + w0 * w2, -d0 + w1 * w2, w2 * w2 - ww
+    _world_column(P, ro, po, z, -c2, c1, w0 * w0 - ww, d2 + w1 * w0, -d1 + w2 * w0, F, 1, 10)
+    _world_column(P, ro, po, c2, z, -c0, -d2 + w0 * w1, w1 * w1 - ww, d0 + w2 * w1, F, 2, 10)
+    _world_column(P, ro, po, -c1, c0, z, d1 + w0 * w2, -d0 + w1 * w2, w2 * w2 - ww, F, 3, 10)
     # I_ab: S ω̇ + ω × (S ω) for S = e_a e_bᵀ + e_b e_aᵀ (a = b: e_a e_aᵀ), zero force
-    B[0, 4], B[1, 4], B[2, 4] = d0, w2 * w0, -w1 * w0  # xx: S x = [x0, 0, 0]
-    B[0, 5], B[1, 5], B[2, 5] = d1 - w2 * w0, d0 + w2 * w1, w0 * w0 - w1 * w1  # xy: [x1, x0, 0]
-    B[0, 6], B[1, 6], B[2, 6] = -w2 * w1, d1, w0 * w1  # yy: [0, x1, 0]
-    B[0, 7], B[1, 7], B[2, 7] = d2 + w1 * w0, w2 * w2 - w0 * w0, d0 - w1 * w2  # xz: [x2, 0, x0]
-    B[0, 8], B[1, 8], B[2, 8] = w1 * w1 - w2 * w2, d2 - w0 * w1, d1 + w0 * w2  # yz: [0, x2, x1]
-    B[0, 9], B[1, 9], B[2, 9] = w1 * w2, -w0 * w2, d2  # zz: [0, 0, x2]
-    for j in range(4, 10):
-        B[3, j] = B[4, j] = B[5, j] = z
-    r00, r01, r02, r10, r11, r12, r20, r21, r22, x0, x1, x2 = _pose(P, ro, po)
-    for j in range(10):
-        n0, n1, n2, f0, f1, f2 = B[0, j], B[1, j], B[2, j], B[3, j], B[4, j], B[5, j]
-        g0 = r00 * f0 + r01 * f1 + r02 * f2
-        g1 = r10 * f0 + r11 * f1 + r12 * f2
-        g2 = r20 * f0 + r21 * f1 + r22 * f2
-        B[0, j] = r00 * n0 + r01 * n1 + r02 * n2 + x1 * g2 - x2 * g1
-        B[1, j] = r10 * n0 + r11 * n1 + r12 * n2 + x2 * g0 - x0 * g2
-        B[2, j] = r20 * n0 + r21 * n1 + r22 * n2 + x0 * g1 - x1 * g0
-        B[3, j], B[4, j], B[5, j] = g0, g1, g2
+    _world_column(P, ro, po, d0, w2 * w0, -w1 * w0, z, z, z, F, 4, 10)  # xx: S x = [x0, 0, 0]
+    _world_column(P, ro, po, d1 - w2 * w0, d0 + w2 * w1, w0 * w0 - w1 * w1, z, z, z, F, 5, 10)  # xy: [x1, x0, 0]
+    _world_column(P, ro, po, -w2 * w1, d1, w0 * w1, z, z, z, F, 6, 10)  # yy: [0, x1, 0]
+    _world_column(P, ro, po, d2 + w1 * w0, w2 * w2 - w0 * w0, d0 - w1 * w2, z, z, z, F, 7, 10)  # xz: [x2, 0, x0]
+    _world_column(P, ro, po, w1 * w1 - w2 * w2, d2 - w0 * w1, d1 + w0 * w2, z, z, z, F, 8, 10)  # yz: [0, x2, x1]
+    _world_column(P, ro, po, w1 * w2, -w0 * w2, d2, z, z, z, F, 9, 10)  # zz: [0, 0, x2]
 
 
 @kernel
