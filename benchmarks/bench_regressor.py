@@ -7,14 +7,15 @@ Robots: ur5, panda, solo12 and talos_reduced from :mod:`bench_engine`'s ``ROBOTS
 1. **Per call**: ``system.joint_torque_regressor(q, v, dv)`` against
    ``pinocchio.computeJointTorqueRegressor`` on the same state (target ratio ≤ 2).
 2. **Batches** of 1024 states (``--quick``: 64): our batched call against Pinocchio's looped from
-   Python, per state (target ≤ 1).
+   Python, per state (target ≤ 1), on numba's threads (all, then one: Pinocchio's loop runs on
+   one).
 3. **Energy rows** per call: ``kinetic_energy_regressor`` and ``potential_energy_regressor``
    against ``computeKineticEnergyRegressor`` and ``computePotentialEnergyRegressor``.
 
 ``--compile`` measures instead the cold compilation of the regressor kernels in a fresh process
 with an empty numba cache: the first ``inverse_dynamics`` call (the engine's drivers and the
-state kernels, which every request shares) and then the first ``joint_torque_regressor`` and
-energy-regressor calls (what the regressors add).
+state kernels, which every request shares), then the first ``joint_torque_regressor`` and
+energy-regressor calls (what the regressors add), then the first batch (the batch driver).
 
 Before timing, the two regressors are compared on one state (columns matched per joint, rows
 through :class:`sko.interop.PinocchioMap`) and the largest relative difference printed.
@@ -54,8 +55,11 @@ q, v = system.random_configuration(0), np.ones(system.nv)
 t = time.perf_counter(); system.inverse_dynamics(q, v, v); t1 = time.perf_counter()
 system.joint_torque_regressor(q, v, v); t2 = time.perf_counter()
 system.kinetic_energy_regressor(q, v); system.potential_energy_regressor(q); t3 = time.perf_counter()
+Q = np.array([system.random_configuration(s) for s in range(64)])
+system.joint_torque_regressor(Q, np.ones((64, system.nv)), np.ones((64, system.nv))); t4 = time.perf_counter()
 print(f"first inverse_dynamics (engine, state kernels): {t1 - t:.1f} s")
-print(f"then first joint_torque_regressor: {t2 - t1:.1f} s, first energy regressors: {t3 - t2:.1f} s")
+print(f"then first joint_torque_regressor: {t2 - t1:.1f} s, first energy regressors: {t3 - t2:.1f} s, "
+      f"first batch: {t4 - t3:.1f} s")
 """
 
 
@@ -68,6 +72,7 @@ def cold_compile() -> None:
 
 
 def main(argv=None) -> None:
+    import numba
     import pinocchio as pin
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -112,9 +117,13 @@ def main(argv=None) -> None:
             for i in range(batch):
                 pin.computeJointTorqueRegressor(model, data, QP[i], VP[i], AP[i])
 
-        t_o, t_t, ratio = interleaved(lambda: system.joint_torque_regressor(Q, V, A), looped, max(1, args.rounds // 2))
-        print(f"{name:14} {system.nv:3d}  {f'batch of {batch}, per state':24} {t_o / batch * 1e6:10.1f} "
-              f"{t_t / batch * 1e6:11.1f} {ratio:7.2f}")
+        for threads in (numba.config.NUMBA_NUM_THREADS, 1):
+            numba.set_num_threads(threads)
+            t_o, t_t, ratio = interleaved(lambda: system.joint_torque_regressor(Q, V, A), looped,
+                                          max(1, args.rounds // 2))
+            row = f"batch of {batch}, {threads} thr"
+            print(f"{name:14} {system.nv:3d}  {row:24} {t_o / batch * 1e6:10.1f} {t_t / batch * 1e6:11.1f} {ratio:7.2f}")
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
 
 
 if __name__ == "__main__":

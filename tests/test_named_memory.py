@@ -54,6 +54,7 @@ ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
                                               "entries of the row-major 6 × 6 φ and M, of the 3 × 3 pose R, and the "
                                               "entries of a composite record after its mass (m, h, Ī)"),
     ("regressors.py", "_world_column"): (frozenset({6, 7, 8}), _ROTATION),
+    ("regressors.py", "_pose"): (frozenset({6, 7, 8}), _ROTATION),
     ("regressors.py", "torque_regressor"): (frozenset({10, 20, 30, 40, 50}), "rows of the 6 × 10 body block F"),
     ("regressors.py", "energy_rows"): (frozenset({6, 7, 8, 9}), "the ten inertial parameters' columns; " + _ROTATION),
 }

@@ -237,25 +237,26 @@ class Engine:
         hinge = self._hinge_forces(Q, QD, batched) if request.hinge else None
         if hinge is not None and request.hinge == "input":  # θ̈ = ℳ^{-1}(T − 𝒞 − hinge forces)
             X = X - hinge
-        out = self._evaluate(request, Q, QD, X, forces, batched, (method, args, keywords))
+        out, nonfinite = self._evaluate(request, Q, QD, X, forces, batched, (method, args, keywords))
         out = out.reshape((Q.shape[0], *shape))
         if hinge is not None and request.hinge == "result":  # T = ℳ θ̈ + 𝒞 + hinge forces
-            out = out + hinge
-        return self._settled(out, batched, method, args, **keywords)
+            out, nonfinite = out + hinge, None  # the sum may overflow: _settled looks
+        return self._settled(out, batched, method, args, nonfinite, **keywords)
 
-    def _evaluate(self, request: rq.Request, Q, QD, X, forces: dict, batched: bool, call: tuple) -> np.ndarray:
+    def _evaluate(self, request: rq.Request, Q, QD, X, forces: dict, batched: bool, call: tuple) -> tuple:
         """Request ``request`` for the checked states and external forces (:meth:`_inputs`): the
-        results ``(B, size)``; ``call`` is ``(method, args, kwargs)`` of the system's method,
-        which answers for a state the kernels reject (:meth:`_check`)."""
+        results ``(B, size)`` and the states whose result is not finite (status ``-3``, found by
+        the kernels while the result is in cache); ``call`` is ``(method, args, kwargs)`` of the
+        system's method, which answers for a state the kernels reject (:meth:`_check`)."""
         L = self.layout
         size = int(np.prod(request.shape(self._sizes)))
         out = np.zeros((Q.shape[0], size), dtype=Q.dtype)
         if not Q.shape[0]:  # an empty batch: no arena to fill
-            return out
+            return out, np.zeros(0, dtype=np.int64)
         if L.all_compiled and not forces and Q.shape[0] == 1:
             status = rq.evaluate_one(self._request_vector(request, Q.dtype), Q[0], QD[0], X[0], out[0])
             self._check(status, Q, QD, 0, batched, call)
-            return out
+            return out, np.flatnonzero([status == -3])
         status = np.full(Q.shape[0], -1, dtype=np.int64)
         if L.all_compiled and not forces:
             w = self._request_vector(request, Q.dtype)
@@ -271,7 +272,7 @@ class Engine:
         bad = np.flatnonzero(status >= 0)
         if bad.size:
             self._check(int(status[bad[0]]), Q, QD, int(bad[0]), batched, call)
-        return out
+        return out, np.flatnonzero(status == -3)
 
     def _check(self, status: int, Q: np.ndarray, QD: np.ndarray, s: int, batched: bool, call: tuple) -> None:
         """Raise the error of a state ``s`` the kernels rejected (``status`` ≥ 0): the body's own
@@ -344,12 +345,14 @@ class Engine:
                 rows.append(method(*(None if x is None else x[s] for x in checked.values()), **kwargs))
         return np.array(rows) if rows else np.zeros((0, *shape), dtype=np.result_type(*(x for _, x in given), float))
 
-    def _settled(self, out: np.ndarray, batched: bool, method, args: dict, **kwargs):
+    def _settled(self, out: np.ndarray, batched: bool, method, args: dict, nonfinite: np.ndarray | None = None,
+                 **kwargs):
         """``out`` (one result per state) once every state's result is finite: a state whose
         compiled result is not finite is answered by the reference path, which names what
         overflowed (a body's terms, the torques) or gives the finite result the kernels could
-        not (the reference scales what it normalises)."""
-        bad = np.flatnonzero(~np.isfinite(out).all(axis=tuple(range(1, out.ndim))))
+        not (the reference scales what it normalises). ``nonfinite``: those states when the
+        kernels found them (:meth:`_evaluate`), else ``out`` is scanned."""
+        bad = np.flatnonzero(~np.isfinite(out).all(axis=tuple(range(1, out.ndim)))) if nonfinite is None else nonfinite
         if bad.size:
             out = out.copy()
             for s in bad:
@@ -378,7 +381,7 @@ class Engine:
         if inputs is None:
             return self._reference(method, args, ())
         Q, QD, X, batched, _ = inputs
-        out = self._evaluate(rq.REQUESTS["energy"], Q, QD, X, {}, batched, (method, args, {}))
+        out, _ = self._evaluate(rq.REQUESTS["energy"], Q, QD, X, {}, batched, (method, args, {}))
         out = out[:, 0] * kinetic + out[:, 1] * potential
         return self._settled(out if out.dtype.kind == "c" else out.real, batched, method, args)
 

@@ -17,9 +17,18 @@ request through :func:`native_address`: the address of a kernel compiled for one
 called by :func:`call_state` or :func:`call_request` with numba's own calling convention. The
 caller is compiled without knowing the callee, so a new body type compiles its own kernel only,
 and a request compiles only the kernels it calls.
+
+The parallel kernels (batches) run on numba's threads. With its OpenMP layer, a thread that
+waits spins by default, and on a machine with more runnable processes than cores a spinning
+thread holds a core its partner needs: each parallel call then lasts a scheduler time slice
+(milliseconds), whatever its work. Unless the user set ``OMP_WAIT_POLICY``, a waiting thread
+therefore sleeps (``PASSIVE``: waking it costs microseconds); this holds when no OpenMP runtime
+was loaded in the process before the first parallel call.
 """
 
 from __future__ import annotations
+
+import os
 
 from numba import njit, types
 from numba.core import cgutils
@@ -30,6 +39,8 @@ from numba.extending import intrinsic
 from sko.engine.cache import StampedCache
 
 __all__ = ["FAST_MATH", "kernel", "register", "inline_kernel", "native_address", "call_state", "call_request", "native_caller"]
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # module docstring: before numba loads its OpenMP layer
 
 #: LLVM flags of every kernel: reassociated sums and fused multiply–adds, which the compiler
 #: needs to vectorize the 6 × 6 products. No assumption of finite numbers.

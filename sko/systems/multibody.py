@@ -622,6 +622,8 @@ class MultibodySystem:
         :meth:`inertial_parameters` (gravity included; :mod:`sko.systems.regressors`,
         IDENTIFICATION.md). ``q``, ``v``, ``dv`` may carry a leading batch axis ``(B, n)``; the
         result is then ``(B, nv, p)``."""
+        if not (friction or armature) and (out := regressors.direct(self, "joint_torque_regressor", q, v, dv)) is not None:
+            return out
         if (out := regressors.compiled_joint_torque_regressor(self, q, v, dv, friction, armature)) is not NotImplemented:
             return out
         args = {"q": q, "v": v, "dv": dv}
@@ -635,6 +637,8 @@ class MultibodySystem:
     def kinetic_energy_regressor(self, q, v=None, friction: bool = False, armature: bool = False) -> np.ndarray:
         """``y_T`` (p) with ``kinetic_energy(q, v) = y_T @ π`` (batched as
         :meth:`joint_torque_regressor`)."""
+        if not (friction or armature) and (out := regressors.direct(self, "energy_regressors", q, v)) is not None:
+            return out[0]
         if (out := regressors.compiled_energy_regressor(self, q, v, friction, armature, 0)) is not NotImplemented:
             return out
         out = self._engine._reference(self.kinetic_energy_regressor, {"q": q, "v": v}, (len(self.inertial_parameters(friction, armature)),), friction=friction,
@@ -646,6 +650,8 @@ class MultibodySystem:
     def potential_energy_regressor(self, q, friction: bool = False, armature: bool = False) -> np.ndarray:
         """``y_V`` (p) with the bodies' potential energy (without tendons) ``= y_V @ π``
         (batched as :meth:`joint_torque_regressor`)."""
+        if not (friction or armature) and (out := regressors.direct(self, "energy_regressors", q)) is not None:
+            return out[1]
         if (out := regressors.compiled_energy_regressor(self, q, None, friction, armature, 1)) is not NotImplemented:
             return out
         out = self._engine._reference(self.potential_energy_regressor, {"q": q}, (len(self.inertial_parameters(friction, armature)),), friction=friction,

@@ -32,7 +32,7 @@ from sko.bodies.contract import BodyError, BodyType
 from sko.graphs.errors import NonFiniteError
 
 __all__ = ["parameters", "parameter_names", "joint_torque_regressor", "kinetic_energy_regressor",
-           "potential_energy_regressor", "body_parameter_slices", "compiled_joint_torque_regressor",
+           "potential_energy_regressor", "body_parameter_slices", "direct", "compiled_joint_torque_regressor",
            "compiled_energy_regressor", "compiled_body_torque_regressor", "compiled_body_energy_regressors"]
 
 #: Imaginary step of the complex-step columns (any size is exact: τ is linear in π).
@@ -187,6 +187,14 @@ def _diagonals(x, like: np.ndarray) -> np.ndarray:
     """``diag(x)`` of every state: ``(nv, nv)``, or ``(B, nv, nv)`` for a batch ``x`` (B × nv)."""
     x = np.asarray(x, dtype=like.dtype)
     return x[..., :, None] * np.eye(x.shape[-1], dtype=like.dtype)
+
+
+def direct(system, name: str, q, v=None, x=None):
+    """The compiled regressor request ``name`` for the common call — one state of float64
+    vectors, the bodies' columns alone — by its prepared one-state call
+    (:meth:`~sko.engine.dispatch.Engine.direct`) where the compiled regressors apply; None for
+    the checked path (which also reports bad input)."""
+    return system._engine.one_state[name](q, v, x) if compiled.applies(system) else None
 
 
 def compiled_body_torque_regressor(system, q, v, dv):
