@@ -246,9 +246,10 @@ def _any_joint(arena, row, reals, terms, constants):
 
 @register
 def _single_axis(arena, row, reals, terms, constants):
-    """:func:`_rigid` for a revolute (helical) or prismatic joint, not reversed: ``ᵏX_o = rot(E) xlt(r)``
-    as ``(E, r)`` and every 6-vector in registers, no ``X_J``, ``S`` or 6 × 6 ``X`` stored. What no state of such a joint changes is written with the
-    ``constants`` only: ``H = S* = [s_ω; s_v]*``, ``M``, the zero block of ``E``, the record's
+    """:func:`_rigid` for a revolute (helical) or prismatic joint, not reversed:
+    ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers, no ``X_J``, ``S`` or
+    6 × 6 ``X`` stored. What no state of such a joint changes is written with the ``constants``
+    only: ``H = S* = [s_ω; s_v]*``, ``M``, the zero block of ``E``, the record's
     ``Γ``, ``γ`` and, below ``POSE``, pose and potential (zero: not asked for; at ``POSE``
     :func:`_pose` writes them at every state). The joint
     (:func:`~sko.engine.joints.joint_kinematics_at`): ``E_J = R_u(θ)ᵀ``, ``r_J = h θ u``,
