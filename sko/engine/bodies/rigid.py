@@ -5,7 +5,7 @@ coordinates*; BODIES.md): the contract of :mod:`sko.engine.state_kernels`, on th
 A rigid body gives ``E = ᵏX_o`` (its frame from the attachment's), ``H = S*``, ``M = I_k`` (a
 constant), ``a = ᵏX_o γ_o + c_J + v × S θ̇``, ``b = v ×* I_k v`` and its own frame's record
 (``Γ = I``, ``γ = 0``, its pose and velocity). On a revolute, helical or prismatic joint, not
-reversed, the dynamics (``terms`` below ``POSE``) take :func:`_single_axis`: the same numbers with
+reversed, every level of ``terms`` takes :func:`_single_axis`: the same numbers with
 ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers. Any other joint goes
 through :func:`hinge`, which the rotor link and the cluster's members use too.
 
@@ -229,8 +229,7 @@ def _rigid(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.rigid.RigidBody` (module docstring)."""
     c0 = row[Row.CONSTANTS]
     code = int(reals[c0 + JointConstants.code])
-    if (terms != Terms.POSE and (code == HELICAL or code == PRISMATIC)
-            and reals[c0 + JointConstants.reverse] == 0):
+    if (code == HELICAL or code == PRISMATIC) and reals[c0 + JointConstants.reverse] == 0:
         return _single_axis(arena, row, reals, terms, constants)
     return _any_joint(arena, row, reals, terms, constants)
 
@@ -247,11 +246,12 @@ def _any_joint(arena, row, reals, terms, constants):
 
 @register
 def _single_axis(arena, row, reals, terms, constants):
-    """:func:`_rigid` for a revolute (helical) or prismatic joint, not reversed, ``terms`` below
-    ``POSE``: ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers, no ``X_J``,
-    ``S`` or 6 × 6 ``X`` stored. What no state of such a joint changes is written with the
-    ``constants`` only: ``H = S* = [s_ω; s_v]*``, ``M``, the zero block of ``E``, the record's
-    ``Γ``, ``γ`` and pose (zero: not asked for). The joint
+    """:func:`_rigid` for a revolute (helical) or prismatic joint, not reversed:
+    ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers, no ``X_J``, ``S`` or
+    6 × 6 ``X`` stored. What no state of such a joint changes is written with the ``constants``
+    only: ``H = S* = [s_ω; s_v]*``, ``M``, the zero block of ``E``, the record's
+    ``Γ``, ``γ`` and, below ``POSE``, pose and potential (zero: not asked for; at ``POSE``
+    :func:`_pose` writes them at every state). The joint
     (:func:`~sko.engine.joints.joint_kinematics_at`): ``E_J = R_u(θ)ᵀ``, ``r_J = h θ u``,
     ``S = [u; h u]`` (pitch ``h``) or ``E_J = I``, ``r_J = θ u``, ``S = [0; u]``, and ``c_J = 0``."""
     c0, io = row[Row.CONSTANTS], row[Row.INBOARD]
@@ -294,7 +294,7 @@ def _single_axis(arena, row, reals, terms, constants):
         for i in range(36):
             arena[mo + i] = reals[ic + i]
             arena[rec + Record.SIZE + i] = 1.0 if i % 7 == 0 else 0.0
-        for i in range(Record.velocity):  # γ = 0, pose zero: not asked for
+        for i in range(Record.velocity):  # γ = 0; the pose zero, or written by _pose below
             arena[rec + i] = 0
         arena[hb], arena[hb + 1], arena[hb + 2], arena[hb + 3], arena[hb + 4], arena[hb + 5] = (sw0, sw1, sw2, sv0, sv1,
                                                                                               sv2)
@@ -303,6 +303,8 @@ def _single_axis(arena, row, reals, terms, constants):
             arena[ao + i] = arena[bo + i] = arena[vo + i] = arena[rec + Record.velocity + i] = 0
     if terms == Terms.STRUCTURE:
         return True
+    if terms == Terms.POSE:
+        _pose(arena, row, reals, E, r0, r1, r2)
     td = arena[row[Row.V]]
     vj = (sw0 * td, sw1 * td, sw2 * td, sv0 * td, sv1 * td, sv2 * td)
     zero = 0 * td
@@ -315,6 +317,25 @@ def _single_axis(arena, row, reals, terms, constants):
         arena[vo + i] = arena[rec + Record.velocity + i] = v[i]
         arena[bo + i] = b[i]
     return True
+
+
+@inline_kernel
+def _pose(arena, row, reals, E, r0, r1, r2):
+    """The own frame's pose ``R = R_o Eᵀ``, ``p = p_o + R_o r`` into the record of a body on
+    ``ᵏX_o = rot(E) xlt(r)`` (``E`` as three rows), and its potential ``−m g · (p + R c)`` (as
+    :func:`_rigid_terms`)."""
+    io, rec, c0 = row[Row.INBOARD], row[Row.RECORDS], row[Row.CONSTANTS]
+    ro, Ro, po, cc = io + Record.rotation, rec + Record.rotation, rec + Record.position, c0 + RigidConstants.com
+    (e00, e01, e02), (e10, e11, e12), (e20, e21, e22) = E
+    c0x, c0y, c0z = reals[cc], reals[cc + 1], reals[cc + 2]
+    cm = 0 * r0
+    for i in range(3):
+        R0, R1, R2 = arena[ro + 3 * i], arena[ro + 3 * i + 1], arena[ro + 3 * i + 2]
+        a0, a1, a2 = R0 * e00 + R1 * e01 + R2 * e02, R0 * e10 + R1 * e11 + R2 * e12, R0 * e20 + R1 * e21 + R2 * e22
+        p = arena[io + Record.position + i] + R0 * r0 + R1 * r1 + R2 * r2
+        arena[Ro + 3 * i], arena[Ro + 3 * i + 1], arena[Ro + 3 * i + 2], arena[po + i] = a0, a1, a2, p
+        cm -= reals[i] * (p + a0 * c0x + a1 * c0y + a2 * c0z)
+    arena[row[Row.POTENTIAL]] = reals[c0 + RigidConstants.mass] * cm
 
 
 #: The rigid body's state kernel (:class:`~sko.bodies.rigid.RigidBody`).
