@@ -32,6 +32,7 @@ Header = columns(
     "WORKSPACE",  # where the workspace starts (entries of the scalar type)
     "BUFFERS",  # where the offsets of the workspace's buffers start (words)
     "HINGES",  # 1: some body has a compiled hinge force (sko.engine.hooks), which the dynamics add
+    "PASSES",  # the address of the articulated-body passes for this scalar type (Request.passes), or 0
 )
 
 

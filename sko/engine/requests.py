@@ -43,9 +43,9 @@ from sko.engine import aba, crba, rnea
 from sko.engine.borrow import borrowed, matrix_view
 from sko.engine.fields import columns
 from sko.engine.layout import Flat, max_dims
-from sko.engine.jit import FAST_MATH, call_request, cached, kernel, native_address, register
+from sko.engine.jit import FAST_MATH, call_request, cached, kernel, native_address, native_caller, register
 from sko.engine.hooks import add_hinge_forces
-from sko.engine.state_kernels import Row, Terms
+from sko.engine.state_kernels import DTYPES, Row, Terms
 from sko.engine import derivatives as CD
 from sko.engine import mass_matrix as MM
 from sko.engine.centroidal import (CentroidalWork, RateWork, Result, centroidal, centroidal_buffers, centroidal_rate,
@@ -91,6 +91,9 @@ class Request:
     #: the names of the workspace's buffers (:func:`~sko.engine.fields.columns`), in the order
     #: of :attr:`buffers`: the kernel takes each by its name (:func:`~sko.engine.request_views.buffer`)
     workspace: type | None = None
+    #: whether its kernel runs the articulated-body passes (:func:`articulated_passes`, at the
+    #: address ``Header.PASSES`` of its request vector)
+    passes: bool = False
 
     def __post_init__(self):
         if self.hinge not in (None, "result", "input"):
@@ -159,10 +162,17 @@ def _hinge(words, rows, reals, arena, f, sign):
     return -1 if bad < 0 else 2 * words[Header.N] + bad
 
 
-@register
-def _articulated(words, layout, roff, arena, ws, at, rhs_identity, with_ab, out):
-    """The Riccati gather and the articulated-body passes (Algorithm 6.1) on the right-hand sides
-    in the buffer ``rhs``; buffers: r, Riccati scratch, z, rhs."""
+@kernel
+def articulated_passes(w, out, inverse):
+    """The Riccati gather and the articulated-body passes (Algorithm 6.1) on the arena of the
+    request vector ``w``: with ``inverse``, on the columns of the identity with ``a = b = 0``
+    (``ℳ^{-1}``, symmetric), else on the right-hand side in its buffer ``rhs`` with ``a``, ``b``
+    (``θ̈``); buffers: r, Riccati scratch, z, rhs. The request kernels call it at its address
+    (``Header.PASSES``, :func:`passes_address`): a kernel's machine code holds a copy of every
+    kernel it calls directly, optimized and generated again with it, and the two recursions
+    would be compiled again in each request running them."""
+    w, out = borrowed(w), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     nv, ns, cols = words[Header.NV], words[Header.NS], out.shape[0] // max(words[Header.NV], 1)
     r, scratch = buffer(ws, at, ArticulatedWork.RICCATI), buffer(ws, at, ArticulatedWork.SCRATCH)
     bad, _ = aba.riccati(layout, arena, roff, r, scratch, False)
@@ -171,12 +181,28 @@ def _articulated(words, layout, roff, arena, ws, at, rhs_identity, with_ab, out)
     z = matrix_view(ws, at[ArticulatedWork.Z], ns, cols)
     rhs = matrix_view(ws, at[ArticulatedWork.RHS], nv, cols)
     _zero(buffer(ws, at, ArticulatedWork.Z))
-    if rhs_identity:  # ℳ^{-1}: the passes with a = b = 0 on the columns of the identity (symmetric)
+    if inverse:
         _zero(buffer(ws, at, ArticulatedWork.RHS))
         for i in range(nv):
             rhs[i, i] = 1
-    aba.articulated_body(layout, arena, roff, r, rhs, with_ab, z, matrix_view(out, 0, nv, cols), scratch)
+    aba.articulated_body(layout, arena, roff, r, rhs, not inverse, z, matrix_view(out, 0, nv, cols), scratch)
     return -1
+
+
+def _passes_types(dtype) -> tuple:
+    """The numba types of :func:`articulated_passes`' arguments for a request vector of ``dtype``."""
+    array = types.Array(from_dtype(np.dtype(dtype)), 1, "C")
+    return array, array, types.boolean
+
+
+def passes_address(dtype) -> int:
+    """The address of :func:`articulated_passes` for request vectors of ``dtype`` (``Header.PASSES``)."""
+    return native_address(articulated_passes, _passes_types(dtype))
+
+
+#: ``call_passes(words[Header.PASSES], (w, out, inverse))``: :func:`articulated_passes` at its
+#: address; its status, or −5 when it raised.
+call_passes = native_caller(types.int64, -5, lambda argtypes: any(argtypes == _passes_types(d) for d in DTYPES))
 
 
 @kernel
@@ -193,7 +219,7 @@ def _forward_dynamics(w, x, out):
     status = _hinge(words, rows, reals, arena, rhs, -1.0)
     if status >= 0:
         return status
-    return _articulated(words, layout, roff, arena, ws, at, False, True, out)
+    return call_passes(words[Header.PASSES], (w, out, False))
 
 
 @kernel
@@ -204,7 +230,7 @@ def _mass_matrix_inverse(w, x, out):
     status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
     if status >= 0:
         return status
-    return _articulated(words, layout, roff, arena, ws, at, True, False, out)
+    return call_passes(words[Header.PASSES], (w, out, True))
 
 
 @kernel
@@ -361,11 +387,11 @@ REQUESTS = {r.name: r for r in (
     Request("inverse_dynamics", _inverse_dynamics, Terms.MOTION, "dv", True, _vector, lambda s: (3 * s.ns,),
             hinge="result", workspace=NewtonEulerWork),
     Request("forward_dynamics", _forward_dynamics, Terms.MOTION, "tau", True, _vector,
-            lambda s: _riccati_buffers(s, 1), hinge="input", workspace=ArticulatedWork),
+            lambda s: _riccati_buffers(s, 1), hinge="input", workspace=ArticulatedWork, passes=True),
     Request("mass_matrix", _mass_matrix, Terms.STRUCTURE, None, False, _square,
             lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1)), workspace=CompositeWork),
     Request("mass_matrix_inverse", _mass_matrix_inverse, Terms.STRUCTURE, None, False, _square,
-            lambda s: _riccati_buffers(s, s.nv), workspace=ArticulatedWork),
+            lambda s: _riccati_buffers(s, s.nv), workspace=ArticulatedWork, passes=True),
     Request("inverse_dynamics_derivatives", _inverse_dynamics_derivatives, Terms.POSE, "dv", True,
             lambda s: (3, s.nv, s.nv), _derivative_buffers, workspace=DerivativeWork),
     Request("forward_dynamics_derivatives", _forward_dynamics_derivatives, Terms.POSE, "tau", True,
@@ -424,6 +450,7 @@ def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = N
     header[Header.BUFFERS], header[Header.ROWS], header[Header.LAYOUT], header[Header.ROFF] = starts[1:5]
     header[Header.REALS], header[Header.REALS_END], header[Header.WORKSPACE] = reals_start, reals_end, workspace
     header[Header.HINGES] = bool(tables[0][:, Row.HINGE].any())
+    header[Header.PASSES] = passes_address(dtype) if request.passes else 0
     w = np.zeros(workspace + int(buffers[-1]) + size.nv, dtype=dtype)  # then x of a one-state call
     w.view(np.int64)[:reals_start] = np.concatenate(words)
     w.view(np.float64)[reals_start: reals_end] = L.reals

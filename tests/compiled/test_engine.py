@@ -308,3 +308,19 @@ def test_a_rejected_state_names_the_body_whatever_the_stacking_order(bad):
 def _reference(system, q, v, dv, tau):
     with use_backend("reference"):
         return _evaluate(system, q, v, dv, tau)
+
+
+def test_articulated_passes_are_called_at_their_address():
+    """The forward dynamics and ℳ⁻¹ request vectors hold the address of the articulated-body
+    passes for their scalar type (compiled once, not linked into each request kernel); a request
+    that does not run them holds none, so it never compiles them."""
+    from sko.engine.requests import REQUESTS, Header, passes_address
+
+    system = example_systems()["humanoid"]()
+    e = engine(system)
+    for name, request in REQUESTS.items():
+        words = e._request_vector(request, np.dtype(float)).view(np.int64)
+        assert words[Header.PASSES] == (passes_address(np.float64) if request.passes else 0), name
+    assert {n for n, r in REQUESTS.items() if r.passes} == {"forward_dynamics", "mass_matrix_inverse"}
+    q = system.random_configuration(np.random.default_rng(0))
+    np.testing.assert_allclose(system.mass_matrix_inverse(q) @ system.mass_matrix(q), np.eye(system.nv), atol=1e-9)
