@@ -225,29 +225,16 @@ def _prepared(plan: _Plan, engine, impulse: bool):
     if w is None:
         w = plan.vectors[impulse, "d"] = _vector(plan, layout, impulse, _F8)
     driver, zeros, chosen = rq.one_state_driver(_F8), np.zeros, BACKEND.get
-    if impulse:
-        restitution = int(w.view(np.int64)[rq.Header.WORKSPACE]) + _numbers_start(w) + C.Numbers.restitution
+    restitution = int(w.view(np.int64)[rq.Header.WORKSPACE]) + _numbers_start(w) + C.Numbers.restitution
 
-        def call(q, v, e):
-            if chosen() is COMPILED:
-                try:
-                    if q.dtype is _F8 and q.ndim == 1 and v.dtype is _F8:
-                        w[restitution] = e
-                        out = zeros(size)
-                        if driver(w, q, v, _NONE, out) == -1:
-                            return out[:nv], out[nv:]
-                except (AttributeError, TypeError, ValueError):  # not an array; types numba refuses
-                    pass
-            return None
-
-        return call
-
-    def call(q, v, tau):
+    def call(q, v, x):
         if chosen() is COMPILED:
             try:
-                if q.dtype is _F8 and q.ndim == 1 and v.dtype is _F8 and tau.dtype is _F8:
+                if q.dtype is _F8 and q.ndim == 1 and v.dtype is _F8 and (impulse or x.dtype is _F8):
+                    if impulse:
+                        w[restitution] = x
                     out = zeros(size)
-                    if driver(w, q, v, tau, out) == -1:
+                    if driver(w, q, v, _NONE if impulse else x, out) == -1:
                         return out[:nv], out[nv:]
             except (AttributeError, TypeError, ValueError):  # not an array; types numba refuses
                 pass
@@ -260,15 +247,11 @@ def one_state(system, q, v, x, constraints, impulse: bool = False):
     """The common call, answered by the prepared call of a plan already made for these
     constraints (:func:`_prepared`; ``x``: ``τ``, or the restitution), or None: the checked
     path (:func:`constrained_dynamics`, :func:`impulse_dynamics`) answers."""
-    kind = type(constraints)
     try:
-        plan = system._engine.constraint_plans[0][constraints if kind is tuple else tuple(constraints)
-                                                  if kind is list else None]
+        plan = system._engine.constraint_plans[0][_key(constraints)]
     except (KeyError, TypeError):  # not seen yet, not a tuple or list, or an entry that is not hashable
         return None
-    call = plan.calls.get(impulse, _UNPREPARED)
-    if call is _UNPREPARED:
-        call = _call(plan, system._engine, impulse)
+    call = _call(plan, system._engine, impulse)
     return None if call is None else call(q, v, x)
 
 
