@@ -194,7 +194,7 @@ def direct(system, name: str, q, v=None, x=None):
     vectors, the bodies' columns alone — by its prepared one-state call
     (:meth:`~sko.engine.dispatch.Engine.direct`) where the compiled regressors apply; None for
     the checked path (which also reports bad input)."""
-    return system._engine.one_state[name](q, v, x) if compiled.applies(system) else None
+    return system._engine.direct(name, q, v, x) if compiled.applies(system) else None
 
 
 def compiled_body_torque_regressor(system, q, v, dv):
