@@ -28,7 +28,7 @@ import numpy as np
 
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
-from sko.systems import rigid_derivatives
+from sko.systems import body_derivatives, rigid_derivatives
 from sko.systems.complex_carry import check_complex_carried
 
 __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_STEP", "METHODS",
@@ -54,11 +54,13 @@ class ForwardDynamicsDerivatives(NamedTuple):
     mass_matrix_inverse: np.ndarray
 
 
-#: how the derivatives are computed: ``"complex_step"`` (any system) or ``"analytic"`` (the
+#: how the derivatives are computed: ``"complex_step"`` (any system), ``"analytic"`` (the
 #: recursion of :mod:`sko.systems.rigid_derivatives`; rigid trees without hinge or external
-#: forces); ``"auto"`` takes the complex step on numbers and the analytic recursion on sympy
-#: expressions (exact, where no complex step can be taken)
-METHODS = ("auto", "complex_step", "analytic")
+#: forces) or ``"local"`` (the recursion of :mod:`sko.systems.body_derivatives` on each body's
+#: local partials, DERIVATIVES.md §9; any tree of body types without external forces);
+#: ``"auto"`` takes the complex step on numbers and the analytic recursion on sympy expressions
+#: (exact, where no complex step can be taken)
+METHODS = ("auto", "complex_step", "analytic", "local")
 
 
 def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Mapping | None = None,
@@ -120,9 +122,12 @@ def _method(system, method: str, symbolic: bool, external_forces) -> str:
     if method == "analytic" and not analytic:
         raise SKOError(f"{type(system).__name__}: the analytic derivatives need a tree of rigid bodies without hinge "
                        "or external forces; method='complex_step' takes any system")
-    if method == "complex_step" and symbolic:
-        raise SKOError("symbolic states take no complex step: method='analytic' (a rigid tree) gives their exact "
-                       "derivatives")
+    if method in ("complex_step", "local") and symbolic:
+        raise SKOError(f"symbolic states take no complex step (method={method!r}): method='analytic' (a rigid tree) "
+                       "gives their exact derivatives")
+    if method == "local" and not body_derivatives.applies(system, external_forces):
+        raise SKOError(f"{type(system).__name__}: the local recursion takes a tree of body types without external "
+                       "forces (they depend on every ancestor's coordinates); method='complex_step' takes any system")
     return method
 
 
@@ -169,7 +174,8 @@ def _overflow(system, name: str, q, v, x) -> None:
 def _partials(system, Q, V, A, external_forces, method: str, batched: bool) -> tuple[np.ndarray, np.ndarray]:
     if method == "complex_step":
         return _complex_step(system, Q, V, A, external_forces, batched)
-    pairs = [rigid_derivatives.inverse_dynamics_partials(system, q, v, a) for q, v, a in zip(Q, V, A)]
+    recursion = body_derivatives if method == "local" else rigid_derivatives
+    pairs = [recursion.inverse_dynamics_partials(system, q, v, a) for q, v, a in zip(Q, V, A)]
     return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 
 

@@ -1,0 +1,169 @@
+"""The derivatives of inverse dynamics of a tree of any body types by the O(N·d) recursion on
+each body's local partials (DERIVATIVES.md §9, Eq. 22–26, Algorithm 2).
+
+The readable reference: numpy, one state at a time, in each body's own coordinates. No complex
+step of the whole tree is taken. Each body's ``at_state`` (and ``hinge_force``) runs in complex
+numbers in its own inputs only: along the ``2 n_k`` columns of its own coordinates (a
+configuration column along ``q_k + i h q̇(q_k, e_ι)``, Eq. 1) and along the six directions of its
+inboard frame's velocity ``v_o``, with the inboard record otherwise fixed (Eq. 21). These local
+partials of ``E``, ``H``, ``M``, ``a``, ``b``, the records' ``Γ``, ``γ`` and the hinge force are the
+inputs of the recursion: a scatter forms the seeds of every column (Eq. 23, 24) and the frame
+transfers ``𝒯`` (Eq. 25), a gather the forces and the composites ``𝒫``, ``𝒦``; then every body
+walks its ancestors twice (Eq. 26). The tendons' forces, linear in a few coordinates, add their
+own terms.
+
+It takes any :class:`~sko.systems.multibody.MultibodySystem` without external forces (their
+``b(k)`` depends on the body's world pose, hence on every ancestor: :func:`applies`), on real
+states, and relies on the body-type contract (BODIES.md, *The contract for a new body type*): a
+body's outputs depend on its inboard frame through ``v_o`` and, in ``a = E γ_o + ã``, ``γ_o``.
+It is checked against the complex step of the whole inverse dynamics (:mod:`sko.systems.derivatives`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sko.bodies.contract import Attachment, NodeState
+from sko.systems.complex_carry import check_complex_carried
+
+__all__ = ["applies", "inverse_dynamics_partials"]
+
+#: the complex step ``h`` of DERIVATIVES.md Eq. 21
+_STEP = 1e-30
+
+
+def applies(system, external_forces=None) -> bool:
+    """Whether the recursion takes ``system``: a tree of body types (a
+    :class:`~sko.systems.multibody.MultibodySystem`) and no external forces."""
+    return hasattr(system, "_order") and not external_forces
+
+
+def inverse_dynamics_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(∂T/∂θ, ∂T/∂θ̇)`` of inverse dynamics at one real state (Algorithm 2 of DERIVATIVES.md
+    §9); ``q``, ``v``, ``dv`` checked float vectors of the system's sizes."""
+    n = system.dof_size
+    D = np.zeros((n, 2 * n))  # [∂T/∂θ | ∂T/∂θ̇], columns ordered by body: θ then θ̇ of each
+    columns = {}
+    Qdot = system.qdot_matrix(q)
+    check_complex_carried(system, q)  # a body dropping the imaginary part: named, not a wrong column
+    states = system.node_states(q, v)  # checked: a body's bad output is named there
+    nodes: dict = {}
+    children: dict = {k: [] for k, *_ in system._order}
+    for k, body, qs, vs in system._order:  # scatter: states, local partials, seeds, transfers
+        p = body.parent
+        parent = None if p is None else nodes[p]
+        inboard = system._root if p is None else parent.state.attachments[body.attach]
+        beta = np.zeros(6) if p is None else inboard.Gamma @ parent.alpha  # β_o = Γ_o α(℘)
+        node = _Node(body, states[k], q[qs], v[vs], dv[vs], inboard, beta, Qdot[qs, vs], system.gravity)
+        if p is not None:
+            children[p].append(k)
+            parent.seeds_and_transfer(node, body.attach)
+        nodes[k] = node
+        columns[k] = np.r_[vs.start:vs.stop, n + vs.start:n + vs.stop]
+    for k, *_ in reversed(system._order):  # gather: forces and composites (Eq. 22, 25)
+        nodes[k].gather([nodes[c] for c in children[k]])
+    for i, body, qs, vs in system._order:  # Eq. 26
+        node, cols = nodes[i], columns[i]
+        g = node.force_change([nodes[c] for c in children[i]])
+        D[vs, cols] += np.einsum("xnm,m->nx", node.dH, node.f) + node.H @ g + node.dh
+        x = node.dE.transpose(0, 2, 1) @ node.f  # (2 n_i, 6): ∂E* f(i), per column
+        x = x.T + node.E.T @ g  # δu(i)
+        j, here = body.parent, node
+        while j is not None:  # columns of i, rows of its ancestors
+            x = here.inboard.Gamma.T @ x
+            above = nodes[j]
+            D[system.dof_slices[j], cols] += above.H @ x
+            x = above.E.T @ x
+            j, here = above.body.parent, above
+        Y, l = node.H @ node.P, node
+        while l.body.parent is not None:  # rows of i, columns of its ancestors
+            j = l.body.parent
+            D[vs, columns[j]] += Y @ l.W
+            Y, l = Y @ l.T, nodes[j]
+    _add_tendons(system, q, D)
+    return D[:, :n], D[:, n:]
+
+
+class _Node:
+    """One body at one state: its real node state, Newton–Euler quantities and local partials
+    (DERIVATIVES.md §9); ``W`` and ``T`` (the seeds and transfer of its inboard frame) are set by
+    its parent, ``f``, ``u``, ``P``, ``K`` by the gather."""
+
+    def __init__(self, body, s: NodeState, q, v, dv, inboard: Attachment, beta, qdot, gravity):
+        self.body, self.inboard, self.names = body, inboard, tuple(body.attachment_names)
+        self.state, self.E, self.H, self.M = s, s.E, s.H, s.M
+        self.alpha = s.E @ beta + s.H.T @ dv + s.a  # Eq. 22
+        nk, h = body.dof_size, _STEP
+        # own columns: θ along q̇(q, e_ι), then θ̇ (Eq. 1, 21)
+        own = [(q + 1j * h * qdot[:, i], v + 0j) for i in range(nk)]
+        own += [(q + 0j, v + 1j * h * e) for e in np.eye(nk)]
+        states = [body.at_state(qc, vc, inboard, gravity) for qc, vc in own]
+        part = {name: np.array([getattr(z, name).imag / h for z in states]).reshape(
+            (len(states), *np.shape(getattr(s, name)))) for name in ("E", "H", "M", "a", "b")}
+        self.dE, self.dH, self.dM, self.da, self.db = (part[x] for x in ("E", "H", "M", "a", "b"))
+        self.dGamma = {c: np.array([z.attachments[c].Gamma.imag / h for z in states]).reshape(
+            (len(states), 6, -1)) for c in self.names}
+        self.dgamma = {c: np.array([z.attachments[c].gamma.imag / h for z in states]).reshape(len(states), 6)
+                       for c in self.names}
+        hinge = [body.hinge_force(qc, vc) for qc, vc in own]
+        self.dh = np.zeros((nk, 2 * nk)) if not hinge or hinge[0] is None else np.column_stack(
+            [np.asarray(x).imag / h for x in hinge])
+        # the inboard frame's velocity: A = ∂ã/∂v_o, B = ∂b/∂v_o, G_c = ∂γ_c/∂v_o (for a base body,
+        # whose frame never moves, none is read)
+        moved = [] if body.parent is None else [body.at_state(q, v, Attachment(inboard.Gamma, inboard.gamma, inboard.rotation, inboard.position,
+                                                inboard.velocity + 1j * h * e), gravity) for e in np.eye(6)]
+        m = body.node_dim
+        self.A = np.column_stack([z.a.imag / h for z in moved]) if moved else np.zeros((m, 6))
+        self.B = np.column_stack([z.b.imag / h for z in moved]) if moved else np.zeros((m, 6))
+        self.G = {c: np.column_stack([z.attachments[c].gamma.imag / h for z in moved]) if moved else np.zeros((6, 6))
+                  for c in self.names}
+        # the seeds of node k (Eq. 23), (m, 2 n_k)
+        vo = inboard.velocity
+        self.sigma = (self.dE @ vo + np.einsum("xnm,n->xm", self.dH, v)).T
+        self.sigma[:, nk:] += s.H.T
+        self.rho = (self.dE @ beta + np.einsum("xnm,n->xm", self.dH, dv) + self.da).T
+
+    def seeds_and_transfer(self, child: "_Node", name) -> None:
+        """``w_c(ξ)`` of every column of this body (Eq. 24) and ``𝒯_c`` (Eq. 25) for ``child``,
+        which hangs from this body's frame ``name``."""
+        s, Gamma = self.state, self.state.attachments[name].Gamma
+        dG = self.dGamma[name]
+        dv_c = (dG @ s.V).T + Gamma @ self.sigma
+        da_c = (dG @ self.alpha).T + Gamma @ self.rho + self.dgamma[name].T
+        child.W = np.vstack([dv_c, da_c])  # (12, 2 n_parent)
+        X = Gamma @ self.E
+        child.T = np.block([[X, np.zeros((6, 6))], [Gamma @ self.A + self.G[name], X]])
+
+    def gather(self, children: list) -> None:
+        """``f``, ``u`` and the composites ``𝒫``, ``𝒦`` of this body from its children's (Eq. 22, 25)."""
+        s = self.state
+        f = s.M @ self.alpha + s.b
+        P = s.M @ np.hstack([self.A, s.E]) + np.hstack([self.B, np.zeros_like(self.B)])
+        for c in children:
+            Gamma = s.attachments[c.body.attach].Gamma
+            f = f + Gamma.T @ c.u
+            P = P + Gamma.T @ (c.K @ c.T)
+        self.f, self.u, self.P, self.K = f, s.E.T @ f, P, s.E.T @ P
+
+    def force_change(self, children: list) -> np.ndarray:
+        """``g_ξ = δf(k)`` for every column of this body (Eq. 26), ``(m, 2 n_k)``."""
+        s = self.state
+        g = (self.dM @ self.alpha).T + s.M @ self.rho + self.db.T
+        for c in children:
+            name = c.body.attach
+            Gamma = s.attachments[name].Gamma
+            g = g + (self.dGamma[name].transpose(0, 2, 1) @ c.u).T + Gamma.T @ (c.K @ c.W)
+        return g
+
+
+def _add_tendons(system, q: np.ndarray, D: np.ndarray) -> None:
+    """The tendons' terms: ``k L′(ℓ) c cᵀ`` in ``∂T/∂θ`` and ``d c cᵀ`` in ``∂T/∂θ̇`` on each tendon's
+    joints (``ℓ = c · q``; ``L′`` by complex step of its stretch, Eq. 21)."""
+    from sko.systems.multibody import _stretch
+
+    n = system.dof_size
+    for tendon, qi, vi, c in system._tendon_terms:
+        slope = np.imag(_stretch(tendon, c @ q[qi] + 1j * _STEP)) / _STEP
+        cc = np.outer(c, c)
+        D[np.ix_(vi, vi)] += tendon.stiffness * slope * cc
+        D[np.ix_(vi, n + vi)] += tendon.damping * cc
