@@ -98,13 +98,11 @@ class _Node:
         own = [(q + 1j * h * qdot[:, i], v + 0j) for i in range(nk)]
         own += [(q + 0j, v + 1j * h * e) for e in np.eye(nk)]
         states = [body.at_state(qc, vc, inboard, gravity) for qc, vc in own]
-        part = {name: np.array([getattr(z, name).imag / h for z in states]).reshape(
-            (len(states), *np.shape(getattr(s, name)))) for name in ("E", "H", "M", "a", "b")}
-        self.dE, self.dH, self.dM, self.da, self.db = (part[x] for x in ("E", "H", "M", "a", "b"))
-        self.dGamma = {c: np.array([z.attachments[c].Gamma.imag / h for z in states]).reshape(
-            (len(states), 6, -1)) for c in self.names}
-        self.dgamma = {c: np.array([z.attachments[c].gamma.imag / h for z in states]).reshape(len(states), 6)
+        self.dE, self.dH, self.dM, self.da, self.db = (
+            _imaginary(states, lambda z, x=x: getattr(z, x), np.shape(getattr(s, x))) for x in ("E", "H", "M", "a", "b"))
+        self.dGamma = {c: _imaginary(states, lambda z, c=c: z.attachments[c].Gamma, s.attachments[c].Gamma.shape)
                        for c in self.names}
+        self.dgamma = {c: _imaginary(states, lambda z, c=c: z.attachments[c].gamma, (6,)) for c in self.names}
         hinge = [body.hinge_force(qc, vc) for qc, vc in own]
         self.dh = np.zeros((nk, 2 * nk)) if not hinge or hinge[0] is None else np.column_stack(
             [np.asarray(x).imag / h for x in hinge])
@@ -154,6 +152,14 @@ class _Node:
             Gamma = s.attachments[name].Gamma
             g = g + (self.dGamma[name].transpose(0, 2, 1) @ c.u).T + Gamma.T @ (c.K @ c.W)
         return g
+
+
+def _imaginary(states: list, field, shape: tuple) -> np.ndarray:
+    """``Im field(z) / h`` of each complex-step state ``z``, stacked: ``(len(states), *shape)``."""
+    out = np.empty((len(states), *shape))
+    for i, z in enumerate(states):
+        out[i] = np.imag(field(z)) / _STEP
+    return out
 
 
 def _add_tendons(system, q: np.ndarray, D: np.ndarray) -> None:
