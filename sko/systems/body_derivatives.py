@@ -24,9 +24,12 @@ from __future__ import annotations
 import numpy as np
 
 from sko.bodies.contract import Attachment, NodeState
+from sko.engine import local_derivatives
+from sko.engine.backend import get_backend
+from sko.engine.state_kernels import Terms
 from sko.systems.complex_carry import check_complex_carried
 
-__all__ = ["applies", "inverse_dynamics_partials"]
+__all__ = ["applies", "inverse_dynamics_partials", "compiled_partials"]
 
 #: the complex step ``h`` of DERIVATIVES.md Eq. 21
 _STEP = 1e-30
@@ -36,6 +39,31 @@ def applies(system, external_forces=None) -> bool:
     """Whether the recursion takes ``system``: a tree of body types (a
     :class:`~sko.systems.multibody.MultibodySystem`) and no external forces."""
     return hasattr(system, "_order") and not external_forces
+
+
+def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`inverse_dynamics_partials` by the compiled twin of the recursion
+    (:mod:`sko.engine.local_derivatives`), or ``None`` where it does not run: the reference
+    backend, a body without a compiled state, or a state a kernel rejects (the reference recursion
+    then names the body)."""
+    engine = system._engine
+    layout = engine.layout
+    if get_backend() != "compiled" or layout is None or not layout.all_compiled:
+        return None
+    check_complex_carried(system, q)
+    plan, size, scratch = local_derivatives.plan(layout)
+    n = system.dof_size
+    arena = layout.fill(q[None] + 0j, v[None] + 0j)[0]
+    D = np.zeros((n, 2 * n))
+    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, system.qdot_matrix(q),
+                                        np.ascontiguousarray(dv, dtype=float), plan, np.zeros(size),
+                                        np.zeros(scratch), D, int(Terms.MOTION), True)
+    if status >= 0 or not np.isfinite(D).all():
+        return None
+    for k in layout.python_hinge_bodies:  # hinge forces without a compiled hook: their own complex step
+        _add_hinge(system, k, q, v, D)
+    _add_tendons(system, q, D)
+    return D[:, :n], D[:, n:]
 
 
 def inverse_dynamics_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,6 +188,19 @@ def _imaginary(states: list, field, shape: tuple) -> np.ndarray:
     for i, z in enumerate(states):
         out[i] = np.imag(field(z)) / _STEP
     return out
+
+
+def _add_hinge(system, k, q: np.ndarray, v: np.ndarray, D: np.ndarray) -> None:
+    """Body ``k``'s hinge force's columns, by complex step in its own coordinates (Eq. 1, 21)."""
+    body, qs, vs, n = system.body(k), system.q_slices[k], system.dof_slices[k], system.dof_size
+    qk, vk, nk = q[qs], v[vs], body.dof_size
+    Qdot = system.qdot_matrix(q)[qs, vs]
+    for i in range(nk):
+        for z, column in (((qk + 1j * _STEP * Qdot[:, i], vk + 0j), vs.start + i),
+                          ((qk + 0j, vk + 1j * _STEP * np.eye(nk)[i]), n + vs.start + i)):
+            f = body.hinge_force(*z)
+            if f is not None:
+                D[vs, column] += np.imag(f) / _STEP
 
 
 def _add_tendons(system, q: np.ndarray, D: np.ndarray) -> None:

@@ -174,8 +174,11 @@ def _overflow(system, name: str, q, v, x) -> None:
 def _partials(system, Q, V, A, external_forces, method: str, batched: bool) -> tuple[np.ndarray, np.ndarray]:
     if method == "complex_step":
         return _complex_step(system, Q, V, A, external_forces, batched)
-    recursion = body_derivatives if method == "local" else rigid_derivatives
-    pairs = [recursion.inverse_dynamics_partials(system, q, v, a) for q, v, a in zip(Q, V, A)]
+    if method == "local":
+        pairs = [body_derivatives.compiled_partials(system, q, v, a) or body_derivatives.inverse_dynamics_partials(
+            system, q, v, a) for q, v, a in zip(Q, V, A)]
+    else:
+        pairs = [rigid_derivatives.inverse_dynamics_partials(system, q, v, a) for q, v, a in zip(Q, V, A)]
     return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 
 
