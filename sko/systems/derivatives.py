@@ -14,7 +14,13 @@ taken, so nothing cancels: the result is exact to rounding for any body type who
 carries complex numbers through (every library type does; the compiled complex128 engine runs
 it). The configuration columns evaluate ``f`` at ``q + i h q̇(q, e_ι)``: off the configuration
 manifold by ``O(h²)``, far below rounding. All columns of all states go to the engine as one
-batch of complex states. Forward dynamics follows from inverse dynamics (Eq. 3):
+batch of complex states (``method="complex_step"``).
+
+The default for numbers (``method="auto"``) is a recursion: on rigid trees the analytic one of
+:mod:`sko.systems.rigid_derivatives` (compiled, Eq. 10–13), on any other tree of body types the
+local one of :mod:`sko.systems.body_derivatives` (DERIVATIVES.md §9, Eq. 22–26), where only each
+body's own state runs in complex numbers, in its own coordinates and inboard velocity; systems
+with external forces take the whole complex step. Forward dynamics follows from inverse dynamics (Eq. 3):
 ``∂θ̈/∂x = −ℳ⁻¹ ∂T/∂x`` at ``θ̈ = FD(q, θ̇, T)`` and ``∂θ̈/∂T = ℳ⁻¹``.
 """
 
@@ -58,8 +64,9 @@ class ForwardDynamicsDerivatives(NamedTuple):
 #: recursion of :mod:`sko.systems.rigid_derivatives`; rigid trees without hinge or external
 #: forces) or ``"local"`` (the recursion of :mod:`sko.systems.body_derivatives` on each body's
 #: local partials, DERIVATIVES.md §9; any tree of body types without external forces);
-#: ``"auto"`` takes the complex step on numbers and the analytic recursion on sympy expressions
-#: (exact, where no complex step can be taken)
+#: ``"auto"`` takes, on numbers, the compiled analytic recursion where it applies, else the local
+#: recursion (the complex step with external forces), and the analytic recursion on sympy
+#: expressions (exact, where no complex step can be taken)
 METHODS = ("auto", "complex_step", "analytic", "local")
 
 
@@ -117,8 +124,8 @@ def _method(system, method: str, symbolic: bool, external_forces) -> str:
     analytic = rigid_derivatives.applies(system) and not external_forces
     if method in ("auto", "analytic") and analytic and not symbolic and _compiled(system):
         return "compiled"
-    if method == "auto":
-        method = "analytic" if symbolic else "complex_step"
+    if method == "auto":  # numbers: the local recursion (§9) where it applies, else the whole complex step
+        method = "analytic" if symbolic else "local" if body_derivatives.applies(system, external_forces) else "complex_step"
     if method == "analytic" and not analytic:
         raise SKOError(f"{type(system).__name__}: the analytic derivatives need a tree of rigid bodies without hinge "
                        "or external forces; method='complex_step' takes any system")
