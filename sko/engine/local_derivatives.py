@@ -26,7 +26,7 @@ import numpy as np
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns
 from sko.engine.jit import call_state, kernel, register
-from sko.engine.state_kernels import Record, Row
+from sko.engine.state_kernels import Record, Row, fill_states
 
 __all__ = ["Plan", "plan", "partials"]
 
@@ -57,10 +57,10 @@ def plan(layout) -> tuple[np.ndarray, int, int]:
         return start
 
     for j in range(N):
-        m, n, x = int(rows[j, Row.NODE_DIM]), int(rows[j, Row.NV]), 2 * int(rows[j, Row.NV])
+        m, n, x = int(rows[j, Row.NODE_DIM]), int(rows[j, Row.NV]), 3 * int(rows[j, Row.NV])
         p = int(rows[j, Row.PARENT])
         mp = 0 if p < 0 else int(rows[p, Row.NODE_DIM])
-        np_ = 0 if p < 0 else 2 * int(rows[p, Row.NV])
+        np_ = 0 if p < 0 else 3 * int(rows[p, Row.NV])
         pl = out[j]
         pl[Plan.ALPHA], pl[Plan.F], pl[Plan.U] = take(m), take(m), take(6)
         pl[Plan.DE], pl[Plan.DH], pl[Plan.DM] = take(x * m * 6), take(x * n * m), take(x * m * m)
@@ -77,7 +77,7 @@ def plan(layout) -> tuple[np.ndarray, int, int]:
         pl[Plan.DOF] = int(rows[j, Row.V]) - layout.v_offset
         pl[Plan.QS] = int(rows[j, Row.Q]) - layout.q_offset
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
-    x_max = 2 * int(rows[:, Row.NV].max(initial=0))
+    x_max = 3 * int(rows[:, Row.NV].max(initial=0))
     scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
     out.setflags(write=False)
     kept = (out, size, scratch)
@@ -87,17 +87,22 @@ def plan(layout) -> tuple[np.ndarray, int, int]:
 
 @kernel(entry=True)
 def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants):
-    """``D = [∂T/∂θ | ∂T/∂θ̇]`` (``nv × 2 nv``, added to) of inverse dynamics at the state of
-    ``arena`` (complex128, filled at a real state) with accelerations ``dv``, by Algorithm 2 of
-    DERIVATIVES.md §9; ``qdot`` the ``nq × nv`` matrix of the tangent columns (Eq. 1). Returns −1,
-    or the row whose state kernel (or hinge force) rejected a complex-step state. ``terms`` is
-    ``Terms.MOTION`` and ``constants`` True (arguments, so the kernels are called with the types
-    they were compiled for)."""
+    """``D = [∂T/∂θ | ∂T/∂θ̇ | ℳ]`` (``nv × 3 nv``, added to) of inverse dynamics at the state held
+    by ``arena`` (complex128, fresh: its ``q`` and ``v`` set, real) with accelerations ``dv``, by
+    Algorithm 2 of DERIVATIVES.md §9; ``qdot`` the ``nq × nv`` matrix of the tangent columns
+    (Eq. 1). ``ℳ = ∂T/∂θ̈`` comes from the same recursion, as columns whose seeds are
+    ``σ = 0``, ``ϱ = H* e_ι`` and which call no kernel. Fills the states first (``terms`` is
+    ``Terms.MOTION``, ``constants`` True: arguments, so the kernels are called with the types
+    they were compiled for). Returns −1, or the row whose state kernel (or hinge force) rejected
+    the state or a complex-step state."""
     rows, reals, arena, qdot, dv = borrowed(rows), borrowed(reals), borrowed(arena), borrowed(qdot), borrowed(dv)
     plan, work, scratch, D = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D)
     N, nv = rows.shape[0], D.shape[0]
+    status = fill_states(rows, reals, arena, terms, constants, 0, N)
+    if status >= 0:
+        return status
     for j in range(N):  # scatter
-        status = _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, constants)
+        status = _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, not constants)
         if status >= 0:
             return status
     for j in range(N - 1, -1, -1):  # gather
@@ -113,7 +118,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     frame's seeds and transfer (Eq. 22–25); −1, or ``j`` when its kernel rejected a state."""
     row, pl = rows[j], plan[j]
     m, n, p = row[Row.NODE_DIM], row[Row.NV], row[Row.PARENT]
-    x2 = 2 * n
+    x2, xc = 2 * n, 3 * n  # the columns that call the kernel (θ, θ̇), and all (θ, θ̇, θ̈)
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     ho, mo, ao, bo = row[Row.H], row[Row.M], row[Row.A], row[Row.B]
     io, mp = row[Row.INBOARD], row[Row.INBOARD_DIM]
@@ -160,7 +165,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             for i in range(6 * m):
                 work[wo + x * 6 * m + i] = arena[ro + Record.SIZE + i].imag / h
             for i in range(6):
-                work[wo + x2 * 6 * m + x * 6 + i] = arena[ro + Record.gamma + i].imag / h
+                work[wo + xc * 6 * m + x * 6 + i] = arena[ro + Record.gamma + i].imag / h
         if row[Row.HINGE] != 0:
             so, c0 = row[Row.SCRATCH], row[Row.CONSTANTS]
             out = arena[so: so + n]
@@ -184,7 +189,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
                 work[pl[Plan.A] + r * 6 + d] = arena[ao + r].imag / h
                 work[pl[Plan.B] + r * 6 + d] = arena[bo + r].imag / h
             for k in range(R):
-                ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride + x2 * 6 * m + x2 * 6
+                ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride + xc * 6 * m + xc * 6
                 for i in range(6):
                     work[wo + i * 6 + d] = arena[ro + Record.gamma + i].imag / h
             arena[io + Record.velocity + d] = arena[io + Record.velocity + d].real
@@ -194,7 +199,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts
     sg, rh, g, f, P = pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G], pl[Plan.F], pl[Plan.P]
     for r in range(m):
-        for x in range(x2):
+        for x in range(xc):
             s, t = 0.0, work[pl[Plan.DA] + x * m + r]
             for c in range(6):
                 e = work[pl[Plan.DE] + (x * m + r) * 6 + c]
@@ -204,10 +209,12 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
                 e = work[pl[Plan.DH] + (x * n + i) * m + r]
                 s += e * arena[vo + i].real
                 t += e * dv[dof + i]
-            if x >= n:
+            if x >= x2:
+                t += arena[ho + (x - x2) * m + r].real
+            elif x >= n:
                 s += arena[ho + (x - n) * m + r].real
-            work[sg + r * x2 + x] = s
-            work[rh + r * x2 + x] = t
+            work[sg + r * xc + x] = s
+            work[rh + r * xc + x] = t
     for r in range(m):
         s = arena[bo + r].real
         for c in range(m):
@@ -219,11 +226,11 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
                 s += arena[mo + r * m + k].real * (work[pl[Plan.A] + k * 6 + c] if c < 6
                                                    else arena[eo + k * er + (c - 6) * ec].real)
             work[P + r * 12 + c] = s
-        for x in range(x2):
+        for x in range(xc):
             s = work[pl[Plan.DB] + x * m + r]
             for c in range(m):
-                s += work[pl[Plan.DM] + (x * m + r) * m + c] * work[al + c] + arena[mo + r * m + c].real * work[rh + c * x2 + x]
-            work[g + r * x2 + x] = s
+                s += work[pl[Plan.DM] + (x * m + r) * m + c] * work[al + c] + arena[mo + r * m + c].real * work[rh + c * xc + x]
+            work[g + r * xc + x] = s
     if p >= 0:
         _seeds(rows, arena, plan, work, j)
     return -1
@@ -236,7 +243,7 @@ def _seeds(rows, arena, plan, work, j):
     row, pl = rows[j], plan[j]
     p = row[Row.PARENT]
     prow, pp = rows[p], plan[p]
-    mp, n2 = prow[Row.NODE_DIM], 2 * prow[Row.NV]
+    mp, n2 = prow[Row.NODE_DIM], 3 * prow[Row.NV]
     ro = row[Row.INBOARD]
     wo = pp[Plan.RECORDS] + pl[Plan.RECORD] * pp[Plan.RECORD_STRIDE]
     dG, dg, G = wo, wo + n2 * 6 * mp, wo + n2 * 6 * mp + n2 * 6
@@ -287,7 +294,7 @@ def _gather(rows, arena, plan, work, scratch, j):
     if p < 0:
         return
     prow, pp = rows[p], plan[p]
-    mp, n2 = prow[Row.NODE_DIM], 2 * prow[Row.NV]
+    mp, n2 = prow[Row.NODE_DIM], 3 * prow[Row.NV]
     go = row[Row.INBOARD] + Record.SIZE
     dG = pp[Plan.RECORDS] + pl[Plan.RECORD] * pp[Plan.RECORD_STRIDE]
     KT, KW = scratch[0:72], scratch[72: 72 + 6 * n2]
@@ -326,7 +333,7 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
     against its ancestors' columns."""
     row, pl = rows[i], plan[i]
     m, n = row[Row.NODE_DIM], row[Row.NV]
-    x2 = 2 * n
+    x2 = 3 * n
     eo, er, ec, ho = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H]
     dof, f, g = pl[Plan.DOF], pl[Plan.F], pl[Plan.G]
     for r in range(n):
@@ -386,10 +393,10 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
         nj, dj = rows[j, Row.NV], plan[j, Plan.DOF]
         W, T = plan[l, Plan.W], plan[l, Plan.T]
         for r in range(n):
-            for x in range(2 * nj):
+            for x in range(3 * nj):
                 s = 0.0
                 for c in range(12):
-                    s += Y[r * 12 + c] * work[W + c * 2 * nj + x]
+                    s += Y[r * 12 + c] * work[W + c * 3 * nj + x]
                 D[dof + r, _column(dj, x, nj, nv)] += s
         if rows[j, Row.PARENT] < 0:
             break
@@ -406,5 +413,5 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
 
 @register
 def _column(dof, x, n, nv):
-    """The column of ``D`` of a body's column ``x`` (``θ`` first, then ``θ̇``)."""
-    return dof + x if x < n else nv + dof + x - n
+    """The column of ``D`` of a body's column ``x`` (its ``θ``, then ``θ̇``, then ``θ̈``)."""
+    return dof + x if x < n else nv + dof + x - n if x < 2 * n else 2 * nv + dof + x - 2 * n

@@ -41,20 +41,31 @@ def applies(system, external_forces=None) -> bool:
     return hasattr(system, "_order") and not external_forces
 
 
-def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """:func:`inverse_dynamics_partials` by the compiled twin of the recursion
+def partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` at one real state: by the compiled twin of the recursion
+    (:mod:`sko.engine.local_derivatives`, ``ℳ`` from the same pass) where it runs, else by
+    :func:`inverse_dynamics_partials` and ``system.mass_matrix``."""
+    out = compiled_partials(system, q, v, dv)
+    if out is None:
+        out = (*inverse_dynamics_partials(system, q, v, dv), system.mass_matrix(q))
+    return out
+
+
+def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple | None:
+    """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` by the compiled twin of the recursion
     (:mod:`sko.engine.local_derivatives`), or ``None`` where it does not run: the reference
     backend, a body without a compiled state, or a state a kernel rejects (the reference recursion
     then names the body)."""
-    engine = system._engine
-    layout = engine.layout
+    layout = system._engine.layout
     if get_backend() != "compiled" or layout is None or not layout.all_compiled:
         return None
     check_complex_carried(system, q)
     plan, size, scratch = local_derivatives.plan(layout)
     n = system.dof_size
-    arena = layout.fill(q[None] + 0j, v[None] + 0j)[0]
-    D = np.zeros((n, 2 * n))
+    arena = np.zeros(layout.size, dtype=np.complex128)
+    arena[layout.q_offset: layout.q_offset + q.size] = q
+    arena[layout.v_offset: layout.v_offset + n] = v
+    D = np.zeros((n, 3 * n))
     status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, system.qdot_matrix(q),
                                         np.ascontiguousarray(dv, dtype=float), plan, np.zeros(size),
                                         np.zeros(scratch), D, int(Terms.MOTION), True)
@@ -63,7 +74,7 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     for k in layout.python_hinge_bodies:  # hinge forces without a compiled hook: their own complex step
         _add_hinge(system, k, q, v, D)
     _add_tendons(system, q, D)
-    return D[:, :n], D[:, n:]
+    return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
 
 
 def inverse_dynamics_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
