@@ -6,9 +6,10 @@ state, for complex128 arenas, and one state's arena filled at the real state (im
 zero). Each body's local partials are taken by complex step of its own state kernel alone, called
 at its address in that arena: its own ``q`` (along the tangent columns ``q̇(q, e_ι)``, Eq. 1) or
 ``v`` entries, or the velocity of the inboard record it reads, carry ``i h``; its outputs' imaginary
-parts are read, and the entries are put back (the kernel is called once more at the real state,
-so its children read real records again). Only the body kernels run in complex numbers; the
-recursion of Eq. 22–26 runs in float64 on the partials.
+parts are read, and the entries are put back. After its last step the imaginary parts of its
+outputs are set to zero (their real parts are the real state's to ``O(h²)``, far below rounding),
+so its children read real records. Only the body kernels run in complex numbers; the recursion of
+Eq. 22–26 runs in float64 on the partials.
 
 Per body (row ``j``), :func:`plan` gives the offsets in a float64 work buffer of the columns of
 :data:`Plan`: ``α``, ``f``, ``u``; the partials ``∂E`` (``2 n × m × 6``), ``∂H``, ``∂M``, ``∂a``,
@@ -193,9 +194,8 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
                 for i in range(6):
                     work[wo + i * 6 + d] = arena[ro + Record.gamma + i].imag / h
             arena[io + Record.velocity + d] = arena[io + Record.velocity + d].real
-    if x2 > 0 or p >= 0:  # the real state again, for the children
-        if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
-            return j
+    if x2 > 0 or p >= 0:  # the real state again, for the children: Re f(x + i h) = f(x) + O(h²)
+        _real_outputs(arena, row)
     # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts
     sg, rh, g, f, P = pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G], pl[Plan.F], pl[Plan.P]
     for r in range(m):
@@ -234,6 +234,21 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     if p >= 0:
         _seeds(rows, arena, plan, work, j)
     return -1
+
+
+@kernel
+def _real_outputs(arena, row):
+    """The imaginary parts of a body's outputs set to zero (module docstring)."""
+    m, n = row[Row.NODE_DIM], row[Row.NV]
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    for r in range(m):
+        for c in range(6):
+            arena[eo + r * er + c * ec] = arena[eo + r * er + c * ec].real
+    for o, size in ((row[Row.H], n * m), (row[Row.M], m * m), (row[Row.A], m), (row[Row.B], m),
+                    (row[Row.VELOCITY], m), (row[Row.POTENTIAL], 1),
+                    (row[Row.RECORDS], row[Row.RECORD_COUNT] * (Record.SIZE + 6 * m))):
+        for i in range(o, o + size):
+            arena[i] = arena[i].real
 
 
 @kernel

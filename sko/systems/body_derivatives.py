@@ -66,7 +66,7 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     arena[layout.q_offset: layout.q_offset + q.size] = q
     arena[layout.v_offset: layout.v_offset + n] = v
     D = np.zeros((n, 3 * n))
-    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, system.qdot_matrix(q),
+    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, _qdot_matrix(system, layout, q),
                                         np.ascontiguousarray(dv, dtype=float), plan, np.zeros(size),
                                         np.zeros(scratch), D, int(Terms.MOTION), True)
     if status >= 0 or not np.isfinite(D).all():
@@ -199,6 +199,16 @@ def _imaginary(states: list, field, shape: tuple) -> np.ndarray:
     for i, z in enumerate(states):
         out[i] = np.imag(field(z)) / _STEP
     return out
+
+
+def _qdot_matrix(system, layout, q: np.ndarray) -> np.ndarray:
+    """``q̇(q, e_ι)`` column by column (Eq. 1): ``system.qdot_matrix(q)``, or, where every
+    coordinate has ``q̇ = θ̇``, that constant matrix (kept on the layout)."""
+    kept = getattr(layout, "_local_derivatives_qdot", None)
+    if kept is None:
+        maps = system._coordinate_maps
+        kept = layout._local_derivatives_qdot = (maps is not None and not maps.rates, system.qdot_matrix(q))
+    return kept[1] if kept[0] else system.qdot_matrix(q)
 
 
 def _add_hinge(system, k, q: np.ndarray, v: np.ndarray, D: np.ndarray) -> None:

@@ -113,3 +113,25 @@ def test_inputs_are_not_mutated_and_errors_are_named():
         np.testing.assert_array_equal(x, y)
     with pytest.raises(SKOError, match="external forces"):
         system.inverse_dynamics_derivatives(q, v, a, external_forces={system.bodies[0]: np.ones(6)}, method="local")
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 7))
+def test_the_compiled_twin_equals_the_reference_recursion(seed, n):
+    """The kernel (:mod:`sko.engine.local_derivatives`) runs, and gives what the numpy recursion
+    and the mass matrix request give, ℳ included."""
+    from sko.engine import use_backend
+    from sko.systems import body_derivatives
+
+    system = random_system(seed, n_bodies=n)
+    rng = np.random.default_rng(seed)
+    q, v = random_state(system, rng)
+    a = rng.standard_normal(system.nv)
+    compiled = body_derivatives.compiled_partials(system, q, v, a)
+    assert compiled is not None
+    reference = (*body_derivatives.inverse_dynamics_partials(system, q, v, a), system.mass_matrix(q))
+    with use_backend("reference"):
+        assert body_derivatives.compiled_partials(system, q, v, a) is None
+    scale = max(np.abs(y).max(initial=1e-300) for y in reference)
+    for got, expected in zip(compiled, reference):
+        assert _relative(got, expected, scale) < 1e-12
