@@ -111,6 +111,9 @@ def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_fo
     if method in ("auto", "analytic") and not external_forces and _compiled(system):
         if (out := system._engine.direct(name, q, v, x)) is not None:
             return result(*out), None
+    elif method in ("auto", "local") and not external_forces and (state := _plain_state(system, q, v, x)) is not None:
+        if (out := _local_answer(system, name, *state)) is not None:
+            return result(*out), None
     Q, V, X, batched, symbolic = _states(system, q, v, x, xname)
     how = _method(system, method, symbolic, external_forces)
     if how != "compiled":
@@ -118,6 +121,33 @@ def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_fo
     if batched:
         return result(*_compiled_request(system, name, Q, V, X).transpose(1, 0, 2, 3)), None
     return result(*_compiled_request(system, name, Q[0], V[0], X[0])), None  # one state: its errors say so
+
+
+def _plain_state(system, q, v, x) -> tuple | None:
+    """The common call of the local recursion, checked at little cost: ``(q, v, x)`` when each
+    is a finite 1-D float64 array of its size (``v``, ``x`` may be omitted), else ``None`` (the
+    caller's full checks then run)."""
+    out = []
+    for value, size in ((q, system.q_size), (v, system.dof_size), (x, system.dof_size)):
+        if value is None and out:
+            value = np.zeros(size)
+        if type(value) is not np.ndarray or value.dtype != np.float64 or value.shape != (size,):
+            return None
+        out.append(value)
+    return out if all(np.isfinite(y).all() for y in out) else None
+
+
+def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray) -> tuple | None:
+    """The three matrices of ``name`` at one checked state by the compiled local recursion
+    (:func:`~sko.systems.body_derivatives.compiled_partials`; forward dynamics by Eq. 3), or
+    ``None`` where it does not run."""
+    if name == "inverse_dynamics_derivatives":
+        return body_derivatives.compiled_partials(system, q, v, x)
+    out = body_derivatives.compiled_partials(system, q, v, system.forward_dynamics(q, v, x))
+    if out is None:
+        return None
+    Minv = system.mass_matrix_inverse(q)
+    return -Minv @ out[0], -Minv @ out[1], Minv
 
 
 def _method(system, method: str, symbolic: bool, external_forces) -> str:
