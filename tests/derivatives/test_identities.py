@@ -15,7 +15,7 @@ from sko.verify import derivatives as identities
 from sko.verify import run
 
 CHECKS = ["acceleration_derivative", "forward_dynamics_derivatives", "velocity_derivative", "coriolis_skew",
-          "kinetic_energy_derivatives", "gravity_hessian", "analytic_derivatives"]
+          "kinetic_energy_derivatives", "gravity_hessian", "analytic_derivatives", "local_derivatives"]
 
 
 def ball_and_free():
