@@ -66,13 +66,14 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     arena[layout.q_offset: layout.q_offset + q.size] = q
     arena[layout.v_offset: layout.v_offset + n] = v
     D = np.zeros((n, 3 * n))
-    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, _qdot_matrix(system, layout, q),
+    Qdot = _qdot_matrix(system, layout, q)
+    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, Qdot,
                                         np.ascontiguousarray(dv, dtype=float), plan, np.zeros(size),
                                         np.zeros(scratch), D, int(Terms.MOTION), True)
     if status >= 0 or not np.isfinite(D).all():
         return None
     for k in layout.python_hinge_bodies:  # hinge forces without a compiled hook: their own complex step
-        _add_hinge(system, k, q, v, D)
+        _add_hinge(system, k, q, v, Qdot, D)
     _add_tendons(system, q, D)
     return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
 
@@ -211,17 +212,20 @@ def _qdot_matrix(system, layout, q: np.ndarray) -> np.ndarray:
     return kept[1] if kept[0] else system.qdot_matrix(q)
 
 
-def _add_hinge(system, k, q: np.ndarray, v: np.ndarray, D: np.ndarray) -> None:
-    """Body ``k``'s hinge force's columns, by complex step in its own coordinates (Eq. 1, 21)."""
+def _add_hinge(system, k, q: np.ndarray, v: np.ndarray, Qdot: np.ndarray, D: np.ndarray) -> None:
+    """Body ``k``'s hinge force's columns, by complex step in its own coordinates (Eq. 1, 21);
+    ``Qdot`` the tangent columns."""
     body, qs, vs, n = system.body(k), system.q_slices[k], system.dof_slices[k], system.dof_size
-    qk, vk, nk = q[qs], v[vs], body.dof_size
-    Qdot = system.qdot_matrix(q)[qs, vs]
-    for i in range(nk):
-        for z, column in (((qk + 1j * _STEP * Qdot[:, i], vk + 0j), vs.start + i),
-                          ((qk + 0j, vk + 1j * _STEP * np.eye(nk)[i]), n + vs.start + i)):
-            f = body.hinge_force(*z)
-            if f is not None:
-                D[vs, column] += np.imag(f) / _STEP
+    qk, vk = q[qs], v[vs]
+    zq, zv = qk + 0j, vk + 0j
+    for i in range(body.dof_size):
+        f = body.hinge_force(qk + 1j * _STEP * Qdot[qs, vs.start + i], zv)
+        if f is None:
+            return
+        D[vs, vs.start + i] += np.imag(f) / _STEP
+        zv[i] += 1j * _STEP
+        D[vs, n + vs.start + i] += np.imag(body.hinge_force(zq, zv)) / _STEP
+        zv[i] = vk[i]
 
 
 def _add_tendons(system, q: np.ndarray, D: np.ndarray) -> None:
