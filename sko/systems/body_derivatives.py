@@ -230,12 +230,13 @@ def _add_hinge(system, k, q: np.ndarray, v: np.ndarray, Qdot: np.ndarray, D: np.
 
 def _add_tendons(system, q: np.ndarray, D: np.ndarray) -> None:
     """The tendons' terms: ``k L′(ℓ) c cᵀ`` in ``∂T/∂θ`` and ``d c cᵀ`` in ``∂T/∂θ̇`` on each tendon's
-    joints (``ℓ = c · q``; ``L′`` by complex step of its stretch, Eq. 21)."""
-    from sko.systems.multibody import _stretch
-
+    joints, ``ℓ = c · q`` its length and ``L(ℓ) = ℓ − clamp(ℓ, lo, hi)`` its stretch, whose slope is 1
+    outside the dead band ``[lo, hi]`` and 0 inside."""
     n = system.dof_size
     for tendon, qi, vi, c in system._tendon_terms:
-        slope = np.imag(_stretch(tendon, c @ q[qi] + 1j * _STEP)) / _STEP
+        lo, hi = tendon.spring_length
+        length = c @ q[qi]
+        slope = 1.0 if lo == hi or length > hi or length < lo else 0.0
         cc = np.outer(c, c)
         D[np.ix_(vi, vi)] += tendon.stiffness * slope * cc
         D[np.ix_(vi, n + vi)] += tendon.damping * cc

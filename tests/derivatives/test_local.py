@@ -84,11 +84,13 @@ def test_researchers_own_body_types(make, seed):
     _agree(make(), seed)
 
 
-def test_tendons_and_hinge_forces():
+@pytest.mark.parametrize("spring_length", [(0.3, 0.3), (-10.0, 10.0), (-0.1, 0.2)],
+                         ids=["no dead band", "inside the dead band", "a dead band"])
+def test_tendons_and_hinge_forces(spring_length):
     inertia = spatial_inertia(1.0, [0.0, 0.0, -0.3], 0.02 * np.eye(3))
     bodies = [RigidBody("a", None, Revolute([0, 1, 0]), inertia), RigidBody("b", "a", Revolute([1, 0, 0]), inertia),
               tutorial_body_type.Bead("bead", "b", 0.3, [0.1, 0.0, -0.4], [0.0, 0.0, 1.0], 20.0)]
-    tendon = fixed_tendon("t", {"a": 1.0, "b": -0.5}, stiffness=7.0, damping=0.3, spring_length=(-0.1, 0.2))
+    tendon = fixed_tendon("t", {"a": 1.0, "b": -0.5}, stiffness=7.0, damping=0.3, spring_length=spring_length)
     _agree(MultibodySystem(bodies, tendons=[tendon]), 3)
 
 
