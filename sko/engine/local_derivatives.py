@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns
 from sko.engine.jit import call_state, kernel, register
@@ -33,9 +34,11 @@ __all__ = ["Plan", "plan", "partials"]
 
 #: The columns of a body's row in the plan (module docstring): offsets into the work buffer, and
 #: ``RECORD`` (the parent's record this body hangs from), ``DOF`` (its first column), ``QS`` (its
-#: first entry of ``q``), ``RECORD_STRIDE`` (the entries per record of its own partials).
+#: first entry of ``q``), ``RECORD_STRIDE`` (the entries per record of its own partials), ``RIGID``
+#: (1: a library rigid body on a joint of constant ``S`` with ``c_J = 0``, whose partials are
+#: written in closed form, :func:`_rigid_partials`, instead of by complex step).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
-               "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "RECORD", "DOF", "QS")
+               "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "RECORD", "DOF", "QS", "RIGID")
 
 #: the complex step ``h`` of DERIVATIVES.md Eq. 21
 STEP = 1e-30
@@ -77,6 +80,8 @@ def plan(layout) -> tuple[np.ndarray, int, int]:
             pl[Plan.RECORD] = record
         pl[Plan.DOF] = int(rows[j, Row.V]) - layout.v_offset
         pl[Plan.QS] = int(rows[j, Row.Q]) - layout.q_offset
+        body = layout.system.body(layout.bodies[layout.order[j]])
+        pl[Plan.RIGID] = int(type(body) is RigidBody and body.joint.constant_motion)
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
     scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
@@ -124,9 +129,8 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     ho, mo, ao, bo = row[Row.H], row[Row.M], row[Row.A], row[Row.B]
     io, mp = row[Row.INBOARD], row[Row.INBOARD_DIM]
     qo, nq, vo, dof, qs = row[Row.Q], row[Row.NQ], row[Row.V], pl[Plan.DOF], pl[Plan.QS]
-    R, stride = row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE]
-    rs = Record.SIZE + 6 * m
-    h = STEP
+    h, rigid = STEP, pl[Plan.RIGID] == 1
+    R, stride, rs = row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE], Record.SIZE + 6 * m
     beta = scratch[0:6]
     for r in range(6):  # β_o = Γ_o α(℘)
         s = 0.0
@@ -150,23 +154,10 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
                 arena[qo + i] = complex(arena[qo + i].real, h * qdot[qs + i, dof + x])
         else:
             arena[vo + x - n] = complex(arena[vo + x - n].real, h)
-        if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
-            return j
-        for r in range(m):
-            for c in range(6):
-                work[pl[Plan.DE] + (x * m + r) * 6 + c] = arena[eo + r * er + c * ec].imag / h
-            for c in range(m):
-                work[pl[Plan.DM] + (x * m + r) * m + c] = arena[mo + r * m + c].imag / h
-            work[pl[Plan.DA] + x * m + r] = arena[ao + r].imag / h
-            work[pl[Plan.DB] + x * m + r] = arena[bo + r].imag / h
-        for i in range(n * m):
-            work[pl[Plan.DH] + x * n * m + i] = arena[ho + i].imag / h
-        for k in range(R):
-            ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride
-            for i in range(6 * m):
-                work[wo + x * 6 * m + i] = arena[ro + Record.SIZE + i].imag / h
-            for i in range(6):
-                work[wo + xc * 6 * m + x * 6 + i] = arena[ro + Record.gamma + i].imag / h
+        if not rigid:
+            if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
+                return j
+            _read_partials(arena, row, pl, work, x, xc)
         if row[Row.HINGE] != 0:
             so, c0 = row[Row.SCRATCH], row[Row.CONSTANTS]
             out = arena[so: so + n]
@@ -181,7 +172,9 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             arena[qo + i] = arena[qo + i].real
         for i in range(n):
             arena[vo + i] = arena[vo + i].real
-    if p >= 0:  # the inboard frame's velocity: A = ∂ã/∂v_o, B = ∂b/∂v_o, G = ∂γ/∂v_o
+    if rigid:
+        _rigid_partials(arena, row, pl, work, scratch, p >= 0)
+    elif p >= 0:  # the inboard frame's velocity: A = ∂ã/∂v_o, B = ∂b/∂v_o, G = ∂γ/∂v_o
         for d in range(6):
             arena[io + Record.velocity + d] = complex(arena[io + Record.velocity + d].real, h)
             if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
@@ -194,7 +187,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
                 for i in range(6):
                     work[wo + i * 6 + d] = arena[ro + Record.gamma + i].imag / h
             arena[io + Record.velocity + d] = arena[io + Record.velocity + d].real
-    if x2 > 0 or p >= 0:  # the real state again, for the children: Re f(x + i h) = f(x) + O(h²)
+    if not rigid and (x2 > 0 or p >= 0):  # the real state again, for the children: Re f(x + i h) = f(x) + O(h²)
         _real_outputs(arena, row)
     # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts
     sg, rh, g, f, P = pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G], pl[Plan.F], pl[Plan.P]
@@ -234,6 +227,130 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     if p >= 0:
         _seeds(rows, arena, plan, work, j)
     return -1
+
+
+@kernel
+def _read_partials(arena, row, pl, work, x, xc):
+    """The imaginary parts / h of a body's outputs after its kernel ran at a complex step in its
+    column ``x`` (of ``xc``): ``∂E``, ``∂H``, ``∂M``, ``∂a``, ``∂b`` and its records' ``∂Γ``, ``∂γ``."""
+    m, n, h = row[Row.NODE_DIM], row[Row.NV], STEP
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    mo, ao, bo, ho = row[Row.M], row[Row.A], row[Row.B], row[Row.H]
+    rs, stride = Record.SIZE + 6 * m, pl[Plan.RECORD_STRIDE]
+    for r in range(m):
+        for c in range(6):
+            work[pl[Plan.DE] + (x * m + r) * 6 + c] = arena[eo + r * er + c * ec].imag / h
+        for c in range(m):
+            work[pl[Plan.DM] + (x * m + r) * m + c] = arena[mo + r * m + c].imag / h
+        work[pl[Plan.DA] + x * m + r] = arena[ao + r].imag / h
+        work[pl[Plan.DB] + x * m + r] = arena[bo + r].imag / h
+    for i in range(n * m):
+        work[pl[Plan.DH] + x * n * m + i] = arena[ho + i].imag / h
+    for k in range(row[Row.RECORD_COUNT]):
+        ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride
+        for i in range(6 * m):
+            work[wo + x * 6 * m + i] = arena[ro + Record.SIZE + i].imag / h
+        for i in range(6):
+            work[wo + xc * 6 * m + x * 6 + i] = arena[ro + Record.gamma + i].imag / h
+
+
+@register
+def _cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@register
+def _crm(x, y, out):
+    """``out = x × y`` of motions ``[ω; v]`` (``out`` not ``x`` or ``y``)."""
+    w = _cross(x[0], x[1], x[2], y[0], y[1], y[2])
+    u = _cross(x[0], x[1], x[2], y[3], y[4], y[5])
+    t = _cross(x[3], x[4], x[5], y[0], y[1], y[2])
+    out[0], out[1], out[2] = w
+    out[3], out[4], out[5] = u[0] + t[0], u[1] + t[1], u[2] + t[2]
+
+
+@register
+def _crf(x, f, out):
+    """``out = x ×* f`` of a motion ``x`` and a force ``f = [n; f]`` (``out`` not ``x`` or ``f``)."""
+    a = _cross(x[0], x[1], x[2], f[0], f[1], f[2])
+    b = _cross(x[3], x[4], x[5], f[3], f[4], f[5])
+    c = _cross(x[0], x[1], x[2], f[3], f[4], f[5])
+    out[0], out[1], out[2] = a[0] + b[0], a[1] + b[1], a[2] + b[2]
+    out[3], out[4], out[5] = c
+
+
+@kernel
+def _rigid_partials(arena, row, pl, work, scratch, moves):
+    """A library rigid body's local partials in closed form (``S`` constant, ``c_J = 0``, ``M``
+    constant; RIGID.md): with ``V = E v_o + S θ̇``, ``a = E γ_o + V × S θ̇``, ``b = V ×* I V``, a
+    column ``θ_ι`` (``s = S e_ι``) gives ``∂E = −s × E``, ``∂V = −s × E v_o``,
+    ``∂a = −s × E γ_o + ∂V × S θ̇``, ``∂b = ∂V ×* I V + V ×* I ∂V``; a column ``θ̇_ι`` gives
+    ``∂a = s × S θ̇ + V × s`` and ``∂b`` with ``∂V = s``; the inboard velocity (``moves``) gives
+    ``A e_d = E e_d × S θ̇`` and ``B e_d`` with ``∂V = E e_d``. ``∂H``, ``∂M`` and its record's
+    ``∂Γ``, ``∂γ``, ``G`` are zero (the work buffer's zeros)."""
+    n = row[Row.NV]
+    eo, er, ec, ho, mo = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.M]
+    io, vo, Vo = row[Row.INBOARD], row[Row.V], row[Row.VELOCITY]
+    Eg, Vp, V, vJ, IV = scratch[6:12], scratch[12:18], scratch[18:24], scratch[24:30], scratch[30:36]
+    sv, dV, t1, t2, IdV = scratch[36:42], scratch[42:48], scratch[48:54], scratch[54:60], scratch[60:66]
+    for r in range(6):
+        s1, s2, s3 = 0.0, 0.0, 0.0
+        for c in range(6):
+            e = arena[eo + r * er + c * ec].real
+            s1 += e * arena[io + Record.gamma + c].real
+            s2 += e * arena[io + Record.velocity + c].real
+        for i in range(n):
+            s3 += arena[ho + i * 6 + r].real * arena[vo + i].real
+        Eg[r], Vp[r], vJ[r], V[r] = s1, s2, s3, arena[Vo + r].real
+    for r in range(6):
+        s1 = 0.0
+        for c in range(6):
+            s1 += arena[mo + r * 6 + c].real * V[c]
+        IV[r] = s1
+    for x in range(2 * n + (6 if moves else 0)):
+        if x < 2 * n:
+            for r in range(6):
+                sv[r] = arena[ho + (x % n) * 6 + r].real
+        if x < n:  # θ_ι: ∂E = −s × E, ∂V = −s × V⁺
+            for c in range(6):
+                for r in range(6):
+                    t1[r] = arena[eo + r * er + c * ec].real
+                _crm(sv, t1, t2)
+                for r in range(6):
+                    work[pl[Plan.DE] + (x * 6 + r) * 6 + c] = -t2[r]
+            _crm(sv, Vp, t1)
+            for r in range(6):
+                dV[r] = -t1[r]
+            _crm(sv, Eg, t1)
+            _crm(dV, vJ, t2)
+            for r in range(6):
+                work[pl[Plan.DA] + x * 6 + r] = t2[r] - t1[r]
+        elif x < 2 * n:  # θ̇_ι: ∂V = s
+            for r in range(6):
+                dV[r] = sv[r]
+            _crm(sv, vJ, t1)
+            _crm(V, sv, t2)
+            for r in range(6):
+                work[pl[Plan.DA] + x * 6 + r] = t1[r] + t2[r]
+        else:  # the inboard velocity along e_d: ∂V = E e_d
+            d = x - 2 * n
+            for r in range(6):
+                dV[r] = arena[eo + r * er + d * ec].real
+            _crm(dV, vJ, t1)
+            for r in range(6):
+                work[pl[Plan.A] + r * 6 + d] = t1[r]
+        for r in range(6):  # ∂b = ∂V ×* I V + V ×* I ∂V
+            s1 = 0.0
+            for c in range(6):
+                s1 += arena[mo + r * 6 + c].real * dV[c]
+            IdV[r] = s1
+        _crf(dV, IV, t1)
+        _crf(V, IdV, t2)
+        for r in range(6):
+            if x < 2 * n:
+                work[pl[Plan.DB] + x * 6 + r] = t1[r] + t2[r]
+            else:
+                work[pl[Plan.B] + r * 6 + x - 2 * n] = t1[r] + t2[r]
 
 
 @kernel
