@@ -23,6 +23,7 @@ and, for a body with a parent, its frame's seeds ``w`` (``12 × 2 n_℘``, Eq. 2
 from __future__ import annotations
 
 import numpy as np
+from numba import prange
 
 from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
@@ -30,7 +31,7 @@ from sko.engine.fields import columns
 from sko.engine.jit import call_state, kernel, register
 from sko.engine.state_kernels import Record, Row, fill_states
 
-__all__ = ["Plan", "plan", "partials"]
+__all__ = ["Plan", "plan", "partials", "batch_partials"]
 
 #: The columns of a body's row in the plan (module docstring): offsets into the work buffer, and
 #: ``RECORD`` (the parent's record this body hangs from), ``DOF`` (its first column), ``QS`` (its
@@ -101,6 +102,27 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
     ``Terms.MOTION``, ``constants`` True: arguments, so the kernels are called with the types
     they were compiled for). Returns −1, or the row whose state kernel (or hinge force) rejected
     the state or a complex-step state."""
+    return _one_state(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants)
+
+
+@kernel(entry=True, parallel=True)
+def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, constants, status):
+    """:func:`partials` for each state ``s`` of a batch (``A``, ``qdot``, ``dv``, ``work``,
+    ``scratch``, ``D`` with a leading batch axis) into ``status[s]``; in parallel over states
+    (numba's threads) for more than a few."""
+    rows, reals, A, qdot, dv = borrowed(rows), borrowed(reals), borrowed(A), borrowed(qdot), borrowed(dv)
+    plan, work, scratch, D, status = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D), borrowed(status)
+    if A.shape[0] <= 8:
+        for s in range(A.shape[0]):
+            status[s] = _one_state(rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms, constants)
+        return
+    for s in prange(A.shape[0]):
+        status[s] = _one_state(rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms, constants)
+
+
+@kernel
+def _one_state(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants):
+    """:func:`partials` of one state."""
     rows, reals, arena, qdot, dv = borrowed(rows), borrowed(reals), borrowed(arena), borrowed(qdot), borrowed(dv)
     plan, work, scratch, D = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D)
     N, nv = rows.shape[0], D.shape[0]

@@ -41,41 +41,58 @@ def applies(system, external_forces=None) -> bool:
     return hasattr(system, "_order") and not external_forces
 
 
-def partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` at one real state: by the compiled twin of the recursion
-    (:mod:`sko.engine.local_derivatives`, ``ℳ`` from the same pass) where it runs, else by
+def partials(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` at a batch of real states (``B × nq``, ``B × nv``, ``B × nv``), each
+    ``B × nv × nv``: by the compiled twin of the recursion (:mod:`sko.engine.local_derivatives`,
+    ``ℳ`` from the same pass, the states in parallel) where it runs, else state by state by
     :func:`inverse_dynamics_partials` and ``system.mass_matrix``."""
-    out = compiled_partials(system, q, v, dv)
+    out = compiled_partials(system, Q, V, A)
     if out is None:
-        out = (*inverse_dynamics_partials(system, q, v, dv), system.mass_matrix(q))
+        triples = [(*inverse_dynamics_partials(system, q, v, a), system.mass_matrix(q)) for q, v, a in zip(Q, V, A)]
+        n = system.dof_size
+        out = tuple(np.array([t[i] for t in triples]).reshape(len(triples), n, n) for i in range(3))
     return out
 
 
 def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple | None:
     """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` by the compiled twin of the recursion
-    (:mod:`sko.engine.local_derivatives`), or ``None`` where it does not run: the reference
-    backend, a body without a compiled state, or a state a kernel rejects (the reference recursion
-    then names the body)."""
+    (:mod:`sko.engine.local_derivatives`) at one state (1-D inputs) or a batch (2-D, results with
+    the same leading axis), or ``None`` where it does not run: the reference backend, a body
+    without a compiled state, or a state a kernel rejects (the reference recursion then names the
+    body)."""
     layout = system._engine.layout
     if get_backend() != "compiled" or layout is None or not layout.all_compiled:
         return None
-    check_complex_carried(system, q)
     plan, size, scratch = local_derivatives.plan(layout)
     n = system.dof_size
-    arena = np.zeros(layout.size, dtype=np.complex128)
-    arena[layout.q_offset: layout.q_offset + q.size] = q
-    arena[layout.v_offset: layout.v_offset + n] = v
-    D = np.zeros((n, 3 * n))
-    Qdot = _qdot_matrix(system, layout, q)
-    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, Qdot,
-                                        np.ascontiguousarray(dv, dtype=float), plan, np.zeros(size),
-                                        np.zeros(scratch), D, int(Terms.MOTION), True)
-    if status >= 0 or not np.isfinite(D).all():
+    Q, V, X = (np.atleast_2d(x) for x in (q, v, dv))
+    B = Q.shape[0]
+    if B == 0:
+        return tuple(np.zeros((0, n, n)) for _ in range(3))
+    check_complex_carried(system, Q[0])
+    arena = np.zeros((B, layout.size), dtype=np.complex128)
+    arena[:, layout.q_offset: layout.q_offset + Q.shape[1]] = Q
+    arena[:, layout.v_offset: layout.v_offset + n] = V
+    Qdot = np.array([_qdot_matrix(system, layout, x) for x in Q]).reshape(B, Q.shape[1], n)
+    D = np.zeros((B, n, 3 * n))
+    X = np.ascontiguousarray(X, dtype=float)
+    table = layout.table(np.complex128)
+    if B == 1:
+        bad = local_derivatives.partials(table, layout.reals, arena[0], Qdot[0], X[0], plan, np.zeros(size),
+                                         np.zeros(scratch), D[0], int(Terms.MOTION), True) >= 0
+    else:
+        status = np.full(B, -1, dtype=np.int64)
+        local_derivatives.batch_partials(table, layout.reals, arena, Qdot, X, plan, np.zeros((B, size)),
+                                         np.zeros((B, scratch)), D, int(Terms.MOTION), True, status)
+        bad = (status >= 0).any()
+    if bad or not np.isfinite(D).all():
         return None
-    for k in layout.python_hinge_bodies:  # hinge forces without a compiled hook: their own complex step
-        _add_hinge(system, k, q, v, Qdot, D)
-    _add_tendons(system, q, D)
-    return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
+    for s in range(B):
+        for k in layout.python_hinge_bodies:  # hinge forces without a compiled hook: their own complex step
+            _add_hinge(system, k, Q[s], V[s], Qdot[s], D[s])
+        _add_tendons(system, Q[s], D[s])
+    out = (D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:])
+    return out if np.ndim(q) == 2 else tuple(x[0] for x in out)
 
 
 def inverse_dynamics_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

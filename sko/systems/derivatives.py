@@ -79,7 +79,7 @@ def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Ma
         return answer
     Q, V, A, batched, how = states
     if how == "local":  # ℳ from the same pass
-        dq, dvel, M = (np.array(x) for x in zip(*(body_derivatives.partials(system, *s) for s in zip(Q, V, A))))
+        dq, dvel, M = body_derivatives.partials(system, Q, V, A)
         return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M[0])))
     dq, dvel = _partials(system, Q, V, A, external_forces, how, batched)
     M = system.mass_matrix(Q if batched else Q[0])
@@ -215,9 +215,8 @@ def _partials(system, Q, V, A, external_forces, method: str, batched: bool) -> t
     if method == "complex_step":
         return _complex_step(system, Q, V, A, external_forces, batched)
     if method == "local":
-        pairs = [body_derivatives.partials(system, q, v, a)[:2] for q, v, a in zip(Q, V, A)]
-    else:
-        pairs = [rigid_derivatives.inverse_dynamics_partials(system, q, v, a) for q, v, a in zip(Q, V, A)]
+        return body_derivatives.partials(system, Q, V, A)[:2]
+    pairs = [rigid_derivatives.inverse_dynamics_partials(system, q, v, a) for q, v, a in zip(Q, V, A)]
     return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 
 
