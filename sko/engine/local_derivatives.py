@@ -28,7 +28,7 @@ from numba import prange
 from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns
-from sko.engine.jit import call_state, kernel, register
+from sko.engine.jit import call_state, inline_kernel, kernel, register
 from sko.engine.state_kernels import Record, Row, fill_states
 
 __all__ = ["Plan", "plan", "partials", "batch_partials"]
@@ -281,7 +281,7 @@ def _cross(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@register
+@inline_kernel
 def _crm(x, y, out):
     """``out = x × y`` of motions ``[ω; v]`` (``out`` not ``x`` or ``y``)."""
     w = _cross(x[0], x[1], x[2], y[0], y[1], y[2])
@@ -291,7 +291,7 @@ def _crm(x, y, out):
     out[3], out[4], out[5] = u[0] + t[0], u[1] + t[1], u[2] + t[2]
 
 
-@register
+@inline_kernel
 def _crf(x, f, out):
     """``out = x ×* f`` of a motion ``x`` and a force ``f = [n; f]`` (``out`` not ``x`` or ``f``)."""
     a = _cross(x[0], x[1], x[2], f[0], f[1], f[2])
