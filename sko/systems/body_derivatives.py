@@ -26,7 +26,9 @@ import numpy as np
 from sko.bodies.contract import Attachment, NodeState
 from sko.engine import local_derivatives
 from sko.engine.backend import get_backend
-from sko.engine.state_kernels import Terms
+from sko.engine.state_kernels import KernelError, Terms
+from sko.engine.state_layout import state_named
+from sko.graphs.errors import NonFiniteError
 from sko.systems.complex_carry import check_complex_carried
 
 __all__ = ["applies", "inverse_dynamics_partials", "compiled_partials"]
@@ -57,9 +59,9 @@ def partials(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray) -> tuple[np.nd
 def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple | None:
     """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` by the compiled twin of the recursion
     (:mod:`sko.engine.local_derivatives`) at one state (1-D inputs) or a batch (2-D, results with
-    the same leading axis), or ``None`` where it does not run: the reference backend, a body
-    without a compiled state, or a state a kernel rejects (the reference recursion then names the
-    body)."""
+    the same leading axis), or ``None`` where it does not run (the reference backend, a body
+    without a compiled state). A state a kernel rejects raises its error naming the body (and the
+    state of a batch), as do derivatives that overflow."""
     layout = system._engine.layout
     if get_backend() != "compiled" or layout is None or not layout.all_compiled:
         return None
@@ -78,15 +80,21 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     X = np.ascontiguousarray(X, dtype=float)
     table = layout.table(np.complex128)
     if B == 1:
-        bad = local_derivatives.partials(table, layout.reals, arena[0], Qdot[0], X[0], plan, np.zeros(size),
-                                         np.zeros(scratch), D[0], int(Terms.MOTION), True) >= 0
+        status = local_derivatives.partials(table, layout.reals, arena[0], Qdot[0], X[0], plan, np.zeros(size),
+                                            np.zeros(scratch), D[0], int(Terms.MOTION), True)
+        bad = status >= 0
     else:
         status = np.full(B, -1, dtype=np.int64)
         local_derivatives.batch_partials(table, layout.reals, arena, Qdot, X, plan, np.zeros((B, size)),
                                          np.zeros((B, scratch)), D, int(Terms.MOTION), True, status)
         bad = (status >= 0).any()
-    if bad or not np.isfinite(D).all():
-        return None
+    if bad:
+        rows = [status] if B == 1 else status
+        _raise_rejected(system, layout, Q, V, int(np.flatnonzero(np.asarray(rows) >= 0)[0]), B > 1,
+                        int(np.asarray(rows).max()))
+    if not np.isfinite(D).all():
+        s = int(np.flatnonzero(~np.isfinite(D).all(axis=(1, 2)))[0])
+        _raise_non_finite(system, Q[s], V[s], X[s], s if B > 1 else None)
     for s in range(B):
         for k in layout.python_hinge_bodies:  # hinge forces without a compiled hook: their own complex step
             _add_hinge(system, k, Q[s], V[s], Qdot[s], D[s])
@@ -217,6 +225,29 @@ def _imaginary(states: list, field, shape: tuple) -> np.ndarray:
     for i, z in enumerate(states):
         out[i] = np.imag(field(z)) / _STEP
     return out
+
+
+def _raise_rejected(system, layout, Q: np.ndarray, V: np.ndarray, s: int, batched: bool, row: int):
+    """The error of state ``s`` that a kernel of the recursion rejected: the state's own (the
+    engine's fill names the body, as the dynamics do), or, where the real state is accepted, a
+    :class:`~sko.engine.state_kernels.KernelError` naming the body whose kernel rejected a
+    complex step of its own inputs."""
+    with state_named(s if batched else None):
+        layout.fill(Q[s: s + 1], V[s: s + 1])
+        body = system.body(layout.bodies[layout.order[row]])
+        raise KernelError(f"body {body.name!r} ({type(body).__name__}): its compiled state or hinge force rejected a "
+                          "complex step of its own inputs at this state (the local derivatives, DERIVATIVES.md §9), "
+                          "which the real state passes: keep complex numbers through the kernel")
+
+
+def _raise_non_finite(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, s: int | None):
+    """The error of derivatives that left the floating-point range: the dynamics' own where they
+    overflow too (naming the body), else naming the largest input."""
+    with state_named(s):
+        system.inverse_dynamics(q, v, dv)
+        largest = ", ".join(f"max |{k}| = {np.abs(x).max(initial=0.0):.3g}" for k, x in (("q", q), ("v", v), ("dv", dv)))
+        raise NonFiniteError(f"inverse_dynamics_derivatives overflow (NaN or infinity) at this state: the velocities, "
+                             f"coordinates or accelerations are too large for floating point ({largest})")
 
 
 def _qdot_matrix(system, layout, q: np.ndarray) -> np.ndarray:

@@ -137,3 +137,14 @@ def test_the_compiled_twin_equals_the_reference_recursion(seed, n):
     scale = max(np.abs(y).max(initial=1e-300) for y in reference)
     for got, expected in zip(compiled, reference):
         assert _relative(got, expected, scale) < 1e-12
+
+
+def test_an_overflowing_state_is_named():
+    from sko.graphs.errors import NonFiniteError
+
+    system = random_system(2, n_bodies=4)
+    q, v, a = system.random_configuration(0), np.full(system.nv, 1e200), np.zeros(system.nv)
+    with pytest.raises(NonFiniteError, match="body"):
+        system.inverse_dynamics_derivatives(q, v, a, method="local")
+    with pytest.raises(NonFiniteError, match="state 1 of the batch"):
+        system.inverse_dynamics_derivatives(np.array([q, q]), np.array([0 * v, v]), np.array([a, a]), method="local")
