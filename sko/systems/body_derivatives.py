@@ -17,6 +17,8 @@ It takes any :class:`~sko.systems.multibody.MultibodySystem` without external fo
 states, and relies on the body-type contract (BODIES.md, *The contract for a new body type*): a
 body's outputs depend on its inboard frame through ``v_o`` and, in ``a = E γ_o + ã``, ``γ_o``.
 It is checked against the complex step of the whole inverse dynamics (:mod:`sko.systems.derivatives`).
+:func:`partials` runs its compiled twin (:mod:`sko.engine.local_derivatives`, :func:`compiled_partials`)
+where every body has a compiled state, and this reference elsewhere.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from sko.engine.state_layout import state_named
 from sko.graphs.errors import NonFiniteError
 from sko.systems.complex_carry import check_complex_carried
 
-__all__ = ["applies", "inverse_dynamics_partials", "compiled_partials"]
+__all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partials"]
 
 #: the complex step ``h`` of DERIVATIVES.md Eq. 21
 _STEP = 1e-30
