@@ -67,9 +67,11 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     layout = system._engine.layout
     if get_backend() != "compiled" or layout is None or not layout.all_compiled:
         return None
+    if np.ndim(q) == 1:
+        return _one_state(system, layout, q, v, dv)
     plan, size, scratch = local_derivatives.plan(layout)
     n = system.dof_size
-    Q, V, X = (np.atleast_2d(x) for x in (q, v, dv))
+    Q, V, X = q, v, dv
     B = Q.shape[0]
     if B == 0:
         return tuple(np.zeros((0, n, n)) for _ in range(3))
@@ -81,28 +83,47 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     D = np.zeros((B, n, 3 * n))
     X = np.ascontiguousarray(X, dtype=float)
     table = layout.table(np.complex128)
-    if B == 1:
-        status = local_derivatives.partials(table, layout.reals, arena[0], Qdot[0], X[0], plan, np.zeros(size),
-                                            np.zeros(scratch), D[0], int(Terms.MOTION), True)
-        bad = status >= 0
-    else:
-        status = np.full(B, -1, dtype=np.int64)
-        local_derivatives.batch_partials(table, layout.reals, arena, Qdot, X, plan, np.zeros((B, size)),
-                                         np.zeros((B, scratch)), D, int(Terms.MOTION), True, status)
-        bad = (status >= 0).any()
-    if bad:
-        rows = [status] if B == 1 else status
-        _raise_rejected(system, layout, Q, V, int(np.flatnonzero(np.asarray(rows) >= 0)[0]), B > 1,
-                        int(np.asarray(rows).max()))
+    status = np.full(B, -1, dtype=np.int64)
+    local_derivatives.batch_partials(table, layout.reals, arena, Qdot, X, plan, np.zeros((B, size)),
+                                     np.zeros((B, scratch)), D, int(Terms.MOTION), True, status)
+    if (status >= 0).any():
+        s = int(np.flatnonzero(status >= 0)[0])
+        _raise_rejected(system, layout, Q[s], V[s], int(status[s]), s)
     if not np.isfinite(D).all():
         s = int(np.flatnonzero(~np.isfinite(D).all(axis=(1, 2)))[0])
-        _raise_non_finite(system, Q[s], V[s], X[s], s if B > 1 else None)
+        _raise_non_finite(system, Q[s], V[s], X[s], s)
     for s in range(B):
-        for k in layout.python_hinge_bodies:  # hinge forces without a compiled hook: their own complex step
-            _add_hinge(system, k, Q[s], V[s], Qdot[s], D[s])
-        _add_tendons(system, Q[s], D[s])
-    out = (D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:])
-    return out if np.ndim(q) == 2 else tuple(x[0] for x in out)
+        _add_python_terms(system, layout, Q[s], V[s], Qdot[s], D[s])
+    return D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:]
+
+
+def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple:
+    """:func:`compiled_partials` at one state."""
+    plan, size, scratch = local_derivatives.plan(layout)
+    n = system.dof_size
+    check_complex_carried(system, q)
+    arena = np.zeros(layout.size, dtype=np.complex128)
+    arena[layout.q_offset: layout.q_offset + q.size] = q
+    arena[layout.v_offset: layout.v_offset + n] = v
+    Qdot = _qdot_matrix(system, layout, q)
+    D = np.zeros((n, 3 * n))
+    dv = np.ascontiguousarray(dv, dtype=float)
+    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, Qdot, dv, plan,
+                                        np.zeros(size), np.zeros(scratch), D, int(Terms.MOTION), True)
+    if status >= 0:
+        _raise_rejected(system, layout, q, v, status, None)
+    if not np.isfinite(D).all():
+        _raise_non_finite(system, q, v, dv, None)
+    _add_python_terms(system, layout, q, v, Qdot, D)
+    return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
+
+
+def _add_python_terms(system, layout, q: np.ndarray, v: np.ndarray, Qdot: np.ndarray, D: np.ndarray) -> None:
+    """The columns of the hinge forces without a compiled hook (their own complex step) and of
+    the tendons."""
+    for k in layout.python_hinge_bodies:
+        _add_hinge(system, k, q, v, Qdot, D)
+    _add_tendons(system, q, D)
 
 
 def inverse_dynamics_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -229,13 +250,13 @@ def _imaginary(states: list, field, shape: tuple) -> np.ndarray:
     return out
 
 
-def _raise_rejected(system, layout, Q: np.ndarray, V: np.ndarray, s: int, batched: bool, row: int):
-    """The error of state ``s`` that a kernel of the recursion rejected: the state's own (the
-    engine's fill names the body, as the dynamics do), or, where the real state is accepted, a
-    :class:`~sko.engine.state_kernels.KernelError` naming the body whose kernel rejected a
-    complex step of its own inputs."""
-    with state_named(s if batched else None):
-        layout.fill(Q[s: s + 1], V[s: s + 1])
+def _raise_rejected(system, layout, q: np.ndarray, v: np.ndarray, row: int, s: int | None):
+    """The error of a state (``s`` of a batch) that a kernel of the recursion rejected: the
+    state's own (the engine's fill names the body, as the dynamics do), or, where the real state
+    is accepted, a :class:`~sko.engine.state_kernels.KernelError` naming the body whose kernel
+    rejected a complex step of its own inputs."""
+    with state_named(s):
+        layout.fill(q[None], v[None])
         body = system.body(layout.bodies[layout.order[row]])
         raise KernelError(f"body {body.name!r} ({type(body).__name__}): its compiled state or hinge force rejected a "
                           "complex step of its own inputs at this state (the local derivatives, DERIVATIVES.md §9), "
