@@ -75,6 +75,9 @@ def _system_step(make: Callable, dtype, kinematics: bool) -> Callable[[], None]:
                     system.constrained_dynamics(q, v, x, held)
                 with suppress(ConstraintError, UnknownNodeError):
                     system.impulse_dynamics(q, v, held)
+        if dtype == np.float64:  # the local derivative recursion (DERIVATIVES.md §9), not a declared request
+            system.inverse_dynamics_derivatives(Q[0], V[0], X[0])
+            system.inverse_dynamics_derivatives(Q, V, X)
         if dtype == np.float64 and compiled_maps(system) is not None:
             rollout(system, Q[:2], V[:2], 1e-3, 1)
         if kinematics:

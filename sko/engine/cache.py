@@ -45,6 +45,7 @@ KERNEL_MODULES = (
     "sko.engine.aba",
     "sko.engine.operational_space",
     "sko.engine.derivatives",
+    "sko.engine.local_derivatives",
     "sko.engine.rollout",
     "sko.engine.cfa",
     "sko.engine.state_kernels",

@@ -14,7 +14,13 @@ taken, so nothing cancels: the result is exact to rounding for any body type who
 carries complex numbers through (every library type does; the compiled complex128 engine runs
 it). The configuration columns evaluate ``f`` at ``q + i h q̇(q, e_ι)``: off the configuration
 manifold by ``O(h²)``, far below rounding. All columns of all states go to the engine as one
-batch of complex states. Forward dynamics follows from inverse dynamics (Eq. 3):
+batch of complex states (``method="complex_step"``).
+
+The default for numbers (``method="auto"``) is a recursion: on rigid trees the analytic one of
+:mod:`sko.systems.rigid_derivatives` (compiled, Eq. 10–13), on any other tree of body types the
+local one of :mod:`sko.systems.body_derivatives` (DERIVATIVES.md §9, Eq. 22–26), where only each
+body's own state runs in complex numbers, in its own coordinates and inboard velocity; systems
+with external forces take the whole complex step. Forward dynamics follows from inverse dynamics (Eq. 3):
 ``∂θ̈/∂x = −ℳ⁻¹ ∂T/∂x`` at ``θ̈ = FD(q, θ̇, T)`` and ``∂θ̈/∂T = ℳ⁻¹``.
 """
 
@@ -28,7 +34,7 @@ import numpy as np
 
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
-from sko.systems import rigid_derivatives
+from sko.systems import body_derivatives, rigid_derivatives
 from sko.systems.complex_carry import check_complex_carried
 
 __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_STEP", "METHODS",
@@ -54,11 +60,14 @@ class ForwardDynamicsDerivatives(NamedTuple):
     mass_matrix_inverse: np.ndarray
 
 
-#: how the derivatives are computed: ``"complex_step"`` (any system) or ``"analytic"`` (the
+#: how the derivatives are computed: ``"complex_step"`` (any system), ``"analytic"`` (the
 #: recursion of :mod:`sko.systems.rigid_derivatives`; rigid trees without hinge or external
-#: forces); ``"auto"`` takes the complex step on numbers and the analytic recursion on sympy
+#: forces) or ``"local"`` (the recursion of :mod:`sko.systems.body_derivatives` on each body's
+#: local partials, DERIVATIVES.md §9; any tree of body types without external forces);
+#: ``"auto"`` takes, on numbers, the compiled analytic recursion where it applies, else the local
+#: recursion (the complex step with external forces), and the analytic recursion on sympy
 #: expressions (exact, where no complex step can be taken)
-METHODS = ("auto", "complex_step", "analytic")
+METHODS = ("auto", "complex_step", "analytic", "local")
 
 
 def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Mapping | None = None,
@@ -69,6 +78,9 @@ def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Ma
     if answer is not None:
         return answer
     Q, V, A, batched, how = states
+    if how == "local":  # ℳ from the same pass
+        dq, dvel, M = body_derivatives.partials(system, Q, V, A)
+        return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M[0])))
     dq, dvel = _partials(system, Q, V, A, external_forces, how, batched)
     M = system.mass_matrix(Q if batched else Q[0])
     return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M)))
@@ -99,6 +111,9 @@ def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_fo
     if method in ("auto", "analytic") and not external_forces and _compiled(system):
         if (out := system._engine.direct(name, q, v, x)) is not None:
             return result(*out), None
+    elif method in ("auto", "local") and not external_forces and (state := _plain_state(system, q, v, x)) is not None:
+        if (out := _local_answer(system, name, *state)) is not None:
+            return result(*out), None
     Q, V, X, batched, symbolic = _states(system, q, v, x, xname)
     how = _method(system, method, symbolic, external_forces)
     if how != "compiled":
@@ -108,6 +123,33 @@ def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_fo
     return result(*_compiled_request(system, name, Q[0], V[0], X[0])), None  # one state: its errors say so
 
 
+def _plain_state(system, q, v, x) -> tuple | None:
+    """The common call of the local recursion, checked at little cost: ``(q, v, x)`` when each
+    is a finite 1-D float64 array of its size (``v``, ``x`` may be omitted), else ``None`` (the
+    caller's full checks then run)."""
+    out = []
+    for value, size in ((q, system.q_size), (v, system.dof_size), (x, system.dof_size)):
+        if value is None and out:
+            value = np.zeros(size)
+        if type(value) is not np.ndarray or value.dtype != np.float64 or value.shape != (size,):
+            return None
+        out.append(value)
+    return out if all(np.isfinite(y).all() for y in out) else None
+
+
+def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray) -> tuple | None:
+    """The three matrices of ``name`` at one checked state by the compiled local recursion
+    (:func:`~sko.systems.body_derivatives.compiled_partials`; forward dynamics by Eq. 3), or
+    ``None`` where it does not run."""
+    if name == "inverse_dynamics_derivatives":
+        return body_derivatives.compiled_partials(system, q, v, x)
+    out = body_derivatives.compiled_partials(system, q, v, system.forward_dynamics(q, v, x))
+    if out is None:
+        return None
+    Minv = system.mass_matrix_inverse(q)
+    return -Minv @ out[0], -Minv @ out[1], Minv
+
+
 def _method(system, method: str, symbolic: bool, external_forces) -> str:
     """The method that computes the derivatives (:data:`METHODS`), or the error saying why not."""
     if method not in METHODS:
@@ -115,14 +157,17 @@ def _method(system, method: str, symbolic: bool, external_forces) -> str:
     analytic = rigid_derivatives.applies(system) and not external_forces
     if method in ("auto", "analytic") and analytic and not symbolic and _compiled(system):
         return "compiled"
-    if method == "auto":
-        method = "analytic" if symbolic else "complex_step"
+    if method == "auto":  # numbers: the local recursion (§9) where it applies, else the whole complex step
+        method = "analytic" if symbolic else "local" if body_derivatives.applies(system, external_forces) else "complex_step"
     if method == "analytic" and not analytic:
         raise SKOError(f"{type(system).__name__}: the analytic derivatives need a tree of rigid bodies without hinge "
                        "or external forces; method='complex_step' takes any system")
-    if method == "complex_step" and symbolic:
-        raise SKOError("symbolic states take no complex step: method='analytic' (a rigid tree) gives their exact "
-                       "derivatives")
+    if method in ("complex_step", "local") and symbolic:
+        raise SKOError(f"symbolic states take no complex step (method={method!r}): method='analytic' (a rigid tree) "
+                       "gives their exact derivatives")
+    if method == "local" and not body_derivatives.applies(system, external_forces):
+        raise SKOError(f"{type(system).__name__}: the local recursion takes a tree of body types without external "
+                       "forces (they depend on every ancestor's coordinates); method='complex_step' takes any system")
     return method
 
 
@@ -169,6 +214,8 @@ def _overflow(system, name: str, q, v, x) -> None:
 def _partials(system, Q, V, A, external_forces, method: str, batched: bool) -> tuple[np.ndarray, np.ndarray]:
     if method == "complex_step":
         return _complex_step(system, Q, V, A, external_forces, batched)
+    if method == "local":
+        return body_derivatives.partials(system, Q, V, A)[:2]
     pairs = [rigid_derivatives.inverse_dynamics_partials(system, q, v, a) for q, v, a in zip(Q, V, A)]
     return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 

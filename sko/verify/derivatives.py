@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.systems import rigid_derivatives
+from sko.systems import body_derivatives, rigid_derivatives
 
 from .physics import PHYSICS_TOLERANCE, central, tangent_derivative
 from .registry import Case, compare, register
@@ -179,3 +179,22 @@ def analytic_derivatives(case: Case):
     reference = system.inverse_dynamics_derivatives(q, v, a, method="complex_step")
     return [compare(x, y, scale=_scale(y), label=label)
             for x, y, label in zip(analytic[:2], reference[:2], ("∂T/∂θ", "∂T/∂θ̇"))]
+
+
+def _other_body_types(system) -> bool:
+    """A tree of body types that the rigid recursion does not take (the local one of
+    DERIVATIVES.md §9 does)."""
+    return body_derivatives.applies(system) and not rigid_derivatives.applies(system)
+
+
+@register("local_derivatives", "DERIVATIVES.md §9, Eq. 22–26: the local recursion equals the complex step of Eq. 21",
+          system=True, symbolic=False, when=_other_body_types)
+def local_derivatives(case: Case):
+    """On trees of other body types the recursion of :mod:`sko.systems.body_derivatives` on the
+    bodies' local partials and the exact complex step of the whole inverse dynamics through the
+    compiled engine give the same derivatives of inverse dynamics."""
+    system, q, v, a = _state(case)
+    local = system.inverse_dynamics_derivatives(q, v, a, method="local")
+    reference = system.inverse_dynamics_derivatives(q, v, a, method="complex_step")
+    return [compare(x, y, scale=_scale(y), label=label)
+            for x, y, label in zip(local[:2], reference[:2], ("∂T/∂θ", "∂T/∂θ̇"))]

@@ -1,0 +1,571 @@
+"""The derivatives of inverse dynamics of a tree of any body types, compiled (DERIVATIVES.md §9,
+Eq. 22–26, Algorithm 2): the kernel twin of :mod:`sko.systems.body_derivatives`.
+
+It takes a state table (:data:`~sko.engine.state_kernels.Row`) of bodies that all have a compiled
+state, for complex128 arenas, and one state's arena filled at the real state (imaginary parts
+zero). Each body's local partials are taken by complex step of its own state kernel alone, called
+at its address in that arena: its own ``q`` (along the tangent columns ``q̇(q, e_ι)``, Eq. 1) or
+``v`` entries, or the velocity of the inboard record it reads, carry ``i h``; its outputs' imaginary
+parts are read, and the entries are put back. After its last step the imaginary parts of its
+outputs are set to zero (their real parts are the real state's to ``O(h²)``, far below rounding),
+so its children read real records. Only the body kernels run in complex numbers; the recursion of
+Eq. 22–26 runs in float64 on the partials.
+
+Per body (row ``j``), :func:`plan` gives the offsets in a float64 work buffer of the columns of
+:data:`Plan`: ``α``, ``f``, ``u``; the partials ``∂E`` (``2 n × m × 6``), ``∂H``, ``∂M``, ``∂a``,
+``∂b``, ``∂h`` (hinge force), ``A = ∂ã/∂v_o``, ``B = ∂b/∂v_o``; per record of the frames it offers
+``∂Γ`` (``2 n × 6 × m``), ``∂γ`` (``2 n × 6``) and ``G = ∂γ/∂v_o``; the seeds ``σ``, ``ϱ`` and the
+force change ``g`` (``m × 2 n``, Eq. 23, 26); the composites ``𝒫`` (``m × 12``), ``𝒦`` (``6 × 12``);
+and, for a body with a parent, its frame's seeds ``w`` (``12 × 2 n_℘``, Eq. 24) and transfer
+``𝒯`` (``12 × 12``, Eq. 25), with the index of the parent's record it hangs from.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import prange
+
+from sko.bodies.rigid import RigidBody
+from sko.engine.borrow import borrowed
+from sko.engine.fields import columns
+from sko.engine.jit import call_state, inline_kernel, kernel, register
+from sko.engine.state_kernels import Record, Row, fill_states
+
+__all__ = ["Plan", "plan", "partials", "batch_partials"]
+
+#: The columns of a body's row in the plan (module docstring): offsets into the work buffer, and
+#: ``RECORD`` (the parent's record this body hangs from), ``DOF`` (its first column), ``QS`` (its
+#: first entry of ``q``), ``RECORD_STRIDE`` (the entries per record of its own partials), ``RIGID``
+#: (1: a library rigid body on a joint of constant ``S`` with ``c_J = 0``, whose partials are
+#: written in closed form, :func:`_rigid_partials`, instead of by complex step).
+Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
+               "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "RECORD", "DOF", "QS", "RIGID")
+
+#: the complex step ``h`` of DERIVATIVES.md Eq. 21
+STEP = 1e-30
+
+
+def plan(layout) -> tuple[np.ndarray, int, int]:
+    """``(plan, work size, scratch size)`` of a state layout (module docstring), made once per
+    layout and kept on it."""
+    kept = getattr(layout, "_local_derivatives_plan", None)
+    if kept is not None:
+        return kept
+    rows = layout.rows
+    N = rows.shape[0]
+    out = np.zeros((N, Plan.WIDTH), dtype=np.int64)
+    size = 0
+
+    def take(count: int) -> int:
+        nonlocal size
+        start, size = size, size + int(count)
+        return start
+
+    for j in range(N):
+        m, n, x = int(rows[j, Row.NODE_DIM]), int(rows[j, Row.NV]), 3 * int(rows[j, Row.NV])
+        p = int(rows[j, Row.PARENT])
+        mp = 0 if p < 0 else int(rows[p, Row.NODE_DIM])
+        np_ = 0 if p < 0 else 3 * int(rows[p, Row.NV])
+        pl = out[j]
+        pl[Plan.ALPHA], pl[Plan.F], pl[Plan.U] = take(m), take(m), take(6)
+        pl[Plan.DE], pl[Plan.DH], pl[Plan.DM] = take(x * m * 6), take(x * n * m), take(x * m * m)
+        pl[Plan.DA], pl[Plan.DB], pl[Plan.DHINGE] = take(x * m), take(x * m), take(x * n)
+        pl[Plan.A], pl[Plan.B] = take(m * 6), take(m * 6)
+        pl[Plan.RECORD_STRIDE] = x * 6 * m + x * 6 + 36
+        pl[Plan.RECORDS] = take(int(rows[j, Row.RECORD_COUNT]) * pl[Plan.RECORD_STRIDE])
+        pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G] = take(m * x), take(m * x), take(m * x)
+        pl[Plan.P], pl[Plan.K] = take(m * 12), take(72)
+        pl[Plan.W], pl[Plan.T] = take(12 * np_), take(144)
+        if p >= 0:
+            record = (int(rows[j, Row.INBOARD]) - int(rows[p, Row.RECORDS])) // (int(Record.SIZE) + 6 * mp)
+            pl[Plan.RECORD] = record
+        pl[Plan.DOF] = int(rows[j, Row.V]) - layout.v_offset
+        pl[Plan.QS] = int(rows[j, Row.Q]) - layout.q_offset
+        body = layout.system.body(layout.bodies[layout.order[j]])
+        pl[Plan.RIGID] = int(type(body) is RigidBody and body.joint.constant_motion)
+    m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
+    x_max = 3 * int(rows[:, Row.NV].max(initial=0))
+    scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
+    out.setflags(write=False)
+    kept = (out, size, scratch)
+    layout._local_derivatives_plan = kept
+    return kept
+
+
+@kernel(entry=True)
+def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants):
+    """``D = [∂T/∂θ | ∂T/∂θ̇ | ℳ]`` (``nv × 3 nv``, added to) of inverse dynamics at the state held
+    by ``arena`` (complex128, fresh: its ``q`` and ``v`` set, real) with accelerations ``dv``, by
+    Algorithm 2 of DERIVATIVES.md §9; ``qdot`` the ``nq × nv`` matrix of the tangent columns
+    (Eq. 1). ``ℳ = ∂T/∂θ̈`` comes from the same recursion, as columns whose seeds are
+    ``σ = 0``, ``ϱ = H* e_ι`` and which call no kernel. Fills the states first (``terms`` is
+    ``Terms.MOTION``, ``constants`` True: arguments, so the kernels are called with the types
+    they were compiled for). Returns −1, or the row whose state kernel (or hinge force) rejected
+    the state or a complex-step state."""
+    return _one_state(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants)
+
+
+@kernel(entry=True, parallel=True)
+def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, constants, status):
+    """:func:`partials` for each state ``s`` of a batch (``A``, ``qdot``, ``dv``, ``work``,
+    ``scratch``, ``D`` with a leading batch axis) into ``status[s]``; in parallel over states
+    (numba's threads) for more than a few."""
+    rows, reals, A, qdot, dv = borrowed(rows), borrowed(reals), borrowed(A), borrowed(qdot), borrowed(dv)
+    plan, work, scratch, D, status = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D), borrowed(status)
+    if A.shape[0] <= 8:
+        for s in range(A.shape[0]):
+            status[s] = _one_state(rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms, constants)
+        return
+    for s in prange(A.shape[0]):
+        status[s] = _one_state(rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms, constants)
+
+
+@kernel
+def _one_state(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants):
+    """:func:`partials` of one state."""
+    rows, reals, arena, qdot, dv = borrowed(rows), borrowed(reals), borrowed(arena), borrowed(qdot), borrowed(dv)
+    plan, work, scratch, D = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D)
+    N, nv = rows.shape[0], D.shape[0]
+    status = fill_states(rows, reals, arena, terms, constants, 0, N)
+    if status >= 0:
+        return status
+    for j in range(N):  # scatter
+        status = _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, not constants)
+        if status >= 0:
+            return status
+    for j in range(N - 1, -1, -1):  # gather
+        _gather(rows, arena, plan, work, scratch, j)
+    for i in range(N):  # Eq. 26
+        _walks(rows, arena, plan, work, scratch, D, nv, i)
+    return -1
+
+
+@kernel
+def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, constants):
+    """Row ``j``: ``α``, the local partials, ``σ``, ``ϱ``, the own parts of ``f``, ``𝒫``, ``g``, and its
+    frame's seeds and transfer (Eq. 22–25); −1, or ``j`` when its kernel rejected a state."""
+    row, pl = rows[j], plan[j]
+    m, n, p = row[Row.NODE_DIM], row[Row.NV], row[Row.PARENT]
+    x2, xc = 2 * n, 3 * n  # the columns that call the kernel (θ, θ̇), and all (θ, θ̇, θ̈)
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    ho, mo, ao, bo = row[Row.H], row[Row.M], row[Row.A], row[Row.B]
+    io, mp = row[Row.INBOARD], row[Row.INBOARD_DIM]
+    qo, nq, vo, dof, qs = row[Row.Q], row[Row.NQ], row[Row.V], pl[Plan.DOF], pl[Plan.QS]
+    h, rigid = STEP, pl[Plan.RIGID] == 1
+    R, stride, rs = row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE], Record.SIZE + 6 * m
+    beta = scratch[0:6]
+    for r in range(6):  # β_o = Γ_o α(℘)
+        s = 0.0
+        if p >= 0:
+            alpha_p = plan[p, Plan.ALPHA]
+            for c in range(mp):
+                s += arena[io + Record.SIZE + r * mp + c].real * work[alpha_p + c]
+        beta[r] = s
+    al = pl[Plan.ALPHA]
+    for r in range(m):  # α = E β + H* θ̈ + a (Eq. 22)
+        s = arena[ao + r].real
+        for c in range(6):
+            s += arena[eo + r * er + c * ec].real * beta[c]
+        for i in range(n):
+            s += arena[ho + i * m + r].real * dv[dof + i]
+        work[al + r] = s
+    # own columns: θ along q̇(q, e_ι), then θ̇ (Eq. 1, 21)
+    for x in range(x2):
+        if x < n:
+            for i in range(nq):
+                arena[qo + i] = complex(arena[qo + i].real, h * qdot[qs + i, dof + x])
+        else:
+            arena[vo + x - n] = complex(arena[vo + x - n].real, h)
+        if not rigid:
+            if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
+                return j
+            _read_partials(arena, row, pl, work, x, xc)
+        if row[Row.HINGE] != 0:
+            so, c0 = row[Row.SCRATCH], row[Row.CONSTANTS]
+            out = arena[so: so + n]
+            for i in range(n):
+                out[i] = 0
+            if not call_state(row[Row.HINGE], (arena[qo: qo + nq], arena[vo: vo + n],
+                                               reals[c0: c0 + row[Row.CONSTANTS_SIZE]], out)):
+                return j
+            for i in range(n):
+                work[pl[Plan.DHINGE] + x * n + i] = out[i].imag / h
+        for i in range(nq):
+            arena[qo + i] = arena[qo + i].real
+        for i in range(n):
+            arena[vo + i] = arena[vo + i].real
+    if rigid:
+        _rigid_partials(arena, row, pl, work, scratch, p >= 0)
+    elif p >= 0:  # the inboard frame's velocity: A = ∂ã/∂v_o, B = ∂b/∂v_o, G = ∂γ/∂v_o
+        for d in range(6):
+            arena[io + Record.velocity + d] = complex(arena[io + Record.velocity + d].real, h)
+            if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
+                return j
+            for r in range(m):
+                work[pl[Plan.A] + r * 6 + d] = arena[ao + r].imag / h
+                work[pl[Plan.B] + r * 6 + d] = arena[bo + r].imag / h
+            for k in range(R):
+                ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride + xc * 6 * m + xc * 6
+                for i in range(6):
+                    work[wo + i * 6 + d] = arena[ro + Record.gamma + i].imag / h
+            arena[io + Record.velocity + d] = arena[io + Record.velocity + d].real
+    if not rigid and (x2 > 0 or p >= 0):  # the real state again, for the children: Re f(x + i h) = f(x) + O(h²)
+        _real_outputs(arena, row)
+    # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts
+    sg, rh, g, f, P = pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G], pl[Plan.F], pl[Plan.P]
+    for r in range(m):
+        for x in range(xc):
+            s, t = 0.0, work[pl[Plan.DA] + x * m + r]
+            for c in range(6):
+                e = work[pl[Plan.DE] + (x * m + r) * 6 + c]
+                s += e * arena[io + Record.velocity + c].real
+                t += e * beta[c]
+            for i in range(n):
+                e = work[pl[Plan.DH] + (x * n + i) * m + r]
+                s += e * arena[vo + i].real
+                t += e * dv[dof + i]
+            if x >= x2:
+                t += arena[ho + (x - x2) * m + r].real
+            elif x >= n:
+                s += arena[ho + (x - n) * m + r].real
+            work[sg + r * xc + x] = s
+            work[rh + r * xc + x] = t
+    for r in range(m):
+        s = arena[bo + r].real
+        for c in range(m):
+            s += arena[mo + r * m + c].real * work[al + c]
+        work[f + r] = s
+        for c in range(12):
+            s = work[pl[Plan.B] + r * 6 + c] if c < 6 else 0.0
+            for k in range(m):
+                s += arena[mo + r * m + k].real * (work[pl[Plan.A] + k * 6 + c] if c < 6
+                                                   else arena[eo + k * er + (c - 6) * ec].real)
+            work[P + r * 12 + c] = s
+        for x in range(xc):
+            s = work[pl[Plan.DB] + x * m + r]
+            for c in range(m):
+                s += work[pl[Plan.DM] + (x * m + r) * m + c] * work[al + c] + arena[mo + r * m + c].real * work[rh + c * xc + x]
+            work[g + r * xc + x] = s
+    if p >= 0:
+        _seeds(rows, arena, plan, work, j)
+    return -1
+
+
+@kernel
+def _read_partials(arena, row, pl, work, x, xc):
+    """The imaginary parts / h of a body's outputs after its kernel ran at a complex step in its
+    column ``x`` (of ``xc``): ``∂E``, ``∂H``, ``∂M``, ``∂a``, ``∂b`` and its records' ``∂Γ``, ``∂γ``."""
+    m, n, h = row[Row.NODE_DIM], row[Row.NV], STEP
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    mo, ao, bo, ho = row[Row.M], row[Row.A], row[Row.B], row[Row.H]
+    rs, stride = Record.SIZE + 6 * m, pl[Plan.RECORD_STRIDE]
+    for r in range(m):
+        for c in range(6):
+            work[pl[Plan.DE] + (x * m + r) * 6 + c] = arena[eo + r * er + c * ec].imag / h
+        for c in range(m):
+            work[pl[Plan.DM] + (x * m + r) * m + c] = arena[mo + r * m + c].imag / h
+        work[pl[Plan.DA] + x * m + r] = arena[ao + r].imag / h
+        work[pl[Plan.DB] + x * m + r] = arena[bo + r].imag / h
+    for i in range(n * m):
+        work[pl[Plan.DH] + x * n * m + i] = arena[ho + i].imag / h
+    for k in range(row[Row.RECORD_COUNT]):
+        ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride
+        for i in range(6 * m):
+            work[wo + x * 6 * m + i] = arena[ro + Record.SIZE + i].imag / h
+        for i in range(6):
+            work[wo + xc * 6 * m + x * 6 + i] = arena[ro + Record.gamma + i].imag / h
+
+
+@register
+def _cross(a0, a1, a2, b0, b1, b2):
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@inline_kernel
+def _crm(x, y, out):
+    """``out = x × y`` of motions ``[ω; v]`` (``out`` not ``x`` or ``y``)."""
+    w = _cross(x[0], x[1], x[2], y[0], y[1], y[2])
+    u = _cross(x[0], x[1], x[2], y[3], y[4], y[5])
+    t = _cross(x[3], x[4], x[5], y[0], y[1], y[2])
+    out[0], out[1], out[2] = w
+    out[3], out[4], out[5] = u[0] + t[0], u[1] + t[1], u[2] + t[2]
+
+
+@inline_kernel
+def _crf(x, f, out):
+    """``out = x ×* f`` of a motion ``x`` and a force ``f = [n; f]`` (``out`` not ``x`` or ``f``)."""
+    a = _cross(x[0], x[1], x[2], f[0], f[1], f[2])
+    b = _cross(x[3], x[4], x[5], f[3], f[4], f[5])
+    c = _cross(x[0], x[1], x[2], f[3], f[4], f[5])
+    out[0], out[1], out[2] = a[0] + b[0], a[1] + b[1], a[2] + b[2]
+    out[3], out[4], out[5] = c
+
+
+@kernel
+def _rigid_partials(arena, row, pl, work, scratch, moves):
+    """A library rigid body's local partials in closed form (``S`` constant, ``c_J = 0``, ``M``
+    constant; RIGID.md): with ``V = E v_o + S θ̇``, ``a = E γ_o + V × S θ̇``, ``b = V ×* I V``, a
+    column ``θ_ι`` (``s = S e_ι``) gives ``∂E = −s × E``, ``∂V = −s × E v_o``,
+    ``∂a = −s × E γ_o + ∂V × S θ̇``, ``∂b = ∂V ×* I V + V ×* I ∂V``; a column ``θ̇_ι`` gives
+    ``∂a = s × S θ̇ + V × s`` and ``∂b`` with ``∂V = s``; the inboard velocity (``moves``) gives
+    ``A e_d = E e_d × S θ̇`` and ``B e_d`` with ``∂V = E e_d``. ``∂H``, ``∂M`` and its record's
+    ``∂Γ``, ``∂γ``, ``G`` are zero (the work buffer's zeros)."""
+    n = row[Row.NV]
+    eo, er, ec, ho, mo = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.M]
+    io, vo, Vo = row[Row.INBOARD], row[Row.V], row[Row.VELOCITY]
+    Eg, Vp, V, vJ, IV = scratch[6:12], scratch[12:18], scratch[18:24], scratch[24:30], scratch[30:36]
+    sv, dV, t1, t2, IdV = scratch[36:42], scratch[42:48], scratch[48:54], scratch[54:60], scratch[60:66]
+    for r in range(6):
+        s1, s2, s3 = 0.0, 0.0, 0.0
+        for c in range(6):
+            e = arena[eo + r * er + c * ec].real
+            s1 += e * arena[io + Record.gamma + c].real
+            s2 += e * arena[io + Record.velocity + c].real
+        for i in range(n):
+            s3 += arena[ho + i * 6 + r].real * arena[vo + i].real
+        Eg[r], Vp[r], vJ[r], V[r] = s1, s2, s3, arena[Vo + r].real
+    for r in range(6):
+        s1 = 0.0
+        for c in range(6):
+            s1 += arena[mo + r * 6 + c].real * V[c]
+        IV[r] = s1
+    for x in range(2 * n + (6 if moves else 0)):
+        if x < 2 * n:
+            for r in range(6):
+                sv[r] = arena[ho + (x % n) * 6 + r].real
+        if x < n:  # θ_ι: ∂E = −s × E, ∂V = −s × V⁺
+            for c in range(6):
+                for r in range(6):
+                    t1[r] = arena[eo + r * er + c * ec].real
+                _crm(sv, t1, t2)
+                for r in range(6):
+                    work[pl[Plan.DE] + (x * 6 + r) * 6 + c] = -t2[r]
+            _crm(sv, Vp, t1)
+            for r in range(6):
+                dV[r] = -t1[r]
+            _crm(sv, Eg, t1)
+            _crm(dV, vJ, t2)
+            for r in range(6):
+                work[pl[Plan.DA] + x * 6 + r] = t2[r] - t1[r]
+        elif x < 2 * n:  # θ̇_ι: ∂V = s
+            for r in range(6):
+                dV[r] = sv[r]
+            _crm(sv, vJ, t1)
+            _crm(V, sv, t2)
+            for r in range(6):
+                work[pl[Plan.DA] + x * 6 + r] = t1[r] + t2[r]
+        else:  # the inboard velocity along e_d: ∂V = E e_d
+            d = x - 2 * n
+            for r in range(6):
+                dV[r] = arena[eo + r * er + d * ec].real
+            _crm(dV, vJ, t1)
+            for r in range(6):
+                work[pl[Plan.A] + r * 6 + d] = t1[r]
+        for r in range(6):  # ∂b = ∂V ×* I V + V ×* I ∂V
+            s1 = 0.0
+            for c in range(6):
+                s1 += arena[mo + r * 6 + c].real * dV[c]
+            IdV[r] = s1
+        _crf(dV, IV, t1)
+        _crf(V, IdV, t2)
+        for r in range(6):
+            if x < 2 * n:
+                work[pl[Plan.DB] + x * 6 + r] = t1[r] + t2[r]
+            else:
+                work[pl[Plan.B] + r * 6 + x - 2 * n] = t1[r] + t2[r]
+
+
+@kernel
+def _real_outputs(arena, row):
+    """The imaginary parts of a body's outputs set to zero (module docstring)."""
+    m, n = row[Row.NODE_DIM], row[Row.NV]
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    for r in range(m):
+        for c in range(6):
+            arena[eo + r * er + c * ec] = arena[eo + r * er + c * ec].real
+    for o, size in ((row[Row.H], n * m), (row[Row.M], m * m), (row[Row.A], m), (row[Row.B], m),
+                    (row[Row.VELOCITY], m), (row[Row.POTENTIAL], 1),
+                    (row[Row.RECORDS], row[Row.RECORD_COUNT] * (Record.SIZE + 6 * m))):
+        for i in range(o, o + size):
+            arena[i] = arena[i].real
+
+
+@kernel
+def _seeds(rows, arena, plan, work, j):
+    """The seeds ``w`` (Eq. 24) and transfer ``𝒯`` (Eq. 25) of the frame row ``j`` hangs from, from
+    its parent's partials."""
+    row, pl = rows[j], plan[j]
+    p = row[Row.PARENT]
+    prow, pp = rows[p], plan[p]
+    mp, n2 = prow[Row.NODE_DIM], 3 * prow[Row.NV]
+    ro = row[Row.INBOARD]
+    wo = pp[Plan.RECORDS] + pl[Plan.RECORD] * pp[Plan.RECORD_STRIDE]
+    dG, dg, G = wo, wo + n2 * 6 * mp, wo + n2 * 6 * mp + n2 * 6
+    Vp, alpha_p = prow[Row.VELOCITY], pp[Plan.ALPHA]
+    W, T = pl[Plan.W], pl[Plan.T]
+    for r in range(6):
+        for x in range(n2):
+            s, t = 0.0, work[dg + x * 6 + r]
+            for c in range(mp):
+                e = work[dG + (x * 6 + r) * mp + c]
+                gamma = arena[ro + Record.SIZE + r * mp + c].real
+                s += e * arena[Vp + c].real + gamma * work[pp[Plan.SIGMA] + c * n2 + x]
+                t += e * work[alpha_p + c] + gamma * work[pp[Plan.RHO] + c * n2 + x]
+            work[W + r * n2 + x] = s
+            work[W + (6 + r) * n2 + x] = t
+    eo, er, ec = prow[Row.E], prow[Row.E_ROW], prow[Row.E_COLUMN]
+    for r in range(6):
+        for c in range(6):
+            s, t = 0.0, work[G + r * 6 + c]
+            for k in range(mp):
+                gamma = arena[ro + Record.SIZE + r * mp + k].real
+                s += gamma * arena[eo + k * er + c * ec].real
+                t += gamma * work[pp[Plan.A] + k * 6 + c]
+            work[T + r * 12 + c] = s
+            work[T + (6 + r) * 12 + 6 + c] = s
+            work[T + r * 12 + 6 + c] = 0.0
+            work[T + (6 + r) * 12 + c] = t
+
+
+@kernel
+def _gather(rows, arena, plan, work, scratch, j):
+    """Row ``j`` (its children done): ``u = E* f``, ``𝒦 = E* 𝒫``, then its parts of its parent's
+    ``f``, ``𝒫`` and ``g`` (Eq. 22, 25, 26)."""
+    row, pl = rows[j], plan[j]
+    m, p = row[Row.NODE_DIM], row[Row.PARENT]
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    f, u, P, K = pl[Plan.F], pl[Plan.U], pl[Plan.P], pl[Plan.K]
+    for c in range(6):
+        s = 0.0
+        for r in range(m):
+            s += arena[eo + r * er + c * ec].real * work[f + r]
+        work[u + c] = s
+        for k in range(12):
+            s = 0.0
+            for r in range(m):
+                s += arena[eo + r * er + c * ec].real * work[P + r * 12 + k]
+            work[K + c * 12 + k] = s
+    if p < 0:
+        return
+    prow, pp = rows[p], plan[p]
+    mp, n2 = prow[Row.NODE_DIM], 3 * prow[Row.NV]
+    go = row[Row.INBOARD] + Record.SIZE
+    dG = pp[Plan.RECORDS] + pl[Plan.RECORD] * pp[Plan.RECORD_STRIDE]
+    KT, KW = scratch[0:72], scratch[72: 72 + 6 * n2]
+    T, W = pl[Plan.T], pl[Plan.W]
+    for c in range(6):
+        for k in range(12):
+            s = 0.0
+            for l in range(12):
+                s += work[K + c * 12 + l] * work[T + l * 12 + k]
+            KT[c * 12 + k] = s
+        for x in range(n2):
+            s = 0.0
+            for l in range(12):
+                s += work[K + c * 12 + l] * work[W + l * n2 + x]
+            KW[c * n2 + x] = s
+    for r in range(mp):
+        s = 0.0
+        for c in range(6):
+            s += arena[go + c * mp + r].real * work[u + c]
+        work[pp[Plan.F] + r] += s
+        for k in range(12):
+            s = 0.0
+            for c in range(6):
+                s += arena[go + c * mp + r].real * KT[c * 12 + k]
+            work[pp[Plan.P] + r * 12 + k] += s
+        for x in range(n2):
+            s = 0.0
+            for c in range(6):
+                s += work[dG + (x * 6 + c) * mp + r] * work[u + c] + arena[go + c * mp + r].real * KW[c * n2 + x]
+            work[pp[Plan.G] + r * n2 + x] += s
+
+
+@kernel
+def _walks(rows, arena, plan, work, scratch, D, nv, i):
+    """Eq. 26 for row ``i``: its own block, its columns against its ancestors' rows, its rows
+    against its ancestors' columns."""
+    row, pl = rows[i], plan[i]
+    m, n = row[Row.NODE_DIM], row[Row.NV]
+    x2 = 3 * n
+    eo, er, ec, ho = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H]
+    dof, f, g = pl[Plan.DOF], pl[Plan.F], pl[Plan.G]
+    for r in range(n):
+        for x in range(x2):
+            s = work[pl[Plan.DHINGE] + x * n + r]
+            for k in range(m):
+                s += work[pl[Plan.DH] + (x * n + r) * m + k] * work[f + k] + arena[ho + r * m + k].real * work[g + k * x2 + x]
+            D[dof + r, _column(dof, x, n, nv)] += s
+    if x2 > 0 and row[Row.PARENT] >= 0:  # columns of i, rows of its ancestors
+        xv, y = scratch[0: 6 * x2], scratch[6 * x2: 6 * x2 + row[Row.INBOARD_DIM] * x2]
+        for c in range(6):  # δu(i) = ∂E* f + E* g
+            for x in range(x2):
+                s = 0.0
+                for r in range(m):
+                    s += work[pl[Plan.DE] + (x * m + r) * 6 + c] * work[f + r] + arena[eo + r * er + c * ec].real * work[g + r * x2 + x]
+                xv[c * x2 + x] = s
+        here = i
+        while rows[here, Row.PARENT] >= 0:
+            j = rows[here, Row.PARENT]
+            mj, nj = rows[j, Row.NODE_DIM], rows[j, Row.NV]
+            go = rows[here, Row.INBOARD] + Record.SIZE
+            y = scratch[6 * x2: 6 * x2 + mj * x2]
+            for r in range(mj):
+                for x in range(x2):
+                    s = 0.0
+                    for c in range(6):
+                        s += arena[go + c * mj + r].real * xv[c * x2 + x]
+                    y[r * x2 + x] = s
+            hj, dj = rows[j, Row.H], plan[j, Plan.DOF]
+            for r in range(nj):
+                for x in range(x2):
+                    s = 0.0
+                    for k in range(mj):
+                        s += arena[hj + r * mj + k].real * y[k * x2 + x]
+                    D[dj + r, _column(dof, x, n, nv)] += s
+            ej, ejr, ejc = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
+            for c in range(6):
+                for x in range(x2):
+                    s = 0.0
+                    for k in range(mj):
+                        s += arena[ej + k * ejr + c * ejc].real * y[k * x2 + x]
+                    xv[c * x2 + x] = s
+            here = j
+    if n == 0 or row[Row.PARENT] < 0:
+        return
+    Y, Z = scratch[0: n * 12], scratch[n * 12: 2 * n * 12]  # rows of i, columns of its ancestors
+    P = pl[Plan.P]
+    for r in range(n):
+        for c in range(12):
+            s = 0.0
+            for k in range(m):
+                s += arena[ho + r * m + k].real * work[P + k * 12 + c]
+            Y[r * 12 + c] = s
+    l = i
+    while rows[l, Row.PARENT] >= 0:
+        j = rows[l, Row.PARENT]
+        nj, dj = rows[j, Row.NV], plan[j, Plan.DOF]
+        W, T = plan[l, Plan.W], plan[l, Plan.T]
+        for r in range(n):
+            for x in range(3 * nj):
+                s = 0.0
+                for c in range(12):
+                    s += Y[r * 12 + c] * work[W + c * 3 * nj + x]
+                D[dof + r, _column(dj, x, nj, nv)] += s
+        if rows[j, Row.PARENT] < 0:
+            break
+        for r in range(n):
+            for c in range(12):
+                s = 0.0
+                for k in range(12):
+                    s += Y[r * 12 + k] * work[T + k * 12 + c]
+                Z[r * 12 + c] = s
+        for k in range(n * 12):
+            Y[k] = Z[k]
+        l = j
+
+
+@register
+def _column(dof, x, n, nv):
+    """The column of ``D`` of a body's column ``x`` (its ``θ``, then ``θ̇``, then ``θ̈``)."""
+    return dof + x if x < n else nv + dof + x - n if x < 2 * n else 2 * nv + dof + x - 2 * n

@@ -1,0 +1,313 @@
+"""The derivatives of inverse dynamics of a tree of any body types by the O(N·d) recursion on
+each body's local partials (DERIVATIVES.md §9, Eq. 22–26, Algorithm 2).
+
+The readable reference: numpy, one state at a time, in each body's own coordinates. No complex
+step of the whole tree is taken. Each body's ``at_state`` (and ``hinge_force``) runs in complex
+numbers in its own inputs only: along the ``2 n_k`` columns of its own coordinates (a
+configuration column along ``q_k + i h q̇(q_k, e_ι)``, Eq. 1) and along the six directions of its
+inboard frame's velocity ``v_o``, with the inboard record otherwise fixed (Eq. 21). These local
+partials of ``E``, ``H``, ``M``, ``a``, ``b``, the records' ``Γ``, ``γ`` and the hinge force are the
+inputs of the recursion: a scatter forms the seeds of every column (Eq. 23, 24) and the frame
+transfers ``𝒯`` (Eq. 25), a gather the forces and the composites ``𝒫``, ``𝒦``; then every body
+walks its ancestors twice (Eq. 26). The tendons' forces, linear in a few coordinates, add their
+own terms.
+
+It takes any :class:`~sko.systems.multibody.MultibodySystem` without external forces (their
+``b(k)`` depends on the body's world pose, hence on every ancestor: :func:`applies`), on real
+states, and relies on the body-type contract (BODIES.md, *The contract for a new body type*): a
+body's outputs depend on its inboard frame through ``v_o`` and, in ``a = E γ_o + ã``, ``γ_o``.
+It is checked against the complex step of the whole inverse dynamics (:mod:`sko.systems.derivatives`).
+:func:`partials` runs its compiled twin (:mod:`sko.engine.local_derivatives`, :func:`compiled_partials`)
+where every body has a compiled state, and this reference elsewhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sko.bodies.contract import Attachment, NodeState
+from sko.engine import local_derivatives
+from sko.engine.backend import get_backend
+from sko.engine.state_kernels import KernelError, Terms
+from sko.engine.state_layout import state_named
+from sko.graphs.errors import NonFiniteError
+from sko.systems.complex_carry import check_complex_carried
+
+__all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partials"]
+
+#: the complex step ``h`` of DERIVATIVES.md Eq. 21
+_STEP = 1e-30
+
+
+def applies(system, external_forces=None) -> bool:
+    """Whether the recursion takes ``system``: a tree of body types (a
+    :class:`~sko.systems.multibody.MultibodySystem`) and no external forces."""
+    return hasattr(system, "_order") and not external_forces
+
+
+def partials(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` at a batch of real states (``B × nq``, ``B × nv``, ``B × nv``), each
+    ``B × nv × nv``: by the compiled twin of the recursion (:mod:`sko.engine.local_derivatives`,
+    ``ℳ`` from the same pass, the states in parallel) where it runs, else state by state by
+    :func:`inverse_dynamics_partials` and ``system.mass_matrix``."""
+    out = compiled_partials(system, Q, V, A)
+    if out is None:
+        triples = [(*inverse_dynamics_partials(system, q, v, a), system.mass_matrix(q)) for q, v, a in zip(Q, V, A)]
+        n = system.dof_size
+        out = tuple(np.array([t[i] for t in triples]).reshape(len(triples), n, n) for i in range(3))
+    return out
+
+
+def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple | None:
+    """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` by the compiled twin of the recursion
+    (:mod:`sko.engine.local_derivatives`) at one state (1-D inputs) or a batch (2-D, results with
+    the same leading axis), or ``None`` where it does not run (the reference backend, a body
+    without a compiled state). A state a kernel rejects raises its error naming the body (and the
+    state of a batch), as do derivatives that overflow."""
+    layout = system._engine.layout
+    if get_backend() != "compiled" or layout is None or not layout.all_compiled:
+        return None
+    if np.ndim(q) == 1:
+        return _one_state(system, layout, q, v, dv)
+    plan, size, scratch = local_derivatives.plan(layout)
+    n = system.dof_size
+    Q, V, X = q, v, dv
+    B = Q.shape[0]
+    if B == 0:
+        return tuple(np.zeros((0, n, n)) for _ in range(3))
+    check_complex_carried(system, Q[0])
+    arena = np.zeros((B, layout.size), dtype=np.complex128)
+    arena[:, layout.q_offset: layout.q_offset + Q.shape[1]] = Q
+    arena[:, layout.v_offset: layout.v_offset + n] = V
+    Qdot = np.array([_qdot_matrix(system, layout, x) for x in Q]).reshape(B, Q.shape[1], n)
+    D = np.zeros((B, n, 3 * n))
+    X = np.ascontiguousarray(X, dtype=float)
+    table = layout.table(np.complex128)
+    status = np.full(B, -1, dtype=np.int64)
+    local_derivatives.batch_partials(table, layout.reals, arena, Qdot, X, plan, np.zeros((B, size)),
+                                     np.zeros((B, scratch)), D, int(Terms.MOTION), True, status)
+    if (status >= 0).any():
+        s = int(np.flatnonzero(status >= 0)[0])
+        _raise_rejected(system, layout, Q[s], V[s], int(status[s]), s)
+    if not np.isfinite(D).all():
+        s = int(np.flatnonzero(~np.isfinite(D).all(axis=(1, 2)))[0])
+        _raise_non_finite(system, Q[s], V[s], X[s], s)
+    for s in range(B):
+        _add_python_terms(system, layout, Q[s], V[s], Qdot[s], D[s])
+    return D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:]
+
+
+def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple:
+    """:func:`compiled_partials` at one state."""
+    plan, size, scratch = local_derivatives.plan(layout)
+    n = system.dof_size
+    check_complex_carried(system, q)
+    arena = np.zeros(layout.size, dtype=np.complex128)
+    arena[layout.q_offset: layout.q_offset + q.size] = q
+    arena[layout.v_offset: layout.v_offset + n] = v
+    Qdot = _qdot_matrix(system, layout, q)
+    D = np.zeros((n, 3 * n))
+    dv = np.ascontiguousarray(dv, dtype=float)
+    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, Qdot, dv, plan,
+                                        np.zeros(size), np.zeros(scratch), D, int(Terms.MOTION), True)
+    if status >= 0:
+        _raise_rejected(system, layout, q, v, status, None)
+    if not np.isfinite(D).all():
+        _raise_non_finite(system, q, v, dv, None)
+    _add_python_terms(system, layout, q, v, Qdot, D)
+    return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
+
+
+def _add_python_terms(system, layout, q: np.ndarray, v: np.ndarray, Qdot: np.ndarray, D: np.ndarray) -> None:
+    """The columns of the hinge forces without a compiled hook (their own complex step) and of
+    the tendons."""
+    for k in layout.python_hinge_bodies:
+        _add_hinge(system, k, q, v, Qdot, D)
+    _add_tendons(system, q, D)
+
+
+def inverse_dynamics_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(∂T/∂θ, ∂T/∂θ̇)`` of inverse dynamics at one real state (Algorithm 2 of DERIVATIVES.md
+    §9); ``q``, ``v``, ``dv`` checked float vectors of the system's sizes."""
+    n = system.dof_size
+    D = np.zeros((n, 2 * n))  # [∂T/∂θ | ∂T/∂θ̇], columns ordered by body: θ then θ̇ of each
+    columns = {}
+    Qdot = system.qdot_matrix(q)
+    check_complex_carried(system, q)  # a body dropping the imaginary part: named, not a wrong column
+    states = system.node_states(q, v)  # checked: a body's bad output is named there
+    nodes: dict = {}
+    children: dict = {k: [] for k, *_ in system._order}
+    for k, body, qs, vs in system._order:  # scatter: states, local partials, seeds, transfers
+        p = body.parent
+        parent = None if p is None else nodes[p]
+        inboard = system._root if p is None else parent.state.attachments[body.attach]
+        beta = np.zeros(6) if p is None else inboard.Gamma @ parent.alpha  # β_o = Γ_o α(℘)
+        node = _Node(body, states[k], q[qs], v[vs], dv[vs], inboard, beta, Qdot[qs, vs], system.gravity)
+        if p is not None:
+            children[p].append(k)
+            parent.seeds_and_transfer(node, body.attach)
+        nodes[k] = node
+        columns[k] = np.r_[vs.start:vs.stop, n + vs.start:n + vs.stop]
+    for k, *_ in reversed(system._order):  # gather: forces and composites (Eq. 22, 25)
+        nodes[k].gather([nodes[c] for c in children[k]])
+    for i, body, qs, vs in system._order:  # Eq. 26
+        node, cols = nodes[i], columns[i]
+        g = node.force_change([nodes[c] for c in children[i]])
+        D[vs, cols] += np.einsum("xnm,m->nx", node.dH, node.f) + node.H @ g + node.dh
+        x = node.dE.transpose(0, 2, 1) @ node.f  # (2 n_i, 6): ∂E* f(i), per column
+        x = x.T + node.E.T @ g  # δu(i)
+        j, here = body.parent, node
+        while j is not None:  # columns of i, rows of its ancestors
+            x = here.inboard.Gamma.T @ x
+            above = nodes[j]
+            D[system.dof_slices[j], cols] += above.H @ x
+            x = above.E.T @ x
+            j, here = above.body.parent, above
+        Y, l = node.H @ node.P, node
+        while l.body.parent is not None:  # rows of i, columns of its ancestors
+            j = l.body.parent
+            D[vs, columns[j]] += Y @ l.W
+            Y, l = Y @ l.T, nodes[j]
+    _add_tendons(system, q, D)
+    return D[:, :n], D[:, n:]
+
+
+class _Node:
+    """One body at one state: its real node state, Newton–Euler quantities and local partials
+    (DERIVATIVES.md §9); ``W`` and ``T`` (the seeds and transfer of its inboard frame) are set by
+    its parent, ``f``, ``u``, ``P``, ``K`` by the gather."""
+
+    def __init__(self, body, s: NodeState, q, v, dv, inboard: Attachment, beta, qdot, gravity):
+        self.body, self.inboard, self.names = body, inboard, tuple(body.attachment_names)
+        self.state, self.E, self.H, self.M = s, s.E, s.H, s.M
+        self.alpha = s.E @ beta + s.H.T @ dv + s.a  # Eq. 22
+        nk, h = body.dof_size, _STEP
+        # own columns: θ along q̇(q, e_ι), then θ̇ (Eq. 1, 21)
+        own = [(q + 1j * h * qdot[:, i], v + 0j) for i in range(nk)]
+        own += [(q + 0j, v + 1j * h * e) for e in np.eye(nk)]
+        states = [body.at_state(qc, vc, inboard, gravity) for qc, vc in own]
+        self.dE, self.dH, self.dM, self.da, self.db = (
+            _imaginary(states, lambda z, x=x: getattr(z, x), np.shape(getattr(s, x))) for x in ("E", "H", "M", "a", "b"))
+        self.dGamma = {c: _imaginary(states, lambda z, c=c: z.attachments[c].Gamma, s.attachments[c].Gamma.shape)
+                       for c in self.names}
+        self.dgamma = {c: _imaginary(states, lambda z, c=c: z.attachments[c].gamma, (6,)) for c in self.names}
+        hinge = [body.hinge_force(qc, vc) for qc, vc in own]
+        self.dh = np.zeros((nk, 2 * nk)) if not hinge or hinge[0] is None else np.column_stack(
+            [np.asarray(x).imag / h for x in hinge])
+        # the inboard frame's velocity: A = ∂ã/∂v_o, B = ∂b/∂v_o, G_c = ∂γ_c/∂v_o (for a base body,
+        # whose frame never moves, none is read)
+        moved = [] if body.parent is None else [body.at_state(q, v, Attachment(inboard.Gamma, inboard.gamma, inboard.rotation, inboard.position,
+                                                inboard.velocity + 1j * h * e), gravity) for e in np.eye(6)]
+        m = body.node_dim
+        self.A = np.column_stack([z.a.imag / h for z in moved]) if moved else np.zeros((m, 6))
+        self.B = np.column_stack([z.b.imag / h for z in moved]) if moved else np.zeros((m, 6))
+        self.G = {c: np.column_stack([z.attachments[c].gamma.imag / h for z in moved]) if moved else np.zeros((6, 6))
+                  for c in self.names}
+        # the seeds of node k (Eq. 23), (m, 2 n_k)
+        vo = inboard.velocity
+        self.sigma = (self.dE @ vo + np.einsum("xnm,n->xm", self.dH, v)).T
+        self.sigma[:, nk:] += s.H.T
+        self.rho = (self.dE @ beta + np.einsum("xnm,n->xm", self.dH, dv) + self.da).T
+
+    def seeds_and_transfer(self, child: "_Node", name) -> None:
+        """``w_c(ξ)`` of every column of this body (Eq. 24) and ``𝒯_c`` (Eq. 25) for ``child``,
+        which hangs from this body's frame ``name``."""
+        s, Gamma = self.state, self.state.attachments[name].Gamma
+        dG = self.dGamma[name]
+        dv_c = (dG @ s.V).T + Gamma @ self.sigma
+        da_c = (dG @ self.alpha).T + Gamma @ self.rho + self.dgamma[name].T
+        child.W = np.vstack([dv_c, da_c])  # (12, 2 n_parent)
+        X = Gamma @ self.E
+        child.T = np.block([[X, np.zeros((6, 6))], [Gamma @ self.A + self.G[name], X]])
+
+    def gather(self, children: list) -> None:
+        """``f``, ``u`` and the composites ``𝒫``, ``𝒦`` of this body from its children's (Eq. 22, 25)."""
+        s = self.state
+        f = s.M @ self.alpha + s.b
+        P = s.M @ np.hstack([self.A, s.E]) + np.hstack([self.B, np.zeros_like(self.B)])
+        for c in children:
+            Gamma = s.attachments[c.body.attach].Gamma
+            f = f + Gamma.T @ c.u
+            P = P + Gamma.T @ (c.K @ c.T)
+        self.f, self.u, self.P, self.K = f, s.E.T @ f, P, s.E.T @ P
+
+    def force_change(self, children: list) -> np.ndarray:
+        """``g_ξ = δf(k)`` for every column of this body (Eq. 26), ``(m, 2 n_k)``."""
+        s = self.state
+        g = (self.dM @ self.alpha).T + s.M @ self.rho + self.db.T
+        for c in children:
+            name = c.body.attach
+            Gamma = s.attachments[name].Gamma
+            g = g + (self.dGamma[name].transpose(0, 2, 1) @ c.u).T + Gamma.T @ (c.K @ c.W)
+        return g
+
+
+def _imaginary(states: list, field, shape: tuple) -> np.ndarray:
+    """``Im field(z) / h`` of each complex-step state ``z``, stacked: ``(len(states), *shape)``."""
+    out = np.empty((len(states), *shape))
+    for i, z in enumerate(states):
+        out[i] = np.imag(field(z)) / _STEP
+    return out
+
+
+def _raise_rejected(system, layout, q: np.ndarray, v: np.ndarray, row: int, s: int | None):
+    """The error of a state (``s`` of a batch) that a kernel of the recursion rejected: the
+    state's own (the engine's fill names the body, as the dynamics do), or, where the real state
+    is accepted, a :class:`~sko.engine.state_kernels.KernelError` naming the body whose kernel
+    rejected a complex step of its own inputs."""
+    with state_named(s):
+        layout.fill(q[None], v[None])
+        body = system.body(layout.bodies[layout.order[row]])
+        raise KernelError(f"body {body.name!r} ({type(body).__name__}): its compiled state or hinge force rejected a "
+                          "complex step of its own inputs at this state (the local derivatives, DERIVATIVES.md §9), "
+                          "which the real state passes: keep complex numbers through the kernel")
+
+
+def _raise_non_finite(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, s: int | None):
+    """The error of derivatives that left the floating-point range: the dynamics' own where they
+    overflow too (naming the body), else naming the largest input."""
+    with state_named(s):
+        system.inverse_dynamics(q, v, dv)
+        largest = ", ".join(f"max |{k}| = {np.abs(x).max(initial=0.0):.3g}" for k, x in (("q", q), ("v", v), ("dv", dv)))
+        raise NonFiniteError(f"inverse_dynamics_derivatives overflow (NaN or infinity) at this state: the velocities, "
+                             f"coordinates or accelerations are too large for floating point ({largest})")
+
+
+def _qdot_matrix(system, layout, q: np.ndarray) -> np.ndarray:
+    """``q̇(q, e_ι)`` column by column (Eq. 1): ``system.qdot_matrix(q)``, or, where every
+    coordinate has ``q̇ = θ̇``, that constant matrix (kept on the layout)."""
+    kept = getattr(layout, "_local_derivatives_qdot", None)
+    if kept is None:
+        maps = system._coordinate_maps
+        kept = layout._local_derivatives_qdot = (maps is not None and not maps.rates, system.qdot_matrix(q))
+    return kept[1] if kept[0] else system.qdot_matrix(q)
+
+
+def _add_hinge(system, k, q: np.ndarray, v: np.ndarray, Qdot: np.ndarray, D: np.ndarray) -> None:
+    """Body ``k``'s hinge force's columns, by complex step in its own coordinates (Eq. 1, 21);
+    ``Qdot`` the tangent columns."""
+    body, qs, vs, n = system.body(k), system.q_slices[k], system.dof_slices[k], system.dof_size
+    qk, vk = q[qs], v[vs]
+    zq, zv = qk + 0j, vk + 0j
+    for i in range(body.dof_size):
+        f = body.hinge_force(qk + 1j * _STEP * Qdot[qs, vs.start + i], zv)
+        if f is None:
+            return
+        D[vs, vs.start + i] += np.imag(f) / _STEP
+        zv[i] += 1j * _STEP
+        D[vs, n + vs.start + i] += np.imag(body.hinge_force(zq, zv)) / _STEP
+        zv[i] = vk[i]
+
+
+def _add_tendons(system, q: np.ndarray, D: np.ndarray) -> None:
+    """The tendons' terms: ``k L′(ℓ) c cᵀ`` in ``∂T/∂θ`` and ``d c cᵀ`` in ``∂T/∂θ̇`` on each tendon's
+    joints, ``ℓ = c · q`` its length and ``L(ℓ) = ℓ − clamp(ℓ, lo, hi)`` its stretch, whose slope is 1
+    outside the dead band ``[lo, hi]`` and 0 inside."""
+    n = system.dof_size
+    for tendon, qi, vi, c in system._tendon_terms:
+        lo, hi = tendon.spring_length
+        length = c @ q[qi]
+        slope = 1.0 if lo == hi or length > hi or length < lo else 0.0
+        cc = np.outer(c, c)
+        D[np.ix_(vi, vi)] += tendon.stiffness * slope * cc
+        D[np.ix_(vi, n + vi)] += tendon.damping * cc

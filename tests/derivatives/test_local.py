@@ -1,0 +1,150 @@
+"""The local recursion of DERIVATIVES.md §9 (``method="local"``, :mod:`sko.systems.body_derivatives`)
+against the complex step of the whole inverse dynamics, on random trees of every body kind:
+flexible bodies (children on their modal nodes), geared rotors, clusters (couplings and loop
+closures), researchers' own body types (with and without a compiled state, with a hinge spring),
+tendons; forward dynamics through Eq. 3; batches; the errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from papers import tutorial_body_type, tutorial_body_with_children
+from sko.bodies import Revolute, RigidBody
+from sko.examples.bodies import flexible_examples, random_system
+from sko.graphs.errors import SKOError
+from sko.spatial import spatial_inertia
+from sko.systems import MultibodySystem
+from sko.systems.multibody import fixed_tendon
+from tests.bodies.helpers import random_state
+from tests.embedding.random_clusters import random_clustered_system
+
+RTOL = 1e-10
+
+
+def _relative(actual, expected, scale: float) -> float:
+    """The largest difference relative to ``|expected|``, or to ``1e-3 scale`` where the matrix is
+    (structurally) zero to rounding."""
+    return float(np.abs(actual - expected).max(initial=0.0) / max(np.abs(expected).max(initial=0.0), 1e-3 * scale))
+
+
+def _agree(system, seed: int) -> None:
+    """Both derivatives of inverse and forward dynamics, local recursion against the whole
+    complex step, at a random state with sizeable deformations."""
+    rng = np.random.default_rng(seed)
+    q, v = random_state(system, rng)
+    a, tau = rng.standard_normal((2, system.nv))
+    for function, x in ((system.inverse_dynamics_derivatives, a), (system.forward_dynamics_derivatives, tau)):
+        local = function(q, v, x, method="local")
+        reference = function(q, v, x, method="complex_step")
+        scale = max(np.abs(y).max(initial=1e-300) for y in reference)
+        for got, expected in zip(local, reference):
+            assert got.shape == expected.shape
+            assert _relative(got, expected, scale) < RTOL
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 8), shape=st.sampled_from(["chain", "fan", "random", "forest"]))
+def test_random_trees_of_flexible_bodies_rotors_and_rigid_bodies(seed, n, shape):
+    _agree(random_system(seed, n_bodies=n, shape=shape), seed)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**16))
+def test_random_clusters(seed):
+    builder, theta0 = random_clustered_system(seed)
+    _agree(builder.build(initial=theta0), seed)
+
+
+@pytest.mark.parametrize("name", sorted(flexible_examples()))
+def test_the_built_in_flexible_and_rotor_systems(name):
+    _agree(flexible_examples()[name](), 5)
+
+
+class PythonBead(tutorial_body_type.Bead):
+    """The tutorial's bead without its compiled state: its ``at_state`` runs in Python."""
+
+    def compiled_state(self):
+        return None
+
+
+def _python_beads(system: MultibodySystem) -> MultibodySystem:
+    bodies = [system.body(k) for k in system.bodies]
+    return MultibodySystem([PythonBead(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
+                            if isinstance(b, tutorial_body_type.Bead) else b for b in bodies], gravity=system.gravity)
+
+
+@pytest.mark.parametrize("make", [tutorial_body_type.build, tutorial_body_with_children.build,
+                                  lambda: _python_beads(tutorial_body_type.build())],
+                         ids=["bead (compiled state, hinge spring)", "arm with carriage", "bead in Python"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_researchers_own_body_types(make, seed):
+    _agree(make(), seed)
+
+
+@pytest.mark.parametrize("spring_length", [(0.3, 0.3), (-10.0, 10.0), (-0.1, 0.2)],
+                         ids=["no dead band", "inside the dead band", "a dead band"])
+def test_tendons_and_hinge_forces(spring_length):
+    inertia = spatial_inertia(1.0, [0.0, 0.0, -0.3], 0.02 * np.eye(3))
+    bodies = [RigidBody("a", None, Revolute([0, 1, 0]), inertia), RigidBody("b", "a", Revolute([1, 0, 0]), inertia),
+              tutorial_body_type.Bead("bead", "b", 0.3, [0.1, 0.0, -0.4], [0.0, 0.0, 1.0], 20.0)]
+    tendon = fixed_tendon("t", {"a": 1.0, "b": -0.5}, stiffness=7.0, damping=0.3, spring_length=spring_length)
+    _agree(MultibodySystem(bodies, tendons=[tendon]), 3)
+
+
+def test_a_batch_equals_its_states():
+    system = random_system(4, n_bodies=5)
+    rng = np.random.default_rng(0)
+    Q = np.array([random_state(system, rng)[0] for _ in range(3)])
+    V, A = rng.standard_normal((2, 3, system.nv))
+    batch = system.inverse_dynamics_derivatives(Q, V, A, method="local")
+    for s in range(3):
+        one = system.inverse_dynamics_derivatives(Q[s], V[s], A[s], method="local")
+        for x, y in zip(batch, one):
+            np.testing.assert_array_equal(x[s], y)
+
+
+def test_inputs_are_not_mutated_and_errors_are_named():
+    system = random_system(2, n_bodies=3)
+    q, v, a = system.random_configuration(0), np.ones(system.nv), np.ones(system.nv)
+    copies = [x.copy() for x in (q, v, a)]
+    system.inverse_dynamics_derivatives(q, v, a, method="local")
+    for x, y in zip((q, v, a), copies):
+        np.testing.assert_array_equal(x, y)
+    with pytest.raises(SKOError, match="external forces"):
+        system.inverse_dynamics_derivatives(q, v, a, external_forces={system.bodies[0]: np.ones(6)}, method="local")
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 7))
+def test_the_compiled_twin_equals_the_reference_recursion(seed, n):
+    """The kernel (:mod:`sko.engine.local_derivatives`) runs, and gives what the numpy recursion
+    and the mass matrix request give, ℳ included."""
+    from sko.engine import use_backend
+    from sko.systems import body_derivatives
+
+    system = random_system(seed, n_bodies=n)
+    rng = np.random.default_rng(seed)
+    q, v = random_state(system, rng)
+    a = rng.standard_normal(system.nv)
+    compiled = body_derivatives.compiled_partials(system, q, v, a)
+    assert compiled is not None
+    reference = (*body_derivatives.inverse_dynamics_partials(system, q, v, a), system.mass_matrix(q))
+    with use_backend("reference"):
+        assert body_derivatives.compiled_partials(system, q, v, a) is None
+    scale = max(np.abs(y).max(initial=1e-300) for y in reference)
+    for got, expected in zip(compiled, reference):
+        assert _relative(got, expected, scale) < 1e-12
+
+
+def test_an_overflowing_state_is_named():
+    from sko.graphs.errors import NonFiniteError
+
+    system = random_system(2, n_bodies=4)
+    q, v, a = system.random_configuration(0), np.full(system.nv, 1e200), np.zeros(system.nv)
+    with pytest.raises(NonFiniteError, match="body"):
+        system.inverse_dynamics_derivatives(q, v, a, method="local")
+    with pytest.raises(NonFiniteError, match="state 1 of the batch"):
+        system.inverse_dynamics_derivatives(np.array([q, q]), np.array([0 * v, v]), np.array([a, a]), method="local")
