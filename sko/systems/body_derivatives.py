@@ -55,7 +55,18 @@ def partials(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray) -> tuple[np.nd
         triples = [(*inverse_dynamics_partials(system, q, v, a), system.mass_matrix(q)) for q, v, a in zip(Q, V, A)]
         n = system.dof_size
         out = tuple(np.array([t[i] for t in triples]).reshape(len(triples), n, n) for i in range(3))
+        _check_finite(system, Q, V, A, np.concatenate(out, axis=2))
     return out
+
+
+def _check_finite(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray, D: np.ndarray) -> None:
+    """Raise the error of the first state of a batch whose derivatives ``D`` (``B × nv × …``) left
+    the floating-point range, the hinge forces' and tendons' columns included (naming the state
+    in a batch of several)."""
+    bad = ~np.isfinite(D).all(axis=(1, 2))
+    if bad.any():
+        s = int(np.flatnonzero(bad)[0])
+        _raise_non_finite(system, Q[s], V[s], A[s], s if len(Q) > 1 else None)
 
 
 def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple | None:
@@ -89,11 +100,9 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     if (status >= 0).any():
         s = int(np.flatnonzero(status >= 0)[0])
         _raise_rejected(system, layout, Q[s], V[s], int(status[s]), s)
-    if not np.isfinite(D).all():
-        s = int(np.flatnonzero(~np.isfinite(D).all(axis=(1, 2)))[0])
-        _raise_non_finite(system, Q[s], V[s], X[s], s)
     for s in range(B):
         _add_python_terms(system, layout, Q[s], V[s], Qdot[s], D[s])
+    _check_finite(system, Q, V, X, D)
     return D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:]
 
 
@@ -112,9 +121,9 @@ def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> 
                                         np.zeros(size), np.zeros(scratch), D, int(Terms.MOTION), True)
     if status >= 0:
         _raise_rejected(system, layout, q, v, status, None)
+    _add_python_terms(system, layout, q, v, Qdot, D)
     if not np.isfinite(D).all():
         _raise_non_finite(system, q, v, dv, None)
-    _add_python_terms(system, layout, q, v, Qdot, D)
     return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
 
 
