@@ -57,6 +57,10 @@ def check_complex_carried(system, q: np.ndarray) -> None:
         if isinstance(value, str):  # the body raised on a complex state
             raise BodyError(f"body {k!r} ({type(system.body(k)).__name__}): its {what} fails on a complex state "
                             f"({value}), so derivatives cannot be taken by complex step: {_HOW}")
+        if np.shape(value) != np.shape(p):
+            raise BodyError(f"body {k!r} ({type(system.body(k)).__name__}): its {what} has shape {np.shape(value)} at a "
+                            f"complex state but {np.shape(p)} at a real one, so derivatives cannot be taken by complex "
+                            "step: return the same shapes for complex states")
         real = np.asarray(p, dtype=float) - np.asarray(m, dtype=float)
         real /= 2 * _DIFFERENCE
         carried = np.imag(value) / _STEP

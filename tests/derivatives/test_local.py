@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from papers import tutorial_body_type, tutorial_body_with_children
-from sko.bodies import Revolute, RigidBody
+from sko.bodies import NodeState, Revolute, RigidBody
 from sko.examples.bodies import flexible_examples, random_system
 from sko.graphs.errors import SKOError
 from sko.spatial import spatial_inertia
@@ -177,3 +177,26 @@ def test_an_overflowing_python_hinge_force_is_named(kind):
                 function(q, v, a, method="local")
             with pytest.raises(NonFiniteError, match="state 1 of the batch"):
                 function(np.array([0 * q, q]), np.array([v, v]), np.array([a, a]), method="local")
+
+
+class _BeadOfChangingShape(PythonBead):
+    """A bead whose ``a`` loses an entry at complex states: a contract violation."""
+
+    def at_state(self, q, qd, inboard, gravity):
+        s = super().at_state(q, qd, inboard, gravity)
+        if not (np.iscomplexobj(q) and np.imag(q).any()):
+            return s
+        return NodeState(E=s.E, H=s.H, M=s.M, a=s.a[:2], b=s.b, V=s.V, potential=s.potential)
+
+
+@pytest.mark.parametrize("method", ["local", "complex_step"])
+def test_a_body_whose_outputs_change_shape_at_complex_states_is_named(method):
+    from sko.bodies import BodyError
+
+    base = tutorial_body_type.build()
+    system = MultibodySystem([_BeadOfChangingShape(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
+                              if isinstance(b, tutorial_body_type.Bead) else b for b in map(base.body, base.bodies)],
+                             gravity=base.gravity)
+    q = system.random_configuration(1)
+    with pytest.raises(BodyError, match=r"its a has shape \(2,\) at a complex state but \(3,\)"):
+        system.inverse_dynamics_derivatives(q, np.ones(system.nv), np.ones(system.nv), method=method)
