@@ -165,13 +165,19 @@ class _PythonOverflowingSpring(_OverflowingSpring):
 @pytest.mark.parametrize("kind", [_OverflowingSpring, _PythonOverflowingSpring], ids=["compiled state", "Python state"])
 def test_an_overflowing_python_hinge_force_is_named(kind):
     """The Python hinge forces' columns are checked too: their overflow raises, as the dynamics
-    and the complex step do, instead of passing infinities on."""
+    and the complex step do, instead of passing infinities on (or, in the compiled forward
+    dynamics, a zero θ̈)."""
     from sko.graphs.errors import NonFiniteError
 
     inertia = spatial_inertia(1.0, [0.1, 0.0, -0.3], np.diag([0.02, 0.03, 0.04]))
     system = MultibodySystem([RigidBody("a", None, Revolute([0, 1, 0]), inertia), kind("b", "a", Revolute([1, 0, 0]), inertia)])
     q, v, a = np.array([0.3, 1.0]), np.array([0.2, -0.1]), np.array([0.1, 0.5])
     with np.errstate(over="ignore"):
+        for function in (system.forward_dynamics, system.inverse_dynamics):  # the compiled dynamics too
+            with pytest.raises(NonFiniteError, match="overflow"):
+                function(q, v, a)
+            with pytest.raises(NonFiniteError, match="state 1 of the batch"):
+                function(np.array([0 * q, q]), np.array([v, v]), np.array([a, a]))
         for function in (system.inverse_dynamics_derivatives, system.forward_dynamics_derivatives):
             with pytest.raises(NonFiniteError, match="overflow"):
                 function(q, v, a, method="local")
