@@ -206,3 +206,24 @@ def test_a_body_whose_outputs_change_shape_at_complex_states_is_named(method):
     q = system.random_configuration(1)
     with pytest.raises(BodyError, match=r"its a has shape \(2,\) at a complex state but \(3,\)"):
         system.inverse_dynamics_derivatives(q, np.ones(system.nv), np.ones(system.nv), method=method)
+
+
+class _SpringDroppingTheStep(RigidBody):
+    """A user's rigid body with a hinge spring ``3 |q|`` (``abs`` drops a complex step's part)."""
+
+    def hinge_force(self, q, qd):
+        return 3.0 * np.abs(q)
+
+
+@pytest.mark.parametrize("method", ["local", "complex_step"])
+def test_a_library_subclass_overriding_the_hinge_force_is_checked(method):
+    """A subclass of a library type that is valid by construction is checked as a user body type
+    where it overrides ``hinge_force``: not derivatives silently missing its spring."""
+    from sko.bodies import BodyError
+
+    inertia = spatial_inertia(1.0, [0.1, 0.0, -0.3], np.diag([0.02, 0.03, 0.04]))
+    system = MultibodySystem([RigidBody("a", None, Revolute([0, 1, 0]), inertia),
+                              _SpringDroppingTheStep("b", "a", Revolute([1, 0, 0]), inertia)])
+    q, v, a = np.array([0.3, 0.4]), np.array([0.2, -0.1]), np.array([0.1, 0.5])
+    with pytest.raises(BodyError, match="body 'b' .*hinge_force drops the imaginary part"):
+        system.inverse_dynamics_derivatives(q, v, a, method=method)
