@@ -227,3 +227,33 @@ def test_a_library_subclass_overriding_the_hinge_force_is_checked(method):
     q, v, a = np.array([0.3, 0.4]), np.array([0.2, -0.1]), np.array([0.1, 0.5])
     with pytest.raises(BodyError, match="body 'b' .*hinge_force drops the imaginary part"):
         system.inverse_dynamics_derivatives(q, v, a, method=method)
+
+
+def _refusing_complex_steps():
+    """The tutorial's bead kernel refusing a state whose coordinate carries an imaginary part as
+    small as a complex step's (the engine's random complex states, with larger ones, pass)."""
+    from sko.engine.state_kernels import state_kernel, views
+    from tests.compiled.malformed_kernels import BEAD
+
+    @state_kernel
+    def refuses_complex_steps(arena, row, reals, terms, constants):
+        BEAD(arena, row, reals, terms, constants)
+        q = views(arena, row, reals)[1]
+        return q[0].imag == 0.0 or abs(q[0].imag) > 1e-20
+
+    return refuses_complex_steps
+
+
+def test_a_kernel_refusing_a_complex_step_is_named():
+    """A user's state kernel that takes the real state but refuses a complex step of its own
+    coordinate: a KernelError naming the body (and the state of a batch), not a wrong column."""
+    from sko.engine.state_kernels import KernelError
+    from tests.compiled.malformed_kernels import system_with
+
+    system = system_with(_refusing_complex_steps())
+    q, v, a = np.array([0.4, 0.2, 0.3]), np.array([0.5, -0.3, 0.8]), np.array([0.1, 0.2, -0.3])
+    system.inverse_dynamics(q, v, a)  # the real state is taken
+    with pytest.raises(KernelError, match="body 'bead2' .*rejected a complex step of its own inputs"):
+        system.inverse_dynamics_derivatives(q, v, a, method="local")
+    with pytest.raises(KernelError, match="state 0 of the batch: body 'bead2'"):
+        system.inverse_dynamics_derivatives(np.array([q, q]), np.array([v, v]), np.array([a, a]), method="local")
