@@ -25,7 +25,7 @@ from sko.bodies.contract import BodyError
 from sko.engine.bodies import compiled_state
 from sko.graphs.errors import SKOError
 
-__all__ = ["check_complex_carried"]
+__all__ = ["check_complex_carried", "own_methods"]
 
 _STEP, _DIFFERENCE = 1e-30, 1e-6  #: the complex step and the real differences' step
 _HOW = ("keep complex numbers through at_state and hinge_force: no .real, np.real, astype(float), abs or float() "
@@ -39,7 +39,7 @@ def check_complex_carried(system, q: np.ndarray) -> None:
     order = getattr(system, "_order", None)
     if order is None or getattr(system, "_complex_carried", False):
         return
-    bodies = getattr(system, "_unchecked", frozenset()) | {k for k, b, _, _ in order if _own_methods(b)}
+    bodies = getattr(system, "_unchecked", frozenset()) | {k for k, b, _, _ in order if own_methods(b)}
     if not bodies:
         system._complex_carried = True  # nothing to check: not looked at again
         return
@@ -88,7 +88,7 @@ def _tolerance(real: np.ndarray, value) -> np.ndarray:
     return 1e-4 * np.abs(real) + 1e-6 * (1.0 + np.abs(value).max(initial=0.0))
 
 
-def _own_methods(body) -> bool:
+def own_methods(body) -> bool:
     """Whether ``body``'s ``at_state`` or ``hinge_force`` is a user's own (a subclass of a library
     type valid by construction that overrides one is checked as a user body type)."""
     return any(getattr(type(body), name).__module__.split(".")[0] != "sko" for name in ("at_state", "hinge_force"))

@@ -263,3 +263,28 @@ def test_a_kernel_refusing_a_complex_step_is_named():
     with pytest.raises(KernelError, match="state 0 of the batch: body 'bead2'"):
         system.inverse_dynamics_derivatives(np.array([q, q]), np.array([v, v]), np.array([a, a]), method="local")
 
+
+class _BuoyantBead(PythonBead):
+    """A bead with a lift ``½ m Rᵀ g`` in ``b``, read from its frame's world rotation: against the
+    contract (the pose is for the potential and the records' poses only)."""
+
+    def at_state(self, q, qd, inboard, gravity):
+        s = super().at_state(q, qd, inboard, gravity)
+        return NodeState(E=s.E, H=s.H, M=s.M, a=s.a, b=s.b + 0.5 * self.mass * (inboard.rotation.T @ gravity), V=s.V,
+                         potential=s.potential)
+
+
+def test_a_body_reading_its_frames_pose_is_named_not_differentiated_wrongly():
+    """The local partials cannot see a dependence on the inboard frame's pose: such a body type
+    is named (the default method too) while the whole complex step still takes it."""
+    from sko.bodies import BodyError
+
+    base = tutorial_body_type.build()
+    system = MultibodySystem([_BuoyantBead(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
+                              if isinstance(b, tutorial_body_type.Bead) else b for b in map(base.body, base.bodies)],
+                             gravity=base.gravity)
+    q, v, a = system.random_configuration(1), np.ones(system.nv), np.ones(system.nv)
+    for method in ("auto", "local"):
+        with pytest.raises(BodyError, match=r"body 'bead-on-beam' \(_BuoyantBead\): its b depends on the pose"):
+            system.inverse_dynamics_derivatives(q, v, a, method=method)
+    assert np.isfinite(system.inverse_dynamics_derivatives(q, v, a, method="complex_step").dtau_dq).all()
