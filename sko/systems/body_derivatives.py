@@ -254,7 +254,8 @@ class _Node:
 
 def _check_bodies(system, q: np.ndarray) -> None:
     """The checks of the user body types this recursion relies on, once per system: they carry a
-    complex step (:func:`~sko.systems.complex_carry.check_complex_carried`) and their outputs do
+    complex step (:func:`~sko.systems.complex_carry.check_complex_carried`), their hinge forces have
+    their shapes, and their outputs do
     not read the pose of the frame they hang from (BODIES.md, *The contract for a new body type*:
     only the potential and their own records' poses do), which a local partial cannot see; raise
     :class:`~sko.bodies.contract.BodyError` naming the first that does."""
@@ -263,6 +264,7 @@ def _check_bodies(system, q: np.ndarray) -> None:
         return
     bodies = system._unchecked | {k for k, b, _, _ in system._order if own_methods(b)}
     if bodies:
+        system.hinge_forces(q)  # their shapes checked (the recursion reads them column by column)
         states, rng = system.node_states(q, np.zeros(system.dof_size)), np.random.default_rng(0)
         for k, body, qs, vs in system._order:
             if k not in bodies or body.parent is None:  # a base body's frame never moves

@@ -288,3 +288,22 @@ def test_a_body_reading_its_frames_pose_is_named_not_differentiated_wrongly():
         with pytest.raises(BodyError, match=r"body 'bead-on-beam' \(_BuoyantBead\): its b depends on the pose"):
             system.inverse_dynamics_derivatives(q, v, a, method=method)
     assert np.isfinite(system.inverse_dynamics_derivatives(q, v, a, method="complex_step").dtau_dq).all()
+
+
+class _TwoForcesForOneJoint(RigidBody):
+    def hinge_force(self, q, qd):
+        return np.r_[q, q]
+
+
+@pytest.mark.parametrize("method", ["local", "complex_step"])
+def test_a_hinge_force_of_the_wrong_shape_is_named(method):
+    from sko.bodies import BodyError
+
+    inertia = spatial_inertia(1.0, [0.1, 0.0, -0.3], np.diag([0.02, 0.03, 0.04]))
+    system = MultibodySystem([RigidBody("a", None, Revolute([0, 1, 0]), inertia),
+                              _TwoForcesForOneJoint("b", "a", Revolute([1, 0, 0]), inertia)])
+    q, v = np.array([0.3, 0.2]), np.array([0.2, -0.1])
+    with pytest.raises(BodyError, match=r"body 'b' .*hinge_force returns shape \(2,\), expected \(1,\)"):
+        system.inverse_dynamics_derivatives(q, v, v, method=method)
+    with pytest.raises(BodyError, match=r"hinge_force returns shape \(2,\)"):
+        system.forward_dynamics(q, v, v)
