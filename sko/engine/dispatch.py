@@ -239,6 +239,8 @@ class Engine:
             X = X - hinge
         out, nonfinite = self._evaluate(request, Q, QD, X, forces, batched, (method, args, keywords))
         out = out.reshape((Q.shape[0], *shape))
+        if hinge is not None and request.hinge == "input":  # an overflowing Python hinge force: the reference names it
+            nonfinite = np.union1d(nonfinite, np.flatnonzero(~np.isfinite(X).all(axis=1)))
         if hinge is not None and request.hinge == "result":  # T = ℳ θ̈ + 𝒞 + hinge forces
             out, nonfinite = out + hinge, None  # the sum may overflow: _settled looks
         return self._settled(out, batched, method, args, nonfinite, **keywords)

@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.bodies.contract import Attachment, NodeState
+from sko.bodies.contract import Attachment, BodyError, NodeState
 from sko.engine import local_derivatives
 from sko.engine.backend import get_backend
 from sko.engine.state_kernels import KernelError, Terms
 from sko.engine.state_layout import state_named
 from sko.graphs.errors import NonFiniteError
-from sko.systems.complex_carry import check_complex_carried
+from sko.spatial import skew
+from sko.systems.complex_carry import check_complex_carried, own_methods
 
 __all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partials"]
 
@@ -55,7 +56,18 @@ def partials(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray) -> tuple[np.nd
         triples = [(*inverse_dynamics_partials(system, q, v, a), system.mass_matrix(q)) for q, v, a in zip(Q, V, A)]
         n = system.dof_size
         out = tuple(np.array([t[i] for t in triples]).reshape(len(triples), n, n) for i in range(3))
+        _check_finite(system, Q, V, A, np.concatenate(out, axis=2))
     return out
+
+
+def _check_finite(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray, D: np.ndarray) -> None:
+    """Raise the error of the first state of a batch whose derivatives ``D`` (``B × nv × …``) left
+    the floating-point range, the hinge forces' and tendons' columns included (naming the state
+    in a batch of several)."""
+    bad = ~np.isfinite(D).all(axis=(1, 2))
+    if bad.any():
+        s = int(np.flatnonzero(bad)[0])
+        _raise_non_finite(system, Q[s], V[s], A[s], s if len(Q) > 1 else None)
 
 
 def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple | None:
@@ -75,7 +87,7 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     B = Q.shape[0]
     if B == 0:
         return tuple(np.zeros((0, n, n)) for _ in range(3))
-    check_complex_carried(system, Q[0])
+    _check_bodies(system, Q[0])
     arena = np.zeros((B, layout.size), dtype=np.complex128)
     arena[:, layout.q_offset: layout.q_offset + Q.shape[1]] = Q
     arena[:, layout.v_offset: layout.v_offset + n] = V
@@ -89,11 +101,9 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     if (status >= 0).any():
         s = int(np.flatnonzero(status >= 0)[0])
         _raise_rejected(system, layout, Q[s], V[s], int(status[s]), s)
-    if not np.isfinite(D).all():
-        s = int(np.flatnonzero(~np.isfinite(D).all(axis=(1, 2)))[0])
-        _raise_non_finite(system, Q[s], V[s], X[s], s)
     for s in range(B):
         _add_python_terms(system, layout, Q[s], V[s], Qdot[s], D[s])
+    _check_finite(system, Q, V, X, D)
     return D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:]
 
 
@@ -101,7 +111,7 @@ def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> 
     """:func:`compiled_partials` at one state."""
     plan, size, scratch = local_derivatives.plan(layout)
     n = system.dof_size
-    check_complex_carried(system, q)
+    _check_bodies(system, q)
     arena = np.zeros(layout.size, dtype=np.complex128)
     arena[layout.q_offset: layout.q_offset + q.size] = q
     arena[layout.v_offset: layout.v_offset + n] = v
@@ -112,9 +122,9 @@ def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> 
                                         np.zeros(size), np.zeros(scratch), D, int(Terms.MOTION), True)
     if status >= 0:
         _raise_rejected(system, layout, q, v, status, None)
+    _add_python_terms(system, layout, q, v, Qdot, D)
     if not np.isfinite(D).all():
         _raise_non_finite(system, q, v, dv, None)
-    _add_python_terms(system, layout, q, v, Qdot, D)
     return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
 
 
@@ -133,7 +143,7 @@ def inverse_dynamics_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarr
     D = np.zeros((n, 2 * n))  # [∂T/∂θ | ∂T/∂θ̇], columns ordered by body: θ then θ̇ of each
     columns = {}
     Qdot = system.qdot_matrix(q)
-    check_complex_carried(system, q)  # a body dropping the imaginary part: named, not a wrong column
+    _check_bodies(system, q)  # a body dropping the imaginary part, or reading its frame's pose: named
     states = system.node_states(q, v)  # checked: a body's bad output is named there
     nodes: dict = {}
     children: dict = {k: [] for k, *_ in system._order}
@@ -240,6 +250,40 @@ class _Node:
             Gamma = s.attachments[name].Gamma
             g = g + (self.dGamma[name].transpose(0, 2, 1) @ c.u).T + Gamma.T @ (c.K @ c.W)
         return g
+
+
+def _check_bodies(system, q: np.ndarray) -> None:
+    """The checks of the user body types this recursion relies on, once per system: they carry a
+    complex step (:func:`~sko.systems.complex_carry.check_complex_carried`), their hinge forces have
+    their shapes, and their outputs do
+    not read the pose of the frame they hang from (BODIES.md, *The contract for a new body type*:
+    only the potential and their own records' poses do), which a local partial cannot see; raise
+    :class:`~sko.bodies.contract.BodyError` naming the first that does."""
+    check_complex_carried(system, q)
+    if getattr(system, "_pose_free", False):
+        return
+    bodies = system._unchecked | {k for k, b, _, _ in system._order if own_methods(b)}
+    if bodies:
+        system.hinge_forces(q)  # their shapes checked (the recursion reads them column by column)
+        states, rng = system.node_states(q, np.zeros(system.dof_size)), np.random.default_rng(0)
+        for k, body, qs, vs in system._order:
+            if k not in bodies or body.parent is None:  # a base body's frame never moves
+                continue
+            frame = states[body.parent].attachments[body.attach]
+            w, p = rng.standard_normal((2, 3))
+            moved = Attachment(frame.Gamma, frame.gamma, frame.rotation @ (np.eye(3) + 1j * _STEP * skew(w)),
+                               frame.position + 1j * _STEP * p, frame.velocity)
+            z = body.at_state(q[qs] + 0j, np.zeros(body.dof_size, dtype=complex), moved, system.gravity)
+            outputs = [(x, getattr(z, x)) for x in ("E", "H", "M", "a", "b", "V")] + [
+                (f"record {c!r} {x}", getattr(r, x)) for c, r in z.attachments.items() for x in ("Gamma", "gamma", "velocity")]
+            for name, x in outputs:
+                if np.any(np.abs(np.imag(x)) > 1e-9 * _STEP * (1.0 + np.abs(np.real(x)).max(initial=0.0))):
+                    raise BodyError(f"body {k!r} ({type(body).__name__}): its {name} depends on the pose (rotation or "
+                                    "position) of the frame it hangs from, which the contract leaves to the potential "
+                                    "and its records' poses (BODIES.md): method='local' (the default for its tree) "
+                                    "cannot see it; read the frame's velocity and gamma only, or take "
+                                    "method='complex_step'")
+    system._pose_free = True
 
 
 def _imaginary(states: list, field, shape: tuple) -> np.ndarray:

@@ -6,7 +6,7 @@ A body type that drops the imaginary part of its state (``.real``, ``np.real``,
 the columns lose what flows through it. The check perturbs the whole state at once along a
 random direction ``(q̇(q, w), u)``, by a complex step and by central real differences, and
 requires every output of every body not valid by construction (user body types, user-defined
-joints) — ``E``, ``H``, ``M``, ``a``, ``b``, ``V``, the potential, each attachment frame and its
+joints, a user's subclass of a library type overriding ``at_state`` or ``hinge_force``) — ``E``, ``H``, ``M``, ``a``, ``b``, ``V``, the potential, each attachment frame and its
 hinge force — to carry the derivative the real differences show. Bodies are checked base to
 tips, so the first whose outputs differ is the one that drops it (its children only inherit
 the loss). A user body with a compiled state kernel of its own is checked through the engine
@@ -25,7 +25,7 @@ from sko.bodies.contract import BodyError
 from sko.engine.bodies import compiled_state
 from sko.graphs.errors import SKOError
 
-__all__ = ["check_complex_carried"]
+__all__ = ["check_complex_carried", "own_methods"]
 
 _STEP, _DIFFERENCE = 1e-30, 1e-6  #: the complex step and the real differences' step
 _HOW = ("keep complex numbers through at_state and hinge_force: no .real, np.real, astype(float), abs or float() "
@@ -37,8 +37,11 @@ def check_complex_carried(system, q: np.ndarray) -> None:
     imaginary part of a complex state near the configuration ``q`` (module docstring); once per
     system."""
     order = getattr(system, "_order", None)
-    bodies = getattr(system, "_unchecked", frozenset())
-    if order is None or not bodies or getattr(system, "_complex_carried", False):
+    if order is None or getattr(system, "_complex_carried", False):
+        return
+    bodies = getattr(system, "_unchecked", frozenset()) | {k for k, b, _, _ in order if own_methods(b)}
+    if not bodies:
+        system._complex_carried = True  # nothing to check: not looked at again
         return
     rng = np.random.default_rng(0)
     v = rng.standard_normal(system.dof_size)
@@ -53,22 +56,29 @@ def check_complex_carried(system, q: np.ndarray) -> None:
                 minus = _outputs(system, order, bodies, q - _DIFFERENCE * dq, v - _DIFFERENCE * dv)
             except SKOError:  # a state the bodies reject: the derivatives' own call names it
                 return
+    complete = True  # every entry judged (none overflowed)
     for (k, what, value), (_, _, p), (_, _, m) in zip(z, plus, minus):
         if isinstance(value, str):  # the body raised on a complex state
             raise BodyError(f"body {k!r} ({type(system.body(k)).__name__}): its {what} fails on a complex state "
                             f"({value}), so derivatives cannot be taken by complex step: {_HOW}")
-        real = np.asarray(p, dtype=float) - np.asarray(m, dtype=float)
-        real /= 2 * _DIFFERENCE
-        carried = np.imag(value) / _STEP
-        scale = _tolerance(real, np.real(value))
-        if not np.all(np.abs(carried - real) <= scale):
-            i = int(np.argmax(np.abs(carried - real)))
+        if np.shape(value) != np.shape(p):
+            raise BodyError(f"body {k!r} ({type(system.body(k)).__name__}): its {what} has shape {np.shape(value)} at a "
+                            f"complex state but {np.shape(p)} at a real one, so derivatives cannot be taken by complex "
+                            "step: return the same shapes for complex states")
+        with np.errstate(all="ignore"):  # an overflow is not judged here: the derivatives' own call names it
+            real = (np.asarray(p, dtype=float) - np.asarray(m, dtype=float)) / (2 * _DIFFERENCE)
+            carried = np.imag(value) / _STEP
+            overflow = ~np.isfinite(real)
+            off = ~(np.abs(carried - real) <= _tolerance(real, np.real(value))) & ~overflow
+        complete = complete and not overflow.any()
+        if off.any():
+            i = int(np.argmax(off))
             raise BodyError(f"body {k!r} ({type(system.body(k)).__name__}): its {what} drops the imaginary part of a "
                             f"complex state (a derivative {carried.ravel()[i]:.6g} by complex step where real "
                             f"differences give {real.ravel()[i]:.6g}), so derivatives cannot be taken by complex "
                             f"step: {_HOW}")
     _compiled_kernels_carry(system, [k for k, b, _, _ in order if k in bodies and _compiled(b)], q, v, dq, dv, rng)
-    system._complex_carried = True  # the system's own record: checked once per system
+    system._complex_carried = complete  # the system's own record: checked once per system
 
 
 def _tolerance(real: np.ndarray, value) -> np.ndarray:
@@ -76,6 +86,12 @@ def _tolerance(real: np.ndarray, value) -> np.ndarray:
     ``real`` of ``value``: their truncation (``O(δ²)``) and rounding (``ε |value| / δ``) errors,
     far below what a dropped part of the derivative changes."""
     return 1e-4 * np.abs(real) + 1e-6 * (1.0 + np.abs(value).max(initial=0.0))
+
+
+def own_methods(body) -> bool:
+    """Whether ``body``'s ``at_state`` or ``hinge_force`` is a user's own (a subclass of a library
+    type valid by construction that overrides one is checked as a user body type)."""
+    return any(getattr(type(body), name).__module__.split(".")[0] != "sko" for name in ("at_state", "hinge_force"))
 
 
 def _compiled(body) -> bool:

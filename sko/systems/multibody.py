@@ -499,6 +499,9 @@ class MultibodySystem:
         for k in self.bodies if bodies is None else bodies:
             f = self._body[k].hinge_force(q[self.q_slices[k]], v[self.dof_slices[k]])
             if f is not None:
+                if np.shape(f) not in ((), (self._body[k].dof_size,)):
+                    raise BodyError(f"body {k!r} ({type(self._body[k]).__name__}): its hinge_force returns shape "
+                                    f"{np.shape(f)}, expected ({self._body[k].dof_size},), one force per θ̇")
                 out[self.dof_slices[k]] += f
         for tendon, qi, vi, c in self._tendon_terms:
             with np.errstate(over="ignore", invalid="ignore"):

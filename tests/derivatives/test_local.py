@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from papers import tutorial_body_type, tutorial_body_with_children
-from sko.bodies import Revolute, RigidBody
+from sko.bodies import ClusterError, NodeState, Revolute, RigidBody
 from sko.examples.bodies import flexible_examples, random_system
 from sko.graphs.errors import SKOError
 from sko.spatial import spatial_inertia
@@ -53,9 +53,14 @@ def test_random_trees_of_flexible_bodies_rotors_and_rigid_bodies(seed, n, shape)
 
 @settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 2**16))
+@example(seed=1792)  # a loop that cannot be closed near its initial configuration
 def test_random_clusters(seed):
     builder, theta0 = random_clustered_system(seed)
-    _agree(builder.build(initial=theta0), seed)
+    try:
+        system = builder.build(initial=theta0)
+    except ClusterError:  # a loop over-constraining its cluster, drawn at random: a clear error is right
+        assume(False)
+    _agree(system, seed)
 
 
 @pytest.mark.parametrize("name", sorted(flexible_examples()))
@@ -148,3 +153,157 @@ def test_an_overflowing_state_is_named():
         system.inverse_dynamics_derivatives(q, v, a, method="local")
     with pytest.raises(NonFiniteError, match="state 1 of the batch"):
         system.inverse_dynamics_derivatives(np.array([q, q]), np.array([0 * v, v]), np.array([a, a]), method="local")
+
+
+class _OverflowingSpring(RigidBody):
+    """A rigid body with a hinge spring in Python that overflows for ``q > 0.9``."""
+
+    def hinge_force(self, q, qd):
+        return np.exp(800.0 * q[:1]) + 0.0 * qd
+
+
+class _PythonOverflowingSpring(_OverflowingSpring):
+    def compiled_state(self):
+        return None
+
+
+@pytest.mark.parametrize("kind", [_OverflowingSpring, _PythonOverflowingSpring], ids=["compiled state", "Python state"])
+def test_an_overflowing_python_hinge_force_is_named(kind):
+    """The Python hinge forces' columns are checked too: their overflow raises, as the dynamics
+    and the complex step do, instead of passing infinities on (or, in the compiled forward
+    dynamics, a zero θ̈)."""
+    from sko.graphs.errors import NonFiniteError
+
+    inertia = spatial_inertia(1.0, [0.1, 0.0, -0.3], np.diag([0.02, 0.03, 0.04]))
+    system = MultibodySystem([RigidBody("a", None, Revolute([0, 1, 0]), inertia), kind("b", "a", Revolute([1, 0, 0]), inertia)])
+    q, v, a = np.array([0.3, 1.0]), np.array([0.2, -0.1]), np.array([0.1, 0.5])
+    with np.errstate(over="ignore"):
+        for function in (system.forward_dynamics, system.inverse_dynamics):  # the compiled dynamics too
+            with pytest.raises(NonFiniteError, match="overflow"):
+                function(q, v, a)
+            with pytest.raises(NonFiniteError, match="state 1 of the batch"):
+                function(np.array([0 * q, q]), np.array([v, v]), np.array([a, a]))
+        for function in (system.inverse_dynamics_derivatives, system.forward_dynamics_derivatives):
+            with pytest.raises(NonFiniteError, match="overflow"):
+                function(q, v, a, method="local")
+            with pytest.raises(NonFiniteError, match="state 1 of the batch"):
+                function(np.array([0 * q, q]), np.array([v, v]), np.array([a, a]), method="local")
+
+
+class _BeadOfChangingShape(PythonBead):
+    """A bead whose ``a`` loses an entry at complex states: a contract violation."""
+
+    def at_state(self, q, qd, inboard, gravity):
+        s = super().at_state(q, qd, inboard, gravity)
+        if not (np.iscomplexobj(q) and np.imag(q).any()):
+            return s
+        return NodeState(E=s.E, H=s.H, M=s.M, a=s.a[:2], b=s.b, V=s.V, potential=s.potential)
+
+
+@pytest.mark.parametrize("method", ["local", "complex_step"])
+def test_a_body_whose_outputs_change_shape_at_complex_states_is_named(method):
+    from sko.bodies import BodyError
+
+    base = tutorial_body_type.build()
+    system = MultibodySystem([_BeadOfChangingShape(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
+                              if isinstance(b, tutorial_body_type.Bead) else b for b in map(base.body, base.bodies)],
+                             gravity=base.gravity)
+    q = system.random_configuration(1)
+    with pytest.raises(BodyError, match=r"its a has shape \(2,\) at a complex state but \(3,\)"):
+        system.inverse_dynamics_derivatives(q, np.ones(system.nv), np.ones(system.nv), method=method)
+
+
+class _SpringDroppingTheStep(RigidBody):
+    """A user's rigid body with a hinge spring ``3 |q|`` (``abs`` drops a complex step's part)."""
+
+    def hinge_force(self, q, qd):
+        return 3.0 * np.abs(q)
+
+
+@pytest.mark.parametrize("method", ["local", "complex_step"])
+def test_a_library_subclass_overriding_the_hinge_force_is_checked(method):
+    """A subclass of a library type that is valid by construction is checked as a user body type
+    where it overrides ``hinge_force``: not derivatives silently missing its spring."""
+    from sko.bodies import BodyError
+
+    inertia = spatial_inertia(1.0, [0.1, 0.0, -0.3], np.diag([0.02, 0.03, 0.04]))
+    system = MultibodySystem([RigidBody("a", None, Revolute([0, 1, 0]), inertia),
+                              _SpringDroppingTheStep("b", "a", Revolute([1, 0, 0]), inertia)])
+    q, v, a = np.array([0.3, 0.4]), np.array([0.2, -0.1]), np.array([0.1, 0.5])
+    with pytest.raises(BodyError, match="body 'b' .*hinge_force drops the imaginary part"):
+        system.inverse_dynamics_derivatives(q, v, a, method=method)
+
+
+def _refusing_complex_steps():
+    """The tutorial's bead kernel refusing a state whose coordinate carries an imaginary part as
+    small as a complex step's (the engine's random complex states, with larger ones, pass)."""
+    from sko.engine.state_kernels import state_kernel, views
+    from tests.compiled.malformed_kernels import BEAD
+
+    @state_kernel
+    def refuses_complex_steps(arena, row, reals, terms, constants):
+        BEAD(arena, row, reals, terms, constants)
+        q = views(arena, row, reals)[1]
+        return q[0].imag == 0.0 or abs(q[0].imag) > 1e-20
+
+    return refuses_complex_steps
+
+
+def test_a_kernel_refusing_a_complex_step_is_named():
+    """A user's state kernel that takes the real state but refuses a complex step of its own
+    coordinate: a KernelError naming the body (and the state of a batch), not a wrong column."""
+    from sko.engine.state_kernels import KernelError
+    from tests.compiled.malformed_kernels import system_with
+
+    system = system_with(_refusing_complex_steps())
+    q, v, a = np.array([0.4, 0.2, 0.3]), np.array([0.5, -0.3, 0.8]), np.array([0.1, 0.2, -0.3])
+    system.inverse_dynamics(q, v, a)  # the real state is taken
+    with pytest.raises(KernelError, match="body 'bead2' .*rejected a complex step of its own inputs"):
+        system.inverse_dynamics_derivatives(q, v, a, method="local")
+    with pytest.raises(KernelError, match="state 0 of the batch: body 'bead2'"):
+        system.inverse_dynamics_derivatives(np.array([q, q]), np.array([v, v]), np.array([a, a]), method="local")
+
+
+class _BuoyantBead(PythonBead):
+    """A bead with a lift ``½ m Rᵀ g`` in ``b``, read from its frame's world rotation: against the
+    contract (the pose is for the potential and the records' poses only)."""
+
+    def at_state(self, q, qd, inboard, gravity):
+        s = super().at_state(q, qd, inboard, gravity)
+        return NodeState(E=s.E, H=s.H, M=s.M, a=s.a, b=s.b + 0.5 * self.mass * (inboard.rotation.T @ gravity), V=s.V,
+                         potential=s.potential)
+
+
+def test_a_body_reading_its_frames_pose_is_named_not_differentiated_wrongly():
+    """The local partials cannot see a dependence on the inboard frame's pose: such a body type
+    is named (the default method too) while the whole complex step still takes it."""
+    from sko.bodies import BodyError
+
+    base = tutorial_body_type.build()
+    system = MultibodySystem([_BuoyantBead(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
+                              if isinstance(b, tutorial_body_type.Bead) else b for b in map(base.body, base.bodies)],
+                             gravity=base.gravity)
+    q, v, a = system.random_configuration(1), np.ones(system.nv), np.ones(system.nv)
+    for method in ("auto", "local"):
+        with pytest.raises(BodyError, match=r"body 'bead-on-beam' \(_BuoyantBead\): its b depends on the pose"):
+            system.inverse_dynamics_derivatives(q, v, a, method=method)
+    assert np.isfinite(system.inverse_dynamics_derivatives(q, v, a, method="complex_step").dtau_dq).all()
+
+
+class _TwoForcesForOneJoint(RigidBody):
+    def hinge_force(self, q, qd):
+        return np.r_[q, q]
+
+
+@pytest.mark.parametrize("method", ["local", "complex_step"])
+def test_a_hinge_force_of_the_wrong_shape_is_named(method):
+    from sko.bodies import BodyError
+
+    inertia = spatial_inertia(1.0, [0.1, 0.0, -0.3], np.diag([0.02, 0.03, 0.04]))
+    system = MultibodySystem([RigidBody("a", None, Revolute([0, 1, 0]), inertia),
+                              _TwoForcesForOneJoint("b", "a", Revolute([1, 0, 0]), inertia)])
+    q, v = np.array([0.3, 0.2]), np.array([0.2, -0.1])
+    with pytest.raises(BodyError, match=r"body 'b' .*hinge_force returns shape \(2,\), expected \(1,\)"):
+        system.inverse_dynamics_derivatives(q, v, v, method=method)
+    with pytest.raises(BodyError, match=r"hinge_force returns shape \(2,\)"):
+        system.forward_dynamics(q, v, v)
