@@ -10,9 +10,10 @@ into the recursion that takes them; the congruence is a kernel of its own, calle
 tuples take seconds to compile, and calling it costs a few percent of a recursion. The small
 products of tuples it and :func:`carry66` take at dozens of call sites (:func:`row6`,
 :func:`dot`, :func:`dot3`, :func:`dot_tail`, :func:`symmetric_times`, :func:`lower_times`,
-:func:`lower_right`) are inline kernels (:func:`~.jit.inline_kernel`): typed once per signature, not
-again at each site, which halves the congruence's compile time; LLVM inlines them, so the
-machine code is the same.
+:func:`lower_right`), and the 6 × 6 block products :func:`times` and :func:`transpose_times`
+(each seven register helpers deep), are inline kernels (:func:`~.jit.inline_kernel`): typed
+once per signature, not again at each site, which halves the congruence's compile time; LLVM
+inlines them, so the machine code is the same.
 """
 
 from __future__ import annotations
@@ -54,13 +55,13 @@ def block_times(W_, wo, row, col, x):
             dot6(W_, wo + 4 * row, col, x0, x1, x2, x3, x4, x5), dot6(W_, wo + 5 * row, col, x0, x1, x2, x3, x4, x5))
 
 
-@register
+@inline_kernel
 def times(W_, wo, x):
     """``φ x`` for the 6 × 6 block ``φ`` at ``wo`` (row-major) and six numbers ``x``."""
     return block_times(W_, wo, 6, 1, x)
 
 
-@register
+@inline_kernel
 def transpose_times(W_, wo, x):
     """``φ* x`` for the 6 × 6 block ``φ`` at ``wo`` and six numbers ``x``."""
     return block_times(W_, wo, 1, 6, x)
