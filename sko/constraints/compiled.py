@@ -2,8 +2,8 @@
 
 A constraint set on a system becomes a *plan* once — the constraint table, the constrained nodes
 and their ancestors with the rows below each, the placements and gains, packed into request
-vectors of the kernels :func:`~sko.engine.constrained.constrained` and
-:func:`~sko.engine.constrained.impulse` — kept by the system's engine
+vectors of the kernel :func:`~sko.engine.constrained.constrained` (the dynamics' and the
+impacts') — kept by the system's engine
 (``Engine.constraint_plans``) by the identity of the constraints (values that cannot change,
 :class:`~sko.constraints.values.FrameConstraint`) and by their contents. The common call, one
 state of float64 vectors on a system whose bodies are all compiled, goes to the plan's prepared
@@ -145,9 +145,9 @@ def _plan(system, layout, constraints: tuple, condition: float) -> _Plan:
     def shape(s: rq.Sizes) -> tuple:
         return (s.nv + m,)
 
-    requests = {impulse: rq.Request(name, kernel, Terms.POSE, x, True, shape, buffers, workspace=C.ConstrainedWork)
-                for impulse, name, kernel, x in ((False, "constrained_dynamics", C.constrained, "tau"),
-                                                 (True, "impulse_dynamics", C.impulse, None))}
+    # one kernel for both: an impact's request reads no third input (sko.engine.constrained)
+    requests = {impulse: rq.Request(name, C.constrained, Terms.POSE, x, True, shape, buffers, workspace=C.ConstrainedWork)
+                for impulse, name, x in ((False, "constrained_dynamics", "tau"), (True, "impulse_dynamics", None))}
     return _Plan(m, ints, numbers, requests, {}, {})
 
 

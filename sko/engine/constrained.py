@@ -1,9 +1,11 @@
 """Constrained and impulse dynamics at frames, compiled: O(N + m·d + m³) per state
 (CONSTRAINTS.md §3–§6, Eq. 4–7).
 
-Two request kernels of the form of :mod:`sko.engine.requests` (``kernel(w, x, out) ->
-status``, run by its drivers ``evaluate_one`` and ``evaluate_batch``), :func:`constrained` and
-:func:`impulse`. Their request vector has the buffers of the articulated-body passes (``r``, the
+One request kernel of the form of :mod:`sko.engine.requests` (``kernel(w, x, out) ->
+status``, run by its drivers ``evaluate_one`` and ``evaluate_batch``), :func:`constrained`, for
+both requests: the constrained dynamics when its request reads a third input (``τ``,
+``Header.X``), an impact when it reads none (one kernel: each would hold a copy of all the
+kernels it calls, optimized and generated again). Its request vector has the buffers of the articulated-body passes (``r``, the
 Riccati scratch, ``z``, the right-hand side) and then a *plan* of the constraints, packed once
 per constraint set by :mod:`sko.constraints.compiled`: integers (:data:`Plan`, one row of
 :data:`ConstraintRow` per constraint, the constrained nodes and their ancestors with the rows of the
@@ -57,7 +59,7 @@ from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
 __all__ = ["ConstrainedWork", "Plan", "ConstraintRow", "Active", "Numbers", "Gains", "Frame", "LOCAL", "WORLD",
            "LOCAL_WORLD_ALIGNED",
-           "RANK_DEFICIENT", "constrained", "impulse"]
+           "RANK_DEFICIENT", "constrained"]
 
 #: The workspace of both request kernels: the articulated-body passes' (the Riccati buffer, its
 #: scratch, ``z``, the right-hand sides; one column), then the plan's integers (:data:`Plan`), its
@@ -626,10 +628,13 @@ def _scatter(layout, data, roff, r, z, nu, with_ab, plan, active):
 
 
 @kernel
-def _run(w, x, out, impulse):
-    """The request kernels' body (module docstring): −1, or the status of a rejected state."""
+def constrained(w, x, out):
+    """``(v̇, λ)`` under the plan's constraints at the state in ``w``'s arena, ``x = τ``; for a
+    request without a third input, ``(v⁺, Λ)`` of an impact at ``(q, v⁻)`` (``x`` not read)
+    (module docstring): −1, or the status of a rejected state."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
     words, rows, layout, roff, reals, arena, ws, at = request_views(w)
+    impulse = words[Header.X] == 0
     n, nv, ns = words[Header.N], words[Header.NV], words[Header.NS]
     plan = words[(words[Header.WORKSPACE] + at[ConstrainedWork.PLAN]) * (w.itemsize // 8):]
     numbers, work = buffer(ws, at, ConstrainedWork.NUMBERS), buffer(ws, at, ConstrainedWork.WORK)
@@ -670,16 +675,3 @@ def _run(w, x, out, impulse):
             out[i] += arena[v0 + i]
     return -1
 
-
-@kernel
-def constrained(w, x, out):
-    """``(v̇, λ)`` under the plan's constraints at the state in ``w``'s arena, ``x = τ``
-    (module docstring)."""
-    return _run(w, x, out, False)
-
-
-@kernel
-def impulse(w, x, out):
-    """``(v⁺, Λ)`` of an impact on the plan's constraints at ``(q, v⁻)`` in ``w``'s arena
-    (module docstring); ``x`` is not read."""
-    return _run(w, x, out, True)

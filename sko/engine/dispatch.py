@@ -70,8 +70,21 @@ class OneState(dict):
     def __missing__(self, name: str):
         if BACKEND.get() != COMPILED:  # prepared (and compiled) on the compiled backend only
             return _declined
-        call = self[name] = self.engine._prepared(name)
+        call = self[name] = self._unprepared(name)
         return call
+
+    def _unprepared(self, name: str):
+        """Request ``name``'s call until its first state of 1-D float64 on the compiled backend,
+        which prepares it (and compiles its float64 kernels): a complex step or a batch declines
+        without compiling float64 kernels it does not run."""
+
+        def first(q, v=None, x=None):
+            if getattr(q, "dtype", None) is not _F8 or q.ndim != 1 or BACKEND.get() != COMPILED:
+                return None
+            call = self[name] = self.engine._prepared(name)
+            return call(q, v, x)
+
+        return first
 
 
 def _declined(q, v=None, x=None) -> None:

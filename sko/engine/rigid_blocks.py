@@ -7,7 +7,13 @@ recursions of :mod:`sko.engine.rnea` and :mod:`sko.engine.aba` take these forms 
 with a symmetric ``S`` computed on its 21 distinct entries (a rigid weight's zero lower-left
 block skips its products). The steps are register helpers (:func:`~.jit.register`), inlined
 into the recursion that takes them; the congruence is a kernel of its own, called: its sums of
-tuples take seconds to compile, and calling it costs a few percent of a recursion.
+tuples take seconds to compile, and calling it costs a few percent of a recursion. The small
+products of tuples it and :func:`carry66` take at dozens of call sites (:func:`row6`,
+:func:`dot`, :func:`dot3`, :func:`dot_tail`, :func:`symmetric_times`, :func:`lower_times`,
+:func:`lower_right`), and the 6 × 6 block products :func:`times` and :func:`transpose_times`
+(each seven register helpers deep), are inline kernels (:func:`~.jit.inline_kernel`): typed
+once per signature, not again at each site, which halves the congruence's compile time; LLVM
+inlines them, so the machine code is the same.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from sko.engine.layout import Flat, Riccati
-from sko.engine.jit import kernel, register
+from sko.engine.jit import inline_kernel, kernel, register
 
 __all__ = ["rigid_step", "dot6", "times", "transpose_times", "row6", "dot", "congruence66", "congruence_upper",
            "carry66", "lower_left_zero", "newton_euler_scatter_6_1", "riccati_6_1", "articulated_gather_6_1",
@@ -49,13 +55,13 @@ def block_times(W_, wo, row, col, x):
             dot6(W_, wo + 4 * row, col, x0, x1, x2, x3, x4, x5), dot6(W_, wo + 5 * row, col, x0, x1, x2, x3, x4, x5))
 
 
-@register
+@inline_kernel
 def times(W_, wo, x):
     """``φ x`` for the 6 × 6 block ``φ`` at ``wo`` (row-major) and six numbers ``x``."""
     return block_times(W_, wo, 6, 1, x)
 
 
-@register
+@inline_kernel
 def transpose_times(W_, wo, x):
     """``φ* x`` for the 6 × 6 block ``φ`` at ``wo`` and six numbers ``x``."""
     return block_times(W_, wo, 1, 6, x)
@@ -159,14 +165,14 @@ def upper_minus_outer(S, so, g, x):
             (S[so + 29] - g[4] * x[5]) + 0 * (S[so + 34] - g[5] * x[4]), S[so + 35] - g[5] * x[5])
 
 
-@register
+@inline_kernel
 def lower_right(W_, wo):
     """Rows 3..5 of the 6 × 6 block at ``wo``, their last three numbers each."""
     return ((W_[wo + 21], W_[wo + 22], W_[wo + 23]), (W_[wo + 27], W_[wo + 28], W_[wo + 29]),
             (W_[wo + 33], W_[wo + 34], W_[wo + 35]))
 
 
-@register
+@inline_kernel
 def symmetric_times(s, x):
     """``S x`` for the symmetric 6 × 6 ``S`` of upper triangle ``s`` (:func:`upper66`)."""
     s00, s01, s02, s03, s04, s05, s11, s12, s13, s14, s15, s22, s23, s24, s25, s33, s34, s35, s44, s45, s55 = s
@@ -179,7 +185,7 @@ def symmetric_times(s, x):
             s05 * x0 + s15 * x1 + s25 * x2 + s35 * x3 + s45 * x4 + s55 * x5)
 
 
-@register
+@inline_kernel
 def lower_times(s, x):
     """``S₂₂ x``: the lower-right 3 × 3 block of the symmetric ``S`` of upper triangle ``s`` times
     three numbers ``x``."""
@@ -188,25 +194,25 @@ def lower_times(s, x):
     return s33 * x3 + s34 * x4 + s35 * x5, s34 * x3 + s44 * x4 + s45 * x5, s35 * x3 + s45 * x4 + s55 * x5
 
 
-@register
+@inline_kernel
 def dot3(a, b):
     """``a · b`` for three numbers each."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@register
+@inline_kernel
 def dot_tail(a, b):
     """``a · b[3:]`` for three numbers ``a`` and six ``b``."""
     return a[0] * b[3] + a[1] * b[4] + a[2] * b[5]
 
 
-@register
+@inline_kernel
 def row6(W_, o):
     """Six numbers of ``W_`` from ``o``: a row of a row-major 6 × 6 block."""
     return W_[o], W_[o + 1], W_[o + 2], W_[o + 3], W_[o + 4], W_[o + 5]
 
 
-@register
+@inline_kernel
 def dot(a, b):
     """``a · b`` for six numbers each."""
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
