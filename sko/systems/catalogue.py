@@ -74,16 +74,17 @@ DECLARATIONS: dict[str, Declaration] = {d.name: d for d in (
                 options=regressors.OPTIONS, extend=regressors.joint_columns, shape=regressors.torque_shape,
                 applies=compiled_regressors.applies, compiled_for=_regressors_compiled,
                 doc="``Y`` (nv × p) with ``inverse_dynamics(q, v, dv) − hinge_forces(q, v) = Y @ π``, π of\n"
-                    "        :meth:`inertial_parameters` with the same options (gravity included; IDENTIFICATION.md,\n"
-                    "        Eq. 3): the bodies' columns, then with ``friction`` a viscous ``diag(v)`` and a Coulomb\n"
-                    "        ``diag(sign v)`` block, with ``armature`` a ``diag(dv)`` block (:mod:`sko.systems.regressors`).\n"
-                    "        ``q``, ``v``, ``dv`` may carry a leading batch axis ``(B, n)``; the result is then ``(B, nv, p)``."),
+                    "        :meth:`inertial_parameters` with the same options (gravity included;\n"
+                    "        IDENTIFICATION.md, Eq. 3): the bodies' columns, then with ``friction`` a viscous\n"
+                    "        ``diag(v)`` and a Coulomb ``diag(sign v)`` block, with ``armature`` a ``diag(dv)``\n"
+                    "        block (:mod:`sko.systems.regressors`). ``q``, ``v``, ``dv`` may carry a leading batch\n"
+                    "        axis ``(B, n)``; the result is then ``(B, nv, p)``."),
     Declaration("energy_regressors", "YE", reference=reference.energy_regressors, velocities=True,
                 options=regressors.OPTIONS, extend=regressors.joint_energy_entries, shape=regressors.energy_shape,
                 applies=compiled_regressors.applies, compiled_for=_regressors_compiled,
-                doc="``[y_T; y_V]`` (2 × p) with ``kinetic_energy(q, v) = y_T @ π`` and the bodies' potential energy\n"
-                    "        (without tendons) ``= y_V @ π``, π of :meth:`inertial_parameters` with the same options\n"
-                    "        (``armature``: ``½ v²`` in ``y_T``); batches ``(B, nq)`` give ``(B, 2, p)``."),
+                doc="``[y_T; y_V]`` (2 × p) with ``kinetic_energy(q, v) = y_T @ π`` and the bodies' potential\n"
+                    "        energy (without tendons) ``= y_V @ π``, π of :meth:`inertial_parameters` with the same\n"
+                    "        options (``armature``: ``½ v²`` in ``y_T``); batches ``(B, nq)`` give ``(B, 2, p)``."),
 )}
 
 #: the methods presenting part of a request's result, by name
