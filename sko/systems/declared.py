@@ -149,8 +149,10 @@ def _parameters(options) -> list[str]:
 
 
 def _checks(name: str, options) -> list[str]:
-    """The lines of a generated method checking its options (:attr:`Option.check`)."""
-    return [f"    {o.name} = option_checks[{i}]({o.name}, {f'{name}({o.name}=)'!r})" for i, o in enumerate(options)]
+    """The lines of a generated method checking its options (:attr:`Option.check`; an option left
+    at its default, the common call, costs one identity test)."""
+    return [f"    if {o.name} is not option_defaults[{i}]:\n"
+            f"        {o.name} = option_checks[{i}]({o.name}, {f'{name}({o.name}=)'!r})" for i, o in enumerate(options)]
 
 
 def _source(owner: type, name: str, lines: list[str], namespace: dict) -> Callable:
