@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 from numba import types
-from numba.extending import overload
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import load_item, make_array, populate_array
 
 from sko.engine.layout import Flat, Riccati
 from sko.engine.jit import kernel, register
@@ -26,27 +28,38 @@ __all__ = ["held", "rigid_step", "dot6", "times", "transpose_times", "row6", "do
            "carry66", "lower_left_zero", "riccati_6_1", "articulated_gather_6_1", "articulated_scatter_6_1"]
 
 
-def held(x, o, n):
-    """The ``n`` numbers of ``x`` from ``o``: a tuple held in registers when ``n`` is a constant
-    of the compiled code (a step specialised to a rigid body's dimensions: a later store to ``x``
-    leaves them as read, and the compiler need not read them again), else the view
-    ``x[o: o + n]``. Compiled code only."""
-    raise NotImplementedError("held() is for compiled kernels")
-
-
-def _held_numbers(n: int):
-    """The implementation of :func:`held` for the literal ``n``: ``(x[o], …, x[o + n − 1])``."""
-    source = f"def held(x, o, n):\n    return ({''.join(f'x[o + {i}], ' for i in range(n))})\n"
-    namespace: dict = {}
-    exec(compile(source, f"<held {n}>", "exec"), namespace)  # noqa: S102 - n entries written out
-    return namespace["held"]
-
-
-@overload(held, inline="always", prefer_literal=True)
-def _held(x, o, n):
+@intrinsic(prefer_literal=True)
+def held(typingctx, x, o, n):
+    """The ``n`` numbers of the 1-D ``x`` from ``o``: a tuple held in registers when ``n`` is a
+    constant of the compiled code (a step specialised to a rigid body's dimensions: a later store
+    to ``x`` leaves them as read, and the compiler need not read them again), else a view of
+    ``x[o: o + n]`` (borrowed: no reference counted)."""
+    if not (isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C" and isinstance(o, types.Integer)
+            and isinstance(n, types.Integer)):
+        return None
     if isinstance(n, types.IntegerLiteral):
-        return _held_numbers(n.literal_value)
-    return lambda x, o, n: x[o: o + n]
+        k = n.literal_value
+        numbers = types.UniTuple(x.dtype, k)
+
+        def codegen(context, builder, signature, args):
+            array = make_array(signature.args[0])(context, builder, args[0])
+            first = context.cast(builder, args[1], signature.args[1], types.intp)
+            items = [load_item(context, builder, signature.args[0],
+                               builder.gep(array.data, [builder.add(first, context.get_constant(types.intp, i))]))
+                     for i in range(k)]
+            return context.make_tuple(builder, numbers, items)
+
+        return numbers(x, o, n), codegen
+
+    def codegen(context, builder, signature, args):
+        source = make_array(signature.args[0])(context, builder, args[0])
+        first, size = (context.cast(builder, v, t, types.intp) for v, t in zip(args[1:], signature.args[1:]))
+        view = make_array(signature.args[0])(context, builder)
+        populate_array(view, data=builder.gep(source.data, [first]), shape=cgutils.pack_array(builder, [size]),
+                       strides=source.strides, itemsize=source.itemsize, meminfo=None)
+        return view._getvalue()
+
+    return x(x, o, n), codegen
 
 
 @register
