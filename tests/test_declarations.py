@@ -157,6 +157,9 @@ def test_the_catalogue_methods_keep_their_signatures():
         "forward_dynamics": "(q, v=None, tau=None, external_forces: 'Mapping | None' = None, **renamed) -> 'np.ndarray'",
         "centroidal_terms": "(q, v=None) -> 'np.ndarray'",
         "centroidal_momentum_matrix_rate": "(q, v=None) -> 'np.ndarray'",
+        "joint_torque_regressor": "(q, v=None, dv=None, friction: 'bool' = False, armature: 'bool' = False) "
+                                  "-> 'np.ndarray'",
+        "energy_regressors": "(q, v=None, friction: 'bool' = False, armature: 'bool' = False) -> 'np.ndarray'",
     }
     system = build()
     for name, signature in signatures.items():
@@ -176,7 +179,8 @@ def test_views_present_their_request_one_state_and_batched():
     for name, view in VIEWS.items():
         method = getattr(system, name)
         assert method.__doc__ == view.doc and method.__qualname__ == f"MultibodySystem.{name}"
-        assert str(inspect.signature(method)) == ("(q, v=None)" if view.velocities else "(q)")
+        options = "".join(f", {o.name}: 'bool' = {o.default}" for o in DECLARATIONS[view.of].options)
+        assert str(inspect.signature(method)) == ("(q, v=None" if view.velocities else "(q") + options + ")"
         args = (Q, V) if view.velocities else (Q,)
         batch = method(*args)
         for s in range(3):  # a batch presents each state's result

@@ -44,9 +44,10 @@ complex128 (complex-step) numbers. Lowest first:
 the ``layout`` table and a ``data`` buffer (float64 or complex128; the stacked vectors have the
 same scalar type) and runs the passes of SKO.md as written there, on blocks of any shape stored
 row-major at the layout's offsets (:mod:`.blocks`); a rigid body on a 1-dof hinge takes the
-register forms of :mod:`.rigid_blocks` (``rigid_step``). Each body is visited once per pass:
-O(N). Every kernel works on :func:`~sko.engine.borrow.borrowed` views of its array arguments, so
-the per-body steps count no references.
+register forms of :mod:`.rigid_blocks` (``rigid_step``), or the step written once for any node
+specialised to its dimensions (:func:`~sko.engine.jit.specialised`, Newton–Euler's). Each body
+is visited once per pass: O(N). Every kernel works on :func:`~sko.engine.borrow.borrowed` views
+of its array arguments, so the per-body steps count no references.
 
 Public names are imported from here (:data:`__all__`), each on first use so that importing
 one module of the engine compiles nothing else.

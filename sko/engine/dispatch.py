@@ -225,13 +225,16 @@ class Engine:
 
         return call
 
-    def run(self, name: str, method, q, v=None, x=None, external_forces=None, compiled: bool = True, **kwargs):
+    def run(self, name: str, method, q, v=None, x=None, external_forces=None, compiled: bool = True,
+            shape=None, **kwargs):
         """Request ``name`` of the catalogue at the states ``q`` (``v``, ``x``: the request's
         other inputs), with the external forces; ``method`` is the system's method answering on
         the reference path (called with the arguments given, ``external_forces`` when given and
         ``kwargs``); the request's ``hinge`` rule says where the hinge forces that run in Python
         go. ``NotImplemented`` for one state the reference path must answer; every state goes
-        there when ``compiled`` is false (a kernel that does not take the system)."""
+        there when ``compiled`` is false (a kernel that does not take the system).
+        ``shape(system)``: one state's result shape on the reference path where the request's
+        own may not hold (a system its kernel does not take), for an empty batch's result."""
         request = rq.REQUESTS[name]
         args = {"q": q}
         if request.velocities:
@@ -241,11 +244,12 @@ class Engine:
         keywords = dict(kwargs)
         if external_forces is not None:
             keywords["external_forces"] = external_forces
-        shape = request.shape(self._sizes)
         inputs = compiled and self._inputs(q, v if request.velocities else None, x if request.x else None,
                                            request.x or "", external_forces)
         if not inputs:
-            return self._reference(method, args, shape, **keywords)
+            return self._reference(method, args, lambda: request.shape(self._sizes) if shape is None
+                                   else shape(self.system), **keywords)
+        shape = request.shape(self._sizes)
         Q, QD, X, batched, forces = inputs
         hinge = self._hinge_forces(Q, QD, batched) if request.hinge else None
         if hinge is not None and request.hinge == "input":  # θ̈ = ℳ^{-1}(T − 𝒞 − hinge forces)
@@ -339,11 +343,11 @@ class Engine:
     def _shape(out, batched: bool):
         return out if batched else out[0]
 
-    def _reference(self, method, args: dict, shape: tuple, **kwargs):
+    def _reference(self, method, args: dict, shape, **kwargs):
         """``NotImplemented`` for one state (the caller's reference code answers), the method
         state by state for a batch (object arrays, or the reference backend forced); ``args``
-        maps each argument's name to its value, ``shape`` is one state's result shape (the
-        shape of an empty batch's result)."""
+        maps each argument's name to its value, ``shape`` is one state's result shape, or a
+        function giving it (the shape of an empty batch's result)."""
         checked = {name: None if x is None else checked_array(x, (1, 2), name) for name, x in args.items()}
         given = [(name, x) for name, x in checked.items() if x is not None]
         if not any(x.ndim == 2 for _, x in given):
@@ -358,7 +362,9 @@ class Engine:
         for s in range(Q.shape[0]):
             with state_named(s):
                 rows.append(method(*(None if x is None else x[s] for x in checked.values()), **kwargs))
-        return np.array(rows) if rows else np.zeros((0, *shape), dtype=np.result_type(*(x for _, x in given), float))
+        if rows:
+            return np.array(rows)
+        return np.zeros((0, *(shape() if callable(shape) else shape)), dtype=np.result_type(*(x for _, x in given), float))
 
     def _settled(self, out: np.ndarray, batched: bool, method, args: dict, nonfinite: np.ndarray | None = None,
                  **kwargs):

@@ -28,7 +28,10 @@ was loaded in the process before the first parallel call.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import os
+import textwrap
 
 from numba import njit, types
 from numba.core import cgutils
@@ -38,7 +41,8 @@ from numba.extending import intrinsic
 
 from sko.engine.cache import StampedCache
 
-__all__ = ["FAST_MATH", "kernel", "register", "inline_kernel", "native_address", "call_state", "call_request", "native_caller"]
+__all__ = ["FAST_MATH", "kernel", "register", "specialised", "inline_kernel", "native_address", "call_state", "call_request",
+           "native_caller"]
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # module docstring: before numba loads its OpenMP layer
 
@@ -87,6 +91,28 @@ def register(function):
     """A helper on numbers held in registers, inlined into each kernel that calls it (module
     docstring)."""
     return njit(inline="always", fastmath=FAST_MATH, error_model="numpy")(function)
+
+
+def specialised(function, **constants):
+    """The :func:`register` helper of ``function``'s own source with the parameters ``constants``
+    removed and bound as constants of the compiled code: a step written once for a node of any
+    dimensions, specialised to the dimensions of a rigid body (``m=6, h=1, mp=6``), compiles as
+    if written for them — loops of constant length, the numbers it reads
+    :func:`~sko.engine.rigid_blocks.held` in registers. Typed and inlined at each call site as a
+    :func:`register` helper is; the same function, unspecialised, is a :func:`kernel`."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    definition = tree.body[0]
+    unknown = set(constants) - {a.arg for a in definition.args.args}
+    if unknown:
+        raise TypeError(f"{function.__name__}() has no parameters {sorted(unknown)}")
+    definition.decorator_list = []
+    definition.args.args = [a for a in definition.args.args if a.arg not in constants]
+    ast.increment_lineno(tree, function.__code__.co_firstlineno - 1)  # tracebacks point at the source
+    namespace = {**function.__globals__, **constants}
+    exec(compile(tree, inspect.getsourcefile(function), "exec"), namespace)  # noqa: S102 - the function's own source
+    specialised = namespace[function.__name__]
+    specialised.__qualname__ = f"{function.__qualname__}[{', '.join(f'{k}={v}' for k, v in constants.items())}]"
+    return register(specialised)
 
 
 def inline_kernel(function):

@@ -21,16 +21,14 @@ is then ``sᵀ (⁰X_k^* F)`` per column ``s`` of ``i`` — no transform carried
 products per (column, body) pair: O(N·d). The columns of body ``k`` are ``10 k`` onwards in the
 system's body order (the flat layout's ``BODY``), as :meth:`inertial_parameters` orders them.
 
-The Python side (:func:`joint_torque_regressor`, :func:`energy_regressors`) answers through the
-engine (:meth:`~sko.engine.dispatch.Engine.direct` for the common call, else
+The system methods are made from the requests' declarations (:mod:`sko.systems.catalogue`):
+the engine answers them as any request (the prepared one-state call, else
 :meth:`~sko.engine.dispatch.Engine.run`: checks, batches in parallel chunks, a state whose result
-is not finite retried on the reference path, which names the overflow), or returns
-``NotImplemented`` for the reference path (:mod:`sko.systems.regressors`).
+is not finite retried on the reference path, which names the overflow) where :func:`applies`,
+and :mod:`sko.systems.regressors` appends the joint columns the options ask for.
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from sko.engine.borrow import borrowed, matrix_view
 from sko.engine.layout import Flat
@@ -40,7 +38,7 @@ from sko.engine.fields import columns, offsets
 from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
 __all__ = ["TorqueWork", "EnergyWork", "Pose", "torque_buffers", "energy_buffers", "applies", "world_poses",
-           "joint_torque_regressor", "energy_regressors", "torque_regressor_request", "energy_regressors_request"]
+           "torque_regressor", "energy_rows", "torque_regressor_request", "energy_regressors_request"]
 
 
 #: The workspace of :func:`torque_regressor_request`: ``α`` (6 N), the world hinge columns ``S``
@@ -243,41 +241,3 @@ def energy_regressors_request(w, x, out):
     energy_rows(rows, layout, arena, reals[:3], buffer(ws, at, EnergyWork.POSES),
                 matrix_view(out, 0, 2, 10 * words[Header.N]))
     return -1
-
-
-
-# ----------------------------------------------------------------------------- the Python side
-def joint_torque_regressor(system, q, v, dv, reference):
-    """The bodies' columns of ``Y`` at ``(q, v, dv)`` (1-D, or with a leading batch axis), or
-    ``NotImplemented`` when the reference path answers (:func:`applies` false, the reference
-    backend, inputs the engine does not take). ``reference(q, v, dv)``: those columns at one
-    state on the reference path, which answers a state whose compiled result is not finite (and
-    names the overflow)."""
-    if not applies(system):
-        return NotImplemented
-    engine = system._engine
-    if (out := engine.direct("joint_torque_regressor", q, v, dv)) is not None:
-        return out
-
-    def joint_torque_regressor(q, v, dv, external_forces=None):
-        return reference(q, v, dv)
-
-    return engine.run("joint_torque_regressor", joint_torque_regressor, q, v, dv)
-
-
-def energy_regressors(system, q, v, reference):
-    """``(y_T, y_V)`` of the bodies at ``(q, v)`` (batched as :func:`joint_torque_regressor`), or
-    ``NotImplemented``; ``reference(system, q, v)``: ``(y_T, y_V)`` at one state on the reference
-    path."""
-    if not applies(system):
-        return NotImplemented
-    engine = system._engine
-    out = engine.direct("energy_regressors", q, v)
-    if out is None:
-        def energy_regressors(q, v=None, external_forces=None):
-            return np.stack(reference(system, q, v))
-
-        out = engine.run("energy_regressors", energy_regressors, q, v)
-        if out is NotImplemented:
-            return out
-    return out[..., 0, :], out[..., 1, :]

@@ -2,30 +2,69 @@
 
 A rigid body has a node of dimension 6; on a 1-dof hinge (revolute, prismatic, helical) its
 ``H(k)`` is one row and ``D(k)`` one number. Most nodes of a robot are such bodies, so the
-recursions of :mod:`sko.engine.rnea` and :mod:`sko.engine.aba` take these forms for them
-(``rigid_step``): every 6-vector is held in registers as six numbers, every 6 × 6 product written out, and the congruence ``φ S φ*``
-with a symmetric ``S`` computed on its 21 distinct entries (a rigid weight's zero lower-left
-block skips its products). The steps are register helpers (:func:`~.jit.register`), inlined
-into the recursion that takes them; the congruence is a kernel of its own, called: its sums of
-tuples take seconds to compile, and calling it costs a few percent of a recursion. The small
-products of tuples it and :func:`carry66` take at dozens of call sites (:func:`row6`,
-:func:`dot`, :func:`dot3`, :func:`dot_tail`, :func:`symmetric_times`, :func:`lower_times`,
-:func:`lower_right`), and the 6 × 6 block products :func:`times` and :func:`transpose_times`
-(each seven register helpers deep), are inline kernels (:func:`~.jit.inline_kernel`): typed
-once per signature, not again at each site, which halves the congruence's compile time; LLVM
-inlines them, so the machine code is the same.
+recursions take these forms for them (``rigid_step``): every 6-vector is held in registers as
+six numbers, every 6 × 6 product written out, and the congruence ``φ S φ*`` with a symmetric
+``S`` computed on its 21 distinct entries (a rigid weight's zero lower-left block skips its
+products). The steps are register helpers (:func:`~.jit.register`), inlined into the recursion
+that takes them; the congruence is a kernel of its own, called: its sums of tuples take seconds
+to compile, and calling it costs a few percent of a recursion. The small products of tuples it
+and :func:`carry66` take at dozens of call sites (:func:`row6`, :func:`dot`, :func:`dot3`,
+:func:`dot_tail`, :func:`symmetric_times`, :func:`lower_times`, :func:`lower_right`), and the
+6 × 6 block products :func:`times` and :func:`transpose_times` (each seven register helpers
+deep), are inline kernels (:func:`~.jit.inline_kernel`): typed once per signature, not again at
+each site, which halves the congruence's compile time; LLVM inlines them, so the machine code is
+the same. A step written once for a node of any dimensions (Newton–Euler's,
+:mod:`sko.engine.rnea`) reads through :func:`held`, which holds the numbers in registers where
+the step is specialised to a rigid body's dimensions (:func:`~.jit.specialised`).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+from numba.np.arrayobj import load_item, make_array, populate_array
 
 from sko.engine.layout import Flat, Riccati
 from sko.engine.jit import inline_kernel, kernel, register
 
-__all__ = ["rigid_step", "dot6", "times", "transpose_times", "row6", "dot", "congruence66", "congruence_upper",
-           "carry66", "lower_left_zero", "newton_euler_scatter_6_1", "riccati_6_1", "articulated_gather_6_1",
-           "articulated_scatter_6_1"]
+__all__ = ["held", "rigid_step", "dot6", "times", "transpose_times", "row6", "dot", "congruence66", "congruence_upper",
+           "carry66", "lower_left_zero", "riccati_6_1", "articulated_gather_6_1", "articulated_scatter_6_1"]
+
+
+@intrinsic(prefer_literal=True)
+def held(typingctx, x, o, n):
+    """The ``n`` numbers of the 1-D ``x`` from ``o``: a tuple held in registers when ``n`` is a
+    constant of the compiled code (a step specialised to a rigid body's dimensions: a later store
+    to ``x`` leaves them as read, and the compiler need not read them again), else a view of
+    ``x[o: o + n]`` (borrowed: no reference counted)."""
+    if not (isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C" and isinstance(o, types.Integer)
+            and isinstance(n, types.Integer)):
+        return None
+    if isinstance(n, types.IntegerLiteral):
+        k = n.literal_value
+        numbers = types.UniTuple(x.dtype, k)
+
+        def codegen(context, builder, signature, args):
+            array = make_array(signature.args[0])(context, builder, args[0])
+            first = context.cast(builder, args[1], signature.args[1], types.intp)
+            items = [load_item(context, builder, signature.args[0],
+                               builder.gep(array.data, [builder.add(first, context.get_constant(types.intp, i))]))
+                     for i in range(k)]
+            return context.make_tuple(builder, numbers, items)
+
+        return numbers(x, o, n), codegen
+
+    def codegen(context, builder, signature, args):
+        source = make_array(signature.args[0])(context, builder, args[0])
+        first, size = (context.cast(builder, v, t, types.intp) for v, t in zip(args[1:], signature.args[1:]))
+        view = make_array(signature.args[0])(context, builder)
+        populate_array(view, data=builder.gep(source.data, [first]), shape=cgutils.pack_array(builder, [size]),
+                       strides=source.strides, itemsize=source.itemsize, meminfo=None)
+        return view._getvalue()
+
+    return x(x, o, n), codegen
 
 
 @register
@@ -240,30 +279,6 @@ def carry66(data, wo, F, nv, first, stop):
         x = (F[c], F[nv + c], F[2 * nv + c], F[3 * nv + c], F[4 * nv + c], F[5 * nv + c])
         F[c], F[nv + c], F[2 * nv + c] = dot(p0, x), dot(p1, x), dot(p2, x)
         F[3 * nv + c], F[4 * nv + c], F[5 * nv + c] = dot(p3, x), dot(p4, x), dot(p5, x)
-
-
-@register
-def newton_euler_scatter_6_1(layout, data, qdd, alpha, f, j, p):
-    """The scatter step of :func:`~sko.engine.rnea.newton_euler` at a rigid body on a 1-dof hinge
-    (:func:`rigid_step`): ``α = φ* α(℘) + H* θ̈ + a``, ``f = M α + b``, ``α`` in registers."""
-    no = layout[j, Flat.NODE]
-    if p >= 0:
-        npo = layout[p, Flat.NODE]
-        x = transpose_times(data, layout[j, Flat.W], (alpha[npo], alpha[npo + 1], alpha[npo + 2], alpha[npo + 3],
-                                                   alpha[npo + 4], alpha[npo + 5]))
-    else:
-        x = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    ho, ao, bo, mo, t = layout[j, Flat.H], layout[j, Flat.A], layout[j, Flat.B], layout[j, Flat.M], qdd[layout[j, Flat.DOF]]
-    a0 = x[0] + data[ho] * t + data[ao]
-    a1 = x[1] + data[ho + 1] * t + data[ao + 1]
-    a2 = x[2] + data[ho + 2] * t + data[ao + 2]
-    a3 = x[3] + data[ho + 3] * t + data[ao + 3]
-    a4 = x[4] + data[ho + 4] * t + data[ao + 4]
-    a5 = x[5] + data[ho + 5] * t + data[ao + 5]
-    alpha[no], alpha[no + 1], alpha[no + 2], alpha[no + 3], alpha[no + 4], alpha[no + 5] = a0, a1, a2, a3, a4, a5
-    Ma = times(data, mo, (a0, a1, a2, a3, a4, a5))
-    for i in range(6):
-        f[no + i] = data[bo + i] + Ma[i]
 
 
 @register

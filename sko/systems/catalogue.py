@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 import numpy as np
 
 from sko.graphs.errors import SKOError
-from sko.systems import centroidal, reference
+from sko.systems import centroidal, reference, regressors
 from sko.engine import regressors as compiled_regressors
 from sko.engine import requests as compiled
 from sko.systems.declared import Declaration, View, method, view_method
@@ -31,6 +31,11 @@ def _derivatives_compiled(system, dtype) -> bool:
     step's states are the dynamics'): :func:`~sko.systems.rigid_derivatives.compiled`, decided
     once per system."""
     return np.dtype(dtype) == np.float64 and system._compiled_derivatives
+
+
+def _regressors_compiled(system, dtype) -> bool:
+    """The regressors' kernels take ``system`` (:func:`~sko.engine.regressors.applies`)."""
+    return compiled_regressors.applies(system)
 
 
 #: every request of the system API, by name
@@ -65,10 +70,21 @@ DECLARATIONS: dict[str, Declaration] = {d.name: d for d in (
                 velocities=True, compiled_for=_derivatives_compiled, applies=lambda system: system._compiled_derivatives,
                 doc="``Ȧ_G`` (6 × nv) with ``ḣ_G = A_G dv + Ȧ_G v`` (CENTROIDAL.md §4): the recursion of Eq. 6\n"
                     "        for a compiled rigid tree on joints of constant ``S``, else the complex step of ``A_G``."),
-    # written by hand: the regressor appends its joint columns
-    Declaration("joint_torque_regressor", "Y", reference=None, velocities=True, x="dv",
-                compiled_for=lambda system, dtype: compiled_regressors.applies(system),
-                doc="``Y`` with ``τ = Y π`` (IDENTIFICATION.md, Eq. 3)."),
+    Declaration("joint_torque_regressor", "Y", reference=reference.joint_torque_regressor, velocities=True, x="dv",
+                options=regressors.OPTIONS, extend=regressors.joint_columns, shape=regressors.torque_shape,
+                applies=compiled_regressors.applies, compiled_for=_regressors_compiled,
+                doc="``Y`` (nv × p) with ``inverse_dynamics(q, v, dv) − hinge_forces(q, v) = Y @ π``, π of\n"
+                    "        :meth:`inertial_parameters` with the same options (gravity included;\n"
+                    "        IDENTIFICATION.md, Eq. 3): the bodies' columns, then with ``friction`` a viscous\n"
+                    "        ``diag(v)`` and a Coulomb ``diag(sign v)`` block, with ``armature`` a ``diag(dv)``\n"
+                    "        block (:mod:`sko.systems.regressors`). ``q``, ``v``, ``dv`` may carry a leading batch\n"
+                    "        axis ``(B, n)``; the result is then ``(B, nv, p)``."),
+    Declaration("energy_regressors", "YE", reference=reference.energy_regressors, velocities=True,
+                options=regressors.OPTIONS, extend=regressors.joint_energy_entries, shape=regressors.energy_shape,
+                applies=compiled_regressors.applies, compiled_for=_regressors_compiled,
+                doc="``[y_T; y_V]`` (2 × p) with ``kinetic_energy(q, v) = y_T @ π`` and the bodies' potential\n"
+                    "        energy (without tendons) ``= y_V @ π``, π of :meth:`inertial_parameters` with the same\n"
+                    "        options (``armature``: ``½ v²`` in ``y_T``); batches ``(B, nq)`` give ``(B, 2, p)``."),
 )}
 
 #: the methods presenting part of a request's result, by name
@@ -82,6 +98,11 @@ VIEWS: dict[str, View] = {v.name: v for v in (
          doc="``h_G = [k_G; l_G]`` about the centre of mass, world axes (CENTROIDAL.md, Eq. 4)."),
     View("centroidal_inertia", "centroidal_terms", centroidal.inertia_of,
          doc="``I_G`` (6 × 6), the centroidal composite inertia (CENTROIDAL.md, Eq. 4)."),
+    View("kinetic_energy_regressor", "energy_regressors", regressors.kinetic_row, velocities=True,
+         doc="``y_T`` (p) with ``kinetic_energy(q, v) = y_T @ π`` (the first row of :meth:`energy_regressors`)."),
+    View("potential_energy_regressor", "energy_regressors", regressors.potential_row,
+         doc="``y_V`` (p) with the bodies' potential energy (without tendons) ``= y_V @ π`` (the second row of\n"
+             "        :meth:`energy_regressors`)."),
 )}
 
 _OWNERS: list[type] = []  # the classes the methods are made for (declared_methods)
@@ -146,7 +167,7 @@ def declared_methods(owner: type) -> type:
     for view in VIEWS.values():
         _check_view(view)
         if view.name not in vars(owner):
-            setattr(owner, view.name, view_method(view, owner))
+            setattr(owner, view.name, view_method(view, owner, DECLARATIONS[view.of].options))
     _OWNERS.append(owner)
     return owner
 

@@ -439,16 +439,16 @@ class ClusteredRigidSystem(RigidSystem):
         return type(self)(specs, **self._arguments)
 
     def _body_torque_regressor(self, q, v, dv) -> np.ndarray:
-        """``Gᵀ Y_sp(θ, G v, G v̇ + Ġ v)``: the spanning tree's regressor mapped to the
-        independent coordinates (EMBEDDING.md §3; IDENTIFICATION.md, *Coupled systems*)."""
+        """``Gᵀ Y_sp(θ, G v, G v̇ + Ġ v)``: the spanning tree's regressor (compiled where it
+        applies) mapped to the independent coordinates (EMBEDDING.md §3; IDENTIFICATION.md,
+        *Coupled systems*)."""
         G, Gdv, _, _ = self.constraint_matrices(q, v)
-        Y = self.spanning_system()._body_torque_regressor(self.spanning_configuration(q), G @ v, G @ dv + Gdv)
-        return G.T @ Y
+        return G.T @ self.spanning_system().joint_torque_regressor(self.spanning_configuration(q), G @ v, G @ dv + Gdv)
 
-    def _body_energy_regressors(self, q, v) -> tuple:
+    def _body_energy_regressors(self, q, v) -> np.ndarray:
         """The spanning tree's energy regressors at ``(θ, G v)``."""
         G = self.constraint_matrices(q)[0]
-        return self.spanning_system()._body_energy_regressors(self.spanning_configuration(q), G @ v)
+        return self.spanning_system().energy_regressors(self.spanning_configuration(q), G @ v)
 
     # ------------------------------------------------------------------ kinematics of member bodies
     def _checked_frame(self, name, spec) -> tuple:

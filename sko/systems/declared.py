@@ -11,9 +11,18 @@ goes to the reference function. The method has the request's own signature (``he
 and calls nothing generic per call: its source is written from the declaration once, as
 :mod:`dataclasses` writes ``__init__``.
 
+A request may take :class:`Option` s after its inputs (the regressors' ``friction`` and
+``armature``): positional-or-keyword parameters the method checks (each option's ``check``, an
+error naming the request and the option) and passes to the declaration's ``extend``, which
+turns the compiled part's result (or the reference function's, which answers the same) into
+the method's: ``extend(system, result, q, v, x, *options)`` for one state or a batch. The
+engine computes the part that does not depend on the options; a result whose shape the
+compiled part's does not give (a system its kernel does not take) has its shape from the
+declaration's ``shape(system)``, the shape of an empty batch's result.
+
 A :class:`View` declares a system method that presents part of a request's result (the
 centroidal momentum matrix is a block of the packed centroidal terms): :func:`view_method`
-makes it, a call of the request's method and the view's ``present``.
+makes it, a call of the request's method (with its options) and the view's ``present``.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ import numpy as np
 from sko.graphs.errors import SKOError
 from sko.systems.deprecation import renamed_arguments
 
-__all__ = ["Declaration", "View", "THIRD_INPUTS", "method", "view_method", "always"]
+__all__ = ["Declaration", "Option", "View", "THIRD_INPUTS", "method", "view_method", "always", "flag"]
 
 #: the third inputs a request may read (``nv`` entries): ``dv`` (``θ̈``) or ``tau`` (``T``)
 THIRD_INPUTS = ("dv", "tau")
@@ -37,6 +46,33 @@ THIRD_INPUTS = ("dv", "tau")
 def always(system, dtype) -> bool:
     """A request compiled for every system and scalar type (:attr:`Declaration.compiled_for`)."""
     return True
+
+
+def flag(value, what: str) -> bool:
+    """``value`` as a bool, for an :class:`Option` that is on or off: True, False or numpy's
+    bools; anything else (``1``, ``"yes"``, None) is an :class:`~sko.graphs.errors.SKOError`
+    naming ``what``."""
+    if value is True or value is False:
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise SKOError(f"{what} must be True or False, got {value!r} ({type(value).__name__})")
+
+
+@dataclass(frozen=True, eq=False)
+class Option:
+    """An option of a request (module docstring): a parameter of the system method after its
+    inputs, positional or keyword, with its default."""
+
+    name: str  #: the parameter's name
+    default: object  #: its value when omitted (passed unchecked)
+    #: ``check(value, what)``: the value to use, or the error naming ``what`` (``"request(name=)"``)
+    check: Callable = flag
+    annotation: str = "bool"  #: the parameter's annotation in the method's signature
+
+    def __post_init__(self):
+        if not self.name.isidentifier() or self.name.startswith("_"):
+            raise SKOError(f"option name {self.name!r} must be a public Python identifier (it names a parameter)")
 
 
 @dataclass(frozen=True, eq=False)
@@ -60,6 +96,13 @@ class Declaration:
     #: ``applies(system)``: whether its kernel takes ``system`` at all (a recursion for rigid
     #: trees only); None for every system. Where it does not, every state goes to the reference.
     applies: Callable | None = None
+    options: tuple = ()  #: its :class:`Option` s, parameters of the method after its inputs, in order
+    #: ``extend(system, result, q, v, x, *options)``: the method's result from the compiled
+    #: part's (or the reference function's) at the same inputs, one state or a batch; None: that result itself
+    extend: Callable | None = None
+    #: ``shape(system)``: one state's result before :attr:`extend` where the compiled part's shape
+    #: may not hold (a system its kernel does not take); None: the compiled part's
+    shape: Callable | None = None
 
     def __post_init__(self):
         if not self.name.isidentifier() or self.name.startswith("_"):
@@ -73,6 +116,15 @@ class Declaration:
                 raise SKOError(f"request {self.name!r}: the deprecated keyword {old}= must rename one of its inputs "
                                f"{sorted(inputs)}, got {old}= for {new}=")
         object.__setattr__(self, "renamed", MappingProxyType(dict(self.renamed)))
+        object.__setattr__(self, "options", tuple(self.options))
+        names = [o.name for o in self.options]
+        if not all(isinstance(o, Option) for o in self.options) or len(set(names)) != len(names):
+            raise SKOError(f"request {self.name!r}: its options must be Options of distinct names, got {self.options!r}")
+        taken = sorted(set(names) & ({"q", "external_forces", "self"} | inputs | set(self.renamed)))
+        if taken:
+            raise SKOError(f"request {self.name!r}: option {taken[0]!r} has the name of an input")
+        if self.options and self.extend is None:
+            raise SKOError(f"request {self.name!r}: options need an extend(system, result, q, v, x, *options) to act")
 
     @property
     def request(self):
@@ -91,6 +143,29 @@ class Declaration:
         return getattr(system, self.name)(*self.arguments(q, v, x))
 
 
+def _parameters(options) -> list[str]:
+    """The options as parameters of a generated signature."""
+    return [f"{o.name}: {o.annotation} = option_defaults[{i}]" for i, o in enumerate(options)]
+
+
+def _checks(name: str, options) -> list[str]:
+    """The lines of a generated method checking its options (:attr:`Option.check`; an option left
+    at its default, the common call, costs one identity test)."""
+    return [f"    if {o.name} is not option_defaults[{i}]:\n"
+            f"        {o.name} = option_checks[{i}]({o.name}, {f'{name}({o.name}=)'!r})" for i, o in enumerate(options)]
+
+
+def _source(owner: type, name: str, lines: list[str], namespace: dict) -> Callable:
+    """The function ``name`` of the source ``lines``, written for the class ``owner``."""
+    source = "\n".join(["from __future__ import annotations", *lines]) + "\n"
+    filename = f"<request {owner.__qualname__}.{name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show the source
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - source written from a declaration
+    function = namespace[name]
+    function.__module__, function.__qualname__ = owner.__module__, f"{owner.__qualname__}.{name}"
+    return function
+
+
 def method(declaration: Declaration, owner: type) -> Callable:
     """The system method of ``declaration``, for the class ``owner`` (module docstring)."""
     d, name = declaration, declaration.name
@@ -98,36 +173,38 @@ def method(declaration: Declaration, owner: type) -> Callable:
     x = d.x or "None"
     forces = "external_forces" if d.external_forces else "None"
     parameters = ["self", "q", *(["v=None"] if d.velocities else []), *([f"{d.x}=None"] if d.x else []),
-                  *(["external_forces: Mapping | None = None"] if d.external_forces else []),
+                  *_parameters(d.options), *(["external_forces: Mapping | None = None"] if d.external_forces else []),
                   *(["**renamed"] if d.renamed else [])]
     direct = ", ".join(["q", *([v, x] if d.x else [v] if d.velocities else [])])
     run = ", ".join(["q", *([v, x] if d.x else [v] if d.velocities else []), *([forces] if d.external_forces else [])])
-    lines = ["from __future__ import annotations",
-             f"def {name}({', '.join(parameters)}) -> np.ndarray:"]
+    lines = [f"def {name}({', '.join(parameters)}) -> np.ndarray:"]
     if d.renamed:
         current = list(dict.fromkeys(d.renamed.values()))
         lines += ["    if renamed:",
                   f"        {', '.join(current)}, = renamed_arguments({name!r}, renamed, RENAMED, "
                   f"{', '.join(f'{c}={c}' for c in current)})"]
+    lines += _checks(name, d.options)
     guard = "not external_forces and " if d.external_forces else ""
     compiled = ""
     if d.applies is not None:
         lines += ["    compiled = applies(self)"]
         guard, compiled = f"compiled and {guard}", ", compiled=compiled"
+    if d.shape is not None:
+        compiled += ", shape=shape"
+    if d.extend is None:
+        result = "{}"
+    else:
+        result = f"extend(self, {{}}, q, {v}, {x}{''.join(f', {o.name}' for o in d.options)})"
     lines += [f"    if {guard}(out := self._engine.one_state[{name!r}]({direct})) is not None:",
-              "        return out",
+              f"        return {result.format('out')}",
               f"    if (out := self._engine.run({name!r}, self.{name}, {run}{compiled})) is not NotImplemented:",
-              "        return out",
-              f"    return reference(self, q, {v}, {x}, {forces})"]
-    source = "\n".join(lines) + "\n"
-    filename = f"<request {owner.__qualname__}.{name}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show the source
+              f"        return {result.format('out')}",
+              f"    return {result.format(f'reference(self, q, {v}, {x}, {forces})')}"]
     namespace = {"np": np, "Mapping": Mapping, "renamed_arguments": renamed_arguments, "RENAMED": d.renamed,
-                 "reference": d.reference, "applies": d.applies}
-    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - source written above from the declaration
-    function = namespace[name]
-    function.__doc__, function.__module__ = d.doc, owner.__module__
-    function.__qualname__ = f"{owner.__qualname__}.{name}"
+                 "reference": d.reference, "applies": d.applies, "extend": d.extend, "shape": d.shape,
+                 "option_defaults": [o.default for o in d.options], "option_checks": [o.check for o in d.options]}
+    function = _source(owner, name, lines, namespace)
+    function.__doc__ = d.doc
     function.declaration = d
     return function
 
@@ -149,16 +226,16 @@ class View:
             raise SKOError(f"view name {self.name!r} must be a public Python identifier (it names the system method)")
 
 
-def view_method(view: View, owner: type) -> Callable:
-    """The system method of ``view``, for the class ``owner`` (:class:`View`)."""
-    of, present = view.of, view.present
-    if view.velocities:
-        def function(self, q, v=None):
-            return present(self, getattr(self, of)(q, v))
-    else:
-        def function(self, q):
-            return present(self, getattr(self, of)(q))
-    function.__name__, function.__doc__, function.__module__ = view.name, view.doc, owner.__module__
-    function.__qualname__ = f"{owner.__qualname__}.{view.name}"
+def view_method(view: View, owner: type, options: tuple = ()) -> Callable:
+    """The system method of ``view``, for the class ``owner`` (:class:`View`); ``options``: those
+    of the request it presents (:attr:`Declaration.options`), which it takes and passes on."""
+    parameters = ["self", "q", *(["v=None"] if view.velocities else []), *_parameters(options)]
+    arguments = ["q", *(["v"] if view.velocities else []), *(f"{o.name}={o.name}" for o in options)]
+    lines = [f"def {view.name}({', '.join(parameters)}):", *_checks(view.name, options),  # errors name the view
+             f"    return present(self, self.{view.of}({', '.join(arguments)}))"]
+    namespace = {"present": view.present, "option_defaults": [o.default for o in options],
+                 "option_checks": [o.check for o in options]}
+    function = _source(owner, view.name, lines, namespace)
+    function.__doc__ = view.doc
     function.view = view
     return function

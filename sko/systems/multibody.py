@@ -620,58 +620,15 @@ class MultibodySystem:
         new._order = tuple((k, new._body[k], qs, vs) for k, _, qs, vs in self._order)
         return new
 
-    def joint_torque_regressor(self, q, v=None, dv=None, friction: bool = False, armature: bool = False) -> np.ndarray:
-        """``Y`` (nv × p) with ``inverse_dynamics(q, v, dv) − hinge_forces(q, v) = Y @ π``, π of
-        :meth:`inertial_parameters` (gravity included; :mod:`sko.systems.regressors`,
-        IDENTIFICATION.md). ``q``, ``v``, ``dv`` may carry a leading batch axis ``(B, n)``; the
-        result is then ``(B, nv, p)``."""
-        if not (friction or armature) and (out := regressors.direct(self, "joint_torque_regressor", q, v, dv)) is not None:
-            return out
-        if (out := regressors.compiled_joint_torque_regressor(self, q, v, dv, friction, armature)) is not NotImplemented:
-            return out
-        args = {"q": q, "v": v, "dv": dv}
-        p = len(self.inertial_parameters(friction, armature))
-        out = self._engine._reference(self.joint_torque_regressor, args, (self.nv, p), friction=friction,
-                                      armature=armature)
-        if out is not NotImplemented:
-            return out
-        return regressors.joint_torque_regressor(self, q, v, dv, friction, armature)
-
-    def kinetic_energy_regressor(self, q, v=None, friction: bool = False, armature: bool = False) -> np.ndarray:
-        """``y_T`` (p) with ``kinetic_energy(q, v) = y_T @ π`` (batched as
-        :meth:`joint_torque_regressor`)."""
-        if not (friction or armature) and (out := regressors.direct(self, "energy_regressors", q, v)) is not None:
-            return out[0]
-        if (out := regressors.compiled_energy_regressor(self, q, v, friction, armature, 0)) is not NotImplemented:
-            return out
-        out = self._engine._reference(self.kinetic_energy_regressor, {"q": q, "v": v}, (len(self.inertial_parameters(friction, armature)),), friction=friction,
-                                      armature=armature)
-        if out is not NotImplemented:
-            return out
-        return regressors.kinetic_energy_regressor(self, q, v, friction, armature)
-
-    def potential_energy_regressor(self, q, friction: bool = False, armature: bool = False) -> np.ndarray:
-        """``y_V`` (p) with the bodies' potential energy (without tendons) ``= y_V @ π``
-        (batched as :meth:`joint_torque_regressor`)."""
-        if not (friction or armature) and (out := regressors.direct(self, "energy_regressors", q)) is not None:
-            return out[1]
-        if (out := regressors.compiled_energy_regressor(self, q, None, friction, armature, 1)) is not NotImplemented:
-            return out
-        out = self._engine._reference(self.potential_energy_regressor, {"q": q}, (len(self.inertial_parameters(friction, armature)),), friction=friction,
-                                      armature=armature)
-        if out is not NotImplemented:
-            return out
-        return regressors.potential_energy_regressor(self, q, friction, armature)
-
     def _body_torque_regressor(self, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> np.ndarray:
-        """The bodies' columns of ``Y`` at one checked state (compiled where it applies)."""
-        Y = regressors.compiled_body_torque_regressor(self, q, v, dv)
-        return regressors.tree_torque_regressor(self, q, v, dv) if Y is NotImplemented else Y
+        """The bodies' columns of ``Y`` at one checked state on the reference path (the request
+        ``joint_torque_regressor``'s; :func:`~sko.systems.regressors.tree_torque_regressor`)."""
+        return regressors.tree_torque_regressor(self, q, v, dv)
 
-    def _body_energy_regressors(self, q: np.ndarray, v: np.ndarray) -> tuple:
-        """The bodies' ``(y_T, y_V)`` at one checked state (compiled where it applies)."""
-        y = regressors.compiled_body_energy_regressors(self, q, v)
-        return regressors.tree_energy_regressors(self, q, v) if y is NotImplemented else y
+    def _body_energy_regressors(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """The bodies' ``[y_T; y_V]`` at one checked state on the reference path (the request
+        ``energy_regressors``'; :func:`~sko.systems.regressors.tree_energy_regressors`)."""
+        return np.stack(regressors.tree_energy_regressors(self, q, v))
 
     # ------------------------------------------------------------------ attachment frames
     def jacobian(self, q, frame) -> np.ndarray:

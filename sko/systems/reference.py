@@ -17,11 +17,11 @@ from collections.abc import Mapping
 import numpy as np
 
 from sko.engine import algorithms as alg
-from sko.systems import centroidal
+from sko.systems import centroidal, regressors
 from sko.systems.overflow import finite_result, named_overflow
 
 __all__ = ["mass_matrix", "mass_matrix_inverse", "inverse_dynamics", "forward_dynamics", "centroidal_terms",
-           "centroidal_momentum_matrix_rate"]
+           "centroidal_momentum_matrix_rate", "joint_torque_regressor", "energy_regressors"]
 
 
 def mass_matrix(system, q, v=None, x=None, external_forces: Mapping | None = None) -> np.ndarray:
@@ -71,3 +71,16 @@ def centroidal_momentum_matrix_rate(system, q, v, x, external_forces) -> np.ndar
     (:func:`~sko.systems.centroidal.momentum_matrix_rate_by_complex_step`, CENTROIDAL.md §4)."""
     v = np.zeros(system.nv) if v is None else v
     return centroidal.momentum_matrix_rate_by_complex_step(system, q, v)
+
+
+def joint_torque_regressor(system, q, v, x, external_forces) -> np.ndarray:
+    """The bodies' columns of ``Y`` (``τ − T_hinge = Y π``, IDENTIFICATION.md, Eq. 3) at one
+    state, ``x`` being ``θ̈`` (:func:`~sko.systems.regressors.body_torque_regressor`); the
+    declaration's options append the joint columns."""
+    return regressors.body_torque_regressor(system, q, v, x)
+
+
+def energy_regressors(system, q, v, x, external_forces) -> np.ndarray:
+    """The bodies' ``[y_T; y_V]`` (``T = y_T · π``, ``V = y_V · π``) at one state
+    (:func:`~sko.systems.regressors.body_energy_regressors`)."""
+    return regressors.body_energy_regressors(system, q, v)

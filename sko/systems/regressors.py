@@ -20,6 +20,12 @@ Optional joint columns follow the bodies' (IDENTIFICATION.md, *Drive train*): wi
 coordinate (all viscous ones first), with ``armature=True`` an armature column ``v̇_i`` (and
 ``½ v_i²`` in the kinetic energy regressor). Their parameters are zero in
 :func:`parameters`: the system models no such terms, so that ``Y π = τ − T_hinge`` holds.
+
+The system methods are made from the declarations of the requests ``joint_torque_regressor``
+and ``energy_regressors`` (:mod:`sko.systems.catalogue`): the compiled requests
+(:mod:`sko.engine.regressors`) or the reference functions here (:func:`body_torque_regressor`,
+:func:`body_energy_regressors`) give the bodies' columns, the declarations' :data:`OPTIONS`
+choose the joint columns, which :func:`joint_columns` and :func:`joint_energy_entries` append.
 """
 
 from __future__ import annotations
@@ -27,16 +33,20 @@ from __future__ import annotations
 import numpy as np
 
 from sko.engine import algorithms as alg
-from sko.engine import regressors as compiled
 from sko.bodies.contract import BodyError, BodyType
 from sko.graphs.errors import NonFiniteError
+from sko.systems.declared import Option
 
-__all__ = ["parameters", "parameter_names", "joint_torque_regressor", "kinetic_energy_regressor",
-           "potential_energy_regressor", "body_parameter_slices", "direct", "compiled_joint_torque_regressor",
-           "compiled_energy_regressor", "compiled_body_torque_regressor", "compiled_body_energy_regressors"]
+__all__ = ["OPTIONS", "parameters", "parameter_names", "body_parameter_slices", "tree_torque_regressor",
+           "tree_energy_regressors", "body_torque_regressor", "body_energy_regressors", "torque_shape",
+           "energy_shape", "joint_columns", "joint_energy_entries", "kinetic_row", "potential_row",
+           "checked_body_parameters"]
 
 #: Imaginary step of the complex-step columns (any size is exact: τ is linear in π).
 STEP = 1e-20
+
+#: The regressors' options (module docstring): the joint columns, each on or off.
+OPTIONS = (Option("friction", False), Option("armature", False))
 
 
 def body_parameter_slices(system) -> dict:
@@ -72,15 +82,6 @@ def parameter_names(system, friction: bool = False, armature: bool = False) -> l
 
 def _declares(body: BodyType, method: str) -> bool:
     return getattr(type(body), method) is not getattr(BodyType, method)
-
-
-def _joint_columns(system, v, dv, friction: bool, armature: bool) -> list:
-    out = []
-    if friction:
-        out += [np.diag(v), np.diag(np.sign(v))]
-    if armature:
-        out.append(np.diag(dv))
-    return out
 
 
 def _alphas(system, states: dict, dv: np.ndarray) -> dict:
@@ -173,14 +174,31 @@ def tree_energy_regressors(system, q, v) -> tuple[np.ndarray, np.ndarray]:
     return yT, yV
 
 
-def joint_torque_regressor(system, q, v, dv, friction: bool, armature: bool) -> np.ndarray:
-    """``Y`` (nv × p) at one state, the joint columns appended (module docstring)."""
+def body_torque_regressor(system, q, v, dv) -> np.ndarray:
+    """The bodies' columns of ``Y`` (nv × p) at one state on the reference path (the reference
+    function of ``joint_torque_regressor``), the inputs checked as the compiled path checks them."""
     q, v = system.checked_vectors(q, v)
     dv = np.zeros(system.nv) if dv is None else system._stacked(dv, "dv", system.nv, "nv")
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
-        Y = system._body_torque_regressor(q, v, dv)
-    return _finite(np.concatenate([Y, *_joint_columns(system, v, dv, friction, armature)], axis=1),
-                   "joint-torque regressor")
+        return _finite(system._body_torque_regressor(q, v, dv), "joint-torque regressor")
+
+
+def body_energy_regressors(system, q, v) -> np.ndarray:
+    """The bodies' ``[y_T; y_V]`` (2 × p) at one state on the reference path (the reference
+    function of ``energy_regressors``)."""
+    q, v = system.checked_vectors(q, v)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _finite(system._body_energy_regressors(q, v), "energy regressors")
+
+
+def torque_shape(system) -> tuple:
+    """One state's bodies' columns of ``Y``: ``(nv, p)``, ``p`` the bodies' parameters."""
+    return system.nv, len(system.inertial_parameters())
+
+
+def energy_shape(system) -> tuple:
+    """One state's ``[y_T; y_V]`` of the bodies: ``(2, p)``."""
+    return 2, len(system.inertial_parameters())
 
 
 def _diagonals(x, like: np.ndarray) -> np.ndarray:
@@ -189,56 +207,48 @@ def _diagonals(x, like: np.ndarray) -> np.ndarray:
     return x[..., :, None] * np.eye(x.shape[-1], dtype=like.dtype)
 
 
-def direct(system, name: str, q, v=None, x=None):
-    """The compiled regressor request ``name`` for the common call — one state of float64
-    vectors, the bodies' columns alone — by its prepared one-state call
-    (:meth:`~sko.engine.dispatch.Engine.direct`) where the compiled regressors apply; None for
-    the checked path (which also reports bad input)."""
-    return system._engine.direct(name, q, v, x) if compiled.applies(system) else None
+def _velocities(x, like: np.ndarray, nv: int) -> np.ndarray:
+    """``x`` (one state's ``nv`` entries or a batch of them, already checked), zero when None,
+    in the scalar type of the result ``like`` (whose leading axes are the batch's)."""
+    return np.zeros((*like.shape[:-2], nv), dtype=like.dtype) if x is None else np.asarray(x, dtype=like.dtype)
 
 
-def compiled_body_torque_regressor(system, q, v, dv):
-    """The bodies' columns of ``Y`` by the compiled kernels (:mod:`sko.engine.regressors`), one
-    state or a batch, or ``NotImplemented`` for the reference path."""
-    return compiled.joint_torque_regressor(system, q, v, dv, lambda q, v, dv: joint_torque_regressor(
-        system, q, v, dv, False, False))
-
-
-def compiled_body_energy_regressors(system, q, v):
-    """The bodies' ``(y_T, y_V)`` by the compiled kernels, or ``NotImplemented``."""
-    return compiled.energy_regressors(system, q, v, _checked_tree_energy_regressors)
-
-
-def _checked_tree_energy_regressors(system, q, v) -> tuple:
-    return tree_energy_regressors(system, *system.checked_vectors(q, v))
-
-
-def compiled_joint_torque_regressor(system, q, v, dv, friction: bool, armature: bool):
-    """``Y`` with its joint columns by the compiled kernels (:mod:`sko.engine.regressors`), one
-    state or a batch, or ``NotImplemented`` for the reference path."""
-    Y = compiled_body_torque_regressor(system, q, v, dv)
-    if Y is NotImplemented or not (friction or armature):
+def joint_columns(system, Y, q, v, dv, friction: bool, armature: bool) -> np.ndarray:
+    """``Y`` (the bodies' columns, one state or a batch) with the joint columns the options ask
+    for appended (module docstring): ``diag(v)``, ``diag(sign v)``, then ``diag(v̇)``."""
+    if not (friction or armature):
         return Y
-    zeros = np.zeros(Y.shape[:-1], dtype=Y.dtype)
-    v = zeros if v is None else np.asarray(v)
-    parts = [_diagonals(v, Y), _diagonals(np.sign(v), Y)] if friction else []
+    parts = []
+    if friction:
+        v = _velocities(v, Y, system.nv)
+        parts += [_diagonals(v, Y), _diagonals(np.sign(v), Y)]
     if armature:
-        parts.append(_diagonals(zeros if dv is None else dv, Y))
+        parts.append(_diagonals(_velocities(dv, Y, system.nv), Y))
     return np.concatenate([Y, *parts], axis=-1)
 
 
-def compiled_energy_regressor(system, q, v, friction: bool, armature: bool, which: int):
-    """``y_T`` (``which`` 0) or ``y_V`` (1) with the joint entries by the compiled kernels, one
-    state or a batch, or ``NotImplemented`` for the reference path."""
-    y = compiled_body_energy_regressors(system, q, v)
-    if y is NotImplemented or not (friction or armature):
-        return y if y is NotImplemented else y[which]
-    y = y[which]
+def joint_energy_entries(system, y, q, v, x, friction: bool, armature: bool) -> np.ndarray:
+    """``[y_T; y_V]`` (the bodies', one state or a batch) with the joint entries the options ask
+    for appended: zeros for the friction columns, ``[½ v²; 0]`` for the armature's."""
+    if not (friction or armature):
+        return y
     zeros = np.zeros((*y.shape[:-1], system.nv), dtype=y.dtype)
     parts = [zeros, zeros] if friction else []
     if armature:
-        parts.append(0.5 * np.asarray(v, dtype=y.dtype) ** 2 if which == 0 and v is not None else zeros)
-    return np.concatenate([y, *parts], axis=-1) if parts else y
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
+            v = _velocities(v, y, system.nv)
+            parts.append(np.stack([0.5 * v * v, zeros[..., 0, :]], axis=-2))
+    return _finite(np.concatenate([y, *parts], axis=-1), "energy regressors")
+
+
+def kinetic_row(system, y) -> np.ndarray:
+    """``y_T`` of ``energy_regressors``' result ``[y_T; y_V]`` (one state or a batch)."""
+    return y[..., 0, :]
+
+
+def potential_row(system, y) -> np.ndarray:
+    """``y_V`` of ``energy_regressors``' result ``[y_T; y_V]`` (one state or a batch)."""
+    return y[..., 1, :]
 
 
 def _finite(x: np.ndarray, what: str) -> np.ndarray:
@@ -247,23 +257,6 @@ def _finite(x: np.ndarray, what: str) -> np.ndarray:
         raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; the velocities, accelerations "
                              "or coordinates are too large for floating point")
     return x
-
-
-def kinetic_energy_regressor(system, q, v, friction: bool, armature: bool) -> np.ndarray:
-    q, v = system.checked_vectors(q, v)
-    with np.errstate(over="ignore", invalid="ignore"):
-        yT = system._body_energy_regressors(q, v)[0]
-        extra = [np.zeros(2 * system.nv)] if friction else []
-        if armature:
-            extra.append(0.5 * v * v)
-    return _finite(np.concatenate([yT, *extra]), "kinetic energy regressor")
-
-
-def potential_energy_regressor(system, q, friction: bool, armature: bool) -> np.ndarray:
-    q, v = system.checked_vectors(q, None)
-    with np.errstate(over="ignore", invalid="ignore"):
-        yV = system._body_energy_regressors(q, v)[1]
-    return _finite(np.concatenate([yV, np.zeros(_joint_sizes(system, friction, armature))]), "potential energy regressor")
 
 
 def checked_body_parameters(system, pi) -> np.ndarray:
