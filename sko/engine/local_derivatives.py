@@ -27,7 +27,7 @@ from numba import prange
 
 from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
-from sko.engine.fields import columns
+from sko.engine.fields import columns, offsets
 from sko.engine.jit import call_state, inline_kernel, kernel, register
 from sko.engine.state_kernels import Record, Row, fill_states
 
@@ -40,6 +40,15 @@ __all__ = ["Plan", "plan", "partials", "batch_partials"]
 #: written in closed form, :func:`_rigid_partials`, instead of by complex step).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "RECORD", "DOF", "QS", "RIGID")
+
+#: The two halves of a frame's 12-vector seed ``w = (δv, δα)`` (Eq. 24): the rows of ``w`` and of
+#: ``𝒯``, and the columns of ``𝒫``, ``𝒦`` and ``𝒯`` (``𝒫 = M [A E] + [B 0]``, Eq. 25).
+Seed = offsets("Seed", velocity=6, acceleration=6)
+#: The scratch of :func:`_scatter` (``β_o``) and of :func:`_rigid_partials` (the 6-vectors of its
+#: closed form): ``E γ_o``, ``E v_o``, ``V``, ``S θ̇``, ``I V``, ``s``, ``∂V``, two products, ``I ∂V``.
+Scratch = offsets("Scratch", beta=6, Eg=6, Vp=6, V=6, vJ=6, IV=6, sv=6, dV=6, t1=6, t2=6, IdV=6)
+#: The scratch of :func:`_gather`: ``𝒦 𝒯`` (``6 × 12``), then ``𝒦 w`` (``6 × 2 n_℘``).
+GatherWork = offsets("GatherWork", KT=72, KW=1)
 
 #: the complex step ``h`` of DERIVATIVES.md Eq. 21
 STEP = 1e-30
@@ -153,7 +162,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     qo, nq, vo, dof, qs = row[Row.Q], row[Row.NQ], row[Row.V], pl[Plan.DOF], pl[Plan.QS]
     h, rigid = STEP, pl[Plan.RIGID] == 1
     R, stride, rs = row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE], Record.SIZE + 6 * m
-    beta = scratch[0:6]
+    beta = scratch[Scratch.beta: Scratch.beta + 6]
     for r in range(6):  # β_o = Γ_o α(℘)
         s = 0.0
         if p >= 0:
@@ -239,7 +248,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             s = work[pl[Plan.B] + r * 6 + c] if c < 6 else 0.0
             for k in range(m):
                 s += arena[mo + r * m + k].real * (work[pl[Plan.A] + k * 6 + c] if c < 6
-                                                   else arena[eo + k * er + (c - 6) * ec].real)
+                                                   else arena[eo + k * er + (c - Seed.acceleration) * ec].real)
             work[P + r * 12 + c] = s
         for x in range(xc):
             s = work[pl[Plan.DB] + x * m + r]
@@ -313,8 +322,11 @@ def _rigid_partials(arena, row, pl, work, scratch, moves):
     n = row[Row.NV]
     eo, er, ec, ho, mo = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.M]
     io, vo, Vo = row[Row.INBOARD], row[Row.V], row[Row.VELOCITY]
-    Eg, Vp, V, vJ, IV = scratch[6:12], scratch[12:18], scratch[18:24], scratch[24:30], scratch[30:36]
-    sv, dV, t1, t2, IdV = scratch[36:42], scratch[42:48], scratch[48:54], scratch[54:60], scratch[60:66]
+    S = Scratch
+    Eg, Vp, V = scratch[S.Eg: S.Eg + 6], scratch[S.Vp: S.Vp + 6], scratch[S.V: S.V + 6]
+    vJ, IV, sv = scratch[S.vJ: S.vJ + 6], scratch[S.IV: S.IV + 6], scratch[S.sv: S.sv + 6]
+    dV, t1, t2 = scratch[S.dV: S.dV + 6], scratch[S.t1: S.t1 + 6], scratch[S.t2: S.t2 + 6]
+    IdV = scratch[S.IdV: S.IdV + 6]
     for r in range(6):
         s1, s2, s3 = 0.0, 0.0, 0.0
         for c in range(6):
@@ -412,7 +424,7 @@ def _seeds(rows, arena, plan, work, j):
                 s += e * arena[Vp + c].real + gamma * work[pp[Plan.SIGMA] + c * n2 + x]
                 t += e * work[alpha_p + c] + gamma * work[pp[Plan.RHO] + c * n2 + x]
             work[W + r * n2 + x] = s
-            work[W + (6 + r) * n2 + x] = t
+            work[W + (Seed.acceleration + r) * n2 + x] = t
     eo, er, ec = prow[Row.E], prow[Row.E_ROW], prow[Row.E_COLUMN]
     for r in range(6):
         for c in range(6):
@@ -422,9 +434,9 @@ def _seeds(rows, arena, plan, work, j):
                 s += gamma * arena[eo + k * er + c * ec].real
                 t += gamma * work[pp[Plan.A] + k * 6 + c]
             work[T + r * 12 + c] = s
-            work[T + (6 + r) * 12 + 6 + c] = s
-            work[T + r * 12 + 6 + c] = 0.0
-            work[T + (6 + r) * 12 + c] = t
+            work[T + (Seed.acceleration + r) * Seed.SIZE + Seed.acceleration + c] = s
+            work[T + r * Seed.SIZE + Seed.acceleration + c] = 0.0
+            work[T + (Seed.acceleration + r) * Seed.SIZE + c] = t
 
 
 @kernel
@@ -451,7 +463,7 @@ def _gather(rows, arena, plan, work, scratch, j):
     mp, n2 = prow[Row.NODE_DIM], 3 * prow[Row.NV]
     go = row[Row.INBOARD] + Record.SIZE
     dG = pp[Plan.RECORDS] + pl[Plan.RECORD] * pp[Plan.RECORD_STRIDE]
-    KT, KW = scratch[0:72], scratch[72: 72 + 6 * n2]
+    KT, KW = scratch[GatherWork.KT: GatherWork.KT + 72], scratch[GatherWork.KW: GatherWork.KW + 6 * n2]
     T, W = pl[Plan.T], pl[Plan.W]
     for c in range(6):
         for k in range(12):
