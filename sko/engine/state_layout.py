@@ -207,6 +207,8 @@ class StateLayout:
         self.python_hinge_bodies = tuple(b.name for i, b in enumerate(body)
                                          if type(b).hinge_force is not BodyType.hinge_force and not hinged[i])
         self.hinge_forces = bool(system.tendons) or bool(self.python_hinge_bodies)
+        #: any hinge force at all, compiled or in Python (a tendon, a body type overriding ``hinge_force``)
+        self.any_hinge_force = bool(system.tendons) or any(type(b).hinge_force is not BodyType.hinge_force for b in body)
         # reading a model (see model): where each block and the stacked a, b sit in the data buffer
         self._weight_blocks = tuple((int(self.weight_offsets[i]), int(m[parent[i]]), int(m[i])) if parent[i] >= 0
                                     else (-1, 0, 0) for i in range(N))

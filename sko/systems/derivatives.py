@@ -78,6 +78,8 @@ def inverse_dynamics_derivatives(system, q, v=None, dv=None, external_forces: Ma
     if answer is not None:
         return answer
     Q, V, A, batched, how = states
+    if how in ("local", "complex_step"):
+        _dynamics_are_numbers(system, Q, V, A, batched)
     if how == "local":  # ℳ from the same pass
         dq, dvel, M = body_derivatives.partials(system, Q, V, A)
         return InverseDynamicsDerivatives(*((dq, dvel, M) if batched else (dq[0], dvel[0], M[0])))
@@ -142,12 +144,30 @@ def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray
     (:func:`~sko.systems.body_derivatives.compiled_partials`; forward dynamics by Eq. 3), or
     ``None`` where it does not run."""
     if name == "inverse_dynamics_derivatives":
+        _dynamics_are_numbers(system, q[None], v[None], x[None], False)
         return body_derivatives.compiled_partials(system, q, v, x)
     out = body_derivatives.compiled_partials(system, q, v, system.forward_dynamics(q, v, x))
     if out is None:
         return None
     Minv = system.mass_matrix_inverse(q)
     return -Minv @ out[0], -Minv @ out[1], Minv
+
+
+def _dynamics_are_numbers(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray, batched: bool) -> None:
+    """Derivatives exist only where the dynamics are numbers. A hinge force that is not a number
+    at a real state may be finite at the complex states of a step (``np.sqrt`` of a negative
+    coordinate: its complex value is finite), so inverse dynamics runs once at the real states
+    (the prepared one-state call where it applies: a few microseconds); where it is not finite it
+    raises its error, naming the body and the state of a batch. (Forward dynamics derivatives
+    evaluate the dynamics at the real state already.) A system without hinge forces (no tendon, no
+    body type overriding ``hinge_force``: the layout's ``any_hinge_force``) has none to check."""
+    layout = system._engine.layout
+    if layout is not None and not layout.any_hinge_force:
+        return
+    if not batched and system._engine.direct("inverse_dynamics", Q[0], V[0], A[0]) is not None:
+        return
+    with np.errstate(all="ignore"):
+        system.inverse_dynamics(*((Q, V, A) if batched else (Q[0], V[0], A[0])))
 
 
 def _method(system, method: str, symbolic: bool, external_forces) -> str:

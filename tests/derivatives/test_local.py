@@ -307,3 +307,34 @@ def test_a_hinge_force_of_the_wrong_shape_is_named(method):
         system.inverse_dynamics_derivatives(q, v, v, method=method)
     with pytest.raises(BodyError, match=r"hinge_force returns shape \(2,\)"):
         system.forward_dynamics(q, v, v)
+
+
+class _RootSpring(RigidBody):
+    """A hinge force that is NaN for ``q < 0`` but finite at complex states (``√q``)."""
+
+    def hinge_force(self, q, qd):
+        return np.sqrt(q + 0j if np.iscomplexobj(q) or np.iscomplexobj(qd) else q) + 0 * qd
+
+
+@pytest.mark.parametrize("method", ["auto", "local", "complex_step"])
+def test_a_hinge_force_that_is_not_a_number_at_the_real_state_is_named(method):
+    """Where the dynamics are not numbers the derivatives do not exist: a hinge force NaN at the
+    real state (finite at the complex states of a step) raises, as the dynamics do, instead of
+    giving finite derivatives."""
+    from sko.graphs.errors import NonFiniteError
+
+    inertia = spatial_inertia(1.0, [0.1, 0.0, -0.3], np.diag([0.02, 0.03, 0.04]))
+    system = MultibodySystem([RigidBody("a", None, Revolute([0, 1, 0]), inertia),
+                              _RootSpring("b", "a", Revolute([1, 0, 0]), inertia)])
+    q, v, a = np.array([0.3, -0.5]), np.array([0.2, -0.1]), np.array([0.1, 0.5])
+    with np.errstate(invalid="ignore"):
+        with pytest.raises(NonFiniteError):
+            system.inverse_dynamics(q, v, a)
+        with pytest.raises(NonFiniteError):
+            system.inverse_dynamics_derivatives(q, v, a, method=method)
+        with pytest.raises(NonFiniteError, match="state 1 of the batch"):
+            system.inverse_dynamics_derivatives(np.array([-q, q]), np.array([v, v]), np.array([a, a]), method=method)
+        with pytest.raises(NonFiniteError):
+            system.forward_dynamics_derivatives(q, v, a, method=method)
+    fine = system.inverse_dynamics_derivatives(np.abs(q), v, a, method=method)  # where it is a number: finite
+    assert np.isfinite(fine.dtau_dq).all()
