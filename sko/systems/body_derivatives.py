@@ -30,9 +30,9 @@ from sko.engine import local_derivatives
 from sko.engine.backend import get_backend
 from sko.engine.state_kernels import KernelError, Terms
 from sko.engine.state_layout import state_named
-from sko.graphs.errors import NonFiniteError
 from sko.spatial import skew
 from sko.systems.complex_carry import check_complex_carried, own_methods
+from sko.systems.overflow import derivatives_overflow
 
 __all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partials"]
 
@@ -308,13 +308,10 @@ def _raise_rejected(system, layout, q: np.ndarray, v: np.ndarray, row: int, s: i
 
 
 def _raise_non_finite(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, s: int | None):
-    """The error of derivatives that left the floating-point range: the dynamics' own where they
-    overflow too (naming the body), else naming the largest input."""
+    """The error of derivatives that left the floating-point range at state ``s`` of a batch
+    (:func:`~sko.systems.overflow.derivatives_overflow`)."""
     with state_named(s):
-        system.inverse_dynamics(q, v, dv)
-        largest = ", ".join(f"max |{k}| = {np.abs(x).max(initial=0.0):.3g}" for k, x in (("q", q), ("v", v), ("dv", dv)))
-        raise NonFiniteError(f"inverse_dynamics_derivatives overflow (NaN or infinity) at this state: the velocities, "
-                             f"coordinates or accelerations are too large for floating point ({largest})")
+        derivatives_overflow(system, "inverse_dynamics_derivatives", q, v, dv)
 
 
 def _qdot_matrix(system, layout, q: np.ndarray) -> np.ndarray:

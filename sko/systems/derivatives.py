@@ -33,9 +33,10 @@ from typing import NamedTuple
 import numpy as np
 
 from sko.arrays import checked_array, plain_numbers_as_floats
-from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
+from sko.graphs.errors import DimensionError, SKOError
 from sko.systems import body_derivatives, rigid_derivatives
 from sko.systems.complex_carry import check_complex_carried
+from sko.systems.overflow import derivatives_overflow
 
 __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_STEP", "METHODS",
            "inverse_dynamics_derivatives", "forward_dynamics_derivatives"]
@@ -211,24 +212,11 @@ def _compiled_request(system, name: str, Q: np.ndarray, V: np.ndarray, X: np.nda
                 Minv = system.mass_matrix_inverse(q)
                 out = np.stack([-Minv @ dq, -Minv @ dvel, Minv])
         if not np.isfinite(out).all():
-            _overflow(system, name, q, v, x)
+            derivatives_overflow(system, name, q, v, x)
         return out
 
     out = system._engine.run(name, reference, Q, V, X)
     return reference(Q, V, X) if out is NotImplemented else out  # one state on the reference backend
-
-
-def _overflow(system, name: str, q, v, x) -> None:
-    """The error of derivatives that left the floating-point range at ``(q, v, x)``: the
-    dynamics' own where they overflow too (naming the body and its term), else naming the
-    request and the largest input."""
-    dynamics = system.inverse_dynamics if name == "inverse_dynamics_derivatives" else system.forward_dynamics
-    dynamics(q, v, x)  # raises naming the body whose terms overflow
-    inputs = {"q": q, "v": v, "dv" if name == "inverse_dynamics_derivatives" else "tau": x}
-    largest = ", ".join(f"max |{k}| = {np.abs(np.asarray(y, dtype=float)).max(initial=0.0):.3g}"
-                        for k, y in inputs.items())
-    raise NonFiniteError(f"{name} overflow (NaN or infinity) at this state: the velocities, coordinates or forces are "
-                         f"too large for floating point ({largest})")
 
 
 def _partials(system, Q, V, A, external_forces, method: str, batched: bool) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,7 @@ import numpy as np
 
 from sko.graphs.errors import NonFiniteError
 
-__all__ = ["HUGE_GRAVITY", "gravity_cause", "named_overflow", "finite_result"]
+__all__ = ["HUGE_GRAVITY", "gravity_cause", "named_overflow", "finite_result", "derivatives_overflow"]
 
 #: a gravity this large (in any unit) is named as the cause of an overflow: no physical one is
 HUGE_GRAVITY = 1e100
@@ -47,3 +47,16 @@ def finite_result(value, what: str):
         raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; the velocities, coordinates "
                              "or forces are too large for floating point")
     return value
+
+
+def derivatives_overflow(system, name: str, q, v, x) -> None:
+    """Raise the error of derivatives (request ``name``) that left the floating-point range at
+    ``(q, v, x)``: the dynamics' own where they overflow too (naming the body and its term), else
+    one naming the request and the largest input."""
+    dynamics = system.inverse_dynamics if name == "inverse_dynamics_derivatives" else system.forward_dynamics
+    dynamics(q, v, x)  # raises naming the body whose terms overflow
+    inputs = {"q": q, "v": v, "dv" if name == "inverse_dynamics_derivatives" else "tau": x}
+    largest = ", ".join(f"max |{k}| = {np.abs(np.asarray(y, dtype=float)).max(initial=0.0):.3g}"
+                        for k, y in inputs.items())
+    raise NonFiniteError(f"{name} overflow (NaN or infinity) at this state: the velocities, coordinates or forces are "
+                         f"too large for floating point ({largest})")
