@@ -68,3 +68,18 @@ def random_clustered_system(seed: int, max_bodies: int = 8):
         b.add_loop_joint("loop", ends[0], ends[1], Spherical(), sp.pose_transform(point),
                          sp.pose_transform(local_v, rng.uniform(-np.pi, np.pi, 3)))
     return b, theta0
+
+
+def drawn_clustered_system(seed: int):
+    """The system of :func:`random_clustered_system` built at its ``θ0``, inside a hypothesis
+    test: a drawn loop over-constraining its cluster (a clear ``ClusterError``, which is right) is
+    assumed away."""
+    from hypothesis import assume
+
+    from sko.bodies import ClusterError
+
+    builder, theta0 = random_clustered_system(seed)
+    try:
+        return builder.build(initial=theta0)
+    except ClusterError:
+        assume(False)
