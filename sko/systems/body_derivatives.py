@@ -319,10 +319,14 @@ def _raise_non_finite(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, s: i
 
 
 def _qdot_matrix(system, q: np.ndarray) -> np.ndarray:
-    """``q̇(q, e_ι)`` column by column (Eq. 1): ``system.qdot_matrix(q)``, or the system's constant
-    one where it does not depend on ``q``."""
+    """``q̇(q, e_ι)`` column by column (Eq. 1) at a checked ``q``: the system's constant one where it
+    does not depend on ``q``, else by its coordinate maps (``system.qdot_matrix(q)`` without its
+    checks) where it has them."""
     constant = system._constant_qdot
-    return system.qdot_matrix(q) if constant is None else constant
+    if constant is not None:
+        return constant
+    maps = system._coordinate_maps
+    return system.qdot_matrix(q) if maps is None else maps.qdot_matrix(q, system.dof_size)
 
 
 def _add_hinge(system, k, q: np.ndarray, v: np.ndarray, Qdot: np.ndarray, D: np.ndarray) -> None:
