@@ -127,7 +127,7 @@ def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> 
         _raise_rejected(system, layout, q, v, status, None)
     if layout.hinge_forces:
         _add_python_terms(system, layout, q, v, Qdot, D)
-    if not np.isfinite(D).all():
+    if not np.logical_and.reduce(np.isfinite(D), axis=None):
         _raise_non_finite(system, q, v, dv, None)
     return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
 

@@ -45,6 +45,8 @@ __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_
 
 #: the complex step ``h`` of Eq. 21: ``O(h²)`` is 1e-60 relative, far below rounding
 COMPLEX_STEP = 1e-30
+#: whether every entry of a 1-D boolean array is true (the ufunc's own reduction: no method wrapper)
+_every = np.logical_and.reduce
 
 
 class InverseDynamicsDerivatives(NamedTuple):
@@ -141,7 +143,7 @@ def _plain_state(system, q, v, x) -> tuple | None:
         if type(value) is not np.ndarray or value.dtype != np.float64 or value.shape != (size,):
             return None
         out.append(value)
-    return out if all(np.isfinite(y).all() for y in out) else None
+    return out if _every(np.isfinite(np.concatenate(out))) else None
 
 
 def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray) -> tuple | None:
