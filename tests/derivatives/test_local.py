@@ -122,6 +122,21 @@ def test_a_batch_of_forward_dynamics_derivatives_equals_its_states():
     np.testing.assert_array_equal(batch.mass_matrix_inverse, np.swapaxes(batch.mass_matrix_inverse, 1, 2))
 
 
+def test_forward_dynamics_from_the_passs_mass_matrix_by_either_solve():
+    """Eq. 3 from ``ℳ`` and inverse dynamics' derivatives: one state by Cholesky, a batch or an
+    ``ℳ`` Cholesky refuses by the general solve; each equals ``ℳ⁻¹`` applied column by column."""
+    from sko.systems.derivatives import _forward
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((4, 4))
+    for M in (X @ X.T + 4 * np.eye(4), np.diag([2.0, -1.0, 3.0, 0.5])):  # positive definite, then indefinite
+        dq, dvel = rng.standard_normal((2, 4, 4))
+        expected = (-np.linalg.solve(M, dq), -np.linalg.solve(M, dvel), np.linalg.inv(M))
+        for got in (_forward(dq, dvel, M), [x[0] for x in _forward(dq[None], dvel[None], M[None])]):
+            for x, y in zip(got, expected):
+                np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+
+
 def _derived(cls) -> set:
     """The names of the attributes ``cls`` declares as derived on first use (cached properties)."""
     return {name for klass in cls.__mro__ for name, x in vars(klass).items() if isinstance(x, cached_property)}
