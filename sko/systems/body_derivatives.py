@@ -103,7 +103,7 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     if (status >= 0).any():
         s = int(np.flatnonzero(status >= 0)[0])
         _raise_rejected(system, layout, Q[s], V[s], int(status[s]), s)
-    for s in range(B):
+    for s in range(B if layout.hinge_forces else 0):
         _add_python_terms(system, layout, Q[s], V[s], Qdot[s], D[s])
     _check_finite(system, Q, V, X, D)
     return D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:]
