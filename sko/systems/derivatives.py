@@ -159,16 +159,17 @@ def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray
 
 def _forward(dq: np.ndarray, dvel: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(−ℳ⁻¹ ∂T/∂θ, −ℳ⁻¹ ∂T/∂θ̇, ℳ⁻¹)`` (Eq. 3) from inverse dynamics' derivatives and the ``ℳ``
-    of the same pass (one state or a batch): one solve of ``ℳ X = [−∂T/∂θ | −∂T/∂θ̇ | 1]`` (by
-    Cholesky for one state), ``ℳ⁻¹`` symmetrised. Forward dynamics has already run at the
-    state, so ``ℳ`` is invertible there."""
-    n = M.shape[-1]
-    rhs = np.concatenate([-dq, -dvel, np.broadcast_to(np.eye(n), M.shape)], axis=-1)
-    x, info = (None, 1) if M.ndim != 2 else dposv(M, rhs)[1:]
-    if info != 0:  # a batch, or ℳ not positive definite to rounding: the general solve
-        x = np.linalg.solve(M, rhs)
-    Minv = x[..., 2 * n:]
-    return x[..., :n], x[..., n: 2 * n], 0.5 * (Minv + np.swapaxes(Minv, -1, -2))
+    of the same pass (one state or a batch): ``ℳ⁻¹`` by Cholesky for one state (numpy's inverse
+    for a batch, or an ``ℳ`` Cholesky refuses), symmetrised. Forward dynamics has already run at
+    the state, so ``ℳ`` is invertible there."""
+    info = 1
+    if M.ndim == 2:
+        _, Minv, info = dposv(M, np.eye(M.shape[0]))
+    if info != 0:
+        Minv = np.linalg.inv(M)
+    Minv = 0.5 * (Minv + np.swapaxes(Minv, -1, -2))
+    minus = -Minv
+    return minus @ dq, minus @ dvel, Minv
 
 
 def _dynamics_are_numbers(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray, batched: bool) -> None:
