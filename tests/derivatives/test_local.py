@@ -122,9 +122,10 @@ def test_a_batch_of_forward_dynamics_derivatives_equals_its_states():
     np.testing.assert_array_equal(batch.mass_matrix_inverse, np.swapaxes(batch.mass_matrix_inverse, 1, 2))
 
 
-def test_forward_dynamics_from_the_passs_mass_matrix_by_either_solve():
-    """Eq. 3 from ``ℳ`` and inverse dynamics' derivatives: one state by Cholesky, a batch or an
-    ``ℳ`` Cholesky refuses by the general solve; each equals ``ℳ⁻¹`` applied column by column."""
+def test_forward_dynamics_from_the_mass_matrix_of_the_pass():
+    """Eq. 3 from ``ℳ`` and inverse dynamics' derivatives: ``ℳ⁻¹`` of one state by Cholesky, of a
+    batch or of an ``ℳ`` Cholesky refuses by numpy's inverse; each equals ``ℳ⁻¹`` applied column
+    by column, and is symmetric."""
     from sko.systems.derivatives import _forward
 
     rng = np.random.default_rng(5)
@@ -135,6 +136,7 @@ def test_forward_dynamics_from_the_passs_mass_matrix_by_either_solve():
         for got in (_forward(dq, dvel, M), [x[0] for x in _forward(dq[None], dvel[None], M[None])]):
             for x, y in zip(got, expected):
                 np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+            np.testing.assert_array_equal(got[2], got[2].T)
 
 
 def _derived(cls) -> set:
