@@ -121,8 +121,8 @@ def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> 
     Qdot = _qdot_matrix(system, q)
     D = np.zeros((n, 3 * n))
     status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, Qdot,
-                                        np.ascontiguousarray(dv, dtype=float), plan, np.zeros(size), np.zeros(scratch), D, _MOTION,
-                                        True)
+                                        np.ascontiguousarray(dv, dtype=float), plan, np.zeros(size),
+                                        np.zeros(scratch), D, _MOTION, True)
     if status >= 0:
         _raise_rejected(system, layout, q, v, status, None)
     if layout.hinge_forces:

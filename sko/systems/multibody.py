@@ -185,8 +185,8 @@ class MultibodySystem:
         self._order = tuple((k, self._body[k], self.q_slices[k], self.dof_slices[k]) for k in self.tree.scatter_order())
         self._unchecked = frozenset(k for k, b in self._body.items() if not b.valid_by_construction)
         self._complex_carried = False  # True once those bodies are found to carry a complex step (complex_carry)
-        #: True once those bodies are found not to read the pose of the frame they hang from, as the
-        #: local derivatives need (sko.systems.body_derivatives)
+        #: True once the bodies not valid by construction are found not to read the pose of the
+        #: frame they hang from, as the local derivatives need (sko.systems.body_derivatives)
         self._pose_free = False
         self._set_tendons(tendons)
 
