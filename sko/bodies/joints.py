@@ -515,7 +515,10 @@ class Planar(Joint):
 
 
 def _check_quaternion(quat, joint) -> None:
-    if quat.dtype != object and scaled_norm(real_part(quat)) < 1e-9:  # a complex step: its real part
+    if quat.dtype == object:
+        return
+    real = real_part(quat)  # a complex step: its real part
+    if np.abs(real).max() < 1e-9 and scaled_norm(real) < 1e-9:  # the norm is at least the largest entry
         raise JointError(f"{joint}: quaternion {quat} has (near) zero norm and describes no rotation")
 
 

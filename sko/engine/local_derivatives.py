@@ -22,6 +22,8 @@ and, for a body with a parent, its frame's seeds ``w`` (``12 × 2 n_℘``, Eq. 2
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import prange
 
@@ -31,7 +33,7 @@ from sko.engine.fields import columns, offsets
 from sko.engine.jit import call_state, inline_kernel, kernel, register
 from sko.engine.state_kernels import Record, Row, fill_states
 
-__all__ = ["Plan", "plan", "partials", "batch_partials"]
+__all__ = ["Plan", "LocalPlan", "plan", "partials", "batch_partials"]
 
 #: The columns of a body's row in the plan (module docstring): offsets into the work buffer, and
 #: ``RECORD`` (the parent's record this body hangs from), ``DOF`` (its first column), ``QS`` (its
@@ -54,12 +56,18 @@ GatherWork = offsets("GatherWork", KT=72, KW=1)
 STEP = 1e-30
 
 
-def plan(layout) -> tuple[np.ndarray, int, int]:
-    """``(plan, work size, scratch size)`` of a state layout (module docstring), made once per
-    layout and kept on it."""
-    kept = getattr(layout, "_local_derivatives_plan", None)
-    if kept is not None:
-        return kept
+class LocalPlan(NamedTuple):
+    """What the recursion needs of a state layout besides its table (module docstring): the
+    plan, the sizes of the work and scratch buffers of one state."""
+
+    plan: np.ndarray
+    work_size: int
+    scratch_size: int
+
+
+def plan(layout) -> LocalPlan:
+    """The :class:`LocalPlan` of a state layout (module docstring); the layout keeps it
+    (:attr:`~sko.engine.state_layout.StateLayout.local_plan`)."""
     rows = layout.rows
     N = rows.shape[0]
     out = np.zeros((N, Plan.WIDTH), dtype=np.int64)
@@ -96,9 +104,7 @@ def plan(layout) -> tuple[np.ndarray, int, int]:
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
     scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
     out.setflags(write=False)
-    kept = (out, size, scratch)
-    layout._local_derivatives_plan = kept
-    return kept
+    return LocalPlan(out, size, scratch)
 
 
 @kernel(entry=True)

@@ -36,11 +36,13 @@ The arena of a state, in order (:data:`Arena`):
 from __future__ import annotations
 
 import contextlib
+from functools import cached_property
 
 import numpy as np
 
 from sko.engine.model import compiled_model
 from sko.engine.layout import Flat, from_structure, riccati_layout
+from sko.engine.local_derivatives import LocalPlan, plan
 from sko.arrays import checked_array
 from sko.bodies.rigid import RigidBody
 from sko.bodies.contract import Attachment, BodyError, BodyType, check_node_state, root_attachment
@@ -217,6 +219,12 @@ class StateLayout:
         self._a_index, self._b_index = (np.concatenate([np.arange(o, o + k) for o, k in zip(off, m)] or [np.zeros(0)])
                                         .astype(np.intp) for off in (self.a_offsets, self.b_offsets))
         self._templates: dict = {}  # scalar type -> (first model, its compiled form or None/False)
+
+    @cached_property
+    def local_plan(self) -> LocalPlan:
+        """The plan of the compiled local derivatives (:func:`sko.engine.local_derivatives.plan`,
+        DERIVATIVES.md §9), made on first use."""
+        return plan(self)
 
     def state_entries(self) -> np.ndarray:
         """The positions in an arena of the node states (the data buffer, ``𝒱``, the records and

@@ -38,6 +38,8 @@ __all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partial
 
 #: the complex step ``h`` of DERIVATIVES.md Eq. 21
 _STEP = 1e-30
+#: the outputs the state kernels write for the recursion
+_MOTION = int(Terms.MOTION)
 
 
 def applies(system, external_forces=None) -> bool:
@@ -81,7 +83,7 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
         return None
     if np.ndim(q) == 1:
         return _one_state(system, layout, q, v, dv)
-    plan, size, scratch = local_derivatives.plan(layout)
+    plan, size, scratch = layout.local_plan
     n = system.dof_size
     Q, V, X = q, v, dv
     B = Q.shape[0]
@@ -91,17 +93,17 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     arena = np.zeros((B, layout.size), dtype=np.complex128)
     arena[:, layout.q_offset: layout.q_offset + Q.shape[1]] = Q
     arena[:, layout.v_offset: layout.v_offset + n] = V
-    Qdot = np.array([_qdot_matrix(system, layout, x) for x in Q]).reshape(B, Q.shape[1], n)
+    Qdot = np.array([_qdot_matrix(system, x) for x in Q]).reshape(B, Q.shape[1], n)
     D = np.zeros((B, n, 3 * n))
     X = np.ascontiguousarray(X, dtype=float)
     table = layout.table(np.complex128)
     status = np.full(B, -1, dtype=np.int64)
     local_derivatives.batch_partials(table, layout.reals, arena, Qdot, X, plan, np.zeros((B, size)),
-                                     np.zeros((B, scratch)), D, int(Terms.MOTION), True, status)
+                                     np.zeros((B, scratch)), D, _MOTION, True, status)
     if (status >= 0).any():
         s = int(np.flatnonzero(status >= 0)[0])
         _raise_rejected(system, layout, Q[s], V[s], int(status[s]), s)
-    for s in range(B):
+    for s in range(B if layout.hinge_forces else 0):
         _add_python_terms(system, layout, Q[s], V[s], Qdot[s], D[s])
     _check_finite(system, Q, V, X, D)
     return D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:]
@@ -109,21 +111,23 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
 
 def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple:
     """:func:`compiled_partials` at one state."""
-    plan, size, scratch = local_derivatives.plan(layout)
+    plan, size, scratch = layout.local_plan
     n = system.dof_size
-    _check_bodies(system, q)
+    if not (system._pose_free and system._complex_carried):
+        _check_bodies(system, q)
     arena = np.zeros(layout.size, dtype=np.complex128)
     arena[layout.q_offset: layout.q_offset + q.size] = q
     arena[layout.v_offset: layout.v_offset + n] = v
-    Qdot = _qdot_matrix(system, layout, q)
+    Qdot = _qdot_matrix(system, q)
     D = np.zeros((n, 3 * n))
-    dv = np.ascontiguousarray(dv, dtype=float)
-    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, Qdot, dv, plan,
-                                        np.zeros(size), np.zeros(scratch), D, int(Terms.MOTION), True)
+    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, Qdot,
+                                        np.ascontiguousarray(dv, dtype=float), plan, np.zeros(size),
+                                        np.zeros(scratch), D, _MOTION, True)
     if status >= 0:
         _raise_rejected(system, layout, q, v, status, None)
-    _add_python_terms(system, layout, q, v, Qdot, D)
-    if not np.isfinite(D).all():
+    if layout.hinge_forces:
+        _add_python_terms(system, layout, q, v, Qdot, D)
+    if not np.logical_and.reduce(np.isfinite(D), axis=None):
         _raise_non_finite(system, q, v, dv, None)
     return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
 
@@ -260,7 +264,7 @@ def _check_bodies(system, q: np.ndarray) -> None:
     only the potential and their own records' poses do), which a local partial cannot see; raise
     :class:`~sko.bodies.contract.BodyError` naming the first that does."""
     check_complex_carried(system, q)
-    if getattr(system, "_pose_free", False):
+    if system._pose_free:
         return
     bodies = system._unchecked | {k for k, b, _, _ in system._order if own_methods(b)}
     if bodies:
@@ -314,30 +318,31 @@ def _raise_non_finite(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, s: i
         derivatives_overflow(system, "inverse_dynamics_derivatives", q, v, dv)
 
 
-def _qdot_matrix(system, layout, q: np.ndarray) -> np.ndarray:
-    """``q̇(q, e_ι)`` column by column (Eq. 1): ``system.qdot_matrix(q)``, or, where every
-    coordinate has ``q̇ = θ̇``, that constant matrix (kept on the layout)."""
-    kept = getattr(layout, "_local_derivatives_qdot", None)
-    if kept is None:
-        maps = system._coordinate_maps
-        kept = layout._local_derivatives_qdot = (maps is not None and not maps.rates, system.qdot_matrix(q))
-    return kept[1] if kept[0] else system.qdot_matrix(q)
+def _qdot_matrix(system, q: np.ndarray) -> np.ndarray:
+    """``q̇(q, e_ι)`` column by column (Eq. 1) at a checked ``q``: the system's constant one where it
+    does not depend on ``q``, else by its coordinate maps (``system.qdot_matrix(q)`` without its
+    checks) where it has them."""
+    constant = system._constant_qdot
+    if constant is not None:
+        return constant
+    maps = system._coordinate_maps
+    return system.qdot_matrix(q) if maps is None else maps.qdot_matrix(q, system.dof_size)
 
 
 def _add_hinge(system, k, q: np.ndarray, v: np.ndarray, Qdot: np.ndarray, D: np.ndarray) -> None:
     """Body ``k``'s hinge force's columns, by complex step in its own coordinates (Eq. 1, 21);
     ``Qdot`` the tangent columns."""
     body, qs, vs, n = system.body(k), system.q_slices[k], system.dof_slices[k], system.dof_size
+    if vs.stop == vs.start:
+        return
     qk, vk = q[qs], v[vs]
     zq, zv = qk + 0j, vk + 0j
-    for i in range(body.dof_size):
-        f = body.hinge_force(qk + 1j * _STEP * Qdot[qs, vs.start + i], zv)
-        if f is None:
-            return
-        D[vs, vs.start + i] += np.imag(f) / _STEP
-        zv[i] += 1j * _STEP
-        D[vs, n + vs.start + i] += np.imag(body.hinge_force(zq, zv)) / _STEP
-        zv[i] = vk[i]
+    along_q = [body.hinge_force(z, zv) for z in qk + 1j * _STEP * Qdot[qs, vs].T]  # row i: along q̇(q, e_i)
+    if along_q[0] is None:
+        return
+    along_v = [body.hinge_force(zq, z) for z in vk + 1j * _STEP * np.eye(vs.stop - vs.start)]
+    D[vs, vs] += np.imag(along_q).T / _STEP  # a scalar force (one for every θ̇ of the body) broadcasts
+    D[vs, n + vs.start: n + vs.stop] += np.imag(along_v).T / _STEP
 
 
 def _add_tendons(system, q: np.ndarray, D: np.ndarray) -> None:

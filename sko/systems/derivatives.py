@@ -21,7 +21,8 @@ The default for numbers (``method="auto"``) is a recursion: on rigid trees the a
 local one of :mod:`sko.systems.body_derivatives` (DERIVATIVES.md §9, Eq. 22–26), where only each
 body's own state runs in complex numbers, in its own coordinates and inboard velocity; systems
 with external forces take the whole complex step. Forward dynamics follows from inverse dynamics (Eq. 3):
-``∂θ̈/∂x = −ℳ⁻¹ ∂T/∂x`` at ``θ̈ = FD(q, θ̇, T)`` and ``∂θ̈/∂T = ℳ⁻¹``.
+``∂θ̈/∂x = −ℳ⁻¹ ∂T/∂x`` at ``θ̈ = FD(q, θ̇, T)`` and ``∂θ̈/∂T = ℳ⁻¹``; the local recursion
+inverts the ``ℳ`` of its own pass.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
+from scipy.linalg.lapack import dposv
 
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, SKOError
@@ -43,6 +45,8 @@ __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_
 
 #: the complex step ``h`` of Eq. 21: ``O(h²)`` is 1e-60 relative, far below rounding
 COMPLEX_STEP = 1e-30
+#: whether every entry of a 1-D boolean array is true (the ufunc's own reduction: no method wrapper)
+_every = np.logical_and.reduce
 
 
 class InverseDynamicsDerivatives(NamedTuple):
@@ -97,13 +101,15 @@ def forward_dynamics_derivatives(system, q, v=None, tau=None, external_forces: M
     if answer is not None:
         return answer
     Q, V, T, batched, how = states
-    if batched:
-        A, Minv = system.forward_dynamics(Q, V, T, external_forces), system.mass_matrix_inverse(Q)
+    A = system.forward_dynamics(Q, V, T, external_forces) if batched else \
+        system.forward_dynamics(Q[0], V[0], T[0], external_forces)[None]
+    if how == "local":  # ℳ from the same pass
+        out = _forward(*body_derivatives.partials(system, Q, V, A))
     else:
-        A = system.forward_dynamics(Q[0], V[0], T[0], external_forces)[None]
-        Minv = system.mass_matrix_inverse(Q[0])[None]
-    dq, dvel = _partials(system, Q, V, A, external_forces, how, batched)
-    out = (-Minv @ dq, -Minv @ dvel, Minv)
+        Minv = system.mass_matrix_inverse(Q if batched else Q[0])
+        Minv = Minv if batched else Minv[None]
+        dq, dvel = _partials(system, Q, V, A, external_forces, how, batched)
+        out = (-Minv @ dq, -Minv @ dvel, Minv)
     return ForwardDynamicsDerivatives(*(out if batched else (x[0] for x in out)))
 
 
@@ -137,7 +143,7 @@ def _plain_state(system, q, v, x) -> tuple | None:
         if type(value) is not np.ndarray or value.dtype != np.float64 or value.shape != (size,):
             return None
         out.append(value)
-    return out if all(np.isfinite(y).all() for y in out) else None
+    return out if _every(np.isfinite(np.concatenate(out))) else None
 
 
 def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray) -> tuple | None:
@@ -148,25 +154,43 @@ def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray
         _dynamics_are_numbers(system, q[None], v[None], x[None], False)
         return body_derivatives.compiled_partials(system, q, v, x)
     out = body_derivatives.compiled_partials(system, q, v, system.forward_dynamics(q, v, x))
-    if out is None:
-        return None
-    Minv = system.mass_matrix_inverse(q)
-    return -Minv @ out[0], -Minv @ out[1], Minv
+    return None if out is None else _forward(*out)
+
+
+def _forward(dq: np.ndarray, dvel: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(−ℳ⁻¹ ∂T/∂θ, −ℳ⁻¹ ∂T/∂θ̇, ℳ⁻¹)`` (Eq. 3) from inverse dynamics' derivatives and the ``ℳ``
+    of the same pass (one state or a batch): ``ℳ⁻¹`` by Cholesky for one state (numpy's inverse
+    for a batch, or an ``ℳ`` Cholesky refuses), symmetrised. Forward dynamics has already run at
+    the state, so ``ℳ`` is invertible there."""
+    info = 1
+    if M.ndim == 2:
+        _, Minv, info = dposv(M, np.eye(M.shape[0]))
+    if info != 0:
+        Minv = np.linalg.inv(M)
+    Minv = 0.5 * (Minv + np.swapaxes(Minv, -1, -2))
+    minus = -Minv
+    return minus @ dq, minus @ dvel, Minv
 
 
 def _dynamics_are_numbers(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray, batched: bool) -> None:
     """Derivatives exist only where the dynamics are numbers. A hinge force that is not a number
     at a real state may be finite at the complex states of a step (``np.sqrt`` of a negative
     coordinate: its complex value is finite), so inverse dynamics runs once at the real states
-    (the prepared one-state call where it applies: a few microseconds); where it is not finite it
-    raises its error, naming the body and the state of a batch. (Forward dynamics derivatives
-    evaluate the dynamics at the real state already.) A system without hinge forces (no tendon, no
-    body type overriding ``hinge_force``: the layout's ``any_hinge_force``) has none to check."""
+    (the prepared one-state call where it applies: a few microseconds; at one state with hinge
+    forces in Python, those forces alone, and the whole only where one is not finite); where it
+    is not finite it raises its error, naming the body and the state of a batch. (Forward
+    dynamics derivatives evaluate the dynamics at the real state already.) A system without hinge
+    forces (no tendon, no body type overriding ``hinge_force``: the layout's ``any_hinge_force``)
+    has none to check."""
     layout = system._engine.layout
     if layout is not None and not layout.any_hinge_force:
         return
-    if not batched and system._engine.direct("inverse_dynamics", Q[0], V[0], A[0]) is not None:
-        return
+    if not batched:
+        if system._engine.direct("inverse_dynamics", Q[0], V[0], A[0]) is not None:
+            return
+        with np.errstate(all="ignore"):
+            if np.isfinite(system._hinge_forces(Q[0], V[0])).all():
+                return
     with np.errstate(all="ignore"):
         system.inverse_dynamics(*((Q, V, A) if batched else (Q[0], V[0], A[0])))
 
@@ -222,8 +246,6 @@ def _compiled_request(system, name: str, Q: np.ndarray, V: np.ndarray, X: np.nda
 def _partials(system, Q, V, A, external_forces, method: str, batched: bool) -> tuple[np.ndarray, np.ndarray]:
     if method == "complex_step":
         return _complex_step(system, Q, V, A, external_forces, batched)
-    if method == "local":
-        return body_derivatives.partials(system, Q, V, A)[:2]
     pairs = [rigid_derivatives.inverse_dynamics_partials(system, q, v, a) for q, v, a in zip(Q, V, A)]
     return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 

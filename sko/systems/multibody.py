@@ -139,7 +139,7 @@ class MultibodySystem:
     #: what a system derives on first use and a pickle leaves out: the compiled engine (its state
     #: tables, request vectors and kernels), the coordinate maps and whether the compiled
     #: derivative recursion takes it
-    _DERIVED = ("_engine", "_coordinate_maps", "_compiled_derivatives")
+    _DERIVED = ("_engine", "_coordinate_maps", "_compiled_derivatives", "_constant_qdot")
 
     def __getstate__(self) -> dict:
         """The system without what it derives on use (:attr:`_DERIVED`): a pickle is the bodies,
@@ -185,6 +185,9 @@ class MultibodySystem:
         self._order = tuple((k, self._body[k], self.q_slices[k], self.dof_slices[k]) for k in self.tree.scatter_order())
         self._unchecked = frozenset(k for k, b in self._body.items() if not b.valid_by_construction)
         self._complex_carried = False  # True once those bodies are found to carry a complex step (complex_carry)
+        #: True once the bodies not valid by construction are found not to read the pose of the
+        #: frame they hang from, as the local derivatives need (sko.systems.body_derivatives)
+        self._pose_free = False
         self._set_tendons(tendons)
 
     def _set_tendons(self, tendons: Sequence[FixedTendon]) -> None:
@@ -230,6 +233,15 @@ class MultibodySystem:
     def _coordinate_maps(self) -> CoordinateMaps | None:
         """The compiled ``q̇`` maps of this system (:mod:`sko.systems.coordinates`), made on first use."""
         return CoordinateMaps.of(self)
+
+    @cached_property
+    def _constant_qdot(self) -> np.ndarray | None:
+        """:meth:`qdot_matrix` where it does not depend on ``q`` (every joint's coordinates are
+        its velocities' integrals, on the compiled maps), else ``None``; made on first use."""
+        maps = self._coordinate_maps
+        if maps is None or maps.rates:
+            return None
+        return maps.qdot_matrix(np.zeros(self.q_size), self.dof_size)  # writeable, as the kernels take it
 
     @cached_property
     def _compiled_derivatives(self) -> bool:

@@ -6,13 +6,15 @@ tendons; forward dynamics through Eq. 3; batches; the errors."""
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from papers import tutorial_body_type, tutorial_body_with_children
-from sko.bodies import NodeState, Revolute, RigidBody
+from sko.bodies import Free, NodeState, Revolute, RigidBody
 from sko.examples.bodies import flexible_examples, random_system
 from sko.graphs.errors import SKOError
 from sko.spatial import spatial_inertia
@@ -104,6 +106,72 @@ def test_a_batch_equals_its_states():
         one = system.inverse_dynamics_derivatives(Q[s], V[s], A[s], method="local")
         for x, y in zip(batch, one):
             np.testing.assert_array_equal(x[s], y)
+
+
+def test_a_batch_of_forward_dynamics_derivatives_equals_its_states():
+    """The batch takes ℳ⁻¹ from the ℳ of the recursion's own pass, as one state does."""
+    system = tutorial_body_with_children.build()
+    rng = np.random.default_rng(2)
+    Q = np.array([system.random_configuration(rng) for _ in range(3)])
+    V, T = rng.standard_normal((2, 3, system.nv))
+    batch = system.forward_dynamics_derivatives(Q, V, T, method="local")
+    for s in range(3):
+        one = system.forward_dynamics_derivatives(Q[s], V[s], T[s], method="local")
+        for x, y in zip(batch, one):
+            np.testing.assert_allclose(x[s], y, rtol=1e-13, atol=1e-13 * np.abs(y).max())
+    np.testing.assert_array_equal(batch.mass_matrix_inverse, np.swapaxes(batch.mass_matrix_inverse, 1, 2))
+
+
+def test_forward_dynamics_from_the_mass_matrix_of_the_pass():
+    """Eq. 3 from ``ℳ`` and inverse dynamics' derivatives: ``ℳ⁻¹`` of one state by Cholesky, of a
+    batch or of an ``ℳ`` Cholesky refuses by numpy's inverse; each equals ``ℳ⁻¹`` applied column
+    by column, and is symmetric."""
+    from sko.systems.derivatives import _forward
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((4, 4))
+    for M in (X @ X.T + 4 * np.eye(4), np.diag([2.0, -1.0, 3.0, 0.5])):  # positive definite, then indefinite
+        dq, dvel = rng.standard_normal((2, 4, 4))
+        expected = (-np.linalg.solve(M, dq), -np.linalg.solve(M, dvel), np.linalg.inv(M))
+        for got in (_forward(dq, dvel, M), [x[0] for x in _forward(dq[None], dvel[None], M[None])]):
+            for x, y in zip(got, expected):
+                np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+            np.testing.assert_array_equal(got[2], got[2].T)
+
+
+def _derived(cls) -> set:
+    """The names of the attributes ``cls`` declares as derived on first use (cached properties)."""
+    return {name for klass in cls.__mro__ for name, x in vars(klass).items() if isinstance(x, cached_property)}
+
+
+def test_the_recursion_keeps_only_declared_attributes():
+    """What the local derivatives keep between calls (the plan, the constant tangent columns, the
+    result of the body checks) is declared by the system and its state layout, not written onto
+    them from outside."""
+    system = tutorial_body_with_children.build()
+    layout = system._engine.layout
+    system_before, layout_before = set(vars(system)), set(vars(layout))
+    rng = np.random.default_rng(0)
+    q, v, a = system.random_configuration(rng), *rng.standard_normal((2, system.nv))
+    for function in (system.inverse_dynamics_derivatives, system.forward_dynamics_derivatives):
+        function(q, v, a, method="local")
+        function(q[None], v[None], a[None], method="local")
+    assert set(vars(system)) - system_before <= _derived(type(system))
+    assert set(vars(layout)) - layout_before <= _derived(type(layout))
+    assert layout.local_plan is layout.local_plan
+
+
+@pytest.mark.parametrize("joint", [Revolute([0, 1, 0]), Free()], ids=["revolute", "free"])
+def test_the_constant_tangent_columns_are_the_systems(joint):
+    """``q̇(q, e_ι)`` is kept once only where it does not depend on ``q``."""
+    inertia = spatial_inertia(1.0, [0.0, 0.0, -0.3], 0.02 * np.eye(3))
+    system = MultibodySystem([RigidBody("a", None, joint, inertia),
+                              tutorial_body_type.Bead("bead", "a", 0.3, [0.1, 0.0, -0.4], [0.0, 0.0, 1.0], 20.0)])
+    constant = system._constant_qdot
+    assert (constant is None) == isinstance(joint, Free)
+    if constant is not None:
+        for seed in range(3):
+            np.testing.assert_array_equal(constant, system.qdot_matrix(system.random_configuration(seed)))
 
 
 def test_inputs_are_not_mutated_and_errors_are_named():
