@@ -33,6 +33,8 @@ from sko.engine.state_layout import StateLayout, read_only, state_named
 __all__ = ["Engine", "OneState", "engine", "use_backend", "backend"]
 
 _F8 = np.dtype(np.float64)
+_NONE = np.zeros(0, dtype=np.int64)  # no state (read only: shared)
+_NONE.flags.writeable = False
 _FAST = (_F8, np.dtype(np.complex128))
 
 
@@ -181,7 +183,9 @@ class Engine:
                 _same_batch(Q, v, name)
                 if v.ndim == 1:
                     v = v[None]
-            out.append(np.require(v, dtype=dtype, requirements=("C", "W")))
+            if not (v.dtype is dtype and v.flags.c_contiguous and v.flags.writeable):  # np.require's test, at
+                v = np.require(v, dtype=dtype, requirements=("C", "W"))  # a tenth of its cost when it holds
+            out.append(v)
         return (*out, batched, forces)
 
     # ------------------------------------------------------------------ requests
@@ -304,6 +308,8 @@ class Engine:
                 status[0] = rq.evaluate_one(w, Q[0], QD[0], X[0], out[0])
             else:
                 rq.evaluate_batch(w, Q, QD, X, A, out, status)
+        if (status == -1).all():  # the common batch: one pass, no index arrays
+            return out, _NONE
         bad = np.flatnonzero(status >= 0)
         if bad.size:
             self._check(int(status[bad[0]]), Q, QD, int(bad[0]), batched, call)
