@@ -33,6 +33,8 @@ from sko.engine.state_layout import StateLayout, read_only, state_named
 __all__ = ["Engine", "OneState", "engine", "use_backend", "backend"]
 
 _F8 = np.dtype(np.float64)
+_NONE = np.zeros(0, dtype=np.int64)  # no state (read only: shared)
+_NONE.flags.writeable = False
 _FAST = (_F8, np.dtype(np.complex128))
 
 
@@ -56,12 +58,12 @@ class OneState(dict):
     of 1-D float64 arrays with no external forces — the result, or None when the checked path
     (:meth:`Engine.run`) must answer, which also reports a wrong length, a number that is not
     finite or an overflow. Its checks cost what they must: the compiled backend (one context
-    lookup), ``q.dtype is float64`` and ``q.ndim == 1`` (a batch or a complex step declines at
-    once), the scalar type of ``v`` and ``x``; numba's dispatcher checks the rest of the types
-    (any strides, read-only arrays taken), the driver the lengths and finiteness. A list or
-    another object declines by the ``AttributeError`` of its missing ``dtype``, and a float64
-    array whose dtype is an equal copy of numpy's own (an unpickled array) by the identity test:
-    the checked path answers both."""
+    lookup), ``dtype is float64`` and ``ndim == 1`` of each array given (a batch or a complex
+    step declines at once), then the driver's compiled code, called at its entry
+    (:func:`_entry`: any strides, read-only arrays taken), checks the lengths and finiteness. A
+    list or another object declines by the ``AttributeError`` of its missing ``dtype`` (or the
+    entry's ``TypeError``: not an array), and a float64 array whose dtype is an equal copy of
+    numpy's own (an unpickled array) by the identity test: the checked path answers both."""
 
     def __init__(self, engine: "Engine"):
         super().__init__()
@@ -85,6 +87,18 @@ class OneState(dict):
             return call(q, v, x)
 
         return first
+
+
+def _entry(driver):
+    """The Python entry of ``driver``'s machine code (a one-state driver, compiled for one
+    signature: :func:`~sko.engine.requests.one_state_driver`), called without numba's
+    dispatcher, which would look up the overload of the arguments' types first (a fifth of a
+    microsecond per call). The entry converts each argument to the type its signature declares
+    and checks only that it is an array (else ``TypeError``): the caller passes 1-D float64
+    arrays and nothing else, a float64 array of other dimensions or another scalar type would be
+    misread (:class:`OneState` tests both)."""
+    (result,) = driver.overloads.values()
+    return result.entry_point
 
 
 def _declined(q, v=None, x=None) -> None:
@@ -169,7 +183,9 @@ class Engine:
                 _same_batch(Q, v, name)
                 if v.ndim == 1:
                     v = v[None]
-            out.append(np.require(v, dtype=dtype, requirements=("C", "W")))
+            if not (v.dtype is dtype and v.flags.c_contiguous and v.flags.writeable):  # np.require's test, at
+                v = np.require(v, dtype=dtype, requirements=("C", "W"))  # a tenth of its cost when it holds
+            out.append(v)
         return (*out, batched, forces)
 
     # ------------------------------------------------------------------ requests
@@ -188,9 +204,9 @@ class Engine:
         request = rq.REQUESTS[name]
         w, shape = self._request_vector(request, _F8), request.shape(self._sizes)
         zeros, none, vector, chosen = np.zeros, np.zeros(0), self._zeros, BACKEND.get
-        driver = rq.one_state_driver(_F8, len(shape)) if request.velocities else None
+        driver = _entry(rq.one_state_driver(_F8, len(shape))) if request.velocities else None
         if request.x is None:
-            configuration = rq.one_state_driver(_F8, len(shape), velocities=False)  # at v = 0 (v None)
+            configuration = _entry(rq.one_state_driver(_F8, len(shape), velocities=False))  # at v = 0 (v None)
 
             def call(q, v=None, x=None):
                 if chosen() is COMPILED:
@@ -199,13 +215,13 @@ class Engine:
                             out = zeros(shape)
                             if v is None or driver is None:  # at rest, or a request that reads no v
                                 status = configuration(w, q, out)
-                            elif v.dtype is _F8:
+                            elif v.dtype is _F8 and v.ndim == 1:
                                 status = driver(w, q, v, none, out)
                             else:
                                 return None
                             if status == -1:
                                 return out
-                    except (AttributeError, TypeError, ValueError):  # not an array; types numba refuses
+                    except (AttributeError, TypeError):  # not an array
                         pass
                 return None
 
@@ -214,12 +230,16 @@ class Engine:
         def call(q, v=None, x=None):
             if chosen() is COMPILED:
                 try:
-                    if (q.dtype is _F8 and q.ndim == 1 and (v is None or v.dtype is _F8)
-                            and (x is None or x.dtype is _F8)):
+                    if v is None:
+                        v = vector
+                    if x is None:
+                        x = vector
+                    if (q.dtype is _F8 and v.dtype is _F8 and x.dtype is _F8
+                            and q.ndim == 1 and v.ndim == 1 and x.ndim == 1):
                         out = zeros(shape)
-                        if driver(w, q, vector if v is None else v, vector if x is None else x, out) == -1:
+                        if driver(w, q, v, x, out) == -1:
                             return out
-                except (AttributeError, TypeError, ValueError):
+                except (AttributeError, TypeError):
                     pass
             return None
 
@@ -288,6 +308,8 @@ class Engine:
                 status[0] = rq.evaluate_one(w, Q[0], QD[0], X[0], out[0])
             else:
                 rq.evaluate_batch(w, Q, QD, X, A, out, status)
+        if (status == -1).all():  # the common batch: one pass, no index arrays
+            return out, _NONE
         bad = np.flatnonzero(status >= 0)
         if bad.size:
             self._check(int(status[bad[0]]), Q, QD, int(bad[0]), batched, call)

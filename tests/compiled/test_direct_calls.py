@@ -97,16 +97,24 @@ def test_other_inputs_fall_through_without_compiling(op, variant):
     assert rq._DRIVERS and all(len(driver.overloads) == 1 for driver in rq._DRIVERS.values())
 
 
-def test_types_numba_refuses_take_the_checked_path_with_no_numba_method_patched():
-    """An argument the prepared call does not check (a batch of ``v`` beside one state of ``q``)
-    reaches numba's dispatcher, whose own ``TypeError`` sends it to the checked path and its
-    error; the drivers are numba's dispatchers as numba made them."""
+def test_other_dimensions_take_the_checked_path_with_no_numba_method_patched():
+    """The compiled code is called at its entry, which reads each argument as the array its
+    signature declares: a float64 array of other dimensions in any position (a batch of ``v``
+    beside one state of ``q``, a 0-d array) declines before it, and the checked path gives its
+    error; the drivers are numba's dispatchers as numba made them, one signature each."""
     system = random_rigid_system(4)
     q, v, x = _state(system)
-    for op in ("inverse_dynamics", "forward_dynamics"):
-        assert _direct(system, op, q, v[None], x) is None
-        with pytest.raises(DimensionError):
-            REQUESTS[op](system, q, v[None], x)
+    for op in sorted(REQUESTS):
+        for position in range(1 if op in MATRICES else 3):
+            for shape in ((1, -1), (-1, 1), ()):
+                args = [q, v, x]
+                args[position] = np.asarray(args[position][0]) if shape == () else args[position].reshape(shape)
+                assert _direct(system, op, *args) is None
+                if op in MATRICES and shape == (1, -1):  # a batch of one state: the batched path answers it
+                    np.testing.assert_array_equal(REQUESTS[op](system, *args)[0], REQUESTS[op](system, q, v, x))
+                    continue
+                with pytest.raises(DimensionError):
+                    REQUESTS[op](system, *args)
     assert rq._DRIVERS
     for driver in rq._DRIVERS.values():
         assert not {"_search_new_conversions", "_explain_matching_error"} & set(vars(driver))
