@@ -1,21 +1,23 @@
 """Forward dynamics of a batch of states of a rigid tree with the states innermost (SKO.md §8,
 §11, Algorithm 6.1): the articulated-body passes run on :data:`LANES` states at once.
 
-Where every body is a library :class:`~sko.bodies.rigid.RigidBody` (:func:`applies`), every
-node is 6-dimensional and every weight ``φ(℘(k), k) = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` a rigid transform
-(:mod:`sko.engine.mass_matrix`). :func:`forward_dynamics` takes the states of a batch in blocks
-of :data:`LANES`: each state's arena is filled by the bodies' own state kernels (the per-state
-fill of :func:`~sko.engine.request_views.fill_arena`, with the compiled hinge forces), and its
-flat model ``(φ, H, M, a, b)`` copied into lane ``l`` of a *lane buffer*, whose row ``i`` holds
-entry ``i`` of every state of the block side by side (structure of arrays). The Riccati gather
-(Eq. 33) and the two passes of Algorithm 6.1 then run once per block on :class:`Lanes` numbers:
-one number of every state of the block, held in one vector register, with ``+ − × /`` acting
-lane by lane. Each step is written once, as the scalar code of :mod:`sko.engine.rigid_blocks`
-(a rigid body on a 1-dof hinge: ``D`` one number, the congruence ``φ P⁺ φ*`` on the 21 entries
-of the symmetric ``P⁺``, 216 products) or of :func:`~sko.engine.aba.riccati` for a node of any
-hinge (a floating base's 6-dof root, a fixed joint): every product and sum of a state is the
-one the per-state kernels compute, so a state's result equals its one-state call's to rounding
-(the compiler fuses multiply–adds where it fuses them in neither or both).
+Where every body is a library :class:`~sko.bodies.rigid.RigidBody` (:func:`applies`), every node is
+6-dimensional and every weight ``φ(℘(k), k) = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` a rigid transform
+(:mod:`sko.engine.mass_matrix`). :func:`forward_dynamics` takes the states of a batch in blocks of
+:data:`LANES`: each state's arena is filled by the bodies' own state kernels (the per-state fill of
+:func:`~sko.engine.request_views.fill_arena`, with the compiled hinge forces), and its flat model
+``(φ, H, a, b)`` copied into lane ``l`` of a *lane buffer*, whose row ``i`` holds entry ``i`` of
+every state of the block side by side (structure of arrays; ``M``, constant, is copied once per
+lane). The fill stays per state, as do the joints' kinematics: of a robot's batch, it now takes
+most of the time. The Riccati gather (Eq. 33) and the two passes of Algorithm 6.1 then run once per
+block on :class:`Lanes` numbers: one number of every state of the block, held in one vector
+register, with ``+ − × /`` acting lane by lane. Each step is written once, as the scalar code of
+:mod:`sko.engine.rigid_blocks` (a rigid body on a 1-dof hinge: ``D`` one number, the congruence
+``φ P⁺ φ*`` on the 21 entries of the symmetric ``P⁺``, 216 products) or of
+:func:`~sko.engine.aba.riccati` for a node of any hinge (a floating base's 6-dof root, a fixed
+joint): every product and sum of a state is the one the per-state kernels compute, so a state's
+result equals its one-state call's to rounding (the compiler may fuse a multiply–add in one and not
+in the other), not bit for bit.
 
 numba compiles a loop over the lanes, ``for l in range(LANES)``, as scalar code (the loop of
 constant length is unrolled before LLVM's loop vectoriser runs, its SLP vectoriser is off, and
@@ -189,7 +191,8 @@ def admissible(typingctx, v):
 
     def codegen(context, builder, signature, args):
         positive = builder.fcmp_ordered(">", args[0], ir.Constant(_VECTOR, [0.0] * LANES))
-        finite = builder.fcmp_ordered("<", builder.call(_intrinsic(builder, "fabs"), [args[0]]), ir.Constant(_VECTOR, [np.inf] * LANES))
+        size = builder.call(_intrinsic(builder, "fabs"), [args[0]])
+        finite = builder.fcmp_ordered("<", size, ir.Constant(_VECTOR, [np.inf] * LANES))
         return builder.uitofp(builder.and_(positive, finite), _VECTOR)
 
     return LANE_TYPE(v), codegen
@@ -504,7 +507,8 @@ def _gather(layout, data, roff, r, T, z, nu):
 def _scatter(layout, data, roff, r, z, nu):
     """The scatter of Algorithm 6.1 in every lane, parents first: ``α⁺ = φ* α(℘)``,
     ``θ̈ = ν − G* α⁺`` (into ``nu``), ``α = α⁺ + H* θ̈ + a`` (into ``z``)."""
-    layout, data, roff, r, z, nu = borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(z), borrowed(nu)
+    layout, data, roff, r, z, nu = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(z),
+                                    borrowed(nu))
     for j in range(layout.shape[0]):
         p, h, no, do = layout[j, Flat.PARENT], layout[j, Flat.HINGE_DIM], layout[j, Flat.NODE], layout[j, Flat.DOF]
         ho, Go, ao = layout[j, Flat.H], roff[j, Riccati.G], layout[j, Flat.A]
@@ -532,6 +536,13 @@ def _scatter(layout, data, roff, r, z, nu):
 
 
 # ----------------------------------------------------------------------------- a batch
+@register
+def _copy(arena, data, l, o, n):
+    """Entries ``o … o + n − 1`` of a state's arena into lane ``l`` of the lane buffer ``data``."""
+    for i in range(o, o + n):
+        data[i * LANES + l] = arena[i]
+
+
 @kernel(entry=True, parallel=True)
 def forward_dynamics(w, Q, QD, X, out, status, sizes):
     """``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` at every state of a batch (module docstring): ``w`` is the
@@ -550,7 +561,7 @@ def forward_dynamics(w, Q, QD, X, out, status, sizes):
         data, r = np.zeros(size * LANES), np.zeros(riccati * LANES)
         z, T, nu = np.zeros(ns * LANES), np.zeros(nv * LANES), np.zeros(nv * LANES)
         t, ok, bad = np.zeros(180 * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64)
-        rhs = np.zeros(nv)
+        rhs, inertias = np.zeros(nv), np.zeros(LANES, dtype=np.bool_)  # lane l holds every M(k)
         for b in range(c * CHUNK, min(blocks, c * CHUNK + CHUNK)):
             first = b * LANES
             count = min(LANES, B - first)
@@ -561,6 +572,7 @@ def forward_dynamics(w, Q, QD, X, out, status, sizes):
                 for i in range(nv):
                     arena[lwords[Header.V] + i] = QD[s, i]
                     rhs[i] = X[s, i]
+                whole = lwords[Header.WRITTEN] == 0 or not inertias[l]  # the fill writes M once: constant
                 st_ = fill_arena(lwords, rows, reals, arena, Terms.MOTION)
                 if not 0 <= st_ < N:
                     lwords[Header.WRITTEN] = 1
@@ -568,8 +580,17 @@ def forward_dynamics(w, Q, QD, X, out, status, sizes):
                     hb = add_hinge_forces(rows, reals, arena, lwords[Header.V], rhs, -1.0)
                     st_ = -1 if hb < 0 else 2 * N + hb
                 status[s] = st_
-                for i in range(size):
-                    data[i * LANES + l] = arena[i]
+                if whole:
+                    for i in range(size):
+                        data[i * LANES + l] = arena[i]
+                    inertias[l] = not 0 <= st_ < N
+                else:  # φ, H, a and b of each node; its M(k) is held from before
+                    for j in range(layout.shape[0]):
+                        if layout[j, Flat.PARENT] >= 0:
+                            _copy(arena, data, l, layout[j, Flat.W], 36)
+                        _copy(arena, data, l, layout[j, Flat.H], 6 * layout[j, Flat.HINGE_DIM])
+                        _copy(arena, data, l, layout[j, Flat.A], 6)
+                        _copy(arena, data, l, layout[j, Flat.B], 6)
                 for i in range(nv):
                     T[i * LANES + l] = rhs[i]
             for l in range(count, LANES):  # the tail: copies of the block's first state
@@ -577,6 +598,7 @@ def forward_dynamics(w, Q, QD, X, out, status, sizes):
                     data[i * LANES + l] = data[i * LANES]
                 for i in range(nv):
                     T[i * LANES + l] = T[i * LANES]
+                inertias[l] = inertias[0]
             _riccati(layout, data, roff, r, t, ok, bad)
             _gather(layout, data, roff, r, T, z, nu)
             _scatter(layout, data, roff, r, z, nu)
