@@ -33,17 +33,20 @@ block padded with copies of its first state. Blocks run in parallel in chunks of
 from __future__ import annotations
 
 import operator
+from functools import lru_cache
 
 import numpy as np
 from llvmlite import ir
 from numba import prange, types
 from numba.core import cgutils
-from numba.extending import intrinsic, models, overload, register_model
+from numba.core.imputils import lower_builtin
+from numba.core.typing.templates import ConcreteTemplate, infer_global, signature
+from numba.extending import intrinsic, models, register_model
 from numba.np.arrayobj import make_array
 
 from sko.engine.borrow import borrowed
 from sko.engine.hooks import add_hinge_forces
-from sko.engine.jit import FAST_MATH, kernel, register
+from sko.engine.jit import FAST_MATH, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.layout import Flat, Riccati
 from sko.engine.request_views import Header, fill_arena, request_views
 from sko.engine.state_kernels import Terms
@@ -133,36 +136,35 @@ def splat(typingctx, x):
     return LANE_TYPE(x), codegen
 
 
-def _binary(name: str):
-    @intrinsic
-    def operation(typingctx, a, b):
-        if not (isinstance(a, Lanes) and isinstance(b, Lanes)):
-            return None
-
-        def codegen(context, builder, signature, args):
-            return getattr(builder, name)(args[0], args[1], flags=_FLAGS)
-
-        return LANE_TYPE(a, b), codegen
-
-    return operation
+def _vector(context, builder, value, of):
+    """``value`` of numba type ``of`` as a lane vector: itself, or a number in every lane."""
+    if isinstance(of, Lanes):
+        return value
+    x = context.cast(builder, value, of, types.float64)
+    out = ir.Constant(_VECTOR, ir.Undefined)
+    for k in range(LANES):
+        out = builder.insert_element(out, x, ir.Constant(ir.IntType(32), k))
+    return out
 
 
-def _overload(op, f) -> None:
-    @overload(op)
-    def lanes_operator(a, b):
-        number = (types.Float, types.Integer)
-        if isinstance(a, Lanes) and isinstance(b, Lanes):
-            return lambda a, b: f(a, b)
-        if isinstance(a, Lanes) and isinstance(b, number):
-            return lambda a, b: f(a, splat(b))
-        if isinstance(a, number) and isinstance(b, Lanes):
-            return lambda a, b: f(splat(a), b)
-        return None
+def _operator(op, name: str) -> None:
+    """``op`` (``+ − × /``) on two lane numbers, or a lane number and a number (in every lane)."""
+    cases = [signature(LANE_TYPE, LANE_TYPE, LANE_TYPE)]
+    for number in (types.float64, types.int64):
+        cases += [signature(LANE_TYPE, number, LANE_TYPE), signature(LANE_TYPE, LANE_TYPE, number)]
+    infer_global(op)(type(f"Lanes_{name}", (ConcreteTemplate,), {"cases": cases}))
+
+    def lower(context, builder, sig, args):
+        a, b = (_vector(context, builder, v, t) for v, t in zip(args, sig.args))
+        return getattr(builder, name)(a, b, flags=_FLAGS)
+
+    for left, right in ((Lanes, Lanes), (types.Number, Lanes), (Lanes, types.Number)):
+        lower_builtin(op, left, right)(lower)
 
 
 for _op, _name in ((operator.add, "fadd"), (operator.sub, "fsub"), (operator.mul, "fmul"),
                    (operator.truediv, "fdiv")):
-    _overload(_op, _binary(_name))
+    _operator(_op, _name)
 
 
 def _intrinsic(builder, name: str):
@@ -229,7 +231,7 @@ def _dot_tail(a, b):
     return a[0] * b[3] + a[1] * b[4] + a[2] * b[5]
 
 
-@register
+@inline_kernel
 def _upper(X, o):
     """The upper triangle of the symmetric 6 × 6 block at row ``o`` (21 numbers, row by row),
     each entry ``S(i, j) + 0 · S(j, i)`` (:func:`~sko.engine.rigid_blocks.upper66`: a NaN below
@@ -243,7 +245,7 @@ def _upper(X, o):
             ld(X, o + 29) + 0 * ld(X, o + 34), ld(X, o + 35))
 
 
-@register
+@inline_kernel
 def _symmetric_times(s, x):
     """``S x`` for the symmetric 6 × 6 ``S`` of upper triangle ``s``."""
     s00, s01, s02, s03, s04, s05, s11, s12, s13, s14, s15, s22, s23, s24, s25, s33, s34, s35, s44, s45, s55 = s
@@ -256,7 +258,7 @@ def _symmetric_times(s, x):
             s05 * x0 + s15 * x1 + s25 * x2 + s35 * x3 + s45 * x4 + s55 * x5)
 
 
-@register
+@inline_kernel
 def _lower_times(s, x):
     """``S₂₂ x``: the lower-right 3 × 3 block of the symmetric ``S`` of upper triangle ``s``
     times three numbers ``x``."""
@@ -265,7 +267,7 @@ def _lower_times(s, x):
     return s33 * x3 + s34 * x4 + s35 * x5, s34 * x3 + s44 * x4 + s45 * x5, s35 * x3 + s45 * x4 + s55 * x5
 
 
-@register
+@inline_kernel
 def _times(X, wo, x):
     """``φ x`` for the rigid weight ``φ`` (zero lower-left block) at row ``wo`` of ``X``."""
     return (_dot(_six(X, wo), x), _dot(_six(X, wo + 6), x), _dot(_six(X, wo + 12), x),
@@ -274,7 +276,7 @@ def _times(X, wo, x):
             ld(X, wo + 33) * x[3] + ld(X, wo + 34) * x[4] + ld(X, wo + 35) * x[5])
 
 
-@register
+@inline_kernel
 def _transpose_times(X, wo, x):
     """``φ* x`` for the rigid weight ``φ`` (zero lower-left block) at row ``wo`` of ``X``."""
     x0, x1, x2, x3, x4, x5 = x
@@ -289,7 +291,7 @@ def _transpose_times(X, wo, x):
             + ld(X, wo + 29) * x4 + ld(X, wo + 35) * x5)
 
 
-@register
+@inline_kernel
 def _congruence(X, wo, s, C, co):
     """``C += φ S φ*`` for the rigid weight ``φ`` at row ``wo`` of ``X`` and the symmetric ``S``
     of upper triangle ``s`` (:func:`~sko.engine.rigid_blocks.congruence_upper`, its
@@ -337,7 +339,7 @@ def _congruence(X, wo, s, C, co):
 
 
 # ----------------------------------------------------------------------------- the Riccati gather
-@register
+@inline_kernel
 def _riccati_6_1(layout, data, roff, r, j, p, ok):
     """The Riccati step at a rigid body on a 1-dof hinge (:func:`~sko.engine.rigid_blocks.riccati_6_1`):
     ``H P``, ``D = H P H*``, ``G = (H P)* / D``, the upper triangle of ``P⁺ = P − G H P`` and
@@ -363,7 +365,7 @@ def _riccati_6_1(layout, data, roff, r, j, p, ok):
     _congruence(data, layout[j, Flat.W], u, r, roff[p, Riccati.P])
 
 
-@register
+@inline_kernel
 def _riccati_any(layout, data, roff, r, t, j, p, ok):
     """The Riccati step of :func:`~sko.engine.aba.riccati` at a node of ``h`` hinge columns
     (any ``h``: a 6-dof root, a fixed joint), in the lane scratch ``t``: ``H P``,
@@ -543,75 +545,109 @@ def _copy(arena, data, l, o, n):
         data[i * LANES + l] = arena[i]
 
 
-@kernel(entry=True, parallel=True)
-def forward_dynamics(w, Q, QD, X, out, status, sizes):
+def forward_dynamics(w, Q, QD, X, out, status, sizes) -> None:
     """``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` at every state of a batch (module docstring): ``w`` is the
     ``forward_dynamics`` request vector (float64, filling its arena), ``Q`` (B × nq), ``QD`` and
     ``X`` (B × nv), into ``out`` (B × nv) and ``status`` (B; the per-state kernels' codes,
     :mod:`sko.engine.requests`, ``-3`` for a result that is not finite). ``sizes``: the flat
-    data's and the Riccati buffer's lengths."""
-    w, Q, QD, X, out, status = borrowed(w), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), borrowed(status)
-    words = w.view(np.int64)
-    B, nq, nv, N = Q.shape[0], words[Header.NQ], words[Header.NV], words[Header.N]
-    size, riccati, ns = sizes[0], sizes[1], words[Header.NS]
-    blocks = (B + LANES - 1) // LANES
+    data's and the Riccati buffer's lengths. All arrays C-ordered and writeable."""
+    _batch(w, Q, QD, X, out, status, sizes, _chunk_address())
+
+
+@lru_cache(maxsize=1)
+def _chunk_address() -> int:
+    """The address of :func:`_chunk` (compiled or loaded on first use): the parallel driver calls
+    it there, so its machine code (the passes' most of all) is generated once, not again inside
+    the driver's."""
+    f1, f2, i1 = (types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C"),
+                  types.Array(types.int64, 1, "C"))
+    return native_address(_chunk, (f1, f2, f2, f2, f2, i1, i1, types.int64))
+
+
+#: ``_call_chunk(address, (w, Q, QD, X, out, status, sizes, c))``: :func:`_chunk` at its address;
+#: −1, or −5 when it raised.
+_call_chunk = native_caller(types.int64, -5)
+
+
+@kernel(entry=True, parallel=True)
+def _batch(w, Q, QD, X, out, status, sizes, address):
+    """:func:`forward_dynamics`: each chunk of :data:`CHUNK` blocks a task of numba's threads; the
+    states of a chunk that raised (no memory for its buffers) are reported not finite, which the
+    checked path answers."""
+    blocks = (Q.shape[0] + LANES - 1) // LANES
     for c in prange((blocks + CHUNK - 1) // CHUNK):
-        local = w.copy()
-        lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-        data, r = np.zeros(size * LANES), np.zeros(riccati * LANES)
-        z, T, nu = np.zeros(ns * LANES), np.zeros(nv * LANES), np.zeros(nv * LANES)
-        t, ok, bad = np.zeros(180 * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64)
-        rhs, inertias = np.zeros(nv), np.zeros(LANES, dtype=np.bool_)  # lane l holds every M(k)
-        for b in range(c * CHUNK, min(blocks, c * CHUNK + CHUNK)):
-            first = b * LANES
-            count = min(LANES, B - first)
-            for l in range(count):
-                s = first + l
-                for i in range(nq):
-                    arena[lwords[Header.Q] + i] = Q[s, i]
-                for i in range(nv):
-                    arena[lwords[Header.V] + i] = QD[s, i]
-                    rhs[i] = X[s, i]
-                whole = lwords[Header.WRITTEN] == 0 or not inertias[l]  # the fill writes M once: constant
-                st_ = fill_arena(lwords, rows, reals, arena, Terms.MOTION)
-                if not 0 <= st_ < N:
-                    lwords[Header.WRITTEN] = 1
-                if st_ < 0 and lwords[Header.HINGES] != 0:
-                    hb = add_hinge_forces(rows, reals, arena, lwords[Header.V], rhs, -1.0)
-                    st_ = -1 if hb < 0 else 2 * N + hb
-                status[s] = st_
-                if whole:
-                    for i in range(size):
-                        data[i * LANES + l] = arena[i]
-                    inertias[l] = not 0 <= st_ < N
-                else:  # φ, H, a and b of each node; its M(k) is held from before
-                    for j in range(layout.shape[0]):
-                        if layout[j, Flat.PARENT] >= 0:
-                            _copy(arena, data, l, layout[j, Flat.W], 36)
-                        _copy(arena, data, l, layout[j, Flat.H], 6 * layout[j, Flat.HINGE_DIM])
-                        _copy(arena, data, l, layout[j, Flat.A], 6)
-                        _copy(arena, data, l, layout[j, Flat.B], 6)
-                for i in range(nv):
-                    T[i * LANES + l] = rhs[i]
-            for l in range(count, LANES):  # the tail: copies of the block's first state
+        if _call_chunk(address, (w, Q, QD, X, out, status, sizes, np.int64(c))) != -1:
+            for s in range(c * CHUNK * LANES, min(Q.shape[0], (c + 1) * CHUNK * LANES)):
+                status[s] = -3
+
+
+@kernel
+def _chunk(w, Q, QD, X, out, status, sizes, c):
+    """The blocks of chunk ``c`` of :func:`forward_dynamics`, on their own copy of ``w`` and lane
+    buffers: each state filled and copied into its lane, the passes once per block, each lane's
+    result and status out. Returns −1."""
+    w, Q, QD, X, out, status = borrowed(w), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), borrowed(status)
+    B = Q.shape[0]
+    blocks = (B + LANES - 1) // LANES
+    local = w.copy()
+    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
+    nq, nv, N = lwords[Header.NQ], lwords[Header.NV], lwords[Header.N]
+    size, riccati, ns = sizes[0], sizes[1], lwords[Header.NS]
+    data, r = np.zeros(size * LANES), np.zeros(riccati * LANES)
+    z, T, nu = np.zeros(ns * LANES), np.zeros(nv * LANES), np.zeros(nv * LANES)
+    t, ok, bad = np.zeros(180 * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64)
+    rhs, inertias = np.zeros(nv), np.zeros(LANES, dtype=np.bool_)  # lane l holds every M(k)
+    for b in range(c * CHUNK, min(blocks, c * CHUNK + CHUNK)):
+        first = b * LANES
+        count = min(LANES, B - first)
+        for l in range(count):
+            s = first + l
+            for i in range(nq):
+                arena[lwords[Header.Q] + i] = Q[s, i]
+            for i in range(nv):
+                arena[lwords[Header.V] + i] = QD[s, i]
+                rhs[i] = X[s, i]
+            whole = lwords[Header.WRITTEN] == 0 or not inertias[l]  # the fill writes M once: constant
+            st_ = fill_arena(lwords, rows, reals, arena, Terms.MOTION)
+            if not 0 <= st_ < N:
+                lwords[Header.WRITTEN] = 1
+            if st_ < 0 and lwords[Header.HINGES] != 0:
+                hb = add_hinge_forces(rows, reals, arena, lwords[Header.V], rhs, -1.0)
+                st_ = -1 if hb < 0 else 2 * N + hb
+            status[s] = st_
+            if whole:
                 for i in range(size):
-                    data[i * LANES + l] = data[i * LANES]
-                for i in range(nv):
-                    T[i * LANES + l] = T[i * LANES]
-                inertias[l] = inertias[0]
-            _riccati(layout, data, roff, r, t, ok, bad)
-            _gather(layout, data, roff, r, T, z, nu)
-            _scatter(layout, data, roff, r, z, nu)
-            for l in range(count):
-                s = first + l
-                if status[s] >= 0:
-                    continue
-                if bad[l] >= 0:
-                    status[s] = N + layout[bad[l], Flat.BODY]
-                    continue
-                x = 0.0
-                for i in range(nv):
-                    out[s, i] = nu[i * LANES + l]
-                    x += 0.0 * nu[i * LANES + l]
-                if x != 0.0:
-                    status[s] = -3
+                    data[i * LANES + l] = arena[i]
+                inertias[l] = not 0 <= st_ < N
+            else:  # φ, H, a and b of each node; its M(k) is held from before
+                for j in range(layout.shape[0]):
+                    if layout[j, Flat.PARENT] >= 0:
+                        _copy(arena, data, l, layout[j, Flat.W], 36)
+                    _copy(arena, data, l, layout[j, Flat.H], 6 * layout[j, Flat.HINGE_DIM])
+                    _copy(arena, data, l, layout[j, Flat.A], 6)
+                    _copy(arena, data, l, layout[j, Flat.B], 6)
+            for i in range(nv):
+                T[i * LANES + l] = rhs[i]
+        for l in range(count, LANES):  # the tail: copies of the block's first state
+            for i in range(size):
+                data[i * LANES + l] = data[i * LANES]
+            for i in range(nv):
+                T[i * LANES + l] = T[i * LANES]
+            inertias[l] = inertias[0]
+        _riccati(layout, data, roff, r, t, ok, bad)
+        _gather(layout, data, roff, r, T, z, nu)
+        _scatter(layout, data, roff, r, z, nu)
+        for l in range(count):
+            s = first + l
+            if status[s] >= 0:
+                continue
+            if bad[l] >= 0:
+                status[s] = N + layout[bad[l], Flat.BODY]
+                continue
+            x = 0.0
+            for i in range(nv):
+                out[s, i] = nu[i * LANES + l]
+                x += 0.0 * nu[i * LANES + l]
+            if x != 0.0:
+                status[s] = -3
+    return -1

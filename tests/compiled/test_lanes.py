@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sko.bodies import CompiledState, Revolute, RigidBody
-from sko.engine import lanes
+from sko.engine import lanes, use_backend
 from sko.engine.bodies.rigid import pack_rigid
 from sko.engine.hooks import hinge_force_kernel
 from sko.examples.bodies import random_system
@@ -44,11 +44,19 @@ def _taken(system) -> bool:
     return system._engine._lanes()
 
 
-def _equal_to_single_calls(system, Q, V, TAU):
+def _equal_to_single_calls(system, Q, V, TAU, conditioned: bool = True):
+    """Each state of the batch equals its single call to 1e-13 relative to the largest entry; on a
+    drawn system whose ℳ is not well ``conditioned``, to that plus twice the single call's own
+    distance from the reference path (rounding amplified by ℳ's condition, up to 10⁵ here)."""
     batch = system.forward_dynamics(Q, V, TAU)
     assert batch.shape == (Q.shape[0], system.nv)
     for s in range(Q.shape[0]):
-        _close(batch[s], system.forward_dynamics(Q[s], V[s], TAU[s]))
+        single = system.forward_dynamics(Q[s], V[s], TAU[s])
+        slack = 0.0
+        if not conditioned:
+            with use_backend("reference"):
+                slack = 2 * np.abs(single - system.forward_dynamics(Q[s], V[s], TAU[s])).max(initial=0.0)
+        assert np.abs(batch[s] - single).max(initial=0.0) <= 1e-13 * max(np.abs(single).max(initial=0.0), 1.0) + slack
 
 
 @settings(max_examples=30, deadline=None)
@@ -56,7 +64,7 @@ def _equal_to_single_calls(system, Q, V, TAU):
 def test_batch_equals_single_calls_on_random_rigid_forests(seed, library_forest, B):
     system = _forest(seed) if library_forest else random_rigid_system(seed)
     assert _taken(system) or not library_forest  # the drawn systems' joints may have no compiled kernel
-    _equal_to_single_calls(system, *_batch(system, B, seed))
+    _equal_to_single_calls(system, *_batch(system, B, seed), conditioned=False)
 
 
 def test_a_large_batch_equals_single_calls():
