@@ -22,7 +22,10 @@ in the other), not bit for bit.
 numba compiles a loop over the lanes, ``for l in range(LANES)``, as scalar code (the loop of
 constant length is unrolled before LLVM's loop vectoriser runs, its SLP vectoriser is off, and
 ``X[o, l]`` carries a test for a negative index): hence the explicit vector type. The lane
-buffers are flat ``(rows × LANES)`` arrays, the layout a GPU kernel takes too.
+buffers are flat ``(rows × LANES)`` arrays, the layout a GPU kernel takes too. The 6-vector steps
+are inline kernels (typed once, inlined by LLVM) and the parallel driver calls the kernel of a chunk
+of blocks at its address (:func:`~sko.engine.jit.native_caller`), so the passes compile once: about
+10 s on first use.
 
 A state whose ``D(k)`` is not positive definite gets the status of the per-state kernels
 (``N + k``, :mod:`sko.engine.requests`): the lanes compute on (a NaN stays in its lane) and the
@@ -87,7 +90,7 @@ class _LanesModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, _VECTOR)
 
 
-def _row(context, builder, signature, args):
+def _row_address(context, builder, signature, args):
     """The address of row ``args[1]`` of the flat lane buffer ``args[0]``, as a vector pointer."""
     data = make_array(signature.args[0])(context, builder, args[0]).data
     row = context.cast(builder, args[1], signature.args[1], types.intp)
@@ -96,25 +99,25 @@ def _row(context, builder, signature, args):
 
 
 @intrinsic
-def ld(typingctx, X, i):
+def row(typingctx, X, i):
     """Row ``i`` of the lane buffer ``X`` (entries ``i·LANES … i·LANES + LANES − 1``)."""
     if not (isinstance(X, types.Array) and X.dtype == types.float64 and isinstance(i, types.Integer)):
         return None
 
     def codegen(context, builder, signature, args):
-        return builder.load(_row(context, builder, signature, args), align=8)
+        return builder.load(_row_address(context, builder, signature, args), align=8)
 
     return LANE_TYPE(X, i), codegen
 
 
 @intrinsic
-def st(typingctx, X, i, v):
+def set_row(typingctx, X, i, v):
     """Row ``i`` of the lane buffer ``X`` ← ``v``."""
     if not (isinstance(X, types.Array) and X.dtype == types.float64 and isinstance(v, Lanes)):
         return None
 
     def codegen(context, builder, signature, args):
-        builder.store(args[2], _row(context, builder, signature, args), align=8)
+        builder.store(args[2], _row_address(context, builder, signature, args), align=8)
         return context.get_dummy_value()
 
     return types.none(X, i, v), codegen
@@ -127,11 +130,7 @@ def splat(typingctx, x):
         return None
 
     def codegen(context, builder, signature, args):
-        v = context.cast(builder, args[0], signature.args[0], types.float64)
-        out = ir.Constant(_VECTOR, ir.Undefined)
-        for k in range(LANES):
-            out = builder.insert_element(out, v, ir.Constant(ir.IntType(32), k))
-        return out
+        return _vector(context, builder, args[0], signature.args[0])
 
     return LANE_TYPE(x), codegen
 
@@ -203,14 +202,14 @@ def admissible(typingctx, v):
 @register
 def _add(X, i, v):
     """Row ``i`` of ``X`` += ``v``."""
-    st(X, i, ld(X, i) + v)
+    set_row(X, i, row(X, i) + v)
 
 
 # ----------------------------------------------------------------------------- 6-vectors in lanes
 @register
 def _six(X, o):
     """Rows ``o … o + 5`` of the lane buffer ``X``."""
-    return ld(X, o), ld(X, o + 1), ld(X, o + 2), ld(X, o + 3), ld(X, o + 4), ld(X, o + 5)
+    return row(X, o), row(X, o + 1), row(X, o + 2), row(X, o + 3), row(X, o + 4), row(X, o + 5)
 
 
 @register
@@ -236,13 +235,14 @@ def _upper(X, o):
     """The upper triangle of the symmetric 6 × 6 block at row ``o`` (21 numbers, row by row),
     each entry ``S(i, j) + 0 · S(j, i)`` (:func:`~sko.engine.rigid_blocks.upper66`: a NaN below
     the diagonal is not dropped)."""
-    return (ld(X, o), ld(X, o + 1) + 0 * ld(X, o + 6), ld(X, o + 2) + 0 * ld(X, o + 12),
-            ld(X, o + 3) + 0 * ld(X, o + 18), ld(X, o + 4) + 0 * ld(X, o + 24), ld(X, o + 5) + 0 * ld(X, o + 30),
-            ld(X, o + 7), ld(X, o + 8) + 0 * ld(X, o + 13), ld(X, o + 9) + 0 * ld(X, o + 19),
-            ld(X, o + 10) + 0 * ld(X, o + 25), ld(X, o + 11) + 0 * ld(X, o + 31), ld(X, o + 14),
-            ld(X, o + 15) + 0 * ld(X, o + 20), ld(X, o + 16) + 0 * ld(X, o + 26), ld(X, o + 17) + 0 * ld(X, o + 32),
-            ld(X, o + 21), ld(X, o + 22) + 0 * ld(X, o + 27), ld(X, o + 23) + 0 * ld(X, o + 33), ld(X, o + 28),
-            ld(X, o + 29) + 0 * ld(X, o + 34), ld(X, o + 35))
+    return (row(X, o), row(X, o + 1) + 0 * row(X, o + 6), row(X, o + 2) + 0 * row(X, o + 12),
+            row(X, o + 3) + 0 * row(X, o + 18), row(X, o + 4) + 0 * row(X, o + 24),
+            row(X, o + 5) + 0 * row(X, o + 30), row(X, o + 7), row(X, o + 8) + 0 * row(X, o + 13),
+            row(X, o + 9) + 0 * row(X, o + 19), row(X, o + 10) + 0 * row(X, o + 25),
+            row(X, o + 11) + 0 * row(X, o + 31), row(X, o + 14), row(X, o + 15) + 0 * row(X, o + 20),
+            row(X, o + 16) + 0 * row(X, o + 26), row(X, o + 17) + 0 * row(X, o + 32), row(X, o + 21),
+            row(X, o + 22) + 0 * row(X, o + 27), row(X, o + 23) + 0 * row(X, o + 33), row(X, o + 28),
+            row(X, o + 29) + 0 * row(X, o + 34), row(X, o + 35))
 
 
 @inline_kernel
@@ -271,24 +271,24 @@ def _lower_times(s, x):
 def _times(X, wo, x):
     """``φ x`` for the rigid weight ``φ`` (zero lower-left block) at row ``wo`` of ``X``."""
     return (_dot(_six(X, wo), x), _dot(_six(X, wo + 6), x), _dot(_six(X, wo + 12), x),
-            ld(X, wo + 21) * x[3] + ld(X, wo + 22) * x[4] + ld(X, wo + 23) * x[5],
-            ld(X, wo + 27) * x[3] + ld(X, wo + 28) * x[4] + ld(X, wo + 29) * x[5],
-            ld(X, wo + 33) * x[3] + ld(X, wo + 34) * x[4] + ld(X, wo + 35) * x[5])
+            row(X, wo + 21) * x[3] + row(X, wo + 22) * x[4] + row(X, wo + 23) * x[5],
+            row(X, wo + 27) * x[3] + row(X, wo + 28) * x[4] + row(X, wo + 29) * x[5],
+            row(X, wo + 33) * x[3] + row(X, wo + 34) * x[4] + row(X, wo + 35) * x[5])
 
 
 @inline_kernel
 def _transpose_times(X, wo, x):
     """``φ* x`` for the rigid weight ``φ`` (zero lower-left block) at row ``wo`` of ``X``."""
     x0, x1, x2, x3, x4, x5 = x
-    return (ld(X, wo) * x0 + ld(X, wo + 6) * x1 + ld(X, wo + 12) * x2,
-            ld(X, wo + 1) * x0 + ld(X, wo + 7) * x1 + ld(X, wo + 13) * x2,
-            ld(X, wo + 2) * x0 + ld(X, wo + 8) * x1 + ld(X, wo + 14) * x2,
-            ld(X, wo + 3) * x0 + ld(X, wo + 9) * x1 + ld(X, wo + 15) * x2 + ld(X, wo + 21) * x3
-            + ld(X, wo + 27) * x4 + ld(X, wo + 33) * x5,
-            ld(X, wo + 4) * x0 + ld(X, wo + 10) * x1 + ld(X, wo + 16) * x2 + ld(X, wo + 22) * x3
-            + ld(X, wo + 28) * x4 + ld(X, wo + 34) * x5,
-            ld(X, wo + 5) * x0 + ld(X, wo + 11) * x1 + ld(X, wo + 17) * x2 + ld(X, wo + 23) * x3
-            + ld(X, wo + 29) * x4 + ld(X, wo + 35) * x5)
+    return (row(X, wo) * x0 + row(X, wo + 6) * x1 + row(X, wo + 12) * x2,
+            row(X, wo + 1) * x0 + row(X, wo + 7) * x1 + row(X, wo + 13) * x2,
+            row(X, wo + 2) * x0 + row(X, wo + 8) * x1 + row(X, wo + 14) * x2,
+            row(X, wo + 3) * x0 + row(X, wo + 9) * x1 + row(X, wo + 15) * x2 + row(X, wo + 21) * x3
+            + row(X, wo + 27) * x4 + row(X, wo + 33) * x5,
+            row(X, wo + 4) * x0 + row(X, wo + 10) * x1 + row(X, wo + 16) * x2 + row(X, wo + 22) * x3
+            + row(X, wo + 28) * x4 + row(X, wo + 34) * x5,
+            row(X, wo + 5) * x0 + row(X, wo + 11) * x1 + row(X, wo + 17) * x2 + row(X, wo + 23) * x3
+            + row(X, wo + 29) * x4 + row(X, wo + 35) * x5)
 
 
 @inline_kernel
@@ -298,9 +298,9 @@ def _congruence(X, wo, s, C, co):
     zero-lower-left form: 216 products), into the 6 × 6 block at row ``co`` of ``C``."""
     p0, p1, p2 = _six(X, wo), _six(X, wo + 6), _six(X, wo + 12)
     u0, u1, u2 = _symmetric_times(s, p0), _symmetric_times(s, p1), _symmetric_times(s, p2)
-    t3 = (ld(X, wo + 21), ld(X, wo + 22), ld(X, wo + 23))
-    t4 = (ld(X, wo + 27), ld(X, wo + 28), ld(X, wo + 29))
-    t5 = (ld(X, wo + 33), ld(X, wo + 34), ld(X, wo + 35))
+    t3 = (row(X, wo + 21), row(X, wo + 22), row(X, wo + 23))
+    t4 = (row(X, wo + 27), row(X, wo + 28), row(X, wo + 29))
+    t5 = (row(X, wo + 33), row(X, wo + 34), row(X, wo + 35))
     v3, v4, v5 = _lower_times(s, t3), _lower_times(s, t4), _lower_times(s, t5)
     _add(C, co, _dot(p0, u0))
     x = _dot(p1, u0)
@@ -349,12 +349,12 @@ def _riccati_6_1(layout, data, roff, r, j, p, ok):
     hp = _symmetric_times(s, _six(data, ho))
     d = _dot(hp, _six(data, ho))
     di = 1 / d
-    st(ok, 0, ld(ok, 0) * admissible(d))
-    st(r, roff[j, Riccati.D], d)
-    st(r, roff[j, Riccati.D_INVERSE], di)
+    set_row(ok, 0, row(ok, 0) * admissible(d))
+    set_row(r, roff[j, Riccati.D], d)
+    set_row(r, roff[j, Riccati.D_INVERSE], di)
     g = (hp[0] * di, hp[1] * di, hp[2] * di, hp[3] * di, hp[4] * di, hp[5] * di)
     for c in range(6):
-        st(r, Go + c, g[c])
+        set_row(r, Go + c, g[c])
     if p < 0:
         return
     u = (s[0] - g[0] * hp[0], s[1] - g[0] * hp[1], s[2] - g[0] * hp[2], s[3] - g[0] * hp[3], s[4] - g[0] * hp[4],
@@ -380,57 +380,57 @@ def _riccati_any(layout, data, roff, r, t, j, p, ok):
         for c in range(6):  # H P
             x = zero
             for i in range(6):
-                x = x + ld(data, ho + 6 * a_ + i) * ld(r, Po + 6 * i + c)
-            st(t, HP + 6 * a_ + c, x)
+                x = x + row(data, ho + 6 * a_ + i) * row(r, Po + 6 * i + c)
+            set_row(t, HP + 6 * a_ + c, x)
     for a_ in range(h):
         for b_ in range(h):  # D = (H P) H*
             x = zero
             for i in range(6):
-                x = x + ld(t, HP + 6 * a_ + i) * ld(data, ho + 6 * b_ + i)
-            st(r, Do + a_ * h + b_, x)
+                x = x + row(t, HP + 6 * a_ + i) * row(data, ho + 6 * b_ + i)
+            set_row(r, Do + a_ * h + b_, x)
     for a_ in range(h):  # L L* = D
         for b_ in range(a_ + 1):
-            x = ld(r, Do + a_ * h + b_)
+            x = row(r, Do + a_ * h + b_)
             for i in range(b_):
-                x = x - ld(t, Lo + a_ * h + i) * ld(t, Lo + b_ * h + i)
+                x = x - row(t, Lo + a_ * h + i) * row(t, Lo + b_ * h + i)
             if a_ == b_:
-                st(ok, 0, ld(ok, 0) * admissible(x))
-                st(t, Lo + a_ * h + a_, square_root(x))
+                set_row(ok, 0, row(ok, 0) * admissible(x))
+                set_row(t, Lo + a_ * h + a_, square_root(x))
             else:
-                st(t, Lo + a_ * h + b_, x / ld(t, Lo + b_ * h + b_))
+                set_row(t, Lo + a_ * h + b_, x / row(t, Lo + b_ * h + b_))
     for a_ in range(h):  # L^{-1}
-        st(t, Li + a_ * h + a_, 1 / ld(t, Lo + a_ * h + a_))
+        set_row(t, Li + a_ * h + a_, 1 / row(t, Lo + a_ * h + a_))
         for b_ in range(a_):
             x = zero
             for i in range(b_, a_):
-                x = x + ld(t, Lo + a_ * h + i) * ld(t, Li + i * h + b_)
-            st(t, Li + a_ * h + b_, (zero - x) / ld(t, Lo + a_ * h + a_))
+                x = x + row(t, Lo + a_ * h + i) * row(t, Li + i * h + b_)
+            set_row(t, Li + a_ * h + b_, (zero - x) / row(t, Lo + a_ * h + a_))
     for a_ in range(h):  # D^{-1} = L^{-*} L^{-1}
         for b_ in range(h):
             x = zero
             for i in range(max(a_, b_), h):
-                x = x + ld(t, Li + i * h + a_) * ld(t, Li + i * h + b_)
-            st(r, DIo + a_ * h + b_, x)
+                x = x + row(t, Li + i * h + a_) * row(t, Li + i * h + b_)
+            set_row(r, DIo + a_ * h + b_, x)
     for a_ in range(h):  # Y = L^{-1} H P
         for c in range(6):
             x = zero
             for i in range(a_ + 1):
-                x = x + ld(t, Li + a_ * h + i) * ld(t, HP + 6 * i + c)
-            st(t, Y + 6 * a_ + c, x)
+                x = x + row(t, Li + a_ * h + i) * row(t, HP + 6 * i + c)
+            set_row(t, Y + 6 * a_ + c, x)
     for c in range(6):  # G = (L^{-*} Y)*, 6 × h
         for a_ in range(h):
             x = zero
             for i in range(a_, h):
-                x = x + ld(t, Li + i * h + a_) * ld(t, Y + 6 * i + c)
-            st(r, Go + c * h + a_, x)
+                x = x + row(t, Li + i * h + a_) * row(t, Y + 6 * i + c)
+            set_row(r, Go + c * h + a_, x)
     if p < 0:
         return
     for a_ in range(6):  # P⁺ = P − Y* Y
         for b_ in range(6):
-            x = ld(r, Po + 6 * a_ + b_)
+            x = row(r, Po + 6 * a_ + b_)
             for i in range(h):
-                x = x - ld(t, Y + 6 * i + a_) * ld(t, Y + 6 * i + b_)
-            st(t, PP + 6 * a_ + b_, x)
+                x = x - row(t, Y + 6 * i + a_) * row(t, Y + 6 * i + b_)
+            set_row(t, PP + 6 * a_ + b_, x)
     _congruence(data, layout[j, Flat.W], _upper(t, PP), r, roff[p, Riccati.P])
 
 
@@ -444,12 +444,12 @@ def _riccati(layout, data, roff, r, t, ok, bad):
     for j in range(n):
         mo, Po = layout[j, Flat.M], roff[j, Riccati.P]
         for i in range(36):
-            st(r, Po + i, ld(data, mo + i))
+            set_row(r, Po + i, row(data, mo + i))
     for l in range(LANES):
         bad[l] = -1
     for j in range(n - 1, -1, -1):
         p = layout[j, Flat.PARENT]
-        st(ok, 0, splat(1.0))
+        set_row(ok, 0, splat(1.0))
         if layout[j, Flat.HINGE_DIM] == 1:
             _riccati_6_1(layout, data, roff, r, j, p, ok)
         else:
@@ -471,32 +471,32 @@ def _gather(layout, data, roff, r, T, z, nu):
         no, ao, bo, Po = layout[j, Flat.NODE], layout[j, Flat.A], layout[j, Flat.B], roff[j, Riccati.P]
         a = _six(data, ao)
         for i in range(6):
-            st(z, no + i, ld(data, bo + i) + _dot(_six(r, Po + 6 * i), a))
+            set_row(z, no + i, row(data, bo + i) + _dot(_six(r, Po + 6 * i), a))
     for j in range(n - 1, -1, -1):
         p, h, no, do = layout[j, Flat.PARENT], layout[j, Flat.HINGE_DIM], layout[j, Flat.NODE], layout[j, Flat.DOF]
         ho, Go, DIo, wo = layout[j, Flat.H], roff[j, Riccati.G], roff[j, Riccati.D_INVERSE], layout[j, Flat.W]
         if h == 1:
             y = _six(z, no)
-            e = ld(T, do) - _dot(_six(data, ho), y)
-            st(nu, do, ld(r, DIo) * e)
+            e = row(T, do) - _dot(_six(data, ho), y)
+            set_row(nu, do, row(r, DIo) * e)
             if p >= 0:
-                x = _times(data, wo, (y[0] + ld(r, Go) * e, y[1] + ld(r, Go + 1) * e, y[2] + ld(r, Go + 2) * e,
-                                      y[3] + ld(r, Go + 3) * e, y[4] + ld(r, Go + 4) * e, y[5] + ld(r, Go + 5) * e))
+                x = _times(data, wo, (y[0] + row(r, Go) * e, y[1] + row(r, Go + 1) * e, y[2] + row(r, Go + 2) * e,
+                                      y[3] + row(r, Go + 3) * e, y[4] + row(r, Go + 4) * e, y[5] + row(r, Go + 5) * e))
                 npo = layout[p, Flat.NODE]
                 for i in range(6):
                     _add(z, npo + i, x[i])
             continue
         for a_ in range(h):  # ε = T − H z
-            st(T, do + a_, ld(T, do + a_) - _dot(_six(data, ho + 6 * a_), _six(z, no)))
+            set_row(T, do + a_, row(T, do + a_) - _dot(_six(data, ho + 6 * a_), _six(z, no)))
         for a_ in range(h):  # ν = D^{-1} ε
             x = splat(0.0)
             for i in range(h):
-                x = x + ld(r, DIo + a_ * h + i) * ld(T, do + i)
-            st(nu, do + a_, x)
+                x = x + row(r, DIo + a_ * h + i) * row(T, do + i)
+            set_row(nu, do + a_, x)
         for i in range(6):  # z⁺ = z + G ε
             x = splat(0.0)
             for a_ in range(h):
-                x = x + ld(r, Go + i * h + a_) * ld(T, do + a_)
+                x = x + row(r, Go + i * h + a_) * row(T, do + a_)
             _add(z, no + i, x)
         if p >= 0:
             x = _times(data, wo, _six(z, no))
@@ -520,21 +520,21 @@ def _scatter(layout, data, roff, r, z, nu):
             zero = splat(0.0)
             x = (zero, zero, zero, zero, zero, zero)
         if h == 1:
-            t = ld(nu, do) - _dot(_six(r, Go), x)
-            st(nu, do, t)
+            t = row(nu, do) - _dot(_six(r, Go), x)
+            set_row(nu, do, t)
             for i in range(6):
-                st(z, no + i, x[i] + ld(data, ho + i) * t + ld(data, ao + i))
+                set_row(z, no + i, x[i] + row(data, ho + i) * t + row(data, ao + i))
             continue
         for a_ in range(h):
             y = splat(0.0)
             for i in range(6):
-                y = y + ld(r, Go + i * h + a_) * x[i]
-            st(nu, do + a_, ld(nu, do + a_) - y)
+                y = y + row(r, Go + i * h + a_) * x[i]
+            set_row(nu, do + a_, row(nu, do + a_) - y)
         for i in range(6):
             y = splat(0.0)
             for a_ in range(h):
-                y = y + ld(data, ho + 6 * a_ + i) * ld(nu, do + a_)
-            st(z, no + i, x[i] + y + ld(data, ao + i))
+                y = y + row(data, ho + 6 * a_ + i) * row(nu, do + a_)
+            set_row(z, no + i, x[i] + y + row(data, ao + i))
 
 
 # ----------------------------------------------------------------------------- a batch
