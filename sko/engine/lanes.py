@@ -24,8 +24,8 @@ constant length is unrolled before LLVM's loop vectoriser runs, its SLP vectoris
 ``X[o, l]`` carries a test for a negative index): hence the explicit vector type. The lane
 buffers are flat ``(rows × LANES)`` arrays, the layout a GPU kernel takes too. The 6-vector steps
 are inline kernels (typed once, inlined by LLVM) and the parallel driver calls the kernel of a chunk
-of blocks at its address (:func:`~sko.engine.jit.native_caller`), so the passes compile once: about
-10 s on first use.
+of blocks at its address (:func:`~sko.engine.jit.native_caller`), so the passes compile once: 15 s
+on first use (solo12, busy 2-core machine).
 
 A state whose ``D(k)`` is not positive definite gets the status of the per-state kernels
 (``N + k``, :mod:`sko.engine.requests`): the lanes compute on (a NaN stays in its lane) and the
