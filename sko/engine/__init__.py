@@ -37,7 +37,9 @@ complex128 (complex-step) numbers. Lowest first:
   rigid trees on ten inertial parameters), :mod:`.centroidal` (CENTROIDAL.md),
   :mod:`.regressors` (IDENTIFICATION.md), :mod:`.constrained` (CONSTRAINTS.md);
   :mod:`.derivatives`: the compiled derivative recursions;
-  :mod:`.rollout`: compiled rollouts; :mod:`.dispatch`: a system's :class:`~.dispatch.Engine`
+  :mod:`.rollout`: compiled rollouts; :mod:`.lanes`: forward dynamics of a batch of rigid
+  trees with the states innermost (a block of states per vector register);
+  :mod:`.dispatch`: a system's :class:`~.dispatch.Engine`
   (``Engine.run``; ``Engine.one_state``, its prepared one-state calls).
 
 *The recursions.* Every kernel of :mod:`.spo`, :mod:`.rnea`, :mod:`.crba` and :mod:`.aba` takes

@@ -59,6 +59,7 @@ KERNEL_MODULES = (
     "sko.engine.requests",
     "sko.engine.request_views",
     "sko.engine.mass_matrix",
+    "sko.engine.lanes",
     "sko.engine.regressors",
     "sko.engine.centroidal",
     "sko.engine.constrained",

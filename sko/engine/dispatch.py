@@ -12,7 +12,8 @@ forces — goes first to the request's prepared call :attr:`Engine.one_state` ``
 (:class:`OneState`), which answers it with the fewest checks, or declines.
 
 A batch is computed without a Python loop over states when every body type has a compiled
-state (parallel over chunks of states in numba's threads); otherwise the bodies without one
+state (parallel over chunks of states in numba's threads; forward dynamics of rigid bodies
+alone with the states innermost, :mod:`sko.engine.lanes`); otherwise the bodies without one
 run their Python ``at_state`` per state and only the recursions are compiled.
 """
 
@@ -27,6 +28,7 @@ from sko.engine.backend import BACKEND, COMPILED, get_backend, use_backend
 from sko.engine.hooks import hinge_failure
 from sko.engine.state_kernels import Record
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
+from sko.engine import lanes
 from sko.engine import requests as rq
 from sko.engine.state_layout import StateLayout, read_only, state_named
 
@@ -129,6 +131,7 @@ class Engine:
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         self._direct = L.all_compiled and not L.hinge_forces
         self._zeros = np.zeros(self.nv)
+        self._lane_sizes: np.ndarray | None = None  # the lane kernel's sizes, or none (:meth:`_lanes`)
 
     def _request_vector(self, request: rq.Request, dtype) -> np.ndarray:
         """The request vector of ``request`` in ``dtype`` (:mod:`sko.engine.requests`), made on
@@ -299,7 +302,10 @@ class Engine:
         status = np.full(Q.shape[0], -1, dtype=np.int64)
         if L.all_compiled and not forces:
             w = self._request_vector(request, Q.dtype)
-            rq.evaluate_batch(w, Q, QD, X, np.zeros((0, L.size), dtype=Q.dtype), out, status)
+            if request.name == "forward_dynamics" and Q.dtype == _F8 and self._lanes():
+                lanes.forward_dynamics(w, Q, QD, X, out, status, self._lane_sizes)
+            else:
+                rq.evaluate_batch(w, Q, QD, X, np.zeros((0, L.size), dtype=Q.dtype), out, status)
         else:
             A = L.fill(Q, QD, batched)
             self._apply_forces(A, forces)
@@ -314,6 +320,15 @@ class Engine:
         if bad.size:
             self._check(int(status[bad[0]]), Q, QD, int(bad[0]), batched, call)
         return out, np.flatnonzero(status == -3)
+
+    def _lanes(self) -> bool:
+        """Whether a float64 batch of forward dynamics runs with the states innermost
+        (:mod:`sko.engine.lanes`: every body a library rigid body); decided once."""
+        if self._lane_sizes is None:
+            L = self.layout
+            applies = lanes.applies(L)
+            self._lane_sizes = np.array([L.flat.size, L.riccati_size] if applies else [], dtype=np.int64)
+        return self._lane_sizes.size > 0
 
     def _check(self, status: int, Q: np.ndarray, QD: np.ndarray, s: int, batched: bool, call: tuple) -> None:
         """Raise the error of a state ``s`` the kernels rejected (``status`` ≥ 0): the body's own

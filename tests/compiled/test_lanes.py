@@ -1,0 +1,194 @@
+"""Forward dynamics of a batch with the states innermost (sko.engine.lanes): a float64 batch of a
+system of library rigid bodies takes the lane kernel, whose result for every state equals the
+state's own call (the per-state kernels) to 1e-13 relative to the largest entry — the same
+products and sums, fused differently by the compiler, so not bit for bit — on random rigid
+forests of every library joint kind and on example robots, for batches of 1, L − 1, L, L + 1
+and 1024 states (L = LANES); other systems and complex states keep the per-state batch; a state
+whose input is not finite, whose hinge force overflows or whose ``D(k)`` is not positive
+definite raises the per-state path's error naming that state."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sko.bodies import CompiledState, Revolute, RigidBody
+from sko.engine import lanes, use_backend
+from sko.engine.bodies.rigid import pack_rigid
+from sko.engine.hooks import hinge_force_kernel
+from sko.examples.bodies import random_system
+from sko.graphs.errors import NonFiniteError, NotPositiveDefiniteError
+from sko.spatial import spatial_inertia
+from sko.systems import MultibodySystem
+from tests.compiled.test_rigid_mass_matrix import _forest, _states
+from tests.rigid.random_systems import random_rigid_system
+
+L = lanes.LANES
+SIZES = (1, L - 1, L, L + 1, 2 * L + 3)
+
+
+def _close(a, b, rtol=1e-13):
+    assert np.abs(a - b).max(initial=0.0) <= rtol * max(np.abs(b).max(initial=0.0), 1.0)
+
+
+def _batch(system, B: int, seed: int):
+    rng = np.random.default_rng(seed)
+    Q = _states(system, seed, B)
+    V, TAU = rng.normal(size=(2, B, system.nv))
+    return Q, V, TAU
+
+
+def _taken(system) -> bool:
+    return system._engine._lanes()
+
+
+def _equal_to_single_calls(system, Q, V, TAU, conditioned: bool = True):
+    """Each state of the batch equals its single call to 1e-13 relative to the largest entry; on a
+    drawn system whose ℳ is not well ``conditioned``, to that plus twice the single call's own
+    distance from the reference path (rounding amplified by ℳ's condition, up to 10⁵ here)."""
+    batch = system.forward_dynamics(Q, V, TAU)
+    assert batch.shape == (Q.shape[0], system.nv)
+    for s in range(Q.shape[0]):
+        single = system.forward_dynamics(Q[s], V[s], TAU[s])
+        slack = 0.0
+        if not conditioned:
+            with use_backend("reference"):
+                slack = 2 * np.abs(single - system.forward_dynamics(Q[s], V[s], TAU[s])).max(initial=0.0)
+        assert np.abs(batch[s] - single).max(initial=0.0) <= 1e-13 * max(np.abs(single).max(initial=0.0), 1.0) + slack
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.booleans(), st.sampled_from(SIZES))
+def test_batch_equals_single_calls_on_random_rigid_forests(seed, library_forest, B):
+    system = _forest(seed) if library_forest else random_rigid_system(seed)
+    assert _taken(system) or not library_forest  # the drawn systems' joints may have no compiled kernel
+    _equal_to_single_calls(system, *_batch(system, B, seed), conditioned=False)
+
+
+def test_a_large_batch_equals_single_calls():
+    system = _forest(11)
+    Q, V, TAU = _batch(system, 1024, 11)
+    batch = system.forward_dynamics(Q, V, TAU)
+    for s in range(0, 1024, 37):
+        _close(batch[s], system.forward_dynamics(Q[s], V[s], TAU[s]))
+    _close(batch[-1], system.forward_dynamics(Q[-1], V[-1], TAU[-1]))
+
+
+def test_inputs_are_not_mutated_and_read_only_inputs_are_taken():
+    system = _forest(4)
+    Q, V, TAU = _batch(system, L + 1, 4)
+    copies = [x.copy() for x in (Q, V, TAU)]
+    for x in (Q, V, TAU):
+        x.setflags(write=False)
+    system.forward_dynamics(Q, V, TAU)
+    for x, c in zip((Q, V, TAU), copies):
+        np.testing.assert_array_equal(x, c)
+
+
+def test_other_body_types_and_complex_states_keep_the_per_state_batch():
+    """Rotor links and flexible bodies among rigid ones take the per-state batch, still equal to
+    the single calls; a complex batch of a rigid forest too."""
+    others = [random_system(seed) for seed in range(6)]
+    others = [s for s in others if not _taken(s)]
+    assert others
+    for system in others[:2]:
+        _equal_to_single_calls(system, *_batch(system, L + 1, 2))
+    system = _forest(3)
+    Q, V, TAU = _batch(system, L + 1, 3)
+    Qc = Q + 1e-20j * np.random.default_rng(3).normal(size=Q.shape)
+    batch = system.forward_dynamics(Qc, V, TAU)
+    assert batch.dtype == np.complex128
+    for s in range(Q.shape[0]):
+        _close(batch[s], system.forward_dynamics(Qc[s], V[s], TAU[s]))
+
+
+def test_example_robots():
+    pytest.importorskip("pinocchio")
+    from sko.io import load_urdf
+    from tests.rigid.pinocchio_map import robots_dir
+
+    root = robots_dir()
+    if root is None:
+        pytest.skip("example-robot-data is not installed")
+    for rel, floating in (("ur_description/urdf/ur5_robot.urdf", False), ("solo_description/robots/solo12.urdf", True),
+                          ("talos_data/robots/talos_reduced.urdf", True)):
+        system = load_urdf(str(root / rel), floating_base=floating)
+        assert _taken(system)
+        for B in (*SIZES, 1024):
+            Q, V, TAU = _batch(system, B, B)
+            batch = system.forward_dynamics(Q, V, TAU)
+            for s in range(0, B, max(1, B // 16)):
+                _close(batch[s], system.forward_dynamics(Q[s], V[s], TAU[s]))
+
+
+# ----------------------------------------------------------------------------- errors, by state
+def _arm(kind=RigidBody):
+    inertia = spatial_inertia(1.0, [0.1, 0.0, -0.3], np.diag([0.02, 0.03, 0.04]))
+    return MultibodySystem([RigidBody("a", None, Revolute([0, 1, 0]), inertia),
+                            kind("b", "a", Revolute([1, 0, 0]), inertia)])
+
+
+def test_a_state_that_is_not_finite_is_named():
+    system = _arm()
+    Q, V, TAU = _batch(system, L + 1, 5)
+    V[3, 1] = np.nan
+    with pytest.raises(NonFiniteError, match="3"):
+        system.forward_dynamics(Q, V, TAU)
+
+
+class _OverflowingSpring(RigidBody):
+    """A rigid body with a hinge spring in Python that overflows for ``q > 0.9``."""
+
+    def hinge_force(self, q, qd):
+        return np.exp(800.0 * q[:1]) + 0.0 * qd
+
+
+def test_an_overflowing_hinge_force_names_its_state():
+    system = _arm(_OverflowingSpring)
+    assert _taken(system)
+    Q, V, TAU = _batch(system, L + 2, 6)
+    Q[:, 1] = 0.3
+    Q[L + 1, 1] = 1.0
+    with np.errstate(over="ignore"), pytest.raises(NonFiniteError, match=f"state {L + 1} of the batch"):
+        system.forward_dynamics(Q, V, TAU)
+
+
+@hinge_force_kernel
+def _spring(q, v, constants, out):
+    out[0] = 3.0 * q[0] + 0.5 * v[0]
+    return True
+
+
+class _CompiledSpring(RigidBody):
+    """A rigid body with a spring and a damper across its hinge, compiled too."""
+
+    def hinge_force(self, q, qd):
+        return 3.0 * q[:1] + 0.5 * qd
+
+    def compiled_state(self):
+        state = pack_rigid(self)  # the library's rigid kernel, with the hinge force compiled
+        return CompiledState(state.kernel, state.constants, state.scratch, hinge_force=_spring)
+
+
+def test_compiled_hinge_forces_are_subtracted_per_state():
+    system = _arm(_CompiledSpring)
+    assert _taken(system)
+    _equal_to_single_calls(system, *_batch(system, L + 1, 7))
+
+
+def test_a_d_that_is_not_positive_definite_names_its_state():
+    """A body of zero mass and inertia on a hinge: ``D = 0`` at every state, the per-state
+    path's error, naming the first state of the batch."""
+    inertia = spatial_inertia(1.0, [0.1, 0.0, -0.3], np.diag([0.02, 0.03, 0.04]))
+    system = MultibodySystem([RigidBody("a", None, Revolute([0, 1, 0]), inertia),
+                              RigidBody("tip", "a", Revolute([1, 0, 0]), np.zeros((6, 6)))])
+    if not _taken(system):
+        pytest.skip("a massless body is not a library rigid body's kernel")
+    Q, V, TAU = _batch(system, L + 1, 8)
+    with pytest.raises(NotPositiveDefiniteError) as single:
+        system.forward_dynamics(Q[0], V[0], TAU[0])
+    with pytest.raises(NotPositiveDefiniteError, match="state 0 of the batch") as batch:
+        system.forward_dynamics(Q, V, TAU)
+    assert str(single.value) in str(batch.value)
