@@ -126,21 +126,21 @@ class Engine:
         if not system.bodies or not _numeric(system.gravity):  # sympy gravity: the reference path
             return
         self.layout = L = StateLayout(system)  # a body's bad compiled state is an error naming it
-        self._vectors: dict = {}  # (request name, scalar type) -> request vector
+        self._vectors: dict = {}  # (request name, scalar type, whether it names kernels) -> request vector
         self._sizes = rq.sizes(L)
         self.coordinates_are_velocities = _coordinates_are_velocities(system, L)
         self._direct = L.all_compiled and not L.hinge_forces
         self._zeros = np.zeros(self.nv)
         self._lane_sizes: np.ndarray | None = None  # the lane kernel's sizes, or none (:meth:`_lanes`)
 
-    def _request_vector(self, request: rq.Request, dtype) -> np.ndarray:
-        """The request vector of ``request`` in ``dtype`` (:mod:`sko.engine.requests`), made on
-        first use and reused: compiled calls hold the GIL, so one call at a time writes its
-        workspace."""
-        key = (request.name, dtype.char)
+    def _request_vector(self, request: rq.Request, dtype, kernels: bool = True) -> np.ndarray:
+        """The request vector of ``request`` in ``dtype`` (:mod:`sko.engine.requests`; without
+        ``kernels``, one that names no kernel), made on first use and reused: compiled calls hold
+        the GIL, so one call at a time writes its workspace."""
+        key = (request.name, dtype.char, kernels)
         w = self._vectors.get(key)
         if w is None:
-            w = self._vectors[key] = rq.request_vector(request, self.layout, dtype)
+            w = self._vectors[key] = rq.request_vector(request, self.layout, dtype, kernels=kernels)
         return w
 
     # ------------------------------------------------------------------ input checks
@@ -301,11 +301,12 @@ class Engine:
             return out, np.flatnonzero([status == -3])
         status = np.full(Q.shape[0], -1, dtype=np.int64)
         if L.all_compiled and not forces:
-            w = self._request_vector(request, Q.dtype)
-            if request.name == "forward_dynamics" and Q.dtype == _F8 and self._lanes():
-                lanes.forward_dynamics(w, Q, QD, X, out, status, self._lane_sizes)
+            if request.name == "forward_dynamics" and Q.dtype == _F8 and self._lanes():  # its own passes
+                lanes.forward_dynamics(self._request_vector(request, Q.dtype, kernels=False), Q, QD, X, out, status,
+                                       self._lane_sizes)
             else:
-                rq.evaluate_batch(w, Q, QD, X, np.zeros((0, L.size), dtype=Q.dtype), out, status)
+                rq.evaluate_batch(self._request_vector(request, Q.dtype), Q, QD, X, np.zeros((0, L.size), dtype=Q.dtype),
+                                  out, status)
         else:
             A = L.fill(Q, QD, batched)
             self._apply_forces(A, forces)

@@ -428,10 +428,13 @@ def kernel_address(request: Request, layout, dtype) -> int:
     return request.address(dtype)
 
 
-def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = None) -> np.ndarray:
+def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = None,
+                   kernels: bool = True) -> np.ndarray:
     """The request vector of ``request`` for the system of ``layout`` (a
     :class:`~sko.engine.state_layout.StateLayout`) in ``dtype``; with ``arena`` (a filled
-    arena), the calls do not fill it."""
+    arena), the calls do not fill it. Without ``kernels`` it names none (``Header.KERNEL`` and
+    ``Header.PASSES`` zero), so none is compiled: for a caller that runs its own passes on the
+    vector's views (:mod:`sko.engine.lanes`)."""
     dtype = np.dtype(dtype)
     L, size = layout, sizes(layout)
     buffers = np.cumsum((L.size, *request.buffer_sizes(size)))
@@ -442,7 +445,7 @@ def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = N
     reals_start = int(starts[-1])
     reals_end = reals_start + len(L.reals)
     workspace = -(-reals_end * 8 // dtype.itemsize)
-    header[Header.KERNEL] = kernel_address(request, L, dtype)
+    header[Header.KERNEL] = kernel_address(request, L, dtype) if kernels else 0
     header[Header.FILL], header[Header.WRITTEN], header[Header.X] = arena is None, 0, request.x is not None
     header[Header.N], header[Header.NV], header[Header.NQ] = size.n, size.nv, size.nq
     header[Header.NS], header[Header.ARENA] = size.ns, size.arena
@@ -450,7 +453,7 @@ def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = N
     header[Header.BUFFERS], header[Header.ROWS], header[Header.LAYOUT], header[Header.ROFF] = starts[1:5]
     header[Header.REALS], header[Header.REALS_END], header[Header.WORKSPACE] = reals_start, reals_end, workspace
     header[Header.HINGES] = bool(tables[0][:, Row.HINGE].any())
-    header[Header.PASSES] = passes_address(dtype) if request.passes else 0
+    header[Header.PASSES] = passes_address(dtype) if request.passes and kernels else 0
     w = np.zeros(workspace + int(buffers[-1]) + size.nv, dtype=dtype)  # then x of a one-state call
     w.view(np.int64)[:reals_start] = np.concatenate(words)
     w.view(np.float64)[reals_start: reals_end] = L.reals
