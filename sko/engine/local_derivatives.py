@@ -477,16 +477,16 @@ def _gather(rows, arena, plan, work, scratch, j):
     m, p = row[Row.NODE_DIM], row[Row.PARENT]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     f, u, P, K = pl[Plan.F], pl[Plan.U], pl[Plan.P], pl[Plan.K]
-    for c in range(6):
+    for c in range(6):  # row by row of 𝒫: contiguous inner loops
         s = 0.0
-        for r in range(m):
-            s += arena[eo + r * er + c * ec].real * work[f + r]
-        work[u + c] = s
         for k in range(Seed.SIZE):
-            s = 0.0
-            for r in range(m):
-                s += arena[eo + r * er + c * ec].real * work[P + r * Seed.SIZE + k]
-            work[K + c * Seed.SIZE + k] = s
+            work[K + c * Seed.SIZE + k] = 0.0
+        for r in range(m):
+            e = arena[eo + r * er + c * ec].real
+            s += e * work[f + r]
+            for k in range(Seed.SIZE):
+                work[K + c * Seed.SIZE + k] += e * work[P + r * Seed.SIZE + k]
+        work[u + c] = s
     if p < 0:
         return
     prow, pp = rows[p], plan[p]
@@ -517,11 +517,10 @@ def _gather(rows, arena, plan, work, scratch, j):
         for c in range(6):
             s += arena[go + c * mp + r].real * work[u + c]
         work[fp + r] += s
-        for k in range(Seed.SIZE):
-            s = 0.0
-            for c in range(6):
-                s += arena[go + c * mp + r].real * KT[c * Seed.SIZE + k]
-            work[Pp + r * Seed.SIZE + k] += s
+        for c in range(6):
+            e = arena[go + c * mp + r].real
+            for k in range(Seed.SIZE):
+                work[Pp + r * Seed.SIZE + k] += e * KT[c * Seed.SIZE + k]
         for x in range(n2):
             s = 0.0
             for c in range(6):
