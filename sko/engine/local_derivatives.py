@@ -16,8 +16,9 @@ Per body (row ``j``), :func:`plan` gives the offsets in a float64 work buffer of
 ``∂b``, ``∂h`` (hinge force), ``A = ∂ã/∂v_o``, ``B = ∂b/∂v_o``; per record of the frames it offers
 ``∂Γ`` (``2 n × 6 × m``), ``∂γ`` (``2 n × 6``) and ``G = ∂γ/∂v_o``; the seeds ``σ``, ``ϱ`` and the
 force change ``g`` (``m × 2 n``, Eq. 23, 26); the composites ``𝒫`` (``m × 12``), ``𝒦`` (``6 × 12``);
-and, for a body with a parent, its frame's seeds ``w`` (``12 × 2 n_℘``, Eq. 24) and transfer
-``𝒯`` (``12 × 12``, Eq. 25), with the index of the parent's record it hangs from.
+and, for a body with a parent, its frame's seeds ``w`` (``12 × 2 n_℘``, Eq. 24), transfer
+``𝒯`` (``12 × 12``, Eq. 25) and the weight ``H_℘ Γ_o*`` (``n_℘ × 6``) by which Eq. 26 carries
+its force to its parent's rows, with the index of the parent's record it hangs from.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ __all__ = ["Plan", "LocalPlan", "plan", "partials", "batch_partials"]
 #: (1: a library rigid body on a joint of constant ``S`` with ``c_J = 0``, whose partials are
 #: written in closed form, :func:`_rigid_partials`, instead of by complex step).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
-               "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "RECORD", "DOF", "QS", "RIGID")
+               "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
+               "RIGID")
 
 #: The two halves of a frame's 12-vector seed ``w = (δv, δα)`` (Eq. 24): the rows of ``w`` and of
 #: ``𝒯``, and the columns of ``𝒫``, ``𝒦`` and ``𝒯`` (``𝒫 = M [A E] + [B 0]``, Eq. 25).
@@ -92,7 +94,7 @@ def plan(layout) -> LocalPlan:
         pl[Plan.RECORDS] = take(int(rows[j, Row.RECORD_COUNT]) * pl[Plan.RECORD_STRIDE])
         pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G] = take(m * x), take(m * x), take(m * x)
         pl[Plan.P], pl[Plan.K] = take(m * 12), take(72)
-        pl[Plan.W], pl[Plan.T] = take(12 * np_), take(144)
+        pl[Plan.W], pl[Plan.T], pl[Plan.HGAMMA] = take(12 * np_), take(144), take(2 * np_)
         if p >= 0:
             record = (int(rows[j, Row.INBOARD]) - int(rows[p, Row.RECORDS])) // (int(Record.SIZE) + 6 * mp)
             pl[Plan.RECORD] = record
@@ -166,13 +168,14 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     ho, mo, ao, bo = row[Row.H], row[Row.M], row[Row.A], row[Row.B]
     io, mp = row[Row.INBOARD], row[Row.INBOARD_DIM]
     qo, nq, vo, dof, qs = row[Row.Q], row[Row.NQ], row[Row.V], pl[Plan.DOF], pl[Plan.QS]
-    h, rigid = STEP, pl[Plan.RIGID] == 1
+    h, rigid, dhinge = STEP, pl[Plan.RIGID] == 1, pl[Plan.DHINGE]
     R, stride, rs = row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE], Record.SIZE + 6 * m
+    dE, dH, dM, dA, dB, A, B = pl[Plan.DE], pl[Plan.DH], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.A], pl[Plan.B]
     beta = scratch[Scratch.beta: Scratch.beta + 6]
+    alpha_p = plan[p, Plan.ALPHA] if p >= 0 else 0
     for r in range(6):  # β_o = Γ_o α(℘)
         s = 0.0
         if p >= 0:
-            alpha_p = plan[p, Plan.ALPHA]
             for c in range(mp):
                 s += arena[io + Record.SIZE + r * mp + c].real * work[alpha_p + c]
         beta[r] = s
@@ -204,7 +207,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
                                                reals[c0: c0 + row[Row.CONSTANTS_SIZE]], out)):
                 return j
             for i in range(n):
-                work[pl[Plan.DHINGE] + x * n + i] = out[i].imag / h
+                work[dhinge + x * n + i] = out[i].imag / h
         for i in range(nq):
             arena[qo + i] = arena[qo + i].real
         for i in range(n):
@@ -217,8 +220,8 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
                 return j
             for r in range(m):
-                work[pl[Plan.A] + r * 6 + d] = arena[ao + r].imag / h
-                work[pl[Plan.B] + r * 6 + d] = arena[bo + r].imag / h
+                work[A + r * 6 + d] = arena[ao + r].imag / h
+                work[B + r * 6 + d] = arena[bo + r].imag / h
             for k in range(R):
                 ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride + xc * 6 * m + xc * 6
                 for i in range(6):
@@ -226,17 +229,17 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             arena[io + Record.velocity + d] = arena[io + Record.velocity + d].real
     if not rigid and (x2 > 0 or p >= 0):  # the real state again, for the children: Re f(x + i h) = f(x) + O(h²)
         _real_outputs(arena, row)
-    # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts
+    # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts (a library rigid body's ∂H and ∂M are zero)
     sg, rh, g, f, P = pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G], pl[Plan.F], pl[Plan.P]
     for r in range(m):
         for x in range(xc):
-            s, t = 0.0, work[pl[Plan.DA] + x * m + r]
+            s, t = 0.0, work[dA + x * m + r]
             for c in range(6):
-                e = work[pl[Plan.DE] + (x * m + r) * 6 + c]
+                e = work[dE + (x * m + r) * 6 + c]
                 s += e * arena[io + Record.velocity + c].real
                 t += e * beta[c]
-            for i in range(n):
-                e = work[pl[Plan.DH] + (x * n + i) * m + r]
+            for i in range(0 if rigid else n):
+                e = work[dH + (x * n + i) * m + r]
                 s += e * arena[vo + i].real
                 t += e * dv[dof + i]
             if x >= x2:
@@ -250,16 +253,21 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
         for c in range(m):
             s += arena[mo + r * m + c].real * work[al + c]
         work[f + r] = s
-        for c in range(12):
-            s = work[pl[Plan.B] + r * 6 + c] if c < 6 else 0.0
+        for c in range(6):  # 𝒫 = M [A E] + [B 0]
+            s, t = work[B + r * 6 + c], 0.0
             for k in range(m):
-                s += arena[mo + r * m + k].real * (work[pl[Plan.A] + k * 6 + c] if c < 6
-                                                   else arena[eo + k * er + (c - Seed.acceleration) * ec].real)
-            work[P + r * 12 + c] = s
+                e = arena[mo + r * m + k].real
+                s += e * work[A + k * 6 + c]
+                t += e * arena[eo + k * er + c * ec].real
+            work[P + r * Seed.SIZE + c] = s
+            work[P + r * Seed.SIZE + Seed.acceleration + c] = t
         for x in range(xc):
-            s = work[pl[Plan.DB] + x * m + r]
+            s = work[dB + x * m + r]
             for c in range(m):
-                s += work[pl[Plan.DM] + (x * m + r) * m + c] * work[al + c] + arena[mo + r * m + c].real * work[rh + c * xc + x]
+                s += arena[mo + r * m + c].real * work[rh + c * xc + x]
+            if not rigid:
+                for c in range(m):
+                    s += work[dM + (x * m + r) * m + c] * work[al + c]
             work[g + r * xc + x] = s
     if p >= 0:
         _seeds(rows, arena, plan, work, j)
@@ -274,15 +282,16 @@ def _read_partials(arena, row, pl, work, x, xc):
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     mo, ao, bo, ho = row[Row.M], row[Row.A], row[Row.B], row[Row.H]
     rs, stride = Record.SIZE + 6 * m, pl[Plan.RECORD_STRIDE]
+    dE, dM, dA, dB, dH = pl[Plan.DE], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.DH]
     for r in range(m):
         for c in range(6):
-            work[pl[Plan.DE] + (x * m + r) * 6 + c] = arena[eo + r * er + c * ec].imag / h
+            work[dE + (x * m + r) * 6 + c] = arena[eo + r * er + c * ec].imag / h
         for c in range(m):
-            work[pl[Plan.DM] + (x * m + r) * m + c] = arena[mo + r * m + c].imag / h
-        work[pl[Plan.DA] + x * m + r] = arena[ao + r].imag / h
-        work[pl[Plan.DB] + x * m + r] = arena[bo + r].imag / h
+            work[dM + (x * m + r) * m + c] = arena[mo + r * m + c].imag / h
+        work[dA + x * m + r] = arena[ao + r].imag / h
+        work[dB + x * m + r] = arena[bo + r].imag / h
     for i in range(n * m):
-        work[pl[Plan.DH] + x * n * m + i] = arena[ho + i].imag / h
+        work[dH + x * n * m + i] = arena[ho + i].imag / h
     for k in range(row[Row.RECORD_COUNT]):
         ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride
         for i in range(6 * m):
@@ -333,6 +342,7 @@ def _rigid_partials(arena, row, pl, work, scratch, moves):
     vJ, IV, sv = scratch[S.vJ: S.vJ + 6], scratch[S.IV: S.IV + 6], scratch[S.sv: S.sv + 6]
     dV, t1, t2 = scratch[S.dV: S.dV + 6], scratch[S.t1: S.t1 + 6], scratch[S.t2: S.t2 + 6]
     IdV = scratch[S.IdV: S.IdV + 6]
+    dE, dA, dB, A, B = pl[Plan.DE], pl[Plan.DA], pl[Plan.DB], pl[Plan.A], pl[Plan.B]
     for r in range(6):
         s1, s2, s3 = 0.0, 0.0, 0.0
         for c in range(6):
@@ -357,28 +367,28 @@ def _rigid_partials(arena, row, pl, work, scratch, moves):
                     t1[r] = arena[eo + r * er + c * ec].real
                 _crm(sv, t1, t2)
                 for r in range(6):
-                    work[pl[Plan.DE] + (x * 6 + r) * 6 + c] = -t2[r]
+                    work[dE + (x * 6 + r) * 6 + c] = -t2[r]
             _crm(sv, Vp, t1)
             for r in range(6):
                 dV[r] = -t1[r]
             _crm(sv, Eg, t1)
             _crm(dV, vJ, t2)
             for r in range(6):
-                work[pl[Plan.DA] + x * 6 + r] = t2[r] - t1[r]
+                work[dA + x * 6 + r] = t2[r] - t1[r]
         elif x < 2 * n:  # θ̇_ι: ∂V = s
             for r in range(6):
                 dV[r] = sv[r]
             _crm(sv, vJ, t1)
             _crm(V, sv, t2)
             for r in range(6):
-                work[pl[Plan.DA] + x * 6 + r] = t1[r] + t2[r]
+                work[dA + x * 6 + r] = t1[r] + t2[r]
         else:  # the inboard velocity along e_d: ∂V = E e_d
             d = x - 2 * n
             for r in range(6):
                 dV[r] = arena[eo + r * er + d * ec].real
             _crm(dV, vJ, t1)
             for r in range(6):
-                work[pl[Plan.A] + r * 6 + d] = t1[r]
+                work[A + r * 6 + d] = t1[r]
         for r in range(6):  # ∂b = ∂V ×* I V + V ×* I ∂V
             s1 = 0.0
             for c in range(6):
@@ -388,9 +398,9 @@ def _rigid_partials(arena, row, pl, work, scratch, moves):
         _crf(V, IdV, t2)
         for r in range(6):
             if x < 2 * n:
-                work[pl[Plan.DB] + x * 6 + r] = t1[r] + t2[r]
+                work[dB + x * 6 + r] = t1[r] + t2[r]
             else:
-                work[pl[Plan.B] + r * 6 + x - 2 * n] = t1[r] + t2[r]
+                work[B + r * 6 + x - 2 * n] = t1[r] + t2[r]
 
 
 @kernel
@@ -410,175 +420,205 @@ def _real_outputs(arena, row):
 
 @kernel
 def _seeds(rows, arena, plan, work, j):
-    """The seeds ``w`` (Eq. 24) and transfer ``𝒯`` (Eq. 25) of the frame row ``j`` hangs from, from
-    its parent's partials."""
+    """The seeds ``w`` (Eq. 24), transfer ``𝒯`` (Eq. 25) and weight ``H_℘ Γ_o*`` (Eq. 26) of the
+    frame row ``j`` hangs from, from its parent's partials. ``𝒯``'s upper right block stays zero
+    (the work buffer's zeros); a rigid parent's ``∂Γ``, ``∂γ`` and ``G`` are zero and not read."""
     row, pl = rows[j], plan[j]
     p = row[Row.PARENT]
     prow, pp = rows[p], plan[p]
-    mp, n2 = prow[Row.NODE_DIM], 3 * prow[Row.NV]
-    ro = row[Row.INBOARD]
+    mp, np_, n2 = prow[Row.NODE_DIM], prow[Row.NV], 3 * prow[Row.NV]
+    go = row[Row.INBOARD] + Record.SIZE
     wo = pp[Plan.RECORDS] + pl[Plan.RECORD] * pp[Plan.RECORD_STRIDE]
     dG, dg, G = wo, wo + n2 * 6 * mp, wo + n2 * 6 * mp + n2 * 6
-    Vp, alpha_p = prow[Row.VELOCITY], pp[Plan.ALPHA]
-    W, T = pl[Plan.W], pl[Plan.T]
+    Vp, alpha_p, sigma_p, rho_p, A_p = prow[Row.VELOCITY], pp[Plan.ALPHA], pp[Plan.SIGMA], pp[Plan.RHO], pp[Plan.A]
+    W, T, HG, rigid_p = pl[Plan.W], pl[Plan.T], pl[Plan.HGAMMA], pp[Plan.RIGID] == 1
+    wa = W + Seed.acceleration * n2
     for r in range(6):
         for x in range(n2):
-            s, t = 0.0, work[dg + x * 6 + r]
+            s, t = 0.0, 0.0
             for c in range(mp):
-                e = work[dG + (x * 6 + r) * mp + c]
-                gamma = arena[ro + Record.SIZE + r * mp + c].real
-                s += e * arena[Vp + c].real + gamma * work[pp[Plan.SIGMA] + c * n2 + x]
-                t += e * work[alpha_p + c] + gamma * work[pp[Plan.RHO] + c * n2 + x]
+                gamma = arena[go + r * mp + c].real
+                s += gamma * work[sigma_p + c * n2 + x]
+                t += gamma * work[rho_p + c * n2 + x]
+            if not rigid_p:
+                t += work[dg + x * 6 + r]
+                for c in range(mp):
+                    e = work[dG + (x * 6 + r) * mp + c]
+                    s += e * arena[Vp + c].real
+                    t += e * work[alpha_p + c]
             work[W + r * n2 + x] = s
-            work[W + (Seed.acceleration + r) * n2 + x] = t
-    eo, er, ec = prow[Row.E], prow[Row.E_ROW], prow[Row.E_COLUMN]
+            work[wa + r * n2 + x] = t
+    eo, er, ec, hp = prow[Row.E], prow[Row.E_ROW], prow[Row.E_COLUMN], prow[Row.H]
+    ta = T + Seed.acceleration * Seed.SIZE
     for r in range(6):
         for c in range(6):
-            s, t = 0.0, work[G + r * 6 + c]
+            s, t = 0.0, 0.0 if rigid_p else work[G + r * 6 + c]
             for k in range(mp):
-                gamma = arena[ro + Record.SIZE + r * mp + k].real
+                gamma = arena[go + r * mp + k].real
                 s += gamma * arena[eo + k * er + c * ec].real
-                t += gamma * work[pp[Plan.A] + k * 6 + c]
-            work[T + r * 12 + c] = s
-            work[T + (Seed.acceleration + r) * Seed.SIZE + Seed.acceleration + c] = s
-            work[T + r * Seed.SIZE + Seed.acceleration + c] = 0.0
-            work[T + (Seed.acceleration + r) * Seed.SIZE + c] = t
+                t += gamma * work[A_p + k * 6 + c]
+            work[T + r * Seed.SIZE + c] = s
+            work[ta + r * Seed.SIZE + Seed.acceleration + c] = s
+            work[ta + r * Seed.SIZE + c] = t
+    for r in range(np_):
+        for c in range(6):
+            s = 0.0
+            for k in range(mp):
+                s += arena[hp + r * mp + k].real * arena[go + c * mp + k].real
+            work[HG + r * 6 + c] = s
 
 
 @kernel
 def _gather(rows, arena, plan, work, scratch, j):
     """Row ``j`` (its children done): ``u = E* f``, ``𝒦 = E* 𝒫``, then its parts of its parent's
-    ``f``, ``𝒫`` and ``g`` (Eq. 22, 25, 26)."""
+    ``f``, ``𝒫`` and ``g`` (Eq. 22, 25, 26); ``𝒦 𝒯`` by the blocks of ``𝒯`` (Eq. 25: its upper
+    right block is zero, its diagonal ones equal)."""
     row, pl = rows[j], plan[j]
     m, p = row[Row.NODE_DIM], row[Row.PARENT]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     f, u, P, K = pl[Plan.F], pl[Plan.U], pl[Plan.P], pl[Plan.K]
-    for c in range(6):
+    for c in range(6):  # row by row of 𝒫: contiguous inner loops
         s = 0.0
+        for k in range(Seed.SIZE):
+            work[K + c * Seed.SIZE + k] = 0.0
         for r in range(m):
-            s += arena[eo + r * er + c * ec].real * work[f + r]
+            e = arena[eo + r * er + c * ec].real
+            s += e * work[f + r]
+            for k in range(Seed.SIZE):
+                work[K + c * Seed.SIZE + k] += e * work[P + r * Seed.SIZE + k]
         work[u + c] = s
-        for k in range(12):
-            s = 0.0
-            for r in range(m):
-                s += arena[eo + r * er + c * ec].real * work[P + r * 12 + k]
-            work[K + c * 12 + k] = s
     if p < 0:
         return
     prow, pp = rows[p], plan[p]
     mp, n2 = prow[Row.NODE_DIM], 3 * prow[Row.NV]
     go = row[Row.INBOARD] + Record.SIZE
     dG = pp[Plan.RECORDS] + pl[Plan.RECORD] * pp[Plan.RECORD_STRIDE]
+    fp, Pp, gp, rigid_p = pp[Plan.F], pp[Plan.P], pp[Plan.G], pp[Plan.RIGID] == 1
     KT, KW = scratch[GatherWork.KT: GatherWork.KT + 72], scratch[GatherWork.KW: GatherWork.KW + 6 * n2]
     T, W = pl[Plan.T], pl[Plan.W]
+    ka, ta = K + Seed.acceleration, T + Seed.acceleration * Seed.SIZE
     for c in range(6):
-        for k in range(12):
-            s = 0.0
-            for l in range(12):
-                s += work[K + c * 12 + l] * work[T + l * 12 + k]
-            KT[c * 12 + k] = s
+        for k in range(6):  # [𝒦_v 𝒦_a] 𝒯 = [𝒦_v ΓE + 𝒦_a (ΓA + G)   𝒦_a ΓE]
+            s, t = 0.0, 0.0
+            for l in range(6):
+                x = work[T + l * Seed.SIZE + k]
+                ka_l = work[ka + c * Seed.SIZE + l]
+                s += work[K + c * Seed.SIZE + l] * x + ka_l * work[ta + l * Seed.SIZE + k]
+                t += ka_l * x
+            KT[c * Seed.SIZE + k] = s
+            KT[c * Seed.SIZE + Seed.acceleration + k] = t
         for x in range(n2):
             s = 0.0
-            for l in range(12):
-                s += work[K + c * 12 + l] * work[W + l * n2 + x]
+            for l in range(Seed.SIZE):
+                s += work[K + c * Seed.SIZE + l] * work[W + l * n2 + x]
             KW[c * n2 + x] = s
     for r in range(mp):
         s = 0.0
         for c in range(6):
             s += arena[go + c * mp + r].real * work[u + c]
-        work[pp[Plan.F] + r] += s
-        for k in range(12):
-            s = 0.0
-            for c in range(6):
-                s += arena[go + c * mp + r].real * KT[c * 12 + k]
-            work[pp[Plan.P] + r * 12 + k] += s
+        work[fp + r] += s
+        for c in range(6):
+            e = arena[go + c * mp + r].real
+            for k in range(Seed.SIZE):
+                work[Pp + r * Seed.SIZE + k] += e * KT[c * Seed.SIZE + k]
         for x in range(n2):
             s = 0.0
             for c in range(6):
-                s += work[dG + (x * 6 + c) * mp + r] * work[u + c] + arena[go + c * mp + r].real * KW[c * n2 + x]
-            work[pp[Plan.G] + r * n2 + x] += s
+                s += arena[go + c * mp + r].real * KW[c * n2 + x]
+            if not rigid_p:
+                for c in range(6):
+                    s += work[dG + (x * 6 + c) * mp + r] * work[u + c]
+            work[gp + r * n2 + x] += s
 
 
 @kernel
 def _walks(rows, arena, plan, work, scratch, D, nv, i):
     """Eq. 26 for row ``i``: its own block, its columns against its ancestors' rows, its rows
-    against its ancestors' columns."""
+    against its ancestors' columns. Up the first walk the force ``δu`` moves to the parent's frame
+    by ``(Γ_o E_℘)*``, the diagonal block of ``𝒯`` (Eq. 25), and reaches the parent's rows by the
+    weight ``H_℘ Γ_o*`` (:func:`_seeds`); the second multiplies by ``𝒯``'s nonzero blocks only."""
     row, pl = rows[i], plan[i]
     m, n = row[Row.NODE_DIM], row[Row.NV]
     x2 = 3 * n
     eo, er, ec, ho = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H]
-    dof, f, g = pl[Plan.DOF], pl[Plan.F], pl[Plan.G]
-    for r in range(n):
-        for x in range(x2):
-            s = work[pl[Plan.DHINGE] + x * n + r]
+    dof, f, g, dH, dh = pl[Plan.DOF], pl[Plan.F], pl[Plan.G], pl[Plan.DH], pl[Plan.DHINGE]
+    for x in range(x2):
+        col = _column(dof, x, n, nv)
+        for r in range(n):
+            s = work[dh + x * n + r]
             for k in range(m):
-                s += work[pl[Plan.DH] + (x * n + r) * m + k] * work[f + k] + arena[ho + r * m + k].real * work[g + k * x2 + x]
-            D[dof + r, _column(dof, x, n, nv)] += s
-    if x2 > 0 and row[Row.PARENT] >= 0:  # columns of i, rows of its ancestors
-        xv, y = scratch[0: 6 * x2], scratch[6 * x2: 6 * x2 + row[Row.INBOARD_DIM] * x2]
-        for c in range(6):  # δu(i) = ∂E* f + E* g
+                s += work[dH + (x * n + r) * m + k] * work[f + k] + arena[ho + r * m + k].real * work[g + k * x2 + x]
+            D[dof + r, col] += s
+    if x2 == 0 or row[Row.PARENT] < 0:
+        return
+    xv, y = scratch[0: 6 * x2], scratch[6 * x2: 12 * x2]  # columns of i, rows of its ancestors
+    dE = pl[Plan.DE]
+    for c in range(6):  # δu(i) = ∂E* f + E* g
+        for x in range(x2):
+            s = 0.0
+            for r in range(m):
+                s += (work[dE + (x * m + r) * 6 + c] * work[f + r]
+                      + arena[eo + r * er + c * ec].real * work[g + r * x2 + x])
+            xv[c * x2 + x] = s
+    here = i
+    while True:
+        j = rows[here, Row.PARENT]
+        nj, dj = rows[j, Row.NV], plan[j, Plan.DOF]
+        HG, T = plan[here, Plan.HGAMMA], plan[here, Plan.T]
+        for x in range(x2):
+            col = _column(dof, x, n, nv)
+            for r in range(nj):
+                s = 0.0
+                for c in range(6):
+                    s += work[HG + r * 6 + c] * xv[c * x2 + x]
+                D[dj + r, col] += s
+        if rows[j, Row.PARENT] < 0:
+            break
+        for c in range(6):
             for x in range(x2):
                 s = 0.0
-                for r in range(m):
-                    s += work[pl[Plan.DE] + (x * m + r) * 6 + c] * work[f + r] + arena[eo + r * er + c * ec].real * work[g + r * x2 + x]
-                xv[c * x2 + x] = s
-        here = i
-        while rows[here, Row.PARENT] >= 0:
-            j = rows[here, Row.PARENT]
-            mj, nj = rows[j, Row.NODE_DIM], rows[j, Row.NV]
-            go = rows[here, Row.INBOARD] + Record.SIZE
-            y = scratch[6 * x2: 6 * x2 + mj * x2]
-            for r in range(mj):
-                for x in range(x2):
-                    s = 0.0
-                    for c in range(6):
-                        s += arena[go + c * mj + r].real * xv[c * x2 + x]
-                    y[r * x2 + x] = s
-            hj, dj = rows[j, Row.H], plan[j, Plan.DOF]
-            for r in range(nj):
-                for x in range(x2):
-                    s = 0.0
-                    for k in range(mj):
-                        s += arena[hj + r * mj + k].real * y[k * x2 + x]
-                    D[dj + r, _column(dof, x, n, nv)] += s
-            ej, ejr, ejc = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
-            for c in range(6):
-                for x in range(x2):
-                    s = 0.0
-                    for k in range(mj):
-                        s += arena[ej + k * ejr + c * ejc].real * y[k * x2 + x]
-                    xv[c * x2 + x] = s
-            here = j
-    if n == 0 or row[Row.PARENT] < 0:
+                for k in range(6):
+                    s += work[T + k * Seed.SIZE + c] * xv[k * x2 + x]
+                y[c * x2 + x] = s
+        for k in range(6 * x2):
+            xv[k] = y[k]
+        here = j
+    if n == 0:
         return
     Y, Z = scratch[0: n * 12], scratch[n * 12: 2 * n * 12]  # rows of i, columns of its ancestors
     P = pl[Plan.P]
     for r in range(n):
-        for c in range(12):
+        for c in range(Seed.SIZE):
             s = 0.0
             for k in range(m):
-                s += arena[ho + r * m + k].real * work[P + k * 12 + c]
-            Y[r * 12 + c] = s
+                s += arena[ho + r * m + k].real * work[P + k * Seed.SIZE + c]
+            Y[r * Seed.SIZE + c] = s
     l = i
-    while rows[l, Row.PARENT] >= 0:
+    while True:
         j = rows[l, Row.PARENT]
-        nj, dj = rows[j, Row.NV], plan[j, Plan.DOF]
+        x3, dj = 3 * rows[j, Row.NV], plan[j, Plan.DOF]
         W, T = plan[l, Plan.W], plan[l, Plan.T]
-        for r in range(n):
-            for x in range(3 * nj):
+        for x in range(x3):
+            col = _column(dj, x, rows[j, Row.NV], nv)
+            for r in range(n):
                 s = 0.0
-                for c in range(12):
-                    s += Y[r * 12 + c] * work[W + c * 3 * nj + x]
-                D[dof + r, _column(dj, x, nj, nv)] += s
+                for c in range(Seed.SIZE):
+                    s += Y[r * Seed.SIZE + c] * work[W + c * x3 + x]
+                D[dof + r, col] += s
         if rows[j, Row.PARENT] < 0:
             break
-        for r in range(n):
-            for c in range(12):
-                s = 0.0
-                for k in range(12):
-                    s += Y[r * 12 + k] * work[T + k * 12 + c]
-                Z[r * 12 + c] = s
-        for k in range(n * 12):
+        ta = T + Seed.acceleration * Seed.SIZE
+        for r in range(n):  # [Y_v Y_a] 𝒯 = [Y_v ΓE + Y_a (ΓA + G)   Y_a ΓE]
+            ya = r * Seed.SIZE + Seed.acceleration
+            for c in range(6):
+                s, t = 0.0, 0.0
+                for k in range(6):
+                    e, a = work[T + k * Seed.SIZE + c], Y[ya + k]
+                    s += Y[r * Seed.SIZE + k] * e + a * work[ta + k * Seed.SIZE + c]
+                    t += a * e
+                Z[r * Seed.SIZE + c] = s
+                Z[ya + c] = t
+        for k in range(n * Seed.SIZE):
             Y[k] = Z[k]
         l = j
 
