@@ -29,6 +29,8 @@ ENGINE = Path(sko.engine.__file__).parent
 REGISTERS = "rigid_blocks.py"
 
 _ROTATION = "entries (2, 0…2) of a row-major 3 × 3 rotation"
+_TRIANGLE = ("entries of the 21 numbers of a symmetric 6 × 6's upper triangle held in registers "
+             "(the register forms of rigid_blocks.py, on lane numbers)")
 #: (module, function) -> (the literals allowed there, why they are the mathematics and not offsets)
 ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
     ("bodies/rigid.py", "hinge"): (frozenset({6, 7, 8}), _ROTATION + " (E_T)"),
@@ -53,6 +55,8 @@ ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
     ("mass_matrix.py", "rigid_mass_matrix"): (frozenset({*range(6, 18), 35}),
                                               "entries of the row-major 6 × 6 φ and M, of the 3 × 3 pose R, and the "
                                               "entries of a composite record after its mass (m, h, Ī)"),
+    ("lanes.py", "_lower_times"): (frozenset(range(15, 21)), _TRIANGLE),
+    ("lanes.py", "_riccati_6_1"): (frozenset(range(6, 21)), _TRIANGLE),
     ("regressors.py", "_world_column"): (frozenset({6, 7, 8}), _ROTATION),
     ("regressors.py", "_pose"): (frozenset({6, 7, 8}), _ROTATION),
     ("regressors.py", "torque_regressor"): (frozenset({10, 20, 30, 40, 50}), "rows of the 6 × 10 body block F"),

@@ -8,24 +8,24 @@ Where every body is a library :class:`~sko.bodies.rigid.RigidBody` (:func:`appli
 :func:`~sko.engine.request_views.fill_arena`, with the compiled hinge forces), and its flat model
 ``(φ, H, a, b)`` copied into lane ``l`` of a *lane buffer*, whose row ``i`` holds entry ``i`` of
 every state of the block side by side (structure of arrays; ``M``, constant, is copied once per
-lane). The fill stays per state, as do the joints' kinematics: of a robot's batch, it now takes
-most of the time. The Riccati gather (Eq. 33) and the two passes of Algorithm 6.1 then run once per
+lane). The fill stays per state, as do the joints' kinematics. The Riccati gather (Eq. 33) and the two passes of Algorithm 6.1 then run once per
 block on :class:`Lanes` numbers: one number of every state of the block, held in one vector
 register, with ``+ − × /`` acting lane by lane. Each step is written once, as the scalar code of
 :mod:`sko.engine.rigid_blocks` (a rigid body on a 1-dof hinge: ``D`` one number, the congruence
 ``φ P⁺ φ*`` on the 21 entries of the symmetric ``P⁺``, 216 products) or of
 :func:`~sko.engine.aba.riccati` for a node of any hinge (a floating base's 6-dof root, a fixed
-joint): every product and sum of a state is the one the per-state kernels compute, so a state's
-result equals its one-state call's to rounding (the compiler may fuse a multiply–add in one and not
-in the other), not bit for bit.
+joint; its ``φ P⁺ φ*`` by the same triangle congruence, where the per-state step multiplies the
+dense blocks). A state's result equals its one-state call's to rounding, not bit for bit: the
+sums of a node of any hinge come in another order, and the compiler may fuse a multiply–add in
+one and not in the other.
 
 numba compiles a loop over the lanes, ``for l in range(LANES)``, as scalar code (the loop of
 constant length is unrolled before LLVM's loop vectoriser runs, its SLP vectoriser is off, and
 ``X[o, l]`` carries a test for a negative index): hence the explicit vector type. The lane
 buffers are flat ``(rows × LANES)`` arrays, the layout a GPU kernel takes too. The 6-vector steps
 are inline kernels (typed once, inlined by LLVM) and the parallel driver calls the kernel of a chunk
-of blocks at its address (:func:`~sko.engine.jit.native_caller`), so the passes compile once: 15 s
-on first use (solo12, busy 2-core machine).
+of blocks at its address (:func:`~sko.engine.jit.native_caller`), so the passes' machine code is
+generated once.
 
 A state whose ``D(k)`` is not positive definite gets the status of the per-state kernels
 (``N + k``, :mod:`sko.engine.requests`): the lanes compute on (a NaN stays in its lane) and the
@@ -36,7 +36,6 @@ block padded with copies of its first state. Blocks run in parallel in chunks of
 from __future__ import annotations
 
 import operator
-from functools import lru_cache
 
 import numpy as np
 from llvmlite import ir
@@ -50,24 +49,27 @@ from numba.np.arrayobj import make_array
 from sko.engine.borrow import borrowed
 from sko.engine.hooks import add_hinge_forces
 from sko.engine.jit import FAST_MATH, inline_kernel, kernel, native_address, native_caller, register
+from sko.engine import mass_matrix as MM
+from sko.engine.fields import offsets
 from sko.engine.layout import Flat, Riccati
 from sko.engine.request_views import Header, fill_arena, request_views
 from sko.engine.state_kernels import Terms
 
-__all__ = ["LANES", "CHUNK", "Lanes", "applies", "forward_dynamics"]
+__all__ = ["LANES", "CHUNK", "LaneScratch", "Lanes", "applies", "forward_dynamics"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 CHUNK = 4  #: blocks per task of a parallel batch
+#: The lane scratch of a Riccati step of any hinge (:func:`_riccati_any`), in rows of
+#: :data:`LANES` numbers, a 6 × 6 block each: ``H P``, ``L``, ``L^{-1}``, ``Y = L^{-1} H P``, ``P⁺``.
+LaneScratch = offsets("LaneScratch", HP=36, L=36, Li=36, Y=36, P_plus=36)
 
 
 def applies(layout) -> bool:
     """Whether :func:`forward_dynamics` takes the system of ``layout`` (a
     :class:`~sko.engine.state_layout.StateLayout`): every body compiled by the library's rigid
-    body kernel (6-dimensional nodes, rigid weights), as :func:`sko.engine.mass_matrix.applies`
-    decides."""
-    from sko.engine.bodies.rigid import RIGID
-
-    return bool(layout.bodies) and all(c is not None and c.kernel is RIGID for c in layout.compiled)
+    body kernel (6-dimensional nodes, rigid weights), each inertia symmetric to rounding (the
+    lanes read the upper triangle of ``P``), as :func:`sko.engine.mass_matrix.applies` decides."""
+    return MM.applies(layout)
 
 
 # ----------------------------------------------------------------------------- the lane numbers
@@ -374,7 +376,7 @@ def _riccati_any(layout, data, roff, r, t, j, p, ok):
     ``P(℘) += φ P⁺ φ*``; ``ok`` is 0 in the lanes where a pivot of ``L`` is not positive and finite."""
     h, ho = layout[j, Flat.HINGE_DIM], layout[j, Flat.H]
     Po, Go, DIo, Do = roff[j, Riccati.P], roff[j, Riccati.G], roff[j, Riccati.D_INVERSE], roff[j, Riccati.D]
-    HP, Lo, Li, Y, PP = 0, 36, 72, 108, 144  # rows of t: H P, L, L^{-1}, Y, P⁺
+    HP, Lo, Li, Y, PP = LaneScratch.HP, LaneScratch.L, LaneScratch.Li, LaneScratch.Y, LaneScratch.P_plus
     zero = splat(0.0)
     for a_ in range(h):
         for c in range(6):  # H P
@@ -554,19 +556,20 @@ def forward_dynamics(w, Q, QD, X, out, status, sizes) -> None:
     _batch(w, Q, QD, X, out, status, sizes, _chunk_address())
 
 
-@lru_cache(maxsize=1)
 def _chunk_address() -> int:
-    """The address of :func:`_chunk` (compiled or loaded on first use): the parallel driver calls
+    """The address of :func:`_chunk` (compiled or loaded on first use; numba's dispatcher keeps
+    it, so a later call only looks it up): the parallel driver calls
     it there, so its machine code (the passes' most of all) is generated once, not again inside
     the driver's."""
-    f1, f2, i1 = (types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C"),
-                  types.Array(types.int64, 1, "C"))
-    return native_address(_chunk, (f1, f2, f2, f2, f2, i1, i1, types.int64))
+    return native_address(_chunk, _CHUNK_TYPES)
 
 
+_F1, _F2, _I1 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")
+#: the argument types :func:`_chunk` is compiled for
+_CHUNK_TYPES = (_F1, _F2, _F2, _F2, _F2, _I1, _I1, types.int64)
 #: ``_call_chunk(address, (w, Q, QD, X, out, status, sizes, c))``: :func:`_chunk` at its address;
-#: −1, or −5 when it raised.
-_call_chunk = native_caller(types.int64, -5)
+#: −1, or −5 when it raised. A call with other argument types does not compile.
+_call_chunk = native_caller(types.int64, -5, lambda argtypes: argtypes == _CHUNK_TYPES)
 
 
 @kernel(entry=True, parallel=True)
@@ -595,7 +598,7 @@ def _chunk(w, Q, QD, X, out, status, sizes, c):
     size, riccati, ns = sizes[0], sizes[1], lwords[Header.NS]
     data, r = np.zeros(size * LANES), np.zeros(riccati * LANES)
     z, T, nu = np.zeros(ns * LANES), np.zeros(nv * LANES), np.zeros(nv * LANES)
-    t, ok, bad = np.zeros(180 * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64)
+    t, ok, bad = np.zeros(LaneScratch.SIZE * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64)
     rhs, inertias = np.zeros(nv), np.zeros(LANES, dtype=np.bool_)  # lane l holds every M(k)
     for b in range(c * CHUNK, min(blocks, c * CHUNK + CHUNK)):
         first = b * LANES
