@@ -2,8 +2,9 @@
 system of library rigid bodies takes the lane kernel, whose result for every state equals the
 state's own call (the per-state kernels) to 1e-13 relative to the largest entry — the same
 products and sums, fused differently by the compiler, so not bit for bit — on random rigid
-forests of every library joint kind and on example robots, for batches of 1, L − 1, L, L + 1
-and 1024 states (L = LANES); other systems and complex states keep the per-state batch; a state
+forests of every library joint kind and on example robots, for batches of 1, L − 1, L, L + 1,
+2 L + 3, one state more than a chunk (C L + 1, C = CHUNK), 2 C L + 5 and 1024 states (L = LANES);
+a state that is not a number stays in its lane; other systems and complex states keep the per-state batch; a state
 whose input is not finite, whose hinge force overflows or whose ``D(k)`` is not positive
 definite raises the per-state path's error naming that state."""
 
@@ -18,6 +19,7 @@ from sko.bodies import CompiledState, Revolute, RigidBody
 from sko.engine import lanes, use_backend
 from sko.engine.bodies.rigid import pack_rigid
 from sko.engine.hooks import hinge_force_kernel
+from sko.engine.requests import REQUESTS
 from sko.examples.bodies import random_system
 from sko.graphs.errors import NonFiniteError, NotPositiveDefiniteError
 from sko.spatial import spatial_inertia
@@ -26,7 +28,8 @@ from tests.compiled.test_rigid_mass_matrix import _forest, _states
 from tests.rigid.random_systems import random_rigid_system
 
 L = lanes.LANES
-SIZES = (1, L - 1, L, L + 1, 2 * L + 3)
+C = lanes.CHUNK
+SIZES = (1, L - 1, L, L + 1, 2 * L + 3, C * L + 1, 2 * C * L + 5)
 
 
 def _close(a, b, rtol=1e-13):
@@ -134,8 +137,29 @@ def test_a_state_that_is_not_finite_is_named():
     system = _arm()
     Q, V, TAU = _batch(system, L + 1, 5)
     V[3, 1] = np.nan
-    with pytest.raises(NonFiniteError, match="3"):
+    with pytest.raises(NonFiniteError, match=r"first at index \[3, 1\]"):
         system.forward_dynamics(Q, V, TAU)
+
+
+def test_a_state_that_is_not_a_number_stays_in_its_lane():
+    """The lane kernel itself (the engine refuses such a batch before it), on a batch of two
+    chunks and a tail: a NaN velocity in a lane of the second chunk makes that state's result not
+    finite and leaves every other state's, its block's neighbours included, equal to its single
+    call."""
+    system = _forest(9)
+    assert _taken(system)
+    B, bad = 2 * C * L + 5, C * L + L + 1  # the second lane of the second chunk's second block
+    Q, V, TAU = _batch(system, B, 9)
+    V[bad, 0] = np.nan
+    engine = system._engine
+    w = engine._request_vector(REQUESTS["forward_dynamics"], np.dtype(np.float64), kernels=False)
+    out, status = np.zeros((B, system.nv)), np.full(B, -1, dtype=np.int64)
+    lanes.forward_dynamics(w, Q, V, TAU, out, status, engine._lane_sizes)
+    assert not np.isfinite(out[bad]).all() or status[bad] != -1
+    for s in range(B):
+        if s != bad:
+            assert status[s] == -1
+            _close(out[s], system.forward_dynamics(Q[s], V[s], TAU[s]))
 
 
 class _OverflowingSpring(RigidBody):
@@ -184,8 +208,7 @@ def test_a_d_that_is_not_positive_definite_names_its_state():
     inertia = spatial_inertia(1.0, [0.1, 0.0, -0.3], np.diag([0.02, 0.03, 0.04]))
     system = MultibodySystem([RigidBody("a", None, Revolute([0, 1, 0]), inertia),
                               RigidBody("tip", "a", Revolute([1, 0, 0]), np.zeros((6, 6)))])
-    if not _taken(system):
-        pytest.skip("a massless body is not a library rigid body's kernel")
+    assert _taken(system)
     Q, V, TAU = _batch(system, L + 1, 8)
     with pytest.raises(NotPositiveDefiniteError) as single:
         system.forward_dynamics(Q[0], V[0], TAU[0])
