@@ -55,7 +55,6 @@ ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
     ("mass_matrix.py", "rigid_mass_matrix"): (frozenset({*range(6, 18), 35}),
                                               "entries of the row-major 6 × 6 φ and M, of the 3 × 3 pose R, and the "
                                               "entries of a composite record after its mass (m, h, Ī)"),
-    ("lanes.py", "_lower_times"): (frozenset(range(15, 21)), _TRIANGLE),
     ("lanes.py", "_riccati_6_1"): (frozenset(range(6, 21)), _TRIANGLE),
     ("regressors.py", "_world_column"): (frozenset({6, 7, 8}), _ROTATION),
     ("regressors.py", "_pose"): (frozenset({6, 7, 8}), _ROTATION),

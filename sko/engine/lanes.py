@@ -46,10 +46,11 @@ from numba.core.typing.templates import ConcreteTemplate, infer_global, signatur
 from numba.extending import intrinsic, models, register_model
 from numba.np.arrayobj import make_array
 
+from sko.engine import mass_matrix as MM
+from sko.engine import rigid_blocks as rb
 from sko.engine.borrow import borrowed
 from sko.engine.hooks import add_hinge_forces
 from sko.engine.jit import FAST_MATH, inline_kernel, kernel, native_address, native_caller, register
-from sko.engine import mass_matrix as MM
 from sko.engine.fields import offsets
 from sko.engine.layout import Flat, Riccati
 from sko.engine.request_views import Header, fill_arena, request_views
@@ -214,24 +215,6 @@ def _six(X, o):
     return row(X, o), row(X, o + 1), row(X, o + 2), row(X, o + 3), row(X, o + 4), row(X, o + 5)
 
 
-@register
-def _dot(a, b):
-    """``a · b`` for six numbers each."""
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
-
-
-@register
-def _dot3(a, b):
-    """``a · b`` for three numbers each."""
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@register
-def _dot_tail(a, b):
-    """``a · b[3:]`` for three numbers ``a`` and six ``b``."""
-    return a[0] * b[3] + a[1] * b[4] + a[2] * b[5]
-
-
 @inline_kernel
 def _upper(X, o):
     """The upper triangle of the symmetric 6 × 6 block at row ``o`` (21 numbers, row by row),
@@ -248,31 +231,9 @@ def _upper(X, o):
 
 
 @inline_kernel
-def _symmetric_times(s, x):
-    """``S x`` for the symmetric 6 × 6 ``S`` of upper triangle ``s``."""
-    s00, s01, s02, s03, s04, s05, s11, s12, s13, s14, s15, s22, s23, s24, s25, s33, s34, s35, s44, s45, s55 = s
-    x0, x1, x2, x3, x4, x5 = x
-    return (s00 * x0 + s01 * x1 + s02 * x2 + s03 * x3 + s04 * x4 + s05 * x5,
-            s01 * x0 + s11 * x1 + s12 * x2 + s13 * x3 + s14 * x4 + s15 * x5,
-            s02 * x0 + s12 * x1 + s22 * x2 + s23 * x3 + s24 * x4 + s25 * x5,
-            s03 * x0 + s13 * x1 + s23 * x2 + s33 * x3 + s34 * x4 + s35 * x5,
-            s04 * x0 + s14 * x1 + s24 * x2 + s34 * x3 + s44 * x4 + s45 * x5,
-            s05 * x0 + s15 * x1 + s25 * x2 + s35 * x3 + s45 * x4 + s55 * x5)
-
-
-@inline_kernel
-def _lower_times(s, x):
-    """``S₂₂ x``: the lower-right 3 × 3 block of the symmetric ``S`` of upper triangle ``s``
-    times three numbers ``x``."""
-    s33, s34, s35, s44, s45, s55 = s[15], s[16], s[17], s[18], s[19], s[20]
-    x3, x4, x5 = x
-    return s33 * x3 + s34 * x4 + s35 * x5, s34 * x3 + s44 * x4 + s45 * x5, s35 * x3 + s45 * x4 + s55 * x5
-
-
-@inline_kernel
 def _times(X, wo, x):
     """``φ x`` for the rigid weight ``φ`` (zero lower-left block) at row ``wo`` of ``X``."""
-    return (_dot(_six(X, wo), x), _dot(_six(X, wo + 6), x), _dot(_six(X, wo + 12), x),
+    return (rb.dot(_six(X, wo), x), rb.dot(_six(X, wo + 6), x), rb.dot(_six(X, wo + 12), x),
             row(X, wo + 21) * x[3] + row(X, wo + 22) * x[4] + row(X, wo + 23) * x[5],
             row(X, wo + 27) * x[3] + row(X, wo + 28) * x[4] + row(X, wo + 29) * x[5],
             row(X, wo + 33) * x[3] + row(X, wo + 34) * x[4] + row(X, wo + 35) * x[5])
@@ -299,45 +260,45 @@ def _congruence(X, wo, s, C, co):
     of upper triangle ``s`` (:func:`~sko.engine.rigid_blocks.congruence_upper`, its
     zero-lower-left form: 216 products), into the 6 × 6 block at row ``co`` of ``C``."""
     p0, p1, p2 = _six(X, wo), _six(X, wo + 6), _six(X, wo + 12)
-    u0, u1, u2 = _symmetric_times(s, p0), _symmetric_times(s, p1), _symmetric_times(s, p2)
+    u0, u1, u2 = rb.symmetric_times(s, p0), rb.symmetric_times(s, p1), rb.symmetric_times(s, p2)
     t3 = (row(X, wo + 21), row(X, wo + 22), row(X, wo + 23))
     t4 = (row(X, wo + 27), row(X, wo + 28), row(X, wo + 29))
     t5 = (row(X, wo + 33), row(X, wo + 34), row(X, wo + 35))
-    v3, v4, v5 = _lower_times(s, t3), _lower_times(s, t4), _lower_times(s, t5)
-    _add(C, co, _dot(p0, u0))
-    x = _dot(p1, u0)
+    v3, v4, v5 = rb.lower_times(s, t3), rb.lower_times(s, t4), rb.lower_times(s, t5)
+    _add(C, co, rb.dot(p0, u0))
+    x = rb.dot(p1, u0)
     _add(C, co + 1, x)
     _add(C, co + 6, x)
-    x = _dot(p2, u0)
+    x = rb.dot(p2, u0)
     _add(C, co + 2, x)
     _add(C, co + 12, x)
-    _add(C, co + 7, _dot(p1, u1))
-    x = _dot(p2, u1)
+    _add(C, co + 7, rb.dot(p1, u1))
+    x = rb.dot(p2, u1)
     _add(C, co + 8, x)
     _add(C, co + 13, x)
-    _add(C, co + 14, _dot(p2, u2))
+    _add(C, co + 14, rb.dot(p2, u2))
     for r, u in ((0, u0), (1, u1), (2, u2)):  # rows 0..2, columns 3..5 and their mirror
-        x = _dot_tail(t3, u)
+        x = rb.dot_tail(t3, u)
         _add(C, co + 6 * r + 3, x)
         _add(C, co + 18 + r, x)
-        x = _dot_tail(t4, u)
+        x = rb.dot_tail(t4, u)
         _add(C, co + 6 * r + 4, x)
         _add(C, co + 24 + r, x)
-        x = _dot_tail(t5, u)
+        x = rb.dot_tail(t5, u)
         _add(C, co + 6 * r + 5, x)
         _add(C, co + 30 + r, x)
-    _add(C, co + 21, _dot3(t3, v3))
-    x = _dot3(t4, v3)
+    _add(C, co + 21, rb.dot3(t3, v3))
+    x = rb.dot3(t4, v3)
     _add(C, co + 22, x)
     _add(C, co + 27, x)
-    x = _dot3(t5, v3)
+    x = rb.dot3(t5, v3)
     _add(C, co + 23, x)
     _add(C, co + 33, x)
-    _add(C, co + 28, _dot3(t4, v4))
-    x = _dot3(t5, v4)
+    _add(C, co + 28, rb.dot3(t4, v4))
+    x = rb.dot3(t5, v4)
     _add(C, co + 29, x)
     _add(C, co + 34, x)
-    _add(C, co + 35, _dot3(t5, v5))
+    _add(C, co + 35, rb.dot3(t5, v5))
 
 
 # ----------------------------------------------------------------------------- the Riccati gather
@@ -348,8 +309,8 @@ def _riccati_6_1(layout, data, roff, r, j, p, ok):
     ``P(℘) += φ P⁺ φ*``; ``ok`` (one row) is 0 in the lanes where ``D`` is not positive and finite."""
     ho, Po, Go = layout[j, Flat.H], roff[j, Riccati.P], roff[j, Riccati.G]
     s = _upper(r, Po)
-    hp = _symmetric_times(s, _six(data, ho))
-    d = _dot(hp, _six(data, ho))
+    hp = rb.symmetric_times(s, _six(data, ho))
+    d = rb.dot(hp, _six(data, ho))
     di = 1 / d
     set_row(ok, 0, row(ok, 0) * admissible(d))
     set_row(r, roff[j, Riccati.D], d)
@@ -473,13 +434,13 @@ def _gather(layout, data, roff, r, T, z, nu):
         no, ao, bo, Po = layout[j, Flat.NODE], layout[j, Flat.A], layout[j, Flat.B], roff[j, Riccati.P]
         a = _six(data, ao)
         for i in range(6):
-            set_row(z, no + i, row(data, bo + i) + _dot(_six(r, Po + 6 * i), a))
+            set_row(z, no + i, row(data, bo + i) + rb.dot(_six(r, Po + 6 * i), a))
     for j in range(n - 1, -1, -1):
         p, h, no, do = layout[j, Flat.PARENT], layout[j, Flat.HINGE_DIM], layout[j, Flat.NODE], layout[j, Flat.DOF]
         ho, Go, DIo, wo = layout[j, Flat.H], roff[j, Riccati.G], roff[j, Riccati.D_INVERSE], layout[j, Flat.W]
         if h == 1:
             y = _six(z, no)
-            e = row(T, do) - _dot(_six(data, ho), y)
+            e = row(T, do) - rb.dot(_six(data, ho), y)
             set_row(nu, do, row(r, DIo) * e)
             if p >= 0:
                 x = _times(data, wo, (y[0] + row(r, Go) * e, y[1] + row(r, Go + 1) * e, y[2] + row(r, Go + 2) * e,
@@ -489,7 +450,7 @@ def _gather(layout, data, roff, r, T, z, nu):
                     _add(z, npo + i, x[i])
             continue
         for a_ in range(h):  # ε = T − H z
-            set_row(T, do + a_, row(T, do + a_) - _dot(_six(data, ho + 6 * a_), _six(z, no)))
+            set_row(T, do + a_, row(T, do + a_) - rb.dot(_six(data, ho + 6 * a_), _six(z, no)))
         for a_ in range(h):  # ν = D^{-1} ε
             x = splat(0.0)
             for i in range(h):
@@ -522,7 +483,7 @@ def _scatter(layout, data, roff, r, z, nu):
             zero = splat(0.0)
             x = (zero, zero, zero, zero, zero, zero)
         if h == 1:
-            t = row(nu, do) - _dot(_six(r, Go), x)
+            t = row(nu, do) - rb.dot(_six(r, Go), x)
             set_row(nu, do, t)
             for i in range(6):
                 set_row(z, no + i, x[i] + row(data, ho + i) * t + row(data, ao + i))
