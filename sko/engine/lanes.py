@@ -254,6 +254,21 @@ def _transpose_times(X, wo, x):
             + row(X, wo + 29) * x4 + row(X, wo + 35) * x5)
 
 
+@register
+def _add_symmetric3(C, o, s00, s01, s02, s11, s12, s22):
+    """``C += S`` on the 3 × 3 diagonal block at row ``o`` of a row-major 6 × 6 in ``C``, for the
+    symmetric ``S`` of upper triangle ``s``: each off-diagonal entry added with its mirror."""
+    _add(C, o, s00)
+    _add(C, o + 1, s01)
+    _add(C, o + 6, s01)
+    _add(C, o + 2, s02)
+    _add(C, o + 12, s02)
+    _add(C, o + 7, s11)
+    _add(C, o + 8, s12)
+    _add(C, o + 13, s12)
+    _add(C, o + 14, s22)
+
+
 @inline_kernel
 def _congruence(X, wo, s, C, co):
     """``C += φ S φ*`` for the rigid weight ``φ`` at row ``wo`` of ``X`` and the symmetric ``S``
@@ -265,18 +280,8 @@ def _congruence(X, wo, s, C, co):
     t4 = (row(X, wo + 27), row(X, wo + 28), row(X, wo + 29))
     t5 = (row(X, wo + 33), row(X, wo + 34), row(X, wo + 35))
     v3, v4, v5 = rb.lower_times(s, t3), rb.lower_times(s, t4), rb.lower_times(s, t5)
-    _add(C, co, rb.dot(p0, u0))
-    x = rb.dot(p1, u0)
-    _add(C, co + 1, x)
-    _add(C, co + 6, x)
-    x = rb.dot(p2, u0)
-    _add(C, co + 2, x)
-    _add(C, co + 12, x)
-    _add(C, co + 7, rb.dot(p1, u1))
-    x = rb.dot(p2, u1)
-    _add(C, co + 8, x)
-    _add(C, co + 13, x)
-    _add(C, co + 14, rb.dot(p2, u2))
+    _add_symmetric3(C, co, rb.dot(p0, u0), rb.dot(p1, u0), rb.dot(p2, u0), rb.dot(p1, u1), rb.dot(p2, u1),
+                    rb.dot(p2, u2))  # rows and columns 0..2
     for r, u in ((0, u0), (1, u1), (2, u2)):  # rows 0..2, columns 3..5 and their mirror
         x = rb.dot_tail(t3, u)
         _add(C, co + 6 * r + 3, x)
@@ -287,18 +292,8 @@ def _congruence(X, wo, s, C, co):
         x = rb.dot_tail(t5, u)
         _add(C, co + 6 * r + 5, x)
         _add(C, co + 30 + r, x)
-    _add(C, co + 21, rb.dot3(t3, v3))
-    x = rb.dot3(t4, v3)
-    _add(C, co + 22, x)
-    _add(C, co + 27, x)
-    x = rb.dot3(t5, v3)
-    _add(C, co + 23, x)
-    _add(C, co + 33, x)
-    _add(C, co + 28, rb.dot3(t4, v4))
-    x = rb.dot3(t5, v4)
-    _add(C, co + 29, x)
-    _add(C, co + 34, x)
-    _add(C, co + 35, rb.dot3(t5, v5))
+    _add_symmetric3(C, co + 21, rb.dot3(t3, v3), rb.dot3(t4, v3), rb.dot3(t5, v3), rb.dot3(t4, v4), rb.dot3(t5, v4),
+                    rb.dot3(t5, v5))  # rows and columns 3..5
 
 
 # ----------------------------------------------------------------------------- the Riccati gather
