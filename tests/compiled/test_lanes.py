@@ -24,7 +24,7 @@ from sko.examples.bodies import random_system
 from sko.graphs.errors import NonFiniteError, NotPositiveDefiniteError
 from sko.spatial import spatial_inertia
 from sko.systems import MultibodySystem
-from tests.compiled.test_rigid_mass_matrix import _forest, _states
+from tests.compiled.rigid_forests import configurations, example_robots, rigid_forest
 from tests.rigid.random_systems import random_rigid_system
 
 L = lanes.LANES
@@ -38,7 +38,7 @@ def _close(a, b, rtol=1e-13):
 
 def _batch(system, B: int, seed: int):
     rng = np.random.default_rng(seed)
-    Q = _states(system, seed, B)
+    Q = configurations(system, seed, B)
     V, TAU = rng.normal(size=(2, B, system.nv))
     return Q, V, TAU
 
@@ -69,13 +69,13 @@ def _equal_to_single_calls(system, Q, V, TAU, conditioned: bool = True):
 @given(st.integers(0, 2**31 - 1), st.booleans(), st.sampled_from(SIZES))
 @example(1062, True, 3)  # ℳ's condition 10⁵: the two paths' rounding, amplified, is 4e-13 relative
 def test_batch_equals_single_calls_on_random_rigid_forests(seed, library_forest, B):
-    system = _forest(seed) if library_forest else random_rigid_system(seed)
+    system = rigid_forest(seed) if library_forest else random_rigid_system(seed)
     assert _taken(system) or not library_forest  # the drawn systems' joints may have no compiled kernel
     _equal_to_single_calls(system, *_batch(system, B, seed), conditioned=False)
 
 
 def test_a_large_batch_equals_single_calls():
-    system = _forest(11)
+    system = rigid_forest(11)
     Q, V, TAU = _batch(system, 1024, 11)
     batch = system.forward_dynamics(Q, V, TAU)
     for s in range(0, 1024, 37):
@@ -84,7 +84,7 @@ def test_a_large_batch_equals_single_calls():
 
 
 def test_inputs_are_not_mutated_and_read_only_inputs_are_taken():
-    system = _forest(4)
+    system = rigid_forest(4)
     Q, V, TAU = _batch(system, L + 1, 4)
     copies = [x.copy() for x in (Q, V, TAU)]
     for x in (Q, V, TAU):
@@ -102,7 +102,7 @@ def test_other_body_types_and_complex_states_keep_the_per_state_batch():
     assert others
     for system in others[:2]:
         _equal_to_single_calls(system, *_batch(system, L + 1, 2))
-    system = _forest(3)
+    system = rigid_forest(3)
     Q, V, TAU = _batch(system, L + 1, 3)
     Qc = Q + 1e-20j * np.random.default_rng(3).normal(size=Q.shape)
     batch = system.forward_dynamics(Qc, V, TAU)
@@ -112,16 +112,7 @@ def test_other_body_types_and_complex_states_keep_the_per_state_batch():
 
 
 def test_example_robots():
-    pytest.importorskip("pinocchio")
-    from sko.io import load_urdf
-    from tests.rigid.pinocchio_map import robots_dir
-
-    root = robots_dir()
-    if root is None:
-        pytest.skip("example-robot-data is not installed")
-    for rel, floating in (("ur_description/urdf/ur5_robot.urdf", False), ("solo_description/robots/solo12.urdf", True),
-                          ("talos_data/robots/talos_reduced.urdf", True)):
-        system = load_urdf(str(root / rel), floating_base=floating)
+    for _, _, system in example_robots():
         assert _taken(system)
         for B in (*SIZES, 1024):
             Q, V, TAU = _batch(system, B, B)
@@ -150,7 +141,7 @@ def test_a_state_that_is_not_a_number_stays_in_its_lane():
     chunks and a tail: a NaN velocity in a lane of the second chunk makes that state's result not
     finite and leaves every other state's, its block's neighbours included, equal to its single
     call."""
-    system = _forest(9)
+    system = rigid_forest(9)
     assert _taken(system)
     B, bad = 2 * C * L + 5, C * L + L + 1  # the second lane of the second chunk's second block
     Q, V, TAU = _batch(system, B, 9)

@@ -7,14 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sko import spatial as sp
 from sko.engine import use_backend
 from sko.engine import crba
-from sko.bodies import Fixed, Free, Helical, Planar, Prismatic, Revolute, RigidBody, Spherical
+from sko.bodies import Free, Revolute, RigidBody
 from sko.engine import mass_matrix as MM
 from sko.examples.bodies import random_system
 from sko.systems import MultibodySystem
 from sko.engine.requests import REQUESTS
+from tests.compiled.rigid_forests import configurations, example_robots, inertia, rigid_forest
 from tests.rigid.random_systems import random_rigid_system
 
 
@@ -36,41 +36,12 @@ def _close(a, b, rtol=1e-13):
     assert np.abs(a - b).max(initial=0.0) <= rtol * max(np.abs(b).max(initial=0.0), 1.0)
 
 
-def _inertia(rng):
-    A = rng.normal(size=(3, 3))
-    second = A @ A.T * 0.05 + 0.01 * np.eye(3)
-    return sp.spatial_inertia(rng.uniform(0.2, 3.0), rng.normal(size=3) * 0.3, np.trace(second) * np.eye(3) - second)
-
-
-JOINTS = [lambda r: Revolute(r.normal(size=3)), lambda r: Prismatic(r.normal(size=3)),
-          lambda r: Helical(r.normal(size=3), r.uniform(-0.3, 0.3)), lambda r: Planar(r.normal(size=3)),
-          lambda r: Spherical(), lambda r: Free(), lambda r: Fixed(), lambda r: Revolute(r.normal(size=3)).reversed()]
-
-
-def _forest(seed: int) -> MultibodySystem:
-    """A random forest of rigid bodies on every library joint kind, reversed ones and zero-dof
-    (fixed) bodies kept as bodies of their own, far from the origin (floating bases)."""
-    rng = np.random.default_rng(seed)
-    bodies, n = [], int(rng.integers(1, 9))
-    for i in range(n):
-        parent = None if i == 0 or rng.random() < 0.2 else f"b{int(rng.integers(i))}"
-        joint = JOINTS[int(rng.integers(len(JOINTS)))](rng)
-        placement = sp.pose_transform(rng.normal(size=3) * 2.0, rng.uniform(-np.pi, np.pi, 3))
-        bodies.append(RigidBody(f"b{i}", parent, joint, _inertia(rng), placement))
-    return MultibodySystem(bodies, gravity=rng.normal(size=3))
-
-
-def _states(system, seed: int, count: int):
-    rng = np.random.default_rng(seed)
-    return np.array([system.random_configuration(rng) for _ in range(count)]).reshape(count, system.nq)
-
-
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**31 - 1), st.booleans())
 def test_rigid_kernel_equals_generic_and_reference(seed, library_forest):
-    system = _forest(seed) if library_forest else random_rigid_system(seed)
+    system = rigid_forest(seed) if library_forest else random_rigid_system(seed)
     taken = MM.applies(system._engine.layout)
-    for q in _states(system, seed, 3):
+    for q in configurations(system, seed, 3):
         M = system.mass_matrix(q)
         with use_backend("reference"):
             _close(M, system.mass_matrix(q), 1e-12)
@@ -83,7 +54,7 @@ def test_rigid_kernel_equals_generic_and_reference(seed, library_forest):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_library_rigid_forests_take_the_rigid_kernel(seed):
-    system = _forest(seed)
+    system = rigid_forest(seed)
     assert MM.applies(system._engine.layout)
     w = system._engine._request_vector(REQUESTS["mass_matrix"], np.dtype(np.float64))
     assert w.view(np.int64)[0] != REQUESTS["mass_matrix"].address(np.float64)  # the rigid variant's address
@@ -104,18 +75,18 @@ def test_other_body_types_keep_the_generic_kernel():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_batch_equals_states(seed):
-    system = _forest(seed)
-    Q = _states(system, seed, 37)  # more than a chunk of the parallel batch
+def test_batch_equalsconfigurations(seed):
+    system = rigid_forest(seed)
+    Q = configurations(system, seed, 37)  # more than a chunk of the parallel batch
     batch = system.mass_matrix(Q)
     for s in range(Q.shape[0]):
         np.testing.assert_array_equal(batch[s], system.mass_matrix(Q[s]))
 
 
-def test_complex_step_states():
+def test_complex_stepconfigurations():
     """complex128 states keep the generic kernel (the rigid one is compiled for float64 alone),
     equal to the reference path."""
-    system = _forest(3)
+    system = rigid_forest(3)
     w = system._engine._request_vector(REQUESTS["mass_matrix"], np.dtype(np.complex128))
     assert w.view(np.int64)[0] == REQUESTS["mass_matrix"].address(np.complex128)
     rng = np.random.default_rng(3)
@@ -131,19 +102,12 @@ def test_complex_step_states():
 def test_example_robots_agree_with_pinocchio():
     pin = pytest.importorskip("pinocchio")
     from sko.interop import PinocchioMap
-    from sko.io import load_urdf
-    from tests.rigid.pinocchio_map import robots_dir
 
-    root = robots_dir()
-    if root is None:
-        pytest.skip("example-robot-data is not installed")
-    for rel, floating in (("ur_description/urdf/ur5_robot.urdf", False), ("solo_description/robots/solo12.urdf", True),
-                          ("talos_data/robots/talos_reduced.urdf", True)):
-        system = load_urdf(str(root / rel), floating_base=floating)
-        model = pin.buildModelFromUrdf(str(root / rel), *((pin.JointModelFreeFlyer(),) if floating else ()))
+    for path, floating, system in example_robots():
+        model = pin.buildModelFromUrdf(str(path), *((pin.JointModelFreeFlyer(),) if floating else ()))
         assert MM.applies(system._engine.layout)
         data, cmap = model.createData(), PinocchioMap(system, model)
-        for q in _states(system, 0, 5):
+        for q in configurations(system, 0, 5):
             M = pin.crba(model, data, cmap.q(q))
             _close(cmap.matrix(system.mass_matrix(q)), np.triu(M) + np.triu(M, 1).T)
 
@@ -152,10 +116,10 @@ def test_an_inertia_off_its_ten_parameters_takes_the_generic_kernel():
     """A physical inertia is accepted to a relative 1e-9 of its rigid structure; the ten
     parameters would drop the difference, so such a system keeps the generic kernels."""
     rng = np.random.default_rng(5)
-    inertia = _inertia(rng)
-    exact = [RigidBody("a", None, Free(), inertia), RigidBody("b", "a", Revolute([0, 0, 1]), _inertia(rng))]
+    root = inertia(rng)
+    exact = [RigidBody("a", None, Free(), root), RigidBody("b", "a", Revolute([0, 0, 1]), inertia(rng))]
     assert MM.applies(MultibodySystem(exact)._engine.layout)
-    off = inertia.copy()
+    off = root.copy()
     off[5, 5] *= 1 + 1e-11
     system = MultibodySystem([RigidBody("a", None, Free(), off), exact[1]])
     assert not MM.applies(system._engine.layout)
