@@ -56,7 +56,7 @@ from sko.engine.layout import Flat, Riccati
 from sko.engine.request_views import Header, fill_arena, request_views
 from sko.engine.state_kernels import Terms
 
-__all__ = ["LANES", "CHUNK", "LaneScratch", "Lanes", "applies", "forward_dynamics"]
+__all__ = ["LANES", "CHUNK", "LaneScratch", "Lanes", "applies", "forward_dynamics", "buffers", "block"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 CHUNK = 4  #: blocks per task of a parallel batch
@@ -543,70 +543,86 @@ def _batch(w, Q, QD, X, out, status, sizes, address):
 @kernel
 def _chunk(w, Q, QD, X, out, status, sizes, c):
     """The blocks of chunk ``c`` of :func:`forward_dynamics`, on their own copy of ``w`` and lane
-    buffers: each state filled and copied into its lane, the passes once per block, each lane's
-    result and status out. Returns −1."""
-    w, Q, QD, X, out, status = borrowed(w), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), borrowed(status)
+    buffers (:func:`buffers`), each block by :func:`block`. Returns −1."""
+    Q, QD, X, out, status = borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), borrowed(status)
     B = Q.shape[0]
-    blocks = (B + LANES - 1) // LANES
     local = w.copy()
-    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    nq, nv, N = lwords[Header.NQ], lwords[Header.NV], lwords[Header.N]
-    size, riccati, ns = sizes[0], sizes[1], lwords[Header.NS]
-    data, r = np.zeros(size * LANES), np.zeros(riccati * LANES)
-    z, T, nu = np.zeros(ns * LANES), np.zeros(nv * LANES), np.zeros(nv * LANES)
-    t, ok, bad = np.zeros(LaneScratch.SIZE * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64)
-    rhs, inertias = np.zeros(nv), np.zeros(LANES, dtype=np.bool_)  # lane l holds every M(k)
-    for b in range(c * CHUNK, min(blocks, c * CHUNK + CHUNK)):
-        first = b * LANES
-        count = min(LANES, B - first)
-        for l in range(count):
-            s = first + l
-            for i in range(nq):
-                arena[lwords[Header.Q] + i] = Q[s, i]
-            for i in range(nv):
-                arena[lwords[Header.V] + i] = QD[s, i]
-                rhs[i] = X[s, i]
-            whole = lwords[Header.WRITTEN] == 0 or not inertias[l]  # the fill writes M once: constant
-            st_ = fill_arena(lwords, rows, reals, arena, Terms.MOTION)
-            if not 0 <= st_ < N:
-                lwords[Header.WRITTEN] = 1
-            if st_ < 0 and lwords[Header.HINGES] != 0:
-                hb = add_hinge_forces(rows, reals, arena, lwords[Header.V], rhs, -1.0)
-                st_ = -1 if hb < 0 else 2 * N + hb
-            status[s] = st_
-            if whole:
-                for i in range(size):
-                    data[i * LANES + l] = arena[i]
-                inertias[l] = not 0 <= st_ < N
-            else:  # φ, H, a and b of each node; its M(k) is held from before
-                for j in range(layout.shape[0]):
-                    if layout[j, Flat.PARENT] >= 0:
-                        _copy(arena, data, l, layout[j, Flat.W], 36)
-                    _copy(arena, data, l, layout[j, Flat.H], 6 * layout[j, Flat.HINGE_DIM])
-                    _copy(arena, data, l, layout[j, Flat.A], 6)
-                    _copy(arena, data, l, layout[j, Flat.B], 6)
-            for i in range(nv):
-                T[i * LANES + l] = rhs[i]
-        for l in range(count, LANES):  # the tail: copies of the block's first state
-            for i in range(size):
-                data[i * LANES + l] = data[i * LANES]
-            for i in range(nv):
-                T[i * LANES + l] = T[i * LANES]
-            inertias[l] = inertias[0]
-        _riccati(layout, data, roff, r, t, ok, bad)
-        _gather(layout, data, roff, r, T, z, nu)
-        _scatter(layout, data, roff, r, z, nu)
-        for l in range(count):
-            s = first + l
-            if status[s] >= 0:
-                continue
-            if bad[l] >= 0:
-                status[s] = N + layout[bad[l], Flat.BODY]
-                continue
-            x = 0.0
-            for i in range(nv):
-                out[s, i] = nu[i * LANES + l]
-                x += 0.0 * nu[i * LANES + l]
-            if x != 0.0:
-                status[s] = -3
+    work = buffers(local, sizes)
+    for b in range(c * CHUNK, min((B + LANES - 1) // LANES, c * CHUNK + CHUNK)):
+        block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
     return -1
+
+
+@register
+def buffers(local, sizes):
+    """The lane buffers of :func:`block` for the request vector ``local`` (a chunk's own copy):
+    the flat data ``(φ, H, M, a, b)``, the Riccati buffer, ``z``, ``T``, ``ν``, the
+    :data:`LaneScratch`, the lanes' admissibility and first bad node, the hinge forces' right-hand
+    side and which lanes hold every ``M(k)``."""
+    lwords = local.view(np.int64)
+    nv, ns = lwords[Header.NV], lwords[Header.NS]
+    return (np.zeros(sizes[0] * LANES), np.zeros(sizes[1] * LANES), np.zeros(ns * LANES), np.zeros(nv * LANES),
+            np.zeros(nv * LANES), np.zeros(LaneScratch.SIZE * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64),
+            np.zeros(nv), np.zeros(LANES, dtype=np.bool_))
+
+
+@register
+def block(local, work, Q, QD, X, out, status, first, count):
+    """``θ̈`` of the states ``first … first + count − 1`` (``count ≤ LANES``) of ``Q``, ``QD``,
+    ``X`` into the same rows of ``out`` and ``status`` (as :func:`forward_dynamics`), on the
+    request vector ``local`` and the lane buffers ``work`` of :func:`buffers`: each state filled
+    and copied into its lane, the passes once, each lane's result and status out."""
+    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
+    data, r, z, T, nu, t, ok, bad, rhs, inertias = work
+    nq, nv, N = lwords[Header.NQ], lwords[Header.NV], lwords[Header.N]
+    size = data.shape[0] // LANES
+    for l in range(count):
+        s = first + l
+        for i in range(nq):
+            arena[lwords[Header.Q] + i] = Q[s, i]
+        for i in range(nv):
+            arena[lwords[Header.V] + i] = QD[s, i]
+            rhs[i] = X[s, i]
+        whole = lwords[Header.WRITTEN] == 0 or not inertias[l]  # the fill writes M once: constant
+        st_ = fill_arena(lwords, rows, reals, arena, Terms.MOTION)
+        if not 0 <= st_ < N:
+            lwords[Header.WRITTEN] = 1
+        if st_ < 0 and lwords[Header.HINGES] != 0:
+            hb = add_hinge_forces(rows, reals, arena, lwords[Header.V], rhs, -1.0)
+            st_ = -1 if hb < 0 else 2 * N + hb
+        status[s] = st_
+        if whole:
+            for i in range(size):
+                data[i * LANES + l] = arena[i]
+            inertias[l] = not 0 <= st_ < N
+        else:  # φ, H, a and b of each node; its M(k) is held from before
+            for j in range(layout.shape[0]):
+                if layout[j, Flat.PARENT] >= 0:
+                    _copy(arena, data, l, layout[j, Flat.W], 36)
+                _copy(arena, data, l, layout[j, Flat.H], 6 * layout[j, Flat.HINGE_DIM])
+                _copy(arena, data, l, layout[j, Flat.A], 6)
+                _copy(arena, data, l, layout[j, Flat.B], 6)
+        for i in range(nv):
+            T[i * LANES + l] = rhs[i]
+    for l in range(count, LANES):  # the tail: copies of the block's first state
+        for i in range(size):
+            data[i * LANES + l] = data[i * LANES]
+        for i in range(nv):
+            T[i * LANES + l] = T[i * LANES]
+        inertias[l] = inertias[0]
+    _riccati(layout, data, roff, r, t, ok, bad)
+    _gather(layout, data, roff, r, T, z, nu)
+    _scatter(layout, data, roff, r, z, nu)
+    for l in range(count):
+        s = first + l
+        if status[s] >= 0:
+            continue
+        if bad[l] >= 0:
+            status[s] = N + layout[bad[l], Flat.BODY]
+            continue
+        x = 0.0
+        for i in range(nv):
+            out[s, i] = nu[i * LANES + l]
+            x += 0.0 * nu[i * LANES + l]
+        if x != 0.0:
+            status[s] = -3
