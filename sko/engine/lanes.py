@@ -53,8 +53,10 @@ from sko.engine.hooks import add_hinge_forces
 from sko.engine.jit import FAST_MATH, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.fields import offsets
 from sko.engine.layout import Flat, Riccati
-from sko.engine.request_views import Header, fill_arena, request_views
-from sko.engine.state_kernels import Terms
+from sko.engine.bodies.rigid import Placement, RigidConstants, bias, motion_cross
+from sko.engine.joints import HELICAL, PRISMATIC, JointConstants
+from sko.engine.request_views import Header, request_views
+from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
 __all__ = ["LANES", "CHUNK", "LaneScratch", "Lanes", "applies", "forward_dynamics", "buffers", "block"]
 
@@ -557,59 +559,225 @@ def _chunk(w, Q, QD, X, out, status, sizes, c):
 def buffers(local, sizes):
     """The lane buffers of :func:`block` for the request vector ``local`` (a chunk's own copy):
     the flat data ``(φ, H, M, a, b)``, the Riccati buffer, ``z``, ``T``, ``ν``, the
-    :data:`LaneScratch`, the lanes' admissibility and first bad node, the hinge forces' right-hand
-    side and which lanes hold every ``M(k)``."""
+    :data:`LaneScratch`, the lanes' admissibility and first bad node, a state's right-hand side,
+    each node's own-frame velocity ``v(k)``, each node's ``cos θ, sin θ, θ, θ̇`` (:func:`_angles`),
+    and whether the constants are in every lane (:func:`_prime`)."""
     lwords = local.view(np.int64)
-    nv, ns = lwords[Header.NV], lwords[Header.NS]
+    nv, ns, n = lwords[Header.NV], lwords[Header.NS], lwords[Header.N]
     return (np.zeros(sizes[0] * LANES), np.zeros(sizes[1] * LANES), np.zeros(ns * LANES), np.zeros(nv * LANES),
             np.zeros(nv * LANES), np.zeros(LaneScratch.SIZE * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64),
-            np.zeros(nv), np.zeros(LANES, dtype=np.bool_))
+            np.zeros(nv), np.zeros(6 * n * LANES), np.zeros(4 * n * LANES), np.zeros(1, dtype=np.int64))
+
+
+@register
+def _single_axis(reals, body) -> bool:
+    """Whether the body of ``body`` is on a revolute (helical) or prismatic joint, not reversed:
+    its terms are computed in the lanes (:func:`_rigid_lanes`)."""
+    c0 = body[Row.CONSTANTS]
+    code = int(reals[c0 + JointConstants.code])
+    return (code == HELICAL or code == PRISMATIC) and reals[c0 + JointConstants.reverse] == 0
+
+
+@register
+def _load(lwords, arena, Q, QD, s):
+    """State ``s``'s ``q`` and ``θ̇`` into the arena."""
+    for i in range(lwords[Header.NQ]):
+        arena[lwords[Header.Q] + i] = Q[s, i]
+    for i in range(lwords[Header.NV]):
+        arena[lwords[Header.V] + i] = QD[s, i]
+
+
+@register
+def _prime(lwords, rows, reals, arena, data, Q, QD, first, count) -> bool:
+    """The constants (``M``, the hinge maps of single-axis joints, the zero blocks of ``φ``, the
+    records' ``γ = 0``) into every lane and the arena: the first state of the block that a whole
+    fill (constants included) accepts, copied to every lane. False when none is accepted (the
+    block's states are then all rejected by the fill of :func:`block` too)."""
+    size = data.shape[0] // LANES
+    for l in range(count):
+        _load(lwords, arena, Q, QD, first + l)
+        if fill_states(rows, reals, arena, Terms.MOTION, True, 0, rows.shape[0]) == -1:
+            for i in range(size):
+                x = arena[i]
+                for k in range(LANES):
+                    data[i * LANES + k] = x
+            return True
+    return False
+
+
+@register
+def _angles(lwords, rows, layout, reals, angles, Q, QD, first, count):
+    """``cos θ, sin θ, θ, θ̇`` of every single-axis node (a prismatic joint: ``1, 0, θ, θ̇``) into
+    the rows ``4 j … 4 j + 3`` of ``angles``, each lane's from its state (the tail's from the
+    block's first)."""
+    q0, v0 = lwords[Header.Q], lwords[Header.V]
+    for j in range(layout.shape[0]):
+        body = rows[j]
+        if not _single_axis(reals, body):
+            continue
+        helical = int(reals[body[Row.CONSTANTS] + JointConstants.code]) == HELICAL
+        for l in range(LANES):
+            s = first + min(l, count - 1)
+            theta = Q[s, body[Row.Q] - q0]
+            o = 4 * j * LANES + l
+            angles[o] = np.cos(theta) if helical else 1.0 + 0 * theta
+            angles[o + LANES] = np.sin(theta) if helical else 0 * theta
+            angles[o + 2 * LANES] = theta
+            angles[o + 3 * LANES] = QD[s, body[Row.V] - v0]
+
+
+@inline_kernel
+def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
+    """The terms of a rigid body on a single-axis joint (node ``j``, parent node ``p``) in every
+    lane, as the per-state kernel computes them (:func:`sko.engine.bodies.rigid._single_axis`):
+    ``ᵏX_o = rot(E) xlt(r)`` with ``E = E_J E_T``, ``r = r_T + E_Tᵀ r_J`` into ``φ``'s non-zero
+    blocks, ``v = ᵏX_o v_o + S θ̇`` (into ``vel``), ``a = ᵏX_o γ_o + v × S θ̇``,
+    ``b = v ×* I v``. The inboard ``γ_o`` is a constant (the inertial frame's ``−a_g``, a rigid
+    parent's 0), read from the arena."""
+    c0, io = body[Row.CONSTANTS], body[Row.INBOARD]
+    jp, xt = c0 + JointConstants.parameters, c0 + RigidConstants.placement
+    x, y, z = reals[jp], reals[jp + 1], reals[jp + 2]
+    c, s, theta, td = row(angles, 4 * j), row(angles, 4 * j + 1), row(angles, 4 * j + 2), row(angles, 4 * j + 3)
+    if int(reals[c0 + JointConstants.code]) == HELICAL:
+        h = reals[jp + 3]
+        lin = h * theta
+        sw0, sw1, sw2, sv0, sv1, sv2 = x, y, z, h * x, h * y, h * z
+    else:
+        lin = theta
+        sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
+    d = 1 - c  # E_J = I − s K + (1 − c) K², K = u× (Rodrigues)
+    j00, j01, j02 = 1 + d * (x * x - 1), s * z + d * x * y, d * x * z - s * y
+    j10, j11, j12 = d * x * y - s * z, 1 + d * (y * y - 1), s * x + d * y * z
+    j20, j21, j22 = s * y + d * x * z, d * y * z - s * x, 1 + d * (z * z - 1)
+    rj0, rj1, rj2 = lin * x, lin * y, lin * z
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
+                                                   reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
+                                                   reals[xt + 8])
+    rt = xt + Placement.translation
+    r0 = reals[rt] + t00 * rj0 + t10 * rj1 + t20 * rj2  # E = E_J E_T, r = r_T + E_Tᵀ r_J
+    r1 = reals[rt + 1] + t01 * rj0 + t11 * rj1 + t21 * rj2
+    r2 = reals[rt + 2] + t02 * rj0 + t12 * rj1 + t22 * rj2
+    E = ((j00 * t00 + j01 * t10 + j02 * t20, j00 * t01 + j01 * t11 + j02 * t21, j00 * t02 + j01 * t12 + j02 * t22),
+         (j10 * t00 + j11 * t10 + j12 * t20, j10 * t01 + j11 * t11 + j12 * t21, j10 * t02 + j11 * t12 + j12 * t22),
+         (j20 * t00 + j21 * t10 + j22 * t20, j20 * t01 + j21 * t11 + j22 * t21, j20 * t02 + j21 * t12 + j22 * t22))
+    eo, er, ec = body[Row.E], body[Row.E_ROW], body[Row.E_COLUMN]
+    for i in range(3 if p >= 0 else 0):  # ᵏX_o = [[E, 0], [−E r×, E]] (a base body has no weight)
+        e0, e1, e2 = E[i]
+        set_row(data, eo + i * er, e0)
+        set_row(data, eo + i * er + ec, e1)
+        set_row(data, eo + i * er + 2 * ec, e2)
+        lo = eo + (3 + i) * er
+        set_row(data, lo, e2 * r1 - e1 * r2)
+        set_row(data, lo + ec, e0 * r2 - e2 * r0)
+        set_row(data, lo + 2 * ec, e1 * r0 - e0 * r1)
+        set_row(data, lo + 3 * ec, e0)
+        set_row(data, lo + 4 * ec, e1)
+        set_row(data, lo + 5 * ec, e2)
+    vj = (sw0 * td, sw1 * td, sw2 * td, sv0 * td, sv1 * td, sv2 * td)
+    if p >= 0:
+        v = _x_times(E, r0, r1, r2, _six(vel, 6 * p), vj)  # ᵏX_o v_o + v_J
+    else:
+        v = _x_times(E, r0, r1, r2, _numbers6(arena, io + Record.velocity), vj)
+    g = _numbers6(arena, io + Record.gamma)
+    if g[0] == 0 and g[1] == 0 and g[2] == 0 and g[3] == 0 and g[4] == 0 and g[5] == 0:
+        cross = motion_cross(v, vj)
+        a = cross
+    else:
+        zero = 0 * td
+        acc = _x_times(E, r0, r1, r2, g, (zero, zero, zero, zero, zero, zero))  # ᵏX_o γ_o
+        cross = motion_cross(v, vj)
+        a = (acc[0] + cross[0], acc[1] + cross[1], acc[2] + cross[2], acc[3] + cross[3], acc[4] + cross[4],
+             acc[5] + cross[5])
+    b = bias(reals, c0 + RigidConstants.inertia, v)
+    ao, bo = body[Row.A], body[Row.B]
+    for i in range(6):
+        set_row(data, ao + i, a[i])
+        set_row(data, bo + i, b[i])
+        set_row(vel, 6 * j + i, v[i])
+
+
+@register
+def _numbers6(a, o):
+    """``a[o … o + 5]``, six numbers."""
+    return a[o], a[o + 1], a[o + 2], a[o + 3], a[o + 4], a[o + 5]
+
+
+@inline_kernel
+def _x_times(E, r0, r1, r2, x, add):
+    """``add + X x`` for ``X = rot(E) xlt(r)`` (``E`` as three rows) and the six numbers ``x``:
+    ``X [w; u] = [E w; E (u − r × w)]`` (:func:`sko.engine.bodies.rigid.transform`)."""
+    w0, w1, w2 = x[0], x[1], x[2]
+    u0, u1, u2 = x[3] - (r1 * w2 - r2 * w1), x[4] - (r2 * w0 - r0 * w2), x[5] - (r0 * w1 - r1 * w0)
+    (e00, e01, e02), (e10, e11, e12), (e20, e21, e22) = E
+    return (add[0] + e00 * w0 + e01 * w1 + e02 * w2, add[1] + e10 * w0 + e11 * w1 + e12 * w2,
+            add[2] + e20 * w0 + e21 * w1 + e22 * w2, add[3] + e00 * u0 + e01 * u1 + e02 * u2,
+            add[4] + e10 * u0 + e11 * u1 + e12 * u2, add[5] + e20 * u0 + e21 * u1 + e22 * u2)
+
+
+@register
+def _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status, first, count, j, p):
+    """Node ``j`` (parent node ``p``) of a joint the lanes do not compute, in each lane: the
+    body's own kernel on the arena holding the lane's ``q``, ``θ̇`` and inboard velocity, its
+    ``φ``, ``H``, ``a``, ``b`` and velocity then copied into the lane. A state it rejects gets
+    the body's body (the lowest of the rows rejecting it, as a whole fill would)."""
+    body = rows[j]
+    q0, v0 = lwords[Header.Q], lwords[Header.V]
+    io, rec = body[Row.INBOARD], body[Row.RECORDS]
+    for l in range(LANES):
+        s = first + min(l, count - 1)
+        for i in range(body[Row.NQ]):
+            arena[body[Row.Q] + i] = Q[s, body[Row.Q] - q0 + i]
+        for i in range(body[Row.NV]):
+            arena[body[Row.V] + i] = QD[s, body[Row.V] - v0 + i]
+        if p >= 0:
+            for i in range(6):
+                arena[io + Record.velocity + i] = vel[(6 * p + i) * LANES + l]
+        if fill_states(rows, reals, arena, Terms.MOTION, False, j, j + 1) != -1 and l < count:
+            if status[s] < 0 or status[s] > j:
+                status[s] = j
+        if p >= 0:
+            _copy(arena, data, l, layout[j, Flat.W], 36)
+        _copy(arena, data, l, layout[j, Flat.H], 6 * layout[j, Flat.HINGE_DIM])
+        _copy(arena, data, l, layout[j, Flat.A], 6)
+        _copy(arena, data, l, layout[j, Flat.B], 6)
+        for i in range(6):
+            vel[(6 * j + i) * LANES + l] = arena[rec + Record.velocity + i]
 
 
 @register
 def block(local, work, Q, QD, X, out, status, first, count):
     """``θ̈`` of the states ``first … first + count − 1`` (``count ≤ LANES``) of ``Q``, ``QD``,
     ``X`` into the same rows of ``out`` and ``status`` (as :func:`forward_dynamics`), on the
-    request vector ``local`` and the lane buffers ``work`` of :func:`buffers`: each state filled
-    and copied into its lane, the passes once, each lane's result and status out."""
+    request vector ``local`` and the lane buffers ``work`` of :func:`buffers` (the tail's lanes
+    compute copies of the block's first state). The fill, parents first: a body on a single-axis
+    joint in the lanes (:func:`_rigid_lanes`), any other by its own kernel state by state
+    (:func:`_node_per_state`: a floating base, a spherical joint); then the hinge forces state
+    by state, the passes once, each lane's result and status out."""
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    data, r, z, T, nu, t, ok, bad, rhs, inertias = work
-    nq, nv, N = lwords[Header.NQ], lwords[Header.NV], lwords[Header.N]
-    size = data.shape[0] // LANES
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed = work
+    nv, N = lwords[Header.NV], lwords[Header.N]
+    if primed[0] == 0 and _prime(lwords, rows, reals, arena, data, Q, QD, first, count):
+        primed[0] = 1
     for l in range(count):
-        s = first + l
-        for i in range(nq):
-            arena[lwords[Header.Q] + i] = Q[s, i]
+        status[first + l] = -1
+    _angles(lwords, rows, layout, reals, angles, Q, QD, first, count)
+    for j in range(layout.shape[0]):
+        body, p = rows[j], layout[j, Flat.PARENT]
+        if _single_axis(reals, body):
+            _rigid_lanes(body, reals, arena, data, vel, angles, j, p)
+        else:
+            _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status, first, count, j, p)
+    for l in range(LANES):
+        s = first + min(l, count - 1)
         for i in range(nv):
-            arena[lwords[Header.V] + i] = QD[s, i]
             rhs[i] = X[s, i]
-        whole = lwords[Header.WRITTEN] == 0 or not inertias[l]  # the fill writes M once: constant
-        st_ = fill_arena(lwords, rows, reals, arena, Terms.MOTION)
-        if not 0 <= st_ < N:
-            lwords[Header.WRITTEN] = 1
-        if st_ < 0 and lwords[Header.HINGES] != 0:
+        if lwords[Header.HINGES] != 0 and status[s] < 0:
+            _load(lwords, arena, Q, QD, s)
             hb = add_hinge_forces(rows, reals, arena, lwords[Header.V], rhs, -1.0)
-            st_ = -1 if hb < 0 else 2 * N + hb
-        status[s] = st_
-        if whole:
-            for i in range(size):
-                data[i * LANES + l] = arena[i]
-            inertias[l] = not 0 <= st_ < N
-        else:  # φ, H, a and b of each node; its M(k) is held from before
-            for j in range(layout.shape[0]):
-                if layout[j, Flat.PARENT] >= 0:
-                    _copy(arena, data, l, layout[j, Flat.W], 36)
-                _copy(arena, data, l, layout[j, Flat.H], 6 * layout[j, Flat.HINGE_DIM])
-                _copy(arena, data, l, layout[j, Flat.A], 6)
-                _copy(arena, data, l, layout[j, Flat.B], 6)
+            if hb >= 0 and l < count:
+                status[s] = 2 * N + hb
         for i in range(nv):
             T[i * LANES + l] = rhs[i]
-    for l in range(count, LANES):  # the tail: copies of the block's first state
-        for i in range(size):
-            data[i * LANES + l] = data[i * LANES]
-        for i in range(nv):
-            T[i * LANES + l] = T[i * LANES]
-        inertias[l] = inertias[0]
     _riccati(layout, data, roff, r, t, ok, bad)
     _gather(layout, data, roff, r, T, z, nu)
     _scatter(layout, data, roff, r, z, nu)
