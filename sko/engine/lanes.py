@@ -30,7 +30,8 @@ generated once.
 A state whose ``D(k)`` is not positive definite gets the status of the per-state kernels
 (``N + k``, :mod:`sko.engine.requests`): the lanes compute on (a NaN stays in its lane) and the
 first such node of the gather is the one reported. The tail of ``B mod LANES`` states runs in a
-block padded with copies of its first state. Blocks run in parallel in chunks of :data:`CHUNK`.
+block padded with copies of its first state. Each of numba's threads takes one run of consecutive
+blocks, on its own copy of the request vector and lane buffers (made once per thread and call).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import operator
 
 import numpy as np
 from llvmlite import ir
-from numba import prange, types
+from numba import get_num_threads, prange, types
 from numba.core import cgutils
 from numba.core.imputils import lower_builtin
 from numba.core.typing.templates import ConcreteTemplate, infer_global, signature
@@ -58,10 +59,9 @@ from sko.engine.joints import HELICAL, PRISMATIC, JointConstants
 from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
-__all__ = ["LANES", "CHUNK", "LaneScratch", "Lanes", "applies", "forward_dynamics", "buffers", "block"]
+__all__ = ["LANES", "LaneScratch", "Lanes", "applies", "forward_dynamics", "buffers", "block"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
-CHUNK = 4  #: blocks per task of a parallel batch
 #: The lane scratch of a Riccati step of any hinge (:func:`_riccati_any`), in rows of
 #: :data:`LANES` numbers, a 6 × 6 block each: ``H P``, ``L``, ``L^{-1}``, ``Y = L^{-1} H P``, ``P⁺``.
 LaneScratch = offsets("LaneScratch", HP=36, L=36, Li=36, Y=36, P_plus=36)
@@ -511,7 +511,7 @@ def forward_dynamics(w, Q, QD, X, out, status, sizes) -> None:
     ``X`` (B × nv), into ``out`` (B × nv) and ``status`` (B; the per-state kernels' codes,
     :mod:`sko.engine.requests`, ``-3`` for a result that is not finite). ``sizes``: the flat
     data's and the Riccati buffer's lengths. All arrays C-ordered and writeable."""
-    _batch(w, Q, QD, X, out, status, sizes, _chunk_address())
+    _batch(w, Q, QD, X, out, status, sizes, _chunk_address(), get_num_threads())
 
 
 def _chunk_address() -> int:
@@ -524,33 +524,35 @@ def _chunk_address() -> int:
 
 _F1, _F2, _I1 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")
 #: the argument types :func:`_chunk` is compiled for
-_CHUNK_TYPES = (_F1, _F2, _F2, _F2, _F2, _I1, _I1, types.int64)
-#: ``_call_chunk(address, (w, Q, QD, X, out, status, sizes, c))``: :func:`_chunk` at its address;
+_CHUNK_TYPES = (_F1, _F2, _F2, _F2, _F2, _I1, _I1, types.int64, types.int64)
+#: ``_call_chunk(address, (w, Q, QD, X, out, status, sizes, first, stop))``: :func:`_chunk` at its address;
 #: −1, or −5 when it raised. A call with other argument types does not compile.
 _call_chunk = native_caller(types.int64, -5, lambda argtypes: argtypes == _CHUNK_TYPES)
 
 
 @kernel(entry=True, parallel=True)
-def _batch(w, Q, QD, X, out, status, sizes, address):
-    """:func:`forward_dynamics`: each chunk of :data:`CHUNK` blocks a task of numba's threads; the
-    states of a chunk that raised (no memory for its buffers) are reported not finite, which the
+def _batch(w, Q, QD, X, out, status, sizes, address, threads):
+    """:func:`forward_dynamics`: each of ``threads`` (numba's) a run of consecutive blocks; the
+    states of a run that raised (no memory for its buffers) are reported not finite, which the
     checked path answers."""
     blocks = (Q.shape[0] + LANES - 1) // LANES
-    for c in prange((blocks + CHUNK - 1) // CHUNK):
-        if _call_chunk(address, (w, Q, QD, X, out, status, sizes, np.int64(c))) != -1:
-            for s in range(c * CHUNK * LANES, min(Q.shape[0], (c + 1) * CHUNK * LANES)):
+    tasks = min(blocks, threads)
+    for c in prange(tasks):
+        first, stop = c * blocks // tasks, (c + 1) * blocks // tasks
+        if _call_chunk(address, (w, Q, QD, X, out, status, sizes, np.int64(first), np.int64(stop))) != -1:
+            for s in range(first * LANES, min(Q.shape[0], stop * LANES)):
                 status[s] = -3
 
 
 @kernel
-def _chunk(w, Q, QD, X, out, status, sizes, c):
-    """The blocks of chunk ``c`` of :func:`forward_dynamics`, on their own copy of ``w`` and lane
-    buffers (:func:`buffers`), each block by :func:`block`. Returns −1."""
+def _chunk(w, Q, QD, X, out, status, sizes, first, stop):
+    """The blocks ``first … stop − 1`` of :func:`forward_dynamics`, on their own copy of ``w``
+    and lane buffers (:func:`buffers`), each block by :func:`block`. Returns −1."""
     Q, QD, X, out, status = borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), borrowed(status)
     B = Q.shape[0]
     local = w.copy()
     work = buffers(local, sizes)
-    for b in range(c * CHUNK, min((B + LANES - 1) // LANES, c * CHUNK + CHUNK)):
+    for b in range(first, stop):
         block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
     return -1
 

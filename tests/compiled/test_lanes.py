@@ -3,7 +3,8 @@ system of library rigid bodies takes the lane kernel, whose result for every sta
 state's own call (the per-state kernels) to 1e-13 relative to the largest entry — the same
 products and sums, fused differently by the compiler, so not bit for bit — on random rigid
 forests of every library joint kind and on example robots, for batches of 1, L − 1, L, L + 1,
-2 L + 3, one state more than a chunk (C L + 1, C = CHUNK), 2 C L + 5 and 1024 states (L = LANES);
+2 L + 3, 4 L + 1, 8 L + 5 (two threads split these in runs of blocks of unequal length) and 1024
+states (L = LANES);
 a state that is not a number stays in its lane; other systems and complex states keep the per-state batch; a state
 whose input is not finite, whose hinge force overflows or whose ``D(k)`` is not positive
 definite raises the per-state path's error naming that state."""
@@ -28,7 +29,7 @@ from tests.compiled.rigid_forests import configurations, example_robots, rigid_f
 from tests.rigid.random_systems import random_rigid_system
 
 L = lanes.LANES
-C = lanes.CHUNK
+C = 4  # blocks
 SIZES = (1, L - 1, L, L + 1, 2 * L + 3, C * L + 1, 2 * C * L + 5)
 
 
@@ -138,12 +139,12 @@ def test_a_state_that_is_not_finite_is_named():
 
 def test_a_state_that_is_not_a_number_stays_in_its_lane():
     """The lane kernel itself (the engine refuses such a batch before it), on a batch of two
-    chunks and a tail: a NaN velocity in a lane of the second chunk makes that state's result not
+    threads' runs of blocks and a tail: a NaN velocity in a lane of the second run makes that state's result not
     finite and leaves every other state's, its block's neighbours included, equal to its single
     call."""
     system = rigid_forest(9)
     assert _taken(system)
-    B, bad = 2 * C * L + 5, C * L + L + 1  # the second lane of the second chunk's second block
+    B, bad = 2 * C * L + 5, C * L + L + 1  # a lane of the second thread's run of blocks
     Q, V, TAU = _batch(system, B, 9)
     V[bad, 0] = np.nan
     engine = system._engine
