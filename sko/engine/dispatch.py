@@ -148,7 +148,7 @@ class Engine:
         """``x`` as a float64/complex128 array of shape ``(size,)`` or ``(B, size)``, or None when
         the reference path must take it (other scalar types); the reference path's errors."""
         if not (type(x) is np.ndarray and x.dtype in _FAST and x.ndim in (1, 2) and x.shape[-1] == size
-                and np.isfinite(x).all()):
+                and np.isfinite(x.sum())):  # a finite sum: every entry finite (an overflow takes the long way)
             x = plain_numbers_as_floats(checked_array(x, (1, 2), name), name)
             _check_length(x, name, size, symbol)
             if x.dtype not in _FAST:  # object entries (sympy, fractions); other numbers came as float64
