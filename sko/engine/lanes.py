@@ -59,7 +59,7 @@ from sko.engine.joints import HELICAL, PRISMATIC, JointConstants
 from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
-__all__ = ["LANES", "LaneScratch", "Lanes", "applies", "forward_dynamics", "buffers", "block"]
+__all__ = ["LANES", "LaneScratch", "Lanes", "applies", "forward_dynamics", "buffers", "borrowed_buffers", "block"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 #: The lane scratch of a Riccati step of any hinge (:func:`_riccati_any`), in rows of
@@ -547,14 +547,21 @@ def _batch(w, Q, QD, X, out, status, sizes, address, threads):
 @kernel
 def _chunk(w, Q, QD, X, out, status, sizes, first, stop):
     """The blocks ``first … stop − 1`` of :func:`forward_dynamics`, on their own copy of ``w``
-    and lane buffers (:func:`buffers`), each block by :func:`block`. Returns −1."""
-    Q, QD, X, out, status = borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), borrowed(status)
-    B = Q.shape[0]
+    and lane buffers (:func:`buffers`), by :func:`_blocks`. Returns −1."""
     local = w.copy()
-    work = buffers(local, sizes)
+    _blocks(local, buffers(local, sizes), Q, QD, X, out, status, first, stop)
+    return -1
+
+
+@kernel
+def _blocks(local, work, Q, QD, X, out, status, first, stop):
+    """Each block ``first … stop − 1`` by :func:`block`, on arguments it borrows (the caller owns
+    them for the call: no reference counted in the loops)."""
+    local, Q, QD, X, out, status = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), borrowed(status)
+    work = borrowed_buffers(work)
+    B = Q.shape[0]
     for b in range(first, stop):
         block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
-    return -1
 
 
 @register
@@ -569,6 +576,15 @@ def buffers(local, sizes):
     return (np.zeros(sizes[0] * LANES), np.zeros(sizes[1] * LANES), np.zeros(ns * LANES), np.zeros(nv * LANES),
             np.zeros(nv * LANES), np.zeros(LaneScratch.SIZE * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64),
             np.zeros(nv), np.zeros(6 * n * LANES), np.zeros(4 * n * LANES), np.zeros(1, dtype=np.int64))
+
+
+@register
+def borrowed_buffers(work):
+    """The lane buffers ``work`` of :func:`buffers`, each :func:`~sko.engine.borrow.borrowed` (for
+    a kernel that got them as an argument)."""
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed = work
+    return (borrowed(data), borrowed(r), borrowed(z), borrowed(T), borrowed(nu), borrowed(t), borrowed(ok),
+            borrowed(bad), borrowed(rhs), borrowed(vel), borrowed(angles), borrowed(primed))
 
 
 @register
@@ -754,7 +770,8 @@ def block(local, work, Q, QD, X, out, status, first, count):
     compute copies of the block's first state). The fill, parents first: a body on a single-axis
     joint in the lanes (:func:`_rigid_lanes`), any other by its own kernel state by state
     (:func:`_node_per_state`: a floating base, a spherical joint); then the hinge forces state
-    by state, the passes once, each lane's result and status out."""
+    by state, the passes once, each lane's result and status out. The caller borrows ``local``
+    and ``work`` (:func:`borrowed_buffers`) where it holds them as arguments."""
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
     data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed = work
     nv, N = lwords[Header.NV], lwords[Header.N]
