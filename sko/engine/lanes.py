@@ -4,11 +4,17 @@
 Where every body is a library :class:`~sko.bodies.rigid.RigidBody` (:func:`applies`), every node is
 6-dimensional and every weight ``φ(℘(k), k) = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` a rigid transform
 (:mod:`sko.engine.mass_matrix`). :func:`forward_dynamics` takes the states of a batch in blocks of
-:data:`LANES`: each state's arena is filled by the bodies' own state kernels (the per-state fill of
-:func:`~sko.engine.request_views.fill_arena`, with the compiled hinge forces), and its flat model
-``(φ, H, a, b)`` copied into lane ``l`` of a *lane buffer*, whose row ``i`` holds entry ``i`` of
-every state of the block side by side (structure of arrays; ``M``, constant, is copied once per
-lane). The fill stays per state, as do the joints' kinematics. The Riccati gather (Eq. 33) and the two passes of Algorithm 6.1 then run once per
+:data:`LANES`, held in *lane buffers*, whose row ``i`` holds entry ``i`` of every state of the
+block side by side (structure of arrays): the flat model ``(φ, H, M, a, b)``, the Riccati
+quantities, ``z``, ``T`` and ``ν``. The fill, parents first: a body on a revolute (helical) or
+prismatic joint computes its terms in the lanes, as its per-state kernel does
+(:func:`~sko.engine.bodies.rigid.hinge`; RIGID.md): ``ᵏX_o`` from each lane's ``cos θ``,
+``sin θ`` (Rodrigues), then ``φ``, ``v``, ``a``, ``b``; a body on any other joint (a floating
+base, a spherical joint) runs its own state kernel state by state, on the arena, fed its inboard
+velocity from the lanes, and its outputs are copied into its lane. What no state changes
+(``M``, ``H`` of a single-axis joint, the zero blocks of ``φ``) is copied into every lane once, from
+a first whole fill of one state. The compiled hinge forces run state by state. The Riccati
+gather (Eq. 33) and the two passes of Algorithm 6.1 then run once per
 block on :class:`Lanes` numbers: one number of every state of the block, held in one vector
 register, with ``+ − × /`` acting lane by lane. Each step is written once, as the scalar code of
 :mod:`sko.engine.rigid_blocks` (a rigid body on a 1-dof hinge: ``D`` one number, the congruence
@@ -23,9 +29,10 @@ numba compiles a loop over the lanes, ``for l in range(LANES)``, as scalar code 
 constant length is unrolled before LLVM's loop vectoriser runs, its SLP vectoriser is off, and
 ``X[o, l]`` carries a test for a negative index): hence the explicit vector type. The lane
 buffers are flat ``(rows × LANES)`` arrays, the layout a GPU kernel takes too. The 6-vector steps
-are inline kernels (typed once, inlined by LLVM) and the parallel driver calls the kernel of a chunk
+are inline kernels (typed once, inlined by LLVM) and the parallel driver calls the kernel of a run
 of blocks at its address (:func:`~sko.engine.jit.native_caller`), so the passes' machine code is
-generated once.
+generated once. That kernel borrows its buffers (:mod:`sko.engine.borrow`): numba's reference
+counts on them, at every view in the node loops, cost a fifth of a batch.
 
 A state whose ``D(k)`` is not positive definite gets the status of the per-state kernels
 (``N + k``, :mod:`sko.engine.requests`): the lanes compute on (a NaN stays in its lane) and the
@@ -523,45 +530,43 @@ def _chunk_address() -> int:
 
 
 _F1, _F2, _I1 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")
+#: the type of the lane buffers of :func:`buffers`
+_BUFFERS = types.Tuple((_F1, _F1, _F1, _F1, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _I1))
 #: the argument types :func:`_chunk` is compiled for
-_CHUNK_TYPES = (_F1, _F2, _F2, _F2, _F2, _I1, _I1, types.int64, types.int64)
-#: ``_call_chunk(address, (w, Q, QD, X, out, status, sizes, first, stop))``: :func:`_chunk` at its address;
-#: −1, or −5 when it raised. A call with other argument types does not compile.
+_CHUNK_TYPES = (_F1, _BUFFERS, _F2, _F2, _F2, _F2, _I1, types.int64, types.int64)
+#: ``_call_chunk(address, (local, work, Q, QD, X, out, status, first, stop))``: :func:`_chunk` at
+#: its address; −1, or −5 when it raised. A call with other argument types does not compile.
 _call_chunk = native_caller(types.int64, -5, lambda argtypes: argtypes == _CHUNK_TYPES)
 
 
 @kernel(entry=True, parallel=True)
 def _batch(w, Q, QD, X, out, status, sizes, address, threads):
-    """:func:`forward_dynamics`: each of ``threads`` (numba's) a run of consecutive blocks; the
-    states of a run that raised (no memory for its buffers) are reported not finite, which the
-    checked path answers."""
+    """:func:`forward_dynamics`: each of ``threads`` (numba's) a run of consecutive blocks, on its
+    own copy of ``w`` and lane buffers (:func:`buffers`); the states of a run that raised are
+    reported not finite, which the checked path answers."""
     blocks = (Q.shape[0] + LANES - 1) // LANES
     tasks = min(blocks, threads)
     for c in prange(tasks):
         first, stop = c * blocks // tasks, (c + 1) * blocks // tasks
-        if _call_chunk(address, (w, Q, QD, X, out, status, sizes, np.int64(first), np.int64(stop))) != -1:
+        local = w.copy()
+        work = buffers(local, sizes)
+        if _call_chunk(address, (local, work, Q, QD, X, out, status, np.int64(first), np.int64(stop))) != -1:
             for s in range(first * LANES, min(Q.shape[0], stop * LANES)):
                 status[s] = -3
 
 
 @kernel
-def _chunk(w, Q, QD, X, out, status, sizes, first, stop):
-    """The blocks ``first … stop − 1`` of :func:`forward_dynamics`, on their own copy of ``w``
-    and lane buffers (:func:`buffers`), by :func:`_blocks`. Returns −1."""
-    local = w.copy()
-    _blocks(local, buffers(local, sizes), Q, QD, X, out, status, first, stop)
-    return -1
-
-
-@kernel
-def _blocks(local, work, Q, QD, X, out, status, first, stop):
-    """Each block ``first … stop − 1`` by :func:`block`, on arguments it borrows (the caller owns
-    them for the call: no reference counted in the loops)."""
-    local, Q, QD, X, out, status = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), borrowed(status)
+def _chunk(local, work, Q, QD, X, out, status, first, stop):
+    """The blocks ``first … stop − 1`` of :func:`forward_dynamics`, each by :func:`block`, on a
+    thread's own request vector ``local`` and lane buffers ``work``, borrowed (the caller owns
+    them for the call: no reference counted in the loops). Returns −1."""
+    local, Q, QD, X = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X)
+    out, status = borrowed(out), borrowed(status)
     work = borrowed_buffers(work)
     B = Q.shape[0]
     for b in range(first, stop):
         block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
+    return -1
 
 
 @register
