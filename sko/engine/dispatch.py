@@ -301,9 +301,9 @@ class Engine:
             return out, np.flatnonzero([status == -3])
         status = np.full(Q.shape[0], -1, dtype=np.int64)
         if L.all_compiled and not forces:
-            if request.name == "forward_dynamics" and Q.dtype == _F8 and self._lanes():  # its own passes
-                lanes.forward_dynamics(self._request_vector(request, Q.dtype, kernels=False), Q, QD, X, out, status,
-                                       self._lane_sizes)
+            if request.name in lanes.REQUESTS and Q.dtype == _F8 and self._lanes():  # their own passes
+                lanes.evaluate(request.name, self._request_vector(request, Q.dtype, kernels=False), Q, QD, X, out,
+                               status, self._lane_sizes)
             else:
                 rq.evaluate_batch(self._request_vector(request, Q.dtype), Q, QD, X, np.zeros((0, L.size), dtype=Q.dtype),
                                   out, status)
@@ -323,7 +323,7 @@ class Engine:
         return out, np.flatnonzero(status == -3)
 
     def _lanes(self) -> bool:
-        """Whether a float64 batch of forward dynamics runs with the states innermost
+        """Whether a float64 batch of forward (inverse) dynamics runs with the states innermost
         (:mod:`sko.engine.lanes`: every body a library rigid body); decided once."""
         if self._lane_sizes is None:
             L = self.layout

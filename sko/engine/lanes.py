@@ -66,7 +66,8 @@ from sko.engine.joints import HELICAL, PRISMATIC, JointConstants
 from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
-__all__ = ["LANES", "LaneScratch", "Lanes", "applies", "forward_dynamics", "buffers", "borrowed_buffers", "block"]
+__all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "forward_dynamics", "buffers",
+           "borrowed_buffers", "block", "inverse_block"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 #: The lane scratch of a Riccati step of any hinge (:func:`_riccati_any`), in rows of
@@ -504,6 +505,43 @@ def _scatter(layout, data, roff, r, z, nu):
             set_row(z, no + i, x[i] + y + row(data, ao + i))
 
 
+# ----------------------------------------------------------------------------- Algorithm 3.1
+@kernel
+def _newton_euler(layout, data, A, alpha, f, T):
+    """Newton–Euler (Algorithm 3.1) in every lane, for ``θ̈`` in ``A``: parents first
+    ``α = φ* α(℘) + H* θ̈ + a`` and ``f = M α + b``, then children first ``T = H f`` and
+    ``f(℘) += φ f`` (as :func:`sko.engine.rnea.newton_euler`, its sums in another order)."""
+    layout, data, A, alpha, f, T = borrowed(layout), borrowed(data), borrowed(A), borrowed(alpha), borrowed(f), borrowed(T)
+    n = layout.shape[0]
+    for j in range(n):
+        p, h, no, do = layout[j, Flat.PARENT], layout[j, Flat.HINGE_DIM], layout[j, Flat.NODE], layout[j, Flat.DOF]
+        ho, ao, mo, bo = layout[j, Flat.H], layout[j, Flat.A], layout[j, Flat.M], layout[j, Flat.B]
+        if p >= 0:
+            x = _transpose_times(data, layout[j, Flat.W], _six(alpha, layout[p, Flat.NODE]))
+        else:
+            zero = splat(0.0)
+            x = (zero, zero, zero, zero, zero, zero)
+        for i in range(6):
+            y = row(data, ao + i) + x[i]
+            for c in range(h):
+                y = y + row(data, ho + 6 * c + i) * row(A, do + c)
+            set_row(alpha, no + i, y)
+        a = _six(alpha, no)
+        for i in range(6):
+            set_row(f, no + i, row(data, bo + i) + rb.dot(_six(data, mo + 6 * i), a))
+    for j in range(n - 1, -1, -1):
+        p, h, no, do, ho = (layout[j, Flat.PARENT], layout[j, Flat.HINGE_DIM], layout[j, Flat.NODE],
+                            layout[j, Flat.DOF], layout[j, Flat.H])
+        g = _six(f, no)
+        for c in range(h):
+            set_row(T, do + c, rb.dot(_six(data, ho + 6 * c), g))
+        if p >= 0:
+            x = _times(data, layout[j, Flat.W], g)
+            npo = layout[p, Flat.NODE]
+            for i in range(6):
+                _add(f, npo + i, x[i])
+
+
 # ----------------------------------------------------------------------------- a batch
 @register
 def _copy(arena, data, l, o, n):
@@ -512,13 +550,24 @@ def _copy(arena, data, l, o, n):
         data[i * LANES + l] = arena[i]
 
 
+#: the requests the lanes answer, by name: their code for :func:`_chunk`
+REQUESTS = {"forward_dynamics": 0, "inverse_dynamics": 1}
+
+
+def evaluate(name: str, w, Q, QD, X, out, status, sizes) -> None:
+    """The request ``name`` of :data:`REQUESTS` at every state of a batch (module docstring):
+    ``forward_dynamics``, ``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` for ``X = T``, or ``inverse_dynamics``,
+    ``T = ℳ θ̈ + 𝒞 + hinge`` for ``X = θ̈`` (Algorithm 3.1). ``w`` is the request's vector
+    (float64, filling its arena), ``Q`` (B × nq), ``QD`` and ``X`` (B × nv), into ``out``
+    (B × nv) and ``status`` (B; the per-state kernels' codes, :mod:`sko.engine.requests`, ``-3``
+    for a result that is not finite). ``sizes``: the flat data's and the Riccati buffer's
+    lengths. All arrays C-ordered and writeable."""
+    _batch(w, Q, QD, X, out, status, sizes, _chunk_address(), get_num_threads(), REQUESTS[name])
+
+
 def forward_dynamics(w, Q, QD, X, out, status, sizes) -> None:
-    """``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` at every state of a batch (module docstring): ``w`` is the
-    ``forward_dynamics`` request vector (float64, filling its arena), ``Q`` (B × nq), ``QD`` and
-    ``X`` (B × nv), into ``out`` (B × nv) and ``status`` (B; the per-state kernels' codes,
-    :mod:`sko.engine.requests`, ``-3`` for a result that is not finite). ``sizes``: the flat
-    data's and the Riccati buffer's lengths. All arrays C-ordered and writeable."""
-    _batch(w, Q, QD, X, out, status, sizes, _chunk_address(), get_num_threads())
+    """:func:`evaluate` of ``forward_dynamics``."""
+    evaluate("forward_dynamics", w, Q, QD, X, out, status, sizes)
 
 
 def _chunk_address() -> int:
@@ -531,17 +580,17 @@ def _chunk_address() -> int:
 
 _F1, _F2, _I1 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")
 #: the type of the lane buffers of :func:`buffers`
-_BUFFERS = types.Tuple((_F1, _F1, _F1, _F1, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _I1))
+_BUFFERS = types.Tuple((_F1, _F1, _F1, _F1, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _I1, _F1))
 #: the argument types :func:`_chunk` is compiled for
-_CHUNK_TYPES = (_F1, _BUFFERS, _F2, _F2, _F2, _F2, _I1, types.int64, types.int64)
-#: ``_call_chunk(address, (local, work, Q, QD, X, out, status, first, stop))``: :func:`_chunk` at
+_CHUNK_TYPES = (_F1, _BUFFERS, _F2, _F2, _F2, _F2, _I1, types.int64, types.int64, types.int64)
+#: ``_call_chunk(address, (local, work, Q, QD, X, out, status, first, stop, request))``: :func:`_chunk` at
 #: its address; −1, or −5 when it raised. A call with other argument types does not compile.
 _call_chunk = native_caller(types.int64, -5, lambda argtypes: argtypes == _CHUNK_TYPES)
 
 
 @kernel(entry=True, parallel=True)
-def _batch(w, Q, QD, X, out, status, sizes, address, threads):
-    """:func:`forward_dynamics`: each of ``threads`` (numba's) a run of consecutive blocks, on its
+def _batch(w, Q, QD, X, out, status, sizes, address, threads, request):
+    """:func:`evaluate` of the ``request`` code: each of ``threads`` (numba's) a run of consecutive blocks, on its
     own copy of ``w`` and lane buffers (:func:`buffers`); the states of a run that raised are
     reported not finite, which the checked path answers."""
     blocks = (Q.shape[0] + LANES - 1) // LANES
@@ -550,14 +599,16 @@ def _batch(w, Q, QD, X, out, status, sizes, address, threads):
         first, stop = c * blocks // tasks, (c + 1) * blocks // tasks
         local = w.copy()
         work = buffers(local, sizes)
-        if _call_chunk(address, (local, work, Q, QD, X, out, status, np.int64(first), np.int64(stop))) != -1:
+        if _call_chunk(address, (local, work, Q, QD, X, out, status, np.int64(first), np.int64(stop),
+                                 request)) != -1:
             for s in range(first * LANES, min(Q.shape[0], stop * LANES)):
                 status[s] = -3
 
 
 @kernel
-def _chunk(local, work, Q, QD, X, out, status, first, stop):
-    """The blocks ``first … stop − 1`` of :func:`forward_dynamics`, each by :func:`block`, on a
+def _chunk(local, work, Q, QD, X, out, status, first, stop, request):
+    """The blocks ``first … stop − 1`` of :func:`evaluate`, each by :func:`block` (the ``request``
+    code 0) or :func:`inverse_block` (1), on a
     thread's own request vector ``local`` and lane buffers ``work``, borrowed (the caller owns
     them for the call: no reference counted in the loops). Returns −1."""
     local, Q, QD, X = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X)
@@ -565,7 +616,10 @@ def _chunk(local, work, Q, QD, X, out, status, first, stop):
     work = borrowed_buffers(work)
     B = Q.shape[0]
     for b in range(first, stop):
-        block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
+        if request == 0:
+            block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
+        else:
+            inverse_block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
     return -1
 
 
@@ -575,21 +629,23 @@ def buffers(local, sizes):
     the flat data ``(φ, H, M, a, b)``, the Riccati buffer, ``z``, ``T``, ``ν``, the
     :data:`LaneScratch`, the lanes' admissibility and first bad node, a state's right-hand side,
     each node's own-frame velocity ``v(k)``, each node's ``cos θ, sin θ, θ, θ̇`` (:func:`_angles`),
-    and whether the constants are in every lane (:func:`_prime`)."""
+    whether the constants are in every lane (:func:`_prime`), and the node forces ``f`` of
+    Newton–Euler."""
     lwords = local.view(np.int64)
     nv, ns, n = lwords[Header.NV], lwords[Header.NS], lwords[Header.N]
     return (np.zeros(sizes[0] * LANES), np.zeros(sizes[1] * LANES), np.zeros(ns * LANES), np.zeros(nv * LANES),
             np.zeros(nv * LANES), np.zeros(LaneScratch.SIZE * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64),
-            np.zeros(nv), np.zeros(6 * n * LANES), np.zeros(4 * n * LANES), np.zeros(1, dtype=np.int64))
+            np.zeros(nv), np.zeros(6 * n * LANES), np.zeros(4 * n * LANES), np.zeros(1, dtype=np.int64),
+            np.zeros(ns * LANES))
 
 
 @register
 def borrowed_buffers(work):
     """The lane buffers ``work`` of :func:`buffers`, each :func:`~sko.engine.borrow.borrowed` (for
     a kernel that got them as an argument)."""
-    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed = work
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
     return (borrowed(data), borrowed(r), borrowed(z), borrowed(T), borrowed(nu), borrowed(t), borrowed(ok),
-            borrowed(bad), borrowed(rhs), borrowed(vel), borrowed(angles), borrowed(primed))
+            borrowed(bad), borrowed(rhs), borrowed(vel), borrowed(angles), borrowed(primed), borrowed(f))
 
 
 @register
@@ -768,18 +824,13 @@ def _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status
 
 
 @register
-def block(local, work, Q, QD, X, out, status, first, count):
-    """``θ̈`` of the states ``first … first + count − 1`` (``count ≤ LANES``) of ``Q``, ``QD``,
-    ``X`` into the same rows of ``out`` and ``status`` (as :func:`forward_dynamics`), on the
-    request vector ``local`` and the lane buffers ``work`` of :func:`buffers` (the tail's lanes
-    compute copies of the block's first state). The fill, parents first: a body on a single-axis
-    joint in the lanes (:func:`_rigid_lanes`), any other by its own kernel state by state
-    (:func:`_node_per_state`: a floating base, a spherical joint); then the hinge forces state
-    by state, the passes once, each lane's result and status out. The caller borrows ``local``
-    and ``work`` (:func:`borrowed_buffers`) where it holds them as arguments."""
-    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed = work
-    nv, N = lwords[Header.NV], lwords[Header.N]
+def _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count):
+    """The flat model of the states ``first … first + count − 1`` into the lanes (the tail's
+    lanes: copies of the block's first state), parents first: a body on a single-axis joint in
+    the lanes (:func:`_rigid_lanes`), any other by its own kernel state by state
+    (:func:`_node_per_state`: a floating base, a spherical joint); each state's status −1 or the
+    row that rejected it."""
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
     if primed[0] == 0 and _prime(lwords, rows, reals, arena, data, Q, QD, first, count):
         primed[0] = 1
     for l in range(count):
@@ -791,15 +842,37 @@ def block(local, work, Q, QD, X, out, status, first, count):
             _rigid_lanes(body, reals, arena, data, vel, angles, j, p)
         else:
             _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status, first, count, j, p)
+
+
+@register
+def _hinge_forces(lwords, rows, reals, arena, rhs, Q, QD, status, s, sign) -> None:
+    """``rhs += sign · hinge`` at state ``s`` (loaded into the arena), when a body has a compiled
+    hinge force and the state is not rejected; a failing hook's status ``2N + k``."""
+    if lwords[Header.HINGES] != 0 and status[s] < 0:
+        _load(lwords, arena, Q, QD, s)
+        k = add_hinge_forces(rows, reals, arena, lwords[Header.V], rhs, sign)
+        if k >= 0:
+            status[s] = 2 * lwords[Header.N] + k
+
+
+@register
+def block(local, work, Q, QD, X, out, status, first, count):
+    """``θ̈`` of the states ``first … first + count − 1`` (``count ≤ LANES``) of ``Q``, ``QD``,
+    ``X`` into the same rows of ``out`` and ``status`` (as :func:`forward_dynamics`), on the
+    request vector ``local`` and the lane buffers ``work`` of :func:`buffers`: the fill
+    (:func:`_fill`), the hinge forces state by state, the passes once, each lane's result and
+    status out. The caller borrows ``local`` and ``work`` (:func:`borrowed_buffers`) where it
+    holds them as arguments."""
+    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    nv, N = lwords[Header.NV], lwords[Header.N]
+    _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
     for l in range(LANES):
         s = first + min(l, count - 1)
         for i in range(nv):
             rhs[i] = X[s, i]
-        if lwords[Header.HINGES] != 0 and status[s] < 0:
-            _load(lwords, arena, Q, QD, s)
-            hb = add_hinge_forces(rows, reals, arena, lwords[Header.V], rhs, -1.0)
-            if hb >= 0 and l < count:
-                status[s] = 2 * N + hb
+        if l < count:
+            _hinge_forces(lwords, rows, reals, arena, rhs, Q, QD, status, s, -1.0)
         for i in range(nv):
             T[i * LANES + l] = rhs[i]
     _riccati(layout, data, roff, r, t, ok, bad)
@@ -816,5 +889,35 @@ def block(local, work, Q, QD, X, out, status, first, count):
         for i in range(nv):
             out[s, i] = nu[i * LANES + l]
             x += 0.0 * nu[i * LANES + l]
+        if x != 0.0:
+            status[s] = -3
+
+
+@register
+def inverse_block(local, work, Q, QD, X, out, status, first, count):
+    """``T = ℳ θ̈ + 𝒞 + hinge`` of the states ``first … first + count − 1`` for ``θ̈`` in ``X``
+    (as :func:`block`): the fill, Newton–Euler once (:func:`_newton_euler`), each lane's result
+    plus its hinge forces, state by state, out."""
+    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    nv = lwords[Header.NV]
+    _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
+    for l in range(LANES):
+        s = first + min(l, count - 1)
+        for i in range(nv):
+            T[i * LANES + l] = X[s, i]
+    _newton_euler(layout, data, T, z, f, nu)
+    for l in range(count):
+        s = first + l
+        for i in range(nv):
+            rhs[i] = 0.0
+        _hinge_forces(lwords, rows, reals, arena, rhs, Q, QD, status, s, 1.0)
+        if status[s] >= 0:
+            continue
+        x = 0.0
+        for i in range(nv):
+            y = nu[i * LANES + l] + rhs[i]
+            out[s, i] = y
+            x += 0.0 * y
         if x != 0.0:
             status[s] = -3

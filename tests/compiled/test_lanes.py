@@ -7,7 +7,8 @@ forests of every library joint kind and on example robots, for batches of 1, L �
 states (L = LANES);
 a state that is not a number stays in its lane; other systems and complex states keep the per-state batch; a state
 whose input is not finite, whose hinge force overflows or whose ``D(k)`` is not positive
-definite raises the per-state path's error naming that state."""
+definite raises the per-state path's error naming that state. Batched inverse dynamics takes the
+same fill and Newton–Euler in the lanes, under the same checks."""
 
 from __future__ import annotations
 
@@ -211,3 +212,41 @@ def test_a_d_that_is_not_positive_definite_names_its_state():
     with pytest.raises(NotPositiveDefiniteError, match="state 0 of the batch") as batch:
         system.forward_dynamics(Q, V, TAU)
     assert str(single.value) in str(batch.value)
+
+
+# ----------------------------------------------------------------------------- inverse dynamics
+def _inverse_equal_to_single_calls(system, Q, V, A):
+    """Each state's batched ``T = ℳ θ̈ + 𝒞 + hinge`` equals its single call to 1e-13 relative to
+    the largest entry (no solve: no condition to amplify the two paths' rounding)."""
+    batch = system.inverse_dynamics(Q, V, A)
+    assert batch.shape == (Q.shape[0], system.nv)
+    for s in range(Q.shape[0]):
+        _close(batch[s], system.inverse_dynamics(Q[s], V[s], A[s]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from(SIZES))
+def test_inverse_dynamics_batch_equals_single_calls_on_random_rigid_forests(seed, B):
+    system = rigid_forest(seed)
+    assert _taken(system)
+    _inverse_equal_to_single_calls(system, *_batch(system, B, seed))
+
+
+def test_inverse_dynamics_of_example_robots():
+    for _, _, system in example_robots():
+        for B in (L + 1, 2 * C * L + 5, 1024):
+            Q, V, A = _batch(system, B, B)
+            batch = system.inverse_dynamics(Q, V, A)
+            for s in range(0, B, max(1, B // 16)):
+                _close(batch[s], system.inverse_dynamics(Q[s], V[s], A[s]))
+
+
+def test_inverse_dynamics_adds_compiled_hinge_forces_per_state():
+    system = _arm(_CompiledSpring)
+    assert _taken(system)
+    _inverse_equal_to_single_calls(system, *_batch(system, L + 1, 7))
+
+
+def test_inverse_dynamics_of_other_body_types_keeps_the_per_state_batch():
+    system = next(s for s in (random_system(seed) for seed in range(6)) if not _taken(s))
+    _inverse_equal_to_single_calls(system, *_batch(system, L + 1, 2))
