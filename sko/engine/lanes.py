@@ -511,7 +511,8 @@ def _newton_euler(layout, data, A, alpha, f, T):
     """Newton–Euler (Algorithm 3.1) in every lane, for ``θ̈`` in ``A``: parents first
     ``α = φ* α(℘) + H* θ̈ + a`` and ``f = M α + b``, then children first ``T = H f`` and
     ``f(℘) += φ f`` (as :func:`sko.engine.rnea.newton_euler`, its sums in another order)."""
-    layout, data, A, alpha, f, T = borrowed(layout), borrowed(data), borrowed(A), borrowed(alpha), borrowed(f), borrowed(T)
+    layout, data, A, alpha = borrowed(layout), borrowed(data), borrowed(A), borrowed(alpha)
+    f, T = borrowed(f), borrowed(T)
     n = layout.shape[0]
     for j in range(n):
         p, h, no, do = layout[j, Flat.PARENT], layout[j, Flat.HINGE_DIM], layout[j, Flat.NODE], layout[j, Flat.DOF]
