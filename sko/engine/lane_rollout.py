@@ -49,61 +49,94 @@ def rollout(w, maps, packed, tau, dt: float, rk4: bool, Q, V, failed, status, si
     ``status`` (B); ``sizes``: the lane buffers' sizes (:meth:`~sko.engine.dispatch.Engine._lanes`).
     All arrays C-ordered, float64 or int64. Raises MemoryError when a chunk found no memory for
     its buffers."""
-    _rollout(w, maps, packed, tau, np.float64(dt), bool(rk4), Q, V, failed, status, sizes, _chunk_address())
+    _rollout(w, maps, packed, tau, np.float64(dt), bool(rk4), Q, V, failed, status, sizes, _addresses())
     if (status == RAISED).any():
         raise MemoryError("rollout: no memory for the lane buffers of a chunk of trajectories")
 
 
-def _chunk_address() -> int:
-    """The address of :func:`_chunk` (compiled or loaded on first use)."""
-    return native_address(_chunk, _CHUNK_TYPES)
-
-
-_F1, _F3 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 3, "C")
+_F1, _F2, _F3 = (types.Array(types.float64, d, "C") for d in (1, 2, 3))
 _I1, _I2 = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
 #: the argument types :func:`_chunk` is compiled for
-_CHUNK_TYPES = (_F1, _I2, _F1, _F3, types.float64, types.boolean, _F3, _F3, _I1, _I1, _I1, types.int64)
-#: ``_call_chunk(address, (w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, c))``:
-#: :func:`_chunk` at its address; −1, or :data:`RAISED` when it raised.
-_call_chunk = native_caller(types.int64, RAISED, lambda argtypes: argtypes == _CHUNK_TYPES)
+_CHUNK_TYPES = (_F1, _I2, _F1, _F3, types.float64, types.boolean, _F3, _F3, _I1, _I1, _I1, types.int64, _I1)
+#: the lane buffers of :func:`~sko.engine.lanes.buffers`
+_WORK = types.Tuple((_F1,) * 7 + (_I1, _F1, types.Array(types.boolean, 1, "C")))
+#: the argument types :func:`_block` is compiled for
+_BLOCK_TYPES = (_F1, _WORK, _F2, _F2, _F2, _F2, _I1, types.int64, types.int64)
+#: the argument types of the coordinate maps, ``_qdot(maps, packed, reals, q, v, out)`` and
+#: ``_normalize(maps, packed, reals, q)`` of :mod:`sko.engine.rollout`
+_QDOT_TYPES = (_I2, _F1, _F1, _F1, _F1, _F1)
+_NORMALIZE_TYPES = _QDOT_TYPES[:4]
+
+
+def _addresses() -> np.ndarray:
+    """The addresses of :func:`_chunk`, :func:`_block` and the coordinate maps (compiled or
+    loaded on first use; numba's dispatchers keep them)."""
+    return np.array([native_address(_chunk, _CHUNK_TYPES), native_address(_block, _BLOCK_TYPES),
+                     native_address(CR._qdot, _QDOT_TYPES), native_address(CR._normalize, _NORMALIZE_TYPES)],
+                    dtype=np.int64)
+
+
+def _caller(argtypes: tuple, failed: int):
+    """A call of the kernel compiled for ``argtypes`` at its address: its int64 result, or
+    ``failed`` when it raised."""
+    return native_caller(types.int64, failed, lambda given: given == argtypes)
+
+
+#: the kernels of a chunk at their addresses (:func:`_addresses`): the driver's call of a chunk,
+#: and a chunk's calls of a block's ``θ̈`` and of the coordinate maps, so that none of their machine
+#: code (the passes, the joints' maps) is generated again inside their callers'
+_call_chunk, _call_block = _caller(_CHUNK_TYPES, RAISED), _caller(_BLOCK_TYPES, RAISED)
+_call_qdot, _call_normalize = _caller(_QDOT_TYPES, RAISED), _caller(_NORMALIZE_TYPES, RAISED)
+#: the rows of :func:`_addresses`
+_CHUNK, _BLOCK, _QDOT, _NORMALIZE = 0, 1, 2, 3
 
 
 @kernel(entry=True, parallel=True)
-def _rollout(w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, address):
+def _rollout(w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, addresses):
     """:func:`rollout`: each chunk of :data:`~sko.engine.lanes.CHUNK` blocks a task of numba's
     threads; the trajectories of a chunk that raised get :data:`RAISED`."""
     B = Q.shape[0]
     blocks = (B + LANES - 1) // LANES
     for c in prange((blocks + CHUNK - 1) // CHUNK):
-        if _call_chunk(address, (w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, np.int64(c))) != -1:
+        if _call_chunk(addresses[_CHUNK], (w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, np.int64(c),
+                                           addresses)) != -1:
             for s in range(c * CHUNK * LANES, min(B, (c + 1) * CHUNK * LANES)):
                 failed[s], status[s] = 0, RAISED
 
 
+@kernel
+def _block(local, work, sq, sv, x, out, st, first, count):
+    """:func:`~sko.engine.lanes.block` as a kernel of its own, called at its address. Returns −1."""
+    block(local, work, sq, sv, x, out, st, first, count)
+    return -1
+
+
 @register
-def _accelerations(local, work, sq, sv, x, out, st, playing, count):
+def _accelerations(address, local, work, sq, sv, x, out, st, playing, count):
     """``θ̈`` of the stage states ``sq``, ``sv`` (``LANES × nq``, ``LANES × nv``; hinge forces
     ``x``) of the lanes ``playing`` into the rows of ``out``, their statuses into ``st``, by one
-    :func:`~sko.engine.lanes.block` of ``count`` lanes: a lane not playing first takes a copy of
-    a playing lane's stage (its result is dropped). False when no lane plays."""
+    :func:`~sko.engine.lanes.block` of ``count`` lanes (:func:`_block` at ``address``): a lane not
+    playing first takes a copy of a playing lane's stage (its result is dropped)."""
     a = -1
     for l in range(count):
         if playing[l]:
             a = l
             break
     if a < 0:
-        return False
+        return
     for l in range(count):
         if not playing[l]:
-            sq[l] = sq[a]
-            sv[l] = sv[a]
-            x[l] = x[a]
-    block(local, work, sq, sv, x, out, st, 0, count)
-    return True
+            for j in range(sq.shape[1]):
+                sq[l, j] = sq[a, j]
+            for j in range(sv.shape[1]):
+                sv[l, j], x[l, j] = sv[a, j], x[a, j]
+    if _call_block(address, (local, work, sq, sv, x, out, st, np.int64(0), np.int64(count))) != -1:
+        for l in range(count):
+            st[l] = RAISED
 
 
 @kernel
-def _chunk(w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, c):
+def _chunk(w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, c, addresses):
     """The blocks of chunk ``c`` of :func:`rollout`, one after the other, each through every step,
     on the chunk's own copy of ``w`` and lane buffers. A step does what
     :func:`sko.engine.rollout._step` does for one state, stage by stage over the lanes whose
@@ -134,60 +167,42 @@ def _chunk(w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, c):
                         x[l, j] = tau[s, i, j] if tau.shape[1] > 0 else 0.0
             if not running:
                 break
-            if not rk4:  # θ̇ ← θ̇ + dt θ̈, then q ← q + dt Q(q) θ̇
-                for l in range(count):
-                    if playing[l]:
-                        sq[l] = Q[first + l, i]
-                        sv[l] = V[first + l, i]
-                _accelerations(local, work, sq, sv, x, kv[0], st, playing, count)
+            for stage in range(4 if rk4 else 1):  # θ̈ of each stage over the block, once
+                h = dt if stage == 3 else 0.5 * dt
                 for l in range(count):
                     if not playing[l]:
                         continue
                     s = first + l
-                    code[l] = st[l]
-                    if code[l] != -1:
-                        continue
-                    q, qn, vn = Q[s, i], Q[s, i + 1], V[s, i + 1]
-                    for j in range(nv):
-                        vn[j] = V[s, i, j] + dt * kv[0, l, j]
-                    code[l] = CR._qdot(maps, packed, reals, q, vn, kq[0, l])
-                    if code[l] != -1:
-                        continue
                     for j in range(nq):
-                        qn[j] = q[j] + dt * kq[0, l, j]
-                    code[l] = CR._normalize(maps, packed, reals, qn)
-            else:
-                for stage in range(4):
-                    h = dt if stage == 3 else 0.5 * dt
-                    for l in range(count):
-                        if not playing[l]:
-                            continue
-                        s = first + l
-                        q, v = Q[s, i], V[s, i]
-                        if stage == 0:
-                            sq[l] = q
-                            sv[l] = v
-                        else:
-                            for j in range(nq):
-                                sq[l, j] = q[j] + h * kq[stage - 1, l, j]
-                            for j in range(nv):
-                                sv[l, j] = v[j] + h * kv[stage - 1, l, j]
-                        code[l] = CR._qdot(maps, packed, reals, sq[l], sv[l], kq[stage, l])
+                        sq[l, j] = Q[s, i, j] if stage == 0 else Q[s, i, j] + h * kq[stage - 1, l, j]
+                    for j in range(nv):
+                        sv[l, j] = V[s, i, j] if stage == 0 else V[s, i, j] + h * kv[stage - 1, l, j]
+                    if rk4:  # q̇ at each stage (Euler's: at the new θ̇, below)
+                        code[l] = _call_qdot(addresses[_QDOT], (maps, packed, reals, sq[l], sv[l], kq[stage, l]))
                         playing[l] = code[l] == -1
-                    _accelerations(local, work, sq, sv, x, kv[stage], st, playing, count)
-                    for l in range(count):
-                        if playing[l] and st[l] != -1:
-                            code[l], playing[l] = st[l], False
+                _accelerations(addresses[_BLOCK], local, work, sq, sv, x, kv[stage], st, playing, count)
                 for l in range(count):
-                    if not playing[l]:
-                        continue
-                    s = first + l
-                    q, v, qn, vn = Q[s, i], V[s, i], Q[s, i + 1], V[s, i + 1]
+                    if playing[l] and st[l] != -1:
+                        code[l], playing[l] = st[l], False
+            for l in range(count):
+                if not playing[l]:
+                    continue
+                s = first + l
+                q, v, qn, vn = Q[s, i], V[s, i], Q[s, i + 1], V[s, i + 1]
+                if rk4:
                     for j in range(nq):
                         qn[j] = q[j] + dt / 6 * (kq[0, l, j] + 2 * kq[1, l, j] + 2 * kq[2, l, j] + kq[3, l, j])
                     for j in range(nv):
                         vn[j] = v[j] + dt / 6 * (kv[0, l, j] + 2 * kv[1, l, j] + 2 * kv[2, l, j] + kv[3, l, j])
-                    code[l] = CR._normalize(maps, packed, reals, qn)
+                else:  # θ̇ ← θ̇ + dt θ̈, then q ← q + dt Q(q) θ̇
+                    for j in range(nv):
+                        vn[j] = v[j] + dt * kv[0, l, j]
+                    code[l] = _call_qdot(addresses[_QDOT], (maps, packed, reals, q, vn, kq[0, l]))
+                    if code[l] != -1:
+                        continue
+                    for j in range(nq):
+                        qn[j] = q[j] + dt * kq[0, l, j]
+                code[l] = _call_normalize(addresses[_NORMALIZE], (maps, packed, reals, qn))
             for l in range(count):
                 s = first + l
                 if failed[s] >= 0:
@@ -201,6 +216,9 @@ def _chunk(w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, c):
                             code[l] = -3
                 if code[l] != -1:
                     failed[s], status[s] = i, code[l]
-                    Q[s, i + 1:] = np.nan
-                    V[s, i + 1:] = np.nan
+                    for k in range(i + 1, steps + 1):
+                        for j in range(nq):
+                            Q[s, k, j] = np.nan
+                        for j in range(nv):
+                            V[s, k, j] = np.nan
     return -1
