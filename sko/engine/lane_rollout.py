@@ -18,9 +18,11 @@ A trajectory whose dynamics reject a stage state, whose ``θ̈`` or step is not 
 coordinate map fails stops as in :func:`sko.engine.rollout.rollout`: ``failed`` is the step,
 ``status`` the per-state path's code, its later entries NaN; the others of its block go on.
 Blocks run in parallel in chunks of :data:`~sko.engine.lanes.CHUNK`, each chunk on its own copy
-of the request vector and lane buffers; the parallel driver calls the kernel of a chunk at its
-address (:func:`~sko.engine.jit.native_caller`), as :mod:`sko.engine.lanes` does, so the
-passes' machine code is not generated again inside the driver's.
+of the request vector and lane buffers. The parallel driver calls the kernel of a chunk at its
+address (:func:`~sko.engine.jit.native_caller`), as :mod:`sko.engine.lanes` does, and a chunk
+calls a block's ``θ̈`` (:func:`_block`) and the coordinate maps at theirs: the machine code of the
+passes and of the joints' maps is generated once, not again inside each caller's (a called
+kernel's code is otherwise linked into its caller's and compiled with it).
 """
 
 from __future__ import annotations
@@ -51,17 +53,16 @@ def rollout(w, maps, packed, tau, dt: float, rk4: bool, Q, V, failed, status, si
     its buffers."""
     _rollout(w, maps, packed, tau, np.float64(dt), bool(rk4), Q, V, failed, status, sizes, _addresses())
     if (status == RAISED).any():
-        raise MemoryError("rollout: no memory for the lane buffers of a chunk of trajectories")
+        raise MemoryError("rollout: the compiled code of a chunk of trajectories raised (no memory for its buffers)")
 
 
 _F1, _F2, _F3 = (types.Array(types.float64, d, "C") for d in (1, 2, 3))
 _I1, _I2 = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
 #: the argument types :func:`_chunk` is compiled for
 _CHUNK_TYPES = (_F1, _I2, _F1, _F3, types.float64, types.boolean, _F3, _F3, _I1, _I1, _I1, types.int64, _I1)
-#: the lane buffers of :func:`~sko.engine.lanes.buffers`
-_WORK = types.Tuple((_F1,) * 7 + (_I1, _F1, types.Array(types.boolean, 1, "C")))
-#: the argument types :func:`_block` is compiled for
-_BLOCK_TYPES = (_F1, _WORK, _F2, _F2, _F2, _F2, _I1, types.int64, types.int64)
+#: the argument types :func:`_block` is compiled for, but the lane buffers' (``None``: the
+#: tuple :func:`~sko.engine.lanes.buffers` makes)
+_BLOCK_TYPES = (_F1, None, _F2, _F2, _F2, _F2, _I1, types.int64, types.int64)
 #: the argument types of the coordinate maps, ``_qdot(maps, packed, reals, q, v, out)`` and
 #: ``_normalize(maps, packed, reals, q)`` of :mod:`sko.engine.rollout`
 _QDOT_TYPES = (_I2, _F1, _F1, _F1, _F1, _F1)
@@ -70,16 +71,25 @@ _NORMALIZE_TYPES = _QDOT_TYPES[:4]
 
 def _addresses() -> np.ndarray:
     """The addresses of :func:`_chunk`, :func:`_block` and the coordinate maps (compiled or
-    loaded on first use; numba's dispatchers keep them)."""
-    return np.array([native_address(_chunk, _CHUNK_TYPES), native_address(_block, _BLOCK_TYPES),
+    loaded on first use; numba's dispatchers keep them). :func:`_block` takes the lane buffers
+    of the type :func:`~sko.engine.lanes.buffers` returns (:func:`_buffers`)."""
+    _buffers.compile((_F1, _I1))
+    work = _buffers.overloads[(_F1, _I1)].signature.return_type
+    return np.array([native_address(_chunk, _CHUNK_TYPES),
+                     native_address(_block, (*_BLOCK_TYPES[:1], work, *_BLOCK_TYPES[2:])),
                      native_address(CR._qdot, _QDOT_TYPES), native_address(CR._normalize, _NORMALIZE_TYPES)],
                     dtype=np.int64)
 
 
 def _caller(argtypes: tuple, failed: int):
-    """A call of the kernel compiled for ``argtypes`` at its address: its int64 result, or
-    ``failed`` when it raised."""
-    return native_caller(types.int64, failed, lambda given: given == argtypes)
+    """A call of the kernel compiled for ``argtypes`` (``None``: any tuple there) at its
+    address: its int64 result, or ``failed`` when it raised."""
+
+    def accepts(given: tuple) -> bool:
+        return len(given) == len(argtypes) and all(
+            g == a or (a is None and isinstance(g, types.BaseTuple)) for g, a in zip(given, argtypes))
+
+    return native_caller(types.int64, failed, accepts)
 
 
 #: the kernels of a chunk at their addresses (:func:`_addresses`): the driver's call of a chunk,
@@ -102,6 +112,12 @@ def _rollout(w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, address
                                            addresses)) != -1:
             for s in range(c * CHUNK * LANES, min(B, (c + 1) * CHUNK * LANES)):
                 failed[s], status[s] = 0, RAISED
+
+
+@kernel
+def _buffers(local, sizes):
+    """:func:`~sko.engine.lanes.buffers`, compiled for the type of its tuple."""
+    return buffers(local, sizes)
 
 
 @kernel
@@ -159,7 +175,7 @@ def _chunk(w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, c, addres
             running = False
             for l in range(count):
                 s = first + l
-                code[l] = -1 if failed[s] < 0 else 0  # 0: stopped before this step
+                code[l] = -1
                 playing[l] = failed[s] < 0
                 running = running or playing[l]
                 if playing[l]:
