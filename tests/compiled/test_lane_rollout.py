@@ -50,10 +50,14 @@ def _inputs(system, B: int, seed: int, forces: bool = True):
     return Q0, V0, T
 
 
+_LANE_ROLLOUT = LR.rollout
+
+
 def _per_state(system, *args, **kwargs):
     """``sko.rollout`` with the engine told that the lanes do not take the system."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(system._engine, "_lanes", lambda: False)
+        patch.setattr(LR, "rollout", lambda *a, **k: pytest.fail("the per-state rollout ran on the lanes"))
         return sko.rollout(system, *args, **kwargs)
 
 
@@ -65,9 +69,6 @@ def _on_lanes(system, *args, **kwargs):
         out = sko.rollout(system, *args, **kwargs)
     assert calls
     return out
-
-
-_LANE_ROLLOUT = LR.rollout
 
 
 def _close(a, b, rtol=1e-11):
