@@ -17,7 +17,7 @@ and its result is dropped. A trajectory equals its per-state rollout to rounding
 A trajectory whose dynamics reject a stage state, whose ``θ̈`` or step is not finite, or whose
 coordinate map fails stops as in :func:`sko.engine.rollout.rollout`: ``failed`` is the step,
 ``status`` the per-state path's code, its later entries NaN; the others of its block go on.
-Blocks run in parallel in chunks of :data:`~sko.engine.lanes.CHUNK`, each chunk on its own copy
+Blocks run in parallel in chunks of :data:`CHUNK`, each chunk on its own copy
 of the request vector and lane buffers. The parallel driver calls the kernel of a chunk at its
 address (:func:`~sko.engine.jit.native_caller`), as :mod:`sko.engine.lanes` does, and a chunk
 calls a block's ``θ̈`` (:func:`_block`) and the coordinate maps at theirs: the machine code of the
@@ -33,10 +33,12 @@ from numba import prange, types
 from sko.engine import rollout as CR
 from sko.engine.borrow import borrowed
 from sko.engine.jit import kernel, native_address, native_caller, register
-from sko.engine.lanes import CHUNK, LANES, block, buffers
+from sko.engine.lanes import LANES, block, borrowed_buffers, buffers
 from sko.engine.request_views import Header
 
-__all__ = ["rollout", "RAISED"]
+__all__ = ["rollout", "RAISED", "CHUNK"]
+
+CHUNK = 4  #: blocks of trajectories per task of a parallel rollout
 
 #: the status of the trajectories of a chunk that raised (no memory for its buffers)
 RAISED = -5
@@ -103,7 +105,7 @@ _CHUNK, _BLOCK, _QDOT, _NORMALIZE = 0, 1, 2, 3
 
 @kernel(entry=True, parallel=True)
 def _rollout(w, maps, packed, tau, dt, rk4, Q, V, failed, status, sizes, addresses):
-    """:func:`rollout`: each chunk of :data:`~sko.engine.lanes.CHUNK` blocks a task of numba's
+    """:func:`rollout`: each chunk of :data:`CHUNK` blocks a task of numba's
     threads; the trajectories of a chunk that raised get :data:`RAISED`."""
     B = Q.shape[0]
     blocks = (B + LANES - 1) // LANES
@@ -122,8 +124,10 @@ def _buffers(local, sizes):
 
 @kernel
 def _block(local, work, sq, sv, x, out, st, first, count):
-    """:func:`~sko.engine.lanes.block` as a kernel of its own, called at its address. Returns −1."""
-    block(local, work, sq, sv, x, out, st, first, count)
+    """:func:`~sko.engine.lanes.block` as a kernel of its own, called at its address, on its
+    arguments borrowed (no reference counted in the block's loops). Returns −1."""
+    local, sq, sv, x, out, st = borrowed(local), borrowed(sq), borrowed(sv), borrowed(x), borrowed(out), borrowed(st)
+    block(local, borrowed_buffers(work), sq, sv, x, out, st, first, count)
     return -1
 
 

@@ -651,11 +651,12 @@ def borrowed_buffers(work):
 
 @register
 def _single_axis(reals, body) -> bool:
-    """Whether the body of ``body`` is on a revolute (helical) or prismatic joint, not reversed:
-    its terms are computed in the lanes (:func:`_rigid_lanes`)."""
+    """Whether the body of ``body`` is on a revolute (helical) or prismatic joint, not reversed,
+    and its outputs not checked state by state (``Row.CHECK``: a kernel given by a user's
+    compiled state): its terms are computed in the lanes (:func:`_rigid_lanes`)."""
     c0 = body[Row.CONSTANTS]
     code = int(reals[c0 + JointConstants.code])
-    return (code == HELICAL or code == PRISMATIC) and reals[c0 + JointConstants.reverse] == 0
+    return (code == HELICAL or code == PRISMATIC) and reals[c0 + JointConstants.reverse] == 0 and body[Row.CHECK] < 0
 
 
 @register
