@@ -53,6 +53,15 @@ def engine(system) -> "Engine":
     return system._engine
 
 
+def _finite(x: np.ndarray) -> bool:
+    """Whether every entry of ``x`` is finite; for a large array by its sum, which is finite only
+    then (one whose sum overflows takes the checked path), without the mask ``isfinite`` allocates."""
+    if x.size <= 512:
+        return bool(np.isfinite(x).all())
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(x.sum()))
+
+
 class OneState(dict):
     """An engine's prepared one-state calls by request name, each made on first use: the call
     ``one_state[name](q, v=None, x=None)`` holds the request vector (float64), the result shape
@@ -148,7 +157,7 @@ class Engine:
         """``x`` as a float64/complex128 array of shape ``(size,)`` or ``(B, size)``, or None when
         the reference path must take it (other scalar types); the reference path's errors."""
         if not (type(x) is np.ndarray and x.dtype in _FAST and x.ndim in (1, 2) and x.shape[-1] == size
-                and np.isfinite(x).all()):
+                and _finite(x)):
             x = plain_numbers_as_floats(checked_array(x, (1, 2), name), name)
             _check_length(x, name, size, symbol)
             if x.dtype not in _FAST:  # object entries (sympy, fractions); other numbers came as float64
@@ -301,9 +310,9 @@ class Engine:
             return out, np.flatnonzero([status == -3])
         status = np.full(Q.shape[0], -1, dtype=np.int64)
         if L.all_compiled and not forces:
-            if request.name == "forward_dynamics" and Q.dtype == _F8 and self._lanes():  # its own passes
-                lanes.forward_dynamics(self._request_vector(request, Q.dtype, kernels=False), Q, QD, X, out, status,
-                                       self._lane_sizes)
+            if request.name in lanes.REQUESTS and Q.dtype == _F8 and self._lanes():  # their own passes
+                lanes.evaluate(request.name, self._request_vector(request, Q.dtype, kernels=False), Q, QD, X, out,
+                               status, self._lane_sizes)
             else:
                 rq.evaluate_batch(self._request_vector(request, Q.dtype), Q, QD, X, np.zeros((0, L.size), dtype=Q.dtype),
                                   out, status)
@@ -323,7 +332,7 @@ class Engine:
         return out, np.flatnonzero(status == -3)
 
     def _lanes(self) -> bool:
-        """Whether a float64 batch of forward dynamics runs with the states innermost
+        """Whether a float64 batch of forward (inverse) dynamics runs with the states innermost
         (:mod:`sko.engine.lanes`: every body a library rigid body); decided once."""
         if self._lane_sizes is None:
             L = self.layout

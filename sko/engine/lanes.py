@@ -4,11 +4,17 @@
 Where every body is a library :class:`~sko.bodies.rigid.RigidBody` (:func:`applies`), every node is
 6-dimensional and every weight ``φ(℘(k), k) = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` a rigid transform
 (:mod:`sko.engine.mass_matrix`). :func:`forward_dynamics` takes the states of a batch in blocks of
-:data:`LANES`: each state's arena is filled by the bodies' own state kernels (the per-state fill of
-:func:`~sko.engine.request_views.fill_arena`, with the compiled hinge forces), and its flat model
-``(φ, H, a, b)`` copied into lane ``l`` of a *lane buffer*, whose row ``i`` holds entry ``i`` of
-every state of the block side by side (structure of arrays; ``M``, constant, is copied once per
-lane). The fill stays per state, as do the joints' kinematics. The Riccati gather (Eq. 33) and the two passes of Algorithm 6.1 then run once per
+:data:`LANES`, held in *lane buffers*, whose row ``i`` holds entry ``i`` of every state of the
+block side by side (structure of arrays): the flat model ``(φ, H, M, a, b)``, the Riccati
+quantities, ``z``, ``T`` and ``ν``. The fill, parents first: a body on a revolute (helical) or
+prismatic joint computes its terms in the lanes, as its per-state kernel does
+(:func:`~sko.engine.bodies.rigid.hinge`; RIGID.md): ``ᵏX_o`` from each lane's ``cos θ``,
+``sin θ`` (Rodrigues), then ``φ``, ``v``, ``a``, ``b``; a body on any other joint (a floating
+base, a spherical joint) runs its own state kernel state by state, on the arena, fed its inboard
+velocity from the lanes, and its outputs are copied into its lane. What no state changes
+(``M``, ``H`` of a single-axis joint, the zero blocks of ``φ``) is copied into every lane once, from
+a first whole fill of one state. The compiled hinge forces run state by state. The Riccati
+gather (Eq. 33) and the two passes of Algorithm 6.1 then run once per
 block on :class:`Lanes` numbers: one number of every state of the block, held in one vector
 register, with ``+ − × /`` acting lane by lane. Each step is written once, as the scalar code of
 :mod:`sko.engine.rigid_blocks` (a rigid body on a 1-dof hinge: ``D`` one number, the congruence
@@ -23,14 +29,16 @@ numba compiles a loop over the lanes, ``for l in range(LANES)``, as scalar code 
 constant length is unrolled before LLVM's loop vectoriser runs, its SLP vectoriser is off, and
 ``X[o, l]`` carries a test for a negative index): hence the explicit vector type. The lane
 buffers are flat ``(rows × LANES)`` arrays, the layout a GPU kernel takes too. The 6-vector steps
-are inline kernels (typed once, inlined by LLVM) and the parallel driver calls the kernel of a chunk
+are inline kernels (typed once, inlined by LLVM) and the parallel driver calls the kernel of a run
 of blocks at its address (:func:`~sko.engine.jit.native_caller`), so the passes' machine code is
-generated once.
+generated once. That kernel borrows its buffers (:mod:`sko.engine.borrow`): numba's reference
+counts on them, at every view in the node loops, cost a fifth of a batch.
 
 A state whose ``D(k)`` is not positive definite gets the status of the per-state kernels
 (``N + k``, :mod:`sko.engine.requests`): the lanes compute on (a NaN stays in its lane) and the
 first such node of the gather is the one reported. The tail of ``B mod LANES`` states runs in a
-block padded with copies of its first state. Blocks run in parallel in chunks of :data:`CHUNK`.
+block padded with copies of its first state. Each of numba's threads takes one run of consecutive
+blocks, on its own copy of the request vector and lane buffers (made once per thread and call).
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ import operator
 
 import numpy as np
 from llvmlite import ir
-from numba import prange, types
+from numba import get_num_threads, prange, types
 from numba.core import cgutils
 from numba.core.imputils import lower_builtin
 from numba.core.typing.templates import ConcreteTemplate, infer_global, signature
@@ -53,13 +61,15 @@ from sko.engine.hooks import add_hinge_forces
 from sko.engine.jit import FAST_MATH, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.fields import offsets
 from sko.engine.layout import Flat, Riccati
-from sko.engine.request_views import Header, fill_arena, request_views
-from sko.engine.state_kernels import Terms
+from sko.engine.bodies.rigid import Placement, RigidConstants, bias, motion_cross
+from sko.engine.joints import HELICAL, PRISMATIC, JointConstants
+from sko.engine.request_views import Header, request_views
+from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
-__all__ = ["LANES", "CHUNK", "LaneScratch", "Lanes", "applies", "forward_dynamics"]
+__all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "forward_dynamics", "buffers",
+           "borrowed_buffers", "block", "inverse_block"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
-CHUNK = 4  #: blocks per task of a parallel batch
 #: The lane scratch of a Riccati step of any hinge (:func:`_riccati_any`), in rows of
 #: :data:`LANES` numbers, a 6 × 6 block each: ``H P``, ``L``, ``L^{-1}``, ``Y = L^{-1} H P``, ``P⁺``.
 LaneScratch = offsets("LaneScratch", HP=36, L=36, Li=36, Y=36, P_plus=36)
@@ -495,6 +505,44 @@ def _scatter(layout, data, roff, r, z, nu):
             set_row(z, no + i, x[i] + y + row(data, ao + i))
 
 
+# ----------------------------------------------------------------------------- Algorithm 3.1
+@kernel
+def _newton_euler(layout, data, A, alpha, f, T):
+    """Newton–Euler (Algorithm 3.1) in every lane, for ``θ̈`` in ``A``: parents first
+    ``α = φ* α(℘) + H* θ̈ + a`` and ``f = M α + b``, then children first ``T = H f`` and
+    ``f(℘) += φ f`` (as :func:`sko.engine.rnea.newton_euler`, its sums in another order)."""
+    layout, data, A, alpha = borrowed(layout), borrowed(data), borrowed(A), borrowed(alpha)
+    f, T = borrowed(f), borrowed(T)
+    n = layout.shape[0]
+    for j in range(n):
+        p, h, no, do = layout[j, Flat.PARENT], layout[j, Flat.HINGE_DIM], layout[j, Flat.NODE], layout[j, Flat.DOF]
+        ho, ao, mo, bo = layout[j, Flat.H], layout[j, Flat.A], layout[j, Flat.M], layout[j, Flat.B]
+        if p >= 0:
+            x = _transpose_times(data, layout[j, Flat.W], _six(alpha, layout[p, Flat.NODE]))
+        else:
+            zero = splat(0.0)
+            x = (zero, zero, zero, zero, zero, zero)
+        for i in range(6):
+            y = row(data, ao + i) + x[i]
+            for c in range(h):
+                y = y + row(data, ho + 6 * c + i) * row(A, do + c)
+            set_row(alpha, no + i, y)
+        a = _six(alpha, no)
+        for i in range(6):
+            set_row(f, no + i, row(data, bo + i) + rb.dot(_six(data, mo + 6 * i), a))
+    for j in range(n - 1, -1, -1):
+        p, h, no, do, ho = (layout[j, Flat.PARENT], layout[j, Flat.HINGE_DIM], layout[j, Flat.NODE],
+                            layout[j, Flat.DOF], layout[j, Flat.H])
+        g = _six(f, no)
+        for c in range(h):
+            set_row(T, do + c, rb.dot(_six(data, ho + 6 * c), g))
+        if p >= 0:
+            x = _times(data, layout[j, Flat.W], g)
+            npo = layout[p, Flat.NODE]
+            for i in range(6):
+                _add(f, npo + i, x[i])
+
+
 # ----------------------------------------------------------------------------- a batch
 @register
 def _copy(arena, data, l, o, n):
@@ -503,13 +551,24 @@ def _copy(arena, data, l, o, n):
         data[i * LANES + l] = arena[i]
 
 
+#: the requests the lanes answer, by name: their code for :func:`_chunk`
+REQUESTS = {"forward_dynamics": 0, "inverse_dynamics": 1}
+
+
+def evaluate(name: str, w, Q, QD, X, out, status, sizes) -> None:
+    """The request ``name`` of :data:`REQUESTS` at every state of a batch (module docstring):
+    ``forward_dynamics``, ``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` for ``X = T``, or ``inverse_dynamics``,
+    ``T = ℳ θ̈ + 𝒞 + hinge`` for ``X = θ̈`` (Algorithm 3.1). ``w`` is the request's vector
+    (float64, filling its arena), ``Q`` (B × nq), ``QD`` and ``X`` (B × nv), into ``out``
+    (B × nv) and ``status`` (B; the per-state kernels' codes, :mod:`sko.engine.requests`, ``-3``
+    for a result that is not finite). ``sizes``: the flat data's and the Riccati buffer's
+    lengths. All arrays C-ordered and writeable."""
+    _batch(w, Q, QD, X, out, status, sizes, _chunk_address(), get_num_threads(), REQUESTS[name])
+
+
 def forward_dynamics(w, Q, QD, X, out, status, sizes) -> None:
-    """``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` at every state of a batch (module docstring): ``w`` is the
-    ``forward_dynamics`` request vector (float64, filling its arena), ``Q`` (B × nq), ``QD`` and
-    ``X`` (B × nv), into ``out`` (B × nv) and ``status`` (B; the per-state kernels' codes,
-    :mod:`sko.engine.requests`, ``-3`` for a result that is not finite). ``sizes``: the flat
-    data's and the Riccati buffer's lengths. All arrays C-ordered and writeable."""
-    _batch(w, Q, QD, X, out, status, sizes, _chunk_address())
+    """:func:`evaluate` of ``forward_dynamics``."""
+    evaluate("forward_dynamics", w, Q, QD, X, out, status, sizes)
 
 
 def _chunk_address() -> int:
@@ -521,92 +580,346 @@ def _chunk_address() -> int:
 
 
 _F1, _F2, _I1 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")
+#: the type of the lane buffers of :func:`buffers`
+_BUFFERS = types.Tuple((_F1, _F1, _F1, _F1, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _I1, _F1))
 #: the argument types :func:`_chunk` is compiled for
-_CHUNK_TYPES = (_F1, _F2, _F2, _F2, _F2, _I1, _I1, types.int64)
-#: ``_call_chunk(address, (w, Q, QD, X, out, status, sizes, c))``: :func:`_chunk` at its address;
-#: −1, or −5 when it raised. A call with other argument types does not compile.
+_CHUNK_TYPES = (_F1, _BUFFERS, _F2, _F2, _F2, _F2, _I1, types.int64, types.int64, types.int64)
+#: ``_call_chunk(address, (local, work, Q, QD, X, out, status, first, stop, request))``: :func:`_chunk` at
+#: its address; −1, or −5 when it raised. A call with other argument types does not compile.
 _call_chunk = native_caller(types.int64, -5, lambda argtypes: argtypes == _CHUNK_TYPES)
 
 
 @kernel(entry=True, parallel=True)
-def _batch(w, Q, QD, X, out, status, sizes, address):
-    """:func:`forward_dynamics`: each chunk of :data:`CHUNK` blocks a task of numba's threads; the
-    states of a chunk that raised (no memory for its buffers) are reported not finite, which the
-    checked path answers."""
+def _batch(w, Q, QD, X, out, status, sizes, address, threads, request):
+    """:func:`evaluate` of the ``request`` code: each of ``threads`` (numba's) a run of consecutive blocks, on its
+    own copy of ``w`` and lane buffers (:func:`buffers`); the states of a run that raised are
+    reported not finite, which the checked path answers."""
     blocks = (Q.shape[0] + LANES - 1) // LANES
-    for c in prange((blocks + CHUNK - 1) // CHUNK):
-        if _call_chunk(address, (w, Q, QD, X, out, status, sizes, np.int64(c))) != -1:
-            for s in range(c * CHUNK * LANES, min(Q.shape[0], (c + 1) * CHUNK * LANES)):
+    tasks = min(blocks, threads)
+    for c in prange(tasks):
+        first, stop = c * blocks // tasks, (c + 1) * blocks // tasks
+        local = w.copy()
+        work = buffers(local, sizes)
+        if _call_chunk(address, (local, work, Q, QD, X, out, status, np.int64(first), np.int64(stop),
+                                 request)) != -1:
+            for s in range(first * LANES, min(Q.shape[0], stop * LANES)):
                 status[s] = -3
 
 
 @kernel
-def _chunk(w, Q, QD, X, out, status, sizes, c):
-    """The blocks of chunk ``c`` of :func:`forward_dynamics`, on their own copy of ``w`` and lane
-    buffers: each state filled and copied into its lane, the passes once per block, each lane's
-    result and status out. Returns −1."""
-    w, Q, QD, X, out, status = borrowed(w), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), borrowed(status)
+def _chunk(local, work, Q, QD, X, out, status, first, stop, request):
+    """The blocks ``first … stop − 1`` of :func:`evaluate`, each by :func:`block` (the ``request``
+    code 0) or :func:`inverse_block` (1), on a
+    thread's own request vector ``local`` and lane buffers ``work``, borrowed (the caller owns
+    them for the call: no reference counted in the loops). Returns −1."""
+    local, Q, QD, X = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X)
+    out, status = borrowed(out), borrowed(status)
+    work = borrowed_buffers(work)
     B = Q.shape[0]
-    blocks = (B + LANES - 1) // LANES
-    local = w.copy()
-    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    nq, nv, N = lwords[Header.NQ], lwords[Header.NV], lwords[Header.N]
-    size, riccati, ns = sizes[0], sizes[1], lwords[Header.NS]
-    data, r = np.zeros(size * LANES), np.zeros(riccati * LANES)
-    z, T, nu = np.zeros(ns * LANES), np.zeros(nv * LANES), np.zeros(nv * LANES)
-    t, ok, bad = np.zeros(LaneScratch.SIZE * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64)
-    rhs, inertias = np.zeros(nv), np.zeros(LANES, dtype=np.bool_)  # lane l holds every M(k)
-    for b in range(c * CHUNK, min(blocks, c * CHUNK + CHUNK)):
-        first = b * LANES
-        count = min(LANES, B - first)
-        for l in range(count):
-            s = first + l
-            for i in range(nq):
-                arena[lwords[Header.Q] + i] = Q[s, i]
-            for i in range(nv):
-                arena[lwords[Header.V] + i] = QD[s, i]
-                rhs[i] = X[s, i]
-            whole = lwords[Header.WRITTEN] == 0 or not inertias[l]  # the fill writes M once: constant
-            st_ = fill_arena(lwords, rows, reals, arena, Terms.MOTION)
-            if not 0 <= st_ < N:
-                lwords[Header.WRITTEN] = 1
-            if st_ < 0 and lwords[Header.HINGES] != 0:
-                hb = add_hinge_forces(rows, reals, arena, lwords[Header.V], rhs, -1.0)
-                st_ = -1 if hb < 0 else 2 * N + hb
-            status[s] = st_
-            if whole:
-                for i in range(size):
-                    data[i * LANES + l] = arena[i]
-                inertias[l] = not 0 <= st_ < N
-            else:  # φ, H, a and b of each node; its M(k) is held from before
-                for j in range(layout.shape[0]):
-                    if layout[j, Flat.PARENT] >= 0:
-                        _copy(arena, data, l, layout[j, Flat.W], 36)
-                    _copy(arena, data, l, layout[j, Flat.H], 6 * layout[j, Flat.HINGE_DIM])
-                    _copy(arena, data, l, layout[j, Flat.A], 6)
-                    _copy(arena, data, l, layout[j, Flat.B], 6)
-            for i in range(nv):
-                T[i * LANES + l] = rhs[i]
-        for l in range(count, LANES):  # the tail: copies of the block's first state
-            for i in range(size):
-                data[i * LANES + l] = data[i * LANES]
-            for i in range(nv):
-                T[i * LANES + l] = T[i * LANES]
-            inertias[l] = inertias[0]
-        _riccati(layout, data, roff, r, t, ok, bad)
-        _gather(layout, data, roff, r, T, z, nu)
-        _scatter(layout, data, roff, r, z, nu)
-        for l in range(count):
-            s = first + l
-            if status[s] >= 0:
-                continue
-            if bad[l] >= 0:
-                status[s] = N + layout[bad[l], Flat.BODY]
-                continue
-            x = 0.0
-            for i in range(nv):
-                out[s, i] = nu[i * LANES + l]
-                x += 0.0 * nu[i * LANES + l]
-            if x != 0.0:
-                status[s] = -3
+    for b in range(first, stop):
+        if request == 0:
+            block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
+        else:
+            inverse_block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
     return -1
+
+
+@register
+def buffers(local, sizes):
+    """The lane buffers of :func:`block` for the request vector ``local`` (a chunk's own copy):
+    the flat data ``(φ, H, M, a, b)``, the Riccati buffer, ``z``, ``T``, ``ν``, the
+    :data:`LaneScratch`, the lanes' admissibility and first bad node, a state's right-hand side,
+    each node's own-frame velocity ``v(k)``, each node's ``cos θ, sin θ, θ, θ̇`` (:func:`_angles`),
+    whether the constants are in every lane (:func:`_prime`), and the node forces ``f`` of
+    Newton–Euler."""
+    lwords = local.view(np.int64)
+    nv, ns, n = lwords[Header.NV], lwords[Header.NS], lwords[Header.N]
+    return (np.zeros(sizes[0] * LANES), np.zeros(sizes[1] * LANES), np.zeros(ns * LANES), np.zeros(nv * LANES),
+            np.zeros(nv * LANES), np.zeros(LaneScratch.SIZE * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64),
+            np.zeros(nv), np.zeros(6 * n * LANES), np.zeros(4 * n * LANES), np.zeros(1, dtype=np.int64),
+            np.zeros(ns * LANES))
+
+
+@register
+def borrowed_buffers(work):
+    """The lane buffers ``work`` of :func:`buffers`, each :func:`~sko.engine.borrow.borrowed` (for
+    a kernel that got them as an argument)."""
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    return (borrowed(data), borrowed(r), borrowed(z), borrowed(T), borrowed(nu), borrowed(t), borrowed(ok),
+            borrowed(bad), borrowed(rhs), borrowed(vel), borrowed(angles), borrowed(primed), borrowed(f))
+
+
+@register
+def _single_axis(reals, body) -> bool:
+    """Whether the body of ``body`` is on a revolute (helical) or prismatic joint, not reversed,
+    and its outputs not checked state by state (``Row.CHECK``: a kernel given by a user's
+    compiled state): its terms are computed in the lanes (:func:`_rigid_lanes`)."""
+    c0 = body[Row.CONSTANTS]
+    code = int(reals[c0 + JointConstants.code])
+    return (code == HELICAL or code == PRISMATIC) and reals[c0 + JointConstants.reverse] == 0 and body[Row.CHECK] < 0
+
+
+@register
+def _load(lwords, arena, Q, QD, s):
+    """State ``s``'s ``q`` and ``θ̇`` into the arena."""
+    for i in range(lwords[Header.NQ]):
+        arena[lwords[Header.Q] + i] = Q[s, i]
+    for i in range(lwords[Header.NV]):
+        arena[lwords[Header.V] + i] = QD[s, i]
+
+
+@register
+def _prime(lwords, rows, reals, arena, data, Q, QD, first, count) -> bool:
+    """The constants (``M``, the hinge maps of single-axis joints, the zero blocks of ``φ``, the
+    records' ``γ = 0``) into every lane and the arena: the first state of the block that a whole
+    fill (constants included) accepts, copied to every lane. False when none is accepted (the
+    block's states are then all rejected by the fill of :func:`block` too)."""
+    size = data.shape[0] // LANES
+    for l in range(count):
+        _load(lwords, arena, Q, QD, first + l)
+        if fill_states(rows, reals, arena, Terms.MOTION, True, 0, rows.shape[0]) == -1:
+            for i in range(size):
+                x = arena[i]
+                for k in range(LANES):
+                    data[i * LANES + k] = x
+            return True
+    return False
+
+
+@register
+def _angles(lwords, rows, layout, reals, angles, Q, QD, first, count):
+    """``cos θ, sin θ, θ, θ̇`` of every single-axis node (a prismatic joint: ``1, 0, θ, θ̇``) into
+    the rows ``4 j … 4 j + 3`` of ``angles``, each lane's from its state (the tail's from the
+    block's first)."""
+    q0, v0 = lwords[Header.Q], lwords[Header.V]
+    for j in range(layout.shape[0]):
+        body = rows[j]
+        if not _single_axis(reals, body):
+            continue
+        helical = int(reals[body[Row.CONSTANTS] + JointConstants.code]) == HELICAL
+        for l in range(LANES):
+            s = first + min(l, count - 1)
+            theta = Q[s, body[Row.Q] - q0]
+            o = 4 * j * LANES + l
+            angles[o] = np.cos(theta) if helical else 1.0 + 0 * theta
+            angles[o + LANES] = np.sin(theta) if helical else 0 * theta
+            angles[o + 2 * LANES] = theta
+            angles[o + 3 * LANES] = QD[s, body[Row.V] - v0]
+
+
+@inline_kernel
+def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
+    """The terms of a rigid body on a single-axis joint (node ``j``, parent node ``p``) in every
+    lane, as the per-state kernel computes them (:func:`sko.engine.bodies.rigid._single_axis`):
+    ``ᵏX_o = rot(E) xlt(r)`` with ``E = E_J E_T``, ``r = r_T + E_Tᵀ r_J`` into ``φ``'s non-zero
+    blocks, ``v = ᵏX_o v_o + S θ̇`` (into ``vel``), ``a = ᵏX_o γ_o + v × S θ̇``,
+    ``b = v ×* I v``. The inboard ``γ_o`` is a constant (the inertial frame's ``−a_g``, a rigid
+    parent's 0), read from the arena."""
+    c0, io = body[Row.CONSTANTS], body[Row.INBOARD]
+    jp, xt = c0 + JointConstants.parameters, c0 + RigidConstants.placement
+    x, y, z = reals[jp], reals[jp + 1], reals[jp + 2]
+    c, s, theta, td = row(angles, 4 * j), row(angles, 4 * j + 1), row(angles, 4 * j + 2), row(angles, 4 * j + 3)
+    if int(reals[c0 + JointConstants.code]) == HELICAL:
+        h = reals[jp + 3]
+        lin = h * theta
+        sw0, sw1, sw2, sv0, sv1, sv2 = x, y, z, h * x, h * y, h * z
+    else:
+        lin = theta
+        sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
+    d = 1 - c  # E_J = I − s K + (1 − c) K², K = u× (Rodrigues)
+    j00, j01, j02 = 1 + d * (x * x - 1), s * z + d * x * y, d * x * z - s * y
+    j10, j11, j12 = d * x * y - s * z, 1 + d * (y * y - 1), s * x + d * y * z
+    j20, j21, j22 = s * y + d * x * z, d * y * z - s * x, 1 + d * (z * z - 1)
+    rj0, rj1, rj2 = lin * x, lin * y, lin * z
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
+                                                   reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
+                                                   reals[xt + 8])
+    rt = xt + Placement.translation
+    r0 = reals[rt] + t00 * rj0 + t10 * rj1 + t20 * rj2  # E = E_J E_T, r = r_T + E_Tᵀ r_J
+    r1 = reals[rt + 1] + t01 * rj0 + t11 * rj1 + t21 * rj2
+    r2 = reals[rt + 2] + t02 * rj0 + t12 * rj1 + t22 * rj2
+    E = ((j00 * t00 + j01 * t10 + j02 * t20, j00 * t01 + j01 * t11 + j02 * t21, j00 * t02 + j01 * t12 + j02 * t22),
+         (j10 * t00 + j11 * t10 + j12 * t20, j10 * t01 + j11 * t11 + j12 * t21, j10 * t02 + j11 * t12 + j12 * t22),
+         (j20 * t00 + j21 * t10 + j22 * t20, j20 * t01 + j21 * t11 + j22 * t21, j20 * t02 + j21 * t12 + j22 * t22))
+    eo, er, ec = body[Row.E], body[Row.E_ROW], body[Row.E_COLUMN]
+    for i in range(3 if p >= 0 else 0):  # ᵏX_o = [[E, 0], [−E r×, E]] (a base body has no weight)
+        e0, e1, e2 = E[i]
+        set_row(data, eo + i * er, e0)
+        set_row(data, eo + i * er + ec, e1)
+        set_row(data, eo + i * er + 2 * ec, e2)
+        lo = eo + (3 + i) * er
+        set_row(data, lo, e2 * r1 - e1 * r2)
+        set_row(data, lo + ec, e0 * r2 - e2 * r0)
+        set_row(data, lo + 2 * ec, e1 * r0 - e0 * r1)
+        set_row(data, lo + 3 * ec, e0)
+        set_row(data, lo + 4 * ec, e1)
+        set_row(data, lo + 5 * ec, e2)
+    vj = (sw0 * td, sw1 * td, sw2 * td, sv0 * td, sv1 * td, sv2 * td)
+    if p >= 0:
+        v = _x_times(E, r0, r1, r2, _six(vel, 6 * p), vj)  # ᵏX_o v_o + v_J
+    else:
+        v = _x_times(E, r0, r1, r2, _numbers6(arena, io + Record.velocity), vj)
+    g = _numbers6(arena, io + Record.gamma)
+    if g[0] == 0 and g[1] == 0 and g[2] == 0 and g[3] == 0 and g[4] == 0 and g[5] == 0:
+        cross = motion_cross(v, vj)
+        a = cross
+    else:
+        zero = 0 * td
+        acc = _x_times(E, r0, r1, r2, g, (zero, zero, zero, zero, zero, zero))  # ᵏX_o γ_o
+        cross = motion_cross(v, vj)
+        a = (acc[0] + cross[0], acc[1] + cross[1], acc[2] + cross[2], acc[3] + cross[3], acc[4] + cross[4],
+             acc[5] + cross[5])
+    b = bias(reals, c0 + RigidConstants.inertia, v)
+    ao, bo = body[Row.A], body[Row.B]
+    for i in range(6):
+        set_row(data, ao + i, a[i])
+        set_row(data, bo + i, b[i])
+        set_row(vel, 6 * j + i, v[i])
+
+
+@register
+def _numbers6(a, o):
+    """``a[o … o + 5]``, six numbers."""
+    return a[o], a[o + 1], a[o + 2], a[o + 3], a[o + 4], a[o + 5]
+
+
+@inline_kernel
+def _x_times(E, r0, r1, r2, x, add):
+    """``add + X x`` for ``X = rot(E) xlt(r)`` (``E`` as three rows) and the six numbers ``x``:
+    ``X [w; u] = [E w; E (u − r × w)]`` (:func:`sko.engine.bodies.rigid.transform`)."""
+    w0, w1, w2 = x[0], x[1], x[2]
+    u0, u1, u2 = x[3] - (r1 * w2 - r2 * w1), x[4] - (r2 * w0 - r0 * w2), x[5] - (r0 * w1 - r1 * w0)
+    (e00, e01, e02), (e10, e11, e12), (e20, e21, e22) = E
+    return (add[0] + e00 * w0 + e01 * w1 + e02 * w2, add[1] + e10 * w0 + e11 * w1 + e12 * w2,
+            add[2] + e20 * w0 + e21 * w1 + e22 * w2, add[3] + e00 * u0 + e01 * u1 + e02 * u2,
+            add[4] + e10 * u0 + e11 * u1 + e12 * u2, add[5] + e20 * u0 + e21 * u1 + e22 * u2)
+
+
+@register
+def _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status, first, count, j, p):
+    """Node ``j`` (parent node ``p``) of a joint the lanes do not compute, in each lane: the
+    body's own kernel on the arena holding the lane's ``q``, ``θ̇`` and inboard velocity, its
+    ``φ``, ``H``, ``a``, ``b`` and velocity then copied into the lane. A state it rejects gets
+    the body's body (the lowest of the rows rejecting it, as a whole fill would)."""
+    body = rows[j]
+    q0, v0 = lwords[Header.Q], lwords[Header.V]
+    io, rec = body[Row.INBOARD], body[Row.RECORDS]
+    for l in range(LANES):
+        s = first + min(l, count - 1)
+        for i in range(body[Row.NQ]):
+            arena[body[Row.Q] + i] = Q[s, body[Row.Q] - q0 + i]
+        for i in range(body[Row.NV]):
+            arena[body[Row.V] + i] = QD[s, body[Row.V] - v0 + i]
+        if p >= 0:
+            for i in range(6):
+                arena[io + Record.velocity + i] = vel[(6 * p + i) * LANES + l]
+        if fill_states(rows, reals, arena, Terms.MOTION, False, j, j + 1) != -1 and l < count:
+            if status[s] < 0 or status[s] > j:
+                status[s] = j
+        if p >= 0:
+            _copy(arena, data, l, layout[j, Flat.W], 36)
+        _copy(arena, data, l, layout[j, Flat.H], 6 * layout[j, Flat.HINGE_DIM])
+        _copy(arena, data, l, layout[j, Flat.A], 6)
+        _copy(arena, data, l, layout[j, Flat.B], 6)
+        for i in range(6):
+            vel[(6 * j + i) * LANES + l] = arena[rec + Record.velocity + i]
+
+
+@register
+def _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count):
+    """The flat model of the states ``first … first + count − 1`` into the lanes (the tail's
+    lanes: copies of the block's first state), parents first: a body on a single-axis joint in
+    the lanes (:func:`_rigid_lanes`), any other by its own kernel state by state
+    (:func:`_node_per_state`: a floating base, a spherical joint); each state's status −1 or the
+    row that rejected it."""
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    if primed[0] == 0 and _prime(lwords, rows, reals, arena, data, Q, QD, first, count):
+        primed[0] = 1
+    for l in range(count):
+        status[first + l] = -1
+    _angles(lwords, rows, layout, reals, angles, Q, QD, first, count)
+    for j in range(layout.shape[0]):
+        body, p = rows[j], layout[j, Flat.PARENT]
+        if _single_axis(reals, body):
+            _rigid_lanes(body, reals, arena, data, vel, angles, j, p)
+        else:
+            _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status, first, count, j, p)
+
+
+@register
+def _hinge_forces(lwords, rows, reals, arena, rhs, Q, QD, status, s, sign) -> None:
+    """``rhs += sign · hinge`` at state ``s`` (loaded into the arena), when a body has a compiled
+    hinge force and the state is not rejected; a failing hook's status ``2N + k``."""
+    if lwords[Header.HINGES] != 0 and status[s] < 0:
+        _load(lwords, arena, Q, QD, s)
+        k = add_hinge_forces(rows, reals, arena, lwords[Header.V], rhs, sign)
+        if k >= 0:
+            status[s] = 2 * lwords[Header.N] + k
+
+
+@register
+def block(local, work, Q, QD, X, out, status, first, count):
+    """``θ̈`` of the states ``first … first + count − 1`` (``count ≤ LANES``) of ``Q``, ``QD``,
+    ``X`` into the same rows of ``out`` and ``status`` (as :func:`forward_dynamics`), on the
+    request vector ``local`` and the lane buffers ``work`` of :func:`buffers`: the fill
+    (:func:`_fill`), the hinge forces state by state, the passes once, each lane's result and
+    status out. The caller borrows ``local`` and ``work`` (:func:`borrowed_buffers`) where it
+    holds them as arguments."""
+    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    nv, N = lwords[Header.NV], lwords[Header.N]
+    _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
+    for l in range(LANES):
+        s = first + min(l, count - 1)
+        for i in range(nv):
+            rhs[i] = X[s, i]
+        if l < count:
+            _hinge_forces(lwords, rows, reals, arena, rhs, Q, QD, status, s, -1.0)
+        for i in range(nv):
+            T[i * LANES + l] = rhs[i]
+    _riccati(layout, data, roff, r, t, ok, bad)
+    _gather(layout, data, roff, r, T, z, nu)
+    _scatter(layout, data, roff, r, z, nu)
+    for l in range(count):
+        s = first + l
+        if status[s] >= 0:
+            continue
+        if bad[l] >= 0:
+            status[s] = N + layout[bad[l], Flat.BODY]
+            continue
+        x = 0.0
+        for i in range(nv):
+            out[s, i] = nu[i * LANES + l]
+            x += 0.0 * nu[i * LANES + l]
+        if x != 0.0:
+            status[s] = -3
+
+
+@register
+def inverse_block(local, work, Q, QD, X, out, status, first, count):
+    """``T = ℳ θ̈ + 𝒞 + hinge`` of the states ``first … first + count − 1`` for ``θ̈`` in ``X``
+    (as :func:`block`): the fill, Newton–Euler once (:func:`_newton_euler`), each lane's result
+    plus its hinge forces, state by state, out."""
+    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    nv = lwords[Header.NV]
+    _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
+    for l in range(LANES):
+        s = first + min(l, count - 1)
+        for i in range(nv):
+            T[i * LANES + l] = X[s, i]
+    _newton_euler(layout, data, T, z, f, nu)
+    for l in range(count):
+        s = first + l
+        for i in range(nv):
+            rhs[i] = 0.0
+        _hinge_forces(lwords, rows, reals, arena, rhs, Q, QD, status, s, 1.0)
+        if status[s] >= 0:
+            continue
+        x = 0.0
+        for i in range(nv):
+            y = nu[i * LANES + l] + rhs[i]
+            out[s, i] = y
+            x += 0.0 * y
+        if x != 0.0:
+            status[s] = -3

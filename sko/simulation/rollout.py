@@ -8,7 +8,9 @@ hinge force is compiled (no tendon, no body type whose ``hinge_force`` has no co
 joint type: :mod:`sko.engine.joint_registry`; every joint but a
 :class:`~sko.bodies.joints.CustomJoint`), every body type with a ``q̇`` map of its own gives it as
 a compiled hook, and the hinge forces are an array, the whole loop runs compiled, in parallel over
-chunks of rollouts (:mod:`sko.engine.rollout`): no Python per state or per step.
+chunks of rollouts (:mod:`sko.engine.rollout`): no Python per state or per step. Where every body
+is a library rigid body (:func:`sko.engine.lanes.applies`), each stage runs over blocks of
+rollouts at once (:mod:`sko.engine.lane_rollout`), to rounding the same trajectories.
 Otherwise (a ``tau`` callable, bodies with a Python state or Python hinge forces, the reference
 backend) each step makes batched calls of the system's methods over the rollouts still running.
 
@@ -31,6 +33,7 @@ from sko.bodies.contract import BodyError, BodyType
 from sko.engine.hooks import hook_address, normalize_at, qdot_at
 from sko.engine.state_kernels import Row
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
+from sko.engine import lane_rollout as LR
 from sko.engine import rollout as CR
 from sko.systems.coordinates import coordinate_maps
 from sko.engine.requests import REQUESTS
@@ -192,13 +195,23 @@ SEGMENT = 1_000_000
 
 def _compiled(system, maps, T, dt: float, rk4: bool, Q, V, failed, report) -> np.ndarray:
     """The compiled loop; with a progress report, in segments of about :data:`SEGMENT`
-    state-steps over the rollouts still running, reported after each. Returns each rollout's
-    status (:func:`~sko.engine.rollout.rollout`)."""
+    state-steps over the rollouts still running, reported after each; on the lanes where they take
+    the system (:mod:`sko.engine.lane_rollout`). Returns each rollout's status
+    (:func:`~sko.engine.rollout.rollout`)."""
     B, steps, nv = Q.shape[0], Q.shape[1] - 1, V.shape[2]
-    w = system._engine._request_vector(REQUESTS["forward_dynamics"], np.dtype(np.float64))
+    engine = system._engine
+    lanes = engine._lanes()  # every body a library rigid body: the stages in blocks of states
+    w = engine._request_vector(REQUESTS["forward_dynamics"], np.dtype(np.float64), kernels=not lanes)
+
+    def run(T, Q, V, failed, status):
+        if lanes:
+            LR.rollout(w, maps.table, maps.packed, T, dt, rk4, Q, V, failed, status, engine._lane_sizes)
+        else:
+            CR.rollout(w, maps.table, maps.packed, T, dt, rk4, Q, V, failed, status)
+
     status = np.full(B, -1, dtype=np.int64)
     if report is None:
-        CR.rollout(w, maps.table, maps.packed, np.zeros((B, 0, nv)) if T is None else T, dt, rk4, Q, V, failed, status)
+        run(np.zeros((B, 0, nv)) if T is None else T, Q, V, failed, status)
         return status
     length = max(1, SEGMENT // max(B, 1))
     for a in range(0, steps, length):
@@ -208,7 +221,7 @@ def _compiled(system, maps, T, dt: float, rk4: bool, Q, V, failed, report) -> np
         Qs[:, 0], Vs[:, 0] = Q[rows, a], V[rows, a]
         Ts = np.zeros((rows.size, 0, nv)) if T is None else np.ascontiguousarray(T[rows, a:b])
         part_failed, part_status = np.full(rows.size, -1, dtype=np.int64), np.full(rows.size, -1, dtype=np.int64)
-        CR.rollout(w, maps.table, maps.packed, Ts, dt, rk4, Qs, Vs, part_failed, part_status)
+        run(Ts, Qs, Vs, part_failed, part_status)
         Q[rows, a + 1: b + 1], V[rows, a + 1: b + 1] = Qs[:, 1:], Vs[:, 1:]
         stopped = part_failed >= 0
         failed[rows[stopped]] = a + part_failed[stopped]
