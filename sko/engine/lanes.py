@@ -67,7 +67,7 @@ from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
 __all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "forward_dynamics", "buffers",
-           "borrowed_buffers", "block", "inverse_block"]
+           "borrowed_buffers", "block", "inverse_block", "mass_block"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 #: The lane scratch of a Riccati step of any hinge (:func:`_riccati_any`), in rows of
@@ -543,6 +543,56 @@ def _newton_euler(layout, data, A, alpha, f, T):
                 _add(f, npo + i, x[i])
 
 
+# ----------------------------------------------------------------------------- the mass matrix
+@kernel
+def _composite_inertias(layout, data, roff, r):
+    """The composite inertias in every lane (the Lyapunov recursion, SKO.md Lemma 3): ``R(k)``
+    starts as ``M(k)`` (in the slot of ``P(k)`` of the Riccati buffer ``r``), then children first
+    ``R(℘) += φ R φ*`` by the triangle congruence of the Riccati gather."""
+    layout, data, roff, r = borrowed(layout), borrowed(data), borrowed(roff), borrowed(r)
+    n = layout.shape[0]
+    for j in range(n):
+        mo, Ro = layout[j, Flat.M], roff[j, Riccati.P]
+        for i in range(36):
+            set_row(r, Ro + i, row(data, mo + i))
+    for j in range(n - 1, -1, -1):
+        p = layout[j, Flat.PARENT]
+        if p >= 0:
+            _congruence(data, layout[j, Flat.W], _upper(r, roff[j, Riccati.P]), r, roff[p, Riccati.P])
+
+
+@kernel
+def _mass_columns(layout, data, roff, r, t, mass, nv):
+    """ℳ in every lane from the composite inertias (SKO.md Lemma 3, ``ℳ = H φ R φ* H*`` by
+    blocks): at each node ``k``, ``F = R(k) H(k)*`` (its ``h`` columns in the lane scratch
+    ``t``), ``ℳ(k, k) = H(k) F``; then up its ancestors ``i``, ``F ← φ(i, ·) F`` and
+    ``ℳ(i, k) = ℳ(k, i)* = H(i) F``, into the rows of ``mass`` (``nv × nv``, row-major). Entries
+    of no ancestor pair stay zero."""
+    layout, data, roff, r = borrowed(layout), borrowed(data), borrowed(roff), borrowed(r)
+    t, mass = borrowed(t), borrowed(mass)
+    for j in range(layout.shape[0]):
+        h, do, ho = layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF], layout[j, Flat.H]
+        s = _upper(r, roff[j, Riccati.P])
+        for c in range(h):
+            F = rb.symmetric_times(s, _six(data, ho + 6 * c))
+            for i in range(6):
+                set_row(t, 6 * c + i, F[i])
+            for a in range(h):
+                set_row(mass, (do + a) * nv + do + c, rb.dot(_six(data, ho + 6 * a), F))
+        k, p = j, layout[j, Flat.PARENT]
+        while p >= 0:
+            wo, hp, dp, hpo = layout[k, Flat.W], layout[p, Flat.HINGE_DIM], layout[p, Flat.DOF], layout[p, Flat.H]
+            for c in range(h):
+                F = _times(data, wo, _six(t, 6 * c))
+                for i in range(6):
+                    set_row(t, 6 * c + i, F[i])
+                for a in range(hp):
+                    x = rb.dot(_six(data, hpo + 6 * a), F)
+                    set_row(mass, (dp + a) * nv + do + c, x)
+                    set_row(mass, (do + c) * nv + dp + a, x)
+            k, p = p, layout[p, Flat.PARENT]
+
+
 # ----------------------------------------------------------------------------- a batch
 @register
 def _copy(arena, data, l, o, n):
@@ -552,15 +602,16 @@ def _copy(arena, data, l, o, n):
 
 
 #: the requests the lanes answer, by name: their code for :func:`_chunk`
-REQUESTS = {"forward_dynamics": 0, "inverse_dynamics": 1}
+REQUESTS = {"forward_dynamics": 0, "inverse_dynamics": 1, "mass_matrix": 2}
 
 
 def evaluate(name: str, w, Q, QD, X, out, status, sizes) -> None:
     """The request ``name`` of :data:`REQUESTS` at every state of a batch (module docstring):
-    ``forward_dynamics``, ``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` for ``X = T``, or ``inverse_dynamics``,
-    ``T = ℳ θ̈ + 𝒞 + hinge`` for ``X = θ̈`` (Algorithm 3.1). ``w`` is the request's vector
-    (float64, filling its arena), ``Q`` (B × nq), ``QD`` and ``X`` (B × nv), into ``out``
-    (B × nv) and ``status`` (B; the per-state kernels' codes, :mod:`sko.engine.requests`, ``-3``
+    ``forward_dynamics``, ``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` for ``X = T``; ``inverse_dynamics``,
+    ``T = ℳ θ̈ + 𝒞 + hinge`` for ``X = θ̈`` (Algorithm 3.1); or ``mass_matrix``, ``ℳ`` (its
+    ``QD`` zero, ``X`` without columns). ``w`` is the request's vector (float64, filling its
+    arena), ``Q`` (B × nq), ``QD`` and ``X`` (B × nv), into ``out`` (B × nv, or B × nv² for ℳ)
+    and ``status`` (B; the per-state kernels' codes, :mod:`sko.engine.requests`, ``-3``
     for a result that is not finite). ``sizes``: the flat data's and the Riccati buffer's
     lengths. All arrays C-ordered and writeable."""
     _batch(w, Q, QD, X, out, status, sizes, _chunk_address(), get_num_threads(), REQUESTS[name])
@@ -581,7 +632,7 @@ def _chunk_address() -> int:
 
 _F1, _F2, _I1 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")
 #: the type of the lane buffers of :func:`buffers`
-_BUFFERS = types.Tuple((_F1, _F1, _F1, _F1, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _I1, _F1))
+_BUFFERS = types.Tuple((_F1, _F1, _F1, _F1, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _I1, _F1, _F1))
 #: the argument types :func:`_chunk` is compiled for
 _CHUNK_TYPES = (_F1, _BUFFERS, _F2, _F2, _F2, _F2, _I1, types.int64, types.int64, types.int64)
 #: ``_call_chunk(address, (local, work, Q, QD, X, out, status, first, stop, request))``: :func:`_chunk` at
@@ -609,7 +660,7 @@ def _batch(w, Q, QD, X, out, status, sizes, address, threads, request):
 @kernel
 def _chunk(local, work, Q, QD, X, out, status, first, stop, request):
     """The blocks ``first … stop − 1`` of :func:`evaluate`, each by :func:`block` (the ``request``
-    code 0) or :func:`inverse_block` (1), on a
+    code 0), :func:`inverse_block` (1) or :func:`mass_block` (2), on a
     thread's own request vector ``local`` and lane buffers ``work``, borrowed (the caller owns
     them for the call: no reference counted in the loops). Returns −1."""
     local, Q, QD, X = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X)
@@ -619,8 +670,10 @@ def _chunk(local, work, Q, QD, X, out, status, first, stop, request):
     for b in range(first, stop):
         if request == 0:
             block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
-        else:
+        elif request == 1:
             inverse_block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
+        else:
+            mass_block(local, work, Q, QD, out, status, b * LANES, min(LANES, B - b * LANES))
     return -1
 
 
@@ -630,23 +683,24 @@ def buffers(local, sizes):
     the flat data ``(φ, H, M, a, b)``, the Riccati buffer, ``z``, ``T``, ``ν``, the
     :data:`LaneScratch`, the lanes' admissibility and first bad node, a state's right-hand side,
     each node's own-frame velocity ``v(k)``, each node's ``cos θ, sin θ, θ, θ̇`` (:func:`_angles`),
-    whether the constants are in every lane (:func:`_prime`), and the node forces ``f`` of
-    Newton–Euler."""
+    whether the constants are in every lane (:func:`_prime`), the node forces ``f`` of
+    Newton–Euler and the ``nv × nv`` entries of ℳ."""
     lwords = local.view(np.int64)
     nv, ns, n = lwords[Header.NV], lwords[Header.NS], lwords[Header.N]
     return (np.zeros(sizes[0] * LANES), np.zeros(sizes[1] * LANES), np.zeros(ns * LANES), np.zeros(nv * LANES),
             np.zeros(nv * LANES), np.zeros(LaneScratch.SIZE * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64),
             np.zeros(nv), np.zeros(6 * n * LANES), np.zeros(4 * n * LANES), np.zeros(1, dtype=np.int64),
-            np.zeros(ns * LANES))
+            np.zeros(ns * LANES), np.zeros(nv * nv * LANES))
 
 
 @register
 def borrowed_buffers(work):
     """The lane buffers ``work`` of :func:`buffers`, each :func:`~sko.engine.borrow.borrowed` (for
     a kernel that got them as an argument)."""
-    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
     return (borrowed(data), borrowed(r), borrowed(z), borrowed(T), borrowed(nu), borrowed(t), borrowed(ok),
-            borrowed(bad), borrowed(rhs), borrowed(vel), borrowed(angles), borrowed(primed), borrowed(f))
+            borrowed(bad), borrowed(rhs), borrowed(vel), borrowed(angles), borrowed(primed), borrowed(f),
+            borrowed(mass))
 
 
 @register
@@ -832,7 +886,7 @@ def _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
     the lanes (:func:`_rigid_lanes`), any other by its own kernel state by state
     (:func:`_node_per_state`: a floating base, a spherical joint); each state's status −1 or the
     row that rejected it."""
-    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
     if primed[0] == 0 and _prime(lwords, rows, reals, arena, data, Q, QD, first, count):
         primed[0] = 1
     for l in range(count):
@@ -866,7 +920,7 @@ def block(local, work, Q, QD, X, out, status, first, count):
     status out. The caller borrows ``local`` and ``work`` (:func:`borrowed_buffers`) where it
     holds them as arguments."""
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
     nv, N = lwords[Header.NV], lwords[Header.N]
     _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
     for l in range(LANES):
@@ -901,7 +955,7 @@ def inverse_block(local, work, Q, QD, X, out, status, first, count):
     (as :func:`block`): the fill, Newton–Euler once (:func:`_newton_euler`), each lane's result
     plus its hinge forces, state by state, out."""
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
     nv = lwords[Header.NV]
     _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
     for l in range(LANES):
@@ -919,6 +973,30 @@ def inverse_block(local, work, Q, QD, X, out, status, first, count):
         x = 0.0
         for i in range(nv):
             y = nu[i * LANES + l] + rhs[i]
+            out[s, i] = y
+            x += 0.0 * y
+        if x != 0.0:
+            status[s] = -3
+
+
+@register
+def mass_block(local, work, Q, QD, out, status, first, count):
+    """``ℳ`` of the states ``first … first + count − 1`` (as :func:`block`; ``QD`` zero): the
+    fill, the composite inertias and ℳ's columns once (:func:`_composite_inertias`,
+    :func:`_mass_columns`), each lane's ``nv × nv`` entries out."""
+    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
+    nv = lwords[Header.NV]
+    _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
+    _composite_inertias(layout, data, roff, r)
+    _mass_columns(layout, data, roff, r, t, mass, nv)
+    for l in range(count):
+        s = first + l
+        if status[s] >= 0:
+            continue
+        x = 0.0
+        for i in range(nv * nv):
+            y = mass[i * LANES + l]
             out[s, i] = y
             x += 0.0 * y
         if x != 0.0:

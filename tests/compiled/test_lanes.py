@@ -250,3 +250,27 @@ def test_inverse_dynamics_adds_compiled_hinge_forces_per_state():
 def test_inverse_dynamics_of_other_body_types_keeps_the_per_state_batch():
     system = next(s for s in (random_system(seed) for seed in range(6)) if not _taken(s))
     _inverse_equal_to_single_calls(system, *_batch(system, L + 1, 2))
+
+
+# ----------------------------------------------------------------------------- the mass matrix
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from(SIZES))
+def test_mass_matrix_batch_equals_single_calls_on_random_rigid_forests(seed, B):
+    """Composite inertias in the lanes against the single call's ten-parameter recursion: equal to
+    1e-13 relative to the largest entry."""
+    system = rigid_forest(seed)
+    assert _taken(system)
+    Q = configurations(system, seed, B)
+    batch = system.mass_matrix(Q)
+    assert batch.shape == (B, system.nv, system.nv)
+    for s in range(B):
+        _close(batch[s], system.mass_matrix(Q[s]))
+
+
+def test_mass_matrix_of_example_robots():
+    for _, _, system in example_robots():
+        for B in (L + 1, 1024):
+            Q = configurations(system, B, B)
+            batch = system.mass_matrix(Q)
+            for s in range(0, B, max(1, B // 16)):
+                _close(batch[s], system.mass_matrix(Q[s]))
