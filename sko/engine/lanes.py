@@ -67,7 +67,7 @@ from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
 __all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "forward_dynamics", "buffers",
-           "borrowed_buffers", "block", "inverse_block", "mass_block"]
+           "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 #: The lane scratch of a Riccati step of any hinge (:func:`_riccati_any`), in rows of
@@ -210,6 +210,82 @@ def admissible(typingctx, v):
         return builder.uitofp(builder.and_(positive, finite), _VECTOR)
 
     return LANE_TYPE(v), codegen
+
+
+@intrinsic
+def lane_floor(typingctx, v):
+    """``⌊v⌋`` lane by lane."""
+    if not isinstance(v, Lanes):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.call(_intrinsic(builder, "floor"), [args[0]])
+
+    return LANE_TYPE(v), codegen
+
+
+@intrinsic
+def choose(typingctx, c, a, b):
+    """``a`` in the lanes where ``c`` is not zero, ``b`` in the others (both lane numbers)."""
+    if not (isinstance(c, Lanes) and isinstance(a, Lanes) and isinstance(b, Lanes)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        mask = builder.fcmp_unordered("!=", args[0], ir.Constant(_VECTOR, [0.0] * LANES))
+        return builder.select(mask, args[1], args[2])
+
+    return LANE_TYPE(c, a, b), codegen
+
+
+#: ``π/2`` in three parts (Cody and Waite; Cephes' ``DP1…DP3`` doubled): ``k · P1`` is exact for
+#: ``|k| < 2²⁹``, and ``((x − k P1) − k P2) − k P3`` is ``x − k π/2`` to a few units of rounding
+#: of the result for ``|x| ≤`` :data:`REDUCED`
+_PI_2 = (1.57079625129699707031e0, 7.54978941586159635335e-8, 5.39030285815811905290e-15)
+REDUCED = 1e8  #: the largest ``|θ|`` whose sine and cosine :func:`sine_cosine` reduces itself
+
+
+@intrinsic
+def _reduced(typingctx, x, k):
+    """``((x − k P1) − k P2) − k P3`` (:data:`_PI_2`) lane by lane, in this order: without the
+    kernels' reassociation, which would fold the three parts into one."""
+    if not (isinstance(x, Lanes) and isinstance(k, Lanes)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        r = args[0]
+        for part in _PI_2:
+            r = builder.fsub(r, builder.fmul(args[1], ir.Constant(_VECTOR, [part] * LANES)))
+        return r
+
+    return LANE_TYPE(x, k), codegen
+
+
+#: the minimax polynomials of Cephes' ``sin`` and ``cos`` on ``|r| ≤ π/4``, in ``z = r²``
+_SINE = (1.58962301576546568060e-10, -2.50507477628578072866e-8, 2.75573136213857245213e-6,
+         -1.98412698295895385996e-4, 8.33333333332211858878e-3, -1.66666666666666307295e-1)
+_COSINE = (-1.13585365213876817300e-11, 2.08757008419747316778e-9, -2.75573141792967388112e-7,
+           2.48015872888517045348e-5, -1.38888888888730564116e-3, 4.16666666666665929218e-2)
+
+
+@register
+def sine_cosine(x):
+    """``(sin x, cos x)`` lane by lane for ``|x| ≤`` :data:`REDUCED` (a NaN or an infinity gives
+    NaN), within about one unit of rounding of libm's: ``x = k π/2 + r`` with ``|r| ≤ π/4``
+    (:func:`_reduced`), Cephes' polynomials in ``r``, and the quadrant ``k mod 4`` choosing and
+    signing them (libm's sine and cosine are scalar calls; these are one vector register)."""
+    k = lane_floor(x * 0.636619772367581343076 + 0.5)
+    r = _reduced(x, k)
+    z = r * r
+    S0, S1, S2, S3, S4, S5 = _SINE
+    C0, C1, C2, C3, C4, C5 = _COSINE
+    sin_r = r + r * z * (((((S0 * z + S1) * z + S2) * z + S3) * z + S4) * z + S5)
+    cos_r = 1.0 - 0.5 * z + z * z * (((((C0 * z + C1) * z + C2) * z + C3) * z + C4) * z + C5)
+    q = k - 4.0 * lane_floor(k * 0.25)  # the quadrant, 0 … 3
+    odd = q - 2.0 * lane_floor(q * 0.5)
+    s, c = choose(odd, cos_r, sin_r), choose(odd, sin_r, cos_r)
+    qc = q + 1.0
+    qc = qc - 4.0 * lane_floor(qc * 0.25)
+    return choose(lane_floor(q * 0.5), 0.0 - s, s), choose(lane_floor(qc * 0.5), 0.0 - c, c)
 
 
 @register
@@ -744,21 +820,31 @@ def _prime(lwords, rows, reals, arena, data, Q, QD, first, count) -> bool:
 def _angles(lwords, rows, layout, reals, angles, Q, QD, first, count):
     """``cos θ, sin θ, θ, θ̇`` of every single-axis node (a prismatic joint: ``1, 0, θ, θ̇``) into
     the rows ``4 j … 4 j + 3`` of ``angles``, each lane's from its state (the tail's from the
-    block's first)."""
+    block's first); the sine and cosine of a revolute (helical) joint by :func:`sine_cosine`, of an
+    angle beyond :data:`REDUCED` by libm's, lane by lane."""
     q0, v0 = lwords[Header.Q], lwords[Header.V]
     for j in range(layout.shape[0]):
         body = rows[j]
         if not _single_axis(reals, body):
             continue
         helical = int(reals[body[Row.CONSTANTS] + JointConstants.code]) == HELICAL
+        o = 4 * j * LANES
         for l in range(LANES):
             s = first + min(l, count - 1)
             theta = Q[s, body[Row.Q] - q0]
-            o = 4 * j * LANES + l
-            angles[o] = np.cos(theta) if helical else 1.0 + 0 * theta
-            angles[o + LANES] = np.sin(theta) if helical else 0 * theta
-            angles[o + 2 * LANES] = theta
-            angles[o + 3 * LANES] = QD[s, body[Row.V] - v0]
+            angles[o + l] = 1.0 + 0 * theta
+            angles[o + LANES + l] = 0 * theta
+            angles[o + 2 * LANES + l] = theta
+            angles[o + 3 * LANES + l] = QD[s, body[Row.V] - v0]
+        if not helical:
+            continue
+        sine, cosine = sine_cosine(row(angles, 4 * j + 2))
+        set_row(angles, 4 * j, cosine)
+        set_row(angles, 4 * j + 1, sine)
+        for l in range(LANES):
+            theta = angles[o + 2 * LANES + l]
+            if abs(theta) > REDUCED and abs(theta) < np.inf:
+                angles[o + l], angles[o + LANES + l] = np.cos(theta), np.sin(theta)
 
 
 @inline_kernel

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from sko.bodies import CompiledState, Revolute, RigidBody
 from sko.engine import lanes, use_backend
@@ -274,3 +275,43 @@ def test_mass_matrix_of_example_robots():
             batch = system.mass_matrix(Q)
             for s in range(0, B, max(1, B // 16)):
                 _close(batch[s], system.mass_matrix(Q[s]))
+
+
+# ----------------------------------------------------------------------------- sine and cosine
+@njit
+def _sine_cosine(x, s, c):
+    for i in range(x.shape[0] // L):
+        a, b = lanes.sine_cosine(lanes.row(x, i))
+        lanes.set_row(s, i, a)
+        lanes.set_row(c, i, b)
+
+
+def test_sine_and_cosine_in_the_lanes_are_libms_to_a_unit_of_rounding():
+    """Within 2 units of rounding of numpy's (libm's) relative to the value, or one of 1, up to
+    ``REDUCED``; NaN for a NaN or an infinity."""
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-8, 8, 40000), rng.uniform(-1e4, 1e4, 4000), rng.uniform(-1e8, 1e8, 4000),
+                        [0.0, -0.0, np.pi / 4, np.pi / 2, np.pi, -np.pi, 1e-300, lanes.REDUCED]])
+    x = np.concatenate([x, np.zeros(-x.size % L)])
+    s, c = np.empty_like(x), np.empty_like(x)
+    _sine_cosine(x, s, c)
+    for ours, libm in ((s, np.sin(x)), (c, np.cos(x))):
+        assert (np.abs(ours - libm) <= 2 * np.spacing(np.maximum(np.abs(libm), 1.0))).all()
+        typical = np.abs(libm) > 1e-3
+        assert (np.abs(ours - libm)[typical] <= 2 * np.spacing(np.abs(libm[typical]))).all()
+    x = np.array([np.nan, np.inf, -np.inf, 1.0])
+    s, c = np.empty_like(x), np.empty_like(x)
+    _sine_cosine(x, s, c)
+    assert np.isnan(s[:3]).all() and np.isnan(c[:3]).all()
+    assert abs(s[3] - np.sin(1.0)) <= 2 * np.spacing(1.0) and abs(c[3] - np.cos(1.0)) <= 2 * np.spacing(1.0)
+
+
+def test_angles_beyond_the_reduction_take_libm():
+    """A revolute angle of 10⁹ (beyond ``REDUCED``) in a batch: libm's sine and cosine in its lane,
+    the batch equal to the single calls."""
+    system = _arm()
+    assert _taken(system)
+    Q, V, TAU = _batch(system, L + 1, 5)
+    Q[1, 0] += 1e9
+    Q[2, 1] -= 3e8
+    _equal_to_single_calls(system, Q, V, TAU)
