@@ -61,7 +61,7 @@ from sko.engine.hooks import add_hinge_forces
 from sko.engine.jit import FAST_MATH, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.fields import offsets
 from sko.engine.layout import Flat, Riccati
-from sko.engine.bodies.rigid import Placement, RigidConstants, bias, motion_cross
+from sko.engine.bodies.rigid import RigidConstants, axis_transform, bias, motion_cross
 from sko.engine.joints import HELICAL, PRISMATIC, JointConstants
 from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
@@ -851,7 +851,7 @@ def _angles(lwords, rows, layout, reals, angles, Q, QD, first, count):
 def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
     """The terms of a rigid body on a single-axis joint (node ``j``, parent node ``p``) in every
     lane, as the per-state kernel computes them (:func:`sko.engine.bodies.rigid._single_axis`):
-    ``ᵏX_o = rot(E) xlt(r)`` with ``E = E_J E_T``, ``r = r_T + E_Tᵀ r_J`` into ``φ``'s non-zero
+    ``ᵏX_o = rot(E) xlt(r)`` (:func:`~sko.engine.bodies.rigid.axis_transform`) into ``φ``'s non-zero
     blocks, ``v = ᵏX_o v_o + S θ̇`` (into ``vel``), ``a = ᵏX_o γ_o + v × S θ̇``,
     ``b = v ×* I v``. The inboard ``γ_o`` is a constant (the inertial frame's ``−a_g``, a rigid
     parent's 0), read from the arena."""
@@ -866,21 +866,7 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
     else:
         lin = theta
         sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
-    d = 1 - c  # E_J = I − s K + (1 − c) K², K = u× (Rodrigues)
-    j00, j01, j02 = 1 + d * (x * x - 1), s * z + d * x * y, d * x * z - s * y
-    j10, j11, j12 = d * x * y - s * z, 1 + d * (y * y - 1), s * x + d * y * z
-    j20, j21, j22 = s * y + d * x * z, d * y * z - s * x, 1 + d * (z * z - 1)
-    rj0, rj1, rj2 = lin * x, lin * y, lin * z
-    t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
-                                                   reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
-                                                   reals[xt + 8])
-    rt = xt + Placement.translation
-    r0 = reals[rt] + t00 * rj0 + t10 * rj1 + t20 * rj2  # E = E_J E_T, r = r_T + E_Tᵀ r_J
-    r1 = reals[rt + 1] + t01 * rj0 + t11 * rj1 + t21 * rj2
-    r2 = reals[rt + 2] + t02 * rj0 + t12 * rj1 + t22 * rj2
-    E = ((j00 * t00 + j01 * t10 + j02 * t20, j00 * t01 + j01 * t11 + j02 * t21, j00 * t02 + j01 * t12 + j02 * t22),
-         (j10 * t00 + j11 * t10 + j12 * t20, j10 * t01 + j11 * t11 + j12 * t21, j10 * t02 + j11 * t12 + j12 * t22),
-         (j20 * t00 + j21 * t10 + j22 * t20, j20 * t01 + j21 * t11 + j22 * t21, j20 * t02 + j21 * t12 + j22 * t22))
+    E, r0, r1, r2 = axis_transform(reals, xt, x, y, z, c, s, lin)
     eo, er, ec = body[Row.E], body[Row.E_ROW], body[Row.E_COLUMN]
     for i in range(3 if p >= 0 else 0):  # ᵏX_o = [[E, 0], [−E r×, E]] (a base body has no weight)
         e0, e1, e2 = E[i]
