@@ -23,18 +23,20 @@ its force to its parent's rows, with the index of the parent's record it hangs f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
+from numba import prange, typeof, types
 
 from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns, offsets
-from sko.engine.jit import call_state, inline_kernel, kernel, register
-from sko.engine.state_kernels import Record, Row, fill_states
+from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
+from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
-__all__ = ["Plan", "LocalPlan", "plan", "partials", "batch_partials"]
+__all__ = ["Plan", "LocalPlan", "plan", "signature", "one_state_call", "one_state_address", "partials",
+           "batch_partials", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
 
 #: The columns of a body's row in the plan (module docstring): offsets into the work buffer, and
 #: ``RECORD`` (the parent's record this body hangs from), ``DOF`` (its first column), ``QS`` (its
@@ -109,40 +111,88 @@ def plan(layout) -> LocalPlan:
     return LocalPlan(out, size, scratch)
 
 
+#: the statuses of :func:`partials` besides −1 (done) and a row (its kernel rejected a state)
+NOT_FINITE_INPUT, NOT_FINITE_RESULT, RAISED = -2, -3, -5
+
+
+def signature(layout) -> tuple:
+    """The numba types of :func:`partials`' arguments at one state of ``layout``."""
+    plan_, size, scratch = layout.local_plan
+    nq, nv, zeros = layout.system.q_size, layout.system.dof_size, np.zeros
+    return tuple(typeof(x) for x in (layout.table(np.complex128), layout.reals, zeros(layout.size, dtype=np.complex128),
+                                     zeros((nq, nv)), zeros(nv), plan_, zeros(size), zeros(scratch),
+                                     zeros((nv, 3 * nv)), int(Terms.MOTION), True))
+
+
+def one_state_call(layout) -> Callable:
+    """The prepared call of :func:`partials` at one state of ``layout`` (every body compiled):
+    ``call(q, v, dv, qdot) -> (status, D)`` on 1-D float64 ``q``, ``v`` of the layout's sizes, a
+    C-ordered 1-D float64 ``dv`` and the ``nq × nv`` float64 tangent columns ``qdot``. What depends
+    on the system alone (the complex128 state table, the plan, the work and scratch buffers, which
+    the kernel zeroes) is made once, and :func:`partials` is compiled for its one signature and
+    called at its machine code's entry, without numba's dispatcher (which would look up the
+    overload of eleven arguments' types at every call); the entry converts each argument to the
+    type the signature declares, so the caller passes arrays of exactly these kinds. Compiled
+    calls hold the GIL: one call at a time uses the buffers."""
+    plan_, size, scratch_size = layout.local_plan
+    table, reals = layout.table(np.complex128), layout.reals
+    L, qo, vo, nq, nv = layout.size, layout.q_offset, layout.v_offset, layout.system.q_size, layout.system.dof_size
+    argtypes = signature(layout)
+    partials.compile(argtypes)
+    entry = partials.overloads[argtypes].entry_point
+    zeros, c16, terms, work, scratch = np.zeros, np.complex128, int(Terms.MOTION), np.empty(size), np.empty(scratch_size)
+
+    def call(q: np.ndarray, v: np.ndarray, dv: np.ndarray, qdot: np.ndarray) -> tuple[int, np.ndarray]:
+        arena = zeros(L, dtype=c16)
+        arena[qo: qo + nq] = q
+        arena[vo: vo + nv] = v
+        D = zeros((nv, 3 * nv))
+        return entry(table, reals, arena, qdot, dv, plan_, work, scratch, D, terms, True), D
+
+    return call
+
+
+def one_state_address(layout) -> int:
+    """The address of :func:`partials` compiled for one state of ``layout``, which
+    :func:`batch_partials` calls through."""
+    return native_address(partials, signature(layout))
+
+
+#: ``_call_partials(address, arguments)``: :func:`partials` at its address; :data:`RAISED` if it raised
+_call_partials = native_caller(types.int64, RAISED)
+
+
 @kernel(entry=True)
 def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants):
     """``D = [∂T/∂θ | ∂T/∂θ̇ | ℳ]`` (``nv × 3 nv``, added to) of inverse dynamics at the state held
     by ``arena`` (complex128, fresh: its ``q`` and ``v`` set, real) with accelerations ``dv``, by
     Algorithm 2 of DERIVATIVES.md §9; ``qdot`` the ``nq × nv`` matrix of the tangent columns
     (Eq. 1). ``ℳ = ∂T/∂θ̈`` comes from the same recursion, as columns whose seeds are
-    ``σ = 0``, ``ϱ = H* e_ι`` and which call no kernel. Fills the states first (``terms`` is
+    ``σ = 0``, ``ϱ = H* e_ι`` and which call no kernel. ``work`` and ``scratch`` (of the sizes of
+    the plan, :class:`LocalPlan`) are zeroed first. Fills the states (``terms`` is
     ``Terms.MOTION``, ``constants`` True: arguments, so the kernels are called with the types
-    they were compiled for). Returns −1, or the row whose state kernel (or hinge force) rejected
-    the state or a complex-step state."""
-    return _one_state(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants)
-
-
-@kernel(entry=True, parallel=True)
-def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, constants, status):
-    """:func:`partials` for each state ``s`` of a batch (``A``, ``qdot``, ``dv``, ``work``,
-    ``scratch``, ``D`` with a leading batch axis) into ``status[s]``; in parallel over states
-    (numba's threads) for more than a few."""
-    rows, reals, A, qdot, dv = borrowed(rows), borrowed(reals), borrowed(A), borrowed(qdot), borrowed(dv)
-    plan, work, scratch, D, status = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D), borrowed(status)
-    if A.shape[0] <= 8:
-        for s in range(A.shape[0]):
-            status[s] = _one_state(rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms, constants)
-        return
-    for s in prange(A.shape[0]):
-        status[s] = _one_state(rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms, constants)
-
-
-@kernel
-def _one_state(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants):
-    """:func:`partials` of one state."""
+    they were compiled for). Returns −1; the row whose state kernel (or hinge force) rejected
+    the state or a complex-step state; :data:`NOT_FINITE_INPUT` when ``q``, ``v`` or ``dv``
+    holds a number that is not finite (nothing else done), or :data:`NOT_FINITE_RESULT` when
+    ``D`` does (the derivatives overflowed)."""
     rows, reals, arena, qdot, dv = borrowed(rows), borrowed(reals), borrowed(arena), borrowed(qdot), borrowed(dv)
     plan, work, scratch, D = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D)
     N, nv = rows.shape[0], D.shape[0]
+    finite = True
+    for i in range(nv):
+        finite &= np.isfinite(dv[i])
+    for j in range(N):
+        row = rows[j]
+        for i in range(row[Row.NQ]):
+            finite &= np.isfinite(arena[row[Row.Q] + i].real)
+        for i in range(row[Row.NV]):
+            finite &= np.isfinite(arena[row[Row.V] + i].real)
+    if not finite:
+        return NOT_FINITE_INPUT
+    for i in range(work.shape[0]):
+        work[i] = 0.0
+    for i in range(scratch.shape[0]):
+        scratch[i] = 0.0
     status = fill_states(rows, reals, arena, terms, constants, 0, N)
     if status >= 0:
         return status
@@ -154,7 +204,31 @@ def _one_state(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, cons
         _gather(rows, arena, plan, work, scratch, j)
     for i in range(N):  # Eq. 26
         _walks(rows, arena, plan, work, scratch, D, nv, i)
-    return -1
+    for i in range(nv):
+        for c in range(3 * nv):
+            finite &= np.isfinite(D[i, c])
+    return -1 if finite else NOT_FINITE_RESULT
+
+
+@kernel(entry=True, parallel=True)
+def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, constants, status, one_state):
+    """:func:`partials` for each state ``s`` of a batch (``A``, ``qdot``, ``dv``, ``work``,
+    ``scratch``, ``D`` with a leading batch axis) into ``status[s]`` (:data:`RAISED` if it
+    raised); in parallel over states (numba's threads) for more than a few. It calls
+    :func:`partials` at its address ``one_state`` (:func:`one_state_address`), so this kernel's
+    machine code holds no copy of the recursion, which would be optimized again with it (numba
+    links and optimizes again the code of every kernel a kernel calls directly, here twice more:
+    the parallel loop's body is a function of its own)."""
+    rows, reals, A, qdot, dv = borrowed(rows), borrowed(reals), borrowed(A), borrowed(qdot), borrowed(dv)
+    plan, work, scratch, D, status = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D), borrowed(status)
+    if A.shape[0] <= 8:
+        for s in range(A.shape[0]):
+            status[s] = _call_partials(one_state, (rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s],
+                                                   terms, constants))
+        return
+    for s in prange(A.shape[0]):
+        status[s] = _call_partials(one_state, (rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s],
+                                               terms, constants))
 
 
 @kernel
