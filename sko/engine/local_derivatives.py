@@ -42,10 +42,14 @@ __all__ = ["Plan", "LocalPlan", "plan", "signature", "one_state_call", "one_stat
 #: ``RECORD`` (the parent's record this body hangs from), ``DOF`` (its first column), ``QS`` (its
 #: first entry of ``q``), ``RECORD_STRIDE`` (the entries per record of its own partials), ``RIGID``
 #: (1: a library rigid body on a joint of constant ``S`` with ``c_J = 0``, whose partials are
-#: written in closed form, :func:`_rigid_partials`, instead of by complex step).
+#: written in closed form, :func:`_rigid_partials`, instead of by complex step), ``RATES`` (1: its
+#: kernel takes ``Terms.RATES``, :class:`~sko.engine.state_kernels.StateKernel`: its columns
+#: along the velocities ask for ``a``, ``b``, ``V`` and the records' ``γ``, ``v`` only, and only
+#: their partials are read; those of ``E``, ``H``, ``M``, ``Γ``, which depend on ``q`` alone, are
+#: zero).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
-               "RIGID")
+               "RIGID", "RATES")
 
 #: The two halves of a frame's 12-vector seed ``w = (δv, δα)`` (Eq. 24): the rows of ``w`` and of
 #: ``𝒯``, and the columns of ``𝒫``, ``𝒦`` and ``𝒯`` (``𝒫 = M [A E] + [B 0]``, Eq. 25).
@@ -58,6 +62,8 @@ GatherWork = offsets("GatherWork", KT=72, KW=1)
 
 #: the complex step ``h`` of DERIVATIVES.md Eq. 21
 STEP = 1e-30
+#: ``Terms.RATES``, as the number the kernels take
+_RATES = int(Terms.RATES)
 
 
 class LocalPlan(NamedTuple):
@@ -104,6 +110,8 @@ def plan(layout) -> LocalPlan:
         pl[Plan.QS] = int(rows[j, Row.Q]) - layout.q_offset
         body = layout.system.body(layout.bodies[layout.order[j]])
         pl[Plan.RIGID] = int(type(body) is RigidBody and body.joint.constant_motion)
+        kernel = layout._kernels[j]
+        pl[Plan.RATES] = int(kernel is not None and kernel.rates)
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
     scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
@@ -242,7 +250,8 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     ho, mo, ao, bo = row[Row.H], row[Row.M], row[Row.A], row[Row.B]
     io, mp = row[Row.INBOARD], row[Row.INBOARD_DIM]
     qo, nq, vo, dof, qs = row[Row.Q], row[Row.NQ], row[Row.V], pl[Plan.DOF], pl[Plan.QS]
-    h, rigid, dhinge = STEP, pl[Plan.RIGID] == 1, pl[Plan.DHINGE]
+    h, rigid, dhinge, rates = STEP, pl[Plan.RIGID] == 1, pl[Plan.DHINGE], pl[Plan.RATES] == 1
+    moving = _RATES if rates else terms  # the terms of a column along the velocities
     R, stride, rs = row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE], Record.SIZE + 6 * m
     dE, dH, dM, dA, dB, A, B = pl[Plan.DE], pl[Plan.DH], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.A], pl[Plan.B]
     beta = scratch[Scratch.beta: Scratch.beta + 6]
@@ -269,9 +278,11 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
         else:
             arena[vo + x - n] = complex(arena[vo + x - n].real, h)
         if not rigid:
-            if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
+            if x == n and rates:  # the real state's E, H, M, Γ again, which RATES leaves as they are
+                _real_outputs(arena, row)
+            if not call_state(row[Row.KERNEL], (arena, row, reals, terms if x < n else moving, constants)):
                 return j
-            _read_partials(arena, row, pl, work, x, xc)
+            _read_partials(arena, row, pl, work, x, xc, x < n or not rates)
         if row[Row.HINGE] != 0:
             so, c0 = row[Row.SCRATCH], row[Row.CONSTANTS]
             out = arena[so: so + n]
@@ -291,7 +302,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     elif p >= 0:  # the inboard frame's velocity: A = ∂ã/∂v_o, B = ∂b/∂v_o, G = ∂γ/∂v_o
         for d in range(6):
             arena[io + Record.velocity + d] = complex(arena[io + Record.velocity + d].real, h)
-            if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
+            if not call_state(row[Row.KERNEL], (arena, row, reals, moving, constants)):
                 return j
             for r in range(m):
                 work[A + r * 6 + d] = arena[ao + r].imag / h
@@ -349,26 +360,29 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
 
 
 @kernel
-def _read_partials(arena, row, pl, work, x, xc):
+def _read_partials(arena, row, pl, work, x, xc, full):
     """The imaginary parts / h of a body's outputs after its kernel ran at a complex step in its
-    column ``x`` (of ``xc``): ``∂E``, ``∂H``, ``∂M``, ``∂a``, ``∂b`` and its records' ``∂Γ``, ``∂γ``."""
+    column ``x`` (of ``xc``): ``∂E``, ``∂H``, ``∂M``, ``∂a``, ``∂b`` and its records' ``∂Γ``, ``∂γ``;
+    without ``full`` (a column along the velocities at ``Terms.RATES``), ``∂a``, ``∂b``, ``∂γ``
+    only: the others are zero (the work buffer's zeros)."""
     m, n, h = row[Row.NODE_DIM], row[Row.NV], STEP
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     mo, ao, bo, ho = row[Row.M], row[Row.A], row[Row.B], row[Row.H]
     rs, stride = Record.SIZE + 6 * m, pl[Plan.RECORD_STRIDE]
     dE, dM, dA, dB, dH = pl[Plan.DE], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.DH]
+    mm = m if full else 0
     for r in range(m):
-        for c in range(6):
+        for c in range(6 if full else 0):
             work[dE + (x * m + r) * 6 + c] = arena[eo + r * er + c * ec].imag / h
-        for c in range(m):
+        for c in range(mm):
             work[dM + (x * m + r) * m + c] = arena[mo + r * m + c].imag / h
         work[dA + x * m + r] = arena[ao + r].imag / h
         work[dB + x * m + r] = arena[bo + r].imag / h
-    for i in range(n * m):
+    for i in range(n * mm):
         work[dH + x * n * m + i] = arena[ho + i].imag / h
     for k in range(row[Row.RECORD_COUNT]):
         ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride
-        for i in range(6 * m):
+        for i in range(6 * mm):
             work[wo + x * 6 * m + i] = arena[ro + Record.SIZE + i].imag / h
         for i in range(6):
             work[wo + xc * 6 * m + x * 6 + i] = arena[ro + Record.gamma + i].imag / h
