@@ -24,6 +24,7 @@ its force to its parent's rows, with the index of the parent's record it hangs f
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -35,7 +36,7 @@ from sko.engine.fields import columns, offsets
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
-__all__ = ["Plan", "LocalPlan", "plan", "signature", "one_state_call", "one_state_address", "partials",
+__all__ = ["Plan", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address", "partials",
            "batch_partials", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
 
 #: The columns of a body's row in the plan (module docstring): offsets into the work buffer, and
@@ -129,7 +130,25 @@ def signature(layout) -> tuple:
     nq, nv, zeros = layout.system.q_size, layout.system.dof_size, np.zeros
     return tuple(typeof(x) for x in (layout.table(np.complex128), layout.reals, zeros(layout.size, dtype=np.complex128),
                                      zeros((nq, nv)), zeros(nv), plan_, zeros(size), zeros(scratch),
-                                     zeros((nv, 3 * nv)), int(Terms.MOTION), True))
+                                     zeros((nv, 3 * nv)), int(Terms.MOTION), True, zeros(3, dtype=np.int64)))
+
+
+@lru_cache(maxsize=None)
+def _step_addresses(argtypes: tuple) -> np.ndarray:
+    """The addresses of :func:`_scatter`, :func:`_gather` and :func:`_walks` compiled for the
+    arguments :func:`partials` passes them when its own are of types ``argtypes``."""
+    rows, reals, arena, qdot, dv, plan_, work, scratch, D, terms, constants, _ = argtypes
+    i8 = types.int64
+    return np.array([native_address(_scatter, (rows, reals, arena, qdot, dv, plan_, work, scratch, i8, terms,
+                                               constants)),
+                     native_address(_gather, (rows, arena, plan_, work, scratch, i8)),
+                     native_address(_walks, (rows, arena, plan_, work, scratch, D, i8, i8))], dtype=np.int64)
+
+
+def steps(layout) -> np.ndarray:
+    """The ``steps`` argument of :func:`partials` at one state of ``layout`` (compiled, or loaded
+    from the cache, on first use)."""
+    return _step_addresses(signature(layout))
 
 
 def one_state_call(layout) -> Callable:
@@ -147,7 +166,7 @@ def one_state_call(layout) -> Callable:
     L, qo, vo, nq, nv = layout.size, layout.q_offset, layout.v_offset, layout.system.q_size, layout.system.dof_size
     argtypes = signature(layout)
     partials.compile(argtypes)
-    entry = partials.overloads[argtypes].entry_point
+    entry, addresses = partials.overloads[argtypes].entry_point, _step_addresses(argtypes)
     zeros, c16, terms, work, scratch = np.zeros, np.complex128, int(Terms.MOTION), np.empty(size), np.empty(scratch_size)
 
     def call(q: np.ndarray, v: np.ndarray, dv: np.ndarray, qdot: np.ndarray) -> tuple[int, np.ndarray]:
@@ -155,7 +174,7 @@ def one_state_call(layout) -> Callable:
         arena[qo: qo + nq] = q
         arena[vo: vo + nv] = v
         D = zeros((nv, 3 * nv))
-        return entry(table, reals, arena, qdot, dv, plan_, work, scratch, D, terms, True), D
+        return entry(table, reals, arena, qdot, dv, plan_, work, scratch, D, terms, True, addresses), D
 
     return call
 
@@ -166,12 +185,13 @@ def one_state_address(layout) -> int:
     return native_address(partials, signature(layout))
 
 
-#: ``_call_partials(address, arguments)``: :func:`partials` at its address; :data:`RAISED` if it raised
-_call_partials = native_caller(types.int64, RAISED)
+#: ``_call(address, arguments)``: :func:`partials` or one of its steps at its address; :data:`RAISED`
+#: if it raised
+_call = native_caller(types.int64, RAISED)
 
 
 @kernel(entry=True)
-def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants):
+def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants, steps):
     """``D = [∂T/∂θ | ∂T/∂θ̇ | ℳ]`` (``nv × 3 nv``, added to) of inverse dynamics at the state held
     by ``arena`` (complex128, fresh: its ``q`` and ``v`` set, real) with accelerations ``dv``, by
     Algorithm 2 of DERIVATIVES.md §9; ``qdot`` the ``nq × nv`` matrix of the tangent columns
@@ -182,9 +202,12 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
     they were compiled for). Returns −1; the row whose state kernel (or hinge force) rejected
     the state or a complex-step state; :data:`NOT_FINITE_INPUT` when ``q``, ``v`` or ``dv``
     holds a number that is not finite (nothing else done), or :data:`NOT_FINITE_RESULT` when
-    ``D`` does (the derivatives overflowed)."""
+    ``D`` does (the derivatives overflowed), or :data:`RAISED`. Its steps :func:`_scatter`,
+    :func:`_gather` and :func:`_walks` are called at their addresses ``steps`` (:func:`steps`),
+    so this kernel's machine code holds no copy of theirs, which numba would link into it and
+    optimize again (12 s of compile)."""
     rows, reals, arena, qdot, dv = borrowed(rows), borrowed(reals), borrowed(arena), borrowed(qdot), borrowed(dv)
-    plan, work, scratch, D = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D)
+    plan, work, scratch, D, steps = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D), borrowed(steps)
     N, nv = rows.shape[0], D.shape[0]
     finite = True
     for i in range(nv):
@@ -204,14 +227,17 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
     status = fill_states(rows, reals, arena, terms, constants, 0, N)
     if status >= 0:
         return status
-    for j in range(N):  # scatter
-        status = _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, not constants)
-        if status >= 0:
+    scatter, gather, walks = steps[0], steps[1], steps[2]
+    for j in range(N):
+        status = _call(scatter, (rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, not constants))
+        if status != -1:
             return status
-    for j in range(N - 1, -1, -1):  # gather
-        _gather(rows, arena, plan, work, scratch, j)
+    for j in range(N - 1, -1, -1):
+        if _call(gather, (rows, arena, plan, work, scratch, j)) != -1:
+            return RAISED
     for i in range(N):  # Eq. 26
-        _walks(rows, arena, plan, work, scratch, D, nv, i)
+        if _call(walks, (rows, arena, plan, work, scratch, D, nv, i)) != -1:
+            return RAISED
     for i in range(nv):
         for c in range(3 * nv):
             finite &= np.isfinite(D[i, c])
@@ -219,24 +245,24 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
 
 
 @kernel(entry=True, parallel=True)
-def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, constants, status, one_state):
+def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, constants, steps, status, one_state):
     """:func:`partials` for each state ``s`` of a batch (``A``, ``qdot``, ``dv``, ``work``,
-    ``scratch``, ``D`` with a leading batch axis) into ``status[s]`` (:data:`RAISED` if it
-    raised); in parallel over states (numba's threads) for more than a few. It calls
+    ``scratch``, ``D`` with a leading batch axis) into ``status[s]``; in parallel over states (numba's threads) for more than a few. It calls
     :func:`partials` at its address ``one_state`` (:func:`one_state_address`), so this kernel's
     machine code holds no copy of the recursion, which would be optimized again with it (numba
     links and optimizes again the code of every kernel a kernel calls directly, here twice more:
     the parallel loop's body is a function of its own)."""
     rows, reals, A, qdot, dv = borrowed(rows), borrowed(reals), borrowed(A), borrowed(qdot), borrowed(dv)
     plan, work, scratch, D, status = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D), borrowed(status)
+    steps = borrowed(steps)
     if A.shape[0] <= 8:
         for s in range(A.shape[0]):
-            status[s] = _call_partials(one_state, (rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s],
-                                                   terms, constants))
+            status[s] = _call(one_state, (rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms,
+                                          constants, steps))
         return
     for s in prange(A.shape[0]):
-        status[s] = _call_partials(one_state, (rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s],
-                                               terms, constants))
+        status[s] = _call(one_state, (rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms,
+                                      constants, steps))
 
 
 @kernel
@@ -560,7 +586,7 @@ def _seeds(rows, arena, plan, work, j):
 def _gather(rows, arena, plan, work, scratch, j):
     """Row ``j`` (its children done): ``u = E* f``, ``𝒦 = E* 𝒫``, then its parts of its parent's
     ``f``, ``𝒫`` and ``g`` (Eq. 22, 25, 26); ``𝒦 𝒯`` by the blocks of ``𝒯`` (Eq. 25: its upper
-    right block is zero, its diagonal ones equal)."""
+    right block is zero, its diagonal ones equal). Returns −1 (a step of :func:`partials`)."""
     row, pl = rows[j], plan[j]
     m, p = row[Row.NODE_DIM], row[Row.PARENT]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
@@ -576,7 +602,7 @@ def _gather(rows, arena, plan, work, scratch, j):
                 work[K + c * Seed.SIZE + k] += e * work[P + r * Seed.SIZE + k]
         work[u + c] = s
     if p < 0:
-        return
+        return -1
     prow, pp = rows[p], plan[p]
     mp, n2 = prow[Row.NODE_DIM], 3 * prow[Row.NV]
     go = row[Row.INBOARD] + Record.SIZE
@@ -617,6 +643,7 @@ def _gather(rows, arena, plan, work, scratch, j):
                 for c in range(6):
                     s += work[dG + (x * 6 + c) * mp + r] * work[u + c]
             work[gp + r * n2 + x] += s
+    return -1
 
 
 @kernel
@@ -624,7 +651,8 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
     """Eq. 26 for row ``i``: its own block, its columns against its ancestors' rows, its rows
     against its ancestors' columns. Up the first walk the force ``δu`` moves to the parent's frame
     by ``(Γ_o E_℘)*``, the diagonal block of ``𝒯`` (Eq. 25), and reaches the parent's rows by the
-    weight ``H_℘ Γ_o*`` (:func:`_seeds`); the second multiplies by ``𝒯``'s nonzero blocks only."""
+    weight ``H_℘ Γ_o*`` (:func:`_seeds`); the second multiplies by ``𝒯``'s nonzero blocks only.
+    Returns −1 (a step of :func:`partials`)."""
     row, pl = rows[i], plan[i]
     m, n = row[Row.NODE_DIM], row[Row.NV]
     x2 = 3 * n
@@ -638,7 +666,7 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
                 s += work[dH + (x * n + r) * m + k] * work[f + k] + arena[ho + r * m + k].real * work[g + k * x2 + x]
             D[dof + r, col] += s
     if x2 == 0 or row[Row.PARENT] < 0:
-        return
+        return -1
     xv, y = scratch[0: 6 * x2], scratch[6 * x2: 12 * x2]  # columns of i, rows of its ancestors
     dE = pl[Plan.DE]
     for c in range(6):  # δu(i) = ∂E* f + E* g
@@ -672,7 +700,7 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
             xv[k] = y[k]
         here = j
     if n == 0:
-        return
+        return -1
     Y, Z = scratch[0: n * 12], scratch[n * 12: 2 * n * 12]  # rows of i, columns of its ancestors
     P = pl[Plan.P]
     for r in range(n):
@@ -709,6 +737,7 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
         for k in range(n * Seed.SIZE):
             Y[k] = Z[k]
         l = j
+    return -1
 
 
 @register

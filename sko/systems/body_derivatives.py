@@ -103,7 +103,8 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     table = layout.table(np.complex128)
     status = np.full(B, -1, dtype=np.int64)
     local_derivatives.batch_partials(table, layout.reals, arena, Qdot, X, plan, np.empty((B, size)),
-                                     np.empty((B, scratch)), D, _MOTION, True, status, layout.local_address)
+                                     np.empty((B, scratch)), D, _MOTION, True, local_derivatives.steps(layout), status,
+                                     layout.local_address)
     if (status >= 0).any():
         s = int(np.flatnonzero(status >= 0)[0])
         _raise_rejected(system, layout, Q[s], V[s], int(status[s]), s)
