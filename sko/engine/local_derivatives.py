@@ -167,7 +167,8 @@ def one_state_call(layout) -> Callable:
     argtypes = signature(layout)
     partials.compile(argtypes)
     entry, addresses = partials.overloads[argtypes].entry_point, _step_addresses(argtypes)
-    zeros, c16, terms, work, scratch = np.zeros, np.complex128, int(Terms.MOTION), np.empty(size), np.empty(scratch_size)
+    zeros, c16, terms = np.zeros, np.complex128, int(Terms.MOTION)
+    work, scratch = np.empty(size), np.empty(scratch_size)
 
     def call(q: np.ndarray, v: np.ndarray, dv: np.ndarray, qdot: np.ndarray) -> tuple[int, np.ndarray]:
         arena = zeros(L, dtype=c16)
@@ -247,7 +248,8 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
 @kernel(entry=True, parallel=True)
 def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, constants, steps, status, one_state):
     """:func:`partials` for each state ``s`` of a batch (``A``, ``qdot``, ``dv``, ``work``,
-    ``scratch``, ``D`` with a leading batch axis) into ``status[s]``; in parallel over states (numba's threads) for more than a few. It calls
+    ``scratch``, ``D`` with a leading batch axis; ``steps`` as :func:`partials` takes it) into
+    ``status[s]``; in parallel over states (numba's threads) for more than a few. It calls
     :func:`partials` at its address ``one_state`` (:func:`one_state_address`), so this kernel's
     machine code holds no copy of the recursion, which would be optimized again with it (numba
     links and optimizes again the code of every kernel a kernel calls directly, here twice more:

@@ -33,9 +33,9 @@ takes ``RATES``: a call at the same ``q`` as the arena's last one, other velocit
 inboard ``v_o``) only, which reads ``a``, ``b``, ``V`` and the records' ``γ_o``, ``v_o`` (the
 columns of the local derivatives along the velocities, DERIVATIVES.md §9); what depends on ``q``
 alone (``E``, ``H``, ``M``, the records' ``Γ_o`` and poses, the potential) holds that last call's
-values, which it may leave. A kernel that does not declare it is called with ``MOTION``. ``constants`` is True on the first fill of
-an arena: what no state changes (a rigid body's ``M``, its record's ``Γ``) may be written then
-only. A simple kernel ignores both and writes everything.
+values, which it may leave. A kernel that does not declare it is called with ``MOTION``.
+``constants`` is True on the first fill of an arena: what no state changes (a rigid body's ``M``,
+its record's ``Γ``) may be written then only. A simple kernel ignores both and writes everything.
 
 A kernel declares how many constants it reads (``constants=``: a number, an :func:`offsets
 <sko.engine.fields.offsets>` record of named constants, or a function of the packed

@@ -80,8 +80,9 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` by the compiled twin of the recursion
     (:mod:`sko.engine.local_derivatives`) at one state (1-D inputs) or a batch (2-D, results with
     the same leading axis), or ``None`` where it does not run (the reference backend, a body
-    without a compiled state, one state with an input that is not finite). A state a kernel rejects raises its error naming the body (and the
-    state of a batch), as do derivatives that overflow."""
+    without a compiled state, one state with an input that is not finite). A state a kernel
+    rejects raises its error naming the body (and the state of a batch), as do derivatives that
+    overflow."""
     layout = system._engine.layout
     if get_backend() != "compiled" or layout is None or not layout.all_compiled:
         return None

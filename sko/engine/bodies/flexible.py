@@ -71,8 +71,9 @@ def _cross(a, b):
 def _flexible(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.flexible.FlexibleBody` (module docstring); every output, whatever
     ``terms`` asks, but ``E``, ``H``, ``M`` and its own frame's ``Γ`` at ``Terms.RATES`` (which
-    leaves them as the arena holds them: they depend on ``q`` alone). Particle ``i`` is at ``r_i = p_i + Φ_i η``; with ``B_i = [−r_i×, I, Φ_i]``,
-    ``M = Σ μ_i B_i* B_i`` and ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]``, ``u_i = B_i 𝒱``."""
+    leaves them as the arena holds them: they depend on ``q`` alone). Particle ``i`` is at
+    ``r_i = p_i + Φ_i η``; with ``B_i = [−r_i×, I, Φ_i]``, ``M = Σ μ_i B_i* B_i`` and
+    ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]``, ``u_i = B_i 𝒱``."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
     if not call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], row[Row.V], io, wo, terms)):
         return False
