@@ -350,7 +350,7 @@ def _pose(arena, row, reals, E, r0, r1, r2):
 
 #: The rigid body's state kernel (:class:`~sko.bodies.rigid.RigidBody`).
 RIGID = StateKernel(_rigid, own_frame_identity=True, name="rigid body", constants=RigidConstants,
-                    calls_hinge=True)
+                    calls_hinge=True, rates=True)
 
 
 def pack_rigid(body) -> CompiledState | None:
@@ -415,7 +415,7 @@ def _rotor(arena, row, reals, terms, constants):
 
 #: The geared rotor link's state kernel.
 ROTOR = StateKernel(_rotor, own_frame_identity=True, name="geared rotor link", constants=RotorConstants,
-                    calls_hinge=True)
+                    calls_hinge=True, rates=True)
 
 
 def pack_rotor(body) -> CompiledState | None:
