@@ -61,13 +61,13 @@ from sko.engine.hooks import add_hinge_forces
 from sko.engine.jit import FAST_MATH, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.fields import offsets
 from sko.engine.layout import Flat, Riccati
-from sko.engine.bodies.rigid import Placement, RigidConstants, bias, motion_cross
+from sko.engine.bodies.rigid import RigidConstants, axis_transform, bias, motion_cross
 from sko.engine.joints import HELICAL, PRISMATIC, JointConstants
 from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
 __all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "forward_dynamics", "buffers",
-           "borrowed_buffers", "block", "inverse_block"]
+           "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 #: The lane scratch of a Riccati step of any hinge (:func:`_riccati_any`), in rows of
@@ -210,6 +210,82 @@ def admissible(typingctx, v):
         return builder.uitofp(builder.and_(positive, finite), _VECTOR)
 
     return LANE_TYPE(v), codegen
+
+
+@intrinsic
+def lane_floor(typingctx, v):
+    """``⌊v⌋`` lane by lane."""
+    if not isinstance(v, Lanes):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.call(_intrinsic(builder, "floor"), [args[0]])
+
+    return LANE_TYPE(v), codegen
+
+
+@intrinsic
+def choose(typingctx, c, a, b):
+    """``a`` in the lanes where ``c`` is not zero, ``b`` in the others (both lane numbers)."""
+    if not (isinstance(c, Lanes) and isinstance(a, Lanes) and isinstance(b, Lanes)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        mask = builder.fcmp_unordered("!=", args[0], ir.Constant(_VECTOR, [0.0] * LANES))
+        return builder.select(mask, args[1], args[2])
+
+    return LANE_TYPE(c, a, b), codegen
+
+
+#: ``π/2`` in three parts (Cody and Waite; Cephes' ``DP1…DP3`` doubled): ``k · P1`` is exact for
+#: ``|k| < 2²⁹``, and ``((x − k P1) − k P2) − k P3`` is ``x − k π/2`` to a few units of rounding
+#: of the result for ``|x| ≤`` :data:`REDUCED`
+_PI_2 = (1.57079625129699707031e0, 7.54978941586159635335e-8, 5.39030285815811905290e-15)
+REDUCED = 1e8  #: the largest ``|θ|`` whose sine and cosine :func:`sine_cosine` reduces itself
+
+
+@intrinsic
+def _reduced(typingctx, x, k):
+    """``((x − k P1) − k P2) − k P3`` (:data:`_PI_2`) lane by lane, in this order: without the
+    kernels' reassociation, which would fold the three parts into one."""
+    if not (isinstance(x, Lanes) and isinstance(k, Lanes)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        r = args[0]
+        for part in _PI_2:
+            r = builder.fsub(r, builder.fmul(args[1], ir.Constant(_VECTOR, [part] * LANES)))
+        return r
+
+    return LANE_TYPE(x, k), codegen
+
+
+#: the minimax polynomials of Cephes' ``sin`` and ``cos`` on ``|r| ≤ π/4``, in ``z = r²``
+_SINE = (1.58962301576546568060e-10, -2.50507477628578072866e-8, 2.75573136213857245213e-6,
+         -1.98412698295895385996e-4, 8.33333333332211858878e-3, -1.66666666666666307295e-1)
+_COSINE = (-1.13585365213876817300e-11, 2.08757008419747316778e-9, -2.75573141792967388112e-7,
+           2.48015872888517045348e-5, -1.38888888888730564116e-3, 4.16666666666665929218e-2)
+
+
+@register
+def sine_cosine(x):
+    """``(sin x, cos x)`` lane by lane for ``|x| ≤`` :data:`REDUCED` (a NaN or an infinity gives
+    NaN), within about one unit of rounding of libm's: ``x = k π/2 + r`` with ``|r| ≤ π/4``
+    (:func:`_reduced`), Cephes' polynomials in ``r``, and the quadrant ``k mod 4`` choosing and
+    signing them (libm's sine and cosine are scalar calls; these are one vector register)."""
+    k = lane_floor(x * 0.636619772367581343076 + 0.5)
+    r = _reduced(x, k)
+    z = r * r
+    S0, S1, S2, S3, S4, S5 = _SINE
+    C0, C1, C2, C3, C4, C5 = _COSINE
+    sin_r = r + r * z * (((((S0 * z + S1) * z + S2) * z + S3) * z + S4) * z + S5)
+    cos_r = 1.0 - 0.5 * z + z * z * (((((C0 * z + C1) * z + C2) * z + C3) * z + C4) * z + C5)
+    q = k - 4.0 * lane_floor(k * 0.25)  # the quadrant, 0 … 3
+    odd = q - 2.0 * lane_floor(q * 0.5)
+    s, c = choose(odd, cos_r, sin_r), choose(odd, sin_r, cos_r)
+    qc = q + 1.0
+    qc = qc - 4.0 * lane_floor(qc * 0.25)
+    return choose(lane_floor(q * 0.5), 0.0 - s, s), choose(lane_floor(qc * 0.5), 0.0 - c, c)
 
 
 @register
@@ -543,6 +619,56 @@ def _newton_euler(layout, data, A, alpha, f, T):
                 _add(f, npo + i, x[i])
 
 
+# ----------------------------------------------------------------------------- the mass matrix
+@kernel
+def _composite_inertias(layout, data, roff, r):
+    """The composite inertias in every lane (the Lyapunov recursion, SKO.md Lemma 3): ``R(k)``
+    starts as ``M(k)`` (in the slot of ``P(k)`` of the Riccati buffer ``r``), then children first
+    ``R(℘) += φ R φ*`` by the triangle congruence of the Riccati gather."""
+    layout, data, roff, r = borrowed(layout), borrowed(data), borrowed(roff), borrowed(r)
+    n = layout.shape[0]
+    for j in range(n):
+        mo, Ro = layout[j, Flat.M], roff[j, Riccati.P]
+        for i in range(36):
+            set_row(r, Ro + i, row(data, mo + i))
+    for j in range(n - 1, -1, -1):
+        p = layout[j, Flat.PARENT]
+        if p >= 0:
+            _congruence(data, layout[j, Flat.W], _upper(r, roff[j, Riccati.P]), r, roff[p, Riccati.P])
+
+
+@kernel
+def _mass_columns(layout, data, roff, r, t, mass, nv):
+    """ℳ in every lane from the composite inertias (SKO.md Lemma 3, ``ℳ = H φ R φ* H*`` by
+    blocks): at each node ``k``, ``F = R(k) H(k)*`` (its ``h`` columns in the lane scratch
+    ``t``), ``ℳ(k, k) = H(k) F``; then up its ancestors ``i``, ``F ← φ(i, ·) F`` and
+    ``ℳ(i, k) = ℳ(k, i)* = H(i) F``, into the rows of ``mass`` (``nv × nv``, row-major). Entries
+    of no ancestor pair stay zero."""
+    layout, data, roff, r = borrowed(layout), borrowed(data), borrowed(roff), borrowed(r)
+    t, mass = borrowed(t), borrowed(mass)
+    for j in range(layout.shape[0]):
+        h, do, ho = layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF], layout[j, Flat.H]
+        s = _upper(r, roff[j, Riccati.P])
+        for c in range(h):
+            F = rb.symmetric_times(s, _six(data, ho + 6 * c))
+            for i in range(6):
+                set_row(t, 6 * c + i, F[i])
+            for a in range(h):
+                set_row(mass, (do + a) * nv + do + c, rb.dot(_six(data, ho + 6 * a), F))
+        k, p = j, layout[j, Flat.PARENT]
+        while p >= 0:
+            wo, hp, dp, hpo = layout[k, Flat.W], layout[p, Flat.HINGE_DIM], layout[p, Flat.DOF], layout[p, Flat.H]
+            for c in range(h):
+                F = _times(data, wo, _six(t, 6 * c))
+                for i in range(6):
+                    set_row(t, 6 * c + i, F[i])
+                for a in range(hp):
+                    x = rb.dot(_six(data, hpo + 6 * a), F)
+                    set_row(mass, (dp + a) * nv + do + c, x)
+                    set_row(mass, (do + c) * nv + dp + a, x)
+            k, p = p, layout[p, Flat.PARENT]
+
+
 # ----------------------------------------------------------------------------- a batch
 @register
 def _copy(arena, data, l, o, n):
@@ -552,15 +678,16 @@ def _copy(arena, data, l, o, n):
 
 
 #: the requests the lanes answer, by name: their code for :func:`_chunk`
-REQUESTS = {"forward_dynamics": 0, "inverse_dynamics": 1}
+REQUESTS = {"forward_dynamics": 0, "inverse_dynamics": 1, "mass_matrix": 2}
 
 
 def evaluate(name: str, w, Q, QD, X, out, status, sizes) -> None:
     """The request ``name`` of :data:`REQUESTS` at every state of a batch (module docstring):
-    ``forward_dynamics``, ``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` for ``X = T``, or ``inverse_dynamics``,
-    ``T = ℳ θ̈ + 𝒞 + hinge`` for ``X = θ̈`` (Algorithm 3.1). ``w`` is the request's vector
-    (float64, filling its arena), ``Q`` (B × nq), ``QD`` and ``X`` (B × nv), into ``out``
-    (B × nv) and ``status`` (B; the per-state kernels' codes, :mod:`sko.engine.requests`, ``-3``
+    ``forward_dynamics``, ``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` for ``X = T``; ``inverse_dynamics``,
+    ``T = ℳ θ̈ + 𝒞 + hinge`` for ``X = θ̈`` (Algorithm 3.1); or ``mass_matrix``, ``ℳ`` (its
+    ``QD`` zero, ``X`` without columns). ``w`` is the request's vector (float64, filling its
+    arena), ``Q`` (B × nq), ``QD`` and ``X`` (B × nv), into ``out`` (B × nv, or B × nv² for ℳ)
+    and ``status`` (B; the per-state kernels' codes, :mod:`sko.engine.requests`, ``-3``
     for a result that is not finite). ``sizes``: the flat data's and the Riccati buffer's
     lengths. All arrays C-ordered and writeable."""
     _batch(w, Q, QD, X, out, status, sizes, _chunk_address(), get_num_threads(), REQUESTS[name])
@@ -581,7 +708,7 @@ def _chunk_address() -> int:
 
 _F1, _F2, _I1 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")
 #: the type of the lane buffers of :func:`buffers`
-_BUFFERS = types.Tuple((_F1, _F1, _F1, _F1, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _I1, _F1))
+_BUFFERS = types.Tuple((_F1, _F1, _F1, _F1, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _I1, _F1, _F1))
 #: the argument types :func:`_chunk` is compiled for
 _CHUNK_TYPES = (_F1, _BUFFERS, _F2, _F2, _F2, _F2, _I1, types.int64, types.int64, types.int64)
 #: ``_call_chunk(address, (local, work, Q, QD, X, out, status, first, stop, request))``: :func:`_chunk` at
@@ -609,7 +736,7 @@ def _batch(w, Q, QD, X, out, status, sizes, address, threads, request):
 @kernel
 def _chunk(local, work, Q, QD, X, out, status, first, stop, request):
     """The blocks ``first … stop − 1`` of :func:`evaluate`, each by :func:`block` (the ``request``
-    code 0) or :func:`inverse_block` (1), on a
+    code 0), :func:`inverse_block` (1) or :func:`mass_block` (2), on a
     thread's own request vector ``local`` and lane buffers ``work``, borrowed (the caller owns
     them for the call: no reference counted in the loops). Returns −1."""
     local, Q, QD, X = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X)
@@ -619,8 +746,10 @@ def _chunk(local, work, Q, QD, X, out, status, first, stop, request):
     for b in range(first, stop):
         if request == 0:
             block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
-        else:
+        elif request == 1:
             inverse_block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
+        else:
+            mass_block(local, work, Q, QD, out, status, b * LANES, min(LANES, B - b * LANES))
     return -1
 
 
@@ -630,23 +759,24 @@ def buffers(local, sizes):
     the flat data ``(φ, H, M, a, b)``, the Riccati buffer, ``z``, ``T``, ``ν``, the
     :data:`LaneScratch`, the lanes' admissibility and first bad node, a state's right-hand side,
     each node's own-frame velocity ``v(k)``, each node's ``cos θ, sin θ, θ, θ̇`` (:func:`_angles`),
-    whether the constants are in every lane (:func:`_prime`), and the node forces ``f`` of
-    Newton–Euler."""
+    whether the constants are in every lane (:func:`_prime`), the node forces ``f`` of
+    Newton–Euler and the ``nv × nv`` entries of ℳ."""
     lwords = local.view(np.int64)
     nv, ns, n = lwords[Header.NV], lwords[Header.NS], lwords[Header.N]
     return (np.zeros(sizes[0] * LANES), np.zeros(sizes[1] * LANES), np.zeros(ns * LANES), np.zeros(nv * LANES),
             np.zeros(nv * LANES), np.zeros(LaneScratch.SIZE * LANES), np.ones(LANES), np.zeros(LANES, dtype=np.int64),
             np.zeros(nv), np.zeros(6 * n * LANES), np.zeros(4 * n * LANES), np.zeros(1, dtype=np.int64),
-            np.zeros(ns * LANES))
+            np.zeros(ns * LANES), np.zeros(nv * nv * LANES))
 
 
 @register
 def borrowed_buffers(work):
     """The lane buffers ``work`` of :func:`buffers`, each :func:`~sko.engine.borrow.borrowed` (for
     a kernel that got them as an argument)."""
-    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
     return (borrowed(data), borrowed(r), borrowed(z), borrowed(T), borrowed(nu), borrowed(t), borrowed(ok),
-            borrowed(bad), borrowed(rhs), borrowed(vel), borrowed(angles), borrowed(primed), borrowed(f))
+            borrowed(bad), borrowed(rhs), borrowed(vel), borrowed(angles), borrowed(primed), borrowed(f),
+            borrowed(mass))
 
 
 @register
@@ -690,28 +820,38 @@ def _prime(lwords, rows, reals, arena, data, Q, QD, first, count) -> bool:
 def _angles(lwords, rows, layout, reals, angles, Q, QD, first, count):
     """``cos θ, sin θ, θ, θ̇`` of every single-axis node (a prismatic joint: ``1, 0, θ, θ̇``) into
     the rows ``4 j … 4 j + 3`` of ``angles``, each lane's from its state (the tail's from the
-    block's first)."""
+    block's first); the sine and cosine of a revolute (helical) joint by :func:`sine_cosine`, of an
+    angle beyond :data:`REDUCED` by libm's, lane by lane."""
     q0, v0 = lwords[Header.Q], lwords[Header.V]
     for j in range(layout.shape[0]):
         body = rows[j]
         if not _single_axis(reals, body):
             continue
         helical = int(reals[body[Row.CONSTANTS] + JointConstants.code]) == HELICAL
+        o = 4 * j * LANES
         for l in range(LANES):
             s = first + min(l, count - 1)
             theta = Q[s, body[Row.Q] - q0]
-            o = 4 * j * LANES + l
-            angles[o] = np.cos(theta) if helical else 1.0 + 0 * theta
-            angles[o + LANES] = np.sin(theta) if helical else 0 * theta
-            angles[o + 2 * LANES] = theta
-            angles[o + 3 * LANES] = QD[s, body[Row.V] - v0]
+            angles[o + l] = 1.0 + 0 * theta
+            angles[o + LANES + l] = 0 * theta
+            angles[o + 2 * LANES + l] = theta
+            angles[o + 3 * LANES + l] = QD[s, body[Row.V] - v0]
+        if not helical:
+            continue
+        sine, cosine = sine_cosine(row(angles, 4 * j + 2))
+        set_row(angles, 4 * j, cosine)
+        set_row(angles, 4 * j + 1, sine)
+        for l in range(LANES):
+            theta = angles[o + 2 * LANES + l]
+            if abs(theta) > REDUCED and abs(theta) < np.inf:
+                angles[o + l], angles[o + LANES + l] = np.cos(theta), np.sin(theta)
 
 
 @inline_kernel
 def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
     """The terms of a rigid body on a single-axis joint (node ``j``, parent node ``p``) in every
     lane, as the per-state kernel computes them (:func:`sko.engine.bodies.rigid._single_axis`):
-    ``ᵏX_o = rot(E) xlt(r)`` with ``E = E_J E_T``, ``r = r_T + E_Tᵀ r_J`` into ``φ``'s non-zero
+    ``ᵏX_o = rot(E) xlt(r)`` (:func:`~sko.engine.bodies.rigid.axis_transform`) into ``φ``'s non-zero
     blocks, ``v = ᵏX_o v_o + S θ̇`` (into ``vel``), ``a = ᵏX_o γ_o + v × S θ̇``,
     ``b = v ×* I v``. The inboard ``γ_o`` is a constant (the inertial frame's ``−a_g``, a rigid
     parent's 0), read from the arena."""
@@ -726,21 +866,7 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
     else:
         lin = theta
         sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
-    d = 1 - c  # E_J = I − s K + (1 − c) K², K = u× (Rodrigues)
-    j00, j01, j02 = 1 + d * (x * x - 1), s * z + d * x * y, d * x * z - s * y
-    j10, j11, j12 = d * x * y - s * z, 1 + d * (y * y - 1), s * x + d * y * z
-    j20, j21, j22 = s * y + d * x * z, d * y * z - s * x, 1 + d * (z * z - 1)
-    rj0, rj1, rj2 = lin * x, lin * y, lin * z
-    t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
-                                                   reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
-                                                   reals[xt + 8])
-    rt = xt + Placement.translation
-    r0 = reals[rt] + t00 * rj0 + t10 * rj1 + t20 * rj2  # E = E_J E_T, r = r_T + E_Tᵀ r_J
-    r1 = reals[rt + 1] + t01 * rj0 + t11 * rj1 + t21 * rj2
-    r2 = reals[rt + 2] + t02 * rj0 + t12 * rj1 + t22 * rj2
-    E = ((j00 * t00 + j01 * t10 + j02 * t20, j00 * t01 + j01 * t11 + j02 * t21, j00 * t02 + j01 * t12 + j02 * t22),
-         (j10 * t00 + j11 * t10 + j12 * t20, j10 * t01 + j11 * t11 + j12 * t21, j10 * t02 + j11 * t12 + j12 * t22),
-         (j20 * t00 + j21 * t10 + j22 * t20, j20 * t01 + j21 * t11 + j22 * t21, j20 * t02 + j21 * t12 + j22 * t22))
+    E, r0, r1, r2 = axis_transform(reals, xt, x, y, z, c, s, lin)
     eo, er, ec = body[Row.E], body[Row.E_ROW], body[Row.E_COLUMN]
     for i in range(3 if p >= 0 else 0):  # ᵏX_o = [[E, 0], [−E r×, E]] (a base body has no weight)
         e0, e1, e2 = E[i]
@@ -832,7 +958,7 @@ def _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
     the lanes (:func:`_rigid_lanes`), any other by its own kernel state by state
     (:func:`_node_per_state`: a floating base, a spherical joint); each state's status −1 or the
     row that rejected it."""
-    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
     if primed[0] == 0 and _prime(lwords, rows, reals, arena, data, Q, QD, first, count):
         primed[0] = 1
     for l in range(count):
@@ -866,7 +992,7 @@ def block(local, work, Q, QD, X, out, status, first, count):
     status out. The caller borrows ``local`` and ``work`` (:func:`borrowed_buffers`) where it
     holds them as arguments."""
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
     nv, N = lwords[Header.NV], lwords[Header.N]
     _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
     for l in range(LANES):
@@ -901,7 +1027,7 @@ def inverse_block(local, work, Q, QD, X, out, status, first, count):
     (as :func:`block`): the fill, Newton–Euler once (:func:`_newton_euler`), each lane's result
     plus its hinge forces, state by state, out."""
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f = work
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
     nv = lwords[Header.NV]
     _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
     for l in range(LANES):
@@ -919,6 +1045,30 @@ def inverse_block(local, work, Q, QD, X, out, status, first, count):
         x = 0.0
         for i in range(nv):
             y = nu[i * LANES + l] + rhs[i]
+            out[s, i] = y
+            x += 0.0 * y
+        if x != 0.0:
+            status[s] = -3
+
+
+@register
+def mass_block(local, work, Q, QD, out, status, first, count):
+    """``ℳ`` of the states ``first … first + count − 1`` (as :func:`block`; ``QD`` zero): the
+    fill, the composite inertias and ℳ's columns once (:func:`_composite_inertias`,
+    :func:`_mass_columns`), each lane's ``nv × nv`` entries out."""
+    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
+    data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
+    nv = lwords[Header.NV]
+    _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
+    _composite_inertias(layout, data, roff, r)
+    _mass_columns(layout, data, roff, r, t, mass, nv)
+    for l in range(count):
+        s = first + l
+        if status[s] >= 0:
+            continue
+        x = 0.0
+        for i in range(nv * nv):
+            y = mass[i * LANES + l]
             out[s, i] = y
             x += 0.0 * y
         if x != 0.0:

@@ -23,27 +23,34 @@ its force to its parent's rows, with the index of the parent's record it hangs f
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from numba import prange
+from numba import prange, typeof, types
 
 from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns, offsets
-from sko.engine.jit import call_state, inline_kernel, kernel, register
-from sko.engine.state_kernels import Record, Row, fill_states
+from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
+from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
-__all__ = ["Plan", "LocalPlan", "plan", "partials", "batch_partials"]
+__all__ = ["Plan", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address", "partials",
+           "batch_partials", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
 
 #: The columns of a body's row in the plan (module docstring): offsets into the work buffer, and
 #: ``RECORD`` (the parent's record this body hangs from), ``DOF`` (its first column), ``QS`` (its
 #: first entry of ``q``), ``RECORD_STRIDE`` (the entries per record of its own partials), ``RIGID``
 #: (1: a library rigid body on a joint of constant ``S`` with ``c_J = 0``, whose partials are
-#: written in closed form, :func:`_rigid_partials`, instead of by complex step).
+#: written in closed form, :func:`_rigid_partials`, instead of by complex step), ``RATES`` (1: its
+#: kernel takes ``Terms.RATES``, :class:`~sko.engine.state_kernels.StateKernel`: its columns
+#: along the velocities ask for ``a``, ``b``, ``V`` and the records' ``γ``, ``v`` only, and only
+#: their partials are read; those of ``E``, ``H``, ``M``, ``Γ``, which depend on ``q`` alone, are
+#: zero).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
-               "RIGID")
+               "RIGID", "RATES")
 
 #: The two halves of a frame's 12-vector seed ``w = (δv, δα)`` (Eq. 24): the rows of ``w`` and of
 #: ``𝒯``, and the columns of ``𝒫``, ``𝒦`` and ``𝒯`` (``𝒫 = M [A E] + [B 0]``, Eq. 25).
@@ -56,6 +63,8 @@ GatherWork = offsets("GatherWork", KT=72, KW=1)
 
 #: the complex step ``h`` of DERIVATIVES.md Eq. 21
 STEP = 1e-30
+#: ``Terms.RATES``, as the number the kernels take
+_RATES = int(Terms.RATES)
 
 
 class LocalPlan(NamedTuple):
@@ -102,6 +111,8 @@ def plan(layout) -> LocalPlan:
         pl[Plan.QS] = int(rows[j, Row.Q]) - layout.q_offset
         body = layout.system.body(layout.bodies[layout.order[j]])
         pl[Plan.RIGID] = int(type(body) is RigidBody and body.joint.constant_motion)
+        kernel = layout._kernels[j]
+        pl[Plan.RATES] = int(kernel is not None and kernel.rates)
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
     scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
@@ -109,52 +120,151 @@ def plan(layout) -> LocalPlan:
     return LocalPlan(out, size, scratch)
 
 
+#: the statuses of :func:`partials` besides −1 (done) and a row (its kernel rejected a state)
+NOT_FINITE_INPUT, NOT_FINITE_RESULT, RAISED = -2, -3, -5
+
+
+def signature(layout) -> tuple:
+    """The numba types of :func:`partials`' arguments at one state of ``layout``."""
+    plan_, size, scratch = layout.local_plan
+    nq, nv, zeros = layout.system.q_size, layout.system.dof_size, np.zeros
+    return tuple(typeof(x) for x in (layout.table(np.complex128), layout.reals, zeros(layout.size, dtype=np.complex128),
+                                     zeros((nq, nv)), zeros(nv), plan_, zeros(size), zeros(scratch),
+                                     zeros((nv, 3 * nv)), int(Terms.MOTION), True, zeros(3, dtype=np.int64)))
+
+
+@lru_cache(maxsize=None)
+def _step_addresses(argtypes: tuple) -> np.ndarray:
+    """The addresses of :func:`_scatter`, :func:`_gather` and :func:`_walks` compiled for the
+    arguments :func:`partials` passes them when its own are of types ``argtypes``."""
+    rows, reals, arena, qdot, dv, plan_, work, scratch, D, terms, constants, _ = argtypes
+    i8 = types.int64
+    return np.array([native_address(_scatter, (rows, reals, arena, qdot, dv, plan_, work, scratch, i8, terms,
+                                               constants)),
+                     native_address(_gather, (rows, arena, plan_, work, scratch, i8)),
+                     native_address(_walks, (rows, arena, plan_, work, scratch, D, i8, i8))], dtype=np.int64)
+
+
+def steps(layout) -> np.ndarray:
+    """The ``steps`` argument of :func:`partials` at one state of ``layout`` (compiled, or loaded
+    from the cache, on first use)."""
+    return _step_addresses(signature(layout))
+
+
+def one_state_call(layout) -> Callable:
+    """The prepared call of :func:`partials` at one state of ``layout`` (every body compiled):
+    ``call(q, v, dv, qdot) -> (status, D)`` on 1-D float64 ``q``, ``v`` of the layout's sizes, a
+    C-ordered 1-D float64 ``dv`` and the ``nq × nv`` float64 tangent columns ``qdot``. What depends
+    on the system alone (the complex128 state table, the plan, the work and scratch buffers, which
+    the kernel zeroes) is made once, and :func:`partials` is compiled for its one signature and
+    called at its machine code's entry, without numba's dispatcher (which would look up the
+    overload of eleven arguments' types at every call); the entry converts each argument to the
+    type the signature declares, so the caller passes arrays of exactly these kinds. Compiled
+    calls hold the GIL: one call at a time uses the buffers."""
+    plan_, size, scratch_size = layout.local_plan
+    table, reals = layout.table(np.complex128), layout.reals
+    L, qo, vo, nq, nv = layout.size, layout.q_offset, layout.v_offset, layout.system.q_size, layout.system.dof_size
+    argtypes = signature(layout)
+    partials.compile(argtypes)
+    entry, addresses = partials.overloads[argtypes].entry_point, _step_addresses(argtypes)
+    zeros, c16, terms = np.zeros, np.complex128, int(Terms.MOTION)
+    work, scratch = np.empty(size), np.empty(scratch_size)
+
+    def call(q: np.ndarray, v: np.ndarray, dv: np.ndarray, qdot: np.ndarray) -> tuple[int, np.ndarray]:
+        arena = zeros(L, dtype=c16)
+        arena[qo: qo + nq] = q
+        arena[vo: vo + nv] = v
+        D = zeros((nv, 3 * nv))
+        return entry(table, reals, arena, qdot, dv, plan_, work, scratch, D, terms, True, addresses), D
+
+    return call
+
+
+def one_state_address(layout) -> int:
+    """The address of :func:`partials` compiled for one state of ``layout``, which
+    :func:`batch_partials` calls through."""
+    return native_address(partials, signature(layout))
+
+
+#: ``_call(address, arguments)``: :func:`partials` or one of its steps at its address; :data:`RAISED`
+#: if it raised
+_call = native_caller(types.int64, RAISED)
+
+
 @kernel(entry=True)
-def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants):
+def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants, steps):
     """``D = [∂T/∂θ | ∂T/∂θ̇ | ℳ]`` (``nv × 3 nv``, added to) of inverse dynamics at the state held
     by ``arena`` (complex128, fresh: its ``q`` and ``v`` set, real) with accelerations ``dv``, by
     Algorithm 2 of DERIVATIVES.md §9; ``qdot`` the ``nq × nv`` matrix of the tangent columns
     (Eq. 1). ``ℳ = ∂T/∂θ̈`` comes from the same recursion, as columns whose seeds are
-    ``σ = 0``, ``ϱ = H* e_ι`` and which call no kernel. Fills the states first (``terms`` is
+    ``σ = 0``, ``ϱ = H* e_ι`` and which call no kernel. ``work`` and ``scratch`` (of the sizes of
+    the plan, :class:`LocalPlan`) are zeroed first. Fills the states (``terms`` is
     ``Terms.MOTION``, ``constants`` True: arguments, so the kernels are called with the types
-    they were compiled for). Returns −1, or the row whose state kernel (or hinge force) rejected
-    the state or a complex-step state."""
-    return _one_state(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants)
-
-
-@kernel(entry=True, parallel=True)
-def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, constants, status):
-    """:func:`partials` for each state ``s`` of a batch (``A``, ``qdot``, ``dv``, ``work``,
-    ``scratch``, ``D`` with a leading batch axis) into ``status[s]``; in parallel over states
-    (numba's threads) for more than a few."""
-    rows, reals, A, qdot, dv = borrowed(rows), borrowed(reals), borrowed(A), borrowed(qdot), borrowed(dv)
-    plan, work, scratch, D, status = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D), borrowed(status)
-    if A.shape[0] <= 8:
-        for s in range(A.shape[0]):
-            status[s] = _one_state(rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms, constants)
-        return
-    for s in prange(A.shape[0]):
-        status[s] = _one_state(rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms, constants)
-
-
-@kernel
-def _one_state(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants):
-    """:func:`partials` of one state."""
+    they were compiled for). Returns −1; the row whose state kernel (or hinge force) rejected
+    the state or a complex-step state; :data:`NOT_FINITE_INPUT` when ``q``, ``v`` or ``dv``
+    holds a number that is not finite (nothing else done), or :data:`NOT_FINITE_RESULT` when
+    ``D`` does (the derivatives overflowed), or :data:`RAISED`. Its steps :func:`_scatter`,
+    :func:`_gather` and :func:`_walks` are called at their addresses ``steps`` (:func:`steps`),
+    so this kernel's machine code holds no copy of theirs, which numba would link into it and
+    optimize again (12 s of compile)."""
     rows, reals, arena, qdot, dv = borrowed(rows), borrowed(reals), borrowed(arena), borrowed(qdot), borrowed(dv)
-    plan, work, scratch, D = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D)
+    plan, work, scratch, D, steps = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D), borrowed(steps)
     N, nv = rows.shape[0], D.shape[0]
+    finite = True
+    for i in range(nv):
+        finite &= np.isfinite(dv[i])
+    for j in range(N):
+        row = rows[j]
+        for i in range(row[Row.NQ]):
+            finite &= np.isfinite(arena[row[Row.Q] + i].real)
+        for i in range(row[Row.NV]):
+            finite &= np.isfinite(arena[row[Row.V] + i].real)
+    if not finite:
+        return NOT_FINITE_INPUT
+    for i in range(work.shape[0]):
+        work[i] = 0.0
+    for i in range(scratch.shape[0]):
+        scratch[i] = 0.0
     status = fill_states(rows, reals, arena, terms, constants, 0, N)
     if status >= 0:
         return status
-    for j in range(N):  # scatter
-        status = _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, not constants)
-        if status >= 0:
+    scatter, gather, walks = steps[0], steps[1], steps[2]
+    for j in range(N):
+        status = _call(scatter, (rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, not constants))
+        if status != -1:
             return status
-    for j in range(N - 1, -1, -1):  # gather
-        _gather(rows, arena, plan, work, scratch, j)
+    for j in range(N - 1, -1, -1):
+        if _call(gather, (rows, arena, plan, work, scratch, j)) != -1:
+            return RAISED
     for i in range(N):  # Eq. 26
-        _walks(rows, arena, plan, work, scratch, D, nv, i)
-    return -1
+        if _call(walks, (rows, arena, plan, work, scratch, D, nv, i)) != -1:
+            return RAISED
+    for i in range(nv):
+        for c in range(3 * nv):
+            finite &= np.isfinite(D[i, c])
+    return -1 if finite else NOT_FINITE_RESULT
+
+
+@kernel(entry=True, parallel=True)
+def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, constants, steps, status, one_state):
+    """:func:`partials` for each state ``s`` of a batch (``A``, ``qdot``, ``dv``, ``work``,
+    ``scratch``, ``D`` with a leading batch axis; ``steps`` as :func:`partials` takes it) into
+    ``status[s]``; in parallel over states (numba's threads) for more than a few. It calls
+    :func:`partials` at its address ``one_state`` (:func:`one_state_address`), so this kernel's
+    machine code holds no copy of the recursion, which would be optimized again with it (numba
+    links and optimizes again the code of every kernel a kernel calls directly, here twice more:
+    the parallel loop's body is a function of its own)."""
+    rows, reals, A, qdot, dv = borrowed(rows), borrowed(reals), borrowed(A), borrowed(qdot), borrowed(dv)
+    plan, work, scratch, D, status = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D), borrowed(status)
+    steps = borrowed(steps)
+    if A.shape[0] <= 8:
+        for s in range(A.shape[0]):
+            status[s] = _call(one_state, (rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms,
+                                          constants, steps))
+        return
+    for s in prange(A.shape[0]):
+        status[s] = _call(one_state, (rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms,
+                                      constants, steps))
 
 
 @kernel
@@ -168,7 +278,8 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     ho, mo, ao, bo = row[Row.H], row[Row.M], row[Row.A], row[Row.B]
     io, mp = row[Row.INBOARD], row[Row.INBOARD_DIM]
     qo, nq, vo, dof, qs = row[Row.Q], row[Row.NQ], row[Row.V], pl[Plan.DOF], pl[Plan.QS]
-    h, rigid, dhinge = STEP, pl[Plan.RIGID] == 1, pl[Plan.DHINGE]
+    h, rigid, dhinge, rates = STEP, pl[Plan.RIGID] == 1, pl[Plan.DHINGE], pl[Plan.RATES] == 1
+    moving = _RATES if rates else terms  # the terms of a column along the velocities
     R, stride, rs = row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE], Record.SIZE + 6 * m
     dE, dH, dM, dA, dB, A, B = pl[Plan.DE], pl[Plan.DH], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.A], pl[Plan.B]
     beta = scratch[Scratch.beta: Scratch.beta + 6]
@@ -195,9 +306,11 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
         else:
             arena[vo + x - n] = complex(arena[vo + x - n].real, h)
         if not rigid:
-            if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
+            if x == n and rates:  # the real state's E, H, M, Γ again, which RATES leaves as they are
+                _real_outputs(arena, row)
+            if not call_state(row[Row.KERNEL], (arena, row, reals, terms if x < n else moving, constants)):
                 return j
-            _read_partials(arena, row, pl, work, x, xc)
+            _read_partials(arena, row, pl, work, x, xc, x < n or not rates)
         if row[Row.HINGE] != 0:
             so, c0 = row[Row.SCRATCH], row[Row.CONSTANTS]
             out = arena[so: so + n]
@@ -217,7 +330,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     elif p >= 0:  # the inboard frame's velocity: A = ∂ã/∂v_o, B = ∂b/∂v_o, G = ∂γ/∂v_o
         for d in range(6):
             arena[io + Record.velocity + d] = complex(arena[io + Record.velocity + d].real, h)
-            if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
+            if not call_state(row[Row.KERNEL], (arena, row, reals, moving, constants)):
                 return j
             for r in range(m):
                 work[A + r * 6 + d] = arena[ao + r].imag / h
@@ -275,26 +388,29 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
 
 
 @kernel
-def _read_partials(arena, row, pl, work, x, xc):
+def _read_partials(arena, row, pl, work, x, xc, full):
     """The imaginary parts / h of a body's outputs after its kernel ran at a complex step in its
-    column ``x`` (of ``xc``): ``∂E``, ``∂H``, ``∂M``, ``∂a``, ``∂b`` and its records' ``∂Γ``, ``∂γ``."""
+    column ``x`` (of ``xc``): ``∂E``, ``∂H``, ``∂M``, ``∂a``, ``∂b`` and its records' ``∂Γ``, ``∂γ``;
+    without ``full`` (a column along the velocities at ``Terms.RATES``), ``∂a``, ``∂b``, ``∂γ``
+    only: the others are zero (the work buffer's zeros)."""
     m, n, h = row[Row.NODE_DIM], row[Row.NV], STEP
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     mo, ao, bo, ho = row[Row.M], row[Row.A], row[Row.B], row[Row.H]
     rs, stride = Record.SIZE + 6 * m, pl[Plan.RECORD_STRIDE]
     dE, dM, dA, dB, dH = pl[Plan.DE], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.DH]
+    mm = m if full else 0
     for r in range(m):
-        for c in range(6):
+        for c in range(6 if full else 0):
             work[dE + (x * m + r) * 6 + c] = arena[eo + r * er + c * ec].imag / h
-        for c in range(m):
+        for c in range(mm):
             work[dM + (x * m + r) * m + c] = arena[mo + r * m + c].imag / h
         work[dA + x * m + r] = arena[ao + r].imag / h
         work[dB + x * m + r] = arena[bo + r].imag / h
-    for i in range(n * m):
+    for i in range(n * mm):
         work[dH + x * n * m + i] = arena[ho + i].imag / h
     for k in range(row[Row.RECORD_COUNT]):
         ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride
-        for i in range(6 * m):
+        for i in range(6 * mm):
             work[wo + x * 6 * m + i] = arena[ro + Record.SIZE + i].imag / h
         for i in range(6):
             work[wo + xc * 6 * m + x * 6 + i] = arena[ro + Record.gamma + i].imag / h
@@ -472,7 +588,7 @@ def _seeds(rows, arena, plan, work, j):
 def _gather(rows, arena, plan, work, scratch, j):
     """Row ``j`` (its children done): ``u = E* f``, ``𝒦 = E* 𝒫``, then its parts of its parent's
     ``f``, ``𝒫`` and ``g`` (Eq. 22, 25, 26); ``𝒦 𝒯`` by the blocks of ``𝒯`` (Eq. 25: its upper
-    right block is zero, its diagonal ones equal)."""
+    right block is zero, its diagonal ones equal). Returns −1 (a step of :func:`partials`)."""
     row, pl = rows[j], plan[j]
     m, p = row[Row.NODE_DIM], row[Row.PARENT]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
@@ -488,7 +604,7 @@ def _gather(rows, arena, plan, work, scratch, j):
                 work[K + c * Seed.SIZE + k] += e * work[P + r * Seed.SIZE + k]
         work[u + c] = s
     if p < 0:
-        return
+        return -1
     prow, pp = rows[p], plan[p]
     mp, n2 = prow[Row.NODE_DIM], 3 * prow[Row.NV]
     go = row[Row.INBOARD] + Record.SIZE
@@ -529,6 +645,7 @@ def _gather(rows, arena, plan, work, scratch, j):
                 for c in range(6):
                     s += work[dG + (x * 6 + c) * mp + r] * work[u + c]
             work[gp + r * n2 + x] += s
+    return -1
 
 
 @kernel
@@ -536,7 +653,8 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
     """Eq. 26 for row ``i``: its own block, its columns against its ancestors' rows, its rows
     against its ancestors' columns. Up the first walk the force ``δu`` moves to the parent's frame
     by ``(Γ_o E_℘)*``, the diagonal block of ``𝒯`` (Eq. 25), and reaches the parent's rows by the
-    weight ``H_℘ Γ_o*`` (:func:`_seeds`); the second multiplies by ``𝒯``'s nonzero blocks only."""
+    weight ``H_℘ Γ_o*`` (:func:`_seeds`); the second multiplies by ``𝒯``'s nonzero blocks only.
+    Returns −1 (a step of :func:`partials`)."""
     row, pl = rows[i], plan[i]
     m, n = row[Row.NODE_DIM], row[Row.NV]
     x2 = 3 * n
@@ -550,7 +668,7 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
                 s += work[dH + (x * n + r) * m + k] * work[f + k] + arena[ho + r * m + k].real * work[g + k * x2 + x]
             D[dof + r, col] += s
     if x2 == 0 or row[Row.PARENT] < 0:
-        return
+        return -1
     xv, y = scratch[0: 6 * x2], scratch[6 * x2: 12 * x2]  # columns of i, rows of its ancestors
     dE = pl[Plan.DE]
     for c in range(6):  # δu(i) = ∂E* f + E* g
@@ -584,7 +702,7 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
             xv[k] = y[k]
         here = j
     if n == 0:
-        return
+        return -1
     Y, Z = scratch[0: n * 12], scratch[n * 12: 2 * n * 12]  # rows of i, columns of its ancestors
     P = pl[Plan.P]
     for r in range(n):
@@ -621,6 +739,7 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
         for k in range(n * Seed.SIZE):
             Y[k] = Z[k]
         l = j
+    return -1
 
 
 @register

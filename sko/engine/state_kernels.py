@@ -28,9 +28,14 @@ own frame's ``Γ = [I₆, 0]`` (``own_frame_identity``), ``E`` is a view of the 
 costs nothing. ``terms`` (:data:`Terms`) says which outputs the request reads: ``STRUCTURE``
 (``E``, ``H``, ``M``: the mass matrix and its inverse), ``MOTION`` (also ``a``, ``b``, ``V`` and
 the records' ``γ_o``, ``v_o``: the dynamics), ``POSE`` (everything); a kernel may skip the rest,
-but nothing it skips may be read by what it computes. ``constants`` is True on the first fill of
-an arena: what no state changes (a rigid body's ``M``, its record's ``Γ``) may be written then
-only. A simple kernel ignores both and writes everything.
+but nothing it skips may be read by what it computes. A kernel that declares ``rates`` also
+takes ``RATES``: a call at the same ``q`` as the arena's last one, other velocities (``θ̇`` or the
+inboard ``v_o``) only, which reads ``a``, ``b``, ``V`` and the records' ``γ_o``, ``v_o`` (the
+columns of the local derivatives along the velocities, DERIVATIVES.md §9); what depends on ``q``
+alone (``E``, ``H``, ``M``, the records' ``Γ_o`` and poses, the potential) holds that last call's
+values, which it may leave. A kernel that does not declare it is called with ``MOTION``.
+``constants`` is True on the first fill of an arena: what no state changes (a rigid body's ``M``,
+its record's ``Γ``) may be written then only. A simple kernel ignores both and writes everything.
 
 A kernel declares how many constants it reads (``constants=``: a number, an :func:`offsets
 <sko.engine.fields.offsets>` record of named constants, or a function of the packed
@@ -97,8 +102,9 @@ Row = columns(
 )
 #: The fields of an attachment record; ``Γ_o`` (6 × m, row-major) follows at ``Record.SIZE``.
 Record = offsets("Record", gamma=6, rotation=9, position=3, velocity=6)
-#: Which outputs a request reads (module docstring); each includes the ones before.
-Terms = IntEnum("Terms", [("STRUCTURE", 0), ("MOTION", 1), ("POSE", 2)])
+#: Which outputs a request reads (module docstring); each of the first three includes the ones
+#: before; ``RATES`` (kernels that declare ``rates`` only) reads what ``MOTION`` adds.
+Terms = IntEnum("Terms", [("STRUCTURE", 0), ("MOTION", 1), ("POSE", 2), ("RATES", 3)])
 #: The inertial frame's record has no ``Γ`` (6 × 0).
 ROOT_SIZE = int(Record.SIZE)
 #: The scalar types a state kernel is compiled for.
@@ -153,10 +159,14 @@ class StateKernel:
         The kernel calls the joint terms :func:`~sko.engine.bodies.rigid.hinge` at their address
         in its row (``Row.JOINT``, :func:`~sko.engine.bodies.rigid.call_hinge`), which the state
         table then fills.
+    rates : bool
+        The kernel takes ``terms = Terms.RATES`` (module docstring): it writes ``a``, ``b``, ``V``
+        and the records' ``γ_o``, ``v_o`` then, as at ``MOTION``, and may leave the rest (a kernel
+        that compares ``terms`` with ``STRUCTURE`` and ``POSE`` only takes it as ``MOTION``).
     """
 
     def __init__(self, function: Callable, *, own_frame_identity: bool = False, name: str | None = None,
-                 constants=None, checks: bool | None = None, calls_hinge: bool = False):
+                 constants=None, checks: bool | None = None, calls_hinge: bool = False, rates: bool = False):
         py_func = function.py_func if isinstance(function, Dispatcher) else function
         if not callable(py_func):
             raise BodyError(f"a state kernel must be a function, got {function!r}")
@@ -170,6 +180,7 @@ class StateKernel:
         self.constants = constants
         self.checks = None if checks is None else bool(checks)
         self.calls_hinge = bool(calls_hinge)
+        self.rates = bool(rates)
         self.py_func = py_func
         self.dispatcher = njit(fastmath=FAST_MATH, error_model="numpy", no_cpython_wrapper=True)(py_func)
         try:
@@ -221,7 +232,7 @@ class StateKernel:
 
 
 def state_kernel(function: Callable | None = None, *, own_frame_identity: bool = False, name: str | None = None,
-                 constants=None, checks: bool | None = None):
+                 constants=None, checks: bool | None = None, rates: bool = False):
     """Register ``function`` as a state kernel (a decorator, with or without options; see
     :class:`StateKernel`):
 
@@ -230,7 +241,7 @@ def state_kernel(function: Callable | None = None, *, own_frame_identity: bool =
     ...     ...
     ...     return True
     """
-    options = dict(own_frame_identity=own_frame_identity, name=name, constants=constants, checks=checks)
+    options = dict(own_frame_identity=own_frame_identity, name=name, constants=constants, checks=checks, rates=rates)
     if function is None:
         return lambda f: StateKernel(f, **options)
     return StateKernel(function, **options)

@@ -42,7 +42,7 @@ import numpy as np
 
 from sko.engine.model import compiled_model
 from sko.engine.layout import Flat, from_structure, riccati_layout
-from sko.engine.local_derivatives import LocalPlan, plan
+from sko.engine.local_derivatives import LocalPlan, one_state_address, one_state_call, plan
 from sko.arrays import checked_array
 from sko.bodies.rigid import RigidBody
 from sko.bodies.contract import Attachment, BodyError, BodyType, check_node_state, root_attachment
@@ -225,6 +225,18 @@ class StateLayout:
         """The plan of the compiled local derivatives (:func:`sko.engine.local_derivatives.plan`,
         DERIVATIVES.md §9), made on first use."""
         return plan(self)
+
+    @cached_property
+    def local_call(self):
+        """The prepared one-state call of the compiled local derivatives
+        (:func:`sko.engine.local_derivatives.one_state_call`; every body compiled), made on first use."""
+        return one_state_call(self)
+
+    @cached_property
+    def local_address(self) -> int:
+        """The address of the compiled local derivatives at one state, which their batches call
+        (:func:`sko.engine.local_derivatives.one_state_address`), made on first use."""
+        return one_state_address(self)
 
     def state_entries(self) -> np.ndarray:
         """The positions in an arena of the node states (the data buffer, ``𝒱``, the records and

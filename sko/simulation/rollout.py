@@ -103,9 +103,9 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
         raise SKOError(f"rollout: progress must be True, False or a callable, got {type(progress).__name__}")
     Q0 = _states(q0, "q0", system.q_size, "nq")
     single = Q0.ndim == 1
-    Q0 = Q0.reshape(-1, system.q_size)
+    Q0 = np.atleast_2d(Q0)  # (B, nq), also for a system without coordinates
     B, nq, nv = Q0.shape[0], system.q_size, system.dof_size
-    V0 = np.zeros((B, nv)) if v0 is None else _states(v0, "v0", nv, "nv").reshape(-1, nv)
+    V0 = np.zeros((B, nv)) if v0 is None else np.atleast_2d(_states(v0, "v0", nv, "nv"))
     if V0.shape[0] != B:
         raise DimensionError(f"v0 has {V0.shape[0]} states but q0 has {B}")
     T = None if tau is None or callable(tau) else _forces(tau, B, steps, nv, single)

@@ -40,6 +40,10 @@ __all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partial
 _STEP = 1e-30
 #: the outputs the state kernels write for the recursion
 _MOTION = int(Terms.MOTION)
+#: whether every entry of a 1-D boolean array is true, and which entries are finite (the ufuncs
+#: themselves: no method wrapper)
+_every, _finite = np.logical_and.reduce, np.isfinite
+_F8 = np.dtype(np.float64)
 
 
 def applies(system, external_forces=None) -> bool:
@@ -76,8 +80,9 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` by the compiled twin of the recursion
     (:mod:`sko.engine.local_derivatives`) at one state (1-D inputs) or a batch (2-D, results with
     the same leading axis), or ``None`` where it does not run (the reference backend, a body
-    without a compiled state). A state a kernel rejects raises its error naming the body (and the
-    state of a batch), as do derivatives that overflow."""
+    without a compiled state, one state with an input that is not finite). A state a kernel
+    rejects raises its error naming the body (and the state of a batch), as do derivatives that
+    overflow."""
     layout = system._engine.layout
     if get_backend() != "compiled" or layout is None or not layout.all_compiled:
         return None
@@ -98,37 +103,45 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     X = np.ascontiguousarray(X, dtype=float)
     table = layout.table(np.complex128)
     status = np.full(B, -1, dtype=np.int64)
-    local_derivatives.batch_partials(table, layout.reals, arena, Qdot, X, plan, np.zeros((B, size)),
-                                     np.zeros((B, scratch)), D, _MOTION, True, status)
+    local_derivatives.batch_partials(table, layout.reals, arena, Qdot, X, plan, np.empty((B, size)),
+                                     np.empty((B, scratch)), D, _MOTION, True, local_derivatives.steps(layout), status,
+                                     layout.local_address)
     if (status >= 0).any():
         s = int(np.flatnonzero(status >= 0)[0])
         _raise_rejected(system, layout, Q[s], V[s], int(status[s]), s)
+    if (status == local_derivatives.RAISED).any():
+        s = int(np.flatnonzero(status == local_derivatives.RAISED)[0])
+        raise KernelError(f"the compiled local derivatives (DERIVATIVES.md §9) raised at state {s} of the batch")
     for s in range(B if layout.hinge_forces else 0):
         _add_python_terms(system, layout, Q[s], V[s], Qdot[s], D[s])
     _check_finite(system, Q, V, X, D)
     return D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:]
 
 
-def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple:
-    """:func:`compiled_partials` at one state."""
-    plan, size, scratch = layout.local_plan
-    n = system.dof_size
+def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple | None:
+    """:func:`compiled_partials` at one state (1-D float64 ``q``, ``v``, ``dv``), by the layout's
+    prepared call (:func:`~sko.engine.local_derivatives.one_state_call`, which also checks that the
+    inputs and the result are finite); ``None`` when an input is not (the caller's checks then
+    name it)."""
     if not (system._pose_free and system._complex_carried):
+        if not _every(_finite(np.concatenate([q, v, dv]))):
+            return None  # the caller's checks name the input
         _check_bodies(system, q)
-    arena = np.zeros(layout.size, dtype=np.complex128)
-    arena[layout.q_offset: layout.q_offset + q.size] = q
-    arena[layout.v_offset: layout.v_offset + n] = v
     Qdot = _qdot_matrix(system, q)
-    D = np.zeros((n, 3 * n))
-    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, Qdot,
-                                        np.ascontiguousarray(dv, dtype=float), plan, np.zeros(size),
-                                        np.zeros(scratch), D, _MOTION, True)
-    if status >= 0:
-        _raise_rejected(system, layout, q, v, status, None)
+    if not (dv.dtype is _F8 and dv.flags.c_contiguous):  # the prepared call reads dv as C-ordered float64
+        dv = np.ascontiguousarray(dv, dtype=_F8)
+    status, D = layout.local_call(q, v, dv, np.ascontiguousarray(Qdot, dtype=_F8))
+    if status != -1:
+        if status == local_derivatives.NOT_FINITE_INPUT:
+            return None  # the caller's checks name the input
+        if status >= 0:
+            _raise_rejected(system, layout, q, v, status, None)
+        _raise_non_finite(system, q, v, dv, None)  # NOT_FINITE_RESULT
     if layout.hinge_forces:
         _add_python_terms(system, layout, q, v, Qdot, D)
-    if not np.logical_and.reduce(np.isfinite(D), axis=None):
-        _raise_non_finite(system, q, v, dv, None)
+        if not _every(_finite(D).ravel()):
+            _raise_non_finite(system, q, v, dv, None)
+    n = D.shape[0]
     return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
 
 

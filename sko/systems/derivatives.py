@@ -45,8 +45,8 @@ __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_
 
 #: the complex step ``h`` of Eq. 21: ``O(h²)`` is 1e-60 relative, far below rounding
 COMPLEX_STEP = 1e-30
-#: whether every entry of a 1-D boolean array is true (the ufunc's own reduction: no method wrapper)
-_every = np.logical_and.reduce
+#: numpy's float64 (the plain state's test is one of identity)
+_F8 = np.dtype(np.float64)
 
 
 class InverseDynamicsDerivatives(NamedTuple):
@@ -134,16 +134,18 @@ def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_fo
 
 def _plain_state(system, q, v, x) -> tuple | None:
     """The common call of the local recursion, checked at little cost: ``(q, v, x)`` when each
-    is a finite 1-D float64 array of its size (``v``, ``x`` may be omitted), else ``None`` (the
-    caller's full checks then run)."""
+    is a 1-D float64 array of its size (``v``, ``x`` may be omitted), else ``None`` (the caller's
+    full checks then run). Whether they are finite is checked where they are read: by the compiled
+    recursion (:func:`~sko.systems.body_derivatives.compiled_partials` declines a state that is
+    not) or, for forward dynamics, by ``system.forward_dynamics``."""
     out = []
     for value, size in ((q, system.q_size), (v, system.dof_size), (x, system.dof_size)):
         if value is None and out:
             value = np.zeros(size)
-        if type(value) is not np.ndarray or value.dtype != np.float64 or value.shape != (size,):
+        if type(value) is not np.ndarray or value.dtype is not _F8 or value.shape != (size,):
             return None
         out.append(value)
-    return out if _every(np.isfinite(np.concatenate(out))) else None
+    return out
 
 
 def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray) -> tuple | None:

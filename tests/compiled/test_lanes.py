@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from sko.bodies import CompiledState, Revolute, RigidBody
 from sko.engine import lanes, use_backend
@@ -250,3 +251,67 @@ def test_inverse_dynamics_adds_compiled_hinge_forces_per_state():
 def test_inverse_dynamics_of_other_body_types_keeps_the_per_state_batch():
     system = next(s for s in (random_system(seed) for seed in range(6)) if not _taken(s))
     _inverse_equal_to_single_calls(system, *_batch(system, L + 1, 2))
+
+
+# ----------------------------------------------------------------------------- the mass matrix
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from(SIZES))
+def test_mass_matrix_batch_equals_single_calls_on_random_rigid_forests(seed, B):
+    """Composite inertias in the lanes against the single call's ten-parameter recursion: equal to
+    1e-13 relative to the largest entry."""
+    system = rigid_forest(seed)
+    assert _taken(system)
+    Q = configurations(system, seed, B)
+    batch = system.mass_matrix(Q)
+    assert batch.shape == (B, system.nv, system.nv)
+    for s in range(B):
+        _close(batch[s], system.mass_matrix(Q[s]))
+
+
+def test_mass_matrix_of_example_robots():
+    for _, _, system in example_robots():
+        for B in (L + 1, 1024):
+            Q = configurations(system, B, B)
+            batch = system.mass_matrix(Q)
+            for s in range(0, B, max(1, B // 16)):
+                _close(batch[s], system.mass_matrix(Q[s]))
+
+
+# ----------------------------------------------------------------------------- sine and cosine
+@njit
+def _sine_cosine(x, s, c):
+    for i in range(x.shape[0] // L):
+        a, b = lanes.sine_cosine(lanes.row(x, i))
+        lanes.set_row(s, i, a)
+        lanes.set_row(c, i, b)
+
+
+def test_sine_and_cosine_in_the_lanes_are_libms_to_a_unit_of_rounding():
+    """Within 2 units of rounding of numpy's (libm's) relative to the value, or one of 1, up to
+    ``REDUCED``; NaN for a NaN or an infinity."""
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-8, 8, 40000), rng.uniform(-1e4, 1e4, 4000), rng.uniform(-1e8, 1e8, 4000),
+                        [0.0, -0.0, np.pi / 4, np.pi / 2, np.pi, -np.pi, 1e-300, lanes.REDUCED]])
+    x = np.concatenate([x, np.zeros(-x.size % L)])
+    s, c = np.empty_like(x), np.empty_like(x)
+    _sine_cosine(x, s, c)
+    for ours, libm in ((s, np.sin(x)), (c, np.cos(x))):
+        assert (np.abs(ours - libm) <= 2 * np.spacing(np.maximum(np.abs(libm), 1.0))).all()
+        typical = np.abs(libm) > 1e-3
+        assert (np.abs(ours - libm)[typical] <= 2 * np.spacing(np.abs(libm[typical]))).all()
+    x = np.array([np.nan, np.inf, -np.inf, 1.0])
+    s, c = np.empty_like(x), np.empty_like(x)
+    _sine_cosine(x, s, c)
+    assert np.isnan(s[:3]).all() and np.isnan(c[:3]).all()
+    assert abs(s[3] - np.sin(1.0)) <= 2 * np.spacing(1.0) and abs(c[3] - np.cos(1.0)) <= 2 * np.spacing(1.0)
+
+
+def test_angles_beyond_the_reduction_take_libm():
+    """A revolute angle of 10⁹ (beyond ``REDUCED``) in a batch: libm's sine and cosine in its lane,
+    the batch equal to the single calls."""
+    system = _arm()
+    assert _taken(system)
+    Q, V, TAU = _batch(system, L + 1, 5)
+    Q[1, 0] += 1e9
+    Q[2, 1] -= 3e8
+    _equal_to_single_calls(system, Q, V, TAU)

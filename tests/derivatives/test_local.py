@@ -13,8 +13,13 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from numba import njit
+
 from papers import tutorial_body_type, tutorial_body_with_children
-from sko.bodies import Free, NodeState, Revolute, RigidBody
+from sko.bodies import CompiledState, Free, NodeState, Revolute, RigidBody
+from sko.engine import state_kernel, views
+from sko.engine.local_derivatives import Plan
+from sko.engine.state_kernels import Terms
 from sko.examples.bodies import flexible_examples, random_system
 from sko.graphs.errors import SKOError
 from sko.spatial import spatial_inertia
@@ -84,6 +89,82 @@ def _python_beads(system: MultibodySystem) -> MultibodySystem:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_researchers_own_body_types(make, seed):
     _agree(make(), seed)
+
+
+@njit
+def _bead(arena, row, reals, structure, motion):
+    """The tutorial's bead (:func:`papers.tutorial_body_type.bead_state`), writing ``E``, ``H``,
+    ``M`` only with ``structure`` and ``a``, ``b``, ``V`` only with ``motion`` (zero otherwise);
+    ``u`` reads ``E`` from the arena, so a call that skips ``E`` reads the last one's."""
+    c, q, v, inboard, out, _ = views(arena, row, reals)
+    s, sd, w = q[0], v[0], inboard.velocity
+    if structure:
+        p = (c[2] + s * c[5], c[3] + s * c[6], c[4] + s * c[7])
+        for i in range(3):
+            out.H[0, i] = c[5 + i]
+            for j in range(3):
+                out.M[i, j] = c[0] if i == j else 0.0
+                out.E[i, 3 + j] = 1.0 if i == j else 0.0
+        out.E[0, 0], out.E[0, 1], out.E[0, 2] = 0.0, p[2], -p[1]
+        out.E[1, 0], out.E[1, 1], out.E[1, 2] = -p[2], 0.0, p[0]
+        out.E[2, 0], out.E[2, 1], out.E[2, 2] = p[1], -p[0], 0.0
+    ed = (c[5] * sd, c[6] * sd, c[7] * sd)
+    for i in range(3):
+        u, a = ed[i], 0.0 * sd
+        for j in range(6):
+            u += out.E[i, j] * w[j]
+            a += out.E[i, j] * inboard.gamma[j]
+        out.V[i], out.a[i] = (u, a) if motion else (0.0 * u, 0.0 * a)
+    u = out.V
+    for i in range(3):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        out.a[i] += (w[j] * ed[k] - w[k] * ed[j]) if motion else 0.0 * sd
+        out.b[i] = c[0] * (w[j] * u[k] - w[k] * u[j])
+    out.potential[0] = 0.0 * s
+    return True
+
+
+def _leaving_structure_at_rates(arena, row, reals, terms, constants):
+    return _bead(arena, row, reals, terms != Terms.RATES, terms != Terms.STRUCTURE)
+
+
+def _motion_only_as_named(arena, row, reals, terms, constants):
+    return _bead(arena, row, reals, True, terms == Terms.MOTION or terms == Terms.POSE)
+
+
+#: a kernel that takes Terms.RATES and leaves E, H, M then (as the flexible body's does), and one
+#: that does not declare it and writes a, b, V only when ``terms`` names MOTION or POSE
+_BEAD_KERNELS = {"takes RATES": state_kernel(_leaving_structure_at_rates, constants=8, rates=True),
+                 "motion only as named": state_kernel(_motion_only_as_named, constants=8)}
+
+
+class _KernelBead(tutorial_body_type.Bead):
+    """The tutorial's bead with one of :data:`_BEAD_KERNELS` (``kernel``, a class attribute)."""
+
+    kernel = None
+
+    def compiled_state(self):
+        return CompiledState(self.kernel, np.concatenate([[self.mass, self.spring], self.start, self.direction]),
+                             hinge_force=tutorial_body_type.bead_spring)
+
+
+@pytest.mark.parametrize("name", sorted(_BEAD_KERNELS))
+def test_the_columns_along_the_velocities_call_a_kernel_with_the_terms_it_takes(name):
+    """A kernel declaring ``rates`` is called with ``Terms.RATES`` in the columns along the
+    velocities, where it may leave ``E``, ``H``, ``M`` as the last call at the same ``q`` wrote
+    them; one that does not declare it is called with ``Terms.MOTION`` (it may not know RATES).
+    Both give the complex step's derivatives, and the plan marks the first only."""
+    bead = type("Bead", (_KernelBead,), {"kernel": _BEAD_KERNELS[name]})
+    system = tutorial_body_type.build()
+    system = MultibodySystem([bead(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
+                              if isinstance(b, tutorial_body_type.Bead) else b for b in map(system.body, system.bodies)],
+                             gravity=system.gravity)
+    layout = system._engine.layout
+    marked = {layout.bodies[layout.order[j]]: int(row[Plan.RATES]) for j, row in enumerate(layout.local_plan.plan)}
+    assert marked == {"pendulum": 1, "beam": 1, "bead-on-pendulum": int(name == "takes RATES"),
+                      "bead-on-beam": int(name == "takes RATES")}
+    for seed in (0, 1):
+        _agree(system, seed)
 
 
 @pytest.mark.parametrize("spring_length", [(0.3, 0.3), (-10.0, 10.0), (-0.1, 0.2)],

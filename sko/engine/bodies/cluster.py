@@ -143,7 +143,7 @@ def _cluster_constants(c) -> int:
 
 #: The cluster's state kernel.
 CLUSTER = StateKernel(_cluster, own_frame_identity=True, name="rigid cluster", constants=_cluster_constants,
-                      calls_hinge=True)
+                      calls_hinge=True, rates=True)
 
 
 def pack_cluster(body) -> CompiledState | None:

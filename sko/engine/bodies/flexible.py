@@ -14,7 +14,7 @@ from sko.engine.fields import offsets
 from sko.engine.jit import kernel, register
 from sko.engine.joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
-from sko.engine.state_kernels import Record, Row, StateKernel, numeric_state
+from sko.engine.state_kernels import Record, Row, StateKernel, Terms, numeric_state
 from sko.engine.bodies.rigid import HingeWork, Placement, call_hinge, placement_constants, transform
 
 __all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients"]
@@ -70,8 +70,10 @@ def _cross(a, b):
 
 def _flexible(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.flexible.FlexibleBody` (module docstring); every output, whatever
-    ``terms`` asks. Particle ``i`` is at ``r_i = p_i + Φ_i η``; with ``B_i = [−r_i×, I, Φ_i]``,
-    ``M = Σ μ_i B_i* B_i`` and ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]``, ``u_i = B_i 𝒱``."""
+    ``terms`` asks, but ``E``, ``H``, ``M`` and its own frame's ``Γ`` at ``Terms.RATES`` (which
+    leaves them as the arena holds them: they depend on ``q`` alone). Particle ``i`` is at
+    ``r_i = p_i + Φ_i η``; with ``B_i = [−r_i×, I, Φ_i]``, ``M = Σ μ_i B_i* B_i`` and
+    ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]``, ``u_i = B_i 𝒱``."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
     if not call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], row[Row.V], io, wo, terms)):
         return False
@@ -95,15 +97,16 @@ def _flexible(arena, row, reals, terms, constants):
     zero = 0 * arena[vel]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     hb, mo, ao, bo, vo = row[Row.H], row[Row.M], row[Row.A], row[Row.B], row[Row.VELOCITY]
+    mm = 0 if terms == Terms.RATES else m  # the columns of M (and of E, H, Γ) written: none at RATES
     for i in range(m):  # E = [ᵏX_o; 0], H = diag(S*, I_r), a = [a_hinge; 0], 𝒱 = [v; η̇]
-        for j in range(6):
+        for j in range(6 if mm else 0):
             arena[eo + i * er + j * ec] = arena[xo + 6 * i + j] if i < 6 else zero
         arena[ao + i] = arena[acc + i] if i < 6 else zero
         arena[vo + i] = arena[vel + i] if i < 6 else arena[ve + i - 6]
         arena[bo + i] = zero
-        for j in range(m):
+        for j in range(mm):
             arena[mo + i * m + j] = zero
-    for j in range(jnv + r):
+    for j in range(jnv + r if mm else 0):
         for i in range(m):
             arena[hb + j * m + i] = (arena[so + 6 * i + j] if i < 6 else zero) if j < jnv else (
                 1.0 + zero if i == 6 + j - jnv else zero)
@@ -131,12 +134,12 @@ def _flexible(arena, row, reals, terms, constants):
         for j in range(m):  # b += μ B_i* y, M += μ B_i* B_i (upper triangle)
             b0, b1, b2 = arena[bw + j], arena[bw + m + j], arena[bw + 2 * m + j]
             arena[bo + j] += mi * (b0 * y[0] + b1 * y[1] + b2 * y[2])
-            for l in range(j, m):
+            for l in range(j, mm):
                 arena[mo + j * m + l] += mi * (b0 * arena[bw + l] + b1 * arena[bw + m + l] + b2 * arena[bw + 2 * m + l])
         world0 += mi * (arena[p] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
         world1 += mi * (arena[p + 1] + arena[R + 3] * r0 + arena[R + 4] * r1 + arena[R + 5] * r2)
         world2 += mi * (arena[p + 2] + arena[R + 6] * r0 + arena[R + 7] * r1 + arena[R + 8] * r2)
-    for j in range(m):
+    for j in range(mm):
         for l in range(j):
             arena[mo + j * m + l] = arena[mo + l * m + j]
     elastic = zero
@@ -151,7 +154,7 @@ def _flexible(arena, row, reals, terms, constants):
     for i in range(6):
         arena[rec + Record.gamma + i] = zero
         arena[rec + Record.velocity + i] = arena[vel + i]
-        for j in range(m):
+        for j in range(mm):
             arena[rec + Record.SIZE + i * m + j] = 1.0 + zero if i == j else zero
     for i in range(9):
         arena[rec + Record.rotation + i] = arena[R + i]
@@ -244,7 +247,7 @@ def _flexible_constants(c) -> int:
 
 #: The flexible body's state kernel.
 FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body", constants=_flexible_constants,
-                       calls_hinge=True)
+                       calls_hinge=True, rates=True)
 
 
 def pack_flexible(body) -> CompiledState | None:

@@ -29,7 +29,7 @@ from sko.engine.state_kernels import DTYPES, Record, Row, StateKernel, Terms, nu
 from sko.spatial import plucker_translation
 
 __all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "RotorWork", "placement_constants", "hinge",
-           "hinge_address", "call_hinge", "RIGID", "ROTOR", "pack_rigid", "pack_rotor", "transform", "motion_cross", "bias"]
+           "hinge_address", "call_hinge", "axis_transform", "RIGID", "ROTOR", "pack_rigid", "pack_rotor", "transform", "motion_cross", "bias"]
 
 #: A placement ``X_T = rot(E) xlt(r)``: ``E`` (row-major), ``r``.
 Placement = offsets("Placement", rotation=9, translation=3)
@@ -245,6 +245,30 @@ def _any_joint(arena, row, reals, terms, constants):
 
 
 @register
+def axis_transform(reals, xt, x, y, z, c, s, lin):
+    """``(E, r0, r1, r2)`` of ``ᵏX_o = rot(E) xlt(r) = X_J X_T`` for a joint about the unit axis
+    ``u = (x, y, z)``: ``E_J = I − s K + (1 − c) K²`` (``K = u×``, Rodrigues; ``c, s`` the cosine and
+    sine of its angle), ``r_J = lin u``, and the placement ``X_T`` (:data:`Placement`) at
+    ``reals[xt]``: ``E = E_J E_T``, ``r = r_T + E_Tᵀ r_J``. On numbers or on a block's lanes."""
+    d = 1 - c
+    j00, j01, j02 = 1 + d * (x * x - 1), s * z + d * x * y, d * x * z - s * y
+    j10, j11, j12 = d * x * y - s * z, 1 + d * (y * y - 1), s * x + d * y * z
+    j20, j21, j22 = s * y + d * x * z, d * y * z - s * x, 1 + d * (z * z - 1)
+    rj0, rj1, rj2 = lin * x, lin * y, lin * z
+    t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
+                                                   reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
+                                                   reals[xt + 8])
+    rt = xt + Placement.translation
+    r0 = reals[rt] + t00 * rj0 + t10 * rj1 + t20 * rj2
+    r1 = reals[rt + 1] + t01 * rj0 + t11 * rj1 + t21 * rj2
+    r2 = reals[rt + 2] + t02 * rj0 + t12 * rj1 + t22 * rj2
+    E = ((j00 * t00 + j01 * t10 + j02 * t20, j00 * t01 + j01 * t11 + j02 * t21, j00 * t02 + j01 * t12 + j02 * t22),
+         (j10 * t00 + j11 * t10 + j12 * t20, j10 * t01 + j11 * t11 + j12 * t21, j10 * t02 + j11 * t12 + j12 * t22),
+         (j20 * t00 + j21 * t10 + j22 * t20, j20 * t01 + j21 * t11 + j22 * t21, j20 * t02 + j21 * t12 + j22 * t22))
+    return E, r0, r1, r2
+
+
+@register
 def _single_axis(arena, row, reals, terms, constants):
     """:func:`_rigid` for a revolute (helical) or prismatic joint, not reversed:
     ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers, no ``X_J``, ``S`` or
@@ -264,21 +288,7 @@ def _single_axis(arena, row, reals, terms, constants):
     else:
         c, s, lin = 1.0 + 0 * theta, 0 * theta, theta
         sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
-    d = 1 - c  # E_J = I − s K + (1 − c) K², K = u× (Rodrigues)
-    j00, j01, j02 = 1 + d * (x * x - 1), s * z + d * x * y, -s * y + d * x * z
-    j10, j11, j12 = -s * z + d * x * y, 1 + d * (y * y - 1), s * x + d * y * z
-    j20, j21, j22 = s * y + d * x * z, -s * x + d * y * z, 1 + d * (z * z - 1)
-    rj0, rj1, rj2 = lin * x, lin * y, lin * z
-    t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
-                                                   reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
-                                                   reals[xt + 8])
-    rt = xt + Placement.translation
-    r0 = reals[rt] + t00 * rj0 + t10 * rj1 + t20 * rj2  # E = E_J E_T, r = r_T + E_Tᵀ r_J
-    r1 = reals[rt + 1] + t01 * rj0 + t11 * rj1 + t21 * rj2
-    r2 = reals[rt + 2] + t02 * rj0 + t12 * rj1 + t22 * rj2
-    E = ((j00 * t00 + j01 * t10 + j02 * t20, j00 * t01 + j01 * t11 + j02 * t21, j00 * t02 + j01 * t12 + j02 * t22),
-         (j10 * t00 + j11 * t10 + j12 * t20, j10 * t01 + j11 * t11 + j12 * t21, j10 * t02 + j11 * t12 + j12 * t22),
-         (j20 * t00 + j21 * t10 + j22 * t20, j20 * t01 + j21 * t11 + j22 * t21, j20 * t02 + j21 * t12 + j22 * t22))
+    E, r0, r1, r2 = axis_transform(reals, xt, x, y, z, c, s, lin)
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     for i in range(3):  # ᵏX_o = [[E, 0], [−E r×, E]]
         e0, e1, e2 = E[i]
@@ -340,7 +350,7 @@ def _pose(arena, row, reals, E, r0, r1, r2):
 
 #: The rigid body's state kernel (:class:`~sko.bodies.rigid.RigidBody`).
 RIGID = StateKernel(_rigid, own_frame_identity=True, name="rigid body", constants=RigidConstants,
-                    calls_hinge=True)
+                    calls_hinge=True, rates=True)
 
 
 def pack_rigid(body) -> CompiledState | None:
@@ -405,7 +415,7 @@ def _rotor(arena, row, reals, terms, constants):
 
 #: The geared rotor link's state kernel.
 ROTOR = StateKernel(_rotor, own_frame_identity=True, name="geared rotor link", constants=RotorConstants,
-                    calls_hinge=True)
+                    calls_hinge=True, rates=True)
 
 
 def pack_rotor(body) -> CompiledState | None:
