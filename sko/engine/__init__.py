@@ -37,8 +37,8 @@ complex128 (complex-step) numbers. Lowest first:
   rigid trees on ten inertial parameters), :mod:`.centroidal` (CENTROIDAL.md),
   :mod:`.regressors` (IDENTIFICATION.md), :mod:`.constrained` (CONSTRAINTS.md);
   :mod:`.derivatives`: the compiled derivative recursions;
-  :mod:`.rollout`: compiled rollouts; :mod:`.lanes`: forward dynamics of a batch of rigid
-  trees with the states innermost (a block of states per vector register); :mod:`.lane_rollout`:
+  :mod:`.rollout`: compiled rollouts; :mod:`.lanes`: forward and inverse dynamics and ℳ of a
+  batch of rigid trees with the states innermost (a block of states per vector register); :mod:`.lane_rollout`:
   the rollouts of such trees, each stage over a block of states;
   :mod:`.dispatch`: a system's :class:`~.dispatch.Engine`
   (``Engine.run``; ``Engine.one_state``, its prepared one-state calls).

@@ -24,7 +24,6 @@ its force to its parent's rows, with the index of the parent's record it hangs f
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -133,10 +132,10 @@ def signature(layout) -> tuple:
                                      zeros((nv, 3 * nv)), int(Terms.MOTION), True, zeros(3, dtype=np.int64)))
 
 
-@lru_cache(maxsize=None)
 def _step_addresses(argtypes: tuple) -> np.ndarray:
     """The addresses of :func:`_scatter`, :func:`_gather` and :func:`_walks` compiled for the
-    arguments :func:`partials` passes them when its own are of types ``argtypes``."""
+    arguments :func:`partials` passes them when its own are of types ``argtypes`` (each kept by
+    its dispatcher, :func:`~sko.engine.jit.native_address`)."""
     rows, reals, arena, qdot, dv, plan_, work, scratch, D, terms, constants, _ = argtypes
     i8 = types.int64
     return np.array([native_address(_scatter, (rows, reals, arena, qdot, dv, plan_, work, scratch, i8, terms,
