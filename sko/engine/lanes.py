@@ -677,10 +677,6 @@ def _copy(arena, data, l, o, n):
         data[i * LANES + l] = arena[i]
 
 
-#: the requests the lanes answer, by name: their code for :func:`_chunk`
-REQUESTS = {"forward_dynamics": 0, "inverse_dynamics": 1, "mass_matrix": 2}
-
-
 def evaluate(name: str, w, Q, QD, X, out, status, sizes) -> None:
     """The request ``name`` of :data:`REQUESTS` at every state of a batch (module docstring):
     ``forward_dynamics``, ``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` for ``X = T``; ``inverse_dynamics``,
@@ -690,7 +686,7 @@ def evaluate(name: str, w, Q, QD, X, out, status, sizes) -> None:
     and ``status`` (B; the per-state kernels' codes, :mod:`sko.engine.requests`, ``-3``
     for a result that is not finite). ``sizes``: the flat data's and the Riccati buffer's
     lengths. All arrays C-ordered and writeable."""
-    _batch(w, Q, QD, X, out, status, sizes, _chunk_address(), get_num_threads(), REQUESTS[name])
+    _batch(w, Q, QD, X, out, status, sizes, native_address(REQUESTS[name], _CHUNK_TYPES), get_num_threads())
 
 
 def forward_dynamics(w, Q, QD, X, out, status, sizes) -> None:
@@ -698,59 +694,68 @@ def forward_dynamics(w, Q, QD, X, out, status, sizes) -> None:
     evaluate("forward_dynamics", w, Q, QD, X, out, status, sizes)
 
 
-def _chunk_address() -> int:
-    """The address of :func:`_chunk` (compiled or loaded on first use; numba's dispatcher keeps
-    it, so a later call only looks it up): the parallel driver calls
-    it there, so its machine code (the passes' most of all) is generated once, not again inside
-    the driver's."""
-    return native_address(_chunk, _CHUNK_TYPES)
-
-
 _F1, _F2, _I1 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")
 #: the type of the lane buffers of :func:`buffers`
 _BUFFERS = types.Tuple((_F1, _F1, _F1, _F1, _F1, _F1, _F1, _I1, _F1, _F1, _F1, _I1, _F1, _F1))
-#: the argument types :func:`_chunk` is compiled for
-_CHUNK_TYPES = (_F1, _BUFFERS, _F2, _F2, _F2, _F2, _I1, types.int64, types.int64, types.int64)
-#: ``_call_chunk(address, (local, work, Q, QD, X, out, status, first, stop, request))``: :func:`_chunk` at
-#: its address; −1, or −5 when it raised. A call with other argument types does not compile.
+#: the argument types a request's run of blocks (:func:`_forward_run`, ...) is compiled for
+_CHUNK_TYPES = (_F1, _BUFFERS, _F2, _F2, _F2, _F2, _I1, types.int64, types.int64)
+#: ``_call_chunk(address, (local, work, Q, QD, X, out, status, first, stop))``: a request's run of
+#: blocks at its address; −1, or −5 when it raised. A call with other argument types does not compile.
 _call_chunk = native_caller(types.int64, -5, lambda argtypes: argtypes == _CHUNK_TYPES)
 
 
 @kernel(entry=True, parallel=True)
-def _batch(w, Q, QD, X, out, status, sizes, address, threads, request):
-    """:func:`evaluate` of the ``request`` code: each of ``threads`` (numba's) a run of consecutive blocks, on its
-    own copy of ``w`` and lane buffers (:func:`buffers`); the states of a run that raised are
-    reported not finite, which the checked path answers."""
+def _batch(w, Q, QD, X, out, status, sizes, address, threads):
+    """:func:`evaluate`: each of ``threads`` (numba's) a run of consecutive blocks, by the
+    request's run kernel at ``address``, on its own copy of ``w`` and lane buffers
+    (:func:`buffers`); the states of a run that raised are reported not finite, which the checked
+    path answers. The run kernels are called at their addresses, each compiled on its request's
+    first batch, so their machine code is generated once, not again inside the driver's."""
     blocks = (Q.shape[0] + LANES - 1) // LANES
     tasks = min(blocks, threads)
     for c in prange(tasks):
         first, stop = c * blocks // tasks, (c + 1) * blocks // tasks
         local = w.copy()
         work = buffers(local, sizes)
-        if _call_chunk(address, (local, work, Q, QD, X, out, status, np.int64(first), np.int64(stop),
-                                 request)) != -1:
+        if _call_chunk(address, (local, work, Q, QD, X, out, status, np.int64(first), np.int64(stop))) != -1:
             for s in range(first * LANES, min(Q.shape[0], stop * LANES)):
                 status[s] = -3
 
 
 @kernel
-def _chunk(local, work, Q, QD, X, out, status, first, stop, request):
-    """The blocks ``first … stop − 1`` of :func:`evaluate`, each by :func:`block` (the ``request``
-    code 0), :func:`inverse_block` (1) or :func:`mass_block` (2), on a
+def _forward_run(local, work, Q, QD, X, out, status, first, stop):
+    """The blocks ``first … stop − 1`` of a batch of forward dynamics, each by :func:`block`, on a
     thread's own request vector ``local`` and lane buffers ``work``, borrowed (the caller owns
     them for the call: no reference counted in the loops). Returns −1."""
     local, Q, QD, X = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X)
-    out, status = borrowed(out), borrowed(status)
-    work = borrowed_buffers(work)
-    B = Q.shape[0]
+    out, status, work = borrowed(out), borrowed(status), borrowed_buffers(work)
     for b in range(first, stop):
-        if request == 0:
-            block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
-        elif request == 1:
-            inverse_block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, B - b * LANES))
-        else:
-            mass_block(local, work, Q, QD, out, status, b * LANES, min(LANES, B - b * LANES))
+        block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, Q.shape[0] - b * LANES))
     return -1
+
+
+@kernel
+def _inverse_run(local, work, Q, QD, X, out, status, first, stop):
+    """:func:`_forward_run` of inverse dynamics, each block by :func:`inverse_block`."""
+    local, Q, QD, X = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X)
+    out, status, work = borrowed(out), borrowed(status), borrowed_buffers(work)
+    for b in range(first, stop):
+        inverse_block(local, work, Q, QD, X, out, status, b * LANES, min(LANES, Q.shape[0] - b * LANES))
+    return -1
+
+
+@kernel
+def _mass_run(local, work, Q, QD, X, out, status, first, stop):
+    """:func:`_forward_run` of ℳ, each block by :func:`mass_block` (``X`` has no columns)."""
+    local, Q, QD = borrowed(local), borrowed(Q), borrowed(QD)
+    out, status, work = borrowed(out), borrowed(status), borrowed_buffers(work)
+    for b in range(first, stop):
+        mass_block(local, work, Q, QD, out, status, b * LANES, min(LANES, Q.shape[0] - b * LANES))
+    return -1
+
+
+#: the requests the lanes answer, by name: the kernel of a run of blocks of each
+REQUESTS = {"forward_dynamics": _forward_run, "inverse_dynamics": _inverse_run, "mass_matrix": _mass_run}
 
 
 @register
