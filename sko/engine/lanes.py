@@ -889,8 +889,8 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
     if p >= 0:
         v = _x_times(E, r0, r1, r2, _six(vel, 6 * p), vj)  # ᵏX_o v_o + v_J
     else:
-        v = _x_times(E, r0, r1, r2, _numbers6(arena, io + Record.velocity), vj)
-    g = _numbers6(arena, io + Record.gamma)
+        v = _x_times(E, r0, r1, r2, rb.held(arena, io + Record.velocity, 6), vj)
+    g = rb.held(arena, io + Record.gamma, 6)
     if g[0] == 0 and g[1] == 0 and g[2] == 0 and g[3] == 0 and g[4] == 0 and g[5] == 0:
         cross = motion_cross(v, vj)
         a = cross
@@ -906,12 +906,6 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
         set_row(data, ao + i, a[i])
         set_row(data, bo + i, b[i])
         set_row(vel, 6 * j + i, v[i])
-
-
-@register
-def _numbers6(a, o):
-    """``a[o … o + 5]``, six numbers."""
-    return a[o], a[o + 1], a[o + 2], a[o + 3], a[o + 4], a[o + 5]
 
 
 @inline_kernel
@@ -931,7 +925,7 @@ def _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status
     """Node ``j`` (parent node ``p``) of a joint the lanes do not compute, in each lane: the
     body's own kernel on the arena holding the lane's ``q``, ``θ̇`` and inboard velocity, its
     ``φ``, ``H``, ``a``, ``b`` and velocity then copied into the lane. A state it rejects gets
-    the body's body (the lowest of the rows rejecting it, as a whole fill would)."""
+    the body's row (the lowest of the rows rejecting it, as a whole fill would)."""
     body = rows[j]
     q0, v0 = lwords[Header.Q], lwords[Header.V]
     io, rec = body[Row.INBOARD], body[Row.RECORDS]
@@ -989,6 +983,19 @@ def _hinge_forces(lwords, rows, reals, arena, rhs, Q, QD, status, s, sign) -> No
 
 
 @register
+def _lane_out(x, out, status, s, l, n) -> None:
+    """State ``s``'s ``n`` entries, lane ``l`` of the lane buffer ``x``, into ``out[s]``; its status
+    −3 when one is not finite."""
+    finite = 0.0
+    for i in range(n):
+        y = x[i * LANES + l]
+        out[s, i] = y
+        finite += 0.0 * y
+    if finite != 0.0:
+        status[s] = -3
+
+
+@register
 def block(local, work, Q, QD, X, out, status, first, count):
     """``θ̈`` of the states ``first … first + count − 1`` (``count ≤ LANES``) of ``Q``, ``QD``,
     ``X`` into the same rows of ``out`` and ``status`` (as :func:`forward_dynamics`), on the
@@ -1018,12 +1025,7 @@ def block(local, work, Q, QD, X, out, status, first, count):
         if bad[l] >= 0:
             status[s] = N + layout[bad[l], Flat.BODY]
             continue
-        x = 0.0
-        for i in range(nv):
-            out[s, i] = nu[i * LANES + l]
-            x += 0.0 * nu[i * LANES + l]
-        if x != 0.0:
-            status[s] = -3
+        _lane_out(nu, out, status, s, l, nv)
 
 
 @register
@@ -1047,13 +1049,9 @@ def inverse_block(local, work, Q, QD, X, out, status, first, count):
         _hinge_forces(lwords, rows, reals, arena, rhs, Q, QD, status, s, 1.0)
         if status[s] >= 0:
             continue
-        x = 0.0
         for i in range(nv):
-            y = nu[i * LANES + l] + rhs[i]
-            out[s, i] = y
-            x += 0.0 * y
-        if x != 0.0:
-            status[s] = -3
+            nu[i * LANES + l] += rhs[i]
+        _lane_out(nu, out, status, s, l, nv)
 
 
 @register
@@ -1071,10 +1069,4 @@ def mass_block(local, work, Q, QD, out, status, first, count):
         s = first + l
         if status[s] >= 0:
             continue
-        x = 0.0
-        for i in range(nv * nv):
-            y = mass[i * LANES + l]
-            out[s, i] = y
-            x += 0.0 * y
-        if x != 0.0:
-            status[s] = -3
+        _lane_out(mass, out, status, s, l, nv * nv)
