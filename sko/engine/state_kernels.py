@@ -171,13 +171,17 @@ class StateKernel:
         if not callable(py_func):
             raise BodyError(f"a state kernel must be a function, got {function!r}")
         self.name = name or getattr(py_func, "__qualname__", repr(py_func))
-        self.own_frame_identity = bool(own_frame_identity)
         if isinstance(constants, EnumMeta):
             constants = int(constants.SIZE)
         if not (constants is None or callable(constants) or isinstance(constants, (int, np.integer)) and constants >= 0):
             raise BodyError(f"state kernel {self.name!r}: constants must be a number, an offsets record or a function "
                             f"of the packed constants, got {constants!r}")
         self.constants = constants
+        flags = dict(own_frame_identity=own_frame_identity, checks=checks, calls_hinge=calls_hinge, rates=rates)
+        for flag, value in flags.items():
+            if not (isinstance(value, (bool, np.bool_)) or value is None and flag == "checks"):
+                raise BodyError(f"state kernel {self.name!r}: {flag} must be True or False, got {value!r}")
+        self.own_frame_identity = bool(own_frame_identity)
         self.checks = None if checks is None else bool(checks)
         self.calls_hinge = bool(calls_hinge)
         self.rates = bool(rates)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sko.bodies import BodyError
-from sko.engine.state_kernels import KernelError, Row
+from sko.engine.state_kernels import KernelError, Row, StateKernel
 from sko.examples import example_systems, verify_models
 from sko.simulation.rollout import rollout
 from tests.compiled import malformed_kernels as mk
@@ -50,6 +50,17 @@ def test_a_kernel_returning_anything_but_a_bool_is_refused_not_a_crash(variant, 
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "refused: body 'bead2'" in done.stdout and f"returns {returned}" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("flag", ["own_frame_identity", "checks", "calls_hinge", "rates"])
+def test_a_kernel_flag_that_is_not_a_bool_is_refused_naming_the_kernel(flag):
+    """``rates="no"`` would have been true: the kernel called with ``RATES`` where it writes its
+    outputs only at ``MOTION``."""
+    def bead(arena, row, reals, terms, constants):
+        return True
+
+    with pytest.raises(BodyError, match=f"state kernel 'bead': {flag} must be True or False, got 'no'"):
+        StateKernel(bead, name="bead", **{flag: "no"})
 
 
 def test_constants_shorter_than_the_kernel_declares_are_refused_at_build():
