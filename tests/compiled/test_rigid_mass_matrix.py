@@ -76,8 +76,8 @@ def test_other_body_types_keep_the_generic_kernel():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_batch_equals_single_calls(seed):
-    """A batch (in the lanes, sko.engine.lanes: composite inertias by congruence) equals the single
-    calls (the ten-parameter recursion) to 1e-13 relative to the largest entry."""
+    """A batch (in the lanes, sko.engine.lanes: the same ten-parameter steps on four states at
+    once) equals the single calls to 1e-13 relative to the largest entry."""
     system = rigid_forest(seed)
     Q = configurations(system, seed, 37)  # more than a chunk of the parallel batch
     batch = system.mass_matrix(Q)
