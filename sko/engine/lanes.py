@@ -682,7 +682,8 @@ def _mass(layout, data, roff, r, mass, nv):
             set_row(r, no + MM.COMPOSITE + i, c10[i])
     finite = splat(0.0)
     for k in range(n - 1, -1, -1):
-        co, dk, hk, gk = roff[k, Riccati.P] + MM.COMPOSITE, layout[k, Flat.DOF], layout[k, Flat.HINGE_DIM], roff[k, Riccati.G]
+        co, gk = roff[k, Riccati.P] + MM.COMPOSITE, roff[k, Riccati.G]
+        dk, hk = layout[k, Flat.DOF], layout[k, Flat.HINGE_DIM]
         c10 = (row(r, co),) + _three(r, co + 1) + _six(r, co + 4)
         for c in range(hk):
             F = MM.composite_force(c10, _six(r, gk + 6 * c))

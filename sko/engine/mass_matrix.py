@@ -167,7 +167,8 @@ def rigid_mass_matrix(layout, data, nodes, S, out):
             s = root_column(R, x, held(data, ho + 6 * c, 6))
             for i in range(6):
                 S[6 * (do + c) + i] = s[i]
-        c10 = root_inertia(R, x, data[mo + 35], (data[mo + 16], data[mo + 5], data[mo + 9]),  # h = (M₂₄, M₀₅, M₁₃)
+        # M = [[Ī, h×], [h×*, m 1]]: h = (M₂₄, M₀₅, M₁₃)
+        c10 = root_inertia(R, x, data[mo + 35], (data[mo + 16], data[mo + 5], data[mo + 9]),
                            (data[mo], data[mo + 1], data[mo + 2], data[mo + 7], data[mo + 8], data[mo + 14]))
         for i in range(10):
             nodes[no + COMPOSITE + i] = c10[i]
