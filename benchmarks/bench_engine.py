@@ -8,7 +8,8 @@ is the median over rounds of the per-round ratio, so a noisy shared machine bias
    included, against ``pinocchio.rnea``, ``crba`` and ``aba`` on the same state.
 2. **Batches** of 1024 states: our forward dynamics on a ``(B, n)`` batch against Pinocchio's
    ``aba`` looped from Python and ``pinocchio.abaInParallel`` (one thread; and both cores against
-   our batch on as many numba threads), and MuJoCo's ``mj_forward`` per state where the URDF
+   our batch on as many numba threads), our ℳ on the batch against ``crba`` looped (one thread),
+   and MuJoCo's ``mj_forward`` per state where the URDF
    loads in MuJoCo (meshes stripped; MuJoCo adds no floating base to a URDF).
 3. **Generic trees** of 10², 10³, 10⁴ revolute bodies (chain, binary, bushy with ten children
    per node): time per body of inverse and forward dynamics (O(N): flat per body).
@@ -181,6 +182,14 @@ def bench_batch(name: str, system, model, cmap, path, rounds: int) -> list[str]:
                f"({b / BATCH * 1e6:.2f} µs/state)")
     a, b, r = interleaved(ours, lambda: pin.abaInParallel(1, pool, Qp, Vp, Tp), rounds)
     out.append(f"{'':14} batch {BATCH} FD, 1 thread: {r:5.2f}× abaInParallel(1) ({b / BATCH * 1e6:.2f} µs/state)")
+
+    def looped_mass():
+        for s in range(BATCH):
+            pin.crba(model, data, Qp[:, s])
+
+    a, b, r = interleaved(lambda: system.mass_matrix(Q), looped_mass, rounds)
+    out.append(f"{'':14} batch {BATCH} ℳ, 1 thread: {a / BATCH * 1e6:6.2f} µs/state, {r:5.2f}× Pinocchio crba looped "
+               f"({b / BATCH * 1e6:.2f} µs/state)")
     numba.set_num_threads(threads)
     if threads > 1:
         a, b, r = interleaved(ours, lambda: pin.abaInParallel(threads, pool, Qp, Vp, Tp), rounds)

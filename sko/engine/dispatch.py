@@ -301,7 +301,10 @@ class Engine:
         system's method, which answers for a state the kernels reject (:meth:`_check`)."""
         L = self.layout
         size = int(np.prod(request.shape(self._sizes)))
-        out = np.zeros((Q.shape[0], size), dtype=Q.dtype)
+        in_lanes = (L.all_compiled and not forces and Q.shape[0] > 1 and request.name in lanes.REQUESTS
+                    and Q.dtype == _F8 and self._lanes())  # their own passes
+        whole = in_lanes and request.name in lanes.WHOLE  # every entry written: no zeros to write first
+        out = (np.empty if whole else np.zeros)((Q.shape[0], size), dtype=Q.dtype)
         if not Q.shape[0]:  # an empty batch: no arena to fill
             return out, np.zeros(0, dtype=np.int64)
         if L.all_compiled and not forces and Q.shape[0] == 1:
@@ -310,7 +313,7 @@ class Engine:
             return out, np.flatnonzero([status == -3])
         status = np.full(Q.shape[0], -1, dtype=np.int64)
         if L.all_compiled and not forces:
-            if request.name in lanes.REQUESTS and Q.dtype == _F8 and self._lanes():  # their own passes
+            if in_lanes:
                 lanes.evaluate(request.name, self._request_vector(request, Q.dtype, kernels=False), Q, QD, X, out,
                                status, self._lane_sizes)
             else:

@@ -67,7 +67,7 @@ from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
 __all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "forward_dynamics", "buffers",
-           "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED"]
+           "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED", "WHOLE", "lane"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 #: The lane scratch of a Riccati step of any hinge (:func:`_riccati_any`), in rows of
@@ -235,6 +235,18 @@ def choose(typingctx, c, a, b):
         return builder.select(mask, args[1], args[2])
 
     return LANE_TYPE(c, a, b), codegen
+
+
+@intrinsic
+def lane(typingctx, v, l):
+    """Lane ``l`` of the lane number ``v``, a float64."""
+    if not (isinstance(v, Lanes) and isinstance(l, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.extract_element(args[0], context.cast(builder, args[1], signature.args[1], types.int32))
+
+    return types.float64(v, l), codegen
 
 
 #: ``π/2`` in three parts (Cody and Waite; Cephes' ``DP1…DP3`` doubled): ``k · P1`` is exact for
@@ -620,53 +632,105 @@ def _newton_euler(layout, data, A, alpha, f, T):
 
 
 # ----------------------------------------------------------------------------- the mass matrix
+@inline_kernel
+def _three(X, o):
+    """Rows ``o … o + 2`` of the lane buffer ``X``."""
+    return row(X, o), row(X, o + 1), row(X, o + 2)
+
+
 @kernel
-def _composite_inertias(layout, data, roff, r):
-    """The composite inertias in every lane (the Lyapunov recursion, SKO.md Lemma 3): ``R(k)``
-    starts as ``M(k)`` (in the slot of ``P(k)`` of the Riccati buffer ``r``), then children first
-    ``R(℘) += φ R φ*`` by the triangle congruence of the Riccati gather."""
-    layout, data, roff, r = borrowed(layout), borrowed(data), borrowed(roff), borrowed(r)
+def _mass(layout, data, roff, r, mass, nv):
+    """ℳ (``nv × nv``) in every lane by the composite-rigid-body algorithm on ten inertial
+    parameters in each tree's root frame (SKO.md Algorithm 4.2, Lemma 4;
+    :mod:`sko.engine.mass_matrix`, whose steps it takes: :func:`~sko.engine.mass_matrix.child_pose`,
+    ``root_column``, ``root_inertia``, ``composite_force``). Parents first, each body's pose
+    ``(R, p)`` and composite inertia (:data:`~sko.engine.mass_matrix.Node`, in the slot of ``P(k)``
+    of the Riccati buffer ``r``) and its hinge columns in the root's frame (in the slot of
+    ``G(k)``); then children first, each column's force ``F = ℛ(k) s`` dotted with the columns of
+    ``k`` and of its ancestors — ``ℳ(i, k) = ℳ(k, i) = s_iᵀ F``, six products an entry, where
+    carrying ``F`` up by ``φ`` costs 27 a level — and ``ℛ(k)`` added into its parent's with no
+    transform (the parallel-axis shift was made once, in the scatter). Each entry and its mirror
+    into the rows of ``mass`` (row-major; the entries of no ancestor pair are never written: zero
+    from :func:`buffers`). Returns ``0 ·`` the sum of the entries: NaN in the lanes with an entry
+    that is not finite, else 0."""
+    layout, data, roff, r, mass = borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(mass)
     n = layout.shape[0]
     for j in range(n):
-        mo, Ro = layout[j, Flat.M], roff[j, Riccati.P]
-        for i in range(36):
-            set_row(r, Ro + i, row(data, mo + i))
-    for j in range(n - 1, -1, -1):
-        p = layout[j, Flat.PARENT]
-        if p >= 0:
-            _congruence(data, layout[j, Flat.W], _upper(r, roff[j, Riccati.P]), r, roff[p, Riccati.P])
-
-
-@kernel
-def _mass_columns(layout, data, roff, r, t, mass, nv):
-    """ℳ in every lane from the composite inertias (SKO.md Lemma 3, ``ℳ = H φ R φ* H*`` by
-    blocks): at each node ``k``, ``F = R(k) H(k)*`` (its ``h`` columns in the lane scratch
-    ``t``), ``ℳ(k, k) = H(k) F``; then up its ancestors ``i``, ``F ← φ(i, ·) F`` and
-    ``ℳ(i, k) = ℳ(k, i)* = H(i) F``, into the rows of ``mass`` (``nv × nv``, row-major). Entries
-    of no ancestor pair stay zero."""
-    layout, data, roff, r = borrowed(layout), borrowed(data), borrowed(roff), borrowed(r)
-    t, mass = borrowed(t), borrowed(mass)
-    for j in range(layout.shape[0]):
-        h, do, ho = layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF], layout[j, Flat.H]
-        s = _upper(r, roff[j, Riccati.P])
-        for c in range(h):
-            F = rb.symmetric_times(s, _six(data, ho + 6 * c))
+        p, no, mo, wo = layout[j, Flat.PARENT], roff[j, Riccati.P], layout[j, Flat.M], layout[j, Flat.W]
+        if p < 0:
+            zero = 0.0 * row(data, mo)
+            one = 1.0 + zero
+            R, x = (one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero)
+        else:
+            po = roff[p, Riccati.P]
+            R, x = MM.child_pose(_three(r, po + MM.POSE) + _six(r, po + MM.POSE + 3), _three(r, po + MM.Node.position),
+                                 _three(data, wo) + _three(data, wo + 6) + _three(data, wo + 12),
+                                 _three(data, wo + 3) + _three(data, wo + 9) + _three(data, wo + 15))
+        for i in range(9):
+            set_row(r, no + MM.POSE + i, R[i])
+        for i in range(3):
+            set_row(r, no + MM.Node.position + i, x[i])
+        ho, go = layout[j, Flat.H], roff[j, Riccati.G]
+        for c in range(layout[j, Flat.HINGE_DIM]):
+            s = MM.root_column(R, x, _six(data, ho + 6 * c))
             for i in range(6):
-                set_row(t, 6 * c + i, F[i])
-            for a in range(h):
-                set_row(mass, (do + a) * nv + do + c, rb.dot(_six(data, ho + 6 * a), F))
-        k, p = j, layout[j, Flat.PARENT]
-        while p >= 0:
-            wo, hp, dp, hpo = layout[k, Flat.W], layout[p, Flat.HINGE_DIM], layout[p, Flat.DOF], layout[p, Flat.H]
-            for c in range(h):
-                F = _times(data, wo, _six(t, 6 * c))
-                for i in range(6):
-                    set_row(t, 6 * c + i, F[i])
-                for a in range(hp):
-                    x = rb.dot(_six(data, hpo + 6 * a), F)
-                    set_row(mass, (dp + a) * nv + do + c, x)
-                    set_row(mass, (do + c) * nv + dp + a, x)
-            k, p = p, layout[p, Flat.PARENT]
+                set_row(r, go + 6 * c + i, s[i])
+        c10 = MM.root_inertia(R, x, row(data, mo + 35), (row(data, mo + 16), row(data, mo + 5), row(data, mo + 9)),
+                              (row(data, mo), row(data, mo + 1), row(data, mo + 2), row(data, mo + 7),
+                               row(data, mo + 8), row(data, mo + 14)))  # M = [[Ī, h×], [h×*, m 1]]
+        for i in range(10):
+            set_row(r, no + MM.COMPOSITE + i, c10[i])
+    finite = splat(0.0)
+    for k in range(n - 1, -1, -1):
+        co, gk = roff[k, Riccati.P] + MM.COMPOSITE, roff[k, Riccati.G]
+        dk, hk = layout[k, Flat.DOF], layout[k, Flat.HINGE_DIM]
+        c10 = (row(r, co),) + _three(r, co + 1) + _six(r, co + 4)
+        for c in range(hk):
+            F = MM.composite_force(c10, _six(r, gk + 6 * c))
+            for e in range(c, hk):  # k's own columns: one triangle
+                y = rb.dot(_six(r, gk + 6 * e), F)
+                finite = finite + 0.0 * y
+                set_row(mass, (dk + e) * nv + dk + c, y)
+                set_row(mass, (dk + c) * nv + dk + e, y)
+            a = layout[k, Flat.PARENT]
+            while a >= 0:
+                da, ga = layout[a, Flat.DOF], roff[a, Riccati.G]
+                for e in range(layout[a, Flat.HINGE_DIM]):
+                    y = rb.dot(_six(r, ga + 6 * e), F)
+                    finite = finite + 0.0 * y
+                    set_row(mass, (da + e) * nv + dk + c, y)
+                    set_row(mass, (dk + c) * nv + da + e, y)
+                a = layout[a, Flat.PARENT]
+        p = layout[k, Flat.PARENT]
+        if p >= 0:
+            po = roff[p, Riccati.P] + MM.COMPOSITE
+            for i in range(10):
+                _add(r, po + i, c10[i])
+    return finite
+
+
+@register
+def _mass_out(mass, finite, out, status, first, count, size):
+    """The ``size`` entries of each lane of the lane buffer ``mass`` into the rows
+    ``first … first + count − 1`` of ``out``, every entry written (a full block's four rows in one
+    sweep of ``mass``); a state the fill rejected gets a row of zeros, one with an entry that is
+    not finite (``finite``, from :func:`_mass`, not 0 in its lane) status −3."""
+    if count == LANES:
+        o0, o1, o2, o3 = out[first], out[first + 1], out[first + 2], out[first + 3]
+        for i in range(size):
+            y = row(mass, i)
+            o0[i], o1[i], o2[i], o3[i] = lane(y, 0), lane(y, 1), lane(y, 2), lane(y, 3)
+    else:
+        for l in range(count):
+            for i in range(size):
+                out[first + l, i] = mass[i * LANES + l]
+    for l in range(count):
+        s = first + l
+        if status[s] >= 0:
+            for i in range(size):
+                out[s, i] = 0.0
+        elif lane(finite, l) != 0.0:
+            status[s] = -3
 
 
 # ----------------------------------------------------------------------------- a batch
@@ -756,6 +820,9 @@ def _mass_run(local, work, Q, QD, X, out, status, first, stop):
 
 #: the requests the lanes answer, by name: the kernel of a run of blocks of each
 REQUESTS = {"forward_dynamics": _forward_run, "inverse_dynamics": _inverse_run, "mass_matrix": _mass_run}
+#: the requests of :data:`REQUESTS` whose run writes every entry of each state's row of ``out``
+#: (:func:`_mass_out`), which may then come uninitialised
+WHOLE = frozenset({"mass_matrix"})
 
 
 @register
@@ -1057,16 +1124,10 @@ def inverse_block(local, work, Q, QD, X, out, status, first, count):
 @register
 def mass_block(local, work, Q, QD, out, status, first, count):
     """``ℳ`` of the states ``first … first + count − 1`` (as :func:`block`; ``QD`` zero): the
-    fill, the composite inertias and ℳ's columns once (:func:`_composite_inertias`,
-    :func:`_mass_columns`), each lane's ``nv × nv`` entries out."""
+    fill, ℳ once on ten inertial parameters (:func:`_mass`), each lane's ``nv × nv`` entries out
+    (:func:`_mass_out`: every entry of the states' rows of ``out`` written)."""
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
     data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
     nv = lwords[Header.NV]
     _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
-    _composite_inertias(layout, data, roff, r)
-    _mass_columns(layout, data, roff, r, t, mass, nv)
-    for l in range(count):
-        s = first + l
-        if status[s] >= 0:
-            continue
-        _lane_out(mass, out, status, s, l, nv * nv)
+    _mass_out(mass, _mass(layout, data, roff, r, mass, nv), out, status, first, count, nv * nv)

@@ -18,7 +18,12 @@ then computes each tree in the frame of its root body (an inertial frame for the
   held in registers and dotted with the columns of ``k`` and of its ancestors:
   ``ℳ(j, k) = s_jᵀ F`` — one triangle, written with its mirror.
 
-The generic kernels (:func:`~sko.engine.crba.composite_inertias`,
+An entry costs six products, where carrying ``F = ℛ(k) H*(k)`` up by ``φ`` (Algorithm 4.2) costs 27
+a level, and a composite inertia ten additions, where the congruence ``φ ℛ φ*`` costs 216 products.
+The steps on numbers (:func:`child_pose`, :func:`root_column`, :func:`root_inertia`,
+:func:`composite_force`) are inline kernels, written once for a number and for a lane number: the
+batches of :mod:`sko.engine.lanes` take them on four states at once, so a state's ℳ in a batch
+equals its single call's to rounding. The generic kernels (:func:`~sko.engine.crba.composite_inertias`,
 :func:`~sko.engine.crba.mass_matrix`) carry 6 × 6 congruences and 6 × 6 transforms
 of the columns at every step; they stay for every other body type.
 """
@@ -30,9 +35,11 @@ import numpy as np
 from sko.engine.borrow import borrowed
 from sko.engine.fields import offsets
 from sko.engine.layout import Flat
-from sko.engine.jit import kernel
+from sko.engine.jit import inline_kernel, kernel
+from sko.engine.rigid_blocks import dot, held
 
-__all__ = ["Node", "POSE", "COMPOSITE", "NODE", "applies", "rigid_mass_matrix"]
+__all__ = ["Node", "POSE", "COMPOSITE", "NODE", "applies", "rigid_mass_matrix", "child_pose", "root_column",
+           "root_inertia", "composite_force"]
 
 #: Per body in the node buffer: its pose ``R`` (row-major, body axes to root axes) and ``p``, then
 #: its composite inertia ``m``, ``h``, ``Ī_xx, Ī_xy, Ī_xz, Ī_yy, Ī_yz, Ī_zz`` (root frame).
@@ -65,6 +72,74 @@ def _ten_parameters(M: np.ndarray) -> bool:
     return bool(np.abs(ten - M).max() <= 8 * np.finfo(float).eps * np.abs(M).max(initial=0.0))
 
 
+@inline_kernel
+def child_pose(a, q, e, b):
+    """The pose ``(R, p)`` in the root's frame (``R`` nine numbers row by row, ``p`` three) of a
+    body whose parent's is ``(a, q)``, from its weight ``φ = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` (``B = −E r×``;
+    ``e``, ``b``: the rows of ``Eᵀ`` and ``Bᵀ``, nine numbers each): ``r`` from ``Eᵀ B = −r×``,
+    ``R = R_℘ Eᵀ``, ``p = p_℘ + R_℘ r`` (RIGID.md, *The SKO model in body coordinates*)."""
+    a00, a01, a02, a10, a11, a12, a20, a21, a22 = a
+    e00, e01, e02, e10, e11, e12, e20, e21, e22 = e
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = b
+    t0 = 0.0 - (e20 * b10 + e21 * b11 + e22 * b12)
+    t1 = 0.0 - (e00 * b20 + e01 * b21 + e02 * b22)
+    t2 = 0.0 - (e10 * b00 + e11 * b01 + e12 * b02)
+    p = (q[0] + a00 * t0 + a01 * t1 + a02 * t2, q[1] + a10 * t0 + a11 * t1 + a12 * t2,
+         q[2] + a20 * t0 + a21 * t1 + a22 * t2)
+    R = (a00 * e00 + a01 * e10 + a02 * e20, a00 * e01 + a01 * e11 + a02 * e21, a00 * e02 + a01 * e12 + a02 * e22,
+         a10 * e00 + a11 * e10 + a12 * e20, a10 * e01 + a11 * e11 + a12 * e21, a10 * e02 + a11 * e12 + a12 * e22,
+         a20 * e00 + a21 * e10 + a22 * e20, a20 * e01 + a21 * e11 + a22 * e21, a20 * e02 + a21 * e12 + a22 * e22)
+    return R, p
+
+
+@inline_kernel
+def root_column(R, p, x):
+    """The hinge column ``x = [s_ω; s_v]`` (six numbers, body axes) of a body at pose ``(R, p)``
+    in the root's frame: ``[R s_ω; R s_v + p × R s_ω]``."""
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = R
+    p0, p1, p2 = p
+    x0, x1, x2, y0, y1, y2 = x
+    w0, w1, w2 = r00 * x0 + r01 * x1 + r02 * x2, r10 * x0 + r11 * x1 + r12 * x2, r20 * x0 + r21 * x1 + r22 * x2
+    return (w0, w1, w2, r00 * y0 + r01 * y1 + r02 * y2 + p1 * w2 - p2 * w1,
+            r10 * y0 + r11 * y1 + r12 * y2 + p2 * w0 - p0 * w2, r20 * y0 + r21 * y1 + r22 * y2 + p0 * w1 - p1 * w0)
+
+
+@inline_kernel
+def root_inertia(R, p, m, g, i):
+    """The ten parameters ``(m, h, Ī_xx, Ī_xy, Ī_xz, Ī_yy, Ī_yz, Ī_zz)`` (the order of
+    :data:`Node` from ``mass``) in the root's frame of a body at pose ``(R, p)`` of mass ``m``,
+    first moment ``g`` and rotational inertia ``i`` (``Ī_xx, Ī_xy, Ī_xz, Ī_yy, Ī_yz, Ī_zz``) in its
+    own: ``Ī ← R Ī Rᵀ``, ``h ← R h``, then the parallel-axis shift to the root's origin,
+    ``Ī + 2 (h·p) 1 − p hᵀ − h pᵀ + m ((p·p) 1 − p pᵀ)`` and ``h + m p``."""
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = R
+    p0, p1, p2 = p
+    g0, g1, g2 = g
+    i00, i01, i02, i11, i12, i22 = i
+    h0, h1, h2 = r00 * g0 + r01 * g1 + r02 * g2, r10 * g0 + r11 * g1 + r12 * g2, r20 * g0 + r21 * g1 + r22 * g2
+    u00, u01, u02 = r00 * i00 + r01 * i01 + r02 * i02, r00 * i01 + r01 * i11 + r02 * i12, r00 * i02 + r01 * i12 + r02 * i22
+    u10, u11, u12 = r10 * i00 + r11 * i01 + r12 * i02, r10 * i01 + r11 * i11 + r12 * i12, r10 * i02 + r11 * i12 + r12 * i22
+    u20, u21, u22 = r20 * i00 + r21 * i01 + r22 * i02, r20 * i01 + r21 * i11 + r22 * i12, r20 * i02 + r21 * i12 + r22 * i22
+    diagonal = 2.0 * (h0 * p0 + h1 * p1 + h2 * p2) + m * (p0 * p0 + p1 * p1 + p2 * p2)
+    return (m, h0 + m * p0, h1 + m * p1, h2 + m * p2,
+            u00 * r00 + u01 * r01 + u02 * r02 - 2.0 * p0 * h0 - m * p0 * p0 + diagonal,
+            u00 * r10 + u01 * r11 + u02 * r12 - p0 * h1 - h0 * p1 - m * p0 * p1,
+            u00 * r20 + u01 * r21 + u02 * r22 - p0 * h2 - h0 * p2 - m * p0 * p2,
+            u10 * r10 + u11 * r11 + u12 * r12 - 2.0 * p1 * h1 - m * p1 * p1 + diagonal,
+            u10 * r20 + u11 * r21 + u12 * r22 - p1 * h2 - h1 * p2 - m * p1 * p2,
+            u20 * r20 + u21 * r21 + u22 * r22 - 2.0 * p2 * h2 - m * p2 * p2 + diagonal)
+
+
+@inline_kernel
+def composite_force(c, s):
+    """``F = ℛ s = [Ī ω + h × v; m v − h × ω]`` for the composite inertia ``c`` (ten numbers,
+    :func:`root_inertia`'s order) and the column ``s = [ω; v]``."""
+    m, h0, h1, h2, i00, i01, i02, i11, i12, i22 = c
+    w0, w1, w2, v0, v1, v2 = s
+    return (i00 * w0 + i01 * w1 + i02 * w2 + h1 * v2 - h2 * v1, i01 * w0 + i11 * w1 + i12 * w2 + h2 * v0 - h0 * v2,
+            i02 * w0 + i12 * w1 + i22 * w2 + h0 * v1 - h1 * v0, m * v0 - (h1 * w2 - h2 * w1),
+            m * v1 - (h2 * w0 - h0 * w2), m * v2 - (h0 * w1 - h1 * w0))
+
+
 @kernel(entry=True)
 def rigid_mass_matrix(layout, data, nodes, S, out):
     """``ℳ`` (``out``, nv × nv, zero on entry) of a tree of rigid bodies (module docstring) from
@@ -74,92 +149,43 @@ def rigid_mass_matrix(layout, data, nodes, S, out):
     n = layout.shape[0]
     for j in range(n):  # scatter: poses, columns, inertias in the root's frame
         p, no, mo = layout[j, Flat.PARENT], NODE * j, layout[j, Flat.M]
-        zero = 0.0 * data[mo]
         if p < 0:
-            r00, r01, r02, r10, r11, r12, r20, r21, r22 = (1.0 + zero, zero, zero, zero, 1.0 + zero, zero, zero, zero,
-                                                           1.0 + zero)
-            p0, p1, p2 = zero, zero, zero
+            zero = 0.0 * data[mo]
+            one = 1.0 + zero
+            R, x = (one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero)
         else:
-            po, wo = NODE * p, layout[j, Flat.W]  # φ = [[Eᵀ, Bᵀ], [0, Eᵀ]], B = −E r×
-            a00, a01, a02, a10, a11, a12, a20, a21, a22 = (nodes[po], nodes[po + 1], nodes[po + 2], nodes[po + 3],
-                                                           nodes[po + 4], nodes[po + 5], nodes[po + 6], nodes[po + 7],
-                                                           nodes[po + 8])
-            e00, e01, e02 = data[wo], data[wo + 1], data[wo + 2]  # rows of Eᵀ
-            e10, e11, e12 = data[wo + 6], data[wo + 7], data[wo + 8]
-            e20, e21, e22 = data[wo + 12], data[wo + 13], data[wo + 14]
-            b00, b01, b02 = data[wo + 3], data[wo + 4], data[wo + 5]  # rows of Bᵀ
-            b10, b11, b12 = data[wo + 9], data[wo + 10], data[wo + 11]
-            b20, b21, b22 = data[wo + 15], data[wo + 16], data[wo + 17]
-            t0 = -(e20 * b10 + e21 * b11 + e22 * b12)  # r from Eᵀ B = −r×
-            t1 = -(e00 * b20 + e01 * b21 + e02 * b22)
-            t2 = -(e10 * b00 + e11 * b01 + e12 * b02)
-            pp = po + Node.position
-            p0 = nodes[pp] + a00 * t0 + a01 * t1 + a02 * t2
-            p1 = nodes[pp + 1] + a10 * t0 + a11 * t1 + a12 * t2
-            p2 = nodes[pp + 2] + a20 * t0 + a21 * t1 + a22 * t2
-            r00, r01, r02 = (a00 * e00 + a01 * e10 + a02 * e20, a00 * e01 + a01 * e11 + a02 * e21,
-                             a00 * e02 + a01 * e12 + a02 * e22)
-            r10, r11, r12 = (a10 * e00 + a11 * e10 + a12 * e20, a10 * e01 + a11 * e11 + a12 * e21,
-                             a10 * e02 + a11 * e12 + a12 * e22)
-            r20, r21, r22 = (a20 * e00 + a21 * e10 + a22 * e20, a20 * e01 + a21 * e11 + a22 * e21,
-                             a20 * e02 + a21 * e12 + a22 * e22)
-        nodes[no], nodes[no + 1], nodes[no + 2], nodes[no + 3], nodes[no + 4] = r00, r01, r02, r10, r11
-        nodes[no + 5], nodes[no + 6], nodes[no + 7], nodes[no + 8] = r12, r20, r21, r22
-        nodes[no + Node.position], nodes[no + Node.position + 1], nodes[no + Node.position + 2] = p0, p1, p2
+            po, wo = NODE * p + POSE, layout[j, Flat.W]
+            R, x = child_pose(held(nodes, po, 9), held(nodes, po + Node.position, 3),
+                              held(data, wo, 3) + held(data, wo + 6, 3) + held(data, wo + 12, 3),
+                              held(data, wo + 3, 3) + held(data, wo + 9, 3) + held(data, wo + 15, 3))
+        for i in range(9):
+            nodes[no + POSE + i] = R[i]
+        for i in range(3):
+            nodes[no + Node.position + i] = x[i]
         ho, do = layout[j, Flat.H], layout[j, Flat.DOF]
-        for c in range(layout[j, Flat.HINGE_DIM]):  # s = [R s_ω; R s_v + p × R s_ω]
-            x0, x1, x2, y0, y1, y2 = (data[ho + 6 * c], data[ho + 6 * c + 1], data[ho + 6 * c + 2],
-                                      data[ho + 6 * c + 3], data[ho + 6 * c + 4], data[ho + 6 * c + 5])
-            w0, w1, w2 = r00 * x0 + r01 * x1 + r02 * x2, r10 * x0 + r11 * x1 + r12 * x2, r20 * x0 + r21 * x1 + r22 * x2
-            so = 6 * (do + c)
-            S[so], S[so + 1], S[so + 2] = w0, w1, w2
-            S[so + 3] = r00 * y0 + r01 * y1 + r02 * y2 + p1 * w2 - p2 * w1
-            S[so + 4] = r10 * y0 + r11 * y1 + r12 * y2 + p2 * w0 - p0 * w2
-            S[so + 5] = r20 * y0 + r21 * y1 + r22 * y2 + p0 * w1 - p1 * w0
-        m = data[mo + 35]  # M = [[Ī, h×], [h×*, m 1]]: h = (M₂₄, M₀₅, M₁₃)
-        g0, g1, g2 = data[mo + 16], data[mo + 5], data[mo + 9]
-        i00, i01, i02, i11, i12, i22 = data[mo], data[mo + 1], data[mo + 2], data[mo + 7], data[mo + 8], data[mo + 14]
-        h0, h1, h2 = r00 * g0 + r01 * g1 + r02 * g2, r10 * g0 + r11 * g1 + r12 * g2, r20 * g0 + r21 * g1 + r22 * g2
-        u00, u01, u02 = r00 * i00 + r01 * i01 + r02 * i02, r00 * i01 + r01 * i11 + r02 * i12, r00 * i02 + r01 * i12 + r02 * i22
-        u10, u11, u12 = r10 * i00 + r11 * i01 + r12 * i02, r10 * i01 + r11 * i11 + r12 * i12, r10 * i02 + r11 * i12 + r12 * i22
-        u20, u21, u22 = r20 * i00 + r21 * i01 + r22 * i02, r20 * i01 + r21 * i11 + r22 * i12, r20 * i02 + r21 * i12 + r22 * i22
-        hp, pp = h0 * p0 + h1 * p1 + h2 * p2, p0 * p0 + p1 * p1 + p2 * p2
-        diagonal = 2.0 * hp + m * pp  # R Ī Rᵀ, shifted to the root's origin
-        co = no + COMPOSITE
-        nodes[co] = m
-        nodes[co + 1], nodes[co + 2], nodes[co + 3] = h0 + m * p0, h1 + m * p1, h2 + m * p2
-        nodes[co + 4] = u00 * r00 + u01 * r01 + u02 * r02 - 2.0 * p0 * h0 - m * p0 * p0 + diagonal
-        nodes[co + 5] = u00 * r10 + u01 * r11 + u02 * r12 - p0 * h1 - h0 * p1 - m * p0 * p1
-        nodes[co + 6] = u00 * r20 + u01 * r21 + u02 * r22 - p0 * h2 - h0 * p2 - m * p0 * p2
-        nodes[co + 7] = u10 * r10 + u11 * r11 + u12 * r12 - 2.0 * p1 * h1 - m * p1 * p1 + diagonal
-        nodes[co + 8] = u10 * r20 + u11 * r21 + u12 * r22 - p1 * h2 - h1 * p2 - m * p1 * p2
-        nodes[co + 9] = u20 * r20 + u21 * r21 + u22 * r22 - 2.0 * p2 * h2 - m * p2 * p2 + diagonal
+        for c in range(layout[j, Flat.HINGE_DIM]):
+            s = root_column(R, x, held(data, ho + 6 * c, 6))
+            for i in range(6):
+                S[6 * (do + c) + i] = s[i]
+        # M = [[Ī, h×], [h×*, m 1]]: h = (M₂₄, M₀₅, M₁₃)
+        c10 = root_inertia(R, x, data[mo + 35], (data[mo + 16], data[mo + 5], data[mo + 9]),
+                           (data[mo], data[mo + 1], data[mo + 2], data[mo + 7], data[mo + 8], data[mo + 14]))
+        for i in range(10):
+            nodes[no + COMPOSITE + i] = c10[i]
     for k in range(n - 1, -1, -1):  # gather: ℛ(k) complete; its columns against k's and its ancestors'
-        co, dk = NODE * k + COMPOSITE, layout[k, Flat.DOF]
-        m, h0, h1, h2 = nodes[co], nodes[co + 1], nodes[co + 2], nodes[co + 3]
-        i00, i01, i02, i11, i12, i22 = (nodes[co + 4], nodes[co + 5], nodes[co + 6], nodes[co + 7], nodes[co + 8],
-                                        nodes[co + 9])
-        for c in range(layout[k, Flat.HINGE_DIM]):
-            so = 6 * (dk + c)
-            w0, w1, w2, v0, v1, v2 = S[so], S[so + 1], S[so + 2], S[so + 3], S[so + 4], S[so + 5]
-            f0 = i00 * w0 + i01 * w1 + i02 * w2 + h1 * v2 - h2 * v1  # F = [Ī ω + h × v; m v − h × ω]
-            f1 = i01 * w0 + i11 * w1 + i12 * w2 + h2 * v0 - h0 * v2
-            f2 = i02 * w0 + i12 * w1 + i22 * w2 + h0 * v1 - h1 * v0
-            f3 = m * v0 - (h1 * w2 - h2 * w1)
-            f4 = m * v1 - (h2 * w0 - h0 * w2)
-            f5 = m * v2 - (h0 * w1 - h1 * w0)
-            for r in range(c, layout[k, Flat.HINGE_DIM]):  # k's own columns: one triangle
-                to = 6 * (dk + r)
-                x = S[to] * f0 + S[to + 1] * f1 + S[to + 2] * f2 + S[to + 3] * f3 + S[to + 4] * f4 + S[to + 5] * f5
+        co, dk, hk = NODE * k + COMPOSITE, layout[k, Flat.DOF], layout[k, Flat.HINGE_DIM]
+        c10 = held(nodes, co, 10)
+        for c in range(hk):
+            F = composite_force(c10, held(S, 6 * (dk + c), 6))
+            for r in range(c, hk):  # k's own columns: one triangle
+                x = dot(held(S, 6 * (dk + r), 6), F)
                 out[dk + r, dk + c] = x
                 out[dk + c, dk + r] = x
             a = layout[k, Flat.PARENT]
             while a >= 0:
                 da = layout[a, Flat.DOF]
                 for r in range(layout[a, Flat.HINGE_DIM]):
-                    to = 6 * (da + r)
-                    x = (S[to] * f0 + S[to + 1] * f1 + S[to + 2] * f2 + S[to + 3] * f3 + S[to + 4] * f4
-                         + S[to + 5] * f5)
+                    x = dot(held(S, 6 * (da + r), 6), F)
                     out[da + r, dk + c] = x
                     out[dk + c, da + r] = x
                 a = layout[a, Flat.PARENT]
@@ -167,4 +193,4 @@ def rigid_mass_matrix(layout, data, nodes, S, out):
         if p >= 0:
             po = NODE * p + COMPOSITE
             for i in range(10):
-                nodes[po + i] += nodes[co + i]
+                nodes[po + i] += c10[i]

@@ -18,16 +18,17 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from sko.bodies import CompiledState, Revolute, RigidBody
+from sko.bodies import CompiledState, Prismatic, Revolute, RigidBody
 from sko.engine import lanes, use_backend
 from sko.engine.bodies.rigid import pack_rigid
 from sko.engine.hooks import hinge_force_kernel
+from sko.engine.layout import Flat
 from sko.engine.requests import REQUESTS
 from sko.examples.bodies import random_system
 from sko.graphs.errors import NonFiniteError, NotPositiveDefiniteError
-from sko.spatial import spatial_inertia
+from sko.spatial import pose_transform, spatial_inertia
 from sko.systems import MultibodySystem
-from tests.compiled.rigid_forests import configurations, example_robots, rigid_forest
+from tests.compiled.rigid_forests import configurations, example_robots, inertia, rigid_forest
 from tests.rigid.random_systems import random_rigid_system
 
 L = lanes.LANES
@@ -257,15 +258,62 @@ def test_inverse_dynamics_of_other_body_types_keeps_the_per_state_batch():
 @settings(max_examples=25, deadline=None)
 @given(st.integers(0, 2**31 - 1), st.sampled_from(SIZES))
 def test_mass_matrix_batch_equals_single_calls_on_random_rigid_forests(seed, B):
-    """Composite inertias in the lanes against the single call's ten-parameter recursion: equal to
-    1e-13 relative to the largest entry."""
+    """The ten-parameter recursion in the lanes against the single call's: equal to 1e-13 relative
+    to the largest entry, exactly symmetric, and exactly zero at the pairs of unrelated hinge
+    columns (SKO.md Eq. 15), as the single call is (every entry of the batch's result is written
+    by the lanes: it is not zeroed first)."""
     system = rigid_forest(seed)
     assert _taken(system)
     Q = configurations(system, seed, B)
     batch = system.mass_matrix(Q)
     assert batch.shape == (B, system.nv, system.nv)
+    related = _related(system)
     for s in range(B):
-        _close(batch[s], system.mass_matrix(Q[s]))
+        single = system.mass_matrix(Q[s])
+        _close(batch[s], single)
+        np.testing.assert_array_equal(batch[s], batch[s].T)
+        assert (batch[s][~related] == 0).all() and (single[~related] == 0).all()
+
+
+def _related(system) -> np.ndarray:
+    """``nv × nv``: whether two hinge columns are of one body or of a body and its ancestor."""
+    layout = np.array(system._engine.layout.request_layout)
+    related = np.zeros((system.nv, system.nv), dtype=bool)
+    for k in range(layout.shape[0]):
+        a, cols = k, slice(layout[k, Flat.DOF], layout[k, Flat.DOF] + layout[k, Flat.HINGE_DIM])
+        while a >= 0:
+            rows = slice(layout[a, Flat.DOF], layout[a, Flat.DOF] + layout[a, Flat.HINGE_DIM])
+            related[rows, cols] = related[cols, rows] = True
+            a = layout[a, Flat.PARENT]
+    return related
+
+
+def test_mass_matrix_that_overflows_in_one_lane_is_reported_for_that_state():
+    """A prismatic joint along its parent's revolute axis, pushed to 1e160: the body's inertia about
+    the root's origin overflows (``m p²``), so that state's ℳ is not finite. The lanes give it
+    status −3 and no other state of its block (:func:`~sko.engine.lanes.evaluate`), and the batch
+    raises the single call's error, naming the state."""
+    rng = np.random.default_rng(4)
+    system = MultibodySystem([
+        RigidBody("a", None, Revolute([0.0, 0.0, 1.0]), inertia(rng)),
+        RigidBody("b", "a", Prismatic([0.0, 0.0, 1.0]), inertia(rng), pose_transform([0.3, 0.0, 0.0])),
+        RigidBody("c", "b", Revolute([0.0, 1.0, 0.0]), inertia(rng), pose_transform([0.0, 0.2, 0.0]))])
+    assert _taken(system)
+    B, bad = 2 * L + 1, L + 1
+    Q = configurations(system, 4, B)
+    Q[bad, 1] = 1e160
+    engine = system._engine
+    w = engine._request_vector(REQUESTS["mass_matrix"], Q.dtype, kernels=False)
+    out, status = np.empty((B, system.nv ** 2)), np.full(B, -1)
+    lanes.evaluate("mass_matrix", w, Q, np.zeros((B, system.nv)), np.zeros((B, 0)), out, status, engine._lane_sizes)
+    assert status.tolist() == [-3 if s == bad else -1 for s in range(B)]
+    with pytest.raises(NonFiniteError, match="overflows"):
+        system.mass_matrix(Q[bad])
+    with pytest.raises(NonFiniteError, match=f"state {bad} of the batch"):
+        system.mass_matrix(Q)
+    good = np.delete(Q, bad, axis=0)
+    for s, M in enumerate(system.mass_matrix(good)):
+        _close(M, system.mass_matrix(good[s]))
 
 
 def test_mass_matrix_of_example_robots():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 from sko.engine import use_backend
 from sko.engine import crba
@@ -14,6 +15,7 @@ from sko.engine import mass_matrix as MM
 from sko.examples.bodies import random_system
 from sko.systems import MultibodySystem
 from sko.engine.requests import REQUESTS
+from sko.spatial import plucker, plucker_inverse, rpy_matrix, skew
 from tests.compiled.rigid_forests import configurations, example_robots, inertia, rigid_forest
 from tests.rigid.random_systems import random_rigid_system
 
@@ -34,6 +36,50 @@ def _kernels(system, q):
 
 def _close(a, b, rtol=1e-13):
     assert np.abs(a - b).max(initial=0.0) <= rtol * max(np.abs(b).max(initial=0.0), 1.0)
+
+
+@njit
+def _steps(a, q, e, b, x, m, g, i, out):
+    """The four steps of :mod:`sko.engine.mass_matrix` on numbers, in a row of ``out``: the child's
+    pose ``(R, p)``, its column ``s`` in the root's frame, its ten parameters there and ``ℛ s``."""
+    R, p = MM.child_pose((a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]), (q[0], q[1], q[2]),
+                         (e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7], e[8]),
+                         (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]))
+    s = MM.root_column(R, p, (x[0], x[1], x[2], x[3], x[4], x[5]))
+    c = MM.root_inertia(R, p, m, (g[0], g[1], g[2]), (i[0], i[1], i[2], i[3], i[4], i[5]))
+    F = MM.composite_force(c, s)
+    numbers = R + p + s + c + F
+    for k in range(len(numbers)):
+        out[k] = numbers[k]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_ten_parameter_steps_equal_the_dense_transforms(seed):
+    """Each step on numbers against the 6 × 6 Plücker transforms of ``sko.spatial``: a parent at pose
+    ``(A, q)`` and a child at ``ᵏX_℘ = rot(E) xlt(r)`` (weight ``φ = (ᵏX_℘)*``) give the child the
+    pose whose ``ᵏX_0 = ᵏX_℘ ℘X_0``; a hinge column ``x`` in the root's frame is ``(ᵏX_0)^{-1} x``;
+    the body's inertia there, rebuilt from the ten numbers, is ``(ᵏX_0)ᵀ I ᵏX_0``; and the force
+    is that inertia times the column."""
+    rng = np.random.default_rng(seed)
+    A, E = rpy_matrix(*rng.uniform(-np.pi, np.pi, 3)), rpy_matrix(*rng.uniform(-np.pi, np.pi, 3))
+    q, r, x = rng.normal(size=3) * 2, rng.normal(size=3), rng.normal(size=6)
+    I = inertia(rng)
+    m, h, inertia_bar = I[5, 5], np.array([I[2, 4], I[0, 5], I[1, 3]]), I[:3, :3]
+    phi = plucker(E, r).T
+    out = np.zeros(9 + 3 + 6 + 10 + 6)
+    _steps(A.ravel(), q, phi[:3, :3].ravel(), phi[:3, 3:].ravel(), x, m, h,
+           inertia_bar[np.triu_indices(3)], out)
+    R, p, s, c, F = np.split(out, [9, 12, 18, 28])
+    X = plucker(E, r) @ plucker(A.T, q)  # ᵏX_0
+    np.testing.assert_allclose(plucker(R.reshape(3, 3).T, p), X, atol=1e-12)
+    np.testing.assert_allclose(s, plucker_inverse(X) @ x, atol=1e-12)
+    upper = np.zeros((3, 3))
+    upper[np.triu_indices(3)] = c[4:]
+    H = skew(c[1:4])
+    rebuilt = np.block([[upper + np.triu(upper, 1).T, H], [H.T, c[0] * np.eye(3)]])
+    np.testing.assert_allclose(rebuilt, X.T @ I @ X, atol=1e-11)
+    np.testing.assert_allclose(F, rebuilt @ s, atol=1e-11)
 
 
 @settings(max_examples=40, deadline=None)
@@ -76,8 +122,8 @@ def test_other_body_types_keep_the_generic_kernel():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_batch_equals_single_calls(seed):
-    """A batch (in the lanes, sko.engine.lanes: composite inertias by congruence) equals the single
-    calls (the ten-parameter recursion) to 1e-13 relative to the largest entry."""
+    """A batch (in the lanes, sko.engine.lanes: the same ten-parameter steps on four states at
+    once) equals the single calls to 1e-13 relative to the largest entry."""
     system = rigid_forest(seed)
     Q = configurations(system, seed, 37)  # more than a chunk of the parallel batch
     batch = system.mass_matrix(Q)
