@@ -70,8 +70,9 @@ def _cross(a, b):
 
 def _flexible(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.flexible.FlexibleBody` (module docstring); every output, whatever
-    ``terms`` asks, but ``E``, ``H``, ``M`` and its own frame's ``Γ`` at ``Terms.RATES`` (which
-    leaves them as the arena holds them: they depend on ``q`` alone). Particle ``i`` is at
+    ``terms`` asks, but ``E``, ``H``, ``M`` and its records' ``Γ`` at ``Terms.RATES`` (which leaves
+    them as the arena holds them: they depend on ``q`` alone); the world poses (its records', the
+    gravity potential) are zero below ``Terms.POSE``, as the hinge's. Particle ``i`` is at
     ``r_i = p_i + Φ_i η``; with ``B_i = [−r_i×, I, Φ_i]``, ``M = Σ μ_i B_i* B_i`` and
     ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]``, ``u_i = B_i 𝒱``."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
@@ -98,6 +99,7 @@ def _flexible(arena, row, reals, terms, constants):
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     hb, mo, ao, bo, vo = row[Row.H], row[Row.M], row[Row.A], row[Row.B], row[Row.VELOCITY]
     mm = 0 if terms == Terms.RATES else m  # the columns of M (and of E, H, Γ) written: none at RATES
+    pose = terms == Terms.POSE
     for i in range(m):  # E = [ᵏX_o; 0], H = diag(S*, I_r), a = [a_hinge; 0], 𝒱 = [v; η̇]
         for j in range(6 if mm else 0):
             arena[eo + i * er + j * ec] = arena[xo + 6 * i + j] if i < 6 else zero
@@ -136,9 +138,10 @@ def _flexible(arena, row, reals, terms, constants):
             arena[bo + j] += mi * (b0 * y[0] + b1 * y[1] + b2 * y[2])
             for l in range(j, mm):
                 arena[mo + j * m + l] += mi * (b0 * arena[bw + l] + b1 * arena[bw + m + l] + b2 * arena[bw + 2 * m + l])
-        world0 += mi * (arena[p] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
-        world1 += mi * (arena[p + 1] + arena[R + 3] * r0 + arena[R + 4] * r1 + arena[R + 5] * r2)
-        world2 += mi * (arena[p + 2] + arena[R + 6] * r0 + arena[R + 7] * r1 + arena[R + 8] * r2)
+        if pose:
+            world0 += mi * (arena[p] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
+            world1 += mi * (arena[p + 1] + arena[R + 3] * r0 + arena[R + 4] * r1 + arena[R + 5] * r2)
+            world2 += mi * (arena[p + 2] + arena[R + 6] * r0 + arena[R + 7] * r1 + arena[R + 8] * r2)
     for j in range(mm):
         for l in range(j):
             arena[mo + j * m + l] = arena[mo + l * m + j]
@@ -161,17 +164,20 @@ def _flexible(arena, row, reals, terms, constants):
     for i in range(3):
         arena[rec + Record.position + i] = arena[p + i]
     for node in range(nn):
-        _modal_node(arena, reals, nodes + node * (3 + 6 * r), r, m, qe, ve, wo, fw, pw, rec + (node + 1) * size)
+        _modal_node(arena, reals, nodes + node * (3 + 6 * r), r, m, qe, ve, wo, fw, pw, rec + (node + 1) * size, mm > 0,
+                    pose)
     return True
 
 
 @kernel
-def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra):
+def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra, structure, pose):
     """The record at ``arena[ra]`` of the modal node whose constants start at ``reals[nb]``
     (position ``p_o``, translation ``Φ_o`` and rotation ``Ψ_o`` shapes): ``Γ_o = [ᵒX_k, Π_o]``
     with ``ᵒX_k = rot(R_oᵀ) xlt(p_o + Φ_o η)``, ``R_o = exp(ψ×)``, ``ψ = Ψ_o η``,
     ``Π_o = [J_r(ψ) Ψ_o; R_oᵀ Φ_o]``, and ``γ_o = Γ̇_o 𝒱 = −(v_rel ×) ᵒX_k v + [J̇_r Ψ_o η̇; −ω_rel × v_rel]``
-    (BODIES.md); the hinge's :data:`HingeWork` is at ``wo``, ``fw`` and ``pw`` are scratch."""
+    (BODIES.md); the hinge's :data:`HingeWork` is at ``wo``, ``fw`` and ``pw`` are scratch. ``Γ_o``
+    only with ``structure`` (not at ``Terms.RATES``), the world pose only with ``pose`` (zero
+    otherwise, as the hinge's)."""
     zero = 0 * arena[wo + HingeWork.v]
     phi, psi_o = nb + 3, nb + 3 + 3 * r
     po, pd, oo = fw + FlexibleWork.psi, fw + FlexibleWork.psi_rate, fw + FlexibleWork.origin
@@ -219,16 +225,20 @@ def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra):
     for i in range(6):
         arena[ra + Record.velocity + i] = Xv[i] + vrel[i]
     G = ra + Record.SIZE  # Γ_o = [ᵒX_k, Π_o], 6 × m
-    for i in range(3):
+    for i in range(3 if structure else 0):
         e0, e1, e2 = E[i]
         for j in range(3):
             arena[G + i * m + j], arena[G + (3 + i) * m + 3 + j] = E[i][j], E[i][j]
             arena[G + i * m + 3 + j] = zero
         arena[G + (3 + i) * m], arena[G + (3 + i) * m + 1], arena[G + (3 + i) * m + 2] = (
             e2 * ro[1] - e1 * ro[2], e0 * ro[2] - e2 * ro[0], e1 * ro[0] - e0 * ro[1])
-    for i in range(6):
+    for i in range(6 if structure else 0):
         for j in range(r):
             arena[G + i * m + 6 + j] = arena[pw + i * r + j]
+    if not pose:
+        for i in range(Record.rotation, Record.velocity):
+            arena[ra + i] = zero
+        return
     R, p = wo + HingeWork.rotation, wo + HingeWork.position  # the world pose: R R_o, p + R r_o
     for i in range(3):
         for j in range(3):
