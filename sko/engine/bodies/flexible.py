@@ -27,6 +27,12 @@ FlexibleConstants = offsets("FlexibleConstants", joint=JointConstants.SIZE, plac
                             modes=1, nodes=1)
 _SERIES_TERMS = 20
 _FACTORIALS = np.cumprod(np.concatenate([[1.0], np.arange(1.0, 2 * _SERIES_TERMS + 4)]))  #: 0!, 1!, 2!, …
+#: The coefficients of the series of :func:`exp_map_coefficients` (rows ``A``, ``B``, ``C``, ``dB/ds``,
+#: ``dC/ds``; column ``n``): ``(−1)ⁿ [n] / (2n + 1, 2, 3)!``, the same quotients as the Horner steps
+#: of :func:`sko.bodies.flexible.exp_map_coefficients` take, divided once here.
+_SERIES = np.array([[(-1.0 if n % 2 else 1.0) * (n if derivative else 1) / _FACTORIALS[2 * n + offset]
+                     for n in range(_SERIES_TERMS)]
+                    for offset, derivative in ((1, False), (2, False), (3, False), (2, True), (3, True))])
 
 
 @kernel
@@ -34,15 +40,14 @@ def exp_map_coefficients(s):
     """``A, B, C, dB/ds, dC/ds`` of :func:`sko.bodies.flexible.exp_map_coefficients`."""
     if abs(s) <= 4.0:
         A = B = C = dB = dC = 0 * s
-        fact = _FACTORIALS
+        c = _SERIES
         for n in range(_SERIES_TERMS - 1, -1, -1):
-            sign = -1.0 if n % 2 else 1.0
-            A = A * s + sign / fact[2 * n + 1]
-            B = B * s + sign / fact[2 * n + 2]
-            C = C * s + sign / fact[2 * n + 3]
+            A = A * s + c[0, n]
+            B = B * s + c[1, n]
+            C = C * s + c[2, n]
             if n >= 1:
-                dB = dB * s + sign * n / fact[2 * n + 2]
-                dC = dC * s + sign * n / fact[2 * n + 3]
+                dB = dB * s + c[3, n]
+                dC = dC * s + c[4, n]
         return A, B, C, dB, dC
     th = np.sqrt(s)
     sin, cos = np.sin(th), np.cos(th)
@@ -72,7 +77,9 @@ def _flexible(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.flexible.FlexibleBody` (module docstring); every output, whatever
     ``terms`` asks, but ``E``, ``H``, ``M`` and its records' ``Γ`` at ``Terms.RATES`` (which leaves
     them as the arena holds them: they depend on ``q`` alone); the world poses (its records', the
-    gravity potential) are zero below ``Terms.POSE``, as the hinge's. Particle ``i`` is at
+    gravity potential) are zero below ``Terms.POSE``, as the hinge's. ``M``'s upper triangle below
+    its first three rows, ``Σ μ_i`` of the products of the columns ``[I, Φ_i]`` of ``B_i``, is the
+    same at every state: written with ``constants`` only. Particle ``i`` is at
     ``r_i = p_i + Φ_i η``; with ``B_i = [−r_i×, I, Φ_i]``, ``M = Σ μ_i B_i* B_i`` and
     ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]``, ``u_i = B_i 𝒱``."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
@@ -106,7 +113,7 @@ def _flexible(arena, row, reals, terms, constants):
         arena[ao + i] = arena[acc + i] if i < 6 else zero
         arena[vo + i] = arena[vel + i] if i < 6 else arena[ve + i - 6]
         arena[bo + i] = zero
-        for j in range(mm):
+        for j in range(mm if constants or i < 3 else 0):  # M's rows 3… (upper): constants (docstring)
             arena[mo + i * m + j] = zero
     for j in range(jnv + r if mm else 0):
         for i in range(m):
@@ -136,7 +143,7 @@ def _flexible(arena, row, reals, terms, constants):
         for j in range(m):  # b += μ B_i* y, M += μ B_i* B_i (upper triangle)
             b0, b1, b2 = arena[bw + j], arena[bw + m + j], arena[bw + 2 * m + j]
             arena[bo + j] += mi * (b0 * y[0] + b1 * y[1] + b2 * y[2])
-            for l in range(j, mm):
+            for l in range(j, mm if constants or j < 3 else 0):
                 arena[mo + j * m + l] += mi * (b0 * arena[bw + l] + b1 * arena[bw + m + l] + b2 * arena[bw + 2 * m + l])
         if pose:
             world0 += mi * (arena[p] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
