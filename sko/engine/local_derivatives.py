@@ -25,6 +25,7 @@ its force to its parent's rows, with the index of the parent's record it hangs f
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -36,8 +37,8 @@ from sko.engine.fields import columns, offsets
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
-__all__ = ["Plan", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address", "partials",
-           "batch_partials", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
+__all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
+           "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
 
 #: The columns of a body's row in the plan (module docstring): offsets into the work buffer, and
 #: ``RECORD`` (the parent's record this body hangs from), ``DOF`` (its first column), ``QS`` (its
@@ -277,6 +278,59 @@ def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, cons
     for s in prange(A.shape[0]):
         status[s] = _call(one_state, (rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms,
                                       constants, steps))
+
+
+@kernel(entry=True)
+def forward(D, X):
+    """Eq. 3 of DERIVATIVES.md at one state: ``X = [−ℳ⁻¹ ∂T/∂θ | −ℳ⁻¹ ∂T/∂θ̇ | ℳ⁻¹]`` from
+    ``D = [∂T/∂θ | ∂T/∂θ̇ | ℳ]`` (``nv × 3 nv``, :func:`partials`) by the Cholesky factor of ``ℳ``
+    (its lower triangle), ``ℳ⁻¹`` symmetrised. False, ``X`` not all written, where ``ℳ`` has no
+    Cholesky factor in floating point (the caller then inverts it otherwise)."""
+    n = D.shape[0]
+    L = np.zeros((n, n))
+    for j in range(n):
+        d = D[j, 2 * n + j]
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        if not d > 0.0:
+            return False
+        d = np.sqrt(d)
+        L[j, j] = d
+        for i in range(j + 1, n):
+            s = D[i, 2 * n + j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / d
+    y = np.empty(n)
+    for c in range(3 * n):
+        for i in range(n):  # L y = b: b = −D[:, c], or e_c of the identity
+            s = -D[i, c] if c < 2 * n else (1.0 if i == c - 2 * n else 0.0)
+            for k in range(i):
+                s -= L[i, k] * y[k]
+            y[i] = s / L[i, i]
+        for i in range(n - 1, -1, -1):  # Lᵀ x = y
+            s = y[i]
+            for k in range(i + 1, n):
+                s -= L[k, i] * X[k, c]
+            X[i, c] = s / L[i, i]
+    for i in range(n):
+        for j in range(i):
+            s = 0.5 * (X[i, 2 * n + j] + X[j, 2 * n + i])
+            X[i, 2 * n + j] = s
+            X[j, 2 * n + i] = s
+    return True
+
+
+_FORWARD_TYPES = (types.Array(types.float64, 2, "C"), types.Array(types.float64, 2, "C"))
+
+
+@cache
+def forward_call() -> Callable:
+    """``call(D, X) -> bool``: :func:`forward` at its machine code's entry (compiled, or loaded
+    from the cache, on first use), without numba's dispatcher; ``D`` and ``X`` C-ordered float64
+    ``nv × 3 nv``."""
+    forward.compile(_FORWARD_TYPES)
+    return forward.overloads[_FORWARD_TYPES].entry_point
 
 
 @kernel

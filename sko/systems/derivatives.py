@@ -155,8 +155,7 @@ def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray
     if name == "inverse_dynamics_derivatives":
         _dynamics_are_numbers(system, q[None], v[None], x[None], False)
         return body_derivatives.compiled_partials(system, q, v, x)
-    out = body_derivatives.compiled_partials(system, q, v, system.forward_dynamics(q, v, x))
-    return None if out is None else _forward(*out)
+    return body_derivatives.compiled_partials(system, q, v, system.forward_dynamics(q, v, x), forward=True)
 
 
 def _forward(dq: np.ndarray, dvel: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

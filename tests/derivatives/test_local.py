@@ -220,6 +220,29 @@ def test_forward_dynamics_from_the_mass_matrix_of_the_pass():
             np.testing.assert_array_equal(got[2], got[2].T)
 
 
+def test_the_compiled_forward_step_is_the_cholesky_solve_of_the_pass():
+    """``local_derivatives.forward`` (Eq. 3 at one state) equals ``ℳ⁻¹`` applied column by column,
+    ``ℳ⁻¹`` exactly symmetric, and declines an ``ℳ`` without a Cholesky factor (the caller then
+    inverts it otherwise); ``D`` is not written."""
+    from sko.engine.local_derivatives import forward_call
+
+    rng = np.random.default_rng(7)
+    for n in (1, 5, 16):
+        X = rng.standard_normal((n, n))
+        for M in (X @ X.T + n * np.eye(n), np.diag(np.r_[2.0, -np.ones(n - 1)]) if n > 1 else -np.eye(1)):
+            D = np.ascontiguousarray(np.concatenate([rng.standard_normal((n, 2 * n)), M], axis=1))
+            kept, out = D.copy(), np.empty_like(D)
+            solved = forward_call()(D, out)
+            np.testing.assert_array_equal(D, kept)
+            if np.linalg.eigvalsh(M).min() <= 0:
+                assert not solved
+                continue
+            assert solved
+            expected = np.concatenate([-np.linalg.solve(M, D[:, :2 * n]), np.linalg.inv(M)], axis=1)
+            np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+            np.testing.assert_array_equal(out[:, 2 * n:], out[:, 2 * n:].T)
+
+
 def _derived(cls) -> set:
     """The names of the attributes ``cls`` declares as derived on first use (cached properties)."""
     return {name for klass in cls.__mro__ for name, x in vars(klass).items() if isinstance(x, cached_property)}
