@@ -14,7 +14,8 @@ Eq. 22–26 runs in float64 on the partials.
 Per body (row ``j``), :func:`plan` gives the offsets in a float64 work buffer of the columns of
 :data:`Plan`: ``α``, ``f``, ``u``; the partials ``∂E`` (``2 n × m × 6``), ``∂H``, ``∂M``, ``∂a``,
 ``∂b``, ``∂h`` (hinge force), ``A = ∂ã/∂v_o``, ``B = ∂b/∂v_o``; per record of the frames it offers
-``∂Γ`` (``2 n × 6 × m``), ``∂γ`` (``2 n × 6``) and ``G = ∂γ/∂v_o``; the seeds ``σ``, ``ϱ`` and the
+``∂Γ`` (``2 n × 6 × m``), ``∂γ`` (``2 n × 6``) and ``G = ∂γ/∂v_o``; the structural zeros: per
+column, whether ``∂E``, ``∂H``, ``∂M`` and each record's ``∂Γ`` are nonzero (:data:`Nonzero`); the seeds ``σ``, ``ϱ`` and the
 force change ``g`` (``m × 2 n``, Eq. 23, 26); the composites ``𝒫`` (``m × 12``), ``𝒦`` (``6 × 12``);
 and, for a body with a parent, its frame's seeds ``w`` (``12 × 2 n_℘``, Eq. 24), transfer
 ``𝒯`` (``12 × 12``, Eq. 25) and the weight ``H_℘ Γ_o*`` (``n_℘ × 6``) by which Eq. 26 carries
@@ -24,6 +25,7 @@ its force to its parent's rows, with the index of the parent's record it hangs f
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -35,8 +37,8 @@ from sko.engine.fields import columns, offsets
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
-__all__ = ["Plan", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address", "partials",
-           "batch_partials", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
+__all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
+           "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
 
 #: The columns of a body's row in the plan (module docstring): offsets into the work buffer, and
 #: ``RECORD`` (the parent's record this body hangs from), ``DOF`` (its first column), ``QS`` (its
@@ -49,7 +51,15 @@ __all__ = ["Plan", "LocalPlan", "plan", "signature", "steps", "one_state_call", 
 #: zero).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
-               "RIGID", "RATES")
+               "RIGID", "RATES", "NONZERO")
+#: The structural zeros of a body's local partials, found as they are read (exact zeros of the
+#: complex step or of the closed form; the work buffer's zeros elsewhere: the columns along the
+#: velocities at ``Terms.RATES``, those along ``θ̈``): per column ``x`` of its ``3 n``, a flag (1.0:
+#: nonzero) for ``∂E``, ``∂H``, ``∂M``, then one per record for its ``∂Γ``, at
+#: ``plan[j, Plan.NONZERO] + block · 3 n + x``. The recursion skips the products with a zero block
+#: (DERIVATIVES.md §9, *Cost*): ``σ``, ``ϱ`` and ``δu`` without ``∂E``, ``σ``, ``ϱ`` and the own
+#: block of Eq. 26 without ``∂H``, ``g`` without ``∂M``, ``w`` and ``g`` without ``∂Γ``.
+Nonzero = offsets("Nonzero", E=1, H=1, M=1, records=1)
 
 #: The two halves of a frame's 12-vector seed ``w = (δv, δα)`` (Eq. 24): the rows of ``w`` and of
 #: ``𝒯``, and the columns of ``𝒫``, ``𝒦`` and ``𝒯`` (``𝒫 = M [A E] + [B 0]``, Eq. 25).
@@ -103,6 +113,7 @@ def plan(layout) -> LocalPlan:
         pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G] = take(m * x), take(m * x), take(m * x)
         pl[Plan.P], pl[Plan.K] = take(m * 12), take(72)
         pl[Plan.W], pl[Plan.T], pl[Plan.HGAMMA] = take(12 * np_), take(144), take(2 * np_)
+        pl[Plan.NONZERO] = take((Nonzero.records + int(rows[j, Row.RECORD_COUNT])) * x)
         if p >= 0:
             record = (int(rows[j, Row.INBOARD]) - int(rows[p, Row.RECORDS])) // (int(Record.SIZE) + 6 * mp)
             pl[Plan.RECORD] = record
@@ -202,7 +213,7 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
     they were compiled for). Returns −1; the row whose state kernel (or hinge force) rejected
     the state or a complex-step state; :data:`NOT_FINITE_INPUT` when ``q``, ``v`` or ``dv``
     holds a number that is not finite (nothing else done), or :data:`NOT_FINITE_RESULT` when
-    ``D`` does (the derivatives overflowed), or :data:`RAISED`. Its steps :func:`_scatter`,
+    ``D`` does, or a body's ``α`` or ``f`` (the derivatives overflowed), or :data:`RAISED`. Its steps :func:`_scatter`,
     :func:`_gather` and :func:`_walks` are called at their addresses ``steps`` (:func:`steps`),
     so this kernel's machine code holds no copy of theirs, which numba would link into it and
     optimize again (12 s of compile)."""
@@ -241,6 +252,9 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
     for i in range(nv):
         for c in range(3 * nv):
             finite &= np.isfinite(D[i, c])
+    for j in range(N):  # what the products left out for a zero block (Nonzero) would have multiplied
+        for r in range(rows[j, Row.NODE_DIM]):
+            finite &= np.isfinite(work[plan[j, Plan.ALPHA] + r]) and np.isfinite(work[plan[j, Plan.F] + r])
     return -1 if finite else NOT_FINITE_RESULT
 
 
@@ -266,6 +280,59 @@ def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, cons
                                       constants, steps))
 
 
+@kernel(entry=True)
+def forward(D, X):
+    """Eq. 3 of DERIVATIVES.md at one state: ``X = [−ℳ⁻¹ ∂T/∂θ | −ℳ⁻¹ ∂T/∂θ̇ | ℳ⁻¹]`` from
+    ``D = [∂T/∂θ | ∂T/∂θ̇ | ℳ]`` (``nv × 3 nv``, :func:`partials`) by the Cholesky factor of ``ℳ``
+    (its lower triangle), ``ℳ⁻¹`` symmetrised. False, ``X`` not all written, where ``ℳ`` has no
+    Cholesky factor in floating point (the caller then inverts it otherwise)."""
+    n = D.shape[0]
+    L = np.zeros((n, n))
+    for j in range(n):
+        d = D[j, 2 * n + j]
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        if not d > 0.0:
+            return False
+        d = np.sqrt(d)
+        L[j, j] = d
+        for i in range(j + 1, n):
+            s = D[i, 2 * n + j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / d
+    y = np.empty(n)
+    for c in range(3 * n):
+        for i in range(n):  # L y = b: b = −D[:, c], or e_c of the identity
+            s = -D[i, c] if c < 2 * n else (1.0 if i == c - 2 * n else 0.0)
+            for k in range(i):
+                s -= L[i, k] * y[k]
+            y[i] = s / L[i, i]
+        for i in range(n - 1, -1, -1):  # Lᵀ x = y
+            s = y[i]
+            for k in range(i + 1, n):
+                s -= L[k, i] * X[k, c]
+            X[i, c] = s / L[i, i]
+    for i in range(n):
+        for j in range(i):
+            s = 0.5 * (X[i, 2 * n + j] + X[j, 2 * n + i])
+            X[i, 2 * n + j] = s
+            X[j, 2 * n + i] = s
+    return True
+
+
+_FORWARD_TYPES = (types.Array(types.float64, 2, "C"), types.Array(types.float64, 2, "C"))
+
+
+@cache
+def forward_call() -> Callable:
+    """``call(D, X) -> bool``: :func:`forward` at its machine code's entry (compiled, or loaded
+    from the cache, on first use), without numba's dispatcher; ``D`` and ``X`` C-ordered float64
+    ``nv × 3 nv``."""
+    forward.compile(_FORWARD_TYPES)
+    return forward.overloads[_FORWARD_TYPES].entry_point
+
+
 @kernel
 def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, constants):
     """Row ``j``: ``α``, the local partials, ``σ``, ``ϱ``, the own parts of ``f``, ``𝒫``, ``g``, and its
@@ -278,6 +345,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     io, mp = row[Row.INBOARD], row[Row.INBOARD_DIM]
     qo, nq, vo, dof, qs = row[Row.Q], row[Row.NQ], row[Row.V], pl[Plan.DOF], pl[Plan.QS]
     h, rigid, dhinge, rates = STEP, pl[Plan.RIGID] == 1, pl[Plan.DHINGE], pl[Plan.RATES] == 1
+    scale = 1.0 / h
     moving = _RATES if rates else terms  # the terms of a column along the velocities
     R, stride, rs = row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE], Record.SIZE + 6 * m
     dE, dH, dM, dA, dB, A, B = pl[Plan.DE], pl[Plan.DH], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.A], pl[Plan.B]
@@ -319,7 +387,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
                                                reals[c0: c0 + row[Row.CONSTANTS_SIZE]], out)):
                 return j
             for i in range(n):
-                work[dhinge + x * n + i] = out[i].imag / h
+                work[dhinge + x * n + i] = out[i].imag * scale
         for i in range(nq):
             arena[qo + i] = arena[qo + i].real
         for i in range(n):
@@ -332,25 +400,26 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             if not call_state(row[Row.KERNEL], (arena, row, reals, moving, constants)):
                 return j
             for r in range(m):
-                work[A + r * 6 + d] = arena[ao + r].imag / h
-                work[B + r * 6 + d] = arena[bo + r].imag / h
+                work[A + r * 6 + d] = arena[ao + r].imag * scale
+                work[B + r * 6 + d] = arena[bo + r].imag * scale
             for k in range(R):
                 ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride + xc * 6 * m + xc * 6
                 for i in range(6):
-                    work[wo + i * 6 + d] = arena[ro + Record.gamma + i].imag / h
+                    work[wo + i * 6 + d] = arena[ro + Record.gamma + i].imag * scale
             arena[io + Record.velocity + d] = arena[io + Record.velocity + d].real
     if not rigid and (x2 > 0 or p >= 0):  # the real state again, for the children: Re f(x + i h) = f(x) + O(h²)
         _real_outputs(arena, row)
-    # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts (a library rigid body's ∂H and ∂M are zero)
+    # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts, without the blocks of zeros (Nonzero)
     sg, rh, g, f, P = pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G], pl[Plan.F], pl[Plan.P]
+    nzE, nzH, nzM = pl[Plan.NONZERO] + Nonzero.E * xc, pl[Plan.NONZERO] + Nonzero.H * xc, pl[Plan.NONZERO] + Nonzero.M * xc
     for r in range(m):
         for x in range(xc):
             s, t = 0.0, work[dA + x * m + r]
-            for c in range(6):
+            for c in range(6 if work[nzE + x] != 0.0 else 0):
                 e = work[dE + (x * m + r) * 6 + c]
                 s += e * arena[io + Record.velocity + c].real
                 t += e * beta[c]
-            for i in range(0 if rigid else n):
+            for i in range(n if work[nzH + x] != 0.0 else 0):
                 e = work[dH + (x * n + i) * m + r]
                 s += e * arena[vo + i].real
                 t += e * dv[dof + i]
@@ -377,9 +446,8 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             s = work[dB + x * m + r]
             for c in range(m):
                 s += arena[mo + r * m + c].real * work[rh + c * xc + x]
-            if not rigid:
-                for c in range(m):
-                    s += work[dM + (x * m + r) * m + c] * work[al + c]
+            for c in range(m if work[nzM + x] != 0.0 else 0):
+                s += work[dM + (x * m + r) * m + c] * work[al + c]
             work[g + r * xc + x] = s
     if p >= 0:
         _seeds(rows, arena, plan, work, j)
@@ -389,30 +457,52 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
 @kernel
 def _read_partials(arena, row, pl, work, x, xc, full):
     """The imaginary parts / h of a body's outputs after its kernel ran at a complex step in its
-    column ``x`` (of ``xc``): ``∂E``, ``∂H``, ``∂M``, ``∂a``, ``∂b`` and its records' ``∂Γ``, ``∂γ``;
-    without ``full`` (a column along the velocities at ``Terms.RATES``), ``∂a``, ``∂b``, ``∂γ``
-    only: the others are zero (the work buffer's zeros)."""
-    m, n, h = row[Row.NODE_DIM], row[Row.NV], STEP
+    column ``x`` (of ``xc``): ``∂E``, ``∂H``, ``∂M``, ``∂a``, ``∂b`` and its records' ``∂Γ``, ``∂γ``,
+    with the flags of the blocks that are not zero (:data:`Nonzero`); without ``full`` (a column
+    along the velocities at ``Terms.RATES``), ``∂a``, ``∂b``, ``∂γ`` only: the others are zero (the
+    work buffer's zeros, flags included)."""
+    m, n, scale = row[Row.NODE_DIM], row[Row.NV], 1.0 / STEP
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     mo, ao, bo, ho = row[Row.M], row[Row.A], row[Row.B], row[Row.H]
     rs, stride = Record.SIZE + 6 * m, pl[Plan.RECORD_STRIDE]
     dE, dM, dA, dB, dH = pl[Plan.DE], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.DH]
-    mm = m if full else 0
+    nz = pl[Plan.NONZERO] + x
     for r in range(m):
-        for c in range(6 if full else 0):
-            work[dE + (x * m + r) * 6 + c] = arena[eo + r * er + c * ec].imag / h
-        for c in range(mm):
-            work[dM + (x * m + r) * m + c] = arena[mo + r * m + c].imag / h
-        work[dA + x * m + r] = arena[ao + r].imag / h
-        work[dB + x * m + r] = arena[bo + r].imag / h
-    for i in range(n * mm):
-        work[dH + x * n * m + i] = arena[ho + i].imag / h
+        work[dA + x * m + r] = arena[ao + r].imag * scale
+        work[dB + x * m + r] = arena[bo + r].imag * scale
     for k in range(row[Row.RECORD_COUNT]):
         ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride
-        for i in range(6 * mm):
-            work[wo + x * 6 * m + i] = arena[ro + Record.SIZE + i].imag / h
         for i in range(6):
-            work[wo + xc * 6 * m + x * 6 + i] = arena[ro + Record.gamma + i].imag / h
+            work[wo + xc * 6 * m + x * 6 + i] = arena[ro + Record.gamma + i].imag * scale
+    if not full:
+        return
+    moved = False
+    for r in range(m):
+        for c in range(6):
+            e = arena[eo + r * er + c * ec].imag * scale
+            work[dE + (x * m + r) * 6 + c] = e
+            moved |= e != 0.0
+    work[nz + Nonzero.E * xc] = 1.0 if moved else 0.0
+    moved = False
+    for i in range(m * m):
+        e = arena[mo + i].imag * scale
+        work[dM + x * m * m + i] = e
+        moved |= e != 0.0
+    work[nz + Nonzero.M * xc] = 1.0 if moved else 0.0
+    moved = False
+    for i in range(n * m):
+        e = arena[ho + i].imag * scale
+        work[dH + x * n * m + i] = e
+        moved |= e != 0.0
+    work[nz + Nonzero.H * xc] = 1.0 if moved else 0.0
+    for k in range(row[Row.RECORD_COUNT]):
+        ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride
+        moved = False
+        for i in range(6 * m):
+            e = arena[ro + Record.SIZE + i].imag * scale
+            work[wo + x * 6 * m + i] = e
+            moved |= e != 0.0
+        work[nz + (Nonzero.records + k) * xc] = 1.0 if moved else 0.0
 
 
 @register
@@ -448,7 +538,7 @@ def _rigid_partials(arena, row, pl, work, scratch, moves):
     ``∂a = −s × E γ_o + ∂V × S θ̇``, ``∂b = ∂V ×* I V + V ×* I ∂V``; a column ``θ̇_ι`` gives
     ``∂a = s × S θ̇ + V × s`` and ``∂b`` with ``∂V = s``; the inboard velocity (``moves``) gives
     ``A e_d = E e_d × S θ̇`` and ``B e_d`` with ``∂V = E e_d``. ``∂H``, ``∂M`` and its record's
-    ``∂Γ``, ``∂γ``, ``G`` are zero (the work buffer's zeros)."""
+    ``∂Γ``, ``∂γ``, ``G`` are zero (the work buffer's zeros, and their :data:`Nonzero` flags)."""
     n = row[Row.NV]
     eo, er, ec, ho, mo = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.M]
     io, vo, Vo = row[Row.INBOARD], row[Row.V], row[Row.VELOCITY]
@@ -483,6 +573,7 @@ def _rigid_partials(arena, row, pl, work, scratch, moves):
                 _crm(sv, t1, t2)
                 for r in range(6):
                     work[dE + (x * 6 + r) * 6 + c] = -t2[r]
+            work[pl[Plan.NONZERO] + Nonzero.E * 3 * n + x] = 1.0
             _crm(sv, Vp, t1)
             for r in range(6):
                 dV[r] = -t1[r]
@@ -537,7 +628,8 @@ def _real_outputs(arena, row):
 def _seeds(rows, arena, plan, work, j):
     """The seeds ``w`` (Eq. 24), transfer ``𝒯`` (Eq. 25) and weight ``H_℘ Γ_o*`` (Eq. 26) of the
     frame row ``j`` hangs from, from its parent's partials. ``𝒯``'s upper right block stays zero
-    (the work buffer's zeros); a rigid parent's ``∂Γ``, ``∂γ`` and ``G`` are zero and not read."""
+    (the work buffer's zeros); a rigid parent's ``∂Γ``, ``∂γ`` and ``G`` are zero and not read, nor
+    another parent's ``∂Γ`` in a column where it is zero (:data:`Nonzero`)."""
     row, pl = rows[j], plan[j]
     p = row[Row.PARENT]
     prow, pp = rows[p], plan[p]
@@ -547,6 +639,7 @@ def _seeds(rows, arena, plan, work, j):
     dG, dg, G = wo, wo + n2 * 6 * mp, wo + n2 * 6 * mp + n2 * 6
     Vp, alpha_p, sigma_p, rho_p, A_p = prow[Row.VELOCITY], pp[Plan.ALPHA], pp[Plan.SIGMA], pp[Plan.RHO], pp[Plan.A]
     W, T, HG, rigid_p = pl[Plan.W], pl[Plan.T], pl[Plan.HGAMMA], pp[Plan.RIGID] == 1
+    moved = pp[Plan.NONZERO] + (Nonzero.records + pl[Plan.RECORD]) * n2  # the flags of ∂Γ (Nonzero)
     wa = W + Seed.acceleration * n2
     for r in range(6):
         for x in range(n2):
@@ -557,7 +650,7 @@ def _seeds(rows, arena, plan, work, j):
                 t += gamma * work[rho_p + c * n2 + x]
             if not rigid_p:
                 t += work[dg + x * 6 + r]
-                for c in range(mp):
+                for c in range(mp if work[moved + x] != 0.0 else 0):
                     e = work[dG + (x * 6 + r) * mp + c]
                     s += e * arena[Vp + c].real
                     t += e * work[alpha_p + c]
@@ -609,6 +702,7 @@ def _gather(rows, arena, plan, work, scratch, j):
     go = row[Row.INBOARD] + Record.SIZE
     dG = pp[Plan.RECORDS] + pl[Plan.RECORD] * pp[Plan.RECORD_STRIDE]
     fp, Pp, gp, rigid_p = pp[Plan.F], pp[Plan.P], pp[Plan.G], pp[Plan.RIGID] == 1
+    moved = pp[Plan.NONZERO] + (Nonzero.records + pl[Plan.RECORD]) * n2  # the flags of ∂Γ (Nonzero)
     KT, KW = scratch[GatherWork.KT: GatherWork.KT + 72], scratch[GatherWork.KW: GatherWork.KW + 6 * n2]
     T, W = pl[Plan.T], pl[Plan.W]
     ka, ta = K + Seed.acceleration, T + Seed.acceleration * Seed.SIZE
@@ -640,7 +734,7 @@ def _gather(rows, arena, plan, work, scratch, j):
             s = 0.0
             for c in range(6):
                 s += arena[go + c * mp + r].real * KW[c * n2 + x]
-            if not rigid_p:
+            if not rigid_p and work[moved + x] != 0.0:
                 for c in range(6):
                     s += work[dG + (x * 6 + c) * mp + r] * work[u + c]
             work[gp + r * n2 + x] += s
@@ -653,18 +747,22 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
     against its ancestors' columns. Up the first walk the force ``δu`` moves to the parent's frame
     by ``(Γ_o E_℘)*``, the diagonal block of ``𝒯`` (Eq. 25), and reaches the parent's rows by the
     weight ``H_℘ Γ_o*`` (:func:`_seeds`); the second multiplies by ``𝒯``'s nonzero blocks only.
-    Returns −1 (a step of :func:`partials`)."""
+    ``∂H f`` and ``∂E* f`` are left out in the columns where ``∂H`` or ``∂E`` is zero
+    (:data:`Nonzero`). Returns −1 (a step of :func:`partials`)."""
     row, pl = rows[i], plan[i]
     m, n = row[Row.NODE_DIM], row[Row.NV]
     x2 = 3 * n
     eo, er, ec, ho = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H]
     dof, f, g, dH, dh = pl[Plan.DOF], pl[Plan.F], pl[Plan.G], pl[Plan.DH], pl[Plan.DHINGE]
+    nzE, nzH = pl[Plan.NONZERO] + Nonzero.E * x2, pl[Plan.NONZERO] + Nonzero.H * x2
     for x in range(x2):
         col = _column(dof, x, n, nv)
         for r in range(n):
             s = work[dh + x * n + r]
             for k in range(m):
-                s += work[dH + (x * n + r) * m + k] * work[f + k] + arena[ho + r * m + k].real * work[g + k * x2 + x]
+                s += arena[ho + r * m + k].real * work[g + k * x2 + x]
+            for k in range(m if work[nzH + x] != 0.0 else 0):
+                s += work[dH + (x * n + r) * m + k] * work[f + k]
             D[dof + r, col] += s
     if x2 == 0 or row[Row.PARENT] < 0:
         return -1
@@ -674,8 +772,9 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
         for x in range(x2):
             s = 0.0
             for r in range(m):
-                s += (work[dE + (x * m + r) * 6 + c] * work[f + r]
-                      + arena[eo + r * er + c * ec].real * work[g + r * x2 + x])
+                s += arena[eo + r * er + c * ec].real * work[g + r * x2 + x]
+            for r in range(m if work[nzE + x] != 0.0 else 0):
+                s += work[dE + (x * m + r) * 6 + c] * work[f + r]
             xv[c * x2 + x] = s
     here = i
     while True:

@@ -76,18 +76,20 @@ def _check_finite(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray, D: np.nda
         _raise_non_finite(system, Q[s], V[s], A[s], s if len(Q) > 1 else None)
 
 
-def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple | None:
+def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forward: bool = False) -> tuple | None:
     """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` by the compiled twin of the recursion
     (:mod:`sko.engine.local_derivatives`) at one state (1-D inputs) or a batch (2-D, results with
     the same leading axis), or ``None`` where it does not run (the reference backend, a body
     without a compiled state, one state with an input that is not finite). A state a kernel
     rejects raises its error naming the body (and the state of a batch), as do derivatives that
-    overflow."""
+    overflow. With ``forward`` (one state, ``dv = FD(q, θ̇, T)``): forward dynamics' derivatives
+    ``(−ℳ⁻¹ ∂T/∂θ, −ℳ⁻¹ ∂T/∂θ̇, ℳ⁻¹)`` instead (Eq. 3, :func:`~sko.engine.local_derivatives.forward`
+    on the ``ℳ`` of the pass), or ``None`` also where that ``ℳ`` has no Cholesky factor."""
     layout = system._engine.layout
     if get_backend() != "compiled" or layout is None or not layout.all_compiled:
         return None
     if np.ndim(q) == 1:
-        return _one_state(system, layout, q, v, dv)
+        return _one_state(system, layout, q, v, dv, forward)
     plan, size, scratch = layout.local_plan
     n = system.dof_size
     Q, V, X = q, v, dv
@@ -118,7 +120,7 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> t
     return D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:]
 
 
-def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> tuple | None:
+def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forward: bool) -> tuple | None:
     """:func:`compiled_partials` at one state (1-D float64 ``q``, ``v``, ``dv``), by the layout's
     prepared call (:func:`~sko.engine.local_derivatives.one_state_call`, which also checks that the
     inputs and the result are finite); ``None`` when an input is not (the caller's checks then
@@ -141,6 +143,11 @@ def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray) -> 
         _add_python_terms(system, layout, q, v, Qdot, D)
         if not _every(_finite(D).ravel()):
             _raise_non_finite(system, q, v, dv, None)
+    if forward:
+        X = np.empty_like(D)
+        if not local_derivatives.forward_call()(D, X):
+            return None
+        D = X
     n = D.shape[0]
     return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
 

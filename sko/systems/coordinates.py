@@ -23,7 +23,7 @@ import numpy as np
 from sko.bodies.contract import BodyType
 from sko.bodies.flexible import FlexibleBody
 from sko.bodies.hinge import JointCoordinates
-from sko.bodies.joints import Joint, ReversedJoint
+from sko.bodies.joints import Joint, ReversedJoint, Spherical
 
 __all__ = ["CoordinateMaps", "coordinate_maps"]
 
@@ -44,6 +44,17 @@ class CoordinateMaps:
         self.rate_v = np.array(rate_v, dtype=np.intp)  #: … equal to these of θ̇
         self.rates = tuple(rates)  #: (q slice, θ̇ slice, q̇ map, its matrix or None) of the other joints
         self.projections = tuple(projections)  #: (q slice, projection) of the other joints
+        # the ball joints' G(q) (4 × 3, quaternion_rate_matrix), all at once: the rows and columns of
+        # Q(q) of their 12 entries, the entry of q each is ± ½ of, and the signs
+        balls = [(qs, vs, matrix) for qs, vs, _, matrix in rates if getattr(matrix, "__func__", None) is _BALL_MATRIX]
+        self.matrix_rates = tuple(r for r in rates if getattr(r[3], "__func__", None) is not _BALL_MATRIX)
+        self.ball_checks = tuple(matrix for *_, matrix in balls)
+        self.ball_q = np.array([range(qs.start, qs.stop) for qs, *_ in balls], dtype=np.intp).reshape(-1, 4)
+        self.ball_rows = np.array([[qs.start + r for r in range(4) for _ in range(3)] for qs, *_ in balls],
+                                  dtype=np.intp)
+        self.ball_columns = np.array([[vs.start + c for _ in range(4) for c in range(3)] for _, vs, _ in balls],
+                                     dtype=np.intp)
+        self.ball_entries = self.ball_q[:, _BALL_ENTRIES]
 
     @classmethod
     def of(cls, system) -> "CoordinateMaps | None":
@@ -102,7 +113,13 @@ class CoordinateMaps:
         joints' own maps column by column elsewhere (each is linear in ``θ̇``)."""
         out = np.zeros((self.nq, nv), dtype=np.result_type(q, float))
         out[self.rate_q, self.rate_v] = 1.0
-        for qs, vs, rate, matrix in self.rates:
+        if self.ball_checks:
+            small = np.abs(q[self.ball_q]) < 1e-9
+            if small.all(axis=1).any():  # a quaternion of (near) zero norm: its joint's own check names it
+                for k in np.flatnonzero(small.all(axis=1)):
+                    self.ball_checks[k](q[self.ball_q[k]])
+            out[self.ball_rows, self.ball_columns] = q[self.ball_entries] * _BALL_SIGNS
+        for qs, vs, rate, matrix in self.matrix_rates:
             out[qs, vs] = matrix(q[qs]) if matrix is not None else np.column_stack(
                 [rate(q[qs], e) for e in np.eye(vs.stop - vs.start)])
         return out
@@ -114,6 +131,14 @@ class CoordinateMaps:
         for qs, projection in self.projections:
             out[qs] = projection(q[qs])
         return out
+
+
+#: a ball joint's matrix of its q̇ map, taken for all ball joints at once by ``qdot_matrix``:
+#: ``G(q) = ½ [[−x, −y, −z], [w, −z, y], [z, w, −x], [−y, x, w]]`` of ``q = (w, x, y, z)``, row by
+#: row, as the entries of ``q`` and their factors
+_BALL_MATRIX = Spherical._qdot_matrix
+_BALL_ENTRIES = np.array([1, 2, 3, 0, 3, 2, 3, 0, 1, 2, 1, 0])
+_BALL_SIGNS = 0.5 * np.array([-1, -1, -1, 1, -1, 1, 1, 1, -1, -1, 1, 1])
 
 
 def _joint_maps(joint: Joint) -> tuple[Callable | None, Callable | None, Callable | None]:

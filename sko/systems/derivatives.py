@@ -155,23 +155,41 @@ def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray
     if name == "inverse_dynamics_derivatives":
         _dynamics_are_numbers(system, q[None], v[None], x[None], False)
         return body_derivatives.compiled_partials(system, q, v, x)
-    out = body_derivatives.compiled_partials(system, q, v, system.forward_dynamics(q, v, x))
-    return None if out is None else _forward(*out)
+    return body_derivatives.compiled_partials(system, q, v, system.forward_dynamics(q, v, x), forward=True)
 
 
 def _forward(dq: np.ndarray, dvel: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(−ℳ⁻¹ ∂T/∂θ, −ℳ⁻¹ ∂T/∂θ̇, ℳ⁻¹)`` (Eq. 3) from inverse dynamics' derivatives and the ``ℳ``
-    of the same pass (one state or a batch): ``ℳ⁻¹`` by Cholesky for one state (numpy's inverse
-    for a batch, or an ``ℳ`` Cholesky refuses), symmetrised. Forward dynamics has already run at
-    the state, so ``ℳ`` is invertible there."""
-    info = 1
+    of the same pass (one state or a batch): for one state by one Cholesky solve of
+    ``ℳ X = [−∂T/∂θ, −∂T/∂θ̇, I]``; for a batch, or an ``ℳ`` Cholesky refuses, by numpy's inverse;
+    ``ℳ⁻¹`` symmetrised. Forward dynamics has already run at the state, so ``ℳ`` is invertible
+    there."""
     if M.ndim == 2:
-        _, Minv, info = dposv(M, np.eye(M.shape[0]))
-    if info != 0:
-        Minv = np.linalg.inv(M)
+        n = M.shape[0]
+        B = np.empty((n, 3 * n), order="F")  # LAPACK's order: solved in place
+        np.negative(dq, out=B[:, :n])
+        np.negative(dvel, out=B[:, n: 2 * n])
+        B[:, 2 * n:] = _identity(n)
+        _, X, info = dposv(M, B, overwrite_b=True)
+        if info == 0:
+            Minv = X[:, 2 * n:]
+            return X[:, :n], X[:, n: 2 * n], 0.5 * (Minv + Minv.T)
+    Minv = np.linalg.inv(M)
     Minv = 0.5 * (Minv + np.swapaxes(Minv, -1, -2))
     minus = -Minv
     return minus @ dq, minus @ dvel, Minv
+
+
+def _identity(n: int) -> np.ndarray:
+    """The ``n × n`` identity (read-only, made once per size)."""
+    eye = _IDENTITIES.get(n)
+    if eye is None:
+        eye = _IDENTITIES[n] = np.eye(n)
+        eye.setflags(write=False)
+    return eye
+
+
+_IDENTITIES: dict = {}
 
 
 def _dynamics_are_numbers(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray, batched: bool) -> None:

@@ -3,10 +3,13 @@ their own (sko.systems.coordinates) equal the body-by-body definitions exactly: 
 of the engine tests (random rigid systems with every joint and polarity, flexible and rotor
 bodies), real and complex-step states."""
 
+import re
+
 import numpy as np
 import pytest
 
 from sko.bodies import Free, Spherical
+from sko.errors import JointError
 from sko.systems.coordinates import coordinate_maps
 from tests.compiled.test_engine import SYSTEMS, _state
 
@@ -39,3 +42,31 @@ def test_maps_call_only_joints_with_maps_of_their_own():
     assert maps is not None and len(maps.rates) == len(maps.projections) == len(own) > 1
     assert maps.rate_q.size == system.q_size - sum(j.nq for j in own)
     assert maps.rate_v.size == system.nv - sum(j.nv for j in own)
+
+
+@pytest.mark.parametrize("complex_step", [False, True])
+@pytest.mark.parametrize("name", sorted(SYSTEMS))
+def test_qdot_matrix_equals_the_bodies_columns(name, complex_step):
+    """The ball joints' ``G(q)`` taken all at once equal each body's ``q̇`` along each ``e_ι``."""
+    system = SYSTEMS[name]()
+    maps = coordinate_maps(system)
+    if maps is None:
+        pytest.skip("no coordinate maps")
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, _, _, _ = _state(system, rng, complex_step)
+        want = np.column_stack([_by_body(system, q, e.astype(q.dtype)) for e in np.eye(system.nv)])
+        np.testing.assert_array_equal(maps.qdot_matrix(q, system.nv), want)
+
+
+def test_a_ball_joint_of_zero_quaternion_is_named_in_the_tangent_columns():
+    system = SYSTEMS["rigid:humanoid"]()
+    maps = coordinate_maps(system)
+    assert len(maps.ball_checks) > 1
+    balls = [k for k in system.bodies if type(system.body(k).joint) is Spherical]
+    q = system.random_configuration(np.random.default_rng(0))
+    q[system.q_slice(balls[1])] = 1e-12
+    with pytest.raises(JointError, match=re.escape(f"{system.body(balls[1]).joint}: quaternion")):
+        maps.qdot_matrix(q, system.nv)
+    with pytest.raises(JointError, match="zero norm"):
+        system.qdot_matrix(q)

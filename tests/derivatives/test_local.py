@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from numba import njit
 
 from papers import tutorial_body_type, tutorial_body_with_children
-from sko.bodies import CompiledState, Free, NodeState, Revolute, RigidBody
+from sko.bodies import CompiledState, Free, NodeState, Revolute, RigidBody, Spherical
 from sko.engine import state_kernel, views
 from sko.engine.local_derivatives import Plan
 from sko.engine.state_kernels import Terms
@@ -218,6 +218,29 @@ def test_forward_dynamics_from_the_mass_matrix_of_the_pass():
             for x, y in zip(got, expected):
                 np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
             np.testing.assert_array_equal(got[2], got[2].T)
+
+
+def test_the_compiled_forward_step_is_the_cholesky_solve_of_the_pass():
+    """``local_derivatives.forward`` (Eq. 3 at one state) equals ``ℳ⁻¹`` applied column by column,
+    ``ℳ⁻¹`` exactly symmetric, and declines an ``ℳ`` without a Cholesky factor (the caller then
+    inverts it otherwise); ``D`` is not written."""
+    from sko.engine.local_derivatives import forward_call
+
+    rng = np.random.default_rng(7)
+    for n in (1, 5, 16):
+        X = rng.standard_normal((n, n))
+        for M in (X @ X.T + n * np.eye(n), np.diag(np.r_[2.0, -np.ones(n - 1)]) if n > 1 else -np.eye(1)):
+            D = np.ascontiguousarray(np.concatenate([rng.standard_normal((n, 2 * n)), M], axis=1))
+            kept, out = D.copy(), np.empty_like(D)
+            solved = forward_call()(D, out)
+            np.testing.assert_array_equal(D, kept)
+            if np.linalg.eigvalsh(M).min() <= 0:
+                assert not solved
+                continue
+            assert solved
+            expected = np.concatenate([-np.linalg.solve(M, D[:, :2 * n]), np.linalg.inv(M)], axis=1)
+            np.testing.assert_allclose(out, expected, rtol=1e-12, atol=1e-12 * np.abs(expected).max())
+            np.testing.assert_array_equal(out[:, 2 * n:], out[:, 2 * n:].T)
 
 
 def _derived(cls) -> set:
@@ -482,3 +505,59 @@ def test_a_hinge_force_that_is_not_a_number_at_the_real_state_is_named(method):
             system.forward_dynamics_derivatives(q, v, a, method=method)
     fine = system.inverse_dynamics_derivatives(np.abs(q), v, a, method=method)  # where it is a number: finite
     assert np.isfinite(fine.dtau_dq).all()
+
+
+def _work_after_a_call(system, q, v, a):
+    """The work buffer of the compiled recursion after one call at ``(q, v, a)``, and ``D``."""
+    from sko.engine import local_derivatives as ld
+    from sko.systems.body_derivatives import _qdot_matrix
+
+    layout = system._engine.layout
+    plan, size, scratch = layout.local_plan
+    argtypes = ld.signature(layout)
+    ld.partials.compile(argtypes)
+    entry = ld.partials.overloads[argtypes].entry_point
+    arena = np.zeros(layout.size, dtype=complex)
+    arena[layout.q_offset: layout.q_offset + system.q_size] = q
+    arena[layout.v_offset: layout.v_offset + system.nv] = v
+    work, D = np.empty(size), np.zeros((system.nv, 3 * system.nv))
+    status = entry(layout.table(np.complex128), layout.reals, arena, np.ascontiguousarray(_qdot_matrix(system, q)),
+                   a, plan, work, np.empty(scratch), D, int(Terms.MOTION), True, ld.steps(layout))
+    assert status == -1
+    return layout, work, D
+
+
+@pytest.mark.parametrize("seed", [3, 5])
+def test_the_structural_zeros_are_the_partials_that_are_zero(seed):
+    """Each body's flags (:data:`~sko.engine.local_derivatives.Nonzero`) say, column by column,
+    whether its ``∂E``, ``∂H``, ``∂M`` and each record's ``∂Γ`` hold a nonzero; for a flexible body
+    on a ball joint ``∂E`` moves along the joint's columns only, ``∂M`` along the modes' only,
+    ``∂H`` never, and no column along the velocities or accelerations moves any of them. The
+    recursion that skips the zero blocks still gives the whole complex step (``_agree``)."""
+    from sko.bodies.flexible import FlexibleBody
+    from sko.engine.local_derivatives import Nonzero
+
+    system = random_system(seed, n_bodies=6)
+    rng = np.random.default_rng(seed)
+    q, v = random_state(system, rng)
+    layout, work, _ = _work_after_a_call(system, q, v, rng.standard_normal(system.nv))
+    seen = 0
+    for j, pl in enumerate(layout.local_plan.plan):
+        body = system.body(layout.bodies[layout.order[j]])
+        n, m = body.dof_size, body.node_dim
+        xc, flags = 3 * n, pl[Plan.NONZERO]
+        blocks = {"E": (pl[Plan.DE], m * 6), "H": (pl[Plan.DH], n * m), "M": (pl[Plan.DM], m * m)}
+        for name, (start, size) in blocks.items():
+            flag = work[flags + getattr(Nonzero, name) * xc: flags + (getattr(Nonzero, name) + 1) * xc]
+            partial = work[start: start + xc * size].reshape(xc, size)
+            np.testing.assert_array_equal(flag != 0, (partial != 0).any(axis=1), err_msg=f"{body.name} ∂{name}")
+            assert not flag[n:].any()  # θ̇ (Terms.RATES or not: E, H, M depend on q alone) and θ̈
+        if isinstance(body, FlexibleBody) and type(body.joint) is Spherical and body.r > 0:
+            seen += 1
+            joint = body.joint.nv
+            flag = lambda name: work[flags + getattr(Nonzero, name) * xc: flags + getattr(Nonzero, name) * xc + n] != 0
+            assert flag("E")[:joint].all() and not flag("E")[joint:].any()
+            assert flag("M")[joint:].all() and not flag("M")[:joint].any()
+            assert not flag("H").any()
+    assert seen > 0
+    _agree(system, seed)

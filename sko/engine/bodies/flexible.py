@@ -27,6 +27,12 @@ FlexibleConstants = offsets("FlexibleConstants", joint=JointConstants.SIZE, plac
                             modes=1, nodes=1)
 _SERIES_TERMS = 20
 _FACTORIALS = np.cumprod(np.concatenate([[1.0], np.arange(1.0, 2 * _SERIES_TERMS + 4)]))  #: 0!, 1!, 2!, …
+#: The coefficients of the series of :func:`exp_map_coefficients` (rows ``A``, ``B``, ``C``, ``dB/ds``,
+#: ``dC/ds``; column ``n``): ``(−1)ⁿ [n] / (2n + 1, 2, 3)!``, the same quotients as the Horner steps
+#: of :func:`sko.bodies.flexible.exp_map_coefficients` take, divided once here.
+_SERIES = np.array([[(-1.0 if n % 2 else 1.0) * (n if derivative else 1) / _FACTORIALS[2 * n + offset]
+                     for n in range(_SERIES_TERMS)]
+                    for offset, derivative in ((1, False), (2, False), (3, False), (2, True), (3, True))])
 
 
 @kernel
@@ -34,15 +40,14 @@ def exp_map_coefficients(s):
     """``A, B, C, dB/ds, dC/ds`` of :func:`sko.bodies.flexible.exp_map_coefficients`."""
     if abs(s) <= 4.0:
         A = B = C = dB = dC = 0 * s
-        fact = _FACTORIALS
+        c = _SERIES
         for n in range(_SERIES_TERMS - 1, -1, -1):
-            sign = -1.0 if n % 2 else 1.0
-            A = A * s + sign / fact[2 * n + 1]
-            B = B * s + sign / fact[2 * n + 2]
-            C = C * s + sign / fact[2 * n + 3]
+            A = A * s + c[0, n]
+            B = B * s + c[1, n]
+            C = C * s + c[2, n]
             if n >= 1:
-                dB = dB * s + sign * n / fact[2 * n + 2]
-                dC = dC * s + sign * n / fact[2 * n + 3]
+                dB = dB * s + c[3, n]
+                dC = dC * s + c[4, n]
         return A, B, C, dB, dC
     th = np.sqrt(s)
     sin, cos = np.sin(th), np.cos(th)
@@ -70,8 +75,11 @@ def _cross(a, b):
 
 def _flexible(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.flexible.FlexibleBody` (module docstring); every output, whatever
-    ``terms`` asks, but ``E``, ``H``, ``M`` and its own frame's ``Γ`` at ``Terms.RATES`` (which
-    leaves them as the arena holds them: they depend on ``q`` alone). Particle ``i`` is at
+    ``terms`` asks, but ``E``, ``H``, ``M`` and its records' ``Γ`` at ``Terms.RATES`` (which leaves
+    them as the arena holds them: they depend on ``q`` alone); the world poses (its records', the
+    gravity potential) are zero below ``Terms.POSE``, as the hinge's. ``M``'s upper triangle below
+    its first three rows, ``Σ μ_i`` of the products of the columns ``[I, Φ_i]`` of ``B_i``, is the
+    same at every state: written with ``constants`` only. Particle ``i`` is at
     ``r_i = p_i + Φ_i η``; with ``B_i = [−r_i×, I, Φ_i]``, ``M = Σ μ_i B_i* B_i`` and
     ``b = Σ μ_i B_i* (ω × (Φ_i η̇ + u_i)) + [0; K η + C η̇]``, ``u_i = B_i 𝒱``."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
@@ -98,13 +106,14 @@ def _flexible(arena, row, reals, terms, constants):
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     hb, mo, ao, bo, vo = row[Row.H], row[Row.M], row[Row.A], row[Row.B], row[Row.VELOCITY]
     mm = 0 if terms == Terms.RATES else m  # the columns of M (and of E, H, Γ) written: none at RATES
+    pose = terms == Terms.POSE
     for i in range(m):  # E = [ᵏX_o; 0], H = diag(S*, I_r), a = [a_hinge; 0], 𝒱 = [v; η̇]
         for j in range(6 if mm else 0):
             arena[eo + i * er + j * ec] = arena[xo + 6 * i + j] if i < 6 else zero
         arena[ao + i] = arena[acc + i] if i < 6 else zero
         arena[vo + i] = arena[vel + i] if i < 6 else arena[ve + i - 6]
         arena[bo + i] = zero
-        for j in range(mm):
+        for j in range(mm if constants or i < 3 else 0):  # M's rows 3… (upper): constants (docstring)
             arena[mo + i * m + j] = zero
     for j in range(jnv + r if mm else 0):
         for i in range(m):
@@ -134,11 +143,12 @@ def _flexible(arena, row, reals, terms, constants):
         for j in range(m):  # b += μ B_i* y, M += μ B_i* B_i (upper triangle)
             b0, b1, b2 = arena[bw + j], arena[bw + m + j], arena[bw + 2 * m + j]
             arena[bo + j] += mi * (b0 * y[0] + b1 * y[1] + b2 * y[2])
-            for l in range(j, mm):
+            for l in range(j, mm if constants or j < 3 else 0):
                 arena[mo + j * m + l] += mi * (b0 * arena[bw + l] + b1 * arena[bw + m + l] + b2 * arena[bw + 2 * m + l])
-        world0 += mi * (arena[p] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
-        world1 += mi * (arena[p + 1] + arena[R + 3] * r0 + arena[R + 4] * r1 + arena[R + 5] * r2)
-        world2 += mi * (arena[p + 2] + arena[R + 6] * r0 + arena[R + 7] * r1 + arena[R + 8] * r2)
+        if pose:
+            world0 += mi * (arena[p] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
+            world1 += mi * (arena[p + 1] + arena[R + 3] * r0 + arena[R + 4] * r1 + arena[R + 5] * r2)
+            world2 += mi * (arena[p + 2] + arena[R + 6] * r0 + arena[R + 7] * r1 + arena[R + 8] * r2)
     for j in range(mm):
         for l in range(j):
             arena[mo + j * m + l] = arena[mo + l * m + j]
@@ -161,17 +171,20 @@ def _flexible(arena, row, reals, terms, constants):
     for i in range(3):
         arena[rec + Record.position + i] = arena[p + i]
     for node in range(nn):
-        _modal_node(arena, reals, nodes + node * (3 + 6 * r), r, m, qe, ve, wo, fw, pw, rec + (node + 1) * size)
+        _modal_node(arena, reals, nodes + node * (3 + 6 * r), r, m, qe, ve, wo, fw, pw, rec + (node + 1) * size, mm > 0,
+                    pose)
     return True
 
 
 @kernel
-def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra):
+def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra, structure, pose):
     """The record at ``arena[ra]`` of the modal node whose constants start at ``reals[nb]``
     (position ``p_o``, translation ``Φ_o`` and rotation ``Ψ_o`` shapes): ``Γ_o = [ᵒX_k, Π_o]``
     with ``ᵒX_k = rot(R_oᵀ) xlt(p_o + Φ_o η)``, ``R_o = exp(ψ×)``, ``ψ = Ψ_o η``,
     ``Π_o = [J_r(ψ) Ψ_o; R_oᵀ Φ_o]``, and ``γ_o = Γ̇_o 𝒱 = −(v_rel ×) ᵒX_k v + [J̇_r Ψ_o η̇; −ω_rel × v_rel]``
-    (BODIES.md); the hinge's :data:`HingeWork` is at ``wo``, ``fw`` and ``pw`` are scratch."""
+    (BODIES.md); the hinge's :data:`HingeWork` is at ``wo``, ``fw`` and ``pw`` are scratch. ``Γ_o``
+    only with ``structure`` (not at ``Terms.RATES``), the world pose only with ``pose`` (zero
+    otherwise, as the hinge's)."""
     zero = 0 * arena[wo + HingeWork.v]
     phi, psi_o = nb + 3, nb + 3 + 3 * r
     po, pd, oo = fw + FlexibleWork.psi, fw + FlexibleWork.psi_rate, fw + FlexibleWork.origin
@@ -219,16 +232,20 @@ def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra):
     for i in range(6):
         arena[ra + Record.velocity + i] = Xv[i] + vrel[i]
     G = ra + Record.SIZE  # Γ_o = [ᵒX_k, Π_o], 6 × m
-    for i in range(3):
+    for i in range(3 if structure else 0):
         e0, e1, e2 = E[i]
         for j in range(3):
             arena[G + i * m + j], arena[G + (3 + i) * m + 3 + j] = E[i][j], E[i][j]
             arena[G + i * m + 3 + j] = zero
         arena[G + (3 + i) * m], arena[G + (3 + i) * m + 1], arena[G + (3 + i) * m + 2] = (
             e2 * ro[1] - e1 * ro[2], e0 * ro[2] - e2 * ro[0], e1 * ro[0] - e0 * ro[1])
-    for i in range(6):
+    for i in range(6 if structure else 0):
         for j in range(r):
             arena[G + i * m + 6 + j] = arena[pw + i * r + j]
+    if not pose:
+        for i in range(Record.rotation, Record.velocity):
+            arena[ra + i] = zero
+        return
     R, p = wo + HingeWork.rotation, wo + HingeWork.position  # the world pose: R R_o, p + R r_o
     for i in range(3):
         for j in range(3):
