@@ -61,8 +61,8 @@ from sko.engine.hooks import add_hinge_forces
 from sko.engine.jit import FAST_MATH, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.fields import offsets
 from sko.engine.layout import Flat, Riccati
-from sko.engine.bodies.rigid import RigidConstants, axis_transform, bias, motion_cross
-from sko.engine.joints import HELICAL, PRISMATIC, JointConstants
+from sko.engine.bodies.rigid import RigidConstants, axis_transform, bias, motion_cross, placed_transform
+from sko.engine.joints import FREE, HELICAL, PRISMATIC, JointConstants, quaternion_ok, quaternion_rows
 from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
@@ -70,9 +70,13 @@ __all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "
            "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
-#: The lane scratch of a Riccati step of any hinge (:func:`_riccati_any`), in rows of
-#: :data:`LANES` numbers, a 6 × 6 block each: ``H P``, ``L``, ``L^{-1}``, ``Y = L^{-1} H P``, ``P⁺``.
-LaneScratch = offsets("LaneScratch", HP=36, L=36, Li=36, Y=36, P_plus=36)
+#: The lane scratch, in rows of :data:`LANES` numbers: of a Riccati step of any hinge
+#: (:func:`_riccati_any`), a 6 × 6 block each: ``H P``, ``L``, ``L^{-1}``, ``Y = L^{-1} H P``, ``P⁺``;
+#: of the fill of a free joint (:func:`_free_lanes`), each lane's scaled quaternion, position and
+#: ``θ̇``.
+LaneScratch = offsets("LaneScratch", HP=36, L=36, Li=36, Y=36, P_plus=36, quaternion=4, position=3, rate=6)
+#: the rows of a free joint's fill in the lane scratch, as numbers (:func:`_free_lanes`)
+_FREE_SCRATCH = (int(LaneScratch.quaternion), int(LaneScratch.position), int(LaneScratch.rate))
 
 
 def applies(layout) -> bool:
@@ -856,11 +860,9 @@ def _angles(lwords, rows, layout, reals, angles, Q, QD, first, count):
 def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
     """The terms of a rigid body on a single-axis joint (node ``j``, parent node ``p``) in every
     lane, as the per-state kernel computes them (:func:`sko.engine.bodies.rigid._single_axis`):
-    ``ᵏX_o = rot(E) xlt(r)`` (:func:`~sko.engine.bodies.rigid.axis_transform`) into ``φ``'s non-zero
-    blocks, ``v = ᵏX_o v_o + S θ̇`` (into ``vel``), ``a = ᵏX_o γ_o + v × S θ̇``,
-    ``b = v ×* I v``. The inboard ``γ_o`` is a constant (the inertial frame's ``−a_g``, a rigid
-    parent's 0), read from the arena."""
-    c0, io = body[Row.CONSTANTS], body[Row.INBOARD]
+    ``ᵏX_o = rot(E) xlt(r)`` (:func:`~sko.engine.bodies.rigid.axis_transform`) from each lane's
+    ``cos θ``, ``sin θ``, then ``v_J = S θ̇`` and the rest by :func:`_motion_lanes`."""
+    c0 = body[Row.CONSTANTS]
     jp, xt = c0 + JointConstants.parameters, c0 + RigidConstants.placement
     x, y, z = reals[jp], reals[jp + 1], reals[jp + 2]
     c, s, theta, td = row(angles, 4 * j), row(angles, 4 * j + 1), row(angles, 4 * j + 2), row(angles, 4 * j + 3)
@@ -872,6 +874,19 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
         lin = theta
         sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
     E, r0, r1, r2 = axis_transform(reals, xt, x, y, z, c, s, lin)
+    vj = (sw0 * td, sw1 * td, sw2 * td, sv0 * td, sv1 * td, sv2 * td)
+    _motion_lanes(body, reals, arena, data, vel, E, r0, r1, r2, vj, j, p)
+
+
+@inline_kernel
+def _motion_lanes(body, reals, arena, data, vel, E, r0, r1, r2, vj, j, p):
+    """What a rigid body computes in every lane from its ``ᵏX_o = rot(E) xlt(r)`` (``E`` as
+    three rows) and ``v_J = S θ̇`` (RIGID.md, *The SKO model in body coordinates*): ``ᵏX_o`` into
+    ``φ``'s non-zero blocks, ``v = ᵏX_o v_o + v_J`` (into ``vel``), ``a = ᵏX_o γ_o + v × v_J``
+    (``c_J = 0``: a single-axis or a free joint), ``b = v ×* I v``. The inboard ``γ_o`` is a
+    constant (the inertial frame's ``−a_g``, a rigid parent's 0), read from the arena, as is a
+    root's ``v_o``."""
+    c0, io = body[Row.CONSTANTS], body[Row.INBOARD]
     eo, er, ec = body[Row.E], body[Row.E_ROW], body[Row.E_COLUMN]
     for i in range(3 if p >= 0 else 0):  # ᵏX_o = [[E, 0], [−E r×, E]] (a base body has no weight)
         e0, e1, e2 = E[i]
@@ -885,7 +900,6 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
         set_row(data, lo + 3 * ec, e0)
         set_row(data, lo + 4 * ec, e1)
         set_row(data, lo + 5 * ec, e2)
-    vj = (sw0 * td, sw1 * td, sw2 * td, sv0 * td, sv1 * td, sv2 * td)
     if p >= 0:
         v = _x_times(E, r0, r1, r2, _six(vel, 6 * p), vj)  # ᵏX_o v_o + v_J
     else:
@@ -895,7 +909,7 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
         cross = motion_cross(v, vj)
         a = cross
     else:
-        zero = 0 * td
+        zero = 0 * vj[0]
         acc = _x_times(E, r0, r1, r2, g, (zero, zero, zero, zero, zero, zero))  # ᵏX_o γ_o
         cross = motion_cross(v, vj)
         a = (acc[0] + cross[0], acc[1] + cross[1], acc[2] + cross[2], acc[3] + cross[3], acc[4] + cross[4],
@@ -906,6 +920,46 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
         set_row(data, ao + i, a[i])
         set_row(data, bo + i, b[i])
         set_row(vel, 6 * j + i, v[i])
+
+
+@register
+def _free_joint(reals, body) -> bool:
+    """Whether the body of ``body`` is on a free joint, not reversed, and its outputs not checked
+    state by state (``Row.CHECK``): its terms are computed in the lanes (:func:`_free_lanes`)."""
+    c0 = body[Row.CONSTANTS]
+    return int(reals[c0 + JointConstants.code]) == FREE and reals[c0 + JointConstants.reverse] == 0 and body[Row.CHECK] < 0
+
+
+@inline_kernel
+def _free_lanes(lwords, body, reals, arena, data, vel, t, Q, QD, status, first, count, j, p):
+    """The terms of a rigid body on a free joint (node ``j``, parent node ``p``; a floating base)
+    in every lane, as the per-state kernel computes them (:func:`sko.engine.bodies.rigid.hinge`
+    on :func:`sko.engine.joints._free`; RIGID.md, *Joint library*): each lane's quaternion
+    scaled by its largest entry, ``E_J = R(q)ᵀ`` (:func:`~sko.engine.joints.quaternion_rows`),
+    ``r_J = p``, ``ᵏX_o = X_J X_T`` (:func:`~sko.engine.bodies.rigid.placed_transform`),
+    ``v_J = θ̇`` (``S = I``, ``c_J = 0``) and the rest by :func:`_motion_lanes`; ``H = I`` and
+    ``M`` are constants (:func:`_prime`). A state whose quaternion the joint rejects
+    (:func:`~sko.engine.joints.quaternion_ok`: zero, tiny or not finite) gets the body's row, as
+    :func:`_node_per_state` gives it; its lane computes on."""
+    c0 = body[Row.CONSTANTS]
+    qo, vo = body[Row.Q] - lwords[Header.Q], body[Row.V] - lwords[Header.V]
+    Fq, Fp, Fr = _FREE_SCRATCH
+    for l in range(LANES):
+        s = first + min(l, count - 1)
+        w, x, y, z = Q[s, qo], Q[s, qo + 1], Q[s, qo + 2], Q[s, qo + 3]
+        if not quaternion_ok(w, x, y, z) and l < count and (status[s] < 0 or status[s] > j):
+            status[s] = j
+        m = max(abs(w), abs(x), abs(y), abs(z))
+        t[Fq * LANES + l], t[(Fq + 1) * LANES + l] = w / m, x / m
+        t[(Fq + 2) * LANES + l], t[(Fq + 3) * LANES + l] = y / m, z / m
+        for i in range(3):
+            t[(Fp + i) * LANES + l] = Q[s, qo + 4 + i]
+        for i in range(6):
+            t[(Fr + i) * LANES + l] = QD[s, vo + i]
+    J = quaternion_rows(row(t, Fq), row(t, Fq + 1), row(t, Fq + 2), row(t, Fq + 3))
+    E, r0, r1, r2 = placed_transform(reals, c0 + RigidConstants.placement, J, row(t, Fp), row(t, Fp + 1),
+                                     row(t, Fp + 2))
+    _motion_lanes(body, reals, arena, data, vel, E, r0, r1, r2, _six(t, Fr), j, p)
 
 
 @inline_kernel
@@ -953,10 +1007,10 @@ def _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status
 @register
 def _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count):
     """The flat model of the states ``first … first + count − 1`` into the lanes (the tail's
-    lanes: copies of the block's first state), parents first: a body on a single-axis joint in
-    the lanes (:func:`_rigid_lanes`), any other by its own kernel state by state
-    (:func:`_node_per_state`: a floating base, a spherical joint); each state's status −1 or the
-    row that rejected it."""
+    lanes: copies of the block's first state), parents first: a body on a single-axis joint
+    (:func:`_rigid_lanes`) or a free joint (:func:`_free_lanes`, a floating base) in the lanes, any
+    other by its own kernel state by state (:func:`_node_per_state`: a spherical joint, a reversed
+    joint, a checked kernel); each state's status −1 or the row that rejected it."""
     data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
     if primed[0] == 0 and _prime(lwords, rows, reals, arena, data, Q, QD, first, count):
         primed[0] = 1
@@ -967,6 +1021,8 @@ def _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
         body, p = rows[j], layout[j, Flat.PARENT]
         if _single_axis(reals, body):
             _rigid_lanes(body, reals, arena, data, vel, angles, j, p)
+        elif _free_joint(reals, body):
+            _free_lanes(lwords, body, reals, arena, data, vel, t, Q, QD, status, first, count, j, p)
         else:
             _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status, first, count, j, p)
 
