@@ -9,20 +9,22 @@ block side by side (structure of arrays): the flat model ``(φ, H, M, a, b)``, t
 quantities, ``z``, ``T`` and ``ν``. The fill, parents first: a body on a revolute (helical) or
 prismatic joint computes its terms in the lanes, as its per-state kernel does
 (:func:`~sko.engine.bodies.rigid.hinge`; RIGID.md): ``ᵏX_o`` from each lane's ``cos θ``,
-``sin θ`` (Rodrigues), then ``φ``, ``v``, ``a``, ``b``; a body on any other joint (a floating
-base, a spherical joint) runs its own state kernel state by state, on the arena, fed its inboard
-velocity from the lanes, and its outputs are copied into its lane. What no state changes
-(``M``, ``H`` of a single-axis joint, the zero blocks of ``φ``) is copied into every lane once, from
-a first whole fill of one state. The compiled hinge forces run state by state. The Riccati
-gather (Eq. 33) and the two passes of Algorithm 6.1 then run once per
-block on :class:`Lanes` numbers: one number of every state of the block, held in one vector
+``sin θ`` (Rodrigues), then ``φ``, ``v``, ``a``, ``b``; so does a body on a free joint (a floating
+base: ``ᵏX_o`` from each lane's quaternion and position, RIGID.md, *Joint library*); a body on any
+other joint (a spherical joint, a reversed one) or with a checked kernel runs its own state kernel
+state by state, on the arena, fed its inboard velocity from the lanes, and its outputs are copied
+into its lane. What no state changes (``M``, ``H`` of a single-axis or free joint, the zero blocks
+of ``φ``) is copied into every lane once, from a first whole fill of one state. The compiled
+hinge forces run state by state. The Riccati gather (Eq. 33) and the two passes of Algorithm 6.1
+then run once per block on :class:`Lanes` numbers: one number of every state of the block, held in one vector
 register, with ``+ − × /`` acting lane by lane. Each step is written once, as the scalar code of
 :mod:`sko.engine.rigid_blocks` (a rigid body on a 1-dof hinge: ``D`` one number, the congruence
 ``φ P⁺ φ*`` on the 21 entries of the symmetric ``P⁺``, 216 products) or of
-:func:`~sko.engine.aba.riccati` for a node of any hinge (a floating base's 6-dof root, a fixed
-joint; its ``φ P⁺ φ*`` by the same triangle congruence, where the per-state step multiplies the
-dense blocks). A state's result equals its one-state call's to rounding, not bit for bit: the
-sums of a node of any hinge come in another order, and the compiler may fuse a multiply–add in
+:func:`~sko.engine.aba.riccati` for a node of any hinge (a fixed joint, a spherical one; its
+``φ P⁺ φ*`` by the same triangle congruence, where the per-state step multiplies the dense
+blocks); a floating base (``H = I``, no parent) factors ``D = P`` and nothing else. A state's
+result equals its one-state call's to rounding, not bit for bit: the sums of a node of any hinge
+come in another order, and the compiler may fuse a multiply–add in
 one and not in the other.
 
 numba compiles a loop over the lanes, ``for l in range(LANES)``, as scalar code (the loop of
@@ -417,12 +419,12 @@ def _riccati_6_1(layout, data, roff, r, j, p, ok):
 def _riccati_any(layout, data, roff, r, t, j, p, ok):
     """The Riccati step of :func:`~sko.engine.aba.riccati` at a node of ``h`` hinge columns
     (any ``h``: a 6-dof root, a fixed joint), in the lane scratch ``t``: ``H P``,
-    ``D = H P H*``, its Cholesky factor ``L`` (no conjugation) and ``L^{-1}``,
-    ``D^{-1} = L^{-*} L^{-1}``, ``Y = L^{-1} H P``, ``G = (L^{-*} Y)*``, ``P⁺ = P − Y* Y`` and
-    ``P(℘) += φ P⁺ φ*``; ``ok`` is 0 in the lanes where a pivot of ``L`` is not positive and finite."""
+    ``D = H P H*``, its factors (:func:`_factor`), then, below a parent,
+    ``Y = L^{-1} H P``, ``G = (L^{-*} Y)*``, ``P⁺ = P − Y* Y`` and ``P(℘) += φ P⁺ φ*`` (a root's
+    ``G`` multiplies ``α(℘) = 0`` only: the passes do not read it)."""
     h, ho = layout[j, Flat.HINGE_DIM], layout[j, Flat.H]
     Po, Go, DIo, Do = roff[j, Riccati.P], roff[j, Riccati.G], roff[j, Riccati.D_INVERSE], roff[j, Riccati.D]
-    HP, Lo, Li, Y, PP = LaneScratch.HP, LaneScratch.L, LaneScratch.Li, LaneScratch.Y, LaneScratch.P_plus
+    HP, Li, Y, PP = LaneScratch.HP, LaneScratch.Li, LaneScratch.Y, LaneScratch.P_plus
     zero = splat(0.0)
     for a_ in range(h):
         for c in range(6):  # H P
@@ -436,6 +438,38 @@ def _riccati_any(layout, data, roff, r, t, j, p, ok):
             for i in range(6):
                 x = x + row(t, HP + 6 * a_ + i) * row(data, ho + 6 * b_ + i)
             set_row(r, Do + a_ * h + b_, x)
+    _factor(r, Do, h, t, DIo, ok)
+    if p < 0:
+        return
+    for a_ in range(h):  # Y = L^{-1} H P
+        for c in range(6):
+            x = zero
+            for i in range(a_ + 1):
+                x = x + row(t, Li + a_ * h + i) * row(t, HP + 6 * i + c)
+            set_row(t, Y + 6 * a_ + c, x)
+    for c in range(6):  # G = (L^{-*} Y)*, 6 × h
+        for a_ in range(h):
+            x = zero
+            for i in range(a_, h):
+                x = x + row(t, Li + i * h + a_) * row(t, Y + 6 * i + c)
+            set_row(r, Go + c * h + a_, x)
+    for a_ in range(6):  # P⁺ = P − Y* Y
+        for b_ in range(6):
+            x = row(r, Po + 6 * a_ + b_)
+            for i in range(h):
+                x = x - row(t, Y + 6 * i + a_) * row(t, Y + 6 * i + b_)
+            set_row(t, PP + 6 * a_ + b_, x)
+    _congruence(data, layout[j, Flat.W], _upper(t, PP), r, roff[p, Riccati.P])
+
+
+@inline_kernel
+def _factor(r, Do, h, t, DIo, ok):
+    """``D``'s Cholesky factor ``L`` (no conjugation) and ``L^{-1}`` in the lane scratch ``t``,
+    and ``D^{-1} = L^{-*} L^{-1}`` at row ``DIo`` of ``r``, for the ``h × h`` ``D`` at row ``Do`` of
+    ``r`` (its lower triangle read); ``ok`` is 0 in the lanes where a pivot of ``L`` is not
+    positive and finite."""
+    Lo, Li = LaneScratch.L, LaneScratch.Li
+    zero = splat(0.0)
     for a_ in range(h):  # L L* = D
         for b_ in range(a_ + 1):
             x = row(r, Do + a_ * h + b_)
@@ -459,35 +493,18 @@ def _riccati_any(layout, data, roff, r, t, j, p, ok):
             for i in range(max(a_, b_), h):
                 x = x + row(t, Li + i * h + a_) * row(t, Li + i * h + b_)
             set_row(r, DIo + a_ * h + b_, x)
-    for a_ in range(h):  # Y = L^{-1} H P
-        for c in range(6):
-            x = zero
-            for i in range(a_ + 1):
-                x = x + row(t, Li + a_ * h + i) * row(t, HP + 6 * i + c)
-            set_row(t, Y + 6 * a_ + c, x)
-    for c in range(6):  # G = (L^{-*} Y)*, 6 × h
-        for a_ in range(h):
-            x = zero
-            for i in range(a_, h):
-                x = x + row(t, Li + i * h + a_) * row(t, Y + 6 * i + c)
-            set_row(r, Go + c * h + a_, x)
-    if p < 0:
-        return
-    for a_ in range(6):  # P⁺ = P − Y* Y
-        for b_ in range(6):
-            x = row(r, Po + 6 * a_ + b_)
-            for i in range(h):
-                x = x - row(t, Y + 6 * i + a_) * row(t, Y + 6 * i + b_)
-            set_row(t, PP + 6 * a_ + b_, x)
-    _congruence(data, layout[j, Flat.W], _upper(t, PP), r, roff[p, Riccati.P])
 
 
 @kernel
-def _riccati(layout, data, roff, r, t, ok, bad):
+def _riccati(rows, reals, layout, data, roff, r, t, ok, bad):
     """The Riccati gather (Eq. 33) in every lane: ``P(k)`` starts as ``M(k)``; ``bad[l]`` is the
-    first node (children first) whose ``D`` is not positive definite in lane ``l``, or −1."""
+    first node (children first) whose ``D`` is not positive definite in lane ``l``, or −1. A
+    floating base (a root on a free joint the fill computes in the lanes, :func:`_free_joint`:
+    ``H = I``) takes ``D = H P H* = P`` as it is, the per-state step's products with the
+    identity, and only its factors (:func:`_factor`)."""
     layout, data, roff, r, t, ok, bad = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(t),
                                          borrowed(ok), borrowed(bad))
+    rows, reals = borrowed(rows), borrowed(reals)
     n = layout.shape[0]
     for j in range(n):
         mo, Po = layout[j, Flat.M], roff[j, Riccati.P]
@@ -500,6 +517,8 @@ def _riccati(layout, data, roff, r, t, ok, bad):
         set_row(ok, 0, splat(1.0))
         if layout[j, Flat.HINGE_DIM] == 1:
             _riccati_6_1(layout, data, roff, r, j, p, ok)
+        elif p < 0 and _free_joint(reals, rows[j]):
+            _factor(r, roff[j, Riccati.P], 6, t, roff[j, Riccati.D_INVERSE], ok)
         else:
             _riccati_any(layout, data, roff, r, t, j, p, ok)
         for l in range(LANES):
@@ -541,12 +560,12 @@ def _gather(layout, data, roff, r, T, z, nu):
             for i in range(h):
                 x = x + row(r, DIo + a_ * h + i) * row(T, do + i)
             set_row(nu, do + a_, x)
-        for i in range(6):  # z⁺ = z + G ε
-            x = splat(0.0)
-            for a_ in range(h):
-                x = x + row(r, Go + i * h + a_) * row(T, do + a_)
-            _add(z, no + i, x)
-        if p >= 0:
+        if p >= 0:  # z⁺ = z + G ε, into z(℘)
+            for i in range(6):
+                x = splat(0.0)
+                for a_ in range(h):
+                    x = x + row(r, Go + i * h + a_) * row(T, do + a_)
+                _add(z, no + i, x)
             x = _times(data, wo, _six(z, no))
             npo = layout[p, Flat.NODE]
             for i in range(6):
@@ -573,7 +592,7 @@ def _scatter(layout, data, roff, r, z, nu):
             for i in range(6):
                 set_row(z, no + i, x[i] + row(data, ho + i) * t + row(data, ao + i))
             continue
-        for a_ in range(h):
+        for a_ in range(h if p >= 0 else 0):  # θ̈ = ν − G* α⁺ (a root's α⁺ = 0)
             y = splat(0.0)
             for i in range(6):
                 y = y + row(r, Go + i * h + a_) * x[i]
@@ -1071,7 +1090,7 @@ def block(local, work, Q, QD, X, out, status, first, count):
             _hinge_forces(lwords, rows, reals, arena, rhs, Q, QD, status, s, -1.0)
         for i in range(nv):
             T[i * LANES + l] = rhs[i]
-    _riccati(layout, data, roff, r, t, ok, bad)
+    _riccati(rows, reals, layout, data, roff, r, t, ok, bad)
     _gather(layout, data, roff, r, T, z, nu)
     _scatter(layout, data, roff, r, z, nu)
     for l in range(count):
