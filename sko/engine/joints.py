@@ -67,7 +67,8 @@ __all__ = ["FIXED", "HELICAL", "PRISMATIC", "RACK_AND_PINION", "CYLINDRICAL", "P
            "EULER_ZYX", "FREE", "ADDRESS", "PYTHON", "PARAMETERS", "Packed", "JointConstants", "LIBRARY",
            "pack_joint", "checked_parameters", "joint_constants", "joint_kinematics", "joint_kinematics_at", "joint_qdot_at",
            "joint_normalize_at", "declaration", "coordinates_are_velocities", "quaternion_ok",
-           "axis_rotation_transpose", "quaternion_transpose", "quaternion_rows", "expand", "reverse_transform", "negative_apply",
+           "axis_rotation_transpose", "quaternion_transpose", "quaternion_rows", "expand", "reverse_transform",
+           "negative_apply",
            "TYPES", "joint_kernel", "joint_type"]
 
 FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, CYLINDRICAL, PLANAR, SPHERICAL, EULER_ZYX, FREE = range(9)

@@ -16,16 +16,15 @@ state by state, on the arena, fed its inboard velocity from the lanes, and its o
 into its lane. What no state changes (``M``, ``H`` of a single-axis or free joint, the zero blocks
 of ``φ``) is copied into every lane once, from a first whole fill of one state. The compiled
 hinge forces run state by state. The Riccati gather (Eq. 33) and the two passes of Algorithm 6.1
-then run once per block on :class:`Lanes` numbers: one number of every state of the block, held in one vector
-register, with ``+ − × /`` acting lane by lane. Each step is written once, as the scalar code of
+then run once per block on :class:`Lanes` numbers: one number of every state of the block, held
+in one vector register, with ``+ − × /`` acting lane by lane. Each step is written once, as the scalar code of
 :mod:`sko.engine.rigid_blocks` (a rigid body on a 1-dof hinge: ``D`` one number, the congruence
 ``φ P⁺ φ*`` on the 21 entries of the symmetric ``P⁺``, 216 products) or of
 :func:`~sko.engine.aba.riccati` for a node of any hinge (a fixed joint, a spherical one; its
 ``φ P⁺ φ*`` by the same triangle congruence, where the per-state step multiplies the dense
 blocks); a floating base (``H = I``, no parent) factors ``D = P`` and nothing else. A state's
 result equals its one-state call's to rounding, not bit for bit: the sums of a node of any hinge
-come in another order, and the compiler may fuse a multiply–add in
-one and not in the other.
+come in another order, and the compiler may fuse a multiply–add in one and not in the other.
 
 numba compiles a loop over the lanes, ``for l in range(LANES)``, as scalar code (the loop of
 constant length is unrolled before LLVM's loop vectoriser runs, its SLP vectoriser is off, and
@@ -946,7 +945,8 @@ def _free_joint(reals, body) -> bool:
     """Whether the body of ``body`` is on a free joint, not reversed, and its outputs not checked
     state by state (``Row.CHECK``): its terms are computed in the lanes (:func:`_free_lanes`)."""
     c0 = body[Row.CONSTANTS]
-    return int(reals[c0 + JointConstants.code]) == FREE and reals[c0 + JointConstants.reverse] == 0 and body[Row.CHECK] < 0
+    return (int(reals[c0 + JointConstants.code]) == FREE and reals[c0 + JointConstants.reverse] == 0
+            and body[Row.CHECK] < 0)
 
 
 @inline_kernel
