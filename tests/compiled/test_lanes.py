@@ -357,12 +357,15 @@ def _floating_batch(system, free, B: int, seed: int):
 def test_floating_bases_in_the_lanes_equal_single_calls(seed, B):
     """Free joints (roots and below a body) are filled in the lanes: each state equals its single
     call to 1e-13 relative to the largest entry, plus the rounding ℳ's condition amplifies
-    (:func:`_equal_to_single_calls`); inverse dynamics to 1e-13."""
+    (:func:`_equal_to_single_calls`); inverse dynamics and ℳ to 1e-13."""
     system, free = _floating_forest(seed)
     assert _taken(system)
     Q, V, TAU = _floating_batch(system, free, B, seed)
     _equal_to_single_calls(system, Q, V, TAU, conditioned=False)
     _inverse_equal_to_single_calls(system, Q, V, TAU)
+    batch = system.mass_matrix(Q)
+    for s in range(B):
+        _close(batch[s], system.mass_matrix(Q[s]))
 
 
 @pytest.mark.parametrize("quaternion", [(0.0, 0.0, 0.0, 0.0), (1e-10, 0.0, -1e-10, 0.0)])
@@ -383,8 +386,9 @@ def test_a_quaternion_the_joint_rejects_names_its_state(quaternion):
 def test_rejected_quaternions_get_the_per_state_status_in_their_lanes():
     """The lane kernel itself against the per-state batch kernel, on a batch of two threads' runs
     of blocks and a tail, every free body's quaternion zero, tiny, NaN or infinite in some lanes
-    (the engine refuses a non-finite batch before either): the same status for every state (the
-    first row rejecting it), and every other state's result equal to the per-state kernel's."""
+    (the engine refuses a non-finite batch before either) and of size 10²⁵⁰ in another: the same
+    status for every state (the first row rejecting it), and every other state's result equal to
+    the per-state kernel's."""
     for seed in range(4):
         system, free = _floating_forest(seed)
         assert _taken(system)
@@ -393,10 +397,13 @@ def test_rejected_quaternions_get_the_per_state_status_in_their_lanes():
         rng = np.random.default_rng(seed)
         for name in free:
             q = system.q_slice(name)
-            for s, bad in zip(rng.choice(B, 4, replace=False), (0.0, 1e-12, np.nan, np.inf)):
-                Q[s, q.start + int(rng.integers(4))] = bad
+            for s, bad in zip(rng.choice(B, 5, replace=False), (0.0, 1e-12, np.nan, np.inf, 1e250)):
                 if bad in (0.0, 1e-12):
                     Q[s, q.start: q.start + 4] = bad
+                elif bad == 1e250:  # accepted: the rotation of q/‖q‖
+                    Q[s, q.start: q.start + 4] *= bad
+                else:
+                    Q[s, q.start + int(rng.integers(4))] = bad
         engine, name = system._engine, "forward_dynamics"
         results = []
         for lane_kernel in (True, False):
@@ -410,6 +417,6 @@ def test_rejected_quaternions_get_the_per_state_status_in_their_lanes():
             results.append((out, status))
         (out, status), (expected, expected_status) = results
         np.testing.assert_array_equal(status, expected_status)
-        assert (status >= 0).any()
+        assert (status >= 0).any() and (status == -1).any()
         for s in np.flatnonzero(status == -1):
             _close(out[s], expected[s])
