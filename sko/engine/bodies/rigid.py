@@ -29,7 +29,8 @@ from sko.engine.state_kernels import DTYPES, Record, Row, StateKernel, Terms, nu
 from sko.spatial import plucker_translation
 
 __all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "RotorWork", "placement_constants", "hinge",
-           "hinge_address", "call_hinge", "axis_transform", "placed_transform", "RIGID", "ROTOR", "pack_rigid", "pack_rotor", "transform", "motion_cross", "bias"]
+           "hinge_address", "call_hinge", "axis_transform", "placed_transform", "RIGID", "ROTOR", "pack_rigid",
+           "pack_rotor", "transform", "motion_cross", "bias"]
 
 #: A placement ``X_T = rot(E) xlt(r)``: ``E`` (row-major), ``r``.
 Placement = offsets("Placement", rotation=9, translation=3)
