@@ -34,7 +34,7 @@ _TRIANGLE = ("entries of the 21 numbers of a symmetric 6 × 6's upper triangle h
 #: (module, function) -> (the literals allowed there, why they are the mathematics and not offsets)
 ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
     ("bodies/rigid.py", "hinge"): (frozenset({6, 7, 8}), _ROTATION + " (E_T)"),
-    ("bodies/rigid.py", "axis_transform"): (frozenset({6, 7, 8}), _ROTATION + " (E_T)"),
+    ("bodies/rigid.py", "placed_transform"): (frozenset({6, 7, 8}), _ROTATION + " (E_T)"),
     ("bodies/rigid.py", "_rotor"): (frozenset({6}), "the rotor's three node coordinates follow the rigid body's six "
                                                     "(rows and columns 6…8 of E, H, M, a, 𝒱)"),
     ("bodies/flexible.py", "_flexible"): (frozenset({6, 7, 8}), "the r modal coordinates follow the rigid six "

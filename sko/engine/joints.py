@@ -67,7 +67,8 @@ __all__ = ["FIXED", "HELICAL", "PRISMATIC", "RACK_AND_PINION", "CYLINDRICAL", "P
            "EULER_ZYX", "FREE", "ADDRESS", "PYTHON", "PARAMETERS", "Packed", "JointConstants", "LIBRARY",
            "pack_joint", "checked_parameters", "joint_constants", "joint_kinematics", "joint_kinematics_at", "joint_qdot_at",
            "joint_normalize_at", "declaration", "coordinates_are_velocities", "quaternion_ok",
-           "axis_rotation_transpose", "quaternion_transpose", "expand", "reverse_transform", "negative_apply",
+           "axis_rotation_transpose", "quaternion_transpose", "quaternion_rows", "expand", "reverse_transform",
+           "negative_apply",
            "TYPES", "joint_kernel", "joint_type"]
 
 FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, CYLINDRICAL, PLANAR, SPHERICAL, EULER_ZYX, FREE = range(9)
@@ -179,17 +180,21 @@ def quaternion_transpose(q0, o, E):
     of ``q / max |q_i|`` (the same rotation: ``R(q)/‖q‖²`` is homogeneous of degree 0), so no
     square overflows or underflows for a quaternion of any finite size."""
     s = max(abs(q0[o]), abs(q0[o + 1]), abs(q0[o + 2]), abs(q0[o + 3]))
-    w, x, y, z = q0[o] / s, q0[o + 1] / s, q0[o + 2] / s, q0[o + 3] / s
+    R = quaternion_rows(q0[o] / s, q0[o + 1] / s, q0[o + 2] / s, q0[o + 3] / s)
+    E[0, 0], E[0, 1], E[0, 2] = R[0]
+    E[1, 0], E[1, 1], E[1, 2] = R[1]
+    E[2, 0], E[2, 1], E[2, 2] = R[2]
+
+
+@register
+def quaternion_rows(w, x, y, z):
+    """The rows of ``R(q)ᵀ`` for the homogeneous quaternion rotation ``R(q)/‖q‖²`` of
+    ``q = (w, x, y, z)`` (RIGID.md, *Joint library*), on numbers or on a block's lanes
+    (:mod:`sko.engine.lanes`): the one formula of :func:`quaternion_transpose`."""
     n2 = w * w + x * x + y * y + z * z
-    E[0, 0] = (w * w + x * x - y * y - z * z) / n2
-    E[1, 0] = 2 * (x * y - w * z) / n2
-    E[2, 0] = 2 * (x * z + w * y) / n2
-    E[0, 1] = 2 * (x * y + w * z) / n2
-    E[1, 1] = (w * w - x * x + y * y - z * z) / n2
-    E[2, 1] = 2 * (y * z - w * x) / n2
-    E[0, 2] = 2 * (x * z - w * y) / n2
-    E[1, 2] = 2 * (y * z + w * x) / n2
-    E[2, 2] = (w * w - x * x - y * y + z * z) / n2
+    return (((w * w + x * x - y * y - z * z) / n2, 2 * (x * y + w * z) / n2, 2 * (x * z - w * y) / n2),
+            (2 * (x * y - w * z) / n2, (w * w - x * x + y * y - z * z) / n2, 2 * (y * z + w * x) / n2),
+            (2 * (x * z + w * y) / n2, 2 * (y * z - w * x) / n2, (w * w - x * x - y * y + z * z) / n2))
 
 
 @register

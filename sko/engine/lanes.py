@@ -9,21 +9,22 @@ block side by side (structure of arrays): the flat model ``(φ, H, M, a, b)``, t
 quantities, ``z``, ``T`` and ``ν``. The fill, parents first: a body on a revolute (helical) or
 prismatic joint computes its terms in the lanes, as its per-state kernel does
 (:func:`~sko.engine.bodies.rigid.hinge`; RIGID.md): ``ᵏX_o`` from each lane's ``cos θ``,
-``sin θ`` (Rodrigues), then ``φ``, ``v``, ``a``, ``b``; a body on any other joint (a floating
-base, a spherical joint) runs its own state kernel state by state, on the arena, fed its inboard
-velocity from the lanes, and its outputs are copied into its lane. What no state changes
-(``M``, ``H`` of a single-axis joint, the zero blocks of ``φ``) is copied into every lane once, from
-a first whole fill of one state. The compiled hinge forces run state by state. The Riccati
-gather (Eq. 33) and the two passes of Algorithm 6.1 then run once per
-block on :class:`Lanes` numbers: one number of every state of the block, held in one vector
-register, with ``+ − × /`` acting lane by lane. Each step is written once, as the scalar code of
+``sin θ`` (Rodrigues), then ``φ``, ``v``, ``a``, ``b``; so does a body on a free joint (a floating
+base: ``ᵏX_o`` from each lane's quaternion and position, RIGID.md, *Joint library*); a body on any
+other joint (a spherical joint, a reversed one) or with a checked kernel runs its own state kernel
+state by state, on the arena, fed its inboard velocity from the lanes, and its outputs are copied
+into its lane. What no state changes (``M``, ``H`` of a single-axis or free joint, the zero blocks
+of ``φ``) is copied into every lane once, from a first whole fill of one state. The compiled
+hinge forces run state by state. The Riccati gather (Eq. 33) and the two passes of Algorithm 6.1
+then run once per block on :class:`Lanes` numbers: one number of every state of the block, held
+in one vector register, with ``+ − × /`` acting lane by lane. Each step is written once, as the scalar code of
 :mod:`sko.engine.rigid_blocks` (a rigid body on a 1-dof hinge: ``D`` one number, the congruence
 ``φ P⁺ φ*`` on the 21 entries of the symmetric ``P⁺``, 216 products) or of
-:func:`~sko.engine.aba.riccati` for a node of any hinge (a floating base's 6-dof root, a fixed
-joint; its ``φ P⁺ φ*`` by the same triangle congruence, where the per-state step multiplies the
-dense blocks). A state's result equals its one-state call's to rounding, not bit for bit: the
-sums of a node of any hinge come in another order, and the compiler may fuse a multiply–add in
-one and not in the other.
+:func:`~sko.engine.aba.riccati` for a node of any hinge (a fixed joint, a spherical one; its
+``φ P⁺ φ*`` by the same triangle congruence, where the per-state step multiplies the dense
+blocks); a floating base (``H = I``, no parent) factors ``D = P`` and nothing else. A state's
+result equals its one-state call's to rounding, not bit for bit: the sums of a node of any hinge
+come in another order, and the compiler may fuse a multiply–add in one and not in the other.
 
 numba compiles a loop over the lanes, ``for l in range(LANES)``, as scalar code (the loop of
 constant length is unrolled before LLVM's loop vectoriser runs, its SLP vectoriser is off, and
@@ -61,8 +62,8 @@ from sko.engine.hooks import add_hinge_forces
 from sko.engine.jit import FAST_MATH, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.fields import offsets
 from sko.engine.layout import Flat, Riccati
-from sko.engine.bodies.rigid import RigidConstants, axis_transform, bias, motion_cross
-from sko.engine.joints import HELICAL, PRISMATIC, JointConstants
+from sko.engine.bodies.rigid import RigidConstants, axis_transform, bias, motion_cross, placed_transform
+from sko.engine.joints import FREE, HELICAL, PRISMATIC, JointConstants, quaternion_ok, quaternion_rows
 from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
@@ -70,9 +71,13 @@ __all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "
            "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED", "WHOLE", "lane"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
-#: The lane scratch of a Riccati step of any hinge (:func:`_riccati_any`), in rows of
-#: :data:`LANES` numbers, a 6 × 6 block each: ``H P``, ``L``, ``L^{-1}``, ``Y = L^{-1} H P``, ``P⁺``.
-LaneScratch = offsets("LaneScratch", HP=36, L=36, Li=36, Y=36, P_plus=36)
+#: The lane scratch, in rows of :data:`LANES` numbers: of a Riccati step of any hinge
+#: (:func:`_riccati_any`), a 6 × 6 block each: ``H P``, ``L``, ``L^{-1}``, ``Y = L^{-1} H P``, ``P⁺``;
+#: of the fill of a free joint (:func:`_free_lanes`), each lane's scaled quaternion, position and
+#: ``θ̇``.
+LaneScratch = offsets("LaneScratch", HP=36, L=36, Li=36, Y=36, P_plus=36, quaternion=4, position=3, rate=6)
+#: the rows of a free joint's fill in the lane scratch, as numbers (:func:`_free_lanes`)
+_FREE_SCRATCH = (int(LaneScratch.quaternion), int(LaneScratch.position), int(LaneScratch.rate))
 
 
 def applies(layout) -> bool:
@@ -425,12 +430,12 @@ def _riccati_6_1(layout, data, roff, r, j, p, ok):
 def _riccati_any(layout, data, roff, r, t, j, p, ok):
     """The Riccati step of :func:`~sko.engine.aba.riccati` at a node of ``h`` hinge columns
     (any ``h``: a 6-dof root, a fixed joint), in the lane scratch ``t``: ``H P``,
-    ``D = H P H*``, its Cholesky factor ``L`` (no conjugation) and ``L^{-1}``,
-    ``D^{-1} = L^{-*} L^{-1}``, ``Y = L^{-1} H P``, ``G = (L^{-*} Y)*``, ``P⁺ = P − Y* Y`` and
-    ``P(℘) += φ P⁺ φ*``; ``ok`` is 0 in the lanes where a pivot of ``L`` is not positive and finite."""
+    ``D = H P H*``, its factors (:func:`_factor`), then, below a parent,
+    ``Y = L^{-1} H P``, ``G = (L^{-*} Y)*``, ``P⁺ = P − Y* Y`` and ``P(℘) += φ P⁺ φ*`` (a root's
+    ``G`` multiplies ``α(℘) = 0`` only: the passes do not read it)."""
     h, ho = layout[j, Flat.HINGE_DIM], layout[j, Flat.H]
     Po, Go, DIo, Do = roff[j, Riccati.P], roff[j, Riccati.G], roff[j, Riccati.D_INVERSE], roff[j, Riccati.D]
-    HP, Lo, Li, Y, PP = LaneScratch.HP, LaneScratch.L, LaneScratch.Li, LaneScratch.Y, LaneScratch.P_plus
+    HP, Li, Y, PP = LaneScratch.HP, LaneScratch.Li, LaneScratch.Y, LaneScratch.P_plus
     zero = splat(0.0)
     for a_ in range(h):
         for c in range(6):  # H P
@@ -444,6 +449,38 @@ def _riccati_any(layout, data, roff, r, t, j, p, ok):
             for i in range(6):
                 x = x + row(t, HP + 6 * a_ + i) * row(data, ho + 6 * b_ + i)
             set_row(r, Do + a_ * h + b_, x)
+    _factor(r, Do, h, t, DIo, ok)
+    if p < 0:
+        return
+    for a_ in range(h):  # Y = L^{-1} H P
+        for c in range(6):
+            x = zero
+            for i in range(a_ + 1):
+                x = x + row(t, Li + a_ * h + i) * row(t, HP + 6 * i + c)
+            set_row(t, Y + 6 * a_ + c, x)
+    for c in range(6):  # G = (L^{-*} Y)*, 6 × h
+        for a_ in range(h):
+            x = zero
+            for i in range(a_, h):
+                x = x + row(t, Li + i * h + a_) * row(t, Y + 6 * i + c)
+            set_row(r, Go + c * h + a_, x)
+    for a_ in range(6):  # P⁺ = P − Y* Y
+        for b_ in range(6):
+            x = row(r, Po + 6 * a_ + b_)
+            for i in range(h):
+                x = x - row(t, Y + 6 * i + a_) * row(t, Y + 6 * i + b_)
+            set_row(t, PP + 6 * a_ + b_, x)
+    _congruence(data, layout[j, Flat.W], _upper(t, PP), r, roff[p, Riccati.P])
+
+
+@inline_kernel
+def _factor(r, Do, h, t, DIo, ok):
+    """``D``'s Cholesky factor ``L`` (no conjugation) and ``L^{-1}`` in the lane scratch ``t``,
+    and ``D^{-1} = L^{-*} L^{-1}`` at row ``DIo`` of ``r``, for the ``h × h`` ``D`` at row ``Do`` of
+    ``r`` (its lower triangle read); ``ok`` is 0 in the lanes where a pivot of ``L`` is not
+    positive and finite."""
+    Lo, Li = LaneScratch.L, LaneScratch.Li
+    zero = splat(0.0)
     for a_ in range(h):  # L L* = D
         for b_ in range(a_ + 1):
             x = row(r, Do + a_ * h + b_)
@@ -467,35 +504,18 @@ def _riccati_any(layout, data, roff, r, t, j, p, ok):
             for i in range(max(a_, b_), h):
                 x = x + row(t, Li + i * h + a_) * row(t, Li + i * h + b_)
             set_row(r, DIo + a_ * h + b_, x)
-    for a_ in range(h):  # Y = L^{-1} H P
-        for c in range(6):
-            x = zero
-            for i in range(a_ + 1):
-                x = x + row(t, Li + a_ * h + i) * row(t, HP + 6 * i + c)
-            set_row(t, Y + 6 * a_ + c, x)
-    for c in range(6):  # G = (L^{-*} Y)*, 6 × h
-        for a_ in range(h):
-            x = zero
-            for i in range(a_, h):
-                x = x + row(t, Li + i * h + a_) * row(t, Y + 6 * i + c)
-            set_row(r, Go + c * h + a_, x)
-    if p < 0:
-        return
-    for a_ in range(6):  # P⁺ = P − Y* Y
-        for b_ in range(6):
-            x = row(r, Po + 6 * a_ + b_)
-            for i in range(h):
-                x = x - row(t, Y + 6 * i + a_) * row(t, Y + 6 * i + b_)
-            set_row(t, PP + 6 * a_ + b_, x)
-    _congruence(data, layout[j, Flat.W], _upper(t, PP), r, roff[p, Riccati.P])
 
 
 @kernel
-def _riccati(layout, data, roff, r, t, ok, bad):
+def _riccati(rows, reals, layout, data, roff, r, t, ok, bad):
     """The Riccati gather (Eq. 33) in every lane: ``P(k)`` starts as ``M(k)``; ``bad[l]`` is the
-    first node (children first) whose ``D`` is not positive definite in lane ``l``, or −1."""
+    first node (children first) whose ``D`` is not positive definite in lane ``l``, or −1. A
+    floating base (a root on a free joint the fill computes in the lanes, :func:`_free_joint`:
+    ``H = I``) takes ``D = H P H* = P`` as it is, the per-state step's products with the
+    identity, and only its factors (:func:`_factor`)."""
     layout, data, roff, r, t, ok, bad = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(t),
                                          borrowed(ok), borrowed(bad))
+    rows, reals = borrowed(rows), borrowed(reals)
     n = layout.shape[0]
     for j in range(n):
         mo, Po = layout[j, Flat.M], roff[j, Riccati.P]
@@ -508,6 +528,8 @@ def _riccati(layout, data, roff, r, t, ok, bad):
         set_row(ok, 0, splat(1.0))
         if layout[j, Flat.HINGE_DIM] == 1:
             _riccati_6_1(layout, data, roff, r, j, p, ok)
+        elif p < 0 and _free_joint(reals, rows[j]):
+            _factor(r, roff[j, Riccati.P], 6, t, roff[j, Riccati.D_INVERSE], ok)
         else:
             _riccati_any(layout, data, roff, r, t, j, p, ok)
         for l in range(LANES):
@@ -549,12 +571,12 @@ def _gather(layout, data, roff, r, T, z, nu):
             for i in range(h):
                 x = x + row(r, DIo + a_ * h + i) * row(T, do + i)
             set_row(nu, do + a_, x)
-        for i in range(6):  # z⁺ = z + G ε
-            x = splat(0.0)
-            for a_ in range(h):
-                x = x + row(r, Go + i * h + a_) * row(T, do + a_)
-            _add(z, no + i, x)
-        if p >= 0:
+        if p >= 0:  # z⁺ = z + G ε, into z(℘)
+            for i in range(6):
+                x = splat(0.0)
+                for a_ in range(h):
+                    x = x + row(r, Go + i * h + a_) * row(T, do + a_)
+                _add(z, no + i, x)
             x = _times(data, wo, _six(z, no))
             npo = layout[p, Flat.NODE]
             for i in range(6):
@@ -581,7 +603,7 @@ def _scatter(layout, data, roff, r, z, nu):
             for i in range(6):
                 set_row(z, no + i, x[i] + row(data, ho + i) * t + row(data, ao + i))
             continue
-        for a_ in range(h):
+        for a_ in range(h if p >= 0 else 0):  # θ̈ = ν − G* α⁺ (a root's α⁺ = 0)
             y = splat(0.0)
             for i in range(6):
                 y = y + row(r, Go + i * h + a_) * x[i]
@@ -923,11 +945,9 @@ def _angles(lwords, rows, layout, reals, angles, Q, QD, first, count):
 def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
     """The terms of a rigid body on a single-axis joint (node ``j``, parent node ``p``) in every
     lane, as the per-state kernel computes them (:func:`sko.engine.bodies.rigid._single_axis`):
-    ``ᵏX_o = rot(E) xlt(r)`` (:func:`~sko.engine.bodies.rigid.axis_transform`) into ``φ``'s non-zero
-    blocks, ``v = ᵏX_o v_o + S θ̇`` (into ``vel``), ``a = ᵏX_o γ_o + v × S θ̇``,
-    ``b = v ×* I v``. The inboard ``γ_o`` is a constant (the inertial frame's ``−a_g``, a rigid
-    parent's 0), read from the arena."""
-    c0, io = body[Row.CONSTANTS], body[Row.INBOARD]
+    ``ᵏX_o = rot(E) xlt(r)`` (:func:`~sko.engine.bodies.rigid.axis_transform`) from each lane's
+    ``cos θ``, ``sin θ``, then ``v_J = S θ̇`` and the rest by :func:`_motion_lanes`."""
+    c0 = body[Row.CONSTANTS]
     jp, xt = c0 + JointConstants.parameters, c0 + RigidConstants.placement
     x, y, z = reals[jp], reals[jp + 1], reals[jp + 2]
     c, s, theta, td = row(angles, 4 * j), row(angles, 4 * j + 1), row(angles, 4 * j + 2), row(angles, 4 * j + 3)
@@ -939,6 +959,19 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
         lin = theta
         sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
     E, r0, r1, r2 = axis_transform(reals, xt, x, y, z, c, s, lin)
+    vj = (sw0 * td, sw1 * td, sw2 * td, sv0 * td, sv1 * td, sv2 * td)
+    _motion_lanes(body, reals, arena, data, vel, E, r0, r1, r2, vj, j, p)
+
+
+@inline_kernel
+def _motion_lanes(body, reals, arena, data, vel, E, r0, r1, r2, vj, j, p):
+    """What a rigid body computes in every lane from its ``ᵏX_o = rot(E) xlt(r)`` (``E`` as
+    three rows) and ``v_J = S θ̇`` (RIGID.md, *The SKO model in body coordinates*): ``ᵏX_o`` into
+    ``φ``'s non-zero blocks, ``v = ᵏX_o v_o + v_J`` (into ``vel``), ``a = ᵏX_o γ_o + v × v_J``
+    (``c_J = 0``: a single-axis or a free joint), ``b = v ×* I v``. The inboard ``γ_o`` is a
+    constant (the inertial frame's ``−a_g``, a rigid parent's 0), read from the arena, as is a
+    root's ``v_o``."""
+    c0, io = body[Row.CONSTANTS], body[Row.INBOARD]
     eo, er, ec = body[Row.E], body[Row.E_ROW], body[Row.E_COLUMN]
     for i in range(3 if p >= 0 else 0):  # ᵏX_o = [[E, 0], [−E r×, E]] (a base body has no weight)
         e0, e1, e2 = E[i]
@@ -952,7 +985,6 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
         set_row(data, lo + 3 * ec, e0)
         set_row(data, lo + 4 * ec, e1)
         set_row(data, lo + 5 * ec, e2)
-    vj = (sw0 * td, sw1 * td, sw2 * td, sv0 * td, sv1 * td, sv2 * td)
     if p >= 0:
         v = _x_times(E, r0, r1, r2, _six(vel, 6 * p), vj)  # ᵏX_o v_o + v_J
     else:
@@ -962,7 +994,7 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
         cross = motion_cross(v, vj)
         a = cross
     else:
-        zero = 0 * td
+        zero = 0 * vj[0]
         acc = _x_times(E, r0, r1, r2, g, (zero, zero, zero, zero, zero, zero))  # ᵏX_o γ_o
         cross = motion_cross(v, vj)
         a = (acc[0] + cross[0], acc[1] + cross[1], acc[2] + cross[2], acc[3] + cross[3], acc[4] + cross[4],
@@ -973,6 +1005,47 @@ def _rigid_lanes(body, reals, arena, data, vel, angles, j, p):
         set_row(data, ao + i, a[i])
         set_row(data, bo + i, b[i])
         set_row(vel, 6 * j + i, v[i])
+
+
+@register
+def _free_joint(reals, body) -> bool:
+    """Whether the body of ``body`` is on a free joint, not reversed, and its outputs not checked
+    state by state (``Row.CHECK``): its terms are computed in the lanes (:func:`_free_lanes`)."""
+    c0 = body[Row.CONSTANTS]
+    return (int(reals[c0 + JointConstants.code]) == FREE and reals[c0 + JointConstants.reverse] == 0
+            and body[Row.CHECK] < 0)
+
+
+@inline_kernel
+def _free_lanes(lwords, body, reals, arena, data, vel, t, Q, QD, status, first, count, j, p):
+    """The terms of a rigid body on a free joint (node ``j``, parent node ``p``; a floating base)
+    in every lane, as the per-state kernel computes them (:func:`sko.engine.bodies.rigid.hinge`
+    on :func:`sko.engine.joints._free`; RIGID.md, *Joint library*): each lane's quaternion
+    scaled by its largest entry, ``E_J = R(q)ᵀ`` (:func:`~sko.engine.joints.quaternion_rows`),
+    ``r_J = p``, ``ᵏX_o = X_J X_T`` (:func:`~sko.engine.bodies.rigid.placed_transform`),
+    ``v_J = θ̇`` (``S = I``, ``c_J = 0``) and the rest by :func:`_motion_lanes`; ``H = I`` and
+    ``M`` are constants (:func:`_prime`). A state whose quaternion the joint rejects
+    (:func:`~sko.engine.joints.quaternion_ok`: zero, tiny or not finite) gets the body's row, as
+    :func:`_node_per_state` gives it; its lane computes on."""
+    c0 = body[Row.CONSTANTS]
+    qo, vo = body[Row.Q] - lwords[Header.Q], body[Row.V] - lwords[Header.V]
+    Fq, Fp, Fr = _FREE_SCRATCH
+    for l in range(LANES):
+        s = first + min(l, count - 1)
+        w, x, y, z = Q[s, qo], Q[s, qo + 1], Q[s, qo + 2], Q[s, qo + 3]
+        if not quaternion_ok(w, x, y, z) and l < count and (status[s] < 0 or status[s] > j):
+            status[s] = j
+        m = max(abs(w), abs(x), abs(y), abs(z))
+        t[Fq * LANES + l], t[(Fq + 1) * LANES + l] = w / m, x / m
+        t[(Fq + 2) * LANES + l], t[(Fq + 3) * LANES + l] = y / m, z / m
+        for i in range(3):
+            t[(Fp + i) * LANES + l] = Q[s, qo + 4 + i]
+        for i in range(6):
+            t[(Fr + i) * LANES + l] = QD[s, vo + i]
+    J = quaternion_rows(row(t, Fq), row(t, Fq + 1), row(t, Fq + 2), row(t, Fq + 3))
+    E, r0, r1, r2 = placed_transform(reals, c0 + RigidConstants.placement, J, row(t, Fp), row(t, Fp + 1),
+                                     row(t, Fp + 2))
+    _motion_lanes(body, reals, arena, data, vel, E, r0, r1, r2, _six(t, Fr), j, p)
 
 
 @inline_kernel
@@ -1020,10 +1093,10 @@ def _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status
 @register
 def _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count):
     """The flat model of the states ``first … first + count − 1`` into the lanes (the tail's
-    lanes: copies of the block's first state), parents first: a body on a single-axis joint in
-    the lanes (:func:`_rigid_lanes`), any other by its own kernel state by state
-    (:func:`_node_per_state`: a floating base, a spherical joint); each state's status −1 or the
-    row that rejected it."""
+    lanes: copies of the block's first state), parents first: a body on a single-axis joint
+    (:func:`_rigid_lanes`) or a free joint (:func:`_free_lanes`, a floating base) in the lanes, any
+    other by its own kernel state by state (:func:`_node_per_state`: a spherical joint, a reversed
+    joint, a checked kernel); each state's status −1 or the row that rejected it."""
     data, r, z, T, nu, t, ok, bad, rhs, vel, angles, primed, f, mass = work
     if primed[0] == 0 and _prime(lwords, rows, reals, arena, data, Q, QD, first, count):
         primed[0] = 1
@@ -1034,6 +1107,8 @@ def _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
         body, p = rows[j], layout[j, Flat.PARENT]
         if _single_axis(reals, body):
             _rigid_lanes(body, reals, arena, data, vel, angles, j, p)
+        elif _free_joint(reals, body):
+            _free_lanes(lwords, body, reals, arena, data, vel, t, Q, QD, status, first, count, j, p)
         else:
             _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status, first, count, j, p)
 
@@ -1082,7 +1157,7 @@ def block(local, work, Q, QD, X, out, status, first, count):
             _hinge_forces(lwords, rows, reals, arena, rhs, Q, QD, status, s, -1.0)
         for i in range(nv):
             T[i * LANES + l] = rhs[i]
-    _riccati(layout, data, roff, r, t, ok, bad)
+    _riccati(rows, reals, layout, data, roff, r, t, ok, bad)
     _gather(layout, data, roff, r, T, z, nu)
     _scatter(layout, data, roff, r, z, nu)
     for l in range(count):

@@ -8,7 +8,10 @@ states (L = LANES);
 a state that is not a number stays in its lane; other systems and complex states keep the per-state batch; a state
 whose input is not finite, whose hinge force overflows or whose ``D(k)`` is not positive
 definite raises the per-state path's error naming that state. Batched inverse dynamics takes the
-same fill and Newton–Euler in the lanes, under the same checks."""
+same fill and Newton–Euler in the lanes, under the same checks. Floating bases (free joints, filled
+in the lanes) are drawn several to a forest, with quaternions of any size and fast spins; a
+quaternion the joint rejects (zero, tiny, not finite) gets the per-state path's status and
+error."""
 
 from __future__ import annotations
 
@@ -18,17 +21,19 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from sko.bodies import CompiledState, Prismatic, Revolute, RigidBody
+from sko import spatial as sp
+from sko.bodies import CompiledState, Free, Prismatic, Revolute, RigidBody
 from sko.engine import lanes, use_backend
 from sko.engine.bodies.rigid import pack_rigid
 from sko.engine.hooks import hinge_force_kernel
 from sko.engine.layout import Flat
-from sko.engine.requests import REQUESTS
+from sko.engine.requests import REQUESTS, evaluate_batch
 from sko.examples.bodies import random_system
+from sko.errors import JointError
 from sko.graphs.errors import NonFiniteError, NotPositiveDefiniteError
 from sko.spatial import pose_transform, spatial_inertia
 from sko.systems import MultibodySystem
-from tests.compiled.rigid_forests import configurations, example_robots, inertia, rigid_forest
+from tests.compiled.rigid_forests import JOINTS, configurations, example_robots, inertia, rigid_forest
 from tests.rigid.random_systems import random_rigid_system
 
 L = lanes.LANES
@@ -363,3 +368,103 @@ def test_angles_beyond_the_reduction_take_libm():
     Q[1, 0] += 1e9
     Q[2, 1] -= 3e8
     _equal_to_single_calls(system, Q, V, TAU)
+
+
+# ----------------------------------------------------------------------------- floating bases
+def _floating_forest(seed: int):
+    """``(system, free bodies)``: a random forest of one to three floating bases (free roots), each
+    carrying a random subtree of library joints, free joints among them (a free body below a
+    body)."""
+    rng = np.random.default_rng(seed)
+    roots = int(rng.integers(1, 4))
+    bodies, free = [], []
+    for i in range(roots + int(rng.integers(0, 8))):
+        parent = None if i < roots else f"b{int(rng.integers(i))}"
+        joint = Free() if parent is None or rng.random() < 0.2 else JOINTS[int(rng.integers(len(JOINTS)))](rng)
+        if isinstance(joint, Free):
+            free.append(f"b{i}")
+        placement = sp.pose_transform(rng.normal(size=3) * 2.0, rng.uniform(-np.pi, np.pi, 3))
+        bodies.append(RigidBody(f"b{i}", parent, joint, inertia(rng), placement))
+    return MultibodySystem(bodies, gravity=rng.normal(size=3)), free
+
+
+def _floating_batch(system, free, B: int, seed: int):
+    """:func:`_batch` with each free body's quaternion scaled by ``10^{±4}`` (not normalised; a
+    non-unit quaternion is the rotation of ``q/‖q‖``) and its angular velocity up to ``10³``."""
+    Q, V, TAU = _batch(system, B, seed)
+    rng = np.random.default_rng(seed + 1)
+    for name in free:
+        q, v = system.q_slice(name), system.v_slice(name)
+        Q[:, q.start: q.start + 4] *= 10.0 ** rng.uniform(-4, 4, size=(B, 1))
+        V[:, v.start: v.start + 3] *= 10.0 ** rng.uniform(0, 3, size=(B, 1))
+    return Q, V, TAU
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.sampled_from(SIZES))
+def test_floating_bases_in_the_lanes_equal_single_calls(seed, B):
+    """Free joints (roots and below a body) are filled in the lanes: each state equals its single
+    call to 1e-13 relative to the largest entry, plus the rounding ℳ's condition amplifies
+    (:func:`_equal_to_single_calls`); inverse dynamics and ℳ to 1e-13."""
+    system, free = _floating_forest(seed)
+    assert _taken(system)
+    Q, V, TAU = _floating_batch(system, free, B, seed)
+    _equal_to_single_calls(system, Q, V, TAU, conditioned=False)
+    _inverse_equal_to_single_calls(system, Q, V, TAU)
+    batch = system.mass_matrix(Q)
+    for s in range(B):
+        _close(batch[s], system.mass_matrix(Q[s]))
+
+
+@pytest.mark.parametrize("quaternion", [(0.0, 0.0, 0.0, 0.0), (1e-10, 0.0, -1e-10, 0.0)])
+def test_a_quaternion_the_joint_rejects_names_its_state(quaternion):
+    """A zero or tiny quaternion in one lane of a block: the batch raises the single call's error,
+    naming that state."""
+    system, free = _floating_forest(3)
+    Q, V, TAU = _floating_batch(system, free, 2 * L + 1, 3)
+    q = system.q_slice("b0")  # a floating base
+    Q[L + 2, q.start: q.start + 4] = quaternion
+    with pytest.raises(JointError) as single:
+        system.forward_dynamics(Q[L + 2], V[L + 2], TAU[L + 2])
+    with pytest.raises(JointError, match=f"state {L + 2} of the batch") as batch:
+        system.forward_dynamics(Q, V, TAU)
+    assert str(single.value) in str(batch.value)
+
+
+def test_rejected_quaternions_get_the_per_state_status_in_their_lanes():
+    """The lane kernel itself against the per-state batch kernel, on a batch of two threads' runs
+    of blocks and a tail, every free body's quaternion zero, tiny, NaN or infinite in some lanes
+    (the engine refuses a non-finite batch before either) and of size 10²⁵⁰ in another: the same
+    status for every state (the first row rejecting it), and every other state's result equal to
+    the per-state kernel's."""
+    for seed in range(4):
+        system, free = _floating_forest(seed)
+        assert _taken(system)
+        B = 2 * C * L + 5
+        Q, V, TAU = _floating_batch(system, free, B, seed)
+        rng = np.random.default_rng(seed)
+        for name in free:
+            q = system.q_slice(name)
+            for s, bad in zip(rng.choice(B, 5, replace=False), (0.0, 1e-12, np.nan, np.inf, 1e250)):
+                if bad in (0.0, 1e-12):
+                    Q[s, q.start: q.start + 4] = bad
+                elif bad == 1e250:  # accepted: the rotation of q/‖q‖
+                    Q[s, q.start: q.start + 4] *= bad
+                else:
+                    Q[s, q.start + int(rng.integers(4))] = bad
+        engine, name = system._engine, "forward_dynamics"
+        results = []
+        for lane_kernel in (True, False):
+            out, status = np.zeros((B, system.nv)), np.full(B, -1, dtype=np.int64)
+            if lane_kernel:
+                w = engine._request_vector(REQUESTS[name], np.dtype(np.float64), kernels=False)
+                lanes.forward_dynamics(w, Q, V, TAU, out, status, engine._lane_sizes)
+            else:
+                w = engine._request_vector(REQUESTS[name], np.dtype(np.float64))
+                evaluate_batch(w, Q, V, TAU, np.zeros((0, engine.layout.size)), out, status)
+            results.append((out, status))
+        (out, status), (expected, expected_status) = results
+        np.testing.assert_array_equal(status, expected_status)
+        assert (status >= 0).any() and (status == -1).any()
+        for s in np.flatnonzero(status == -1):
+            _close(out[s], expected[s])

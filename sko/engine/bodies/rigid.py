@@ -29,7 +29,8 @@ from sko.engine.state_kernels import DTYPES, Record, Row, StateKernel, Terms, nu
 from sko.spatial import plucker_translation
 
 __all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "RotorWork", "placement_constants", "hinge",
-           "hinge_address", "call_hinge", "axis_transform", "RIGID", "ROTOR", "pack_rigid", "pack_rotor", "transform", "motion_cross", "bias"]
+           "hinge_address", "call_hinge", "axis_transform", "placed_transform", "RIGID", "ROTOR", "pack_rigid",
+           "pack_rotor", "transform", "motion_cross", "bias"]
 
 #: A placement ``X_T = rot(E) xlt(r)``: ``E`` (row-major), ``r``.
 Placement = offsets("Placement", rotation=9, translation=3)
@@ -248,13 +249,22 @@ def _any_joint(arena, row, reals, terms, constants):
 def axis_transform(reals, xt, x, y, z, c, s, lin):
     """``(E, r0, r1, r2)`` of ``ᵏX_o = rot(E) xlt(r) = X_J X_T`` for a joint about the unit axis
     ``u = (x, y, z)``: ``E_J = I − s K + (1 − c) K²`` (``K = u×``, Rodrigues; ``c, s`` the cosine and
-    sine of its angle), ``r_J = lin u``, and the placement ``X_T`` (:data:`Placement`) at
-    ``reals[xt]``: ``E = E_J E_T``, ``r = r_T + E_Tᵀ r_J``. On numbers or on a block's lanes."""
+    sine of its angle), ``r_J = lin u``, placed by :func:`placed_transform`. On numbers or on a
+    block's lanes."""
     d = 1 - c
-    j00, j01, j02 = 1 + d * (x * x - 1), s * z + d * x * y, d * x * z - s * y
-    j10, j11, j12 = d * x * y - s * z, 1 + d * (y * y - 1), s * x + d * y * z
-    j20, j21, j22 = s * y + d * x * z, d * y * z - s * x, 1 + d * (z * z - 1)
-    rj0, rj1, rj2 = lin * x, lin * y, lin * z
+    J = ((1 + d * (x * x - 1), s * z + d * x * y, d * x * z - s * y),
+         (d * x * y - s * z, 1 + d * (y * y - 1), s * x + d * y * z),
+         (s * y + d * x * z, d * y * z - s * x, 1 + d * (z * z - 1)))
+    return placed_transform(reals, xt, J, lin * x, lin * y, lin * z)
+
+
+@register
+def placed_transform(reals, xt, J, rj0, rj1, rj2):
+    """``(E, r0, r1, r2)`` of ``ᵏX_o = rot(E) xlt(r) = X_J X_T`` for the joint's
+    ``X_J = rot(E_J) xlt(r_J)`` (``E_J`` as the three rows ``J``) and the placement ``X_T``
+    (:data:`Placement`) at ``reals[xt]``: ``E = E_J E_T``, ``r = r_T + E_Tᵀ r_J`` (module
+    docstring; the products of :func:`hinge`). On numbers or on a block's lanes."""
+    (j00, j01, j02), (j10, j11, j12), (j20, j21, j22) = J
     t00, t01, t02, t10, t11, t12, t20, t21, t22 = (reals[xt], reals[xt + 1], reals[xt + 2], reals[xt + 3],
                                                    reals[xt + 4], reals[xt + 5], reals[xt + 6], reals[xt + 7],
                                                    reals[xt + 8])
