@@ -1,0 +1,344 @@
+"""The derivatives of inverse dynamics of a batch of states of a rigid tree with the states
+innermost (DERIVATIVES.md §4–§5, Eq. 10–13): the recursion of :mod:`sko.engine.derivatives`,
+run on :data:`~sko.engine.lanes.LANES` states at once in the lane buffers of
+:mod:`sko.engine.lanes`.
+
+The lanes' fill gives each node its rigid weight ``φ(℘(k), k) = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` (``B =
+−E r×``), ``H = S*``, the body-frame inertia ``M`` and, at a base, its own-frame ``v`` and ``a``,
+in the lanes. The recursion of Eq. 10–13 is written with cross products, inertias and pairings
+of motions with forces only, so it holds in any one frame: where the state-by-state kernel takes
+the world frame, the lanes take each tree's base frame, so a base's pose is the identity and
+every other body's comes from its parent's and its ``φ`` (``R(k) = R(℘) Eᵀ``, ``p(k) = p(℘) +
+R(℘) r``), whatever the base's joint. At a base, ``𝒱⁺ = 0`` and ``α⁺ = −a_g`` in its own frame:
+``a − v × v_J`` of the fill. Per node, in the lanes: the columns ``s_ι``, ``v``, ``α``, the
+seeds ``σ``, ``ϱ`` (Eq. 10), ``ℐ``, ``f = ℐ α + v ×* ℐ v`` and ``𝔅 = ½[Q + Q* + crfb(ℐ v)]``
+(:func:`_scatter`); then ``f``, ``ℛ``, ``𝔅`` summed into the parents (:func:`_gather`); then the
+ancestor walks of Eq. 11–12 (:func:`_walks`) give ``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ``. A state's
+result equals its one-state call's to rounding (the base frame's products and sums are not the
+world frame's).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sko.engine import rigid_blocks as rb
+from sko.engine.bodies.rigid import motion_cross
+from sko.engine.borrow import borrowed
+from sko.engine.derivatives import Inertias, Node, WalkColumn
+from sko.engine.jit import kernel, register
+from sko.engine.layout import Flat
+from sko.engine.lanes import LANES, REQUESTS, _fill, borrowed_buffers, row, set_row, splat
+from sko.engine.request_views import Header, request_views
+
+__all__ = ["POSE", "RUNS", "inverse_derivatives_block"]
+
+POSE = 12  #: lane rows per node of the pose buffer: ``R`` (row-major, body axes in the base frame), ``p``
+_COLUMNS = 5  #: the seeds' blocks of ``6 nv`` rows: ``s``, ``σ_θ``, ``ϱ_θ``, ``σ_θ̇``, ``ϱ_θ̇`` (Eq. 10)
+
+
+@register
+def _force_cross(x, y):
+    """``x ×* y`` for a motion ``x = [ω; v]`` and a force ``y = [n; f]``: ``[ω × n + v × f; ω × f]``."""
+    w0, w1, w2, v0, v1, v2 = x
+    n0, n1, n2, f0, f1, f2 = y
+    return (w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1, w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2,
+            w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0, w1 * f2 - w2 * f1, w2 * f0 - w0 * f2, w0 * f1 - w1 * f0)
+
+
+@register
+def _six(X, o):
+    """Rows ``o … o + 5`` of the lane buffer ``X``."""
+    return row(X, o), row(X, o + 1), row(X, o + 2), row(X, o + 3), row(X, o + 4), row(X, o + 5)
+
+
+@register
+def _put(X, o, x):
+    """Rows ``o … o + 5`` of ``X`` ← the six lane numbers ``x``."""
+    for i in range(6):
+        set_row(X, o + i, x[i])
+
+
+@register
+def _plus(x, y):
+    return x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5]
+
+
+@register
+def _scaled(x, a):
+    return x[0] * a, x[1] * a, x[2] * a, x[3] * a, x[4] * a, x[5] * a
+
+
+@kernel
+def _poses(layout, data, pose):
+    """Each node's pose in its tree's base frame, parents first: a base's the identity, else
+    ``R = R(℘) Eᵀ`` (``Eᵀ`` the upper-left block of ``φ``) and ``p = p(℘) + R(℘) r`` with ``r×
+    = −Eᵀ B`` (``Bᵀ`` the upper-right block of ``φ``)."""
+    layout, data, pose = borrowed(layout), borrowed(data), borrowed(pose)
+    one, zero = splat(1.0), splat(0.0)
+    for j in range(layout.shape[0]):
+        p, wo, o = layout[j, Flat.PARENT], layout[j, Flat.W], POSE * j
+        if p < 0:
+            for i in range(9):
+                set_row(pose, o + i, one if i % 4 == 0 else zero)
+            for i in range(3):
+                set_row(pose, o + 9 + i, zero)
+            continue
+        po = POSE * p
+        for a in range(3):
+            r0, r1, r2 = row(pose, po + 3 * a), row(pose, po + 3 * a + 1), row(pose, po + 3 * a + 2)
+            for b in range(3):
+                set_row(pose, o + 3 * a + b, r0 * row(data, wo + b) + r1 * row(data, wo + 6 + b)
+                        + r2 * row(data, wo + 12 + b))
+        # r× = −Eᵀ B: (Eᵀ B)(i, j) = Σ_m φ(i, m) φ(j, 3 + m)
+        x0 = zero - (row(data, wo + 12) * row(data, wo + 9) + row(data, wo + 13) * row(data, wo + 10)
+                     + row(data, wo + 14) * row(data, wo + 11))
+        x1 = zero - (row(data, wo) * row(data, wo + 15) + row(data, wo + 1) * row(data, wo + 16)
+                     + row(data, wo + 2) * row(data, wo + 17))
+        x2 = zero - (row(data, wo + 6) * row(data, wo + 3) + row(data, wo + 7) * row(data, wo + 4)
+                     + row(data, wo + 8) * row(data, wo + 5))
+        for a in range(3):
+            set_row(pose, o + 9 + a, row(pose, po + 9 + a) + row(pose, po + 3 * a) * x0
+                    + row(pose, po + 3 * a + 1) * x1 + row(pose, po + 3 * a + 2) * x2)
+
+
+@register
+def _world_inertia(data, mo, pose, o, inertias, io):
+    """``ℐ`` (6 × 6 at row ``io`` of ``inertias``): the body inertia at row ``mo`` of ``data``
+    (``[[Ī, h×], [h×*, m]]`` about the body origin) in the base frame, for the pose at row ``o``
+    (as :func:`sko.engine.derivatives._world_inertia`): ``Ī ← R Ī R*``, ``h ← R h``, then the
+    parallel-axis shift to the origin."""
+    m = row(data, mo + 35)
+    hb0, hb1, hb2 = row(data, mo + 16), row(data, mo + 5), row(data, mo + 9)
+    R = (row(pose, o), row(pose, o + 1), row(pose, o + 2), row(pose, o + 3), row(pose, o + 4), row(pose, o + 5),
+         row(pose, o + 6), row(pose, o + 7), row(pose, o + 8))
+    p = (row(pose, o + 9), row(pose, o + 10), row(pose, o + 11))
+    h = (R[0] * hb0 + R[1] * hb1 + R[2] * hb2, R[3] * hb0 + R[4] * hb1 + R[5] * hb2,
+         R[6] * hb0 + R[7] * hb1 + R[8] * hb2)
+    hp, pp = h[0] * p[0] + h[1] * p[1] + h[2] * p[2], p[0] * p[0] + p[1] * p[1] + p[2] * p[2]
+    for r in range(3):
+        ri = (R[3 * r] * row(data, mo) + R[3 * r + 1] * row(data, mo + 6) + R[3 * r + 2] * row(data, mo + 12),
+              R[3 * r] * row(data, mo + 1) + R[3 * r + 1] * row(data, mo + 7) + R[3 * r + 2] * row(data, mo + 13),
+              R[3 * r] * row(data, mo + 2) + R[3 * r + 1] * row(data, mo + 8) + R[3 * r + 2] * row(data, mo + 14))
+        for c in range(3):  # (R Ī R*)(r, c) − p h* − h p* − m p p* (+ 2 h·p + m p·p on the diagonal)
+            s = ri[0] * R[3 * c] + ri[1] * R[3 * c + 1] + ri[2] * R[3 * c + 2]
+            s = s - (p[r] * h[c] + h[r] * p[c] + m * p[r] * p[c])
+            if r == c:
+                s = s + (2.0 * hp + m * pp)
+            set_row(inertias, io + 6 * r + c, s)
+    zero = 0.0 * m
+    g0, g1, g2 = h[0] + m * p[0], h[1] + m * p[1], h[2] + m * p[2]
+    for r in range(3):
+        for c in range(3):
+            set_row(inertias, io + 6 * (r + 3) + c + 3, m if r == c else zero)
+    cross = ((zero, zero - g2, g1), (g2, zero, zero - g0), (zero - g1, g0, zero))  # g× and its transpose
+    for r in range(3):
+        for c in range(3):
+            set_row(inertias, io + 6 * r + c + 3, cross[r][c])
+            set_row(inertias, io + 6 * (c + 3) + r, cross[r][c])
+
+
+@kernel
+def _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv):
+    """Bases to tips, per node, in the base frames: the columns ``s``, ``v``, ``α``, the seeds
+    (Eq. 10), ``ℐ``, ``ℐ v``, ``f = ℐ α + v ×* ℐ v`` and ``𝔅 = ½[Q + Q* + crfb(ℐ v)]`` with ``Q =
+    crf(v) ℐ`` (as :func:`sko.engine.derivatives.scatter`); ``rates``: ``θ̇`` then ``θ̈`` (``nv``
+    rows each)."""
+    layout, data, vel, pose, rates = borrowed(layout), borrowed(data), borrowed(vel), borrowed(pose), borrowed(rates)
+    nodes, inertias, cols = borrowed(nodes), borrowed(inertias), borrowed(cols)
+    zero = splat(0.0)
+    zeros = (zero, zero, zero, zero, zero, zero)
+    c6 = 6 * nv
+    for j in range(layout.shape[0]):
+        p, h, do, ho = layout[j, Flat.PARENT], layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF], layout[j, Flat.H]
+        o, no, io = POSE * j, Node.SIZE * j, Inertias.SIZE * j
+        R = (row(pose, o), row(pose, o + 1), row(pose, o + 2), row(pose, o + 3), row(pose, o + 4), row(pose, o + 5),
+             row(pose, o + 6), row(pose, o + 7), row(pose, o + 8))
+        x0, x1, x2 = row(pose, o + 9), row(pose, o + 10), row(pose, o + 11)
+        vJ, aJ = zeros, zeros
+        for c in range(h):  # s = [R s_ω; R s_v + p × R s_ω]
+            S = _six(data, ho + 6 * c)
+            w0 = R[0] * S[0] + R[1] * S[1] + R[2] * S[2]
+            w1 = R[3] * S[0] + R[4] * S[1] + R[5] * S[2]
+            w2 = R[6] * S[0] + R[7] * S[1] + R[8] * S[2]
+            s = (w0, w1, w2, R[0] * S[3] + R[1] * S[4] + R[2] * S[5] + (x1 * w2 - x2 * w1),
+                 R[3] * S[3] + R[4] * S[4] + R[5] * S[5] + (x2 * w0 - x0 * w2),
+                 R[6] * S[3] + R[7] * S[4] + R[8] * S[5] + (x0 * w1 - x1 * w0))
+            _put(cols, 6 * (do + c), s)
+            vJ = _plus(vJ, _scaled(s, row(rates, do + c)))
+            aJ = _plus(aJ, _scaled(s, row(rates, nv + do + c)))
+        if p >= 0:  # 𝒱⁺ = v(℘), α⁺ = α(℘)
+            V = _six(nodes, Node.SIZE * p + Node.v)
+            A = _six(nodes, Node.SIZE * p + Node.alpha)
+        else:  # 𝒱⁺ = 0, α⁺ = −a_g: the fill's a − v × v_J in the base's own frame
+            V = zeros
+            A = _plus(_six(data, layout[j, Flat.A]), _scaled(motion_cross(_six(vel, 6 * j), vJ), -1.0))
+        v = _plus(V, vJ)
+        alpha = _plus(_plus(A, aJ), motion_cross(v, vJ))
+        _put(nodes, no + Node.v, v)
+        _put(nodes, no + Node.alpha, alpha)
+        for c in range(h):  # the seeds (Eq. 10)
+            oc = 6 * (do + c)
+            s = _six(cols, oc)
+            sq = motion_cross(V, s)  # σ_θ = 𝒱⁺ × s
+            _put(cols, c6 + oc, sq)
+            _put(cols, 2 * c6 + oc, _plus(motion_cross(A, s), motion_cross(V, sq)))  # ϱ_θ = α⁺ × s + 𝒱⁺ × σ_θ
+            _put(cols, 3 * c6 + oc, s)  # σ_θ̇ = s
+            _put(cols, 4 * c6 + oc, motion_cross(_plus(v, V), s))  # ϱ_θ̇ = (v + 𝒱⁺) × s
+        _world_inertia(data, layout[j, Flat.M], pose, o, inertias, io)
+        Iv = (rb.dot(_six(inertias, io), v), rb.dot(_six(inertias, io + 6), v), rb.dot(_six(inertias, io + 12), v),
+              rb.dot(_six(inertias, io + 18), v), rb.dot(_six(inertias, io + 24), v), rb.dot(_six(inertias, io + 30), v))
+        Ia = (rb.dot(_six(inertias, io), alpha), rb.dot(_six(inertias, io + 6), alpha),
+              rb.dot(_six(inertias, io + 12), alpha), rb.dot(_six(inertias, io + 18), alpha),
+              rb.dot(_six(inertias, io + 24), alpha), rb.dot(_six(inertias, io + 30), alpha))
+        _put(nodes, no + Node.Iv, Iv)
+        _put(nodes, no + Node.f, _plus(Ia, _force_cross(v, Iv)))  # f = ℐ α + v ×* ℐ v
+        Bo = io + Inertias.B
+        n0, n1, n2, f0, f1, f2 = _scaled(Iv, 0.5)
+        cr = ((zero, n2, zero - n1, zero, f2, zero - f1), (zero - n2, zero, n0, zero - f2, zero, f0),
+              (n1, zero - n0, zero, f1, zero - f0, zero), (zero, f2, zero - f1, zero, zero, zero),
+              (zero - f2, zero, f0, zero, zero, zero), (f1, zero - f0, zero, zero, zero, zero))
+        for i in range(6):  # ½ crfb(ℐ v) = ½ [[−n×, −f×], [−f×, 0]]
+            _put(inertias, Bo + 6 * i, cr[i])
+        for c in range(6):  # + ½ (Q + Q*), column c of Q = v ×* ℐ e_c (ℐ symmetric: its row c)
+            q = _scaled(_force_cross(v, _six(inertias, io + 6 * c)), 0.5)
+            for i in range(6):
+                set_row(inertias, Bo + 6 * i + c, row(inertias, Bo + 6 * i + c) + q[i])
+                set_row(inertias, Bo + 6 * c + i, row(inertias, Bo + 6 * c + i) + q[i])
+
+
+@kernel
+def _gather(layout, nodes, inertias):
+    """Tips to bases: ``f``, ``ℛ`` and ``𝔅`` of every node summed into its parent's (Eq. 10, one
+    frame per tree: plain sums)."""
+    layout, nodes, inertias = borrowed(layout), borrowed(nodes), borrowed(inertias)
+    for j in range(layout.shape[0] - 1, -1, -1):
+        p = layout[j, Flat.PARENT]
+        if p < 0:
+            continue
+        for i in range(6):
+            o = Node.f + i
+            set_row(nodes, Node.SIZE * p + o, row(nodes, Node.SIZE * p + o) + row(nodes, Node.SIZE * j + o))
+        for i in range(Inertias.SIZE):
+            set_row(inertias, Inertias.SIZE * p + i, row(inertias, Inertias.SIZE * p + i)
+                    + row(inertias, Inertias.SIZE * j + i))
+
+
+@kernel
+def _walks(layout, nodes, inertias, cols, t, result, nv):
+    """``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ`` (``nv × nv`` rows each, in this order, of ``result``, zero
+    on entry) from the composites and seeds (Eq. 11–12, as :func:`sko.engine.derivatives.walks`):
+    each node's columns against its own and its ancestors' rows and the other way round; ``t``:
+    :data:`~sko.engine.derivatives.WalkColumn` per hinge column of the node."""
+    layout, nodes, inertias, cols = borrowed(layout), borrowed(nodes), borrowed(inertias), borrowed(cols)
+    t, result = borrowed(t), borrowed(result)
+    c6, n2 = 6 * nv, nv * nv
+    for i in range(layout.shape[0]):
+        h, di = layout[i, Flat.HINGE_DIM], layout[i, Flat.DOF]
+        Ro, Bo, fo = Inertias.SIZE * i + Inertias.R, Inertias.SIZE * i + Inertias.B, Node.SIZE * i + Node.f
+        for c in range(h):  # Y = ℛ s, Z = 2 𝔅* s, g_θ = ℛ ϱ_θ + 2 𝔅 σ_θ + s ×* f, g_θ̇ = ℛ ϱ_θ̇ + 2 𝔅 σ_θ̇
+            o, w = 6 * (di + c), WalkColumn.SIZE * c
+            s, sq, rq = _six(cols, o), _six(cols, c6 + o), _six(cols, 2 * c6 + o)
+            sv, rv = _six(cols, 3 * c6 + o), _six(cols, 4 * c6 + o)
+            cross = _force_cross(s, _six(nodes, fo))
+            for k in range(6):
+                Rk, Bk = _six(inertias, Ro + 6 * k), _six(inertias, Bo + 6 * k)
+                Bc = (row(inertias, Bo + k), row(inertias, Bo + 6 + k), row(inertias, Bo + 12 + k),
+                      row(inertias, Bo + 18 + k), row(inertias, Bo + 24 + k), row(inertias, Bo + 30 + k))
+                set_row(t, w + WalkColumn.Y + k, rb.dot(Rk, s))
+                set_row(t, w + WalkColumn.Z + k, 2.0 * rb.dot(Bc, s))
+                set_row(t, w + WalkColumn.gq + k, rb.dot(Rk, rq) + 2.0 * rb.dot(Bk, sq) + cross[k])
+                set_row(t, w + WalkColumn.gv + k, rb.dot(Rk, rv) + 2.0 * rb.dot(Bk, sv))
+        j = i
+        while j >= 0:
+            hj, dj = layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF]
+            for c in range(h):
+                w = WalkColumn.SIZE * c
+                Y, Z = _six(t, w + WalkColumn.Y), _six(t, w + WalkColumn.Z)
+                for cj in range(hj):
+                    oj = 6 * (dj + cj)
+                    s = _six(cols, oj)
+                    m = rb.dot(s, Y)
+                    set_row(result, 2 * n2 + (di + c) * nv + dj + cj, m)
+                    set_row(result, 2 * n2 + (dj + cj) * nv + di + c, m)
+                    x_q = rb.dot(Y, _six(cols, 2 * c6 + oj)) + rb.dot(Z, _six(cols, c6 + oj))
+                    x_v = rb.dot(Y, _six(cols, 4 * c6 + oj)) + rb.dot(Z, _six(cols, 3 * c6 + oj))
+                    e = (di + c) * nv + dj + cj
+                    set_row(result, e, row(result, e) + x_q)
+                    set_row(result, n2 + e, row(result, n2 + e) + x_v)
+                    if j != i:  # rows of the strict ancestors, columns of i
+                        e = (dj + cj) * nv + di + c
+                        set_row(result, e, row(result, e) + rb.dot(s, _six(t, w + WalkColumn.gq)))
+                        set_row(result, n2 + e, row(result, n2 + e) + rb.dot(s, _six(t, w + WalkColumn.gv)))
+            j = layout[j, Flat.PARENT]
+
+
+@kernel
+def inverse_derivatives_block(local, work, lane, Q, QD, X, out, status, first, count):
+    """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` at ``θ̈ = X`` of the states ``first … first + count − 1`` (``count ≤
+    LANES``) into the same rows of ``out`` (``3 nv²`` each) and ``status``, on the request vector
+    ``local``, the lanes' buffers ``work`` (:func:`sko.engine.lanes.buffers`, borrowed) and this
+    module's ``lane`` (:func:`_lane_buffers`): the lanes' fill, then :func:`_poses`,
+    :func:`_scatter`, :func:`_gather` and :func:`_walks` once, each lane's result and status out
+    (−3 where it is not finite)."""
+    local, Q, QD, X, out, status = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), \
+        borrowed(status)
+    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
+    pose, rates, nodes, inertias, cols, t, result = lane
+    data, vel = work[0], work[9]
+    nv = lwords[Header.NV]
+    _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
+    for l in range(LANES):
+        s = first + min(l, count - 1)
+        for i in range(nv):
+            rates[i * LANES + l] = QD[s, i]
+            rates[(nv + i) * LANES + l] = X[s, i]
+    for i in range(result.shape[0]):
+        result[i] = 0.0
+    _poses(layout, data, pose)
+    _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv)
+    _gather(layout, nodes, inertias)
+    _walks(layout, nodes, inertias, cols, t, result, nv)
+    size = 3 * nv * nv
+    for l in range(count):
+        s = first + l
+        if status[s] >= 0:
+            continue
+        finite = 0.0
+        for i in range(size):
+            y = result[i * LANES + l]
+            out[s, i] = y
+            finite += 0.0 * y
+        if finite != 0.0:
+            status[s] = -3
+
+
+@register
+def _lane_buffers(lwords):
+    """This module's lane buffers for the request vector's sizes: the poses, ``θ̇`` and ``θ̈``,
+    the nodes (:data:`~sko.engine.derivatives.Node`), the inertias
+    (:data:`~sko.engine.derivatives.Inertias`), the seeds' columns, the walks' scratch (a 6-dof
+    hinge at most: a rigid node) and the result's ``3 nv²`` entries."""
+    nv, n = lwords[Header.NV], lwords[Header.N]
+    return (np.zeros(POSE * n * LANES), np.zeros(2 * nv * LANES), np.zeros(Node.SIZE * n * LANES),
+            np.zeros(Inertias.SIZE * n * LANES), np.zeros(_COLUMNS * 6 * nv * LANES),
+            np.zeros(WalkColumn.SIZE * 6 * LANES), np.zeros(3 * nv * nv * LANES))
+
+
+@kernel
+def _inverse_derivatives_run(local, work, Q, QD, X, out, status, first, stop):
+    """The blocks ``first … stop − 1`` of a batch of inverse dynamics derivatives, each by
+    :func:`inverse_derivatives_block`, on a thread's own request vector and lane buffers (as
+    :func:`sko.engine.lanes._forward_run`). Returns −1."""
+    lwords = local.view(np.int64)
+    lane = _lane_buffers(lwords)
+    work = borrowed_buffers(work)
+    for b in range(first, stop):
+        inverse_derivatives_block(local, work, lane, Q, QD, X, out, status, b * LANES,
+                                  min(LANES, Q.shape[0] - b * LANES))
+    return -1
+
+
+#: the run kernels of this module, by request name, which join :data:`sko.engine.lanes.REQUESTS`
+RUNS = {"inverse_dynamics_derivatives": _inverse_derivatives_run}
+REQUESTS.update(RUNS)
