@@ -28,10 +28,10 @@ from sko.engine.borrow import borrowed
 from sko.engine.derivatives import Inertias, Node, WalkColumn
 from sko.engine.jit import kernel, register
 from sko.engine.layout import Flat
-from sko.engine.lanes import LANES, REQUESTS, _fill, borrowed_buffers, row, set_row, splat
+from sko.engine.lanes import LANES, REQUESTS, _fill, admissible, borrowed_buffers, row, set_row, splat
 from sko.engine.request_views import Header, request_views
 
-__all__ = ["POSE", "RUNS", "inverse_derivatives_block"]
+__all__ = ["POSE", "RUNS", "inverse_derivatives_block", "forward_derivatives_block"]
 
 POSE = 12  #: lane rows per node of the pose buffer: ``R`` (row-major, body axes in the base frame), ``p``
 _COLUMNS = 5  #: the seeds' blocks of ``6 nv`` rows: ``s``, ``σ_θ``, ``ϱ_θ``, ``σ_θ̇``, ``ϱ_θ̇`` (Eq. 10)
@@ -225,11 +225,12 @@ def _gather(layout, nodes, inertias):
 
 
 @kernel
-def _walks(layout, nodes, inertias, cols, t, result, nv):
+def _walks(layout, nodes, inertias, cols, t, result, nv, partials):
     """``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ`` (``nv × nv`` rows each, in this order, of ``result``, zero
     on entry) from the composites and seeds (Eq. 11–12, as :func:`sko.engine.derivatives.walks`):
     each node's columns against its own and its ancestors' rows and the other way round; ``t``:
-    :data:`~sko.engine.derivatives.WalkColumn` per hinge column of the node."""
+    :data:`~sko.engine.derivatives.WalkColumn` per hinge column of the node. Without
+    ``partials``, ``ℳ`` only (Eq. 14)."""
     layout, nodes, inertias, cols = borrowed(layout), borrowed(nodes), borrowed(inertias), borrowed(cols)
     t, result = borrowed(t), borrowed(result)
     c6, n2 = 6 * nv, nv * nv
@@ -246,6 +247,8 @@ def _walks(layout, nodes, inertias, cols, t, result, nv):
                 Bc = (row(inertias, Bo + k), row(inertias, Bo + 6 + k), row(inertias, Bo + 12 + k),
                       row(inertias, Bo + 18 + k), row(inertias, Bo + 24 + k), row(inertias, Bo + 30 + k))
                 set_row(t, w + WalkColumn.Y + k, rb.dot(Rk, s))
+                if not partials:
+                    continue
                 set_row(t, w + WalkColumn.Z + k, 2.0 * rb.dot(Bc, s))
                 set_row(t, w + WalkColumn.gq + k, rb.dot(Rk, rq) + 2.0 * rb.dot(Bk, sq) + cross[k])
                 set_row(t, w + WalkColumn.gv + k, rb.dot(Rk, rv) + 2.0 * rb.dot(Bk, sv))
@@ -261,6 +264,8 @@ def _walks(layout, nodes, inertias, cols, t, result, nv):
                     m = rb.dot(s, Y)
                     set_row(result, 2 * n2 + (di + c) * nv + dj + cj, m)
                     set_row(result, 2 * n2 + (dj + cj) * nv + di + c, m)
+                    if not partials:
+                        continue
                     x_q = rb.dot(Y, _six(cols, 2 * c6 + oj)) + rb.dot(Z, _six(cols, c6 + oj))
                     x_v = rb.dot(Y, _six(cols, 4 * c6 + oj)) + rb.dot(Z, _six(cols, 3 * c6 + oj))
                     e = (di + c) * nv + dj + cj
@@ -274,32 +279,33 @@ def _walks(layout, nodes, inertias, cols, t, result, nv):
 
 
 @kernel
-def inverse_derivatives_block(local, work, lane, Q, QD, X, out, status, first, count):
-    """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` at ``θ̈ = X`` of the states ``first … first + count − 1`` (``count ≤
-    LANES``) into the same rows of ``out`` (``3 nv²`` each) and ``status``, on the request vector
-    ``local``, the lanes' buffers ``work`` (:func:`sko.engine.lanes.buffers`, borrowed) and this
-    module's ``lane`` (:func:`_lane_buffers`): the lanes' fill, then :func:`_poses`,
-    :func:`_scatter`, :func:`_gather` and :func:`_walks` once, each lane's result and status out
-    (−3 where it is not finite)."""
-    local, Q, QD, X, out, status = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), \
-        borrowed(status)
-    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    pose, rates, nodes, inertias, cols, t, result = lane
-    data, vel = work[0], work[9]
-    nv = lwords[Header.NV]
-    _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
+def _sweeps(layout, data, vel, lane, nv, partials):
+    """The result of :func:`_walks` into the lane buffer ``result`` (zeroed first), at the poses,
+    ``θ̇`` and ``θ̈`` in ``lane``: :func:`_scatter`, :func:`_gather`, :func:`_walks`."""
+    layout, data, vel = borrowed(layout), borrowed(data), borrowed(vel)
+    pose, rates, nodes, inertias, cols, t, result, factor, rhs, flag = lane
+    result = borrowed(result)
+    for i in range(result.shape[0]):
+        result[i] = 0.0
+    _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv)
+    _gather(layout, nodes, inertias)
+    _walks(layout, nodes, inertias, cols, t, result, nv, partials)
+
+
+@register
+def _state_rows(M, rates, o, nv, first, count):
+    """Rows ``o … o + nv − 1`` of the lane buffer ``rates`` ← each lane's state's row of ``M``
+    (the tail's lanes: the block's first state's)."""
     for l in range(LANES):
         s = first + min(l, count - 1)
         for i in range(nv):
-            rates[i * LANES + l] = QD[s, i]
-            rates[(nv + i) * LANES + l] = X[s, i]
-    for i in range(result.shape[0]):
-        result[i] = 0.0
-    _poses(layout, data, pose)
-    _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv)
-    _gather(layout, nodes, inertias)
-    _walks(layout, nodes, inertias, cols, t, result, nv)
-    size = 3 * nv * nv
+            rates[(o + i) * LANES + l] = M[s, i]
+
+
+@register
+def _lanes_out(result, out, status, first, count, size):
+    """Each lane's ``size`` entries of ``result`` into its state's row of ``out``, for a state
+    not rejected; its status −3 where one is not finite."""
     for l in range(count):
         s = first + l
         if status[s] >= 0:
@@ -313,16 +319,169 @@ def inverse_derivatives_block(local, work, lane, Q, QD, X, out, status, first, c
             status[s] = -3
 
 
+@kernel
+def inverse_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, first, count):
+    """``(∂T/∂θ, ∂T/∂θ̇, ℳ)`` at ``θ̈ = X`` of the states ``first … first + count − 1`` (``count ≤
+    LANES``) into the same rows of ``out`` (``3 nv²`` each) and ``status``, on the request vector
+    ``local``, the lanes' buffers ``work`` (:func:`sko.engine.lanes.buffers`, borrowed) and this
+    module's ``lane`` (:func:`_lane_buffers`): the lanes' fill, then :func:`_poses` and
+    :func:`_sweeps` once, each lane's result and status out (−3 where it is not finite)."""
+    local, Q, QD, X, out, status = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), \
+        borrowed(status)
+    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
+    pose, rates, nodes, inertias, cols, t, result, factor, rhs, flag = lane
+    data, vel = work[0], work[9]
+    nv = lwords[Header.NV]
+    _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
+    _state_rows(QD, rates, 0, nv, first, count)
+    _state_rows(X, rates, nv, nv, first, count)
+    _poses(layout, data, pose)
+    _sweeps(layout, data, vel, lane, nv, True)
+    _lanes_out(result, out, status, first, count, 3 * nv * nv)
+
+
+# ----------------------------------------------------------------------------- forward dynamics
+@kernel
+def _tree_positions(layout, perm, lam, owner, last):
+    """The hinge columns in the nodes' order (parents first), where the sparse ``Lᵀ D L`` of ``ℳ``
+    runs (SPARSE.md; :func:`sko.engine.derivatives.tree_positions`): ``perm[u]`` is the column at
+    position ``u``, ``lam[u]`` the position of its parent column (−1 at a base) and ``owner[u]``
+    its node; ``last[k]``: the last column at or above node ``k``."""
+    u = 0
+    for k in range(layout.shape[0]):
+        p, h, d = layout[k, Flat.PARENT], layout[k, Flat.HINGE_DIM], layout[k, Flat.DOF]
+        above = last[p] if p >= 0 else -1
+        for c in range(h):
+            perm[u], lam[u], owner[u] = d + c, above if c == 0 else u - 1, k
+            u += 1
+        last[k] = u - 1 if h > 0 else above
+
+
+@kernel
+def _ltdl(A, lam, nv, flag, bad):
+    """``A = Lᵀ D L`` in place in every lane (``nv × nv`` rows at positions; as
+    :func:`sko.engine.derivatives.ltdl`, dividing by the pivot's reciprocal): ``bad[l]`` is the
+    first position (from the last) whose pivot is not positive and finite in lane ``l``, or −1."""
+    A, lam, flag, bad = borrowed(A), borrowed(lam), borrowed(flag), borrowed(bad)
+    for l in range(LANES):
+        bad[l] = -1
+    for k in range(nv - 1, -1, -1):
+        d = row(A, k * nv + k)
+        set_row(flag, 0, admissible(d))
+        for l in range(LANES):
+            if flag[l] == 0.0 and bad[l] < 0:
+                bad[l] = k
+        di = 1.0 / d
+        i = lam[k]
+        while i >= 0:
+            a = row(A, k * nv + i) * di
+            j = i
+            while j >= 0:
+                set_row(A, i * nv + j, row(A, i * nv + j) - a * row(A, k * nv + j))
+                j = lam[j]
+            set_row(A, k * nv + i, a)
+            i = lam[i]
+
+
+@kernel
+def _ltdl_solve(A, lam, X, nv, m, columns):
+    """``X ← ℳ⁻¹ X`` in every lane from the factor of :func:`_ltdl` (as
+    :func:`sko.engine.derivatives.ltdl_solve`): ``X`` has rows at positions, ``m`` lane rows
+    apart, of which the first ``columns`` are solved."""
+    A, lam, X = borrowed(A), borrowed(lam), borrowed(X)
+    for i in range(nv - 1, -1, -1):
+        j = lam[i]
+        while j >= 0:
+            a = row(A, i * nv + j)
+            for c in range(columns):
+                set_row(X, j * m + c, row(X, j * m + c) - a * row(X, i * m + c))
+            j = lam[j]
+    for i in range(nv):
+        a = 1.0 / row(A, i * nv + i)
+        for c in range(columns):
+            set_row(X, i * m + c, row(X, i * m + c) * a)
+    for i in range(nv):
+        j = lam[i]
+        while j >= 0:
+            a = row(A, i * nv + j)
+            for c in range(columns):
+                set_row(X, i * m + c, row(X, i * m + c) - a * row(X, j * m + c))
+            j = lam[j]
+
+
+@kernel
+def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, first, count):
+    """``(∂θ̈/∂θ, ∂θ̈/∂θ̇, ℳ⁻¹)`` at ``θ̈ = FD(q, θ̇, T)`` for ``T = X`` (DERIVATIVES.md, Eq. 3) of
+    the states ``first … first + count − 1`` (as :func:`inverse_derivatives_block`), as the
+    one-state kernel computes them in every lane: :func:`_sweeps` at ``θ̈ = 0`` give the bias and
+    ``ℳ``; its sparse ``Lᵀ D L`` (:func:`_ltdl`, positions of :func:`_tree_positions` in
+    ``tree``) gives ``θ̈``, where the sweeps run again for ``∂T/∂θ``, ``∂T/∂θ̇``; one solve with
+    ``3 nv`` right-hand sides gives ``−ℳ⁻¹ ∂T/∂θ``, ``−ℳ⁻¹ ∂T/∂θ̇`` and ``ℳ⁻¹``. A lane whose
+    ``ℳ`` has a pivot that is not positive gets the status ``N + k`` of the body owning that column."""
+    local, Q, QD, X, out, status = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), \
+        borrowed(status)
+    lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
+    pose, rates, nodes, inertias, cols, t, result, A, B, flag = lane
+    perm, lam, owner, last, bad = tree
+    data, vel = work[0], work[9]
+    nv, N = lwords[Header.NV], lwords[Header.N]
+    n2, m = nv * nv, 3 * nv
+    _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
+    _state_rows(QD, rates, 0, nv, first, count)
+    for i in range(nv * LANES):
+        rates[nv * LANES + i] = 0.0
+    _state_rows(X, rates, 2 * nv, nv, first, count)
+    _poses(layout, data, pose)
+    _sweeps(layout, data, vel, lane, nv, False)
+    for u in range(nv):  # T − 𝒞 at positions, 𝒞 = H f at θ̈ = 0; ℳ at positions
+        pu = perm[u]
+        set_row(B, u * m, row(rates, 2 * nv + pu) - rb.dot(_six(cols, 6 * pu),
+                                                             _six(nodes, Node.SIZE * owner[u] + Node.f)))
+        for c in range(nv):
+            set_row(A, u * nv + c, row(result, 2 * n2 + pu * nv + perm[c]))
+    _ltdl(A, lam, nv, flag, bad)
+    _ltdl_solve(A, lam, B, nv, m, 1)
+    for u in range(nv):
+        set_row(rates, nv + perm[u], row(B, u * m))
+    _sweeps(layout, data, vel, lane, nv, True)
+    one, zero = splat(1.0), splat(0.0)
+    for u in range(nv):  # rows at positions: [∂T/∂θ | ∂T/∂θ̇ | 1]
+        pu = perm[u]
+        for c in range(nv):
+            set_row(B, u * m + c, row(result, pu * nv + c))
+            set_row(B, u * m + nv + c, row(result, n2 + pu * nv + c))
+            set_row(B, u * m + 2 * nv + c, one if c == pu else zero)
+    _ltdl_solve(A, lam, B, nv, m, m)
+    for u in range(nv):
+        pu = perm[u]
+        for c in range(nv):
+            set_row(result, pu * nv + c, zero - row(B, u * m + c))
+            set_row(result, n2 + pu * nv + c, zero - row(B, u * m + nv + c))
+            set_row(result, 2 * n2 + pu * nv + c, row(B, u * m + 2 * nv + c))
+    for l in range(count):
+        s = first + l
+        if status[s] < 0 and bad[l] >= 0:  # ℳ not positive definite: the body of that column, as D(k) names it
+            status[s] = N + layout[owner[bad[l]], Flat.BODY]
+    _lanes_out(result, out, status, first, count, 3 * n2)
+
+
 @register
-def _lane_buffers(lwords):
-    """This module's lane buffers for the request vector's sizes: the poses, ``θ̇`` and ``θ̈``,
-    the nodes (:data:`~sko.engine.derivatives.Node`), the inertias
+def _lane_buffers(lwords, forward):
+    """This module's lane buffers for the request vector's sizes: the poses, ``θ̇``, ``θ̈`` and
+    ``T``, the nodes (:data:`~sko.engine.derivatives.Node`), the inertias
     (:data:`~sko.engine.derivatives.Inertias`), the seeds' columns, the walks' scratch (a 6-dof
-    hinge at most: a rigid node) and the result's ``3 nv²`` entries."""
+    hinge at most: a rigid node), the result's ``3 nv²`` entries; for ``forward`` dynamics also
+    the factor of ``ℳ``, the ``nv × 3 nv`` right-hand sides and a row of flags. Then the tree's
+    positions (:func:`_tree_positions`) and each lane's first bad pivot."""
     nv, n = lwords[Header.NV], lwords[Header.N]
-    return (np.zeros(POSE * n * LANES), np.zeros(2 * nv * LANES), np.zeros(Node.SIZE * n * LANES),
+    f = 1 if forward else 0
+    lane = (np.zeros(POSE * n * LANES), np.zeros(3 * nv * LANES), np.zeros(Node.SIZE * n * LANES),
             np.zeros(Inertias.SIZE * n * LANES), np.zeros(_COLUMNS * 6 * nv * LANES),
-            np.zeros(WalkColumn.SIZE * 6 * LANES), np.zeros(3 * nv * nv * LANES))
+            np.zeros(WalkColumn.SIZE * 6 * LANES), np.zeros(3 * nv * nv * LANES), np.zeros(f * nv * nv * LANES),
+            np.zeros(f * 3 * nv * nv * LANES), np.zeros(LANES))
+    tree = (np.zeros(nv, dtype=np.int64), np.zeros(nv, dtype=np.int64), np.zeros(nv, dtype=np.int64),
+            np.zeros(n, dtype=np.int64), np.zeros(LANES, dtype=np.int64))
+    return lane, tree
 
 
 @kernel
@@ -330,15 +489,30 @@ def _inverse_derivatives_run(local, work, Q, QD, X, out, status, first, stop):
     """The blocks ``first … stop − 1`` of a batch of inverse dynamics derivatives, each by
     :func:`inverse_derivatives_block`, on a thread's own request vector and lane buffers (as
     :func:`sko.engine.lanes._forward_run`). Returns −1."""
-    lwords = local.view(np.int64)
-    lane = _lane_buffers(lwords)
+    lane, tree = _lane_buffers(local.view(np.int64), False)
     work = borrowed_buffers(work)
     for b in range(first, stop):
-        inverse_derivatives_block(local, work, lane, Q, QD, X, out, status, b * LANES,
+        inverse_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, b * LANES,
+                                  min(LANES, Q.shape[0] - b * LANES))
+    return -1
+
+
+@kernel
+def _forward_derivatives_run(local, work, Q, QD, X, out, status, first, stop):
+    """:func:`_inverse_derivatives_run` of the forward dynamics derivatives, each block by
+    :func:`forward_derivatives_block` (``X`` holds ``T``)."""
+    lwords = local.view(np.int64)
+    lane, tree = _lane_buffers(lwords, True)
+    perm, lam, owner, last, bad = tree
+    _tree_positions(request_views(local)[2], perm, lam, owner, last)
+    work = borrowed_buffers(work)
+    for b in range(first, stop):
+        forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, b * LANES,
                                   min(LANES, Q.shape[0] - b * LANES))
     return -1
 
 
 #: the run kernels of this module, by request name, which join :data:`sko.engine.lanes.REQUESTS`
-RUNS = {"inverse_dynamics_derivatives": _inverse_derivatives_run}
+RUNS = {"inverse_dynamics_derivatives": _inverse_derivatives_run,
+        "forward_dynamics_derivatives": _forward_derivatives_run}
 REQUESTS.update(RUNS)
