@@ -283,7 +283,7 @@ def _sweeps(layout, data, vel, lane, nv, partials):
     """The result of :func:`_walks` into the lane buffer ``result`` (zeroed first), at the poses,
     ``θ̇`` and ``θ̈`` in ``lane``: :func:`_scatter`, :func:`_gather`, :func:`_walks`."""
     layout, data, vel = borrowed(layout), borrowed(data), borrowed(vel)
-    pose, rates, nodes, inertias, cols, t, result, factor, rhs, flag = lane
+    pose, rates, nodes, inertias, cols, t, result, factor, rhs, flag, bodies, delta = lane
     result = borrowed(result)
     for i in range(result.shape[0]):
         result[i] = 0.0
@@ -329,7 +329,7 @@ def inverse_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
     local, Q, QD, X, out, status = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), \
         borrowed(status)
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    pose, rates, nodes, inertias, cols, t, result, factor, rhs, flag = lane
+    pose, rates, nodes, inertias, cols, t, result, factor, rhs, flag, bodies, delta = lane
     data, vel = work[0], work[9]
     nv = lwords[Header.NV]
     _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
@@ -410,18 +410,53 @@ def _ltdl_solve(A, lam, X, nv, m, columns):
 
 
 @kernel
+def _accelerate(layout, cols, rates, bodies, nodes, delta, nv):
+    """The sweeps of :func:`_scatter` and :func:`_gather` at ``θ̈ = 0`` carried to the ``θ̈`` in
+    ``rates``: of their terms, only ``α``, ``f`` and ``ϱ_θ`` depend on ``θ̈``, linearly (Eq. 10).
+    Parents first ``Δα = Δα(℘) + Σ s θ̈`` and ``ϱ_θ += Δα(℘) × s``; then children first ``Δf =
+    ℐ Δα`` (``bodies``: each body's own ``ℐ``) summed over the subtree and added to the gathered
+    ``f``. ``delta``: ``Δα`` and the subtree's ``Δf`` per node."""
+    layout, cols, rates, bodies = borrowed(layout), borrowed(cols), borrowed(rates), borrowed(bodies)
+    nodes, delta = borrowed(nodes), borrowed(delta)
+    zero = splat(0.0)
+    zeros = (zero, zero, zero, zero, zero, zero)
+    c6 = 6 * nv
+    for j in range(layout.shape[0]):
+        p, h, do = layout[j, Flat.PARENT], layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF]
+        A = _six(delta, 12 * p) if p >= 0 else zeros
+        d = A
+        for c in range(h):
+            oc = 6 * (do + c)
+            S = _six(cols, oc)
+            d = _plus(d, _scaled(S, row(rates, nv + do + c)))
+            _put(cols, 2 * c6 + oc, _plus(_six(cols, 2 * c6 + oc), motion_cross(A, S)))
+        _put(delta, 12 * j, d)
+        _put(delta, 12 * j + 6, zeros)
+    for j in range(layout.shape[0] - 1, -1, -1):
+        p, bo, d = layout[j, Flat.PARENT], 36 * j, _six(delta, 12 * j)
+        g = (rb.dot(_six(bodies, bo), d), rb.dot(_six(bodies, bo + 6), d), rb.dot(_six(bodies, bo + 12), d),
+             rb.dot(_six(bodies, bo + 18), d), rb.dot(_six(bodies, bo + 24), d), rb.dot(_six(bodies, bo + 30), d))
+        g = _plus(g, _six(delta, 12 * j + 6))
+        fo = Node.SIZE * j + Node.f
+        _put(nodes, fo, _plus(_six(nodes, fo), g))
+        if p >= 0:
+            _put(delta, 12 * p + 6, _plus(_six(delta, 12 * p + 6), g))
+
+
+@kernel
 def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, first, count):
     """``(∂θ̈/∂θ, ∂θ̈/∂θ̇, ℳ⁻¹)`` at ``θ̈ = FD(q, θ̇, T)`` for ``T = X`` (DERIVATIVES.md, Eq. 3) of
     the states ``first … first + count − 1`` (as :func:`inverse_derivatives_block`), as the
-    one-state kernel computes them in every lane: :func:`_sweeps` at ``θ̈ = 0`` give the bias and
+    one-state kernel computes them, in every lane: the sweeps at ``θ̈ = 0`` give the bias and
     ``ℳ``; its sparse ``Lᵀ D L`` (:func:`_ltdl`, positions of :func:`_tree_positions` in
-    ``tree``) gives ``θ̈``, where the sweeps run again for ``∂T/∂θ``, ``∂T/∂θ̇``; one solve with
+    ``tree``) gives ``θ̈``, to which the sweeps are carried (:func:`_accelerate`, where the
+    one-state kernel runs them again) for ``∂T/∂θ``, ``∂T/∂θ̇``; one solve with
     ``3 nv`` right-hand sides gives ``−ℳ⁻¹ ∂T/∂θ``, ``−ℳ⁻¹ ∂T/∂θ̇`` and ``ℳ⁻¹``. A lane whose
     ``ℳ`` has a pivot that is not positive gets the status ``N + k`` of the body owning that column."""
     local, Q, QD, X, out, status = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), \
         borrowed(status)
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    pose, rates, nodes, inertias, cols, t, result, A, B, flag = lane
+    pose, rates, nodes, inertias, cols, t, result, A, B, flag, bodies, delta = lane
     perm, lam, owner, last, bad = tree
     data, vel = work[0], work[9]
     nv, N = lwords[Header.NV], lwords[Header.N]
@@ -432,7 +467,14 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
         rates[nv * LANES + i] = 0.0
     _state_rows(X, rates, 2 * nv, nv, first, count)
     _poses(layout, data, pose)
-    _sweeps(layout, data, vel, lane, nv, False)
+    for i in range(result.shape[0]):
+        result[i] = 0.0
+    _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv)
+    for j in range(layout.shape[0]):  # each body's own ℐ, before the gather sums them
+        for i in range(36 * LANES):
+            bodies[36 * LANES * j + i] = inertias[Inertias.SIZE * LANES * j + i]
+    _gather(layout, nodes, inertias)
+    _walks(layout, nodes, inertias, cols, t, result, nv, False)
     for u in range(nv):  # T − 𝒞 at positions, 𝒞 = H f at θ̈ = 0; ℳ at positions
         pu = perm[u]
         set_row(B, u * m, row(rates, 2 * nv + pu) - rb.dot(_six(cols, 6 * pu),
@@ -443,7 +485,10 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
     _ltdl_solve(A, lam, B, nv, m, 1)
     for u in range(nv):
         set_row(rates, nv + perm[u], row(B, u * m))
-    _sweeps(layout, data, vel, lane, nv, True)
+    _accelerate(layout, cols, rates, bodies, nodes, delta, nv)
+    for i in range(2 * n2 * LANES):
+        result[i] = 0.0
+    _walks(layout, nodes, inertias, cols, t, result, nv, True)
     one, zero = splat(1.0), splat(0.0)
     for u in range(nv):  # rows at positions: [∂T/∂θ | ∂T/∂θ̇ | 1]
         pu = perm[u]
@@ -471,14 +516,16 @@ def _lane_buffers(lwords, forward):
     ``T``, the nodes (:data:`~sko.engine.derivatives.Node`), the inertias
     (:data:`~sko.engine.derivatives.Inertias`), the seeds' columns, the walks' scratch (a 6-dof
     hinge at most: a rigid node), the result's ``3 nv²`` entries; for ``forward`` dynamics also
-    the factor of ``ℳ``, the ``nv × 3 nv`` right-hand sides and a row of flags. Then the tree's
+    the factor of ``ℳ``, the ``nv × 3 nv`` right-hand sides, a row of flags, each body's own
+    ``ℐ`` and the ``Δα``, ``Δf`` of :func:`_accelerate`. Then the tree's
     positions (:func:`_tree_positions`) and each lane's first bad pivot."""
     nv, n = lwords[Header.NV], lwords[Header.N]
     f = 1 if forward else 0
     lane = (np.zeros(POSE * n * LANES), np.zeros(3 * nv * LANES), np.zeros(Node.SIZE * n * LANES),
             np.zeros(Inertias.SIZE * n * LANES), np.zeros(_COLUMNS * 6 * nv * LANES),
             np.zeros(WalkColumn.SIZE * 6 * LANES), np.zeros(3 * nv * nv * LANES), np.zeros(f * nv * nv * LANES),
-            np.zeros(f * 3 * nv * nv * LANES), np.zeros(LANES))
+            np.zeros(f * 3 * nv * nv * LANES), np.zeros(LANES), np.zeros(f * 36 * n * LANES),
+            np.zeros(f * 12 * n * LANES))
     tree = (np.zeros(nv, dtype=np.int64), np.zeros(nv, dtype=np.int64), np.zeros(nv, dtype=np.int64),
             np.zeros(n, dtype=np.int64), np.zeros(LANES, dtype=np.int64))
     return lane, tree
