@@ -559,7 +559,8 @@ def _forward_derivatives_run(local, work, Q, QD, X, out, status, first, stop):
     return -1
 
 
-#: the run kernels of this module, by request name, which join :data:`sko.engine.lanes.REQUESTS`
+#: the run kernels of this module, by request name: they join :data:`sko.engine.lanes.REQUESTS`
+#: when the module is imported (the engine's dispatch imports it; the lanes do not import it back)
 RUNS = {"inverse_dynamics_derivatives": _inverse_derivatives_run,
         "forward_dynamics_derivatives": _forward_derivatives_run}
 REQUESTS.update(RUNS)

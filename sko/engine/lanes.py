@@ -1070,6 +1070,3 @@ def mass_block(local, work, Q, QD, out, status, first, count):
         if status[s] >= 0:
             continue
         _lane_out(mass, out, status, s, l, nv * nv)
-
-
-from sko.engine import lane_derivatives  # noqa: E402,F401 - its run kernels (on the lanes above) join REQUESTS
