@@ -34,7 +34,7 @@ from sko.engine.request_views import Header, request_views
 __all__ = ["POSE", "RUNS", "inverse_derivatives_block", "forward_derivatives_block"]
 
 POSE = 12  #: lane rows per node of the pose buffer: ``R`` (row-major, body axes in the base frame), ``p``
-_COLUMNS = 5  #: the seeds' blocks of ``6 nv`` rows: ``s``, ``σ_θ``, ``ϱ_θ``, ``σ_θ̇``, ``ϱ_θ̇`` (Eq. 10)
+_COLUMNS = 4  #: the seeds' blocks of ``6 nv`` rows: ``s``, ``σ_θ``, ``ϱ_θ``, ``ϱ_θ̇`` (Eq. 10; ``σ_θ̇ = s``)
 
 
 @register
@@ -183,8 +183,7 @@ def _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv):
             sq = motion_cross(V, s)  # σ_θ = 𝒱⁺ × s
             _put(cols, c6 + oc, sq)
             _put(cols, 2 * c6 + oc, _plus(motion_cross(A, s), motion_cross(V, sq)))  # ϱ_θ = α⁺ × s + 𝒱⁺ × σ_θ
-            _put(cols, 3 * c6 + oc, s)  # σ_θ̇ = s
-            _put(cols, 4 * c6 + oc, motion_cross(_plus(v, V), s))  # ϱ_θ̇ = (v + 𝒱⁺) × s
+            _put(cols, 3 * c6 + oc, motion_cross(_plus(v, V), s))  # ϱ_θ̇ = (v + 𝒱⁺) × s (σ_θ̇ = s)
         _world_inertia(data, layout[j, Flat.M], pose, o, inertias, io)
         Iv = (rb.dot(_six(inertias, io), v), rb.dot(_six(inertias, io + 6), v), rb.dot(_six(inertias, io + 12), v),
               rb.dot(_six(inertias, io + 18), v), rb.dot(_six(inertias, io + 24), v), rb.dot(_six(inertias, io + 30), v))
@@ -224,50 +223,75 @@ def _gather(layout, nodes, inertias):
                     + row(inertias, Inertias.SIZE * j + i))
 
 
+@register
+def _rows_times(X, o, x):
+    """``A x`` for the row-major 6 × 6 ``A`` at row ``o`` of the lane buffer ``X``."""
+    return (rb.dot(_six(X, o), x), rb.dot(_six(X, o + 6), x), rb.dot(_six(X, o + 12), x),
+            rb.dot(_six(X, o + 18), x), rb.dot(_six(X, o + 24), x), rb.dot(_six(X, o + 30), x))
+
+
+@register
+def _columns_times(X, o, x):
+    """``A* x`` for the row-major 6 × 6 ``A`` at row ``o`` of the lane buffer ``X``."""
+    return (_column_dot(X, o, x), _column_dot(X, o + 1, x), _column_dot(X, o + 2, x), _column_dot(X, o + 3, x),
+            _column_dot(X, o + 4, x), _column_dot(X, o + 5, x))
+
+
+@register
+def _column_dot(X, o, x):
+    """The column of a row-major 6 × 6 starting at row ``o`` of ``X``, dotted with ``x``."""
+    return (row(X, o) * x[0] + row(X, o + 6) * x[1] + row(X, o + 12) * x[2] + row(X, o + 18) * x[3]
+            + row(X, o + 24) * x[4] + row(X, o + 30) * x[5])
+
+
 @kernel
-def _walks(layout, nodes, inertias, cols, t, result, nv, partials):
-    """``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ`` (``nv × nv`` rows each, in this order, of ``result``, zero
-    on entry) from the composites and seeds (Eq. 11–12, as :func:`sko.engine.derivatives.walks`):
-    each node's columns against its own and its ancestors' rows and the other way round; ``t``:
-    :data:`~sko.engine.derivatives.WalkColumn` per hinge column of the node. Without
-    ``partials``, ``ℳ`` only (Eq. 14)."""
+def _walks(layout, nodes, inertias, cols, t, result, nv, mass, partials):
+    """``∂T/∂θ``, ``∂T/∂θ̇`` (with ``partials``; zero on entry) and ``ℳ`` (with ``mass``), ``nv ×
+    nv`` rows each, in this order, of ``result``, from the composites and seeds (Eq. 11–12, as
+    :func:`sko.engine.derivatives.walks`): each node's columns against its own and its
+    ancestors' rows and the other way round; ``t``: :data:`~sko.engine.derivatives.WalkColumn`
+    per hinge column of the node. At a base ``σ_θ = 0`` (``𝒱⁺ = 0``) and ``σ_θ̇ = s``: their
+    products are not taken."""
     layout, nodes, inertias, cols = borrowed(layout), borrowed(nodes), borrowed(inertias), borrowed(cols)
     t, result = borrowed(t), borrowed(result)
     c6, n2 = 6 * nv, nv * nv
     for i in range(layout.shape[0]):
-        h, di = layout[i, Flat.HINGE_DIM], layout[i, Flat.DOF]
+        h, di, base = layout[i, Flat.HINGE_DIM], layout[i, Flat.DOF], layout[i, Flat.PARENT] < 0
         Ro, Bo, fo = Inertias.SIZE * i + Inertias.R, Inertias.SIZE * i + Inertias.B, Node.SIZE * i + Node.f
-        for c in range(h):  # Y = ℛ s, Z = 2 𝔅* s, g_θ = ℛ ϱ_θ + 2 𝔅 σ_θ + s ×* f, g_θ̇ = ℛ ϱ_θ̇ + 2 𝔅 σ_θ̇
+        for c in range(h):  # Y = ℛ s, Z = 2 𝔅* s, g_θ = ℛ ϱ_θ + 2 𝔅 σ_θ + s ×* f, g_θ̇ = ℛ ϱ_θ̇ + 2 𝔅 s
             o, w = 6 * (di + c), WalkColumn.SIZE * c
-            s, sq, rq = _six(cols, o), _six(cols, c6 + o), _six(cols, 2 * c6 + o)
-            sv, rv = _six(cols, 3 * c6 + o), _six(cols, 4 * c6 + o)
-            cross = _force_cross(s, _six(nodes, fo))
-            for k in range(6):
-                Rk, Bk = _six(inertias, Ro + 6 * k), _six(inertias, Bo + 6 * k)
-                Bc = (row(inertias, Bo + k), row(inertias, Bo + 6 + k), row(inertias, Bo + 12 + k),
-                      row(inertias, Bo + 18 + k), row(inertias, Bo + 24 + k), row(inertias, Bo + 30 + k))
-                set_row(t, w + WalkColumn.Y + k, rb.dot(Rk, s))
-                if not partials:
-                    continue
-                set_row(t, w + WalkColumn.Z + k, 2.0 * rb.dot(Bc, s))
-                set_row(t, w + WalkColumn.gq + k, rb.dot(Rk, rq) + 2.0 * rb.dot(Bk, sq) + cross[k])
-                set_row(t, w + WalkColumn.gv + k, rb.dot(Rk, rv) + 2.0 * rb.dot(Bk, sv))
+            s = _six(cols, o)
+            Y = _rows_times(inertias, Ro, s)
+            _put(t, w + WalkColumn.Y, Y)
+            if not partials:
+                continue
+            Z = _columns_times(inertias, Bo, s)
+            gq = _plus(_rows_times(inertias, Ro, _six(cols, 2 * c6 + o)), _force_cross(s, _six(nodes, fo)))
+            if not base:
+                gq = _plus(gq, _scaled(_rows_times(inertias, Bo, _six(cols, c6 + o)), 2.0))
+            gv = _plus(_rows_times(inertias, Ro, _six(cols, 3 * c6 + o)), _scaled(_rows_times(inertias, Bo, s), 2.0))
+            _put(t, w + WalkColumn.Z, _scaled(Z, 2.0))
+            _put(t, w + WalkColumn.gq, gq)
+            _put(t, w + WalkColumn.gv, gv)
         j = i
         while j >= 0:
-            hj, dj = layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF]
+            hj, dj, above = layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF], layout[j, Flat.PARENT] >= 0
             for c in range(h):
                 w = WalkColumn.SIZE * c
-                Y, Z = _six(t, w + WalkColumn.Y), _six(t, w + WalkColumn.Z)
                 for cj in range(hj):
                     oj = 6 * (dj + cj)
                     s = _six(cols, oj)
-                    m = rb.dot(s, Y)
-                    set_row(result, 2 * n2 + (di + c) * nv + dj + cj, m)
-                    set_row(result, 2 * n2 + (dj + cj) * nv + di + c, m)
+                    if mass:
+                        m = rb.dot(s, _six(t, w + WalkColumn.Y))
+                        set_row(result, 2 * n2 + (di + c) * nv + dj + cj, m)
+                        set_row(result, 2 * n2 + (dj + cj) * nv + di + c, m)
                     if not partials:
                         continue
-                    x_q = rb.dot(Y, _six(cols, 2 * c6 + oj)) + rb.dot(Z, _six(cols, c6 + oj))
-                    x_v = rb.dot(Y, _six(cols, 4 * c6 + oj)) + rb.dot(Z, _six(cols, 3 * c6 + oj))
+                    Y, Z = _six(t, w + WalkColumn.Y), _six(t, w + WalkColumn.Z)
+                    x_q = rb.dot(Y, _six(cols, 2 * c6 + oj))
+                    if above:
+                        x_q = x_q + rb.dot(Z, _six(cols, c6 + oj))
+                    x_v = rb.dot(Y, _six(cols, 3 * c6 + oj)) + rb.dot(Z, s)
                     e = (di + c) * nv + dj + cj
                     set_row(result, e, row(result, e) + x_q)
                     set_row(result, n2 + e, row(result, n2 + e) + x_v)
@@ -289,7 +313,7 @@ def _sweeps(layout, data, vel, lane, nv, partials):
         result[i] = 0.0
     _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv)
     _gather(layout, nodes, inertias)
-    _walks(layout, nodes, inertias, cols, t, result, nv, partials)
+    _walks(layout, nodes, inertias, cols, t, result, nv, True, partials)
 
 
 @register
@@ -474,7 +498,7 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
         for i in range(36 * LANES):
             bodies[36 * LANES * j + i] = inertias[Inertias.SIZE * LANES * j + i]
     _gather(layout, nodes, inertias)
-    _walks(layout, nodes, inertias, cols, t, result, nv, False)
+    _walks(layout, nodes, inertias, cols, t, result, nv, True, False)
     for u in range(nv):  # T − 𝒞 at positions, 𝒞 = H f at θ̈ = 0; ℳ at positions
         pu = perm[u]
         set_row(B, u * m, row(rates, 2 * nv + pu) - rb.dot(_six(cols, 6 * pu),
@@ -488,7 +512,7 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
     _accelerate(layout, cols, rates, bodies, nodes, delta, nv)
     for i in range(2 * n2 * LANES):
         result[i] = 0.0
-    _walks(layout, nodes, inertias, cols, t, result, nv, True)
+    _walks(layout, nodes, inertias, cols, t, result, nv, False, True)
     one, zero = splat(1.0), splat(0.0)
     for u in range(nv):  # rows at positions: [∂T/∂θ | ∂T/∂θ̇ | 1]
         pu = perm[u]
