@@ -1,7 +1,9 @@
-"""The derivatives of inverse dynamics of a batch of states of a rigid tree with the states
-innermost (DERIVATIVES.md §4–§5, Eq. 10–13): the recursion of :mod:`sko.engine.derivatives`,
-run on :data:`~sko.engine.lanes.LANES` states at once in the lane buffers of
-:mod:`sko.engine.lanes`.
+"""The derivatives of inverse and forward dynamics of a batch of states of a rigid tree with the
+states innermost (DERIVATIVES.md §4–§5, Eq. 3, 10–13): the recursion of
+:mod:`sko.engine.derivatives`, run on :data:`~sko.engine.lanes.LANES` states at once in the lane
+buffers of :mod:`sko.engine.lanes`, for the float64 batches of the requests
+``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives`` of a system both take
+(:data:`RUNS`, which join :data:`sko.engine.lanes.REQUESTS`).
 
 The lanes' fill gives each node its rigid weight ``φ(℘(k), k) = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` (``B =
 −E r×``), ``H = S*``, the body-frame inertia ``M`` and, at a base, its own-frame ``v`` and ``a``,
@@ -13,9 +15,13 @@ R(℘) r``), whatever the base's joint. At a base, ``𝒱⁺ = 0`` and ``α⁺ =
 ``a − v × v_J`` of the fill. Per node, in the lanes: the columns ``s_ι``, ``v``, ``α``, the
 seeds ``σ``, ``ϱ`` (Eq. 10), ``ℐ``, ``f = ℐ α + v ×* ℐ v`` and ``𝔅 = ½[Q + Q* + crfb(ℐ v)]``
 (:func:`_scatter`); then ``f``, ``ℛ``, ``𝔅`` summed into the parents (:func:`_gather`); then the
-ancestor walks of Eq. 11–12 (:func:`_walks`) give ``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ``. A state's
-result equals its one-state call's to rounding (the base frame's products and sums are not the
-world frame's).
+ancestor walks of Eq. 11–12 (:func:`_walks`) give ``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ``. Forward
+dynamics (Eq. 3, :func:`forward_derivatives_block`) solves with the sparse ``Lᵀ D L`` of ``ℳ``
+(SPARSE.md) in the lanes, as the one-state kernel does. A state's result equals its one-state
+call's to rounding (the base frame's products and sums are not the world frame's; forward
+dynamics' solves amplify that rounding by ``ℳ``'s condition), and so does its status: a joint's
+rejection, a pivot of ``ℳ`` that is not positive (``N + k``, the body owning that column), a
+result that is not finite (−3).
 """
 
 from __future__ import annotations
