@@ -333,19 +333,29 @@ def _state_rows(M, rates, o, nv, first, count):
 
 
 @register
-def _lanes_out(result, out, status, first, count, size):
+def _lanes_out(result, flag, out, status, first, count, size):
     """Each lane's ``size`` entries of ``result`` into its state's row of ``out``, for a state
-    not rejected; its status −3 where one is not finite."""
+    not rejected; its status −3 where one is not finite (``0 · x`` summed over the rows, in four
+    vector sums, not one chain of scalar sums per lane; ``flag``: one row)."""
+    zero = splat(0.0)
+    s0, s1, s2, s3 = zero, zero, zero, zero
+    quarter = size // 4
+    for i in range(quarter):
+        o = 4 * i
+        s0 = s0 + 0.0 * row(result, o)
+        s1 = s1 + 0.0 * row(result, o + 1)
+        s2 = s2 + 0.0 * row(result, o + 2)
+        s3 = s3 + 0.0 * row(result, o + 3)
+    for i in range(4 * quarter, size):
+        s0 = s0 + 0.0 * row(result, i)
+    set_row(flag, 0, (s0 + s1) + (s2 + s3))
     for l in range(count):
         s = first + l
         if status[s] >= 0:
             continue
-        finite = 0.0
         for i in range(size):
-            y = result[i * LANES + l]
-            out[s, i] = y
-            finite += 0.0 * y
-        if finite != 0.0:
+            out[s, i] = result[i * LANES + l]
+        if flag[l] != 0.0:
             status[s] = -3
 
 
@@ -367,7 +377,7 @@ def inverse_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
     _state_rows(X, rates, nv, nv, first, count)
     _poses(layout, data, pose)
     _sweeps(layout, data, vel, lane, nv, True)
-    _lanes_out(result, out, status, first, count, 3 * nv * nv)
+    _lanes_out(result, flag, out, status, first, count, 3 * nv * nv)
 
 
 # ----------------------------------------------------------------------------- forward dynamics
@@ -537,7 +547,7 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
         s = first + l
         if status[s] < 0 and bad[l] >= 0:  # ℳ not positive definite: the body of that column, as D(k) names it
             status[s] = N + layout[owner[bad[l]], Flat.BODY]
-    _lanes_out(result, out, status, first, count, 3 * n2)
+    _lanes_out(result, flag, out, status, first, count, 3 * n2)
 
 
 @register
