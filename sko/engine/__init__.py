@@ -38,7 +38,8 @@ complex128 (complex-step) numbers. Lowest first:
   :mod:`.regressors` (IDENTIFICATION.md), :mod:`.constrained` (CONSTRAINTS.md);
   :mod:`.derivatives`: the compiled derivative recursions;
   :mod:`.rollout`: compiled rollouts; :mod:`.lanes`: forward and inverse dynamics and ℳ of a
-  batch of rigid trees with the states innermost (a block of states per vector register); :mod:`.lane_rollout`:
+  batch of rigid trees with the states innermost (a block of states per vector register);
+  :mod:`.lane_derivatives`: the derivatives of inverse and forward dynamics of such batches; :mod:`.lane_rollout`:
   the rollouts of such trees, each stage over a block of states;
   :mod:`.dispatch`: a system's :class:`~.dispatch.Engine`
   (``Engine.run``; ``Engine.one_state``, its prepared one-state calls).

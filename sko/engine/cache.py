@@ -60,6 +60,7 @@ KERNEL_MODULES = (
     "sko.engine.request_views",
     "sko.engine.mass_matrix",
     "sko.engine.lanes",
+    "sko.engine.lane_derivatives",
     "sko.engine.lane_rollout",
     "sko.engine.regressors",
     "sko.engine.centroidal",

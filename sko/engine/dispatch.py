@@ -29,6 +29,7 @@ from sko.engine.hooks import hinge_failure
 from sko.engine.state_kernels import Record
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
 from sko.engine import lanes
+from sko.engine import lane_derivatives  # noqa: F401 - its run kernels join lanes.REQUESTS
 from sko.engine import requests as rq
 from sko.engine.state_layout import StateLayout, read_only, state_named
 
