@@ -20,6 +20,7 @@ run their Python ``at_state`` per state and only the recursions are compiled.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 
 import numpy as np
 
@@ -29,11 +30,15 @@ from sko.engine.hooks import hinge_failure
 from sko.engine.state_kernels import Record
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
 from sko.engine import lanes
-from sko.engine import lane_derivatives  # noqa: F401 - its run kernels join lanes.REQUESTS
+from sko.engine import lane_derivatives
 from sko.engine import requests as rq
 from sko.engine.state_layout import StateLayout, read_only, state_named
 
-__all__ = ["Engine", "OneState", "engine", "use_backend", "backend"]
+__all__ = ["Engine", "OneState", "engine", "use_backend", "backend", "LANE_RUNS"]
+
+#: The requests a float64 batch of rigid trees answers in the lanes (:mod:`sko.engine.lanes`,
+#: :mod:`sko.engine.lane_derivatives`), by name: their runs of blocks.
+LANE_RUNS = MappingProxyType({**lanes.REQUESTS, **lane_derivatives.RUNS})
 
 _F8 = np.dtype(np.float64)
 _NONE = np.zeros(0, dtype=np.int64)  # no state (read only: shared)
@@ -302,7 +307,7 @@ class Engine:
         system's method, which answers for a state the kernels reject (:meth:`_check`)."""
         L = self.layout
         size = int(np.prod(request.shape(self._sizes)))
-        in_lanes = (L.all_compiled and not forces and Q.shape[0] > 1 and request.name in lanes.REQUESTS
+        in_lanes = (L.all_compiled and not forces and Q.shape[0] > 1 and request.name in LANE_RUNS
                     and Q.dtype == _F8 and self._lanes())  # their own passes
         whole = in_lanes and request.name in lanes.WHOLE  # every entry written: no zeros to write first
         out = (np.empty if whole else np.zeros)((Q.shape[0], size), dtype=Q.dtype)
@@ -315,7 +320,7 @@ class Engine:
         status = np.full(Q.shape[0], -1, dtype=np.int64)
         if L.all_compiled and not forces:
             if in_lanes:
-                lanes.evaluate(request.name, self._request_vector(request, Q.dtype, kernels=False), Q, QD, X, out,
+                lanes.evaluate(LANE_RUNS[request.name], self._request_vector(request, Q.dtype, kernels=False), Q, QD, X, out,
                                status, self._lane_sizes)
             else:
                 rq.evaluate_batch(self._request_vector(request, Q.dtype), Q, QD, X, np.zeros((0, L.size), dtype=Q.dtype),

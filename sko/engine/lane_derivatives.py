@@ -3,7 +3,7 @@ states innermost (DERIVATIVES.md §4–§5, Eq. 3, 10–13): the recursion of
 :mod:`sko.engine.derivatives`, run on :data:`~sko.engine.lanes.LANES` states at once in the lane
 buffers of :mod:`sko.engine.lanes`, for the float64 batches of the requests
 ``inverse_dynamics_derivatives`` and ``forward_dynamics_derivatives`` of a system both take
-(:data:`RUNS`, which join :data:`sko.engine.lanes.REQUESTS`).
+(:data:`RUNS`, beside :data:`sko.engine.lanes.REQUESTS`; :func:`sko.engine.lanes.evaluate` runs both).
 
 The lanes' fill gives each node its rigid weight ``φ(℘(k), k) = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` (``B =
 −E r×``), ``H = S*``, the body-frame inertia ``M`` and, at a base, its own-frame ``v`` and ``a``,
@@ -34,7 +34,7 @@ from sko.engine.borrow import borrowed
 from sko.engine.derivatives import Inertias, Node, WalkColumn
 from sko.engine.jit import kernel, register
 from sko.engine.layout import Flat
-from sko.engine.lanes import LANES, REQUESTS, _fill, admissible, borrowed_buffers, row, set_row, splat
+from sko.engine.lanes import LANES, _fill, admissible, borrowed_buffers, row, set_row, splat
 from sko.engine.request_views import Header, request_views
 
 __all__ = ["POSE", "RUNS", "inverse_derivatives_block", "forward_derivatives_block"]
@@ -599,8 +599,7 @@ def _forward_derivatives_run(local, work, Q, QD, X, out, status, first, stop):
     return -1
 
 
-#: the run kernels of this module, by request name: they join :data:`sko.engine.lanes.REQUESTS`
-#: when the module is imported (the engine's dispatch imports it; the lanes do not import it back)
+#: the run kernels of this module, by request name, for :func:`sko.engine.lanes.evaluate`
+#: (:data:`sko.engine.dispatch.LANE_RUNS` holds them beside the lanes' own)
 RUNS = {"inverse_dynamics_derivatives": _inverse_derivatives_run,
         "forward_dynamics_derivatives": _forward_derivatives_run}
-REQUESTS.update(RUNS)

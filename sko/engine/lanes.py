@@ -763,8 +763,9 @@ def _copy(arena, data, l, o, n):
         data[i * LANES + l] = arena[i]
 
 
-def evaluate(name: str, w, Q, QD, X, out, status, sizes) -> None:
-    """The request ``name`` of :data:`REQUESTS` at every state of a batch (module docstring):
+def evaluate(run, w, Q, QD, X, out, status, sizes) -> None:
+    """A request's run of blocks ``run`` (one of :data:`REQUESTS`, or a run of the same
+    signature of a module above this one) at every state of a batch (module docstring):
     ``forward_dynamics``, ``θ̈ = ℳ^{-1}(T − 𝒞 − hinge)`` for ``X = T``; ``inverse_dynamics``,
     ``T = ℳ θ̈ + 𝒞 + hinge`` for ``X = θ̈`` (Algorithm 3.1); or ``mass_matrix``, ``ℳ`` (its
     ``QD`` zero, ``X`` without columns). ``w`` is the request's vector (float64, filling its
@@ -772,12 +773,12 @@ def evaluate(name: str, w, Q, QD, X, out, status, sizes) -> None:
     and ``status`` (B; the per-state kernels' codes, :mod:`sko.engine.requests`, ``-3``
     for a result that is not finite). ``sizes``: the flat data's and the Riccati buffer's
     lengths. All arrays C-ordered and writeable."""
-    _batch(w, Q, QD, X, out, status, sizes, native_address(REQUESTS[name], _CHUNK_TYPES), get_num_threads())
+    _batch(w, Q, QD, X, out, status, sizes, native_address(run, _CHUNK_TYPES), get_num_threads())
 
 
 def forward_dynamics(w, Q, QD, X, out, status, sizes) -> None:
     """:func:`evaluate` of ``forward_dynamics``."""
-    evaluate("forward_dynamics", w, Q, QD, X, out, status, sizes)
+    evaluate(_forward_run, w, Q, QD, X, out, status, sizes)
 
 
 _F1, _F2, _I1 = types.Array(types.float64, 1, "C"), types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")

@@ -310,7 +310,7 @@ def test_mass_matrix_that_overflows_in_one_lane_is_reported_for_that_state():
     engine = system._engine
     w = engine._request_vector(REQUESTS["mass_matrix"], Q.dtype, kernels=False)
     out, status = np.empty((B, system.nv ** 2)), np.full(B, -1)
-    lanes.evaluate("mass_matrix", w, Q, np.zeros((B, system.nv)), np.zeros((B, 0)), out, status, engine._lane_sizes)
+    lanes.evaluate(lanes.REQUESTS["mass_matrix"], w, Q, np.zeros((B, system.nv)), np.zeros((B, 0)), out, status, engine._lane_sizes)
     assert status.tolist() == [-3 if s == bad else -1 for s in range(B)]
     with pytest.raises(NonFiniteError, match="overflows"):
         system.mass_matrix(Q[bad])

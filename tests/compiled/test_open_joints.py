@@ -12,7 +12,8 @@ import pytest
 import sko
 from sko.engine import use_backend
 from sko.bodies import Joint, Revolute, Spherical
-from sko.engine import joint_type, lanes
+from sko.engine import joint_type
+from sko.engine.dispatch import LANE_RUNS
 from sko.engine.joints import ADDRESS, PYTHON, pack_joint
 from sko.errors import JointError
 from sko.spatial import pose_transform
@@ -106,7 +107,7 @@ def test_batched_equals_per_state(name):
     batch = REQUESTS[name](system, Q, V, A)
     for s in (0, 17, 39):  # a batch of rigid bodies alone runs four states at once: equal to rounding
         single = REQUESTS[name](system, Q[s], V[s], A[s])
-        if name in lanes.REQUESTS and system._engine._lanes():
+        if name in LANE_RUNS and system._engine._lanes():
             np.testing.assert_allclose(batch[s], single, rtol=0, atol=1e-13 * np.abs(single).max())
         else:
             np.testing.assert_array_equal(batch[s], single)
