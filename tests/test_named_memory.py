@@ -48,6 +48,8 @@ ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
     ("derivatives.py", "_world_inertia"): (frozenset({6, 7, 8, 9, 10, 11, 15, 16, 17, 35}),
                                            "entries of a row-major 6 × 6 spatial inertia (h×, its mass); "
                                            + _ROTATION + " (R)"),
+    ("lane_derivatives.py", "_world_inertia"): (frozenset({6, 7, 8}), _ROTATION + " (R)"),
+    ("lane_derivatives.py", "_scatter"): (frozenset({6, 7, 8}), _ROTATION + " (R)"),
     ("derivatives.py", "scatter"): (frozenset({6, 8, 12, 13}), "entries of the 3 × 3 skew blocks of crfb(ℐ v) in "
                                                                "a row-major 6 × 6"),
     ("joints.py", "_planar"): (frozenset({6}), "row 2 of the row-major 3 × 3 basis U"),

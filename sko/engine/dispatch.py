@@ -341,8 +341,9 @@ class Engine:
         return out, np.flatnonzero(status == -3)
 
     def _lanes(self) -> bool:
-        """Whether a float64 batch of forward (inverse) dynamics runs with the states innermost
-        (:mod:`sko.engine.lanes`: every body a library rigid body); decided once."""
+        """Whether a float64 batch of the requests of :data:`LANE_RUNS` (forward and inverse
+        dynamics, ℳ, their derivatives) runs with the states innermost (:mod:`sko.engine.lanes`:
+        every body a library rigid body); decided once."""
         if self._lane_sizes is None:
             L = self.layout
             applies = lanes.applies(L)

@@ -34,7 +34,8 @@ from sko.engine.borrow import borrowed
 from sko.engine.derivatives import Inertias, Node, WalkColumn
 from sko.engine.jit import kernel, register
 from sko.engine.layout import Flat
-from sko.engine.lanes import LANES, _fill, admissible, borrowed_buffers, row, set_row, splat
+from sko.engine import mass_matrix as MM
+from sko.engine.lanes import LANES, _fill, _six, _three, borrowed_buffers, positive, row, set_row, splat
 from sko.engine.request_views import Header, request_views
 
 __all__ = ["POSE", "RUNS", "inverse_derivatives_block", "forward_derivatives_block"]
@@ -50,12 +51,6 @@ def _force_cross(x, y):
     n0, n1, n2, f0, f1, f2 = y
     return (w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1, w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2,
             w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0, w1 * f2 - w2 * f1, w2 * f0 - w0 * f2, w0 * f1 - w1 * f0)
-
-
-@register
-def _six(X, o):
-    """Rows ``o … o + 5`` of the lane buffer ``X``."""
-    return row(X, o), row(X, o + 1), row(X, o + 2), row(X, o + 3), row(X, o + 4), row(X, o + 5)
 
 
 @register
@@ -79,33 +74,22 @@ def _scaled(x, a):
 def _poses(layout, data, pose):
     """Each node's pose in its tree's base frame, parents first: a base's the identity, else
     ``R = R(℘) Eᵀ`` (``Eᵀ`` the upper-left block of ``φ``) and ``p = p(℘) + R(℘) r`` with ``r×
-    = −Eᵀ B`` (``Bᵀ`` the upper-right block of ``φ``)."""
+    = −Eᵀ B`` (``Bᵀ`` the upper-right block of ``φ``): :func:`sko.engine.mass_matrix.child_pose`."""
     layout, data, pose = borrowed(layout), borrowed(data), borrowed(pose)
     one, zero = splat(1.0), splat(0.0)
     for j in range(layout.shape[0]):
         p, wo, o = layout[j, Flat.PARENT], layout[j, Flat.W], POSE * j
         if p < 0:
-            for i in range(9):
-                set_row(pose, o + i, one if i % 4 == 0 else zero)
-            for i in range(3):
-                set_row(pose, o + 9 + i, zero)
-            continue
-        po = POSE * p
-        for a in range(3):
-            r0, r1, r2 = row(pose, po + 3 * a), row(pose, po + 3 * a + 1), row(pose, po + 3 * a + 2)
-            for b in range(3):
-                set_row(pose, o + 3 * a + b, r0 * row(data, wo + b) + r1 * row(data, wo + 6 + b)
-                        + r2 * row(data, wo + 12 + b))
-        # r× = −Eᵀ B: (Eᵀ B)(i, j) = Σ_m φ(i, m) φ(j, 3 + m)
-        x0 = zero - (row(data, wo + 12) * row(data, wo + 9) + row(data, wo + 13) * row(data, wo + 10)
-                     + row(data, wo + 14) * row(data, wo + 11))
-        x1 = zero - (row(data, wo) * row(data, wo + 15) + row(data, wo + 1) * row(data, wo + 16)
-                     + row(data, wo + 2) * row(data, wo + 17))
-        x2 = zero - (row(data, wo + 6) * row(data, wo + 3) + row(data, wo + 7) * row(data, wo + 4)
-                     + row(data, wo + 8) * row(data, wo + 5))
-        for a in range(3):
-            set_row(pose, o + 9 + a, row(pose, po + 9 + a) + row(pose, po + 3 * a) * x0
-                    + row(pose, po + 3 * a + 1) * x1 + row(pose, po + 3 * a + 2) * x2)
+            R, x = (one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero)
+        else:
+            po = POSE * p
+            R, x = MM.child_pose(_three(pose, po) + _six(pose, po + 3), _three(pose, po + 9),
+                                 _three(data, wo) + _three(data, wo + 6) + _three(data, wo + 12),
+                                 _three(data, wo + 3) + _three(data, wo + 9) + _three(data, wo + 15))
+        for i in range(9):
+            set_row(pose, o + i, R[i])
+        for i in range(3):
+            set_row(pose, o + 9 + i, x[i])
 
 
 @register
@@ -325,7 +309,7 @@ def _sweeps(layout, data, vel, lane, nv, partials):
 @register
 def _state_rows(M, rates, o, nv, first, count):
     """Rows ``o … o + nv − 1`` of the lane buffer ``rates`` ← each lane's state's row of ``M``
-    (the tail's lanes: the block's first state's)."""
+    (the tail's lanes: the block's last state's)."""
     for l in range(LANES):
         s = first + min(l, count - 1)
         for i in range(nv):
@@ -370,7 +354,7 @@ def inverse_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
         borrowed(status)
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
     pose, rates, nodes, inertias, cols, t, result, factor, rhs, flag, bodies, delta = lane
-    data, vel = work[0], work[9]
+    data, _, _, _, _, _, _, _, _, vel, _, _, _, _ = work  # the lanes' buffers (lanes.buffers)
     nv = lwords[Header.NV]
     _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
     _state_rows(QD, rates, 0, nv, first, count)
@@ -407,7 +391,7 @@ def _ltdl(A, lam, nv, flag, bad):
         bad[l] = -1
     for k in range(nv - 1, -1, -1):
         d = row(A, k * nv + k)
-        set_row(flag, 0, admissible(d))
+        set_row(flag, 0, positive(d))  # not admissible(d): an infinite pivot passes, as in ltdl
         for l in range(LANES):
             if flag[l] == 0.0 and bad[l] < 0:
                 bad[l] = k
@@ -498,7 +482,7 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
     pose, rates, nodes, inertias, cols, t, result, A, B, flag, bodies, delta = lane
     perm, lam, owner, last, bad = tree
-    data, vel = work[0], work[9]
+    data, _, _, _, _, _, _, _, _, vel, _, _, _, _ = work  # the lanes' buffers (lanes.buffers)
     nv, N = lwords[Header.NV], lwords[Header.N]
     n2, m = nv * nv, 3 * nv
     _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)

@@ -68,7 +68,8 @@ from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
 __all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "forward_dynamics", "buffers",
-           "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED", "WHOLE", "lane"]
+           "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED", "WHOLE", "lane", "positive",
+           "admissible"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 #: The lane scratch, in rows of :data:`LANES` numbers: of a Riccati step of any hinge
@@ -198,6 +199,19 @@ def square_root(typingctx, v):
 
     def codegen(context, builder, signature, args):
         return builder.call(_intrinsic(builder, "sqrt"), [args[0]])
+
+    return LANE_TYPE(v), codegen
+
+
+@intrinsic
+def positive(typingctx, v):
+    """1 in the lanes where ``v > 0`` (infinity too), else 0 (NaN too): the pivot test of
+    :func:`sko.engine.derivatives.ltdl`."""
+    if not isinstance(v, Lanes):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.uitofp(builder.fcmp_ordered(">", args[0], ir.Constant(_VECTOR, [0.0] * LANES)), _VECTOR)
 
     return LANE_TYPE(v), codegen
 
@@ -915,7 +929,7 @@ def _prime(lwords, rows, reals, arena, data, Q, QD, first, count) -> bool:
 def _angles(lwords, rows, layout, reals, angles, Q, QD, first, count):
     """``cos θ, sin θ, θ, θ̇`` of every single-axis node (a prismatic joint: ``1, 0, θ, θ̇``) into
     the rows ``4 j … 4 j + 3`` of ``angles``, each lane's from its state (the tail's from the
-    block's first); the sine and cosine of a revolute (helical) joint by :func:`sine_cosine`, of an
+    block's last); the sine and cosine of a revolute (helical) joint by :func:`sine_cosine`, of an
     angle beyond :data:`REDUCED` by libm's, lane by lane."""
     q0, v0 = lwords[Header.Q], lwords[Header.V]
     for j in range(layout.shape[0]):
@@ -1094,7 +1108,7 @@ def _node_per_state(lwords, rows, layout, reals, arena, data, vel, Q, QD, status
 @register
 def _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count):
     """The flat model of the states ``first … first + count − 1`` into the lanes (the tail's
-    lanes: copies of the block's first state), parents first: a body on a single-axis joint
+    lanes: copies of the block's last state), parents first: a body on a single-axis joint
     (:func:`_rigid_lanes`) or a free joint (:func:`_free_lanes`, a floating base) in the lanes, any
     other by its own kernel state by state (:func:`_node_per_state`: a spherical joint, a reversed
     joint, a checked kernel); each state's status −1 or the row that rejected it."""

@@ -33,6 +33,7 @@ from sko.engine.state_layout import state_named
 from sko.spatial import skew
 from sko.systems.complex_carry import check_complex_carried, own_methods
 from sko.systems.overflow import derivatives_overflow
+from sko.graphs.errors import SKOError
 
 __all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partials"]
 
@@ -90,6 +91,8 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forw
         return None
     if np.ndim(q) == 1:
         return _one_state(system, layout, q, v, dv, forward)
+    if forward:
+        raise SKOError("compiled_partials: forward=True takes one state (1-D inputs), got a batch")
     plan, size, scratch = layout.local_plan
     n = system.dof_size
     Q, V, X = q, v, dv

@@ -32,7 +32,6 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
-from scipy.linalg.lapack import dposv
 
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, SKOError
@@ -159,37 +158,14 @@ def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray
 
 
 def _forward(dq: np.ndarray, dvel: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(−ℳ⁻¹ ∂T/∂θ, −ℳ⁻¹ ∂T/∂θ̇, ℳ⁻¹)`` (Eq. 3) from inverse dynamics' derivatives and the ``ℳ``
-    of the same pass (one state or a batch): for one state by one Cholesky solve of
-    ``ℳ X = [−∂T/∂θ, −∂T/∂θ̇, I]``; for a batch, or an ``ℳ`` Cholesky refuses, by numpy's inverse;
-    ``ℳ⁻¹`` symmetrised. Forward dynamics has already run at the state, so ``ℳ`` is invertible
-    there."""
-    if M.ndim == 2:
-        n = M.shape[0]
-        B = np.empty((n, 3 * n), order="F")  # LAPACK's order: solved in place
-        np.negative(dq, out=B[:, :n])
-        np.negative(dvel, out=B[:, n: 2 * n])
-        B[:, 2 * n:] = _identity(n)
-        _, X, info = dposv(M, B, overwrite_b=True)
-        if info == 0:
-            Minv = X[:, 2 * n:]
-            return X[:, :n], X[:, n: 2 * n], 0.5 * (Minv + Minv.T)
+    """``(−ℳ⁻¹ ∂T/∂θ, −ℳ⁻¹ ∂T/∂θ̇, ℳ⁻¹)`` (Eq. 3) for a batch, from inverse dynamics' derivatives
+    and the ``ℳ`` of the same pass (leading batch axes), ``ℳ⁻¹`` by numpy's inverse, symmetrised.
+    Forward dynamics has already run at the states, so each ``ℳ`` is invertible there (one state
+    takes the compiled forward step, :func:`sko.engine.local_derivatives.forward`)."""
     Minv = np.linalg.inv(M)
     Minv = 0.5 * (Minv + np.swapaxes(Minv, -1, -2))
     minus = -Minv
     return minus @ dq, minus @ dvel, Minv
-
-
-def _identity(n: int) -> np.ndarray:
-    """The ``n × n`` identity (read-only, made once per size)."""
-    eye = _IDENTITIES.get(n)
-    if eye is None:
-        eye = _IDENTITIES[n] = np.eye(n)
-        eye.setflags(write=False)
-    return eye
-
-
-_IDENTITIES: dict = {}
 
 
 def _dynamics_are_numbers(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray, batched: bool) -> None:

@@ -121,7 +121,7 @@ def test_a_state_that_is_not_a_number_stays_in_its_lane(name):
     w = engine._request_vector(REQUESTS[name], np.dtype(np.float64), kernels=False)
     out, status = np.zeros((B, 3 * system.nv ** 2)), np.full(B, -1, dtype=np.int64)
     lanes.evaluate(LANE_RUNS[name], w, Q, V, X, out, status, engine._lane_sizes)
-    assert status[bad] == -3 or status[bad] >= 0
+    assert status[bad] == -3  # a NaN velocity: no joint or pivot rejects it, the result is not finite
     good = np.delete(np.arange(B), bad)
     assert (status[good] == -1).all()
     batch = out.reshape(B, 3, system.nv, system.nv)

@@ -293,6 +293,30 @@ def _related(system) -> np.ndarray:
     return related
 
 
+@pytest.mark.parametrize("B", [L - 1, L + 1, 2 * L + 3])
+def test_mass_matrix_lanes_write_every_entry_of_each_state(B):
+    """The lanes' ℳ into a result filled with NaN (the batch's comes from ``np.empty``): every
+    entry of every state is written — the pairs of unrelated hinge columns as exact zeros, each
+    matrix exactly symmetric and equal to its single call to rounding."""
+    system = rigid_forest(0)  # three trees
+    assert _taken(system)
+    Q = configurations(system, 11, B)
+    engine = system._engine
+    w = engine._request_vector(REQUESTS["mass_matrix"], Q.dtype, kernels=False)
+    out, status = np.full((B, system.nv ** 2), np.nan), np.full(B, -1)
+    lanes.evaluate(lanes.REQUESTS["mass_matrix"], w, Q, np.zeros((B, system.nv)), np.zeros((B, 0)), out, status,
+                   engine._lane_sizes)
+    assert (status == -1).all()
+    related = _related(system)
+    assert not related.all()  # a forest: some pairs are unrelated
+    for s in range(B):
+        M = out[s].reshape(system.nv, system.nv)
+        assert np.isfinite(M).all()
+        assert (M[~related] == 0).all()
+        np.testing.assert_array_equal(M, M.T)
+        _close(M, system.mass_matrix(Q[s]))
+
+
 def test_mass_matrix_that_overflows_in_one_lane_is_reported_for_that_state():
     """A prismatic joint along its parent's revolute axis, pushed to 1e160: the body's inertia about
     the root's origin overflows (``m p²``), so that state's ℳ is not finite. The lanes give it
