@@ -25,7 +25,6 @@ its force to its parent's rows, with the index of the parent's record it hangs f
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 from typing import NamedTuple
 
 import numpy as np
@@ -324,13 +323,15 @@ def forward(D, X):
 _FORWARD_TYPES = (types.Array(types.float64, 2, "C"), types.Array(types.float64, 2, "C"))
 
 
-@cache
 def forward_call() -> Callable:
     """``call(D, X) -> bool``: :func:`forward` at its machine code's entry (compiled, or loaded
     from the cache, on first use), without numba's dispatcher; ``D`` and ``X`` C-ordered float64
-    ``nv × 3 nv``."""
-    forward.compile(_FORWARD_TYPES)
-    return forward.overloads[_FORWARD_TYPES].entry_point
+    ``nv × 3 nv``. The dispatcher keeps its code: a dictionary lookup once it has it."""
+    compiled = forward.overloads.get(_FORWARD_TYPES)
+    if compiled is None:
+        forward.compile(_FORWARD_TYPES)
+        compiled = forward.overloads[_FORWARD_TYPES]
+    return compiled.entry_point
 
 
 @kernel
