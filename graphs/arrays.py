@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import DimensionError, NonFiniteError, NotPositiveDefiniteError, RankDeficientError
 
-__all__ = ["checked_array", "numeric_array", "checked_scalar", "checked_count", "scaled_norm", "unit_vector", "is_numeric",
+__all__ = ["checked_array", "numeric_array", "checked_scalar", "checked_count", "checked_horizon", "scaled_norm", "unit_vector", "is_numeric",
            "check_spd", "check_psd", "raise_not_pd", "check_full_row_rank", "result_dtype", "plain_numbers_as_floats"]
 
 
@@ -144,6 +144,21 @@ def checked_count(x, what: str, *, minimum: int = 0, error: type[Exception] | No
     if int(x) < minimum:
         raise (error or DimensionError)(f"{what} must be at least {minimum}, got {x!r}")
     return int(x)
+
+
+def checked_horizon(dt, steps, what: str) -> tuple[float, int]:
+    """``(dt, steps)`` of a time stepping named ``what``: ``dt`` positive and finite
+    (:func:`checked_scalar`), ``steps`` a count (:func:`checked_count`), and the final time
+    ``dt · steps`` finite, so that every time of the grid is (:class:`NonFiniteError` naming both)."""
+    dt = checked_scalar(dt, f"{what}: time step dt", positive=True)
+    steps = checked_count(steps, f"{what}: number of steps")
+    try:
+        final = dt * steps  # Python numbers: inf without a warning, or OverflowError for a huge count
+    except OverflowError:
+        final = np.inf
+    if not np.isfinite(final):
+        raise NonFiniteError(f"{what}: the final time dt × steps = {dt!r} × {steps} overflows; it must be a finite number")
+    return dt, steps
 
 
 def scaled_norm(v) -> float:

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sko
+from sko.constraints import FrameConstraint
 from sko.engine import use_backend
 from sko.examples.bodies import flexible_examples
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
@@ -131,3 +132,16 @@ def test_progress_segments_the_compiled_loop_without_changing_it(monkeypatch):
     np.testing.assert_array_equal(parts.q, whole.q)
     np.testing.assert_array_equal(parts.v, whole.v)
     assert parts.failed.tolist() == whole.failed.tolist() == [-1, 0, -1, -1, -1]
+
+
+@pytest.mark.parametrize("dt, steps", [(1e308, 2), (1e300, 10**9), (1.0, 10**400)])
+def test_a_final_time_that_overflows_is_named(dt, steps):
+    """``dt · steps`` past the largest float: every entry point that steps in time refuses it
+    naming both, before any step (the time grid would hold infinities)."""
+    system = random_rigid_system(3, 1, constant_motion=True)
+    q = system.random_configuration(np.random.default_rng(0))
+    for call in (lambda: sko.rollout(system, q, None, dt, steps),
+                 lambda: simulate(system, q, np.zeros(system.nv), dt, steps),
+                 lambda: sko.rollout(system, q, None, dt, steps, constraints=[FrameConstraint(system.bodies[-1])])):
+        with pytest.raises(NonFiniteError, match=r"final time dt × steps = .* overflows"):
+            call()

@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.arrays import checked_count, checked_scalar
+from sko.arrays import checked_horizon
 from sko.graphs.errors import DimensionError, SKOError
 from sko.constraints.dynamics import constrained_dynamics
 from sko.constraints.kinematics import anchored, constraint_error, resolved
@@ -38,8 +38,7 @@ def constrained_rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, t
     state; ``tau`` none, ``(nv,)`` held, ``(B, steps, nv)`` (``(steps, nv)`` for one state), or a
     callable ``tau(t, q, v)`` of one state returning ``(nv,)`` (a controller), called at every
     stage. Each rollout's constraints are anchored at its own initial configuration."""
-    dt = checked_scalar(dt, "rollout: time step dt", positive=True)
-    steps = checked_count(steps, "rollout: number of steps")
+    dt, steps = checked_horizon(dt, steps, "rollout")
     if integrator not in ("rk4", "euler"):
         raise SKOError(f"rollout: integrator must be 'rk4' or 'euler', got {integrator!r}")
     constraints = resolved(system, constraints)

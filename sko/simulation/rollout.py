@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sko.engine.backend import get_backend
-from sko.arrays import checked_array, checked_count, checked_scalar, plain_numbers_as_floats
+from sko.arrays import checked_array, checked_horizon, plain_numbers_as_floats
 from sko.engine import joints as cj
 from sko.bodies.contract import BodyError, BodyType
 from sko.engine.hooks import hook_address, normalize_at, qdot_at
@@ -93,8 +93,7 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
         from sko.constraints.rollout import constrained_rollout
 
         return constrained_rollout(system, q0, v0, dt, steps, tau, constraints, integrator)
-    dt = checked_scalar(dt, "rollout: time step dt", positive=True)
-    steps = checked_count(steps, "rollout: number of steps")
+    dt, steps = checked_horizon(dt, steps, "rollout")
     if integrator not in INTEGRATORS:
         raise SKOError(f"rollout: integrator must be one of {', '.join(map(repr, INTEGRATORS))}, got {integrator!r}")
     if tau is not None and not callable(tau) and not hasattr(tau, "__len__") and not hasattr(tau, "shape"):

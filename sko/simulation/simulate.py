@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.arrays import checked_count, checked_scalar
+from sko.arrays import checked_horizon
 from sko.graphs.errors import SKOError
 from sko.simulation.rollout import renamed, rollout
 
@@ -40,8 +40,7 @@ def simulate(system, q0, qd0, dt: float, steps: int, torque: Callable | None = N
     state the joints reject, raises the error naming the step; forces ``torque`` returns that are
     not finite or of the wrong shape raise the error naming the time of the call.
     """
-    dt = checked_scalar(dt, "simulate: time step dt", positive=True)
-    steps = checked_count(steps, "simulate: number of steps")
+    dt, steps = checked_horizon(dt, steps, "simulate")
     if torque is not None and not callable(torque):
         raise SKOError(f"simulate: torque must be a callable torque(t, q, qd), got {type(torque).__name__}")
     q, qd = system.checked_vectors(q0, qd0)
