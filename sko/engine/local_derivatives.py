@@ -455,6 +455,19 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     return -1
 
 
+@register
+def _partial(arena, o, work, w, size, scale) -> float:
+    """The ``size`` contiguous entries at ``arena[o]``: their imaginary parts times ``scale`` (a
+    complex-step column) into ``work[w]``; 1.0 where one of them is nonzero, else 0.0 (a
+    structural-zero flag, :data:`Nonzero`)."""
+    moved = False
+    for i in range(size):
+        e = arena[o + i].imag * scale
+        work[w + i] = e
+        moved |= e != 0.0
+    return 1.0 if moved else 0.0
+
+
 @kernel
 def _read_partials(arena, row, pl, work, x, xc, full):
     """The imaginary parts / h of a body's outputs after its kernel ran at a complex step in its
@@ -484,26 +497,11 @@ def _read_partials(arena, row, pl, work, x, xc, full):
             work[dE + (x * m + r) * 6 + c] = e
             moved |= e != 0.0
     work[nz + Nonzero.E * xc] = 1.0 if moved else 0.0
-    moved = False
-    for i in range(m * m):
-        e = arena[mo + i].imag * scale
-        work[dM + x * m * m + i] = e
-        moved |= e != 0.0
-    work[nz + Nonzero.M * xc] = 1.0 if moved else 0.0
-    moved = False
-    for i in range(n * m):
-        e = arena[ho + i].imag * scale
-        work[dH + x * n * m + i] = e
-        moved |= e != 0.0
-    work[nz + Nonzero.H * xc] = 1.0 if moved else 0.0
+    work[nz + Nonzero.M * xc] = _partial(arena, mo, work, dM + x * m * m, m * m, scale)
+    work[nz + Nonzero.H * xc] = _partial(arena, ho, work, dH + x * n * m, n * m, scale)
     for k in range(row[Row.RECORD_COUNT]):
         ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride
-        moved = False
-        for i in range(6 * m):
-            e = arena[ro + Record.SIZE + i].imag * scale
-            work[wo + x * 6 * m + i] = e
-            moved |= e != 0.0
-        work[nz + (Nonzero.records + k) * xc] = 1.0 if moved else 0.0
+        work[nz + (Nonzero.records + k) * xc] = _partial(arena, ro + Record.SIZE, work, wo + x * 6 * m, 6 * m, scale)
 
 
 @register
