@@ -55,7 +55,10 @@ class CoordinateMaps:
         self.ball_columns = np.array([[vs.start + c for _ in range(4) for c in range(3)] for _, vs, _ in balls],
                                      dtype=np.intp)
         self.ball_entries = self.ball_q[:, _BALL_ENTRIES]
-        self._ones: np.ndarray | None = None  # Q(q)'s entries that are 1 (q̇ = θ̇), made on first use
+        self._ball_entries, self._ball_signs = self.ball_entries.ravel(), np.tile(_BALL_SIGNS, len(balls))
+        # Q(q)'s entries that are 1 (q̇ = θ̇) and the flat positions of the balls' entries, made on first use
+        self._ones: np.ndarray | None = None
+        self._ball_flat: np.ndarray | None = None
 
     @classmethod
     def of(cls, system) -> "CoordinateMaps | None":
@@ -116,13 +119,14 @@ class CoordinateMaps:
         if ones is None or ones.shape[1] != nv:
             ones = self._ones = np.zeros((self.nq, nv))
             ones[self.rate_q, self.rate_v] = 1.0
+            self._ball_flat = (self.ball_rows * nv + self.ball_columns).ravel()
         out = ones.copy() if q.dtype == _F8 else ones.astype(np.result_type(q, float))
         if self.ball_checks:
-            entries = q[self.ball_entries]  # each ball joint's 12 entries of G(q): all four of its q
-            if np.abs(entries).max(axis=1).min() < 1e-9:  # a quaternion of (near) zero norm: its joint's own check names it
-                for k in np.flatnonzero((np.abs(q[self.ball_q]) < 1e-9).all(axis=1)):
-                    self.ball_checks[k](q[self.ball_q[k]])
-            out[self.ball_rows, self.ball_columns] = entries * _BALL_SIGNS
+            entries = q.take(self._ball_entries)  # each ball joint's 12 entries of G(q): all four of its q
+            if not np.abs(entries).min() >= 1e-9 and np.abs(entries.reshape(-1, 12)).max(axis=1).min() < 1e-9:
+                for k in np.flatnonzero((np.abs(q[self.ball_q]) < 1e-9).all(axis=1)):  # a quaternion of (near)
+                    self.ball_checks[k](q[self.ball_q[k]])  # zero norm: its joint's own check names it
+            out.reshape(-1)[self._ball_flat] = entries * self._ball_signs
         for qs, vs, rate, matrix in self.matrix_rates:
             out[qs, vs] = matrix(q[qs]) if matrix is not None else np.column_stack(
                 [rate(q[qs], e) for e in np.eye(vs.stop - vs.start)])
