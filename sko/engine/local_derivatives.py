@@ -34,7 +34,7 @@ from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns, offsets
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
-from sko.engine.state_kernels import Record, Row, Terms, fill_states
+from sko.engine.state_kernels import KernelError, Record, Row, Terms, fill_states
 
 __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
            "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
@@ -47,10 +47,12 @@ __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_st
 #: kernel takes ``Terms.RATES``, :class:`~sko.engine.state_kernels.StateKernel`: its columns
 #: along the velocities ask for ``a``, ``b``, ``V`` and the records' ``γ``, ``v`` only, and only
 #: their partials are read; those of ``E``, ``H``, ``M``, ``Γ``, which depend on ``q`` alone, are
-#: zero).
+#: zero), ``JOINT`` (how many of its first columns along ``θ`` call its kernel with ``Terms.JOINT``,
+#: as it declares, :class:`~sko.engine.state_kernels.StateKernel`: the partials of ``M`` and the
+#: records' ``Γ`` there are zero and not read; 0 for a checked kernel, whose declaration is not trusted).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
-               "RIGID", "RATES", "NONZERO")
+               "RIGID", "RATES", "NONZERO", "JOINT")
 #: The structural zeros of a body's local partials, found as they are read (exact zeros of the
 #: complex step or of the closed form; the work buffer's zeros elsewhere: the columns along the
 #: velocities at ``Terms.RATES``, those along ``θ̈``): per column ``x`` of its ``3 n``, a flag (1.0:
@@ -71,8 +73,8 @@ GatherWork = offsets("GatherWork", KT=72, KW=1)
 
 #: the complex step ``h`` of DERIVATIVES.md Eq. 21
 STEP = 1e-30
-#: ``Terms.RATES``, as the number the kernels take
-_RATES = int(Terms.RATES)
+#: ``Terms.RATES`` and ``Terms.JOINT``, as the numbers the kernels take
+_RATES, _JOINT = int(Terms.RATES), int(Terms.JOINT)
 
 
 class LocalPlan(NamedTuple):
@@ -122,6 +124,12 @@ def plan(layout) -> LocalPlan:
         pl[Plan.RIGID] = int(type(body) is RigidBody and body.joint.constant_motion)
         kernel = layout._kernels[j]
         pl[Plan.RATES] = int(kernel is not None and kernel.rates)
+        if kernel is not None and rows[j, Row.CHECK] < 0:
+            c0 = int(rows[j, Row.CONSTANTS])
+            try:
+                pl[Plan.JOINT] = kernel.joint_columns(layout.reals[c0: c0 + int(rows[j, Row.CONSTANTS_SIZE])], n)
+            except KernelError as exc:
+                raise KernelError(f"body {body.name!r} ({type(body).__name__}): {exc}") from exc.__cause__
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
     scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
@@ -345,7 +353,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     ho, mo, ao, bo = row[Row.H], row[Row.M], row[Row.A], row[Row.B]
     io, mp = row[Row.INBOARD], row[Row.INBOARD_DIM]
     qo, nq, vo, dof, qs = row[Row.Q], row[Row.NQ], row[Row.V], pl[Plan.DOF], pl[Plan.QS]
-    h, rigid, dhinge, rates = STEP, pl[Plan.RIGID] == 1, pl[Plan.DHINGE], pl[Plan.RATES] == 1
+    h, rigid, dhinge, rates, joint = STEP, pl[Plan.RIGID] == 1, pl[Plan.DHINGE], pl[Plan.RATES] == 1, pl[Plan.JOINT]
     scale = 1.0 / h
     moving = _RATES if rates else terms  # the terms of a column along the velocities
     R, stride, rs = row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE], Record.SIZE + 6 * m
@@ -376,9 +384,10 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
         if not rigid:
             if x == n and rates:  # the real state's E, H, M, Γ again, which RATES leaves as they are
                 _real_outputs(arena, row)
-            if not call_state(row[Row.KERNEL], (arena, row, reals, terms if x < n else moving, constants)):
+            column_terms = (_JOINT if x < joint else terms) if x < n else moving
+            if not call_state(row[Row.KERNEL], (arena, row, reals, column_terms, constants)):
                 return j
-            _read_partials(arena, row, pl, work, x, xc, x < n or not rates)
+            _read_partials(arena, row, pl, work, x, xc, x < n or not rates, x >= joint)
         if row[Row.HINGE] != 0:
             so, c0 = row[Row.SCRATCH], row[Row.CONSTANTS]
             out = arena[so: so + n]
@@ -469,12 +478,13 @@ def _partial(arena, o, work, w, size, scale) -> float:
 
 
 @kernel
-def _read_partials(arena, row, pl, work, x, xc, full):
+def _read_partials(arena, row, pl, work, x, xc, full, inertia):
     """The imaginary parts / h of a body's outputs after its kernel ran at a complex step in its
     column ``x`` (of ``xc``): ``∂E``, ``∂H``, ``∂M``, ``∂a``, ``∂b`` and its records' ``∂Γ``, ``∂γ``,
     with the flags of the blocks that are not zero (:data:`Nonzero`); without ``full`` (a column
-    along the velocities at ``Terms.RATES``), ``∂a``, ``∂b``, ``∂γ`` only: the others are zero (the
-    work buffer's zeros, flags included)."""
+    along the velocities at ``Terms.RATES``), ``∂a``, ``∂b``, ``∂γ`` only, and without ``inertia``
+    (a column along the joint at ``Terms.JOINT``) no ``∂M``, ``∂Γ``: the others are zero (the work
+    buffer's zeros, flags included)."""
     m, n, scale = row[Row.NODE_DIM], row[Row.NV], 1.0 / STEP
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     mo, ao, bo, ho = row[Row.M], row[Row.A], row[Row.B], row[Row.H]
@@ -497,8 +507,10 @@ def _read_partials(arena, row, pl, work, x, xc, full):
             work[dE + (x * m + r) * 6 + c] = e
             moved |= e != 0.0
     work[nz + Nonzero.E * xc] = 1.0 if moved else 0.0
-    work[nz + Nonzero.M * xc] = _partial(arena, mo, work, dM + x * m * m, m * m, scale)
     work[nz + Nonzero.H * xc] = _partial(arena, ho, work, dH + x * n * m, n * m, scale)
+    if not inertia:
+        return
+    work[nz + Nonzero.M * xc] = _partial(arena, mo, work, dM + x * m * m, m * m, scale)
     for k in range(row[Row.RECORD_COUNT]):
         ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride
         work[nz + (Nonzero.records + k) * xc] = _partial(arena, ro + Record.SIZE, work, wo + x * 6 * m, 6 * m, scale)

@@ -33,7 +33,15 @@ takes ``RATES``: a call at the same ``q`` as the arena's last one, other velocit
 inboard ``v_o``) only, which reads ``a``, ``b``, ``V`` and the records' ``γ_o``, ``v_o`` (the
 columns of the local derivatives along the velocities, DERIVATIVES.md §9); what depends on ``q``
 alone (``E``, ``H``, ``M``, the records' ``Γ_o`` and poses, the potential) holds that last call's
-values, which it may leave. A kernel that does not declare it is called with ``MOTION``.
+values, which it may leave. A kernel that does not declare it is called with ``MOTION``. A kernel
+that declares ``joint`` (how many of the body's leading hinge velocity coordinates are its
+joint's, along whose columns of ``q̇`` neither ``M`` nor the records' ``Γ_o`` change) also takes
+``JOINT``: a call at the same ``q`` as the arena's last one but for those coordinates (the
+columns of the local derivatives along them), which reads what ``MOTION`` does but ``M`` and the
+records' ``Γ_o``; these hold that last call's values, which it may leave (a flexible body's mass
+matrix and modal frames, which depend on its modes only). The declaration is trusted where the
+kernel is not checked (the library's; *Checks* below); a checked kernel is called with
+``MOTION`` there.
 ``constants`` is True on the first fill of an arena: what no state changes (a rigid body's ``M``,
 its record's ``Γ``) may be written then only. A simple kernel ignores both and writes everything.
 
@@ -103,8 +111,9 @@ Row = columns(
 #: The fields of an attachment record; ``Γ_o`` (6 × m, row-major) follows at ``Record.SIZE``.
 Record = offsets("Record", gamma=6, rotation=9, position=3, velocity=6)
 #: Which outputs a request reads (module docstring); each of the first three includes the ones
-#: before; ``RATES`` (kernels that declare ``rates`` only) reads what ``MOTION`` adds.
-Terms = IntEnum("Terms", [("STRUCTURE", 0), ("MOTION", 1), ("POSE", 2), ("RATES", 3)])
+#: before; ``RATES`` (kernels that declare ``rates`` only) reads what ``MOTION`` adds, ``JOINT``
+#: (kernels that declare ``joint`` only) what ``MOTION`` reads but ``M`` and the records' ``Γ_o``.
+Terms = IntEnum("Terms", [("STRUCTURE", 0), ("MOTION", 1), ("POSE", 2), ("RATES", 3), ("JOINT", 4)])
 #: The inertial frame's record has no ``Γ`` (6 × 0).
 ROOT_SIZE = int(Record.SIZE)
 #: The scalar types a state kernel is compiled for.
@@ -163,10 +172,16 @@ class StateKernel:
         The kernel takes ``terms = Terms.RATES`` (module docstring): it writes ``a``, ``b``, ``V``
         and the records' ``γ_o``, ``v_o`` then, as at ``MOTION``, and may leave the rest (a kernel
         that compares ``terms`` with ``STRUCTURE`` and ``POSE`` only takes it as ``MOTION``).
+    joint : int, callable or None
+        The kernel takes ``terms = Terms.JOINT`` (module docstring) in the columns along the
+        body's first ``joint`` hinge velocity coordinates: a number, or ``joint(c) -> int`` of the
+        packed constants (as ``constants``); it writes then what it writes at ``MOTION`` and may
+        leave ``M`` and the records' ``Γ_o``. None (default): not declared.
     """
 
     def __init__(self, function: Callable, *, own_frame_identity: bool = False, name: str | None = None,
-                 constants=None, checks: bool | None = None, calls_hinge: bool = False, rates: bool = False):
+                 constants=None, checks: bool | None = None, calls_hinge: bool = False, rates: bool = False,
+                 joint=None):
         py_func = function.py_func if isinstance(function, Dispatcher) else function
         if not callable(py_func):
             raise BodyError(f"a state kernel must be a function, got {function!r}")
@@ -177,6 +192,11 @@ class StateKernel:
             raise BodyError(f"state kernel {self.name!r}: constants must be a number, an offsets record or a function "
                             f"of the packed constants, got {constants!r}")
         self.constants = constants
+        if not (joint is None or callable(joint) or isinstance(joint, (int, np.integer)) and not isinstance(joint, bool)
+                and joint >= 0):
+            raise BodyError(f"state kernel {self.name!r}: joint must be a non-negative number or a function of the "
+                            f"packed constants, got {joint!r}")
+        self.joint = joint
         flags = dict(own_frame_identity=own_frame_identity, checks=checks, calls_hinge=calls_hinge, rates=rates)
         for flag, value in flags.items():
             if not (isinstance(value, (bool, np.bool_)) or value is None and flag == "checks"):
@@ -203,6 +223,23 @@ class StateKernel:
         except Exception as exc:  # a header the packed constants are too short to hold
             raise KernelError(f"state kernel {self.name!r}: its constants declaration fails on {constants.size} "
                               f"packed constants: {type(exc).__name__}: {exc}") from exc
+
+    def joint_columns(self, constants: np.ndarray, nv: int) -> int:
+        """How many of a body's ``nv`` leading hinge velocity coordinates the kernel takes
+        ``Terms.JOINT`` along, given its packed ``constants`` (0: not declared); a
+        :class:`KernelError` when the declaration fails or is not between 0 and ``nv``."""
+        if self.joint is None:
+            return 0
+        try:
+            count = self.joint(constants) if callable(self.joint) else self.joint
+            valid = isinstance(count, (int, np.integer)) and not isinstance(count, bool) and 0 <= count <= nv
+        except Exception as exc:
+            raise KernelError(f"state kernel {self.name!r}: its joint declaration fails on {constants.size} packed "
+                              f"constants: {type(exc).__name__}: {exc}") from exc
+        if not valid:
+            raise KernelError(f"state kernel {self.name!r}: its joint declaration gives {count!r}, not a number of "
+                              f"coordinates between 0 and the body's {nv}")
+        return int(count)
 
     def address(self, dtype) -> int:
         """The address of the kernel compiled for an arena of ``dtype`` (compiled or loaded from
@@ -236,7 +273,7 @@ class StateKernel:
 
 
 def state_kernel(function: Callable | None = None, *, own_frame_identity: bool = False, name: str | None = None,
-                 constants=None, checks: bool | None = None, rates: bool = False):
+                 constants=None, checks: bool | None = None, rates: bool = False, joint=None):
     """Register ``function`` as a state kernel (a decorator, with or without options; see
     :class:`StateKernel`):
 
@@ -245,7 +282,8 @@ def state_kernel(function: Callable | None = None, *, own_frame_identity: bool =
     ...     ...
     ...     return True
     """
-    options = dict(own_frame_identity=own_frame_identity, name=name, constants=constants, checks=checks, rates=rates)
+    options = dict(own_frame_identity=own_frame_identity, name=name, constants=constants, checks=checks, rates=rates,
+                   joint=joint)
     if function is None:
         return lambda f: StateKernel(f, **options)
     return StateKernel(function, **options)

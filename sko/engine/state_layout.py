@@ -42,7 +42,7 @@ import numpy as np
 
 from sko.engine.model import compiled_model
 from sko.engine.layout import Flat, from_structure, riccati_layout
-from sko.engine.local_derivatives import LocalPlan, one_state_address, one_state_call, plan
+from sko.engine.local_derivatives import LocalPlan, forward_call, one_state_address, one_state_call, plan
 from sko.arrays import checked_array
 from sko.bodies.rigid import RigidBody
 from sko.bodies.contract import Attachment, BodyError, BodyType, check_node_state, root_attachment
@@ -231,6 +231,12 @@ class StateLayout:
         """The prepared one-state call of the compiled local derivatives
         (:func:`sko.engine.local_derivatives.one_state_call`; every body compiled), made on first use."""
         return one_state_call(self)
+
+    @cached_property
+    def local_forward(self):
+        """The prepared forward step of the compiled local derivatives at one state
+        (:func:`sko.engine.local_derivatives.forward_call`: ``call(D, X) -> bool``), made on first use."""
+        return forward_call()
 
     @cached_property
     def local_address(self) -> int:

@@ -148,7 +148,7 @@ def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray, for
             _raise_non_finite(system, q, v, dv, None)
     if forward:
         X = np.empty_like(D)
-        if not local_derivatives.forward_call()(D, X):
+        if not layout.local_forward(D, X):
             return None
         D = X
     n = D.shape[0]

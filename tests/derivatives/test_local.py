@@ -167,6 +167,51 @@ def test_the_columns_along_the_velocities_call_a_kernel_with_the_terms_it_takes(
         _agree(system, seed)
 
 
+@pytest.mark.parametrize("seed", [3, 11])
+def test_the_columns_along_a_flexible_bodys_joint_call_its_kernel_with_terms_joint(seed):
+    """The flexible body's kernel declares its joint's coordinates (``joint``): the plan marks
+    them, its columns along them call it with ``Terms.JOINT`` (``M`` and the modal frames' ``Γ``
+    left as the real state's), and the derivatives are still the whole complex step's."""
+    from sko.bodies.flexible import FlexibleBody
+
+    system = random_system(seed, n_bodies=6)
+    layout = system._engine.layout
+    marked = {layout.bodies[layout.order[j]]: int(row[Plan.JOINT]) for j, row in enumerate(layout.local_plan.plan)}
+    expected = {k: system.body(k).joint.nv if isinstance(system.body(k), FlexibleBody) else 0 for k in system.bodies}
+    assert marked == expected and any(marked.values())
+    _agree(system, seed)
+
+
+def _declaring_a_joint(arena, row, reals, terms, constants):
+    return _bead(arena, row, reals, True, terms != Terms.STRUCTURE)
+
+
+@pytest.mark.parametrize("checks", [True, False])
+def test_a_joint_declaration_is_trusted_only_without_checks(checks):
+    """A kernel declaring ``joint`` is called with ``Terms.JOINT`` along it only where its checks
+    are off (a wrong declaration would give wrong derivatives); a declaration that is not a number
+    of the body's coordinates is an error naming the body."""
+    kernel = state_kernel(_declaring_a_joint, constants=8, joint=1, checks=checks)
+    bead = type("Bead", (_KernelBead,), {"kernel": kernel})
+    system = tutorial_body_type.build()
+    system = MultibodySystem([bead(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
+                              if isinstance(b, tutorial_body_type.Bead) else b for b in map(system.body, system.bodies)],
+                             gravity=system.gravity)
+    layout = system._engine.layout
+    marked = {layout.bodies[layout.order[j]]: int(row[Plan.JOINT]) for j, row in enumerate(layout.local_plan.plan)}
+    assert marked["bead-on-pendulum"] == marked["bead-on-beam"] == (0 if checks else 1)
+    _agree(system, 0)
+    wrong = type("Bead", (_KernelBead,), {"kernel": state_kernel(_declaring_a_joint, constants=8, checks=False,
+                                                                 joint=lambda c: 2)})
+    system = MultibodySystem([wrong(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
+                              if isinstance(b, tutorial_body_type.Bead) else b for b in map(system.body, system.bodies)],
+                             gravity=system.gravity)
+    with pytest.raises(SKOError, match="bead-on-(pendulum|beam).*joint declaration gives 2"):
+        system._engine.layout.local_plan
+    with pytest.raises(SKOError, match="joint must be a non-negative number"):
+        state_kernel(_declaring_a_joint, joint=-1)
+
+
 @pytest.mark.parametrize("spring_length", [(0.3, 0.3), (-10.0, 10.0), (-0.1, 0.2)],
                          ids=["no dead band", "inside the dead band", "a dead band"])
 def test_tendons_and_hinge_forces(spring_length):

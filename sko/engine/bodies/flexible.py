@@ -76,7 +76,8 @@ def _cross(a, b):
 def _flexible(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.flexible.FlexibleBody` (module docstring); every output, whatever
     ``terms`` asks, but ``E``, ``H``, ``M`` and its records' ``Γ`` at ``Terms.RATES`` (which leaves
-    them as the arena holds them: they depend on ``q`` alone); the world poses (its records', the
+    them as the arena holds them: they depend on ``q`` alone) and ``M`` and the records' ``Γ`` at
+    ``Terms.JOINT`` (they depend on the modes alone); the world poses (its records', the
     gravity potential) are zero below ``Terms.POSE``, as the hinge's. ``M``'s upper triangle below
     its first three rows, ``Σ μ_i`` of the products of the columns ``[I, Φ_i]`` of ``B_i``, is the
     same at every state: written with ``constants`` only. Particle ``i`` is at
@@ -105,7 +106,8 @@ def _flexible(arena, row, reals, terms, constants):
     zero = 0 * arena[vel]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     hb, mo, ao, bo, vo = row[Row.H], row[Row.M], row[Row.A], row[Row.B], row[Row.VELOCITY]
-    mm = 0 if terms == Terms.RATES else m  # the columns of M (and of E, H, Γ) written: none at RATES
+    mm = 0 if terms == Terms.RATES else m  # the columns of E and H written: none at RATES
+    mg = 0 if terms == Terms.RATES or terms == Terms.JOINT else mm  # of M and the records' Γ: none at RATES, JOINT
     pose = terms == Terms.POSE
     for i in range(m):  # E = [ᵏX_o; 0], H = diag(S*, I_r), a = [a_hinge; 0], 𝒱 = [v; η̇]
         for j in range(6 if mm else 0):
@@ -113,7 +115,7 @@ def _flexible(arena, row, reals, terms, constants):
         arena[ao + i] = arena[acc + i] if i < 6 else zero
         arena[vo + i] = arena[vel + i] if i < 6 else arena[ve + i - 6]
         arena[bo + i] = zero
-        for j in range(mm if constants or i < 3 else 0):  # M's rows 3… (upper): constants (docstring)
+        for j in range(mg if constants or i < 3 else 0):  # M's rows 3… (upper): constants (docstring)
             arena[mo + i * m + j] = zero
     for j in range(jnv + r if mm else 0):
         for i in range(m):
@@ -143,13 +145,13 @@ def _flexible(arena, row, reals, terms, constants):
         for j in range(m):  # b += μ B_i* y, M += μ B_i* B_i (upper triangle)
             b0, b1, b2 = arena[bw + j], arena[bw + m + j], arena[bw + 2 * m + j]
             arena[bo + j] += mi * (b0 * y[0] + b1 * y[1] + b2 * y[2])
-            for l in range(j, mm if constants or j < 3 else 0):
+            for l in range(j, mg if constants or j < 3 else 0):
                 arena[mo + j * m + l] += mi * (b0 * arena[bw + l] + b1 * arena[bw + m + l] + b2 * arena[bw + 2 * m + l])
         if pose:
             world0 += mi * (arena[p] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
             world1 += mi * (arena[p + 1] + arena[R + 3] * r0 + arena[R + 4] * r1 + arena[R + 5] * r2)
             world2 += mi * (arena[p + 2] + arena[R + 6] * r0 + arena[R + 7] * r1 + arena[R + 8] * r2)
-    for j in range(mm):
+    for j in range(mg):
         for l in range(j):
             arena[mo + j * m + l] = arena[mo + l * m + j]
     elastic = zero
@@ -164,14 +166,14 @@ def _flexible(arena, row, reals, terms, constants):
     for i in range(6):
         arena[rec + Record.gamma + i] = zero
         arena[rec + Record.velocity + i] = arena[vel + i]
-        for j in range(mm):
+        for j in range(mg):
             arena[rec + Record.SIZE + i * m + j] = 1.0 + zero if i == j else zero
     for i in range(9):
         arena[rec + Record.rotation + i] = arena[R + i]
     for i in range(3):
         arena[rec + Record.position + i] = arena[p + i]
     for node in range(nn):
-        _modal_node(arena, reals, nodes + node * (3 + 6 * r), r, m, qe, ve, wo, fw, pw, rec + (node + 1) * size, mm > 0,
+        _modal_node(arena, reals, nodes + node * (3 + 6 * r), r, m, qe, ve, wo, fw, pw, rec + (node + 1) * size, mg > 0,
                     pose)
     return True
 
@@ -183,7 +185,7 @@ def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra, structure, pose)
     with ``ᵒX_k = rot(R_oᵀ) xlt(p_o + Φ_o η)``, ``R_o = exp(ψ×)``, ``ψ = Ψ_o η``,
     ``Π_o = [J_r(ψ) Ψ_o; R_oᵀ Φ_o]``, and ``γ_o = Γ̇_o 𝒱 = −(v_rel ×) ᵒX_k v + [J̇_r Ψ_o η̇; −ω_rel × v_rel]``
     (BODIES.md); the hinge's :data:`HingeWork` is at ``wo``, ``fw`` and ``pw`` are scratch. ``Γ_o``
-    only with ``structure`` (not at ``Terms.RATES``), the world pose only with ``pose`` (zero
+    only with ``structure`` (not at ``Terms.RATES`` or ``Terms.JOINT``), the world pose only with ``pose`` (zero
     otherwise, as the hinge's)."""
     zero = 0 * arena[wo + HingeWork.v]
     phi, psi_o = nb + 3, nb + 3 + 3 * r
@@ -262,9 +264,15 @@ def _flexible_constants(c) -> int:
     return FlexibleConstants.SIZE + 4 * n + 3 * n * r + 2 * r * r + nodes * (3 + 6 * r)
 
 
+def _joint_coordinates(c) -> int:
+    """The hinge velocity coordinates of a flexible body's joint (its first; the modes follow), along
+    which neither its ``M`` nor its records' ``Γ`` change (:data:`~sko.engine.state_kernels.Terms`)."""
+    return int(c[JointConstants.nv])
+
+
 #: The flexible body's state kernel.
 FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body", constants=_flexible_constants,
-                       calls_hinge=True, rates=True)
+                       calls_hinge=True, rates=True, joint=_joint_coordinates)
 
 
 def pack_flexible(body) -> CompiledState | None:
