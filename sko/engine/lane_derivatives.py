@@ -189,13 +189,18 @@ def _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv):
         cr = ((zero, n2, zero - n1, zero, f2, zero - f1), (zero - n2, zero, n0, zero - f2, zero, f0),
               (n1, zero - n0, zero, f1, zero - f0, zero), (zero, f2, zero - f1, zero, zero, zero),
               (zero - f2, zero, f0, zero, zero, zero), (f1, zero - f0, zero, zero, zero, zero))
-        for i in range(6):  # ½ crfb(ℐ v) = ½ [[−n×, −f×], [−f×, 0]]
-            _put(inertias, Bo + 6 * i, cr[i])
-        for c in range(6):  # + ½ (Q + Q*), column c of Q = v ×* ℐ e_c (ℐ symmetric: its row c)
-            q = _scaled(_force_cross(v, _six(inertias, io + 6 * c)), 0.5)
-            for i in range(6):
-                set_row(inertias, Bo + 6 * i + c, row(inertias, Bo + 6 * i + c) + q[i])
-                set_row(inertias, Bo + 6 * c + i, row(inertias, Bo + 6 * c + i) + q[i])
+        # ½ crfb(ℐ v) = ½ [[−n×, −f×], [−f×, 0]] + ½ (Q + Q*), column c of Q = v ×* ℐ e_c (ℐ
+        # symmetric: its row c), in registers: entry (a, b) = (cr(a, b) + ½Q(hi, lo)) + ½Q(lo, hi),
+        # lo, hi = min, max(a, b)
+        q = (_scaled(_force_cross(v, _six(inertias, io)), 0.5), _scaled(_force_cross(v, _six(inertias, io + 6)), 0.5),
+             _scaled(_force_cross(v, _six(inertias, io + 12)), 0.5),
+             _scaled(_force_cross(v, _six(inertias, io + 18)), 0.5),
+             _scaled(_force_cross(v, _six(inertias, io + 24)), 0.5),
+             _scaled(_force_cross(v, _six(inertias, io + 30)), 0.5))  # q[c][r] = ½ Q(r, c)
+        for a in range(6):
+            for b in range(a, 6):
+                set_row(inertias, Bo + 6 * a + b, (cr[a][b] + q[a][b]) + q[b][a])
+                set_row(inertias, Bo + 6 * b + a, (cr[b][a] + q[a][b]) + q[b][a])
 
 
 @kernel
@@ -238,12 +243,14 @@ def _column_dot(X, o, x):
 
 @kernel
 def _walks(layout, nodes, inertias, cols, result, nv, mass, partials):
-    """``∂T/∂θ``, ``∂T/∂θ̇`` (with ``partials``; zero on entry) and ``ℳ`` (with ``mass``), ``nv ×
-    nv`` rows each, in this order, of ``result``, from the composites and seeds (Eq. 11–12, as
+    """``∂T/∂θ``, ``∂T/∂θ̇`` (with ``partials``) and ``ℳ`` (with ``mass``), ``nv × nv`` rows each,
+    in this order, of ``result``, from the composites and seeds (Eq. 11–12, as
     :func:`sko.engine.derivatives.walks`): each hinge column of a node against its own node's and
     its ancestors' columns and the other way round, its ``Y``, ``Z``, ``g_θ``, ``g_θ̇`` held
-    through its walk. At a base ``σ_θ = 0`` (``𝒱⁺ = 0``) and ``σ_θ̇ = s``: their products are
-    not taken."""
+    through its walk. Each entry of a node's column and an ancestor's (or its own) gets one
+    product, written; the other entries, zero by the tree's sparsity, are never written (zeros
+    from :func:`_lane_buffers`). At a base ``σ_θ = 0`` (``𝒱⁺ = 0``) and ``σ_θ̇ = s``: their
+    products are not taken."""
     layout, nodes, inertias, cols, result = borrowed(layout), borrowed(nodes), borrowed(inertias), borrowed(cols), \
         borrowed(result)
     c6, n2 = 6 * nv, nv * nv
@@ -281,24 +288,21 @@ def _walks(layout, nodes, inertias, cols, result, nv, mass, partials):
                         x_q = x_q + rb.dot(Z, _six(cols, c6 + oj))
                     x_v = rb.dot(Y, _six(cols, 3 * c6 + oj)) + rb.dot(Z, sj)
                     e = (di + c) * nv + dj + cj
-                    set_row(result, e, row(result, e) + x_q)
-                    set_row(result, n2 + e, row(result, n2 + e) + x_v)
+                    set_row(result, e, x_q)
+                    set_row(result, n2 + e, x_v)
                     if j != i:  # rows of the strict ancestors, columns of i
                         e = (dj + cj) * nv + di + c
-                        set_row(result, e, row(result, e) + rb.dot(sj, gq))
-                        set_row(result, n2 + e, row(result, n2 + e) + rb.dot(sj, gv))
+                        set_row(result, e, rb.dot(sj, gq))
+                        set_row(result, n2 + e, rb.dot(sj, gv))
                 j = layout[j, Flat.PARENT]
 
 
 @kernel
 def _sweeps(layout, data, vel, lane, nv, partials):
-    """The result of :func:`_walks` into the lane buffer ``result`` (zeroed first), at the poses,
+    """The result of :func:`_walks` into the lane buffer ``result``, at the poses,
     ``θ̇`` and ``θ̈`` in ``lane``: :func:`_scatter`, :func:`_gather`, :func:`_walks`."""
     layout, data, vel = borrowed(layout), borrowed(data), borrowed(vel)
     pose, rates, nodes, inertias, cols, result, factor, rhs, flag, bodies, delta = lane
-    result = borrowed(result)
-    for i in range(result.shape[0]):
-        result[i] = 0.0
     _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv)
     _gather(layout, nodes, inertias)
     _walks(layout, nodes, inertias, cols, result, nv, True, partials)
@@ -591,8 +595,6 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
         rates[nv * LANES + i] = 0.0
     _state_rows(X, rates, 2 * nv, nv, first, count)
     _poses(layout, data, pose)
-    for i in range(result.shape[0]):
-        result[i] = 0.0
     _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv)
     for j in range(layout.shape[0]):  # each body's own ℐ, before the gather sums them
         for i in range(36 * LANES):
@@ -610,8 +612,6 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
     for u in range(nv):
         set_row(rates, nv + perm[u], row(B, u * m))
     _accelerate(layout, cols, rates, bodies, nodes, delta, nv)
-    for i in range(2 * n2 * LANES):
-        result[i] = 0.0
     _walks(layout, nodes, inertias, cols, result, nv, False, True)
     one, zero = splat(1.0), splat(0.0)
     for u in range(nv):  # rows at positions: [∂T/∂θ | ∂T/∂θ̇ | 1]
@@ -657,7 +657,8 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
 def _lane_buffers(lwords, forward):
     """This module's lane buffers for the request vector's sizes: the poses, ``θ̇``, ``θ̈`` and
     ``T``, the nodes (:data:`~sko.engine.derivatives.Node`), the inertias
-    (:data:`~sko.engine.derivatives.Inertias`), the seeds' columns, the result's ``3 nv²`` entries; for ``forward`` dynamics also
+    (:data:`~sko.engine.derivatives.Inertias`), the seeds' columns, the result's ``3 nv²``
+    entries (zeros the walks leave, :func:`_walks`); for ``forward`` dynamics also
     the factor of ``ℳ``, the ``nv × 3 nv`` right-hand sides, a row of flags, each body's own
     ``ℐ`` and the ``Δα``, ``Δf`` of :func:`_accelerate`. Then the tree's
     positions (:func:`_tree_positions`), each lane's first bad pivot and the positions of each

@@ -68,8 +68,8 @@ from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
 __all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "forward_dynamics", "buffers",
-           "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED", "WHOLE", "lane", "positive",
-           "admissible", "transposed", "put_entries", "put_turned"]
+           "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED", "WHOLE", "lane",
+           "positive", "admissible", "transposed", "put_entries", "put_turned"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 #: The lane scratch, in rows of :data:`LANES` numbers: of a Riccati step of any hinge
