@@ -189,18 +189,13 @@ def _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv):
         cr = ((zero, n2, zero - n1, zero, f2, zero - f1), (zero - n2, zero, n0, zero - f2, zero, f0),
               (n1, zero - n0, zero, f1, zero - f0, zero), (zero, f2, zero - f1, zero, zero, zero),
               (zero - f2, zero, f0, zero, zero, zero), (f1, zero - f0, zero, zero, zero, zero))
-        # ½ crfb(ℐ v) = ½ [[−n×, −f×], [−f×, 0]] + ½ (Q + Q*), column c of Q = v ×* ℐ e_c (ℐ
-        # symmetric: its row c), in registers: entry (a, b) = (cr(a, b) + ½Q(hi, lo)) + ½Q(lo, hi),
-        # lo, hi = min, max(a, b)
-        q = (_scaled(_force_cross(v, _six(inertias, io)), 0.5), _scaled(_force_cross(v, _six(inertias, io + 6)), 0.5),
-             _scaled(_force_cross(v, _six(inertias, io + 12)), 0.5),
-             _scaled(_force_cross(v, _six(inertias, io + 18)), 0.5),
-             _scaled(_force_cross(v, _six(inertias, io + 24)), 0.5),
-             _scaled(_force_cross(v, _six(inertias, io + 30)), 0.5))  # q[c][r] = ½ Q(r, c)
-        for a in range(6):
-            for b in range(a, 6):
-                set_row(inertias, Bo + 6 * a + b, (cr[a][b] + q[a][b]) + q[b][a])
-                set_row(inertias, Bo + 6 * b + a, (cr[b][a] + q[a][b]) + q[b][a])
+        for i in range(6):  # ½ crfb(ℐ v) = ½ [[−n×, −f×], [−f×, 0]]
+            _put(inertias, Bo + 6 * i, cr[i])
+        for c in range(6):  # + ½ (Q + Q*), column c of Q = v ×* ℐ e_c (ℐ symmetric: its row c)
+            q = _scaled(_force_cross(v, _six(inertias, io + 6 * c)), 0.5)
+            for i in range(6):
+                set_row(inertias, Bo + 6 * i + c, row(inertias, Bo + 6 * i + c) + q[i])
+                set_row(inertias, Bo + 6 * c + i, row(inertias, Bo + 6 * c + i) + q[i])
 
 
 @kernel
