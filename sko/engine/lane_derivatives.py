@@ -31,16 +31,18 @@ import numpy as np
 from sko.engine import rigid_blocks as rb
 from sko.engine.bodies.rigid import motion_cross
 from sko.engine.borrow import borrowed
-from sko.engine.derivatives import Inertias, Node, WalkColumn
+from sko.engine.derivatives import Inertias, Node
 from sko.engine.jit import kernel, register
 from sko.engine.layout import Flat
 from sko.engine import mass_matrix as MM
-from sko.engine.lanes import LANES, _fill, _six, _three, borrowed_buffers, positive, row, set_row, splat
+from sko.engine.lanes import (LANES, _fill, _six, _three, borrowed_buffers, lane, positive, put_turned, row,
+                              set_row, splat)
 from sko.engine.request_views import Header, request_views
 
 __all__ = ["POSE", "RUNS", "inverse_derivatives_block", "forward_derivatives_block"]
 
 POSE = 12  #: lane rows per node of the pose buffer: ``R`` (row-major, body axes in the base frame), ``p``
+_CHUNK = 8  #: right-hand sides a solve holds in registers at once (:func:`_ltdl_solve`)
 _COLUMNS = 4  #: the seeds' blocks of ``6 nv`` rows: ``s``, ``σ_θ``, ``ϱ_θ``, ``ϱ_θ̇`` (Eq. 10; ``σ_θ̇ = s``)
 
 
@@ -235,75 +237,70 @@ def _column_dot(X, o, x):
 
 
 @kernel
-def _walks(layout, nodes, inertias, cols, t, result, nv, mass, partials):
-    """``∂T/∂θ``, ``∂T/∂θ̇`` (with ``partials``; zero on entry) and ``ℳ`` (with ``mass``), ``nv ×
-    nv`` rows each, in this order, of ``result``, from the composites and seeds (Eq. 11–12, as
-    :func:`sko.engine.derivatives.walks`): each node's columns against its own and its
-    ancestors' rows and the other way round; ``t``: :data:`~sko.engine.derivatives.WalkColumn`
-    per hinge column of the node. At a base ``σ_θ = 0`` (``𝒱⁺ = 0``) and ``σ_θ̇ = s``: their
+def _walks(layout, nodes, inertias, cols, result, nv, mass, partials):
+    """``∂T/∂θ``, ``∂T/∂θ̇`` (with ``partials``) and ``ℳ`` (with ``mass``), ``nv × nv`` rows each,
+    in this order, of ``result``, from the composites and seeds (Eq. 11–12, as
+    :func:`sko.engine.derivatives.walks`): each hinge column of a node against its own node's and
+    its ancestors' columns and the other way round, its ``Y``, ``Z``, ``g_θ``, ``g_θ̇`` held
+    through its walk. Each entry of a node's column and an ancestor's (or its own) gets one
+    product, written; the other entries, zero by the tree's sparsity, are never written (zeros
+    from :func:`_lane_buffers`). At a base ``σ_θ = 0`` (``𝒱⁺ = 0``) and ``σ_θ̇ = s``: their
     products are not taken."""
-    layout, nodes, inertias, cols = borrowed(layout), borrowed(nodes), borrowed(inertias), borrowed(cols)
-    t, result = borrowed(t), borrowed(result)
+    layout, nodes, inertias, cols, result = borrowed(layout), borrowed(nodes), borrowed(inertias), borrowed(cols), \
+        borrowed(result)
     c6, n2 = 6 * nv, nv * nv
+    zero = splat(0.0)
+    zeros = (zero, zero, zero, zero, zero, zero)
     for i in range(layout.shape[0]):
         h, di, base = layout[i, Flat.HINGE_DIM], layout[i, Flat.DOF], layout[i, Flat.PARENT] < 0
         Ro, Bo, fo = Inertias.SIZE * i + Inertias.R, Inertias.SIZE * i + Inertias.B, Node.SIZE * i + Node.f
         for c in range(h):  # Y = ℛ s, Z = 2 𝔅* s, g_θ = ℛ ϱ_θ + 2 𝔅 σ_θ + s ×* f, g_θ̇ = ℛ ϱ_θ̇ + 2 𝔅 s
-            o, w = 6 * (di + c), WalkColumn.SIZE * c
+            o = 6 * (di + c)
             s = _six(cols, o)
             Y = _rows_times(inertias, Ro, s)
-            _put(t, w + WalkColumn.Y, Y)
-            if not partials:
-                continue
-            Z = _columns_times(inertias, Bo, s)
-            gq = _plus(_rows_times(inertias, Ro, _six(cols, 2 * c6 + o)), _force_cross(s, _six(nodes, fo)))
-            if not base:
-                gq = _plus(gq, _scaled(_rows_times(inertias, Bo, _six(cols, c6 + o)), 2.0))
-            gv = _plus(_rows_times(inertias, Ro, _six(cols, 3 * c6 + o)), _scaled(_rows_times(inertias, Bo, s), 2.0))
-            _put(t, w + WalkColumn.Z, _scaled(Z, 2.0))
-            _put(t, w + WalkColumn.gq, gq)
-            _put(t, w + WalkColumn.gv, gv)
-        j = i
-        while j >= 0:
-            hj, dj, above = layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF], layout[j, Flat.PARENT] >= 0
-            for c in range(h):
-                w = WalkColumn.SIZE * c
+            Z, gq, gv = zeros, zeros, zeros
+            if partials:
+                Z = _scaled(_columns_times(inertias, Bo, s), 2.0)
+                gq = _plus(_rows_times(inertias, Ro, _six(cols, 2 * c6 + o)), _force_cross(s, _six(nodes, fo)))
+                if not base:
+                    gq = _plus(gq, _scaled(_rows_times(inertias, Bo, _six(cols, c6 + o)), 2.0))
+                gv = _plus(_rows_times(inertias, Ro, _six(cols, 3 * c6 + o)),
+                           _scaled(_rows_times(inertias, Bo, s), 2.0))
+            j = i
+            while j >= 0:
+                hj, dj, above = layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF], layout[j, Flat.PARENT] >= 0
                 for cj in range(hj):
                     oj = 6 * (dj + cj)
-                    s = _six(cols, oj)
+                    sj = _six(cols, oj)
                     if mass:
-                        m = rb.dot(s, _six(t, w + WalkColumn.Y))
+                        m = rb.dot(sj, Y)
                         set_row(result, 2 * n2 + (di + c) * nv + dj + cj, m)
                         set_row(result, 2 * n2 + (dj + cj) * nv + di + c, m)
                     if not partials:
                         continue
-                    Y, Z = _six(t, w + WalkColumn.Y), _six(t, w + WalkColumn.Z)
                     x_q = rb.dot(Y, _six(cols, 2 * c6 + oj))
                     if above:
                         x_q = x_q + rb.dot(Z, _six(cols, c6 + oj))
-                    x_v = rb.dot(Y, _six(cols, 3 * c6 + oj)) + rb.dot(Z, s)
+                    x_v = rb.dot(Y, _six(cols, 3 * c6 + oj)) + rb.dot(Z, sj)
                     e = (di + c) * nv + dj + cj
-                    set_row(result, e, row(result, e) + x_q)
-                    set_row(result, n2 + e, row(result, n2 + e) + x_v)
+                    set_row(result, e, x_q)
+                    set_row(result, n2 + e, x_v)
                     if j != i:  # rows of the strict ancestors, columns of i
                         e = (dj + cj) * nv + di + c
-                        set_row(result, e, row(result, e) + rb.dot(s, _six(t, w + WalkColumn.gq)))
-                        set_row(result, n2 + e, row(result, n2 + e) + rb.dot(s, _six(t, w + WalkColumn.gv)))
-            j = layout[j, Flat.PARENT]
+                        set_row(result, e, rb.dot(sj, gq))
+                        set_row(result, n2 + e, rb.dot(sj, gv))
+                j = layout[j, Flat.PARENT]
 
 
 @kernel
 def _sweeps(layout, data, vel, lane, nv, partials):
-    """The result of :func:`_walks` into the lane buffer ``result`` (zeroed first), at the poses,
+    """The result of :func:`_walks` into the lane buffer ``result``, at the poses,
     ``θ̇`` and ``θ̈`` in ``lane``: :func:`_scatter`, :func:`_gather`, :func:`_walks`."""
     layout, data, vel = borrowed(layout), borrowed(data), borrowed(vel)
-    pose, rates, nodes, inertias, cols, t, result, factor, rhs, flag, bodies, delta = lane
-    result = borrowed(result)
-    for i in range(result.shape[0]):
-        result[i] = 0.0
+    pose, rates, nodes, inertias, cols, result, factor, rhs, flag, bodies, delta = lane
     _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv)
     _gather(layout, nodes, inertias)
-    _walks(layout, nodes, inertias, cols, t, result, nv, True, partials)
+    _walks(layout, nodes, inertias, cols, result, nv, True, partials)
 
 
 @register
@@ -317,30 +314,57 @@ def _state_rows(M, rates, o, nv, first, count):
 
 
 @register
-def _lanes_out(result, flag, out, status, first, count, size):
-    """Each lane's ``size`` entries of ``result`` into its state's row of ``out``, for a state
-    not rejected; its status −3 where one is not finite (``0 · x`` summed over the rows, in four
-    vector sums, not one chain of scalar sums per lane; ``flag``: one row)."""
-    zero = splat(0.0)
-    s0, s1, s2, s3 = zero, zero, zero, zero
-    quarter = size // 4
-    for i in range(quarter):
-        o = 4 * i
-        s0 = s0 + 0.0 * row(result, o)
-        s1 = s1 + 0.0 * row(result, o + 1)
-        s2 = s2 + 0.0 * row(result, o + 2)
-        s3 = s3 + 0.0 * row(result, o + 3)
-    for i in range(4 * quarter, size):
-        s0 = s0 + 0.0 * row(result, i)
-    set_row(flag, 0, (s0 + s1) + (s2 + s3))
+def _out_rows(out, first, count):
+    """The rows of ``out`` the four lanes of the block at state ``first`` write: each lane's
+    state's, the tail's lanes the block's last (their copies: the same numbers)."""
+    return (out[first], out[first + min(1, count - 1)], out[first + min(2, count - 1)],
+            out[first + min(3, count - 1)])
+
+
+@register
+def _put_lanes(rows, i, y):
+    """Entry ``i`` of each of the lanes' rows of ``out`` (:func:`_out_rows`) ← its lane of ``y``."""
+    o0, o1, o2, o3 = rows
+    o0[i], o1[i], o2[i], o3[i] = lane(y, 0), lane(y, 1), lane(y, 2), lane(y, 3)
+
+
+@register
+def _settle(out, status, flag, first, count, size):
+    """The statuses of the block's states once their rows of ``out`` are written: a state the
+    fill rejected gets a row of zeros (its status names why), one whose ``size`` entries are not
+    all finite (``flag``, ``0 ·`` their sum, not 0 in its lane) the status −3."""
     for l in range(count):
         s = first + l
         if status[s] >= 0:
-            continue
-        for i in range(size):
-            out[s, i] = result[i * LANES + l]
-        if flag[l] != 0.0:
+            for i in range(size):
+                out[s, i] = 0.0
+        elif lane(flag, l) != 0.0:
             status[s] = -3
+
+
+@register
+def _lanes_out(result, out, status, first, count, size):
+    """Each lane's ``size`` entries of ``result`` into its state's row of ``out``, the four rows
+    in one sweep of ``result``, four entries at a time (:func:`~sko.engine.lanes.put_turned`),
+    every entry written (:func:`_settle`: −3 where one is not finite, ``0 · x`` summed in four
+    vector sums as the entries are written)."""
+    rows = _out_rows(out, first, count)
+    zero = splat(0.0)
+    s0, s1, s2, s3 = zero, zero, zero, zero
+    quarter = size // 4
+    for k in range(quarter):
+        o = 4 * k
+        y0, y1, y2, y3 = row(result, o), row(result, o + 1), row(result, o + 2), row(result, o + 3)
+        s0 = s0 + 0.0 * y0
+        s1 = s1 + 0.0 * y1
+        s2 = s2 + 0.0 * y2
+        s3 = s3 + 0.0 * y3
+        put_turned(rows, o, y0, y1, y2, y3)
+    for i in range(4 * quarter, size):
+        y = row(result, i)
+        s0 = s0 + 0.0 * y
+        _put_lanes(rows, i, y)
+    _settle(out, status, (s0 + s1) + (s2 + s3), first, count, size)
 
 
 @kernel
@@ -353,7 +377,7 @@ def inverse_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
     local, Q, QD, X, out, status = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), \
         borrowed(status)
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    pose, rates, nodes, inertias, cols, t, result, factor, rhs, flag, bodies, delta = lane
+    pose, rates, nodes, inertias, cols, result, factor, rhs, flag, bodies, delta = lane
     data, _, _, _, _, _, _, _, _, vel, _, _, _, _ = work  # the lanes' buffers (lanes.buffers)
     nv = lwords[Header.NV]
     _fill(lwords, rows, layout, reals, arena, work, Q, QD, status, first, count)
@@ -361,7 +385,7 @@ def inverse_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
     _state_rows(X, rates, nv, nv, first, count)
     _poses(layout, data, pose)
     _sweeps(layout, data, vel, lane, nv, True)
-    _lanes_out(result, flag, out, status, first, count, 3 * nv * nv)
+    _lanes_out(result, out, status, first, count, 3 * nv * nv)
 
 
 # ----------------------------------------------------------------------------- forward dynamics
@@ -379,6 +403,34 @@ def _tree_positions(layout, perm, lam, owner, last):
             perm[u], lam[u], owner[u] = d + c, above if c == 0 else u - 1, k
             u += 1
         last[k] = u - 1 if h > 0 else above
+
+
+@kernel
+def _related(perm, lam, nv, related):
+    """``related[k nv + u]``: 1 where position ``u`` is an ancestor, a descendant or the position
+    of a column of the ``k``-th :data:`_CHUNK` of the ``3 nv`` right-hand sides of forward
+    dynamics (``[∂T/∂θ | ∂T/∂θ̇ | 1]``, column ``c`` of hinge column ``c mod nv``), else 0: the
+    positions where a chunk's rows are not zeros by the tree's sparsity (``∂T/∂θ``, ``∂T/∂θ̇`` and
+    ``ℳ`` couple ancestors and descendants only) nor become so in the first sweep of
+    :func:`_ltdl_solve`, which carries rows to ancestors."""
+    related = borrowed(related)
+    for i in range(related.shape[0]):
+        related[i] = 0
+    for k in range(related.shape[0] // nv):
+        for c in range(k * _CHUNK, (k + 1) * _CHUNK):
+            u = 0
+            while perm[u] != c % nv:
+                u += 1
+            for v in range(nv):  # u and its descendants: v whose ancestors include u
+                w = v
+                while w > u:
+                    w = lam[w]
+                if w == u:
+                    related[k * nv + v] = 1
+            w = lam[u]
+            while w >= 0:
+                related[k * nv + w] = 1
+                w = lam[w]
 
 
 @kernel
@@ -407,28 +459,75 @@ def _ltdl(A, lam, nv, flag, bad):
             i = lam[i]
 
 
+@register
+def _chunk(X, o):
+    """Rows ``o … o + 7`` of the lane buffer ``X`` (:data:`_CHUNK` of them)."""
+    return (row(X, o), row(X, o + 1), row(X, o + 2), row(X, o + 3), row(X, o + 4), row(X, o + 5), row(X, o + 6),
+            row(X, o + 7))
+
+
+@register
+def _put_chunk(X, o, x):
+    """Rows ``o … o + 7`` of ``X`` ← the :data:`_CHUNK` lane numbers ``x``."""
+    for k in range(_CHUNK):
+        set_row(X, o + k, x[k])
+
+
+@register
+def _minus_times(x, a, y):
+    """``x − a y`` for :data:`_CHUNK` lane numbers ``x``, ``y`` and one ``a``."""
+    return (x[0] - a * y[0], x[1] - a * y[1], x[2] - a * y[2], x[3] - a * y[3], x[4] - a * y[4], x[5] - a * y[5],
+            x[6] - a * y[6], x[7] - a * y[7])
+
+
 @kernel
-def _ltdl_solve(A, lam, X, nv, m, columns):
+def _ltdl_solve(A, lam, X, nv, m, columns, related):
     """``X ← ℳ⁻¹ X`` in every lane from the factor of :func:`_ltdl` (as
     :func:`sko.engine.derivatives.ltdl_solve`): ``X`` has rows at positions, ``m`` lane rows
-    apart, of which the first ``columns`` are solved."""
-    A, lam, X = borrowed(A), borrowed(lam), borrowed(X)
+    apart, of which the first ``columns`` are solved. :data:`_CHUNK` columns at a time, a
+    position's row of them held in registers (:func:`_chunk`) while its ancestors' rows are read
+    or updated; the remaining columns one at a time. Each column's operations and their order are
+    those of a solve of it alone, but for the first sweep's at a position whose rows of a chunk
+    are zeros by the tree's sparsity (``related``, :func:`_related`: ``x − a · 0 = x``)."""
+    A, lam, X, related = borrowed(A), borrowed(lam), borrowed(X), borrowed(related)
+    whole = columns - columns % _CHUNK
+    for c0 in range(0, whole, _CHUNK):
+        k = c0 // _CHUNK
+        for i in range(nv - 1, -1, -1):
+            if related[k * nv + i] == 0:
+                continue
+            x = _chunk(X, i * m + c0)
+            j = lam[i]
+            while j >= 0:
+                _put_chunk(X, j * m + c0, _minus_times(_chunk(X, j * m + c0), row(A, i * nv + j), x))
+                j = lam[j]
+        for i in range(nv):
+            a = 1.0 / row(A, i * nv + i)
+            for c in range(c0, c0 + _CHUNK):
+                set_row(X, i * m + c, row(X, i * m + c) * a)
+        for i in range(nv):
+            x = _chunk(X, i * m + c0)
+            j = lam[i]
+            while j >= 0:
+                x = _minus_times(x, row(A, i * nv + j), _chunk(X, j * m + c0))
+                j = lam[j]
+            _put_chunk(X, i * m + c0, x)
     for i in range(nv - 1, -1, -1):
         j = lam[i]
         while j >= 0:
             a = row(A, i * nv + j)
-            for c in range(columns):
+            for c in range(whole, columns):
                 set_row(X, j * m + c, row(X, j * m + c) - a * row(X, i * m + c))
             j = lam[j]
     for i in range(nv):
         a = 1.0 / row(A, i * nv + i)
-        for c in range(columns):
+        for c in range(whole, columns):
             set_row(X, i * m + c, row(X, i * m + c) * a)
     for i in range(nv):
         j = lam[i]
         while j >= 0:
             a = row(A, i * nv + j)
-            for c in range(columns):
+            for c in range(whole, columns):
                 set_row(X, i * m + c, row(X, i * m + c) - a * row(X, j * m + c))
             j = lam[j]
 
@@ -480,8 +579,8 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
     local, Q, QD, X, out, status = borrowed(local), borrowed(Q), borrowed(QD), borrowed(X), borrowed(out), \
         borrowed(status)
     lwords, rows, layout, roff, reals, arena, ws, at = request_views(local)
-    pose, rates, nodes, inertias, cols, t, result, A, B, flag, bodies, delta = lane
-    perm, lam, owner, last, bad = tree
+    pose, rates, nodes, inertias, cols, result, A, B, flag, bodies, delta = lane
+    perm, lam, owner, last, bad, related = tree
     data, _, _, _, _, _, _, _, _, vel, _, _, _, _ = work  # the lanes' buffers (lanes.buffers)
     nv, N = lwords[Header.NV], lwords[Header.N]
     n2, m = nv * nv, 3 * nv
@@ -491,14 +590,12 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
         rates[nv * LANES + i] = 0.0
     _state_rows(X, rates, 2 * nv, nv, first, count)
     _poses(layout, data, pose)
-    for i in range(result.shape[0]):
-        result[i] = 0.0
     _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv)
     for j in range(layout.shape[0]):  # each body's own ℐ, before the gather sums them
         for i in range(36 * LANES):
             bodies[36 * LANES * j + i] = inertias[Inertias.SIZE * LANES * j + i]
     _gather(layout, nodes, inertias)
-    _walks(layout, nodes, inertias, cols, t, result, nv, True, False)
+    _walks(layout, nodes, inertias, cols, result, nv, True, False)
     for u in range(nv):  # T − 𝒞 at positions, 𝒞 = H f at θ̈ = 0; ℳ at positions
         pu = perm[u]
         set_row(B, u * m, row(rates, 2 * nv + pu) - rb.dot(_six(cols, 6 * pu),
@@ -506,13 +603,11 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
         for c in range(nv):
             set_row(A, u * nv + c, row(result, 2 * n2 + pu * nv + perm[c]))
     _ltdl(A, lam, nv, flag, bad)
-    _ltdl_solve(A, lam, B, nv, m, 1)
+    _ltdl_solve(A, lam, B, nv, m, 1, related)
     for u in range(nv):
         set_row(rates, nv + perm[u], row(B, u * m))
     _accelerate(layout, cols, rates, bodies, nodes, delta, nv)
-    for i in range(2 * n2 * LANES):
-        result[i] = 0.0
-    _walks(layout, nodes, inertias, cols, t, result, nv, False, True)
+    _walks(layout, nodes, inertias, cols, result, nv, False, True)
     one, zero = splat(1.0), splat(0.0)
     for u in range(nv):  # rows at positions: [∂T/∂θ | ∂T/∂θ̇ | 1]
         pu = perm[u]
@@ -520,38 +615,59 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
             set_row(B, u * m + c, row(result, pu * nv + c))
             set_row(B, u * m + nv + c, row(result, n2 + pu * nv + c))
             set_row(B, u * m + 2 * nv + c, one if c == pu else zero)
-    _ltdl_solve(A, lam, B, nv, m, m)
-    for u in range(nv):
-        pu = perm[u]
-        for c in range(nv):
-            set_row(result, pu * nv + c, zero - row(B, u * m + c))
-            set_row(result, n2 + pu * nv + c, zero - row(B, u * m + nv + c))
-            set_row(result, 2 * n2 + pu * nv + c, row(B, u * m + 2 * nv + c))
+    _ltdl_solve(A, lam, B, nv, m, m, related)
     for l in range(count):
         s = first + l
         if status[s] < 0 and bad[l] >= 0:  # ℳ not positive definite: the body of that column, as D(k) names it
             status[s] = N + layout[owner[bad[l]], Flat.BODY]
-    _lanes_out(result, flag, out, status, first, count, 3 * n2)
+    dest = _out_rows(out, first, count)  # the solved rows, from positions, straight into out
+    f0, f1, f2 = zero, zero, zero
+    quarter = nv // 4
+    for u in range(nv):
+        bu, e = u * m, perm[u] * nv
+        for k in range(quarter):
+            c = bu + 4 * k
+            a0, a1, a2, a3 = zero - row(B, c), zero - row(B, c + 1), zero - row(B, c + 2), zero - row(B, c + 3)
+            b0, b1, b2, b3 = (zero - row(B, c + nv), zero - row(B, c + nv + 1), zero - row(B, c + nv + 2),
+                              zero - row(B, c + nv + 3))
+            d0, d1, d2, d3 = row(B, c + 2 * nv), row(B, c + 2 * nv + 1), row(B, c + 2 * nv + 2), row(B, c + 2 * nv + 3)
+            f0 = f0 + 0.0 * a0 + 0.0 * a1 + 0.0 * a2 + 0.0 * a3
+            f1 = f1 + 0.0 * b0 + 0.0 * b1 + 0.0 * b2 + 0.0 * b3
+            f2 = f2 + 0.0 * d0 + 0.0 * d1 + 0.0 * d2 + 0.0 * d3
+            put_turned(dest, e + 4 * k, a0, a1, a2, a3)
+            put_turned(dest, n2 + e + 4 * k, b0, b1, b2, b3)
+            put_turned(dest, 2 * n2 + e + 4 * k, d0, d1, d2, d3)
+        for c in range(4 * quarter, nv):
+            y0, y1, y2 = zero - row(B, bu + c), zero - row(B, bu + nv + c), row(B, bu + 2 * nv + c)
+            f0 = f0 + 0.0 * y0
+            f1 = f1 + 0.0 * y1
+            f2 = f2 + 0.0 * y2
+            _put_lanes(dest, e + c, y0)
+            _put_lanes(dest, n2 + e + c, y1)
+            _put_lanes(dest, 2 * n2 + e + c, y2)
+    _settle(out, status, (f0 + f1) + f2, first, count, 3 * n2)
 
 
 @register
 def _lane_buffers(lwords, forward):
     """This module's lane buffers for the request vector's sizes: the poses, ``θ̇``, ``θ̈`` and
     ``T``, the nodes (:data:`~sko.engine.derivatives.Node`), the inertias
-    (:data:`~sko.engine.derivatives.Inertias`), the seeds' columns, the walks' scratch (a 6-dof
-    hinge at most: a rigid node), the result's ``3 nv²`` entries; for ``forward`` dynamics also
+    (:data:`~sko.engine.derivatives.Inertias`), the seeds' columns, the result's ``3 nv²``
+    entries (zeros the walks leave, :func:`_walks`); for ``forward`` dynamics also
     the factor of ``ℳ``, the ``nv × 3 nv`` right-hand sides, a row of flags, each body's own
     ``ℐ`` and the ``Δα``, ``Δf`` of :func:`_accelerate`. Then the tree's
-    positions (:func:`_tree_positions`) and each lane's first bad pivot."""
+    positions (:func:`_tree_positions`), each lane's first bad pivot and the positions of each
+    chunk of the solve's right-hand sides (:func:`_related`)."""
     nv, n = lwords[Header.NV], lwords[Header.N]
     f = 1 if forward else 0
     lane = (np.zeros(POSE * n * LANES), np.zeros(3 * nv * LANES), np.zeros(Node.SIZE * n * LANES),
             np.zeros(Inertias.SIZE * n * LANES), np.zeros(_COLUMNS * 6 * nv * LANES),
-            np.zeros(WalkColumn.SIZE * 6 * LANES), np.zeros(3 * nv * nv * LANES), np.zeros(f * nv * nv * LANES),
+            np.zeros(3 * nv * nv * LANES), np.zeros(f * nv * nv * LANES),
             np.zeros(f * 3 * nv * nv * LANES), np.zeros(LANES), np.zeros(f * 36 * n * LANES),
             np.zeros(f * 12 * n * LANES))
     tree = (np.zeros(nv, dtype=np.int64), np.zeros(nv, dtype=np.int64), np.zeros(nv, dtype=np.int64),
-            np.zeros(n, dtype=np.int64), np.zeros(LANES, dtype=np.int64))
+            np.zeros(n, dtype=np.int64), np.zeros(LANES, dtype=np.int64),
+            np.zeros(f * (3 * nv // _CHUNK) * nv, dtype=np.int64))
     return lane, tree
 
 
@@ -574,8 +690,9 @@ def _forward_derivatives_run(local, work, Q, QD, X, out, status, first, stop):
     :func:`forward_derivatives_block` (``X`` holds ``T``)."""
     lwords = local.view(np.int64)
     lane, tree = _lane_buffers(lwords, True)
-    perm, lam, owner, last, bad = tree
+    perm, lam, owner, last, bad, related = tree
     _tree_positions(request_views(local)[2], perm, lam, owner, last)
+    _related(perm, lam, lwords[Header.NV], related)
     work = borrowed_buffers(work)
     for b in range(first, stop):
         forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, b * LANES,

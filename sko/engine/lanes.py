@@ -68,8 +68,8 @@ from sko.engine.request_views import Header, request_views
 from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
 __all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "forward_dynamics", "buffers",
-           "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED", "WHOLE", "lane", "positive",
-           "admissible"]
+           "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED", "WHOLE", "lane",
+           "positive", "admissible", "transposed", "put_entries", "put_turned"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 #: The lane scratch, in rows of :data:`LANES` numbers: of a Riccati step of any hinge
@@ -266,6 +266,56 @@ def lane(typingctx, v, l):
         return builder.extract_element(args[0], context.cast(builder, args[1], signature.args[1], types.int32))
 
     return types.float64(v, l), codegen
+
+
+@intrinsic
+def transposed(typingctx, a, b, c, d):
+    """The four lane numbers ``a, b, c, d`` turned: four lane numbers, the ``l``-th holding lane
+    ``l`` of ``a, b, c, d`` in this order (a 4 × 4 transpose in registers, :data:`LANES` = 4)."""
+    if LANES != 4 or not all(isinstance(x, Lanes) for x in (a, b, c, d)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        def shuffled(x, y, mask):
+            return builder.shuffle_vector(x, y, ir.Constant(ir.VectorType(ir.IntType(32), 4), mask))
+
+        a, b, c, d = args
+        ab0, ab1 = shuffled(a, b, [0, 4, 2, 6]), shuffled(a, b, [1, 5, 3, 7])  # a0 b0 a2 b2, a1 b1 a3 b3
+        cd0, cd1 = shuffled(c, d, [0, 4, 2, 6]), shuffled(c, d, [1, 5, 3, 7])
+        turned = (shuffled(ab0, cd0, [0, 1, 4, 5]), shuffled(ab1, cd1, [0, 1, 4, 5]),
+                  shuffled(ab0, cd0, [2, 3, 6, 7]), shuffled(ab1, cd1, [2, 3, 6, 7]))
+        return context.make_tuple(builder, signature.return_type, turned)
+
+    return types.UniTuple(LANE_TYPE, 4)(a, b, c, d), codegen
+
+
+@intrinsic
+def put_entries(typingctx, x, i, v):
+    """Entries ``i … i + LANES − 1`` of the contiguous 1-D float64 array ``x`` ← the lanes of
+    ``v`` (one vector store)."""
+    if not (isinstance(x, types.Array) and x.ndim == 1 and x.layout == "C" and x.dtype == types.float64
+            and isinstance(i, types.Integer) and isinstance(v, Lanes)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        data = make_array(signature.args[0])(context, builder, args[0]).data
+        at = builder.gep(data, [context.cast(builder, args[1], signature.args[1], types.intp)])
+        builder.store(args[2], builder.bitcast(at, _VECTOR.as_pointer()), align=8)
+        return context.get_dummy_value()
+
+    return types.none(x, i, v), codegen
+
+
+@register
+def put_turned(rows, i, a, b, c, d):
+    """Entries ``i … i + 3`` of each of the four rows ``rows`` (one a lane) ← that lane of the
+    lane numbers ``a, b, c, d`` (:func:`transposed`, :func:`put_entries`)."""
+    t0, t1, t2, t3 = transposed(a, b, c, d)
+    r0, r1, r2, r3 = rows
+    put_entries(r0, i, t0)
+    put_entries(r1, i, t1)
+    put_entries(r2, i, t2)
+    put_entries(r3, i, t3)
 
 
 #: ``π/2`` in three parts (Cody and Waite; Cephes' ``DP1…DP3`` doubled): ``k · P1`` is exact for
@@ -749,11 +799,17 @@ def _mass(layout, data, roff, r, mass, nv):
 def _mass_out(mass, finite, out, status, first, count, size):
     """The ``size`` entries of each lane of the lane buffer ``mass`` into the rows
     ``first … first + count − 1`` of ``out``, every entry written (a full block's four rows in one
-    sweep of ``mass``); a state the fill rejected gets a row of zeros, one with an entry that is
-    not finite (``finite``, from :func:`_mass`, not 0 in its lane) status −3."""
-    if count == LANES:
-        o0, o1, o2, o3 = out[first], out[first + 1], out[first + 2], out[first + 3]
-        for i in range(size):
+    sweep of ``mass``, four entries at a time by :func:`put_turned`); a state the fill rejected
+    gets a row of zeros, one with an entry that is not finite (``finite``, from :func:`_mass`, not
+    0 in its lane) status −3."""
+    if count == LANES:  # four entries of the four rows at a time, turned in registers
+        rows = (out[first], out[first + 1], out[first + 2], out[first + 3])
+        o0, o1, o2, o3 = rows
+        quarter = size // 4
+        for k in range(quarter):
+            o = 4 * k
+            put_turned(rows, o, row(mass, o), row(mass, o + 1), row(mass, o + 2), row(mass, o + 3))
+        for i in range(4 * quarter, size):
             y = row(mass, i)
             o0[i], o1[i], o2[i], o3[i] = lane(y, 0), lane(y, 1), lane(y, 2), lane(y, 3)
     else:
@@ -857,9 +913,10 @@ def _mass_run(local, work, Q, QD, X, out, status, first, stop):
 
 #: the requests the lanes answer, by name: the kernel of a run of blocks of each
 REQUESTS = {"forward_dynamics": _forward_run, "inverse_dynamics": _inverse_run, "mass_matrix": _mass_run}
-#: the requests of :data:`REQUESTS` whose run writes every entry of each state's row of ``out``
-#: (:func:`_mass_out`), which may then come uninitialised
-WHOLE = frozenset({"mass_matrix"})
+#: the requests whose run writes every entry of each state's row of ``out``, which may then come
+#: uninitialised: of :data:`REQUESTS` (:func:`_mass_out`) and of the runs of
+#: :mod:`sko.engine.lane_derivatives`
+WHOLE = frozenset({"mass_matrix", "inverse_dynamics_derivatives", "forward_dynamics_derivatives"})
 
 
 @register
