@@ -229,15 +229,43 @@ call_hinge = native_caller(types.boolean, False, lambda argtypes: any(argtypes =
 
 # ---------------------------------------------------------------------------- rigid bodies
 def _rigid(arena, row, reals, terms, constants):
-    """A :class:`~sko.bodies.rigid.RigidBody` (module docstring)."""
+    """A :class:`~sko.bodies.rigid.RigidBody` (module docstring). On a revolute (helical),
+    prismatic or free joint, not reversed, ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` from the joint
+    (:func:`_single_axis`, :func:`_free_joint`) and every 6-vector in registers, no ``X_J``, ``S``
+    or 6 × 6 ``X`` stored; what no state changes is written with the ``constants`` only: ``H``,
+    ``M``, the zero block of ``E``, the record's ``Γ``, ``γ`` and, below ``POSE``, pose and
+    potential (:func:`_placed`, :func:`_moving`). Any other joint goes through :func:`hinge`."""
     c0 = row[Row.CONSTANTS]
     code = int(reals[c0 + JointConstants.code])
-    if reals[c0 + JointConstants.reverse] == 0:
-        if code == HELICAL or code == PRISMATIC:
-            return _single_axis(arena, row, reals, terms, constants)
-        if code == FREE:
-            return _free_joint(arena, row, reals, terms, constants)
-    return _any_joint(arena, row, reals, terms, constants)
+    free = code == FREE
+    if reals[c0 + JointConstants.reverse] != 0 or not (free or code == HELICAL or code == PRISMATIC):
+        return _any_joint(arena, row, reals, terms, constants)
+    if free:
+        ok, E, r0, r1, r2 = _free_joint(arena, row, reals)
+        if not ok:
+            return False
+        h = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # H = I
+    else:
+        E, r0, r1, r2, h = _single_axis(arena, row, reals)
+    _placed(arena, row, reals, terms, constants, E, r0, r1, r2)
+    if constants:
+        hb = row[Row.H]
+        if free:
+            for i in range(36):
+                arena[hb + i] = 1.0 if i % 7 == 0 else 0.0
+        else:
+            for i in range(6):
+                arena[hb + i] = h[i]
+    if terms == Terms.STRUCTURE:
+        return True
+    vo = row[Row.V]
+    if free:  # v_J = S θ̇
+        vj = (arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5])
+    else:
+        td = arena[vo]
+        vj = (h[0] * td, h[1] * td, h[2] * td, h[3] * td, h[4] * td, h[5] * td)
+    _moving(arena, row, reals, terms, E, r0, r1, r2, vj)
+    return True
 
 
 @kernel
@@ -284,71 +312,48 @@ def placed_transform(reals, xt, J, rj0, rj1, rj2):
 
 
 @register
-def _single_axis(arena, row, reals, terms, constants):
-    """:func:`_rigid` for a revolute (helical) or prismatic joint, not reversed:
-    ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers, no ``X_J``, ``S`` or
-    6 × 6 ``X`` stored. What no state of such a joint changes is written with the ``constants``
-    only: ``H = S* = [s_ω; s_v]*``, ``M``, the zero block of ``E``, the record's
-    ``Γ``, ``γ`` and, below ``POSE``, pose and potential (zero: not asked for; at ``POSE``
-    :func:`_pose` writes them at every state). The joint
-    (:func:`~sko.engine.joints.joint_kinematics_at`): ``E_J = R_u(θ)ᵀ``, ``r_J = h θ u``,
-    ``S = [u; h u]`` (pitch ``h``) or ``E_J = I``, ``r_J = θ u``, ``S = [0; u]``, and ``c_J = 0``."""
+def _single_axis(arena, row, reals):
+    """``(E, r0, r1, r2, s)`` of a revolute (helical) or prismatic joint, not reversed, for
+    :func:`_rigid`: ``ᵏX_o = rot(E) xlt(r)`` (``E`` as three rows) and its column ``s = S``
+    (six numbers) (:func:`~sko.engine.joints.joint_kinematics_at`): ``E_J = R_u(θ)ᵀ``,
+    ``r_J = h θ u``, ``S = [u; h u]`` (pitch ``h``) or ``E_J = I``, ``r_J = θ u``,
+    ``S = [0; u]``, and ``c_J = 0``, placed by :func:`axis_transform`."""
     c0 = row[Row.CONSTANTS]
     jp, xt = c0 + JointConstants.parameters, c0 + RigidConstants.placement
     x, y, z = reals[jp], reals[jp + 1], reals[jp + 2]
     theta = arena[row[Row.Q]]
     if int(reals[c0 + JointConstants.code]) == HELICAL:
         c, s, lin = np.cos(theta), np.sin(theta), reals[jp + 3] * theta
-        sw0, sw1, sw2, sv0, sv1, sv2 = x, y, z, reals[jp + 3] * x, reals[jp + 3] * y, reals[jp + 3] * z
+        column = (x, y, z, reals[jp + 3] * x, reals[jp + 3] * y, reals[jp + 3] * z)
     else:
         c, s, lin = 1.0 + 0 * theta, 0 * theta, theta
-        sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
+        column = (0.0, 0.0, 0.0, x, y, z)
     E, r0, r1, r2 = axis_transform(reals, xt, x, y, z, c, s, lin)
-    _placed(arena, row, reals, terms, constants, E, r0, r1, r2)
-    if constants:
-        hb = row[Row.H]
-        arena[hb], arena[hb + 1], arena[hb + 2], arena[hb + 3], arena[hb + 4], arena[hb + 5] = (sw0, sw1, sw2, sv0, sv1,
-                                                                                              sv2)
-    if terms == Terms.STRUCTURE:
-        return True
-    td = arena[row[Row.V]]
-    _moving(arena, row, reals, terms, E, r0, r1, r2, (sw0 * td, sw1 * td, sw2 * td, sv0 * td, sv1 * td, sv2 * td))
-    return True
+    return E, r0, r1, r2, column
 
 
 @register
-def _free_joint(arena, row, reals, terms, constants):
-    """:func:`_rigid` for a free joint, not reversed (a floating base), as :func:`_single_axis`
-    for its joint: ``q = (quaternion, p)``, ``E_J = R(q)ᵀ`` of the quaternion scaled by its
-    largest entry (:func:`~sko.engine.joints.quaternion_rows`), ``r_J = p``, ``S = I``,
-    ``c_J = 0`` (:func:`~sko.engine.joints.joint_kinematics_at`); ``H = I`` is written with the
-    ``constants``. False for a quaternion the joint rejects
-    (:func:`~sko.engine.joints.quaternion_ok`: zero, tiny or not finite)."""
+def _free_joint(arena, row, reals):
+    """``(ok, E, r0, r1, r2)`` of a free joint, not reversed (a floating base), for
+    :func:`_rigid`: ``q = (quaternion, p)``, ``E_J = R(q)ᵀ`` of the quaternion scaled by its
+    largest entry (:func:`~sko.engine.joints.quaternion_rows`), ``r_J = p``, placed by
+    :func:`placed_transform` (``S = I``, ``c_J = 0``: :func:`~sko.engine.joints.joint_kinematics_at`);
+    ``ok`` False for a quaternion the joint rejects (:func:`~sko.engine.joints.quaternion_ok`:
+    zero, tiny or not finite), whose ``(E, r)`` are not to be read."""
     qo = row[Row.Q]
     w, x, y, z = arena[qo], arena[qo + 1], arena[qo + 2], arena[qo + 3]
-    if not quaternion_ok(w, x, y, z):
-        return False
-    s = max(abs(w), abs(x), abs(y), abs(z))
-    J = quaternion_rows(w / s, x / s, y / s, z / s)
+    ok = quaternion_ok(w, x, y, z)
+    s = max(abs(w), abs(x), abs(y), abs(z)) if ok else 1.0
+    J = quaternion_rows(w / s, x / s, y / s, z / s) if ok else quaternion_rows(1.0 + 0 * w, 0 * w, 0 * w, 0 * w)
     E, r0, r1, r2 = placed_transform(reals, row[Row.CONSTANTS] + RigidConstants.placement, J, arena[qo + 4],
                                      arena[qo + 5], arena[qo + 6])
-    _placed(arena, row, reals, terms, constants, E, r0, r1, r2)
-    if constants:
-        hb = row[Row.H]
-        for i in range(36):
-            arena[hb + i] = 1.0 if i % 7 == 0 else 0.0
-    if terms == Terms.STRUCTURE:
-        return True
-    vo = row[Row.V]
-    _moving(arena, row, reals, terms, E, r0, r1, r2,
-            (arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5]))
-    return True
+    return ok, E, r0, r1, r2
 
 
 @register
 def _placed(arena, row, reals, terms, constants, E, r0, r1, r2):
     """What a 6-dimensional rigid body on ``ᵏX_o = rot(E) xlt(r)`` (``E`` as three rows) writes
-    at every level of ``terms`` (:func:`_single_axis`, :func:`_free_joint`): ``E = ᵏX_o``; with
+    at every level of ``terms`` (:func:`_rigid`): ``E = ᵏX_o``; with
     the ``constants``, its zero block, ``M``, the record's ``Γ = I`` and ``γ = 0``, pose and
     potential zero (written by :func:`_moving` at ``POSE``) and, at ``STRUCTURE``, ``a``, ``b``
     and ``𝒱`` zero."""
