@@ -5,10 +5,9 @@ coordinates*; BODIES.md): the contract of :mod:`sko.engine.state_kernels`, on th
 A rigid body gives ``E = ᵏX_o`` (its frame from the attachment's), ``H = S*``, ``M = I_k`` (a
 constant), ``a = ᵏX_o γ_o + c_J + v × S θ̇``, ``b = v ×* I_k v`` and its own frame's record
 (``Γ = I``, ``γ = 0``, its pose and velocity). On a revolute, helical or prismatic joint, not
-reversed, every level of ``terms`` takes :func:`_single_axis`, and on a free joint, not reversed,
-:func:`_free_joint`: the same numbers with ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector
-in registers. Any other joint goes through :func:`hinge`, which the rotor link and the cluster's
-members use too.
+reversed, every level of ``terms`` takes :func:`_single_axis`: the same numbers with
+``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers. Any other joint goes
+through :func:`hinge`, which the rotor link and the cluster's members use too.
 
 Transforms are products of rotations and translations (Featherstone §2.8):
 ``rot(E_J) xlt(r_J) rot(E_T) xlt(r_T) = rot(E_J E_T) xlt(E_Tᵀ r_J + r_T)``, and
@@ -24,8 +23,7 @@ from sko.engine.borrow import matrix_view
 from sko.engine.fields import offsets
 from sko.engine.jit import inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.rigid_blocks import dot6
-from sko.engine.joints import (FREE, HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at,
-                               quaternion_ok, quaternion_rows)
+from sko.engine.joints import HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import DTYPES, Record, Row, StateKernel, Terms, numeric_state
 from sko.spatial import plucker_translation
@@ -229,43 +227,12 @@ call_hinge = native_caller(types.boolean, False, lambda argtypes: any(argtypes =
 
 # ---------------------------------------------------------------------------- rigid bodies
 def _rigid(arena, row, reals, terms, constants):
-    """A :class:`~sko.bodies.rigid.RigidBody` (module docstring). On a revolute (helical),
-    prismatic or free joint, not reversed, ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` from the joint
-    (:func:`_single_axis`, :func:`_free_joint`) and every 6-vector in registers, no ``X_J``, ``S``
-    or 6 × 6 ``X`` stored; what no state changes is written with the ``constants`` only: ``H``,
-    ``M``, the zero block of ``E``, the record's ``Γ``, ``γ`` and, below ``POSE``, pose and
-    potential (:func:`_placed`, :func:`_moving`). Any other joint goes through :func:`hinge`."""
+    """A :class:`~sko.bodies.rigid.RigidBody` (module docstring)."""
     c0 = row[Row.CONSTANTS]
     code = int(reals[c0 + JointConstants.code])
-    free = code == FREE
-    if reals[c0 + JointConstants.reverse] != 0 or not (free or code == HELICAL or code == PRISMATIC):
-        return _any_joint(arena, row, reals, terms, constants)
-    if free:
-        ok, E, r0, r1, r2 = _free_joint(arena, row, reals)
-        if not ok:
-            return False
-        h = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # H = I
-    else:
-        E, r0, r1, r2, h = _single_axis(arena, row, reals)
-    _placed(arena, row, reals, terms, constants, E, r0, r1, r2)
-    if constants:
-        hb = row[Row.H]
-        if free:
-            for i in range(36):
-                arena[hb + i] = 1.0 if i % 7 == 0 else 0.0
-        else:
-            for i in range(6):
-                arena[hb + i] = h[i]
-    if terms == Terms.STRUCTURE:
-        return True
-    vo = row[Row.V]
-    if free:  # v_J = S θ̇
-        vj = (arena[vo], arena[vo + 1], arena[vo + 2], arena[vo + 3], arena[vo + 4], arena[vo + 5])
-    else:
-        td = arena[vo]
-        vj = (h[0] * td, h[1] * td, h[2] * td, h[3] * td, h[4] * td, h[5] * td)
-    _moving(arena, row, reals, terms, E, r0, r1, r2, vj)
-    return True
+    if (code == HELICAL or code == PRISMATIC) and reals[c0 + JointConstants.reverse] == 0:
+        return _single_axis(arena, row, reals, terms, constants)
+    return _any_joint(arena, row, reals, terms, constants)
 
 
 @kernel
@@ -312,51 +279,26 @@ def placed_transform(reals, xt, J, rj0, rj1, rj2):
 
 
 @register
-def _single_axis(arena, row, reals):
-    """``(E, r0, r1, r2, s)`` of a revolute (helical) or prismatic joint, not reversed, for
-    :func:`_rigid`: ``ᵏX_o = rot(E) xlt(r)`` (``E`` as three rows) and its column ``s = S``
-    (six numbers) (:func:`~sko.engine.joints.joint_kinematics_at`): ``E_J = R_u(θ)ᵀ``,
-    ``r_J = h θ u``, ``S = [u; h u]`` (pitch ``h``) or ``E_J = I``, ``r_J = θ u``,
-    ``S = [0; u]``, and ``c_J = 0``, placed by :func:`axis_transform`."""
-    c0 = row[Row.CONSTANTS]
+def _single_axis(arena, row, reals, terms, constants):
+    """:func:`_rigid` for a revolute (helical) or prismatic joint, not reversed:
+    ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers, no ``X_J``, ``S`` or
+    6 × 6 ``X`` stored. What no state of such a joint changes is written with the ``constants``
+    only: ``H = S* = [s_ω; s_v]*``, ``M``, the zero block of ``E``, the record's
+    ``Γ``, ``γ`` and, below ``POSE``, pose and potential (zero: not asked for; at ``POSE``
+    :func:`_pose` writes them at every state). The joint
+    (:func:`~sko.engine.joints.joint_kinematics_at`): ``E_J = R_u(θ)ᵀ``, ``r_J = h θ u``,
+    ``S = [u; h u]`` (pitch ``h``) or ``E_J = I``, ``r_J = θ u``, ``S = [0; u]``, and ``c_J = 0``."""
+    c0, io = row[Row.CONSTANTS], row[Row.INBOARD]
     jp, xt = c0 + JointConstants.parameters, c0 + RigidConstants.placement
     x, y, z = reals[jp], reals[jp + 1], reals[jp + 2]
     theta = arena[row[Row.Q]]
     if int(reals[c0 + JointConstants.code]) == HELICAL:
         c, s, lin = np.cos(theta), np.sin(theta), reals[jp + 3] * theta
-        column = (x, y, z, reals[jp + 3] * x, reals[jp + 3] * y, reals[jp + 3] * z)
+        sw0, sw1, sw2, sv0, sv1, sv2 = x, y, z, reals[jp + 3] * x, reals[jp + 3] * y, reals[jp + 3] * z
     else:
         c, s, lin = 1.0 + 0 * theta, 0 * theta, theta
-        column = (0.0, 0.0, 0.0, x, y, z)
+        sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
     E, r0, r1, r2 = axis_transform(reals, xt, x, y, z, c, s, lin)
-    return E, r0, r1, r2, column
-
-
-@register
-def _free_joint(arena, row, reals):
-    """``(ok, E, r0, r1, r2)`` of a free joint, not reversed (a floating base), for
-    :func:`_rigid`: ``q = (quaternion, p)``, ``E_J = R(q)ᵀ`` of the quaternion scaled by its
-    largest entry (:func:`~sko.engine.joints.quaternion_rows`), ``r_J = p``, placed by
-    :func:`placed_transform` (``S = I``, ``c_J = 0``: :func:`~sko.engine.joints.joint_kinematics_at`);
-    ``ok`` False for a quaternion the joint rejects (:func:`~sko.engine.joints.quaternion_ok`:
-    zero, tiny or not finite), whose ``(E, r)`` are not to be read."""
-    qo = row[Row.Q]
-    w, x, y, z = arena[qo], arena[qo + 1], arena[qo + 2], arena[qo + 3]
-    ok = quaternion_ok(w, x, y, z)
-    s = max(abs(w), abs(x), abs(y), abs(z)) if ok else 1.0
-    J = quaternion_rows(w / s, x / s, y / s, z / s) if ok else quaternion_rows(1.0 + 0 * w, 0 * w, 0 * w, 0 * w)
-    E, r0, r1, r2 = placed_transform(reals, row[Row.CONSTANTS] + RigidConstants.placement, J, arena[qo + 4],
-                                     arena[qo + 5], arena[qo + 6])
-    return ok, E, r0, r1, r2
-
-
-@register
-def _placed(arena, row, reals, terms, constants, E, r0, r1, r2):
-    """What a 6-dimensional rigid body on ``ᵏX_o = rot(E) xlt(r)`` (``E`` as three rows) writes
-    at every level of ``terms`` (:func:`_rigid`): ``E = ᵏX_o``; with
-    the ``constants``, its zero block, ``M``, the record's ``Γ = I`` and ``γ = 0``, pose and
-    potential zero (written by :func:`_moving` at ``POSE``) and, at ``STRUCTURE``, ``a``, ``b``
-    and ``𝒱`` zero."""
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     for i in range(3):  # ᵏX_o = [[E, 0], [−E r×, E]]
         e0, e1, e2 = E[i]
@@ -366,37 +308,35 @@ def _placed(arena, row, reals, terms, constants, E, r0, r1, r2):
         arena[lo + 3 * ec], arena[lo + 4 * ec], arena[lo + 5 * ec] = e0, e1, e2
         if constants:
             arena[eo + i * er + 3 * ec] = arena[eo + i * er + 4 * ec] = arena[eo + i * er + 5 * ec] = 0
+    rec, ao, bo, vo = row[Row.RECORDS], row[Row.A], row[Row.B], row[Row.VELOCITY]
     if constants:
-        rec, ao, bo, vo = row[Row.RECORDS], row[Row.A], row[Row.B], row[Row.VELOCITY]
-        mo, ic = row[Row.M], row[Row.CONSTANTS] + RigidConstants.inertia
+        mo, hb, ic = row[Row.M], row[Row.H], c0 + RigidConstants.inertia
         for i in range(36):
             arena[mo + i] = reals[ic + i]
             arena[rec + Record.SIZE + i] = 1.0 if i % 7 == 0 else 0.0
-        for i in range(Record.velocity):  # γ = 0; the pose zero, or written by _pose
+        for i in range(Record.velocity):  # γ = 0; the pose zero, or written by _pose below
             arena[rec + i] = 0
+        arena[hb], arena[hb + 1], arena[hb + 2], arena[hb + 3], arena[hb + 4], arena[hb + 5] = (sw0, sw1, sw2, sv0, sv1,
+                                                                                              sv2)
         arena[row[Row.POTENTIAL]] = 0
         for i in range(6 if terms == Terms.STRUCTURE else 0):
             arena[ao + i] = arena[bo + i] = arena[vo + i] = arena[rec + Record.velocity + i] = 0
-
-
-@register
-def _moving(arena, row, reals, terms, E, r0, r1, r2, vj):
-    """Beyond ``STRUCTURE``, the terms of a 6-dimensional rigid body on ``ᵏX_o = rot(E) xlt(r)``
-    whose joint's ``c_J`` is zero, from ``v_J = S θ̇`` (six numbers): at ``POSE`` its pose and
-    potential (:func:`_pose`), ``𝒱 = ᵏX_o 𝒱_o + v_J``, ``a = ᵏX_o γ_o + 𝒱 × v_J`` and
-    ``b = 𝒱 ×* M 𝒱`` (:func:`bias`)."""
-    io, rec, ao, bo, vo = row[Row.INBOARD], row[Row.RECORDS], row[Row.A], row[Row.B], row[Row.VELOCITY]
+    if terms == Terms.STRUCTURE:
+        return True
     if terms == Terms.POSE:
         _pose(arena, row, reals, E, r0, r1, r2)
-    zero = 0 * vj[0]
+    td = arena[row[Row.V]]
+    vj = (sw0 * td, sw1 * td, sw2 * td, sv0 * td, sv1 * td, sv2 * td)
+    zero = 0 * td
     v = transform(E, r0, r1, r2, arena, io + Record.velocity, vj)  # X v_o + v_J
     acc = transform(E, r0, r1, r2, arena, io + Record.gamma, (zero, zero, zero, zero, zero, zero))  # X γ_o
     cross = motion_cross(v, vj)
-    b = bias(reals, row[Row.CONSTANTS] + RigidConstants.inertia, v)
+    b = bias(reals, c0 + RigidConstants.inertia, v)
     for i in range(6):
         arena[ao + i] = acc[i] + cross[i]
         arena[vo + i] = arena[rec + Record.velocity + i] = v[i]
         arena[bo + i] = b[i]
+    return True
 
 
 @inline_kernel
