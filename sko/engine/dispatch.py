@@ -118,6 +118,25 @@ def _entry(driver):
     return result.entry_point
 
 
+def _configuration_call(configuration, w: np.ndarray, shape: tuple):
+    """The prepared one-state call (:class:`OneState`) of a request on ``q`` alone, by its
+    driver's entry ``configuration(w, q, out)``: one frame, and no test of a ``v`` it does not read."""
+    zeros, chosen = np.zeros, BACKEND.get
+
+    def call(q, v=None, x=None):
+        if chosen() is COMPILED:
+            try:
+                if q.dtype is _F8 and q.ndim == 1:
+                    out = zeros(shape)
+                    if configuration(w, q, out) == -1:
+                        return out
+            except (AttributeError, TypeError):  # not an array
+                pass
+        return None
+
+    return call
+
+
 def _declined(q, v=None, x=None) -> None:
     """The one-state call of an engine without one (a body without a compiled state, a hinge
     force in Python, the reference path)."""
@@ -225,13 +244,15 @@ class Engine:
         driver = _entry(rq.one_state_driver(_F8, len(shape))) if request.velocities else None
         if request.x is None:
             configuration = _entry(rq.one_state_driver(_F8, len(shape), velocities=False))  # at v = 0 (v None)
+            if driver is None:  # a request on q alone (ℳ, ℳ^{-1}): any v given is not read
+                return _configuration_call(configuration, w, shape)
 
             def call(q, v=None, x=None):
                 if chosen() is COMPILED:
                     try:
                         if q.dtype is _F8 and q.ndim == 1:
                             out = zeros(shape)
-                            if v is None or driver is None:  # at rest, or a request that reads no v
+                            if v is None:  # at rest
                                 status = configuration(w, q, out)
                             elif v.dtype is _F8 and v.ndim == 1:
                                 status = driver(w, q, v, none, out)
