@@ -480,6 +480,10 @@ def _minus_times(x, a, y):
             x[6] - a * y[6], x[7] - a * y[7])
 
 
+# _chunk and _minus_times spell out their tuples; another _CHUNK would silently solve wrong columns
+assert _CHUNK == 8, "_chunk and _minus_times spell out 8 entries: rewrite them for the new _CHUNK"
+
+
 @kernel
 def _ltdl_solve(A, lam, X, nv, m, columns, related):
     """``X ← ℳ⁻¹ X`` in every lane from the factor of :func:`_ltdl` (as
