@@ -410,9 +410,10 @@ def _related(perm, lam, nv, related):
     """``related[k nv + u]``: 1 where position ``u`` is an ancestor, a descendant or the position
     of a column of the ``k``-th :data:`_CHUNK` of the ``3 nv`` right-hand sides of forward
     dynamics (``[∂T/∂θ | ∂T/∂θ̇ | 1]``, column ``c`` of hinge column ``c mod nv``), else 0: the
-    positions where a chunk's rows are not zeros by the tree's sparsity (``∂T/∂θ``, ``∂T/∂θ̇`` and
-    ``ℳ`` couple ancestors and descendants only) nor become so in the first sweep of
-    :func:`_ltdl_solve`, which carries rows to ancestors."""
+    positions where a chunk's rows are not zeros by the tree's sparsity
+    (SPARSE.md, *Branch-induced sparsity*: ``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ`` couple ancestors and
+    descendants only) nor become so in the first sweep of :func:`_ltdl_solve`, which carries rows
+    to ancestors."""
     related = borrowed(related)
     for i in range(related.shape[0]):
         related[i] = 0
