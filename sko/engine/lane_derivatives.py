@@ -410,9 +410,10 @@ def _related(perm, lam, nv, related):
     """``related[k nv + u]``: 1 where position ``u`` is an ancestor, a descendant or the position
     of a column of the ``k``-th :data:`_CHUNK` of the ``3 nv`` right-hand sides of forward
     dynamics (``[∂T/∂θ | ∂T/∂θ̇ | 1]``, column ``c`` of hinge column ``c mod nv``), else 0: the
-    positions where a chunk's rows are not zeros by the tree's sparsity (``∂T/∂θ``, ``∂T/∂θ̇`` and
-    ``ℳ`` couple ancestors and descendants only) nor become so in the first sweep of
-    :func:`_ltdl_solve`, which carries rows to ancestors."""
+    positions where a chunk's rows are not zeros by the tree's sparsity
+    (SPARSE.md, *Branch-induced sparsity*: ``∂T/∂θ``, ``∂T/∂θ̇`` and ``ℳ`` couple ancestors and
+    descendants only) nor become so in the first sweep of :func:`_ltdl_solve`, which carries rows
+    to ancestors."""
     related = borrowed(related)
     for i in range(related.shape[0]):
         related[i] = 0
@@ -478,6 +479,10 @@ def _minus_times(x, a, y):
     """``x − a y`` for :data:`_CHUNK` lane numbers ``x``, ``y`` and one ``a``."""
     return (x[0] - a * y[0], x[1] - a * y[1], x[2] - a * y[2], x[3] - a * y[3], x[4] - a * y[4], x[5] - a * y[5],
             x[6] - a * y[6], x[7] - a * y[7])
+
+
+# _chunk and _minus_times spell out their tuples; another _CHUNK would silently solve wrong columns
+assert _CHUNK == 8, "_chunk and _minus_times spell out 8 entries: rewrite them for the new _CHUNK"
 
 
 @kernel

@@ -9,7 +9,8 @@ amplified by the solves). On random trees of every joint the compiled derivative
 example robots (fixed and floating bases), for batches of 1, L − 1, L, L + 1, 2 L + 3,
 4 L + 1, 8 L + 5 (a tail padded in its block; two threads' runs of unequal length) and 1024
 states; a state that is not finite, whose result overflows, whose joint rejects it or whose ℳ is
-not positive definite gets the single call's error, naming the state."""
+not positive definite gets the single call's error, naming the state. Into an output filled with
+NaN, every entry of each state's row is written (a rejected state's with zeros)."""
 
 from __future__ import annotations
 
@@ -18,13 +19,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sko.bodies import Free, Revolute, RigidBody
+from sko import spatial as sp
+from sko.bodies import Fixed, Free, Prismatic, Revolute, RigidBody, Spherical
 from sko.engine import lanes
 from sko.engine.dispatch import LANE_RUNS
 from sko.engine.requests import REQUESTS
 from sko.graphs.errors import NonFiniteError, NotPositiveDefiniteError, SKOError
 from sko.spatial import spatial_inertia
-from sko.systems import MultibodySystem
+from sko.systems import MultibodySystem, SystemBuilder
 from sko.systems.derivatives import _compiled
 from tests.compiled.rigid_forests import example_robots
 from tests.rigid.random_systems import random_rigid_system
@@ -131,6 +133,56 @@ def test_a_state_that_is_not_a_number_stays_in_its_lane(name):
             scale = max(np.abs(single[k]).max(), 1.0)
             cond = system.nv * np.linalg.cond(single[2]) * np.finfo(float).eps
             assert np.abs(batch[s, k] - single[k]).max() <= (1e-13 + cond) * scale
+
+
+def _forest():
+    """Two trees with fixed links (merged into their parents by the builder): a floating base
+    (its quaternion first in ``q``) and a fixed link carrying a revolute and a spherical joint; a
+    revolute base carrying a prismatic, a fixed link and a revolute. ``nv = 13``: ``3 nv = 39``
+    right-hand sides, a tail after the solve's chunks of eight, ``nv²`` not a multiple of four."""
+    rng = np.random.default_rng(11)
+    b = SystemBuilder(gravity=[0.0, 0.0, -9.81])
+    for name, parent, joint in (("a", None, Free()), ("f", "a", Fixed()), ("b", "f", Revolute([0, 1, 0])),
+                                ("c", "b", Spherical()), ("d", None, Revolute([0, 0, 1])),
+                                ("e", "d", Prismatic([1, 0, 0])), ("g", "e", Fixed()), ("h", "g", Revolute([1, 0, 0]))):
+        A = rng.normal(size=(3, 3))
+        second_moments = A @ A.T * 0.05 + 0.01 * np.eye(3)  # ∫ρ r rᵀ: the inertia below is physical
+        b.add_body(name, parent, joint, sp.pose_transform(rng.normal(size=3) * 0.3, rng.uniform(-np.pi, np.pi, 3)),
+                   mass=rng.uniform(0.2, 3.0), com=rng.normal(size=3) * 0.2,
+                   inertia_com=np.trace(second_moments) * np.eye(3) - second_moments)
+    return b.build()
+
+
+@pytest.mark.parametrize("B", (2 * L + 3, 8 * L + 5))
+@pytest.mark.parametrize("name", NAMES)
+def test_every_entry_is_written(name, B):
+    """The lane kernel into an ``out`` filled with NaN (the engine's comes from ``np.empty``, often
+    zeros): a zero quaternion of the floating base in the middle of a block and in the last,
+    partial block is rejected (status ≥ 0, a row of zeros); every other state's status is −1 and
+    its row equals its single call (module docstring), so no entry was left unwritten."""
+    system = _forest()
+    assert _taken(system) and system.nv == 13
+    Q, V, X = _states(system, B, B)
+    bad = [L + 2, B - 1]
+    Q[bad, :4] = 0.0
+    engine = system._engine
+    w = engine._request_vector(REQUESTS[name], np.dtype(np.float64), kernels=False)
+    out, status = np.full((B, 3 * system.nv ** 2), np.nan), np.full(B, -1, dtype=np.int64)
+    lanes.evaluate(LANE_RUNS[name], w, Q, V, X, out, status, engine._lane_sizes)
+    assert (status[bad] >= 0).all() and status[bad[0]] == status[bad[1]]
+    assert (out[bad] == 0.0).all()
+    good = np.delete(np.arange(B), bad)
+    assert (status[good] == -1).all()
+    assert np.isfinite(out[good]).all()
+    batch = out.reshape(B, 3, system.nv, system.nv)
+    for s in good:
+        single = getattr(system, name)(Q[s], V[s], X[s])
+        slack = 0.0
+        if name == "forward_dynamics_derivatives":
+            slack = system.nv * np.linalg.cond(system.mass_matrix(Q[s])) * np.finfo(float).eps
+        for k in range(3):
+            scale = max(np.abs(single[k]).max(), 1.0)
+            assert np.abs(batch[s, k] - single[k]).max() <= (1e-13 + slack) * scale
 
 
 @pytest.mark.parametrize("name", NAMES)
