@@ -184,6 +184,10 @@ class StateLayout:
                 row[Row.CONSTANTS], row[Row.CONSTANTS_SIZE], row[Row.SCRATCH_SIZE] = pos, constants.size, c.scratch
                 reals.append(constants)
                 pos += constants.size
+                try:  # a joint= declaration refused here, checked kernel or not (only unchecked ones use it)
+                    c.kernel.joint_columns(constants, b.dof_size)
+                except KernelError as exc:
+                    raise KernelError(f"body {b.name!r} ({type(b).__name__}): {exc}") from exc.__cause__
         self.rows = rows
         self.reals = np.concatenate(reals)
         self._kernels = [None if c is None else c.kernel for c in (compiled[i] for i in order)]
