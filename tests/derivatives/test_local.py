@@ -186,6 +186,18 @@ def _declaring_a_joint(arena, row, reals, terms, constants):
     return _bead(arena, row, reals, True, terms != Terms.STRUCTURE)
 
 
+def _mass_moving_along_a_declared_joint(arena, row, reals, terms, constants):
+    """The bead with ``M = (m + s²) I`` (it moves along the bead's coordinate ``s``), declared
+    ``joint=1`` all the same: at ``Terms.JOINT`` it writes ``M = m I``, as if it did not move
+    (deliberately wrong)."""
+    _bead(arena, row, reals, True, terms != Terms.STRUCTURE)
+    c, q, _, _, out, _ = views(arena, row, reals)
+    mass = c[0] if terms == Terms.JOINT else c[0] + q[0] * q[0]
+    for i in range(3):
+        out.M[i, i] = mass
+    return True
+
+
 def _beads_with(kernel: object) -> MultibodySystem:
     """The tutorial's system with its beads' compiled state run by ``kernel``."""
     bead = type("Bead", (_KernelBead,), {"kernel": kernel})
@@ -203,11 +215,18 @@ def _joint_columns(system: MultibodySystem) -> dict:
 @pytest.mark.parametrize("checks", [True, False])
 def test_a_joint_declaration_is_trusted_only_without_checks(checks):
     """A kernel declaring ``joint`` is called with ``Terms.JOINT`` along it only where its checks
-    are off (a wrong declaration would give wrong derivatives)."""
-    system = _beads_with(state_kernel(_declaring_a_joint, constants=8, joint=1, checks=checks))
+    are off. One whose ``M`` does move there, and that writes a wrong ``M`` at ``Terms.JOINT``:
+    checked, the derivatives are the whole complex step's (``Terms.JOINT`` never passed);
+    unchecked, its declaration is trusted and they are not."""
+    system = _beads_with(state_kernel(_mass_moving_along_a_declared_joint, constants=8, joint=1, checks=checks))
     marked = _joint_columns(system)
     assert marked["bead-on-pendulum"] == marked["bead-on-beam"] == (0 if checks else 1)
-    _agree(system, 0)
+    if checks:
+        _agree(system, 0)
+    else:
+        with pytest.raises(AssertionError):
+            _agree(system, 0)
+    _agree(_beads_with(state_kernel(_declaring_a_joint, constants=8, joint=1, checks=checks)), 0)  # a true one
 
 
 @pytest.mark.parametrize("checks", [True, False])
