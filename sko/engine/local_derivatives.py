@@ -34,7 +34,7 @@ from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns, offsets
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
-from sko.engine.state_kernels import KernelError, Record, Row, Terms, fill_states
+from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
 __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
            "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
@@ -124,12 +124,7 @@ def plan(layout) -> LocalPlan:
         pl[Plan.RIGID] = int(type(body) is RigidBody and body.joint.constant_motion)
         kernel = layout._kernels[j]
         pl[Plan.RATES] = int(kernel is not None and kernel.rates)
-        if kernel is not None and rows[j, Row.CHECK] < 0:
-            c0 = int(rows[j, Row.CONSTANTS])
-            try:
-                pl[Plan.JOINT] = kernel.joint_columns(layout.reals[c0: c0 + int(rows[j, Row.CONSTANTS_SIZE])], n)
-            except KernelError as exc:
-                raise KernelError(f"body {body.name!r} ({type(body).__name__}): {exc}") from exc.__cause__
+        pl[Plan.JOINT] = layout.joint_columns[j] if rows[j, Row.CHECK] < 0 else 0  # checked there when built
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
     scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72

@@ -159,6 +159,9 @@ class StateLayout:
         self.row_of = row_of = np.empty(N, dtype=np.int64)
         row_of[order] = np.arange(N)
         rows = np.zeros((N, Row.WIDTH), dtype=np.int64)
+        #: per row, how many of its body's leading hinge velocity coordinates its kernel declares it
+        #: takes ``Terms.JOINT`` along (:class:`~sko.engine.state_kernels.StateKernel`; 0: none)
+        self.joint_columns = joint_columns = np.zeros(N, dtype=np.int64)
         reals = [np.asarray(system.gravity, dtype=float)]
         pos = 3
         for j, i in enumerate(order):
@@ -184,6 +187,10 @@ class StateLayout:
                 row[Row.CONSTANTS], row[Row.CONSTANTS_SIZE], row[Row.SCRATCH_SIZE] = pos, constants.size, c.scratch
                 reals.append(constants)
                 pos += constants.size
+                try:  # a joint= declaration refused here, checked kernel or not (only unchecked ones use it)
+                    joint_columns[j] = c.kernel.joint_columns(constants, b.dof_size)
+                except KernelError as exc:
+                    raise KernelError(f"body {b.name!r} ({type(b).__name__}): {exc}") from exc.__cause__
         self.rows = rows
         self.reals = np.concatenate(reals)
         self._kernels = [None if c is None else c.kernel for c in (compiled[i] for i in order)]

@@ -56,9 +56,9 @@ class CoordinateMaps:
                                      dtype=np.intp)
         self.ball_entries = self.ball_q[:, _BALL_ENTRIES]
         self._ball_entries, self._ball_signs = self.ball_entries.ravel(), np.tile(_BALL_SIGNS, len(balls))
-        # Q(q)'s entries that are 1 (q̇ = θ̇) and the flat positions of the balls' entries, made on first use
-        self._ones: np.ndarray | None = None
-        self._ball_flat: np.ndarray | None = None
+        # (nv, Q(q)'s entries that are 1 (q̇ = θ̇), the flat positions of the balls' entries), made on
+        # first use and published as one tuple: a concurrent call sees all of it or none
+        self._ones: tuple[int, np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def of(cls, system) -> "CoordinateMaps | None":
@@ -115,18 +115,20 @@ class CoordinateMaps:
     def qdot_matrix(self, q: np.ndarray, nv: int) -> np.ndarray:
         """``Q(q)`` (nq × nv) with ``q̇ = Q(q) θ̇`` at a checked ``q``: ones where ``q̇ = θ̇``, the
         joints' own maps column by column elsewhere (each is linear in ``θ̇``)."""
-        ones = self._ones
-        if ones is None or ones.shape[1] != nv:
-            ones = self._ones = np.zeros((self.nq, nv))
+        cached = self._ones
+        if cached is None or cached[0] != nv:
+            ones = np.zeros((self.nq, nv))
             ones[self.rate_q, self.rate_v] = 1.0
-            self._ball_flat = (self.ball_rows * nv + self.ball_columns).ravel()
+            ones.setflags(write=False)
+            cached = self._ones = (nv, ones, (self.ball_rows * nv + self.ball_columns).ravel())
+        _, ones, ball_flat = cached
         out = ones.copy() if q.dtype == _F8 else ones.astype(np.result_type(q, float))
         if self.ball_checks:
             entries = q.take(self._ball_entries)  # each ball joint's 12 entries of G(q): all four of its q
-            if not np.abs(entries).min() >= 1e-9 and np.abs(entries.reshape(-1, 12)).max(axis=1).min() < 1e-9:
+            if not np.abs(entries).min() >= 1e-9 and np.abs(entries.reshape(-1, _BALL_ENTRIES.size)).max(axis=1).min() < 1e-9:
                 for k in np.flatnonzero((np.abs(q[self.ball_q]) < 1e-9).all(axis=1)):  # a quaternion of (near)
                     self.ball_checks[k](q[self.ball_q[k]])  # zero norm: its joint's own check names it
-            out.reshape(-1)[self._ball_flat] = entries * self._ball_signs
+            out.reshape(-1)[ball_flat] = entries * self._ball_signs
         for qs, vs, rate, matrix in self.matrix_rates:
             out[qs, vs] = matrix(q[qs]) if matrix is not None else np.column_stack(
                 [rate(q[qs], e) for e in np.eye(vs.stop - vs.start)])

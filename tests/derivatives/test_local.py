@@ -186,28 +186,59 @@ def _declaring_a_joint(arena, row, reals, terms, constants):
     return _bead(arena, row, reals, True, terms != Terms.STRUCTURE)
 
 
+def _mass_moving_along_a_declared_joint(arena, row, reals, terms, constants):
+    """The bead with ``M = (m + s²) I`` (it moves along the bead's coordinate ``s``), declared
+    ``joint=1`` all the same: at ``Terms.JOINT`` it writes ``M = m I``, as if it did not move
+    (deliberately wrong)."""
+    _bead(arena, row, reals, True, terms != Terms.STRUCTURE)
+    c, q, _, _, out, _ = views(arena, row, reals)
+    mass = c[0] if terms == Terms.JOINT else c[0] + q[0] * q[0]
+    for i in range(3):
+        out.M[i, i] = mass
+    return True
+
+
+def _beads_with(kernel: object) -> MultibodySystem:
+    """The tutorial's system with its beads' compiled state run by ``kernel``."""
+    bead = type("Bead", (_KernelBead,), {"kernel": kernel})
+    system = tutorial_body_type.build()
+    return MultibodySystem([bead(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
+                            if isinstance(b, tutorial_body_type.Bead) else b for b in map(system.body, system.bodies)],
+                           gravity=system.gravity)
+
+
+def _joint_columns(system: MultibodySystem) -> dict:
+    layout = system._engine.layout
+    return {layout.bodies[layout.order[j]]: int(row[Plan.JOINT]) for j, row in enumerate(layout.local_plan.plan)}
+
+
 @pytest.mark.parametrize("checks", [True, False])
 def test_a_joint_declaration_is_trusted_only_without_checks(checks):
     """A kernel declaring ``joint`` is called with ``Terms.JOINT`` along it only where its checks
-    are off (a wrong declaration would give wrong derivatives); a declaration that is not a number
-    of the body's coordinates is an error naming the body."""
-    kernel = state_kernel(_declaring_a_joint, constants=8, joint=1, checks=checks)
-    bead = type("Bead", (_KernelBead,), {"kernel": kernel})
-    system = tutorial_body_type.build()
-    system = MultibodySystem([bead(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
-                              if isinstance(b, tutorial_body_type.Bead) else b for b in map(system.body, system.bodies)],
-                             gravity=system.gravity)
-    layout = system._engine.layout
-    marked = {layout.bodies[layout.order[j]]: int(row[Plan.JOINT]) for j, row in enumerate(layout.local_plan.plan)}
+    are off. One whose ``M`` does move there, and that writes a wrong ``M`` at ``Terms.JOINT``:
+    checked, the derivatives are the whole complex step's (``Terms.JOINT`` never passed);
+    unchecked, its declaration is trusted and they are not."""
+    system = _beads_with(state_kernel(_mass_moving_along_a_declared_joint, constants=8, joint=1, checks=checks))
+    marked = _joint_columns(system)
     assert marked["bead-on-pendulum"] == marked["bead-on-beam"] == (0 if checks else 1)
-    _agree(system, 0)
-    wrong = type("Bead", (_KernelBead,), {"kernel": state_kernel(_declaring_a_joint, constants=8, checks=False,
-                                                                 joint=lambda c: 2)})
-    system = MultibodySystem([wrong(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
-                              if isinstance(b, tutorial_body_type.Bead) else b for b in map(system.body, system.bodies)],
-                             gravity=system.gravity)
-    with pytest.raises(SKOError, match="bead-on-(pendulum|beam).*joint declaration gives 2"):
-        system._engine.layout.local_plan
+    if checks:
+        _agree(system, 0)
+    else:
+        with pytest.raises(AssertionError):
+            _agree(system, 0)
+    _agree(_beads_with(state_kernel(_declaring_a_joint, constants=8, joint=1, checks=checks)), 0)  # a true one
+
+
+@pytest.mark.parametrize("checks", [True, False])
+@pytest.mark.parametrize("joint, message", [(5, "joint declaration gives 5"),
+                                            (lambda c: c[100], "joint declaration fails on 8 packed constants")])
+def test_a_wrong_joint_declaration_is_refused_when_the_system_is_built(checks, joint, message):
+    """A ``joint`` that is not a number of the body's coordinates (the bead has one), or whose
+    function fails, is an error naming the body when the system's state layout is built (as a wrong
+    ``constants``), checked kernel or not, before any derivative is asked for."""
+    system = _beads_with(state_kernel(_declaring_a_joint, constants=8, checks=checks, joint=joint))
+    with pytest.raises(SKOError, match=f"bead-on-(pendulum|beam).*{message}"):
+        system._engine.layout
     with pytest.raises(SKOError, match="joint must be a non-negative number"):
         state_kernel(_declaring_a_joint, joint=-1)
 
