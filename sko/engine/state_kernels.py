@@ -176,7 +176,9 @@ class StateKernel:
         The kernel takes ``terms = Terms.JOINT`` (module docstring) in the columns along the
         body's first ``joint`` hinge velocity coordinates: a number, or ``joint(c) -> int`` of the
         packed constants (as ``constants``); it writes then what it writes at ``MOTION`` and may
-        leave ``M`` and the records' ``Γ_o``. None (default): not declared.
+        leave ``M`` and the records' ``Γ_o``. None (default): not declared. Checked for every
+        kernel that declares it when the system's state layout is built (:meth:`joint_columns`),
+        trusted only where the kernel is not checked.
     """
 
     def __init__(self, function: Callable, *, own_frame_identity: bool = False, name: str | None = None,
