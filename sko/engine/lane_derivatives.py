@@ -477,8 +477,9 @@ def _put_chunk(X, o, x):
 @register
 def _minus_times(x, a, y):
     """``x − a y`` for :data:`_CHUNK` lane numbers ``x``, ``y`` and one ``a``."""
-    return (x[0] - a * y[0], x[1] - a * y[1], x[2] - a * y[2], x[3] - a * y[3], x[4] - a * y[4], x[5] - a * y[5],
-            x[6] - a * y[6], x[7] - a * y[7])
+    x0, x1, x2, x3, x4, x5, x6, x7 = x
+    y0, y1, y2, y3, y4, y5, y6, y7 = y
+    return x0 - a * y0, x1 - a * y1, x2 - a * y2, x3 - a * y3, x4 - a * y4, x5 - a * y5, x6 - a * y6, x7 - a * y7
 
 
 # _chunk and _minus_times spell out their tuples; another _CHUNK would silently solve wrong columns
