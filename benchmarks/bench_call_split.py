@@ -39,10 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from numba import njit  # noqa: E402
 
-from bench_engine import ROBOTS, load  # noqa: E402
+from bench_engine import ROBOTS, random_state  # noqa: E402
 from sko.engine import requests as rq  # noqa: E402
 from sko.engine.dispatch import _entry  # noqa: E402
-from tests.rigid.pinocchio_map import CoordinateMap  # noqa: E402
 
 _F8 = np.dtype(np.float64)
 _configuration = njit(rq._evaluate_configuration)
@@ -92,16 +91,10 @@ def per_loop(loop, args: tuple, number: int = 1000):
 def split(name: str, rounds: int) -> list[str]:
     import pinocchio as pin
 
-    loaded = load(name)
-    if isinstance(loaded, str):
-        return [f"{name:14} skipped: {loaded}"]
-    system, model, _ = loaded
-    data = model.createData()
-    cmap = CoordinateMap(system, model)
-    rng = np.random.default_rng(0)
-    q = system.random_configuration(rng)
-    v, dv, tau = rng.normal(size=(3, system.nv))
-    qp, vp, ap, tp = cmap.q(q), cmap.v(v), cmap.v(dv), cmap.v(tau)
+    state = random_state(name)
+    if isinstance(state, str):
+        return [f"{name:14} skipped: {state}"]
+    system, model, data, _, _, (q, v, dv, tau), (qp, vp, ap, tp) = state
     engine = system._engine
     lines = []
     for label, request, call, theirs in (

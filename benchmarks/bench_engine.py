@@ -121,19 +121,28 @@ def mujoco_model(path: Path):
         return f"MuJoCo: {str(exc).splitlines()[0][:90]}"
 
 
-def bench_robot(name: str, rounds: int, batch: bool) -> list[str]:
-    import pinocchio as pin
-
+def random_state(name: str):
+    """``(ours, pinocchio model, its data, coordinate map, path, (q, θ̇, θ̈, T), the same in
+    Pinocchio's coordinates)`` at a reproducible random state, or a string saying why the robot
+    is skipped."""
     loaded = load(name)
     if isinstance(loaded, str):
-        return [f"{name:14} skipped: {loaded}"]
+        return loaded
     system, model, path = loaded
-    data = model.createData()
     cmap = CoordinateMap(system, model)
     rng = np.random.default_rng(0)
     q = system.random_configuration(rng)
     v, dv, tau = rng.normal(size=(3, system.nv))
-    qp, vp, ap, tp = cmap.q(q), cmap.v(v), cmap.v(dv), cmap.v(tau)
+    return system, model, model.createData(), cmap, path, (q, v, dv, tau), (cmap.q(q), cmap.v(v), cmap.v(dv), cmap.v(tau))
+
+
+def bench_robot(name: str, rounds: int, batch: bool) -> list[str]:
+    import pinocchio as pin
+
+    state = random_state(name)
+    if isinstance(state, str):
+        return [f"{name:14} skipped: {state}"]
+    system, model, data, cmap, path, (q, v, dv, tau), (qp, vp, ap, tp) = state
     if "inertia" not in ROBOTS[name][2]:  # the two agree before they are timed
         assert np.allclose(cmap.v(system.inverse_dynamics(q, v, dv)), pin.rnea(model, data, qp, vp, ap), atol=1e-8)
         assert np.allclose(cmap.v(system.forward_dynamics(q, v, tau)), pin.aba(model, data, qp, vp, tp), atol=1e-6)
