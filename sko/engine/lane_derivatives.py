@@ -35,8 +35,8 @@ from sko.engine.derivatives import Inertias, Node
 from sko.engine.jit import kernel, register
 from sko.engine.layout import Flat
 from sko.engine import mass_matrix as MM
-from sko.engine.lanes import (LANES, _fill, _six, _three, borrowed_buffers, lane, positive, put_turned, row,
-                              set_row, splat)
+from sko.engine.lanes import (LANES, _fill, _six, _three, block_rows, borrowed_buffers, positive, put_lanes,
+                              put_turned, row, set_row, settle, splat)
 from sko.engine.request_views import Header, request_views
 
 __all__ = ["POSE", "RUNS", "inverse_derivatives_block", "forward_derivatives_block"]
@@ -314,41 +314,12 @@ def _state_rows(M, rates, o, nv, first, count):
 
 
 @register
-def _out_rows(out, first, count):
-    """The rows of ``out`` the four lanes of the block at state ``first`` write: each lane's
-    state's, the tail's lanes the block's last (their copies: the same numbers)."""
-    return (out[first], out[first + min(1, count - 1)], out[first + min(2, count - 1)],
-            out[first + min(3, count - 1)])
-
-
-@register
-def _put_lanes(rows, i, y):
-    """Entry ``i`` of each of the lanes' rows of ``out`` (:func:`_out_rows`) ← its lane of ``y``."""
-    o0, o1, o2, o3 = rows
-    o0[i], o1[i], o2[i], o3[i] = lane(y, 0), lane(y, 1), lane(y, 2), lane(y, 3)
-
-
-@register
-def _settle(out, status, flag, first, count, size):
-    """The statuses of the block's states once their rows of ``out`` are written: a state the
-    fill rejected gets a row of zeros (its status names why), one whose ``size`` entries are not
-    all finite (``flag``, ``0 ·`` their sum, not 0 in its lane) the status −3."""
-    for l in range(count):
-        s = first + l
-        if status[s] >= 0:
-            for i in range(size):
-                out[s, i] = 0.0
-        elif lane(flag, l) != 0.0:
-            status[s] = -3
-
-
-@register
 def _lanes_out(result, out, status, first, count, size):
     """Each lane's ``size`` entries of ``result`` into its state's row of ``out``, the four rows
     in one sweep of ``result``, four entries at a time (:func:`~sko.engine.lanes.put_turned`),
-    every entry written (:func:`_settle`: −3 where one is not finite, ``0 · x`` summed in four
-    vector sums as the entries are written)."""
-    rows = _out_rows(out, first, count)
+    every entry written (:func:`~sko.engine.lanes.settle`: −3 where one is not finite, ``0 · x``
+    summed in four vector sums as the entries are written)."""
+    rows = block_rows(out, first, count)
     zero = splat(0.0)
     s0, s1, s2, s3 = zero, zero, zero, zero
     quarter = size // 4
@@ -363,8 +334,8 @@ def _lanes_out(result, out, status, first, count, size):
     for i in range(4 * quarter, size):
         y = row(result, i)
         s0 = s0 + 0.0 * y
-        _put_lanes(rows, i, y)
-    _settle(out, status, (s0 + s1) + (s2 + s3), first, count, size)
+        put_lanes(rows, i, y)
+    settle(out, status, (s0 + s1) + (s2 + s3), first, count, size)
 
 
 @kernel
@@ -626,7 +597,7 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
         s = first + l
         if status[s] < 0 and bad[l] >= 0:  # ℳ not positive definite: the body of that column, as D(k) names it
             status[s] = N + layout[owner[bad[l]], Flat.BODY]
-    dest = _out_rows(out, first, count)  # the solved rows, from positions, straight into out
+    dest = block_rows(out, first, count)  # the solved rows, from positions, straight into out
     f0, f1, f2 = zero, zero, zero
     quarter = nv // 4
     for u in range(nv):
@@ -648,10 +619,10 @@ def forward_derivatives_block(local, work, lane, tree, Q, QD, X, out, status, fi
             f0 = f0 + 0.0 * y0
             f1 = f1 + 0.0 * y1
             f2 = f2 + 0.0 * y2
-            _put_lanes(dest, e + c, y0)
-            _put_lanes(dest, n2 + e + c, y1)
-            _put_lanes(dest, 2 * n2 + e + c, y2)
-    _settle(out, status, (f0 + f1) + f2, first, count, 3 * n2)
+            put_lanes(dest, e + c, y0)
+            put_lanes(dest, n2 + e + c, y1)
+            put_lanes(dest, 2 * n2 + e + c, y2)
+    settle(out, status, (f0 + f1) + f2, first, count, 3 * n2)
 
 
 @register

@@ -69,7 +69,8 @@ from sko.engine.state_kernels import Record, Row, Terms, fill_states
 
 __all__ = ["LANES", "LaneScratch", "Lanes", "REQUESTS", "applies", "evaluate", "forward_dynamics", "buffers",
            "borrowed_buffers", "block", "inverse_block", "mass_block", "sine_cosine", "REDUCED", "WHOLE", "lane",
-           "positive", "admissible", "transposed", "put_entries", "put_turned"]
+           "positive", "admissible", "transposed", "put_entries", "put_turned", "block_rows", "put_lanes",
+           "settle"]
 
 LANES = 4  #: states per block: one vector register of float64 (AVX2)
 #: The lane scratch, in rows of :data:`LANES` numbers: of a Riccati step of any hinge
@@ -316,6 +317,35 @@ def put_turned(rows, i, a, b, c, d):
     put_entries(r1, i, t1)
     put_entries(r2, i, t2)
     put_entries(r3, i, t3)
+
+
+@register
+def block_rows(out, first, count):
+    """The rows of ``out`` the four lanes of the block at state ``first`` write: each lane's
+    state's, the tail's lanes the block's last (their copies: the same numbers, lane 3 last)."""
+    return (out[first], out[first + min(1, count - 1)], out[first + min(2, count - 1)],
+            out[first + min(3, count - 1)])
+
+
+@register
+def put_lanes(rows, i, y):
+    """Entry ``i`` of each of the lanes' rows ``rows`` (:func:`block_rows`) ← its lane of ``y``."""
+    o0, o1, o2, o3 = rows
+    o0[i], o1[i], o2[i], o3[i] = lane(y, 0), lane(y, 1), lane(y, 2), lane(y, 3)
+
+
+@register
+def settle(out, status, flag, first, count, size):
+    """The statuses of the block's states once their rows of ``out`` are written: a state the
+    fill rejected gets a row of zeros (its status names why), one whose ``size`` entries are not
+    all finite (``flag``, ``0 ·`` their sum, not 0 in its lane) the status −3."""
+    for l in range(count):
+        s = first + l
+        if status[s] >= 0:
+            for i in range(size):
+                out[s, i] = 0.0
+        elif lane(flag, l) != 0.0:
+            status[s] = -3
 
 
 #: ``π/2`` in three parts (Cody and Waite; Cephes' ``DP1…DP3`` doubled): ``k · P1`` is exact for
@@ -797,32 +827,19 @@ def _mass(layout, data, roff, r, mass, nv):
 
 @register
 def _mass_out(mass, finite, out, status, first, count, size):
-    """The ``size`` entries of each lane of the lane buffer ``mass`` into the rows
-    ``first … first + count − 1`` of ``out``, every entry written (a full block's four rows in one
-    sweep of ``mass``, four entries at a time by :func:`put_turned`); a state the fill rejected
-    gets a row of zeros, one with an entry that is not finite (``finite``, from :func:`_mass`, not
-    0 in its lane) status −3."""
-    if count == LANES:  # four entries of the four rows at a time, turned in registers
-        rows = (out[first], out[first + 1], out[first + 2], out[first + 3])
-        o0, o1, o2, o3 = rows
-        quarter = size // 4
-        for k in range(quarter):
-            o = 4 * k
-            put_turned(rows, o, row(mass, o), row(mass, o + 1), row(mass, o + 2), row(mass, o + 3))
-        for i in range(4 * quarter, size):
-            y = row(mass, i)
-            o0[i], o1[i], o2[i], o3[i] = lane(y, 0), lane(y, 1), lane(y, 2), lane(y, 3)
-    else:
-        for l in range(count):
-            for i in range(size):
-                out[first + l, i] = mass[i * LANES + l]
-    for l in range(count):
-        s = first + l
-        if status[s] >= 0:
-            for i in range(size):
-                out[s, i] = 0.0
-        elif lane(finite, l) != 0.0:
-            status[s] = -3
+    """The ``size`` entries of each lane of the lane buffer ``mass`` into its state's row of
+    ``out`` (:func:`block_rows`), the four rows in one sweep of ``mass``, four entries at a time
+    (:func:`put_turned`), every entry written (:func:`settle`: a state the fill rejected gets a
+    row of zeros, one with an entry that is not finite, ``finite`` from :func:`_mass` not 0 in its
+    lane, status −3)."""
+    rows = block_rows(out, first, count)
+    quarter = size // 4
+    for k in range(quarter):
+        o = 4 * k
+        put_turned(rows, o, row(mass, o), row(mass, o + 1), row(mass, o + 2), row(mass, o + 3))
+    for i in range(4 * quarter, size):
+        put_lanes(rows, i, row(mass, i))
+    settle(out, status, finite, first, count, size)
 
 
 # ----------------------------------------------------------------------------- a batch
