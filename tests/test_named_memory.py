@@ -54,7 +54,7 @@ ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
                                                                "a row-major 6 × 6"),
     ("joints.py", "_planar"): (frozenset({6}), "row 2 of the row-major 3 × 3 basis U"),
     ("joints.py", "_free_rate"): (frozenset({6}), "ṗ's last entry after the quaternion's rate (q = [quaternion; p])"),
-    ("mass_matrix.py", "rigid_mass_matrix"): (frozenset({7, 8, 9, 14, 16, 35}),
+    ("mass_matrix.py", "ten_parameters"): (frozenset({7, 8, 9, 14, 16, 35}),
                                               "entries of the row-major 6 × 6 M (Ī's upper triangle, h, m)"),
     ("lanes.py", "_riccati_6_1"): (frozenset(range(6, 21)), _TRIANGLE),
     ("regressors.py", "_world_column"): (frozenset({6, 7, 8}), _ROTATION),
