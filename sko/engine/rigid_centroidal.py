@@ -1,6 +1,6 @@
 """Centroidal dynamics of a tree of rigid bodies on ten inertial parameters (CENTROIDAL.md §5):
-the kernels the requests ``centroidal_terms`` and ``centroidal_momentum_matrix_rate`` take for
-float64 states where :func:`sko.engine.mass_matrix.applies` (their ``Request.rigid``); the
+the kernels the requests ``centroidal_terms``, ``centroidal_momentum_matrix`` and
+``centroidal_momentum_matrix_rate`` take for float64 states where :func:`sko.engine.mass_matrix.applies` (their ``Request.rigid``); the
 generic kernels of :mod:`sko.engine.centroidal` stay for every other system and for complex128.
 
 Everything is in world axes about the world origin. A scatter (parents first) gives each body
@@ -143,8 +143,9 @@ def _shifted(F, c, out, o, stride):
 
 @kernel
 def rigid_centroidal(w, x, out):
-    """One state's packed ``[A_G | I_G | h_G | (c, m, 0, 0)]`` (:mod:`sko.engine.centroidal`'s
-    result) of a tree of rigid bodies by Eq. 7 and Eq. 8 (module docstring)."""
+    """One state's packed ``[A_G | I_G | h_G | (c, m, 0, 0)]``, or ``A_G`` alone for a result of
+    ``6 nv`` entries (:func:`sko.engine.centroidal.centroidal`'s results) of a tree of rigid
+    bodies by Eq. 7 and Eq. 8 (module docstring)."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
     words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
@@ -152,7 +153,8 @@ def rigid_centroidal(w, x, out):
         return status
     nv, n, v0 = words[Header.NV], layout.shape[0], words[Header.V]
     nodes, S, total = buffer(ws, at, RigidWork.NODES), buffer(ws, at, RigidWork.COLUMNS), buffer(ws, at, RigidWork.TOTAL)
-    width = nv + Result.SIZE
+    packed = out.shape[0] > 6 * nv
+    width = nv + Result.SIZE if packed else nv
     for i in range(Total.SIZE):
         total[i] = 0.0
     for j in range(n):  # scatter
@@ -166,6 +168,8 @@ def rigid_centroidal(w, x, out):
         p = layout[k, Flat.PARENT]
         if p >= 0:
             _add(nodes, NODE * p + Node.mass, c10)
+    if not packed:
+        return -1
     h0, h1, h2 = total[Total.h], total[Total.h + 1], total[Total.h + 2]
     i00, i01, i02 = total[Total.inertia], total[Total.inertia + 1], total[Total.inertia + 2]
     i11, i12, i22 = total[Total.inertia + 3], total[Total.inertia + 4], total[Total.inertia + 5]

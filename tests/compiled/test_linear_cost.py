@@ -33,7 +33,7 @@ def _scratch_entries(name: str, n: int) -> int:
 
 
 @pytest.mark.parametrize("name", ["inverse_dynamics", "forward_dynamics", "mass_matrix", "energy", "centroidal_terms",
-                                  "centroidal_momentum_matrix_rate"])
+                                  "centroidal_momentum_matrix", "centroidal_momentum_matrix_rate"])
 def test_scratch_is_linear_in_the_bodies(name):
     small, large = _scratch_entries(name, 20), _scratch_entries(name, 200)
     assert large <= 11 * small, (small, large)
