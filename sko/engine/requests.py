@@ -2,7 +2,9 @@
 
 A :class:`Request` names the system method that answers it on the reference path, the terms of
 the state it reads (:data:`~sko.engine.state_kernels.Terms`), its third input (``dv``, ``tau`` or
-none), the shape of one state's result, the buffers of its workspace and its kernel. The engine
+none), the shape of one state's result, the buffers of its workspace and its kernel, and the
+kernel it takes instead in float64 for a tree of the library's rigid bodies on ten inertial
+parameters (:class:`RigidKernel`, :func:`takes_rigid`). The engine
 (:mod:`sko.engine.dispatch`) checks the inputs, batches the states and retries a state on the
 reference path from the declaration alone; adding a request is one entry and one kernel.
 

@@ -186,7 +186,7 @@ def rigid_centroidal(w, x, out):
         out[r * width + I + r] = m
     h = nv + Result.momentum
     for r in range(6):  # h_G = A_G θ̇
-        s = 0.0
+        s = 0.0 * m
         for col in range(nv):
             s += out[r * width + col] * arena[v0 + col]
         out[r * width + h] = s
