@@ -78,17 +78,19 @@ def _world_pose(rows, layout, data, nodes, j):
     p = layout[j, Flat.PARENT]
     if p >= 0:
         po = NODE * p
+        a, x = held(nodes, po + Node.rotation, 9), held(nodes, po + Node.position, 3)
         e, b = weight_rows(data, layout[j, Flat.W])
-        return child_pose(held(nodes, po + Node.rotation, 9), held(nodes, po + Node.position, 3), e, b)
-    eo, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
-    bo = eo + 3 * er
-    e = (data[eo], data[eo + er], data[eo + 2 * er], data[eo + ec], data[eo + er + ec], data[eo + 2 * er + ec],
-         data[eo + 2 * ec], data[eo + er + 2 * ec], data[eo + 2 * er + 2 * ec])  # the rows of Eᵀ
-    b = (data[bo], data[bo + er], data[bo + 2 * er], data[bo + ec], data[bo + er + ec], data[bo + 2 * er + ec],
-         data[bo + 2 * ec], data[bo + er + 2 * ec], data[bo + 2 * er + 2 * ec])  # the rows of Bᵀ
-    zero = 0.0 * e[0]
-    one = 1.0 + zero
-    return child_pose((one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero), e, b)
+    else:  # the world's pose, and the rows of Eᵀ and Bᵀ
+        eo, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
+        bo = eo + 3 * er
+        e = (data[eo], data[eo + er], data[eo + 2 * er], data[eo + ec], data[eo + er + ec], data[eo + 2 * er + ec],
+             data[eo + 2 * ec], data[eo + er + 2 * ec], data[eo + 2 * er + 2 * ec])
+        b = (data[bo], data[bo + er], data[bo + 2 * er], data[bo + ec], data[bo + er + ec], data[bo + 2 * er + ec],
+             data[bo + 2 * ec], data[bo + er + 2 * ec], data[bo + 2 * er + 2 * ec])
+        zero = 0.0 * e[0]
+        one = 1.0 + zero
+        a, x = (one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero)
+    return child_pose(a, x, e, b)
 
 
 @register
@@ -105,10 +107,11 @@ def _add(x, o, values):
         x[o + i] += values[i]
 
 
-@register
+@inline_kernel
 def _scatter(rows, layout, data, nodes, S, total, j):
-    """Body ``j``'s world pose, hinge columns and ten numbers (module docstring), the ten summed
-    into ``total``; returns ``(R, p, c10)``."""
+    """Body ``j``'s world pose, hinge columns and ten numbers into ``nodes`` and ``S`` (module
+    docstring), the ten summed into ``total``; returns the ten. An inline kernel: both request
+    kernels take it, typed once."""
     no, mo = NODE * j, layout[j, Flat.M]
     R, x = _world_pose(rows, layout, data, nodes, j)
     _put(nodes, no + Node.rotation, R)
