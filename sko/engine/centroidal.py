@@ -20,7 +20,7 @@ from __future__ import annotations
 from sko.engine.borrow import borrowed, matrix_view
 from sko.engine.fields import columns, offsets
 from sko.engine.layout import Flat
-from sko.engine.jit import kernel, register
+from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.state_kernels import Row, Terms
 from sko.engine.request_views import Header, fill_arena, request_views
 
@@ -47,7 +47,7 @@ def rate_buffers(s) -> tuple:
     return 36 * s.n, 36 * s.n, 36 * s.n, 6 * max(s.nv, 1), 36, 24, 36
 
 
-@register
+@inline_kernel
 def _product(A, B, C, transpose_b):
     """``C = A B`` (or ``A Bᵀ``) of small matrices."""
     for r in range(C.shape[0]):
@@ -58,7 +58,7 @@ def _product(A, B, C, transpose_b):
             C[r, c] = s
 
 
-@register
+@inline_kernel
 def _tn66(A, B, C):
     """``C = Aᵀ B`` (6 × 6; constant trip counts, unrolled)."""
     for r in range(6):
@@ -69,7 +69,7 @@ def _tn66(A, B, C):
             C[r, c] = s
 
 
-@register
+@inline_kernel
 def _nt66_add(A, B, C):
     """``C += A Bᵀ`` (6 × 6)."""
     for r in range(6):
