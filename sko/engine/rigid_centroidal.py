@@ -1,7 +1,9 @@
 """Centroidal dynamics of a tree of rigid bodies on ten inertial parameters (CENTROIDAL.md §5):
 the kernels the requests ``centroidal_terms``, ``centroidal_momentum_matrix`` and
-``centroidal_momentum_matrix_rate`` take for float64 states where :func:`sko.engine.mass_matrix.applies` (their ``Request.rigid``); the
-generic kernels of :mod:`sko.engine.centroidal` stay for every other system and for complex128.
+``centroidal_momentum_matrix_rate`` take for float64 states where
+:func:`sko.engine.mass_matrix.applies` (their ``Request.rigid``; the rate's declaration takes
+joints of constant ``S`` alone, as for its generic kernel); the generic kernels of
+:mod:`sko.engine.centroidal` stay for every other system and for complex128.
 
 Everything is in world axes about the world origin. A scatter (parents first) gives each body
 its world pose (a base body's from its ``E = ᵏX_0``, a child's from its parent's and its weight,
@@ -155,7 +157,8 @@ def rigid_centroidal(w, x, out):
     if status >= 0:
         return status
     nv, n, v0 = words[Header.NV], layout.shape[0], words[Header.V]
-    nodes, S, total = buffer(ws, at, RigidWork.NODES), buffer(ws, at, RigidWork.COLUMNS), buffer(ws, at, RigidWork.TOTAL)
+    nodes, S = buffer(ws, at, RigidWork.NODES), buffer(ws, at, RigidWork.COLUMNS)
+    total = buffer(ws, at, RigidWork.TOTAL)
     packed = out.shape[0] > 6 * nv
     width = nv + Result.SIZE if packed else nv
     for i in range(Total.SIZE):
@@ -208,7 +211,8 @@ def rigid_centroidal_rate(w, x, out):
     if status >= 0:
         return status
     nv, n, v0 = words[Header.NV], layout.shape[0], words[Header.V]
-    nodes, S, total = buffer(ws, at, RigidWork.NODES), buffer(ws, at, RigidWork.COLUMNS), buffer(ws, at, RigidWork.TOTAL)
+    nodes, S = buffer(ws, at, RigidWork.NODES), buffer(ws, at, RigidWork.COLUMNS)
+    total = buffer(ws, at, RigidWork.TOTAL)
     for i in range(Total.SIZE):
         total[i] = 0.0
     for j in range(n):  # scatter: v_j = v_℘ + Σ s θ̇, then the columns' rates and the inertia's (Eq. 9)
