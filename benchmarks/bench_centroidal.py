@@ -1,10 +1,11 @@
 """Centroidal dynamics against Pinocchio: per call, from Python, on example-robot-data robots.
 
-Ours: ``centroidal_momentum_matrix(q)`` (``A_G``; the same request also gives ``I_G``, ``c`` and,
-with ``v``, ``h_G``) against ``pinocchio.ccrba(model, data, q, v)``, and
-``centroidal_momentum_matrix_rate(q, v)`` (``Ȧ_G``) against ``pinocchio.dccrba``. One process,
-calls interleaved; each figure is the median over rounds of the per-round ratio ours/theirs
-(:func:`bench_engine.interleaved`).
+Ours: ``centroidal_momentum_matrix(q)`` (``A_G``, a request of its own; ``centroidal_terms`` gives
+it with ``I_G``, ``c`` and ``h_G``) against ``pinocchio.ccrba(model, data, q, v)``, which also
+computes ``h_G``, ``I_G`` and the centre of mass, and ``centroidal_momentum_matrix_rate(q, v)``
+(``Ȧ_G``) against ``pinocchio.dccrba``. Both take the kernels of :mod:`sko.engine.rigid_centroidal`
+on these robots (library rigid bodies, float64). One process, calls interleaved; each figure is
+the median over rounds of the per-round ratio ours/theirs (:func:`bench_engine.interleaved`).
 
 Run from the repository root::
 

@@ -156,6 +156,7 @@ def test_the_catalogue_methods_keep_their_signatures():
         "inverse_dynamics": "(q, v=None, dv=None, external_forces: 'Mapping | None' = None, **renamed) -> 'np.ndarray'",
         "forward_dynamics": "(q, v=None, tau=None, external_forces: 'Mapping | None' = None, **renamed) -> 'np.ndarray'",
         "centroidal_terms": "(q, v=None) -> 'np.ndarray'",
+        "centroidal_momentum_matrix": "(q) -> 'np.ndarray'",
         "centroidal_momentum_matrix_rate": "(q, v=None) -> 'np.ndarray'",
         "joint_torque_regressor": "(q, v=None, dv=None, friction: 'bool' = False, armature: 'bool' = False) "
                                   "-> 'np.ndarray'",

@@ -54,7 +54,7 @@ ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
                                                                "a row-major 6 × 6"),
     ("joints.py", "_planar"): (frozenset({6}), "row 2 of the row-major 3 × 3 basis U"),
     ("joints.py", "_free_rate"): (frozenset({6}), "ṗ's last entry after the quaternion's rate (q = [quaternion; p])"),
-    ("mass_matrix.py", "rigid_mass_matrix"): (frozenset({7, 8, 9, 14, 16, 35}),
+    ("mass_matrix.py", "ten_parameters"): (frozenset({7, 8, 9, 14, 16, 35}),
                                               "entries of the row-major 6 × 6 M (Ī's upper triangle, h, m)"),
     ("lanes.py", "_riccati_6_1"): (frozenset(range(6, 21)), _TRIANGLE),
     ("regressors.py", "_world_column"): (frozenset({6, 7, 8}), _ROTATION),
@@ -238,14 +238,23 @@ def test_every_request_names_the_buffers_of_its_workspace():
         given = tuple(request.buffers(sizes))
         assert (request.workspace is None) == (not given), request.name
         assert request.buffer_sizes(sizes) == given
+        if request.rigid is not None:  # its rigid kernel's workspace, or the request's own
+            own = request.rigid.buffers is None
+            assert own == (request.rigid.workspace is None), request.name
+            assert request.buffer_sizes(sizes, True) == (given if own else tuple(request.rigid.buffers(sizes)))
 
 
 def test_a_workspace_of_other_length_than_its_names_is_refused():
     from sko.engine.fields import columns
-    from sko.engine.requests import REQUESTS, Request, Sizes
+    from sko.engine.requests import REQUESTS, Request, RigidKernel, Sizes
 
     kernel = REQUESTS["energy"].kernel
     request = Request("two_buffers", kernel, 0, None, False, lambda s: (1,), lambda s: (1, 2),
                       workspace=columns("Work", "ONLY"))
     with pytest.raises(ValueError, match="2 buffer sizes for the 1 buffers of Work"):
         request.buffer_sizes(Sizes(1, 1, 1, 6, 6, 1, 1, 1))
+    rigid = Request("rigid_two_buffers", kernel, 0, None, False, lambda s: (1,), lambda s: (), workspace=None,
+                    rigid=RigidKernel(kernel, lambda s: (1, 2), columns("RigidWork", "ONLY")))
+    assert rigid.buffer_sizes(Sizes(1, 1, 1, 6, 6, 1, 1, 1)) == ()
+    with pytest.raises(ValueError, match="2 buffer sizes for the 1 buffers of RigidWork"):
+        rigid.buffer_sizes(Sizes(1, 1, 1, 6, 6, 1, 1, 1), True)

@@ -64,6 +64,7 @@ KERNEL_MODULES = (
     "sko.engine.lane_rollout",
     "sko.engine.regressors",
     "sko.engine.centroidal",
+    "sko.engine.rigid_centroidal",
     "sko.engine.constrained",
 )
 

@@ -1,8 +1,10 @@
 """The request kernels of centroidal dynamics (CENTROIDAL.md), declared in the catalogue of
-:mod:`sko.engine.requests` as ``centroidal_terms`` and ``centroidal_momentum_matrix_rate``.
+:mod:`sko.engine.requests` as ``centroidal_terms``, ``centroidal_momentum_matrix`` and
+``centroidal_momentum_matrix_rate``.
 
 :func:`centroidal` writes one state's packed result of :mod:`sko.systems.centroidal` (its
-reference function, :func:`~sko.systems.centroidal.reference_centroidal`): the maps ``Ψ(k)`` base
+reference function, :func:`~sko.systems.centroidal.reference_centroidal`), or ``A_G`` alone (the
+request ``centroidal_momentum_matrix``, a result of ``6 nv`` entries): the maps ``Ψ(k)`` base
 to tips (Eq. 1), the gather ``Y(k) = Ψ*(k) ℛ(k)`` tips to base writing ``A_0`` and the locked
 inertia ``I_0`` (Eq. 3), then the shift to the centre of mass (Eq. 4). It reads the contract's
 ``E``, ``φ``, ``H`` and ``M`` only, so it takes every body type. Buffers: ``Ψ`` (``m_k × 6`` at
@@ -18,7 +20,7 @@ from __future__ import annotations
 from sko.engine.borrow import borrowed, matrix_view
 from sko.engine.fields import columns, offsets
 from sko.engine.layout import Flat
-from sko.engine.jit import kernel, register
+from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.state_kernels import Row, Terms
 from sko.engine.request_views import Header, fill_arena, request_views
 
@@ -45,7 +47,7 @@ def rate_buffers(s) -> tuple:
     return 36 * s.n, 36 * s.n, 36 * s.n, 6 * max(s.nv, 1), 36, 24, 36
 
 
-@register
+@inline_kernel
 def _product(A, B, C, transpose_b):
     """``C = A B`` (or ``A Bᵀ``) of small matrices."""
     for r in range(C.shape[0]):
@@ -56,7 +58,7 @@ def _product(A, B, C, transpose_b):
             C[r, c] = s
 
 
-@register
+@inline_kernel
 def _tn66(A, B, C):
     """``C = Aᵀ B`` (6 × 6; constant trip counts, unrolled)."""
     for r in range(6):
@@ -67,7 +69,7 @@ def _tn66(A, B, C):
             C[r, c] = s
 
 
-@register
+@inline_kernel
 def _nt66_add(A, B, C):
     """``C += A Bᵀ`` (6 × 6)."""
     for r in range(6):
@@ -94,14 +96,16 @@ def _to_center(I0, nv, out, width):
 
 @kernel
 def centroidal(w, x, out):
-    """One state's packed ``[A_G | I_G | h_G | (c, m, 0, 0)]`` (module docstring)."""
+    """One state's packed ``[A_G | I_G | h_G | (c, m, 0, 0)]``, or ``A_G`` alone for a result of
+    ``6 nv`` entries (module docstring)."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
     words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
     if status >= 0:
         return status
     nv, n = words[Header.NV], layout.shape[0]
-    width = nv + Result.SIZE
+    packed = out.shape[0] > 6 * nv
+    width = nv + Result.SIZE if packed else nv
     psi, ys = at[CentroidalWork.PSI], at[CentroidalWork.Y]  # where Ψ and Y start
     for j in range(n):  # Ψ(k), Eq. 1; Y(k) = Ψ*(k) M(k)
         m, p, o = layout[j, Flat.NODE_DIM], layout[j, Flat.PARENT], 6 * layout[j, Flat.NODE]
@@ -156,6 +160,8 @@ def centroidal(w, x, out):
                         s += Y[r, i] * phi[c, i]
                     Yp[r, c] += s
     mass, cx, cy, cz = _to_center(I0, nv, out, width)
+    if not packed:
+        return -1
     X, T = matrix_view(ws, at[CentroidalWork.X], 6, 6), matrix_view(ws, at[CentroidalWork.PRODUCT], 6, 6)
     # Eq. 4: I_G = X_G^* I_0 X_G^*ᵀ
     X[:, :] = 0.0

@@ -38,8 +38,8 @@ from sko.engine.layout import Flat
 from sko.engine.jit import inline_kernel, kernel
 from sko.engine.rigid_blocks import dot, held
 
-__all__ = ["Node", "POSE", "COMPOSITE", "NODE", "applies", "rigid_mass_matrix", "child_pose", "root_column",
-           "root_inertia", "composite_force"]
+__all__ = ["Node", "POSE", "COMPOSITE", "NODE", "applies", "rigid_mass_matrix", "weight_rows", "ten_parameters",
+           "child_pose", "root_column", "root_inertia", "composite_force"]
 
 #: Per body in the node buffer: its pose ``R`` (row-major, body axes to root axes) and ``p``, then
 #: its composite inertia ``m``, ``h``, ``Ī_xx, Ī_xy, Ī_xz, Ī_yy, Ī_yz, Ī_zz`` (root frame).
@@ -70,6 +70,23 @@ def _ten_parameters(M: np.ndarray) -> bool:
     cross = np.array([[0.0, -h[2], h[1]], [h[2], 0.0, -h[0]], [-h[1], h[0], 0.0]])
     ten = np.block([[inertia, cross], [cross.T, m * np.eye(3)]])
     return bool(np.abs(ten - M).max() <= 8 * np.finfo(float).eps * np.abs(M).max(initial=0.0))
+
+
+@inline_kernel
+def weight_rows(data, wo):
+    """The rows of ``Eᵀ`` and of ``Bᵀ`` (nine numbers each) of the rigid weight
+    ``φ = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` row-major at ``data[wo]``, as :func:`child_pose` takes them."""
+    return (held(data, wo, 3) + held(data, wo + 6, 3) + held(data, wo + 12, 3),
+            held(data, wo + 3, 3) + held(data, wo + 9, 3) + held(data, wo + 15, 3))
+
+
+@inline_kernel
+def ten_parameters(data, mo):
+    """``(m, h, (Ī_xx, Ī_xy, Ī_xz, Ī_yy, Ī_yz, Ī_zz))`` of the rigid inertia
+    ``M = [[Ī, h×], [h×*, m 1]]`` row-major at ``data[mo]``, as :func:`root_inertia` takes them:
+    ``h = (M₂₄, M₀₅, M₁₃)``."""
+    return (data[mo + 35], (data[mo + 16], data[mo + 5], data[mo + 9]),
+            (data[mo], data[mo + 1], data[mo + 2], data[mo + 7], data[mo + 8], data[mo + 14]))
 
 
 @inline_kernel
@@ -154,10 +171,9 @@ def rigid_mass_matrix(layout, data, nodes, S, out):
             one = 1.0 + zero
             R, x = (one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero)
         else:
-            po, wo = NODE * p + POSE, layout[j, Flat.W]
-            R, x = child_pose(held(nodes, po, 9), held(nodes, po + Node.position, 3),
-                              held(data, wo, 3) + held(data, wo + 6, 3) + held(data, wo + 12, 3),
-                              held(data, wo + 3, 3) + held(data, wo + 9, 3) + held(data, wo + 15, 3))
+            po = NODE * p + POSE
+            e, b = weight_rows(data, layout[j, Flat.W])
+            R, x = child_pose(held(nodes, po, 9), held(nodes, po + Node.position, 3), e, b)
         for i in range(9):
             nodes[no + POSE + i] = R[i]
         for i in range(3):
@@ -167,9 +183,8 @@ def rigid_mass_matrix(layout, data, nodes, S, out):
             s = root_column(R, x, held(data, ho + 6 * c, 6))
             for i in range(6):
                 S[6 * (do + c) + i] = s[i]
-        # M = [[Ī, h×], [h×*, m 1]]: h = (M₂₄, M₀₅, M₁₃)
-        c10 = root_inertia(R, x, data[mo + 35], (data[mo + 16], data[mo + 5], data[mo + 9]),
-                           (data[mo], data[mo + 1], data[mo + 2], data[mo + 7], data[mo + 8], data[mo + 14]))
+        mass, g, inertia = ten_parameters(data, mo)
+        c10 = root_inertia(R, x, mass, g, inertia)
         for i in range(10):
             nodes[no + COMPOSITE + i] = c10[i]
     for k in range(n - 1, -1, -1):  # gather: ℛ(k) complete; its columns against k's and its ancestors'

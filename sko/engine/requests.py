@@ -2,7 +2,9 @@
 
 A :class:`Request` names the system method that answers it on the reference path, the terms of
 the state it reads (:data:`~sko.engine.state_kernels.Terms`), its third input (``dv``, ``tau`` or
-none), the shape of one state's result, the buffers of its workspace and its kernel. The engine
+none), the shape of one state's result, the buffers of its workspace and its kernel, and the
+kernel it takes instead in float64 for a tree of the library's rigid bodies on ten inertial
+parameters (:class:`RigidKernel`, :func:`takes_rigid`). The engine
 (:mod:`sko.engine.dispatch`) checks the inputs, batches the states and retries a state on the
 reference path from the declaration alone; adding a request is one entry and one kernel.
 
@@ -50,12 +52,13 @@ from sko.engine import derivatives as CD
 from sko.engine import mass_matrix as MM
 from sko.engine.centroidal import (CentroidalWork, RateWork, Result, centroidal, centroidal_buffers, centroidal_rate,
                                    rate_buffers)
+from sko.engine.rigid_centroidal import RigidWork, rigid_buffers, rigid_centroidal, rigid_centroidal_rate
 from sko.engine.regressors import (EnergyWork, TorqueWork, energy_buffers, energy_regressors_request, torque_buffers,
                                    torque_regressor_request)
 from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
-__all__ = ["Request", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "request_views", "fill_arena",
-           "request_vector", "kernel_address", "evaluate_one", "one_state_driver", "evaluate_batch"]
+__all__ = ["Request", "RigidKernel", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "request_views", "fill_arena",
+           "request_vector", "takes_rigid", "kernel_address", "evaluate_one", "one_state_driver", "evaluate_batch"]
 
 CHUNK = 16  #: states per task of a parallel batch
 
@@ -94,23 +97,42 @@ class Request:
     #: whether its kernel runs the articulated-body passes (:func:`articulated_passes`, at the
     #: address ``Header.PASSES`` of its request vector)
     passes: bool = False
+    #: the kernel it takes instead, for float64 states, on a tree of the library's rigid bodies on
+    #: ten inertial parameters (:func:`sko.engine.mass_matrix.applies`; :func:`takes_rigid`), or None
+    rigid: RigidKernel | None = None
 
     def __post_init__(self):
         if self.hinge not in (None, "result", "input"):
             raise ValueError(f"request {self.name!r}: hinge must be 'result', 'input' or None, got {self.hinge!r}")
 
-    def buffer_sizes(self, size: Sizes) -> tuple:
-        """The sizes of the workspace's buffers, one per name of :attr:`workspace`."""
-        out = tuple(self.buffers(size))
-        if self.workspace is not None and len(out) != self.workspace.WIDTH:
-            raise ValueError(f"request {self.name!r}: {len(out)} buffer sizes for the {self.workspace.WIDTH} "
-                             f"buffers of {self.workspace.__name__}")
+    def buffer_sizes(self, size: Sizes, rigid: bool = False) -> tuple:
+        """The sizes of the workspace's buffers, one per name of :attr:`workspace` (with ``rigid``,
+        of the :attr:`rigid` kernel's workspace)."""
+        buffers, workspace = self.buffers, self.workspace
+        if rigid and self.rigid.buffers is not None:
+            buffers, workspace = self.rigid.buffers, self.rigid.workspace
+        out = tuple(buffers(size))
+        if workspace is not None and len(out) != workspace.WIDTH:
+            raise ValueError(f"request {self.name!r}: {len(out)} buffer sizes for the {workspace.WIDTH} "
+                             f"buffers of {workspace.__name__}")
         return out
 
-    def address(self, dtype) -> int:
-        """The kernel's address for ``dtype`` (compiled or loaded on first use)."""
+    def address(self, dtype, rigid: bool = False) -> int:
+        """The kernel's address for ``dtype`` (compiled or loaded on first use; with ``rigid``,
+        the :attr:`rigid` kernel's)."""
         array = types.Array(from_dtype(np.dtype(dtype)), 1, "C")
-        return native_address(self.kernel, (array, array, array))
+        return native_address(self.rigid.kernel if rigid else self.kernel, (array, array, array))
+
+
+@dataclass(frozen=True)
+class RigidKernel:
+    """A request's kernel for trees of the library's rigid bodies on ten inertial parameters
+    (:attr:`Request.rigid`): its signature and status are the request kernel's."""
+
+    kernel: object  #: ``kernel(w, x, out) -> status``
+    #: the sizes of its workspace's buffers after the arena, or None: the request's own workspace
+    buffers: Callable[[Sizes], tuple] | None = None
+    workspace: type | None = None  #: the names of its buffers (with :attr:`buffers`)
 
 
 @register
@@ -389,7 +411,8 @@ REQUESTS = {r.name: r for r in (
     Request("forward_dynamics", _forward_dynamics, Terms.MOTION, "tau", True, _vector,
             lambda s: _riccati_buffers(s, 1), hinge="input", workspace=ArticulatedWork, passes=True),
     Request("mass_matrix", _mass_matrix, Terms.STRUCTURE, None, False, _square,
-            lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1)), workspace=CompositeWork),
+            lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1)), workspace=CompositeWork,
+            rigid=RigidKernel(_rigid_mass_matrix)),
     Request("mass_matrix_inverse", _mass_matrix_inverse, Terms.STRUCTURE, None, False, _square,
             lambda s: _riccati_buffers(s, s.nv), workspace=ArticulatedWork, passes=True),
     Request("inverse_dynamics_derivatives", _inverse_dynamics_derivatives, Terms.POSE, "dv", True,
@@ -400,10 +423,13 @@ REQUESTS = {r.name: r for r in (
             workspace=ForwardDerivativeWork),
     Request("energy", _energies, Terms.POSE, None, True, lambda s: (2,), lambda s: ()),
     Request("centroidal_terms", centroidal, Terms.STRUCTURE, None, True, lambda s: (6, s.nv + Result.SIZE),
-            centroidal_buffers,
-            workspace=CentroidalWork),
+            centroidal_buffers, workspace=CentroidalWork,
+            rigid=RigidKernel(rigid_centroidal, rigid_buffers, RigidWork)),
+    Request("centroidal_momentum_matrix", centroidal, Terms.STRUCTURE, None, False, lambda s: (6, s.nv),
+            centroidal_buffers, workspace=CentroidalWork,
+            rigid=RigidKernel(rigid_centroidal, rigid_buffers, RigidWork)),
     Request("centroidal_momentum_matrix_rate", centroidal_rate, Terms.MOTION, None, True, lambda s: (6, s.nv),
-            rate_buffers, workspace=RateWork),
+            rate_buffers, workspace=RateWork, rigid=RigidKernel(rigid_centroidal_rate, rigid_buffers, RigidWork)),
     Request("joint_torque_regressor", torque_regressor_request, Terms.MOTION, "dv", True, lambda s: (s.nv, 10 * s.n),
             torque_buffers, workspace=TorqueWork),
     Request("energy_regressors", energy_regressors_request, Terms.MOTION, None, True, lambda s: (2, 10 * s.n),
@@ -418,14 +444,18 @@ def sizes(layout) -> Sizes:
                  layout.riccati_size, layout.size)
 
 
+def takes_rigid(request: Request, layout, dtype) -> bool:
+    """Whether ``request`` takes its :attr:`~Request.rigid` kernel for the system of ``layout`` in
+    ``dtype``: float64, every body a library rigid body on ten inertial parameters
+    (:func:`sko.engine.mass_matrix.applies`). complex128 (the complex step's) keeps the generic
+    kernel, which every other body type compiles anyway."""
+    return request.rigid is not None and np.dtype(dtype) == np.float64 and MM.applies(layout)
+
+
 def kernel_address(request: Request, layout, dtype) -> int:
-    """The address of ``request``'s kernel for ``dtype``: for the float64 mass matrix of rigid
-    bodies alone, :func:`_rigid_mass_matrix` (:func:`sko.engine.mass_matrix.applies`). complex128
-    (the complex step's checks) keeps the generic kernel, compiled anyway for other body types."""
-    if request.name == "mass_matrix" and np.dtype(dtype) == np.float64 and MM.applies(layout):
-        array = types.Array(from_dtype(np.dtype(dtype)), 1, "C")
-        return native_address(_rigid_mass_matrix, (array, array, array))
-    return request.address(dtype)
+    """The address of the kernel ``request`` takes for the system of ``layout`` in ``dtype``
+    (:func:`takes_rigid`)."""
+    return request.address(dtype, takes_rigid(request, layout, dtype))
 
 
 def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = None,
@@ -437,7 +467,8 @@ def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = N
     vector's views (:mod:`sko.engine.lanes`)."""
     dtype = np.dtype(dtype)
     L, size = layout, sizes(layout)
-    buffers = np.cumsum((L.size, *request.buffer_sizes(size)))
+    rigid = takes_rigid(request, L, dtype)
+    buffers = np.cumsum((L.size, *request.buffer_sizes(size, rigid)))
     tables = (L.table(dtype), L.request_layout, L.riccati_offsets)
     header = np.zeros(Header.WIDTH, dtype=np.int64)
     words = [header, buffers] + [t.ravel() for t in tables]
@@ -445,7 +476,7 @@ def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = N
     reals_start = int(starts[-1])
     reals_end = reals_start + len(L.reals)
     workspace = -(-reals_end * 8 // dtype.itemsize)
-    header[Header.KERNEL] = kernel_address(request, L, dtype) if kernels else 0
+    header[Header.KERNEL] = request.address(dtype, rigid) if kernels else 0
     header[Header.FILL], header[Header.WRITTEN], header[Header.X] = arena is None, 0, request.x is not None
     header[Header.N], header[Header.NV], header[Header.NQ] = size.n, size.nv, size.nq
     header[Header.NS], header[Header.ARENA] = size.ns, size.arena

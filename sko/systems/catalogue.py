@@ -66,6 +66,9 @@ DECLARATIONS: dict[str, Declaration] = {d.name: d for d in (
     Declaration("centroidal_terms", "cen", reference=reference.centroidal_terms, velocities=True,
                 doc="The packed centroidal terms ``[A_G | I_G | h_G | (c, m, 0, 0)]`` (6 × (nv + 8)) about the\n"
                     "        centre of mass, world axes (CENTROIDAL.md, Eq. 4); :meth:`centroidal` unpacks them."),
+    Declaration("centroidal_momentum_matrix", "Ag", reference=reference.centroidal_momentum_matrix,
+                doc="``A_G`` (6 × nv) with ``h_G = A_G v`` (CENTROIDAL.md, Eq. 4): the first ``nv`` columns of\n"
+                    "        :meth:`centroidal_terms`, computed alone."),
     Declaration("centroidal_momentum_matrix_rate", "dAg", reference=reference.centroidal_momentum_matrix_rate,
                 velocities=True, compiled_for=_derivatives_compiled, applies=lambda system: system._compiled_derivatives,
                 doc="``Ȧ_G`` (6 × nv) with ``ḣ_G = A_G dv + Ȧ_G v`` (CENTROIDAL.md §4): the recursion of Eq. 6\n"
@@ -92,8 +95,6 @@ VIEWS: dict[str, View] = {v.name: v for v in (
     View("centroidal", "centroidal_terms", centroidal.unpacked_of, velocities=True,
          doc="``(A_G, h_G, I_G, c, m)`` at the centre of mass in world axes, momenta ``[k_G; l_G]``\n"
              "        (CENTROIDAL.md, Eq. 4; :class:`~sko.systems.centroidal.Centroidal`); batches ``(B, nq)``."),
-    View("centroidal_momentum_matrix", "centroidal_terms", centroidal.momentum_matrix_of,
-         doc="``A_G`` (6 × nv) with ``h_G = A_G v`` (CENTROIDAL.md, Eq. 4)."),
     View("centroidal_momentum", "centroidal_terms", centroidal.momentum_of, velocities=True,
          doc="``h_G = [k_G; l_G]`` about the centre of mass, world axes (CENTROIDAL.md, Eq. 4)."),
     View("centroidal_inertia", "centroidal_terms", centroidal.inertia_of,

@@ -1,7 +1,7 @@
 """Centroidal dynamics of any system: the momentum about the centre of mass (CENTROIDAL.md).
 
-:func:`reference_centroidal` is the reference function of the compiled request ``centroidal_terms``
-(:mod:`sko.engine.centroidal`): from the bodies' node states, the rigid-motion maps ``Ψ(k)``
+:func:`reference_centroidal` is the reference function of the compiled requests ``centroidal_terms``
+and ``centroidal_momentum_matrix`` (its first ``nv`` columns; :mod:`sko.engine.centroidal`): from the bodies' node states, the rigid-motion maps ``Ψ(k)``
 (CENTROIDAL.md, Eq. 1), the gather ``Y(k) = Ψ*(k) ℛ(k)`` giving ``A_0`` and the locked inertia
 ``I_0`` (Eq. 2, Eq. 3), then the shift to the centre of mass (Eq. 4). It reads only the
 contract's ``E``, ``Γ_o``, ``H`` and ``M``, so it holds for every body type (a flexible body's
@@ -11,7 +11,7 @@ One state's result is packed as a ``6 × (nv + 8)`` array, columns :data:`Packed
 centroidal composite inertia ``I_G``, the momentum ``h_G = A_G θ̇``, and ``(c, m, 0, 0)``.
 Momenta are ``[k_G; l_G]`` (angular first, RIGID.md), in world axes at the centre of mass;
 Pinocchio's ``ccrba`` is ``[l_G; k_G]``. :func:`unpacked` gives the :class:`Centroidal` tuple;
-:func:`unpacked_of`, :func:`momentum_matrix_of`, :func:`momentum_of` and :func:`inertia_of`
+:func:`unpacked_of`, :func:`momentum_of` and :func:`inertia_of`
 present a system's packed results (the views of :data:`sko.systems.catalogue.VIEWS`).
 
 :func:`momentum_matrix_rate_by_complex_step` is the rate's reference for any body type:
@@ -29,7 +29,7 @@ from sko.errors import RigidSystemError
 from sko.spatial import skew
 
 __all__ = ["Centroidal", "Packed", "packed_width", "reference_centroidal", "unpacked", "unpacked_of",
-           "momentum_matrix_of", "momentum_of", "inertia_of",
+           "momentum_of", "inertia_of",
            "momentum_matrix_rate_by_complex_step", "STEP"]
 
 #: the complex step of :func:`momentum_matrix_rate_by_complex_step`
@@ -74,11 +74,6 @@ def unpacked(packed: np.ndarray, nv: int) -> Centroidal:
 def unpacked_of(system, packed: np.ndarray) -> Centroidal:
     """:func:`unpacked` for ``system``'s velocities."""
     return unpacked(packed, system.nv)
-
-
-def momentum_matrix_of(system, packed: np.ndarray) -> np.ndarray:
-    """``A_G`` of ``system``'s packed results."""
-    return packed[..., :, :system.nv]
 
 
 def momentum_of(system, packed: np.ndarray) -> np.ndarray:

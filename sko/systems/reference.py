@@ -21,7 +21,7 @@ from sko.systems import centroidal, regressors
 from sko.systems.overflow import finite_result, named_overflow
 
 __all__ = ["mass_matrix", "mass_matrix_inverse", "inverse_dynamics", "forward_dynamics", "centroidal_terms",
-           "centroidal_momentum_matrix_rate", "joint_torque_regressor", "energy_regressors"]
+           "centroidal_momentum_matrix", "centroidal_momentum_matrix_rate", "joint_torque_regressor", "energy_regressors"]
 
 
 def mass_matrix(system, q, v=None, x=None, external_forces: Mapping | None = None) -> np.ndarray:
@@ -64,6 +64,11 @@ def centroidal_terms(system, q, v, x, external_forces) -> np.ndarray:
     """The packed centroidal terms ``[A_G | I_G | h_G | (c, m, 0, 0)]`` (6 × (nv + 8)) at one
     state (:func:`~sko.systems.centroidal.reference_centroidal`, CENTROIDAL.md, Eq. 4)."""
     return centroidal.reference_centroidal(system, q, v, external_forces)
+
+
+def centroidal_momentum_matrix(system, q, v, x, external_forces) -> np.ndarray:
+    """``A_G`` (6 × nv) at one state: the first ``nv`` columns of :func:`centroidal_terms`."""
+    return centroidal.reference_centroidal(system, q, None, external_forces)[:, :system.nv]
 
 
 def centroidal_momentum_matrix_rate(system, q, v, x, external_forces) -> np.ndarray:
