@@ -5,8 +5,11 @@ the kernels the requests ``centroidal_terms``, ``centroidal_momentum_matrix`` an
 joints of constant ``S`` alone, as for its generic kernel); the generic kernels of
 :mod:`sko.engine.centroidal` stay for every other system and for complex128.
 
-Everything is in world axes about the world origin. A scatter (parents first) gives each body
-its world pose (a base body's from its ``E = ᵏX_0``, a child's from its parent's and its weight,
+Everything is in world axes about the point ``o``, the world position of the first base body's
+frame (CENTROIDAL.md §5: about the world origin, the ten numbers of a body ``|p|`` away carry
+terms in ``|p|²`` whose differences the shift to the centre of mass takes, and lose digits as
+``|p|²``; about ``o`` they lose them as the system's own size). A scatter (parents first) gives each body
+its pose about ``o`` (a base body's from its ``E = ᵏX_0``, a child's from its parent's and its weight,
 :func:`~sko.engine.mass_matrix.child_pose`), the world columns ``s`` of its ``H*``
 (:func:`~sko.engine.mass_matrix.root_column`) and its inertia about the origin as ten numbers
 (:func:`~sko.engine.mass_matrix.root_inertia`), summed into the locked inertia ``I_0`` (Eq. 7),
@@ -38,8 +41,8 @@ from sko.engine.state_kernels import Row, Terms
 __all__ = ["Node", "NODE", "Column", "Total", "RigidWork", "rigid_buffers", "inertia_rate", "rigid_centroidal",
            "rigid_centroidal_rate"]
 
-#: Per body: its world pose ``R`` (row-major, body axes to world axes) and ``p``, its composite
-#: inertia ``m``, ``h``, ``Ī_xx, Ī_xy, Ī_xz, Ī_yy, Ī_yz, Ī_zz`` (world axes, about the origin),
+#: Per body: its pose ``R`` (row-major, body axes to world axes) and ``p − o``, its composite
+#: inertia ``m``, ``h``, ``Ī_xx, Ī_xy, Ī_xz, Ī_yy, Ī_yz, Ī_zz`` (world axes, about ``o``),
 #: then for the rate its world velocity and the composite of its inertia's rate, ``ḣ`` and ``Ī̇``.
 Node = offsets("Node", rotation=9, position=3, mass=1, h=3, inertia=6, velocity=6, h_rate=3, inertia_rate=6)
 NODE = Node.SIZE
@@ -73,26 +76,32 @@ def inertia_rate(c, v):
 
 
 @register
-def _world_pose(rows, layout, data, nodes, j):
-    """The world pose ``(R, p)`` of the body of row ``j``: a base body's from its
-    ``E = ᵏX_0 = [[E, 0], [B, E]]`` in the arena (``E`` at ``Row.E`` with its strides), a child's
-    from its parent's in ``nodes`` and its weight."""
+def _world_pose(rows, layout, data, nodes, j, o):
+    """The pose ``(R, p − o)`` of the body of row ``j``, its position about the point ``o``: a
+    base body's from its ``E = ᵏX_0 = [[E, 0], [B, E]]`` in the arena (``E`` at ``Row.E`` with its
+    strides), a child's from its parent's in ``nodes`` and its weight."""
     p = layout[j, Flat.PARENT]
     if p >= 0:
         po = NODE * p
-        a, x = held(nodes, po + Node.rotation, 9), held(nodes, po + Node.position, 3)
-        e, b = weight_rows(data, layout[j, Flat.W])
-    else:  # the world's pose, and the rows of Eᵀ and Bᵀ
-        eo, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
-        bo = eo + 3 * er
-        e = (data[eo], data[eo + er], data[eo + 2 * er], data[eo + ec], data[eo + er + ec], data[eo + 2 * er + ec],
-             data[eo + 2 * ec], data[eo + er + 2 * ec], data[eo + 2 * er + 2 * ec])
-        b = (data[bo], data[bo + er], data[bo + 2 * er], data[bo + ec], data[bo + er + ec], data[bo + 2 * er + ec],
-             data[bo + 2 * ec], data[bo + er + 2 * ec], data[bo + 2 * er + 2 * ec])
-        zero = 0.0 * e[0]
-        one = 1.0 + zero
-        a, x = (one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero)
-    return child_pose(a, x, e, b)
+        return child_pose(held(nodes, po + Node.rotation, 9), held(nodes, po + Node.position, 3),
+                          *weight_rows(data, layout[j, Flat.W]))
+    eo, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]  # the rows of Eᵀ and Bᵀ
+    bo = eo + 3 * er
+    e = (data[eo], data[eo + er], data[eo + 2 * er], data[eo + ec], data[eo + er + ec], data[eo + 2 * er + ec],
+         data[eo + 2 * ec], data[eo + er + 2 * ec], data[eo + 2 * er + 2 * ec])
+    b = (data[bo], data[bo + er], data[bo + 2 * er], data[bo + ec], data[bo + er + ec], data[bo + 2 * er + ec],
+         data[bo + 2 * ec], data[bo + er + 2 * ec], data[bo + 2 * er + 2 * ec])
+    zero = 0.0 * e[0]
+    one = 1.0 + zero
+    R, x = child_pose((one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero), e, b)
+    return R, (x[0] - o[0], x[1] - o[1], x[2] - o[2])
+
+
+@register
+def _origin(rows, layout, data, nodes):
+    """``o``: the world position of the first base body's frame (row 0's)."""
+    zero = 0.0 * data[0]
+    return _world_pose(rows, layout, data, nodes, 0, (zero, zero, zero))[1]
 
 
 @register
@@ -110,12 +119,12 @@ def _add(x, o, values):
 
 
 @inline_kernel
-def _scatter(rows, layout, data, nodes, S, total, j):
-    """Body ``j``'s world pose, hinge columns and ten numbers into ``nodes`` and ``S`` (module
+def _scatter(rows, layout, data, nodes, S, total, j, o):
+    """Body ``j``'s pose about ``o``, hinge columns and ten numbers into ``nodes`` and ``S`` (module
     docstring), the ten summed into ``total``; returns the ten. An inline kernel: both request
     kernels take it, typed once."""
     no, mo = NODE * j, layout[j, Flat.M]
-    R, x = _world_pose(rows, layout, data, nodes, j)
+    R, x = _world_pose(rows, layout, data, nodes, j, o)
     _put(nodes, no + Node.rotation, R)
     _put(nodes, no + Node.position, x)
     ho, do = layout[j, Flat.H], layout[j, Flat.DOF]
@@ -130,7 +139,7 @@ def _scatter(rows, layout, data, nodes, S, total, j):
 
 @register
 def _centre(total):
-    """``(m, c, ċ)`` from the sums (Eq. 8, Eq. 11)."""
+    """``(m, c − o, ċ)`` from the sums about ``o`` (Eq. 8, Eq. 11)."""
     m = total[Total.mass]
     return (m, (total[Total.h] / m, total[Total.h + 1] / m, total[Total.h + 2] / m),
             (total[Total.h_rate] / m, total[Total.h_rate + 1] / m, total[Total.h_rate + 2] / m))
@@ -163,8 +172,9 @@ def rigid_centroidal(w, x, out):
     width = nv + Result.SIZE if packed else nv
     for i in range(Total.SIZE):
         total[i] = 0.0
+    o = _origin(rows, layout, arena, nodes)
     for j in range(n):  # scatter
-        _scatter(rows, layout, arena, nodes, S, total, j)
+        _scatter(rows, layout, arena, nodes, S, total, j, o)
     m, c, _ = _centre(total)
     for k in range(n - 1, -1, -1):  # gather: ℛ⁰(k) complete; A_G(:, col) = X_G^* ℛ⁰(k) s (Eq. 7)
         co, dk = NODE * k + Node.mass, layout[k, Flat.DOF]
@@ -196,8 +206,9 @@ def rigid_centroidal(w, x, out):
         for col in range(nv):
             s += out[r * width + col] * arena[v0 + col]
         out[r * width + h] = s
-    o = nv + Result.center
-    out[o], out[width + o], out[2 * width + o], out[3 * width + o] = c[0], c[1], c[2], m
+    at_c = nv + Result.center
+    out[at_c], out[width + at_c], out[2 * width + at_c] = c[0] + o[0], c[1] + o[1], c[2] + o[2]
+    out[3 * width + at_c] = m
     return -1
 
 
@@ -215,8 +226,9 @@ def rigid_centroidal_rate(w, x, out):
     total = buffer(ws, at, RigidWork.TOTAL)
     for i in range(Total.SIZE):
         total[i] = 0.0
+    o = _origin(rows, layout, arena, nodes)
     for j in range(n):  # scatter: v_j = v_℘ + Σ s θ̇, then the columns' rates and the inertia's (Eq. 9)
-        c10 = _scatter(rows, layout, arena, nodes, S, total, j)
+        c10 = _scatter(rows, layout, arena, nodes, S, total, j, o)
         p, no, do = layout[j, Flat.PARENT], NODE * j, layout[j, Flat.DOF]
         zero = 0.0 * c10[0]
         if p >= 0:

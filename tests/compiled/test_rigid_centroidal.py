@@ -16,6 +16,7 @@ from sko.bodies import Free, Revolute, RigidBody
 from sko.engine import use_backend
 from sko.engine import mass_matrix as MM
 from sko.engine import requests as rq
+from sko.engine.centroidal import Result
 from sko.engine.rigid_centroidal import inertia_rate
 from sko.examples.bodies import flexible_examples
 from sko.systems import MultibodySystem
@@ -34,10 +35,11 @@ def _close(a, b, rtol):
     assert np.abs(a - b).max(initial=0.0) <= rtol * scale, np.abs(a - b).max() / scale
 
 
-def shuffled_forest(seed: int, constant_motion: bool) -> MultibodySystem:
+def shuffled_forest(seed: int, constant_motion: bool, offset: float = 0.0) -> MultibodySystem:
     """A random forest of library rigid bodies (one to three trees, floating bases among them),
     listed in a random order under names that do not follow it; with ``constant_motion``, joints
-    of constant ``S`` only, else reversed revolute joints too."""
+    of constant ``S`` only, else reversed revolute joints too; ``offset`` moves every tree's root
+    by ``(offset, offset, offset)`` in the world (the same forest, translated)."""
     rng = np.random.default_rng(seed)
     joints = CONSTANT if constant_motion else JOINTS
     n = int(rng.integers(1, 10))
@@ -46,7 +48,8 @@ def shuffled_forest(seed: int, constant_motion: bool) -> MultibodySystem:
     bodies = []
     for i, name in enumerate(names):
         parent = None if i < roots else names[int(rng.integers(i))]
-        placement = sp.pose_transform(rng.normal(size=3) * 2.0, rng.uniform(-np.pi, np.pi, 3))
+        position = rng.normal(size=3) * 2.0 + (offset if parent is None else 0.0)
+        placement = sp.pose_transform(position, rng.uniform(-np.pi, np.pi, 3))
         bodies.append(RigidBody(name, parent, joints[int(rng.integers(len(joints)))](rng), inertia(rng), placement))
     return MultibodySystem([bodies[int(k)] for k in rng.permutation(n)], gravity=rng.normal(size=3))
 
@@ -123,6 +126,25 @@ def test_rate_against_the_complex_step(seed):
     rng = np.random.default_rng(seed)
     q, v = system.random_configuration(rng), rng.normal(size=system.nv)
     _close(system.centroidal_momentum_matrix_rate(q, v), momentum_matrix_rate_by_complex_step(system, q, v), 1e-10)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_translated_forest_keeps_its_centroidal_terms(seed):
+    """Moved by 10⁴ in the world, a forest keeps ``A_G``, ``I_G``, ``h_G`` and ``Ȧ_G`` (taken about its
+    centre of mass) and its centre of mass moves by as much: the rigid kernels lose digits as the
+    system's size, not as the distance from the world origin (about the origin, the ten numbers'
+    terms in ``|p|²`` cost 4e-8 relative here)."""
+    d = 1e4
+    near, far = shuffled_forest(seed, True), shuffled_forest(seed, True, d)
+    rng = np.random.default_rng(seed)
+    q, v = near.random_configuration(rng), rng.normal(size=near.nv)
+    for name in NAMES[:1 + near._compiled_derivatives]:
+        a, b = _kernel(near, name, q, v, True), _kernel(far, name, q, v, True)
+        if name == NAMES[0]:
+            centre = near.nv + Result.center  # (c, m, 0, 0)
+            _close(b[:3, centre], a[:3, centre] + d, 1e-12 * d)
+            a, b = a[:, :centre], b[:, :centre]
+        _close(b, a, 1e-10)
 
 
 @pytest.mark.parametrize("seed", range(4))
