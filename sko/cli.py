@@ -24,7 +24,7 @@ ones, printing one ``warning:`` line per repaired link on stderr (``strict``, th
 rejects such a file naming the link).
 ``info [--model NAME|--model MODULE:FUNCTION|--urdf FILE|--mjcf FILE]`` describes a model: its digraph, node and hinge dimensions,
 serial-chain segments and the sparsity of ``ℳ``.
-``sample --model MODULE:FUNCTION --states N --out STORE [--what fd,id,M,Minv,energy,dfd,did] [--chunk N]
+``sample --model MODULE:FUNCTION --states N --out STORE [--what fd,id,M,...] [--chunk N]
 [--seed S] [--scheduler ADDRESS] [--overwrite] [--quiet]`` draws random states of the system a factory builds and
 evaluates the requests at them on Dask (:func:`sko.scale.sweep.sample`), chunk by chunk into a
 Zarr group; run again on the same store, it resumes where an interrupted run stopped and computes
@@ -97,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="a factory package.module:function returning the system (each worker builds its own)")
     sample.add_argument("--states", type=int, required=True, metavar="N", help="how many random states")
     sample.add_argument("--what", default="fd", metavar="LIST",
-                        help="comma-separated requests: fd, id, M, Minv, energy, dfd, did (default: fd)")
+                        help="comma-separated requests, by name or short name (fd, id, M, Ag, did, ...: sko.systems.catalogue.SHORT_NAMES; a name it lacks is refused with the list) (default: fd)")
     sample.add_argument("--out", required=True, metavar="STORE", help="the Zarr group to write; run again to resume")
     sample.add_argument("--chunk", type=int, default=4096, metavar="N", help="states per task (default: 4096)")
     sample.add_argument("--seed", type=int, default=0, help="the states of chunk i are drawn from (seed, i)")
