@@ -303,18 +303,24 @@ def forward(D, X):
             for k in range(j):
                 s -= L[i, k] * L[j, k]
             L[i, j] = s / d
-    y = np.empty(n)
-    for c in range(3 * n):
-        for i in range(n):  # L y = b: b = −D[:, c], or e_c of the identity
-            s = -D[i, c] if c < 2 * n else (1.0 if i == c - 2 * n else 0.0)
-            for k in range(i):
-                s -= L[i, k] * y[k]
-            y[i] = s / L[i, i]
-        for i in range(n - 1, -1, -1):  # Lᵀ x = y
-            s = y[i]
-            for k in range(i + 1, n):
-                s -= L[k, i] * X[k, c]
-            X[i, c] = s / L[i, i]
+    for i in range(n):  # L Y = [−∂T/∂θ | −∂T/∂θ̇ | I] row by row, a row's 3 nv columns at once
+        for c in range(3 * n):
+            X[i, c] = -D[i, c] if c < 2 * n else (1.0 if c == 2 * n + i else 0.0)
+        for k in range(i):
+            l = L[i, k]
+            for c in range(3 * n):
+                X[i, c] -= l * X[k, c]
+        d = L[i, i]
+        for c in range(3 * n):
+            X[i, c] /= d
+    for i in range(n - 1, -1, -1):  # Lᵀ X = Y, in place
+        for k in range(i + 1, n):
+            l = L[k, i]
+            for c in range(3 * n):
+                X[i, c] -= l * X[k, c]
+        d = L[i, i]
+        for c in range(3 * n):
+            X[i, c] /= d
     for i in range(n):
         for j in range(i):
             s = 0.5 * (X[i, 2 * n + j] + X[j, 2 * n + i])
