@@ -49,10 +49,12 @@ __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_st
 #: their partials are read; those of ``E``, ``H``, ``M``, ``Γ``, which depend on ``q`` alone, are
 #: zero), ``JOINT`` (how many of its first columns along ``θ`` call its kernel with ``Terms.JOINT``,
 #: as it declares, :class:`~sko.engine.state_kernels.StateKernel`: the partials of ``M`` and the
-#: records' ``Γ`` there are zero and not read; 0 for a checked kernel, whose declaration is not trusted).
+#: records' ``Γ`` there are zero and not read; 0 for a checked kernel, whose declaration is not trusted),
+#: ``INBOARD`` (the address of the closed-form partials along ``v_o`` its kernel declares, called
+#: instead of the six complex steps there; 0: none, a base body, or a checked kernel).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
-               "RIGID", "RATES", "NONZERO", "JOINT")
+               "RIGID", "RATES", "NONZERO", "JOINT", "INBOARD")
 #: The structural zeros of a body's local partials, found as they are read (exact zeros of the
 #: complex step or of the closed form; the work buffer's zeros elsewhere: the columns along the
 #: velocities at ``Terms.RATES``, those along ``θ̈``): per column ``x`` of its ``3 n``, a flag (1.0:
@@ -125,6 +127,8 @@ def plan(layout) -> LocalPlan:
         kernel = layout._kernels[j]
         pl[Plan.RATES] = int(kernel is not None and kernel.rates)
         pl[Plan.JOINT] = layout.joint_columns[j] if rows[j, Row.CHECK] < 0 else 0  # checked there when built
+        if p >= 0 and kernel is not None and kernel.inboard is not None and rows[j, Row.CHECK] < 0:
+            pl[Plan.INBOARD] = kernel.inboard_address()
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
     scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
@@ -405,6 +409,10 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             arena[vo + i] = arena[vo + i].real
     if rigid:
         _rigid_partials(arena, row, pl, work, scratch, p >= 0)
+    elif pl[Plan.INBOARD] != 0:  # declared: A, B, G in closed form
+        if not call_state(pl[Plan.INBOARD], (arena, row, reals, work, A, B, pl[Plan.RECORDS] + xc * 6 * m + xc * 6,
+                                             stride)):
+            return j
     elif p >= 0:  # the inboard frame's velocity: A = ∂ã/∂v_o, B = ∂b/∂v_o, G = ∂γ/∂v_o
         for d in range(6):
             arena[io + Record.velocity + d] = complex(arena[io + Record.velocity + d].real, h)

@@ -229,6 +229,87 @@ def test_a_joint_declaration_is_trusted_only_without_checks(checks):
     _agree(_beads_with(state_kernel(_declaring_a_joint, constants=8, joint=1, checks=checks)), 0)  # a true one
 
 
+def _partials_work(system, q, v, a, plan) -> np.ndarray:
+    """The work buffer of the compiled local derivatives at one state, run with ``plan``."""
+    from sko.engine import local_derivatives
+
+    layout = system._engine.layout
+    _, size, scratch = layout.local_plan
+    arena = np.zeros(layout.size, dtype=np.complex128)
+    arena[layout.q_offset: layout.q_offset + system.q_size] = q
+    arena[layout.v_offset: layout.v_offset + system.nv] = v
+    work, D = np.zeros(size), np.zeros((system.nv, 3 * system.nv))
+    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena,
+                                        np.ascontiguousarray(system.qdot_matrix(q)), a, plan, work, np.zeros(scratch), D,
+                                        int(Terms.MOTION), True, local_derivatives.steps(layout))
+    assert status == -1
+    return work
+
+
+@pytest.mark.parametrize("seed", [3, 5, 11])
+def test_a_flexible_bodys_partials_along_its_inboard_velocity_in_closed_form(seed):
+    """The flexible body's kernel declares its partials along the velocity ``v_o`` of the frame it
+    hangs from (``inboard``): the plan marks every flexible body with a parent, and its ``A``,
+    ``B`` and its records' ``G`` are those of the six complex steps the plan takes without the
+    declaration, entry by entry; the derivatives are the whole complex step's."""
+    from sko.bodies.flexible import FlexibleBody
+    from sko.engine.state_kernels import Row
+
+    system = random_system(seed, n_bodies=7)
+    layout = system._engine.layout
+    plan = layout.local_plan.plan
+    declared = [j for j in range(plan.shape[0]) if plan[j, Plan.INBOARD] != 0]
+    assert declared and declared == [j for j in range(plan.shape[0]) if layout.rows[j, Row.PARENT] >= 0 and isinstance(
+        system.body(layout.bodies[layout.order[j]]), FlexibleBody)]
+    stepped = plan.copy()
+    stepped[:, Plan.INBOARD] = 0
+    rng = np.random.default_rng(seed)
+    q, v = random_state(system, rng)
+    a = rng.standard_normal(system.nv)
+    closed, steps = _partials_work(system, q, v, a, plan), _partials_work(system, q, v, a, stepped)
+    moving = set()  # the kinds of block (A, B, a modal node's G) seen nonzero
+    for j in declared:
+        m, xc, stride = layout.rows[j, Row.NODE_DIM], 3 * layout.rows[j, Row.NV], plan[j, Plan.RECORD_STRIDE]
+        blocks = [("A", slice(plan[j, Plan.A], plan[j, Plan.A] + 6 * m)),
+                  ("B", slice(plan[j, Plan.B], plan[j, Plan.B] + 6 * m))]
+        for k in range(layout.rows[j, Row.RECORD_COUNT]):  # the body's own frame (k = 0): γ = 0
+            g = plan[j, Plan.RECORDS] + k * stride + xc * 6 * m + xc * 6
+            blocks.append(("G" if k else "G own", slice(g, g + 36)))
+        for kind, block in blocks:
+            scale = np.abs(steps[block]).max()
+            if scale > 0:
+                moving.add(kind)
+            np.testing.assert_allclose(closed[block], steps[block], rtol=1e-12, atol=1e-12 * scale)
+    assert moving == {"A", "B", "G"}
+    _agree(system, seed)
+
+
+def _wrong_inboard(arena, row, reals, work, A, B, G, stride):
+    """Partials along the inboard velocity that are all zero (deliberately wrong for the bead)."""
+    for i in range(18):
+        work[A + i] = 0.0
+        work[B + i] = 0.0
+    return True
+
+
+@pytest.mark.parametrize("checks", [True, False])
+def test_an_inboard_declaration_is_trusted_only_without_checks(checks):
+    """A kernel's closed-form partials along the inboard velocity (``inboard``) are called only where
+    its checks are off. A wrong one: checked, the derivatives are the whole complex step's (the
+    declaration never called); unchecked, it is trusted and they are not."""
+    system = _beads_with(state_kernel(_declaring_a_joint, constants=8, checks=checks, inboard=_wrong_inboard))
+    layout = system._engine.layout
+    marked = {layout.bodies[layout.order[j]]: bool(row[Plan.INBOARD]) for j, row in enumerate(layout.local_plan.plan)}
+    assert marked["bead-on-pendulum"] == marked["bead-on-beam"] == (not checks)
+    if checks:
+        _agree(system, 0)
+    else:
+        with pytest.raises(AssertionError):
+            _agree(system, 0)
+    with pytest.raises(SKOError, match="inboard must be a function"):
+        state_kernel(_declaring_a_joint, inboard=3)
+
+
 @pytest.mark.parametrize("checks", [True, False])
 @pytest.mark.parametrize("joint, message", [(5, "joint declaration gives 5"),
                                             (lambda c: c[100], "joint declaration fails on 8 packed constants")])

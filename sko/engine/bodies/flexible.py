@@ -257,6 +257,118 @@ def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra, structure, pose)
                                            + arena[R + 3 * i + 2] * ro[2])
 
 
+@register
+def _dot(arena, o, stride, vo, count):
+    """``Σ_j arena[o + j · stride] arena[vo + j]`` of the real parts."""
+    s = 0.0
+    for j in range(count):
+        s += arena[o + j * stride].real * arena[vo + j].real
+    return s
+
+
+@register
+def _shape(reals, so, arena, xo, r):
+    """``Σ_j reals[so + j] arena[xo + j]`` (a row of a mode shape times ``η`` or ``η̇``, real parts)."""
+    s = 0.0
+    for j in range(r):
+        s += reals[so + j] * arena[xo + j].real
+    return s
+
+
+@register
+def _column(arena, go, m, eo, er, ec, d, i):
+    """Row ``i`` of ``ᵒX_k`` (the first six columns of ``Γ_o`` at ``arena[go]``, 6 × m) times column ``d`` of ``E``."""
+    s = 0.0
+    for l in range(6):
+        s += arena[go + i * m + l].real * arena[eo + l * er + d * ec].real
+    return s
+
+
+def _flexible_inboard(arena, row, reals, work, A, B, G, stride):
+    """The partials of a flexible body along the velocity ``v_o`` of the frame it hangs from, in
+    closed form at the real state the arena holds (DERIVATIVES.md §9: ``A = ∂ã/∂v_o``,
+    ``B = ∂b/∂v_o``, ``m × 6`` at ``work[A]``, ``work[B]``, and per record ``k`` its
+    ``∂γ/∂v_o``, ``6 × 6`` at ``work[G + k · stride]``, all row-major). Along ``e_d`` only the
+    hinge's ``v = [ω; v_l] = ᵏX_o v_o + v_J`` moves, by ``δv = ᵏX_o e_d`` (the column ``d`` of
+    ``E``): ``δã = [δv × v_J; 0]``; ``b = Σ μ_i B_i* y_i + [0; K η + C η̇]`` with
+    ``y_i = ω × (ω × r_i + v_l + 2 Φ_i η̇)`` moves by ``B_i* δy_i``,
+    ``δy_i = δω × (ω × r_i + v_l + 2 Φ_i η̇) + ω × (δω × r_i + δv_l)``; a modal node's
+    ``γ_o = −v_rel × ᵒX_k v + …`` by ``−v_rel × ᵒX_k δv`` (``[ᵒX_k, Π_o] = Γ_o``,
+    ``v_rel = Π_o η̇``), its own frame's ``γ = 0`` not at all."""
+    c0 = row[Row.CONSTANTS]
+    n = int(reals[c0 + FlexibleConstants.particles])
+    r = int(reals[c0 + FlexibleConstants.modes])
+    nn = int(reals[c0 + FlexibleConstants.nodes])
+    m = 6 + r
+    jnq, jnv = int(reals[c0 + JointConstants.nq]), int(reals[c0 + JointConstants.nv])
+    qe, ve, vo = row[Row.Q] + jnq, row[Row.V] + jnv, row[Row.V]
+    mu = c0 + FlexibleConstants.SIZE
+    positions = mu + n
+    shapes = positions + 3 * n
+    eo, er, ec, ho, Vo = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.VELOCITY]
+    vJ = (_dot(arena, ho, m, vo, jnv), _dot(arena, ho + 1, m, vo, jnv), _dot(arena, ho + 2, m, vo, jnv),
+          _dot(arena, ho + 3, m, vo, jnv), _dot(arena, ho + 4, m, vo, jnv), _dot(arena, ho + 5, m, vo, jnv))  # S θ̇
+    w = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real)
+    for i in range(m * 6):
+        work[A + i] = 0.0
+        work[B + i] = 0.0
+    for d in range(6):
+        e = (arena[eo + d * ec].real, arena[eo + er + d * ec].real, arena[eo + 2 * er + d * ec].real)
+        el = (arena[eo + 3 * er + d * ec].real, arena[eo + 4 * er + d * ec].real, arena[eo + 5 * er + d * ec].real)
+        t0 = _cross(e, (vJ[0], vJ[1], vJ[2]))  # δv × v_J
+        t1, t2 = _cross(e, (vJ[3], vJ[4], vJ[5])), _cross(el, (vJ[0], vJ[1], vJ[2]))
+        for i in range(3):
+            work[A + i * 6 + d] = t0[i]
+            work[A + (3 + i) * 6 + d] = t1[i] + t2[i]
+    for i in range(n):
+        so = shapes + 3 * i * r  # r_i = p_i + Φ_i η; t = ω × r_i + v_l + 2 Φ_i η̇
+        x = (reals[positions + 3 * i] + _shape(reals, so, arena, qe, r),
+             reals[positions + 3 * i + 1] + _shape(reals, so + r, arena, qe, r),
+             reals[positions + 3 * i + 2] + _shape(reals, so + 2 * r, arena, qe, r))
+        wr = _cross(w, x)
+        t = (wr[0] + arena[Vo + 3].real + 2 * _shape(reals, so, arena, ve, r),
+             wr[1] + arena[Vo + 4].real + 2 * _shape(reals, so + r, arena, ve, r),
+             wr[2] + arena[Vo + 5].real + 2 * _shape(reals, so + 2 * r, arena, ve, r))
+        mi = reals[mu + i]
+        for d in range(6):
+            e = (arena[eo + d * ec].real, arena[eo + er + d * ec].real, arena[eo + 2 * er + d * ec].real)
+            dx = _cross(e, x)
+            dx = (dx[0] + arena[eo + 3 * er + d * ec].real, dx[1] + arena[eo + 4 * er + d * ec].real,
+                  dx[2] + arena[eo + 5 * er + d * ec].real)
+            y1, y2 = _cross(e, t), _cross(w, dx)
+            dy = (mi * (y1[0] + y2[0]), mi * (y1[1] + y2[1]), mi * (y1[2] + y2[2]))
+            rd = _cross(x, dy)  # B_i* δy = [r_i × δy; δy; Φ_iᵀ δy]
+            for c in range(3):
+                work[B + c * 6 + d] += rd[c]
+                work[B + (3 + c) * 6 + d] += dy[c]
+            for j in range(r):
+                s = 0.0
+                for c in range(3):
+                    s += reals[shapes + (3 * i + c) * r + j] * dy[c]
+                work[B + (6 + j) * 6 + d] += s
+    size = Record.SIZE + 6 * m
+    for k in range(nn + 1):
+        go, ro = G + k * stride, row[Row.RECORDS] + k * size + Record.SIZE  # Γ_o = [ᵒX_k, Π_o], 6 × m
+        for i in range(36):
+            work[go + i] = 0.0
+        if k == 0:
+            continue
+        wr = (_dot(arena, ro + 6, 1, ve, r), _dot(arena, ro + m + 6, 1, ve, r), _dot(arena, ro + 2 * m + 6, 1, ve, r))
+        lr = (_dot(arena, ro + 3 * m + 6, 1, ve, r), _dot(arena, ro + 4 * m + 6, 1, ve, r),
+              _dot(arena, ro + 5 * m + 6, 1, ve, r))  # v_rel = Π_o η̇
+        for d in range(6):
+            x0, x1, x2 = _column(arena, ro, m, eo, er, ec, d, 0), _column(arena, ro, m, eo, er, ec, d, 1), \
+                _column(arena, ro, m, eo, er, ec, d, 2)  # ᵒX_k δv
+            x3, x4, x5 = _column(arena, ro, m, eo, er, ec, d, 3), _column(arena, ro, m, eo, er, ec, d, 4), \
+                _column(arena, ro, m, eo, er, ec, d, 5)
+            g0 = _cross(wr, (x0, x1, x2))
+            g1, g2 = _cross(lr, (x0, x1, x2)), _cross(wr, (x3, x4, x5))
+            for i in range(3):
+                work[go + i * 6 + d] = -g0[i]
+                work[go + (3 + i) * 6 + d] = -(g1[i] + g2[i])
+    return True
+
+
 def _flexible_constants(c) -> int:
     """How many constants :func:`_flexible` reads (:data:`FlexibleConstants`, sizes in the header)."""
     n, r, nodes = (int(c[FlexibleConstants.particles]), int(c[FlexibleConstants.modes]),
@@ -272,7 +384,7 @@ def _joint_coordinates(c) -> int:
 
 #: The flexible body's state kernel.
 FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body", constants=_flexible_constants,
-                       calls_hinge=True, rates=True, joint=_joint_coordinates)
+                       calls_hinge=True, rates=True, joint=_joint_coordinates, inboard=_flexible_inboard)
 
 
 def pack_flexible(body) -> CompiledState | None:
