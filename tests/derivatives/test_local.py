@@ -247,12 +247,13 @@ def _partials_work(system, q, v, a, plan) -> np.ndarray:
 
 
 @pytest.mark.parametrize("seed", [3, 5, 11])
-def test_a_flexible_bodys_partials_along_its_inboard_velocity_in_closed_form(seed):
-    """The flexible body's kernel declares its partials along the velocity ``v_o`` of the frame it
-    hangs from (``inboard``): the plan marks every flexible body with a parent, and its ``A``,
-    ``B`` and its records' ``G`` are those of the six complex steps the plan takes without the
-    declaration, entry by entry; the derivatives are the whole complex step's."""
+def test_partials_along_the_inboard_velocity_in_closed_form(seed):
+    """The flexible body's and the rotor link's kernels declare their partials along the velocity
+    ``v_o`` of the frame they hang from (``inboard``): the plan marks every such body with a parent,
+    and its ``A``, ``B`` and its records' ``G`` are those of the six complex steps the plan takes
+    without the declaration, entry by entry; the derivatives are the whole complex step's."""
     from sko.bodies.flexible import FlexibleBody
+    from sko.bodies.rotor import GearedRotorLink
     from sko.engine.state_kernels import Row
 
     system = random_system(seed, n_bodies=7)
@@ -260,7 +261,8 @@ def test_a_flexible_bodys_partials_along_its_inboard_velocity_in_closed_form(see
     plan = layout.local_plan.plan
     declared = [j for j in range(plan.shape[0]) if plan[j, Plan.INBOARD] != 0]
     assert declared and declared == [j for j in range(plan.shape[0]) if layout.rows[j, Row.PARENT] >= 0 and isinstance(
-        system.body(layout.bodies[layout.order[j]]), FlexibleBody)]
+        system.body(layout.bodies[layout.order[j]]), (FlexibleBody, GearedRotorLink))]
+    kinds = {type(system.body(layout.bodies[layout.order[j]])) for j in declared}
     stepped = plan.copy()
     stepped[:, Plan.INBOARD] = 0
     rng = np.random.default_rng(seed)
@@ -280,7 +282,7 @@ def test_a_flexible_bodys_partials_along_its_inboard_velocity_in_closed_form(see
             if scale > 0:
                 moving.add(kind)
             np.testing.assert_allclose(closed[block], steps[block], rtol=1e-12, atol=1e-12 * scale)
-    assert moving == {"A", "B", "G"}
+    assert moving == {"A", "B", "G"} and kinds == {FlexibleBody, GearedRotorLink}
     _agree(system, seed)
 
 

@@ -423,9 +423,74 @@ def _rotor(arena, row, reals, terms, constants):
     return True
 
 
+@register
+def _cross3(a, b):
+    """``a × b`` for three numbers each."""
+    return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
+
+
+@register
+def _real_sum(arena, o, stride, vo, count):
+    """``Σ_j arena[o + j · stride] arena[vo + j]`` of the real parts."""
+    s = 0.0
+    for j in range(count):
+        s += arena[o + j * stride].real * arena[vo + j].real
+    return s
+
+
+def _rotor_inboard(arena, row, reals, work, A, B, G, stride):
+    """A rotor link's partials along the velocity ``v_o`` of the frame it hangs from in closed
+    form at the real state the arena holds (the ``inboard`` of
+    :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9): along ``e_d`` the hinge's
+    ``v = ᵏX_o v_o + v_J`` moves by ``δv = ᵏX_o e_d`` (column ``d`` of ``E``) and ``ω_o`` by
+    ``δω_o = e_d`` for ``d < 3``: ``δã = [δv × v_J; 0]``,
+    ``δb = [δv ×* I_k v + v ×* I_k δv; δω_o × I_r w + ω_o × I_r δω_o]``; its own frame's ``γ = 0``
+    does not move."""
+    c0, m, n = row[Row.CONSTANTS], row[Row.NODE_DIM], row[Row.NV]
+    eo, er, ec, ho, Vo, io = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.VELOCITY], row[Row.INBOARD]
+    ic, rc, vo = c0 + RigidConstants.inertia, c0 + RotorConstants.rotor_inertia, row[Row.V]
+    vj = (_real_sum(arena, ho, m, vo, n), _real_sum(arena, ho + 1, m, vo, n), _real_sum(arena, ho + 2, m, vo, n))
+    vl = (_real_sum(arena, ho + 3, m, vo, n), _real_sum(arena, ho + 4, m, vo, n), _real_sum(arena, ho + 5, m, vo, n))
+    v0, v1, v2, v3, v4, v5 = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real, arena[Vo + 3].real,
+                              arena[Vo + 4].real, arena[Vo + 5].real)
+    n_ = (dot6(reals, ic, 1, v0, v1, v2, v3, v4, v5), dot6(reals, ic + 6, 1, v0, v1, v2, v3, v4, v5),
+          dot6(reals, ic + 12, 1, v0, v1, v2, v3, v4, v5))  # I_k v = [n; f]
+    f_ = (dot6(reals, ic + 18, 1, v0, v1, v2, v3, v4, v5), dot6(reals, ic + 24, 1, v0, v1, v2, v3, v4, v5),
+          dot6(reals, ic + 30, 1, v0, v1, v2, v3, v4, v5))
+    om = (arena[io + Record.velocity].real, arena[io + Record.velocity + 1].real, arena[io + Record.velocity + 2].real)
+    w = (arena[Vo + 6].real, arena[Vo + 7].real, arena[Vo + 8].real)
+    Iw = (reals[rc] * w[0] + reals[rc + 1] * w[1] + reals[rc + 2] * w[2],
+          reals[rc + 3] * w[0] + reals[rc + 4] * w[1] + reals[rc + 5] * w[2],
+          reals[rc + 6] * w[0] + reals[rc + 7] * w[1] + reals[rc + 8] * w[2])
+    for d in range(6):
+        e = (arena[eo + d * ec].real, arena[eo + er + d * ec].real, arena[eo + 2 * er + d * ec].real)
+        u = (arena[eo + 3 * er + d * ec].real, arena[eo + 4 * er + d * ec].real, arena[eo + 5 * er + d * ec].real)
+        a0, a1, a2 = _cross3(e, vj), _cross3(e, vl), _cross3(u, vj)  # δv × v_J
+        dn = (dot6(reals, ic, 1, e[0], e[1], e[2], u[0], u[1], u[2]), dot6(reals, ic + 6, 1, e[0], e[1], e[2], u[0], u[1], u[2]),
+              dot6(reals, ic + 12, 1, e[0], e[1], e[2], u[0], u[1], u[2]))  # I_k δv
+        df = (dot6(reals, ic + 18, 1, e[0], e[1], e[2], u[0], u[1], u[2]),
+              dot6(reals, ic + 24, 1, e[0], e[1], e[2], u[0], u[1], u[2]),
+              dot6(reals, ic + 30, 1, e[0], e[1], e[2], u[0], u[1], u[2]))
+        b0, b1, b2 = _cross3(e, n_), _cross3(u, f_), _cross3(e, f_)  # δv ×* I v
+        c0_, c1, c2 = _cross3((v0, v1, v2), dn), _cross3((v3, v4, v5), df), _cross3((v0, v1, v2), df)  # v ×* I δv
+        dw = (1.0 if d == 0 else 0.0, 1.0 if d == 1 else 0.0, 1.0 if d == 2 else 0.0)
+        r0 = _cross3(dw, Iw)
+        r1 = _cross3(om, (reals[rc + d], reals[rc + 3 + d], reals[rc + 6 + d]) if d < 3 else (0.0, 0.0, 0.0))
+        for i in range(3):
+            work[A + i * 6 + d] = a0[i]
+            work[A + (3 + i) * 6 + d] = a1[i] + a2[i]
+            work[A + (6 + i) * 6 + d] = 0.0
+            work[B + i * 6 + d] = b0[i] + b1[i] + c0_[i] + c1[i]
+            work[B + (3 + i) * 6 + d] = b2[i] + c2[i]
+            work[B + (6 + i) * 6 + d] = r0[i] + r1[i]
+    for i in range(36):
+        work[G + i] = 0.0
+    return True
+
+
 #: The geared rotor link's state kernel.
 ROTOR = StateKernel(_rotor, own_frame_identity=True, name="geared rotor link", constants=RotorConstants,
-                    calls_hinge=True, rates=True)
+                    calls_hinge=True, rates=True, inboard=_rotor_inboard)
 
 
 def pack_rotor(body) -> CompiledState | None:
