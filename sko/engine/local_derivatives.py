@@ -2,13 +2,15 @@
 Eq. 22–26, Algorithm 2): the kernel twin of :mod:`sko.systems.body_derivatives`.
 
 It takes a state table (:data:`~sko.engine.state_kernels.Row`) of bodies that all have a compiled
-state, for complex128 arenas, and one state's arena filled at the real state (imaginary parts
-zero). Each body's local partials are taken by complex step of its own state kernel alone, called
-at its address in that arena: its own ``q`` (along the tangent columns ``q̇(q, e_ι)``, Eq. 1) or
-``v`` entries, or the velocity of the inboard record it reads, carry ``i h``; its outputs' imaginary
-parts are read, and the entries are put back. After its last step the imaginary parts of its
-outputs are set to zero (their real parts are the real state's to ``O(h²)``, far below rounding),
-so its children read real records. Only the body kernels run in complex numbers; the recursion of
+state, for complex128 arenas, and one state's fresh arena (its real ``q`` and ``v`` set). Each
+body's local partials are taken by complex step of its own state kernel alone, called at its address
+in that arena: its own ``q`` (along the tangent columns ``q̇(q, e_ι)``, Eq. 1) or ``v`` entries, or
+the velocity of the inboard record it reads, carry ``i h``; its outputs' imaginary parts are read,
+and the entries are put back. After its last step the imaginary parts of its outputs are set to
+zero (their real parts are the real state's to ``O(h²)``, far below rounding), so its children read
+real records. The body's state is no call of its own: its first step, at the full terms and with
+the constants, writes every output (the real parts); only a body whose partials take no such step
+(a rigid body's closed form, no columns, or all along a declared joint) is filled first. Only the body kernels run in complex numbers; the recursion of
 Eq. 22–26 runs in float64 on the partials.
 
 Per body (row ``j``), :func:`plan` gives the offsets in a float64 work buffer of the columns of
@@ -34,7 +36,7 @@ from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns, offsets
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
-from sko.engine.state_kernels import Record, Row, Terms, fill_states
+from sko.engine.state_kernels import Record, Row, Terms, fill_states, root_record
 
 __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
            "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
@@ -214,9 +216,10 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
     Algorithm 2 of DERIVATIVES.md §9; ``qdot`` the ``nq × nv`` matrix of the tangent columns
     (Eq. 1). ``ℳ = ∂T/∂θ̈`` comes from the same recursion, as columns whose seeds are
     ``σ = 0``, ``ϱ = H* e_ι`` and which call no kernel. ``work`` and ``scratch`` (of the sizes of
-    the plan, :class:`LocalPlan`) are zeroed first. Fills the states (``terms`` is
-    ``Terms.MOTION``, ``constants`` True: arguments, so the kernels are called with the types
-    they were compiled for). Returns −1; the row whose state kernel (or hinge force) rejected
+    the plan, :class:`LocalPlan`) are zeroed first. The states come from each body's first
+    step, or a fill (module docstring; ``terms`` is ``Terms.MOTION``, ``constants`` True:
+    arguments, so the kernels are called with the types they were compiled for), with a checked
+    kernel's outputs checked at the real state. Returns −1; the row whose state kernel (or hinge force) rejected
     the state or a complex-step state; :data:`NOT_FINITE_INPUT` when ``q``, ``v`` or ``dv``
     holds a number that is not finite (nothing else done), or :data:`NOT_FINITE_RESULT` when
     ``D`` does, or a body's ``α`` or ``f`` (the derivatives overflowed), or :data:`RAISED`. Its steps :func:`_scatter`,
@@ -241,12 +244,16 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
         work[i] = 0.0
     for i in range(scratch.shape[0]):
         scratch[i] = 0.0
-    status = fill_states(rows, reals, arena, terms, constants, 0, N)
-    if status >= 0:
-        return status
     scatter, gather, walks = steps[0], steps[1], steps[2]
-    for j in range(N):
-        status = _call(scatter, (rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, not constants))
+    for j in range(N):  # a body's state: its first complex step's real parts (_scatter), or a fill
+        row = rows[j]
+        if plan[j, Plan.RIGID] == 1 or plan[j, Plan.JOINT] >= row[Row.NV]:  # no column at the full terms
+            status = fill_states(rows, reals, arena, terms, constants, j, j + 1)
+            if status >= 0:
+                return status
+        elif constants and row[Row.PARENT] < 0:
+            root_record(arena, row[Row.INBOARD], reals)
+        status = _call(scatter, (rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, constants))
         if status != -1:
             return status
     for j in range(N - 1, -1, -1):
@@ -349,8 +356,10 @@ def forward_call() -> Callable:
 
 @kernel
 def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, constants):
-    """Row ``j``: ``α``, the local partials, ``σ``, ``ϱ``, the own parts of ``f``, ``𝒫``, ``g``, and its
-    frame's seeds and transfer (Eq. 22–25); −1, or ``j`` when its kernel rejected a state."""
+    """Row ``j``: the local partials, ``α``, ``σ``, ``ϱ``, the own parts of ``f``, ``𝒫``, ``g``, and its
+    frame's seeds and transfer (Eq. 22–25); −1, or ``j`` when its kernel rejected a state (or, checked,
+    wrote outputs the checks refuse). With ``constants`` (a fresh arena) and a column at the full
+    terms, the body's first step is its first call in the arena (module docstring)."""
     row, pl = rows[j], plan[j]
     m, n, p = row[Row.NODE_DIM], row[Row.NV], row[Row.PARENT]
     x2, xc = 2 * n, 3 * n  # the columns that call the kernel (θ, θ̇), and all (θ, θ̇, θ̈)
@@ -363,24 +372,12 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     moving = _RATES if rates else terms  # the terms of a column along the velocities
     R, stride, rs = row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE], Record.SIZE + 6 * m
     dE, dH, dM, dA, dB, A, B = pl[Plan.DE], pl[Plan.DH], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.A], pl[Plan.B]
-    beta = scratch[Scratch.beta: Scratch.beta + 6]
-    alpha_p = plan[p, Plan.ALPHA] if p >= 0 else 0
-    for r in range(6):  # β_o = Γ_o α(℘)
-        s = 0.0
-        if p >= 0:
-            for c in range(mp):
-                s += arena[io + Record.SIZE + r * mp + c].real * work[alpha_p + c]
-        beta[r] = s
-    al = pl[Plan.ALPHA]
-    for r in range(m):  # α = E β + H* θ̈ + a (Eq. 22)
-        s = arena[ao + r].real
-        for c in range(6):
-            s += arena[eo + r * er + c * ec].real * beta[c]
-        for i in range(n):
-            s += arena[ho + i * m + r].real * dv[dof + i]
-        work[al + r] = s
-    # own columns: θ along q̇(q, e_ι), then θ̇ (Eq. 1, 21)
-    for x in range(x2):
+    # own columns: θ along q̇(q, e_ι), then θ̇ (Eq. 1, 21). In a fresh arena (no fill of this body) the
+    # body's first call is its first column at the full terms, with the constants: the column after JOINT's
+    fresh = constants and not rigid and joint < n
+    first = joint if fresh else 0
+    for k in range(x2):
+        x = first if k == 0 else k - 1 if k <= first else k
         if x < n:
             for i in range(nq):
                 arena[qo + i] = complex(arena[qo + i].real, h * qdot[qs + i, dof + x])
@@ -390,7 +387,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             if x == n and rates:  # the real state's E, H, M, Γ again, which RATES leaves as they are
                 _real_outputs(arena, row)
             column_terms = (_JOINT if x < joint else terms) if x < n else moving
-            if not call_state(row[Row.KERNEL], (arena, row, reals, column_terms, constants)):
+            if not call_state(row[Row.KERNEL], (arena, row, reals, column_terms, fresh and k == 0)):
                 return j
             _read_partials(arena, row, pl, work, x, xc, x < n or not rates, x >= joint)
         if row[Row.HINGE] != 0:
@@ -428,6 +425,24 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             arena[io + Record.velocity + d] = arena[io + Record.velocity + d].real
     if not rigid and (x2 > 0 or p >= 0):  # the real state again, for the children: Re f(x + i h) = f(x) + O(h²)
         _real_outputs(arena, row)
+        if fresh and row[Row.CHECK] >= 0 and not call_state(row[Row.CHECKER], (arena, row, reals, terms, constants)):
+            return j  # a checked kernel's outputs at the real state (the fill's checks)
+    beta = scratch[Scratch.beta: Scratch.beta + 6]
+    alpha_p = plan[p, Plan.ALPHA] if p >= 0 else 0
+    for r in range(6):  # β_o = Γ_o α(℘)
+        s = 0.0
+        if p >= 0:
+            for c in range(mp):
+                s += arena[io + Record.SIZE + r * mp + c].real * work[alpha_p + c]
+        beta[r] = s
+    al = pl[Plan.ALPHA]
+    for r in range(m):  # α = E β + H* θ̈ + a (Eq. 22)
+        s = arena[ao + r].real
+        for c in range(6):
+            s += arena[eo + r * er + c * ec].real * beta[c]
+        for i in range(n):
+            s += arena[ho + i * m + r].real * dv[dof + i]
+        work[al + r] = s
     # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts, without the blocks of zeros (Nonzero)
     sg, rh, g, f, P = pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G], pl[Plan.F], pl[Plan.P]
     nzE, nzH, nzM = pl[Plan.NONZERO] + Nonzero.E * xc, pl[Plan.NONZERO] + Nonzero.H * xc, pl[Plan.NONZERO] + Nonzero.M * xc

@@ -89,7 +89,7 @@ from sko.bodies.contract import BodyError, CompiledState
 
 __all__ = ["Row", "Record", "Terms", "StateKernel", "KernelError", "state_kernel", "views", "record", "Inboard",
            "Outputs", "fill_states", "fill_batch", "checked_outputs", "ROOT_SIZE", "DTYPES", "numeric_state",
-           "check_compiled_state", "is_checked", "checker_address"]
+           "check_compiled_state", "is_checked", "checker_address", "root_record"]
 
 #: The columns of a body's row in the state table (offsets are into the state's arena).
 Row = columns(
@@ -413,7 +413,7 @@ def fill_states(rows, reals, arena, terms, constants, first, stop):
     for k in range(first, stop):
         row = rows[k]
         if constants and row[Row.PARENT] < 0:
-            _root(arena, row[Row.INBOARD], reals)
+            root_record(arena, row[Row.INBOARD], reals)
         if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
             return k
         if row[Row.CHECK] >= 0 and not call_state(row[Row.CHECKER], (arena, row, reals, terms, constants)):
@@ -524,7 +524,7 @@ def _weight(arena, row):
 
 
 @register
-def _root(arena, o, reals):
+def root_record(arena, o, reals):
     """The inertial frame's record at ``o``: ``γ = −a_g = [0; −g]``, ``R = I``, ``p = 0``, ``v = 0``."""
     for i in range(ROOT_SIZE):
         arena[o + i] = 0
