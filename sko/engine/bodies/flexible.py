@@ -55,16 +55,14 @@ def exp_map_coefficients(s):
             (th * sin / 2 - (1 - cos)) / s**2, ((1 - cos) * th - 3 * (th - sin)) / (2 * th**5))
 
 
-#: The scratch of :func:`_flexible` after the hinge's: a particle's ``r_i`` and ``Φ_i η̇``; a
-#: modal node's rotation ``R_o = exp(ψ×)`` and ``J_r(ψ)`` (row-major), ``ψ``, ``ψ̇``, ``r_o`` and
-#: ``v_rel``; then ``B_i`` (3 × m) and ``Π_o`` (6 × r).
-FlexibleWork = offsets("FlexibleWork", particle=3, particle_rate=3, rotation=9, jacobian=9, psi=3, psi_rate=3,
-                       origin=3, relative=6)
+#: The scratch of :func:`_flexible` after the hinge's: a modal node's rotation ``R_o = exp(ψ×)`` and
+#: ``J_r(ψ)`` (row-major), ``ψ``, ``ψ̇``, ``r_o`` and ``v_rel``; then ``Π_o`` (6 × r).
+FlexibleWork = offsets("FlexibleWork", rotation=9, jacobian=9, psi=3, psi_rate=3, origin=3, relative=6)
 
 
 def flexible_scratch(m: int, r: int) -> int:
     """The scratch a flexible body with node dimension ``m`` and ``r`` modes declares."""
-    return int(HingeWork.SIZE + FlexibleWork.SIZE + 3 * m + 6 * r)
+    return int(HingeWork.SIZE + FlexibleWork.SIZE + 6 * r)
 
 
 @register
@@ -101,8 +99,7 @@ def _flexible(arena, row, reals, terms, constants):
     damping = stiffness + r * r
     nodes = damping + r * r
     fw = wo + HingeWork.SIZE
-    bw = fw + FlexibleWork.SIZE  # B_i, 3 × m
-    pw = bw + 3 * m  # Π_o, 6 × r
+    pw = fw + FlexibleWork.SIZE  # Π_o, 6 × r
     zero = 0 * arena[vel]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     hb, mo, ao, bo, vo = row[Row.H], row[Row.M], row[Row.A], row[Row.B], row[Row.VELOCITY]
@@ -123,30 +120,52 @@ def _flexible(arena, row, reals, terms, constants):
                 1.0 + zero if i == 6 + j - jnv else zero)
     w = (arena[vel], arena[vel + 1], arena[vel + 2])
     world0 = world1 = world2 = zero
-    rc, pc = fw + FlexibleWork.particle, fw + FlexibleWork.particle_rate
-    for i in range(n):
-        for c in range(3):  # r_i = p_i + Φ_i η, Φ_i η̇; B_i = [−r_i×, I, Φ_i]
-            arena[rc + c] = reals[positions + 3 * i + c] + zero
-            arena[pc + c] = zero
-            for j in range(r):
-                shape = reals[shapes + (3 * i + c) * r + j]
-                arena[rc + c] += shape * arena[qe + j]
-                arena[pc + c] += shape * arena[ve + j]
-                arena[bw + c * m + 6 + j] = shape
-            for j in range(6):
-                arena[bw + c * m + j] = 1.0 + zero if j == 3 + c else zero
-        r0, r1, r2 = arena[rc], arena[rc + 1], arena[rc + 2]
-        arena[bw + 1], arena[bw + 2], arena[bw + m + 2] = r2, -r1, r0
-        arena[bw + m], arena[bw + 2 * m], arena[bw + 2 * m + 1] = -r2, r1, -r0
+    for i in range(n):  # B_i = [−r_i×, I, Φ_i] in registers: B_i* y = [r_i × y; y; Φ_iᵀ y]
+        sh = shapes + 3 * i * r  # Φ_i(c, j) at sh + c r + j
+        r0, r1, r2 = reals[positions + 3 * i] + zero, reals[positions + 3 * i + 1] + zero, reals[positions + 3 * i + 2] + zero
+        d0 = d1 = d2 = zero  # Φ_i η̇
+        for j in range(r):
+            r0 += reals[sh + j] * arena[qe + j]
+            r1 += reals[sh + r + j] * arena[qe + j]
+            r2 += reals[sh + 2 * r + j] * arena[qe + j]
+            d0 += reals[sh + j] * arena[ve + j]
+            d1 += reals[sh + r + j] * arena[ve + j]
+            d2 += reals[sh + 2 * r + j] * arena[ve + j]
         cw = _cross(w, (r0, r1, r2))  # u_i = ω × r_i + v + Φ_i η̇, y = ω × (Φ_i η̇ + u_i)
-        y = _cross(w, (cw[0] + arena[vel + 3] + 2 * arena[pc], cw[1] + arena[vel + 4] + 2 * arena[pc + 1],
-                       cw[2] + arena[vel + 5] + 2 * arena[pc + 2]))
+        y = _cross(w, (cw[0] + arena[vel + 3] + 2 * d0, cw[1] + arena[vel + 4] + 2 * d1, cw[2] + arena[vel + 5] + 2 * d2))
         mi = reals[mu + i]
-        for j in range(m):  # b += μ B_i* y, M += μ B_i* B_i (upper triangle)
-            b0, b1, b2 = arena[bw + j], arena[bw + m + j], arena[bw + 2 * m + j]
-            arena[bo + j] += mi * (b0 * y[0] + b1 * y[1] + b2 * y[2])
-            for l in range(j, mg if constants or j < 3 else 0):
-                arena[mo + j * m + l] += mi * (b0 * arena[bw + l] + b1 * arena[bw + m + l] + b2 * arena[bw + 2 * m + l])
+        ry = _cross((r0, r1, r2), y)
+        for c in range(3):  # b += μ B_i* y
+            arena[bo + c] += mi * ry[c]
+            arena[bo + 3 + c] += mi * y[c]
+        for j in range(r):
+            arena[bo + 6 + j] += mi * (reals[sh + j] * y[0] + reals[sh + r + j] * y[1] + reals[sh + 2 * r + j] * y[2])
+        if mg:  # M += μ B_i* B_i, upper triangle: rows 0…2 (they move with r_i), the rest with the constants
+            rr = r0 * r0 + r1 * r1 + r2 * r2
+            rv = (r0, r1, r2)
+            for a in range(3):  # [r×]ᵀ[r×] = |r|² I − r rᵀ; [r×]; [r×] Φ_i
+                for b in range(a, 3):
+                    arena[mo + a * m + b] += mi * ((rr if a == b else zero) - rv[a] * rv[b])
+            arena[mo + 4] -= mi * r2
+            arena[mo + 5] += mi * r1
+            arena[mo + m + 3] += mi * r2
+            arena[mo + m + 5] -= mi * r0
+            arena[mo + 2 * m + 3] -= mi * r1
+            arena[mo + 2 * m + 4] += mi * r0
+            for j in range(r):
+                rp = _cross(rv, (reals[sh + j], reals[sh + r + j], reals[sh + 2 * r + j]))
+                for a in range(3):
+                    arena[mo + a * m + 6 + j] += mi * rp[a]
+            if constants:
+                for a in range(3):
+                    arena[mo + (3 + a) * m + 3 + a] += mi
+                    for j in range(r):
+                        arena[mo + (3 + a) * m + 6 + j] += mi * reals[sh + a * r + j]
+                for j in range(r):
+                    for l in range(j, r):
+                        arena[mo + (6 + j) * m + 6 + l] += mi * (reals[sh + j] * reals[sh + l] + reals[sh + r + j]
+                                                                 * reals[sh + r + l] + reals[sh + 2 * r + j]
+                                                                 * reals[sh + 2 * r + l])
         if pose:
             world0 += mi * (arena[p] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
             world1 += mi * (arena[p + 1] + arena[R + 3] * r0 + arena[R + 4] * r1 + arena[R + 5] * r2)
