@@ -52,11 +52,11 @@ __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_st
 #: zero), ``JOINT`` (how many of its first columns along ``θ`` call its kernel with ``Terms.JOINT``,
 #: as it declares, :class:`~sko.engine.state_kernels.StateKernel`: the partials of ``M`` and the
 #: records' ``Γ`` there are zero and not read; 0 for a checked kernel, whose declaration is not trusted),
-#: ``INBOARD`` (the address of the closed-form partials along ``v_o`` its kernel declares, called
-#: instead of the six complex steps there; 0: none, a base body, or a checked kernel).
+#: ``VELOCITIES`` (the address of the closed-form partials along ``θ̇`` and ``v_o`` its kernel declares,
+#: called instead of the complex steps there; 0: none, or a checked kernel).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
-               "RIGID", "RATES", "NONZERO", "JOINT", "INBOARD")
+               "RIGID", "RATES", "NONZERO", "JOINT", "VELOCITIES")
 #: The structural zeros of a body's local partials, found as they are read (exact zeros of the
 #: complex step or of the closed form; the work buffer's zeros elsewhere: the columns along the
 #: velocities at ``Terms.RATES``, those along ``θ̈``): per column ``x`` of its ``3 n``, a flag (1.0:
@@ -129,8 +129,8 @@ def plan(layout) -> LocalPlan:
         kernel = layout._kernels[j]
         pl[Plan.RATES] = int(kernel is not None and kernel.rates)
         pl[Plan.JOINT] = layout.joint_columns[j] if rows[j, Row.CHECK] < 0 else 0  # checked there when built
-        if p >= 0 and kernel is not None and kernel.inboard is not None and rows[j, Row.CHECK] < 0:
-            pl[Plan.INBOARD] = kernel.inboard_address()
+        if kernel is not None and kernel.velocities is not None and rows[j, Row.CHECK] < 0:
+            pl[Plan.VELOCITIES] = kernel.velocities_address()
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
     scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
@@ -375,6 +375,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     # own columns: θ along q̇(q, e_ι), then θ̇ (Eq. 1, 21). In a fresh arena (no fill of this body) the
     # body's first call is its first column at the full terms, with the constants: the column after JOINT's
     fresh = constants and not rigid and joint < n
+    declared = pl[Plan.VELOCITIES] != 0
     first = joint if fresh else 0
     for k in range(x2):
         x = first if k == 0 else k - 1 if k <= first else k
@@ -383,7 +384,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
                 arena[qo + i] = complex(arena[qo + i].real, h * qdot[qs + i, dof + x])
         else:
             arena[vo + x - n] = complex(arena[vo + x - n].real, h)
-        if not rigid:
+        if not rigid and not (declared and x >= n):
             if x == n and rates:  # the real state's E, H, M, Γ again, which RATES leaves as they are
                 _real_outputs(arena, row)
             column_terms = (_JOINT if x < joint else terms) if x < n else moving
@@ -406,14 +407,15 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             arena[vo + i] = arena[vo + i].real
     if rigid:
         _rigid_partials(arena, row, pl, work, scratch, p >= 0)
-    elif pl[Plan.INBOARD] != 0:  # declared: A, B, G in closed form
-        if not call_state(pl[Plan.INBOARD], (arena, row, reals, work, A, B, pl[Plan.RECORDS] + xc * 6 * m + xc * 6,
-                                             stride)):
+    elif declared:  # the columns along θ̇ and v_o in closed form
+        rates_at = pl[Plan.RECORDS] + xc * 6 * m  # record 0's ∂γ
+        if not call_state(pl[Plan.VELOCITIES], (arena, row, reals, work, p >= 0, A, B, rates_at + xc * 6, dA + n * m,
+                                                dB + n * m, rates_at + n * 6, stride)):
             return j
     elif p >= 0:  # the inboard frame's velocity: A = ∂ã/∂v_o, B = ∂b/∂v_o, G = ∂γ/∂v_o
         for d in range(6):
             arena[io + Record.velocity + d] = complex(arena[io + Record.velocity + d].real, h)
-            if not call_state(row[Row.KERNEL], (arena, row, reals, moving, constants)):
+            if not call_state(row[Row.KERNEL], (arena, row, reals, moving, False)):
                 return j
             for r in range(m):
                 work[A + r * 6 + d] = arena[ao + r].imag * scale

@@ -41,8 +41,8 @@ columns of the local derivatives along them), which reads what ``MOTION`` does b
 records' ``Γ_o``; these hold that last call's values, which it may leave (a flexible body's mass
 matrix and modal frames, which depend on its modes only). The declaration is trusted where the
 kernel is not checked (the library's; *Checks* below); a checked kernel is called with
-``MOTION`` there. A kernel may also declare its partials along ``v_o`` in closed form (``inboard``,
-:class:`StateKernel`), trusted as ``joint`` is.
+``MOTION`` there. A kernel may also declare its partials along ``θ̇`` and ``v_o`` in closed form
+(``velocities``, :class:`StateKernel`), trusted as ``joint`` is.
 ``constants`` is True on the first fill of an arena: what no state changes (a rigid body's ``M``,
 its record's ``Γ``) may be written then only. A simple kernel ignores both and writes everything.
 
@@ -180,20 +180,23 @@ class StateKernel:
         leave ``M`` and the records' ``Γ_o``. None (default): not declared. Checked for every
         kernel that declares it when the system's state layout is built (:meth:`joint_columns`),
         trusted only where the kernel is not checked.
-    inboard : callable or None
-        The body's partials along the velocity ``v_o`` of the frame it hangs from, in closed form
-        (DERIVATIVES.md §9), which the local derivatives then take instead of six complex steps of
-        the kernel: ``inboard(arena, row, reals, work, A, B, G, stride) -> bool`` writes at the
-        real state the arena holds (its own outputs written, the real parts read)
-        ``∂ã/∂v_o`` and ``∂b/∂v_o`` (``m × 6``, row-major) at ``work[A]`` and ``work[B]``, and for
-        each record ``k`` it offers ``∂γ_o/∂v_o`` (``6 × 6``) at ``work[G + k · stride]``.
-        None (default): not declared. Trusted only where the kernel is not checked (a checked
-        kernel's columns along ``v_o`` are taken by complex step).
+    velocities : callable or None
+        The body's partials along its hinge velocities ``θ̇`` and the velocity ``v_o`` of the frame
+        it hangs from, in closed form (DERIVATIVES.md §9), which the local derivatives then take
+        instead of complex steps of the kernel there:
+        ``velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride) -> bool``
+        writes, at the real state the arena holds (its outputs written, their real parts read),
+        the partials of ``a`` and ``b`` along ``θ̇_x`` as columns of ``m`` at ``work[dA + x m]``,
+        ``work[dB + x m]``, of the ``γ_o`` of each record ``k`` it offers at
+        ``work[dG + k · stride + 6 x]``, and with ``inboard`` ``∂ã/∂v_o``, ``∂b/∂v_o`` (``m × 6``,
+        row-major) at ``work[A]``, ``work[B]`` and each record's ``∂γ_o/∂v_o`` (``6 × 6``) at
+        ``work[G + k · stride]``; it may use its scratch. None (default): not declared. Trusted
+        only where the kernel is not checked (a checked kernel's columns are complex steps).
     """
 
     def __init__(self, function: Callable, *, own_frame_identity: bool = False, name: str | None = None,
                  constants=None, checks: bool | None = None, calls_hinge: bool = False, rates: bool = False,
-                 joint=None, inboard: Callable | None = None):
+                 joint=None, velocities: Callable | None = None):
         py_func = function.py_func if isinstance(function, Dispatcher) else function
         if not callable(py_func):
             raise BodyError(f"a state kernel must be a function, got {function!r}")
@@ -209,10 +212,10 @@ class StateKernel:
             raise BodyError(f"state kernel {self.name!r}: joint must be a non-negative number or a function of the "
                             f"packed constants, got {joint!r}")
         self.joint = joint
-        inboard = inboard.py_func if isinstance(inboard, Dispatcher) else inboard
-        if not (inboard is None or callable(inboard)):
-            raise BodyError(f"state kernel {self.name!r}: inboard must be a function or None, got {inboard!r}")
-        self.inboard = inboard
+        velocities = velocities.py_func if isinstance(velocities, Dispatcher) else velocities
+        if not (velocities is None or callable(velocities)):
+            raise BodyError(f"state kernel {self.name!r}: velocities must be a function or None, got {velocities!r}")
+        self.velocities = velocities
         flags = dict(own_frame_identity=own_frame_identity, checks=checks, calls_hinge=calls_hinge, rates=rates)
         for flag, value in flags.items():
             if not (isinstance(value, (bool, np.bool_)) or value is None and flag == "checks"):
@@ -229,7 +232,7 @@ class StateKernel:
             pass
         self._addresses: dict = {}
         self._callable = None
-        self._inboard_dispatcher = None
+        self._velocities_dispatcher = None
 
     def constants_size(self, constants: np.ndarray) -> int | None:
         """How many constants the kernel reads given its packed ``constants`` (None: not declared)."""
@@ -278,19 +281,20 @@ class StateKernel:
             address = self._addresses[dtype] = native_address(self.dispatcher, arguments)
         return address
 
-    def inboard_address(self) -> int:
-        """The address of the declared ``inboard`` partials (:class:`StateKernel`) compiled for
+    def velocities_address(self) -> int:
+        """The address of the declared ``velocities`` partials (:class:`StateKernel`) compiled for
         complex128 arenas (compiled, or loaded from the cache, on first use)."""
-        if self._inboard_dispatcher is None:
-            self._inboard_dispatcher = njit(fastmath=FAST_MATH, error_model="numpy", no_cpython_wrapper=True)(self.inboard)
+        if self._velocities_dispatcher is None:
+            self._velocities_dispatcher = njit(fastmath=FAST_MATH, error_model="numpy",
+                                               no_cpython_wrapper=True)(self.velocities)
             try:
-                cached(self._inboard_dispatcher)
+                cached(self._velocities_dispatcher)
             except RuntimeError:  # no file to cache beside
                 pass
         array = types.Array
-        return native_address(self._inboard_dispatcher, (array(types.complex128, 1, "C"), array(types.int64, 1, "C"),
-                                                         array(types.float64, 1, "C"), array(types.float64, 1, "C"),
-                                                         *(types.int64,) * 4))
+        return native_address(self._velocities_dispatcher,
+                              (array(types.complex128, 1, "C"), array(types.int64, 1, "C"), array(types.float64, 1, "C"),
+                               array(types.float64, 1, "C"), types.boolean, *(types.int64,) * 7))
 
     def python_callable(self):
         """The kernel compiled with numba's Python wrapper, so its exceptions reach Python with
@@ -305,7 +309,7 @@ class StateKernel:
 
 def state_kernel(function: Callable | None = None, *, own_frame_identity: bool = False, name: str | None = None,
                  constants=None, checks: bool | None = None, rates: bool = False, joint=None,
-                 inboard: Callable | None = None):
+                 velocities: Callable | None = None):
     """Register ``function`` as a state kernel (a decorator, with or without options; see
     :class:`StateKernel`):
 
@@ -315,7 +319,7 @@ def state_kernel(function: Callable | None = None, *, own_frame_identity: bool =
     ...     return True
     """
     options = dict(own_frame_identity=own_frame_identity, name=name, constants=constants, checks=checks, rates=rates,
-                   joint=joint, inboard=inboard)
+                   joint=joint, velocities=velocities)
     if function is None:
         return lambda f: StateKernel(f, **options)
     return StateKernel(function, **options)

@@ -247,11 +247,12 @@ def _partials_work(system, q, v, a, plan) -> np.ndarray:
 
 
 @pytest.mark.parametrize("seed", [3, 5, 11])
-def test_partials_along_the_inboard_velocity_in_closed_form(seed):
-    """The flexible body's and the rotor link's kernels declare their partials along the velocity
-    ``v_o`` of the frame they hang from (``inboard``): the plan marks every such body with a parent,
-    and its ``A``, ``B`` and its records' ``G`` are those of the six complex steps the plan takes
-    without the declaration, entry by entry; the derivatives are the whole complex step's."""
+def test_partials_along_the_velocities_in_closed_form(seed):
+    """The flexible body's and the rotor link's kernels declare their partials along their ``θ̇`` and
+    the velocity ``v_o`` of the frame they hang from (``velocities``): the plan marks every such
+    body, and its ``∂a``, ``∂b`` and its records' ``∂γ`` along ``θ̇`` and ``A``, ``B``, ``G`` along
+    ``v_o`` are those of the complex steps the plan takes without the declaration, entry by entry;
+    the derivatives are the whole complex step's."""
     from sko.bodies.flexible import FlexibleBody
     from sko.bodies.rotor import GearedRotorLink
     from sko.engine.state_kernels import Row
@@ -259,57 +260,66 @@ def test_partials_along_the_inboard_velocity_in_closed_form(seed):
     system = random_system(seed, n_bodies=7)
     layout = system._engine.layout
     plan = layout.local_plan.plan
-    declared = [j for j in range(plan.shape[0]) if plan[j, Plan.INBOARD] != 0]
-    assert declared and declared == [j for j in range(plan.shape[0]) if layout.rows[j, Row.PARENT] >= 0 and isinstance(
-        system.body(layout.bodies[layout.order[j]]), (FlexibleBody, GearedRotorLink))]
-    kinds = {type(system.body(layout.bodies[layout.order[j]])) for j in declared}
+    kinds = (FlexibleBody, GearedRotorLink)
+    declared = [j for j in range(plan.shape[0]) if plan[j, Plan.VELOCITIES] != 0]
+    assert declared == [j for j in range(plan.shape[0]) if isinstance(system.body(layout.bodies[layout.order[j]]), kinds)]
     stepped = plan.copy()
-    stepped[:, Plan.INBOARD] = 0
+    stepped[:, Plan.VELOCITIES] = 0
     rng = np.random.default_rng(seed)
     q, v = random_state(system, rng)
     a = rng.standard_normal(system.nv)
     closed, steps = _partials_work(system, q, v, a, plan), _partials_work(system, q, v, a, stepped)
-    moving = set()  # the kinds of block (A, B, a modal node's G) seen nonzero
+    moving = set()  # the kinds of block seen nonzero, and the body types with a parent
     for j in declared:
-        m, xc, stride = layout.rows[j, Row.NODE_DIM], 3 * layout.rows[j, Row.NV], plan[j, Plan.RECORD_STRIDE]
-        blocks = [("A", slice(plan[j, Plan.A], plan[j, Plan.A] + 6 * m)),
-                  ("B", slice(plan[j, Plan.B], plan[j, Plan.B] + 6 * m))]
+        m, n, stride = layout.rows[j, Row.NODE_DIM], layout.rows[j, Row.NV], plan[j, Plan.RECORD_STRIDE]
+        xc, child = 3 * n, layout.rows[j, Row.PARENT] >= 0
+        blocks = [("a", slice(plan[j, Plan.DA] + n * m, plan[j, Plan.DA] + 2 * n * m)),
+                  ("b", slice(plan[j, Plan.DB] + n * m, plan[j, Plan.DB] + 2 * n * m))]
+        if child:
+            blocks += [("A", slice(plan[j, Plan.A], plan[j, Plan.A] + 6 * m)),
+                       ("B", slice(plan[j, Plan.B], plan[j, Plan.B] + 6 * m))]
+            moving.add(type(system.body(layout.bodies[layout.order[j]])))
         for k in range(layout.rows[j, Row.RECORD_COUNT]):  # the body's own frame (k = 0): γ = 0
-            g = plan[j, Plan.RECORDS] + k * stride + xc * 6 * m + xc * 6
-            blocks.append(("G" if k else "G own", slice(g, g + 36)))
+            rates = plan[j, Plan.RECORDS] + k * stride + xc * 6 * m
+            blocks.append(("γ" if k else "γ own", slice(rates + n * 6, rates + 2 * n * 6)))
+            if child:
+                blocks.append(("G" if k else "G own", slice(rates + xc * 6, rates + xc * 6 + 36)))
         for kind, block in blocks:
-            scale = np.abs(steps[block]).max()
+            scale = np.abs(steps[block]).max(initial=0.0)
             if scale > 0:
                 moving.add(kind)
             np.testing.assert_allclose(closed[block], steps[block], rtol=1e-12, atol=1e-12 * scale)
-    assert moving == {"A", "B", "G"} and kinds == {FlexibleBody, GearedRotorLink}
+    assert moving == {"a", "b", "γ", "A", "B", "G", *kinds}
     _agree(system, seed)
 
 
-def _wrong_inboard(arena, row, reals, work, A, B, G, stride):
-    """Partials along the inboard velocity that are all zero (deliberately wrong for the bead)."""
-    for i in range(18):
+def _wrong_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
+    """Partials along the velocities that are all zero (deliberately wrong for the bead)."""
+    for i in range(3):
+        work[dA + i] = 0.0
+        work[dB + i] = 0.0
+    for i in range(18 if inboard else 0):
         work[A + i] = 0.0
         work[B + i] = 0.0
     return True
 
 
 @pytest.mark.parametrize("checks", [True, False])
-def test_an_inboard_declaration_is_trusted_only_without_checks(checks):
-    """A kernel's closed-form partials along the inboard velocity (``inboard``) are called only where
+def test_a_velocities_declaration_is_trusted_only_without_checks(checks):
+    """A kernel's closed-form partials along its velocities (``velocities``) are called only where
     its checks are off. A wrong one: checked, the derivatives are the whole complex step's (the
     declaration never called); unchecked, it is trusted and they are not."""
-    system = _beads_with(state_kernel(_declaring_a_joint, constants=8, checks=checks, inboard=_wrong_inboard))
+    system = _beads_with(state_kernel(_declaring_a_joint, constants=8, checks=checks, velocities=_wrong_velocities))
     layout = system._engine.layout
-    marked = {layout.bodies[layout.order[j]]: bool(row[Plan.INBOARD]) for j, row in enumerate(layout.local_plan.plan)}
+    marked = {layout.bodies[layout.order[j]]: bool(row[Plan.VELOCITIES]) for j, row in enumerate(layout.local_plan.plan)}
     assert marked["bead-on-pendulum"] == marked["bead-on-beam"] == (not checks)
     if checks:
         _agree(system, 0)
     else:
         with pytest.raises(AssertionError):
             _agree(system, 0)
-    with pytest.raises(SKOError, match="inboard must be a function"):
-        state_kernel(_declaring_a_joint, inboard=3)
+    with pytest.raises(SKOError, match="velocities must be a function"):
+        state_kernel(_declaring_a_joint, velocities=3)
 
 
 @pytest.mark.parametrize("checks", [True, False])

@@ -295,96 +295,168 @@ def _shape(reals, so, arena, xo, r):
 
 
 @register
-def _column(arena, go, m, eo, er, ec, d, i):
-    """Row ``i`` of ``ᵒX_k`` (the first six columns of ``Γ_o`` at ``arena[go]``, 6 × m) times column ``d`` of ``E``."""
-    s = 0.0
-    for l in range(6):
-        s += arena[go + i * m + l].real * arena[eo + l * er + d * ec].real
-    return s
+def _row(arena, o, e):
+    """``Σ_l arena[o + l] e_l`` over six entries (a row of ``ᵒX_k``, real parts, times ``δv``)."""
+    return (arena[o].real * e[0] + arena[o + 1].real * e[1] + arena[o + 2].real * e[2] + arena[o + 3].real * e[3]
+            + arena[o + 4].real * e[4] + arena[o + 5].real * e[5])
 
 
-def _flexible_inboard(arena, row, reals, work, A, B, G, stride):
-    """The partials of a flexible body along the velocity ``v_o`` of the frame it hangs from, in
-    closed form at the real state the arena holds (DERIVATIVES.md §9: ``A = ∂ã/∂v_o``,
-    ``B = ∂b/∂v_o``, ``m × 6`` at ``work[A]``, ``work[B]``, and per record ``k`` its
-    ``∂γ/∂v_o``, ``6 × 6`` at ``work[G + k · stride]``, all row-major). Along ``e_d`` only the
-    hinge's ``v = [ω; v_l] = ᵏX_o v_o + v_J`` moves, by ``δv = ᵏX_o e_d`` (the column ``d`` of
-    ``E``): ``δã = [δv × v_J; 0]``; ``b = Σ μ_i B_i* y_i + [0; K η + C η̇]`` with
-    ``y_i = ω × (ω × r_i + v_l + 2 Φ_i η̇)`` moves by ``B_i* δy_i``,
-    ``δy_i = δω × (ω × r_i + v_l + 2 Φ_i η̇) + ω × (δω × r_i + δv_l)``; a modal node's
-    ``γ_o = −v_rel × ᵒX_k v + …`` by ``−v_rel × ᵒX_k δv`` (``[ᵒX_k, Π_o] = Γ_o``,
-    ``v_rel = Π_o η̇``), its own frame's ``γ = 0`` not at all."""
-    c0 = row[Row.CONSTANTS]
+#: the complex step of the joint terms along ``θ̇`` (DERIVATIVES.md Eq. 21), and the terms they are called with
+_STEP, _MOTION = 1e-30, int(Terms.MOTION)
+
+
+@register
+def _out(own, m, d, i):
+    """Where :func:`_flexible_velocities` puts entry ``i`` of ``ã`` or ``b`` along direction ``d``:
+    an offset from ``A`` (``m × 6``, the first ``own`` directions, ``v_o``) or from ``dA`` (a column
+    of ``m`` per ``θ̇``)."""
+    return i * 6 + d if d < own else (d - own) * m + i
+
+
+@register
+def _direction(arena, eo, er, ec, ho, m, jnv, inboard, d):
+    """``δv`` of a direction ``d`` of :func:`_flexible_velocities` (six numbers): the column ``d`` of
+    ``E`` (``v_o``, with ``inboard``), then ``S e_ι`` (row ``ι`` of ``H``: the joint's ``θ̇``), then
+    zero (the modes' ``η̇``)."""
+    if inboard and d < 6:
+        return (arena[eo + d * ec].real, arena[eo + er + d * ec].real, arena[eo + 2 * er + d * ec].real,
+                arena[eo + 3 * er + d * ec].real, arena[eo + 4 * er + d * ec].real, arena[eo + 5 * er + d * ec].real)
+    x = d - (6 if inboard else 0)
+    if x < jnv:
+        h = ho + x * m
+        return (arena[h].real, arena[h + 1].real, arena[h + 2].real, arena[h + 3].real, arena[h + 4].real,
+                arena[h + 5].real)
+    return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
+    """The partials of a flexible body along its ``θ̇`` and (``inboard``) the velocity ``v_o`` of
+    the frame it hangs from, in closed form at the real state the arena holds (the ``velocities``
+    of :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9). Along ``v_o`` and the
+    joint's ``θ̇`` the hinge's ``v = [ω; v_l] = ᵏX_o v_o + S θ̇_J`` moves by ``δv`` (a column of
+    ``ᵏX_o`` or of ``S``), along a mode's ``η̇_j`` the modal rates by ``e_j``. Then ``ã`` moves by
+    ``δv × v_J`` (``v_o``), by a complex step of the joint terms alone (the joint's ``θ̇``: its
+    ``c_J`` too) or not at all; ``b = Σ μ_i B_i* y_i + [0; K η + C η̇]`` with
+    ``y_i = ω × (ω × r_i + v_l + 2 Φ_i η̇)`` by ``B_i* δy_i + [0; C δη̇]``,
+    ``δy_i = δω × (ω × r_i + v_l + 2 Φ_i η̇) + ω × (δω × r_i + δv_l + 2 Φ_i δη̇)``; a modal node's
+    ``γ_o = −v_rel × ᵒX_k v + [J̇_r Ψ_o η̇; 0]`` (``[ᵒX_k, Π_o] = Γ_o``, ``v_rel = Π_o η̇``,
+    :func:`_modal_node`) by its derivative in ``v`` and ``η̇``; its own frame's ``γ = 0`` not at all."""
+    c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
     n = int(reals[c0 + FlexibleConstants.particles])
     r = int(reals[c0 + FlexibleConstants.modes])
     nn = int(reals[c0 + FlexibleConstants.nodes])
-    m = 6 + r
+    m, nv = 6 + r, row[Row.NV]
     jnq, jnv = int(reals[c0 + JointConstants.nq]), int(reals[c0 + JointConstants.nv])
     qe, ve, vo = row[Row.Q] + jnq, row[Row.V] + jnv, row[Row.V]
     mu = c0 + FlexibleConstants.SIZE
     positions = mu + n
     shapes = positions + 3 * n
+    damping = shapes + 3 * n * r + r * r
+    nodes = damping + r * r
     eo, er, ec, ho, Vo = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.VELOCITY]
+    own = 6 if inboard else 0  # the first direction along θ̇
+    first, count = 0, own + nv
+    for d in range(first, count):  # zeros, then ∂ã
+        for i in range(m):
+            work[(A if d < own else dA) + _out(own, m, d, i)] = 0.0
+            work[(B if d < own else dB) + _out(own, m, d, i)] = 0.0
     vJ = (_dot(arena, ho, m, vo, jnv), _dot(arena, ho + 1, m, vo, jnv), _dot(arena, ho + 2, m, vo, jnv),
           _dot(arena, ho + 3, m, vo, jnv), _dot(arena, ho + 4, m, vo, jnv), _dot(arena, ho + 5, m, vo, jnv))  # S θ̇
-    w = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real)
-    for i in range(m * 6):
-        work[A + i] = 0.0
-        work[B + i] = 0.0
-    for d in range(6):
-        e = (arena[eo + d * ec].real, arena[eo + er + d * ec].real, arena[eo + 2 * er + d * ec].real)
-        el = (arena[eo + 3 * er + d * ec].real, arena[eo + 4 * er + d * ec].real, arena[eo + 5 * er + d * ec].real)
-        t0 = _cross(e, (vJ[0], vJ[1], vJ[2]))  # δv × v_J
-        t1, t2 = _cross(e, (vJ[3], vJ[4], vJ[5])), _cross(el, (vJ[0], vJ[1], vJ[2]))
+    for d in range(own):  # δv × v_J
+        e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
+        t0 = _cross((e[0], e[1], e[2]), (vJ[0], vJ[1], vJ[2]))
+        t1, t2 = _cross((e[0], e[1], e[2]), (vJ[3], vJ[4], vJ[5])), _cross((e[3], e[4], e[5]), (vJ[0], vJ[1], vJ[2]))
         for i in range(3):
             work[A + i * 6 + d] = t0[i]
             work[A + (3 + i) * 6 + d] = t1[i] + t2[i]
+    for x in range(jnv):  # the joint terms' a along θ̇_x, by complex step (c_J may move)
+        arena[vo + x] = complex(arena[vo + x].real, _STEP)
+        moved = call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], vo, io, wo, np.int64(_MOTION)))
+        arena[vo + x] = arena[vo + x].real
+        if not moved:
+            return False
+        for i in range(6):
+            work[dA + x * m + i] = arena[wo + HingeWork.acc + i].imag / _STEP
+    for j in range(r):  # b's damping along η̇_j
+        for i in range(r):
+            work[dB + (jnv + j) * m + 6 + i] = reals[damping + i * r + j]
+    w = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real)
     for i in range(n):
-        so = shapes + 3 * i * r  # r_i = p_i + Φ_i η; t = ω × r_i + v_l + 2 Φ_i η̇
-        x = (reals[positions + 3 * i] + _shape(reals, so, arena, qe, r),
-             reals[positions + 3 * i + 1] + _shape(reals, so + r, arena, qe, r),
-             reals[positions + 3 * i + 2] + _shape(reals, so + 2 * r, arena, qe, r))
+        sh = shapes + 3 * i * r  # r_i = p_i + Φ_i η; t = ω × r_i + v_l + 2 Φ_i η̇
+        x = (reals[positions + 3 * i] + _shape(reals, sh, arena, qe, r),
+             reals[positions + 3 * i + 1] + _shape(reals, sh + r, arena, qe, r),
+             reals[positions + 3 * i + 2] + _shape(reals, sh + 2 * r, arena, qe, r))
         wr = _cross(w, x)
-        t = (wr[0] + arena[Vo + 3].real + 2 * _shape(reals, so, arena, ve, r),
-             wr[1] + arena[Vo + 4].real + 2 * _shape(reals, so + r, arena, ve, r),
-             wr[2] + arena[Vo + 5].real + 2 * _shape(reals, so + 2 * r, arena, ve, r))
+        t = (wr[0] + arena[Vo + 3].real + 2 * _shape(reals, sh, arena, ve, r),
+             wr[1] + arena[Vo + 4].real + 2 * _shape(reals, sh + r, arena, ve, r),
+             wr[2] + arena[Vo + 5].real + 2 * _shape(reals, sh + 2 * r, arena, ve, r))
         mi = reals[mu + i]
-        for d in range(6):
-            e = (arena[eo + d * ec].real, arena[eo + er + d * ec].real, arena[eo + 2 * er + d * ec].real)
-            dx = _cross(e, x)
-            dx = (dx[0] + arena[eo + 3 * er + d * ec].real, dx[1] + arena[eo + 4 * er + d * ec].real,
-                  dx[2] + arena[eo + 5 * er + d * ec].real)
-            y1, y2 = _cross(e, t), _cross(w, dx)
+        for d in range(first, count):
+            e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
+            mode = d - own - jnv  # η̇_mode, or < 0
+            dx = _cross((e[0], e[1], e[2]), x)
+            dl = (dx[0] + e[3], dx[1] + e[4], dx[2] + e[5])
+            if mode >= 0:
+                dl = (dl[0] + 2 * reals[sh + mode], dl[1] + 2 * reals[sh + r + mode], dl[2] + 2 * reals[sh + 2 * r + mode])
+            y1, y2 = _cross((e[0], e[1], e[2]), t), _cross(w, dl)
             dy = (mi * (y1[0] + y2[0]), mi * (y1[1] + y2[1]), mi * (y1[2] + y2[2]))
             rd = _cross(x, dy)  # B_i* δy = [r_i × δy; δy; Φ_iᵀ δy]
+            b = B if d < own else dB
             for c in range(3):
-                work[B + c * 6 + d] += rd[c]
-                work[B + (3 + c) * 6 + d] += dy[c]
+                work[b + _out(own, m, d, c)] += rd[c]
+                work[b + _out(own, m, d, 3 + c)] += dy[c]
             for j in range(r):
-                s = 0.0
-                for c in range(3):
-                    s += reals[shapes + (3 * i + c) * r + j] * dy[c]
-                work[B + (6 + j) * 6 + d] += s
+                work[b + _out(own, m, d, 6 + j)] += (reals[sh + j] * dy[0] + reals[sh + r + j] * dy[1]
+                                            + reals[sh + 2 * r + j] * dy[2])
     size = Record.SIZE + 6 * m
-    for k in range(nn + 1):
-        go, ro = G + k * stride, row[Row.RECORDS] + k * size + Record.SIZE  # Γ_o = [ᵒX_k, Π_o], 6 × m
-        for i in range(36):
-            work[go + i] = 0.0
-        if k == 0:
-            continue
-        wr = (_dot(arena, ro + 6, 1, ve, r), _dot(arena, ro + m + 6, 1, ve, r), _dot(arena, ro + 2 * m + 6, 1, ve, r))
-        lr = (_dot(arena, ro + 3 * m + 6, 1, ve, r), _dot(arena, ro + 4 * m + 6, 1, ve, r),
-              _dot(arena, ro + 5 * m + 6, 1, ve, r))  # v_rel = Π_o η̇
-        for d in range(6):
-            x0, x1, x2 = _column(arena, ro, m, eo, er, ec, d, 0), _column(arena, ro, m, eo, er, ec, d, 1), \
-                _column(arena, ro, m, eo, er, ec, d, 2)  # ᵒX_k δv
-            x3, x4, x5 = _column(arena, ro, m, eo, er, ec, d, 3), _column(arena, ro, m, eo, er, ec, d, 4), \
-                _column(arena, ro, m, eo, er, ec, d, 5)
-            g0 = _cross(wr, (x0, x1, x2))
-            g1, g2 = _cross(lr, (x0, x1, x2)), _cross(wr, (x3, x4, x5))
+    for d in range(first, count):  # the own frame's γ = 0
+        for i in range(6):
+            work[(G + i * 6 + d) if d < own else (dG + (d - own) * 6 + i)] = 0.0
+    for k in range(1, nn + 1):
+        nb = nodes + (k - 1) * (3 + 6 * r)  # p_o, Φ_o, Ψ_o (3 × r each)
+        psi_o = nb + 3 + 3 * r
+        go = row[Row.RECORDS] + k * size + Record.SIZE  # Γ_o = [ᵒX_k, Π_o], 6 × m
+        psi = (_shape(reals, psi_o, arena, qe, r), _shape(reals, psi_o + r, arena, qe, r),
+               _shape(reals, psi_o + 2 * r, arena, qe, r))
+        psid = (_shape(reals, psi_o, arena, ve, r), _shape(reals, psi_o + r, arena, ve, r),
+                _shape(reals, psi_o + 2 * r, arena, ve, r))
+        _, _, C, dB_, dC = exp_map_coefficients(psi[0] * psi[0] + psi[1] * psi[1] + psi[2] * psi[2])
+        sdot = 2 * (psi[0] * psid[0] + psi[1] * psid[1] + psi[2] * psid[2])
+        kp = _cross(psi, psid)
+        wr = (_dot(arena, go + 6, 1, ve, r), _dot(arena, go + m + 6, 1, ve, r), _dot(arena, go + 2 * m + 6, 1, ve, r))
+        lr = (_dot(arena, go + 3 * m + 6, 1, ve, r), _dot(arena, go + 4 * m + 6, 1, ve, r),
+              _dot(arena, go + 5 * m + 6, 1, ve, r))  # v_rel = Π_o η̇
+        xa = (_dot(arena, go, 1, Vo, 6), _dot(arena, go + m, 1, Vo, 6), _dot(arena, go + 2 * m, 1, Vo, 6))
+        xl = (_dot(arena, go + 3 * m, 1, Vo, 6), _dot(arena, go + 4 * m, 1, Vo, 6), _dot(arena, go + 5 * m, 1, Vo, 6))
+        for d in range(first, count):
+            e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
+            mode = d - own - jnv
+            dxa = (_row(arena, go, e), _row(arena, go + m, e), _row(arena, go + 2 * m, e))  # ᵒX_k δv
+            dxl = (_row(arena, go + 3 * m, e), _row(arena, go + 4 * m, e), _row(arena, go + 5 * m, e))
+            dwr = dlr = dpsid = (0.0, 0.0, 0.0)
+            if mode >= 0:  # δv_rel = Π_o e_j, δψ̇ = Ψ_o e_j
+                pc = go + 6 + mode
+                dwr = (arena[pc].real, arena[pc + m].real, arena[pc + 2 * m].real)
+                dlr = (arena[pc + 3 * m].real, arena[pc + 4 * m].real, arena[pc + 5 * m].real)
+                dpsid = (reals[psi_o + mode], reals[psi_o + r + mode], reals[psi_o + 2 * r + mode])
+            dsdot = 2 * (psi[0] * dpsid[0] + psi[1] * dpsid[1] + psi[2] * dpsid[2])
+            dkp = _cross(psi, dpsid)
+            a1, da1 = _cross(psi, kp), _cross(psi, dkp)
+            da2a, da2b = _cross(dpsid, kp), _cross(psid, dkp)
+            g0a, g0b = _cross(dwr, xa), _cross(wr, dxa)
+            g1a, g1b = _cross(dlr, xa), _cross(lr, dxa)
+            g2a, g2b = _cross(dwr, xl), _cross(wr, dxl)
+            g3a, g3b = _cross(dwr, lr), _cross(wr, dlr)
             for i in range(3):
-                work[go + i * 6 + d] = -g0[i]
-                work[go + (3 + i) * 6 + d] = -(g1[i] + g2[i])
+                ga = (-(g0a[i] + g0b[i]) - dB_ * (dsdot * kp[i] + sdot * dkp[i]) + dC * (dsdot * a1[i] + sdot * da1[i])
+                      + C * (da2a[i] + da2b[i]))
+                gl = -(g1a[i] + g1b[i] + g2a[i] + g2b[i]) - (g3a[i] + g3b[i])
+                if d < own:
+                    work[G + k * stride + i * 6 + d] = ga
+                    work[G + k * stride + (3 + i) * 6 + d] = gl
+                else:
+                    work[dG + k * stride + (d - own) * 6 + i] = ga
+                    work[dG + k * stride + (d - own) * 6 + 3 + i] = gl
     return True
 
 
@@ -403,7 +475,7 @@ def _joint_coordinates(c) -> int:
 
 #: The flexible body's state kernel.
 FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body", constants=_flexible_constants,
-                       calls_hinge=True, rates=True, joint=_joint_coordinates, inboard=_flexible_inboard)
+                       calls_hinge=True, rates=True, joint=_joint_coordinates, velocities=_flexible_velocities)
 
 
 def pack_flexible(body) -> CompiledState | None:

@@ -438,17 +438,24 @@ def _real_sum(arena, o, stride, vo, count):
     return s
 
 
-def _rotor_inboard(arena, row, reals, work, A, B, G, stride):
-    """A rotor link's partials along the velocity ``v_o`` of the frame it hangs from in closed
-    form at the real state the arena holds (the ``inboard`` of
-    :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9): along ``e_d`` the hinge's
-    ``v = ᵏX_o v_o + v_J`` moves by ``δv = ᵏX_o e_d`` (column ``d`` of ``E``) and ``ω_o`` by
-    ``δω_o = e_d`` for ``d < 3``: ``δã = [δv × v_J; 0]``,
-    ``δb = [δv ×* I_k v + v ×* I_k δv; δω_o × I_r w + ω_o × I_r δω_o]``; its own frame's ``γ = 0``
+#: the complex step of the joint terms along ``θ̇`` (DERIVATIVES.md Eq. 21), and the terms they are called with
+_STEP, _MOTION = 1e-30, int(Terms.MOTION)
+
+
+def _rotor_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
+    """A rotor link's partials along its ``θ̇`` and (``inboard``) the velocity ``v_o`` of the frame it
+    hangs from, in closed form at the real state the arena holds (the ``velocities`` of
+    :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9). Along ``e_d`` of ``v_o`` the
+    hinge's ``v = ᵏX_o v_o + S θ̇`` moves by ``δv = ᵏX_o e_d`` (column ``d`` of ``E``) and ``ω_o`` by
+    ``δω_o = e_d`` for ``d < 3``; along ``θ̇_ι``, ``v`` by ``δv = S e_ι`` and ``w = ω_o + N u θ̇₀`` by
+    ``δw = N u`` (``ι = 0``). ``ã = [c_J + v × v_J; 0]`` moves by ``δv × v_J`` (``v_o``) or by a
+    complex step of the joint terms alone (``θ̇``: ``c_J`` too), ``b = [v ×* I_k v; ω_o × I_r w]`` by
+    ``[δv ×* I_k v + v ×* I_k δv; δω_o × I_r w + ω_o × I_r (δω_o + δw)]``; its own frame's ``γ = 0``
     does not move."""
-    c0, m, n = row[Row.CONSTANTS], row[Row.NODE_DIM], row[Row.NV]
+    c0, m, n, wo = row[Row.CONSTANTS], row[Row.NODE_DIM], row[Row.NV], row[Row.SCRATCH]
     eo, er, ec, ho, Vo, io = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.VELOCITY], row[Row.INBOARD]
     ic, rc, vo = c0 + RigidConstants.inertia, c0 + RotorConstants.rotor_inertia, row[Row.V]
+    N, ax = reals[c0 + RotorConstants.ratio], c0 + RotorConstants.axis
     vj = (_real_sum(arena, ho, m, vo, n), _real_sum(arena, ho + 1, m, vo, n), _real_sum(arena, ho + 2, m, vo, n))
     vl = (_real_sum(arena, ho + 3, m, vo, n), _real_sum(arena, ho + 4, m, vo, n), _real_sum(arena, ho + 5, m, vo, n))
     v0, v1, v2, v3, v4, v5 = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real, arena[Vo + 3].real,
@@ -462,10 +469,30 @@ def _rotor_inboard(arena, row, reals, work, A, B, G, stride):
     Iw = (reals[rc] * w[0] + reals[rc + 1] * w[1] + reals[rc + 2] * w[2],
           reals[rc + 3] * w[0] + reals[rc + 4] * w[1] + reals[rc + 5] * w[2],
           reals[rc + 6] * w[0] + reals[rc + 7] * w[1] + reals[rc + 8] * w[2])
-    for d in range(6):
-        e = (arena[eo + d * ec].real, arena[eo + er + d * ec].real, arena[eo + 2 * er + d * ec].real)
-        u = (arena[eo + 3 * er + d * ec].real, arena[eo + 4 * er + d * ec].real, arena[eo + 5 * er + d * ec].real)
-        a0, a1, a2 = _cross3(e, vj), _cross3(e, vl), _cross3(u, vj)  # δv × v_J
+    own = 6 if inboard else 0
+    for d in range(own + n):
+        x = d - own  # θ̇_x, or < 0: v_o along e_d
+        if x < 0:
+            e = (arena[eo + d * ec].real, arena[eo + er + d * ec].real, arena[eo + 2 * er + d * ec].real)
+            u = (arena[eo + 3 * er + d * ec].real, arena[eo + 4 * er + d * ec].real, arena[eo + 5 * er + d * ec].real)
+            dw = (1.0 if d == 0 else 0.0, 1.0 if d == 1 else 0.0, 1.0 if d == 2 else 0.0)  # δω_o = δw
+            a0, a1, a2 = _cross3(e, vj), _cross3(e, vl), _cross3(u, vj)  # δv × v_J
+            r0 = _cross3(dw, Iw)
+        else:
+            h = ho + x * m
+            e = (arena[h].real, arena[h + 1].real, arena[h + 2].real)
+            u = (arena[h + 3].real, arena[h + 4].real, arena[h + 5].real)
+            dw = (N * reals[ax], N * reals[ax + 1], N * reals[ax + 2]) if x == 0 else (0.0, 0.0, 0.0)
+            arena[vo + x] = complex(arena[vo + x].real, _STEP)  # the joint terms' a, by complex step
+            moved = call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], vo, io, wo, np.int64(_MOTION)))
+            arena[vo + x] = arena[vo + x].real
+            if not moved:
+                return False
+            ha = wo + HingeWork.acc
+            a0 = (arena[ha].imag / _STEP, arena[ha + 1].imag / _STEP, arena[ha + 2].imag / _STEP)
+            a1 = (arena[ha + 3].imag / _STEP, arena[ha + 4].imag / _STEP, arena[ha + 5].imag / _STEP)
+            a2 = (0.0, 0.0, 0.0)
+            r0 = (0.0, 0.0, 0.0)
         dn = (dot6(reals, ic, 1, e[0], e[1], e[2], u[0], u[1], u[2]), dot6(reals, ic + 6, 1, e[0], e[1], e[2], u[0], u[1], u[2]),
               dot6(reals, ic + 12, 1, e[0], e[1], e[2], u[0], u[1], u[2]))  # I_k δv
         df = (dot6(reals, ic + 18, 1, e[0], e[1], e[2], u[0], u[1], u[2]),
@@ -473,24 +500,27 @@ def _rotor_inboard(arena, row, reals, work, A, B, G, stride):
               dot6(reals, ic + 30, 1, e[0], e[1], e[2], u[0], u[1], u[2]))
         b0, b1, b2 = _cross3(e, n_), _cross3(u, f_), _cross3(e, f_)  # δv ×* I v
         c0_, c1, c2 = _cross3((v0, v1, v2), dn), _cross3((v3, v4, v5), df), _cross3((v0, v1, v2), df)  # v ×* I δv
-        dw = (1.0 if d == 0 else 0.0, 1.0 if d == 1 else 0.0, 1.0 if d == 2 else 0.0)
-        r0 = _cross3(dw, Iw)
-        r1 = _cross3(om, (reals[rc + d], reals[rc + 3 + d], reals[rc + 6 + d]) if d < 3 else (0.0, 0.0, 0.0))
+        r1 = _cross3(om, (reals[rc] * dw[0] + reals[rc + 1] * dw[1] + reals[rc + 2] * dw[2],
+                          reals[rc + 3] * dw[0] + reals[rc + 4] * dw[1] + reals[rc + 5] * dw[2],
+                          reals[rc + 6] * dw[0] + reals[rc + 7] * dw[1] + reals[rc + 8] * dw[2]))  # ω_o × I_r δw
         for i in range(3):
-            work[A + i * 6 + d] = a0[i]
-            work[A + (3 + i) * 6 + d] = a1[i] + a2[i]
-            work[A + (6 + i) * 6 + d] = 0.0
-            work[B + i * 6 + d] = b0[i] + b1[i] + c0_[i] + c1[i]
-            work[B + (3 + i) * 6 + d] = b2[i] + c2[i]
-            work[B + (6 + i) * 6 + d] = r0[i] + r1[i]
-    for i in range(36):
-        work[G + i] = 0.0
+            ai, bi = (A + i * 6 + d, B + i * 6 + d) if x < 0 else (dA + x * m + i, dB + x * m + i)
+            step = 6 if x < 0 else 1  # rows of A (m × 6), or entries of a column of dA
+            work[ai] = a0[i]
+            work[ai + 3 * step] = a1[i] + a2[i]
+            work[ai + 6 * step] = 0.0
+            work[bi] = b0[i] + b1[i] + c0_[i] + c1[i]
+            work[bi + 3 * step] = b2[i] + c2[i]
+            work[bi + 6 * step] = r0[i] + r1[i]
+        go = (G + d) if x < 0 else (dG + x * 6)  # the own frame's γ = 0
+        for i in range(6):
+            work[go + i * (6 if x < 0 else 1)] = 0.0
     return True
 
 
 #: The geared rotor link's state kernel.
 ROTOR = StateKernel(_rotor, own_frame_identity=True, name="geared rotor link", constants=RotorConstants,
-                    calls_hinge=True, rates=True, inboard=_rotor_inboard)
+                    calls_hinge=True, rates=True, velocities=_rotor_velocities)
 
 
 def pack_rotor(body) -> CompiledState | None:
