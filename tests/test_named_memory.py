@@ -43,6 +43,7 @@ ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
     ("bodies/flexible.py", "_flexible"): (frozenset({6, 7, 8}), "the r modal coordinates follow the rigid six "
                                                                 "(columns of B_i, entries of b and 𝒱); " + _ROTATION),
     ("bodies/flexible.py", "_flexible_velocities"): (frozenset({6}), "the r modal rows of ∂b/∂v_o follow the rigid six"),
+    ("bodies/flexible.py", "_flexible_joint"): (frozenset({6}), "the r modal rows of ∂b follow the rigid six"),
     ("bodies/flexible.py", "_modal_node"): (frozenset({6, 7, 8}), _ROTATION + " (R_o); Π_o's columns follow "
                                                                   "ᵒX_k's six in Γ_o"),
     ("constrained.py", "_times"): (frozenset({6, 7, 8}), _ROTATION),

@@ -53,10 +53,13 @@ __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_st
 #: as it declares, :class:`~sko.engine.state_kernels.StateKernel`: the partials of ``M`` and the
 #: records' ``Γ`` there are zero and not read; 0 for a checked kernel, whose declaration is not trusted),
 #: ``VELOCITIES`` (the address of the closed-form partials along ``θ̇`` and ``v_o`` its kernel declares,
-#: called instead of the complex steps there; 0: none, or a checked kernel).
+#: called instead of the complex steps there; 0: none, or a checked kernel), ``JOINT_PARTIALS`` (the
+#: address of the closed-form partials along a coordinate of ``JOINT`` it declares, called in those
+#: columns instead of its kernel; 0: none, or a checked kernel).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
-               "RIGID", "RATES", "NONZERO", "JOINT", "VELOCITIES")
+               "RIGID", "RATES", "NONZERO", "JOINT", "VELOCITIES",
+               "JOINT_PARTIALS")
 #: The structural zeros of a body's local partials, found as they are read (exact zeros of the
 #: complex step or of the closed form; the work buffer's zeros elsewhere: the columns along the
 #: velocities at ``Terms.RATES``, those along ``θ̈``): per column ``x`` of its ``3 n``, a flag (1.0:
@@ -131,6 +134,8 @@ def plan(layout) -> LocalPlan:
         pl[Plan.JOINT] = layout.joint_columns[j] if rows[j, Row.CHECK] < 0 else 0  # checked there when built
         if kernel is not None and kernel.velocities is not None and rows[j, Row.CHECK] < 0:
             pl[Plan.VELOCITIES] = kernel.velocities_address()
+        if pl[Plan.JOINT] > 0 and kernel.joint_partials is not None:  # JOINT: unchecked kernels only
+            pl[Plan.JOINT_PARTIALS] = kernel.joint_partials_address()
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
     scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
@@ -387,10 +392,19 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
         if not rigid and not (declared and x >= n):
             if x == n and rates:  # the real state's E, H, M, Γ again, which RATES leaves as they are
                 _real_outputs(arena, row)
-            column_terms = (_JOINT if x < joint else terms) if x < n else moving
-            if not call_state(row[Row.KERNEL], (arena, row, reals, column_terms, fresh and k == 0)):
-                return j
-            _read_partials(arena, row, pl, work, x, xc, x < n or not rates, x >= joint)
+            if x < joint and pl[Plan.JOINT_PARTIALS] != 0:  # declared in closed form
+                if not call_state(pl[Plan.JOINT_PARTIALS], (arena, row, reals, work, dE + x * m * 6, dH + x * n * m,
+                                                            dA + x * m, dB + x * m,
+                                                            pl[Plan.RECORDS] + xc * 6 * m + x * 6, stride)):
+                    return j
+                nz = pl[Plan.NONZERO] + x
+                work[nz + Nonzero.E * xc] = _moved(work, dE + x * m * 6, m * 6)
+                work[nz + Nonzero.H * xc] = _moved(work, dH + x * n * m, n * m)
+            else:
+                column_terms = (_JOINT if x < joint else terms) if x < n else moving
+                if not call_state(row[Row.KERNEL], (arena, row, reals, column_terms, fresh and k == 0)):
+                    return j
+                _read_partials(arena, row, pl, work, x, xc, x < n or not rates, x >= joint)
         if row[Row.HINGE] != 0:
             so, c0 = row[Row.SCRATCH], row[Row.CONSTANTS]
             out = arena[so: so + n]
@@ -488,6 +502,15 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     if p >= 0:
         _seeds(rows, arena, plan, work, j)
     return -1
+
+
+@register
+def _moved(work, w, size) -> float:
+    """1.0 where one of the ``size`` entries at ``work[w]`` is nonzero, else 0.0 (a :data:`Nonzero` flag)."""
+    moved = False
+    for i in range(size):
+        moved |= work[w + i] != 0.0
+    return 1.0 if moved else 0.0
 
 
 @register

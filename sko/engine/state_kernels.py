@@ -42,7 +42,7 @@ records' ``Γ_o``; these hold that last call's values, which it may leave (a fle
 matrix and modal frames, which depend on its modes only). The declaration is trusted where the
 kernel is not checked (the library's; *Checks* below); a checked kernel is called with
 ``MOTION`` there. A kernel may also declare its partials along ``θ̇`` and ``v_o`` in closed form
-(``velocities``, :class:`StateKernel`), trusted as ``joint`` is.
+(``velocities``, :class:`StateKernel`), and along its joint (``joint_partials``), trusted as ``joint`` is.
 ``constants`` is True on the first fill of an arena: what no state changes (a rigid body's ``M``,
 its record's ``Γ``) may be written then only. A simple kernel ignores both and writes everything.
 
@@ -192,11 +192,19 @@ class StateKernel:
         row-major) at ``work[A]``, ``work[B]`` and each record's ``∂γ_o/∂v_o`` (``6 × 6``) at
         ``work[G + k · stride]``; it may use its scratch. None (default): not declared. Trusted
         only where the kernel is not checked (a checked kernel's columns are complex steps).
+    joint_partials : callable or None
+        The body's partials along one of the coordinates it declares ``joint`` for, in closed form,
+        called in such a column instead of the kernel, the arena's ``q`` carrying ``i h`` along it:
+        ``joint_partials(arena, row, reals, work, dE, dH, dA, dB, dG, stride) -> bool`` writes the
+        partials of ``E`` (``m × 6``), ``H`` (``n × m``), ``a``, ``b`` (``m``) at ``work[dE]`` …
+        ``work[dB]`` (row-major) and of each record's ``γ_o`` at ``work[dG + k · stride]``
+        (``M`` and the records' ``Γ_o`` do not move there); it may use its scratch. None (default):
+        not declared; trusted as ``joint``.
     """
 
     def __init__(self, function: Callable, *, own_frame_identity: bool = False, name: str | None = None,
                  constants=None, checks: bool | None = None, calls_hinge: bool = False, rates: bool = False,
-                 joint=None, velocities: Callable | None = None):
+                 joint=None, velocities: Callable | None = None, joint_partials: Callable | None = None):
         py_func = function.py_func if isinstance(function, Dispatcher) else function
         if not callable(py_func):
             raise BodyError(f"a state kernel must be a function, got {function!r}")
@@ -216,6 +224,11 @@ class StateKernel:
         if not (velocities is None or callable(velocities)):
             raise BodyError(f"state kernel {self.name!r}: velocities must be a function or None, got {velocities!r}")
         self.velocities = velocities
+        joint_partials = joint_partials.py_func if isinstance(joint_partials, Dispatcher) else joint_partials
+        if not (joint_partials is None or callable(joint_partials)):
+            raise BodyError(f"state kernel {self.name!r}: joint_partials must be a function or None, got "
+                            f"{joint_partials!r}")
+        self.joint_partials = joint_partials
         flags = dict(own_frame_identity=own_frame_identity, checks=checks, calls_hinge=calls_hinge, rates=rates)
         for flag, value in flags.items():
             if not (isinstance(value, (bool, np.bool_)) or value is None and flag == "checks"):
@@ -232,7 +245,7 @@ class StateKernel:
             pass
         self._addresses: dict = {}
         self._callable = None
-        self._velocities_dispatcher = None
+        self._declared: dict = {}
 
     def constants_size(self, constants: np.ndarray) -> int | None:
         """How many constants the kernel reads given its packed ``constants`` (None: not declared)."""
@@ -284,17 +297,30 @@ class StateKernel:
     def velocities_address(self) -> int:
         """The address of the declared ``velocities`` partials (:class:`StateKernel`) compiled for
         complex128 arenas (compiled, or loaded from the cache, on first use)."""
-        if self._velocities_dispatcher is None:
-            self._velocities_dispatcher = njit(fastmath=FAST_MATH, error_model="numpy",
-                                               no_cpython_wrapper=True)(self.velocities)
+        array = types.Array
+        return self._declared_address("velocities", (array(types.complex128, 1, "C"), array(types.int64, 1, "C"),
+                                                     array(types.float64, 1, "C"), array(types.float64, 1, "C"),
+                                                     types.boolean, *(types.int64,) * 7))
+
+    def joint_partials_address(self) -> int:
+        """The address of the declared ``joint_partials`` (:class:`StateKernel`) compiled for
+        complex128 arenas (compiled, or loaded from the cache, on first use)."""
+        array = types.Array
+        return self._declared_address("joint_partials", (array(types.complex128, 1, "C"), array(types.int64, 1, "C"),
+                                                         array(types.float64, 1, "C"), array(types.float64, 1, "C"),
+                                                         *(types.int64,) * 6))
+
+    def _declared_address(self, name: str, argtypes: tuple) -> int:
+        """The address of the declared function ``name`` (an attribute) compiled for ``argtypes``."""
+        dispatcher = self._declared.get(name)
+        if dispatcher is None:
+            dispatcher = self._declared[name] = njit(fastmath=FAST_MATH, error_model="numpy",
+                                                     no_cpython_wrapper=True)(getattr(self, name))
             try:
-                cached(self._velocities_dispatcher)
+                cached(dispatcher)
             except RuntimeError:  # no file to cache beside
                 pass
-        array = types.Array
-        return native_address(self._velocities_dispatcher,
-                              (array(types.complex128, 1, "C"), array(types.int64, 1, "C"), array(types.float64, 1, "C"),
-                               array(types.float64, 1, "C"), types.boolean, *(types.int64,) * 7))
+        return native_address(dispatcher, argtypes)
 
     def python_callable(self):
         """The kernel compiled with numba's Python wrapper, so its exceptions reach Python with
@@ -309,7 +335,7 @@ class StateKernel:
 
 def state_kernel(function: Callable | None = None, *, own_frame_identity: bool = False, name: str | None = None,
                  constants=None, checks: bool | None = None, rates: bool = False, joint=None,
-                 velocities: Callable | None = None):
+                 velocities: Callable | None = None, joint_partials: Callable | None = None):
     """Register ``function`` as a state kernel (a decorator, with or without options; see
     :class:`StateKernel`):
 
@@ -319,7 +345,7 @@ def state_kernel(function: Callable | None = None, *, own_frame_identity: bool =
     ...     return True
     """
     options = dict(own_frame_identity=own_frame_identity, name=name, constants=constants, checks=checks, rates=rates,
-                   joint=joint, velocities=velocities)
+                   joint=joint, velocities=velocities, joint_partials=joint_partials)
     if function is None:
         return lambda f: StateKernel(f, **options)
     return StateKernel(function, **options)

@@ -249,10 +249,11 @@ def _partials_work(system, q, v, a, plan) -> np.ndarray:
 @pytest.mark.parametrize("seed", [3, 5, 11])
 def test_partials_along_the_velocities_in_closed_form(seed):
     """The flexible body's and the rotor link's kernels declare their partials along their ``θ̇`` and
-    the velocity ``v_o`` of the frame they hang from (``velocities``): the plan marks every such
-    body, and its ``∂a``, ``∂b`` and its records' ``∂γ`` along ``θ̇`` and ``A``, ``B``, ``G`` along
-    ``v_o`` are those of the complex steps the plan takes without the declaration, entry by entry;
-    the derivatives are the whole complex step's."""
+    the velocity ``v_o`` of the frame they hang from (``velocities``), the flexible body's along its
+    joint too (``joint_partials``): the plan marks every such body, and its ``∂a``, ``∂b`` and its
+    records' ``∂γ`` along ``θ̇``, ``A``, ``B``, ``G`` along ``v_o``, ``∂E``, ``∂H``, ``∂a``, ``∂b``,
+    ``∂γ`` and the flags of the blocks that move along the joint are those of the complex steps the
+    plan takes without the declarations, entry by entry; the derivatives are the whole complex step's."""
     from sko.bodies.flexible import FlexibleBody
     from sko.bodies.rotor import GearedRotorLink
     from sko.engine.state_kernels import Row
@@ -264,7 +265,7 @@ def test_partials_along_the_velocities_in_closed_form(seed):
     declared = [j for j in range(plan.shape[0]) if plan[j, Plan.VELOCITIES] != 0]
     assert declared == [j for j in range(plan.shape[0]) if isinstance(system.body(layout.bodies[layout.order[j]]), kinds)]
     stepped = plan.copy()
-    stepped[:, Plan.VELOCITIES] = 0
+    stepped[:, Plan.VELOCITIES] = stepped[:, Plan.JOINT_PARTIALS] = 0
     rng = np.random.default_rng(seed)
     q, v = random_state(system, rng)
     a = rng.standard_normal(system.nv)
@@ -279,9 +280,17 @@ def test_partials_along_the_velocities_in_closed_form(seed):
             blocks += [("A", slice(plan[j, Plan.A], plan[j, Plan.A] + 6 * m)),
                        ("B", slice(plan[j, Plan.B], plan[j, Plan.B] + 6 * m))]
             moving.add(type(system.body(layout.bodies[layout.order[j]])))
+        joint = plan[j, Plan.JOINT] if plan[j, Plan.JOINT_PARTIALS] else 0  # its columns along the joint
+        blocks += [("∂E", slice(plan[j, Plan.DE], plan[j, Plan.DE] + joint * m * 6)),
+                   ("∂H", slice(plan[j, Plan.DH], plan[j, Plan.DH] + joint * n * m)),
+                   ("∂a", slice(plan[j, Plan.DA], plan[j, Plan.DA] + joint * m)),
+                   ("∂b", slice(plan[j, Plan.DB], plan[j, Plan.DB] + joint * m))]
+        blocks += [(f"flag {block}", slice(plan[j, Plan.NONZERO] + block * xc, plan[j, Plan.NONZERO] + block * xc + joint))
+                   for block in range(3 + layout.rows[j, Row.RECORD_COUNT])]
         for k in range(layout.rows[j, Row.RECORD_COUNT]):  # the body's own frame (k = 0): γ = 0
             rates = plan[j, Plan.RECORDS] + k * stride + xc * 6 * m
             blocks.append(("γ" if k else "γ own", slice(rates + n * 6, rates + 2 * n * 6)))
+            blocks.append(("∂γ" if k else "∂γ own", slice(rates, rates + joint * 6)))
             if child:
                 blocks.append(("G" if k else "G own", slice(rates + xc * 6, rates + xc * 6 + 36)))
         for kind, block in blocks:
@@ -289,7 +298,7 @@ def test_partials_along_the_velocities_in_closed_form(seed):
             if scale > 0:
                 moving.add(kind)
             np.testing.assert_allclose(closed[block], steps[block], rtol=1e-12, atol=1e-12 * scale)
-    assert moving == {"a", "b", "γ", "A", "B", "G", *kinds}
+    assert moving == {"a", "b", "γ", "A", "B", "G", "∂E", "∂a", "∂b", "∂γ", "flag 0", *kinds}
     _agree(system, seed)
 
 
@@ -320,6 +329,34 @@ def test_a_velocities_declaration_is_trusted_only_without_checks(checks):
             _agree(system, 0)
     with pytest.raises(SKOError, match="velocities must be a function"):
         state_kernel(_declaring_a_joint, velocities=3)
+
+
+def _wrong_joint_partials(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
+    """Partials along the joint that are all zero (deliberately wrong for the bead)."""
+    for i in range(3):
+        work[dA + i] = 0.0
+        work[dB + i] = 0.0
+    return True
+
+
+@pytest.mark.parametrize("checks", [True, False])
+def test_joint_partials_are_trusted_only_without_checks(checks):
+    """A kernel's closed-form partials along its declared joint (``joint_partials``) are called only
+    where its checks are off (where ``joint`` is trusted). A wrong one: checked, the derivatives are
+    the whole complex step's; unchecked, it is trusted and they are not."""
+    system = _beads_with(state_kernel(_declaring_a_joint, constants=8, joint=1, checks=checks,
+                                      joint_partials=_wrong_joint_partials))
+    layout = system._engine.layout
+    marked = {layout.bodies[layout.order[j]]: bool(row[Plan.JOINT_PARTIALS]) for j, row in
+              enumerate(layout.local_plan.plan)}
+    assert marked["bead-on-pendulum"] == marked["bead-on-beam"] == (not checks)
+    if checks:
+        _agree(system, 0)
+    else:
+        with pytest.raises(AssertionError):
+            _agree(system, 0)
+    with pytest.raises(SKOError, match="joint_partials must be a function"):
+        state_kernel(_declaring_a_joint, joint_partials=3)
 
 
 @pytest.mark.parametrize("checks", [True, False])

@@ -460,6 +460,75 @@ def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, 
     return True
 
 
+def _flexible_joint(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
+    """A flexible body's partials along one of its joint's coordinates in closed form (the ``joint``
+    partials of :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9): the arena's
+    ``q`` carries ``i h`` along the column, its joint's entries only. A complex step of the joint
+    terms alone gives ``δ(ᵏX_o)``, ``δS`` (``∂E``, ``∂H``), ``δa`` (the hinge's, ``c_J`` included) and
+    ``δv`` of the frame's velocity; ``M``, ``Γ_o`` and the particles do not move, so
+    ``b = Σ μ_i B_i* y_i + …`` moves by ``B_i* δy_i``, ``δy_i = δω × (ω × r_i + v_l + 2 Φ_i η̇) +
+    ω × (δω × r_i + δv_l)``, and a modal node's ``γ_o = −v_rel × ᵒX_k v + …`` by ``−v_rel × ᵒX_k δv``."""
+    c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
+    n = int(reals[c0 + FlexibleConstants.particles])
+    r = int(reals[c0 + FlexibleConstants.modes])
+    nn = int(reals[c0 + FlexibleConstants.nodes])
+    m, nv = 6 + r, row[Row.NV]
+    jnq, jnv = int(reals[c0 + JointConstants.nq]), int(reals[c0 + JointConstants.nv])
+    qe, ve = row[Row.Q] + jnq, row[Row.V] + jnv
+    mu = c0 + FlexibleConstants.SIZE
+    positions = mu + n
+    shapes = positions + 3 * n
+    Vo = row[Row.VELOCITY]
+    if not call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], row[Row.V], io, wo, np.int64(_MOTION))):
+        return False
+    xo, so, vel, acc = wo + HingeWork.X, wo + HingeWork.S, wo + HingeWork.v, wo + HingeWork.acc
+    for i in range(m):  # ∂E = [δX; 0], ∂H = [δS*, 0], ∂a = [δa; 0], b's modal rows
+        for c in range(6):
+            work[dE + i * 6 + c] = arena[xo + 6 * i + c].imag / _STEP if i < 6 else 0.0
+        work[dA + i] = arena[acc + i].imag / _STEP if i < 6 else 0.0
+        work[dB + i] = 0.0
+    for j in range(nv):
+        for i in range(m):
+            work[dH + j * m + i] = arena[so + 6 * i + j].imag / _STEP if i < 6 and j < jnv else 0.0
+    e = (arena[vel].imag / _STEP, arena[vel + 1].imag / _STEP, arena[vel + 2].imag / _STEP,
+         arena[vel + 3].imag / _STEP, arena[vel + 4].imag / _STEP, arena[vel + 5].imag / _STEP)  # δv
+    w = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real)
+    for i in range(n):
+        sh = shapes + 3 * i * r
+        x = (reals[positions + 3 * i] + _shape(reals, sh, arena, qe, r),
+             reals[positions + 3 * i + 1] + _shape(reals, sh + r, arena, qe, r),
+             reals[positions + 3 * i + 2] + _shape(reals, sh + 2 * r, arena, qe, r))
+        wr = _cross(w, x)
+        t = (wr[0] + arena[Vo + 3].real + 2 * _shape(reals, sh, arena, ve, r),
+             wr[1] + arena[Vo + 4].real + 2 * _shape(reals, sh + r, arena, ve, r),
+             wr[2] + arena[Vo + 5].real + 2 * _shape(reals, sh + 2 * r, arena, ve, r))
+        mi = reals[mu + i]
+        dx = _cross((e[0], e[1], e[2]), x)
+        y1, y2 = _cross((e[0], e[1], e[2]), t), _cross(w, (dx[0] + e[3], dx[1] + e[4], dx[2] + e[5]))
+        dy = (mi * (y1[0] + y2[0]), mi * (y1[1] + y2[1]), mi * (y1[2] + y2[2]))
+        rd = _cross(x, dy)
+        for c in range(3):
+            work[dB + c] += rd[c]
+            work[dB + 3 + c] += dy[c]
+        for j in range(r):
+            work[dB + 6 + j] += reals[sh + j] * dy[0] + reals[sh + r + j] * dy[1] + reals[sh + 2 * r + j] * dy[2]
+    size = Record.SIZE + 6 * m
+    for i in range(6):  # the own frame's γ = 0
+        work[dG + i] = 0.0
+    for k in range(1, nn + 1):
+        go = row[Row.RECORDS] + k * size + Record.SIZE  # Γ_o = [ᵒX_k, Π_o], 6 × m
+        wr = (_dot(arena, go + 6, 1, ve, r), _dot(arena, go + m + 6, 1, ve, r), _dot(arena, go + 2 * m + 6, 1, ve, r))
+        lr = (_dot(arena, go + 3 * m + 6, 1, ve, r), _dot(arena, go + 4 * m + 6, 1, ve, r),
+              _dot(arena, go + 5 * m + 6, 1, ve, r))  # v_rel = Π_o η̇
+        dxa = (_row(arena, go, e), _row(arena, go + m, e), _row(arena, go + 2 * m, e))  # ᵒX_k δv
+        dxl = (_row(arena, go + 3 * m, e), _row(arena, go + 4 * m, e), _row(arena, go + 5 * m, e))
+        g0, g1, g2 = _cross(wr, dxa), _cross(lr, dxa), _cross(wr, dxl)
+        for i in range(3):
+            work[dG + k * stride + i] = -g0[i]
+            work[dG + k * stride + 3 + i] = -(g1[i] + g2[i])
+    return True
+
+
 def _flexible_constants(c) -> int:
     """How many constants :func:`_flexible` reads (:data:`FlexibleConstants`, sizes in the header)."""
     n, r, nodes = (int(c[FlexibleConstants.particles]), int(c[FlexibleConstants.modes]),
@@ -475,7 +544,8 @@ def _joint_coordinates(c) -> int:
 
 #: The flexible body's state kernel.
 FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body", constants=_flexible_constants,
-                       calls_hinge=True, rates=True, joint=_joint_coordinates, velocities=_flexible_velocities)
+                       calls_hinge=True, rates=True, joint=_joint_coordinates, velocities=_flexible_velocities,
+                       joint_partials=_flexible_joint)
 
 
 def pack_flexible(body) -> CompiledState | None:
