@@ -120,7 +120,7 @@ def _flexible(arena, row, reals, terms, constants):
                 1.0 + zero if i == 6 + j - jnv else zero)
     w = (arena[vel], arena[vel + 1], arena[vel + 2])
     world0 = world1 = world2 = zero
-    for i in range(n):  # B_i = [−r_i×, I, Φ_i] in registers: B_i* y = [r_i × y; y; Φ_iᵀ y]
+    for i in range(n):  # B_i = [−r_i×, I, Φ_i] in registers: B_i* y = [(−r_i×)ᵀ y; y; Φ_iᵀ y]
         sh = shapes + 3 * i * r  # Φ_i(c, j) at sh + c r + j
         r0, r1, r2 = reals[positions + 3 * i] + zero, reals[positions + 3 * i + 1] + zero, reals[positions + 3 * i + 2] + zero
         d0 = d1 = d2 = zero  # Φ_i η̇
@@ -134,18 +134,16 @@ def _flexible(arena, row, reals, terms, constants):
         cw = _cross(w, (r0, r1, r2))  # u_i = ω × r_i + v + Φ_i η̇, y = ω × (Φ_i η̇ + u_i)
         y = _cross(w, (cw[0] + arena[vel + 3] + 2 * d0, cw[1] + arena[vel + 4] + 2 * d1, cw[2] + arena[vel + 5] + 2 * d2))
         mi = reals[mu + i]
-        ry = _cross((r0, r1, r2), y)
+        K = ((zero, r2, -r1), (-r2, zero, r0), (r1, -r0, zero))  # the rows of B_i's first block, −r_i×
         for c in range(3):  # b += μ B_i* y
-            arena[bo + c] += mi * ry[c]
+            arena[bo + c] += mi * (K[0][c] * y[0] + K[1][c] * y[1] + K[2][c] * y[2])
             arena[bo + 3 + c] += mi * y[c]
         for j in range(r):
             arena[bo + 6 + j] += mi * (reals[sh + j] * y[0] + reals[sh + r + j] * y[1] + reals[sh + 2 * r + j] * y[2])
         if mg:  # M += μ B_i* B_i, upper triangle: rows 0…2 (they move with r_i), the rest with the constants
-            rr = r0 * r0 + r1 * r1 + r2 * r2
-            rv = (r0, r1, r2)
-            for a in range(3):  # [r×]ᵀ[r×] = |r|² I − r rᵀ; [r×]; [r×] Φ_i
+            for a in range(3):  # (−r×)ᵀ(−r×); (−r×)ᵀ = r×; (−r×)ᵀ Φ_i
                 for b in range(a, 3):
-                    arena[mo + a * m + b] += mi * ((rr if a == b else zero) - rv[a] * rv[b])
+                    arena[mo + a * m + b] += mi * (K[0][a] * K[0][b] + K[1][a] * K[1][b] + K[2][a] * K[2][b])
             arena[mo + 4] -= mi * r2
             arena[mo + 5] += mi * r1
             arena[mo + m + 3] += mi * r2
@@ -153,9 +151,9 @@ def _flexible(arena, row, reals, terms, constants):
             arena[mo + 2 * m + 3] -= mi * r1
             arena[mo + 2 * m + 4] += mi * r0
             for j in range(r):
-                rp = _cross(rv, (reals[sh + j], reals[sh + r + j], reals[sh + 2 * r + j]))
                 for a in range(3):
-                    arena[mo + a * m + 6 + j] += mi * rp[a]
+                    arena[mo + a * m + 6 + j] += mi * (K[0][a] * reals[sh + j] + K[1][a] * reals[sh + r + j]
+                                                       + K[2][a] * reals[sh + 2 * r + j])
             if constants:
                 for a in range(3):
                     arena[mo + (3 + a) * m + 3 + a] += mi
