@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from sko.engine.fields import offsets
-from sko.engine.jit import kernel, register
+from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import Record, Row, StateKernel, Terms, numeric_state
@@ -311,7 +311,7 @@ def _out(own, m, d, i):
     return i * 6 + d if d < own else (d - own) * m + i
 
 
-@register
+@inline_kernel
 def _direction(arena, eo, er, ec, ho, m, jnv, inboard, d):
     """``δv`` of a direction ``d`` of :func:`_flexible_velocities` (six numbers): the column ``d`` of
     ``E`` (``v_o``, with ``inboard``), then ``S e_ι`` (row ``ι`` of ``H``: the joint's ``θ̇``), then
