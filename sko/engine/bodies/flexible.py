@@ -15,7 +15,7 @@ from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import Record, Row, StateKernel, Terms, numeric_state
-from sko.engine.bodies.rigid import HingeWork, Placement, call_hinge, placement_constants, transform
+from sko.engine.bodies.rigid import HingeWork, Placement, call_hinge, constant_motion, placement_constants, transform
 
 __all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients"]
 
@@ -333,8 +333,8 @@ def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, 
     of :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9). Along ``v_o`` and the
     joint's ``θ̇`` the hinge's ``v = [ω; v_l] = ᵏX_o v_o + S θ̇_J`` moves by ``δv`` (a column of
     ``ᵏX_o`` or of ``S``), along a mode's ``η̇_j`` the modal rates by ``e_j``. Then ``ã`` moves by
-    ``δv × v_J`` (``v_o``), by a complex step of the joint terms alone (the joint's ``θ̇``: its
-    ``c_J`` too) or not at all; ``b = Σ μ_i B_i* y_i + [0; K η + C η̇]`` with
+    ``δv × v_J`` (``v_o``), by ``s × v_J + v × s`` (the joint's ``θ̇``, ``s = S e_ι``; on a joint
+    whose ``S`` moves, by a complex step of the joint terms alone, ``c_J`` too) or not at all; ``b = Σ μ_i B_i* y_i + [0; K η + C η̇]`` with
     ``y_i = ω × (ω × r_i + v_l + 2 Φ_i η̇)`` by ``B_i* δy_i + [0; C δη̇]``,
     ``δy_i = δω × (ω × r_i + v_l + 2 Φ_i η̇) + ω × (δω × r_i + δv_l + 2 Φ_i δη̇)``; a modal node's
     ``γ_o = −v_rel × ᵒX_k v + [J̇_r Ψ_o η̇; 0]`` (``[ᵒX_k, Π_o] = Γ_o``, ``v_rel = Π_o η̇``,
@@ -367,7 +367,20 @@ def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, 
         for i in range(3):
             work[A + i * 6 + d] = t0[i]
             work[A + (3 + i) * 6 + d] = t1[i] + t2[i]
-    for x in range(jnv):  # the joint terms' a along θ̇_x, by complex step (c_J may move)
+    closed = constant_motion(reals, c0)
+    V = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real, arena[Vo + 3].real, arena[Vo + 4].real,
+         arena[Vo + 5].real)
+    for x in range(jnv):  # the joint terms' a along θ̇_x: s × v_J + v × s (c_J = 0), else by complex step
+        if closed:
+            s = _direction(arena, eo, er, ec, ho, m, jnv, False, x)
+            p0, p1 = _cross((s[0], s[1], s[2]), (vJ[0], vJ[1], vJ[2])), _cross((s[0], s[1], s[2]), (vJ[3], vJ[4], vJ[5]))
+            p2 = _cross((s[3], s[4], s[5]), (vJ[0], vJ[1], vJ[2]))
+            q0, q1 = _cross((V[0], V[1], V[2]), (s[0], s[1], s[2])), _cross((V[0], V[1], V[2]), (s[3], s[4], s[5]))
+            q2 = _cross((V[3], V[4], V[5]), (s[0], s[1], s[2]))
+            for i in range(3):
+                work[dA + x * m + i] = p0[i] + q0[i]
+                work[dA + x * m + 3 + i] = p1[i] + p2[i] + q1[i] + q2[i]
+            continue
         arena[vo + x] = complex(arena[vo + x].real, _STEP)
         moved = call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], vo, io, wo, np.int64(_MOTION)))
         arena[vo + x] = arena[vo + x].real

@@ -23,7 +23,7 @@ from sko.engine.borrow import matrix_view
 from sko.engine.fields import offsets
 from sko.engine.jit import inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.rigid_blocks import dot6
-from sko.engine.joints import HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at
+from sko.engine.joints import CONSTANT_MOTION, HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import DTYPES, Record, Row, StateKernel, Terms, numeric_state
 from sko.spatial import plucker_translation
@@ -442,14 +442,31 @@ def _real_sum(arena, o, stride, vo, count):
 _STEP, _MOTION = 1e-30, int(Terms.MOTION)
 
 
+@register
+def constant_motion(reals, c0) -> bool:
+    """The joint whose constants start at ``reals[c0]`` (:data:`JointConstants`) is a library joint
+    of constant ``S`` (``c_J = 0``), not reversed."""
+    code = int(reals[c0 + JointConstants.code])
+    return code < CONSTANT_MOTION.size and CONSTANT_MOTION[code] and reals[c0 + JointConstants.reverse] == 0
+
+
+@register
+def _motion_cross3(a, b):
+    """``a × b`` of motions given as two triples each, ``((ω, u), (ω', u'))``: ``[ω × ω'; ω × u' + u × ω']``."""
+    (w, u), (x, y) = a, b
+    c0, c1, c2 = _cross3(w, y), _cross3(u, x), _cross3(w, x)
+    return c2, (c0[0] + c1[0], c0[1] + c1[1], c0[2] + c1[2])
+
+
 def _rotor_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
     """A rotor link's partials along its ``θ̇`` and (``inboard``) the velocity ``v_o`` of the frame it
     hangs from, in closed form at the real state the arena holds (the ``velocities`` of
     :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9). Along ``e_d`` of ``v_o`` the
     hinge's ``v = ᵏX_o v_o + S θ̇`` moves by ``δv = ᵏX_o e_d`` (column ``d`` of ``E``) and ``ω_o`` by
     ``δω_o = e_d`` for ``d < 3``; along ``θ̇_ι``, ``v`` by ``δv = S e_ι`` and ``w = ω_o + N u θ̇₀`` by
-    ``δw = N u`` (``ι = 0``). ``ã = [c_J + v × v_J; 0]`` moves by ``δv × v_J`` (``v_o``) or by a
-    complex step of the joint terms alone (``θ̇``: ``c_J`` too), ``b = [v ×* I_k v; ω_o × I_r w]`` by
+    ``δw = N u`` (``ι = 0``). ``ã = [c_J + v × v_J; 0]`` moves by ``δv × v_J`` (``v_o``) or by
+    ``s × v_J + v × s`` (``θ̇``, ``s = S e_ι``; on a joint whose ``S`` moves by a complex step of
+    the joint terms alone, ``c_J`` too), ``b = [v ×* I_k v; ω_o × I_r w]`` by
     ``[δv ×* I_k v + v ×* I_k δv; δω_o × I_r w + ω_o × I_r (δω_o + δw)]``; its own frame's ``γ = 0``
     does not move."""
     c0, m, n, wo = row[Row.CONSTANTS], row[Row.NODE_DIM], row[Row.NV], row[Row.SCRATCH]
@@ -483,14 +500,19 @@ def _rotor_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, str
             e = (arena[h].real, arena[h + 1].real, arena[h + 2].real)
             u = (arena[h + 3].real, arena[h + 4].real, arena[h + 5].real)
             dw = (N * reals[ax], N * reals[ax + 1], N * reals[ax + 2]) if x == 0 else (0.0, 0.0, 0.0)
-            arena[vo + x] = complex(arena[vo + x].real, _STEP)  # the joint terms' a, by complex step
-            moved = call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], vo, io, wo, np.int64(_MOTION)))
-            arena[vo + x] = arena[vo + x].real
-            if not moved:
-                return False
-            ha = wo + HingeWork.acc
-            a0 = (arena[ha].imag / _STEP, arena[ha + 1].imag / _STEP, arena[ha + 2].imag / _STEP)
-            a1 = (arena[ha + 3].imag / _STEP, arena[ha + 4].imag / _STEP, arena[ha + 5].imag / _STEP)
+            if constant_motion(reals, c0):  # c_J = 0: ∂a = s × v_J + v × s
+                p0, p1 = _motion_cross3((e, u), (vj, vl))
+                q0, q1 = _motion_cross3(((v0, v1, v2), (v3, v4, v5)), (e, u))
+                a0, a1 = (p0[0] + q0[0], p0[1] + q0[1], p0[2] + q0[2]), (p1[0] + q1[0], p1[1] + q1[1], p1[2] + q1[2])
+            else:  # the joint terms' a, by complex step
+                arena[vo + x] = complex(arena[vo + x].real, _STEP)
+                moved = call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], vo, io, wo, np.int64(_MOTION)))
+                arena[vo + x] = arena[vo + x].real
+                if not moved:
+                    return False
+                ha = wo + HingeWork.acc
+                a0 = (arena[ha].imag / _STEP, arena[ha + 1].imag / _STEP, arena[ha + 2].imag / _STEP)
+                a1 = (arena[ha + 3].imag / _STEP, arena[ha + 4].imag / _STEP, arena[ha + 5].imag / _STEP)
             a2 = (0.0, 0.0, 0.0)
             r0 = (0.0, 0.0, 0.0)
         dn = (dot6(reals, ic, 1, e[0], e[1], e[2], u[0], u[1], u[2]), dot6(reals, ic + 6, 1, e[0], e[1], e[2], u[0], u[1], u[2]),
