@@ -65,7 +65,7 @@ def flexible_scratch(m: int, r: int) -> int:
     return int(HingeWork.SIZE + FlexibleWork.SIZE + 6 * r)
 
 
-@register
+@inline_kernel
 def _cross(a, b):
     """``a × b`` for three numbers each."""
     return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
@@ -274,7 +274,7 @@ def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra, structure, pose)
                                            + arena[R + 3 * i + 2] * ro[2])
 
 
-@register
+@inline_kernel
 def _dot(arena, o, stride, vo, count):
     """``Σ_j arena[o + j · stride] arena[vo + j]`` of the real parts."""
     s = 0.0
@@ -283,7 +283,7 @@ def _dot(arena, o, stride, vo, count):
     return s
 
 
-@register
+@inline_kernel
 def _shape(reals, so, arena, xo, r):
     """``Σ_j reals[so + j] arena[xo + j]`` (a row of a mode shape times ``η`` or ``η̇``, real parts)."""
     s = 0.0
@@ -292,7 +292,7 @@ def _shape(reals, so, arena, xo, r):
     return s
 
 
-@register
+@inline_kernel
 def _row(arena, o, e):
     """``Σ_l arena[o + l] e_l`` over six entries (a row of ``ᵒX_k``, real parts, times ``δv``)."""
     return (arena[o].real * e[0] + arena[o + 1].real * e[1] + arena[o + 2].real * e[2] + arena[o + 3].real * e[3]
