@@ -35,10 +35,15 @@ _TRIANGLE = ("entries of the 21 numbers of a symmetric 6 × 6's upper triangle h
 ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
     ("bodies/rigid.py", "hinge"): (frozenset({6, 7, 8}), _ROTATION + " (E_T)"),
     ("bodies/rigid.py", "placed_transform"): (frozenset({6, 7, 8}), _ROTATION + " (E_T)"),
+    ("bodies/rigid.py", "_rotor_velocities"): (frozenset({6, 7, 8}), "the rotor's three node coordinates follow the rigid "
+                                                                  "body's six (rows of ∂ã/∂v_o, ∂b/∂v_o, entries of 𝒱); "
+                                                                  + _ROTATION + " (I_r)"),
     ("bodies/rigid.py", "_rotor"): (frozenset({6}), "the rotor's three node coordinates follow the rigid body's six "
                                                     "(rows and columns 6…8 of E, H, M, a, 𝒱)"),
     ("bodies/flexible.py", "_flexible"): (frozenset({6, 7, 8}), "the r modal coordinates follow the rigid six "
                                                                 "(columns of B_i, entries of b and 𝒱); " + _ROTATION),
+    ("bodies/flexible.py", "_flexible_velocities"): (frozenset({6}), "the r modal rows of ∂b/∂v_o follow the rigid six"),
+    ("bodies/flexible.py", "_flexible_joint"): (frozenset({6}), "the r modal rows of ∂b follow the rigid six"),
     ("bodies/flexible.py", "_modal_node"): (frozenset({6, 7, 8}), _ROTATION + " (R_o); Π_o's columns follow "
                                                                   "ᵒX_k's six in Γ_o"),
     ("constrained.py", "_times"): (frozenset({6, 7, 8}), _ROTATION),

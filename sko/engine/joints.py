@@ -64,7 +64,7 @@ from sko.errors import JointError
 from sko.spatial import plucker
 
 __all__ = ["FIXED", "HELICAL", "PRISMATIC", "RACK_AND_PINION", "CYLINDRICAL", "PLANAR", "SPHERICAL",
-           "EULER_ZYX", "FREE", "ADDRESS", "PYTHON", "PARAMETERS", "Packed", "JointConstants", "LIBRARY",
+           "EULER_ZYX", "FREE", "ADDRESS", "PYTHON", "PARAMETERS", "Packed", "JointConstants", "LIBRARY", "CONSTANT_MOTION",
            "pack_joint", "checked_parameters", "joint_constants", "joint_kinematics", "joint_kinematics_at", "joint_qdot_at",
            "joint_normalize_at", "declaration", "coordinates_are_velocities", "quaternion_ok",
            "axis_rotation_transpose", "quaternion_transpose", "quaternion_rows", "expand", "reverse_transform",
@@ -428,6 +428,9 @@ LIBRARY = (
                   constant_motion=True),
 )
 assert all(entry.code == code for code, entry in enumerate(LIBRARY))
+#: per code of :data:`LIBRARY`, whether the joint's motion subspace ``S`` is constant in its
+#: successor's coordinates (so ``c_J = 0``)
+CONSTANT_MOTION = np.array([entry.constant_motion for entry in LIBRARY])
 
 
 # ---------------------------------------------------------------------------- the engine's calls

@@ -2,13 +2,15 @@
 Eq. 22–26, Algorithm 2): the kernel twin of :mod:`sko.systems.body_derivatives`.
 
 It takes a state table (:data:`~sko.engine.state_kernels.Row`) of bodies that all have a compiled
-state, for complex128 arenas, and one state's arena filled at the real state (imaginary parts
-zero). Each body's local partials are taken by complex step of its own state kernel alone, called
-at its address in that arena: its own ``q`` (along the tangent columns ``q̇(q, e_ι)``, Eq. 1) or
-``v`` entries, or the velocity of the inboard record it reads, carry ``i h``; its outputs' imaginary
-parts are read, and the entries are put back. After its last step the imaginary parts of its
-outputs are set to zero (their real parts are the real state's to ``O(h²)``, far below rounding),
-so its children read real records. Only the body kernels run in complex numbers; the recursion of
+state, for complex128 arenas, and one state's fresh arena (its real ``q`` and ``v`` set). Each
+body's local partials are taken by complex step of its own state kernel alone, called at its address
+in that arena: its own ``q`` (along the tangent columns ``q̇(q, e_ι)``, Eq. 1) or ``v`` entries, or
+the velocity of the inboard record it reads, carry ``i h``; its outputs' imaginary parts are read,
+and the entries are put back. After its last step the imaginary parts of its outputs are set to
+zero (their real parts are the real state's to ``O(h²)``, far below rounding), so its children read
+real records. The body's state is no call of its own: its first step, at the full terms and with
+the constants, writes every output (the real parts); only a body whose partials take no such step
+(a rigid body's closed form, no columns, or all along a declared joint) is filled first. Only the body kernels run in complex numbers; the recursion of
 Eq. 22–26 runs in float64 on the partials.
 
 Per body (row ``j``), :func:`plan` gives the offsets in a float64 work buffer of the columns of
@@ -34,7 +36,7 @@ from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns, offsets
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
-from sko.engine.state_kernels import Record, Row, Terms, fill_states
+from sko.engine.state_kernels import Record, Row, Terms, fill_states, root_record
 
 __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
            "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
@@ -49,10 +51,15 @@ __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_st
 #: their partials are read; those of ``E``, ``H``, ``M``, ``Γ``, which depend on ``q`` alone, are
 #: zero), ``JOINT`` (how many of its first columns along ``θ`` call its kernel with ``Terms.JOINT``,
 #: as it declares, :class:`~sko.engine.state_kernels.StateKernel`: the partials of ``M`` and the
-#: records' ``Γ`` there are zero and not read; 0 for a checked kernel, whose declaration is not trusted).
+#: records' ``Γ`` there are zero and not read; 0 for a checked kernel, whose declaration is not trusted),
+#: ``VELOCITIES`` (the address of the closed-form partials along ``θ̇`` and ``v_o`` its kernel declares,
+#: called instead of the complex steps there; 0: none, or a checked kernel), ``JOINT_PARTIALS`` (the
+#: address of the closed-form partials along a coordinate of ``JOINT`` it declares, called in those
+#: columns instead of its kernel; 0: none, or a checked kernel).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
-               "RIGID", "RATES", "NONZERO", "JOINT")
+               "RIGID", "RATES", "NONZERO", "JOINT", "VELOCITIES",
+               "JOINT_PARTIALS")
 #: The structural zeros of a body's local partials, found as they are read (exact zeros of the
 #: complex step or of the closed form; the work buffer's zeros elsewhere: the columns along the
 #: velocities at ``Terms.RATES``, those along ``θ̈``): per column ``x`` of its ``3 n``, a flag (1.0:
@@ -125,6 +132,10 @@ def plan(layout) -> LocalPlan:
         kernel = layout._kernels[j]
         pl[Plan.RATES] = int(kernel is not None and kernel.rates)
         pl[Plan.JOINT] = layout.joint_columns[j] if rows[j, Row.CHECK] < 0 else 0  # checked there when built
+        if kernel is not None and kernel.velocities is not None and rows[j, Row.CHECK] < 0:
+            pl[Plan.VELOCITIES] = kernel.velocities_address()
+        if pl[Plan.JOINT] > 0 and kernel.joint_partials is not None:  # JOINT: unchecked kernels only
+            pl[Plan.JOINT_PARTIALS] = kernel.joint_partials_address()
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
     scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
@@ -210,9 +221,10 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
     Algorithm 2 of DERIVATIVES.md §9; ``qdot`` the ``nq × nv`` matrix of the tangent columns
     (Eq. 1). ``ℳ = ∂T/∂θ̈`` comes from the same recursion, as columns whose seeds are
     ``σ = 0``, ``ϱ = H* e_ι`` and which call no kernel. ``work`` and ``scratch`` (of the sizes of
-    the plan, :class:`LocalPlan`) are zeroed first. Fills the states (``terms`` is
-    ``Terms.MOTION``, ``constants`` True: arguments, so the kernels are called with the types
-    they were compiled for). Returns −1; the row whose state kernel (or hinge force) rejected
+    the plan, :class:`LocalPlan`) are zeroed first. The states come from each body's first
+    step, or a fill (module docstring; ``terms`` is ``Terms.MOTION``, ``constants`` True:
+    arguments, so the kernels are called with the types they were compiled for), with a checked
+    kernel's outputs checked at the real state. Returns −1; the row whose state kernel (or hinge force) rejected
     the state or a complex-step state; :data:`NOT_FINITE_INPUT` when ``q``, ``v`` or ``dv``
     holds a number that is not finite (nothing else done), or :data:`NOT_FINITE_RESULT` when
     ``D`` does, or a body's ``α`` or ``f`` (the derivatives overflowed), or :data:`RAISED`. Its steps :func:`_scatter`,
@@ -237,12 +249,16 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
         work[i] = 0.0
     for i in range(scratch.shape[0]):
         scratch[i] = 0.0
-    status = fill_states(rows, reals, arena, terms, constants, 0, N)
-    if status >= 0:
-        return status
     scatter, gather, walks = steps[0], steps[1], steps[2]
-    for j in range(N):
-        status = _call(scatter, (rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, not constants))
+    for j in range(N):  # a body's state: its first complex step's real parts (_scatter), or a fill
+        row = rows[j]
+        if plan[j, Plan.RIGID] == 1 or plan[j, Plan.JOINT] >= row[Row.NV]:  # no column at the full terms
+            status = fill_states(rows, reals, arena, terms, constants, j, j + 1)
+            if status >= 0:
+                return status
+        elif constants and row[Row.PARENT] < 0:
+            root_record(arena, row[Row.INBOARD], reals)
+        status = _call(scatter, (rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, constants))
         if status != -1:
             return status
     for j in range(N - 1, -1, -1):
@@ -303,18 +319,24 @@ def forward(D, X):
             for k in range(j):
                 s -= L[i, k] * L[j, k]
             L[i, j] = s / d
-    y = np.empty(n)
-    for c in range(3 * n):
-        for i in range(n):  # L y = b: b = −D[:, c], or e_c of the identity
-            s = -D[i, c] if c < 2 * n else (1.0 if i == c - 2 * n else 0.0)
-            for k in range(i):
-                s -= L[i, k] * y[k]
-            y[i] = s / L[i, i]
-        for i in range(n - 1, -1, -1):  # Lᵀ x = y
-            s = y[i]
-            for k in range(i + 1, n):
-                s -= L[k, i] * X[k, c]
-            X[i, c] = s / L[i, i]
+    for i in range(n):  # L Y = [−∂T/∂θ | −∂T/∂θ̇ | I] row by row, a row's 3 nv columns at once
+        for c in range(3 * n):
+            X[i, c] = -D[i, c] if c < 2 * n else (1.0 if c == 2 * n + i else 0.0)
+        for k in range(i):
+            l = L[i, k]
+            for c in range(3 * n):
+                X[i, c] -= l * X[k, c]
+        d = L[i, i]
+        for c in range(3 * n):
+            X[i, c] /= d
+    for i in range(n - 1, -1, -1):  # Lᵀ X = Y, in place
+        for k in range(i + 1, n):
+            l = L[k, i]
+            for c in range(3 * n):
+                X[i, c] -= l * X[k, c]
+        d = L[i, i]
+        for c in range(3 * n):
+            X[i, c] /= d
     for i in range(n):
         for j in range(i):
             s = 0.5 * (X[i, 2 * n + j] + X[j, 2 * n + i])
@@ -339,8 +361,10 @@ def forward_call() -> Callable:
 
 @kernel
 def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, constants):
-    """Row ``j``: ``α``, the local partials, ``σ``, ``ϱ``, the own parts of ``f``, ``𝒫``, ``g``, and its
-    frame's seeds and transfer (Eq. 22–25); −1, or ``j`` when its kernel rejected a state."""
+    """Row ``j``: the local partials, ``α``, ``σ``, ``ϱ``, the own parts of ``f``, ``𝒫``, ``g``, and its
+    frame's seeds and transfer (Eq. 22–25); −1, or ``j`` when its kernel rejected a state (or, checked,
+    wrote outputs the checks refuse). With ``constants`` (a fresh arena) and a column at the full
+    terms, the body's first step is its first call in the arena (module docstring)."""
     row, pl = rows[j], plan[j]
     m, n, p = row[Row.NODE_DIM], row[Row.NV], row[Row.PARENT]
     x2, xc = 2 * n, 3 * n  # the columns that call the kernel (θ, θ̇), and all (θ, θ̇, θ̈)
@@ -353,36 +377,34 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     moving = _RATES if rates else terms  # the terms of a column along the velocities
     R, stride, rs = row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE], Record.SIZE + 6 * m
     dE, dH, dM, dA, dB, A, B = pl[Plan.DE], pl[Plan.DH], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.A], pl[Plan.B]
-    beta = scratch[Scratch.beta: Scratch.beta + 6]
-    alpha_p = plan[p, Plan.ALPHA] if p >= 0 else 0
-    for r in range(6):  # β_o = Γ_o α(℘)
-        s = 0.0
-        if p >= 0:
-            for c in range(mp):
-                s += arena[io + Record.SIZE + r * mp + c].real * work[alpha_p + c]
-        beta[r] = s
-    al = pl[Plan.ALPHA]
-    for r in range(m):  # α = E β + H* θ̈ + a (Eq. 22)
-        s = arena[ao + r].real
-        for c in range(6):
-            s += arena[eo + r * er + c * ec].real * beta[c]
-        for i in range(n):
-            s += arena[ho + i * m + r].real * dv[dof + i]
-        work[al + r] = s
-    # own columns: θ along q̇(q, e_ι), then θ̇ (Eq. 1, 21)
-    for x in range(x2):
+    # own columns: θ along q̇(q, e_ι), then θ̇ (Eq. 1, 21). In a fresh arena (no fill of this body) the
+    # body's first call is its first column at the full terms, with the constants: the column after JOINT's
+    fresh = constants and not rigid and joint < n
+    declared = pl[Plan.VELOCITIES] != 0
+    first = joint if fresh else 0
+    for k in range(x2):
+        x = first if k == 0 else k - 1 if k <= first else k
         if x < n:
             for i in range(nq):
                 arena[qo + i] = complex(arena[qo + i].real, h * qdot[qs + i, dof + x])
         else:
             arena[vo + x - n] = complex(arena[vo + x - n].real, h)
-        if not rigid:
+        if not rigid and not (declared and x >= n):
             if x == n and rates:  # the real state's E, H, M, Γ again, which RATES leaves as they are
                 _real_outputs(arena, row)
-            column_terms = (_JOINT if x < joint else terms) if x < n else moving
-            if not call_state(row[Row.KERNEL], (arena, row, reals, column_terms, constants)):
-                return j
-            _read_partials(arena, row, pl, work, x, xc, x < n or not rates, x >= joint)
+            if x < joint and pl[Plan.JOINT_PARTIALS] != 0:  # declared in closed form
+                if not call_state(pl[Plan.JOINT_PARTIALS], (arena, row, reals, work, dE + x * m * 6, dH + x * n * m,
+                                                            dA + x * m, dB + x * m,
+                                                            pl[Plan.RECORDS] + xc * 6 * m + x * 6, stride)):
+                    return j
+                nz = pl[Plan.NONZERO] + x
+                work[nz + Nonzero.E * xc] = _moved(work, dE + x * m * 6, m * 6)
+                work[nz + Nonzero.H * xc] = _moved(work, dH + x * n * m, n * m)
+            else:
+                column_terms = (_JOINT if x < joint else terms) if x < n else moving
+                if not call_state(row[Row.KERNEL], (arena, row, reals, column_terms, fresh and k == 0)):
+                    return j
+                _read_partials(arena, row, pl, work, x, xc, x < n or not rates, x >= joint)
         if row[Row.HINGE] != 0:
             so, c0 = row[Row.SCRATCH], row[Row.CONSTANTS]
             out = arena[so: so + n]
@@ -399,10 +421,15 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             arena[vo + i] = arena[vo + i].real
     if rigid:
         _rigid_partials(arena, row, pl, work, scratch, p >= 0)
+    elif declared:  # the columns along θ̇ and v_o in closed form
+        rates_at = pl[Plan.RECORDS] + xc * 6 * m  # record 0's ∂γ
+        if not call_state(pl[Plan.VELOCITIES], (arena, row, reals, work, p >= 0, A, B, rates_at + xc * 6, dA + n * m,
+                                                dB + n * m, rates_at + n * 6, stride)):
+            return j
     elif p >= 0:  # the inboard frame's velocity: A = ∂ã/∂v_o, B = ∂b/∂v_o, G = ∂γ/∂v_o
         for d in range(6):
             arena[io + Record.velocity + d] = complex(arena[io + Record.velocity + d].real, h)
-            if not call_state(row[Row.KERNEL], (arena, row, reals, moving, constants)):
+            if not call_state(row[Row.KERNEL], (arena, row, reals, moving, False)):
                 return j
             for r in range(m):
                 work[A + r * 6 + d] = arena[ao + r].imag * scale
@@ -414,6 +441,24 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             arena[io + Record.velocity + d] = arena[io + Record.velocity + d].real
     if not rigid and (x2 > 0 or p >= 0):  # the real state again, for the children: Re f(x + i h) = f(x) + O(h²)
         _real_outputs(arena, row)
+        if fresh and row[Row.CHECK] >= 0 and not call_state(row[Row.CHECKER], (arena, row, reals, terms, constants)):
+            return j  # a checked kernel's outputs at the real state (the fill's checks)
+    beta = scratch[Scratch.beta: Scratch.beta + 6]
+    alpha_p = plan[p, Plan.ALPHA] if p >= 0 else 0
+    for r in range(6):  # β_o = Γ_o α(℘)
+        s = 0.0
+        if p >= 0:
+            for c in range(mp):
+                s += arena[io + Record.SIZE + r * mp + c].real * work[alpha_p + c]
+        beta[r] = s
+    al = pl[Plan.ALPHA]
+    for r in range(m):  # α = E β + H* θ̈ + a (Eq. 22)
+        s = arena[ao + r].real
+        for c in range(6):
+            s += arena[eo + r * er + c * ec].real * beta[c]
+        for i in range(n):
+            s += arena[ho + i * m + r].real * dv[dof + i]
+        work[al + r] = s
     # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts, without the blocks of zeros (Nonzero)
     sg, rh, g, f, P = pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G], pl[Plan.F], pl[Plan.P]
     nzE, nzH, nzM = pl[Plan.NONZERO] + Nonzero.E * xc, pl[Plan.NONZERO] + Nonzero.H * xc, pl[Plan.NONZERO] + Nonzero.M * xc
@@ -457,6 +502,15 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     if p >= 0:
         _seeds(rows, arena, plan, work, j)
     return -1
+
+
+@register
+def _moved(work, w, size) -> float:
+    """1.0 where one of the ``size`` entries at ``work[w]`` is nonzero, else 0.0 (a :data:`Nonzero` flag)."""
+    moved = False
+    for i in range(size):
+        moved |= work[w + i] != 0.0
+    return 1.0 if moved else 0.0
 
 
 @register

@@ -41,7 +41,8 @@ columns of the local derivatives along them), which reads what ``MOTION`` does b
 records' ``Γ_o``; these hold that last call's values, which it may leave (a flexible body's mass
 matrix and modal frames, which depend on its modes only). The declaration is trusted where the
 kernel is not checked (the library's; *Checks* below); a checked kernel is called with
-``MOTION`` there.
+``MOTION`` there. A kernel may also declare its partials along ``θ̇`` and ``v_o`` in closed form
+(``velocities``, :class:`StateKernel`), and along its joint (``joint_partials``), trusted as ``joint`` is.
 ``constants`` is True on the first fill of an arena: what no state changes (a rigid body's ``M``,
 its record's ``Γ``) may be written then only. A simple kernel ignores both and writes everything.
 
@@ -88,7 +89,7 @@ from sko.bodies.contract import BodyError, CompiledState
 
 __all__ = ["Row", "Record", "Terms", "StateKernel", "KernelError", "state_kernel", "views", "record", "Inboard",
            "Outputs", "fill_states", "fill_batch", "checked_outputs", "ROOT_SIZE", "DTYPES", "numeric_state",
-           "check_compiled_state", "is_checked", "checker_address"]
+           "check_compiled_state", "is_checked", "checker_address", "root_record"]
 
 #: The columns of a body's row in the state table (offsets are into the state's arena).
 Row = columns(
@@ -179,11 +180,31 @@ class StateKernel:
         leave ``M`` and the records' ``Γ_o``. None (default): not declared. Checked for every
         kernel that declares it when the system's state layout is built (:meth:`joint_columns`),
         trusted only where the kernel is not checked.
+    velocities : callable or None
+        The body's partials along its hinge velocities ``θ̇`` and the velocity ``v_o`` of the frame
+        it hangs from, in closed form (DERIVATIVES.md §9), which the local derivatives then take
+        instead of complex steps of the kernel there:
+        ``velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride) -> bool``
+        writes, at the real state the arena holds (its outputs written, their real parts read),
+        the partials of ``a`` and ``b`` along ``θ̇_x`` as columns of ``m`` at ``work[dA + x m]``,
+        ``work[dB + x m]``, of the ``γ_o`` of each record ``k`` it offers at
+        ``work[dG + k · stride + 6 x]``, and with ``inboard`` ``∂ã/∂v_o``, ``∂b/∂v_o`` (``m × 6``,
+        row-major) at ``work[A]``, ``work[B]`` and each record's ``∂γ_o/∂v_o`` (``6 × 6``) at
+        ``work[G + k · stride]``; it may use its scratch. None (default): not declared. Trusted
+        only where the kernel is not checked (a checked kernel's columns are complex steps).
+    joint_partials : callable or None
+        The body's partials along one of the coordinates it declares ``joint`` for, in closed form,
+        called in such a column instead of the kernel, the arena's ``q`` carrying ``i h`` along it:
+        ``joint_partials(arena, row, reals, work, dE, dH, dA, dB, dG, stride) -> bool`` writes the
+        partials of ``E`` (``m × 6``), ``H`` (``n × m``), ``a``, ``b`` (``m``) at ``work[dE]`` …
+        ``work[dB]`` (row-major) and of each record's ``γ_o`` at ``work[dG + k · stride]``
+        (``M`` and the records' ``Γ_o`` do not move there); it may use its scratch. None (default):
+        not declared; trusted as ``joint``.
     """
 
     def __init__(self, function: Callable, *, own_frame_identity: bool = False, name: str | None = None,
                  constants=None, checks: bool | None = None, calls_hinge: bool = False, rates: bool = False,
-                 joint=None):
+                 joint=None, velocities: Callable | None = None, joint_partials: Callable | None = None):
         py_func = function.py_func if isinstance(function, Dispatcher) else function
         if not callable(py_func):
             raise BodyError(f"a state kernel must be a function, got {function!r}")
@@ -199,6 +220,15 @@ class StateKernel:
             raise BodyError(f"state kernel {self.name!r}: joint must be a non-negative number or a function of the "
                             f"packed constants, got {joint!r}")
         self.joint = joint
+        velocities = velocities.py_func if isinstance(velocities, Dispatcher) else velocities
+        if not (velocities is None or callable(velocities)):
+            raise BodyError(f"state kernel {self.name!r}: velocities must be a function or None, got {velocities!r}")
+        self.velocities = velocities
+        joint_partials = joint_partials.py_func if isinstance(joint_partials, Dispatcher) else joint_partials
+        if not (joint_partials is None or callable(joint_partials)):
+            raise BodyError(f"state kernel {self.name!r}: joint_partials must be a function or None, got "
+                            f"{joint_partials!r}")
+        self.joint_partials = joint_partials
         flags = dict(own_frame_identity=own_frame_identity, checks=checks, calls_hinge=calls_hinge, rates=rates)
         for flag, value in flags.items():
             if not (isinstance(value, (bool, np.bool_)) or value is None and flag == "checks"):
@@ -215,6 +245,7 @@ class StateKernel:
             pass
         self._addresses: dict = {}
         self._callable = None
+        self._declared: dict = {}
 
     def constants_size(self, constants: np.ndarray) -> int | None:
         """How many constants the kernel reads given its packed ``constants`` (None: not declared)."""
@@ -263,6 +294,34 @@ class StateKernel:
             address = self._addresses[dtype] = native_address(self.dispatcher, arguments)
         return address
 
+    def velocities_address(self) -> int:
+        """The address of the declared ``velocities`` partials (:class:`StateKernel`) compiled for
+        complex128 arenas (compiled, or loaded from the cache, on first use)."""
+        array = types.Array
+        return self._declared_address("velocities", (array(types.complex128, 1, "C"), array(types.int64, 1, "C"),
+                                                     array(types.float64, 1, "C"), array(types.float64, 1, "C"),
+                                                     types.boolean, *(types.int64,) * 7))
+
+    def joint_partials_address(self) -> int:
+        """The address of the declared ``joint_partials`` (:class:`StateKernel`) compiled for
+        complex128 arenas (compiled, or loaded from the cache, on first use)."""
+        array = types.Array
+        return self._declared_address("joint_partials", (array(types.complex128, 1, "C"), array(types.int64, 1, "C"),
+                                                         array(types.float64, 1, "C"), array(types.float64, 1, "C"),
+                                                         *(types.int64,) * 6))
+
+    def _declared_address(self, name: str, argtypes: tuple) -> int:
+        """The address of the declared function ``name`` (an attribute) compiled for ``argtypes``."""
+        dispatcher = self._declared.get(name)
+        if dispatcher is None:
+            dispatcher = self._declared[name] = njit(fastmath=FAST_MATH, error_model="numpy",
+                                                     no_cpython_wrapper=True)(getattr(self, name))
+            try:
+                cached(dispatcher)
+            except RuntimeError:  # no file to cache beside
+                pass
+        return native_address(dispatcher, argtypes)
+
     def python_callable(self):
         """The kernel compiled with numba's Python wrapper, so its exceptions reach Python with
         their messages (compiled on first use: only to explain a failure)."""
@@ -275,7 +334,8 @@ class StateKernel:
 
 
 def state_kernel(function: Callable | None = None, *, own_frame_identity: bool = False, name: str | None = None,
-                 constants=None, checks: bool | None = None, rates: bool = False, joint=None):
+                 constants=None, checks: bool | None = None, rates: bool = False, joint=None,
+                 velocities: Callable | None = None, joint_partials: Callable | None = None):
     """Register ``function`` as a state kernel (a decorator, with or without options; see
     :class:`StateKernel`):
 
@@ -285,7 +345,7 @@ def state_kernel(function: Callable | None = None, *, own_frame_identity: bool =
     ...     return True
     """
     options = dict(own_frame_identity=own_frame_identity, name=name, constants=constants, checks=checks, rates=rates,
-                   joint=joint)
+                   joint=joint, velocities=velocities, joint_partials=joint_partials)
     if function is None:
         return lambda f: StateKernel(f, **options)
     return StateKernel(function, **options)
@@ -383,7 +443,7 @@ def fill_states(rows, reals, arena, terms, constants, first, stop):
     for k in range(first, stop):
         row = rows[k]
         if constants and row[Row.PARENT] < 0:
-            _root(arena, row[Row.INBOARD], reals)
+            root_record(arena, row[Row.INBOARD], reals)
         if not call_state(row[Row.KERNEL], (arena, row, reals, terms, constants)):
             return k
         if row[Row.CHECK] >= 0 and not call_state(row[Row.CHECKER], (arena, row, reals, terms, constants)):
@@ -494,7 +554,7 @@ def _weight(arena, row):
 
 
 @register
-def _root(arena, o, reals):
+def root_record(arena, o, reals):
     """The inertial frame's record at ``o``: ``γ = −a_g = [0; −g]``, ``R = I``, ``p = 0``, ``v = 0``."""
     for i in range(ROOT_SIZE):
         arena[o + i] = 0

@@ -229,6 +229,157 @@ def test_a_joint_declaration_is_trusted_only_without_checks(checks):
     _agree(_beads_with(state_kernel(_declaring_a_joint, constants=8, joint=1, checks=checks)), 0)  # a true one
 
 
+def _partials_work(system, q, v, a, plan) -> np.ndarray:
+    """The work buffer of the compiled local derivatives at one state, run with ``plan``."""
+    from sko.engine import local_derivatives
+
+    layout = system._engine.layout
+    _, size, scratch = layout.local_plan
+    arena = np.zeros(layout.size, dtype=np.complex128)
+    arena[layout.q_offset: layout.q_offset + system.q_size] = q
+    arena[layout.v_offset: layout.v_offset + system.nv] = v
+    work, D = np.zeros(size), np.zeros((system.nv, 3 * system.nv))
+    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena,
+                                        np.ascontiguousarray(system.qdot_matrix(q)), a, plan, work, np.zeros(scratch), D,
+                                        int(Terms.MOTION), True, local_derivatives.steps(layout))
+    assert status == -1
+    return work
+
+
+@pytest.mark.parametrize("seed", [3, 5, 11])
+def test_partials_along_the_velocities_in_closed_form(seed):
+    """The flexible body's and the rotor link's kernels declare their partials along their ``θ̇`` and
+    the velocity ``v_o`` of the frame they hang from (``velocities``), the flexible body's along its
+    joint too (``joint_partials``): the plan marks every such body, and its ``∂a``, ``∂b`` and its
+    records' ``∂γ`` along ``θ̇``, ``A``, ``B``, ``G`` along ``v_o``, ``∂E``, ``∂H``, ``∂a``, ``∂b``,
+    ``∂γ`` and the flags of the blocks that move along the joint are those of the complex steps the
+    plan takes without the declarations, entry by entry; the derivatives are the whole complex step's."""
+    from sko.bodies.flexible import FlexibleBody
+    from sko.bodies.rotor import GearedRotorLink
+    from sko.engine.state_kernels import Row
+
+    system = random_system(seed, n_bodies=7)
+    layout = system._engine.layout
+    plan = layout.local_plan.plan
+    kinds = (FlexibleBody, GearedRotorLink)
+    declared = [j for j in range(plan.shape[0]) if plan[j, Plan.VELOCITIES] != 0]
+    assert declared == [j for j in range(plan.shape[0]) if isinstance(system.body(layout.bodies[layout.order[j]]), kinds)]
+    stepped = plan.copy()
+    stepped[:, Plan.VELOCITIES] = stepped[:, Plan.JOINT_PARTIALS] = 0
+    rng = np.random.default_rng(seed)
+    q, v = random_state(system, rng)
+    a = rng.standard_normal(system.nv)
+    closed, steps = _partials_work(system, q, v, a, plan), _partials_work(system, q, v, a, stepped)
+    moving = set()  # the kinds of block seen nonzero, and the body types with a parent
+    for j in declared:
+        m, n, stride = layout.rows[j, Row.NODE_DIM], layout.rows[j, Row.NV], plan[j, Plan.RECORD_STRIDE]
+        xc, child = 3 * n, layout.rows[j, Row.PARENT] >= 0
+        blocks = [("a", slice(plan[j, Plan.DA] + n * m, plan[j, Plan.DA] + 2 * n * m)),
+                  ("b", slice(plan[j, Plan.DB] + n * m, plan[j, Plan.DB] + 2 * n * m))]
+        if child:
+            blocks += [("A", slice(plan[j, Plan.A], plan[j, Plan.A] + 6 * m)),
+                       ("B", slice(plan[j, Plan.B], plan[j, Plan.B] + 6 * m))]
+            moving.add(type(system.body(layout.bodies[layout.order[j]])))
+        joint = plan[j, Plan.JOINT] if plan[j, Plan.JOINT_PARTIALS] else 0  # its columns along the joint
+        blocks += [("∂E", slice(plan[j, Plan.DE], plan[j, Plan.DE] + joint * m * 6)),
+                   ("∂H", slice(plan[j, Plan.DH], plan[j, Plan.DH] + joint * n * m)),
+                   ("∂a", slice(plan[j, Plan.DA], plan[j, Plan.DA] + joint * m)),
+                   ("∂b", slice(plan[j, Plan.DB], plan[j, Plan.DB] + joint * m))]
+        blocks += [(f"flag {block}", slice(plan[j, Plan.NONZERO] + block * xc, plan[j, Plan.NONZERO] + block * xc + joint))
+                   for block in range(3 + layout.rows[j, Row.RECORD_COUNT])]
+        for k in range(layout.rows[j, Row.RECORD_COUNT]):  # the body's own frame (k = 0): γ = 0
+            rates = plan[j, Plan.RECORDS] + k * stride + xc * 6 * m
+            blocks.append(("γ" if k else "γ own", slice(rates + n * 6, rates + 2 * n * 6)))
+            blocks.append(("∂γ" if k else "∂γ own", slice(rates, rates + joint * 6)))
+            if child:
+                blocks.append(("G" if k else "G own", slice(rates + xc * 6, rates + xc * 6 + 36)))
+        for kind, block in blocks:
+            scale = np.abs(steps[block]).max(initial=0.0)
+            if scale > 0:
+                moving.add(kind)
+            # to 1e-12 of the block, or of 1 where the steps' block is rounding (a closed form's exact zero)
+            np.testing.assert_allclose(closed[block], steps[block], rtol=1e-12, atol=1e-12 * max(scale, 1.0))
+    assert moving == {"a", "b", "γ", "A", "B", "G", "∂E", "∂a", "∂b", "∂γ", "flag 0", *kinds}
+    _agree(system, seed)
+
+
+def test_partials_along_the_velocities_on_joints_whose_motion_subspace_moves():
+    """On a joint whose ``S`` moves (a rack and pinion: ``c_J ≠ 0``) the declared partials take the
+    joint terms' ``a`` along ``θ̇`` by a complex step of the joint terms alone: the flexible body's
+    and the rotor link's agree with the whole complex step."""
+    from sko.bodies import GearedRotorLink, RackAndPinion
+    from sko.examples.bodies import _random_flexible, _random_inertia, _random_placement
+
+    rng = np.random.default_rng(5)
+    bodies = [RigidBody("a", None, Revolute([0.3, 1.0, 0.2]), _random_inertia(rng)),
+              _random_flexible(rng, "f", "a", RackAndPinion(0.2), None, 2, True, _random_placement(rng), []),
+              GearedRotorLink("r", "f", RackAndPinion(0.3), _random_inertia(rng), rotor_axis=[0.2, 0.1, 1.0],
+                              gear_ratio=12.0, axial_inertia=4e-3, transverse_inertia=3e-3, attach="node0"),
+              _random_flexible(rng, "g", "r", RackAndPinion(0.1), None, 1, True, _random_placement(rng), [])]
+    system = MultibodySystem(bodies)
+    plan = system._engine.layout.local_plan.plan
+    assert (plan[:, Plan.VELOCITIES] != 0).sum() == 3
+    for seed in (0, 1):
+        _agree(system, seed)
+
+
+def _wrong_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
+    """Partials along the velocities that are all zero (deliberately wrong for the bead)."""
+    for i in range(3):
+        work[dA + i] = 0.0
+        work[dB + i] = 0.0
+    for i in range(18 if inboard else 0):
+        work[A + i] = 0.0
+        work[B + i] = 0.0
+    return True
+
+
+@pytest.mark.parametrize("checks", [True, False])
+def test_a_velocities_declaration_is_trusted_only_without_checks(checks):
+    """A kernel's closed-form partials along its velocities (``velocities``) are called only where
+    its checks are off. A wrong one: checked, the derivatives are the whole complex step's (the
+    declaration never called); unchecked, it is trusted and they are not."""
+    system = _beads_with(state_kernel(_declaring_a_joint, constants=8, checks=checks, velocities=_wrong_velocities))
+    layout = system._engine.layout
+    marked = {layout.bodies[layout.order[j]]: bool(row[Plan.VELOCITIES]) for j, row in enumerate(layout.local_plan.plan)}
+    assert marked["bead-on-pendulum"] == marked["bead-on-beam"] == (not checks)
+    if checks:
+        _agree(system, 0)
+    else:
+        with pytest.raises(AssertionError):
+            _agree(system, 0)
+    with pytest.raises(SKOError, match="velocities must be a function"):
+        state_kernel(_declaring_a_joint, velocities=3)
+
+
+def _wrong_joint_partials(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
+    """Partials along the joint that are all zero (deliberately wrong for the bead)."""
+    for i in range(3):
+        work[dA + i] = 0.0
+        work[dB + i] = 0.0
+    return True
+
+
+@pytest.mark.parametrize("checks", [True, False])
+def test_joint_partials_are_trusted_only_without_checks(checks):
+    """A kernel's closed-form partials along its declared joint (``joint_partials``) are called only
+    where its checks are off (where ``joint`` is trusted). A wrong one: checked, the derivatives are
+    the whole complex step's; unchecked, it is trusted and they are not."""
+    system = _beads_with(state_kernel(_declaring_a_joint, constants=8, joint=1, checks=checks,
+                                      joint_partials=_wrong_joint_partials))
+    layout = system._engine.layout
+    marked = {layout.bodies[layout.order[j]]: bool(row[Plan.JOINT_PARTIALS]) for j, row in
+              enumerate(layout.local_plan.plan)}
+    assert marked["bead-on-pendulum"] == marked["bead-on-beam"] == (not checks)
+    if checks:
+        _agree(system, 0)
+    else:
+        with pytest.raises(AssertionError):
+            _agree(system, 0)
+    with pytest.raises(SKOError, match="joint_partials must be a function"):
+        state_kernel(_declaring_a_joint, joint_partials=3)
+
+
 @pytest.mark.parametrize("checks", [True, False])
 @pytest.mark.parametrize("joint, message", [(5, "joint declaration gives 5"),
                                             (lambda c: c[100], "joint declaration fails on 8 packed constants")])

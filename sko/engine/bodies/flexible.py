@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from sko.engine.fields import offsets
-from sko.engine.jit import kernel, register
+from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import Record, Row, StateKernel, Terms, numeric_state
-from sko.engine.bodies.rigid import HingeWork, Placement, call_hinge, placement_constants, transform
+from sko.engine.bodies.rigid import HingeWork, Placement, call_hinge, constant_motion, placement_constants, transform
 
 __all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients"]
 
@@ -55,19 +55,17 @@ def exp_map_coefficients(s):
             (th * sin / 2 - (1 - cos)) / s**2, ((1 - cos) * th - 3 * (th - sin)) / (2 * th**5))
 
 
-#: The scratch of :func:`_flexible` after the hinge's: a particle's ``r_i`` and ``Φ_i η̇``; a
-#: modal node's rotation ``R_o = exp(ψ×)`` and ``J_r(ψ)`` (row-major), ``ψ``, ``ψ̇``, ``r_o`` and
-#: ``v_rel``; then ``B_i`` (3 × m) and ``Π_o`` (6 × r).
-FlexibleWork = offsets("FlexibleWork", particle=3, particle_rate=3, rotation=9, jacobian=9, psi=3, psi_rate=3,
-                       origin=3, relative=6)
+#: The scratch of :func:`_flexible` after the hinge's: a modal node's rotation ``R_o = exp(ψ×)`` and
+#: ``J_r(ψ)`` (row-major), ``ψ``, ``ψ̇``, ``r_o`` and ``v_rel``; then ``Π_o`` (6 × r).
+FlexibleWork = offsets("FlexibleWork", rotation=9, jacobian=9, psi=3, psi_rate=3, origin=3, relative=6)
 
 
 def flexible_scratch(m: int, r: int) -> int:
     """The scratch a flexible body with node dimension ``m`` and ``r`` modes declares."""
-    return int(HingeWork.SIZE + FlexibleWork.SIZE + 3 * m + 6 * r)
+    return int(HingeWork.SIZE + FlexibleWork.SIZE + 6 * r)
 
 
-@register
+@inline_kernel
 def _cross(a, b):
     """``a × b`` for three numbers each."""
     return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
@@ -101,8 +99,7 @@ def _flexible(arena, row, reals, terms, constants):
     damping = stiffness + r * r
     nodes = damping + r * r
     fw = wo + HingeWork.SIZE
-    bw = fw + FlexibleWork.SIZE  # B_i, 3 × m
-    pw = bw + 3 * m  # Π_o, 6 × r
+    pw = fw + FlexibleWork.SIZE  # Π_o, 6 × r
     zero = 0 * arena[vel]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     hb, mo, ao, bo, vo = row[Row.H], row[Row.M], row[Row.A], row[Row.B], row[Row.VELOCITY]
@@ -123,30 +120,50 @@ def _flexible(arena, row, reals, terms, constants):
                 1.0 + zero if i == 6 + j - jnv else zero)
     w = (arena[vel], arena[vel + 1], arena[vel + 2])
     world0 = world1 = world2 = zero
-    rc, pc = fw + FlexibleWork.particle, fw + FlexibleWork.particle_rate
-    for i in range(n):
-        for c in range(3):  # r_i = p_i + Φ_i η, Φ_i η̇; B_i = [−r_i×, I, Φ_i]
-            arena[rc + c] = reals[positions + 3 * i + c] + zero
-            arena[pc + c] = zero
-            for j in range(r):
-                shape = reals[shapes + (3 * i + c) * r + j]
-                arena[rc + c] += shape * arena[qe + j]
-                arena[pc + c] += shape * arena[ve + j]
-                arena[bw + c * m + 6 + j] = shape
-            for j in range(6):
-                arena[bw + c * m + j] = 1.0 + zero if j == 3 + c else zero
-        r0, r1, r2 = arena[rc], arena[rc + 1], arena[rc + 2]
-        arena[bw + 1], arena[bw + 2], arena[bw + m + 2] = r2, -r1, r0
-        arena[bw + m], arena[bw + 2 * m], arena[bw + 2 * m + 1] = -r2, r1, -r0
+    for i in range(n):  # B_i = [−r_i×, I, Φ_i] in registers: B_i* y = [(−r_i×)ᵀ y; y; Φ_iᵀ y]
+        sh = shapes + 3 * i * r  # Φ_i(c, j) at sh + c r + j
+        r0, r1, r2 = reals[positions + 3 * i] + zero, reals[positions + 3 * i + 1] + zero, reals[positions + 3 * i + 2] + zero
+        d0 = d1 = d2 = zero  # Φ_i η̇
+        for j in range(r):
+            r0 += reals[sh + j] * arena[qe + j]
+            r1 += reals[sh + r + j] * arena[qe + j]
+            r2 += reals[sh + 2 * r + j] * arena[qe + j]
+            d0 += reals[sh + j] * arena[ve + j]
+            d1 += reals[sh + r + j] * arena[ve + j]
+            d2 += reals[sh + 2 * r + j] * arena[ve + j]
         cw = _cross(w, (r0, r1, r2))  # u_i = ω × r_i + v + Φ_i η̇, y = ω × (Φ_i η̇ + u_i)
-        y = _cross(w, (cw[0] + arena[vel + 3] + 2 * arena[pc], cw[1] + arena[vel + 4] + 2 * arena[pc + 1],
-                       cw[2] + arena[vel + 5] + 2 * arena[pc + 2]))
+        y = _cross(w, (cw[0] + arena[vel + 3] + 2 * d0, cw[1] + arena[vel + 4] + 2 * d1, cw[2] + arena[vel + 5] + 2 * d2))
         mi = reals[mu + i]
-        for j in range(m):  # b += μ B_i* y, M += μ B_i* B_i (upper triangle)
-            b0, b1, b2 = arena[bw + j], arena[bw + m + j], arena[bw + 2 * m + j]
-            arena[bo + j] += mi * (b0 * y[0] + b1 * y[1] + b2 * y[2])
-            for l in range(j, mg if constants or j < 3 else 0):
-                arena[mo + j * m + l] += mi * (b0 * arena[bw + l] + b1 * arena[bw + m + l] + b2 * arena[bw + 2 * m + l])
+        K = ((zero, r2, -r1), (-r2, zero, r0), (r1, -r0, zero))  # the rows of B_i's first block, −r_i×
+        for c in range(3):  # b += μ B_i* y
+            arena[bo + c] += mi * (K[0][c] * y[0] + K[1][c] * y[1] + K[2][c] * y[2])
+            arena[bo + 3 + c] += mi * y[c]
+        for j in range(r):
+            arena[bo + 6 + j] += mi * (reals[sh + j] * y[0] + reals[sh + r + j] * y[1] + reals[sh + 2 * r + j] * y[2])
+        if mg:  # M += μ B_i* B_i, upper triangle: rows 0…2 (they move with r_i), the rest with the constants
+            for a in range(3):  # (−r×)ᵀ(−r×); (−r×)ᵀ = r×; (−r×)ᵀ Φ_i
+                for b in range(a, 3):
+                    arena[mo + a * m + b] += mi * (K[0][a] * K[0][b] + K[1][a] * K[1][b] + K[2][a] * K[2][b])
+            arena[mo + 4] -= mi * r2
+            arena[mo + 5] += mi * r1
+            arena[mo + m + 3] += mi * r2
+            arena[mo + m + 5] -= mi * r0
+            arena[mo + 2 * m + 3] -= mi * r1
+            arena[mo + 2 * m + 4] += mi * r0
+            for j in range(r):
+                for a in range(3):
+                    arena[mo + a * m + 6 + j] += mi * (K[0][a] * reals[sh + j] + K[1][a] * reals[sh + r + j]
+                                                       + K[2][a] * reals[sh + 2 * r + j])
+            if constants:
+                for a in range(3):
+                    arena[mo + (3 + a) * m + 3 + a] += mi
+                    for j in range(r):
+                        arena[mo + (3 + a) * m + 6 + j] += mi * reals[sh + a * r + j]
+                for j in range(r):
+                    for l in range(j, r):
+                        arena[mo + (6 + j) * m + 6 + l] += mi * (reals[sh + j] * reals[sh + l] + reals[sh + r + j]
+                                                                 * reals[sh + r + l] + reals[sh + 2 * r + j]
+                                                                 * reals[sh + 2 * r + l])
         if pose:
             world0 += mi * (arena[p] + arena[R] * r0 + arena[R + 1] * r1 + arena[R + 2] * r2)
             world1 += mi * (arena[p + 1] + arena[R + 3] * r0 + arena[R + 4] * r1 + arena[R + 5] * r2)
@@ -257,6 +274,272 @@ def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra, structure, pose)
                                            + arena[R + 3 * i + 2] * ro[2])
 
 
+@inline_kernel
+def _dot(arena, o, stride, vo, count):
+    """``Σ_j arena[o + j · stride] arena[vo + j]`` of the real parts."""
+    s = 0.0
+    for j in range(count):
+        s += arena[o + j * stride].real * arena[vo + j].real
+    return s
+
+
+@inline_kernel
+def _shape(reals, so, arena, xo, r):
+    """``Σ_j reals[so + j] arena[xo + j]`` (a row of a mode shape times ``η`` or ``η̇``, real parts)."""
+    s = 0.0
+    for j in range(r):
+        s += reals[so + j] * arena[xo + j].real
+    return s
+
+
+@inline_kernel
+def _row(arena, o, e):
+    """``Σ_l arena[o + l] e_l`` over six entries (a row of ``ᵒX_k``, real parts, times ``δv``)."""
+    return (arena[o].real * e[0] + arena[o + 1].real * e[1] + arena[o + 2].real * e[2] + arena[o + 3].real * e[3]
+            + arena[o + 4].real * e[4] + arena[o + 5].real * e[5])
+
+
+#: the complex step of the joint terms along ``θ̇`` (DERIVATIVES.md Eq. 21), and the terms they are called with
+_STEP, _MOTION = 1e-30, int(Terms.MOTION)
+
+
+@register
+def _out(own, m, d, i):
+    """Where :func:`_flexible_velocities` puts entry ``i`` of ``ã`` or ``b`` along direction ``d``:
+    an offset from ``A`` (``m × 6``, the first ``own`` directions, ``v_o``) or from ``dA`` (a column
+    of ``m`` per ``θ̇``)."""
+    return i * 6 + d if d < own else (d - own) * m + i
+
+
+@inline_kernel
+def _direction(arena, eo, er, ec, ho, m, jnv, inboard, d):
+    """``δv`` of a direction ``d`` of :func:`_flexible_velocities` (six numbers): the column ``d`` of
+    ``E`` (``v_o``, with ``inboard``), then ``S e_ι`` (row ``ι`` of ``H``: the joint's ``θ̇``), then
+    zero (the modes' ``η̇``)."""
+    if inboard and d < 6:
+        return (arena[eo + d * ec].real, arena[eo + er + d * ec].real, arena[eo + 2 * er + d * ec].real,
+                arena[eo + 3 * er + d * ec].real, arena[eo + 4 * er + d * ec].real, arena[eo + 5 * er + d * ec].real)
+    x = d - (6 if inboard else 0)
+    if x < jnv:
+        h = ho + x * m
+        return (arena[h].real, arena[h + 1].real, arena[h + 2].real, arena[h + 3].real, arena[h + 4].real,
+                arena[h + 5].real)
+    return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
+    """The partials of a flexible body along its ``θ̇`` and (``inboard``) the velocity ``v_o`` of
+    the frame it hangs from, in closed form at the real state the arena holds (the ``velocities``
+    of :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9). Along ``v_o`` and the
+    joint's ``θ̇`` the hinge's ``v = [ω; v_l] = ᵏX_o v_o + S θ̇_J`` moves by ``δv`` (a column of
+    ``ᵏX_o`` or of ``S``), along a mode's ``η̇_j`` the modal rates by ``e_j``. Then ``ã`` moves by
+    ``δv × v_J`` (``v_o``), by ``s × v_J + v × s`` (the joint's ``θ̇``, ``s = S e_ι``; on a joint
+    whose ``S`` moves, by a complex step of the joint terms alone, ``c_J`` too) or not at all; ``b = Σ μ_i B_i* y_i + [0; K η + C η̇]`` with
+    ``y_i = ω × (ω × r_i + v_l + 2 Φ_i η̇)`` by ``B_i* δy_i + [0; C δη̇]``,
+    ``δy_i = δω × (ω × r_i + v_l + 2 Φ_i η̇) + ω × (δω × r_i + δv_l + 2 Φ_i δη̇)``; a modal node's
+    ``γ_o = −v_rel × ᵒX_k v + [J̇_r Ψ_o η̇; 0]`` (``[ᵒX_k, Π_o] = Γ_o``, ``v_rel = Π_o η̇``,
+    :func:`_modal_node`) by its derivative in ``v`` and ``η̇``; its own frame's ``γ = 0`` not at all."""
+    c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
+    n = int(reals[c0 + FlexibleConstants.particles])
+    r = int(reals[c0 + FlexibleConstants.modes])
+    nn = int(reals[c0 + FlexibleConstants.nodes])
+    m, nv = 6 + r, row[Row.NV]
+    jnq, jnv = int(reals[c0 + JointConstants.nq]), int(reals[c0 + JointConstants.nv])
+    qe, ve, vo = row[Row.Q] + jnq, row[Row.V] + jnv, row[Row.V]
+    mu = c0 + FlexibleConstants.SIZE
+    positions = mu + n
+    shapes = positions + 3 * n
+    damping = shapes + 3 * n * r + r * r
+    nodes = damping + r * r
+    eo, er, ec, ho, Vo = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.VELOCITY]
+    own = 6 if inboard else 0  # the first direction along θ̇
+    first, count = 0, own + nv
+    for d in range(first, count):  # zeros, then ∂ã
+        for i in range(m):
+            work[(A if d < own else dA) + _out(own, m, d, i)] = 0.0
+            work[(B if d < own else dB) + _out(own, m, d, i)] = 0.0
+    vJ = (_dot(arena, ho, m, vo, jnv), _dot(arena, ho + 1, m, vo, jnv), _dot(arena, ho + 2, m, vo, jnv),
+          _dot(arena, ho + 3, m, vo, jnv), _dot(arena, ho + 4, m, vo, jnv), _dot(arena, ho + 5, m, vo, jnv))  # S θ̇
+    for d in range(own):  # δv × v_J
+        e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
+        t0 = _cross((e[0], e[1], e[2]), (vJ[0], vJ[1], vJ[2]))
+        t1, t2 = _cross((e[0], e[1], e[2]), (vJ[3], vJ[4], vJ[5])), _cross((e[3], e[4], e[5]), (vJ[0], vJ[1], vJ[2]))
+        for i in range(3):
+            work[A + i * 6 + d] = t0[i]
+            work[A + (3 + i) * 6 + d] = t1[i] + t2[i]
+    closed = constant_motion(reals, c0)
+    V = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real, arena[Vo + 3].real, arena[Vo + 4].real,
+         arena[Vo + 5].real)
+    for x in range(jnv):  # the joint terms' a along θ̇_x: s × v_J + v × s (c_J = 0), else by complex step
+        if closed:
+            s = _direction(arena, eo, er, ec, ho, m, jnv, False, x)
+            p0, p1 = _cross((s[0], s[1], s[2]), (vJ[0], vJ[1], vJ[2])), _cross((s[0], s[1], s[2]), (vJ[3], vJ[4], vJ[5]))
+            p2 = _cross((s[3], s[4], s[5]), (vJ[0], vJ[1], vJ[2]))
+            q0, q1 = _cross((V[0], V[1], V[2]), (s[0], s[1], s[2])), _cross((V[0], V[1], V[2]), (s[3], s[4], s[5]))
+            q2 = _cross((V[3], V[4], V[5]), (s[0], s[1], s[2]))
+            for i in range(3):
+                work[dA + x * m + i] = p0[i] + q0[i]
+                work[dA + x * m + 3 + i] = p1[i] + p2[i] + q1[i] + q2[i]
+            continue
+        arena[vo + x] = complex(arena[vo + x].real, _STEP)
+        moved = call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], vo, io, wo, np.int64(_MOTION)))
+        arena[vo + x] = arena[vo + x].real
+        if not moved:
+            return False
+        for i in range(6):
+            work[dA + x * m + i] = arena[wo + HingeWork.acc + i].imag / _STEP
+    for j in range(r):  # b's damping along η̇_j
+        for i in range(r):
+            work[dB + (jnv + j) * m + 6 + i] = reals[damping + i * r + j]
+    w = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real)
+    for i in range(n):
+        sh = shapes + 3 * i * r  # r_i = p_i + Φ_i η; t = ω × r_i + v_l + 2 Φ_i η̇
+        x = (reals[positions + 3 * i] + _shape(reals, sh, arena, qe, r),
+             reals[positions + 3 * i + 1] + _shape(reals, sh + r, arena, qe, r),
+             reals[positions + 3 * i + 2] + _shape(reals, sh + 2 * r, arena, qe, r))
+        wr = _cross(w, x)
+        t = (wr[0] + arena[Vo + 3].real + 2 * _shape(reals, sh, arena, ve, r),
+             wr[1] + arena[Vo + 4].real + 2 * _shape(reals, sh + r, arena, ve, r),
+             wr[2] + arena[Vo + 5].real + 2 * _shape(reals, sh + 2 * r, arena, ve, r))
+        mi = reals[mu + i]
+        for d in range(first, count):
+            e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
+            mode = d - own - jnv  # η̇_mode, or < 0
+            dx = _cross((e[0], e[1], e[2]), x)
+            dl = (dx[0] + e[3], dx[1] + e[4], dx[2] + e[5])
+            if mode >= 0:
+                dl = (dl[0] + 2 * reals[sh + mode], dl[1] + 2 * reals[sh + r + mode], dl[2] + 2 * reals[sh + 2 * r + mode])
+            y1, y2 = _cross((e[0], e[1], e[2]), t), _cross(w, dl)
+            dy = (mi * (y1[0] + y2[0]), mi * (y1[1] + y2[1]), mi * (y1[2] + y2[2]))
+            rd = _cross(x, dy)  # B_i* δy = [r_i × δy; δy; Φ_iᵀ δy]
+            b = B if d < own else dB
+            for c in range(3):
+                work[b + _out(own, m, d, c)] += rd[c]
+                work[b + _out(own, m, d, 3 + c)] += dy[c]
+            for j in range(r):
+                work[b + _out(own, m, d, 6 + j)] += (reals[sh + j] * dy[0] + reals[sh + r + j] * dy[1]
+                                            + reals[sh + 2 * r + j] * dy[2])
+    size = Record.SIZE + 6 * m
+    for d in range(first, count):  # the own frame's γ = 0
+        for i in range(6):
+            work[(G + i * 6 + d) if d < own else (dG + (d - own) * 6 + i)] = 0.0
+    for k in range(1, nn + 1):
+        nb = nodes + (k - 1) * (3 + 6 * r)  # p_o, Φ_o, Ψ_o (3 × r each)
+        psi_o = nb + 3 + 3 * r
+        go = row[Row.RECORDS] + k * size + Record.SIZE  # Γ_o = [ᵒX_k, Π_o], 6 × m
+        psi = (_shape(reals, psi_o, arena, qe, r), _shape(reals, psi_o + r, arena, qe, r),
+               _shape(reals, psi_o + 2 * r, arena, qe, r))
+        psid = (_shape(reals, psi_o, arena, ve, r), _shape(reals, psi_o + r, arena, ve, r),
+                _shape(reals, psi_o + 2 * r, arena, ve, r))
+        _, _, C, dB_, dC = exp_map_coefficients(psi[0] * psi[0] + psi[1] * psi[1] + psi[2] * psi[2])
+        sdot = 2 * (psi[0] * psid[0] + psi[1] * psid[1] + psi[2] * psid[2])
+        kp = _cross(psi, psid)
+        wr = (_dot(arena, go + 6, 1, ve, r), _dot(arena, go + m + 6, 1, ve, r), _dot(arena, go + 2 * m + 6, 1, ve, r))
+        lr = (_dot(arena, go + 3 * m + 6, 1, ve, r), _dot(arena, go + 4 * m + 6, 1, ve, r),
+              _dot(arena, go + 5 * m + 6, 1, ve, r))  # v_rel = Π_o η̇
+        xa = (_dot(arena, go, 1, Vo, 6), _dot(arena, go + m, 1, Vo, 6), _dot(arena, go + 2 * m, 1, Vo, 6))
+        xl = (_dot(arena, go + 3 * m, 1, Vo, 6), _dot(arena, go + 4 * m, 1, Vo, 6), _dot(arena, go + 5 * m, 1, Vo, 6))
+        for d in range(first, count):
+            e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
+            mode = d - own - jnv
+            dxa = (_row(arena, go, e), _row(arena, go + m, e), _row(arena, go + 2 * m, e))  # ᵒX_k δv
+            dxl = (_row(arena, go + 3 * m, e), _row(arena, go + 4 * m, e), _row(arena, go + 5 * m, e))
+            dwr = dlr = dpsid = (0.0, 0.0, 0.0)
+            if mode >= 0:  # δv_rel = Π_o e_j, δψ̇ = Ψ_o e_j
+                pc = go + 6 + mode
+                dwr = (arena[pc].real, arena[pc + m].real, arena[pc + 2 * m].real)
+                dlr = (arena[pc + 3 * m].real, arena[pc + 4 * m].real, arena[pc + 5 * m].real)
+                dpsid = (reals[psi_o + mode], reals[psi_o + r + mode], reals[psi_o + 2 * r + mode])
+            dsdot = 2 * (psi[0] * dpsid[0] + psi[1] * dpsid[1] + psi[2] * dpsid[2])
+            dkp = _cross(psi, dpsid)
+            a1, da1 = _cross(psi, kp), _cross(psi, dkp)
+            da2a, da2b = _cross(dpsid, kp), _cross(psid, dkp)
+            g0a, g0b = _cross(dwr, xa), _cross(wr, dxa)
+            g1a, g1b = _cross(dlr, xa), _cross(lr, dxa)
+            g2a, g2b = _cross(dwr, xl), _cross(wr, dxl)
+            g3a, g3b = _cross(dwr, lr), _cross(wr, dlr)
+            for i in range(3):
+                ga = (-(g0a[i] + g0b[i]) - dB_ * (dsdot * kp[i] + sdot * dkp[i]) + dC * (dsdot * a1[i] + sdot * da1[i])
+                      + C * (da2a[i] + da2b[i]))
+                gl = -(g1a[i] + g1b[i] + g2a[i] + g2b[i]) - (g3a[i] + g3b[i])
+                if d < own:
+                    work[G + k * stride + i * 6 + d] = ga
+                    work[G + k * stride + (3 + i) * 6 + d] = gl
+                else:
+                    work[dG + k * stride + (d - own) * 6 + i] = ga
+                    work[dG + k * stride + (d - own) * 6 + 3 + i] = gl
+    return True
+
+
+def _flexible_joint(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
+    """A flexible body's partials along one of its joint's coordinates in closed form (the ``joint``
+    partials of :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9): the arena's
+    ``q`` carries ``i h`` along the column, its joint's entries only. A complex step of the joint
+    terms alone gives ``δ(ᵏX_o)``, ``δS`` (``∂E``, ``∂H``), ``δa`` (the hinge's, ``c_J`` included) and
+    ``δv`` of the frame's velocity; ``M``, ``Γ_o`` and the particles do not move, so
+    ``b = Σ μ_i B_i* y_i + …`` moves by ``B_i* δy_i``, ``δy_i = δω × (ω × r_i + v_l + 2 Φ_i η̇) +
+    ω × (δω × r_i + δv_l)``, and a modal node's ``γ_o = −v_rel × ᵒX_k v + …`` by ``−v_rel × ᵒX_k δv``."""
+    c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
+    n = int(reals[c0 + FlexibleConstants.particles])
+    r = int(reals[c0 + FlexibleConstants.modes])
+    nn = int(reals[c0 + FlexibleConstants.nodes])
+    m, nv = 6 + r, row[Row.NV]
+    jnq, jnv = int(reals[c0 + JointConstants.nq]), int(reals[c0 + JointConstants.nv])
+    qe, ve = row[Row.Q] + jnq, row[Row.V] + jnv
+    mu = c0 + FlexibleConstants.SIZE
+    positions = mu + n
+    shapes = positions + 3 * n
+    Vo = row[Row.VELOCITY]
+    if not call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], row[Row.V], io, wo, np.int64(_MOTION))):
+        return False
+    xo, so, vel, acc = wo + HingeWork.X, wo + HingeWork.S, wo + HingeWork.v, wo + HingeWork.acc
+    for i in range(m):  # ∂E = [δX; 0], ∂H = [δS*, 0], ∂a = [δa; 0], b's modal rows
+        for c in range(6):
+            work[dE + i * 6 + c] = arena[xo + 6 * i + c].imag / _STEP if i < 6 else 0.0
+        work[dA + i] = arena[acc + i].imag / _STEP if i < 6 else 0.0
+        work[dB + i] = 0.0
+    for j in range(nv):
+        for i in range(m):
+            work[dH + j * m + i] = arena[so + 6 * i + j].imag / _STEP if i < 6 and j < jnv else 0.0
+    e = (arena[vel].imag / _STEP, arena[vel + 1].imag / _STEP, arena[vel + 2].imag / _STEP,
+         arena[vel + 3].imag / _STEP, arena[vel + 4].imag / _STEP, arena[vel + 5].imag / _STEP)  # δv
+    w = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real)
+    for i in range(n):
+        sh = shapes + 3 * i * r
+        x = (reals[positions + 3 * i] + _shape(reals, sh, arena, qe, r),
+             reals[positions + 3 * i + 1] + _shape(reals, sh + r, arena, qe, r),
+             reals[positions + 3 * i + 2] + _shape(reals, sh + 2 * r, arena, qe, r))
+        wr = _cross(w, x)
+        t = (wr[0] + arena[Vo + 3].real + 2 * _shape(reals, sh, arena, ve, r),
+             wr[1] + arena[Vo + 4].real + 2 * _shape(reals, sh + r, arena, ve, r),
+             wr[2] + arena[Vo + 5].real + 2 * _shape(reals, sh + 2 * r, arena, ve, r))
+        mi = reals[mu + i]
+        dx = _cross((e[0], e[1], e[2]), x)
+        y1, y2 = _cross((e[0], e[1], e[2]), t), _cross(w, (dx[0] + e[3], dx[1] + e[4], dx[2] + e[5]))
+        dy = (mi * (y1[0] + y2[0]), mi * (y1[1] + y2[1]), mi * (y1[2] + y2[2]))
+        rd = _cross(x, dy)
+        for c in range(3):
+            work[dB + c] += rd[c]
+            work[dB + 3 + c] += dy[c]
+        for j in range(r):
+            work[dB + 6 + j] += reals[sh + j] * dy[0] + reals[sh + r + j] * dy[1] + reals[sh + 2 * r + j] * dy[2]
+    size = Record.SIZE + 6 * m
+    for i in range(6):  # the own frame's γ = 0
+        work[dG + i] = 0.0
+    for k in range(1, nn + 1):
+        go = row[Row.RECORDS] + k * size + Record.SIZE  # Γ_o = [ᵒX_k, Π_o], 6 × m
+        wr = (_dot(arena, go + 6, 1, ve, r), _dot(arena, go + m + 6, 1, ve, r), _dot(arena, go + 2 * m + 6, 1, ve, r))
+        lr = (_dot(arena, go + 3 * m + 6, 1, ve, r), _dot(arena, go + 4 * m + 6, 1, ve, r),
+              _dot(arena, go + 5 * m + 6, 1, ve, r))  # v_rel = Π_o η̇
+        dxa = (_row(arena, go, e), _row(arena, go + m, e), _row(arena, go + 2 * m, e))  # ᵒX_k δv
+        dxl = (_row(arena, go + 3 * m, e), _row(arena, go + 4 * m, e), _row(arena, go + 5 * m, e))
+        g0, g1, g2 = _cross(wr, dxa), _cross(lr, dxa), _cross(wr, dxl)
+        for i in range(3):
+            work[dG + k * stride + i] = -g0[i]
+            work[dG + k * stride + 3 + i] = -(g1[i] + g2[i])
+    return True
+
+
 def _flexible_constants(c) -> int:
     """How many constants :func:`_flexible` reads (:data:`FlexibleConstants`, sizes in the header)."""
     n, r, nodes = (int(c[FlexibleConstants.particles]), int(c[FlexibleConstants.modes]),
@@ -272,7 +555,8 @@ def _joint_coordinates(c) -> int:
 
 #: The flexible body's state kernel.
 FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body", constants=_flexible_constants,
-                       calls_hinge=True, rates=True, joint=_joint_coordinates)
+                       calls_hinge=True, rates=True, joint=_joint_coordinates, velocities=_flexible_velocities,
+                       joint_partials=_flexible_joint)
 
 
 def pack_flexible(body) -> CompiledState | None:

@@ -23,7 +23,7 @@ from sko.engine.borrow import matrix_view
 from sko.engine.fields import offsets
 from sko.engine.jit import inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.rigid_blocks import dot6
-from sko.engine.joints import HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at
+from sko.engine.joints import CONSTANT_MOTION, HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import DTYPES, Record, Row, StateKernel, Terms, numeric_state
 from sko.spatial import plucker_translation
@@ -423,9 +423,126 @@ def _rotor(arena, row, reals, terms, constants):
     return True
 
 
+@register
+def _cross3(a, b):
+    """``a × b`` for three numbers each."""
+    return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
+
+
+@register
+def _real_sum(arena, o, stride, vo, count):
+    """``Σ_j arena[o + j · stride] arena[vo + j]`` of the real parts."""
+    s = 0.0
+    for j in range(count):
+        s += arena[o + j * stride].real * arena[vo + j].real
+    return s
+
+
+#: the complex step of the joint terms along ``θ̇`` (DERIVATIVES.md Eq. 21), and the terms they are called with
+_STEP, _MOTION = 1e-30, int(Terms.MOTION)
+
+
+@register
+def constant_motion(reals, c0) -> bool:
+    """The joint whose constants start at ``reals[c0]`` (:data:`JointConstants`) is a library joint
+    of constant ``S`` (``c_J = 0``), not reversed."""
+    code = int(reals[c0 + JointConstants.code])
+    return code < CONSTANT_MOTION.size and CONSTANT_MOTION[code] and reals[c0 + JointConstants.reverse] == 0
+
+
+@register
+def _motion_cross3(a, b):
+    """``a × b`` of motions given as two triples each, ``((ω, u), (ω', u'))``: ``[ω × ω'; ω × u' + u × ω']``."""
+    (w, u), (x, y) = a, b
+    c0, c1, c2 = _cross3(w, y), _cross3(u, x), _cross3(w, x)
+    return c2, (c0[0] + c1[0], c0[1] + c1[1], c0[2] + c1[2])
+
+
+def _rotor_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
+    """A rotor link's partials along its ``θ̇`` and (``inboard``) the velocity ``v_o`` of the frame it
+    hangs from, in closed form at the real state the arena holds (the ``velocities`` of
+    :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9). Along ``e_d`` of ``v_o`` the
+    hinge's ``v = ᵏX_o v_o + S θ̇`` moves by ``δv = ᵏX_o e_d`` (column ``d`` of ``E``) and ``ω_o`` by
+    ``δω_o = e_d`` for ``d < 3``; along ``θ̇_ι``, ``v`` by ``δv = S e_ι`` and ``w = ω_o + N u θ̇₀`` by
+    ``δw = N u`` (``ι = 0``). ``ã = [c_J + v × v_J; 0]`` moves by ``δv × v_J`` (``v_o``) or by
+    ``s × v_J + v × s`` (``θ̇``, ``s = S e_ι``; on a joint whose ``S`` moves by a complex step of
+    the joint terms alone, ``c_J`` too), ``b = [v ×* I_k v; ω_o × I_r w]`` by
+    ``[δv ×* I_k v + v ×* I_k δv; δω_o × I_r w + ω_o × I_r (δω_o + δw)]``; its own frame's ``γ = 0``
+    does not move."""
+    c0, m, n, wo = row[Row.CONSTANTS], row[Row.NODE_DIM], row[Row.NV], row[Row.SCRATCH]
+    eo, er, ec, ho, Vo, io = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.VELOCITY], row[Row.INBOARD]
+    ic, rc, vo = c0 + RigidConstants.inertia, c0 + RotorConstants.rotor_inertia, row[Row.V]
+    N, ax = reals[c0 + RotorConstants.ratio], c0 + RotorConstants.axis
+    vj = (_real_sum(arena, ho, m, vo, n), _real_sum(arena, ho + 1, m, vo, n), _real_sum(arena, ho + 2, m, vo, n))
+    vl = (_real_sum(arena, ho + 3, m, vo, n), _real_sum(arena, ho + 4, m, vo, n), _real_sum(arena, ho + 5, m, vo, n))
+    v0, v1, v2, v3, v4, v5 = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real, arena[Vo + 3].real,
+                              arena[Vo + 4].real, arena[Vo + 5].real)
+    n_ = (dot6(reals, ic, 1, v0, v1, v2, v3, v4, v5), dot6(reals, ic + 6, 1, v0, v1, v2, v3, v4, v5),
+          dot6(reals, ic + 12, 1, v0, v1, v2, v3, v4, v5))  # I_k v = [n; f]
+    f_ = (dot6(reals, ic + 18, 1, v0, v1, v2, v3, v4, v5), dot6(reals, ic + 24, 1, v0, v1, v2, v3, v4, v5),
+          dot6(reals, ic + 30, 1, v0, v1, v2, v3, v4, v5))
+    om = (arena[io + Record.velocity].real, arena[io + Record.velocity + 1].real, arena[io + Record.velocity + 2].real)
+    w = (arena[Vo + 6].real, arena[Vo + 7].real, arena[Vo + 8].real)
+    Iw = (reals[rc] * w[0] + reals[rc + 1] * w[1] + reals[rc + 2] * w[2],
+          reals[rc + 3] * w[0] + reals[rc + 4] * w[1] + reals[rc + 5] * w[2],
+          reals[rc + 6] * w[0] + reals[rc + 7] * w[1] + reals[rc + 8] * w[2])
+    own = 6 if inboard else 0
+    for d in range(own + n):
+        x = d - own  # θ̇_x, or < 0: v_o along e_d
+        if x < 0:
+            e = (arena[eo + d * ec].real, arena[eo + er + d * ec].real, arena[eo + 2 * er + d * ec].real)
+            u = (arena[eo + 3 * er + d * ec].real, arena[eo + 4 * er + d * ec].real, arena[eo + 5 * er + d * ec].real)
+            dw = (1.0 if d == 0 else 0.0, 1.0 if d == 1 else 0.0, 1.0 if d == 2 else 0.0)  # δω_o = δw
+            a0, a1, a2 = _cross3(e, vj), _cross3(e, vl), _cross3(u, vj)  # δv × v_J
+            r0 = _cross3(dw, Iw)
+        else:
+            h = ho + x * m
+            e = (arena[h].real, arena[h + 1].real, arena[h + 2].real)
+            u = (arena[h + 3].real, arena[h + 4].real, arena[h + 5].real)
+            dw = (N * reals[ax], N * reals[ax + 1], N * reals[ax + 2]) if x == 0 else (0.0, 0.0, 0.0)
+            if constant_motion(reals, c0):  # c_J = 0: ∂a = s × v_J + v × s
+                p0, p1 = _motion_cross3((e, u), (vj, vl))
+                q0, q1 = _motion_cross3(((v0, v1, v2), (v3, v4, v5)), (e, u))
+                a0, a1 = (p0[0] + q0[0], p0[1] + q0[1], p0[2] + q0[2]), (p1[0] + q1[0], p1[1] + q1[1], p1[2] + q1[2])
+            else:  # the joint terms' a, by complex step
+                arena[vo + x] = complex(arena[vo + x].real, _STEP)
+                moved = call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], vo, io, wo, np.int64(_MOTION)))
+                arena[vo + x] = arena[vo + x].real
+                if not moved:
+                    return False
+                ha = wo + HingeWork.acc
+                a0 = (arena[ha].imag / _STEP, arena[ha + 1].imag / _STEP, arena[ha + 2].imag / _STEP)
+                a1 = (arena[ha + 3].imag / _STEP, arena[ha + 4].imag / _STEP, arena[ha + 5].imag / _STEP)
+            a2 = (0.0, 0.0, 0.0)
+            r0 = (0.0, 0.0, 0.0)
+        dn = (dot6(reals, ic, 1, e[0], e[1], e[2], u[0], u[1], u[2]), dot6(reals, ic + 6, 1, e[0], e[1], e[2], u[0], u[1], u[2]),
+              dot6(reals, ic + 12, 1, e[0], e[1], e[2], u[0], u[1], u[2]))  # I_k δv
+        df = (dot6(reals, ic + 18, 1, e[0], e[1], e[2], u[0], u[1], u[2]),
+              dot6(reals, ic + 24, 1, e[0], e[1], e[2], u[0], u[1], u[2]),
+              dot6(reals, ic + 30, 1, e[0], e[1], e[2], u[0], u[1], u[2]))
+        b0, b1, b2 = _cross3(e, n_), _cross3(u, f_), _cross3(e, f_)  # δv ×* I v
+        c0_, c1, c2 = _cross3((v0, v1, v2), dn), _cross3((v3, v4, v5), df), _cross3((v0, v1, v2), df)  # v ×* I δv
+        r1 = _cross3(om, (reals[rc] * dw[0] + reals[rc + 1] * dw[1] + reals[rc + 2] * dw[2],
+                          reals[rc + 3] * dw[0] + reals[rc + 4] * dw[1] + reals[rc + 5] * dw[2],
+                          reals[rc + 6] * dw[0] + reals[rc + 7] * dw[1] + reals[rc + 8] * dw[2]))  # ω_o × I_r δw
+        for i in range(3):
+            ai, bi = (A + i * 6 + d, B + i * 6 + d) if x < 0 else (dA + x * m + i, dB + x * m + i)
+            step = 6 if x < 0 else 1  # rows of A (m × 6), or entries of a column of dA
+            work[ai] = a0[i]
+            work[ai + 3 * step] = a1[i] + a2[i]
+            work[ai + 6 * step] = 0.0
+            work[bi] = b0[i] + b1[i] + c0_[i] + c1[i]
+            work[bi + 3 * step] = b2[i] + c2[i]
+            work[bi + 6 * step] = r0[i] + r1[i]
+        go = (G + d) if x < 0 else (dG + x * 6)  # the own frame's γ = 0
+        for i in range(6):
+            work[go + i * (6 if x < 0 else 1)] = 0.0
+    return True
+
+
 #: The geared rotor link's state kernel.
 ROTOR = StateKernel(_rotor, own_frame_identity=True, name="geared rotor link", constants=RotorConstants,
-                    calls_hinge=True, rates=True)
+                    calls_hinge=True, rates=True, velocities=_rotor_velocities)
 
 
 def pack_rotor(body) -> CompiledState | None:
