@@ -405,6 +405,8 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
                 if not call_state(row[Row.KERNEL], (arena, row, reals, column_terms, fresh and k == 0)):
                     return j
                 _read_partials(arena, row, pl, work, x, xc, x < n or not rates, x >= joint)
+                if fresh and k == 0 and joint > 0:  # JOINT reads M and Γ_o of the real state, as a fill leaves them
+                    _real_outputs(arena, row)
         if row[Row.HINGE] != 0:
             so, c0 = row[Row.SCRATCH], row[Row.CONSTANTS]
             out = arena[so: so + n]

@@ -229,6 +229,45 @@ def test_a_joint_declaration_is_trusted_only_without_checks(checks):
     _agree(_beads_with(state_kernel(_declaring_a_joint, constants=8, joint=1, checks=checks)), 0)  # a true one
 
 
+_CARRIAGE = njit(tutorial_body_with_children.carriage_arm_state.py_func)
+
+
+def _carriage_arm_reading_its_mass(arena, row, reals, terms, constants):
+    """The tutorial's carriage arm, declared ``joint=1``: its ``M`` moves with the carriage's
+    ``s`` alone, so at ``Terms.JOINT`` it leaves ``M`` as the last call wrote it (the contract),
+    and its ``b`` gains ``0.1 M (θ̇, ṡ)``, read back from the arena."""
+    _, _, v, _, out, _ = views(arena, row, reals)
+    M = out.M.copy()
+    _CARRIAGE(arena, row, reals, terms, constants)
+    if terms == Terms.JOINT:
+        out.M[:, :] = M
+    for i in range(7):
+        out.b[i] += 0.1 * (out.M[i, 0] * v[0] + out.M[i, 6] * v[1])
+    return True
+
+
+class _ArmReadingItsMass(tutorial_body_with_children.CarriageArm):
+    def compiled_state(self):
+        base = super().compiled_state()
+        return CompiledState(state_kernel(_carriage_arm_reading_its_mass, own_frame_identity=True, checks=False,
+                                          joint=1), base.constants, scratch=48)
+
+
+def test_a_kernel_called_at_joint_reads_the_real_state():
+    """Along its declared joint a kernel reads the ``M`` and ``Γ_o`` of the real state, as a fill
+    leaves them: the first call of a body that is not filled (its column after the joint's, a
+    complex step) leaves them complex, and they are made real again before the joint's columns.
+    Without that, this unchecked arm's ``b`` read ``M``'s step along ``s`` in its θ column (4e-5)."""
+    arms = tutorial_body_with_children.build()
+    system = MultibodySystem([_ArmReadingItsMass(b.name, b.parent, b.axis, b.inertia, b.carriage_mass, b.start,
+                                                 b.direction, b.stiffness, b.origin, b.rotation, attach=b.attach)
+                              if isinstance(b, tutorial_body_with_children.CarriageArm) else b
+                              for b in map(arms.body, arms.bodies)], gravity=arms.gravity)
+    assert set(_joint_columns(system).values()) >= {1}
+    _agree(system, 0)
+    _agree(system, 1)
+
+
 def _partials_work(system, q, v, a, plan) -> np.ndarray:
     """The work buffer of the compiled local derivatives at one state, run with ``plan``."""
     from sko.engine import local_derivatives
