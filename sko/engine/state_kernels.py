@@ -74,6 +74,7 @@ edits of other functions the kernel calls in other files.
 
 from __future__ import annotations
 
+import inspect
 from collections import namedtuple
 from collections.abc import Callable
 from enum import EnumMeta, IntEnum
@@ -90,6 +91,9 @@ from sko.bodies.contract import BodyError, CompiledState
 __all__ = ["Row", "Record", "Terms", "StateKernel", "KernelError", "state_kernel", "views", "record", "Inboard",
            "Outputs", "fill_states", "fill_batch", "checked_outputs", "ROOT_SIZE", "DTYPES", "numeric_state",
            "check_compiled_state", "is_checked", "checker_address", "root_record"]
+
+#: the positional arguments of the declared ``velocities`` and ``joint_partials`` (:class:`StateKernel`)
+_VELOCITIES_ARGUMENTS, _JOINT_PARTIALS_ARGUMENTS = 12, 10
 
 #: The columns of a body's row in the state table (offsets are into the state's arena).
 Row = columns(
@@ -220,15 +224,8 @@ class StateKernel:
             raise BodyError(f"state kernel {self.name!r}: joint must be a non-negative number or a function of the "
                             f"packed constants, got {joint!r}")
         self.joint = joint
-        velocities = velocities.py_func if isinstance(velocities, Dispatcher) else velocities
-        if not (velocities is None or callable(velocities)):
-            raise BodyError(f"state kernel {self.name!r}: velocities must be a function or None, got {velocities!r}")
-        self.velocities = velocities
-        joint_partials = joint_partials.py_func if isinstance(joint_partials, Dispatcher) else joint_partials
-        if not (joint_partials is None or callable(joint_partials)):
-            raise BodyError(f"state kernel {self.name!r}: joint_partials must be a function or None, got "
-                            f"{joint_partials!r}")
-        self.joint_partials = joint_partials
+        self.velocities = self._declared_function("velocities", velocities, _VELOCITIES_ARGUMENTS)
+        self.joint_partials = self._declared_function("joint_partials", joint_partials, _JOINT_PARTIALS_ARGUMENTS)
         flags = dict(own_frame_identity=own_frame_identity, checks=checks, calls_hinge=calls_hinge, rates=rates)
         for flag, value in flags.items():
             if not (isinstance(value, (bool, np.bool_)) or value is None and flag == "checks"):
@@ -309,6 +306,24 @@ class StateKernel:
         return self._declared_address("joint_partials", (array(types.complex128, 1, "C"), array(types.int64, 1, "C"),
                                                          array(types.float64, 1, "C"), array(types.float64, 1, "C"),
                                                          *(types.int64,) * 6))
+
+    def _declared_function(self, name: str, function, arguments: int):
+        """A declared function (``velocities``, ``joint_partials``) as a Python function of
+        ``arguments`` positional parameters, or None; else the error naming the kernel."""
+        function = function.py_func if isinstance(function, Dispatcher) else function
+        if function is None:
+            return None
+        if not callable(function):
+            raise BodyError(f"state kernel {self.name!r}: {name} must be a function or None, got {function!r}")
+        try:
+            parameters = inspect.signature(function).parameters.values()
+        except (TypeError, ValueError):
+            parameters = None
+        if parameters is None or len(parameters) != arguments or any(
+                p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters):
+            raise BodyError(f"state kernel {self.name!r}: {name} must be a function of {arguments} positional "
+                            f"arguments (StateKernel's {name}), got {function!r}")
+        return function
 
     def _declared_address(self, name: str, argtypes: tuple) -> int:
         """The address of the declared function ``name`` (an attribute) compiled for ``argtypes``."""

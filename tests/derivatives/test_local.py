@@ -433,6 +433,18 @@ def test_a_wrong_joint_declaration_is_refused_when_the_system_is_built(checks, j
         state_kernel(_declaring_a_joint, joint=-1)
 
 
+@pytest.mark.parametrize("name", ["velocities", "joint_partials"])
+def test_a_declared_function_of_the_wrong_arguments_is_refused(name):
+    """A ``velocities`` or ``joint_partials`` declaration taking other arguments than the engine
+    passes is a BodyError naming the kernel when it is declared, not a TypeError of numba's when
+    the derivatives first compile it."""
+    def partials(arena, row, reals):
+        return True
+
+    with pytest.raises(SKOError, match=f"_declaring_a_joint.*{name} must be a function of 1[02] positional"):
+        state_kernel(_declaring_a_joint, constants=8, joint=1, checks=False, **{name: partials})
+
+
 @pytest.mark.parametrize("spring_length", [(0.3, 0.3), (-10.0, 10.0), (-0.1, 0.2)],
                          ids=["no dead band", "inside the dead band", "a dead band"])
 def test_tendons_and_hinge_forces(spring_length):
