@@ -327,6 +327,19 @@ def _direction(arena, eo, er, ec, ho, m, jnv, inboard, d):
     return 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
 
 
+@inline_kernel
+def _particle_motion(reals, po, sh, arena, qe, ve, r, w, Vo):
+    """A particle's ``r_i = p_i + Φ_i η`` (``p_i`` at ``po``, ``Φ_i`` at ``sh``) and
+    ``t = ω × r_i + v_l + 2 Φ_i η̇`` at the real state (``ω = w``, ``v_l`` the body's velocity's
+    last three entries at ``Vo``), for the declared partials."""
+    x = (reals[po] + _shape(reals, sh, arena, qe, r), reals[po + 1] + _shape(reals, sh + r, arena, qe, r),
+         reals[po + 2] + _shape(reals, sh + 2 * r, arena, qe, r))
+    wr = _cross(w, x)
+    return x, (wr[0] + arena[Vo + 3].real + 2 * _shape(reals, sh, arena, ve, r),
+               wr[1] + arena[Vo + 4].real + 2 * _shape(reals, sh + r, arena, ve, r),
+               wr[2] + arena[Vo + 5].real + 2 * _shape(reals, sh + 2 * r, arena, ve, r))
+
+
 def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
     """The partials of a flexible body along its ``θ̇`` and (``inboard``) the velocity ``v_o`` of
     the frame it hangs from, in closed form at the real state the arena holds (the ``velocities``
@@ -393,14 +406,8 @@ def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, 
             work[dB + (jnv + j) * m + 6 + i] = reals[damping + i * r + j]
     w = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real)
     for i in range(n):
-        sh = shapes + 3 * i * r  # r_i = p_i + Φ_i η; t = ω × r_i + v_l + 2 Φ_i η̇
-        x = (reals[positions + 3 * i] + _shape(reals, sh, arena, qe, r),
-             reals[positions + 3 * i + 1] + _shape(reals, sh + r, arena, qe, r),
-             reals[positions + 3 * i + 2] + _shape(reals, sh + 2 * r, arena, qe, r))
-        wr = _cross(w, x)
-        t = (wr[0] + arena[Vo + 3].real + 2 * _shape(reals, sh, arena, ve, r),
-             wr[1] + arena[Vo + 4].real + 2 * _shape(reals, sh + r, arena, ve, r),
-             wr[2] + arena[Vo + 5].real + 2 * _shape(reals, sh + 2 * r, arena, ve, r))
+        sh = shapes + 3 * i * r
+        x, t = _particle_motion(reals, positions + 3 * i, sh, arena, qe, ve, r, w, Vo)
         mi = reals[mu + i]
         for d in range(first, count):
             e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
@@ -506,13 +513,7 @@ def _flexible_joint(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
     w = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real)
     for i in range(n):
         sh = shapes + 3 * i * r
-        x = (reals[positions + 3 * i] + _shape(reals, sh, arena, qe, r),
-             reals[positions + 3 * i + 1] + _shape(reals, sh + r, arena, qe, r),
-             reals[positions + 3 * i + 2] + _shape(reals, sh + 2 * r, arena, qe, r))
-        wr = _cross(w, x)
-        t = (wr[0] + arena[Vo + 3].real + 2 * _shape(reals, sh, arena, ve, r),
-             wr[1] + arena[Vo + 4].real + 2 * _shape(reals, sh + r, arena, ve, r),
-             wr[2] + arena[Vo + 5].real + 2 * _shape(reals, sh + 2 * r, arena, ve, r))
+        x, t = _particle_motion(reals, positions + 3 * i, sh, arena, qe, ve, r, w, Vo)
         mi = reals[mu + i]
         dx = _cross((e[0], e[1], e[2]), x)
         y1, y2 = _cross((e[0], e[1], e[2]), t), _cross(w, (dx[0] + e[3], dx[1] + e[4], dx[2] + e[5]))
