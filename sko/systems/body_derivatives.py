@@ -28,7 +28,7 @@ import numpy as np
 from sko.bodies.contract import Attachment, BodyError, NodeState
 from sko.engine import local_derivatives
 from sko.engine.backend import get_backend
-from sko.engine.state_kernels import KernelError, Terms
+from sko.engine.state_kernels import KernelError, Terms, is_checked
 from sko.engine.state_layout import state_named
 from sko.spatial import skew
 from sko.systems.complex_carry import check_complex_carried, own_methods
@@ -325,13 +325,19 @@ def _raise_rejected(system, layout, q: np.ndarray, v: np.ndarray, row: int, s: i
     """The error of a state (``s`` of a batch) that a kernel of the recursion rejected: the
     state's own (the engine's fill names the body, as the dynamics do), or, where the real state
     is accepted, a :class:`~sko.engine.state_kernels.KernelError` naming the body whose kernel
-    rejected a complex step of its own inputs."""
+    rejected a complex step of its own inputs (or whose declared partials returned False)."""
     with state_named(s):
         layout.fill(q[None], v[None])
-        body = system.body(layout.bodies[layout.order[row]])
+        index = layout.order[row]
+        body = system.body(layout.bodies[index])
+        compiled = layout.compiled[index]
+        declared = [] if compiled is None or is_checked(body, compiled) else \
+            [name for name in ("velocities", "joint_partials") if getattr(compiled.kernel, name) is not None]
+        also = "" if not declared else (f"; or its declared partials ({', '.join(f'{d}=' for d in declared)}) "
+                                        "returned False there: they must take every state the kernel takes")
         raise KernelError(f"body {body.name!r} ({type(body).__name__}): its compiled state or hinge force rejected a "
                           "complex step of its own inputs at this state (the local derivatives, DERIVATIVES.md §9), "
-                          "which the real state passes: keep complex numbers through the kernel")
+                          f"which the real state passes: keep complex numbers through the kernel{also}")
 
 
 def _raise_non_finite(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, s: int | None):

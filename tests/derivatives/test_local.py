@@ -445,6 +445,19 @@ def test_a_declared_function_of_the_wrong_arguments_is_refused(name):
         state_kernel(_declaring_a_joint, constants=8, joint=1, checks=False, **{name: partials})
 
 
+def test_declared_partials_returning_false_are_named():
+    """A ``velocities`` declaration that refuses a state the kernel takes is a KernelError naming
+    the body and the declaration."""
+    def refusing(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
+        return False
+
+    system = _beads_with(state_kernel(_declaring_a_joint, constants=8, checks=False, velocities=refusing))
+    rng = np.random.default_rng(0)
+    q, v = system.random_configuration(rng), rng.uniform(-1.0, 1.0, system.nv)
+    with pytest.raises(SKOError, match=r"body 'bead-on-.*declared partials \(velocities=\) returned False"):
+        system.inverse_dynamics_derivatives(q, v, np.zeros(system.nv))
+
+
 @pytest.mark.parametrize("spring_length", [(0.3, 0.3), (-10.0, 10.0), (-0.1, 0.2)],
                          ids=["no dead band", "inside the dead band", "a dead band"])
 def test_tendons_and_hinge_forces(spring_length):
