@@ -15,7 +15,8 @@ from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.joints import JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import Record, Row, StateKernel, Terms, numeric_state
-from sko.engine.bodies.rigid import HingeWork, Placement, call_hinge, constant_motion, placement_constants, transform
+from sko.engine.bodies.rigid import (HingeWork, Placement, call_hinge, constant_motion, placement_constants, real_dot,
+                                     transform)
 
 __all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients"]
 
@@ -275,15 +276,6 @@ def _modal_node(arena, reals, nb, r, m, qe, ve, wo, fw, pw, ra, structure, pose)
 
 
 @inline_kernel
-def _dot(arena, o, stride, vo, count):
-    """``Σ_j arena[o + j · stride] arena[vo + j]`` of the real parts."""
-    s = 0.0
-    for j in range(count):
-        s += arena[o + j * stride].real * arena[vo + j].real
-    return s
-
-
-@inline_kernel
 def _shape(reals, so, arena, xo, r):
     """``Σ_j reals[so + j] arena[xo + j]`` (a row of a mode shape times ``η`` or ``η̇``, real parts)."""
     s = 0.0
@@ -371,8 +363,8 @@ def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, 
         for i in range(m):
             work[(A if d < own else dA) + _out(own, m, d, i)] = 0.0
             work[(B if d < own else dB) + _out(own, m, d, i)] = 0.0
-    vJ = (_dot(arena, ho, m, vo, jnv), _dot(arena, ho + 1, m, vo, jnv), _dot(arena, ho + 2, m, vo, jnv),
-          _dot(arena, ho + 3, m, vo, jnv), _dot(arena, ho + 4, m, vo, jnv), _dot(arena, ho + 5, m, vo, jnv))  # S θ̇
+    vJ = (real_dot(arena, ho, m, vo, jnv), real_dot(arena, ho + 1, m, vo, jnv), real_dot(arena, ho + 2, m, vo, jnv),
+          real_dot(arena, ho + 3, m, vo, jnv), real_dot(arena, ho + 4, m, vo, jnv), real_dot(arena, ho + 5, m, vo, jnv))  # S θ̇
     for d in range(own):  # δv × v_J
         e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
         t0 = _cross((e[0], e[1], e[2]), (vJ[0], vJ[1], vJ[2]))
@@ -441,11 +433,11 @@ def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, 
         _, _, C, dB_, dC = exp_map_coefficients(psi[0] * psi[0] + psi[1] * psi[1] + psi[2] * psi[2])
         sdot = 2 * (psi[0] * psid[0] + psi[1] * psid[1] + psi[2] * psid[2])
         kp = _cross(psi, psid)
-        wr = (_dot(arena, go + 6, 1, ve, r), _dot(arena, go + m + 6, 1, ve, r), _dot(arena, go + 2 * m + 6, 1, ve, r))
-        lr = (_dot(arena, go + 3 * m + 6, 1, ve, r), _dot(arena, go + 4 * m + 6, 1, ve, r),
-              _dot(arena, go + 5 * m + 6, 1, ve, r))  # v_rel = Π_o η̇
-        xa = (_dot(arena, go, 1, Vo, 6), _dot(arena, go + m, 1, Vo, 6), _dot(arena, go + 2 * m, 1, Vo, 6))
-        xl = (_dot(arena, go + 3 * m, 1, Vo, 6), _dot(arena, go + 4 * m, 1, Vo, 6), _dot(arena, go + 5 * m, 1, Vo, 6))
+        wr = (real_dot(arena, go + 6, 1, ve, r), real_dot(arena, go + m + 6, 1, ve, r), real_dot(arena, go + 2 * m + 6, 1, ve, r))
+        lr = (real_dot(arena, go + 3 * m + 6, 1, ve, r), real_dot(arena, go + 4 * m + 6, 1, ve, r),
+              real_dot(arena, go + 5 * m + 6, 1, ve, r))  # v_rel = Π_o η̇
+        xa = (real_dot(arena, go, 1, Vo, 6), real_dot(arena, go + m, 1, Vo, 6), real_dot(arena, go + 2 * m, 1, Vo, 6))
+        xl = (real_dot(arena, go + 3 * m, 1, Vo, 6), real_dot(arena, go + 4 * m, 1, Vo, 6), real_dot(arena, go + 5 * m, 1, Vo, 6))
         for d in range(first, count):
             e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
             mode = d - own - jnv
@@ -529,9 +521,9 @@ def _flexible_joint(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
         work[dG + i] = 0.0
     for k in range(1, nn + 1):
         go = row[Row.RECORDS] + k * size + Record.SIZE  # Γ_o = [ᵒX_k, Π_o], 6 × m
-        wr = (_dot(arena, go + 6, 1, ve, r), _dot(arena, go + m + 6, 1, ve, r), _dot(arena, go + 2 * m + 6, 1, ve, r))
-        lr = (_dot(arena, go + 3 * m + 6, 1, ve, r), _dot(arena, go + 4 * m + 6, 1, ve, r),
-              _dot(arena, go + 5 * m + 6, 1, ve, r))  # v_rel = Π_o η̇
+        wr = (real_dot(arena, go + 6, 1, ve, r), real_dot(arena, go + m + 6, 1, ve, r), real_dot(arena, go + 2 * m + 6, 1, ve, r))
+        lr = (real_dot(arena, go + 3 * m + 6, 1, ve, r), real_dot(arena, go + 4 * m + 6, 1, ve, r),
+              real_dot(arena, go + 5 * m + 6, 1, ve, r))  # v_rel = Π_o η̇
         dxa = (_row(arena, go, e), _row(arena, go + m, e), _row(arena, go + 2 * m, e))  # ᵒX_k δv
         dxl = (_row(arena, go + 3 * m, e), _row(arena, go + 4 * m, e), _row(arena, go + 5 * m, e))
         g0, g1, g2 = _cross(wr, dxa), _cross(lr, dxa), _cross(wr, dxl)

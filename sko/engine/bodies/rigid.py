@@ -30,7 +30,7 @@ from sko.spatial import plucker_translation
 
 __all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "RotorWork", "placement_constants", "hinge",
            "hinge_address", "call_hinge", "axis_transform", "placed_transform", "RIGID", "ROTOR", "pack_rigid",
-           "pack_rotor", "transform", "motion_cross", "bias"]
+           "pack_rotor", "transform", "motion_cross", "bias", "real_dot"]
 
 #: A placement ``X_T = rot(E) xlt(r)``: ``E`` (row-major), ``r``.
 Placement = offsets("Placement", rotation=9, translation=3)
@@ -429,8 +429,8 @@ def _cross3(a, b):
     return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
 
 
-@register
-def _real_sum(arena, o, stride, vo, count):
+@inline_kernel
+def real_dot(arena, o, stride, vo, count):
     """``Σ_j arena[o + j · stride] arena[vo + j]`` of the real parts."""
     s = 0.0
     for j in range(count):
@@ -473,8 +473,8 @@ def _rotor_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, str
     eo, er, ec, ho, Vo, io = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.VELOCITY], row[Row.INBOARD]
     ic, rc, vo = c0 + RigidConstants.inertia, c0 + RotorConstants.rotor_inertia, row[Row.V]
     N, ax = reals[c0 + RotorConstants.ratio], c0 + RotorConstants.axis
-    vj = (_real_sum(arena, ho, m, vo, n), _real_sum(arena, ho + 1, m, vo, n), _real_sum(arena, ho + 2, m, vo, n))
-    vl = (_real_sum(arena, ho + 3, m, vo, n), _real_sum(arena, ho + 4, m, vo, n), _real_sum(arena, ho + 5, m, vo, n))
+    vj = (real_dot(arena, ho, m, vo, n), real_dot(arena, ho + 1, m, vo, n), real_dot(arena, ho + 2, m, vo, n))
+    vl = (real_dot(arena, ho + 3, m, vo, n), real_dot(arena, ho + 4, m, vo, n), real_dot(arena, ho + 5, m, vo, n))
     v0, v1, v2, v3, v4, v5 = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real, arena[Vo + 3].real,
                               arena[Vo + 4].real, arena[Vo + 5].real)
     n_ = (dot6(reals, ic, 1, v0, v1, v2, v3, v4, v5), dot6(reals, ic + 6, 1, v0, v1, v2, v3, v4, v5),
