@@ -72,6 +72,17 @@ def _cross(a, b):
     return a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]
 
 
+@inline_kernel
+def _counts(reals, c0):
+    """From a flexible body's constants at ``c0`` (:data:`FlexibleConstants`): its particles,
+    modes, modal nodes, its joint's ``nq`` and ``nv``, and where its masses, particle positions
+    and mode shapes start."""
+    n = int(reals[c0 + FlexibleConstants.particles])
+    mu = c0 + FlexibleConstants.SIZE
+    return (n, int(reals[c0 + FlexibleConstants.modes]), int(reals[c0 + FlexibleConstants.nodes]),
+            int(reals[c0 + JointConstants.nq]), int(reals[c0 + JointConstants.nv]), mu, mu + n, mu + 4 * n)
+
+
 def _flexible(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.flexible.FlexibleBody` (module docstring); every output, whatever
     ``terms`` asks, but ``E``, ``H``, ``M`` and its records' ``Γ`` at ``Terms.RATES`` (which leaves
@@ -87,15 +98,9 @@ def _flexible(arena, row, reals, terms, constants):
         return False
     xo, so = wo + HingeWork.X, wo + HingeWork.S
     vel, acc, R, p = wo + HingeWork.v, wo + HingeWork.acc, wo + HingeWork.rotation, wo + HingeWork.position
-    n = int(reals[c0 + FlexibleConstants.particles])
-    r = int(reals[c0 + FlexibleConstants.modes])
-    nn = int(reals[c0 + FlexibleConstants.nodes])
+    n, r, nn, jnq, jnv, mu, positions, shapes = _counts(reals, c0)  # Φ_i(c, j) at shapes + (3 i + c) r + j
     m = 6 + r
-    jnq, jnv = int(reals[c0 + JointConstants.nq]), int(reals[c0 + JointConstants.nv])
     qe, ve = row[Row.Q] + jnq, row[Row.V] + jnv  # η, η̇ in the arena
-    mu = c0 + FlexibleConstants.SIZE
-    positions = mu + n
-    shapes = positions + 3 * n  # Φ_i(c, j) at shapes + (3 i + c) r + j
     stiffness = shapes + 3 * n * r
     damping = stiffness + r * r
     nodes = damping + r * r
@@ -345,15 +350,9 @@ def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, 
     ``γ_o = −v_rel × ᵒX_k v + [J̇_r Ψ_o η̇; 0]`` (``[ᵒX_k, Π_o] = Γ_o``, ``v_rel = Π_o η̇``,
     :func:`_modal_node`) by its derivative in ``v`` and ``η̇``; its own frame's ``γ = 0`` not at all."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
-    n = int(reals[c0 + FlexibleConstants.particles])
-    r = int(reals[c0 + FlexibleConstants.modes])
-    nn = int(reals[c0 + FlexibleConstants.nodes])
+    n, r, nn, jnq, jnv, mu, positions, shapes = _counts(reals, c0)
     m, nv = 6 + r, row[Row.NV]
-    jnq, jnv = int(reals[c0 + JointConstants.nq]), int(reals[c0 + JointConstants.nv])
     qe, ve, vo = row[Row.Q] + jnq, row[Row.V] + jnv, row[Row.V]
-    mu = c0 + FlexibleConstants.SIZE
-    positions = mu + n
-    shapes = positions + 3 * n
     damping = shapes + 3 * n * r + r * r
     nodes = damping + r * r
     eo, er, ec, ho, Vo = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H], row[Row.VELOCITY]
@@ -479,15 +478,9 @@ def _flexible_joint(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
     ``b = Σ μ_i B_i* y_i + …`` moves by ``B_i* δy_i``, ``δy_i = δω × (ω × r_i + v_l + 2 Φ_i η̇) +
     ω × (δω × r_i + δv_l)``, and a modal node's ``γ_o = −v_rel × ᵒX_k v + …`` by ``−v_rel × ᵒX_k δv``."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
-    n = int(reals[c0 + FlexibleConstants.particles])
-    r = int(reals[c0 + FlexibleConstants.modes])
-    nn = int(reals[c0 + FlexibleConstants.nodes])
+    n, r, nn, jnq, jnv, mu, positions, shapes = _counts(reals, c0)
     m, nv = 6 + r, row[Row.NV]
-    jnq, jnv = int(reals[c0 + JointConstants.nq]), int(reals[c0 + JointConstants.nv])
     qe, ve = row[Row.Q] + jnq, row[Row.V] + jnv
-    mu = c0 + FlexibleConstants.SIZE
-    positions = mu + n
-    shapes = positions + 3 * n
     Vo = row[Row.VELOCITY]
     if not call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], row[Row.V], io, wo, np.int64(_MOTION))):
         return False
