@@ -138,6 +138,15 @@ def _scatter(rows, layout, data, nodes, S, total, j, o):
 
 
 @register
+def _workspace(rows, layout, arena, ws, at):
+    """Both kernels' buffers of :data:`RigidWork` (the sums zeroed) and the point ``o``."""
+    nodes, S, total = buffer(ws, at, RigidWork.NODES), buffer(ws, at, RigidWork.COLUMNS), buffer(ws, at, RigidWork.TOTAL)
+    for i in range(Total.SIZE):
+        total[i] = 0.0
+    return nodes, S, total, _origin(rows, layout, arena, nodes)
+
+
+@register
 def _centre(total):
     """``(m, c − o, ċ)`` from the sums about ``o`` (Eq. 8, Eq. 11)."""
     m = total[Total.mass]
@@ -166,13 +175,9 @@ def rigid_centroidal(w, x, out):
     if status >= 0:
         return status
     nv, n, v0 = words[Header.NV], layout.shape[0], words[Header.V]
-    nodes, S = buffer(ws, at, RigidWork.NODES), buffer(ws, at, RigidWork.COLUMNS)
-    total = buffer(ws, at, RigidWork.TOTAL)
+    nodes, S, total, o = _workspace(rows, layout, arena, ws, at)
     packed = out.shape[0] > 6 * nv
     width = nv + Result.SIZE if packed else nv
-    for i in range(Total.SIZE):
-        total[i] = 0.0
-    o = _origin(rows, layout, arena, nodes)
     for j in range(n):  # scatter
         _scatter(rows, layout, arena, nodes, S, total, j, o)
     m, c, _ = _centre(total)
@@ -222,11 +227,7 @@ def rigid_centroidal_rate(w, x, out):
     if status >= 0:
         return status
     nv, n, v0 = words[Header.NV], layout.shape[0], words[Header.V]
-    nodes, S = buffer(ws, at, RigidWork.NODES), buffer(ws, at, RigidWork.COLUMNS)
-    total = buffer(ws, at, RigidWork.TOTAL)
-    for i in range(Total.SIZE):
-        total[i] = 0.0
-    o = _origin(rows, layout, arena, nodes)
+    nodes, S, total, o = _workspace(rows, layout, arena, ws, at)
     for j in range(n):  # scatter: v_j = v_℘ + Σ s θ̇, then the columns' rates and the inertia's (Eq. 9)
         c10 = _scatter(rows, layout, arena, nodes, S, total, j, o)
         p, no, do = layout[j, Flat.PARENT], NODE * j, layout[j, Flat.DOF]
