@@ -379,16 +379,22 @@ def test_a_velocities_declaration_is_trusted_only_without_checks(checks):
     its checks are off. A wrong one: checked, the derivatives are the whole complex step's (the
     declaration never called); unchecked, it is trusted and they are not."""
     system = _beads_with(state_kernel(_declaring_a_joint, constants=8, checks=checks, velocities=_wrong_velocities))
+    _trusted_only_without_checks(system, Plan.VELOCITIES, checks)
+    with pytest.raises(SKOError, match="velocities must be a function"):
+        state_kernel(_declaring_a_joint, velocities=3)
+
+
+def _trusted_only_without_checks(system, column: int, checks: bool) -> None:
+    """The beads' plan marks a (deliberately wrong) declaration in ``column`` only without checks;
+    checked, the derivatives are the whole complex step's, unchecked they are not."""
     layout = system._engine.layout
-    marked = {layout.bodies[layout.order[j]]: bool(row[Plan.VELOCITIES]) for j, row in enumerate(layout.local_plan.plan)}
+    marked = {layout.bodies[layout.order[j]]: bool(row[column]) for j, row in enumerate(layout.local_plan.plan)}
     assert marked["bead-on-pendulum"] == marked["bead-on-beam"] == (not checks)
     if checks:
         _agree(system, 0)
     else:
         with pytest.raises(AssertionError):
             _agree(system, 0)
-    with pytest.raises(SKOError, match="velocities must be a function"):
-        state_kernel(_declaring_a_joint, velocities=3)
 
 
 def _wrong_joint_partials(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
@@ -406,15 +412,7 @@ def test_joint_partials_are_trusted_only_without_checks(checks):
     the whole complex step's; unchecked, it is trusted and they are not."""
     system = _beads_with(state_kernel(_declaring_a_joint, constants=8, joint=1, checks=checks,
                                       joint_partials=_wrong_joint_partials))
-    layout = system._engine.layout
-    marked = {layout.bodies[layout.order[j]]: bool(row[Plan.JOINT_PARTIALS]) for j, row in
-              enumerate(layout.local_plan.plan)}
-    assert marked["bead-on-pendulum"] == marked["bead-on-beam"] == (not checks)
-    if checks:
-        _agree(system, 0)
-    else:
-        with pytest.raises(AssertionError):
-            _agree(system, 0)
+    _trusted_only_without_checks(system, Plan.JOINT_PARTIALS, checks)
     with pytest.raises(SKOError, match="joint_partials must be a function"):
         state_kernel(_declaring_a_joint, joint_partials=3)
 
