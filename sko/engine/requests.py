@@ -58,7 +58,7 @@ from sko.engine.regressors import (EnergyWork, TorqueWork, energy_buffers, energ
 from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
 __all__ = ["Request", "RigidKernel", "REQUESTS", "Header", "Sizes", "sizes", "CHUNK", "request_views", "fill_arena",
-           "request_vector", "takes_rigid", "kernel_address", "evaluate_one", "one_state_driver", "evaluate_batch"]
+           "request_vector", "takes_rigid", "evaluate_one", "one_state_driver", "evaluate_batch"]
 
 CHUNK = 16  #: states per task of a parallel batch
 
@@ -450,12 +450,6 @@ def takes_rigid(request: Request, layout, dtype) -> bool:
     (:func:`sko.engine.mass_matrix.applies`). complex128 (the complex step's) keeps the generic
     kernel, which every other body type compiles anyway."""
     return request.rigid is not None and np.dtype(dtype) == np.float64 and MM.applies(layout)
-
-
-def kernel_address(request: Request, layout, dtype) -> int:
-    """The address of the kernel ``request`` takes for the system of ``layout`` in ``dtype``
-    (:func:`takes_rigid`)."""
-    return request.address(dtype, takes_rigid(request, layout, dtype))
 
 
 def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = None,

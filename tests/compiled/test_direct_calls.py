@@ -291,7 +291,8 @@ def test_request_vectors_keep_tables_constants_and_workspace_apart():
             w = rq.request_vector(request, L, dtype)
             words = w.view(np.int64)
             H = rq.Header
-            assert words[H.KERNEL] == rq.kernel_address(request, L, dtype) and words[H.FILL] == 1 and words[H.WRITTEN] == 0
+            assert words[H.KERNEL] == request.address(dtype, rq.takes_rigid(request, L, dtype))
+            assert words[H.FILL] == 1 and words[H.WRITTEN] == 0
             rows = words[words[H.ROWS]: words[H.LAYOUT]].reshape(L.rows.shape)
             np.testing.assert_array_equal(rows, L.table(dtype))
             np.testing.assert_array_equal(rows[:, Row.PARENT], L.rows[:, Row.PARENT])
