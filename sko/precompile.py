@@ -298,23 +298,20 @@ def cached(dtype) -> bool:
 
 
 def complex_states(names) -> None:
-    """The requests the physics checks of :mod:`sko.verify.physics` and the identities of
-    :mod:`sko.verify.derivatives` differentiate by complex step (energies and inverse dynamics,
-    one state and batches), on the systems of the registered models ``names`` (nothing in
-    float64: that is the other process's)."""
+    """The bodies' state kernels at complex states, which ``kernel_consistency`` compares with
+    their ``at_state`` and the local derivatives of :mod:`sko.verify.derivatives` call, on the
+    compiled systems of the registered models ``names`` (nothing in float64: that is the other
+    process's; the checks take their complex steps of whole systems on the reference path)."""
     from sko.verify.models import get_model, is_system
 
     for name in names:
         system = get_model(name).build()
-        if not is_system(system):
+        layout = getattr(getattr(system, "_engine", None), "layout", None) if is_system(system) else None
+        if layout is None:
             continue
         rng = np.random.default_rng(0)
-        Q = np.array([system.random_configuration(rng) for _ in range(2)]) + 1e-20j * rng.standard_normal((2, system.nq))
-        V = rng.standard_normal((2, system.nv)) + 1e-20j * rng.standard_normal((2, system.nv))
-        system.energy(Q[0], V[0])
-        system.inverse_dynamics(Q[0], None, V[0])
-        system.inverse_dynamics(Q, V, V)
-        system.kinetic_energy(Q, V)
+        q = np.asarray(system.random_configuration(rng), dtype=float) + 1e-20j * rng.standard_normal(system.nq)
+        layout.fill(q[None], rng.standard_normal((1, system.nv)) + 0j)
 
 
 #: The modules of :mod:`sko.verify` whose checks the second process of ``sko verify`` runs first

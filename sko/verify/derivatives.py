@@ -5,7 +5,8 @@ the tangent columns, so they hold on every system whose velocity products are qu
 ``θ̇`` and check :meth:`~sko.systems.multibody.MultibodySystem.inverse_dynamics_derivatives` and
 :meth:`~sko.systems.multibody.MultibodySystem.forward_dynamics_derivatives` on any body type.
 Each side is computed by a different path: the recursions' ℳ and ℳ⁻¹ against complex steps of
-inverse and forward dynamics, the kinetic energy against Newton–Euler, ℳ̇ against complex steps
+inverse dynamics (on the reference recursions, :func:`~sko.verify.physics.complex_steps`) and
+differences of forward dynamics, the kinetic energy against Newton–Euler, ℳ̇ against complex steps
 of the composite-body ℳ. Dissipation enters through its odd part in ``θ̇``: with
 ``J(θ̇) = ∂T/∂θ̇`` and ``c(θ̇) = T(q, θ̇, θ̈) − T(q, 0, θ̈)``, the velocity products are the even
 part ``c_e = (c(θ̇) + c(−θ̇))/2`` and their derivative the odd part ``J_e = (J(θ̇) − J(−θ̇))/2``.
@@ -21,7 +22,7 @@ import numpy as np
 
 from sko.systems import body_derivatives, rigid_derivatives
 
-from .physics import PHYSICS_TOLERANCE, central, tangent_derivative
+from .physics import PHYSICS_TOLERANCE, central, complex_steps, tangent_derivative
 from .registry import Case, compare, register
 
 __all__ = ["brackets"]
@@ -71,7 +72,8 @@ def acceleration_derivative(case: Case):
     system, q, v, a = _state(case)
     n = system.nv
     steps = a + 1j * _H * np.eye(n)
-    dT = np.asarray(system.inverse_dynamics(np.repeat(q[None] + 0j, n, 0), np.repeat(v[None] + 0j, n, 0), steps))
+    with complex_steps():
+        dT = np.asarray(system.inverse_dynamics(np.repeat(q[None] + 0j, n, 0), np.repeat(v[None] + 0j, n, 0), steps))
     M = system.inverse_dynamics_derivatives(q, v, a).mass_matrix
     return compare(M, dT.imag.T / _H, scale=_scale(M), label="∂T/∂θ̈")
 
@@ -110,8 +112,9 @@ def _mass_matrix_rate(system, q: np.ndarray, v: np.ndarray) -> np.ndarray:
     ``θ̈``) at ``q + i h Q(q) θ̇``, one batch of complex states."""
     n = system.nv
     z = q + 1j * _H * (system.qdot_matrix(q) @ v)
-    T = np.asarray(system.inverse_dynamics(np.repeat(z[None], n + 1, 0), np.zeros((n + 1, n), dtype=complex),
-                                           np.vstack([np.eye(n), np.zeros(n)]) + 0j))
+    with complex_steps():
+        T = np.asarray(system.inverse_dynamics(np.repeat(z[None], n + 1, 0), np.zeros((n + 1, n), dtype=complex),
+                                               np.vstack([np.eye(n), np.zeros(n)]) + 0j))
     return (T[:n] - T[n]).imag.T / _H
 
 
@@ -145,7 +148,8 @@ def kinetic_energy_derivatives(case: Case):
     Q = system.qdot_matrix(q)
     qs = np.concatenate([q + 1j * _H * Q.T, np.repeat(q[None] + 0j, n, 0)])
     vs = np.concatenate([np.repeat(v[None] + 0j, n, 0), v + 1j * _H * np.eye(n)])
-    gradient = np.asarray(system.kinetic_energy(qs, vs)).imag.reshape(2, n) / _H
+    with complex_steps():
+        gradient = np.asarray(system.kinetic_energy(qs, vs)).imag.reshape(2, n) / _H
     zero = np.zeros(n)
     G_v = system.inverse_dynamics_derivatives(q, zero, v).dtau_dq
     G_0 = system.inverse_dynamics_derivatives(q, zero, zero).dtau_dq
@@ -173,10 +177,11 @@ def gravity_hessian(case: Case):
           system=True, symbolic=False, when=rigid_derivatives.applies)
 def analytic_derivatives(case: Case):
     """On rigid trees the recursion of :mod:`sko.systems.rigid_derivatives` and the exact
-    complex step through the compiled engine give the same derivatives of inverse dynamics."""
+    complex step of the reference recursions give the same derivatives of inverse dynamics."""
     system, q, v, a = _state(case)
     analytic = system.inverse_dynamics_derivatives(q, v, a, method="analytic")
-    reference = system.inverse_dynamics_derivatives(q, v, a, method="complex_step")
+    with complex_steps():
+        reference = system.inverse_dynamics_derivatives(q, v, a, method="complex_step")
     return [compare(x, y, scale=_scale(y), label=label)
             for x, y, label in zip(analytic[:2], reference[:2], ("∂T/∂θ", "∂T/∂θ̇"))]
 
@@ -191,10 +196,11 @@ def _other_body_types(system) -> bool:
           system=True, symbolic=False, when=_other_body_types)
 def local_derivatives(case: Case):
     """On trees of other body types the recursion of :mod:`sko.systems.body_derivatives` on the
-    bodies' local partials and the exact complex step of the whole inverse dynamics through the
-    compiled engine give the same derivatives of inverse dynamics."""
+    bodies' local partials and the exact complex step of the whole inverse dynamics on the
+    reference recursions give the same derivatives of inverse dynamics."""
     system, q, v, a = _state(case)
     local = system.inverse_dynamics_derivatives(q, v, a, method="local")
-    reference = system.inverse_dynamics_derivatives(q, v, a, method="complex_step")
+    with complex_steps():
+        reference = system.inverse_dynamics_derivatives(q, v, a, method="complex_step")
     return [compare(x, y, scale=_scale(y), label=label)
             for x, y, label in zip(local[:2], reference[:2], ("∂T/∂θ", "∂T/∂θ̇"))]

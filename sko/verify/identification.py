@@ -26,7 +26,7 @@ import numpy as np
 from sko.identification import base_parameters as find_base_parameters
 from sko.systems import regressors
 
-from .physics import PHYSICS_TOLERANCE, _along, _state, _system_scale, tangent_derivative
+from .physics import PHYSICS_TOLERANCE, _along, _state, _system_scale, complex_steps, tangent_derivative
 from .registry import Case, compare, register
 
 __all__ = ["stepped_torque_regressor", "parameterised", "analytic"]
@@ -63,8 +63,9 @@ def stepped_torque_regressor(system, q, v, dv) -> np.ndarray:
         G, Gdv, _, _ = system.constraint_matrices(q, v)
         return G.T @ stepped_torque_regressor(spanning(), system.spanning_configuration(q), G @ v, G @ dv + Gdv)
     pi = system.inertial_parameters()
-    columns = [regressors._stepped(system, pi, c, lambda s: regressors._inverse_dynamics(s, q, v, dv))
-               for c in range(len(pi))]
+    with complex_steps():
+        columns = [regressors._stepped(system, pi, c, lambda s: regressors._inverse_dynamics(s, q, v, dv))
+                   for c in range(len(pi))]
     return np.column_stack(columns) if columns else np.zeros((system.nv, 0))
 
 

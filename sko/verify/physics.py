@@ -26,7 +26,8 @@ compare the model with the system's own energies, so any body type gets them for
   offers one (:meth:`~sko.bodies.contract.BodyType.kinetic_energy` returning a value, not
   ``None``), else ``½ 𝒱*M𝒱`` of its node state.
 
-Derivatives: complex step when the system carries complex numbers through its state functions,
+Derivatives: complex step when the system carries complex numbers through its state functions
+(on the reference recursions, :func:`complex_steps`),
 otherwise (a body type that fills float arrays, a ``.real`` somewhere) Richardson-extrapolated
 central differences; each complex-step derivative is cross-checked against the central one, so
 a body type that silently drops the imaginary part falls back instead of failing. The tolerance
@@ -41,21 +42,32 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 import numpy as np
 
+from sko.engine.backend import use_backend
+
 from .registry import Case, compare, register
 
-__all__ = ["tangent_derivative", "central", "velocity_product_forces", "PHYSICS_TOLERANCE"]
+__all__ = ["tangent_derivative", "central", "complex_steps", "velocity_product_forces", "PHYSICS_TOLERANCE"]
 
 PHYSICS_TOLERANCE = 1e-6
 _H_FD = 1e-3
 _H_CS = 1e-20
 
 
+def complex_steps() -> AbstractContextManager:
+    """The path the checks take their complex steps on: the reference recursions. They are
+    independent of the compiled path the checks compare them with, and nothing is compiled in
+    complex128 for a check (a first ``sko verify`` compiles that much less)."""
+    return use_backend("reference")
+
+
 def _complex_step(f: Callable, x: np.ndarray, w: np.ndarray) -> np.ndarray | None:
-    """``Im f(x + i h w) / h``, or ``None`` when ``f`` does not carry complex numbers through."""
-    with warnings.catch_warnings():
+    """``Im f(x + i h w) / h`` (on :func:`complex_steps`), or ``None`` when ``f`` does not carry
+    complex numbers through."""
+    with warnings.catch_warnings(), complex_steps():
         warnings.simplefilter("error", np.exceptions.ComplexWarning if hasattr(np, "exceptions") else np.ComplexWarning)
         try:
             y = np.asarray(f(x + 1j * _H_CS * w))
