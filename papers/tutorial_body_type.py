@@ -196,7 +196,7 @@ def particle_check(seed: int = 2) -> float:
     from sko.independent import ParticleBody, ParticleTree, homogeneous, prismatic_joint, revolute_joint
 
     system = build(spring=0.0)
-    pend, beam = system.body("pendulum"), system.body("beam")
+    beam = system.body("beam")
     m, c = 2.0, np.array([0.0, 0.0, -0.5])
     # the pendulum's six-particle equivalent: second moments ½ tr(I_c) − I_c = 0.025 I per axis
     d = np.sqrt(3 * 0.025 / m)

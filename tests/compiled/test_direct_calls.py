@@ -7,7 +7,6 @@ compile for the new types."""
 import numpy as np
 import pytest
 
-from sko.engine import algorithms as alg
 from sko.engine import set_backend, use_backend
 from sko.bodies.beam import flexible_beam
 from sko.bodies.joints import Revolute

@@ -7,8 +7,6 @@ import re
 import numpy as np
 import pytest
 
-from sko.engine import algorithms as alg
-from sko.engine import use_backend
 from sko.errors import JointError
 from sko.examples.bodies import flexible_examples, random_system
 from sko.examples.rigid import example_systems

@@ -10,7 +10,6 @@ import pytest
 
 from papers.tutorial_body_type import Bead, bead_state, build
 from sko.engine import use_backend
-from sko.engine.jit import kernel
 from sko.bodies import BodyError, CompiledState, RigidBody, Revolute
 from sko.engine.bodies import compiled_state
 from sko.engine.state_kernels import StateKernel, Terms, state_kernel

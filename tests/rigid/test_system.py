@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import sko.algorithms as alg
 from sko.graphs.errors import DimensionError, NonFiniteError, RankDeficientError, UnknownNodeError
 from sko import spatial as sp
-from sko.bodies import Fixed, Free, Prismatic, Revolute, Spherical
+from sko.bodies import Fixed, Free, Revolute, Spherical
 from sko.errors import RigidSystemError
 from sko.systems import SystemBuilder
 from sko.io.dh import DHLink, dh_system
