@@ -15,7 +15,7 @@ from sko.bodies import Free, Prismatic, Revolute, Spherical
 from sko.errors import RigidSystemError
 from sko.examples.bodies import flexible_examples, random_system
 from sko.systems import SystemBuilder
-from sko.systems.centroidal import momentum_matrix_rate_by_complex_step
+from sko.systems.centroidal import Packed, momentum_matrix_rate_by_complex_step
 from sko.engine.dispatch import use_backend
 from tests.bodies.helpers import random_state
 from tests.embedding.random_clusters import random_clustered_system
@@ -173,6 +173,31 @@ def test_random_floating_bases(seed):
     gravity = np.concatenate([np.zeros(3), system.centroidal(q).mass * np.asarray(system.gravity)[-3:]])
     rate = system.centroidal_momentum_matrix_rate(q, v)
     _close(A @ dv + rate @ v, gravity + X @ system.inverse_dynamics(q, v, dv)[:6], 1e-10)
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+@pytest.mark.parametrize("make", [flexible_examples()["flexible-spacecraft"],
+                                  lambda: random_system(1, n_bodies=6, floating_base=True)], ids=["spacecraft", "mixed"])
+def test_a_translated_system_keeps_its_centroidal_terms(make, path):
+    """A floating system of other body types moved by 10⁶ in the world keeps ``A_G``, ``I_G``,
+    ``h_G`` and ``Ȧ_G`` to 1e-9 and its centre of mass moves by as much: about its first base
+    body's origin (CENTROIDAL.md §3) the digits go as the distance times the rounding, not as
+    its square (about the world origin ``I_G`` was off by 1e-4 relative here)."""
+    system = make()
+    (base,) = system.tree.base_bodies()
+    assert isinstance(system.body(base).joint, Free)
+    rng = np.random.default_rng(2)
+    q, v = random_state(system, rng)
+    far = q.copy()
+    far[system.q_slice(base)][4:] += 1e6 * np.array([1.0, -0.7, 0.3])  # a free joint's q: (quaternion, position)
+    d = np.subtract(*(system.node_states(x)[base].attachments[None].position for x in (far, q)))  # in world axes
+    with use_backend(path):
+        near_terms, far_terms = system.centroidal_terms(q, v), system.centroidal_terms(far, v)
+        rates = system.centroidal_momentum_matrix_rate(q, v), system.centroidal_momentum_matrix_rate(far, v)
+    centre = Packed.of(system.nv).center
+    _close(far_terms[:3, centre], near_terms[:3, centre] + d, 1e-15 * 1e6)
+    _close(far_terms[:, :centre], near_terms[:, :centre], 1e-9)
+    _close(rates[1], rates[0], 1e-9)
 
 
 def test_a_massless_system_has_no_centre_of_mass():

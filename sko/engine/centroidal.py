@@ -5,7 +5,8 @@
 :func:`centroidal` writes one state's packed result of :mod:`sko.systems.centroidal` (its
 reference function, :func:`~sko.systems.centroidal.reference_centroidal`), or ``A_G`` alone (the
 request ``centroidal_momentum_matrix``, a result of ``6 nv`` entries): the maps ``Ψ(k)`` base
-to tips (Eq. 1), the gather ``Y(k) = Ψ*(k) ℛ(k)`` tips to base writing ``A_0`` and the locked
+to tips (Eq. 1) about the first base body's origin ``o`` (§3: a base body's ``Ψ = E ⁰X_o``,
+so ``I_0``'s digits go as the system's size, not as its distance from the world origin), the gather ``Y(k) = Ψ*(k) ℛ(k)`` tips to base writing ``A_0`` and the locked
 inertia ``I_0`` (Eq. 3), then the shift to the centre of mass (Eq. 4). It reads the contract's
 ``E``, ``φ``, ``H`` and ``M`` only, so it takes every body type. Buffers: ``Ψ`` (``m_k × 6`` at
 ``6·NODE(k)``), ``Y`` (``6 × m_k``, same offsets), ``I_0``, ``X_G^*``, and a 6 × 6 product.
@@ -81,6 +82,36 @@ def _nt66_add(A, B, C):
 
 
 @register
+def _point(rows, arena, m):
+    """``o`` (real parts): the world position of the frame of row 0, the first base body, from its
+    ``E = ᵏX_0``'s first six rows ``[[R, 0], [−R o×, R]]`` (``o× = −Rᵀ B``); zero for a node of
+    fewer than six rows (any point serves: §3)."""
+    e, er, ec = rows[0, Row.E], rows[0, Row.E_ROW], rows[0, Row.E_COLUMN]
+    o0, o1, o2 = 0.0, 0.0, 0.0
+    for k in range(3 if m >= 6 else 0):  # o = (o×[2, 1], o×[0, 2], o×[1, 0]) of o× = −Rᵀ B
+        R, B = e + k * er, e + (3 + k) * er
+        o0 -= (arena[R + 2 * ec] * arena[B + ec]).real
+        o1 -= (arena[R] * arena[B + 2 * ec]).real
+        o2 -= (arena[R + ec] * arena[B]).real
+    return o0, o1, o2
+
+
+@register
+def _base_map(rows, arena, j, m, o, Psi):
+    """``Ψ(k) = E ⁰X_o`` of the base body of row ``j`` (CENTROIDAL.md §3): ``E``'s columns along
+    ``ω`` gain ``E_v o×``, ``E_v`` its columns along ``v`` (a motion given at ``o``, seen at the
+    world origin, ``⁰X_o = [[1, 0], [o×, 1]]``)."""
+    e, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
+    o0, o1, o2 = o
+    for r in range(m):
+        v0, v1, v2 = arena[e + r * er + 3 * ec], arena[e + r * er + 4 * ec], arena[e + r * er + 5 * ec]
+        Psi[r, 0] = arena[e + r * er] + v1 * o2 - v2 * o1
+        Psi[r, 1] = arena[e + r * er + ec] + v2 * o0 - v0 * o2
+        Psi[r, 2] = arena[e + r * er + 2 * ec] + v0 * o1 - v1 * o0
+        Psi[r, 3], Psi[r, 4], Psi[r, 5] = v0, v1, v2
+
+
+@register
 def _to_center(I0, nv, out, width):
     """``m`` and ``c`` from ``I_0`` (its upper right block is ``m c×``), and ``A ← X_G^* A`` for
     the first ``nv`` columns of ``out`` (rows of ``width`` entries); returns ``(m, c_x, c_y, c_z)``."""
@@ -107,14 +138,12 @@ def centroidal(w, x, out):
     packed = out.shape[0] > 6 * nv
     width = nv + Result.SIZE if packed else nv
     psi, ys = at[CentroidalWork.PSI], at[CentroidalWork.Y]  # where Ψ and Y start
-    for j in range(n):  # Ψ(k), Eq. 1; Y(k) = Ψ*(k) M(k)
+    point = _point(rows, arena, layout[0, Flat.NODE_DIM])
+    for j in range(n):  # Ψ(k), Eq. 1, about the point; Y(k) = Ψ*(k) M(k)
         m, p, o = layout[j, Flat.NODE_DIM], layout[j, Flat.PARENT], 6 * layout[j, Flat.NODE]
         Psi = matrix_view(ws, psi + o, m, 6)
         if p < 0:
-            e, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
-            for r in range(m):
-                for c in range(6):
-                    Psi[r, c] = arena[e + r * er + c * ec]
+            _base_map(rows, arena, j, m, point, Psi)
         else:
             mp = layout[p, Flat.NODE_DIM]
             phi, Pp = matrix_view(arena, layout[j, Flat.W], mp, m), matrix_view(ws, psi + 6 * layout[p, Flat.NODE], mp, 6)
@@ -177,7 +206,8 @@ def centroidal(w, x, out):
             s += out[r * width + c] * arena[v0 + c]
         out[r * width + nv + Result.momentum] = s
     tail = nv + Result.center
-    out[tail], out[width + tail], out[2 * width + tail], out[3 * width + tail] = cx, cy, cz, mass
+    out[tail], out[width + tail], out[2 * width + tail] = cx + point[0], cy + point[1], cz + point[2]
+    out[3 * width + tail] = mass
     return -1
 
 
@@ -220,14 +250,12 @@ def centroidal_rate(w, x, out):
     vectors = matrix_view(ws, at[RateWork.VECTORS], 4, 6)
     psi, rs, ds = at[RateWork.PSI], at[RateWork.R], at[RateWork.D]  # where Ψ, ℛ and 𝒟 start
     s6, t6, RS, DS = vectors[0], vectors[1], vectors[2], vectors[3]
-    for j in range(n):  # Ψ(k) = φᵀ Ψ(℘); ℛ(k) = M(k); 𝒟(k) = C + Cᵀ with C = 𝒱(k)×* M(k)
+    point = _point(rows, arena, 6)
+    for j in range(n):  # Ψ(k) = φᵀ Ψ(℘), about the point; ℛ(k) = M(k); 𝒟(k) = C + Cᵀ with C = 𝒱(k)×* M(k)
         p, o = layout[j, Flat.PARENT], 36 * j
         Psi = matrix_view(ws, psi + o, 6, 6)
         if p < 0:
-            e, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
-            for r in range(6):
-                for c in range(6):
-                    Psi[r, c] = arena[e + r * er + c * ec]
+            _base_map(rows, arena, j, 6, point, Psi)
         else:
             _tn66(matrix_view(arena, layout[j, Flat.W], 6, 6), matrix_view(ws, psi + 36 * p, 6, 6), Psi)
         M, R, D = matrix_view(arena, layout[j, Flat.M], 6, 6), matrix_view(ws, rs + o, 6, 6), matrix_view(ws, ds + o, 6, 6)

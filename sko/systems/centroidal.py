@@ -3,7 +3,8 @@
 :func:`reference_centroidal` is the reference function of the compiled requests ``centroidal_terms``
 and ``centroidal_momentum_matrix`` (its first ``nv`` columns; :mod:`sko.engine.centroidal`): from the bodies' node states, the rigid-motion maps ``Ψ(k)``
 (CENTROIDAL.md, Eq. 1), the gather ``Y(k) = Ψ*(k) ℛ(k)`` giving ``A_0`` and the locked inertia
-``I_0`` (Eq. 2, Eq. 3), then the shift to the centre of mass (Eq. 4). It reads only the
+``I_0`` (Eq. 2, Eq. 3) about the first base body's origin (:func:`point`, §3), then the shift to
+the centre of mass (Eq. 4). It reads only the
 contract's ``E``, ``Γ_o``, ``H`` and ``M``, so it holds for every body type (a flexible body's
 node momentum carries its modes, a cluster's its members).
 
@@ -28,7 +29,7 @@ from sko.arrays import result_dtype
 from sko.errors import RigidSystemError
 from sko.spatial import skew
 
-__all__ = ["Centroidal", "Packed", "packed_width", "reference_centroidal", "unpacked", "unpacked_of",
+__all__ = ["Centroidal", "Packed", "packed_width", "point", "reference_centroidal", "unpacked", "unpacked_of",
            "momentum_of", "inertia_of",
            "momentum_matrix_rate_by_complex_step", "STEP"]
 
@@ -87,14 +88,30 @@ def inertia_of(system, packed: np.ndarray) -> np.ndarray:
     return packed[..., :, inertia: inertia + 6]
 
 
-def _world_terms(system, states: dict) -> tuple[np.ndarray, np.ndarray]:
-    """``(A_0, I_0)`` about the world origin in world coordinates (CENTROIDAL.md, Eq. 1–3)."""
+def point(E) -> np.ndarray:
+    """``o``: the world position of the frame of a base body's ``E = ᵏX_0``, whose first six rows
+    are ``[[R, 0], [−R o×, R]]`` (``o× = −Rᵀ B``), real parts; zero for entries that are not
+    numbers (sympy: exact, any point serves) or a node of fewer than six rows."""
+    E = np.asarray(E)
+    if E.dtype == object or E.shape[0] < 6:
+        return np.zeros(3)
+    cross = -(E[:3, :3].T @ E[3:6, :3]).real
+    return np.array([cross[2, 1], cross[0, 2], cross[1, 0]])
+
+
+def _world_terms(system, states: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(A_0, I_0, o)``: ``A_0`` and ``I_0`` in world coordinates about the point ``o`` of
+    :func:`point` of the first base body (CENTROIDAL.md, Eq. 1–3 and §3: a base body's
+    ``Ψ = E ⁰X_o``)."""
     bodies = tuple(system.tree.scatter_order())  # every parent before its children
+    o = point(states[bodies[0]].E)
+    shift = np.eye(6)
+    shift[3:, :3] = skew(o)  # ⁰X_o: a motion [ω; v] given at o, at the world origin
     phi_star, Psi = {}, {}
     for k in bodies:  # Eq. 1, base to tips
         body, s = system.body(k), states[k]
         if body.parent is None:
-            Psi[k] = np.asarray(s.E)
+            Psi[k] = np.asarray(s.E) @ shift if o.any() else np.asarray(s.E)
         else:
             phi_star[k] = s.E @ states[body.parent].attachments[body.attach].Gamma  # φ*(℘(k), k)
             Psi[k] = phi_star[k] @ Psi[body.parent]
@@ -108,7 +125,7 @@ def _world_terms(system, states: dict) -> tuple[np.ndarray, np.ndarray]:
             I0 = I0 + Y[k] @ Psi[k]
         else:
             Y[parent] = Y[parent] + Y[k] @ phi_star[k]
-    return A0, I0
+    return A0, I0, o
 
 
 def reference_centroidal(system, q, v=None, external_forces=None) -> np.ndarray:
@@ -118,12 +135,12 @@ def reference_centroidal(system, q, v=None, external_forces=None) -> np.ndarray:
     if external_forces:
         raise TypeError("the centroidal momentum takes no external forces")
     q, v = system.checked_vectors(q, v)
-    A0, I0 = _world_terms(system, system.node_states(q))
+    A0, I0, o = _world_terms(system, system.node_states(q))
     mass = I0[5, 5]
     if not (np.real(mass) > 0):
         raise RigidSystemError(f"{type(system).__name__}: the total mass is {mass}, so the centre of mass and the "
                                "centroidal momentum are undefined")
-    c = np.array([I0[2, 4], I0[0, 5], I0[1, 3]]) / mass  # I_0's upper right block is m c×
+    c = np.array([I0[2, 4], I0[0, 5], I0[1, 3]]) / mass  # I_0's upper right block is m c×, c from o
     X = np.eye(6, dtype=I0.dtype)
     X[:3, 3:] = -skew(c)  # X_G^*, Eq. 4
     A = X @ A0
@@ -132,7 +149,7 @@ def reference_centroidal(system, q, v=None, external_forces=None) -> np.ndarray:
     out[:, p.A: p.A + system.nv] = A
     out[:, p.inertia: p.inertia + 6] = X @ I0 @ X.T
     out[:, p.momentum] = A @ v
-    out[:3, p.center], out[3, p.center] = c, mass
+    out[:3, p.center], out[3, p.center] = (c + o if o.any() else c), mass
     return out
 
 
