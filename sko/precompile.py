@@ -329,13 +329,14 @@ def aside_checks(checks) -> list[str]:
     return [c.name for c in sorted(aside, key=lambda c: ASIDE.index(c.function.__module__))]
 
 
-def verify_kernels(names, checks, complex_done=None) -> None:
-    """What ``sko verify`` compiles in a second process on a first run: :func:`complex_states`
-    (then ``complex_done.set()``), then the checks ``checks`` (:func:`aside_checks`) on the
-    models ``names``, module by module, results dropped, for the kernels they compile (float64
-    mostly). They land in numba's cache, from which the first process loads them when it runs
-    these checks itself, last (:func:`sko.verify.run`'s ``last``); by the time this process
-    reaches them, the first has cached the bodies' float64 state kernels they share."""
+def verify_kernels(names, checks, complex_done=None, results=None) -> None:
+    """What ``sko verify`` runs in a second process on a first run: :func:`complex_states` (then
+    ``complex_done.set()``), then the checks ``checks`` (:func:`aside_checks`) on the models
+    ``names``, module by module, compiling their kernels (float64 mostly); their results go to
+    the connection ``results`` (one list), which the first process reports in place of running
+    these checks itself, last (:func:`sko.verify.run`'s ``last`` and ``before_last``). By the
+    time this process reaches them, the first has cached the bodies' float64 state kernels they
+    share."""
     from itertools import groupby
 
     from sko.verify import REGISTRY, run
@@ -343,8 +344,11 @@ def verify_kernels(names, checks, complex_done=None) -> None:
     complex_states(names)
     if complex_done is not None:
         complex_done.set()
+    out = []
     for _, group in groupby(checks, key=lambda name: REGISTRY.get(name).function.__module__):
-        run(models=list(names), checks=list(group))  # module by module, every model each
+        out += run(models=list(names), checks=list(group))  # module by module, every model each
+    if results is not None:
+        results.send(out)
 
 
 class Aside(NamedTuple):
@@ -352,15 +356,18 @@ class Aside(NamedTuple):
     if it failed or died (its exit status or signal)."""
 
     complex: Callable[[], None]  #: until its complex kernels are compiled
-    done: Callable[[], None]  #: until it has ended
+    done: Callable[[], list]  #: until it has ended: the results of its checks
 
 
 def start_verify_kernels(names, checks=()) -> Aside:
     """:func:`verify_kernels` in a process of its own, now."""
     context = multiprocessing.get_context("spawn")
     complex_done = context.Event()
-    process = context.Process(target=verify_kernels, args=(list(names), list(checks), complex_done), daemon=True)
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=verify_kernels, args=(list(names), list(checks), complex_done, sender),
+                              daemon=True)
     process.start()
+    sender.close()  # the process holds the sending end: its death ends the results with EOFError
 
     def failed() -> SKOError:
         return SKOError(f"sko verify: the process compiling the kernels of the checks (the complex kernels of the "
@@ -375,10 +382,15 @@ def start_verify_kernels(names, checks=()) -> Aside:
             process.join()
             raise failed()
 
-    def done() -> None:
+    def done() -> list:
+        try:
+            results = receiver.recv()
+        except EOFError:
+            results = None
         process.join()
-        if process.exitcode:
+        if process.exitcode or results is None:
             raise failed()
+        return results
 
     return Aside(complex_, done)
 

@@ -80,6 +80,21 @@ def test_physics_checks_run_last_and_results_keep_the_model_order():
     assert all(r.passed for r in results)
 
 
+def test_results_handed_over_for_the_last_checks_are_taken_in_place_of_running_them():
+    """What ``before_last`` returns (the second process's results of the checks of ``last``) is
+    reported in place of running those checks; a check of ``last`` it has no result for runs."""
+    from sko.verify.registry import Result
+
+    handed = Result("planar_chain", "torque_regressor", "elsewhere", 0.0, None, True, "from the other process")
+    results = run(models=["chain", "planar_chain"], checks=["torque_regressor", "energy_regressors", "crba"],
+                  last=["torque_regressor", "energy_regressors"], before_last=lambda: [handed])
+    by = {(r.model, r.name): r for r in results}
+    assert by["planar_chain", "torque_regressor"] is handed
+    assert by["planar_chain", "energy_regressors"].equation != "elsewhere" and by["planar_chain", "energy_regressors"].passed
+    assert [(r.model, r.name) for r in results][-3:] == [("planar_chain", c) for c in
+                                                         ("torque_regressor", "energy_regressors", "crba")]
+
+
 def _args(**kw):
     return argparse.Namespace(**{"symbolic": False, "backend": None, **kw})
 
@@ -172,6 +187,9 @@ def test_the_kernel_process_of_verify_is_watched():
         aside.complex()
     with pytest.raises(SKOError, match=r"exited with status 1"):
         aside.done()
+    before = {p.pid for p in multiprocessing.active_children()}
+    aside = precompile.start_verify_kernels(["planar_chain"], ["torque_regressor"])
+    assert [(r.model, r.name, r.passed) for r in aside.done()] == [("planar_chain", "torque_regressor", True)]
     before = {p.pid for p in multiprocessing.active_children()}
     aside = precompile.start_verify_kernels(["chain"], ["torque_regressor"])
     (process,) = [p for p in multiprocessing.active_children() if p.pid not in before]

@@ -49,7 +49,7 @@ def skipped_checks(checks: Iterable[Check]) -> dict[str, tuple[str, ...]]:
 def run(models: Iterable | None = None, checks: Iterable[str] | None = None, symbolic: bool = False,
         registry: Registry = REGISTRY, progress: Progress | None = None, backend: str | None = None,
         before_physics: Callable[[], None] | None = None, last: Collection[str] = (),
-        before_last: Callable[[], None] | None = None) -> list[Result]:
+        before_last: Callable[[], Iterable[Result] | None] | None = None) -> list[Result]:
     """Run the checks (all by default) on the models (all of the mode by default); the results
     come model by model, in the registry's order of the checks.
 
@@ -61,8 +61,10 @@ def run(models: Iterable | None = None, checks: Iterable[str] | None = None, sym
     The checks that need the system behind a model (the physics checks, which differentiate by
     complex step) run after all the others, and the checks named in ``last`` after those;
     ``before_physics`` is called once before the first check with a system, ``before_last`` once
-    before the first of ``last`` (``sko verify`` waits there for the kernels another process
-    compiles meanwhile: the complex kernels, then those of the checks in ``last``).
+    before the first of ``last``; what ``before_last`` returns, results of checks of ``last`` run
+    elsewhere, are taken in place of running those checks (``sko verify`` waits there for another
+    process that compiles meanwhile: the complex kernels, then the checks in ``last``, whose
+    results it hands over).
     """
     with use_backend(backend) if backend is not None else nullcontext():  # the models are built on it too
         cases = resolve_cases(models, symbolic)
@@ -72,17 +74,19 @@ def run(models: Iterable | None = None, checks: Iterable[str] | None = None, sym
         order = sorted(range(len(pairs)), key=lambda i: (pairs[i][1].system, pairs[i][1].name in last))  # stable
         total = len(pairs)
         results: list = [None] * len(pairs)
+        elsewhere: dict = {}  # the results before_last hands over, by (model, check)
         for done, i in enumerate(order):
             case, check = pairs[i]
             if check.system and before_physics is not None:
                 before_physics()
                 before_physics = None
             if check.name in last and before_last is not None:
-                before_last()
+                elsewhere = {(r.model, r.name): r for r in before_last() or ()}
                 before_last = None
             if progress is not None:
                 progress(done, total, case.name, check.name)
-            results[i] = check.run(case)
+            given = elsewhere.get((case.name, check.name)) if check.name in last else None
+            results[i] = given if given is not None else check.run(case)
     return results
 
 
