@@ -58,7 +58,8 @@ _H_CS = 1e-20
 
 
 def complex_steps() -> AbstractContextManager:
-    """The path the checks take their complex steps on: the reference recursions. They are
+    """The path the checks take their complex steps (DERIVATIVES.md §7, Eq. 21) on: the reference
+    recursions, on which every operation must be analytic in the complex scalar (ibid.). They are
     independent of the compiled path the checks compare them with, and nothing is compiled in
     complex128 for a check (a first ``sko verify`` compiles that much less)."""
     return use_backend("reference")
