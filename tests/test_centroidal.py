@@ -10,11 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import sympy
+
+from papers.tutorial_body_type import Bead
+from papers.tutorial_body_type import build as build_beads
 from sko import spatial as sp
-from sko.bodies import Free, Prismatic, Revolute, Spherical
+from sko.bodies import BodyError, Fixed, Free, NodeState, Prismatic, Revolute, Spherical
 from sko.errors import RigidSystemError
 from sko.examples.bodies import flexible_examples, random_system
-from sko.systems import SystemBuilder
+from sko.systems import MultibodySystem, SystemBuilder
+from sko.verify import run
 from sko.systems.centroidal import Packed, momentum_matrix_rate_by_complex_step
 from sko.engine.dispatch import use_backend
 from tests.bodies.helpers import random_state
@@ -300,7 +305,74 @@ def test_bad_inputs_are_named_and_inputs_are_not_mutated(path, name):
             system.centroidal_momentum_matrix_rate(q, np.zeros(system.nv + 2))
         with pytest.raises(NonFiniteError, match="v"):
             system.centroidal_momentum_matrix_rate(q, np.full(system.nv, np.inf))
+        for bad in (q + 1e-20j, list(map(sympy.Float, q)), [sympy.Symbol("x")] * system.nq):  # no complex step there
+            with pytest.raises(DimensionError, match="q must be real floating-point numbers"):
+                system.centroidal_momentum_matrix_rate(bad, v)
+        with pytest.raises(DimensionError, match="v must be real floating-point numbers"):
+            system.centroidal_momentum_matrix_rate(q, v + 1e-20j)
         system.centroidal(q, v)
         system.centroidal_momentum_matrix_rate(q, v)
     np.testing.assert_array_equal(q, q0)
     np.testing.assert_array_equal(v, v0)
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_a_massless_first_base_does_not_hold_the_point(path):
+    """A massless marker at the world origin listed first, a floating robot 10⁶ away: the point
+    ``o`` is the robot's base (the first base body with a mass, CENTROIDAL.md §3), so its terms
+    keep their digits (about the marker ``I_G`` was off by 3e-3 relative)."""
+    builder = SystemBuilder(gravity=[0.0, 0.0, -9.81])
+    builder.add_body("marker", None, Revolute([0, 0, 1]), np.eye(6), mass=0.0, com=np.zeros(3), inertia_com=np.zeros((3, 3)))
+    builder.add_body("base", None, Free(), np.eye(6), mass=3.0, com=[0.1, 0, 0], inertia_com=np.diag([0.1, 0.12, 0.15]))
+    builder.add_body("arm", "base", Spherical(), sp.pose_transform([0.4, 0, 0]), mass=1.0, com=[0.2, 0, 0],
+                     inertia_com=np.diag([0.01, 0.02, 0.02]))
+    system = builder.build()
+    q, v = random_state(system, np.random.default_rng(0))
+    far = q.copy()
+    far[system.q_slices["base"]][4:] += 1e6
+    with use_backend(path):
+        near_terms, far_terms = system.centroidal_terms(q, v), system.centroidal_terms(far, v)
+    centre = Packed.of(system.nv).center
+    _close(far_terms[:, :centre], near_terms[:, :centre], 1e-9)
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_a_system_without_moving_bodies_has_no_centroidal_terms(path):
+    """One body welded to the world (nv = 0): the requests name why, as the centre of mass does."""
+    builder = SystemBuilder()
+    builder.add_body("a", None, Fixed(), np.eye(6), mass=1.0, com=[0.1, 0.0, 0.0], inertia_com=0.01 * np.eye(3))
+    system = builder.build()
+    with use_backend(path):
+        for call in (lambda: system.centroidal(np.zeros(0)), lambda: system.centroidal_momentum_matrix(np.zeros((2, 0))),
+                     lambda: system.centroidal_momentum_matrix_rate(np.zeros(0), np.zeros(0))):
+            with pytest.raises(RigidSystemError, match="no moving body"):
+                call()
+
+
+class _RealBead(Bead):
+    """The tutorial's bead with an ``at_state`` that drops the imaginary part of ``E``."""
+
+    def compiled_state(self):
+        return None
+
+    def at_state(self, q, qd, inboard, gravity):
+        s = super().at_state(q, qd, inboard, gravity)
+        return NodeState(E=np.real(s.E), H=s.H, M=s.M, a=s.a, b=s.b, V=s.V, potential=s.potential)
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_a_body_dropping_the_imaginary_part_is_named_by_the_rate(path):
+    """``Ȧ_G`` of a system of other body types is a complex step of ``A_G``: a body type that drops
+    the imaginary part is named (as the derivatives name it), not a wrong rate, and
+    ``sko verify``'s ``centroidal_rate`` fails on it."""
+    good = build_beads()
+    bodies = [good.body(k) for k in good.bodies]
+    bodies = [_RealBead(b.name, b.parent, b.mass, b.start, b.direction, b.spring, attach=b.attach)
+              if type(b) is Bead else b for b in bodies]
+    system = MultibodySystem(bodies, gravity=good.gravity)
+    q, v = random_state(system, np.random.default_rng(0))
+    with use_backend(path):
+        with pytest.raises(BodyError, match="drops the imaginary part"):
+            system.centroidal_momentum_matrix_rate(q, v)
+    (result,) = run(models=[system], checks=["centroidal_rate"])
+    assert not result.passed

@@ -5,7 +5,7 @@
 :func:`centroidal` writes one state's packed result of :mod:`sko.systems.centroidal` (its
 reference function, :func:`~sko.systems.centroidal.reference_centroidal`), or ``A_G`` alone (the
 request ``centroidal_momentum_matrix``, a result of ``6 nv`` entries): the maps ``Ψ(k)`` base
-to tips (Eq. 1) about the first base body's origin ``o`` (§3: a base body's ``Ψ = E ⁰X_o``,
+to tips (Eq. 1) about a base body's origin ``o`` (:func:`origin_row`; §3: a base body's ``Ψ = E ⁰X_o``,
 so ``I_0``'s digits go as the system's size, not as its distance from the world origin), the gather ``Y(k) = Ψ*(k) ℛ(k)`` tips to base writing ``A_0`` and the locked
 inertia ``I_0`` (Eq. 3), then the shift to the centre of mass (Eq. 4). It reads the contract's
 ``E``, ``φ``, ``H`` and ``M`` only, so it takes every body type. Buffers: ``Ψ`` (``m_k × 6`` at
@@ -25,7 +25,7 @@ from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.state_kernels import Row, Terms
 from sko.engine.request_views import Header, fill_arena, request_views
 
-__all__ = ["Result", "CentroidalWork", "RateWork", "centroidal", "centroidal_rate", "centroidal_buffers",
+__all__ = ["Result", "CentroidalWork", "RateWork", "centroidal", "centroidal_rate", "centroidal_buffers", "origin_row",
            "rate_buffers"]
 
 #: The columns of :func:`centroidal`'s result after the ``nv`` of ``A_G`` (those of
@@ -82,13 +82,30 @@ def _nt66_add(A, B, C):
 
 
 @register
-def _point(rows, arena, m):
-    """``o`` (real parts): the world position of the frame of row 0, the first base body, from its
-    ``E = ᵏX_0``'s first six rows ``[[R, 0], [−R o×, R]]`` (``o× = −Rᵀ B``); zero for a node of
-    fewer than six rows (any point serves: §3)."""
-    e, er, ec = rows[0, Row.E], rows[0, Row.E_ROW], rows[0, Row.E_COLUMN]
+def origin_row(layout, arena):
+    """The row of the base body whose frame's origin is the point ``o`` (CENTROIDAL.md §3): the
+    first of six rows or more with a positive mass ``M₅₅``, else the first of six rows or more
+    (a massless marker at the world origin is passed over); −1 for none (any point serves)."""
+    first = -1
+    for j in range(layout.shape[0]):
+        m = layout[j, Flat.NODE_DIM]
+        if layout[j, Flat.PARENT] < 0 and m >= 6:
+            if arena[layout[j, Flat.M] + 5 * m + 5].real > 0:
+                return j
+            if first < 0:
+                first = j
+    return first
+
+
+@register
+def _point(rows, layout, arena):
+    """``o`` (real parts): the world position of the frame of the base body of :func:`origin_row`,
+    from its ``E = ᵏX_0``'s first six rows ``[[R, 0], [−R o×, R]]`` (``o× = −Rᵀ B``); zero
+    where there is none."""
+    j = origin_row(layout, arena)
+    e, er, ec = rows[max(j, 0), Row.E], rows[max(j, 0), Row.E_ROW], rows[max(j, 0), Row.E_COLUMN]
     o0, o1, o2 = 0.0, 0.0, 0.0
-    for k in range(3 if m >= 6 else 0):  # o = (o×[2, 1], o×[0, 2], o×[1, 0]) of o× = −Rᵀ B
+    for k in range(3 if j >= 0 else 0):  # o = (o×[2, 1], o×[0, 2], o×[1, 0]) of o× = −Rᵀ B
         R, B = e + k * er, e + (3 + k) * er
         o0 -= (arena[R + 2 * ec] * arena[B + ec]).real
         o1 -= (arena[R] * arena[B + 2 * ec]).real
@@ -138,7 +155,7 @@ def centroidal(w, x, out):
     packed = out.shape[0] > 6 * nv
     width = nv + Result.SIZE if packed else nv
     psi, ys = at[CentroidalWork.PSI], at[CentroidalWork.Y]  # where Ψ and Y start
-    point = _point(rows, arena, layout[0, Flat.NODE_DIM])
+    point = _point(rows, layout, arena)
     for j in range(n):  # Ψ(k), Eq. 1, about the point; Y(k) = Ψ*(k) M(k)
         m, p, o = layout[j, Flat.NODE_DIM], layout[j, Flat.PARENT], 6 * layout[j, Flat.NODE]
         Psi = matrix_view(ws, psi + o, m, 6)
@@ -250,7 +267,7 @@ def centroidal_rate(w, x, out):
     vectors = matrix_view(ws, at[RateWork.VECTORS], 4, 6)
     psi, rs, ds = at[RateWork.PSI], at[RateWork.R], at[RateWork.D]  # where Ψ, ℛ and 𝒟 start
     s6, t6, RS, DS = vectors[0], vectors[1], vectors[2], vectors[3]
-    point = _point(rows, arena, 6)
+    point = _point(rows, layout, arena)
     for j in range(n):  # Ψ(k) = φᵀ Ψ(℘), about the point; ℛ(k) = M(k); 𝒟(k) = C + Cᵀ with C = 𝒱(k)×* M(k)
         p, o = layout[j, Flat.PARENT], 36 * j
         Psi = matrix_view(ws, psi + o, 6, 6)

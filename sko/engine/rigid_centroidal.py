@@ -5,8 +5,8 @@ the kernels the requests ``centroidal_terms``, ``centroidal_momentum_matrix`` an
 joints of constant ``S`` alone, as for its generic kernel); the generic kernels of
 :mod:`sko.engine.centroidal` stay for every other system and for complex128.
 
-Everything is in world axes about the point ``o``, the world position of the first base body's
-frame (CENTROIDAL.md §5: about the world origin, the ten numbers of a body ``|p|`` away carry
+Everything is in world axes about the point ``o``, the world position of a base body's frame
+(:func:`~sko.engine.centroidal.origin_row`: the first with a positive mass) (CENTROIDAL.md §5: about the world origin, the ten numbers of a body ``|p|`` away carry
 terms in ``|p|²`` whose differences the shift to the centre of mass takes, and lose digits as
 ``|p|²``; about ``o`` they lose them as the system's own size). A scatter (parents first) gives each body
 its pose about ``o`` (a base body's from its ``E = ᵏX_0``, a child's from its parent's and its weight,
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from sko.engine.borrow import borrowed
 from sko.engine.bodies.rigid import motion_cross
-from sko.engine.centroidal import Result
+from sko.engine.centroidal import Result, origin_row
 from sko.engine.fields import columns, offsets
 from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.layout import Flat
@@ -99,9 +99,10 @@ def _world_pose(rows, layout, data, nodes, j, o):
 
 @register
 def _origin(rows, layout, data, nodes):
-    """``o``: the world position of the first base body's frame (row 0's)."""
+    """``o``: the world position of the frame of the base body of
+    :func:`~sko.engine.centroidal.origin_row` (the first with a positive mass)."""
     zero = 0.0 * data[0]
-    return _world_pose(rows, layout, data, nodes, 0, (zero, zero, zero))[1]
+    return _world_pose(rows, layout, data, nodes, max(origin_row(layout, data), 0), (zero, zero, zero))[1]
 
 
 @register

@@ -71,6 +71,7 @@ DECLARATIONS: dict[str, Declaration] = {d.name: d for d in (
                     "        :meth:`centroidal_terms`, computed alone."),
     Declaration("centroidal_momentum_matrix_rate", "dAg", reference=reference.centroidal_momentum_matrix_rate,
                 velocities=True, compiled_for=_derivatives_compiled, applies=lambda system: system._compiled_derivatives,
+                real=True,
                 doc="``Ȧ_G`` (6 × nv) with ``ḣ_G = A_G dv + Ȧ_G v`` (CENTROIDAL.md §4): the recursion of Eq. 6\n"
                     "        for a compiled rigid tree on joints of constant ``S``, else the complex step of ``A_G``."),
     Declaration("joint_torque_regressor", "Y", reference=reference.joint_torque_regressor, velocities=True, x="dv",

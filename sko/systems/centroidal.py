@@ -3,7 +3,7 @@
 :func:`reference_centroidal` is the reference function of the compiled requests ``centroidal_terms``
 and ``centroidal_momentum_matrix`` (its first ``nv`` columns; :mod:`sko.engine.centroidal`): from the bodies' node states, the rigid-motion maps ``Ψ(k)``
 (CENTROIDAL.md, Eq. 1), the gather ``Y(k) = Ψ*(k) ℛ(k)`` giving ``A_0`` and the locked inertia
-``I_0`` (Eq. 2, Eq. 3) about the first base body's origin (:func:`point`, §3), then the shift to
+``I_0`` (Eq. 2, Eq. 3) about a base body's origin (:func:`point`, §3), then the shift to
 the centre of mass (Eq. 4). It reads only the
 contract's ``E``, ``Γ_o``, ``H`` and ``M``, so it holds for every body type (a flexible body's
 node momentum carries its modes, a cluster's its members).
@@ -28,6 +28,7 @@ import numpy as np
 from sko.arrays import result_dtype
 from sko.errors import RigidSystemError
 from sko.spatial import skew
+from sko.systems.complex_carry import check_complex_carried
 
 __all__ = ["Centroidal", "Packed", "packed_width", "point", "reference_centroidal", "unpacked", "unpacked_of",
            "momentum_of", "inertia_of",
@@ -99,12 +100,24 @@ def point(E) -> np.ndarray:
     return np.array([cross[2, 1], cross[0, 2], cross[1, 0]])
 
 
+def _origin_body(system, states: dict, bodies: tuple):
+    """The base body whose frame's origin is the point ``o`` (CENTROIDAL.md §3), as the kernels
+    take it (:func:`sko.engine.centroidal.origin_row`): the first base body of six rows or more
+    with a positive mass ``M₅₅``, else the first of six rows or more, else the first."""
+    bases = [k for k in bodies if system.body(k).parent is None and np.shape(states[k].M)[0] >= 6]
+    for k in bases:
+        mass = np.asarray(states[k].M)[5, 5]
+        if np.asarray(mass).dtype != object and np.real(mass) > 0:
+            return k
+    return bases[0] if bases else bodies[0]
+
+
 def _world_terms(system, states: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(A_0, I_0, o)``: ``A_0`` and ``I_0`` in world coordinates about the point ``o`` of
-    :func:`point` of the first base body (CENTROIDAL.md, Eq. 1–3 and §3: a base body's
-    ``Ψ = E ⁰X_o``)."""
+    :func:`point` of the base body of :func:`_origin_body` (CENTROIDAL.md, Eq. 1–3 and §3: a base
+    body's ``Ψ = E ⁰X_o``)."""
     bodies = tuple(system.tree.scatter_order())  # every parent before its children
-    o = point(states[bodies[0]].E)
+    o = point(states[_origin_body(system, states, bodies)].E)
     shift = np.eye(6)
     shift[3:, :3] = skew(o)  # ⁰X_o: a motion [ω; v] given at o, at the world origin
     phi_star, Psi = {}, {}
@@ -135,9 +148,16 @@ def reference_centroidal(system, q, v=None, external_forces=None) -> np.ndarray:
     if external_forces:
         raise TypeError("the centroidal momentum takes no external forces")
     q, v = system.checked_vectors(q, v)
+    if not system.bodies:
+        raise RigidSystemError(f"{type(system).__name__}: the centre of mass and the centroidal momentum are undefined: "
+                               "the system has no moving body")
     A0, I0, o = _world_terms(system, system.node_states(q))
     mass = I0[5, 5]
-    if not (np.real(mass) > 0):
+    try:
+        massless = not (np.real(mass) > 0)
+    except TypeError:  # a sympy expression whose sign sympy does not decide: not judged
+        massless = False
+    if massless:
         raise RigidSystemError(f"{type(system).__name__}: the total mass is {mass}, so the centre of mass and the "
                                "centroidal momentum are undefined")
     c = np.array([I0[2, 4], I0[0, 5], I0[1, 3]]) / mass  # I_0's upper right block is m c×, c from o
@@ -156,8 +176,11 @@ def reference_centroidal(system, q, v=None, external_forces=None) -> np.ndarray:
 def momentum_matrix_rate_by_complex_step(system, q, v) -> np.ndarray:
     """``Ȧ_G`` (6 × nv, or ``(B, 6, nv)``) of any system: the derivative of
     ``system.centroidal_momentum_matrix`` along ``q̇ = system.qdot(q, v)`` by the complex step
-    (CENTROIDAL.md §4), through whichever path answers that call."""
+    (CENTROIDAL.md §4), through whichever path answers that call; a body type that drops the
+    imaginary part of a complex state is named first (:func:`~sko.systems.complex_carry.check_complex_carried`)."""
     q, v = np.asarray(q), np.asarray(v)
+    if q.ndim == 1 or len(q):
+        check_complex_carried(system, q if q.ndim == 1 else q[0])
     if q.ndim == 2:
         qd = np.stack([system.qdot(qs, vs) for qs, vs in zip(q, v)]) if len(q) else np.zeros(q.shape)
     else:

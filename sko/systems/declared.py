@@ -34,10 +34,10 @@ from types import MappingProxyType
 
 import numpy as np
 
-from sko.graphs.errors import SKOError
+from sko.graphs.errors import DimensionError, SKOError
 from sko.systems.deprecation import renamed_arguments
 
-__all__ = ["Declaration", "Option", "View", "THIRD_INPUTS", "method", "view_method", "always", "flag"]
+__all__ = ["Declaration", "Option", "View", "THIRD_INPUTS", "method", "view_method", "real_inputs", "always", "flag"]
 
 #: the third inputs a request may read (``nv`` entries): ``dv`` (``θ̈``) or ``tau`` (``T``)
 THIRD_INPUTS = ("dv", "tau")
@@ -103,6 +103,9 @@ class Declaration:
     #: ``shape(system)``: one state's result before :attr:`extend` where the compiled part's shape
     #: may not hold (a system its kernel does not take); None: the compiled part's
     shape: Callable | None = None
+    #: whether its inputs must be real numbers on every path (:func:`real_inputs`): a result some
+    #: path takes by complex step, where a complex state would collide with the step
+    real: bool = False
 
     def __post_init__(self):
         if not self.name.isidentifier() or self.name.startswith("_"):
@@ -166,6 +169,27 @@ def _source(owner: type, name: str, lines: list[str], namespace: dict) -> Callab
     return function
 
 
+_PLAIN = (int, float, np.integer, np.floating)  #: real numbers a complex step can be taken at
+
+
+def real_inputs(method: str, **inputs) -> None:
+    """Raise :class:`~sko.graphs.errors.DimensionError` naming the first of ``inputs`` (arrays,
+    lists, ``None``) holding a complex number or anything but a plain real number (sympy
+    numbers and expressions too): ``method``'s result is taken by complex step on some path
+    (:attr:`Declaration.real`). What does not make an array is left to the method's own checks,
+    which name it."""
+    for name, x in inputs.items():
+        try:
+            a = np.asarray(x)
+        except (ValueError, TypeError):
+            continue
+        bad = a.dtype if a.dtype.kind == "c" else next((e for e in a.flat if not isinstance(e, _PLAIN)), None) \
+            if a.dtype == object else None
+        if bad is not None:
+            raise DimensionError(f"{method}: {name} must be real floating-point numbers, got {bad!r} (it is taken "
+                                 "by complex step, where a complex state or a sympy expression cannot enter)")
+
+
 def method(declaration: Declaration, owner: type) -> Callable:
     """The system method of ``declaration``, for the class ``owner`` (module docstring)."""
     d, name = declaration, declaration.name
@@ -196,11 +220,14 @@ def method(declaration: Declaration, owner: type) -> Callable:
     else:
         result = f"extend(self, {{}}, q, {v}, {x}{''.join(f', {o.name}' for o in d.options)})"
     lines += [f"    if {guard}(out := self._engine.one_state[{name!r}]({direct})) is not None:",
-              f"        return {result.format('out')}",
-              f"    if (out := self._engine.run({name!r}, self.{name}, {run}{compiled})) is not NotImplemented:",
+              f"        return {result.format('out')}"]
+    if d.real:  # after the common call, which takes 1-D float64 arrays only
+        lines += [f"    real_inputs({name!r}, {', '.join(f'{i}={i}' for i in direct.split(', ') if i != 'None')})"]
+    lines += [f"    if (out := self._engine.run({name!r}, self.{name}, {run}{compiled})) is not NotImplemented:",
               f"        return {result.format('out')}",
               f"    return {result.format(f'reference(self, q, {v}, {x}, {forces})')}"]
     namespace = {"np": np, "Mapping": Mapping, "renamed_arguments": renamed_arguments, "RENAMED": d.renamed,
+                 "real_inputs": real_inputs,
                  "reference": d.reference, "applies": d.applies, "extend": d.extend, "shape": d.shape,
                  "option_defaults": [o.default for o in d.options], "option_checks": [o.check for o in d.options]}
     function = _source(owner, name, lines, namespace)

@@ -6,9 +6,11 @@
   (§3), ``⁰X_B^*`` from the base frame's world pose;
 * ``centroidal_wrench`` — for a free-floating base, ``A_G θ̈ + Ȧ_G θ̇ = [0; m g] + X_G^* ⁰X_B^* T_B``
   (§4), ``T_B`` the base's six generalised forces of the inverse dynamics at a random ``θ̈``;
-* ``centroidal_rate`` — ``Ȧ_G`` against the derivative of ``A_G`` along ``q̇`` (complex step
-  cross-checked by central differences), on the systems whose ``Ȧ_G`` has its own recursion
-  (Eq. 6: compiled rigid trees on joints of constant ``S``; elsewhere ``Ȧ_G`` is that complex step).
+* ``centroidal_rate`` — ``Ȧ_G`` against the derivative of ``A_G`` along ``q̇`` (a complex step on
+  the reference recursions, cross-checked by central differences): the recursion of Eq. 6 on
+  compiled rigid trees on joints of constant ``S``; elsewhere ``Ȧ_G`` is itself a complex step of
+  ``A_G``, through the path the system takes, and a body type that drops the imaginary part of
+  a complex state fails it by name.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from sko.spatial import skew
-from sko.systems import derivatives
 
 from .physics import tangent_derivative
 from .registry import Case, compare, register
@@ -81,8 +82,7 @@ def centroidal_wrench(case: Case):
     return compare(rate, gravity + _base_map(system, q, out.center_of_mass) @ tau, label="ḣ_G")
 
 
-@register("centroidal_rate", "CENTROIDAL.md, Eq. 6: Ȧ_G = d A_G / dt", system=True, symbolic=False,
-          when=derivatives._compiled)
+@register("centroidal_rate", "CENTROIDAL.md, Eq. 6: Ȧ_G = d A_G / dt", system=True, symbolic=False)
 def centroidal_rate(case: Case):
     """The recursion's Ȧ_G equals the derivative of A_G along q̇."""
     system, q, v = _state(case)
