@@ -9,8 +9,8 @@ requires every output of every body not valid by construction (user body types, 
 joints, a user's subclass of a library type overriding ``at_state`` or ``hinge_force``) — ``E``, ``H``, ``M``, ``a``, ``b``, ``V``, the potential, each attachment frame and its
 hinge force — to carry the derivative the real differences show. Bodies are checked base to
 tips, so the first whose outputs differ is the one that drops it (its children only inherit
-the loss). A user body with a compiled state kernel of its own is checked through the engine
-too (the inverse dynamics along the direction), since the complex step runs its kernel. Library
+the loss). A user body with a compiled state kernel of its own (a subclass of a library type
+overriding ``compiled_state`` too) is checked through the engine too (the inverse dynamics along the direction), since the complex step runs its kernel. Library
 bodies are valid by construction and pay nothing; the check runs once per system, before its
 first complex-step derivatives.
 """
@@ -89,9 +89,11 @@ def _tolerance(real: np.ndarray, value) -> np.ndarray:
 
 
 def own_methods(body) -> bool:
-    """Whether ``body``'s ``at_state`` or ``hinge_force`` is a user's own (a subclass of a library
-    type valid by construction that overrides one is checked as a user body type)."""
-    return any(getattr(type(body), name).__module__.split(".")[0] != "sko" for name in ("at_state", "hinge_force"))
+    """Whether ``body``'s ``at_state``, ``hinge_force`` or ``compiled_state`` is a user's own (a
+    subclass of a library type valid by construction that overrides one, its compiled kernel
+    included, is checked as a user body type)."""
+    return any(getattr(type(body), name).__module__.split(".")[0] != "sko"
+               for name in ("at_state", "hinge_force", "compiled_state"))
 
 
 def _compiled(body) -> bool:

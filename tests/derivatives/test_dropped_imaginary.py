@@ -7,8 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
+from sko.bodies import Revolute
 from sko.bodies.contract import BodyError
+from sko.bodies.rotor import GearedRotorLink
+from sko.engine.bodies import rigid as rigid_kernels
+from sko.engine.state_kernels import Row, StateKernel, numeric_state
+from sko.spatial import pose_transform, spatial_inertia
+from sko.systems import MultibodySystem
 from tests.bodies.test_paper import _load
 
 TUTORIAL = _load("tutorial_body_type")
@@ -109,3 +116,45 @@ def test_a_compiled_kernel_dropping_the_imaginary_part_is_named():
     q, v = system.random_configuration(rng), rng.normal(size=system.nv)
     with pytest.raises(BodyError, match=r"compiled state kernel of body 'bead-on-(pendulum|beam)' \(RealKernelBead\)"):
         system.inverse_dynamics_derivatives(q, v, method="complex_step")
+
+
+_LIBRARY_ROTOR = njit(rigid_kernels._rotor)  # the library's rotor kernel, called from one of a user's own
+
+
+def _rotor_dropping_E(arena, row, reals, terms, constants):
+    """The library's rotor state, then ``E``'s imaginary parts dropped (a kernel's slip)."""
+    ok = _LIBRARY_ROTOR(arena, row, reals, terms, constants)
+    e, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    for i in range(row[Row.NODE_DIM]):
+        for j in range(6):
+            arena[e + i * er + j * ec] = arena[e + i * er + j * ec].real
+    return ok
+
+
+_DROPPING_ROTOR = StateKernel(_rotor_dropping_E, own_frame_identity=True, name="rotor dropping Im E",
+                              constants=rigid_kernels.RotorConstants, calls_hinge=True)
+
+
+class _DroppingRotor(GearedRotorLink):
+    """A library body type whose subclass overrides its compiled state alone."""
+
+    def compiled_state(self):
+        return numeric_state(_DROPPING_ROTOR, rigid_kernels.pack_rotor(self).constants,
+                             rigid_kernels.HingeWork.SIZE + rigid_kernels.RotorWork.SIZE)
+
+
+def test_a_library_subclass_with_a_kernel_of_its_own_is_checked():
+    """A subclass of a library body type overriding only ``compiled_state`` runs a user's kernel:
+    one that drops the imaginary part is named before the derivatives or the centroidal rate
+    (complex steps) come out wrong."""
+    rotor = dict(gear_ratio=50.0, axial_inertia=1e-4, transverse_inertia=6e-5, rotor_mass=0.2)
+    system = MultibodySystem([_DroppingRotor(f"link{j}", None if j == 0 else f"link{j - 1}", Revolute([0.3, 0.2, 0.9]),
+                                             spatial_inertia(1.0, [0.25, 0.0, 0.0], 0.02 * np.eye(3)), [0.0, 1.0, 0.0],
+                                             placement=None if j == 0 else pose_transform([0.5, 0.0, 0.0]), **rotor)
+                              for j in range(3)])
+    rng = np.random.default_rng(0)
+    q, v = system.random_configuration(rng), rng.normal(size=system.nv)
+    for call in (lambda: system.inverse_dynamics_derivatives(q, v, method="complex_step"),
+                 lambda: system.centroidal_momentum_matrix_rate(q, v)):
+        with pytest.raises(BodyError, match=r"compiled state kernel of body 'link0' \(_DroppingRotor\)"):
+            call()
