@@ -294,12 +294,15 @@ def quaternion_matrix(q) -> np.ndarray:
     """Active rotation of the quaternion ``q = (w, x, y, z)``.
 
     The homogeneous form ``R = (…)/‖q‖²`` is used, so any nonzero ``q`` gives the exact
-    rotation of ``q/‖q‖`` (Featherstone Eq. 4.12 is its transpose for unit ``q``).
+    rotation of ``q/‖q‖`` (Featherstone Eq. 4.12 is its transpose for unit ``q``); NaN where an
+    entry of ``q`` is not finite (no rotation, and no warning: the callers' checks name ``q``).
     """
     q = np.asarray(q)
     if q.dtype.kind in "fc":  # R is homogeneous of degree 0 in q: scale first so no square overflows
         top = np.abs(q.real).max(initial=0.0)
-        if np.isfinite(top) and top > 0:
+        if not np.isfinite(top):
+            return np.full((3, 3), np.nan, dtype=np.result_type(q, float))
+        if top > 0:
             q = q / top
     w, x, y, z = q
     n2 = w * w + x * x + y * y + z * z
