@@ -60,7 +60,10 @@ def partials(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray) -> tuple[np.nd
     :func:`inverse_dynamics_partials` and ``system.mass_matrix``."""
     out = compiled_partials(system, Q, V, A)
     if out is None:
-        triples = [(*inverse_dynamics_partials(system, q, v, a), system.mass_matrix(q)) for q, v, a in zip(Q, V, A)]
+        triples = []
+        for s, (q, v, a) in enumerate(zip(Q, V, A)):
+            with state_named(s if len(Q) > 1 else None):
+                triples.append((*inverse_dynamics_partials(system, q, v, a), system.mass_matrix(q)))
         n = system.dof_size
         out = tuple(np.array([t[i] for t in triples]).reshape(len(triples), n, n) for i in range(3))
         _check_finite(system, Q, V, A, np.concatenate(out, axis=2))
@@ -103,7 +106,10 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forw
     arena = np.zeros((B, layout.size), dtype=np.complex128)
     arena[:, layout.q_offset: layout.q_offset + Q.shape[1]] = Q
     arena[:, layout.v_offset: layout.v_offset + n] = V
-    Qdot = np.array([_qdot_matrix(system, x) for x in Q]).reshape(B, Q.shape[1], n)
+    Qdot = np.zeros((B, Q.shape[1], n))
+    for s in range(B):
+        with state_named(s):  # a state its joints reject (a zero quaternion) says which
+            Qdot[s] = _qdot_matrix(system, Q[s])
     D = np.zeros((B, n, 3 * n))
     X = np.ascontiguousarray(X, dtype=float)
     table = layout.table(np.complex128)
