@@ -431,15 +431,16 @@ def _many_files(args) -> tuple[list, float]:
 
 def _kernels_aside(args, models, checks) -> dict:
     """On a first run (nothing cached), a second process compiles while this one runs the checks
-    of the SKO models: the complex kernels the physics checks need, then the kernels of the
-    checks of :data:`sko.precompile.ASIDE` (constrained dynamics, centroidal terms, regressors),
-    which this process runs last (:func:`sko.precompile.start_verify_kernels`). The keywords of
-    :func:`sko.verify.run` that wait for it, or none. Built-in models only: a user's factory or
-    file would have to be rebuilt there."""
+    of the SKO models: the bodies' complex state kernels, then the checks of
+    :data:`sko.precompile.ASIDE` (constrained dynamics, centroidal terms, regressors) on the
+    compiled backend, whose results this process reports in place of running them, last
+    (:func:`sko.precompile.start_verify_kernels`). The keywords of :func:`sko.verify.run` that
+    wait for it, or none. Built-in models only: a user's factory or file would have to be
+    rebuilt there."""
     from sko.engine.backend import get_backend
 
     try:
-        get_backend()  # the process-wide choice, which the second process takes from SKO_BACKEND
+        get_backend()  # the process-wide choice (SKO_BACKEND); the second process runs on the compiled one
     except SKOError:
         return {}  # SKO_BACKEND names no backend (--backend overrides it here only): no second process
     if args.symbolic or (args.backend or get_backend()) != "compiled" or not any(c.system for c in checks):

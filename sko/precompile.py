@@ -332,21 +332,24 @@ def aside_checks(checks) -> list[str]:
 def verify_kernels(names, checks, complex_done=None, results=None) -> None:
     """What ``sko verify`` runs in a second process on a first run: :func:`complex_states` (then
     ``complex_done.set()``), then the checks ``checks`` (:func:`aside_checks`) on the models
-    ``names``, module by module, compiling their kernels (float64 mostly); their results go to
+    ``names``, module by module, on the compiled backend (the only one ``sko verify`` starts
+    this process for), compiling their kernels (float64 mostly); their results go to
     the connection ``results`` (one list), which the first process reports in place of running
     these checks itself, last (:func:`sko.verify.run`'s ``last`` and ``before_last``). By the
     time this process reaches them, the first has cached the bodies' float64 state kernels they
     share."""
     from itertools import groupby
 
+    from sko.engine.backend import use_backend
     from sko.verify import REGISTRY, run
 
-    complex_states(names)
+    with use_backend("compiled"):  # the first process's, whatever SKO_BACKEND says (sko verify --backend)
+        complex_states(names)
     if complex_done is not None:
         complex_done.set()
     out = []
     for _, group in groupby(checks, key=lambda name: REGISTRY.get(name).function.__module__):
-        out += run(models=list(names), checks=list(group))  # module by module, every model each
+        out += run(models=list(names), checks=list(group), backend="compiled")  # module by module, every model each
     if results is not None:
         results.send(out)
 
@@ -370,8 +373,8 @@ def start_verify_kernels(names, checks=()) -> Aside:
     sender.close()  # the process holds the sending end: its death ends the results with EOFError
 
     def failed() -> SKOError:
-        return SKOError(f"sko verify: the process compiling the kernels of the checks (the complex kernels of the "
-                        f"physics checks first; pid {process.pid}) {death(process)}; run `sko compile` first to "
+        return SKOError(f"sko verify: the process compiling the kernels of the checks (the bodies' complex state "
+                        f"kernels first; pid {process.pid}) {death(process)}; run `sko compile` first to "
                         "compile them in order")
 
     def complex_() -> None:

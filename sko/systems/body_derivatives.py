@@ -102,14 +102,14 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forw
     B = Q.shape[0]
     if B == 0:
         return tuple(np.zeros((0, n, n)) for _ in range(3))
-    _check_bodies(system, Q[0])
-    arena = np.zeros((B, layout.size), dtype=np.complex128)
-    arena[:, layout.q_offset: layout.q_offset + Q.shape[1]] = Q
-    arena[:, layout.v_offset: layout.v_offset + n] = V
     Qdot = np.zeros((B, Q.shape[1], n))
     for s in range(B):
         with state_named(s):  # a state its joints reject (a zero quaternion) says which
             Qdot[s] = _qdot_matrix(system, Q[s])
+    _check_bodies(system, Q[0])
+    arena = np.zeros((B, layout.size), dtype=np.complex128)
+    arena[:, layout.q_offset: layout.q_offset + Q.shape[1]] = Q
+    arena[:, layout.v_offset: layout.v_offset + n] = V
     D = np.zeros((B, n, 3 * n))
     X = np.ascontiguousarray(X, dtype=float)
     table = layout.table(np.complex128)

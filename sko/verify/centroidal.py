@@ -82,9 +82,10 @@ def centroidal_wrench(case: Case):
     return compare(rate, gravity + _base_map(system, q, out.center_of_mass) @ tau, label="ḣ_G")
 
 
-@register("centroidal_rate", "CENTROIDAL.md, Eq. 6: Ȧ_G = d A_G / dt", system=True, symbolic=False)
+@register("centroidal_rate", "CENTROIDAL.md §4, Eq. 6: Ȧ_G = d A_G / dt", system=True, symbolic=False)
 def centroidal_rate(case: Case):
-    """The recursion's Ȧ_G equals the derivative of A_G along q̇."""
+    """The system's Ȧ_G (the recursion of Eq. 6, or the complex step of A_G through the system's
+    path) equals the derivative of A_G along q̇ on the reference recursions."""
     system, q, v = _state(case)
     expected = tangent_derivative(lambda x: system.centroidal_momentum_matrix(x), q,
                                   np.asarray(system.qdot(q, v), dtype=float))
