@@ -47,6 +47,9 @@ def check_complex_carried(system, q: np.ndarray) -> None:
     v = rng.standard_normal(system.dof_size)
     dq = system.qdot_matrix(q) @ rng.standard_normal(system.dof_size)
     dv = rng.standard_normal(system.dof_size)
+    lost = _step_lost(q, dq)
+    if lost > 1e-2:
+        return  # q so large that its real differences round away: nothing to judge by, nothing recorded
     with warnings.catch_warnings():
         warnings.simplefilter("error", np.exceptions.ComplexWarning)
         with np.errstate(all="ignore"):
@@ -69,7 +72,7 @@ def check_complex_carried(system, q: np.ndarray) -> None:
             real = (np.asarray(p, dtype=float) - np.asarray(m, dtype=float)) / (2 * _DIFFERENCE)
             carried = np.imag(value) / _STEP
             overflow = ~np.isfinite(real)
-            off = ~(np.abs(carried - real) <= _tolerance(real, np.real(value))) & ~overflow
+            off = ~(np.abs(carried - real) <= _tolerance(real, np.real(value), lost)) & ~overflow
         complete = complete and not overflow.any()
         if off.any():
             i = int(np.argmax(off))
@@ -81,11 +84,22 @@ def check_complex_carried(system, q: np.ndarray) -> None:
     system._complex_carried = complete  # the system's own record: checked once per system
 
 
-def _tolerance(real: np.ndarray, value) -> np.ndarray:
+def _step_lost(q: np.ndarray, dq: np.ndarray) -> float:
+    """The part of the real differences' step ``2 δ dq`` that rounding takes from
+    ``(q + δ dq) − (q − δ dq)``, relative to the step: about ``ε |q| / δ`` (a coordinate of 10³⁰
+    swallows a step of 10⁻⁶ whole, and the differences would read a derivative of zero)."""
+    with np.errstate(all="ignore"):
+        taken = (q + _DIFFERENCE * dq) - (q - _DIFFERENCE * dq)
+        lost = np.abs(taken - 2 * _DIFFERENCE * dq).max(initial=0.0) / (2 * _DIFFERENCE * np.abs(dq).max(initial=1e-300))
+    return float(lost) if np.isfinite(lost) else np.inf
+
+
+def _tolerance(real: np.ndarray, value, lost: float = 0.0) -> np.ndarray:
     """How far, entry by entry, a complex-step derivative may differ from the real differences
-    ``real`` of ``value``: their truncation (``O(δ²)``) and rounding (``ε |value| / δ``) errors,
-    far below what a dropped part of the derivative changes."""
-    return 1e-4 * np.abs(real) + 1e-6 * (1.0 + np.abs(value).max(initial=0.0))
+    ``real`` of ``value``: their truncation (``O(δ²)``) and rounding (``ε |value| / δ``) errors
+    and the part ``lost`` of their step (:func:`_step_lost`), far below what a dropped part of the
+    derivative changes."""
+    return (1e-4 + 2 * lost) * np.abs(real) + 1e-6 * (1.0 + np.abs(value).max(initial=0.0))
 
 
 def own_methods(body) -> bool:
