@@ -95,6 +95,20 @@ def test_results_handed_over_for_the_last_checks_are_taken_in_place_of_running_t
                                                          ("torque_regressor", "energy_regressors", "crba")]
 
 
+def test_the_second_process_runs_its_checks_on_the_compiled_backend():
+    """``sko verify`` starts it on the compiled backend only, and it reports as the compiled
+    path whatever backend the context (``SKO_BACKEND``) names: ``kernel_consistency``, which
+    applies on the compiled path alone, gives its results under the reference backend too."""
+    import multiprocessing
+
+    from sko.engine import use_backend
+
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    with use_backend("reference"):
+        precompile.verify_kernels(["planar_chain"], ["kernel_consistency"], None, sender)
+    assert [(r.model, r.name, r.passed) for r in receiver.recv()] == [("planar_chain", "kernel_consistency", True)]
+
+
 def _args(**kw):
     return argparse.Namespace(**{"symbolic": False, "backend": None, **kw})
 
