@@ -343,13 +343,13 @@ def verify_kernels(names, checks, complex_done=None, results=None) -> None:
     from sko.engine.backend import use_backend
     from sko.verify import REGISTRY, run
 
+    out = []
     with use_backend("compiled"):  # the first process's, whatever SKO_BACKEND says (sko verify --backend)
         complex_states(names)
-    if complex_done is not None:
-        complex_done.set()
-    out = []
-    for _, group in groupby(checks, key=lambda name: REGISTRY.get(name).function.__module__):
-        out += run(models=list(names), checks=list(group), backend="compiled")  # module by module, every model each
+        if complex_done is not None:
+            complex_done.set()
+        for _, group in groupby(checks, key=lambda name: REGISTRY.get(name).function.__module__):
+            out += run(models=list(names), checks=list(group))  # module by module, every model each
     if results is not None:
         results.send(out)
 

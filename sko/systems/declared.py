@@ -183,8 +183,12 @@ def real_inputs(method: str, **inputs) -> None:
             a = np.asarray(x)
         except (ValueError, TypeError):
             continue
-        bad = a.dtype if a.dtype.kind == "c" else next((e for e in a.flat if not isinstance(e, _PLAIN)), None) \
-            if a.dtype == object else None
+        if a.dtype.kind == "c":
+            bad = a.dtype
+        elif a.dtype == object:
+            bad = next((e for e in a.flat if not isinstance(e, _PLAIN)), None)
+        else:
+            continue
         if bad is not None:
             raise DimensionError(f"{method}: {name} must be real floating-point numbers, got {bad!r} (it is taken "
                                  "by complex step, where a complex state or a sympy expression cannot enter)")
