@@ -59,6 +59,7 @@ KERNEL_MODULES = (
     "sko.engine.requests",
     "sko.engine.request_views",
     "sko.engine.mass_matrix",
+    "sko.engine.rigid_rnea",
     "sko.engine.lanes",
     "sko.engine.lane_derivatives",
     "sko.engine.lane_rollout",

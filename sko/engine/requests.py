@@ -41,7 +41,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import from_dtype, njit, prange, types
 
-from sko.engine import aba, crba, rnea
+from sko.engine import aba, crba, rigid_rnea, rnea
 from sko.engine.borrow import borrowed, matrix_view
 from sko.engine.fields import columns
 from sko.engine.layout import Flat, max_dims
@@ -52,6 +52,7 @@ from sko.engine import derivatives as CD
 from sko.engine import mass_matrix as MM
 from sko.engine.centroidal import (CentroidalWork, RateWork, Result, centroidal, centroidal_buffers, centroidal_rate,
                                    rate_buffers)
+from sko.engine.rigid_rnea import rigid_newton_euler
 from sko.engine.rigid_centroidal import RigidWork, rigid_buffers, rigid_centroidal, rigid_centroidal_rate
 from sko.engine.regressors import (EnergyWork, TorqueWork, energy_buffers, energy_regressors_request, torque_buffers,
                                    torque_regressor_request)
@@ -133,6 +134,9 @@ class RigidKernel:
     #: the sizes of its workspace's buffers after the arena, or None: the request's own workspace
     buffers: Callable[[Sizes], tuple] | None = None
     workspace: type | None = None  #: the names of its buffers (with :attr:`buffers`)
+    #: ``applies(layout)``: a further condition on the system than
+    #: :func:`sko.engine.mass_matrix.applies` (the joints of :mod:`sko.engine.rigid_rnea`), or None
+    applies: Callable | None = None
 
 
 @register
@@ -171,6 +175,24 @@ def _inverse_dynamics(w, x, out):
     nodes = matrix_view(ws, at[NewtonEulerWork.NODES], 3, words[Header.NS])
     _zero(buffer(ws, at, NewtonEulerWork.NODES))
     rnea.newton_euler(layout, arena, x, arena[words[Header.V]: words[Header.V] + words[Header.NV]], nodes, out, False)
+    return _hinge(words, rows, reals, arena, out, 1.0)
+
+
+@kernel
+def _rigid_inverse_dynamics(w, x, out):
+    """``T`` of a tree of rigid bodies on joints of constant ``S`` (:mod:`sko.engine.rigid_rnea`),
+    the kernel of the ``inverse_dynamics`` request where it applies; buffers: those of
+    :func:`_inverse_dynamics`, whose recursion takes an arena the caller filled (its ``b`` carries
+    the external forces)."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
+    if words[Header.FILL] == 0:
+        return _inverse_dynamics(w, x, out)
+    status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
+    if status >= 0:
+        return status
+    rigid_newton_euler(rows, layout, arena, x, arena[words[Header.V]: words[Header.V] + words[Header.NV]],
+                       buffer(ws, at, NewtonEulerWork.NODES), out)
     return _hinge(words, rows, reals, arena, out, 1.0)
 
 
@@ -407,7 +429,7 @@ def _riccati_buffers(s: Sizes, cols: int) -> tuple:
 #: The catalogue: every request of the compiled path, by name.
 REQUESTS = {r.name: r for r in (
     Request("inverse_dynamics", _inverse_dynamics, Terms.MOTION, "dv", True, _vector, lambda s: (3 * s.ns,),
-            hinge="result", workspace=NewtonEulerWork),
+            hinge="result", workspace=NewtonEulerWork, rigid=RigidKernel(_rigid_inverse_dynamics, applies=rigid_rnea.applies)),
     Request("forward_dynamics", _forward_dynamics, Terms.MOTION, "tau", True, _vector,
             lambda s: _riccati_buffers(s, 1), hinge="input", workspace=ArticulatedWork, passes=True),
     Request("mass_matrix", _mass_matrix, Terms.STRUCTURE, None, False, _square,
@@ -449,7 +471,9 @@ def takes_rigid(request: Request, layout, dtype) -> bool:
     ``dtype``: float64, every body a library rigid body on ten inertial parameters
     (:func:`sko.engine.mass_matrix.applies`). complex128 (the complex step's) keeps the generic
     kernel, which every other body type compiles anyway."""
-    return request.rigid is not None and np.dtype(dtype) == np.float64 and MM.applies(layout)
+    rigid = request.rigid
+    return (rigid is not None and np.dtype(dtype) == np.float64 and MM.applies(layout)
+            and (rigid.applies is None or rigid.applies(layout)))
 
 
 def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = None,

@@ -193,9 +193,10 @@ def test_a_request_builds_the_terms_it_reads(name):
     """A one-state request fills its own arena with the flat model's weights, H and M equal to
     the full state's, and the dynamics also a and b (the terms of sko.engine.state_kernels.Terms), to
     rounding: the mass matrix and its inverse read no a or b. The constant terms the first call
-    wrote serve the next state."""
+    wrote serve the next state. Inverse dynamics of rigid bodies on joints of constant S forms a
+    and b itself (sko.engine.rigid_rnea): it reads what the mass matrix reads."""
     from sko.engine.layout import Flat
-    from sko.engine.requests import REQUESTS, Header
+    from sko.engine.requests import REQUESTS, Header, takes_rigid
 
     system = SYSTEMS[name]()
     e = engine(system)
@@ -209,7 +210,8 @@ def test_a_request_builds_the_terms_it_reads(name):
     for _ in range(2):
         q, v, dv, tau = _state(system, rng, False)
         full = e.layout.fill(q[None], v[None])[0, :flat.size]
-        calls = {"inverse_dynamics": (lambda: system.inverse_dynamics(q, v, dv), slice(None)),
+        rigid = takes_rigid(REQUESTS["inverse_dynamics"], e.layout, np.dtype(float))
+        calls = {"inverse_dynamics": (lambda: system.inverse_dynamics(q, v, dv), structure if rigid else slice(None)),
                  "forward_dynamics": (lambda: system.forward_dynamics(q, v, tau), slice(None)),
                  "mass_matrix": (lambda: system.mass_matrix(q), structure),
                  "mass_matrix_inverse": (lambda: system.mass_matrix_inverse(q), structure)}

@@ -1,0 +1,141 @@
+"""Newton–Euler inverse dynamics of a tree of rigid bodies on ten inertial parameters, in each
+body's own frame (SKO.md §5, Algorithm 3.1; RIGID.md, *The SKO model in body coordinates*).
+
+Where every body is a library rigid body (:func:`sko.engine.mass_matrix.applies`) on a joint of
+constant ``S`` with ``c_J = 0`` (:func:`applies`), the state kernels need only write ``E`` and
+``H`` (``Terms.STRUCTURE``): the recursion forms the rest itself, every transform from the
+blocks of ``ᵏX_℘ = [[E, 0], [B, E]]`` and every inertia from its ten numbers:
+
+* a scatter (parents first): ``𝒱 = ᵏX_℘ 𝒱(℘) + S θ̇``, ``α = ᵏX_℘ α(℘) + S θ̈ + 𝒱 × S θ̇``
+  (a base body hangs from the world's record: its velocity and ``γ = −a_g``, which carries
+  gravity), then ``f = M α + 𝒱 ×* M 𝒱`` with ``M x = [Ī ω + h × u; m u − h × ω]``;
+* a gather (children first): ``T = H f``, ``f(℘) += ᵏX_℘^* f``.
+
+These are the generic recursion's terms (the state kernel's ``a = ᵏX_℘ γ_o + 𝒱 × S θ̇``,
+``b = 𝒱 ×* M 𝒱``; :mod:`sko.engine.rnea`), formed where they are used: a transform of a motion
+or a force costs 27 products where a 6 × 6 block costs 36, and ``M x`` costs 15 where the
+block costs 36. Buffers: :data:`NODE` entries per body (:data:`Node`).
+"""
+
+from __future__ import annotations
+
+from sko.engine.borrow import borrowed
+from sko.engine.bodies.rigid import motion_cross
+from sko.engine.fields import offsets
+from sko.engine.jit import inline_kernel, kernel, register
+from sko.engine.layout import Flat
+from sko.engine.mass_matrix import composite_force, ten_parameters, weight_rows
+from sko.engine.rigid_blocks import held
+from sko.engine.state_kernels import Record, Row
+
+__all__ = ["Node", "NODE", "applies", "rigid_newton_euler"]
+
+#: Per body: its velocity ``𝒱``, its acceleration ``α`` and its force ``f`` (own frame).
+Node = offsets("Node", velocity=6, acceleration=6, force=6)
+NODE = Node.SIZE
+
+
+def applies(layout) -> bool:
+    """Whether :func:`rigid_newton_euler` takes the system of ``layout`` (with
+    :func:`sko.engine.mass_matrix.applies`): every joint of constant ``S`` and ``c_J = 0``
+    (:attr:`~sko.bodies.joints.Joint.constant_motion`), or a library joint without coordinates
+    (a fixed joint kept as a body of its own)."""
+    joints = (layout.system.body(k).joint for k in layout.bodies)
+    return all(j.constant_motion or (j.nv == 0 and not j.user_defined) for j in joints)
+
+
+@inline_kernel
+def motion_transform(e, b, x):
+    """``ᵏX_℘ x = [E ω; B ω + E u]`` for ``x = [ω; u]``, ``e`` and ``b`` the rows of ``Eᵀ`` and
+    ``Bᵀ`` (:func:`~sko.engine.mass_matrix.weight_rows`)."""
+    e00, e01, e02, e10, e11, e12, e20, e21, e22 = e
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = b
+    w0, w1, w2, u0, u1, u2 = x
+    return (e00 * w0 + e10 * w1 + e20 * w2, e01 * w0 + e11 * w1 + e21 * w2, e02 * w0 + e12 * w1 + e22 * w2,
+            b00 * w0 + b10 * w1 + b20 * w2 + e00 * u0 + e10 * u1 + e20 * u2,
+            b01 * w0 + b11 * w1 + b21 * w2 + e01 * u0 + e11 * u1 + e21 * u2,
+            b02 * w0 + b12 * w1 + b22 * w2 + e02 * u0 + e12 * u1 + e22 * u2)
+
+
+@inline_kernel
+def force_transform(e, b, f):
+    """``ᵏX_℘^* f = [Eᵀ n + Bᵀ g; Eᵀ g]`` for ``f = [n; g]`` (``e``, ``b`` as in :func:`motion_transform`)."""
+    e00, e01, e02, e10, e11, e12, e20, e21, e22 = e
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = b
+    n0, n1, n2, g0, g1, g2 = f
+    return (e00 * n0 + e01 * n1 + e02 * n2 + b00 * g0 + b01 * g1 + b02 * g2,
+            e10 * n0 + e11 * n1 + e12 * n2 + b10 * g0 + b11 * g1 + b12 * g2,
+            e20 * n0 + e21 * n1 + e22 * n2 + b20 * g0 + b21 * g1 + b22 * g2,
+            e00 * g0 + e01 * g1 + e02 * g2, e10 * g0 + e11 * g1 + e12 * g2, e20 * g0 + e21 * g1 + e22 * g2)
+
+
+@register
+def _force_cross(v, f):
+    """``v ×* f = [ω × n + u × g; ω × g]`` for ``v = [ω; u]``, ``f = [n; g]``."""
+    w0, w1, w2, u0, u1, u2 = v
+    n0, n1, n2, g0, g1, g2 = f
+    return (w1 * n2 - w2 * n1 + u1 * g2 - u2 * g1, w2 * n0 - w0 * n2 + u2 * g0 - u0 * g2,
+            w0 * n1 - w1 * n0 + u0 * g1 - u1 * g0, w1 * g2 - w2 * g1, w2 * g0 - w0 * g2, w0 * g1 - w1 * g0)
+
+
+@register
+def _blocks(rows, layout, data, j, p):
+    """The rows of ``Eᵀ`` and ``Bᵀ`` of body ``j``'s ``ᵏX_℘``: its weight's, or a base body's
+    ``E`` in the arena (at ``Row.E`` with its strides)."""
+    if p >= 0:
+        return weight_rows(data, layout[j, Flat.W])
+    eo, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
+    bo = eo + 3 * er
+    return ((data[eo], data[eo + er], data[eo + 2 * er], data[eo + ec], data[eo + er + ec], data[eo + 2 * er + ec],
+             data[eo + 2 * ec], data[eo + er + 2 * ec], data[eo + 2 * er + 2 * ec]),
+            (data[bo], data[bo + er], data[bo + 2 * er], data[bo + ec], data[bo + er + ec], data[bo + 2 * er + ec],
+             data[bo + 2 * ec], data[bo + er + 2 * ec], data[bo + 2 * er + 2 * ec]))
+
+
+@kernel(entry=True)
+def rigid_newton_euler(rows, layout, data, qdd, qd, nodes, T):
+    """``T = H f`` (``T`` zero on entry) of a tree of rigid bodies (module docstring) from the
+    state table ``rows``, the flat ``layout`` and the arena ``data`` filled at
+    ``Terms.STRUCTURE``; ``nodes`` holds :data:`NODE` entries per body."""
+    rows, layout, data, qdd, qd, nodes, T = (borrowed(rows), borrowed(layout), borrowed(data), borrowed(qdd),
+                                             borrowed(qd), borrowed(nodes), borrowed(T))
+    n = layout.shape[0]
+    for j in range(n):  # scatter: 𝒱, α, then f = M α + 𝒱 ×* M 𝒱
+        p, no, do, ho = layout[j, Flat.PARENT], NODE * j, layout[j, Flat.DOF], layout[j, Flat.H]
+        e, b = _blocks(rows, layout, data, j, p)
+        if p >= 0:
+            v, a = held(nodes, NODE * p + Node.velocity, 6), held(nodes, NODE * p + Node.acceleration, 6)
+        else:  # the world's record: its velocity, and γ = −a_g
+            io = rows[j, Row.INBOARD]
+            v, a = held(data, io + Record.velocity, 6), held(data, io + Record.gamma, 6)
+        v, a = motion_transform(e, b, v), motion_transform(e, b, a)
+        zero = 0.0 * v[0]
+        vJ = (zero, zero, zero, zero, zero, zero)
+        for c in range(layout[j, Flat.HINGE_DIM]):
+            s, rate, acceleration = held(data, ho + 6 * c, 6), qd[do + c], qdd[do + c]
+            vJ = (vJ[0] + s[0] * rate, vJ[1] + s[1] * rate, vJ[2] + s[2] * rate, vJ[3] + s[3] * rate,
+                  vJ[4] + s[4] * rate, vJ[5] + s[5] * rate)
+            a = (a[0] + s[0] * acceleration, a[1] + s[1] * acceleration, a[2] + s[2] * acceleration,
+                 a[3] + s[3] * acceleration, a[4] + s[4] * acceleration, a[5] + s[5] * acceleration)
+        v = (v[0] + vJ[0], v[1] + vJ[1], v[2] + vJ[2], v[3] + vJ[3], v[4] + vJ[4], v[5] + vJ[5])
+        cross = motion_cross(v, vJ)
+        a = (a[0] + cross[0], a[1] + cross[1], a[2] + cross[2], a[3] + cross[3], a[4] + cross[4], a[5] + cross[5])
+        mass, g, inertia = ten_parameters(data, layout[j, Flat.M])
+        c10 = (mass, g[0], g[1], g[2], inertia[0], inertia[1], inertia[2], inertia[3], inertia[4], inertia[5])
+        Ma, bias = composite_force(c10, a), _force_cross(v, composite_force(c10, v))
+        for i in range(6):
+            nodes[no + Node.velocity + i] = v[i]
+            nodes[no + Node.acceleration + i] = a[i]
+            nodes[no + Node.force + i] = Ma[i] + bias[i]
+    for k in range(n - 1, -1, -1):  # gather: T = H f, f(℘) += ᵏX_℘^* f
+        p, do, ho = layout[k, Flat.PARENT], layout[k, Flat.DOF], layout[k, Flat.H]
+        f = held(nodes, NODE * k + Node.force, 6)
+        for c in range(layout[k, Flat.HINGE_DIM]):
+            s = held(data, ho + 6 * c, 6)
+            T[do + c] += s[0] * f[0] + s[1] * f[1] + s[2] * f[2] + s[3] * f[3] + s[4] * f[4] + s[5] * f[5]
+        if p >= 0:
+            e, b = weight_rows(data, layout[k, Flat.W])
+            x = force_transform(e, b, f)
+            po = NODE * p + Node.force
+            for i in range(6):
+                nodes[po + i] += x[i]

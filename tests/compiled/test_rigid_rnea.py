@@ -1,0 +1,96 @@
+"""Inverse dynamics of rigid trees in body coordinates (sko.engine.rigid_rnea): the kernel the
+``inverse_dynamics`` request takes for float64 states where every body is a library rigid body
+on ten inertial parameters and every joint has a constant S. It equals the generic kernel and
+the reference on random forests of every joint kind of constant S, and hands an arena the caller
+filled (external forces) to the generic recursion."""
+
+import dataclasses
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sko.bodies import Revolute, RigidBody
+from sko.engine import rigid_rnea, use_backend
+from sko.engine import requests as rq
+from sko.examples.bodies import flexible_examples
+from sko.systems import MultibodySystem
+from tests.compiled.rigid_forests import example_robots, inertia
+from tests.compiled.test_rigid_centroidal import _close, shuffled_forest
+
+ID = rq.REQUESTS["inverse_dynamics"]
+
+
+def _state(system, seed: int):
+    rng = np.random.default_rng(seed)
+    return system.random_configuration(rng), *rng.normal(size=(2, system.nv))
+
+
+def _kernel(system, q, v, dv, rigid: bool) -> np.ndarray:
+    """``T`` at one state by the rigid kernel or the generic one."""
+    request = ID if rigid else dataclasses.replace(ID, rigid=None)
+    out = np.zeros(system.nv)
+    status = rq.evaluate_one(rq.request_vector(request, system._engine.layout, np.float64), q, v, dv, out)
+    assert status == -1
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), constant=st.booleans())
+def test_the_rigid_kernel_equals_the_generic_kernel_and_the_reference(seed, constant):
+    system = shuffled_forest(seed, constant)
+    layout = system._engine.layout
+    takes = rq.takes_rigid(ID, layout, np.float64)
+    joints = [system.body(k).joint for k in system.bodies]
+    assert takes == all(j.constant_motion or j.kind == "fixed" for j in joints)  # reversed joints: generic
+    q, v, dv = _state(system, seed)
+    got = system.inverse_dynamics(q, v, dv)
+    if takes:
+        _close(_kernel(system, q, v, dv, True), _kernel(system, q, v, dv, False), 1e-12)
+    with use_backend("reference"):
+        _close(got, system.inverse_dynamics(q, v, dv), 1e-10)
+
+
+def test_the_example_robots_take_it_and_equal_the_reference():
+    for _, _, system in example_robots():
+        assert rq.takes_rigid(ID, system._engine.layout, np.float64)
+        q, v, dv = _state(system, 3)
+        got = system.inverse_dynamics(q, v, dv)
+        with use_backend("reference"):
+            _close(got, system.inverse_dynamics(q, v, dv), 1e-11)
+
+
+def test_external_forces_reach_the_result():
+    """The engine fills the arena itself for external forces (in each body's ``b``): the rigid
+    kernel hands it to the generic recursion, which reads them."""
+    system = shuffled_forest(3, True)
+    assert rq.takes_rigid(ID, system._engine.layout, np.float64)
+    rng = np.random.default_rng(0)
+    forces = {k: rng.normal(size=6) for k in list(system.bodies)[:2]}
+    q, v, dv = _state(system, 0)
+    got = system.inverse_dynamics(q, v, dv, external_forces=forces)
+    assert np.abs(got - system.inverse_dynamics(q, v, dv)).max() > 1e-3
+    with use_backend("reference"):
+        _close(got, system.inverse_dynamics(q, v, dv, external_forces=forces), 1e-10)
+
+
+def test_a_batch_equals_its_single_calls():
+    system = shuffled_forest(5, True)
+    rng = np.random.default_rng(1)
+    Q = np.array([system.random_configuration(rng) for _ in range(37)])
+    V, A = rng.normal(size=(2, 37, system.nv))
+    T = system.inverse_dynamics(Q, V, A)
+    for s in range(37):
+        _close(T[s], system.inverse_dynamics(Q[s], V[s], A[s]), 1e-12)
+
+
+def test_other_systems_keep_the_generic_kernel():
+    """A joint whose S varies (a reversed revolute joint), another body type, complex states."""
+    rng = np.random.default_rng(2)
+    reversed_joint = MultibodySystem([RigidBody("a", None, Revolute([0, 0, 1]).reversed(), inertia(rng))])
+    assert not rigid_rnea.applies(reversed_joint._engine.layout)
+    flexible = flexible_examples()["flexible-spacecraft"]()
+    rigid = shuffled_forest(3, True)
+    assert not rq.takes_rigid(ID, reversed_joint._engine.layout, np.float64)
+    assert not rq.takes_rigid(ID, flexible._engine.layout, np.float64)
+    assert not rq.takes_rigid(ID, rigid._engine.layout, np.complex128)
