@@ -147,6 +147,7 @@ class Joint:
     #: True where ``S`` is constant and ``c_J = 0`` (the successor-frame velocity is ``S ν`` with
     #: a fixed ``S``): the joint's terms have no derivatives of their own (:meth:`kinematics_derivatives`)
     constant_motion: bool = False
+    name: str | None = None  #: for messages (a subclass whose ``__init__`` does not set it has none)
 
     def __init__(self, name: str | None = None):
         self.name = name
@@ -212,6 +213,25 @@ class Joint:
         return JointDerivatives(np.array([np.imag(k.S) / h for k in along_q]).reshape(n, 6, n),
                                 np.array([np.imag(k.c) / h for k in along_q]).reshape(n, 6).T,
                                 np.array([np.imag(k.c) / h for k in along_v]).reshape(n, 6).T)
+
+    def check_constant_motion(self) -> None:
+        """For a user-defined joint declaring :attr:`constant_motion`: :class:`~sko.errors.JointError`
+        naming it unless ``c_J = 0`` and ``S`` is the same at two configurations (random, with a
+        velocity of ones): what the recursions that trust the declaration would otherwise get
+        wrong without an error. A library joint holds it by construction."""
+        if not (self.user_defined and self.constant_motion and self.nv):
+            return
+        rng = np.random.default_rng(0)
+        first = None
+        for q in (self.random(rng), self.random(rng)):
+            _, S, c = self.kinematics(q, np.ones(self.nv))
+            scale = 1.0 + np.abs(S).max()
+            if np.abs(c).max() > 1e-12 * scale:
+                raise JointError(f"{self} declares constant_motion (S constant, c_J = 0), but c_J = {c} at q = {q}")
+            if first is not None and np.abs(S - first[1]).max() > 1e-12 * scale:
+                raise JointError(f"{self} declares constant_motion (S constant, c_J = 0), but S changes with q: "
+                                 f"{first[1].ravel()} at q = {first[0]}, {S.ravel()} at q = {q}")
+            first = (q, S)
 
     def bias_acceleration(self, q, v) -> np.ndarray:
         """``c_J = S̊ ν``."""

@@ -200,6 +200,32 @@ def test_constant_motion_user_joints_take_the_compiled_analytic_derivatives():
         np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-9)
 
 
+def test_a_joint_declaring_a_constant_S_it_does_not_have_is_a_joint_error():
+    """The recursions that trust constant_motion (the rigid inverse dynamics, the analytic
+    derivatives, Ȧ_G) would answer wrongly: the system refuses the joint, naming it."""
+    from tests.compiled.user_joints import _screw
+
+    @joint_type(kinematics=_screw, nq=1, nv=1, parameters=5, constant_motion=True)
+    class LyingScrew(PitchedScrew):
+        pass
+
+    b = SystemBuilder()
+    b.add_body("a", None, LyingScrew([0.2, 0.3, 1.0], 0.2, 0.5, name="screw"), np.eye(6), mass=1.0,
+               com=[0.3, 0.1, 0.2], inertia_com=np.eye(3) * 0.1)
+    system = b.build()
+    for backend in ("compiled", "reference"):
+        with use_backend(backend), pytest.raises(JointError, match="'screw' declares constant_motion"):
+            system.inverse_dynamics([0.7], [1.5], [0.3])
+
+
+def test_a_joint_whose_init_skips_the_base_class_prints_its_type():
+    class Bare(Revolute):
+        def __init__(self):
+            self.axis = np.array([0.0, 0.0, 1.0])
+
+    assert repr(Bare()) == "Bare"
+
+
 def test_the_python_kinematics_of_a_declaration_are_its_kernels():
     joint = HandBall()
     q = np.array([0.9, 0.1, -0.3, 0.2])
