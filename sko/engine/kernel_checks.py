@@ -93,10 +93,11 @@ def _arena(layout, q: np.ndarray, qd: np.ndarray, dtype) -> np.ndarray:
     return A
 
 
-def _run(table: np.ndarray, reals: np.ndarray, A: np.ndarray, j: int) -> int:
-    """Row ``j``'s compiled state (all terms, constants too) on the arena ``A`` (1-D): its status."""
+def _run(table: np.ndarray, reals: np.ndarray, A: np.ndarray, j: int, terms: Terms = Terms.POSE) -> int:
+    """Row ``j``'s compiled state (``terms``: all by default; constants too) on the arena ``A``
+    (1-D): its status."""
     status = np.full(1, -1, dtype=np.int64)
-    fill_batch(table, reals, A.reshape(1, -1), int(Terms.POSE), j, j + 1, status)
+    fill_batch(table, reals, A.reshape(1, -1), int(terms), j, j + 1, status)
     return int(status[0])
 
 
@@ -182,7 +183,60 @@ def _check_row(layout, j: int, P: np.ndarray, table: np.ndarray, where: str, pro
         return False
     if probe:
         _check_constants(layout, r, table, before, where)
+        _check_levels(layout, r, table, before, X, fields, where)
+        _check_scratch(layout, r, table, before, X, fields, where)
     return True
+
+
+#: The outputs a request reading each level of :data:`~sko.engine.state_kernels.Terms` below
+#: ``POSE`` takes from a kernel (the fields of :func:`slots`).
+LEVELS = {Terms.STRUCTURE: ("E", "weight φ", "H", "M"), Terms.MOTION: ("E", "weight φ", "H", "M", "a", "b", "V")}
+
+
+def _differs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The entries where ``x`` and ``y`` differ beyond rounding (both NaN: equal)."""
+    scale = 1.0 + np.abs(y).max(initial=0.0)
+    with np.errstate(invalid="ignore"):
+        return np.flatnonzero(~((np.abs(x - y) <= 1e-12 * scale) | (np.isnan(x) & np.isnan(y))))
+
+
+def _check_levels(layout, r: _Row, table: np.ndarray, before: np.ndarray, full: np.ndarray, fields: list,
+                  where: str) -> None:
+    """Row ``r``'s kernel at each level of :data:`LEVELS` on the same inputs (module docstring):
+    it writes what the requests of that level read, the numbers it writes when asked for all."""
+    for level, names in LEVELS.items():
+        X = before.copy()
+        if _run(table, layout.reals, X, r.j, level) >= 0:
+            raise KernelError(f"{r.name} rejects at Terms.{level.name} a state it accepts when asked for every "
+                              f"output ({where})")
+        for field, start, size in fields:
+            if field not in names:
+                continue
+            unwritten = np.flatnonzero(X[start: start + size] == SENTINEL)
+            if unwritten.size:
+                raise KernelError(f"{r.name} does not write {field} when asked for Terms.{level.name} (entry "
+                                  f"{unwritten[0]} of its {size} there), which the requests of that level read "
+                                  f"({where})")
+            bad = _differs(X[start: start + size], full[start: start + size])
+            if bad.size:
+                raise KernelError(f"{r.name} writes {field} at Terms.{level.name} other than when asked for every "
+                                  f"output (entry {bad[0]} of its {size}) ({where})")
+
+
+def _check_scratch(layout, r: _Row, table: np.ndarray, before: np.ndarray, full: np.ndarray, fields: list,
+                   where: str) -> None:
+    """Row ``r``'s kernel with other numbers in the arena's scratch: its outputs must not change
+    (a kernel reading its scratch before writing it answers by what the last call left there)."""
+    X = before.copy()
+    X[layout.scratch_offset:] = 0.5
+    if _run(table, layout.reals, X, r.j) >= 0:
+        raise KernelError(f"{r.name} rejects the state when the arena's scratch holds other numbers: it reads its "
+                          f"scratch before writing it ({where})")
+    for field, start, size in fields:
+        bad = _differs(X[start: start + size], full[start: start + size])
+        if bad.size:
+            raise KernelError(f"{r.name} reads its scratch before writing it: its {field} (entry {bad[0]} of its "
+                              f"{size}) depends on what the scratch held ({where})")
 
 
 def _returned(layout, r: "_Row", before: np.ndarray, table: np.ndarray, where: str) -> bool:

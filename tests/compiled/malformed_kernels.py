@@ -212,3 +212,36 @@ class RaisingBead(KernelBead):
 
     def compiled_state(self):
         raise ValueError("no kernel for this wire")
+
+
+@state_kernel
+def skips_E_at_structure(arena, row, reals, terms, constants):
+    """Leaves ``E`` as the last call wrote it when asked for ``Terms.STRUCTURE`` (what the mass
+    matrix reads): a misreading of the terms contract."""
+    c, q, v, inboard, out, _ = views(arena, row, reals)
+    keep = out.E.copy()
+    ok = BEAD(arena, row, reals, terms, constants)
+    if terms == 0:
+        for i in range(out.E.shape[0]):
+            for j in range(6):
+                out.E[i, j] = keep[i, j]
+    return ok
+
+
+@state_kernel
+def accumulates_in_scratch(arena, row, reals, terms, constants):
+    """Sums its mass into a scratch entry it takes for zero: its ``M`` depends on the last call."""
+    c, q, v, inboard, out, scratch = views(arena, row, reals)
+    ok = BEAD(arena, row, reals, terms, constants)
+    scratch[0] += c[0]
+    for i in range(out.M.shape[0]):
+        out.M[i, i] = scratch[0]
+    return ok
+
+
+class ScratchBead(KernelBead):
+    """A bead whose kernel takes one scratch entry."""
+
+    def compiled_state(self):
+        packed = np.concatenate([[self.mass, self.spring], self.start, self.direction])
+        return CompiledState(self.kernel, packed, scratch=1)

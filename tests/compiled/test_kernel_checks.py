@@ -92,6 +92,21 @@ def test_a_kernel_writing_a_bad_state_is_refused_naming_the_field(variant, words
         system.mass_matrix(_state(system)[0])
 
 
+def test_a_kernel_skipping_an_output_its_requests_read_at_a_lower_level_is_refused():
+    """The mass matrix asks for Terms.STRUCTURE: a kernel leaving E unwritten there is refused at
+    validation, though it writes everything when asked for every output."""
+    with pytest.raises(KernelError) as exc:
+        _first_call(mk.system_with(mk.skips_E_at_structure))
+    _names_bead2(exc, "does not write", "Terms.STRUCTURE")
+
+
+def test_a_kernel_reading_its_scratch_before_writing_it_is_refused():
+    """Its answers would depend on what the last call left in the scratch."""
+    with pytest.raises(KernelError) as exc:
+        _first_call(mk.system_with(mk.accumulates_in_scratch, second=mk.ScratchBead))
+    _names_bead2(exc, "reads its scratch before writing it", "M")
+
+
 def test_a_missing_own_frame_record_is_refused():
     system = mk.system_with(mk.unframed_state, second=mk.FramedBead, first=mk.FramedBead)
     with pytest.raises(KernelError) as exc:
