@@ -52,6 +52,7 @@ from sko.inertia import (RTOL, InertiaRepairWarning, check_physical_inertia, ine
                          repair_description)
 from sko.spatial import pose_transform, rpy_matrix, spatial_inertia
 
+from sko.io.text import is_xml_text
 from sko.systems.builder import SystemBuilder
 from sko.errors import JointError, RigidSystemError, URDFError
 from sko.graphs.errors import SKOError
@@ -93,7 +94,7 @@ def load_urdf(source, floating_base: bool = False, gravity=None, inertia: str = 
     """
     if not isinstance(source, (str, bytes, os.PathLike)):
         raise URDFError(f"URDF source must be a path or the XML text, got {type(source).__name__}")
-    if isinstance(source, (str, bytes)) and source.lstrip()[:1] in ("<", b"<"):
+    if is_xml_text(source):
         text = source
     else:
         try:
@@ -167,6 +168,9 @@ def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "
     reached = {base}
     stack = []
     if floating_base:
+        if "root_joint" in joints:
+            raise URDFError("floating_base=True adds a free joint named 'root_joint', and the URDF has a joint of "
+                            "that name")
         builder.add_body(base, None, Free(name="root_joint"), inertia=links[base])
     else:
         builder.add_frame(base, None)
@@ -186,7 +190,8 @@ def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "
     if unreached:
         names = ", ".join(repr(name) for name in unreached)
         raise URDFError(f"link {names} not connected to the root link {base!r}: their joints form a closed loop")
-    for jname, el in mimics:
+    child_of = {joint: link for link, joint in parent_of.items()}  # a joint by the body it moves: a
+    for jname, el in mimics:  # joint may have the name of another link
         primary = _attr(el, "joint", f"<mimic> of joint {jname!r}")
         if primary not in joints:
             raise URDFError(f"mimic joint {jname!r}: unknown primary joint {primary!r}")
@@ -195,7 +200,7 @@ def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "
         ratio = _floats(el.get("multiplier"), 1, f"<mimic multiplier> of joint {jname!r}", [1.0])[0]
         offset = _floats(el.get("offset"), 1, f"<mimic offset> of joint {jname!r}", [0.0])[0]
         try:
-            builder.add_coupling(f"mimic {jname}", primary, jname, ratio, offset)
+            builder.add_coupling(f"mimic {jname}", child_of[primary], child_of[jname], ratio, offset)
         except RigidSystemError as exc:
             raise URDFError(f"mimic joint {jname!r}: {exc}") from None
     try:

@@ -247,3 +247,8 @@ def test_a_scene_with_nothing_moving():
                                    '<geom type="box" size="1 1 0.1"/></body></worldbody></mujoco>')
     assert (system.nq, system.nv) == (0, 0) and system.mass_matrix([]).shape == (0, 0)
     np.testing.assert_allclose(system.frame_pose([], "table")[:3, 3], [0, 0, 1])
+
+
+@pytest.mark.parametrize("encode", [str, lambda t: t.encode()])
+def test_text_with_a_byte_order_mark_is_read_as_text(encode):
+    assert load_mjcf(encode("\ufeff" + ARM)).bodies == load_mjcf(ARM).bodies

@@ -139,3 +139,30 @@ def test_rejections(case):
 def test_missing_file(tmp_path):
     with pytest.raises(URDFError, match="cannot read"):
         load_urdf(tmp_path / "none.urdf")
+
+
+def test_a_mimic_names_its_primary_joint_when_another_link_has_that_name():
+    """Joint 'A' moves link 'B', and a link is named 'A': the mimic follows joint 'A'."""
+    text = robot(link("base"), link("A"), link("B"), link("C"), joint("shoulder", "continuous", "base", "A"),
+                 joint("A", "continuous", "A", "B", xyz="0.3 0 0", axis="0 1 0"),
+                 joint("jc", "continuous", "B", "C", xyz="0.3 0 0", axis="0 1 0",
+                       extra='<mimic joint="A" multiplier="2.0" offset="0.1"/>'))
+    system = parse_urdf(text)
+    positions = system.joint_positions(np.array([0.3, 0.5]))
+    assert_close(positions["C"], [2.0 * positions["B"][0] + 0.1], 1e-15)
+
+
+def test_a_floating_base_beside_a_joint_named_root_joint_is_refused():
+    text = robot(link("a"), link("b"), joint("root_joint", "revolute", "a", "b"))
+    assert parse_urdf(text).nv == 1
+    with pytest.raises(URDFError, match="'root_joint'"):
+        parse_urdf(text, floating_base=True)
+
+
+@pytest.mark.parametrize("encode", [str, lambda t: t.encode()])
+def test_text_with_a_byte_order_mark_is_read_as_text(encode, tmp_path):
+    text = "\ufeff" + ARM
+    assert load_urdf(encode(text)).bodies == ("upper", "lower", "slider")
+    path = tmp_path / "arm.urdf"
+    path.write_text(text, encoding="utf-8")
+    assert load_urdf(path).bodies == ("upper", "lower", "slider")
