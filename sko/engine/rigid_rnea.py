@@ -1,5 +1,6 @@
 """Newton–Euler inverse dynamics of a tree of rigid bodies on ten inertial parameters, in each
-body's own frame (SKO.md §5, Algorithm 3.1; RIGID.md, *The SKO model in body coordinates*).
+body's own frame (SKO.md §5, Algorithm 3.1; RIGID.md, *The SKO model in body coordinates*, the
+recursion on the blocks).
 
 Where every body is a library rigid body (:func:`sko.engine.mass_matrix.applies`) on a joint of
 constant ``S`` with ``c_J = 0`` (:func:`applies`), the state kernels need only write ``E`` and
