@@ -27,7 +27,7 @@ from pathlib import Path
 from numba.core import event
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 
-__all__ = ["KERNEL_MODULES", "kernel_files", "stamp", "StampedCache", "announce", "cache_directory"]
+__all__ = ["KERNEL_MODULES", "kernel_files", "stamp", "StampedCache", "CheckedCache", "announce", "cache_directory"]
 
 #: Every module whose source a compiled kernel depends on: modules defining kernels, and those
 #: whose constants (declared layouts) the kernels compile in.
@@ -112,6 +112,19 @@ class StampedCache(FunctionCache):
             return
         self._impl.locator.ensure_cache_path()
         self._file(sig).save(self._index_key(sig, data.codegen), self._impl.reduce(data))
+
+
+class CheckedCache(StampedCache):
+    """:class:`StampedCache` of a function's bounds-checked twin (compiled from the same source
+    with numba's ``boundscheck``): index files and keys of its own, as numba's keys hold no
+    compiler flag."""
+
+    def _index_key(self, sig, codegen):
+        return (*super()._index_key(sig, codegen), "boundscheck")
+
+    def _file(self, sig) -> IndexDataCacheFile:
+        name = f"{self._impl.filename_base}-boundscheck-{hashlib.sha256(str(sig).encode()).hexdigest()[:12]}"
+        return IndexDataCacheFile(self._cache_path, name, self._impl.locator.get_source_stamp())
 
 
 _announced = threading.Event()

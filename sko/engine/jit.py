@@ -51,10 +51,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # module docstring: before 
 FAST_MATH = {"reassoc", "contract"}
 
 
-def cached(dispatcher):
-    """``dispatcher`` (an ``njit`` function) with its code cached on disk by
-    :class:`~sko.engine.cache.StampedCache`."""
-    dispatcher._cache = StampedCache(dispatcher.py_func)
+def cached(dispatcher, cache: type = StampedCache):
+    """``dispatcher`` (an ``njit`` function) with its code cached on disk by ``cache``
+    (:class:`~sko.engine.cache.StampedCache`, or :class:`~sko.engine.cache.CheckedCache` for a
+    bounds-checked twin)."""
+    dispatcher._cache = cache(dispatcher.py_func)
     return dispatcher
 
 

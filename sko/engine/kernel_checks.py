@@ -10,7 +10,11 @@ and the field) when it raises or rejects a state its ``at_state`` accepts, write
 entries the layout gives its body, leaves one of them unwritten (the record of its own frame,
 say), writes a number that is not finite, an ``M`` that is not symmetric positive definite or an
 ``H`` without full row rank, or reads past its constants (its outputs turn NaN when the entries
-after them are NaN).
+after them are NaN). It is also refused when it indexes past the arena (it runs bounds-checked
+first, :meth:`~sko.engine.state_kernels.StateKernel.python_callable`), when asked for
+``Terms.STRUCTURE`` or ``MOTION`` it leaves unwritten, or writes other numbers in, an output the
+requests of that level read (:data:`LEVELS`), and when its outputs change with what the arena's
+scratch held before it ran (it reads its scratch before writing it).
 
 :func:`diagnose` explains a state a kernel rejected, or whose outputs the engine's per-state
 checks (:func:`~sko.engine.state_kernels.checked_outputs`) refused, the same way; a kernel that raised
@@ -111,11 +115,14 @@ def _advance(layout, P: np.ndarray, j: int, q, qd, table: np.ndarray) -> None:
 
 
 def _replay(layout, j: int, X: np.ndarray, table: np.ndarray):
-    """``(returned, exception)`` of row ``j``'s kernel run through numba's Python wrapper on a
-    copy of ``X`` (its exception and message reach Python)."""
+    """``(returned, exception)`` of row ``j``'s kernel run through numba's Python wrapper,
+    bounds-checked (:meth:`~sko.engine.state_kernels.StateKernel.python_callable`), on a copy of
+    ``X`` (its exception and message reach Python); the constants are followed by :data:`_PROBE`
+    NaNs, so a kernel reading a few past its own is told by :func:`_check_constants`."""
     kernel = layout._kernels[j]
+    reals = np.concatenate([layout.reals, np.full(_PROBE, np.nan)])
     try:
-        return bool(kernel.python_callable()(X.copy(), table[j].copy(), layout.reals, int(Terms.POSE), True)), None
+        return bool(kernel.python_callable()(X.copy(), table[j].copy(), reals, int(Terms.POSE), True)), None
     except Exception as exc:  # the kernel's own error, whatever its type
         return False, exc
 
@@ -157,6 +164,7 @@ def _check_row(layout, j: int, P: np.ndarray, table: np.ndarray, where: str, pro
                         (int(row[Row.INBOARD]), inbound), (layout.scratch_offset, layout.size - layout.scratch_offset)):
         X[start: start + size] = P[start: start + size]
     before = X.copy()
+    _returned(layout, r, before, table, where)  # bounds-checked first: an index past the arena raises there
     failed = _run(table, layout.reals, X, j) >= 0
     fields = slots(layout, r.i)
     unwritten = [(field, start, size, np.flatnonzero(X[start: start + size] == SENTINEL))

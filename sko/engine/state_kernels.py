@@ -85,6 +85,7 @@ from numba.core.dispatcher import Dispatcher
 
 from sko.engine.borrow import borrowed, matrix_view, strided_view
 from sko.engine.fields import columns, offsets
+from sko.engine.cache import CheckedCache
 from sko.engine.jit import FAST_MATH, call_state, cached, kernel, native_address, register
 from sko.bodies.contract import BodyError, CompiledState
 
@@ -338,10 +339,16 @@ class StateKernel:
         return native_address(dispatcher, argtypes)
 
     def python_callable(self):
-        """The kernel compiled with numba's Python wrapper, so its exceptions reach Python with
-        their messages (compiled on first use: only to explain a failure)."""
+        """The kernel compiled with numba's Python wrapper and bounds-checked, so its exceptions
+        reach Python with their messages and an index past an array is an ``IndexError``, not a
+        write past it (compiled on first use, cached apart from the kernel: the checks of a
+        user's kernel run it first, :mod:`sko.engine.kernel_checks`)."""
         if self._callable is None:
-            self._callable = njit(fastmath=FAST_MATH, error_model="numpy")(self.py_func)
+            self._callable = njit(fastmath=FAST_MATH, error_model="numpy", boundscheck=True)(self.py_func)
+            try:
+                cached(self._callable, CheckedCache)
+            except RuntimeError:  # no file to cache beside
+                pass
         return self._callable
 
     def __repr__(self) -> str:

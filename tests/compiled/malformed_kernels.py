@@ -245,3 +245,13 @@ class ScratchBead(KernelBead):
     def compiled_state(self):
         packed = np.concatenate([[self.mass, self.spring], self.start, self.direction])
         return CompiledState(self.kernel, packed, scratch=1)
+
+
+@state_kernel
+def writes_far_past(arena, row, reals, terms, constants):
+    """Writes its scratch far past the end of the arena (a wild index)."""
+    c, q, v, inboard, out, scratch = views(arena, row, reals)
+    ok = BEAD(arena, row, reals, terms, constants)
+    for i in range(scratch.shape[0] + 64_000):
+        scratch[i] = 1.0
+    return ok

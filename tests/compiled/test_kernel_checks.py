@@ -107,6 +107,14 @@ def test_a_kernel_reading_its_scratch_before_writing_it_is_refused():
     _names_bead2(exc, "reads its scratch before writing it", "M")
 
 
+def test_a_kernel_indexing_past_the_arena_is_refused_not_a_crash():
+    """It runs bounds-checked first: the wild write is an IndexError named, not a write past the
+    arena's memory."""
+    with pytest.raises(KernelError) as exc:
+        _first_call(mk.system_with(mk.writes_far_past, second=mk.ScratchBead))
+    _names_bead2(exc, "IndexError")
+
+
 def test_a_missing_own_frame_record_is_refused():
     system = mk.system_with(mk.unframed_state, second=mk.FramedBead, first=mk.FramedBead)
     with pytest.raises(KernelError) as exc:
