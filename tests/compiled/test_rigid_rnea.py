@@ -7,12 +7,14 @@ filled (external forces) to the generic recursion."""
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sko.bodies import Revolute, RigidBody
+from sko.bodies import Free, Revolute, RigidBody
 from sko.engine import rigid_rnea, use_backend
 from sko.engine import requests as rq
+from sko.errors import JointError
 from sko.examples.bodies import flexible_examples
 from sko.systems import MultibodySystem
 from tests.compiled.rigid_forests import example_robots, inertia
@@ -94,3 +96,23 @@ def test_other_systems_keep_the_generic_kernel():
     assert not rq.takes_rigid(ID, reversed_joint._engine.layout, np.float64)
     assert not rq.takes_rigid(ID, flexible._engine.layout, np.float64)
     assert not rq.takes_rigid(ID, rigid._engine.layout, np.complex128)
+
+
+def test_a_free_joint_asked_for_its_structure_alone_equals_every_term():
+    """A free joint's state kernel at Terms.STRUCTURE (its own path: E from the quaternion and
+    the position, H = I) writes what the joint's general path writes; any nonzero quaternion is
+    its unit one; a zero quaternion is refused as the joint refuses it."""
+    rng = np.random.default_rng(4)
+    system = MultibodySystem([RigidBody("base", None, Free(), inertia(rng)),
+                              RigidBody("arm", "base", Revolute([0, 1, 0]), inertia(rng))], gravity=[0, 0, -9.81])
+    q = system.random_configuration(rng)
+    M = system.mass_matrix(q)
+    with use_backend("reference"):
+        _close(M, system.mass_matrix(q), 1e-13)
+    scaled = q.copy()
+    scaled[:4] *= 7.5
+    _close(system.mass_matrix(scaled), M, 1e-14)
+    zero = q.copy()
+    zero[:4] = 0
+    with pytest.raises(JointError, match="zero norm"):
+        system.mass_matrix(zero)

@@ -23,7 +23,8 @@ from sko.engine.borrow import matrix_view
 from sko.engine.fields import offsets
 from sko.engine.jit import inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.rigid_blocks import dot6
-from sko.engine.joints import CONSTANT_MOTION, HELICAL, PRISMATIC, JointConstants, joint_constants, joint_kinematics_at
+from sko.engine.joints import (CONSTANT_MOTION, FREE, HELICAL, PRISMATIC, JointConstants, joint_constants,
+                               joint_kinematics_at, quaternion_ok, quaternion_rows)
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import DTYPES, Record, Row, StateKernel, Terms, numeric_state
 from sko.spatial import plucker_translation
@@ -230,8 +231,11 @@ def _rigid(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.rigid.RigidBody` (module docstring)."""
     c0 = row[Row.CONSTANTS]
     code = int(reals[c0 + JointConstants.code])
-    if (code == HELICAL or code == PRISMATIC) and reals[c0 + JointConstants.reverse] == 0:
-        return _single_axis(arena, row, reals, terms, constants)
+    if reals[c0 + JointConstants.reverse] == 0:
+        if code == HELICAL or code == PRISMATIC:
+            return _single_axis(arena, row, reals, terms, constants)
+        if code == FREE and terms == Terms.STRUCTURE:
+            return _free_structure(arena, row, reals, constants)
     return _any_joint(arena, row, reals, terms, constants)
 
 
@@ -299,28 +303,13 @@ def _single_axis(arena, row, reals, terms, constants):
         c, s, lin = 1.0 + 0 * theta, 0 * theta, theta
         sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
     E, r0, r1, r2 = axis_transform(reals, xt, x, y, z, c, s, lin)
-    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
-    for i in range(3):  # ᵏX_o = [[E, 0], [−E r×, E]]
-        e0, e1, e2 = E[i]
-        arena[eo + i * er], arena[eo + i * er + ec], arena[eo + i * er + 2 * ec] = e0, e1, e2
-        lo = eo + (3 + i) * er
-        arena[lo], arena[lo + ec], arena[lo + 2 * ec] = e2 * r1 - e1 * r2, e0 * r2 - e2 * r0, e1 * r0 - e0 * r1
-        arena[lo + 3 * ec], arena[lo + 4 * ec], arena[lo + 5 * ec] = e0, e1, e2
-        if constants:
-            arena[eo + i * er + 3 * ec] = arena[eo + i * er + 4 * ec] = arena[eo + i * er + 5 * ec] = 0
+    _pose_rows(arena, row, E, r0, r1, r2, constants)
     rec, ao, bo, vo = row[Row.RECORDS], row[Row.A], row[Row.B], row[Row.VELOCITY]
     if constants:
-        mo, hb, ic = row[Row.M], row[Row.H], c0 + RigidConstants.inertia
-        for i in range(36):
-            arena[mo + i] = reals[ic + i]
-            arena[rec + Record.SIZE + i] = 1.0 if i % 7 == 0 else 0.0
-        for i in range(Record.velocity):  # γ = 0; the pose zero, or written by _pose below
-            arena[rec + i] = 0
+        hb = row[Row.H]
         arena[hb], arena[hb + 1], arena[hb + 2], arena[hb + 3], arena[hb + 4], arena[hb + 5] = (sw0, sw1, sw2, sv0, sv1,
                                                                                               sv2)
-        arena[row[Row.POTENTIAL]] = 0
-        for i in range(6 if terms == Terms.STRUCTURE else 0):
-            arena[ao + i] = arena[bo + i] = arena[vo + i] = arena[rec + Record.velocity + i] = 0
+        _constant_terms(arena, row, reals, c0, terms)
     if terms == Terms.STRUCTURE:
         return True
     if terms == Terms.POSE:
@@ -336,6 +325,60 @@ def _single_axis(arena, row, reals, terms, constants):
         arena[ao + i] = acc[i] + cross[i]
         arena[vo + i] = arena[rec + Record.velocity + i] = v[i]
         arena[bo + i] = b[i]
+    return True
+
+
+@register
+def _pose_rows(arena, row, E, r0, r1, r2, constants):
+    """``E = ᵏX_o = [[E, 0], [−E r×, E]]`` of ``(E, r)`` (``E`` as three rows) into the arena,
+    its zero block with ``constants`` only."""
+    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
+    for i in range(3):
+        e0, e1, e2 = E[i]
+        arena[eo + i * er], arena[eo + i * er + ec], arena[eo + i * er + 2 * ec] = e0, e1, e2
+        lo = eo + (3 + i) * er
+        arena[lo], arena[lo + ec], arena[lo + 2 * ec] = e2 * r1 - e1 * r2, e0 * r2 - e2 * r0, e1 * r0 - e0 * r1
+        arena[lo + 3 * ec], arena[lo + 4 * ec], arena[lo + 5 * ec] = e0, e1, e2
+        if constants:
+            arena[eo + i * er + 3 * ec] = arena[eo + i * er + 4 * ec] = arena[eo + i * er + 5 * ec] = 0
+
+
+@register
+def _constant_terms(arena, row, reals, c0, terms):
+    """What no state of a body on a joint of constant ``S`` changes, but ``H``: ``M``, the own
+    frame's record's ``Γ = I`` and ``γ = 0``, the pose and potential zero (at ``POSE``,
+    :func:`_pose` writes them at every state) and, at ``STRUCTURE``, ``a``, ``b``, ``𝒱`` zero."""
+    rec, mo, ic = row[Row.RECORDS], row[Row.M], c0 + RigidConstants.inertia
+    for i in range(36):
+        arena[mo + i] = reals[ic + i]
+        arena[rec + Record.SIZE + i] = 1.0 if i % 7 == 0 else 0.0
+    for i in range(Record.velocity):
+        arena[rec + i] = 0
+    arena[row[Row.POTENTIAL]] = 0
+    ao, bo, vo = row[Row.A], row[Row.B], row[Row.VELOCITY]
+    for i in range(6 if terms == Terms.STRUCTURE else 0):
+        arena[ao + i] = arena[bo + i] = arena[vo + i] = arena[rec + Record.velocity + i] = 0
+
+
+@register
+def _free_structure(arena, row, reals, constants):
+    """:func:`_rigid` at ``Terms.STRUCTURE`` for a free joint, not reversed: ``E_J = R(q)ᵀ``,
+    ``r_J = p``, ``S = I`` (the joint of :func:`~sko.engine.joints.joint_kinematics_at`), placed
+    and written as :func:`_single_axis` writes its pose; False for a quaternion of (near) zero norm."""
+    c0, qo = row[Row.CONSTANTS], row[Row.Q]
+    w, x, y, z = arena[qo], arena[qo + 1], arena[qo + 2], arena[qo + 3]
+    if not quaternion_ok(w, x, y, z):
+        return False
+    s = max(abs(w), abs(x), abs(y), abs(z))
+    J = quaternion_rows(w / s, x / s, y / s, z / s)
+    E, r0, r1, r2 = placed_transform(reals, c0 + RigidConstants.placement, J, arena[qo + 4], arena[qo + 5],
+                                     arena[qo + 6])
+    _pose_rows(arena, row, E, r0, r1, r2, constants)
+    if constants:
+        hb = row[Row.H]
+        for i in range(36):  # H = S* = I
+            arena[hb + i] = 1.0 if i % 7 == 0 else 0.0
+        _constant_terms(arena, row, reals, c0, Terms.STRUCTURE)
     return True
 
 
