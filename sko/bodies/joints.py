@@ -216,15 +216,22 @@ class Joint:
 
     def check_constant_motion(self) -> None:
         """For a user-defined joint declaring :attr:`constant_motion`: :class:`~sko.errors.JointError`
-        naming it unless ``c_J = 0`` and ``S`` is the same at two configurations (random, with a
-        velocity of ones): what the recursions that trust the declaration would otherwise get
-        wrong without an error. A library joint holds it by construction."""
+        naming it unless ``c_J = 0`` and ``S`` is the same at the configurations it accepts among
+        its neutral one, a step from it and two random ones (with a velocity of ones): what the
+        recursions that trust the declaration would otherwise get wrong without an error. A
+        library joint holds it by construction; symbolic kinematics are not judged."""
         if not (self.user_defined and self.constant_motion and self.nv):
             return
         rng = np.random.default_rng(0)
+        v = np.ones(self.nv)
         first = None
-        for q in (self.random(rng), self.random(rng)):
-            _, S, c = self.kinematics(q, np.ones(self.nv))
+        for q in (self.neutral(), self.integrate(self.neutral(), 0.3 * v, 1.0), self.random(rng), self.random(rng)):
+            try:
+                _, S, c = self.kinematics(q, v)
+            except JointError:  # a configuration outside the joint's domain
+                continue
+            if S.dtype == object or c.dtype == object:
+                return
             scale = 1.0 + np.abs(S).max()
             if np.abs(c).max() > 1e-12 * scale:
                 raise JointError(f"{self} declares constant_motion (S constant, c_J = 0), but c_J = {c} at q = {q}")

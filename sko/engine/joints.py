@@ -146,14 +146,14 @@ def joint_constants(joint, body: str | None = None) -> np.ndarray | None:
         if body is None:
             raise
         raise JointError(f"body {body!r}: {exc}") from None
-    if code == PYTHON:
-        return None
     try:
-        joint.check_constant_motion()  # the compiled recursions trust a declared constant S
+        joint.check_constant_motion()  # the recursions trust a declared constant S
     except JointError as exc:
         if body is None:
             raise
         raise JointError(f"body {body!r}: {exc}") from None
+    if code == PYTHON:
+        return None
     return np.concatenate([[code, float(reverse), joint.nq], packed])
 
 

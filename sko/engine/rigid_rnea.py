@@ -14,7 +14,7 @@ blocks of ``ᵏX_℘ = [[E, 0], [B, E]]`` and every inertia from its ten numbers
 
 These are the generic recursion's terms (the state kernel's ``a = ᵏX_℘ γ_o + 𝒱 × S θ̇``,
 ``b = 𝒱 ×* M 𝒱``; :mod:`sko.engine.rnea`), formed where they are used: a transform of a motion
-or a force costs 27 products where a 6 × 6 block costs 36, and ``M x`` costs 15 where the
+or a force costs 27 products where a 6 × 6 block costs 36, and ``M x`` costs 24 where the
 block costs 36. Buffers: :data:`NODE` entries per body (:data:`Node`).
 """
 

@@ -218,6 +218,37 @@ def test_a_joint_declaring_a_constant_S_it_does_not_have_is_a_joint_error():
             system.inverse_dynamics([0.7], [1.5], [0.3])
 
 
+def test_a_python_joint_declaring_a_constant_S_is_checked_too_and_its_domain_respected():
+    """A CustomJoint (kinematics in Python) declaring constant_motion with a growing pitch is
+    refused; an honest one rejecting half its random configurations (a domain) is taken."""
+    from sko.bodies import CustomJoint
+    from sko.spatial import rot, rz, xlt
+
+    def screw(q, v):
+        pitch = 0.2 + 0.5 * q[0]
+        S = np.array([[0, 0, 1, 0, 0, pitch]], dtype=float).T
+        return rot(rz(q[0])) @ xlt([0, 0, pitch * q[0]]), S, np.array([0, 0, 0, 0, 0, 0.5 * v[0] ** 2])
+
+    def turn(q, v):
+        if q[0] > 1.0:
+            raise sko.errors.JointError(f"turn: q = {q} outside [-pi, 1]")
+        return rot(rz(q[0])), np.array([[0, 0, 1, 0, 0, 0.0]]).T, np.zeros(6)
+
+    class Lying(CustomJoint):
+        constant_motion = True
+
+    for kinematics, refused in ((screw, True), (turn, False)):
+        b = SystemBuilder()
+        b.add_body("a", None, Lying(1, 1, kinematics, name="j"), np.eye(6), mass=1.0, com=[0.3, 0.1, 0.2],
+                   inertia_com=np.eye(3) * 0.1)
+        system = b.build()
+        if refused:
+            with pytest.raises(JointError, match="'j' declares constant_motion"):
+                system.inverse_dynamics([0.4], [1.5], [0.3])
+        else:
+            assert np.isfinite(system.inverse_dynamics([0.4], [1.5], [0.3])).all()
+
+
 def test_a_joint_whose_init_skips_the_base_class_prints_its_type():
     class Bare(Revolute):
         def __init__(self):
