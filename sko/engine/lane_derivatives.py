@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from sko.engine import rigid_blocks as rb
-from sko.engine.bodies.rigid import motion_cross
+from sko.engine.bodies.rigid import force_cross, motion_cross
 from sko.engine.borrow import borrowed
 from sko.engine.derivatives import Inertias, Node
 from sko.engine.jit import kernel, register
@@ -44,15 +44,6 @@ __all__ = ["POSE", "RUNS", "inverse_derivatives_block", "forward_derivatives_blo
 POSE = 12  #: lane rows per node of the pose buffer: ``R`` (row-major, body axes in the base frame), ``p``
 _CHUNK = 8  #: right-hand sides a solve holds in registers at once (:func:`_ltdl_solve`)
 _COLUMNS = 4  #: the seeds' blocks of ``6 nv`` rows: ``s``, ``σ_θ``, ``ϱ_θ``, ``ϱ_θ̇`` (Eq. 10; ``σ_θ̇ = s``)
-
-
-@register
-def _force_cross(x, y):
-    """``x ×* y`` for a motion ``x = [ω; v]`` and a force ``y = [n; f]``: ``[ω × n + v × f; ω × f]``."""
-    w0, w1, w2, v0, v1, v2 = x
-    n0, n1, n2, f0, f1, f2 = y
-    return (w1 * n2 - w2 * n1 + v1 * f2 - v2 * f1, w2 * n0 - w0 * n2 + v2 * f0 - v0 * f2,
-            w0 * n1 - w1 * n0 + v0 * f1 - v1 * f0, w1 * f2 - w2 * f1, w2 * f0 - w0 * f2, w0 * f1 - w1 * f0)
 
 
 @register
@@ -183,7 +174,7 @@ def _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv):
               rb.dot(_six(inertias, io + 12), alpha), rb.dot(_six(inertias, io + 18), alpha),
               rb.dot(_six(inertias, io + 24), alpha), rb.dot(_six(inertias, io + 30), alpha))
         _put(nodes, no + Node.Iv, Iv)
-        _put(nodes, no + Node.f, _plus(Ia, _force_cross(v, Iv)))  # f = ℐ α + v ×* ℐ v
+        _put(nodes, no + Node.f, _plus(Ia, force_cross(v, Iv)))  # f = ℐ α + v ×* ℐ v
         Bo = io + Inertias.B
         n0, n1, n2, f0, f1, f2 = _scaled(Iv, 0.5)
         cr = ((zero, n2, zero - n1, zero, f2, zero - f1), (zero - n2, zero, n0, zero - f2, zero, f0),
@@ -192,7 +183,7 @@ def _scatter(layout, data, vel, pose, rates, nodes, inertias, cols, nv):
         for i in range(6):  # ½ crfb(ℐ v) = ½ [[−n×, −f×], [−f×, 0]]
             _put(inertias, Bo + 6 * i, cr[i])
         for c in range(6):  # + ½ (Q + Q*), column c of Q = v ×* ℐ e_c (ℐ symmetric: its row c)
-            q = _scaled(_force_cross(v, _six(inertias, io + 6 * c)), 0.5)
+            q = _scaled(force_cross(v, _six(inertias, io + 6 * c)), 0.5)
             for i in range(6):
                 set_row(inertias, Bo + 6 * i + c, row(inertias, Bo + 6 * i + c) + q[i])
                 set_row(inertias, Bo + 6 * c + i, row(inertias, Bo + 6 * c + i) + q[i])
@@ -261,7 +252,7 @@ def _walks(layout, nodes, inertias, cols, result, nv, mass, partials):
             Z, gq, gv = zeros, zeros, zeros
             if partials:
                 Z = _scaled(_columns_times(inertias, Bo, s), 2.0)
-                gq = _plus(_rows_times(inertias, Ro, _six(cols, 2 * c6 + o)), _force_cross(s, _six(nodes, fo)))
+                gq = _plus(_rows_times(inertias, Ro, _six(cols, 2 * c6 + o)), force_cross(s, _six(nodes, fo)))
                 if not base:
                     gq = _plus(gq, _scaled(_rows_times(inertias, Bo, _six(cols, c6 + o)), 2.0))
                 gv = _plus(_rows_times(inertias, Ro, _six(cols, 3 * c6 + o)),

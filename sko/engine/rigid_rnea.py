@@ -21,7 +21,7 @@ block costs 36. Buffers: :data:`NODE` entries per body (:data:`Node`).
 from __future__ import annotations
 
 from sko.engine.borrow import borrowed
-from sko.engine.bodies.rigid import motion_cross
+from sko.engine.bodies.rigid import force_cross, motion_cross
 from sko.engine.fields import offsets
 from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.layout import Flat
@@ -71,15 +71,6 @@ def force_transform(e, b, f):
 
 
 @register
-def _force_cross(v, f):
-    """``v ×* f = [ω × n + u × g; ω × g]`` for ``v = [ω; u]``, ``f = [n; g]``."""
-    w0, w1, w2, u0, u1, u2 = v
-    n0, n1, n2, g0, g1, g2 = f
-    return (w1 * n2 - w2 * n1 + u1 * g2 - u2 * g1, w2 * n0 - w0 * n2 + u2 * g0 - u0 * g2,
-            w0 * n1 - w1 * n0 + u0 * g1 - u1 * g0, w1 * g2 - w2 * g1, w2 * g0 - w0 * g2, w0 * g1 - w1 * g0)
-
-
-@register
 def _blocks(rows, layout, data, j, p):
     """The rows of ``Eᵀ`` and ``Bᵀ`` of body ``j``'s ``ᵏX_℘``: its weight's, or a base body's
     ``E`` in the arena (at ``Row.E`` with its strides)."""
@@ -123,7 +114,7 @@ def rigid_newton_euler(rows, layout, data, qdd, qd, nodes, T):
         a = (a[0] + cross[0], a[1] + cross[1], a[2] + cross[2], a[3] + cross[3], a[4] + cross[4], a[5] + cross[5])
         mass, g, inertia = ten_parameters(data, layout[j, Flat.M])
         c10 = (mass, g[0], g[1], g[2], inertia[0], inertia[1], inertia[2], inertia[3], inertia[4], inertia[5])
-        Ma, bias = composite_force(c10, a), _force_cross(v, composite_force(c10, v))
+        Ma, bias = composite_force(c10, a), force_cross(v, composite_force(c10, v))
         for i in range(6):
             nodes[no + Node.velocity + i] = v[i]
             nodes[no + Node.acceleration + i] = a[i]

@@ -22,7 +22,7 @@ from numba import from_dtype, types
 from sko.engine.borrow import matrix_view
 from sko.engine.fields import offsets
 from sko.engine.jit import inline_kernel, kernel, native_address, native_caller, register
-from sko.engine.rigid_blocks import dot6
+from sko.engine.rigid_blocks import dot6, held
 from sko.engine.joints import (CONSTANT_MOTION, FREE, HELICAL, PRISMATIC, JointConstants, joint_constants,
                                joint_kinematics_at, quaternion_ok, quaternion_rows)
 from sko.bodies.contract import CompiledState
@@ -31,8 +31,10 @@ from sko.spatial import plucker_translation
 
 __all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "RotorWork", "placement_constants", "hinge",
            "hinge_address", "call_hinge", "axis_transform", "placed_transform", "RIGID", "ROTOR", "pack_rigid",
-           "pack_rotor", "transform", "motion_cross", "bias", "real_dot"]
+           "pack_rotor", "transform", "motion_cross", "force_cross", "bias", "real_dot"]
 
+#: A free joint's coordinates: the quaternion ``(w, x, y, z)``, then the position.
+FreeCoordinates = offsets("FreeCoordinates", quaternion=4, position=3)
 #: A placement ``X_T = rot(E) xlt(r)``: ``E`` (row-major), ``r``.
 Placement = offsets("Placement", rotation=9, translation=3)
 #: A rigid body's constants: its joint, placement, spatial inertia (row-major), mass, centre of mass.
@@ -75,6 +77,16 @@ def motion_cross(v, x):
     x0, x1, x2, x3, x4, x5 = x
     return (w1 * x2 - w2 * x1, w2 * x0 - w0 * x2, w0 * x1 - w1 * x0, u1 * x2 - u2 * x1 + w1 * x5 - w2 * x4,
             u2 * x0 - u0 * x2 + w2 * x3 - w0 * x5, u0 * x1 - u1 * x0 + w0 * x4 - w1 * x3)
+
+
+@register
+def force_cross(v, f):
+    """``v ×* f = crf(v) f = [ω × n + u × g; ω × g]`` for a motion ``v = [ω; u]`` and a force
+    ``f = [n; g]``, six numbers each (or six lane numbers)."""
+    w0, w1, w2, u0, u1, u2 = v
+    n0, n1, n2, g0, g1, g2 = f
+    return (w1 * n2 - w2 * n1 + u1 * g2 - u2 * g1, w2 * n0 - w0 * n2 + u2 * g0 - u0 * g2,
+            w0 * n1 - w1 * n0 + u0 * g1 - u1 * g0, w1 * g2 - w2 * g1, w2 * g0 - w0 * g2, w0 * g1 - w1 * g0)
 
 
 @inline_kernel
@@ -366,13 +378,13 @@ def _free_structure(arena, row, reals, constants):
     ``r_J = p``, ``S = I`` (the joint of :func:`~sko.engine.joints.joint_kinematics_at`), placed
     and written as :func:`_single_axis` writes its pose; False for a quaternion of (near) zero norm."""
     c0, qo = row[Row.CONSTANTS], row[Row.Q]
-    w, x, y, z = arena[qo], arena[qo + 1], arena[qo + 2], arena[qo + 3]
+    w, x, y, z = held(arena, qo + FreeCoordinates.quaternion, 4)
     if not quaternion_ok(w, x, y, z):
         return False
     s = max(abs(w), abs(x), abs(y), abs(z))
     J = quaternion_rows(w / s, x / s, y / s, z / s)
-    E, r0, r1, r2 = placed_transform(reals, c0 + RigidConstants.placement, J, arena[qo + 4], arena[qo + 5],
-                                     arena[qo + 6])
+    p0, p1, p2 = held(arena, qo + FreeCoordinates.position, 3)
+    E, r0, r1, r2 = placed_transform(reals, c0 + RigidConstants.placement, J, p0, p1, p2)
     _pose_rows(arena, row, E, r0, r1, r2, constants)
     if constants:
         hb = row[Row.H]
