@@ -402,3 +402,49 @@ def test_a_joint_transform_that_is_not_rot_E_xlt_r_is_a_joint_error_on_both_path
                 with pytest.raises(JointError, match="'odd': its kinematics .*" + message):
                     request()
 
+
+# ---------------------------------------------------------------------------- q̇ maps in the compiled rollout
+def _rate_past_its_block(p, po, q, qo, v, vo, out, oo):
+    for i in range(4):  # out[oo + 1 .. oo + 4]: one past the joint's four entries
+        out[oo + 1 + i] = 0.5 * v[vo + min(i, 2)] * q[qo + i]
+    return True
+
+
+def _rate_not_finite(p, po, q, qo, v, vo, out, oo):
+    for i in range(3):
+        out[oo + i] = 0.5 * v[vo + i] * q[qo + i]
+    out[oo + 3] = np.inf * v[vo]
+    return True
+
+
+def _project_not_finite(p, po, q, qo):
+    """The unit quaternion as it is; any other: not finite."""
+    n2 = q[qo] * q[qo] + q[qo + 1] * q[qo + 1] + q[qo + 2] * q[qo + 2] + q[qo + 3] * q[qo + 3]
+    if (n2 - 1.0) * (n2 - 1.0) > 1e-24:
+        for i in range(4):
+            q[qo + i] = q[qo + i] / (n2 - n2)
+    return True
+
+
+@pytest.mark.parametrize("qdot, normalize, message", [
+    (_rate_past_its_block, None, "its qdot function failed: IndexError"),
+    (_rate_not_finite, None, "its qdot function gives non-finite q̇"),
+    ("ball", _project_not_finite, "its normalize function gives non-finite q")])
+@pytest.mark.parametrize("integrator", ["rk4", "euler"])
+def test_a_failing_q_map_stops_the_compiled_rollout_naming_the_joint(qdot, normalize, message, integrator):
+    """As the stepwise loop does: never a neighbour's entry overwritten, nor an overflow reported."""
+    from tests.compiled.user_joints import _ball, _ball_rate
+
+    functions = {"qdot": _ball_rate if qdot == "ball" else qdot, "normalize": normalize}
+    kind = joint_type(kinematics=_ball, nq=4, nv=3, **{k: f for k, f in functions.items() if f is not None})(
+        type("Ball", (Joint,), {"neutral": lambda self: np.array([1.0, 0.0, 0.0, 0.0])}))
+    system = _two_bodies(kind(name="ball"))
+    assert compiled_maps(system) is not None
+    q, v = np.array([[0.9, 0.1, -0.3, 0.2, 0.4]]), np.array([[0.5, -0.2, 0.1, 0.7]])
+    q[0, :4] /= np.linalg.norm(q[0, :4])
+    for backend in ("compiled", "reference"):
+        with use_backend(backend):
+            r = sko.rollout(system, q, v, 1e-2, 3, integrator=integrator)
+        assert r.failed.tolist() == [0] and np.isnan(r.q[0, 1:]).all()
+        assert isinstance(r.errors[0], JointError) and str(r.errors[0]).startswith("step 1 (t = 0 s): Ball 'ball'")
+        assert message in str(r.errors[0])
