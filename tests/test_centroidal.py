@@ -5,6 +5,8 @@ and Pinocchio's ``ccrba``/``dccrba`` on example-robot-data robots (rows ``[l; k]
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -17,6 +19,7 @@ from papers.tutorial_body_type import build as build_beads
 from sko import spatial as sp
 from sko.bodies import BodyError, Fixed, Free, NodeState, Prismatic, Revolute, Spherical
 from sko.errors import RigidSystemError
+from sko.graphs.errors import NonFiniteError
 from sko.examples.bodies import flexible_examples, random_system
 from sko.systems import MultibodySystem, SystemBuilder
 from sko.verify import run
@@ -180,29 +183,60 @@ def test_random_floating_bases(seed):
     _close(A @ dv + rate @ v, gravity + X @ system.inverse_dynamics(q, v, dv)[:6], 1e-10)
 
 
+@pytest.mark.parametrize("distance", [1e6, 1e16])
 @pytest.mark.parametrize("path", ["compiled", "reference"])
 @pytest.mark.parametrize("make", [flexible_examples()["flexible-spacecraft"],
-                                  lambda: random_system(1, n_bodies=6, floating_base=True)], ids=["spacecraft", "mixed"])
-def test_a_translated_system_keeps_its_centroidal_terms(make, path):
-    """A floating system of other body types moved by 10⁶ in the world keeps ``A_G``, ``I_G``,
-    ``h_G`` and ``Ȧ_G`` to 1e-9 and its centre of mass moves by as much: about its first base
-    body's origin (CENTROIDAL.md §3) the digits go as the distance times the rounding, not as
-    its square (about the world origin ``I_G`` was off by 1e-4 relative here)."""
+                                  lambda: random_system(1, n_bodies=6, floating_base=True),
+                                  lambda: _floating_system(0)], ids=["spacecraft", "mixed", "rigid"])
+def test_a_translated_system_keeps_its_centroidal_terms(make, path, distance):
+    """A floating system moved far in the world keeps ``A_G``, ``I_G``, ``h_G`` and ``Ȧ_G`` to
+    rounding and its centre of mass moves by as much, with no numpy warning: about its first base
+    body's origin ``o`` (CENTROIDAL.md §3), with the base's ``Ψ`` written by blocks and ``p − o``
+    a difference of positions, no digit depends on the distance (formed as ``E ⁰X_o``, ``I_G``
+    was off by 1e-8 relative at 10⁸, by 3 at 10¹⁶)."""
     system = make()
     (base,) = system.tree.base_bodies()
     assert isinstance(system.body(base).joint, Free)
     rng = np.random.default_rng(2)
     q, v = random_state(system, rng)
     far = q.copy()
-    far[system.q_slice(base)][4:] += 1e6 * np.array([1.0, -0.7, 0.3])  # a free joint's q: (quaternion, position)
+    far[system.q_slice(base)][4:] += distance * np.array([1.0, -0.7, 0.3])  # a free joint's q: (quaternion, position)
     d = np.subtract(*(system.node_states(x)[base].attachments[None].position for x in (far, q)))  # in world axes
-    with use_backend(path):
+    with use_backend(path), warnings.catch_warnings():
+        warnings.simplefilter("error")
         near_terms, far_terms = system.centroidal_terms(q, v), system.centroidal_terms(far, v)
         rates = system.centroidal_momentum_matrix_rate(q, v), system.centroidal_momentum_matrix_rate(far, v)
     centre = Packed.of(system.nv).center
-    _close(far_terms[:3, centre], near_terms[:3, centre] + d, 1e-15 * 1e6)
-    _close(far_terms[:, :centre], near_terms[:, :centre], 1e-9)
-    _close(rates[1], rates[0], 1e-9)
+    _close(far_terms[:3, centre], near_terms[:3, centre] + d, 1e-14)
+    _close(far_terms[:, :centre], near_terms[:, :centre], 1e-12)
+    _close(rates[1], rates[0], 1e-12)
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_a_rigid_system_at_1e200_keeps_its_centroidal_terms(path):
+    """Far enough that ``Ψᵀ M Ψ`` formed from ``E ⁰X_o`` overflowed (NaN, numpy warnings only)."""
+    system = _floating_system(0)
+    rng = np.random.default_rng(0)
+    q, v = system.random_configuration(rng), rng.normal(size=system.nv)
+    far = q.copy()
+    far[system.q_slice(system.bodies[0])][4:] += 1e200
+    with use_backend(path), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        near_terms, far_terms = system.centroidal_terms(q, v), system.centroidal_terms(far, v)
+    centre = Packed.of(system.nv).center
+    _close(far_terms[:, :centre], near_terms[:, :centre], 1e-12)
+    _close(far_terms[:3, centre], near_terms[:3, centre] + 1e200, 1e-14)
+
+
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_centroidal_terms_that_overflow_are_a_non_finite_error_naming_q_and_v(path):
+    system = _floating_system(0)
+    rng = np.random.default_rng(3)
+    q, v = system.random_configuration(rng), rng.normal(size=system.nv)
+    v *= 1e308 / np.abs(v).max()
+    with use_backend(path), pytest.raises(NonFiniteError, match=r"centroidal terms overflow .*max \|q\| = .*"
+                                                                r"max \|v\| = 1e\+308"):
+        system.centroidal_terms(q, v)
 
 
 def test_a_massless_system_has_no_centre_of_mass():

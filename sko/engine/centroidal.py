@@ -117,14 +117,25 @@ def _point(rows, layout, arena):
 def _base_map(rows, arena, j, m, o, Psi):
     """``Ψ(k) = E ⁰X_o`` of the base body of row ``j`` (CENTROIDAL.md §3): ``E``'s columns along
     ``ω`` gain ``E_v o×``, ``E_v`` its columns along ``v`` (a motion given at ``o``, seen at the
-    world origin, ``⁰X_o = [[1, 0], [o×, 1]]``)."""
+    world origin, ``⁰X_o = [[1, 0], [o×, 1]]``). ``E``'s first six rows ``[[R, 0], [−R p×, R]]``
+    give ``[[R, 0], [−R (p − o)×, R]]`` by blocks, ``p − o`` a difference of positions: formed as
+    ``−R p× + R o×`` it would cancel digits in proportion to ``|o|``."""
     e, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
     o0, o1, o2 = o
+    d0, d1, d2 = -o0, -o1, -o2  # p − o, p = (p×[2, 1], p×[0, 2], p×[1, 0]) of p× = −Rᵀ B
+    for k in range(3 if m >= 6 else 0):
+        R, B = e + k * er, e + (3 + k) * er
+        d0 -= arena[R + 2 * ec] * arena[B + ec]
+        d1 -= arena[R] * arena[B + 2 * ec]
+        d2 -= arena[R + ec] * arena[B]
     for r in range(m):
         v0, v1, v2 = arena[e + r * er + 3 * ec], arena[e + r * er + 4 * ec], arena[e + r * er + 5 * ec]
-        Psi[r, 0] = arena[e + r * er] + v1 * o2 - v2 * o1
-        Psi[r, 1] = arena[e + r * er + ec] + v2 * o0 - v0 * o2
-        Psi[r, 2] = arena[e + r * er + 2 * ec] + v0 * o1 - v1 * o0
+        if 3 <= r < 6:  # −R (p − o)×, R's row in E_v
+            Psi[r, 0], Psi[r, 1], Psi[r, 2] = v2 * d1 - v1 * d2, v0 * d2 - v2 * d0, v1 * d0 - v0 * d1
+        else:
+            Psi[r, 0] = arena[e + r * er] + v1 * o2 - v2 * o1
+            Psi[r, 1] = arena[e + r * er + ec] + v2 * o0 - v0 * o2
+            Psi[r, 2] = arena[e + r * er + 2 * ec] + v0 * o1 - v1 * o0
         Psi[r, 3], Psi[r, 4], Psi[r, 5] = v0, v1, v2
 
 

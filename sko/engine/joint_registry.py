@@ -30,9 +30,12 @@ switch of :func:`sko.engine.joints.joint_kinematics_at` calls their functions in
 as fast as before. A joint type from outside the package gets the code :data:`ADDRESS`: its
 functions are compiled on first use, for float64 and complex128, and called through their
 addresses (:func:`~sko.engine.jit.native_address`), so it costs the compilation of
-its own functions only and no edit of the library. Its functions run bounds-checked and its
-outputs are checked on every call (finite, ``S`` of full column rank); a state its kernel rejects is then answered by its Python
-kinematics, whose :class:`~sko.errors.JointError` names the joint.
+its own functions only and no edit of the library. Its functions run bounds-checked, on views of
+exactly its own parameters and coordinates (and its own block of ``q̇``), so reading or writing
+past them is an error, and its outputs are checked on every call (finite, nothing written outside
+the ``(E, r)`` storage nor past ``S``'s ``nv`` columns, ``E`` a rotation, ``S`` of full column
+rank); a state its kernel rejects is then answered by its Python kinematics, whose
+:class:`~sko.errors.JointError` names the joint.
 """
 
 from __future__ import annotations
@@ -225,6 +228,13 @@ class JointKernel:
         if ok is not True:
             raise JointError(f"{joint}: its kinematics reject q = {q}" if ok is False else
                              f"{joint}: its kinematics function must return True or False, got {ok!r}")
+        outside = X.copy()
+        outside[:3, :4] = 0
+        if outside.any():
+            raise JointError(f"{joint}: its kinematics write X_J outside its (E, r) storage (E into X[:3, :3], "
+                             f"r into X[:3, 3]; the rest of X stays zero: the engine forms rot(E) xlt(r)):\n{X}")
+        if S[:, self.nv:].any():
+            raise JointError(f"{joint}: its kinematics write S past its nv = {self.nv} columns:\n{S}")
         S = S[:, :self.nv]
         check_outputs(joint, X[:3, :4], S, c)
         return X[:3, :3], X[:3, 3], S, c
@@ -284,11 +294,21 @@ def _finite(x: np.ndarray) -> bool:
 
 def check_outputs(joint, Er: np.ndarray, S: np.ndarray, c: np.ndarray) -> None:
     """:class:`~sko.errors.JointError` naming ``joint`` unless ``(E, r)``, ``S`` and ``c`` are
-    finite and ``S`` has full column rank (its real part; singular values above ``1e-9`` of the
-    largest, or of 1)."""
+    finite, ``E`` is a rotation (``E Eᵀ = I`` within ``1e-9``, ``det E > 0``; for complex
+    coordinates in complex arithmetic, which an analytic rotation keeps) and
+    ``S`` has full column rank (its real part; singular values above ``1e-9`` of the largest, or
+    of 1)."""
     for what, x in (("X_J", Er), ("S", S), ("c_J", c)):
         if not _finite(x):
             raise JointError(f"{joint}: its kinematics give non-finite {what}:\n{x}")
+    E = Er[:, :3]
+    error = np.abs(E @ E.T - np.eye(3)).max()
+    if not error <= 1e-9:
+        raise JointError(f"{joint}: its kinematics give an E = X_J[:3, :3] that is not a rotation: E Eᵀ differs "
+                         f"from I by {error:.3g}:\n{E}")
+    if not np.real(np.linalg.det(E)) > 0:
+        raise JointError(f"{joint}: its kinematics give an E = X_J[:3, :3] that is a reflection (det E = "
+                         f"{np.real(np.linalg.det(E)):.6g}), not a rotation:\n{E}")
     if S.shape[1]:
         sigma = np.linalg.svd(np.real(S), compute_uv=False)
         if sigma[-1] <= 1e-9 * max(sigma[0], 1.0):

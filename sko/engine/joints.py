@@ -75,13 +75,15 @@ FIXED, HELICAL, PRISMATIC, RACK_AND_PINION, CYLINDRICAL, PLANAR, SPHERICAL, EULE
 PYTHON = -1  #: kinematics from the joint's own Python code (a joint type without a declaration)
 #: A joint's packed record (what its functions are called with): its nv, the addresses of its
 #: kinematics (float64, complex128), of its ``qdot`` and ``normalize`` (float64; filled by the
-#: compiled rollouts' tables only), then its parameters (axis and pitch, the plane basis U, a radius…).
-Packed = offsets("Packed", nv=1, kinematics=2, qdot=1, normalize=1, parameters=PARAMETERS)
-#: A joint as constants of a state kernel: code, reversed (0 or 1), nq, then its :data:`Packed`
+#: compiled rollouts' tables only), its nq and how many parameters its type declares (the sizes of
+#: the views a joint type from outside the package is given), then its parameters (axis and
+#: pitch, the plane basis U, a radius…).
+Packed = offsets("Packed", nv=1, kinematics=2, qdot=1, normalize=1, nq=1, count=1, parameters=PARAMETERS)
+#: A joint as constants of a state kernel: code, reversed (0 or 1), then its :data:`Packed`
 #: record (which starts with nv).
-JointConstants = offsets("JointConstants", code=1, reverse=1, nq=1, nv=1, kinematics=2, qdot=1, normalize=1,
+JointConstants = offsets("JointConstants", code=1, reverse=1, nv=1, kinematics=2, qdot=1, normalize=1, nq=1, count=1,
                          parameters=PARAMETERS)
-assert JointConstants.nv + Packed.parameters == JointConstants.parameters
+assert all(JointConstants.nv + Packed[f] == JointConstants[f] for f in Packed.__members__ if f != "SIZE")
 
 
 def declaration(joint) -> tuple[JointKernel, bool, object] | None:
@@ -112,7 +114,7 @@ def pack_joint(joint) -> tuple[int, bool, np.ndarray]:
     p = checked_parameters(joint, entry)
     if p is None:  # symbolic parameters: the joint's Python kinematics, as symbols need
         return PYTHON, False, packed
-    packed[Packed.nv] = entry.nv
+    packed[Packed.nv], packed[Packed.nq], packed[Packed.count] = entry.nv, entry.nq, entry.parameters
     packed[Packed.kinematics: Packed.kinematics + 2] = entry.addresses()
     packed[Packed.parameters: Packed.parameters + p.size] = p
     return entry.code, reverse, packed
@@ -154,7 +156,7 @@ def joint_constants(joint, body: str | None = None) -> np.ndarray | None:
         raise JointError(f"body {body!r}: {exc}") from None
     if code == PYTHON:
         return None
-    return np.concatenate([[code, float(reverse), joint.nq], packed])
+    return np.concatenate([[code, float(reverse)], packed])
 
 
 def coordinates_are_velocities(joint) -> bool:
@@ -475,18 +477,33 @@ def _finite(x) -> bool:
 
 @kernel
 def _checked(X, S, c, nv) -> bool:
-    """A joint type's outputs from outside the package: finite, ``S`` of full column rank (its
-    real part, by Gram–Schmidt: no column within ``1e-9`` of the span of the others)."""
+    """A joint type's outputs from outside the package: finite; nothing written outside the
+    ``(E, r)`` storage of ``X`` nor past ``S``'s ``nv`` columns (both zeroed before its call);
+    ``E`` a rotation (``E Eᵀ = I`` within ``1e-9`` and ``det E > 0``, in complex arithmetic for a
+    complex state: a rotation continued analytically stays orthogonal); ``S`` of
+    full column rank (its real part, by Gram–Schmidt: no column within ``1e-9`` of the span of
+    the others)."""
     for i in range(3):
         for j in range(4):
             if not _finite(X[i, j]):
                 return False
+    for i in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            if (i >= 3 or j >= 4) and X[i, j] != 0:
+                return False
     for i in range(6):
         if not _finite(c[i]):
             return False
-        for j in range(nv):
-            if not _finite(S[i, j]):
+        for j in range(S.shape[1]):
+            if j < nv and not _finite(S[i, j]) or j >= nv and S[i, j] != 0:
                 return False
+    for i in range(3):
+        for j in range(3):
+            d = X[i, 0] * X[j, 0] + X[i, 1] * X[j, 1] + X[i, 2] * X[j, 2]
+            if not abs(d - (1.0 if i == j else 0.0)) <= 1e-9:
+                return False
+    if not _determinant(X).real > 0:
+        return False
     G = np.zeros((6, 6))
     for j in range(nv):
         n0 = 0.0
@@ -510,6 +527,36 @@ def _checked(X, S, c, nv) -> bool:
     return True
 
 
+@register
+def _determinant(X):
+    """``det E`` of ``E = X[:3, :3]``."""
+    a, b, c = X[0, 0], X[0, 1], X[0, 2]
+    d, e, f = X[1, 0], X[1, 1], X[1, 2]
+    g, h, k = X[2, 0], X[2, 1], X[2, 2]
+    return a * (e * k - f * h) - b * (d * k - f * g) + c * (d * h - e * g)
+
+
+@kernel
+def _outside(p, po, q, qo, v, vo, X, S, c) -> bool:
+    """The kinematics of a joint type from outside the package, at its address, checked
+    (:func:`_checked`): called on views of exactly its own parameters, ``q`` and ``ν`` (its
+    bounds-checked code cannot read a neighbour's numbers) and with all of ``X`` and ``S``
+    zeroed (so a write outside its storage shows)."""
+    address = int(p[po + Packed.kinematics + complex_slot(X[0, 0])])
+    if address == 0:
+        return False
+    nv, nq, count = int(p[po + Packed.nv]), int(p[po + Packed.nq]), int(p[po + Packed.count])
+    for i in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            X[i, j] = 0
+    for i in range(S.shape[0]):
+        for j in range(S.shape[1]):
+            S[i, j] = 0
+    pp = po + Packed.parameters
+    return (call_kinematics(address, (p[pp: pp + count], 0, q[qo: qo + nq], 0, v[vo: vo + nv], 0, X, S, c))
+            and _checked(X, S, c, nv))
+
+
 @kernel
 def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
     """:func:`joint_kinematics` with the :data:`Packed` record, positions and velocities at
@@ -517,7 +564,8 @@ def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
     and ``X_J = rot(E) xlt(r)`` left in the ``(E, r)`` storage of :func:`expand` (``E`` in
     ``X[:3, :3]``, ``r`` in ``X[:3, 3]``; the rest of ``X`` is not written) and only the joint's
     ``nv`` columns of ``S`` written. A library joint's function is inlined (a switch on
-    ``code``); any other joint type's is called through its address and its outputs checked."""
+    ``code``); any other joint type's is called through its address, all of ``X`` and ``S``
+    zeroed, and its outputs checked (:func:`_outside`)."""
     for i in range(3):
         for j in range(4):
             X[i, j] = 0
@@ -546,8 +594,7 @@ def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
     elif code == FREE:
         ok = _free(p, pp, q, qo, v, vo, X, S, c)
     elif code == ADDRESS:
-        address = int(p[po + Packed.kinematics + complex_slot(X[0, 0])])
-        ok = address != 0 and call_kinematics(address, (p, pp, q, qo, v, vo, X, S, c)) and _checked(X, S, c, nv)
+        ok = _outside(p, po, q, qo, v, vo, X, S, c)
     else:
         ok = False
     if not ok:
@@ -563,8 +610,10 @@ def joint_kinematics_at(code, reverse, p, po, q, qo, v, vo, X, S, c) -> bool:
 @kernel
 def joint_qdot_at(code, p, po, q, qo, v, vo, out, oo) -> bool:
     """``q̇`` of a joint with a ``q̇`` map of its own (declared ``qdot``) into ``out[oo:]``, the
-    :data:`Packed` record at ``p[po:]`` (a joint type from outside the package: its ``qdot``
-    address filled in); False when it rejects the state or gives non-finite numbers."""
+    :data:`Packed` record at ``p[po:]``. A joint type from outside the package (its ``qdot``
+    address filled in) is called on views of exactly its own parameters, ``q``, ``ν`` and
+    ``q̇`` (:func:`_outside`); False when it rejects the state, raises (an index past its views)
+    or gives a number that is not finite."""
     pp = po + Packed.parameters
     if code == SPHERICAL:
         return _ball_rate(p, pp, q, qo, v, vo, out, oo)
@@ -573,18 +622,34 @@ def joint_qdot_at(code, p, po, q, qo, v, vo, out, oo) -> bool:
     if code == PLANAR:
         return _planar_rate(p, pp, q, qo, v, vo, out, oo)
     address = int(p[po + Packed.qdot])
-    if code != ADDRESS or address == 0 or not call_qdot(address, (p, pp, q, qo, v, vo, out, oo)):
+    if code != ADDRESS or address == 0:
         return False
-    return True
+    nv, nq, count = int(p[po + Packed.nv]), int(p[po + Packed.nq]), int(p[po + Packed.count])
+    x = out[oo: oo + nq]  # its own block: a write past it is the bounds check's error, not a neighbour's entry
+    return (call_qdot(address, (p[pp: pp + count], 0, q[qo: qo + nq], 0, v[vo: vo + nv], 0, x, 0))
+            and _all_finite(x))
 
 
 @kernel
 def joint_normalize_at(code, p, po, q, qo) -> bool:
     """A joint's declared projection of ``q[qo:]``, in place (:func:`joint_qdot_at`)."""
+    pp = po + Packed.parameters
     if code == SPHERICAL or code == FREE:
-        return _unit_quaternion(p, po + Packed.parameters, q, qo)
+        return _unit_quaternion(p, pp, q, qo)
     address = int(p[po + Packed.normalize])
-    return code == ADDRESS and address != 0 and call_normalize(address, (p, po + Packed.parameters, q, qo))
+    if code != ADDRESS or address == 0:
+        return False
+    x = q[qo: qo + int(p[po + Packed.nq])]
+    return call_normalize(address, (p[pp: pp + int(p[po + Packed.count])], 0, x, 0)) and _all_finite(x)
+
+
+@register
+def _all_finite(x) -> bool:
+    """No entry of the vector ``x`` is NaN or infinite."""
+    for i in range(x.shape[0]):
+        if not _finite(x[i]):
+            return False
+    return True
 
 
 # ---------------------------------------------------------------------------- joint types

@@ -11,9 +11,9 @@ own, each run by its joint type's declared function
 the library's inlined, any other joint type's through its address) on its :data:`Packed` record
 in ``packed`` at the row's ``P`` — the functions the joints' Python ``_qdot`` and ``normalize``
 equal — and body types with their own map, given as compiled hooks (``HOOK``:
-:mod:`sko.engine.hooks`), called through their addresses with the body's constants. A hook that
-fails (returns False, raises, writes a value that is not finite) stops the rollout with a status
-:func:`failed_hook` decodes (the caller names the body).
+:mod:`sko.engine.hooks`), called through their addresses with the body's constants. A joint's
+map or a hook that fails (returns False, raises, writes a value that is not finite) stops the
+rollout with a status :func:`failed_map` decodes (the caller names the joint or the body).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from sko.engine.jit import call_request, call_state, kernel
 from sko.engine.joints import joint_normalize_at, joint_qdot_at
 from sko.engine.requests import CHUNK, Header
 
-__all__ = ["Maps", "COPY", "RATE", "PROJECT", "HOOK", "failed_hook", "rollout"]
+__all__ = ["Maps", "COPY", "RATE", "PROJECT", "HOOK", "failed_map", "rollout"]
 
 #: One run of coordinates: its kind, where it starts in ``q`` and in ``θ̇``, how many ``q``
 #: entries; for a joint's run its joint code and where its
@@ -38,16 +38,17 @@ __all__ = ["Maps", "COPY", "RATE", "PROJECT", "HOOK", "failed_hook", "rollout"]
 Maps = columns("Maps", "KIND", "Q", "V", "N", "CODE", "P", "NV", "QDOT", "NORMALIZE", "CONSTANTS", "CONSTANTS_SIZE",
                "BODY")
 COPY, RATE, PROJECT, HOOK = 0, 1, 2, 3
-#: the status of a rollout stopped by a hook: ``_HOOK_FAILED − 2 r`` (``q̇`` map of the run ``r``),
-#: ``_HOOK_FAILED − 2 r − 1`` (its normalisation)
-_HOOK_FAILED = -10
+#: the status of a rollout stopped by the map of a ``RATE``, ``PROJECT`` or ``HOOK`` run ``r``:
+#: ``_MAP_FAILED − 2 r`` (its ``q̇`` map), ``_MAP_FAILED − 2 r − 1`` (its normalisation)
+_MAP_FAILED = -10
 
 
-def failed_hook(status: int) -> tuple[int, bool] | None:
-    """``(run, normalize)`` of the hook that stopped a rollout with ``status``, else None."""
-    if status > _HOOK_FAILED:
+def failed_map(status: int) -> tuple[int, bool] | None:
+    """``(run, normalize)`` of the joint's map or hook that stopped a rollout with ``status``,
+    else None."""
+    if status > _MAP_FAILED:
         return None
-    return (_HOOK_FAILED - status) // 2, bool((_HOOK_FAILED - status) % 2)
+    return (_MAP_FAILED - status) // 2, bool((_MAP_FAILED - status) % 2)
 
 
 @kernel
@@ -78,8 +79,8 @@ def _hook(maps, r, reals, q, v, out, normalize) -> bool:
 
 @kernel
 def _qdot(maps, packed, reals, q, v, out):
-    """``out = Q(q) θ̇`` (module docstring); a joint that rejects the state leaves NaN (the
-    step's checks stop the rollout there). −1, or the status of a failed hook."""
+    """``out = Q(q) θ̇`` (module docstring): −1, or the status of the joint's map or hook that
+    failed."""
     for r in range(maps.shape[0]):
         kind, a, b = maps[r, Maps.KIND], maps[r, Maps.Q], maps[r, Maps.V]
         if kind == COPY:
@@ -87,27 +88,25 @@ def _qdot(maps, packed, reals, q, v, out):
                 out[a + i] = v[b + i]
         elif kind == RATE:
             if not joint_qdot_at(maps[r, Maps.CODE], packed, maps[r, Maps.P], q, a, v, b, out, a):
-                for i in range(maps[r, Maps.N]):
-                    out[a + i] = np.nan
+                return _MAP_FAILED - 2 * r
         elif kind == HOOK:
             if not _hook(maps, r, reals, q, v, out, False):
-                return _HOOK_FAILED - 2 * r
+                return _MAP_FAILED - 2 * r
     return -1
 
 
 @kernel
 def _normalize(maps, packed, reals, q):
-    """The joints' projections, in place (NaN where one rejects the state), and the hooks': −1,
-    or the status of a failed hook."""
+    """The joints' projections, in place, and the hooks': −1, or the status of the one that
+    failed."""
     for r in range(maps.shape[0]):
         kind, a = maps[r, Maps.KIND], maps[r, Maps.Q]
         if kind == PROJECT:
             if not joint_normalize_at(maps[r, Maps.CODE], packed, maps[r, Maps.P], q, a):
-                for i in range(maps[r, Maps.N]):
-                    q[a + i] = np.nan
+                return _MAP_FAILED - 2 * r - 1
         elif kind == HOOK:
             if not _hook(maps, r, reals, q, q, q, True):
-                return _HOOK_FAILED - 2 * r - 1
+                return _MAP_FAILED - 2 * r - 1
     return -1
 
 
@@ -136,7 +135,7 @@ def _step(local, maps, packed, q, v, tau, dt, rk4, qn, vn, k, t):
     """One step from ``(q, θ̇)`` into ``(qn, vn)``: RK4 (``rk4``; ``T`` held over the step) or
     semi-implicit Euler (``θ̇ ← θ̇ + dt θ̈``, then ``q ← q + dt Q(q) θ̇``); ``k`` holds 4
     ``(q̇, θ̈)`` pairs, ``t`` a stage's ``(q, θ̇)``. Returns the status of the dynamics, or of a
-    failed hook."""
+    joint's map or hook that failed."""
     nq, nv = q.shape[0], v.shape[0]
     words = local.view(np.int64)
     reals = local.view(np.float64)[words[Header.REALS]: words[Header.REALS_END]]

@@ -33,6 +33,7 @@ from sko.bodies.contract import BodyError, BodyType
 from sko.engine.hooks import hook_address, normalize_at, qdot_at
 from sko.engine.state_kernels import Row
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
+from sko.errors import JointError
 from sko.engine import lane_rollout as LR
 from sko.engine import rollout as CR
 from sko.systems.coordinates import coordinate_maps
@@ -118,7 +119,8 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
         if maps is not None:
             status = _compiled(system, maps, T, dt, integrator == "rk4", Q, V, failed, report)
             errors = {int(s): _why(system, Q[s, failed[s]], V[s, failed[s]], None if T is None else T[s, failed[s]],
-                                   int(failed[s]), dt, maps, int(status[s])) for s in np.flatnonzero(failed >= 0)}
+                                   int(failed[s]), dt, integrator == "rk4", maps, int(status[s]))
+                      for s in np.flatnonzero(failed >= 0)}
         else:
             errors = _stepwise(system, Q, V, tau if callable(tau) else T, dt, integrator == "rk4", failed, report)
     finally:
@@ -398,18 +400,38 @@ def renamed(error: SKOError, message: str) -> SKOError:
         return SKOError(message)
 
 
-def _why(system, q, v, tau, i: int, dt: float, maps: CompiledMaps, status: int) -> SKOError:
-    """Why the compiled rollout stopped in step ``i`` with ``status``: a body type's compiled
-    ``q̇`` map or normalisation that failed (named), else the error of the dynamics at the step's
-    start if they raise there (else a later stage's state, or an overflow)."""
-    hook = CR.failed_hook(status)
-    if hook is not None:
-        return _hook_error(system, q, v, i, dt, int(maps.table[hook[0], CR.Maps.BODY]), hook[1])
+def _why(system, q, v, tau, i: int, dt: float, rk4: bool, maps: CompiledMaps, status: int) -> SKOError:
+    """Why the compiled rollout stopped in step ``i`` with ``status``: a joint's or a body type's
+    compiled ``q̇`` map or normalisation that failed (named), else the error of the dynamics at
+    the step's start if they raise there (else a later stage's state, or an overflow)."""
+    failed = CR.failed_map(status)
+    if failed is not None:
+        run, normalize = failed
+        if maps.table[run, CR.Maps.KIND] == CR.HOOK:
+            return _hook_error(system, q, v, i, dt, int(maps.table[run, CR.Maps.BODY]), normalize)
+        return _joint_error(system, q, v, tau, i, dt, rk4, int(maps.table[run, CR.Maps.Q]), normalize)
     try:
         system.forward_dynamics(q, v, tau)
     except SKOError as error:
         return stopped(error, i, dt)
     return stopped(None, i, dt)
+
+
+def _joint_error(system, q, v, tau, i: int, dt: float, rk4: bool, start: int, normalize: bool) -> SKOError:
+    """The error of the compiled ``q̇`` map (or projection) of the joint whose coordinates start
+    at ``q[start]``, which failed in step ``i`` from ``(q, v)``: the stepwise loop's for that step
+    (the joint's Python map's own, at the stage where it fails), else one naming the joint."""
+    try:
+        _step_batch(system, q[None], v[None], None if tau is None else tau[None, None], i * dt, 0, np.zeros(1, int),
+                    dt, rk4)
+    except SKOError as error:
+        return stopped(error, i, dt)
+    name = next(k for k in system.bodies if system.q_slices[k].start == start < system.q_slices[k].stop)
+    joint = system.body(name).joint
+    return JointError(f"step {i + 1} (t = {i * dt:.6g} s): body {name!r}: the compiled "
+                      f"{'normalize' if normalize else 'qdot'} of its joint {joint} returned False, raised or gave a "
+                      f"value that is not finite (NaN or infinity) at a stage of the step, from q = "
+                      f"{q[system.q_slices[name]]}")
 
 
 def _hook_error(system, q, v, i: int, dt: float, row: int, normalize: bool) -> SKOError:

@@ -27,6 +27,7 @@ import numpy as np
 
 from sko.arrays import result_dtype
 from sko.errors import RigidSystemError
+from sko.graphs.errors import NonFiniteError
 from sko.spatial import skew
 from sko.systems.complex_carry import check_complex_carried
 
@@ -112,19 +113,39 @@ def _origin_body(system, states: dict, bodies: tuple):
     return bases[0] if bases else bodies[0]
 
 
+def _base_map(E, o: np.ndarray) -> np.ndarray:
+    """``Ψ = E ⁰X_o`` of a base body (CENTROIDAL.md §3), ``⁰X_o = [[1, 0], [o×, 1]]`` moving a
+    motion given at ``o`` to the world origin. For ``E``'s first six rows ``[[R, 0], [−R p×, R]]``
+    (``p`` the body frame's origin) the product is written by blocks,
+    ``[[R, 0], [−R (p − o)×, R]]``, with ``p − o`` a difference of positions: formed as
+    ``−R p× + R o×``, it cancels digits in proportion to ``|o|`` (a system far from the world
+    origin). Rows past the sixth (a node of more) are multiplied out."""
+    E = np.asarray(E)
+    if not o.any():
+        return E
+    shift = np.eye(6)
+    shift[3:, :3] = skew(o)
+    Psi = E @ shift
+    if E.shape[0] >= 6:
+        R = E[:3, :3]
+        cross = -(R.T @ E[3:6, :3])  # p× (complex for a complex state: Rᵀ R = I continues analytically)
+        d = np.array([cross[2, 1], cross[0, 2], cross[1, 0]]) - o
+        Psi[:3, :3], Psi[:3, 3:], Psi[3:6, 3:] = R, 0, R
+        Psi[3:6, :3] = -R @ skew(d)
+    return Psi
+
+
 def _world_terms(system, states: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(A_0, I_0, o)``: ``A_0`` and ``I_0`` in world coordinates about the point ``o`` of
     :func:`point` of the base body of :func:`_origin_body` (CENTROIDAL.md, Eq. 1–3 and §3: a base
-    body's ``Ψ = E ⁰X_o``)."""
+    body's ``Ψ = E ⁰X_o``, :func:`_base_map`)."""
     bodies = tuple(system.tree.scatter_order())  # every parent before its children
     o = point(states[_origin_body(system, states, bodies)].E)
-    shift = np.eye(6)
-    shift[3:, :3] = skew(o)  # ⁰X_o: a motion [ω; v] given at o, at the world origin
     phi_star, Psi = {}, {}
     for k in bodies:  # Eq. 1, base to tips
         body, s = system.body(k), states[k]
         if body.parent is None:
-            Psi[k] = np.asarray(s.E) @ shift if o.any() else np.asarray(s.E)
+            Psi[k] = _base_map(s.E, o)
         else:
             phi_star[k] = s.E @ states[body.parent].attachments[body.attach].Gamma  # φ*(℘(k), k)
             Psi[k] = phi_star[k] @ Psi[body.parent]
@@ -151,6 +172,18 @@ def reference_centroidal(system, q, v=None, external_forces=None) -> np.ndarray:
     if not system.bodies:
         raise RigidSystemError(f"{type(system).__name__}: the centre of mass and the centroidal momentum are undefined: "
                                "the system has no moving body")
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
+        out = _packed(system, q, v)
+    if out.dtype.kind in "fc" and not np.isfinite(out).all():
+        sizes = ", ".join(f"max |{k}| = {np.abs(np.asarray(x)).max(initial=0.0):.3g}" for k, x in (("q", q), ("v", v))
+                          if x is not None)
+        raise NonFiniteError(f"the centroidal terms overflow (NaN or infinity) at this state: the coordinates q or "
+                             f"the velocities v are too large for floating point ({sizes})")
+    return out
+
+
+def _packed(system, q, v) -> np.ndarray:
+    """:func:`reference_centroidal` of checked ``q``, ``v``, as computed (not judged finite)."""
     A0, I0, o = _world_terms(system, system.node_states(q))
     mass = I0[5, 5]
     try:

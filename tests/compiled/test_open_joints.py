@@ -346,3 +346,136 @@ def test_bad_outputs_are_joint_errors_never_wrong_answers(kinematics, nv, messag
     with pytest.raises(JointError, match=message):
         system.mass_matrix(np.full(nv, 0.3))
         system.forward_dynamics(np.full(nv, 0.3), np.zeros(nv), np.zeros(nv))
+
+
+# ---------------------------------------------------------------------------- kernels past their own numbers
+def _two_bodies(joint):
+    """``joint`` then a library revolute after it: numbers past the joint's own are its neighbour's."""
+    b = SystemBuilder(gravity=[0.0, 0.0, -9.81])
+    b.add_body("a", None, joint, np.eye(6), mass=1.0, com=[0.3, 0.1, 0.2], inertia_com=np.eye(3) * 0.1)
+    b.add_body("b", "a", Revolute([1.0, 0.0, 0.0]), np.eye(6), mass=1.0, com=[0.0, 0.2, 0.3],
+               inertia_com=np.eye(3) * 0.1)
+    return b.build()
+
+
+def _turn_reading_the_next_coordinate(p, po, q, qo, v, vo, X, S, c):
+    a = q[qo] + 0.1 * q[qo + 1]  # a second coordinate it does not have
+    X[0, 0], X[0, 1], X[1, 0], X[1, 1], X[2, 2] = np.cos(a), np.sin(a), -np.sin(a), np.cos(a), 1.0
+    S[2, 0] = 1.0
+    return True
+
+
+def _turn_reading_past_its_parameters(p, po, q, qo, v, vo, X, S, c):
+    a = p[po] * q[qo]
+    X[0, 0], X[0, 1], X[1, 0], X[1, 1], X[2, 2] = np.cos(a), np.sin(a), -np.sin(a), np.cos(a), 1.0
+    S[2, 0] = p[po]
+    X[0, 3] = p[po + 1]  # an offset it did not declare
+    return True
+
+
+@pytest.mark.parametrize("kinematics", [_turn_reading_the_next_coordinate, _turn_reading_past_its_parameters])
+def test_a_kernel_reading_past_its_own_numbers_is_a_joint_error_on_both_paths(kinematics):
+    """The compiled path gives the kernel views of exactly its own q, ν and parameters: reading
+    past them is the bounds check's error, not the neighbour's number."""
+    kind = joint_type(kinematics=kinematics, nq=1, nv=1, parameters=1)(
+        type("Turn", (Joint,), {"compiled_parameters": lambda self: np.array([2.0])}))
+    system = _two_bodies(kind(name="turn"))
+    q, v = np.array([0.3, 0.4]), np.array([0.5, -0.2])
+    for backend in ("compiled", "reference"):
+        with use_backend(backend):
+            for request in (lambda: system.inverse_dynamics(q, v, np.zeros(2)), lambda: system.mass_matrix(q),
+                            lambda: system.mass_matrix(np.stack([q, q]))):
+                with pytest.raises(JointError, match="'turn': its kinematics function failed: IndexError"):
+                    request()
+
+
+# ---------------------------------------------------------------------------- X_J that is not rot(E) xlt(r)
+def _forgot_a_diagonal_entry(p, po, q, qo, v, vo, X, S, c):
+    X[0, 0], X[0, 1], X[1, 0], X[1, 1] = np.cos(q[qo]), np.sin(q[qo]), -np.sin(q[qo]), np.cos(q[qo])  # no X[2, 2]
+    S[2, 0] = 1.0
+    return True
+
+
+def _a_reflection(p, po, q, qo, v, vo, X, S, c):
+    X[0, 0], X[0, 1], X[1, 0], X[1, 1] = np.cos(q[qo]), np.sin(q[qo]), -np.sin(q[qo]), np.cos(q[qo])
+    X[2, 2] = -1.0
+    S[2, 0] = 1.0
+    return True
+
+
+def _full_plucker_matrix(p, po, q, qo, v, vo, X, S, c):
+    for i in range(3):
+        X[i, i] = X[i + 3, i + 3] = 1.0  # rot(I) xlt(r) = [[1, 0], [−r×, 1]] for r = θ e_z, not (E, r)
+    X[3, 1], X[4, 0] = q[qo], -q[qo]
+    S[5, 0] = 1.0
+    return True
+
+
+def _S_past_its_columns(p, po, q, qo, v, vo, X, S, c):
+    X[0, 0] = X[1, 1] = X[2, 2] = 1.0
+    X[2, 3] = q[qo]
+    S[5, 0] = S[5, 1] = 1.0  # nv = 1
+    return True
+
+
+@pytest.mark.parametrize("kinematics, message", [(_forgot_a_diagonal_entry, "not a rotation: E Eᵀ differs from I"),
+                                                 (_a_reflection, "a reflection"),
+                                                 (_full_plucker_matrix, r"outside its \(E, r\) storage"),
+                                                 (_S_past_its_columns, "S past its nv = 1 columns")])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_a_joint_transform_that_is_not_rot_E_xlt_r_is_a_joint_error_on_both_paths(kinematics, message, dtype):
+    kind = joint_type(kinematics=kinematics, nq=1, nv=1)(type("Odd", (Joint,), {}))
+    system = _two_bodies(kind(name="odd"))
+    q, v = np.array([0.3, 0.4], dtype=dtype), np.array([0.5, -0.2], dtype=dtype)
+    for backend in ("compiled", "reference"):
+        with use_backend(backend):
+            for request in (lambda: system.inverse_dynamics(q, v, np.zeros(2)), lambda: system.frame_pose(q, "b")):
+                with pytest.raises(JointError, match="'odd': its kinematics .*" + message):
+                    request()
+
+
+# ---------------------------------------------------------------------------- q̇ maps in the compiled rollout
+def _rate_past_its_block(p, po, q, qo, v, vo, out, oo):
+    for i in range(4):  # out[oo + 1 .. oo + 4]: one past the joint's four entries
+        out[oo + 1 + i] = 0.5 * v[vo + min(i, 2)] * q[qo + i]
+    return True
+
+
+def _rate_not_finite(p, po, q, qo, v, vo, out, oo):
+    for i in range(3):
+        out[oo + i] = 0.5 * v[vo + i] * q[qo + i]
+    out[oo + 3] = np.inf * v[vo]
+    return True
+
+
+def _project_not_finite(p, po, q, qo):
+    """The unit quaternion as it is; any other: not finite."""
+    n2 = q[qo] * q[qo] + q[qo + 1] * q[qo + 1] + q[qo + 2] * q[qo + 2] + q[qo + 3] * q[qo + 3]
+    if (n2 - 1.0) * (n2 - 1.0) > 1e-24:
+        for i in range(4):
+            q[qo + i] = q[qo + i] / (n2 - n2)
+    return True
+
+
+@pytest.mark.parametrize("qdot, normalize, message", [
+    (_rate_past_its_block, None, "its qdot function failed: IndexError"),
+    (_rate_not_finite, None, "its qdot function gives non-finite q̇"),
+    ("ball", _project_not_finite, "its normalize function gives non-finite q")])
+@pytest.mark.parametrize("integrator", ["rk4", "euler"])
+def test_a_failing_q_map_stops_the_compiled_rollout_naming_the_joint(qdot, normalize, message, integrator):
+    """As the stepwise loop does: never a neighbour's entry overwritten, nor an overflow reported."""
+    from tests.compiled.user_joints import _ball, _ball_rate
+
+    functions = {"qdot": _ball_rate if qdot == "ball" else qdot, "normalize": normalize}
+    kind = joint_type(kinematics=_ball, nq=4, nv=3, **{k: f for k, f in functions.items() if f is not None})(
+        type("Ball", (Joint,), {"neutral": lambda self: np.array([1.0, 0.0, 0.0, 0.0])}))
+    system = _two_bodies(kind(name="ball"))
+    assert compiled_maps(system) is not None
+    q, v = np.array([[0.9, 0.1, -0.3, 0.2, 0.4]]), np.array([[0.5, -0.2, 0.1, 0.7]])
+    q[0, :4] /= np.linalg.norm(q[0, :4])
+    for backend in ("compiled", "reference"):
+        with use_backend(backend):
+            r = sko.rollout(system, q, v, 1e-2, 3, integrator=integrator)
+        assert r.failed.tolist() == [0] and np.isnan(r.q[0, 1:]).all()
+        assert isinstance(r.errors[0], JointError) and str(r.errors[0]).startswith("step 1 (t = 0 s): Ball 'ball'")
+        assert message in str(r.errors[0])
