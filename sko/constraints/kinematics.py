@@ -49,7 +49,9 @@ def _side_key(system, frame):
     if hasattr(system, "frames") and hasattr(system, "frame"):
         return system.frame(frame).body
     k, name = system._attachment_frame(frame)
-    return k if len(system.body(k).attachment_names) == 1 else (k, name)
+    body = system.body(k)
+    part = getattr(body, "rigid_part", None)  # a body type without the method: each attachment its own part
+    return k, (name if part is None else part(name))
 
 
 def resolved(system, constraints) -> tuple:
