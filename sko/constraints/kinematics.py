@@ -33,6 +33,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sko.engine import algorithms as alg
+from sko.engine.constrained import log_coefficient
 from sko.graphs.errors import DimensionError, UnknownNodeError
 from sko.spatial import plucker_rotation, plucker_translation, skew
 from sko.constraints.values import ConstraintError, FrameConstraint
@@ -217,13 +218,8 @@ def _rotation_vector(R) -> np.ndarray:
 
 def _log_translation(w: np.ndarray, t: np.ndarray) -> np.ndarray:
     """The linear part ``V(ω)⁻¹ t`` of the SE(3) logarithm of ``(exp(ω), t)``."""
-    theta = float(np.linalg.norm(w))
     W = skew(w)
-    if theta < 1e-6:  # (1 − θ sin θ / (2 (1 − cos θ))) / θ² → 1/12
-        k = 1.0 / 12.0 + theta ** 2 / 720.0
-    else:
-        k = (1.0 - theta * np.sin(theta) / (2.0 * (1.0 - np.cos(theta)))) / theta ** 2
-    return t - 0.5 * (W @ t) + k * (W @ (W @ t))
+    return t - 0.5 * (W @ t) + log_coefficient(float(np.linalg.norm(w))) * (W @ (W @ t))
 
 
 def constraint_error_rows(system, q, c: FrameConstraint, states: dict | None = None) -> np.ndarray:
