@@ -302,11 +302,14 @@ def _analytic_drift_rows(system, q, c: FrameConstraint, motion) -> np.ndarray:
     complex step): each frame's twist ``V`` and acceleration ``A`` are ``B 𝒱``, ``B α`` of its node."""
     model, Vn, An, offsets, states = motion
 
-    def side(frame, P):
+    def side(frame, P):  # a frame fixed on the world (no node) is at rest
         node, B = system._frame_on_node(frame)
         R, p, _ = _frame_pose_jacobian(system, q, frame, False, states)
-        o = offsets[node]
-        x = np.column_stack([B @ Vn[o: o + model.node_dim(node)], B @ An[o: o + model.node_dim(node)]])
+        if node is None:
+            x = np.zeros((6, 2), dtype=Vn.dtype)
+        else:
+            o = offsets[node]
+            x = np.column_stack([B @ Vn[o: o + model.node_dim(node)], B @ An[o: o + model.node_dim(node)]])
         Rc, pc, x = _placed(R, p, x, P)
         return Rc, pc, x[:, 0], x[:, 1]
 
