@@ -201,25 +201,34 @@ def constraint_drift_rows(system, q, v, c: FrameConstraint, complex_states: dict
     return _in_reference(g_wa, R1, p1, c.reference)[list(c.directions), 0]
 
 
+def _angle(s, c):
+    """``arctan2(s, c)``, complex-step safe (DERIVATIVES.md, Eq. 21): for complex ``s``, ``c`` the
+    real angle plus ``i`` times its first-order change ``(c ds − s dc) / (s² + c²)``."""
+    if not (np.iscomplexobj(s) or np.iscomplexobj(c)):
+        return np.arctan2(s, c)
+    sr, cr = s.real, c.real
+    return np.arctan2(sr, cr) + 1j * (cr * s.imag - sr * c.imag) / (sr * sr + cr * cr)
+
+
 def _rotation_vector(R) -> np.ndarray:
-    """``log(R)``: the rotation vector of a rotation matrix (exact near 0 and π)."""
+    """``log(R)``: the rotation vector of a rotation matrix (exact near 0 and π); complex-step
+    safe (no conjugation, branches on real parts)."""
     w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    s, c = 0.5 * np.linalg.norm(w), 0.5 * (np.trace(R) - 1.0)
-    angle = np.arctan2(s, c)
-    if s > 1e-6:
-        return angle / (2 * s) * w
-    if c > 0:  # near identity: w/2 (1 + θ²/6)
-        return 0.5 * w * (1 + angle ** 2 / 6)
+    s, c = 0.5 * np.sqrt(w @ w), 0.5 * (np.trace(R) - 1.0)
+    if s.real > 1e-6:
+        return _angle(s, c) / (2 * s) * w
+    if c.real > 0:  # near identity: w/2 (1 + θ²/6), θ² = s² to far below rounding here
+        return 0.5 * w * (1 + (w @ w) / 24)
     B = 0.5 * (R + np.eye(3))  # near π: the axis from R + I = 2 a aᵀ
-    i = int(np.argmax(np.diag(B)))
+    i = int(np.argmax(np.diag(B).real))
     a = B[:, i] / np.sqrt(B[i, i])
-    return np.pi * (a if a @ w >= 0 else -a)
+    return np.pi * (a if (a @ w).real >= 0 else -a)
 
 
 def _log_translation(w: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """The linear part ``V(ω)⁻¹ t`` of the SE(3) logarithm of ``(exp(ω), t)``."""
+    """The linear part ``V(ω)⁻¹ t`` of the SE(3) logarithm of ``(exp(ω), t)`` (complex-step safe)."""
     W = skew(w)
-    return t - 0.5 * (W @ t) + log_coefficient(float(np.linalg.norm(w))) * (W @ (W @ t))
+    return t - 0.5 * (W @ t) + log_coefficient(np.sqrt(w @ w)) * (W @ (W @ t))
 
 
 def constraint_error_rows(system, q, c: FrameConstraint, states: dict | None = None) -> np.ndarray:

@@ -318,9 +318,9 @@ def log_coefficient(theta):
     ``V(ω)⁻¹ = I − ½ ω× + k ω×²`` (CONSTRAINTS.md §2), free of cancellation: with ``x = θ/2``,
     ``k = (1 − x cot x) / θ²``, and below ``θ = 1/4`` its series ``Σ_n |B_2n| θ^(2n−2) / (2n)!``
     (``B`` the Bernoulli numbers; the first omitted term is below 1e-17 of ``k``). The reference
-    path calls it as it is, the kernels inline it."""
+    path calls it as it is (complex steps go through), the kernels inline it."""
     s = theta * theta
-    if theta < 0.25:
+    if theta.real < 0.25:
         return 1.0 / 12.0 + s * (1.0 / 720.0 + s * (1.0 / 30240.0 + s * (1.0 / 1209600.0 + s / 47900160.0)))
     x = 0.5 * theta
     return (1.0 - x * np.cos(x) / np.sin(x)) / s
