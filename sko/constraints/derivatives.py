@@ -41,7 +41,9 @@ def constrained_dynamics_derivatives(system, q, v, tau, constraints) -> Constrai
     if not hasattr(system, "_frame_on_node"):
         raise ConstraintError(f"constrained dynamics derivatives need a rigid system (a {type(system).__name__} "
                               "computes its drift by a complex step already)")
-    return batched(system, lambda qs, vs, ts: _one(system, qs, vs, ts, constraints), q, v, tau)
+    n, m = system.nv, sum(c.dimension for c in constraints)
+    return ConstrainedDynamicsDerivatives(*batched(system, lambda qs, vs, ts: _one(system, qs, vs, ts, constraints), q,
+                                                   v, tau, empty=3 * ((n, n),) + 3 * ((m, n),)))
 
 
 def _one(system, q, v, tau, constraints) -> ConstrainedDynamicsDerivatives:

@@ -42,7 +42,7 @@ from sko.engine.constrained import IDLE_ROW
 from sko.graphs.errors import RankDeficientError
 from sko.constraints import compiled
 from sko.constraints.kinematics import (batched, body_states, constraint_error_rows, constraint_rows, drift, resolved,
-                                        side_maps)
+                                        side_maps, stacked_rows)
 from sko.constraints.values import ConstraintError, InconsistentConstraintsError
 
 __all__ = ["PROXIMAL_TOLERANCE", "PROXIMAL_MU", "constraint_compliance", "constrained_dynamics", "impulse_dynamics",
@@ -92,7 +92,7 @@ class _Operators:
         for r, k, P in pieces:
             o = offsets[nodes[k]]
             self.G[r: r + P.shape[0], o: o + P.shape[1]] += P
-        self.J = np.concatenate([constraint_rows(system, q, c, states) for c in constraints])
+        self.J = stacked_rows([constraint_rows(system, q, c, states) for c in constraints], q, system.nv)
 
     def compliance(self) -> np.ndarray:
         """``Ω = G Ω_nodes Gᵀ`` (the recursion; O(N) plus the nodes' paths)."""
@@ -165,7 +165,8 @@ def _solve(compliance: tuple, r, scale: float, what: str) -> np.ndarray:
 def constraint_compliance(system, q, constraints) -> np.ndarray:
     """``Ω = J ℳ⁻¹ Jᵀ`` (``m × m``) by the compliance recursion, or ``(B, m, m)``."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs: _Operators(system, qs, constraints).compliance(), q)
+    m = sum(c.dimension for c in constraints)
+    return batched(system, lambda qs: _Operators(system, qs, constraints).compliance(), q, empty=(m, m))
 
 
 def constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.ndarray, np.ndarray]:
@@ -196,17 +197,23 @@ def reference_constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.n
     """:func:`constrained_dynamics` on the reference path (the recursions of
     :mod:`sko.algorithms` on the system's SKO model)."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs, vs, ts: _constrained(system, qs, vs, ts, constraints), q, v, tau)
+    return batched(system, lambda qs, vs, ts: _constrained(system, qs, vs, ts, constraints), q, v, tau,
+                   empty=_result_shapes(system, constraints))
+
+
+def _result_shapes(system, constraints) -> tuple:
+    """The shapes of one state's ``(v̇, λ)``."""
+    return (system.nv,), (sum(c.dimension for c in constraints),)
 
 
 def _constrained(system, q, v, tau, constraints):
     ops = _Operators(system, q, constraints)
     dv_free = system.forward_dynamics(q, v, tau)
     gamma = drift(system, q, v, constraints, (ops.a0, ops.states))
-    e = np.concatenate([constraint_error_rows(system, q, c, ops.states) if c.baumgarte[0] else np.zeros(c.dimension)
-                        for c in constraints])
-    kp = np.concatenate([np.full(c.dimension, c.baumgarte[0]) for c in constraints])
-    kd = np.concatenate([np.full(c.dimension, c.baumgarte[1]) for c in constraints])
+    e = stacked_rows([constraint_error_rows(system, q, c, ops.states) if c.baumgarte[0] else np.zeros(c.dimension)
+                      for c in constraints], q)
+    kp = stacked_rows([np.full(c.dimension, c.baumgarte[0]) for c in constraints], q)
+    kd = stacked_rows([np.full(c.dimension, c.baumgarte[1]) for c in constraints], q)
     Jv = ops.J @ v
     a_ref = -kp * e - kd * Jv
     r = a_ref - gamma - ops.J @ dv_free
@@ -235,7 +242,8 @@ def impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[
 def reference_impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[np.ndarray, np.ndarray]:
     """:func:`impulse_dynamics` on the reference path."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs, vs: _impulse(system, qs, vs, constraints, float(restitution)), q, v_minus)
+    return batched(system, lambda qs, vs: _impulse(system, qs, vs, constraints, float(restitution)), q, v_minus,
+                   names=("v",), empty=_result_shapes(system, constraints))
 
 
 def _impulse(system, q, v, constraints, e: float):
@@ -259,4 +267,5 @@ def constrained_operational_space_inertia(system, q, constraints) -> np.ndarray:
                                      "constraints are redundant and have no operational space inertia")
         return np.linalg.inv(Omega)
 
-    return batched(system, one, q)
+    m = sum(c.dimension for c in constraints)
+    return batched(system, one, q, empty=(m, m))

@@ -34,12 +34,15 @@ import numpy as np
 
 from sko.engine import algorithms as alg
 from sko.engine.constrained import log_coefficient
-from sko.graphs.errors import DimensionError, UnknownNodeError
+from sko.arrays import checked_array, plain_numbers_as_floats
+from sko.engine.dispatch import _check_length, _same_batch
+from sko.engine.state_layout import read_only, state_named
+from sko.graphs.errors import UnknownNodeError
 from sko.spatial import plucker_rotation, plucker_translation, skew
 from sko.constraints.values import ConstraintError, FrameConstraint
 
 __all__ = ["resolved", "anchored", "constraint_frame_pose", "constraint_rows", "constraint_jacobian", "constraint_drift",
-           "constraint_error", "side_maps", "batched", "drift", "COMPLEX_STEP"]
+           "constraint_error", "side_maps", "batched", "stacked_rows", "drift", "COMPLEX_STEP"]
 
 #: the complex step of the drift (DERIVATIVES.md, Eq. 21)
 COMPLEX_STEP = 1e-30
@@ -250,34 +253,63 @@ def constraint_error_rows(system, q, c: FrameConstraint, states: dict | None = N
     return _in_reference(e_wa, R1, p1, c.reference)[list(c.directions), 0]
 
 
-def batched(system, fn, q, *vectors):
+def batched(system, fn, q, *vectors, names: tuple = ("v", "tau"), empty: tuple = ()):
     """``fn(q, *vectors)`` on one checked state, or stacked over a batch: ``q`` of shape ``(B, nq)``
-    with each vector ``(B, nv)`` (or one ``(nv,)`` vector shared by every state)."""
+    with every vector ``(B, nv)``, as the systems' requests take them (a vector without the
+    batch axis is refused). ``names`` name the vectors in the errors, and a state of a batch is
+    named in its errors; ``empty``, the shape of one state's result (a tuple of shapes for a
+    tuple of results), gives the result of a batch of no states."""
     Q = np.asarray(q)
     if Q.ndim != 2:
-        checked = [system.checked_vectors(q, x)[1] for x in vectors]
-        return fn(system.checked_vectors(q)[0], *checked)
-    X = [None if x is None else np.asarray(x) for x in vectors]
-    for name, x in zip(("v", "tau"), X):
-        if x is not None and x.ndim == 2 and len(x) != len(Q):
-            raise DimensionError(f"{name} has {len(x)} states, q has {len(Q)}")
-    outs = [batched(system, fn, Q[s], *(None if x is None else (x[s] if x.ndim == 2 else x) for x in X))
-            for s in range(len(Q))]
+        q = system.checked_vectors(q)[0]
+        return fn(q, *(np.zeros(system.nv, dtype=q.dtype) if x is None else _checked_vector(system, x, name)
+                       for x, name in zip(vectors, names)))
+    Q = checked_array(q, 2, "q")
+    _check_length(Q, "q", system.nq, "nq")
+    X = [None if x is None else checked_array(x, (1, 2), name) for x, name in zip(vectors, names)]
+    for x, name in zip(X, names):
+        if x is not None:
+            _check_length(x, name, system.nv, "nv")
+            _same_batch(Q, x, name)
+    outs = []
+    for s in range(len(Q)):
+        with state_named(s):
+            outs.append(batched(system, fn, Q[s], *(None if x is None else x[s] for x in X), names=names))
+    if not outs:
+        dtype = np.result_type(Q, *(x for x in X if x is not None), float)
+        if empty and isinstance(empty[0], tuple):
+            return tuple(np.zeros((0, *shape), dtype=dtype) for shape in empty)
+        return np.zeros((0, *empty), dtype=dtype)
     if isinstance(outs[0], tuple):
         return tuple(np.stack(parts) for parts in zip(*outs))
     return np.stack(outs)
 
 
+def _checked_vector(system, x, name: str) -> np.ndarray:
+    """One state's ``(nv,)`` vector, checked as :meth:`checked_vectors` checks ``v``, named ``name``."""
+    x = plain_numbers_as_floats(checked_array(x, 1, name), name)
+    _check_length(x, name, system.nv, "nv")
+    return read_only(x)
+
+
+def stacked_rows(parts: list, like: np.ndarray, *tail: int) -> np.ndarray:
+    """The constraints' rows stacked, constraint after constraint (none without a constraint:
+    shape ``(0, *tail)``, ``like``'s scalar type)."""
+    return np.concatenate(parts) if parts else np.zeros((0, *tail), dtype=np.result_type(like, float))
+
+
 def constraint_jacobian(system, q, constraints) -> np.ndarray:
     """``J`` (``m × nv``, ``m`` the total rows, constraint after constraint), or ``(B, m, nv)``."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs: np.concatenate([constraint_rows(system, qs, c) for c in constraints]), q)
+    return batched(system, lambda qs: stacked_rows([constraint_rows(system, qs, c) for c in constraints], qs, system.nv),
+                   q, empty=(sum(c.dimension for c in constraints), system.nv))
 
 
 def constraint_drift(system, q, v, constraints) -> np.ndarray:
     """``γ`` (``m``), or ``(B, m)``: the constraints' acceleration at ``v̇ = 0``."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs, vs: drift(system, qs, vs, constraints), q, v)
+    return batched(system, lambda qs, vs: drift(system, qs, vs, constraints), q, v,
+                   empty=(sum(c.dimension for c in constraints),))
 
 
 def drift(system, q, v, constraints, at_rest: tuple | None = None) -> np.ndarray:
@@ -286,13 +318,13 @@ def drift(system, q, v, constraints, at_rest: tuple | None = None) -> np.ndarray
     ``at_rest``: ``(a(q, 0), states)`` when the caller has them."""
     if hasattr(system, "_frame_on_node"):
         motion = _node_motion(system, q, v, at_rest)
-        return np.concatenate([_analytic_drift_rows(system, q, c, motion) for c in constraints])
+        return stacked_rows([_analytic_drift_rows(system, q, c, motion) for c in constraints], q)
     if q.dtype.kind == "c" or v.dtype.kind == "c":
         raise ConstraintError(f"the constraint drift of a {type(system).__name__} takes real states (it is itself "
                               "computed by a complex step)")
     qc = q + 1j * COMPLEX_STEP * system.qdot(q, v)
     states = body_states(system, qc)
-    return np.concatenate([constraint_drift_rows(system, q, v, c, states) for c in constraints])
+    return stacked_rows([constraint_drift_rows(system, q, v, c, states) for c in constraints], q)
 
 
 def _node_motion(system, q, v, at_rest: tuple | None = None) -> tuple:
@@ -346,4 +378,5 @@ def _analytic_drift_rows(system, q, c: FrameConstraint, motion) -> np.ndarray:
 def constraint_error(system, q, constraints) -> np.ndarray:
     """The stacked position errors ``e`` (module docstring), or ``(B, m)``."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs: np.concatenate([constraint_error_rows(system, qs, c) for c in constraints]), q)
+    return batched(system, lambda qs: stacked_rows([constraint_error_rows(system, qs, c) for c in constraints], qs), q,
+                   empty=(sum(c.dimension for c in constraints),))
