@@ -19,8 +19,12 @@ it holds when its right-hand side is within the tolerance below, else the constr
 inconsistent. Redundant or singular constraints (``Ω`` singular to working precision) take the
 least-squares answer by proximal iterations (Carpentier, Budhiraja & Mansard, RSS 2021):
 ``(Ω + μ I) λ_{k+1} = r + μ λ_k`` from ``λ_0 = 0`` converge to the minimum-norm ``λ`` of
-``Ω λ = r``; they stop when ``‖Ω λ − r‖ ≤ PROXIMAL_TOLERANCE · scale``. If the residual stays
-above it, the constraints are inconsistent: :class:`InconsistentConstraintsError` reports it.
+``Ω λ = r``; they stop when ``‖Ω λ − r‖ ≤ PROXIMAL_TOLERANCE · scale``. On nearly redundant
+constraints (small eigenvalues of ``Ω``, where they converge slowly) a real state takes the
+least-squares answer of the eigendecomposition of ``Ω`` instead, dropping the eigenvalues below
+rounding. If the residual stays above the tolerance, the constraints are inconsistent (or, for a
+complex step, the iterations did not converge): :class:`InconsistentConstraintsError` says which
+and reports the residual.
 
 Impulses: ``v⁺ = v⁻ + ℳ⁻¹ Jᵀ Λ`` with ``Ω Λ = −(1 + e) J v⁻``, so that ``J v⁺ = −e J v⁻``.
 
@@ -149,11 +153,25 @@ def _solve(compliance: tuple, r, scale: float, what: str) -> np.ndarray:
     residual = float(np.linalg.norm(r.real))  # at λ = 0
     mu = PROXIMAL_MU * largest
     A = Omega + mu * np.eye(m)
+    stalled = False
     for _ in range(_MAX_ITERATIONS if largest > 0 else 0):  # Ω = 0: no row moves, λ = 0
         lam = np.linalg.solve(A, r + mu * lam)
         last, residual = residual, float(np.linalg.norm((Omega @ lam - r).real))
-        if residual <= tol or abs(last - residual) <= 1e-3 * tol:
+        stalled = abs(last - residual) <= 1e-3 * tol
+        if residual <= tol or stalled:
             break
+    if residual > tol and lam.dtype.kind != "c":  # the least-squares answer at once (module docstring)
+        w, V = np.linalg.eigh(Omega)
+        kept = w > w[-1] * m * np.finfo(float).eps
+        least = V[:, kept] @ ((V[:, kept].T @ r) / w[kept])
+        least_residual = float(np.linalg.norm(Omega @ least - r))
+        if least_residual < residual:
+            lam, residual, stalled = least, least_residual, True
+    if residual > tol and not stalled:
+        raise InconsistentConstraintsError(
+            f"the proximal iterations for the {what} did not converge in {_MAX_ITERATIONS} iterations: the residual "
+            f"‖J v̇ + γ − a_ref‖ = {residual:.3e} is still above the tolerance {tol:.1e} (the constraints are "
+            "redundant or nearly so)", residual)
     if residual > tol:
         raise InconsistentConstraintsError(
             f"the constraints cannot all hold at this state: the least-squares {what} leave a residual "
