@@ -43,7 +43,7 @@ import numpy as np
 
 from sko.engine import algorithms as alg
 from sko.engine.constrained import IDLE_ROW
-from sko.graphs.errors import RankDeficientError
+from sko.graphs.errors import NonFiniteError, RankDeficientError
 from sko.constraints import compiled
 from sko.constraints.kinematics import (batched, body_states, constraint_error_rows, constraint_rows, drift, resolved,
                                         side_maps, stacked_rows)
@@ -233,11 +233,30 @@ def _constrained(system, q, v, tau, constraints):
     kp = stacked_rows([np.full(c.dimension, c.baumgarte[0]) for c in constraints], q)
     kd = stacked_rows([np.full(c.dimension, c.baumgarte[1]) for c in constraints], q)
     Jv = ops.J @ v
-    a_ref = -kp * e - kd * Jv
+    with np.errstate(over="ignore", invalid="ignore"):
+        a_ref = -kp * e - kd * Jv
+    _finite_gains(constraints, a_ref, "its Baumgarte acceleration a_ref = −kp e − kd J v")
     r = a_ref - gamma - ops.J @ dv_free
     scale = float(max(np.linalg.norm(a_ref), np.linalg.norm(gamma), np.linalg.norm(ops.J @ dv_free)))
     lam = _solve(ops.compliance_and_bound(), r, scale, "constraint forces")
+    if not np.isfinite(lam).all():
+        stiff, damped = (max(constraints, key=lambda c: c.baumgarte[i]) for i in (0, 1))
+        raise NonFiniteError(f"the constraint forces λ overflow (NaN or infinity) at this state; the largest Baumgarte "
+                             f"gains, kp = {stiff.baumgarte[0]:.3g} of {stiff!r} and kd = {damped.baumgarte[1]:.3g} of "
+                             f"{damped!r}, or the velocities are too large for floating point")
     return dv_free + ops.minv_jt(lam), lam
+
+
+def _finite_gains(constraints, rows: np.ndarray, what: str) -> None:
+    """:class:`~sko.graphs.errors.NonFiniteError` naming the first constraint whose ``rows``
+    overflow, and its Baumgarte gains."""
+    start = 0
+    for c in constraints:
+        if not np.isfinite(rows[start: start + c.dimension]).all():
+            kp, kd = c.baumgarte
+            raise NonFiniteError(f"constraint {c!r}: {what} overflows (NaN or infinity) at this state; the Baumgarte "
+                                 f"gains kp = {kp:.3g}, kd = {kd:.3g} or the velocities are too large for floating point")
+        start += c.dimension
 
 
 def impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[np.ndarray, np.ndarray]:
