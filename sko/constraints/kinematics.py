@@ -54,6 +54,11 @@ def _side_key(system, frame):
         return system.frame(frame).body
     k, name = system._attachment_frame(frame)
     body = system.body(k)
+    while body.dof_size == 0:  # no motion of its own: it moves with the frame it hangs from
+        if body.parent is None:
+            return None
+        k, name = body.parent, body.attach
+        body = system.body(k)
     part = getattr(body, "rigid_part", None)  # a body type without the method: each attachment its own part
     return k, (name if part is None else part(name))
 

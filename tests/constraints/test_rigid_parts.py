@@ -64,3 +64,19 @@ def test_a_cluster_frame_none_is_its_first_member():
     with pytest.raises(ConstraintError, match="same rigid body"):
         system.constraint_jacobian(q, [FrameConstraint("crank", ("crank", "crank"))])
     assert system.constraint_jacobian(q, [FrameConstraint("crank", ("crank", "rocker"))]).shape == (5, 1)
+
+
+def test_a_body_without_degrees_of_freedom_moves_with_its_parent_frame():
+    from sko.bodies import Fixed
+    from sko.constraints.kinematics import resolved
+
+    inertia = spatial_inertia(1.0, np.array([0.1, 0, 0]), 0.01 * np.eye(3))
+    system = MultibodySystem([RigidBody("a", None, Revolute([0, 1, 0]), inertia), RigidBody("b", "a", Fixed(), inertia),
+                              RigidBody("c", "b", Revolute([1, 0, 0]), inertia),
+                              RigidBody("base", None, Fixed(), inertia)])
+    for pair in (("a", "b"), ("b", "a")):
+        with pytest.raises(ConstraintError, match="same rigid body"):
+            resolved(system, [FrameConstraint(*pair)])
+    with pytest.raises(ConstraintError, match="fixed on the world"):
+        resolved(system, [FrameConstraint("base")])
+    assert len(resolved(system, [FrameConstraint("c", "b"), FrameConstraint("a", "base")])) == 2
