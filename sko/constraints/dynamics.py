@@ -235,12 +235,13 @@ def _constrained(system, q, v, tau, constraints):
     Jv = ops.J @ v
     with np.errstate(over="ignore", invalid="ignore"):
         a_ref = -kp * e - kd * Jv
-    _finite_gains(constraints, a_ref, "its Baumgarte acceleration a_ref = −kp e − kd J v")
+    if a_ref.dtype != object:  # symbolic entries: nothing overflows
+        _finite_gains(constraints, a_ref, "its Baumgarte acceleration a_ref = −kp e − kd J v")
     r = a_ref - gamma - ops.J @ dv_free
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
         scale = float(max(np.linalg.norm(a_ref), np.linalg.norm(gamma), np.linalg.norm(ops.J @ dv_free)))
         lam = _solve(ops.compliance_and_bound(), r, scale, "constraint forces")
-    if not np.isfinite(lam).all():
+    if lam.dtype != object and not np.isfinite(lam).all():
         stiff, damped = (max(constraints, key=lambda c: c.baumgarte[i]) for i in (0, 1))
         raise NonFiniteError(f"the constraint forces λ overflow (NaN or infinity) at this state; the largest Baumgarte "
                              f"gains, kp = {stiff.baumgarte[0]:.3g} of {stiff!r} and kd = {damped.baumgarte[1]:.3g} of "
