@@ -32,9 +32,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.engine import algorithms as alg
 from sko.engine.constrained import log_coefficient
-from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.engine.dispatch import _check_length, _same_batch
 from sko.engine.state_layout import read_only, state_named
 from sko.graphs.errors import UnknownNodeError
@@ -264,8 +264,11 @@ def batched(system, fn, q, *vectors, names: tuple = ("v", "tau"), empty: tuple =
     batch axis is refused). ``names`` name the vectors in the errors, and a state of a batch is
     named in its errors; ``empty``, the shape of one state's result (a tuple of shapes for a
     tuple of results), gives the result of a batch of no states."""
-    Q = np.asarray(q)
-    if Q.ndim != 2:
+    try:
+        one = np.ndim(q) != 2
+    except ValueError:  # a ragged nesting: the check of one state names it
+        one = True
+    if one:
         q = system.checked_vectors(q)[0]
         return fn(q, *(np.zeros(system.nv, dtype=q.dtype) if x is None else _checked_vector(system, x, name)
                        for x, name in zip(vectors, names)))
