@@ -153,7 +153,7 @@ def _solve(compliance: tuple, r, scale: float, what: str) -> np.ndarray:
     residual = float(np.linalg.norm(r.real))  # at λ = 0
     mu = PROXIMAL_MU * largest
     A = Omega + mu * np.eye(m)
-    stalled = False
+    stalled = not largest > 0  # Ω = 0: nothing to iterate
     for _ in range(_MAX_ITERATIONS if largest > 0 else 0):  # Ω = 0: no row moves, λ = 0
         lam = np.linalg.solve(A, r + mu * lam)
         last, residual = residual, float(np.linalg.norm((Omega @ lam - r).real))
