@@ -668,6 +668,15 @@ class RigidCluster(BodyType):
     def attachment_names(self) -> tuple:
         return (None, *(m.name for m in self.members))
 
+    def rigid_part(self, name: Hashable) -> Hashable:
+        """``None`` is the first member's frame; a member on a joint without motion moves with its
+        parent member."""
+        members = {m.name: m for m in self.members}
+        member = members[self.members[0].name if name is None else name]
+        while member.joint.nv == 0 and member.parent is not None:
+            member = members[member.parent]
+        return member.name
+
     def neutral(self) -> np.ndarray:
         """The independent coordinates of the assembled configuration."""
         return self._neutral.copy()

@@ -167,6 +167,14 @@ class BodyType(ABC):
         return (None,)
 
     # ------------------------------------------------------------------ optional
+    def rigid_part(self, name: Hashable) -> Hashable:
+        """The rigid part of the body that the attachment frame ``name`` moves with: two
+        attachments of one part never move relative to each other, so a constraint between them
+        is refused (CONSTRAINTS.md §1). Default: each attachment its own part; a body whose
+        attachments can move together (a flexible body without modes, a cluster's ``None``)
+        says so."""
+        return name
+
     def compiled_state(self) -> CompiledState | None:
         """The body's compiled state kernel and packed constants (:mod:`sko.engine.state_kernels`), or
         ``None`` (default): its :meth:`at_state` then runs in Python and only the recursions are

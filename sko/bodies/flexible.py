@@ -168,6 +168,23 @@ class FlexibleBody(BodyType):
     def attachment_names(self) -> tuple:
         return (None, *self.nodes)
 
+    def rigid_part(self, name: Hashable) -> Hashable:
+        """A node whose pose does not depend on ``η`` (``Φ_o = Ψ_o = 0``; every node without modes)
+        moves with the body frame (``None``); a node with the same ``Φ_o`` and ``Ψ_o`` as one before
+        it (and, when they rotate, the same ``p_o``) moves with that one."""
+        if name is None:
+            return None
+        node = self.nodes[name]
+        if not node.translation.any() and not node.rotation.any():
+            return None
+        for other, data in self.nodes.items():
+            if other == name:
+                break
+            if (np.array_equal(data.translation, node.translation) and np.array_equal(data.rotation, node.rotation)
+                    and (not node.rotation.any() or np.array_equal(data.position, node.position))):
+                return other
+        return name
+
     def _B(self, r_i: np.ndarray) -> np.ndarray:
         """``B_i = [−r_i×, I, Φ_i]`` for all particles, shape ``(n, 3, 6 + r)``."""
         n = r_i.shape[0]

@@ -5,9 +5,9 @@ Column ``ι`` of ``∂f/∂q`` is ``Im f(q + i h q̇(q, e_ι)) / h``, the tangen
 ``integrate(q, ε e_ι)``, so that the columns compare with Pinocchio's
 ``computeConstraintDynamicsDerivatives``; those of ``v`` and ``τ`` step along ``e_ι``. Every step
 goes through the whole computation — the Jacobians, the drift from the node accelerations, the
-compliance recursion, the dense solve — so nothing is differentiated by hand. Rigid systems
-(their drift is complex-safe); constraints with a Baumgarte ``kp`` must hold translations only
-(the rotation error is not complex-safe).
+compliance recursion, the dense solve, the position error of a Baumgarte ``kp`` (its SE(3)
+logarithm is complex-step safe) — so nothing is differentiated by hand. Rigid systems (their drift
+is complex-safe).
 """
 
 from __future__ import annotations
@@ -41,11 +41,9 @@ def constrained_dynamics_derivatives(system, q, v, tau, constraints) -> Constrai
     if not hasattr(system, "_frame_on_node"):
         raise ConstraintError(f"constrained dynamics derivatives need a rigid system (a {type(system).__name__} "
                               "computes its drift by a complex step already)")
-    for c in constraints:
-        if c.baumgarte[0] and max(c.directions) >= 3:
-            raise ConstraintError(f"{c!r}: derivatives with a Baumgarte kp on rotations are not available "
-                                  "(the rotation error is not complex-safe); use kp = 0 or translations only")
-    return batched(system, lambda qs, vs, ts: _one(system, qs, vs, ts, constraints), q, v, tau)
+    n, m = system.nv, sum(c.dimension for c in constraints)
+    return ConstrainedDynamicsDerivatives(*batched(system, lambda qs, vs, ts: _one(system, qs, vs, ts, constraints), q,
+                                                   v, tau, empty=3 * ((n, n),) + 3 * ((m, n),)))
 
 
 def _one(system, q, v, tau, constraints) -> ConstrainedDynamicsDerivatives:

@@ -19,8 +19,12 @@ it holds when its right-hand side is within the tolerance below, else the constr
 inconsistent. Redundant or singular constraints (``Ω`` singular to working precision) take the
 least-squares answer by proximal iterations (Carpentier, Budhiraja & Mansard, RSS 2021):
 ``(Ω + μ I) λ_{k+1} = r + μ λ_k`` from ``λ_0 = 0`` converge to the minimum-norm ``λ`` of
-``Ω λ = r``; they stop when ``‖Ω λ − r‖ ≤ PROXIMAL_TOLERANCE · scale``. If the residual stays
-above it, the constraints are inconsistent: :class:`InconsistentConstraintsError` reports it.
+``Ω λ = r``; they stop when ``‖Ω λ − r‖ ≤ PROXIMAL_TOLERANCE · scale``. On nearly redundant
+constraints (small eigenvalues of ``Ω``, where they converge slowly) a real state takes the
+least-squares answer of the eigendecomposition of ``Ω`` instead, dropping the eigenvalues below
+rounding. If the residual stays above the tolerance, the constraints are inconsistent (or, for a
+complex step, the iterations did not converge): :class:`InconsistentConstraintsError` says which
+and reports the residual.
 
 Impulses: ``v⁺ = v⁻ + ℳ⁻¹ Jᵀ Λ`` with ``Ω Λ = −(1 + e) J v⁻``, so that ``J v⁺ = −e J v⁻``.
 
@@ -39,10 +43,10 @@ import numpy as np
 
 from sko.engine import algorithms as alg
 from sko.engine.constrained import IDLE_ROW
-from sko.graphs.errors import RankDeficientError
+from sko.graphs.errors import NonFiniteError, RankDeficientError
 from sko.constraints import compiled
 from sko.constraints.kinematics import (batched, body_states, constraint_error_rows, constraint_rows, drift, resolved,
-                                        side_maps)
+                                        side_maps, stacked_rows)
 from sko.constraints.values import ConstraintError, InconsistentConstraintsError
 
 __all__ = ["PROXIMAL_TOLERANCE", "PROXIMAL_MU", "constraint_compliance", "constrained_dynamics", "impulse_dynamics",
@@ -92,7 +96,7 @@ class _Operators:
         for r, k, P in pieces:
             o = offsets[nodes[k]]
             self.G[r: r + P.shape[0], o: o + P.shape[1]] += P
-        self.J = np.concatenate([constraint_rows(system, q, c, states) for c in constraints])
+        self.J = stacked_rows([constraint_rows(system, q, c, states) for c in constraints], q, system.nv)
 
     def compliance(self) -> np.ndarray:
         """``Ω = G Ω_nodes Gᵀ`` (the recursion; O(N) plus the nodes' paths)."""
@@ -149,11 +153,25 @@ def _solve(compliance: tuple, r, scale: float, what: str) -> np.ndarray:
     residual = float(np.linalg.norm(r.real))  # at λ = 0
     mu = PROXIMAL_MU * largest
     A = Omega + mu * np.eye(m)
+    stalled = not largest > 0  # Ω = 0: nothing to iterate
     for _ in range(_MAX_ITERATIONS if largest > 0 else 0):  # Ω = 0: no row moves, λ = 0
         lam = np.linalg.solve(A, r + mu * lam)
         last, residual = residual, float(np.linalg.norm((Omega @ lam - r).real))
-        if residual <= tol or abs(last - residual) <= 1e-3 * tol:
+        stalled = abs(last - residual) <= 1e-3 * tol
+        if residual <= tol or stalled:
             break
+    if residual > tol and lam.dtype.kind != "c":  # the least-squares answer at once (module docstring)
+        w, V = np.linalg.eigh(Omega)
+        kept = w > w[-1] * m * np.finfo(float).eps
+        least = V[:, kept] @ ((V[:, kept].T @ r) / w[kept])
+        least_residual = float(np.linalg.norm(Omega @ least - r))
+        if least_residual < residual:
+            lam, residual, stalled = least, least_residual, True
+    if residual > tol and not stalled:
+        raise InconsistentConstraintsError(
+            f"the proximal iterations for the {what} did not converge in {_MAX_ITERATIONS} iterations: the residual "
+            f"‖J v̇ + γ − a_ref‖ = {residual:.3e} is still above the tolerance {tol:.1e} (the constraints are "
+            "redundant or nearly so)", residual)
     if residual > tol:
         raise InconsistentConstraintsError(
             f"the constraints cannot all hold at this state: the least-squares {what} leave a residual "
@@ -165,7 +183,8 @@ def _solve(compliance: tuple, r, scale: float, what: str) -> np.ndarray:
 def constraint_compliance(system, q, constraints) -> np.ndarray:
     """``Ω = J ℳ⁻¹ Jᵀ`` (``m × m``) by the compliance recursion, or ``(B, m, m)``."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs: _Operators(system, qs, constraints).compliance(), q)
+    m = sum(c.dimension for c in constraints)
+    return batched(system, lambda qs: _Operators(system, qs, constraints).compliance(), q, empty=(m, m))
 
 
 def constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.ndarray, np.ndarray]:
@@ -196,23 +215,50 @@ def reference_constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.n
     """:func:`constrained_dynamics` on the reference path (the recursions of
     :mod:`sko.algorithms` on the system's SKO model)."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs, vs, ts: _constrained(system, qs, vs, ts, constraints), q, v, tau)
+    return batched(system, lambda qs, vs, ts: _constrained(system, qs, vs, ts, constraints), q, v, tau,
+                   empty=_result_shapes(system, constraints))
+
+
+def _result_shapes(system, constraints) -> tuple:
+    """The shapes of one state's ``(v̇, λ)``."""
+    return (system.nv,), (sum(c.dimension for c in constraints),)
 
 
 def _constrained(system, q, v, tau, constraints):
     ops = _Operators(system, q, constraints)
     dv_free = system.forward_dynamics(q, v, tau)
     gamma = drift(system, q, v, constraints, (ops.a0, ops.states))
-    e = np.concatenate([constraint_error_rows(system, q, c, ops.states) if c.baumgarte[0] else np.zeros(c.dimension)
-                        for c in constraints])
-    kp = np.concatenate([np.full(c.dimension, c.baumgarte[0]) for c in constraints])
-    kd = np.concatenate([np.full(c.dimension, c.baumgarte[1]) for c in constraints])
+    e = stacked_rows([constraint_error_rows(system, q, c, ops.states) if c.baumgarte[0] else np.zeros(c.dimension)
+                      for c in constraints], q)
+    kp = stacked_rows([np.full(c.dimension, c.baumgarte[0]) for c in constraints], q)
+    kd = stacked_rows([np.full(c.dimension, c.baumgarte[1]) for c in constraints], q)
     Jv = ops.J @ v
-    a_ref = -kp * e - kd * Jv
+    with np.errstate(over="ignore", invalid="ignore"):
+        a_ref = -kp * e - kd * Jv
+    if a_ref.dtype != object:  # symbolic entries: nothing overflows
+        _finite_gains(constraints, a_ref, "its Baumgarte acceleration a_ref = −kp e − kd J v")
     r = a_ref - gamma - ops.J @ dv_free
-    scale = float(max(np.linalg.norm(a_ref), np.linalg.norm(gamma), np.linalg.norm(ops.J @ dv_free)))
-    lam = _solve(ops.compliance_and_bound(), r, scale, "constraint forces")
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
+        scale = float(max(np.linalg.norm(a_ref), np.linalg.norm(gamma), np.linalg.norm(ops.J @ dv_free)))
+        lam = _solve(ops.compliance_and_bound(), r, scale, "constraint forces")
+    if lam.dtype != object and not np.isfinite(lam).all():
+        stiff, damped = (max(constraints, key=lambda c: c.baumgarte[i]) for i in (0, 1))
+        raise NonFiniteError(f"the constraint forces λ overflow (NaN or infinity) at this state; the largest Baumgarte "
+                             f"gains, kp = {stiff.baumgarte[0]:.3g} of {stiff!r} and kd = {damped.baumgarte[1]:.3g} of "
+                             f"{damped!r}, or the velocities are too large for floating point")
     return dv_free + ops.minv_jt(lam), lam
+
+
+def _finite_gains(constraints, rows: np.ndarray, what: str) -> None:
+    """:class:`~sko.graphs.errors.NonFiniteError` naming the first constraint whose ``rows``
+    overflow, and its Baumgarte gains."""
+    start = 0
+    for c in constraints:
+        if not np.isfinite(rows[start: start + c.dimension]).all():
+            kp, kd = c.baumgarte
+            raise NonFiniteError(f"constraint {c!r}: {what} overflows (NaN or infinity) at this state; the Baumgarte "
+                                 f"gains kp = {kp:.3g}, kd = {kd:.3g} or the velocities are too large for floating point")
+        start += c.dimension
 
 
 def impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[np.ndarray, np.ndarray]:
@@ -235,7 +281,8 @@ def impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[
 def reference_impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[np.ndarray, np.ndarray]:
     """:func:`impulse_dynamics` on the reference path."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs, vs: _impulse(system, qs, vs, constraints, float(restitution)), q, v_minus)
+    return batched(system, lambda qs, vs: _impulse(system, qs, vs, constraints, float(restitution)), q, v_minus,
+                   names=("v",), empty=_result_shapes(system, constraints))
 
 
 def _impulse(system, q, v, constraints, e: float):
@@ -259,4 +306,5 @@ def constrained_operational_space_inertia(system, q, constraints) -> np.ndarray:
                                      "constraints are redundant and have no operational space inertia")
         return np.linalg.inv(Omega)
 
-    return batched(system, one, q)
+    m = sum(c.dimension for c in constraints)
+    return batched(system, one, q, empty=(m, m))

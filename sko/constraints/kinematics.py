@@ -32,13 +32,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.engine import algorithms as alg
-from sko.graphs.errors import DimensionError, UnknownNodeError
+from sko.engine.constrained import log_coefficient
+from sko.engine.dispatch import _check_length, _same_batch
+from sko.engine.state_layout import read_only, state_named
+from sko.graphs.errors import UnknownNodeError
 from sko.spatial import plucker_rotation, plucker_translation, skew
 from sko.constraints.values import ConstraintError, FrameConstraint
 
 __all__ = ["resolved", "anchored", "constraint_frame_pose", "constraint_rows", "constraint_jacobian", "constraint_drift",
-           "constraint_error", "side_maps", "batched", "drift", "COMPLEX_STEP"]
+           "constraint_error", "side_maps", "batched", "stacked_rows", "drift", "COMPLEX_STEP"]
 
 #: the complex step of the drift (DERIVATIVES.md, Eq. 21)
 COMPLEX_STEP = 1e-30
@@ -49,7 +53,14 @@ def _side_key(system, frame):
     if hasattr(system, "frames") and hasattr(system, "frame"):
         return system.frame(frame).body
     k, name = system._attachment_frame(frame)
-    return k if len(system.body(k).attachment_names) == 1 else (k, name)
+    body = system.body(k)
+    while body.dof_size == 0:  # no motion of its own: it moves with the frame it hangs from
+        if body.parent is None:
+            return None
+        k, name = body.parent, body.attach
+        body = system.body(k)
+    part = getattr(body, "rigid_part", None)  # a body type without the method: each attachment its own part
+    return k, (name if part is None else part(name))
 
 
 def resolved(system, constraints) -> tuple:
@@ -198,30 +209,34 @@ def constraint_drift_rows(system, q, v, c: FrameConstraint, complex_states: dict
     return _in_reference(g_wa, R1, p1, c.reference)[list(c.directions), 0]
 
 
+def _angle(s, c):
+    """``arctan2(s, c)``, complex-step safe (DERIVATIVES.md, Eq. 21): for complex ``s``, ``c`` the
+    real angle plus ``i`` times its first-order change ``(c ds − s dc) / (s² + c²)``."""
+    if not (np.iscomplexobj(s) or np.iscomplexobj(c)):
+        return np.arctan2(s, c)
+    sr, cr = s.real, c.real
+    return np.arctan2(sr, cr) + 1j * (cr * s.imag - sr * c.imag) / (sr * sr + cr * cr)
+
+
 def _rotation_vector(R) -> np.ndarray:
-    """``log(R)``: the rotation vector of a rotation matrix (exact near 0 and π)."""
+    """``log(R)``: the rotation vector of a rotation matrix (exact near 0 and π); complex-step
+    safe (no conjugation, branches on real parts)."""
     w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
-    s, c = 0.5 * np.linalg.norm(w), 0.5 * (np.trace(R) - 1.0)
-    angle = np.arctan2(s, c)
-    if s > 1e-6:
-        return angle / (2 * s) * w
-    if c > 0:  # near identity: w/2 (1 + θ²/6)
-        return 0.5 * w * (1 + angle ** 2 / 6)
+    s, c = 0.5 * np.sqrt(w @ w), 0.5 * (np.trace(R) - 1.0)
+    if s.real > 1e-6:
+        return _angle(s, c) / (2 * s) * w
+    if c.real > 0:  # near identity: w/2 (1 + θ²/6), θ² = s² to far below rounding here
+        return 0.5 * w * (1 + (w @ w) / 24)
     B = 0.5 * (R + np.eye(3))  # near π: the axis from R + I = 2 a aᵀ
-    i = int(np.argmax(np.diag(B)))
+    i = int(np.argmax(np.diag(B).real))
     a = B[:, i] / np.sqrt(B[i, i])
-    return np.pi * (a if a @ w >= 0 else -a)
+    return np.pi * (a if (a @ w).real >= 0 else -a)
 
 
 def _log_translation(w: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """The linear part ``V(ω)⁻¹ t`` of the SE(3) logarithm of ``(exp(ω), t)``."""
-    theta = float(np.linalg.norm(w))
+    """The linear part ``V(ω)⁻¹ t`` of the SE(3) logarithm of ``(exp(ω), t)`` (complex-step safe)."""
     W = skew(w)
-    if theta < 1e-6:  # (1 − θ sin θ / (2 (1 − cos θ))) / θ² → 1/12
-        k = 1.0 / 12.0 + theta ** 2 / 720.0
-    else:
-        k = (1.0 - theta * np.sin(theta) / (2.0 * (1.0 - np.cos(theta)))) / theta ** 2
-    return t - 0.5 * (W @ t) + k * (W @ (W @ t))
+    return t - 0.5 * (W @ t) + log_coefficient(np.sqrt(w @ w)) * (W @ (W @ t))
 
 
 def constraint_error_rows(system, q, c: FrameConstraint, states: dict | None = None) -> np.ndarray:
@@ -243,34 +258,66 @@ def constraint_error_rows(system, q, c: FrameConstraint, states: dict | None = N
     return _in_reference(e_wa, R1, p1, c.reference)[list(c.directions), 0]
 
 
-def batched(system, fn, q, *vectors):
+def batched(system, fn, q, *vectors, names: tuple = ("v", "tau"), empty: tuple = ()):
     """``fn(q, *vectors)`` on one checked state, or stacked over a batch: ``q`` of shape ``(B, nq)``
-    with each vector ``(B, nv)`` (or one ``(nv,)`` vector shared by every state)."""
-    Q = np.asarray(q)
-    if Q.ndim != 2:
-        checked = [system.checked_vectors(q, x)[1] for x in vectors]
-        return fn(system.checked_vectors(q)[0], *checked)
-    X = [None if x is None else np.asarray(x) for x in vectors]
-    for name, x in zip(("v", "tau"), X):
-        if x is not None and x.ndim == 2 and len(x) != len(Q):
-            raise DimensionError(f"{name} has {len(x)} states, q has {len(Q)}")
-    outs = [batched(system, fn, Q[s], *(None if x is None else (x[s] if x.ndim == 2 else x) for x in X))
-            for s in range(len(Q))]
+    with every vector ``(B, nv)``, as the systems' requests take them (a vector without the
+    batch axis is refused). ``names`` name the vectors in the errors, and a state of a batch is
+    named in its errors; ``empty``, the shape of one state's result (a tuple of shapes for a
+    tuple of results), gives the result of a batch of no states."""
+    try:
+        one = np.ndim(q) != 2
+    except ValueError:  # a ragged nesting: the check of one state names it
+        one = True
+    if one:
+        q = system.checked_vectors(q)[0]
+        return fn(q, *(np.zeros(system.nv, dtype=q.dtype) if x is None else _checked_vector(system, x, name)
+                       for x, name in zip(vectors, names)))
+    Q = checked_array(q, 2, "q")
+    _check_length(Q, "q", system.nq, "nq")
+    X = [None if x is None else checked_array(x, (1, 2), name) for x, name in zip(vectors, names)]
+    for x, name in zip(X, names):
+        if x is not None:
+            _check_length(x, name, system.nv, "nv")
+            _same_batch(Q, x, name)
+    outs = []
+    for s in range(len(Q)):
+        with state_named(s):
+            outs.append(batched(system, fn, Q[s], *(None if x is None else x[s] for x in X), names=names))
+    if not outs:
+        dtype = np.result_type(Q, *(x for x in X if x is not None), float)
+        if empty and isinstance(empty[0], tuple):
+            return tuple(np.zeros((0, *shape), dtype=dtype) for shape in empty)
+        return np.zeros((0, *empty), dtype=dtype)
     if isinstance(outs[0], tuple):
         return tuple(np.stack(parts) for parts in zip(*outs))
     return np.stack(outs)
 
 
+def _checked_vector(system, x, name: str) -> np.ndarray:
+    """One state's ``(nv,)`` vector, checked as :meth:`checked_vectors` checks ``v``, named ``name``."""
+    x = plain_numbers_as_floats(checked_array(x, 1, name), name)
+    _check_length(x, name, system.nv, "nv")
+    return read_only(x)
+
+
+def stacked_rows(parts: list, like: np.ndarray, *tail: int) -> np.ndarray:
+    """The constraints' rows stacked, constraint after constraint (none without a constraint:
+    shape ``(0, *tail)``, ``like``'s scalar type)."""
+    return np.concatenate(parts) if parts else np.zeros((0, *tail), dtype=np.result_type(like, float))
+
+
 def constraint_jacobian(system, q, constraints) -> np.ndarray:
     """``J`` (``m × nv``, ``m`` the total rows, constraint after constraint), or ``(B, m, nv)``."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs: np.concatenate([constraint_rows(system, qs, c) for c in constraints]), q)
+    return batched(system, lambda qs: stacked_rows([constraint_rows(system, qs, c) for c in constraints], qs, system.nv),
+                   q, empty=(sum(c.dimension for c in constraints), system.nv))
 
 
 def constraint_drift(system, q, v, constraints) -> np.ndarray:
     """``γ`` (``m``), or ``(B, m)``: the constraints' acceleration at ``v̇ = 0``."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs, vs: drift(system, qs, vs, constraints), q, v)
+    return batched(system, lambda qs, vs: drift(system, qs, vs, constraints), q, v,
+                   empty=(sum(c.dimension for c in constraints),))
 
 
 def drift(system, q, v, constraints, at_rest: tuple | None = None) -> np.ndarray:
@@ -279,13 +326,13 @@ def drift(system, q, v, constraints, at_rest: tuple | None = None) -> np.ndarray
     ``at_rest``: ``(a(q, 0), states)`` when the caller has them."""
     if hasattr(system, "_frame_on_node"):
         motion = _node_motion(system, q, v, at_rest)
-        return np.concatenate([_analytic_drift_rows(system, q, c, motion) for c in constraints])
+        return stacked_rows([_analytic_drift_rows(system, q, c, motion) for c in constraints], q)
     if q.dtype.kind == "c" or v.dtype.kind == "c":
         raise ConstraintError(f"the constraint drift of a {type(system).__name__} takes real states (it is itself "
                               "computed by a complex step)")
     qc = q + 1j * COMPLEX_STEP * system.qdot(q, v)
     states = body_states(system, qc)
-    return np.concatenate([constraint_drift_rows(system, q, v, c, states) for c in constraints])
+    return stacked_rows([constraint_drift_rows(system, q, v, c, states) for c in constraints], q)
 
 
 def _node_motion(system, q, v, at_rest: tuple | None = None) -> tuple:
@@ -304,11 +351,14 @@ def _analytic_drift_rows(system, q, c: FrameConstraint, motion) -> np.ndarray:
     complex step): each frame's twist ``V`` and acceleration ``A`` are ``B 𝒱``, ``B α`` of its node."""
     model, Vn, An, offsets, states = motion
 
-    def side(frame, P):
+    def side(frame, P):  # a frame fixed on the world (no node) is at rest
         node, B = system._frame_on_node(frame)
         R, p, _ = _frame_pose_jacobian(system, q, frame, False, states)
-        o = offsets[node]
-        x = np.column_stack([B @ Vn[o: o + model.node_dim(node)], B @ An[o: o + model.node_dim(node)]])
+        if node is None:
+            x = np.zeros((6, 2), dtype=Vn.dtype)
+        else:
+            o = offsets[node]
+            x = np.column_stack([B @ Vn[o: o + model.node_dim(node)], B @ An[o: o + model.node_dim(node)]])
         Rc, pc, x = _placed(R, p, x, P)
         return Rc, pc, x[:, 0], x[:, 1]
 
@@ -336,4 +386,5 @@ def _analytic_drift_rows(system, q, c: FrameConstraint, motion) -> np.ndarray:
 def constraint_error(system, q, constraints) -> np.ndarray:
     """The stacked position errors ``e`` (module docstring), or ``(B, m)``."""
     constraints = resolved(system, constraints)
-    return batched(system, lambda qs: np.concatenate([constraint_error_rows(system, qs, c) for c in constraints]), q)
+    return batched(system, lambda qs: stacked_rows([constraint_error_rows(system, qs, c) for c in constraints], qs), q,
+                   empty=(sum(c.dimension for c in constraints),))

@@ -12,7 +12,8 @@ from typing import NamedTuple
 import numpy as np
 
 from sko.arrays import checked_horizon
-from sko.graphs.errors import DimensionError, SKOError
+from sko.engine.rollout_inputs import checked_states, initial_configurations, rollout_inputs
+from sko.graphs.errors import SKOError
 from sko.constraints.dynamics import constrained_dynamics
 from sko.constraints.kinematics import anchored, constraint_error, resolved
 
@@ -37,27 +38,25 @@ def constrained_rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, t
     """``steps`` steps of RK4 (or semi-implicit Euler) of the constrained dynamics from each initial
     state; ``tau`` none, ``(nv,)`` held, ``(B, steps, nv)`` (``(steps, nv)`` for one state), or a
     callable ``tau(t, q, v)`` of one state returning ``(nv,)`` (a controller), called at every
-    stage. Each rollout's constraints are anchored at its own initial configuration."""
+    stage. Each rollout's constraints are anchored at its own initial configuration. The inputs
+    are checked as :func:`sko.rollout` checks them (real, finite, of the system's sizes)."""
     dt, steps = checked_horizon(dt, steps, "rollout")
     if integrator not in ("rk4", "euler"):
         raise SKOError(f"rollout: integrator must be 'rk4' or 'euler', got {integrator!r}")
     constraints = resolved(system, constraints)
-    Q0 = np.asarray(q0, dtype=float)
-    single = Q0.ndim == 1
-    Q0 = Q0.reshape(-1, system.nq)
-    B, nv = len(Q0), system.nv
-    V0 = np.zeros((B, nv)) if v0 is None else np.asarray(v0, dtype=float).reshape(-1, nv)
-    if len(V0) != B:
-        raise DimensionError(f"v0 has {len(V0)} states but q0 has {B}")
-    if callable(tau):
-        T = None
-    else:
-        T = np.zeros((B, steps, nv)) if tau is None else np.broadcast_to(np.asarray(tau, dtype=float), (B, steps, nv))
+    nv = system.nv
+    if tau is not None and not callable(tau) and np.ndim(tau) == 1:  # one (nv,) held by every rollout
+        tau = checked_states(tau, "tau", nv, "nv")
+        tau = np.broadcast_to(tau, (steps, nv) if np.ndim(q0) == 1 else (len(np.atleast_2d(q0)), steps, nv))
+    Q0, V0, T, single = rollout_inputs(system, q0, v0, tau, steps)
+    B = len(Q0)
+    if T is None and not callable(tau):
+        T = np.zeros((B, steps, nv))
     m = sum(c.dimension for c in constraints)
     Q, V = np.empty((B, steps + 1, system.nq)), np.empty((B, steps + 1, nv))
     forces, drift = np.empty((B, steps, m)), np.zeros(B)
-    for s in range(B):
-        q, v = system.normalize(Q0[s]), V0[s].copy()
+    for s, q in enumerate(initial_configurations(system, Q0)):
+        v = V0[s].copy()
         held = anchored(system, q, constraints)
         Q[s, 0], V[s, 0] = q, v
         for i in range(steps):

@@ -134,6 +134,13 @@ class FrameConstraint:
                                   "give other_placement (the world pose to hold), or anchor it where it is with sko.constraints.anchored")
         self.__dict__["_frozen"] = True
 
+    def __setstate__(self, state: dict):
+        """A copy or an unpickled constraint is a value too: its placements read-only again."""
+        self.__dict__.update(state)
+        for name in ("placement", "other_placement"):
+            if isinstance(state.get(name), np.ndarray):
+                state[name].flags.writeable = False
+
     def __setattr__(self, name, value):
         if self.__dict__.get("_frozen"):
             raise ConstraintError(f"{self!r} is a value: its {name!r} cannot be changed; make a new constraint "

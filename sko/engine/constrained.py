@@ -59,7 +59,7 @@ from sko.engine.request_views import Header, buffer, fill_arena, request_views
 
 __all__ = ["ConstrainedWork", "Plan", "ConstraintRow", "Active", "Numbers", "Gains", "Frame", "LOCAL", "WORLD",
            "LOCAL_WORLD_ALIGNED",
-           "RANK_DEFICIENT", "constrained"]
+           "RANK_DEFICIENT", "constrained", "log_coefficient"]
 
 #: The workspace of both request kernels: the articulated-body passes' (the Riccati buffer, its
 #: scratch, ``z``, the right-hand sides; one column), then the plan's integers (:data:`Plan`), its
@@ -313,6 +313,22 @@ def _rotation_vector(F, f1, f2):
     return np.pi * a0, np.pi * a1, np.pi * a2
 
 
+def log_coefficient(theta):
+    """``k(θ) = (1 − θ sin θ / (2 (1 − cos θ))) / θ²`` of the SE(3) logarithm's
+    ``V(ω)⁻¹ = I − ½ ω× + k ω×²`` (CONSTRAINTS.md §2), free of cancellation: with ``x = θ/2``,
+    ``k = (1 − x cot x) / θ²``, and below ``θ = 1/4`` its series ``Σ_n |B_2n| θ^(2n−2) / (2n)!``
+    (``B`` the Bernoulli numbers; the first omitted term is below 1e-17 of ``k``). The reference
+    path calls it as it is (complex steps go through), the kernels inline it."""
+    s = theta * theta
+    if theta.real < 0.25:
+        return 1.0 / 12.0 + s * (1.0 / 720.0 + s * (1.0 / 30240.0 + s * (1.0 / 1209600.0 + s / 47900160.0)))
+    x = 0.5 * theta
+    return (1.0 - x * np.cos(x) / np.sin(x)) / s
+
+
+_log_coefficient = register(log_coefficient)
+
+
 @kernel
 def _errors(F, f1, f2, reference, point, out):
     """The six rows ``[v; ω]`` of the position error ``e`` (point: ``p1 − p2``; frame: the SE(3)
@@ -326,11 +342,7 @@ def _errors(F, f1, f2, reference, point, out):
         return
     w0, w1, w2 = _rotation_vector(F, f1, f2)
     t0, t1, t2 = _transpose_times(F, r2, d0, d1, d2)
-    theta = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
-    if theta < 1e-6:
-        k = 1.0 / 12.0 + theta ** 2 / 720.0
-    else:
-        k = (1.0 - theta * np.sin(theta) / (2.0 * (1.0 - np.cos(theta)))) / theta ** 2
+    k = _log_coefficient(np.sqrt(w0 * w0 + w1 * w1 + w2 * w2))
     a0, a1, a2 = _cross(w0, w1, w2, t0, t1, t2)
     b0, b1, b2 = _cross(w0, w1, w2, a0, a1, a2)
     l0, l1, l2 = t0 - 0.5 * a0 + k * b0, t1 - 0.5 * a1 + k * b1, t2 - 0.5 * a2 + k * b2

@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sko.engine.backend import get_backend
-from sko.arrays import checked_array, checked_horizon, plain_numbers_as_floats
+from sko.arrays import checked_horizon
 from sko.engine import joints as cj
 from sko.bodies.contract import BodyError, BodyType
 from sko.engine.hooks import hook_address, normalize_at, qdot_at
@@ -38,6 +38,7 @@ from sko.engine import lane_rollout as LR
 from sko.engine import rollout as CR
 from sko.systems.coordinates import coordinate_maps
 from sko.engine.requests import REQUESTS
+from sko.engine.rollout_inputs import initial_configurations, renamed, rollout_inputs
 
 __all__ = ["Rollout", "CompiledMaps", "INTEGRATORS", "rollout", "compiled_maps", "stopped", "renamed"]
 
@@ -97,20 +98,12 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
     dt, steps = checked_horizon(dt, steps, "rollout")
     if integrator not in INTEGRATORS:
         raise SKOError(f"rollout: integrator must be one of {', '.join(map(repr, INTEGRATORS))}, got {integrator!r}")
-    if tau is not None and not callable(tau) and not hasattr(tau, "__len__") and not hasattr(tau, "shape"):
-        raise SKOError(f"rollout: tau must be an array or a callable tau(t, Q, V), got {type(tau).__name__}")
     if progress is not None and not isinstance(progress, bool) and not callable(progress):
         raise SKOError(f"rollout: progress must be True, False or a callable, got {type(progress).__name__}")
-    Q0 = _states(q0, "q0", system.q_size, "nq")
-    single = Q0.ndim == 1
-    Q0 = np.atleast_2d(Q0)  # (B, nq), also for a system without coordinates
+    Q0, V0, T, single = rollout_inputs(system, q0, v0, tau, steps)
     B, nq, nv = Q0.shape[0], system.q_size, system.dof_size
-    V0 = np.zeros((B, nv)) if v0 is None else np.atleast_2d(_states(v0, "v0", nv, "nv"))
-    if V0.shape[0] != B:
-        raise DimensionError(f"v0 has {V0.shape[0]} states but q0 has {B}")
-    T = None if tau is None or callable(tau) else _forces(tau, B, steps, nv, single)
     Q, V = np.empty((B, steps + 1, nq)), np.empty((B, steps + 1, nv))
-    Q[:, 0] = _initial(system, Q0)
+    Q[:, 0] = initial_configurations(system, Q0)
     V[:, 0] = V0
     failed = np.full(B, -1, dtype=np.int64)
     maps = None if callable(tau) else compiled_maps(system)
@@ -350,37 +343,7 @@ def _callable_forces(tau, t: float, Q, V) -> np.ndarray:
     return out
 
 
-# ----------------------------------------------------------------------------- inputs and errors
-def _states(x, name: str, size: int, symbol: str) -> np.ndarray:
-    x = plain_numbers_as_floats(checked_array(x, (1, 2), name), name)
-    if x.shape[-1] != size:
-        raise DimensionError(f"{name} has length {x.shape[-1]}, expected {symbol} = {size}")
-    if x.dtype.kind not in "iuf":
-        raise DimensionError(f"{name} must be real, got dtype {x.dtype}")
-    return x.astype(np.float64)
-
-
-def _initial(system, Q0: np.ndarray) -> np.ndarray:
-    """The initial configurations projected onto their manifold; a configuration the joints
-    reject (a zero quaternion) is their error, naming the rollout."""
-    out = np.empty(Q0.shape)
-    for s, q in enumerate(Q0):
-        try:
-            out[s] = system.normalize(q)
-        except SKOError as error:
-            raise renamed(error, f"rollout {s} (q0[{s}]): {error}") from None
-    return out
-
-
-def _forces(tau, B: int, steps: int, nv: int, single: bool) -> np.ndarray:
-    T = plain_numbers_as_floats(checked_array(tau, (2, 3), "tau"), "tau").astype(np.float64)
-    expected = (steps, nv) if single else (B, steps, nv)
-    if T.shape != expected:
-        raise DimensionError(f"tau has shape {T.shape}, expected {expected} (hinge forces per "
-                             f"{'' if single else 'rollout and '}step)")
-    return np.ascontiguousarray(T.reshape(B, steps, nv))
-
-
+# ----------------------------------------------------------------------------- errors
 def stopped(error: SKOError | None, i: int, dt: float) -> SKOError:
     """The error that stopped a rollout in step ``i``, saying where: the dynamics' own (of the
     same type), or an overflow (``None``: the state left the floating-point range)."""
@@ -390,14 +353,6 @@ def stopped(error: SKOError | None, i: int, dt: float) -> SKOError:
         return NonFiniteError(f"{where} leaves the floating-point range: the motion diverges or dt = {dt:.3g} is too "
                               f"large for it{cause}")
     return renamed(error, f"{where}: {error}")
-
-
-def renamed(error: SKOError, message: str) -> SKOError:
-    """``error``'s type with ``message`` (an :class:`SKOError` where that type takes more)."""
-    try:
-        return type(error)(message)
-    except TypeError:
-        return SKOError(message)
 
 
 def _why(system, q, v, tau, i: int, dt: float, rk4: bool, maps: CompiledMaps, status: int) -> SKOError:

@@ -58,9 +58,3 @@ def test_derivatives_say_what_they_cannot_do():
     q = system.neutral_configuration()
     with pytest.raises(ConstraintError, match="rigid system"):
         system.constrained_dynamics_derivatives(q, np.zeros(system.nv), np.zeros(system.nv), [PointContact(("lower", "tip"))])
-    from sko.examples.rigid import arm7
-
-    arm = arm7()
-    with pytest.raises(ConstraintError, match="kp on rotations"):
-        arm.constrained_dynamics_derivatives(np.zeros(7), np.zeros(7), np.zeros(7),
-                                             [FrameContact("arm_link7", baumgarte=(1.0, 0.0), target=np.eye(4))])
