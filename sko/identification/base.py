@@ -17,7 +17,7 @@ import scipy.linalg
 
 from sko.graphs.errors import DimensionError
 
-__all__ = ["BaseParameters", "base_parameters", "stacked_regressor"]
+__all__ = ["BaseParameters", "base_parameters", "stacked_regressor", "system_base"]
 
 
 @dataclass(frozen=True)
@@ -117,3 +117,15 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
     independent, K = independent[order], K[order]
     return BaseParameters(r, independent, K, [names[i] for i in independent])
 
+
+def system_base(system, base: BaseParameters | None, friction: bool, armature: bool, rng=None) -> BaseParameters:
+    """``base``, or the base parameters of ``system`` when None; a :class:`DimensionError` when
+    ``base`` is of other columns than the system's with ``friction`` and ``armature``."""
+    if base is None:
+        return base_parameters(system, friction=friction, armature=armature, rng=rng)
+    names = system.inertial_parameter_names(friction=friction, armature=armature)
+    if base.K.shape[1] != len(names) or [names[i] for i in base.independent] != list(base.names):
+        raise DimensionError(f"base is of other parameters ({base.K.shape[1]} columns) than this system's {len(names)} "
+                             f"with friction={friction}, armature={armature}: find it by base_parameters of this "
+                             "system with the same friction and armature")
+    return base
