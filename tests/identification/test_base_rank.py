@@ -41,7 +41,8 @@ def test_noise_free_torques_identify_the_base_parameters_of_a_flexible_geared_ar
     tau = np.array([system.inverse_dynamics(*x) for x in zip(q, v, dv)])
     result = identify(system, q, v, dv, tau, base=base, consistent=False)
     true = base.base(system.inertial_parameters())
-    assert np.abs(result.estimate - true).max() < 1e-3 * np.abs(true).max()
+    # a rounding-level column counted as a parameter put one estimate 4.5 off (of 0.04–9.4 in size)
+    assert np.abs(result.estimate - true).max() < 1e-3
 
 
 def test_base_parameters_reject_a_bad_tolerance():
