@@ -17,7 +17,7 @@ import scipy.linalg
 
 from sko.graphs.errors import DimensionError
 
-__all__ = ["BaseParameters", "base_parameters", "stacked_regressor"]
+__all__ = ["BaseParameters", "base_parameters", "stacked_regressor", "system_base"]
 
 
 @dataclass(frozen=True)
@@ -62,16 +62,25 @@ def stacked_regressor(system, q, v, dv, friction: bool = False, armature: bool =
     return Y.reshape(-1, Y.shape[-1])
 
 
+RANK_TOLERANCE = 1e-10
+"""Default rank tolerance of :func:`base_parameters`, relative to the largest diagonal entry of
+the pivoted ``R`` of the column-scaled ``W``. Rounding in the recursions leaves a dependent
+column up to ~1e-11 of it (flexible bodies on geared rotors: their columns are sums of terms
+far larger than the column), while a combination the random states excite sits above ~1e-10;
+``max(B·nv, p) · eps`` (``numpy.linalg.matrix_rank``'s factor, ~1e-13) would keep rounding
+noise as a parameter."""
+
+
 def base_parameters(system, samples: int = 50, rng=None, friction: bool = False, armature: bool = False,
-                    tolerance: float | None = None) -> BaseParameters:
+                    tolerance: float = RANK_TOLERANCE) -> BaseParameters:
     """The base parameters of ``system`` from regressors at ``samples`` random states (module
-    docstring); ``tolerance`` relative to the largest diagonal entry of ``R`` (default
-    ``max(B·nv, p) · eps``, the rank tolerance of ``numpy.linalg.matrix_rank``).
+    docstring); a pivoted column is independent when its diagonal entry of ``R`` exceeds
+    ``tolerance`` times the largest (:data:`RANK_TOLERANCE`).
 
     Raises
     ------
     DimensionError
-        ``samples`` not a positive integer.
+        ``samples`` not a positive integer, ``tolerance`` not in ``[0, 1)``.
 
     Examples
     --------
@@ -82,6 +91,8 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
     """
     if not isinstance(samples, (int, np.integer)) or samples < 1:
         raise DimensionError(f"samples must be a positive integer, got {samples!r}")
+    if not (isinstance(tolerance, (int, float, np.integer, np.floating)) and 0 <= tolerance < 1):
+        raise DimensionError(f"tolerance must be a number in [0, 1), got {tolerance!r}")
     rng = np.random.default_rng(rng)
     W = stacked_regressor(system, *_random_states(system, int(samples), rng), friction=friction, armature=armature)
     # scale each column to unit norm so the pivoting ranks combinations, not units; a column of
@@ -93,8 +104,7 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
     scale = np.where(noise, 1.0, norms)
     _, R, P = scipy.linalg.qr(W / scale, mode="economic", pivoting=True)
     d = np.abs(np.diag(R))
-    tol = (max(W.shape) * np.finfo(float).eps) if tolerance is None else tolerance
-    r = int(np.sum(d > tol * d.max(initial=0.0))) if d.size else 0
+    r = int(np.sum(d > tolerance * d.max(initial=0.0))) if d.size else 0
     beta = scipy.linalg.solve_triangular(R[:r, :r], R[:r, r:])
     p = W.shape[1]
     K = np.zeros((r, p))
@@ -106,3 +116,16 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
     names = system.inertial_parameter_names(friction=friction, armature=armature)
     independent, K = independent[order], K[order]
     return BaseParameters(r, independent, K, [names[i] for i in independent])
+
+
+def system_base(system, base: BaseParameters | None, friction: bool, armature: bool, rng=None) -> BaseParameters:
+    """``base``, or the base parameters of ``system`` when None; a :class:`DimensionError` when
+    ``base`` is of other columns than the system's with ``friction`` and ``armature``."""
+    if base is None:
+        return base_parameters(system, friction=friction, armature=armature, rng=rng)
+    names = system.inertial_parameter_names(friction=friction, armature=armature)
+    if base.K.shape[1] != len(names) or [names[i] for i in base.independent] != list(base.names):
+        raise DimensionError(f"base is of other parameters ({base.K.shape[1]} columns) than this system's {len(names)} "
+                             f"with friction={friction}, armature={armature}: find it by base_parameters of this "
+                             "system with the same friction and armature")
+    return base

@@ -18,13 +18,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.graphs.errors import NotPositiveDefiniteError
+from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
 
 __all__ = ["pseudo_inertia", "rigid_from_pseudo_inertia", "log_cholesky_parameters", "rigid_from_log_cholesky"]
 
 
+def _ten(parameters) -> np.ndarray:
+    p = np.asarray(parameters)
+    if p.shape != (10,):
+        raise DimensionError(f"rigid parameters must be ten numbers [m, m c, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz], "
+                             f"got shape {p.shape}")
+    return p
+
+
 def pseudo_inertia(parameters) -> np.ndarray:
-    """``J`` (4 × 4) of ten rigid parameters ``[m, m c, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]``."""
+    """``J`` (4 × 4) of ten rigid parameters ``[m, m c, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]``;
+    a :class:`~sko.graphs.errors.DimensionError` for another shape."""
+    parameters = _ten(parameters)
     m, h, (xx, xy, yy, xz, yz, zz) = parameters[0], parameters[1:4], parameters[4:10]
     Ibar = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
     J = np.zeros((4, 4), dtype=np.result_type(np.asarray(parameters), float))
@@ -58,8 +68,14 @@ def log_cholesky_parameters(parameters) -> np.ndarray:
     NotPositiveDefiniteError
         The pseudo-inertia is not positive definite (a massless body, a point mass, a body
         of no physical mass distribution).
+    DimensionError, NonFiniteError
+        Not ten numbers, or not finite.
     """
-    J = pseudo_inertia(np.asarray(parameters, dtype=float))
+    parameters = np.asarray(_ten(parameters), dtype=float)
+    if not np.isfinite(parameters).all():
+        raise NonFiniteError(f"rigid parameters {parameters.tolist()} have NaN or infinite entries: no log-Cholesky "
+                             "parameters")
+    J = pseudo_inertia(parameters)
     flip = J[::-1, ::-1]  # J = U Uᵀ, U upper triangular ⇔ flip(J) = L Lᵀ, L = flip(U) lower triangular
     try:
         L = np.linalg.cholesky(flip)

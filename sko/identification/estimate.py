@@ -23,7 +23,7 @@ from scipy.optimize import least_squares
 
 from sko.bodies.rigid_parameters import RIGID_PARAMETER_NAMES
 from sko.graphs.errors import DimensionError, NonFiniteError
-from sko.identification.base import BaseParameters, base_parameters
+from sko.identification.base import BaseParameters, system_base
 from sko.identification.consistent import (log_cholesky_parameters, pseudo_inertia, rigid_from_log_cholesky,
                                            rigid_from_pseudo_inertia)
 
@@ -104,7 +104,9 @@ def identify(system, q, v, dv, tau, weights=None, base: BaseParameters | None = 
     Raises
     ------
     DimensionError, NonFiniteError
-        Inputs of the wrong shape, or not finite; fewer rows than base parameters.
+        Inputs of the wrong shape, or not finite; fewer rows than base parameters; a ``base``
+        of other columns (another ``friction`` or ``armature``); ``regularization`` not a finite
+        non-negative number.
     """
     q, v, dv = _batch(q, "q", system.nq), _batch(v, "v", system.nv), _batch(dv, "dv", system.nv)
     tau = _batch(tau, "tau", system.nv)
@@ -115,14 +117,18 @@ def identify(system, q, v, dv, tau, weights=None, base: BaseParameters | None = 
     if w.shape not in ((system.nv,), tau.shape) or not np.isfinite(w).all() or (w < 0).any():
         raise DimensionError(f"weights must be {system.nv} or {tau.shape} finite non-negative numbers, got shape {w.shape}")
     w = np.broadcast_to(w, tau.shape)
-    base = base_parameters(system, friction=friction, armature=armature, rng=rng) if base is None else base
+    if not (isinstance(regularization, (int, float, np.integer, np.floating)) and np.isfinite(regularization)
+            and regularization >= 0):
+        raise DimensionError(f"regularization must be a finite non-negative number, got {regularization!r}")
+    base = system_base(system, base, friction, armature, rng)
+    if tau.size <= base.rank:
+        raise DimensionError(f"{tau.size} torque rows ({tau.shape[0]} states) cannot identify {base.rank} base "
+                             "parameters")
     Y = system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature)
     hinge = np.array([system.hinge_forces(qs, vs) for qs, vs in zip(q, v)])
     W = (Y * w[..., None]).reshape(-1, Y.shape[-1])
     y = ((tau - hinge) * w).reshape(-1)
     Wb = W[:, base.independent]
-    if Wb.shape[0] <= base.rank:
-        raise DimensionError(f"{Wb.shape[0]} torque rows cannot identify {base.rank} base parameters")
     estimate, *_ = np.linalg.lstsq(Wb, y, rcond=None)
     r = Wb @ estimate - y
     sigma2 = float(r @ r) / (Wb.shape[0] - base.rank)

@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from sko.graphs.errors import DimensionError
-from sko.identification.base import BaseParameters, base_parameters
+from sko.identification.base import BaseParameters, system_base
 
 __all__ = ["ExcitationTrajectory", "excitation_trajectory", "fourier_motion"]
 
@@ -30,7 +30,7 @@ __all__ = ["ExcitationTrajectory", "excitation_trajectory", "fourier_motion"]
 class ExcitationTrajectory:
     """A periodic excitation: ``a``, ``b`` (nv × harmonics), offset ``q0``, ``period``, and
     the motion ``q``, ``v``, ``dv`` sampled at ``times`` with the base regressor's
-    ``condition_number`` there."""
+    ``condition_number`` there (``cond(W_b)``, without the search's effort penalty)."""
 
     a: np.ndarray
     b: np.ndarray
@@ -85,23 +85,33 @@ def excitation_trajectory(system, period: float = 10.0, harmonics: int = 5, samp
     number of its base regressor at ``samples`` times over one period: the best of
     ``candidates`` random coefficient sets, refined by Nelder–Mead for ``iterations``
     evaluations. Joints without limits use ``±default_range`` about 0 and ``default_velocity``;
-    ``margin`` keeps inside the limits.
+    ``margin`` (in ``(0, 1]``) keeps inside the limits. Its ``condition_number`` is that of the
+    base regressor at the samples; the search minimises it times a penalty on torques beyond the
+    effort limits.
 
     Raises
     ------
     DimensionError
-        A system whose coordinates are not its velocities (``nq ≠ nv``: quaternions), or bad
-        sizes.
+        A system whose coordinates are not its velocities (``nq ≠ nv``: quaternions), bad sizes
+        or counts, or a period, margin, default range or velocity out of range (named); a
+        ``base`` of other columns (another ``friction`` or ``armature``).
     """
     if system.nq != system.nv:
         raise DimensionError(f"an excitation trajectory moves joints with q̇ = v; this system has nq = {system.nq}, "
                              f"nv = {system.nv} (a free or spherical joint)")
-    if not (isinstance(harmonics, (int, np.integer)) and harmonics > 0 and isinstance(samples, (int, np.integer))
-            and samples > 0 and period > 0):
-        raise DimensionError(f"harmonics and samples must be positive integers and the period positive, got "
-                             f"{harmonics!r}, {samples!r}, {period!r}")
+    for name, value, least in (("harmonics", harmonics, 1), ("samples", samples, 1), ("candidates", candidates, 1),
+                               ("iterations", iterations, 0)):
+        if not (isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= least):
+            raise DimensionError(f"{name} must be an integer ≥ {least}, got {value!r}")
+    for name, value in (("period", period), ("margin", margin), ("default_range", default_range),
+                        ("default_velocity", default_velocity)):
+        if not (isinstance(value, (int, float, np.integer, np.floating)) and np.isfinite(value) and value > 0):
+            raise DimensionError(f"{name} must be a finite positive number, got {value!r}")
+    if margin > 1:
+        raise DimensionError(f"margin must be in (0, 1] (the share of each joint's range and velocity limit the "
+                             f"motion may use), got {margin!r}")
     rng = np.random.default_rng(rng)
-    base = base_parameters(system, friction=friction, armature=armature, rng=rng) if base is None else base
+    base = system_base(system, base, friction, armature, rng)
     q0, half, vmax = _limits(system, margin, default_range, default_velocity)
     times = np.linspace(0.0, period, samples, endpoint=False)
     effort = system.effort_limit
@@ -111,12 +121,13 @@ def excitation_trajectory(system, period: float = 10.0, harmonics: int = 5, samp
         a, b = x[:n * L].reshape(n, L), x[n * L:].reshape(n, L)
         return _within(a, b, half, vmax, period, times)
 
+    def condition(q, v, dv):
+        Y = system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature)
+        return Y, float(np.linalg.cond(base.regressor(Y).reshape(-1, base.rank)))
+
     def cost(x):
         a, b = unpack(x)
-        q, v, dv = fourier_motion(a, b, q0, period, times)
-        Y = system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature)
-        Wb = base.regressor(Y).reshape(-1, base.rank)
-        c = np.linalg.cond(Wb)
+        Y, c = condition(*fourier_motion(a, b, q0, period, times))
         if np.isfinite(effort).any():
             tau = np.einsum("tij,j->ti", Y, system.inertial_parameters(friction, armature))
             excess = np.maximum(np.abs(tau) / effort - 1, 0.0)
@@ -130,4 +141,4 @@ def excitation_trajectory(system, period: float = 10.0, harmonics: int = 5, samp
         best = minimize(cost, best, method="Nelder-Mead", options={"maxfev": iterations, "xatol": 1e-6}).x
     a, b = unpack(best)
     q, v, dv = fourier_motion(a, b, q0, period, times)
-    return ExcitationTrajectory(a, b, q0, float(period), times, q, v, dv, float(cost(best)))
+    return ExcitationTrajectory(a, b, q0, float(period), times, q, v, dv, condition(q, v, dv)[1])

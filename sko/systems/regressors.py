@@ -213,6 +213,16 @@ def _velocities(x, like: np.ndarray, nv: int) -> np.ndarray:
     return np.zeros((*like.shape[:-2], nv), dtype=like.dtype) if x is None else np.asarray(x, dtype=like.dtype)
 
 
+def _sign(v: np.ndarray) -> np.ndarray:
+    """``sign v``; of expressions (symbolic states) ``sympy.sign``, which stays unevaluated for a
+    symbol of unknown sign."""
+    if v.dtype != object:
+        return np.sign(v)
+    from sko.optional import require
+    sign = require("sympy", "symbolic").sign
+    return np.array([sign(x) for x in v.ravel()], dtype=object).reshape(v.shape)
+
+
 def joint_columns(system, Y, q, v, dv, friction: bool, armature: bool) -> np.ndarray:
     """``Y`` (the bodies' columns, one state or a batch) with the joint columns the options ask
     for appended (module docstring): ``diag(v)``, ``diag(sign v)``, then ``diag(v̇)``."""
@@ -221,7 +231,7 @@ def joint_columns(system, Y, q, v, dv, friction: bool, armature: bool) -> np.nda
     parts = []
     if friction:
         v = _velocities(v, Y, system.nv)
-        parts += [_diagonals(v, Y), _diagonals(np.sign(v), Y)]
+        parts += [_diagonals(v, Y), _diagonals(_sign(v), Y)]
     if armature:
         parts.append(_diagonals(_velocities(dv, Y, system.nv), Y))
     return np.concatenate([Y, *parts], axis=-1)
@@ -252,8 +262,9 @@ def potential_row(system, y) -> np.ndarray:
 
 
 def _finite(x: np.ndarray, what: str) -> np.ndarray:
-    """``x`` unless finite inputs made it overflow: then the error, never an inf or NaN."""
-    if not np.isfinite(x).all():
+    """``x`` unless finite inputs made it overflow: then the error, never an inf or NaN; an
+    object array (symbolic states) is expressions, returned as they are."""
+    if x.dtype != object and not np.isfinite(x).all():
         raise NonFiniteError(f"the {what} overflows (NaN or infinity) at this state; the velocities, accelerations "
                              "or coordinates are too large for floating point")
     return x

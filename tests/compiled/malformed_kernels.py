@@ -15,6 +15,7 @@ import numpy as np
 
 from papers.tutorial_body_type import Bead, bead_state
 from sko.bodies import Attachment, BodyType, CompiledState, NodeState, Revolute, RigidBody
+from sko.engine.hooks import hinge_force_kernel
 from sko.engine.state_kernels import Row, record, state_kernel, views
 from sko.spatial import spatial_inertia
 from sko.systems import MultibodySystem
@@ -255,3 +256,18 @@ def writes_far_past(arena, row, reals, terms, constants):
     for i in range(scratch.shape[0] + 64_000):
         scratch[i] = 1.0
     return ok
+
+
+@hinge_force_kernel
+def triple_spring(q, v, constants, out):
+    """``3 κ s``: a compiled hinge force three times the bead's Python ``hinge_force`` (``κ s``)."""
+    out[0] = 3.0 * constants[1] * q[0]
+    return True
+
+
+class TripleSpringBead(KernelBead):
+    """A bead whose compiled hinge force is :func:`triple_spring`."""
+
+    def compiled_state(self):
+        packed = np.concatenate([[self.mass, self.spring], self.start, self.direction])
+        return CompiledState(self.kernel, packed, hinge_force=triple_spring)

@@ -255,6 +255,14 @@ def test_kernel_consistency_fails_a_kernel_whose_spring_differs_from_its_at_stat
     assert good.passed, good.detail
 
 
+def test_kernel_consistency_fails_a_compiled_hinge_force_that_differs_from_hinge_force():
+    from sko.verify import run
+
+    (bad,) = run(models=[mk.system_with(mk.bead_state, second=mk.TripleSpringBead)], checks=["kernel_consistency"])
+    assert not bad.passed and bad.residual > 0.5
+    assert "body 'bead2' compiled hinge_force" in bad.detail
+
+
 def test_kernel_consistency_passes_the_library_models_and_the_tutorial():
     from papers.tutorial_body_type import build
     from sko.verify import model_names, run

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from sko.bodies.contract import BodyError
 from sko.examples.bodies import flexible_two_link, geared_rotor_chain, random_system
-from sko.examples.rigid import arm7
+from sko.examples.rigid import arm7, planar_chain
 from sko.identification.consistent import pseudo_inertia
 from sko.identification.estimate import rigid_blocks
 from sko.engine import use_backend
@@ -203,3 +203,22 @@ def test_with_inertial_parameters_checks_and_never_mutates():
     bad[4] = np.nan
     with pytest.raises(BodyError, match="finite"):
         system.with_inertial_parameters(bad)
+
+
+def test_regressors_of_symbolic_states_are_expressions_equal_to_the_numeric_ones():
+    sympy = pytest.importorskip("sympy")
+    system = planar_chain(2)
+    t, w, a = sympy.symbols("t1 t2"), sympy.symbols("w1 w2"), sympy.symbols("a1 a2")
+    q, v, dv = (np.array(x, dtype=object) for x in (t, w, a))
+    values = {**dict(zip(t, [0.3, 0.2])), **dict(zip(w, [0.5, -0.1])), **dict(zip(a, [0.2, 0.4]))}
+
+    def numeric(x):
+        return np.array([float(sympy.sympify(e).subs(values)) for e in x.ravel()]).reshape(x.shape)
+
+    Y = system.joint_torque_regressor(q, v, dv, friction=True, armature=True)
+    y = system.energy_regressors(q, v, friction=True, armature=True)
+    assert Y.dtype == object and y.dtype == object
+    np.testing.assert_allclose(numeric(Y), system.joint_torque_regressor([0.3, 0.2], [0.5, -0.1], [0.2, 0.4],
+                                                                        friction=True, armature=True), atol=1e-12)
+    np.testing.assert_allclose(numeric(y), system.energy_regressors([0.3, 0.2], [0.5, -0.1], friction=True,
+                                                                    armature=True), atol=1e-12)
