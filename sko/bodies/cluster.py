@@ -316,12 +316,14 @@ class RigidCluster(BodyType):
             if best_norm <= tol or not free.size:
                 break
             x0 = theta[free] + scale * rng.standard_normal(free.size)
-            try:
-                x = least_squares(residual, x0, jac=jacobian, method="trf", xtol=1e-15, ftol=1e-15, gtol=1e-15).x
-            except ValueError:  # residuals not finite along the way: try the next guess
-                continue
-            candidate = self._polish(at(x), free, tol)
-            norm = np.abs(self._residual_all(candidate)).max(initial=0.0)
+            # a guess far from closure may overflow along the way: its residual below judges it, silently
+            with np.errstate(over="ignore", invalid="ignore"):
+                try:
+                    x = least_squares(residual, x0, jac=jacobian, method="trf", xtol=1e-15, ftol=1e-15, gtol=1e-15).x
+                except ValueError:  # residuals not finite along the way: try the next guess
+                    continue
+                candidate = self._polish(at(x), free, tol)
+                norm = np.abs(self._residual_all(candidate)).max(initial=0.0)
             if norm < best_norm:
                 best, best_norm = candidate, norm
         if best_norm <= tol:
