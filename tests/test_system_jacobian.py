@@ -95,3 +95,22 @@ def test_unknown_frames_are_named():
         system.jacobian(system.neutral_configuration(), ("beam", "root"))
     with pytest.raises(UnknownNodeError, match="neither a body nor a pair"):
         system.jacobian(system.neutral_configuration(), ["beam"])
+
+
+def test_a_body_without_coordinates_has_a_jacobian_on_both_paths():
+    """A MultibodySystem keeps a body on a fixed joint as a node of its own (n = 0): its
+    Jacobian and its children's equal the reference path's, one state and a batch."""
+    from sko.bodies import Fixed, Revolute, RigidBody
+    from sko.spatial import spatial_inertia
+    from sko.systems import MultibodySystem
+
+    inertia = spatial_inertia(1.0, [0.1, 0.0, 0.0], 0.1 * np.eye(3))
+    system = MultibodySystem([RigidBody("a", None, Revolute([0, 0, 1]), inertia),
+                              RigidBody("b", "a", Fixed(), inertia), RigidBody("c", "b", Revolute([0, 1, 0]), inertia)])
+    Q = np.array([[0.3, 0.2], [-1.1, 0.7]])
+    for k in ("a", "b", "c"):
+        J = system.jacobian(Q, k)
+        with use_backend("reference"):
+            want = system.jacobian(Q, k)
+        np.testing.assert_allclose(J, want, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(system.jacobian(Q[1], k), want[1], rtol=0, atol=1e-14)

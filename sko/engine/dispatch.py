@@ -519,11 +519,12 @@ class Engine:
                     i = L.index[j]
                     m, n, h = int(L.node_dims[i]), int(L.dof_dims[i]), L.H_offsets[i]
                     vo = int(L.dof_offsets[i])
-                    J[:, :, vo: vo + n] = T @ A[:, h: h + n * m].reshape(-1, n, m).transpose(0, 2, 1)
+                    B_ = A.shape[0]  # not -1: a body without coordinates has n = 0
+                    J[:, :, vo: vo + n] = T @ A[:, h: h + n * m].reshape(B_, n, m).transpose(0, 2, 1)
                     p = L.parent[i]
                     if p >= 0:
                         w, mp = L.weight_offsets[i], int(L.node_dims[p])
-                        T = T @ A[:, w: w + mp * m].reshape(-1, mp, m).transpose(0, 2, 1)
+                        T = T @ A[:, w: w + mp * m].reshape(B_, mp, m).transpose(0, 2, 1)
             return J
 
         return self.kinematics(method, q, (6, self.nv), compute, frame=frame)
