@@ -47,6 +47,7 @@ from sko.model import SKOModel
 from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, root_attachment
+from sko.errors import JointError
 from sko.bodies.contract import check_node_state as _check_state
 from sko.engine.state_kernels import Record
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
@@ -456,7 +457,10 @@ class MultibodySystem:
         root, states = self._root, {}
         for k, b, qs, vs in self._order:
             inboard = root if b.parent is None else states[b.parent].attachments[b.attach]
-            s = b.at_state(q[qs], v[vs], inboard, self.gravity)
+            try:
+                s = b.at_state(q[qs], v[vs], inboard, self.gravity)
+            except JointError as exc:  # a joint refusing its state (a zero quaternion) names its body
+                raise exc if repr(k) in str(exc) else type(exc)(f"body {k!r}: {exc}") from None
             if k in self._unchecked:
                 _check_state(b, s)
             states[k] = s
