@@ -37,8 +37,10 @@ from sko.engine.fields import offsets
 from sko.engine.layout import Flat
 from sko.engine.jit import inline_kernel, kernel
 from sko.engine.rigid_blocks import dot, held
+from sko.engine.state_kernels import Row
 
-__all__ = ["Node", "POSE", "COMPOSITE", "NODE", "applies", "rigid_mass_matrix", "weight_rows", "ten_parameters",
+__all__ = ["Node", "POSE", "COMPOSITE", "NODE", "applies", "rigid_mass_matrix", "weight_rows", "base_rows",
+           "ten_parameters",
            "child_pose", "root_column", "root_inertia", "composite_force"]
 
 #: Per body in the node buffer: its pose ``R`` (row-major, body axes to root axes) and ``p``, then
@@ -78,6 +80,19 @@ def weight_rows(data, wo):
     ``φ = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` row-major at ``data[wo]``, as :func:`child_pose` takes them."""
     return (held(data, wo, 3) + held(data, wo + 6, 3) + held(data, wo + 12, 3),
             held(data, wo + 3, 3) + held(data, wo + 9, 3) + held(data, wo + 15, 3))
+
+
+@inline_kernel
+def base_rows(rows, data, j):
+    """The rows of ``Eᵀ`` and of ``Bᵀ`` (as :func:`weight_rows` gives a weight's) of the
+    ``E = ᵏX_0 = [[E, 0], [B, E]]`` of the base body of state row ``j``, in the arena ``data``
+    at ``Row.E`` with its strides."""
+    eo, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
+    bo = eo + 3 * er
+    return ((data[eo], data[eo + er], data[eo + 2 * er], data[eo + ec], data[eo + er + ec], data[eo + 2 * er + ec],
+             data[eo + 2 * ec], data[eo + er + 2 * ec], data[eo + 2 * er + 2 * ec]),
+            (data[bo], data[bo + er], data[bo + 2 * er], data[bo + ec], data[bo + er + ec], data[bo + 2 * er + ec],
+             data[bo + 2 * ec], data[bo + er + 2 * ec], data[bo + 2 * er + 2 * ec]))
 
 
 @inline_kernel

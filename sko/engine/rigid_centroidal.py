@@ -33,10 +33,11 @@ from sko.engine.centroidal import Result, origin_row
 from sko.engine.fields import columns, offsets
 from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.layout import Flat
-from sko.engine.mass_matrix import child_pose, composite_force, root_column, root_inertia, ten_parameters, weight_rows
+from sko.engine.mass_matrix import (base_rows, child_pose, composite_force, root_column, root_inertia, ten_parameters,
+                                    weight_rows)
 from sko.engine.request_views import Header, buffer, fill_arena, request_views
 from sko.engine.rigid_blocks import held
-from sko.engine.state_kernels import Row, Terms
+from sko.engine.state_kernels import Terms
 
 __all__ = ["Node", "NODE", "Column", "Total", "RigidWork", "rigid_buffers", "inertia_rate", "rigid_centroidal",
            "rigid_centroidal_rate"]
@@ -85,12 +86,7 @@ def _world_pose(rows, layout, data, nodes, j, o):
         po = NODE * p
         return child_pose(held(nodes, po + Node.rotation, 9), held(nodes, po + Node.position, 3),
                           *weight_rows(data, layout[j, Flat.W]))
-    eo, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]  # the rows of Eᵀ and Bᵀ
-    bo = eo + 3 * er
-    e = (data[eo], data[eo + er], data[eo + 2 * er], data[eo + ec], data[eo + er + ec], data[eo + 2 * er + ec],
-         data[eo + 2 * ec], data[eo + er + 2 * ec], data[eo + 2 * er + 2 * ec])
-    b = (data[bo], data[bo + er], data[bo + 2 * er], data[bo + ec], data[bo + er + ec], data[bo + 2 * er + ec],
-         data[bo + 2 * ec], data[bo + er + 2 * ec], data[bo + 2 * er + 2 * ec])
+    e, b = base_rows(rows, data, j)
     zero = 0.0 * e[0]
     one = 1.0 + zero
     R, x = child_pose((one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero), e, b)

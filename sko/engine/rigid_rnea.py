@@ -25,7 +25,7 @@ from sko.engine.bodies.rigid import force_cross, motion_cross
 from sko.engine.fields import offsets
 from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.layout import Flat
-from sko.engine.mass_matrix import composite_force, ten_parameters, weight_rows
+from sko.engine.mass_matrix import base_rows, composite_force, ten_parameters, weight_rows
 from sko.engine.rigid_blocks import held
 from sko.engine.state_kernels import Record, Row
 
@@ -72,16 +72,8 @@ def force_transform(e, b, f):
 
 @register
 def _blocks(rows, layout, data, j, p):
-    """The rows of ``Eᵀ`` and ``Bᵀ`` of body ``j``'s ``ᵏX_℘``: its weight's, or a base body's
-    ``E`` in the arena (at ``Row.E`` with its strides)."""
-    if p >= 0:
-        return weight_rows(data, layout[j, Flat.W])
-    eo, er, ec = rows[j, Row.E], rows[j, Row.E_ROW], rows[j, Row.E_COLUMN]
-    bo = eo + 3 * er
-    return ((data[eo], data[eo + er], data[eo + 2 * er], data[eo + ec], data[eo + er + ec], data[eo + 2 * er + ec],
-             data[eo + 2 * ec], data[eo + er + 2 * ec], data[eo + 2 * er + 2 * ec]),
-            (data[bo], data[bo + er], data[bo + 2 * er], data[bo + ec], data[bo + er + ec], data[bo + 2 * er + ec],
-             data[bo + 2 * ec], data[bo + er + 2 * ec], data[bo + 2 * er + 2 * ec]))
+    """The rows of ``Eᵀ`` and ``Bᵀ`` of body ``j``'s ``ᵏX_℘``: its weight's, or a base body's ``E``."""
+    return weight_rows(data, layout[j, Flat.W]) if p >= 0 else base_rows(rows, data, j)
 
 
 @kernel(entry=True)
