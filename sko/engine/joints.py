@@ -67,7 +67,8 @@ __all__ = ["FIXED", "HELICAL", "PRISMATIC", "RACK_AND_PINION", "CYLINDRICAL", "P
            "EULER_ZYX", "FREE", "ADDRESS", "PYTHON", "PARAMETERS", "Packed", "JointConstants", "LIBRARY", "CONSTANT_MOTION",
            "pack_joint", "checked_parameters", "joint_constants", "joint_kinematics", "joint_kinematics_at", "joint_qdot_at",
            "joint_normalize_at", "declaration", "coordinates_are_velocities", "quaternion_ok",
-           "axis_rotation_transpose", "quaternion_transpose", "quaternion_rows", "expand", "reverse_transform",
+           "axis_rotation_transpose", "quaternion_transpose", "scaled_quaternion_rows", "quaternion_rows", "expand",
+           "reverse_transform",
            "negative_apply",
            "TYPES", "joint_kernel", "joint_type"]
 
@@ -187,11 +188,17 @@ def quaternion_transpose(q0, o, E):
     """``E = R(q)ᵀ`` for the homogeneous quaternion rotation ``R(q)/‖q‖²``, ``q = q0[o: o + 4]``,
     of ``q / max |q_i|`` (the same rotation: ``R(q)/‖q‖²`` is homogeneous of degree 0), so no
     square overflows or underflows for a quaternion of any finite size."""
-    s = max(abs(q0[o]), abs(q0[o + 1]), abs(q0[o + 2]), abs(q0[o + 3]))
-    R = quaternion_rows(q0[o] / s, q0[o + 1] / s, q0[o + 2] / s, q0[o + 3] / s)
+    R = scaled_quaternion_rows(q0, o)
     E[0, 0], E[0, 1], E[0, 2] = R[0]
     E[1, 0], E[1, 1], E[1, 2] = R[1]
     E[2, 0], E[2, 1], E[2, 2] = R[2]
+
+
+@register
+def scaled_quaternion_rows(q0, o):
+    """:func:`quaternion_rows` of ``q0[o: o + 4] / max |q_i|`` (:func:`quaternion_transpose`)."""
+    s = max(abs(q0[o]), abs(q0[o + 1]), abs(q0[o + 2]), abs(q0[o + 3]))
+    return quaternion_rows(q0[o] / s, q0[o + 1] / s, q0[o + 2] / s, q0[o + 3] / s)
 
 
 @register

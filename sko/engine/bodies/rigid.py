@@ -24,7 +24,7 @@ from sko.engine.fields import offsets
 from sko.engine.jit import inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.rigid_blocks import dot6, held
 from sko.engine.joints import (CONSTANT_MOTION, FREE, HELICAL, PRISMATIC, JointConstants, joint_constants,
-                               joint_kinematics_at, quaternion_ok, quaternion_rows)
+                               joint_kinematics_at, quaternion_ok, scaled_quaternion_rows)
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import DTYPES, Record, Row, StateKernel, Terms, numeric_state
 from sko.spatial import plucker_translation
@@ -381,8 +381,7 @@ def _free_structure(arena, row, reals, constants):
     w, x, y, z = held(arena, qo + FreeCoordinates.quaternion, 4)
     if not quaternion_ok(w, x, y, z):
         return False
-    s = max(abs(w), abs(x), abs(y), abs(z))
-    J = quaternion_rows(w / s, x / s, y / s, z / s)
+    J = scaled_quaternion_rows(arena, qo + FreeCoordinates.quaternion)
     p0, p1, p2 = held(arena, qo + FreeCoordinates.position, 3)
     E, r0, r1, r2 = placed_transform(reals, c0 + RigidConstants.placement, J, p0, p1, p2)
     _pose_rows(arena, row, E, r0, r1, r2, constants)
