@@ -91,11 +91,15 @@ class StampedCache(FunctionCache):
     at the same time (``sko compile``) never write the same index (numba rewrites an index whole,
     so one of two concurrent writers would lose its entry, or name another's code)."""
 
+    #: what the compiled code holds besides the function's source, in its keys and file names
+    #: (a subclass's compiler flags); nothing here
+    flags: tuple = ()
+
     def _index_key(self, sig, codegen):
-        return (*super()._index_key(sig, codegen), stamp())
+        return (*super()._index_key(sig, codegen), stamp(), *self.flags)
 
     def _file(self, sig) -> IndexDataCacheFile:
-        name = f"{self._impl.filename_base}-{hashlib.sha256(str(sig).encode()).hexdigest()[:12]}"
+        name = "-".join([self._impl.filename_base, *self.flags, hashlib.sha256(str(sig).encode()).hexdigest()[:12]])
         return IndexDataCacheFile(self._cache_path, name, self._impl.locator.get_source_stamp())
 
     def _load_overload(self, sig, target_context):
@@ -119,12 +123,7 @@ class CheckedCache(StampedCache):
     with numba's ``boundscheck``): index files and keys of its own, as numba's keys hold no
     compiler flag."""
 
-    def _index_key(self, sig, codegen):
-        return (*super()._index_key(sig, codegen), "boundscheck")
-
-    def _file(self, sig) -> IndexDataCacheFile:
-        name = f"{self._impl.filename_base}-boundscheck-{hashlib.sha256(str(sig).encode()).hexdigest()[:12]}"
-        return IndexDataCacheFile(self._cache_path, name, self._impl.locator.get_source_stamp())
+    flags = ("boundscheck",)
 
 
 _announced = threading.Event()
