@@ -9,13 +9,19 @@ from sko.examples.rigid import arm7
 from sko.graphs.errors import NonFiniteError
 
 
-@pytest.mark.parametrize("backend", ["compiled", "reference"])
-@pytest.mark.parametrize("gains, named", [((1e308, 0.0), r"kp = 1e\+308"), ((0.0, 1e308), r"kd = 1e\+308")])
-def test_a_huge_gain_is_named(backend, gains, named):
+def _arm_state():
+    """arm7 and a random state ``(q, v, tau)``."""
     system = arm7()
     rng = np.random.default_rng(0)
     q = system.random_configuration(rng)
     v, tau = rng.normal(size=(2, system.nv))
+    return system, q, v, tau
+
+
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+@pytest.mark.parametrize("gains, named", [((1e308, 0.0), r"kp = 1e\+308"), ((0.0, 1e308), r"kd = 1e\+308")])
+def test_a_huge_gain_is_named(backend, gains, named):
+    system, q, v, tau = _arm_state()
     T = np.eye(4)
     T[:3, 3] = [0.3, 0.2, 0.5]
     C = [FrameContact("arm_link7", target=T), FrameContact("arm_link5", baumgarte=gains, target=T)]
@@ -25,10 +31,7 @@ def test_a_huge_gain_is_named(backend, gains, named):
 
 @pytest.mark.parametrize("backend", ["compiled", "reference"])
 def test_an_overflowing_baumgarte_acceleration_names_its_constraint(backend):
-    system = arm7()
-    rng = np.random.default_rng(0)
-    q = system.random_configuration(rng)
-    v, tau = rng.normal(size=(2, system.nv))
+    system, q, v, tau = _arm_state()
     far = np.eye(4)
     far[:3, 3] = [50.0, 50.0, 50.0]
     C = [FrameContact("arm_link5", baumgarte=(1e308, 0.0), target=far)]
