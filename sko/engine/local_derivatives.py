@@ -35,11 +35,13 @@ from numba import prange, typeof, types
 from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns, offsets
+from sko.engine.hooks import hook_address
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.state_kernels import Record, Row, Terms, fill_states, root_record
 
 __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
-           "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
+           "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT",
+           "NOT_FINITE_HINGE", "RAISED"]
 
 #: The columns of a body's row in the plan (module docstring): offsets into the work buffer, and
 #: ``RECORD`` (the parent's record this body hangs from), ``DOF`` (its first column), ``QS`` (its
@@ -55,11 +57,12 @@ __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_st
 #: ``VELOCITIES`` (the address of the closed-form partials along ``θ̇`` and ``v_o`` its kernel declares,
 #: called instead of the complex steps there; 0: none, or a checked kernel), ``JOINT_PARTIALS`` (the
 #: address of the closed-form partials along a coordinate of ``JOINT`` it declares, called in those
-#: columns instead of its kernel; 0: none, or a checked kernel).
+#: columns instead of its kernel; 0: none, or a checked kernel), ``REAL_HINGE`` (the address of its
+#: compiled hinge force for float64 states, which :func:`partials` calls at the real state; 0: none).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
                "RIGID", "RATES", "NONZERO", "JOINT", "VELOCITIES",
-               "JOINT_PARTIALS")
+               "JOINT_PARTIALS", "REAL_HINGE")
 #: The structural zeros of a body's local partials, found as they are read (exact zeros of the
 #: complex step or of the closed form; the work buffer's zeros elsewhere: the columns along the
 #: velocities at ``Terms.RATES``, those along ``θ̈``): per column ``x`` of its ``3 n``, a flag (1.0:
@@ -136,15 +139,18 @@ def plan(layout) -> LocalPlan:
             pl[Plan.VELOCITIES] = kernel.velocities_address()
         if pl[Plan.JOINT] > 0 and kernel.joint_partials is not None:  # JOINT: unchecked kernels only
             pl[Plan.JOINT_PARTIALS] = kernel.joint_partials_address()
+        if layout._hinges[j] is not None:
+            pl[Plan.REAL_HINGE] = hook_address(body, layout._hinges[j], np.float64)
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
-    scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
+    hinge = int((rows[:, Row.NQ] + 2 * rows[:, Row.NV]).max(initial=0))  # q, θ̇ and the force of _real_hinge
+    scratch = max((6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72, hinge)
     out.setflags(write=False)
     return LocalPlan(out, size, scratch)
 
 
 #: the statuses of :func:`partials` besides −1 (done) and a row (its kernel rejected a state)
-NOT_FINITE_INPUT, NOT_FINITE_RESULT, RAISED = -2, -3, -5
+NOT_FINITE_INPUT, NOT_FINITE_RESULT, NOT_FINITE_HINGE, RAISED = -2, -3, -4, -5
 
 
 def signature(layout) -> tuple:
@@ -226,7 +232,9 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
     arguments, so the kernels are called with the types they were compiled for), with a checked
     kernel's outputs checked at the real state. Returns −1; the row whose state kernel (or hinge force) rejected
     the state or a complex-step state; :data:`NOT_FINITE_INPUT` when ``q``, ``v`` or ``dv``
-    holds a number that is not finite (nothing else done), or :data:`NOT_FINITE_RESULT` when
+    holds a number that is not finite (nothing else done); :data:`NOT_FINITE_HINGE` when a compiled
+    hinge force, run in float64 at the real state (its complex steps may be finite where it is
+    not: ``√`` of a negative number), returns False or a number that is not finite; or :data:`NOT_FINITE_RESULT` when
     ``D`` does, or a body's ``α`` or ``f`` (the derivatives overflowed), or :data:`RAISED`. Its steps :func:`_scatter`,
     :func:`_gather` and :func:`_walks` are called at their addresses ``steps`` (:func:`steps`),
     so this kernel's machine code holds no copy of theirs, which numba would link into it and
@@ -245,6 +253,9 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
             finite &= np.isfinite(arena[row[Row.V] + i].real)
     if not finite:
         return NOT_FINITE_INPUT
+    for j in range(N):  # derivatives exist only where the dynamics are numbers
+        if plan[j, Plan.REAL_HINGE] != 0 and not _real_hinge(rows[j], reals, arena, plan[j, Plan.REAL_HINGE], scratch):
+            return NOT_FINITE_HINGE
     for i in range(work.shape[0]):
         work[i] = 0.0
     for i in range(scratch.shape[0]):
@@ -357,6 +368,26 @@ def forward_call() -> Callable:
         forward.compile(_FORWARD_TYPES)
         compiled = forward.overloads[_FORWARD_TYPES]
     return compiled.entry_point
+
+
+@register
+def _real_hinge(row, reals, arena, address, scratch) -> bool:
+    """The compiled hinge force of ``row``'s body at ``address`` (float64), run at the real state
+    the complex arena holds (its ``q``, ``θ̇`` and the force copied into ``scratch``): whether it
+    returned True and finite numbers."""
+    nq, n, c0 = row[Row.NQ], row[Row.NV], row[Row.CONSTANTS]
+    for i in range(nq):
+        scratch[i] = arena[row[Row.Q] + i].real
+    for i in range(n):
+        scratch[nq + i] = arena[row[Row.V] + i].real
+        scratch[nq + n + i] = 0.0
+    if not call_state(address, (scratch[0: nq], scratch[nq: nq + n], reals[c0: c0 + row[Row.CONSTANTS_SIZE]],
+                                scratch[nq + n: nq + 2 * n])):
+        return False
+    s = 0.0
+    for i in range(n):  # x · 0 is 0 for a finite x, NaN otherwise
+        s += scratch[nq + n + i] * 0.0
+    return s == 0.0
 
 
 @kernel
