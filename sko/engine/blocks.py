@@ -17,10 +17,9 @@ __all__ = ["mv", "mtv", "mv2", "mtv2", "ab", "abt_add", "copy_block"]
 def mv(A, ao, rows, cols, x, xo, y, yo):
     """``y[yo:yo+rows] += A x[xo:xo+cols]`` (``A`` rows × cols at ``ao``)."""
     for r in range(rows):
-        s = y[yo + r]
-        base = ao + r * cols
+        Ar, s = A[ao + r * cols: ao + (r + 1) * cols], y[yo + r]
         for c in range(cols):
-            s += A[base + c] * x[xo + c]
+            s += Ar[c] * x[xo + c]
         y[yo + r] = s
 
 
@@ -28,11 +27,10 @@ def mv(A, ao, rows, cols, x, xo, y, yo):
 def mtv(A, ao, rows, cols, x, xo, y, yo):
     """``y[yo:yo+cols] += A* x[xo:xo+rows]`` (transpose, no conjugation; ``x`` and ``y`` may be
     one array at disjoint offsets)."""
-    for c in range(cols):
-        s = y[yo + c]
-        for r in range(rows):
-            s += A[ao + r * cols + c] * x[xo + r]
-        y[yo + c] = s
+    for r in range(rows):  # by rows of A: contiguous
+        Ar, xr = A[ao + r * cols: ao + (r + 1) * cols], x[xo + r]
+        for c in range(cols):
+            y[yo + c] += Ar[c] * xr
 
 
 @kernel
@@ -121,12 +119,13 @@ def abt_add(A, ao, B, bo, C, co, rows, inner, cols):
                     s += A[ao + 6 * r + i] * B[bo + 6 * c + i]
                 C[co + 6 * r + c] = s
         return
-    for r in range(rows):
+    for r in range(rows):  # rows of A against rows of B: contiguous sums
+        Ar, Cr = A[ao + r * inner: ao + (r + 1) * inner], C[co + r * cols: co + (r + 1) * cols]
         for c in range(cols):
-            s = C[co + r * cols + c]
+            Bc, s = B[bo + c * inner: bo + (c + 1) * inner], Cr[c]
             for i in range(inner):
-                s += A[ao + r * inner + i] * B[bo + c * inner + i]
-            C[co + r * cols + c] = s
+                s += Ar[i] * Bc[i]
+            Cr[c] = s
 
 
 @kernel

@@ -537,23 +537,25 @@ def checked_outputs(arena, row, reals, terms, constants) -> bool:
         x = _size(arena[mo + i])
         if x > scale:
             scale = x
-    symmetric = True
-    for i in range(m):
-        for j in range(i):
-            symmetric &= _size(arena[mo + i * m + j] - arena[mo + j * m + i]) <= 1e-9 * scale
+    tolerance, symmetric = 1e-9 * scale, True
+    for j in range(m):  # M = L Lᵀ (real parts), L row-major in the buffer; M's symmetry on the way
+        Lj = arena[lo + j * m: lo + j * m + j]
+        s = arena[mo + j * m + j].real
+        for k in range(j):
+            s -= Lj[k].real * Lj[k].real
+        if not s > 0.0:
+            return False
+        d = np.sqrt(s)
+        arena[lo + j * m + j], inverse = d, 1.0 / d
+        for i in range(j + 1, m):
+            x = arena[mo + i * m + j]
+            symmetric &= _size(x - arena[mo + j * m + i]) <= tolerance
+            Li, s = arena[lo + i * m: lo + i * m + j], x.real
+            for k in range(j):
+                s -= Li[k].real * Lj[k].real
+            arena[lo + i * m + j] = s * inverse
     if not symmetric:
         return False
-    for j in range(m):  # M = L Lᵀ (real parts), L row-major in the buffer
-        for i in range(j, m):
-            s = arena[mo + i * m + j].real
-            for k in range(j):
-                s -= arena[lo + i * m + k].real * arena[lo + j * m + k].real
-            if i == j:
-                if not s > 0.0:
-                    return False
-                arena[lo + j * m + j] = np.sqrt(s)
-            else:
-                arena[lo + i * m + j] = s / arena[lo + j * m + j].real
     ho = row[Row.H]
     for i in range(n):
         zero = True
