@@ -560,10 +560,10 @@ def _partial(arena, o, work, w, size, scale) -> float:
     """The ``size`` contiguous entries at ``arena[o]``: their imaginary parts times ``scale`` (a
     complex-step column) into ``work[w]``; 1.0 where one of them is nonzero, else 0.0 (a
     structural-zero flag, :data:`Nonzero`)."""
-    moved = False
+    source, target, moved = arena[o: o + size], work[w: w + size], False
     for i in range(size):
-        e = arena[o + i].imag * scale
-        work[w + i] = e
+        e = source[i].imag * scale
+        target[i] = e
         moved |= e != 0.0
     return 1.0 if moved else 0.0
 
@@ -582,13 +582,11 @@ def _read_partials(arena, row, pl, work, x, xc, full, inertia):
     rs, stride = Record.SIZE + 6 * m, pl[Plan.RECORD_STRIDE]
     dE, dM, dA, dB, dH = pl[Plan.DE], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.DH]
     nz = pl[Plan.NONZERO] + x
-    for r in range(m):
-        work[dA + x * m + r] = arena[ao + r].imag * scale
-        work[dB + x * m + r] = arena[bo + r].imag * scale
+    _partial(arena, ao, work, dA + x * m, m, scale)
+    _partial(arena, bo, work, dB + x * m, m, scale)
     for k in range(row[Row.RECORD_COUNT]):
         ro, wo = row[Row.RECORDS] + k * rs, pl[Plan.RECORDS] + k * stride
-        for i in range(6):
-            work[wo + xc * 6 * m + x * 6 + i] = arena[ro + Record.gamma + i].imag * scale
+        _partial(arena, ro + Record.gamma, work, wo + xc * 6 * m + x * 6, 6, scale)
     if not full:
         return
     moved = False
