@@ -14,6 +14,7 @@ from sko.bodies.contract import BodyError
 from sko.errors import JointError
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 from sko.io import load_mjcf
+from sko.scale.stores import StoreError
 
 SCALE = importlib.util.find_spec("dask") is not None and importlib.util.find_spec("zarr") is not None
 needs_scale = pytest.mark.skipif(not SCALE, reason="needs the scale extra (dask, zarr)")
@@ -86,6 +87,11 @@ def _sample(tmp, **kw):
     from sko.scale.sweep import sample
 
     return lambda: sample(ARM, **{"states": 5, "what": "fd", "store": tmp / "s.zarr", **kw})
+
+
+def _file(tmp):
+    (tmp / "file").write_text("not a folder")
+    return True
 
 
 # ----------------------------------------------------------------------------- older surfaces
@@ -161,6 +167,11 @@ CASES = {
     "sample seed -1": (lambda tmp: _sample(tmp, seed=-1), SKOError, r"sample: seed must be a non-negative integer, got -1"),
     "sample seed 1.5": (lambda tmp: _sample(tmp, seed=1.5), SKOError, r"sample: seed must be a non-negative integer"),
     "sample states True": (lambda tmp: _sample(tmp, states=True), DimensionError, r"sample: states must be a positive"),
+    "sample store in a missing folder of a read-only place": (
+        lambda tmp: _sample(tmp, store="/proc/no/s.zarr"), StoreError,
+        r"sample: cannot write store '/proc/no/s.zarr'"),
+    "sweep store under a file": (lambda tmp: _file(tmp) and _sweep(store=tmp / "file" / "s.zarr"), StoreError,
+                                 r"sweep: cannot write store '.*file/s.zarr'"),
     "phi_apply weights a list": (lambda tmp: _phi_apply_with_a_list, DimensionError,
                                  r"weights must be a mapping body → weight array phi\(parent, body\), got list"),
     "segment_blocks of the wrong size": (lambda tmp: _segment_blocks_of_the_wrong_size, DimensionError,
