@@ -83,6 +83,20 @@ def _sweep(**kw):
     return lambda: sweep(ARM, **{"what": "mass_matrix", "q": Q, **kw})
 
 
+def _dask(x):
+    import dask.array as da
+
+    return da.from_array(x, chunks=2)
+
+
+def _symbolic_states():
+    import sympy
+
+    Q = np.zeros((2, 7), dtype=object)
+    Q[0, 0] = sympy.Symbol("q")
+    return Q
+
+
 def _sample(tmp, **kw):
     from sko.scale.sweep import sample
 
@@ -159,6 +173,12 @@ CASES = {
                                  r"sweep: overwrite must be True or False, got 'yes'"),
     "sweep client an address": (lambda tmp: _sweep(client="tcp://127.0.0.1:9"), SKOError,
                                 r"sweep: client must be a dask.distributed.Client"),
+    "sweep complex q": (lambda tmp: _sweep(q=np.zeros((3, 7)) + 1e-3j), DimensionError,
+                        r"sweep: q must hold real numbers, got complex128"),
+    "sweep complex dask v": (lambda tmp: _sweep(what="fd", v=_dask(np.zeros((4, 7), dtype=complex))), DimensionError,
+                             r"sweep: v must hold real numbers, got complex128"),
+    "sweep symbolic q": (lambda tmp: _sweep(q=_symbolic_states()), DimensionError,
+                         r"sweep: q must hold real numbers, got object"),
     "sample store None": (lambda tmp: _sample(tmp, store=None), SKOError, r"sample: store must be the path"),
     "sample store a number": (lambda tmp: _sample(tmp, store=3), SKOError, r"sample: store must be the path"),
     "sample what None": (lambda tmp: _sample(tmp, what=None), SKOError, r"sample: what must be a request name or"),

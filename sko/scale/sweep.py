@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sko.arrays import checked_array
+from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, SKOError
 from sko.systems.catalogue import DECLARATIONS, INPUTS_OF, SHORT_NAMES
 from sko.scale.identity import model_identity
@@ -224,8 +224,8 @@ def _scattered(client, arrays, chunks, model, what: str, shape: tuple, progress:
 
 def _states(da, x, name: str, size: int, symbol: str, chunks, rows: int | None = None):
     """``(dask array, the checked numpy array or None for a dask input, its token)``; zeros for
-    ``None``. The token (Dask's, of the data for numpy, of the graph for dask) is what a store
-    records of the input."""
+    ``None``; real numbers only (the results are float64). The token (Dask's, of the data for
+    numpy, of the graph for dask) is what a store records of the input."""
     from dask.base import tokenize
 
     if x is None:
@@ -234,7 +234,10 @@ def _states(da, x, name: str, size: int, symbol: str, chunks, rows: int | None =
         x = np.zeros((rows, size))
     lazy = hasattr(x, "dask")
     if not lazy:
-        x = checked_array(x, 2, f"sweep: {name}").astype(float)
+        x = plain_numbers_as_floats(checked_array(x, 2, f"sweep: {name}"), f"sweep: {name}")
+    if np.dtype(x.dtype).kind not in "biuf":  # a store holds float64: a complex part or a symbol would be dropped
+        raise DimensionError(f"sweep: {name} must hold real numbers, got {np.dtype(x.dtype)}")
+    x = x if lazy else x.astype(float)
     if x.ndim != 2 or x.shape[1] != size:
         raise DimensionError(f"sweep: {name} has shape {x.shape}, expected (N, {symbol} = {size})")
     if rows is not None and x.shape[0] != rows:
