@@ -156,6 +156,137 @@ def test_the_model_identity_is_its_description():
     assert other.stdout.split()[-1] == before  # another process (another hash seed, other addresses)
 
 
+_S = np.array([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]]).T
+_SCALE = 1.0
+
+
+def _custom(kinematics):
+    """A one-body system on a CustomJoint of ``kinematics``."""
+    from sko.bodies.joints import CustomJoint
+    from sko.systems.builder import SystemBuilder
+
+    b = SystemBuilder()
+    b.add_body("a", None, CustomJoint(1, 1, kinematics, name="j"), mass=1.0, com=[0.1, 0.0, 0.0],
+               inertia_com=np.eye(3))
+    return b.build()
+
+
+def _turn(q, s):
+    from sko.spatial import rot, rz
+
+    return rot(rz(s * q[0])), s * _S, np.zeros(6)
+
+
+def _alike(f, name: str = "kinematics"):
+    """``f`` under one name, so that only what it computes tells two of them apart."""
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+def _with_default(scale):
+    return _alike(lambda q, v, s=scale: _turn(q, s))
+
+
+def _with_keyword_default(scale):
+    return _alike(lambda q, v, *, s=scale: _turn(q, s))
+
+
+class _Scaled:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def kinematics(self, q, v):
+        return _turn(q, self.scale)
+
+
+def _with_nested_code(scale):
+    if scale == 1.0:
+        return _alike(lambda q, v: _turn(q, (lambda: 1.0)()))
+    return _alike(lambda q, v: _turn(q, (lambda: 2.0)()))
+
+
+def _reading_a_global(q, v):
+    return _turn(q, _SCALE)
+
+
+def _scaled_global(scale):
+    global _SCALE
+    _SCALE = scale
+    return _reading_a_global
+
+
+def _helper_one(q):
+    return 1.0
+
+
+def _helper_two(q):
+    return 2.0
+
+
+def _calling_a_helper(scale):
+    def kinematics(q, v):
+        return _turn(q, _helper(q))
+
+    global _helper
+    _helper = _alike(_helper_one if scale == 1.0 else _helper_two, "_helper")
+    return kinematics
+
+
+def _revolute_subclass(scale):
+    from sko.bodies.joints import Revolute
+
+    if scale == 1.0:
+        class Turning(Revolute):
+            def _kinematics(self, q, v):
+                return super()._kinematics(q, v)
+    else:
+        class Turning(Revolute):
+            def _kinematics(self, q, v):
+                k = super()._kinematics(q, v)
+                return k._replace(S=2.0 * k.S)
+    Turning.__qualname__ = "Turning"
+    from sko.systems.builder import SystemBuilder
+
+    b = SystemBuilder()
+    b.add_body("a", None, Turning([0, 0, 1], name="j"), mass=1.0, com=[0.1, 0.0, 0.0], inertia_com=np.eye(3))
+    return b.build()
+
+
+@pytest.mark.parametrize("build", [
+    lambda s: _custom(_with_default(s)),
+    lambda s: _custom(_with_keyword_default(s)),
+    lambda s: _custom(_Scaled(s).kinematics),
+    lambda s: _custom(__import__("functools").partial(_turn_qv, s=s)),
+    lambda s: _custom(_with_nested_code(s)),
+    lambda s: _custom(_scaled_global(s)),
+    lambda s: _custom(_calling_a_helper(s)),
+    _revolute_subclass,
+], ids=["default", "keyword default", "bound method", "partial", "nested code", "global", "helper", "joint subclass"])
+def test_systems_that_compute_differently_have_other_identities(build):
+    """What a user's function or class computes with is its identity: defaults, the object a
+    method is bound to, a partial's arguments, nested code, the globals and helpers it reads, a
+    subclass's methods (else a store of one model resumes as another's)."""
+    q, v = np.array([0.3]), np.array([0.5])
+    (one, tau_one), (two, tau_two), (again, _) = [(model_identity(system), system.inverse_dynamics(q, v, v))
+                                                  for system in map(build, (1.0, 2.0, 1.0))]  # each built, then used
+    assert not np.allclose(tau_one, tau_two)  # they do compute differently
+    assert one != two and one == again
+
+
+def _turn_qv(q, v, s):
+    return _turn(q, s)
+
+
+def test_a_system_with_user_functions_has_one_identity_in_every_process():
+    code = "from sko.examples.rigid import branched_tree; from sko.scale.identity import model_identity; " \
+           "print(model_identity(branched_tree()))"
+    from sko.examples.rigid import branched_tree
+
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+            for _ in range(2)]
+    assert runs[0].stdout.split()[-1] == runs[1].stdout.split()[-1] == model_identity(branched_tree())
+
+
 # ----------------------------------------------------------------------------- one writer, killed writers
 _WRITER = """
 import os, signal, sys, time
