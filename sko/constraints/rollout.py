@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sko.arrays import checked_horizon
-from sko.engine.rollout_inputs import checked_states, initial_configurations, rollout_inputs
+from sko.engine.rollout_inputs import checked_states, controller_forces, initial_configurations, rollout_inputs
 from sko.graphs.errors import SKOError
 from sko.constraints.dynamics import constrained_dynamics
 from sko.constraints.kinematics import anchored, constraint_error, resolved
@@ -74,7 +74,8 @@ def _step(system, q, v, tau, t: float, constraints, dt: float, rk4: bool):
     """One step from time ``t`` (``tau(t, q, v)`` the forces); the forces reported are the
     constraint forces at the step's start."""
     def rate(time, qs, vs):
-        return constrained_dynamics(system, qs, vs, np.asarray(tau(time, qs, vs), dtype=float), constraints)
+        return constrained_dynamics(system, qs, vs, controller_forces(tau, time, qs, vs, "rollout: tau(t, q, v)",
+                                                                      "the hinge forces of one state"), constraints)
 
     dv, lam = rate(t, q, v)
     if not rk4:

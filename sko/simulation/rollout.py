@@ -32,13 +32,13 @@ from sko.engine import joints as cj
 from sko.bodies.contract import BodyError, BodyType
 from sko.engine.hooks import hook_address, normalize_at, qdot_at
 from sko.engine.state_kernels import Row
-from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
+from sko.graphs.errors import NonFiniteError, SKOError
 from sko.errors import JointError
 from sko.engine import lane_rollout as LR
 from sko.engine import rollout as CR
 from sko.systems.coordinates import coordinate_maps
 from sko.engine.requests import REQUESTS
-from sko.engine.rollout_inputs import initial_configurations, renamed, rollout_inputs
+from sko.engine.rollout_inputs import controller_forces, initial_configurations, renamed, rollout_inputs
 
 __all__ = ["Rollout", "CompiledMaps", "INTEGRATORS", "rollout", "compiled_maps", "stopped", "renamed"]
 
@@ -328,19 +328,9 @@ class _ForcesError(Exception):
 
 def _callable_forces(tau, t: float, Q, V) -> np.ndarray:
     try:
-        out = tau(t, Q.copy(), V.copy())
-    except SKOError as error:  # the callable's own code: its caller's error, not every rollout's
+        return controller_forces(tau, t, Q, V, "rollout: tau(t, Q, V)", "one row of hinge forces per running rollout")
+    except SKOError as error:  # the callable's own code or result: its caller's error, not every rollout's
         raise _ForcesError(error) from None
-    try:
-        out = np.zeros(V.shape) if out is None else np.asarray(out, dtype=float)
-    except (TypeError, ValueError):
-        raise _ForcesError(DimensionError(f"rollout: tau(t, Q, V) must return numbers, got {type(out).__name__}"))
-    if out.shape != V.shape:
-        raise _ForcesError(DimensionError(f"rollout: tau(t, Q, V) returned shape {out.shape}, expected {V.shape} "
-                                          "(one row of hinge forces per running rollout)"))
-    if not np.isfinite(out).all():
-        raise _ForcesError(NonFiniteError(f"rollout: tau(t, Q, V) returned a non-finite value at t = {t:.6g} s"))
-    return out
 
 
 # ----------------------------------------------------------------------------- errors
