@@ -34,8 +34,9 @@ import numpy as np
 
 from sko.engine import algorithms as alg
 from sko.bodies.contract import BodyError, BodyType
-from sko.graphs.errors import NonFiniteError
-from sko.systems.declared import Option
+from sko.arrays import numeric_array, plain_numbers_as_floats
+from sko.graphs.errors import DimensionError, NonFiniteError
+from sko.systems.declared import Option, flag
 
 __all__ = ["OPTIONS", "parameters", "parameter_names", "body_parameter_slices", "tree_torque_regressor",
            "tree_energy_regressors", "body_torque_regressor", "body_energy_regressors", "torque_shape",
@@ -64,6 +65,8 @@ def _joint_sizes(system, friction: bool, armature: bool) -> int:
 
 def parameters(system, friction: bool = False, armature: bool = False) -> np.ndarray:
     """``π``: every body's parameters in body order, then zeros for the joint columns."""
+    friction = flag(friction, "inertial_parameters(friction=)")
+    armature = flag(armature, "inertial_parameters(armature=)")
     parts = [np.asarray(system.body(k).inertial_parameters(), dtype=float) for k in system.bodies]
     parts.append(np.zeros(_joint_sizes(system, friction, armature)))
     return np.concatenate(parts)
@@ -72,6 +75,8 @@ def parameters(system, friction: bool = False, armature: bool = False) -> np.nda
 def parameter_names(system, friction: bool = False, armature: bool = False) -> list:
     """One ``(body, name)`` per entry of :func:`parameters`; ``("viscous", i)``, ``("coulomb", i)``,
     ``("armature", i)`` for the joint columns of velocity coordinate ``i``."""
+    friction = flag(friction, "inertial_parameter_names(friction=)")
+    armature = flag(armature, "inertial_parameter_names(armature=)")
     names = [(k, n) for k in system.bodies for n in system.body(k).inertial_parameter_names()]
     if friction:
         names += [("viscous", i) for i in range(system.nv)] + [("coulomb", i) for i in range(system.nv)]
@@ -274,7 +279,12 @@ def checked_body_parameters(system, pi) -> np.ndarray:
     """``π`` of the bodies (no joint columns) as a 1-D array of the right length, or a
     :class:`BodyError`."""
     n = len(system.inertial_parameters())
-    p = np.asarray(pi)
+    try:
+        p = plain_numbers_as_floats(numeric_array(pi, "inertial parameters"), "inertial parameters")
+    except DimensionError as error:
+        raise BodyError(str(error)) from None
     if p.shape != (n,):
         raise BodyError(f"the system has {n} inertial parameters (joint columns excluded), got an array of shape {p.shape}")
+    if p.dtype.kind not in "biuf":  # a complex part would be dropped by the bodies' float parameters
+        raise BodyError(f"inertial parameters must be real numbers, got {p.dtype}")
     return p
