@@ -88,7 +88,7 @@ def _random_states(system, samples: int, rng) -> tuple:
 def stacked_regressor(system, q, v, dv, friction: bool = False, armature: bool = False) -> np.ndarray:
     """``W`` (B·nv × p): the joint-torque regressors at a batch of states, stacked."""
     Y = system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature)
-    return Y.reshape(-1, Y.shape[-1])
+    return Y.reshape(int(np.prod(Y.shape[:-1])), Y.shape[-1])  # also without parameters (-1 is ambiguous then)
 
 
 RANK_TOLERANCE = 1e-10
@@ -127,6 +127,9 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
     friction, armature = flag(friction, "base_parameters(friction=)"), flag(armature, "base_parameters(armature=)")
     rng = generator(rng, "base_parameters")
     W = stacked_regressor(system, *_random_states(system, int(samples), rng), friction=friction, armature=armature)
+    names = system.inertial_parameter_names(friction=friction, armature=armature)
+    if not W.size:  # no parameter, or no coordinate to move one
+        return BaseParameters(0, np.zeros(0, dtype=int), np.zeros((0, W.shape[1])), [])
     # scale each column to unit norm so the pivoting ranks combinations, not units; a column of
     # rounding noise only (a parameter that moves nothing, zero up to rounding) is zero, not noise
     # blown up to unit norm
@@ -145,7 +148,6 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
     K[:, independent] = np.eye(r)
     K[:, dependent] = beta * scale[dependent] / scale[independent][:, None]
     order = np.argsort(independent)
-    names = system.inertial_parameter_names(friction=friction, armature=armature)
     independent, K = independent[order], K[order]
     return BaseParameters(r, independent, K, [names[i] for i in independent])
 

@@ -157,6 +157,13 @@ def test_base_parameters_refuse_bad_options_naming_them(options, match):
         base_parameters(planar_chain(2), **options)
 
 
+def test_a_system_without_coordinates_has_no_base_parameters():
+    b = SystemBuilder()
+    b.add_frame("base", None)
+    base = base_parameters(b.build())
+    assert base.rank == 0 and base.K.shape == (0, 0) and base.independent.shape == (0,) and base.names == []
+
+
 @pytest.mark.parametrize("theta, error, match", [
     (np.ones(3), DimensionError, "ten numbers"),
     (np.full(10, np.nan), NonFiniteError, "log-Cholesky parameters .* NaN or infinite"),
