@@ -141,6 +141,18 @@ def test_a_store_without_a_record_or_of_the_wrong_shape_is_refused(tmp_path):
         sample(ARM, 5, "fd", tmp_path / "file")
 
 
+def test_an_array_removed_from_a_store_is_computed_again_whatever_flags_it_left(tmp_path):
+    """The chunk flags of a removed array are not the new array's: they raised zarr's
+    ContainsArrayError (and, read as the new array's, would have marked zeros as done)."""
+    Q, V, X = _states(20)
+    store = tmp_path / "s.zarr"
+    fd = sweep(ARM, "fd", Q, V, X, chunk=8, store=store)[:]
+    group = zarr.open_group(str(store), mode="r+")
+    del group["forward_dynamics"]  # by hand: its flags, all set, stay
+    assert stores.finished(group, "forward_dynamics").all()
+    np.testing.assert_array_equal(sweep(ARM, "fd", Q, V, X, chunk=8, store=store)[:], fd)
+
+
 def test_the_model_identity_is_its_description():
     from sko.examples.rigid import arm7
 

@@ -176,7 +176,8 @@ def result_array(group, name: str, shape: tuple, chunk: int, dtype, inputs: dict
         return array
     array = group.create_array(name, shape=shape, chunks=(chunk, *shape[1:]), dtype=dtype, fill_value=0)
     array.attrs["inputs"] = inputs
-    done.create_array(name, shape=(flags,), chunks=(1,), dtype=bool, fill_value=False)
+    # a new array's chunks are not done, whatever flags an array of its name removed by hand left
+    done.create_array(name, shape=(flags,), chunks=(1,), dtype=bool, fill_value=False, overwrite=True)
     return array
 
 
