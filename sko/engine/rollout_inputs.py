@@ -11,8 +11,8 @@ import numpy as np
 from sko.arrays import checked_array, numeric_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 
-__all__ = ["RolloutInputs", "rollout_inputs", "checked_states", "controller_forces", "initial_configurations",
-           "renamed"]
+__all__ = ["RolloutInputs", "rollout_inputs", "checked_states", "controller_forces", "trajectories",
+           "initial_configurations", "renamed"]
 
 
 class RolloutInputs(NamedTuple):
@@ -83,6 +83,17 @@ def controller_forces(tau, t: float, q: np.ndarray, v: np.ndarray, what: str, ro
     if not np.isfinite(forces).all():
         raise NonFiniteError(f"{what} returned a non-finite value at t = {t:.6g} s")
     return forces.astype(np.float64)
+
+
+def trajectories(*shapes: tuple) -> list[np.ndarray]:
+    """Empty float64 arrays of ``shapes`` (a rollout's positions, velocities, forces), or a
+    :class:`DimensionError` naming the shapes and their size when memory cannot hold them."""
+    try:
+        return [np.empty(shape) for shape in shapes]
+    except MemoryError:
+        gib = sum(float(np.prod(shape, dtype=float)) for shape in shapes) * 8 / 2**30
+        raise DimensionError(f"rollout: the trajectories of shapes {', '.join(map(str, shapes))} need {gib:.3g} GiB, "
+                             "more than memory can hold: take fewer steps or rollouts at a time") from None
 
 
 def initial_configurations(system, Q0: np.ndarray) -> np.ndarray:

@@ -38,7 +38,8 @@ from sko.engine import lane_rollout as LR
 from sko.engine import rollout as CR
 from sko.systems.coordinates import coordinate_maps
 from sko.engine.requests import REQUESTS
-from sko.engine.rollout_inputs import controller_forces, initial_configurations, renamed, rollout_inputs
+from sko.engine.rollout_inputs import (controller_forces, initial_configurations, renamed, rollout_inputs,
+                                       trajectories)
 
 __all__ = ["Rollout", "CompiledMaps", "INTEGRATORS", "rollout", "compiled_maps", "stopped", "renamed"]
 
@@ -102,7 +103,7 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
         raise SKOError(f"rollout: progress must be True, False or a callable, got {type(progress).__name__}")
     Q0, V0, T, single = rollout_inputs(system, q0, v0, tau, steps)
     B, nq, nv = Q0.shape[0], system.q_size, system.dof_size
-    Q, V = np.empty((B, steps + 1, nq)), np.empty((B, steps + 1, nv))
+    Q, V = trajectories((B, steps + 1, nq), (B, steps + 1, nv))
     Q[:, 0] = initial_configurations(system, Q0)
     V[:, 0] = V0
     failed = np.full(B, -1, dtype=np.int64)

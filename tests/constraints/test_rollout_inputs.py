@@ -94,3 +94,12 @@ def test_a_controller_cannot_change_the_state_it_is_given(constraints):
     meddled = sko.rollout(system, q0, v0 + 0.1, dt=1e-3, steps=3, tau=_meddling, constraints=constraints)
     np.testing.assert_array_equal(meddled.q, kept.q)
     np.testing.assert_array_equal(meddled.v, kept.v)
+
+
+@pytest.mark.parametrize("constraints", [None, C])
+def test_trajectories_memory_cannot_hold_are_named(constraints):
+    """numpy's MemoryError ("Unable to allocate 14.6 TiB") came from allocating the results."""
+    system, q0, v0 = _chain()
+    with pytest.raises(DimensionError, match=r"rollout: the trajectories of shapes \(1, 1000000000001, 3\).* need "
+                                             r".* GiB, more than memory can hold"):
+        sko.rollout(system, q0, v0, dt=1e-300, steps=10**12, constraints=constraints)
