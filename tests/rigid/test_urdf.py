@@ -166,3 +166,12 @@ def test_text_with_a_byte_order_mark_is_read_as_text(encode, tmp_path):
     path = tmp_path / "arm.urdf"
     path.write_text(text, encoding="utf-8")
     assert load_urdf(path).bodies == ("upper", "lower", "slider")
+
+
+@pytest.mark.parametrize("value", ["no", "yes", 1, None, np.array([True, False])])
+def test_floating_base_is_true_or_false(value):
+    """``floating_base="no"`` loaded a floating base (any truthy value did), an array raised
+    numpy's ValueError."""
+    with pytest.raises(URDFError, match=r"floating_base must be True or False, got"):
+        parse_urdf(ARM, floating_base=value)
+    assert parse_urdf(ARM, floating_base=np.bool_(True)).nq == parse_urdf(ARM).nq + 7
