@@ -133,6 +133,32 @@ def test_sweeps_samples_and_compile_take_it(declared, tmp_path, monkeypatch):
     np.testing.assert_allclose(group[NAME][:], system.kinetic_energy_only(group["q"][:], group["v"][:]), rtol=1e-13)
 
 
+def _twice_kinetic_reference(system, q, v, x, external_forces):
+    return 2.0 * _kinetic_reference(system, q, v, x, external_forces)
+
+
+def test_a_store_refuses_a_request_declared_anew_under_its_name(tmp_path):
+    """A store records the identity of a request ``declare`` added (the package's own are the
+    package version's): the same name declared to compute something else resumed the array."""
+    pytest.importorskip("dask.array")
+    pytest.importorskip("zarr")
+    from sko.scale.stores import StoreError
+
+    system, store = build(), tmp_path / "store"
+    for declaration, refused in ((DECLARATION, False), (DECLARATION, False),
+                                 (Declaration(NAME, "T", reference=_twice_kinetic_reference, velocities=True,
+                                              doc="twice the kinetic energy"), True)):
+        declare(declaration, REQUEST)
+        try:
+            if refused:
+                with pytest.raises(StoreError, match=rf"holds '{NAME}' computed from another 'request'"):
+                    sweep.sample(system, 4, ["T"], store, chunk=2)
+            else:
+                sweep.sample(system, 4, ["T"], store, chunk=2)  # the first run, then its resumption
+        finally:
+            withdraw(NAME)
+
+
 def test_declarations_are_refused_when_they_clash():
     with pytest.raises(SKOError, match="already declared"):
         declare(Declaration("mass_matrix", "M2", reference=_kinetic_reference, doc=""))

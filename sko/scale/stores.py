@@ -5,7 +5,7 @@ A store records, in its attributes (``sko``), what it holds: the kind of run, th
 identity (:func:`~sko.scale.identity.model_identity`), the package version, the number of
 states, the states per chunk and what chose the states (the seed of a sample, the token of a
 sweep's ``q``); each result array records the other inputs it read (a sweep's ``v``, ``dv`` or
-``tau``). A later run into the store must ask the same question: it resumes what matches,
+``tau``) and, for a request a user declared, the request's identity. A later run into the store must ask the same question: it resumes what matches,
 computes the arrays it adds and the chunks not finished (each array has its own flags, one per
 chunk, in the group :data:`DONE`, set after the chunk's data), and is refused — one
 :class:`StoreError` naming the differing field and the way out — when anything recorded

@@ -32,7 +32,7 @@ import numpy as np
 
 from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, SKOError
-from sko.systems.catalogue import DECLARATIONS, INPUTS_OF, SHORT_NAMES
+from sko.systems.catalogue import DECLARATIONS, INPUTS_OF, SHORT_NAMES, added
 from sko.scale.identity import model_identity
 from sko.scale.stores import FORMAT, finished, open_store, package_version, result_array, write_chunk, writing
 
@@ -158,6 +158,7 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     read = {"v": tv} if DECLARATIONS[what].velocities else {}
     if REQUESTS[what] is not None:
         read[REQUESTS[what]] = tx
+    read |= _declared(what)
     return _to_store(out, store, system, what, tq, read, client, progress, overwrite)
 
 
@@ -263,6 +264,19 @@ def _compute(out, client, progress: bool):
     return out.compute()
 
 
+def _declared(what: str) -> dict:
+    """What a store records of the request ``what`` besides its name: for one :func:`declare
+    <sko.systems.catalogue.declare>` added, its identity (its declaration and compiled part, a
+    user's code: :func:`~sko.scale.identity.model_identity` of them), so that a store never
+    takes another request of the same name as it; nothing for the package's own, which its
+    version stands for."""
+    if not added(what):
+        return {}
+    from sko.engine.requests import REQUESTS as COMPILED
+
+    return {"request": model_identity((DECLARATIONS[what], COMPILED[what]))}
+
+
 def _record(system, kind: str, states: int, chunk: int, **choice) -> dict:
     """What a store of ``kind`` records of its run (:mod:`sko.scale.stores`)."""
     return {"format": FORMAT, "kind": kind, "model": model_identity(system), "sko": package_version(),
@@ -336,7 +350,8 @@ def sample(model, states: int, what, store: str | Path, *, chunk: int = 4096, se
     with writing(path, "sample"):
         group = open_store(path, _record(system, "sample", states, chunk, seed=seed), overwrite, "sample")
         for name in arrays:
-            result_array(group, name, (states, *first[name].shape[1:]), chunk, first[name].dtype, {}, path, "sample")
+            result_array(group, name, (states, *first[name].shape[1:]), chunk, first[name].dtype,
+                         _declared(name) if name in names else {}, path, "sample")
         done = {name: finished(group, name) for name in arrays}
         tasks = [dask.delayed(_sample_chunk)(model, pending, seed, i, i * chunk, min(states, (i + 1) * chunk), str(path))
                  for i in range(chunks) if (pending := [n for n in arrays if not done[n][i]])]
