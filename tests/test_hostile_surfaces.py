@@ -136,6 +136,35 @@ def _ragged_custom_joint():
     joint.kinematics(np.zeros(1), np.zeros(1))
 
 
+_S_Z = np.array([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]]).T
+
+
+def _turn_z(q):
+    from sko.spatial import rot, rz
+
+    return rot(rz(q[0]))
+
+
+def _custom_joint_system(kinematics=None, normalize=None):
+    from sko.systems.builder import SystemBuilder
+
+    b = SystemBuilder()
+    joint = CustomJoint(1, 1, kinematics or (lambda q, v: (_turn_z(q), _S_Z, np.zeros(6))), normalize=normalize,
+                        name="hand-made")
+    b.add_body("link", None, joint, mass=1.0, com=[0.1, 0.0, 0.0], inertia_com=np.eye(3))
+    return b.build()
+
+
+def _custom_joint_call(method, **kw):
+    system = _custom_joint_system(**kw)
+    return lambda: getattr(system, method)(np.array([0.3]), np.array([0.5]))
+
+
+def _custom_joint_normalize(normalize):
+    system = _custom_joint_system(normalize=normalize)
+    return lambda: system.normalize(np.array([0.3]))
+
+
 def _infinite_rotor():
     from tests.test_hostile import _rotor
 
@@ -199,6 +228,29 @@ CASES = {
     "compress_lower layout a dict": (lambda tmp: _compress_lower_with_a_dict, DimensionError,
                                      r"compress_lower: layout must be a CompressedLayout .* got dict"),
     "custom joint ragged S": (lambda tmp: _ragged_custom_joint, JointError, r"CustomJoint 'wobbly': S returned by"),
+    "custom joint complex X_J at a real state": (
+        lambda tmp: _custom_joint_call("forward_dynamics", kinematics=lambda q, v: (_turn_z(q) + 1e-3j, _S_Z,
+                                                                                    np.zeros(6))),
+        JointError, r"CustomJoint 'hand-made': X_J returned by the user's function is complex at a real state"),
+    "custom joint complex S at a real state": (
+        lambda tmp: _custom_joint_call("inverse_dynamics", kinematics=lambda q, v: (_turn_z(q), _S_Z + 1e-3j,
+                                                                                    np.zeros(6))),
+        JointError, r"CustomJoint 'hand-made': S returned by the user's function is complex at a real state"),
+    "custom joint text X_J": (
+        lambda tmp: _custom_joint_call("forward_dynamics", kinematics=lambda q, v: (np.full((6, 6), "1"), _S_Z,
+                                                                                    np.zeros(6))),
+        JointError, r"CustomJoint 'hand-made': X_J returned by the user's function has dtype <U1"),
+    "custom joint X_J not rigid": (
+        lambda tmp: lambda: _custom_joint_system(kinematics=lambda q, v: (2.0 * np.eye(6), _S_Z, np.zeros(6))),
+        JointError, r"CustomJoint 'hand-made': X_J returned by the user's function at q = \[0\.\] is not a rigid "
+                    r"Plücker transform"),
+    "custom joint normalize of the wrong size": (lambda tmp: _custom_joint_normalize(lambda q: np.zeros(3)), JointError,
+                                                 r"CustomJoint 'hand-made': normalize returned shape \(3,\), "
+                                                 r"expected \(1,\)"),
+    "custom joint normalize complex": (lambda tmp: _custom_joint_normalize(lambda q: q + 1e-3j), JointError,
+                                       r"CustomJoint 'hand-made': normalize returned by the user's function is complex"),
+    "custom joint normalize text": (lambda tmp: _custom_joint_normalize(lambda q: "x"), JointError,
+                                    r"CustomJoint 'hand-made': normalize returned by the user's function has dtype"),
     "rotor infinite axial inertia": (lambda tmp: _infinite_rotor, BodyError,
                                      r"body 'link': axial_inertia \(J_a\) is non-finite"),
     "MJCF gravity overflowing": (_overflowing_mjcf_gravity, NonFiniteError, r"the gravity g = .*1\.7e\+308.* too large"),
