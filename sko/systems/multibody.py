@@ -48,7 +48,7 @@ from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.errors import JointError
-from sko.bodies.contract import check_node_state as _check_state
+from sko.bodies.contract import check_node_state as _check_state, checked_hinge_force
 from sko.engine.state_kernels import Record
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
 from sko.systems.catalogue import declared_methods
@@ -462,7 +462,7 @@ class MultibodySystem:
             except JointError as exc:  # a joint refusing its state (a zero quaternion) names its body
                 raise exc if repr(k) in str(exc) else type(exc)(f"body {k!r}: {exc}") from None
             if k in self._unchecked:
-                _check_state(b, s)
+                _check_state(b, s, real=q.dtype.kind == "f" and v.dtype.kind == "f")
             states[k] = s
         return states
 
@@ -512,13 +512,11 @@ class MultibodySystem:
     def _hinge_forces(self, q: np.ndarray, v: np.ndarray, bodies=None) -> np.ndarray:
         """The hinge forces of ``bodies`` (default: all) and of the tendons at checked ``q``, ``v``."""
         out = np.zeros(self.dof_size, dtype=np.result_type(q, v, float))
+        real = out.dtype.kind == "f"
         for k in self.bodies if bodies is None else bodies:
             f = self._body[k].hinge_force(q[self.q_slices[k]], v[self.dof_slices[k]])
             if f is not None:
-                if np.shape(f) not in ((), (self._body[k].dof_size,)):
-                    raise BodyError(f"body {k!r} ({type(self._body[k]).__name__}): its hinge_force returns shape "
-                                    f"{np.shape(f)}, expected ({self._body[k].dof_size},), one force per θ̇")
-                out[self.dof_slices[k]] += f
+                out[self.dof_slices[k]] += checked_hinge_force(self._body[k], f, real)
         for tendon, qi, vi, c in self._tendon_terms:
             with np.errstate(over="ignore", invalid="ignore"):
                 f = tendon.stiffness * _stretch(tendon, c @ q[qi]) + tendon.damping * (c @ v[vi])
