@@ -208,6 +208,9 @@ CASES = {
                              r"sweep: v must hold real numbers, got complex128"),
     "sweep symbolic q": (lambda tmp: _sweep(q=_symbolic_states()), DimensionError,
                          r"sweep: q must hold real numbers, got object"),
+    "sample states beyond what a graph of tasks holds": (
+        lambda tmp: _sample(tmp, states=10**12), DimensionError,
+        r"sample: 1000000000000 states in chunks of 4096 are 244140625 tasks, more than 1048576: give a larger chunk"),
     "sample store None": (lambda tmp: _sample(tmp, store=None), SKOError, r"sample: store must be the path"),
     "sample store a number": (lambda tmp: _sample(tmp, store=3), SKOError, r"sample: store must be the path"),
     "sample what None": (lambda tmp: _sample(tmp, what=None), SKOError, r"sample: what must be a request name or"),
@@ -293,6 +296,20 @@ def test_a_sweep_of_no_states_is_empty(tmp_path):
     assert sweep(ARM, "did", np.zeros((0, 7))).shape == (0, 3, 7, 7)
     with pytest.raises(DimensionError, match="sweep: q holds no state: there is nothing to store"):
         sweep(ARM, "fd", np.zeros((0, 7)), store=tmp_path / "s.zarr")
+
+
+@needs_scale
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_sweep_of_more_tasks_than_a_graph_holds_is_refused_before_it_is_built(monkeypatch, lazy):
+    """A sweep of 10⁹ states in chunks of 1 built its graph for hours."""
+    from sko.scale import sweep as module
+
+    monkeypatch.setattr(module, "MAX_TASKS", 4)
+    q = np.zeros((9, 7))
+    with pytest.raises(DimensionError, match=r"sweep: 9 states in chunks of 2 are 5 tasks, more than 4: give a "
+                                             r"larger chunk"):
+        module.sweep(ARM, "mass_matrix", _dask(q) if lazy else q, chunk=2)
+    assert module.sweep(ARM, "mass_matrix", q, chunk=3).shape == (9, 7, 7)
 
 
 @needs_scale

@@ -206,6 +206,19 @@ def _count(x, what: str, minimum: int, error: type[SKOError] = DimensionError) -
     return int(x)
 
 
+#: the most tasks (chunks) one sweep or sample makes: Dask's scheduler holds every task of a
+#: graph, and a store one flag per chunk (a million is a large graph already)
+MAX_TASKS = 2**20
+
+
+def _tasks(count: int, states: int, chunk: int, surface: str) -> None:
+    """A :class:`DimensionError` unless ``count`` tasks fit :data:`MAX_TASKS` (more would take
+    the scheduler, and a store's flags, longer than the states take)."""
+    if count > MAX_TASKS:
+        raise DimensionError(f"{surface}: {states} states in chunks of {chunk} are {count} tasks, more than {MAX_TASKS}: "
+                             "give a larger chunk")
+
+
 def _scattered(client, arrays, chunks, model, what: str, shape: tuple, progress: bool) -> np.ndarray:
     """The in-memory sweep of numpy states on a cluster: the chunks scattered to the workers
     first (a graph holding the arrays would be serialised whole by the scheduler), one task each.
@@ -243,6 +256,8 @@ def _states(da, x, name: str, size: int, symbol: str, chunks, rows: int | None =
         raise DimensionError(f"sweep: {name} has shape {x.shape}, expected (N, {symbol} = {size})")
     if rows is not None and x.shape[0] != rows:
         raise DimensionError(f"sweep: {name} has {x.shape[0]} states but q has {rows}")
+    if rows is None:  # the states, in chunks of the sweep's chunk: one task each
+        _tasks(-(-x.shape[0] // chunks), x.shape[0], chunks, "sweep")
     token = tokenize(x)
     X = x if lazy else da.from_array(x, chunks=(chunks, size))
     return X.rechunk({0: chunks, 1: size}), None if lazy else x, token
@@ -344,6 +359,7 @@ def sample(model, states: int, what, store: str | Path, *, chunk: int = 4096, se
     chunk = min(_count(chunk, "sample: chunk", 1), states)
     seed = _count(seed, "sample: seed", 0, SKOError)
     path, chunks = _options("sample", store, client, overwrite, required=True), -(-states // chunk)
+    _tasks(chunks, states, chunk, "sample")
     system = system_of(model)
     first = _sampled(system, names, seed, 0, 1)
     arrays = [x for x in INPUTS if x in first] + names
