@@ -706,6 +706,20 @@ def test_a_body_types_complex_state_at_a_real_state_is_refused(field_, value, me
         METHODS[method](system, np.array([0.1, 0.2]), np.array([0.1, 0.2]), np.array([0.1, 0.2]))
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_complex_parameters_make_a_body_types_state_complex_at_a_real_state(backend):
+    """The regressors' complex step in a body's parameters π (not its state) is not refused."""
+    from sko.examples.bodies import flexible_two_link
+
+    system = flexible_two_link()
+    rng = np.random.default_rng(0)
+    q, v, dv = system.random_configuration(rng), rng.normal(size=system.nv), rng.normal(size=system.nv)
+    with use_backend(backend):
+        Y = system.joint_torque_regressor(q, v, dv)
+        want = system.inverse_dynamics(q, v, dv) - system.hinge_forces(q, v)
+    np.testing.assert_allclose(Y @ system.inertial_parameters(), want, rtol=1e-9, atol=1e-9)
+
+
 class _ToyForce(_Toy):
     """:class:`_Toy` with a good state and the hinge force ``force``."""
 

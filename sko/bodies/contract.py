@@ -313,5 +313,5 @@ def checked_hinge_force(body: BodyType, f, real: bool) -> np.ndarray:
     if real and f.dtype.kind in "cO":
         raise BodyError(f"{where} {'complex forces' if f.dtype.kind == 'c' else 'symbols'} at a real state")
     if f.dtype != object and not np.isfinite(f).all():
-        raise NonFiniteError(f"{where} NaN or infinity: {f}")
+        raise NonFiniteError(f"{where} NaN or infinity at this state (it overflows, or is not a number): {f}")
     return f

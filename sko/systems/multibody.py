@@ -141,6 +141,9 @@ class MultibodySystem:
     #: tables, request vectors and kernels), the coordinate maps and whether the compiled
     #: derivative recursion takes it
     _DERIVED = ("_engine", "_coordinate_maps", "_compiled_derivatives", "_constant_qdot")
+    #: whether the bodies carry complex parameters (a regressor's complex step in ``π``): their
+    #: states are then complex at a real state too
+    _complex_parameters = False
 
     def __getstate__(self) -> dict:
         """The system without what it derives on use (:attr:`_DERIVED`): a pickle is the bodies,
@@ -462,7 +465,7 @@ class MultibodySystem:
             except JointError as exc:  # a joint refusing its state (a zero quaternion) names its body
                 raise exc if repr(k) in str(exc) else type(exc)(f"body {k!r}: {exc}") from None
             if k in self._unchecked:
-                _check_state(b, s, real=q.dtype.kind == "f" and v.dtype.kind == "f")
+                _check_state(b, s, real=q.dtype.kind == "f" and v.dtype.kind == "f" and not self._complex_parameters)
             states[k] = s
         return states
 
@@ -622,8 +625,10 @@ class MultibodySystem:
         """:meth:`with_inertial_parameters`; unchecked (complex parameters, a complex step) with
         ``check=False``."""
         slices = regressors.body_parameter_slices(self)
-        return self._with_bodies({k: self._body[k].with_inertial_parameters(parameters[slices[k]], check=check)
-                                  for k in self.bodies if slices[k].stop > slices[k].start})
+        new = self._with_bodies({k: self._body[k].with_inertial_parameters(parameters[slices[k]], check=check)
+                                 for k in self.bodies if slices[k].stop > slices[k].start})
+        new._complex_parameters = bool(np.iscomplexobj(parameters))
+        return new
 
     def _with_bodies(self, bodies: Mapping) -> "MultibodySystem":
         """A copy of this system with some bodies replaced (same names, sizes and joints)."""
