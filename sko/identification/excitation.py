@@ -93,13 +93,15 @@ def excitation_trajectory(system, period: float = 10.0, harmonics: int = 5, samp
     Raises
     ------
     DimensionError
-        A system whose coordinates are not its velocities (``nq ≠ nv``: quaternions), bad sizes
-        or counts, or a period, margin, default range or velocity out of range (named); a
-        ``base`` of other columns (another ``friction`` or ``armature``), an ``rng`` that is no
-        seed or generator.
+        A system without joints, or whose coordinates are not its velocities (``nq ≠ nv``:
+        quaternions), bad sizes or counts, or a period, margin, default range or velocity out
+        of range (named); a ``base`` of other columns (another ``friction`` or ``armature``), an
+        ``rng`` that is no seed or generator.
     SKOError
         ``friction`` or ``armature`` not True or False.
     """
+    if not system.nv:
+        raise DimensionError("an excitation trajectory moves joints; this system has none (nv = 0)")
     if system.nq != system.nv:
         raise DimensionError(f"an excitation trajectory moves joints with q̇ = v; this system has nq = {system.nq}, "
                              f"nv = {system.nv} (a free or spherical joint)")

@@ -164,6 +164,14 @@ def test_a_system_without_coordinates_has_no_base_parameters():
     assert base.rank == 0 and base.K.shape == (0, 0) and base.independent.shape == (0,) and base.names == []
 
 
+def test_an_excitation_of_a_system_without_coordinates_is_refused():
+    """numpy's reshape error ("cannot reshape array of size 0 into shape (0)") came out of it."""
+    b = SystemBuilder()
+    b.add_frame("base", None)
+    with pytest.raises(DimensionError, match="an excitation trajectory moves joints; this system has none"):
+        excitation_trajectory(b.build(), harmonics=1, samples=5, candidates=1, iterations=0)
+
+
 @pytest.mark.parametrize("theta, error, match", [
     (np.ones(3), DimensionError, "ten numbers"),
     (np.full(10, np.nan), NonFiniteError, "log-Cholesky parameters .* NaN or infinite"),
