@@ -264,6 +264,34 @@ def _revolute_subclass(scale):
     return b.build()
 
 
+def _revolute_with_a_property(scale):
+    from sko.bodies.joints import Revolute
+    from sko.systems.builder import SystemBuilder
+
+    if scale == 1.0:
+        class Geared(Revolute):
+            @property
+            def ratio(self):
+                return 1.0
+
+            def _kinematics(self, q, v):
+                k = super()._kinematics(q, v)
+                return k._replace(S=self.ratio * k.S)
+    else:
+        class Geared(Revolute):
+            @property
+            def ratio(self):
+                return 2.0
+
+            def _kinematics(self, q, v):
+                k = super()._kinematics(q, v)
+                return k._replace(S=self.ratio * k.S)
+    Geared.__qualname__ = "Geared"
+    b = SystemBuilder()
+    b.add_body("a", None, Geared([0, 0, 1], name="j"), mass=1.0, com=[0.1, 0.0, 0.0], inertia_com=np.eye(3))
+    return b.build()
+
+
 @pytest.mark.parametrize("build", [
     lambda s: _custom(_with_default(s)),
     lambda s: _custom(_with_keyword_default(s)),
@@ -273,7 +301,9 @@ def _revolute_subclass(scale):
     lambda s: _custom(_scaled_global(s)),
     lambda s: _custom(_calling_a_helper(s)),
     _revolute_subclass,
-], ids=["default", "keyword default", "bound method", "partial", "nested code", "global", "helper", "joint subclass"])
+    _revolute_with_a_property,
+], ids=["default", "keyword default", "bound method", "partial", "nested code", "global", "helper", "joint subclass",
+        "joint property"])
 def test_systems_that_compute_differently_have_other_identities(build):
     """What a user's function or class computes with is its identity: defaults, the object a
     method is bound to, a partial's arguments, nested code, the globals and helpers it reads, a

@@ -131,7 +131,8 @@ def _class(cls: type, out: list, open_: set) -> None:
             for c in own:
                 methods = {k: v for k, v in vars(c).items()
                            if isinstance(v, (types.FunctionType, classmethod, staticmethod, property))}
-                _describe({k: getattr(v, "__func__", v) for k, v in sorted(methods.items())}, out, open_)
+                _describe({k: getattr(v, "__func__", None) or getattr(v, "fget", v) for k, v in sorted(methods.items())},
+                          out, open_)  # a method's function, a property's getter
         finally:
             open_.discard(id(cls))
     out.append(";")
