@@ -153,6 +153,31 @@ def test_an_array_removed_from_a_store_is_computed_again_whatever_flags_it_left(
     np.testing.assert_array_equal(sweep(ARM, "fd", Q, V, X, chunk=8, store=store)[:], fd)
 
 
+@pytest.mark.parametrize("kind", ["sweep", "sample"])
+def test_a_worker_that_builds_another_model_than_the_store_records_is_refused(tmp_path, monkeypatch, kind):
+    """A factory that builds another system in a worker's process (unseeded random parameters,
+    other code on a cluster's node) wrote its chunks into a store that records the first."""
+    from sko.examples.rigid import planar_chain
+    from sko.scale import sweep as module
+
+    built = []
+
+    def another_each_time(model):  # the first system in the caller, another in each task
+        built.append(planar_chain(2, mass=1.0 + len(built)))
+        return built[-1]
+
+    monkeypatch.setattr(module, "system_of", another_each_time)
+    store = tmp_path / "s.zarr"
+    with pytest.raises(StoreError, match=rf"{kind}: a task built another model from 'chain:factory' than the store "
+                                         r"'.*s.zarr' records \(identity .*\): a factory must build the same system "
+                                         r"in every process"):
+        if kind == "sweep":
+            module.sweep("chain:factory", "mass_matrix", np.zeros((4, 2)), chunk=2, store=store)
+        else:
+            module.sample("chain:factory", 4, "M", store, chunk=2)
+    assert not stores.finished(zarr.open_group(str(store), mode="r"), "mass_matrix").any()  # nothing written
+
+
 def test_the_model_identity_is_its_description():
     from sko.examples.rigid import arm7
 

@@ -34,7 +34,8 @@ from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, SKOError
 from sko.systems.catalogue import DECLARATIONS, INPUTS_OF, SHORT_NAMES, added
 from sko.scale.identity import model_identity
-from sko.scale.stores import FORMAT, finished, open_store, package_version, result_array, write_chunk, writing
+from sko.scale.stores import (FORMAT, StoreError, finished, open_store, package_version, result_array, write_chunk,
+                              writing)
 
 __all__ = ["REQUESTS", "SHORT", "INPUTS", "sweep", "sample", "system_of"]
 
@@ -49,12 +50,17 @@ def system_of(model):
     argument; built once per process and kept)."""
     if isinstance(model, str):
         return _built(model)
-    if hasattr(model, "random_configuration") and hasattr(model, "forward_dynamics"):
+    if _is_system(model):
         return model
     if callable(model):
         return _called(model)
     raise SKOError(f"model must be a system, a factory 'package.module:function' or a callable that builds the "
                    f"system, got {type(model).__name__}")
+
+
+def _is_system(model) -> bool:
+    """Whether ``model`` is a system itself (not a factory that builds one in each process)."""
+    return hasattr(model, "random_configuration") and hasattr(model, "forward_dynamics")
 
 
 @lru_cache(maxsize=8)
@@ -84,11 +90,28 @@ def _called(factory: Callable):
     return system
 
 
-def _evaluate(q, v, x, model, what: str, shape: tuple | None):
+def _evaluate(q, v, x, model, what: str, shape: tuple | None, recorded: tuple | None = None):
     """One chunk: the batched request (``x`` unused for a request without a third input), in
-    ``(rows, *shape)`` (as it comes for ``None``)."""
-    out = _request(system_of(model), what, q, v, x)
+    ``(rows, *shape)`` (as it comes for ``None``); with ``recorded`` (a store's ``(surface,
+    path, model identity)``, for a model a factory builds), of the model the store records only
+    (:func:`_same_model`)."""
+    system = system_of(model)
+    if recorded is not None:
+        _same_model(system, model, *recorded)
+    out = _request(system, what, q, v, x)
     return out if shape is None else out.reshape((q.shape[0], *shape))
+
+
+def _same_model(system, model, surface: str, path: str, recorded: str) -> None:
+    """A :class:`~sko.scale.stores.StoreError` unless ``system``, which a task built from
+    ``model``, is the model the store at ``path`` records: a factory may build another system in
+    another process (unseeded random parameters, other code on a cluster's node), whose results
+    would be written as the recorded model's."""
+    found = model_identity(system)
+    if found != recorded:
+        raise StoreError(f"{surface}: a task built another model from {model!r} than the store {path!r} records "
+                         f"(identity {found[:12]}…, recorded {recorded[:12]}…): a factory must build the same system "
+                         "in every process (seeded random parameters, the same code on every worker)")
 
 
 def _request(system, what: str, q, v, x) -> np.ndarray:
@@ -151,7 +174,9 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     if store is None and client is not None and all(y is not None for y in (q, v, x)):
         return _scattered(client, (q, v, x), Q.chunks[0], model, what, shape, progress)
     axes = {"drop_axis": 1} if not shape else {"new_axis": list(range(2, 1 + len(shape)))} if len(shape) > 1 else {}
+    identity = None if store is None else model_identity(system)
     out = da.map_blocks(_evaluate, Q, V, X, model=model, what=what, shape=shape, dtype=float,
+                        recorded=None if store is None or _is_system(model) else ("sweep", str(store), identity),
                         chunks=(Q.chunks[0], *((n,) for n in shape)), **axes)
     if store is None:
         return _compute(out, client, progress)
@@ -159,7 +184,7 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     if REQUESTS[what] is not None:
         read[REQUESTS[what]] = tx
     read |= _declared(what)
-    return _to_store(out, store, system, what, tq, read, client, progress, overwrite)
+    return _to_store(out, store, identity, what, tq, read, client, progress, overwrite)
 
 
 def _request_names(what, surface: str, one: bool) -> list[str]:
@@ -292,13 +317,14 @@ def _declared(what: str) -> dict:
     return {"request": model_identity((DECLARATIONS[what], COMPILED[what]))}
 
 
-def _record(system, kind: str, states: int, chunk: int, **choice) -> dict:
-    """What a store of ``kind`` records of its run (:mod:`sko.scale.stores`)."""
-    return {"format": FORMAT, "kind": kind, "model": model_identity(system), "sko": package_version(),
+def _record(identity: str, kind: str, states: int, chunk: int, **choice) -> dict:
+    """What a store of ``kind`` records of its run (:mod:`sko.scale.stores`), ``identity`` the model's."""
+    return {"format": FORMAT, "kind": kind, "model": identity, "sko": package_version(),
             "states": states, "chunk": chunk, **choice}
 
 
-def _to_store(out, path: Path, system, what: str, token: str, read: dict, client, progress: bool, overwrite: bool):
+def _to_store(out, path: Path, identity: str, what: str, token: str, read: dict, client, progress: bool,
+              overwrite: bool):
     """Write ``out`` to the array ``what`` of the store at ``path`` chunk by chunk (equal
     chunks), skipping the chunks an earlier run finished."""
     import dask
@@ -308,7 +334,7 @@ def _to_store(out, path: Path, system, what: str, token: str, read: dict, client
     if len(set(sizes[:-1])) > 1 or (len(sizes) > 1 and sizes[-1] > sizes[0]):
         out = out.rechunk({0: sizes[0]})
         sizes = out.chunks[0]
-    record = _record(system, "sweep", out.shape[0], sizes[0], q=token)
+    record = _record(identity, "sweep", out.shape[0], sizes[0], q=token)
     with writing(path, "sweep"):
         group = open_store(path, record, overwrite, "sweep")
         result_array(group, what, out.shape, sizes[0], out.dtype, read, path, "sweep")
@@ -363,13 +389,16 @@ def sample(model, states: int, what, store: str | Path, *, chunk: int = 4096, se
     system = system_of(model)
     first = _sampled(system, names, seed, 0, 1)
     arrays = [x for x in INPUTS if x in first] + names
+    identity = model_identity(system)
     with writing(path, "sample"):
-        group = open_store(path, _record(system, "sample", states, chunk, seed=seed), overwrite, "sample")
+        group = open_store(path, _record(identity, "sample", states, chunk, seed=seed), overwrite, "sample")
         for name in arrays:
             result_array(group, name, (states, *first[name].shape[1:]), chunk, first[name].dtype,
                          _declared(name) if name in names else {}, path, "sample")
         done = {name: finished(group, name) for name in arrays}
-        tasks = [dask.delayed(_sample_chunk)(model, pending, seed, i, i * chunk, min(states, (i + 1) * chunk), str(path))
+        built = None if _is_system(model) else identity  # a factory's system, built in each task's process
+        tasks = [dask.delayed(_sample_chunk)(model, pending, seed, i, i * chunk, min(states, (i + 1) * chunk), str(path),
+                                             built)
                  for i in range(chunks) if (pending := [n for n in arrays if not done[n][i]])]
         if tasks:
             _compute(dask.delayed(sum)(tasks), client, progress)
@@ -392,10 +421,15 @@ def _sampled(system, names: list, seed: int, i: int, n: int) -> dict:
     return out
 
 
-def _sample_chunk(model, arrays: list, seed: int, i: int, start: int, stop: int, path: str) -> int:
+def _sample_chunk(model, arrays: list, seed: int, i: int, start: int, stop: int, path: str,
+                  identity: str | None) -> int:
     """The arrays ``arrays`` of chunk ``i`` of a sample: its inputs drawn from ``(seed, i)``,
-    the requests among them computed, each written and then flagged."""
-    data = _sampled(system_of(model), arrays, seed, i, stop - start)
+    the requests among them computed (for a factory's model, ``identity`` given, by the model of
+    that identity only: :func:`_same_model`), each written and then flagged."""
+    system = system_of(model)
+    if identity is not None:
+        _same_model(system, model, "sample", path, identity)
+    data = _sampled(system, arrays, seed, i, stop - start)
     for name in arrays:
         write_chunk(path, name, i, start, data[name])
     return stop - start
