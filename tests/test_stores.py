@@ -178,6 +178,29 @@ def test_a_worker_that_builds_another_model_than_the_store_records_is_refused(tm
     assert not stores.finished(zarr.open_group(str(store), mode="r"), "mass_matrix").any()  # nothing written
 
 
+_SEEN: dict = {}  # filled as the joint below is evaluated: data its function reads, changing with use
+
+
+def _remembering(q, v):
+    _SEEN[float(q[0])] = True
+    return _turn(q, 1.0)
+
+
+def memo_system():
+    """A factory whose system's joint function fills a global dict as it runs."""
+    return _custom(_remembering)
+
+
+def test_a_model_whose_functions_fill_their_data_as_they_run_keeps_its_identity(tmp_path):
+    """The identity is taken before the system is used, once per system: a joint function that
+    remembers what it saw (a global cache) changed its model's identity with every chunk, and the
+    tasks' check refused the store's own model."""
+    store = tmp_path / "s.zarr"
+    first = sample("tests.test_stores:memo_system", 6, "M", store, chunk=2)["mass_matrix"][:]
+    again = sample("tests.test_stores:memo_system", 6, ["M", "fd"], store, chunk=2)  # resumed, one request added
+    np.testing.assert_array_equal(again["mass_matrix"][:], first)
+
+
 def test_the_model_identity_is_its_description():
     from sko.examples.rigid import arm7
 

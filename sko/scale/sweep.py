@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import numbers
 import os
+import weakref
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -102,12 +103,28 @@ def _evaluate(q, v, x, model, what: str, shape: tuple | None, recorded: tuple | 
     return out if shape is None else out.reshape((q.shape[0], *shape))
 
 
+_IDENTITIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _identity(system) -> str:
+    """:func:`~sko.scale.identity.model_identity` of ``system``, taken once per system, before it
+    is used (the caller takes it first): data its functions fill as they run (a cache) would
+    otherwise change it with every chunk."""
+    try:
+        return _IDENTITIES[system]
+    except KeyError:
+        identity = _IDENTITIES[system] = model_identity(system)
+        return identity
+    except TypeError:  # a system that cannot be weakly referenced: taken each time
+        return model_identity(system)
+
+
 def _same_model(system, model, surface: str, path: str, recorded: str) -> None:
     """A :class:`~sko.scale.stores.StoreError` unless ``system``, which a task built from
     ``model``, is the model the store at ``path`` records: a factory may build another system in
     another process (unseeded random parameters, other code on a cluster's node), whose results
     would be written as the recorded model's."""
-    found = model_identity(system)
+    found = _identity(system)
     if found != recorded:
         raise StoreError(f"{surface}: a task built another model from {model!r} than the store {path!r} records "
                          f"(identity {found[:12]}…, recorded {recorded[:12]}…): a factory must build the same system "
@@ -160,6 +177,7 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     chunk = _count(chunk, "sweep: chunk", 1)
     store = _options("sweep", store, client, overwrite, required=False)
     system = system_of(model)
+    identity = None if store is None else _identity(system)  # before the system is used
     Q, q, tq = _states(da, q, "q", system.q_size, "nq", chunk)
     rows, chunks = Q.shape[0], Q.chunks[0]
     V, v, tv = _states(da, v, "v", system.dof_size, "nv", chunks, rows=rows)
@@ -174,7 +192,6 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     if store is None and client is not None and all(y is not None for y in (q, v, x)):
         return _scattered(client, (q, v, x), Q.chunks[0], model, what, shape, progress)
     axes = {"drop_axis": 1} if not shape else {"new_axis": list(range(2, 1 + len(shape)))} if len(shape) > 1 else {}
-    identity = None if store is None else model_identity(system)
     out = da.map_blocks(_evaluate, Q, V, X, model=model, what=what, shape=shape, dtype=float,
                         recorded=None if store is None or _is_system(model) else ("sweep", str(store), identity),
                         chunks=(Q.chunks[0], *((n,) for n in shape)), **axes)
@@ -387,9 +404,9 @@ def sample(model, states: int, what, store: str | Path, *, chunk: int = 4096, se
     path, chunks = _options("sample", store, client, overwrite, required=True), -(-states // chunk)
     _tasks(chunks, states, chunk, "sample")
     system = system_of(model)
+    identity = _identity(system)  # before the system is used
     first = _sampled(system, names, seed, 0, 1)
     arrays = [x for x in INPUTS if x in first] + names
-    identity = model_identity(system)
     with writing(path, "sample"):
         group = open_store(path, _record(identity, "sample", states, chunk, seed=seed), overwrite, "sample")
         for name in arrays:
