@@ -19,7 +19,8 @@ from sko.arrays import checked_array, numeric_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError
 from sko.systems.declared import flag
 
-__all__ = ["BaseParameters", "base_parameters", "stacked_regressor", "system_base", "real_array", "generator"]
+__all__ = ["BaseParameters", "base_parameters", "stacked_regressor", "system_base", "real_array", "generator",
+           "numeric_regressor"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,19 @@ def real_array(x, name: str) -> np.ndarray:
     if x.dtype.kind not in "biuf":
         raise DimensionError(f"{name} must hold real numbers, got {x.dtype}")
     return x.astype(float)
+
+
+def numeric_regressor(Y: np.ndarray, what: str) -> np.ndarray:
+    """``Y`` as float64 numbers, or a :class:`DimensionError`: identification computes with
+    numbers, and the regressor of a system with symbolic masses, lengths or gravity holds
+    expressions (sympy's ``TypeError`` came from the first float operation on them)."""
+    if Y.dtype != object:
+        return Y
+    try:
+        return Y.astype(float)
+    except (TypeError, ValueError):
+        raise DimensionError(f"{what} computes with numbers, but the regressor of this system holds symbols (sympy "
+                             "masses, lengths or gravity): substitute numbers for them first") from None
 
 
 def generator(rng, what: str) -> np.random.Generator:
@@ -126,7 +140,8 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
         raise DimensionError(f"tolerance must be a number in [0, 1), got {tolerance!r}")
     friction, armature = flag(friction, "base_parameters(friction=)"), flag(armature, "base_parameters(armature=)")
     rng = generator(rng, "base_parameters")
-    W = stacked_regressor(system, *_random_states(system, int(samples), rng), friction=friction, armature=armature)
+    W = numeric_regressor(stacked_regressor(system, *_random_states(system, int(samples), rng), friction=friction,
+                                            armature=armature), "base_parameters")
     names = system.inertial_parameter_names(friction=friction, armature=armature)
     if not W.size:  # no parameter, or no coordinate to move one
         return BaseParameters(0, np.zeros(0, dtype=int), np.zeros((0, W.shape[1])), [])

@@ -23,7 +23,7 @@ from scipy.optimize import least_squares
 
 from sko.bodies.rigid_parameters import RIGID_PARAMETER_NAMES
 from sko.graphs.errors import DimensionError, NonFiniteError
-from sko.identification.base import BaseParameters, real_array, system_base
+from sko.identification.base import BaseParameters, numeric_regressor, real_array, system_base
 from sko.systems.declared import flag
 from sko.identification.consistent import (log_cholesky_parameters, pseudo_inertia, rigid_from_log_cholesky,
                                            rigid_from_pseudo_inertia)
@@ -128,7 +128,7 @@ def identify(system, q, v, dv, tau, weights=None, base: BaseParameters | None = 
     if tau.size <= base.rank:
         raise DimensionError(f"{tau.size} torque rows ({tau.shape[0]} states) cannot identify {base.rank} base "
                              "parameters")
-    Y = system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature)
+    Y = numeric_regressor(system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature), "identify")
     hinge = np.array([system.hinge_forces(qs, vs) for qs, vs in zip(q, v)])
     W = (Y * w[..., None]).reshape(-1, Y.shape[-1])
     y = ((tau - hinge) * w).reshape(-1)

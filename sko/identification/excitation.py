@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from sko.graphs.errors import DimensionError
-from sko.identification.base import BaseParameters, generator, system_base
+from sko.identification.base import BaseParameters, generator, numeric_regressor, system_base
 from sko.systems.declared import flag
 
 __all__ = ["ExcitationTrajectory", "excitation_trajectory", "fourier_motion"]
@@ -130,7 +130,8 @@ def excitation_trajectory(system, period: float = 10.0, harmonics: int = 5, samp
         return _within(a, b, half, vmax, period, times)
 
     def condition(q, v, dv):
-        Y = system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature)
+        Y = numeric_regressor(system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature),
+                              "excitation_trajectory")
         return Y, float(np.linalg.cond(base.regressor(Y).reshape(-1, base.rank)))
 
     def cost(x):

@@ -64,10 +64,12 @@ def _joint_sizes(system, friction: bool, armature: bool) -> int:
 
 
 def parameters(system, friction: bool = False, armature: bool = False) -> np.ndarray:
-    """``π``: every body's parameters in body order, then zeros for the joint columns."""
+    """``π``: every body's parameters in body order, then zeros for the joint columns; float64,
+    complex or sympy expressions as the bodies' parameters are."""
     friction = flag(friction, "inertial_parameters(friction=)")
     armature = flag(armature, "inertial_parameters(armature=)")
-    parts = [np.asarray(system.body(k).inertial_parameters(), dtype=float) for k in system.bodies]
+    parts = [np.asarray(system.body(k).inertial_parameters()) for k in system.bodies]
+    parts = [x if x.dtype.kind in "cO" else x.astype(float) for x in parts]  # a symbolic system's stay expressions
     parts.append(np.zeros(_joint_sizes(system, friction, armature)))
     return np.concatenate(parts)
 
@@ -107,7 +109,7 @@ def tree_torque_regressor(system, q, v, dv) -> np.ndarray:
     p = max((s.stop for s in slices.values()), default=0)
     states = system.node_states(q, v)
     alpha = _alphas(system, states, dv)
-    Y = np.zeros((system.nv, p), dtype=np.result_type(q, v, dv, float))
+    Y = np.zeros((system.nv, p), dtype=_scalar_type(states, q, v, dv))
     stepped = []
     for j in system.bodies:
         body = system.body(j)
@@ -135,6 +137,12 @@ def tree_torque_regressor(system, q, v, dv) -> np.ndarray:
     return Y
 
 
+def _scalar_type(states: dict, *xs) -> np.dtype:
+    """The regressor's scalar type: the inputs', or ``object`` where a body's state is symbolic
+    (sympy masses, lengths or gravity at a numeric state)."""
+    return np.result_type(float, *xs, *(x.dtype for s in states.values() for x in (s.E, s.H, s.M, s.a, s.b)))
+
+
 def _real_state(system, bodies, *xs) -> None:
     """A complex step in ``π`` needs a real state (its imaginary part would mix with the state's)."""
     if any(np.iscomplexobj(x) for x in xs):
@@ -160,7 +168,7 @@ def tree_energy_regressors(system, q, v) -> tuple[np.ndarray, np.ndarray]:
     slices = body_parameter_slices(system)
     p = max((s.stop for s in slices.values()), default=0)
     states = system.node_states(q, v)
-    dtype = np.result_type(q, v, float)
+    dtype = _scalar_type(states, q, v)
     yT, yV = np.zeros(p, dtype=dtype), np.zeros(p, dtype=dtype)
     pi = None
     for k in system.bodies:

@@ -197,3 +197,33 @@ def test_with_inertial_parameters_refuses_complex_parameters():
     system = planar_chain(2)
     with pytest.raises(SKOError, match="inertial parameters must be real numbers, got complex128"):
         system.with_inertial_parameters(system.inertial_parameters() + 1e-3j)
+
+
+def test_identification_of_a_symbolic_system_asks_for_numbers(data):
+    """sympy's "Cannot convert expression to float" came out of base_parameters and identify."""
+    from sko.examples.symbolic import symbolic_pendulum
+
+    system, _ = symbolic_pendulum(2)
+    numeric, q, v, dv, tau = data
+    with pytest.raises(DimensionError, match="base_parameters computes with numbers, but the regressor of this system "
+                                             "holds symbols"):
+        base_parameters(system, samples=3)
+    with pytest.raises(DimensionError, match="identify computes with numbers"):
+        identify(system, q, v, dv, tau, base=base_parameters(numeric, rng=0), consistent=False)
+
+
+def test_the_regressors_of_a_symbolic_system_at_a_numeric_state_are_expressions():
+    """Assigning the symbolic columns into a float array, and the parameters into one, raised
+    sympy's TypeError."""
+    import sympy
+
+    from sko.examples.symbolic import symbolic_pendulum
+
+    system, _ = symbolic_pendulum(2)
+    q, v, dv = np.array([0.1, 0.2]), np.array([0.3, -0.4]), np.array([0.5, 0.6])
+    Y, YE, pi = system.joint_torque_regressor(q, v, dv), system.energy_regressors(q, v), system.inertial_parameters()
+    assert Y.dtype == object and Y.shape == (2, 20) and YE.shape == (2, 20) and pi.dtype == object
+    residual = [sympy.sympify(r) for r in Y @ pi - system.inverse_dynamics(q, v, dv)]
+    symbols = sorted(set().union(*(r.free_symbols for r in residual)), key=str)
+    values = {s: 0.5 + 0.1 * i for i, s in enumerate(symbols)}  # any numbers: the identity holds for all
+    assert max(abs(float(r.subs(values))) for r in residual) < 1e-9
