@@ -258,7 +258,7 @@ def _tasks(count: int, states: int, chunk: int, surface: str) -> None:
     the scheduler, and a store's flags, longer than the states take)."""
     if count > MAX_TASKS:
         raise DimensionError(f"{surface}: {states} states in chunks of {chunk} are {count} tasks, more than {MAX_TASKS}: "
-                             "give a larger chunk")
+                             "give a larger chunk, or fewer states")
 
 
 def _scattered(client, arrays, chunks, model, what: str, shape: tuple, progress: bool) -> np.ndarray:
