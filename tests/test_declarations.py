@@ -159,6 +159,16 @@ def test_a_store_refuses_a_request_declared_anew_under_its_name(tmp_path):
             withdraw(NAME)
 
 
+@pytest.mark.parametrize("name", ["q", "v", "dv", "tau"])
+def test_a_request_named_like_an_input_is_refused(name):
+    """A sample stores its inputs and requests as arrays by name: a request named ``tau``
+    would be written into the drawn torques' array."""
+    with pytest.raises(SKOError, match=rf"request {name!r} has the name of an input"):
+        declare(Declaration(name, name.upper(), reference=_kinetic_reference, velocities=True, doc=""),
+                Request(name, _kinetic, Terms.MOTION, None, True, lambda s: (1,), lambda s: ()))
+    assert name not in DECLARATIONS and name not in REQUESTS
+
+
 def test_declarations_are_refused_when_they_clash():
     with pytest.raises(SKOError, match="already declared"):
         declare(Declaration("mass_matrix", "M2", reference=_kinetic_reference, doc=""))
