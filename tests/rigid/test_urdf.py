@@ -159,8 +159,10 @@ def test_a_floating_base_beside_a_joint_named_root_joint_is_refused():
         parse_urdf(text, floating_base=True)
 
 
-@pytest.mark.parametrize("encode", [str, lambda t: t.encode()])
+@pytest.mark.parametrize("encode", [str, lambda t: t.encode(), lambda t: t[1:].encode("utf-16"),  # its own mark
+                                    lambda t: t.encode("utf-16-be")], ids=["str", "utf-8", "utf-16", "utf-16-be"])
 def test_text_with_a_byte_order_mark_is_read_as_text(encode, tmp_path):
+    """UTF-16 text (its byte-order mark first) was taken for a path, quoted whole in the error."""
     text = "\ufeff" + ARM
     assert load_urdf(encode(text)).bodies == ("upper", "lower", "slider")
     path = tmp_path / "arm.urdf"
