@@ -8,16 +8,23 @@ it derives on use is left out) walked recursively: numbers by their exact ``repr
 dtype, shape and bytes, dicts in their order, sets sorted, objects by their class and state (or
 what they pickle as, for one without state of its own such as ``functools.partial``), functions
 (a user-defined joint's maps) by what they compute with: module, name, code (nested functions'
-too), defaults, the values they close over, the object a method is bound to, and the globals
-they read that are numbers, arrays, containers or functions of their own module. A class from
-outside the package (a user's joint or body type) counts its methods, as functions. Nothing
+too), defaults, the values they close over, the object a method is bound to, and (a user's
+function) the globals it reads that are numbers, arrays, containers or functions of its own
+module. A user's class (a joint or body type; not one of this package or of an installed
+library, whose versions stand for them) counts its methods, as functions. Nothing
 depends on an object's address, so the hash is stable across processes.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import site
+import sys
+import sysconfig
 import types
+from functools import lru_cache
+
 import numpy as np
 
 __all__ = ["model_identity", "description"]
@@ -116,15 +123,34 @@ def description_of(x, open_: set) -> str:
     return "".join(parts)
 
 
-#: the packages whose code the package version stands for (their classes count by name)
-_LIBRARIES = ("sko", "graphs", "algorithms", "builtins", "numpy", "scipy", "numba", "networkx")
+#: the packages whose code the package version stands for, wherever they are installed
+_LIBRARIES = ("sko", "graphs", "algorithms")
+
+
+@lru_cache(maxsize=None)
+def _library(module: str) -> bool:
+    """Whether ``module`` is library code, not a user's: this package's, or a module of an installed
+    distribution or of Python itself (its file under the interpreter's or an environment's
+    folders). A library's classes count by name and its functions without the globals they
+    read: their versions stand for them (a sympy expression's class is not described method by
+    method)."""
+    top = module.partition(".")[0]
+    if top in _LIBRARIES or top in sys.builtin_module_names:
+        return True
+    path = getattr(sys.modules.get(top), "__file__", None)
+    if not path:
+        return top != "__main__"
+    path = os.path.realpath(path)
+    roots = {os.path.realpath(p) for p in (sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"],
+                                           sysconfig.get_paths()["platlib"], *site.getsitepackages())}
+    return any(path.startswith(root + os.sep) for root in roots) or "site-packages" in path
 
 
 def _class(cls: type, out: list, open_: set) -> None:
-    """A class by module and name; one from outside :data:`_LIBRARIES` also by its methods (and
-    those of its bases from outside them), as functions."""
+    """A class by module and name; a user's (not :func:`_library`) also by its methods (and those
+    of its bases that are a user's), as functions."""
     out.append(f"type:{cls.__module__}.{cls.__qualname__}")
-    own = [c for c in cls.__mro__ if c.__module__.partition(".")[0] not in _LIBRARIES]
+    own = [c for c in cls.__mro__ if not _library(c.__module__)]
     if own and id(cls) not in open_:
         open_.add(id(cls))
         try:
@@ -159,7 +185,8 @@ def _function(f, out: list, open_: set) -> None:
                     _describe(cell.cell_contents, out, open_)
                 except ValueError:  # an empty cell
                     out.append("empty;")
-            _globals(f, code, out, open_)
+            if not _library(getattr(f, "__module__", None) or ""):
+                _globals(f, code, out, open_)
         finally:
             open_.discard(id(f))
     out.append(";")
