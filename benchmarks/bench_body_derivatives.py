@@ -6,8 +6,9 @@ internal slide coordinate, a bob; nv = 5) against :func:`rigid_equivalent`, the 
 from the library's rigid bodies (each carriage a body on a prismatic joint: nv = 5), whose
 derivatives take the compiled analytic recursion. Rows: the default method (``"auto"``, the local
 recursion) and the whole complex step (``"complex_step"``), for inverse and forward dynamics,
-with the tutorial's springs (hinge forces in Python, as the tutorial writes them) and without
-them (the same work as the rigid peer). Also a random tree of flexible bodies, rotors and rigid
+with the tutorial's springs as it writes them (a compiled hook beside the Python method), with
+them in Python alone (:class:`PythonSpringArm`: a Python call per complex step), and without them
+(:class:`SpringlessArm`: the same work as the rigid peer). Also a random tree of flexible bodies, rotors and rigid
 bodies against a rigid tree of the same shape and nv (:func:`rigid_peer`).
 
 Everything runs in one process on one numba thread with the calls interleaved (ours, the peer,
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -39,20 +41,27 @@ from sko.systems import MultibodySystem  # noqa: E402
 HEADER = f"{'system':34} {'nv':>3}  {'row':34} {'ours µs':>9} {'peer µs':>9} {'ratio':>7}"
 
 
-class SpringlessArm(CarriageArm):
+class PythonSpringArm(CarriageArm):
+    """The tutorial's arm with its spring in Python alone: no compiled hook."""
+
+    def compiled_state(self):
+        return replace(super().compiled_state(), hinge_force=None)
+
+
+class SpringlessArm(PythonSpringArm):
     """The tutorial's arm without its spring: no hinge force."""
 
     hinge_force = BodyType.hinge_force
 
 
-def springless(system: MultibodySystem) -> MultibodySystem:
-    """``system`` with each :class:`CarriageArm` replaced by a :class:`SpringlessArm`."""
+def with_arms(system: MultibodySystem, kind: type) -> MultibodySystem:
+    """``system`` with each :class:`CarriageArm` replaced by one of ``kind``."""
     bodies = []
     for k in system.bodies:
         b = system.body(k)
         if isinstance(b, CarriageArm):
-            b = SpringlessArm(b.name, b.parent, b.axis, b.inertia, b.carriage_mass, b.start, b.direction, 0.0,
-                              origin=b.origin, rotation=b.rotation)
+            b = kind(b.name, b.parent, b.axis, b.inertia, b.carriage_mass, b.start, b.direction, b.stiffness,
+                     origin=b.origin, rotation=b.rotation)
         bodies.append(b)
     return MultibodySystem(bodies, gravity=system.gravity)
 
@@ -105,8 +114,10 @@ def main(argv=None) -> int:
     mixed = random_system(3, n_bodies=6)
     print("ratio = ours / the rigid peer's analytic derivatives (median of per-round ratios); target ≤ 5")
     print(HEADER)
-    for label, ours, peer in (("arm with carriage (springs, Python)", tutorial, rigid_equivalent(tutorial)),
-                              ("arm with carriage (no springs)", springless(tutorial), rigid_equivalent(tutorial)),
+    peer = rigid_equivalent(tutorial)
+    for label, ours, peer in (("arm with carriage (springs, hook)", tutorial, peer),
+                              ("arm with carriage (springs, Python)", with_arms(tutorial, PythonSpringArm), peer),
+                              ("arm with carriage (no springs)", with_arms(tutorial, SpringlessArm), peer),
                               ("flexible/rotor/rigid tree", mixed, rigid_peer(mixed))):
         for line in compare(label, ours, peer, args.rounds):
             print(line, flush=True)

@@ -51,7 +51,7 @@ from __future__ import annotations
 import numpy as np
 
 from sko.bodies import Attachment, BodyType, CompiledState, NodeState, Prismatic, Revolute, RigidBody
-from sko.engine import record, state_kernel, views
+from sko.engine import hinge_force_kernel, record, state_kernel, views
 from sko.spatial import axis_angle_matrix, plucker_from_pose, skew, spatial_inertia
 from sko.systems import MultibodySystem
 
@@ -136,7 +136,7 @@ class CarriageArm(BodyType):
             return None
         constants = np.concatenate([self.axis, self.origin, self.rotation.ravel(), self.inertia.ravel(), self.start,
                                     self.direction, [self.carriage_mass, self.stiffness]])
-        return CompiledState(carriage_arm_state, constants, scratch=48)
+        return CompiledState(carriage_arm_state, constants, scratch=48, hinge_force=carriage_spring)
 
 
 # ---------------------------------------------------------------------------- its compiled state
@@ -262,6 +262,14 @@ def carriage_arm_state(arena, row, reals, terms, constants):
         height += reals[i] * ((arm_mass + mc) * own.position[i] + own.rotation[i, 0] * n0 + own.rotation[i, 1] * n1
                               + own.rotation[i, 2] * n2)
     out.potential[0] = 0.5 * c[58] * s * s - height
+    return True
+
+
+@hinge_force_kernel
+def carriage_spring(q, v, constants, out):
+    """:meth:`CarriageArm.hinge_force` as a compiled hook: ``(0, κ s)``, ``κ`` the constants' entry 58."""
+    out[0] = 0.0
+    out[1] = constants[58] * q[1]
     return True
 
 

@@ -126,12 +126,14 @@ def _riccati_step(layout, data, roff, r, scratch, mx, j, full):
             for i in range(a_, h):
                 s += Li[i * h + a_] * Y[i * m + c]
             r[Go + c * h + a_] = s
-    for a_ in range(m):  # P⁺ = P − Y* Y
+    for a_ in range(m):  # P⁺ = P − Y* Y, a row of P⁺ less a multiple of each row of Y
+        row, Pa = r[PPo + a_ * m: PPo + (a_ + 1) * m], r[Po + a_ * m: Po + (a_ + 1) * m]
         for b_ in range(m):
-            s = r[Po + a_ * m + b_]
-            for i in range(h):
-                s -= Y[i * m + a_] * Y[i * m + b_]
-            r[PPo + a_ * m + b_] = s
+            row[b_] = Pa[b_]
+        for i in range(h):
+            y, Yi = Y[i * m + a_], Y[i * m: (i + 1) * m]
+            for b_ in range(m):
+                row[b_] -= y * Yi[b_]
     if p >= 0:
         mp, wo, so = layout[p, Flat.NODE_DIM], layout[j, Flat.W], roff[j, Riccati.PSI]
         if full:

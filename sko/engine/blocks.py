@@ -38,12 +38,19 @@ def mtv(A, ao, rows, cols, x, xo, y, yo):
 @kernel
 def mv2(A, ao, rows, cols, X, xo, Y, yo, sign):
     """``Y[yo:yo+rows, :] += sign · A X[xo:xo+cols, :]`` (columns of ``X``, ``Y``: right-hand sides;
-    one column of a 6 × 6 block in loops of constant length)."""
-    if rows == 6 and cols == 6 and X.shape[1] == 1:
-        for r in range(6):
-            s = 0.0
-            for c in range(6):
-                s += A[ao + 6 * r + c] * X[xo + c, 0]
+    one column summed in a register, a 6 × 6 block's in loops of constant length)."""
+    if X.shape[1] == 1:
+        if rows == 6 and cols == 6:
+            for r in range(6):
+                s = 0.0
+                for c in range(6):
+                    s += A[ao + 6 * r + c] * X[xo + c, 0]
+                Y[yo + r, 0] += sign * s
+            return
+        for r in range(rows):
+            Ar, s = A[ao + r * cols: ao + (r + 1) * cols], 0.0
+            for c in range(cols):
+                s += Ar[c] * X[xo + c, 0]
             Y[yo + r, 0] += sign * s
         return
     for r in range(rows):
@@ -56,13 +63,20 @@ def mv2(A, ao, rows, cols, X, xo, Y, yo, sign):
 
 @kernel
 def mtv2(A, ao, rows, cols, X, xo, Y, yo, sign):
-    """``Y[yo:yo+cols, :] += sign · A* X[xo:xo+rows, :]`` (6 × 6 as in :func:`mv2`)."""
-    if rows == 6 and cols == 6 and X.shape[1] == 1:
-        for c in range(6):
-            s = 0.0
-            for r in range(6):
-                s += A[ao + 6 * r + c] * X[xo + r, 0]
-            Y[yo + c, 0] += sign * s
+    """``Y[yo:yo+cols, :] += sign · A* X[xo:xo+rows, :]`` (6 × 6 as in :func:`mv2`; one column by
+    rows of ``A``, contiguous)."""
+    if X.shape[1] == 1:
+        if rows == 6 and cols == 6:
+            for c in range(6):
+                s = 0.0
+                for r in range(6):
+                    s += A[ao + 6 * r + c] * X[xo + r, 0]
+                Y[yo + c, 0] += sign * s
+            return
+        for r in range(rows):
+            Ar, x = A[ao + r * cols: ao + (r + 1) * cols], sign * X[xo + r, 0]
+            for c in range(cols):
+                Y[yo + c, 0] += Ar[c] * x
         return
     for r in range(rows):
         base = ao + r * cols
@@ -74,9 +88,9 @@ def mtv2(A, ao, rows, cols, X, xo, Y, yo, sign):
 
 @kernel
 def ab(A, ao, B, bo, C, co, rows, inner, cols):
-    """``C = A B`` with ``A`` (rows × inner), ``B`` (inner × cols); each entry summed in a
-    register (``C`` may share an array with ``A`` or ``B`` at other offsets). 6 × 6 blocks (a
-    free joint's hinge) take loops of constant length, which the compiler unrolls."""
+    """``C = A B`` with ``A`` (rows × inner), ``B`` (inner × cols), by rows of ``B`` (``C`` may
+    share an array with ``A`` or ``B`` at other offsets, never overlapping). 6 × 6 blocks (a free
+    joint's hinge) take loops of constant length, each entry summed in a register."""
     if rows == 6 and inner == 6 and cols == 6:
         for r in range(6):
             for c in range(6):
@@ -85,12 +99,14 @@ def ab(A, ao, B, bo, C, co, rows, inner, cols):
                     s += A[ao + 6 * r + i] * B[bo + 6 * i + c]
                 C[co + 6 * r + c] = s
         return
-    for r in range(rows):
+    for r in range(rows):  # a row of C gains a multiple of each row of B: contiguous inner loops
+        Cr = C[co + r * cols: co + (r + 1) * cols]
         for c in range(cols):
-            s = 0.0  # widened to complex on the complex path
-            for i in range(inner):
-                s += A[ao + r * inner + i] * B[bo + i * cols + c]
-            C[co + r * cols + c] = s
+            Cr[c] = 0.0
+        for i in range(inner):
+            a, Bi = A[ao + r * inner + i], B[bo + i * cols: bo + (i + 1) * cols]
+            for c in range(cols):
+                Cr[c] += a * Bi[c]
 
 
 @kernel

@@ -35,11 +35,13 @@ from numba import prange, typeof, types
 from sko.bodies.rigid import RigidBody
 from sko.engine.borrow import borrowed
 from sko.engine.fields import columns, offsets
+from sko.engine.hooks import hook_address
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.state_kernels import Record, Row, Terms, fill_states, root_record
 
 __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
-           "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT", "RAISED"]
+           "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT",
+           "NOT_FINITE_HINGE", "RAISED"]
 
 #: The columns of a body's row in the plan (module docstring): offsets into the work buffer, and
 #: ``RECORD`` (the parent's record this body hangs from), ``DOF`` (its first column), ``QS`` (its
@@ -55,11 +57,12 @@ __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_st
 #: ``VELOCITIES`` (the address of the closed-form partials along ``θ̇`` and ``v_o`` its kernel declares,
 #: called instead of the complex steps there; 0: none, or a checked kernel), ``JOINT_PARTIALS`` (the
 #: address of the closed-form partials along a coordinate of ``JOINT`` it declares, called in those
-#: columns instead of its kernel; 0: none, or a checked kernel).
+#: columns instead of its kernel; 0: none, or a checked kernel), ``REAL_HINGE`` (the address of its
+#: compiled hinge force for float64 states, which :func:`partials` calls at the real state; 0: none).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
                "RIGID", "RATES", "NONZERO", "JOINT", "VELOCITIES",
-               "JOINT_PARTIALS")
+               "JOINT_PARTIALS", "REAL_HINGE")
 #: The structural zeros of a body's local partials, found as they are read (exact zeros of the
 #: complex step or of the closed form; the work buffer's zeros elsewhere: the columns along the
 #: velocities at ``Terms.RATES``, those along ``θ̈``): per column ``x`` of its ``3 n``, a flag (1.0:
@@ -72,9 +75,9 @@ Nonzero = offsets("Nonzero", E=1, H=1, M=1, records=1)
 #: The two halves of a frame's 12-vector seed ``w = (δv, δα)`` (Eq. 24): the rows of ``w`` and of
 #: ``𝒯``, and the columns of ``𝒫``, ``𝒦`` and ``𝒯`` (``𝒫 = M [A E] + [B 0]``, Eq. 25).
 Seed = offsets("Seed", velocity=6, acceleration=6)
-#: The scratch of :func:`_scatter` (``β_o``) and of :func:`_rigid_partials` (the 6-vectors of its
-#: closed form): ``E γ_o``, ``E v_o``, ``V``, ``S θ̇``, ``I V``, ``s``, ``∂V``, two products, ``I ∂V``.
-Scratch = offsets("Scratch", beta=6, Eg=6, Vp=6, V=6, vJ=6, IV=6, sv=6, dV=6, t1=6, t2=6, IdV=6)
+#: The scratch of :func:`_scatter` (``β_o``, ``v_o``) and of :func:`_rigid_partials` (the 6-vectors of
+#: its closed form): ``E γ_o``, ``E v_o``, ``V``, ``S θ̇``, ``I V``, ``s``, ``∂V``, two products, ``I ∂V``.
+Scratch = offsets("Scratch", beta=6, vo=6, Eg=6, Vp=6, V=6, vJ=6, IV=6, sv=6, dV=6, t1=6, t2=6, IdV=6)
 #: The scratch of :func:`_gather`: ``𝒦 𝒯`` (``6 × 12``), then ``𝒦 w`` (``6 × 2 n_℘``).
 GatherWork = offsets("GatherWork", KT=72, KW=1)
 
@@ -136,15 +139,18 @@ def plan(layout) -> LocalPlan:
             pl[Plan.VELOCITIES] = kernel.velocities_address()
         if pl[Plan.JOINT] > 0 and kernel.joint_partials is not None:  # JOINT: unchecked kernels only
             pl[Plan.JOINT_PARTIALS] = kernel.joint_partials_address()
+        if layout._hinges[j] is not None:
+            pl[Plan.REAL_HINGE] = hook_address(body, layout._hinges[j], np.float64)
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
     x_max = 3 * int(rows[:, Row.NV].max(initial=0))
-    scratch = (6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72
+    hinge = int((rows[:, Row.NQ] + 2 * rows[:, Row.NV]).max(initial=0))  # q, θ̇ and the force of _real_hinge
+    scratch = max((6 + m_max) * max(x_max, 12) + 24 * max(x_max, 6) + 72, hinge)
     out.setflags(write=False)
     return LocalPlan(out, size, scratch)
 
 
 #: the statuses of :func:`partials` besides −1 (done) and a row (its kernel rejected a state)
-NOT_FINITE_INPUT, NOT_FINITE_RESULT, RAISED = -2, -3, -5
+NOT_FINITE_INPUT, NOT_FINITE_RESULT, NOT_FINITE_HINGE, RAISED = -2, -3, -4, -5
 
 
 def signature(layout) -> tuple:
@@ -226,7 +232,9 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
     arguments, so the kernels are called with the types they were compiled for), with a checked
     kernel's outputs checked at the real state. Returns −1; the row whose state kernel (or hinge force) rejected
     the state or a complex-step state; :data:`NOT_FINITE_INPUT` when ``q``, ``v`` or ``dv``
-    holds a number that is not finite (nothing else done), or :data:`NOT_FINITE_RESULT` when
+    holds a number that is not finite (nothing else done); :data:`NOT_FINITE_HINGE` when a compiled
+    hinge force, run in float64 at the real state (its complex steps may be finite where it is
+    not: ``√`` of a negative number), returns False or a number that is not finite; or :data:`NOT_FINITE_RESULT` when
     ``D`` does, or a body's ``α`` or ``f`` (the derivatives overflowed), or :data:`RAISED`. Its steps :func:`_scatter`,
     :func:`_gather` and :func:`_walks` are called at their addresses ``steps`` (:func:`steps`),
     so this kernel's machine code holds no copy of theirs, which numba would link into it and
@@ -245,6 +253,9 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
             finite &= np.isfinite(arena[row[Row.V] + i].real)
     if not finite:
         return NOT_FINITE_INPUT
+    for j in range(N):  # derivatives exist only where the dynamics are numbers
+        if plan[j, Plan.REAL_HINGE] != 0 and not _real_hinge(rows[j], reals, arena, plan[j, Plan.REAL_HINGE], scratch):
+            return NOT_FINITE_HINGE
     for i in range(work.shape[0]):
         work[i] = 0.0
     for i in range(scratch.shape[0]):
@@ -359,6 +370,26 @@ def forward_call() -> Callable:
     return compiled.entry_point
 
 
+@register
+def _real_hinge(row, reals, arena, address, scratch) -> bool:
+    """The compiled hinge force of ``row``'s body at ``address`` (float64), run at the real state
+    the complex arena holds (its ``q``, ``θ̇`` and the force copied into ``scratch``): whether it
+    returned True and finite numbers."""
+    nq, n, c0 = row[Row.NQ], row[Row.NV], row[Row.CONSTANTS]
+    for i in range(nq):
+        scratch[i] = arena[row[Row.Q] + i].real
+    for i in range(n):
+        scratch[nq + i] = arena[row[Row.V] + i].real
+        scratch[nq + n + i] = 0.0
+    if not call_state(address, (scratch[0: nq], scratch[nq: nq + n], reals[c0: c0 + row[Row.CONSTANTS_SIZE]],
+                                scratch[nq + n: nq + 2 * n])):
+        return False
+    s = 0.0
+    for i in range(n):  # x · 0 is 0 for a finite x, NaN otherwise
+        s += scratch[nq + n + i] * 0.0
+    return s == 0.0
+
+
 @kernel
 def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, constants):
     """Row ``j``: the local partials, ``α``, ``σ``, ``ϱ``, the own parts of ``f``, ``𝒫``, ``g``, and its
@@ -464,43 +495,52 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts, without the blocks of zeros (Nonzero)
     sg, rh, g, f, P = pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G], pl[Plan.F], pl[Plan.P]
     nzE, nzH, nzM = pl[Plan.NONZERO] + Nonzero.E * xc, pl[Plan.NONZERO] + Nonzero.H * xc, pl[Plan.NONZERO] + Nonzero.M * xc
-    for r in range(m):
-        for x in range(xc):
+    vel = scratch[Scratch.vo: Scratch.vo + 6]
+    for c in range(6):
+        vel[c] = arena[io + Record.velocity + c].real
+    for x in range(xc):  # column by column: its blocks' flags once
+        moves_E, moves_H = work[nzE + x] != 0.0, work[nzH + x] != 0.0
+        for r in range(m):
             s, t = 0.0, work[dA + x * m + r]
-            for c in range(6 if work[nzE + x] != 0.0 else 0):
-                e = work[dE + (x * m + r) * 6 + c]
-                s += e * arena[io + Record.velocity + c].real
-                t += e * beta[c]
-            for i in range(n if work[nzH + x] != 0.0 else 0):
-                e = work[dH + (x * n + i) * m + r]
-                s += e * arena[vo + i].real
-                t += e * dv[dof + i]
+            if moves_E:
+                dEr = work[dE + (x * m + r) * 6: dE + (x * m + r + 1) * 6]
+                for c in range(6):
+                    s += dEr[c] * vel[c]
+                    t += dEr[c] * beta[c]
+            if moves_H:
+                for i in range(n):
+                    e = work[dH + (x * n + i) * m + r]
+                    s += e * arena[vo + i].real
+                    t += e * dv[dof + i]
             if x >= x2:
                 t += arena[ho + (x - x2) * m + r].real
             elif x >= n:
                 s += arena[ho + (x - n) * m + r].real
             work[sg + r * xc + x] = s
             work[rh + r * xc + x] = t
-    for r in range(m):
+    for r in range(m):  # f = M α + b, 𝒫 = M [A E] + [B 0], g = M ϱ + ∂M α + ∂b: row r, by rows of M's columns
+        Pr, gr = work[P + r * Seed.SIZE: P + (r + 1) * Seed.SIZE], work[g + r * xc: g + (r + 1) * xc]
         s = arena[bo + r].real
-        for c in range(m):
-            s += arena[mo + r * m + c].real * work[al + c]
-        work[f + r] = s
-        for c in range(6):  # 𝒫 = M [A E] + [B 0]
-            s, t = work[B + r * 6 + c], 0.0
-            for k in range(m):
-                e = arena[mo + r * m + k].real
-                s += e * work[A + k * 6 + c]
-                t += e * arena[eo + k * er + c * ec].real
-            work[P + r * Seed.SIZE + c] = s
-            work[P + r * Seed.SIZE + Seed.acceleration + c] = t
+        for c in range(6):
+            Pr[c], Pr[Seed.acceleration + c] = work[B + r * 6 + c], 0.0
         for x in range(xc):
-            s = work[dB + x * m + r]
-            for c in range(m):
-                s += arena[mo + r * m + c].real * work[rh + c * xc + x]
-            for c in range(m if work[nzM + x] != 0.0 else 0):
-                s += work[dM + (x * m + r) * m + c] * work[al + c]
-            work[g + r * xc + x] = s
+            gr[x] = work[dB + x * m + r]
+        for k in range(m):
+            e = arena[mo + r * m + k].real
+            s += e * work[al + k]
+            Ak, rk = work[A + k * 6: A + (k + 1) * 6], work[rh + k * xc: rh + (k + 1) * xc]
+            for c in range(6):
+                Pr[c] += e * Ak[c]
+                Pr[Seed.acceleration + c] += e * arena[eo + k * er + c * ec].real
+            for x in range(xc):
+                gr[x] += e * rk[x]
+        work[f + r] = s
+        for x in range(xc):
+            if work[nzM + x] != 0.0:
+                dMx, t = work[dM + (x * m + r) * m: dM + (x * m + r + 1) * m], 0.0
+                for c in range(m):
+                    t += dMx[c] * work[al + c]
+                gr[x] += t
     if p >= 0:
         _seeds(rows, arena, plan, work, j)
     return -1
@@ -703,21 +743,26 @@ def _seeds(rows, arena, plan, work, j):
     W, T, HG, rigid_p = pl[Plan.W], pl[Plan.T], pl[Plan.HGAMMA], pp[Plan.RIGID] == 1
     moved = pp[Plan.NONZERO] + (Nonzero.records + pl[Plan.RECORD]) * n2  # the flags of ∂Γ (Nonzero)
     wa = W + Seed.acceleration * n2
-    for r in range(6):
+    for r in range(6):  # by rows of σ and ϱ: contiguous inner loops
+        Wv, Wa = work[W + r * n2: W + (r + 1) * n2], work[wa + r * n2: wa + (r + 1) * n2]
         for x in range(n2):
-            s, t = 0.0, 0.0
-            for c in range(mp):
-                gamma = arena[go + r * mp + c].real
-                s += gamma * work[sigma_p + c * n2 + x]
-                t += gamma * work[rho_p + c * n2 + x]
-            if not rigid_p:
-                t += work[dg + x * 6 + r]
-                for c in range(mp if work[moved + x] != 0.0 else 0):
-                    e = work[dG + (x * 6 + r) * mp + c]
-                    s += e * arena[Vp + c].real
-                    t += e * work[alpha_p + c]
-            work[W + r * n2 + x] = s
-            work[wa + r * n2 + x] = t
+            Wv[x], Wa[x] = 0.0, 0.0
+        for c in range(mp):
+            gamma = arena[go + r * mp + c].real
+            sc, rc = work[sigma_p + c * n2: sigma_p + (c + 1) * n2], work[rho_p + c * n2: rho_p + (c + 1) * n2]
+            for x in range(n2):
+                Wv[x] += gamma * sc[x]
+                Wa[x] += gamma * rc[x]
+        if not rigid_p:
+            for x in range(n2):
+                t = work[dg + x * 6 + r]
+                if work[moved + x] != 0.0:
+                    s, dGx = 0.0, work[dG + (x * 6 + r) * mp: dG + (x * 6 + r + 1) * mp]
+                    for c in range(mp):
+                        s += dGx[c] * arena[Vp + c].real
+                        t += dGx[c] * work[alpha_p + c]
+                    Wv[x] += s
+                Wa[x] += t
     eo, er, ec, hp = prow[Row.E], prow[Row.E_ROW], prow[Row.E_COLUMN], prow[Row.H]
     ta = T + Seed.acceleration * Seed.SIZE
     for r in range(6):
@@ -742,20 +787,23 @@ def _seeds(rows, arena, plan, work, j):
 def _gather(rows, arena, plan, work, scratch, j):
     """Row ``j`` (its children done): ``u = E* f``, ``𝒦 = E* 𝒫``, then its parts of its parent's
     ``f``, ``𝒫`` and ``g`` (Eq. 22, 25, 26); ``𝒦 𝒯`` by the blocks of ``𝒯`` (Eq. 25: its upper
-    right block is zero, its diagonal ones equal). Returns −1 (a step of :func:`partials`)."""
+    right block is zero, its diagonal ones equal). Each product runs along rows (a row of the
+    result gains a multiple of a row of a factor), so the inner loops are contiguous and carry no
+    chain of sums. Returns −1 (a step of :func:`partials`)."""
     row, pl = rows[j], plan[j]
     m, p = row[Row.NODE_DIM], row[Row.PARENT]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     f, u, P, K = pl[Plan.F], pl[Plan.U], pl[Plan.P], pl[Plan.K]
-    for c in range(6):  # row by row of 𝒫: contiguous inner loops
-        s = 0.0
+    for c in range(6):
+        Kc, s = work[K + c * Seed.SIZE: K + (c + 1) * Seed.SIZE], 0.0
         for k in range(Seed.SIZE):
-            work[K + c * Seed.SIZE + k] = 0.0
+            Kc[k] = 0.0
         for r in range(m):
             e = arena[eo + r * er + c * ec].real
             s += e * work[f + r]
+            Pr = work[P + r * Seed.SIZE: P + (r + 1) * Seed.SIZE]
             for k in range(Seed.SIZE):
-                work[K + c * Seed.SIZE + k] += e * work[P + r * Seed.SIZE + k]
+                Kc[k] += e * Pr[k]
         work[u + c] = s
     if p < 0:
         return -1
@@ -767,39 +815,42 @@ def _gather(rows, arena, plan, work, scratch, j):
     moved = pp[Plan.NONZERO] + (Nonzero.records + pl[Plan.RECORD]) * n2  # the flags of ∂Γ (Nonzero)
     KT, KW = scratch[GatherWork.KT: GatherWork.KT + 72], scratch[GatherWork.KW: GatherWork.KW + 6 * n2]
     T, W = pl[Plan.T], pl[Plan.W]
-    ka, ta = K + Seed.acceleration, T + Seed.acceleration * Seed.SIZE
-    for c in range(6):
-        for k in range(6):  # [𝒦_v 𝒦_a] 𝒯 = [𝒦_v ΓE + 𝒦_a (ΓA + G)   𝒦_a ΓE]
-            s, t = 0.0, 0.0
-            for l in range(6):
-                x = work[T + l * Seed.SIZE + k]
-                ka_l = work[ka + c * Seed.SIZE + l]
-                s += work[K + c * Seed.SIZE + l] * x + ka_l * work[ta + l * Seed.SIZE + k]
-                t += ka_l * x
-            KT[c * Seed.SIZE + k] = s
-            KT[c * Seed.SIZE + Seed.acceleration + k] = t
+    for c in range(6):  # [𝒦_v 𝒦_a] 𝒯 = [𝒦_v ΓE + 𝒦_a (ΓA + G)   𝒦_a ΓE]; 𝒦 W
+        Kc = work[K + c * Seed.SIZE: K + (c + 1) * Seed.SIZE]
+        KTc, KWc = KT[c * Seed.SIZE: (c + 1) * Seed.SIZE], KW[c * n2: (c + 1) * n2]
+        for k in range(Seed.SIZE):
+            KTc[k] = 0.0
         for x in range(n2):
-            s = 0.0
-            for l in range(Seed.SIZE):
-                s += work[K + c * Seed.SIZE + l] * work[W + l * n2 + x]
-            KW[c * n2 + x] = s
+            KWc[x] = 0.0
+        for l in range(6):
+            kv, ka = Kc[l], Kc[Seed.acceleration + l]
+            Tv = work[T + l * Seed.SIZE: T + l * Seed.SIZE + 6]
+            Ta = work[T + (Seed.acceleration + l) * Seed.SIZE: T + (Seed.acceleration + l) * Seed.SIZE + 6]
+            for k in range(6):
+                KTc[k] += kv * Tv[k] + ka * Ta[k]
+                KTc[Seed.acceleration + k] += ka * Tv[k]
+        for l in range(Seed.SIZE):
+            e, Wl = Kc[l], work[W + l * n2: W + (l + 1) * n2]
+            for x in range(n2):
+                KWc[x] += e * Wl[x]
     for r in range(mp):
-        s = 0.0
-        for c in range(6):
-            s += arena[go + c * mp + r].real * work[u + c]
-        work[fp + r] += s
+        Pr, gr, s = work[Pp + r * Seed.SIZE: Pp + (r + 1) * Seed.SIZE], work[gp + r * n2: gp + (r + 1) * n2], 0.0
         for c in range(6):
             e = arena[go + c * mp + r].real
+            s += e * work[u + c]
+            KTc, KWc = KT[c * Seed.SIZE: (c + 1) * Seed.SIZE], KW[c * n2: (c + 1) * n2]
             for k in range(Seed.SIZE):
-                work[Pp + r * Seed.SIZE + k] += e * KT[c * Seed.SIZE + k]
-        for x in range(n2):
-            s = 0.0
-            for c in range(6):
-                s += arena[go + c * mp + r].real * KW[c * n2 + x]
-            if not rigid_p and work[moved + x] != 0.0:
-                for c in range(6):
-                    s += work[dG + (x * 6 + c) * mp + r] * work[u + c]
-            work[gp + r * n2 + x] += s
+                Pr[k] += e * KTc[k]
+            for x in range(n2):
+                gr[x] += e * KWc[x]
+        work[fp + r] += s
+        if not rigid_p:
+            for x in range(n2):
+                if work[moved + x] != 0.0:
+                    t = 0.0
+                    for c in range(6):
+                        t += work[dG + (x * 6 + c) * mp + r] * work[u + c]
+                    gr[x] += t
     return -1
 
 
@@ -810,54 +861,67 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
     by ``(Γ_o E_℘)*``, the diagonal block of ``𝒯`` (Eq. 25), and reaches the parent's rows by the
     weight ``H_℘ Γ_o*`` (:func:`_seeds`); the second multiplies by ``𝒯``'s nonzero blocks only.
     ``∂H f`` and ``∂E* f`` are left out in the columns where ``∂H`` or ``∂E`` is zero
-    (:data:`Nonzero`). Returns −1 (a step of :func:`partials`)."""
+    (:data:`Nonzero`). Products run along rows of the column blocks (contiguous inner loops), and
+    a row of ``D`` gains them by :func:`_add_columns`. Returns −1 (a step of :func:`partials`)."""
     row, pl = rows[i], plan[i]
     m, n = row[Row.NODE_DIM], row[Row.NV]
     x2 = 3 * n
     eo, er, ec, ho = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H]
     dof, f, g, dH, dh = pl[Plan.DOF], pl[Plan.F], pl[Plan.G], pl[Plan.DH], pl[Plan.DHINGE]
     nzE, nzH = pl[Plan.NONZERO] + Nonzero.E * x2, pl[Plan.NONZERO] + Nonzero.H * x2
-    for x in range(x2):
-        col = _column(dof, x, n, nv)
-        for r in range(n):
-            s = work[dh + x * n + r]
-            for k in range(m):
-                s += arena[ho + r * m + k].real * work[g + k * x2 + x]
-            for k in range(m if work[nzH + x] != 0.0 else 0):
-                s += work[dH + (x * n + r) * m + k] * work[f + k]
-            D[dof + r, col] += s
+    xv, y = scratch[0: 6 * x2], scratch[6 * x2: 12 * x2]  # columns of i: δu(i), then up its ancestors
+    own = scratch[12 * x2: 13 * x2]  # one row of D's block
+    for r in range(n):  # own block: H g + ∂H f + the hinge force's partials
+        for x in range(x2):
+            t = work[dh + x * n + r]
+            if work[nzH + x] != 0.0:
+                dHx = work[dH + (x * n + r) * m: dH + (x * n + r + 1) * m]
+                for k in range(m):
+                    t += dHx[k] * work[f + k]
+            own[x] = t
+        for k in range(m):
+            e, gk = arena[ho + r * m + k].real, work[g + k * x2: g + (k + 1) * x2]
+            for x in range(x2):
+                own[x] += e * gk[x]
+        _add_columns(D, dof + r, own, dof, n, nv)
     if x2 == 0 or row[Row.PARENT] < 0:
         return -1
-    xv, y = scratch[0: 6 * x2], scratch[6 * x2: 12 * x2]  # columns of i, rows of its ancestors
     dE = pl[Plan.DE]
     for c in range(6):  # δu(i) = ∂E* f + E* g
+        xc = xv[c * x2: (c + 1) * x2]
         for x in range(x2):
-            s = 0.0
-            for r in range(m):
-                s += arena[eo + r * er + c * ec].real * work[g + r * x2 + x]
-            for r in range(m if work[nzE + x] != 0.0 else 0):
-                s += work[dE + (x * m + r) * 6 + c] * work[f + r]
-            xv[c * x2 + x] = s
+            t = 0.0
+            if work[nzE + x] != 0.0:
+                for r in range(m):
+                    t += work[dE + (x * m + r) * 6 + c] * work[f + r]
+            xc[x] = t
+        for r in range(m):
+            e, gr = arena[eo + r * er + c * ec].real, work[g + r * x2: g + (r + 1) * x2]
+            for x in range(x2):
+                xc[x] += e * gr[x]
     here = i
     while True:
         j = rows[here, Row.PARENT]
         nj, dj = rows[j, Row.NV], plan[j, Plan.DOF]
         HG, T = plan[here, Plan.HGAMMA], plan[here, Plan.T]
-        for x in range(x2):
-            col = _column(dof, x, n, nv)
-            for r in range(nj):
-                s = 0.0
-                for c in range(6):
-                    s += work[HG + r * 6 + c] * xv[c * x2 + x]
-                D[dj + r, col] += s
+        for r in range(nj):
+            for x in range(x2):
+                own[x] = 0.0
+            for c in range(6):
+                e, xc = work[HG + r * 6 + c], xv[c * x2: (c + 1) * x2]
+                for x in range(x2):
+                    own[x] += e * xc[x]
+            _add_columns(D, dj + r, own, dof, n, nv)
         if rows[j, Row.PARENT] < 0:
             break
-        for c in range(6):
+        for c in range(6):  # (Γ_o E_℘)* δu
+            yc = y[c * x2: (c + 1) * x2]
             for x in range(x2):
-                s = 0.0
-                for k in range(6):
-                    s += work[T + k * Seed.SIZE + c] * xv[k * x2 + x]
-                y[c * x2 + x] = s
+                yc[x] = 0.0
+            for k in range(6):
+                e, xk = work[T + k * Seed.SIZE + c], xv[k * x2: (k + 1) * x2]
+                for x in range(x2):
+                    yc[x] += e * xk[x]
         for k in range(6 * x2):
             xv[k] = y[k]
         here = j
@@ -866,23 +930,28 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
     Y, Z = scratch[0: n * 12], scratch[n * 12: 2 * n * 12]  # rows of i, columns of its ancestors
     P = pl[Plan.P]
     for r in range(n):
+        Yr = Y[r * Seed.SIZE: (r + 1) * Seed.SIZE]
         for c in range(Seed.SIZE):
-            s = 0.0
-            for k in range(m):
-                s += arena[ho + r * m + k].real * work[P + k * Seed.SIZE + c]
-            Y[r * Seed.SIZE + c] = s
+            Yr[c] = 0.0
+        for k in range(m):
+            e, Pk = arena[ho + r * m + k].real, work[P + k * Seed.SIZE: P + (k + 1) * Seed.SIZE]
+            for c in range(Seed.SIZE):
+                Yr[c] += e * Pk[c]
     l = i
     while True:
         j = rows[l, Row.PARENT]
-        x3, dj = 3 * rows[j, Row.NV], plan[j, Plan.DOF]
+        nj = rows[j, Row.NV]
+        x3, dj = 3 * nj, plan[j, Plan.DOF]
         W, T = plan[l, Plan.W], plan[l, Plan.T]
-        for x in range(x3):
-            col = _column(dj, x, rows[j, Row.NV], nv)
-            for r in range(n):
-                s = 0.0
-                for c in range(Seed.SIZE):
-                    s += Y[r * Seed.SIZE + c] * work[W + c * x3 + x]
-                D[dof + r, col] += s
+        out = scratch[24 * n: 24 * n + x3]  # one row of D's block of an ancestor
+        for r in range(n):
+            for x in range(x3):
+                out[x] = 0.0
+            for c in range(Seed.SIZE):
+                e, Wc = Y[r * Seed.SIZE + c], work[W + c * x3: W + (c + 1) * x3]
+                for x in range(x3):
+                    out[x] += e * Wc[x]
+            _add_columns(D, dof + r, out, dj, nj, nv)
         if rows[j, Row.PARENT] < 0:
             break
         ta = T + Seed.acceleration * Seed.SIZE
@@ -903,6 +972,9 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
 
 
 @register
-def _column(dof, x, n, nv):
-    """The column of ``D`` of a body's column ``x`` (its ``θ``, then ``θ̇``, then ``θ̈``)."""
-    return dof + x if x < n else nv + dof + x - n if x < 2 * n else 2 * nv + dof + x - 2 * n
+def _add_columns(D, r, values, dof, n, nv):
+    """``D[r]`` gains a body's ``3 n`` column values (its ``θ``, ``θ̇``, ``θ̈`` columns, each block
+    of ``n`` at ``dof`` in its third of ``D``)."""
+    for b in range(3):
+        for x in range(n):
+            D[r, b * nv + dof + x] += values[b * n + x]

@@ -92,7 +92,7 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forw
     layout = system._engine.layout
     if get_backend() != "compiled" or layout is None or not layout.all_compiled:
         return None
-    if np.ndim(q) == 1:
+    if q.ndim == 1:
         return _one_state(system, layout, q, v, dv, forward)
     if forward:
         raise SKOError("compiled_partials: forward=True takes one state (1-D inputs), got a batch")
@@ -117,6 +117,9 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forw
     local_derivatives.batch_partials(table, layout.reals, arena, Qdot, X, plan, np.empty((B, size)),
                                      np.empty((B, scratch)), D, _MOTION, True, local_derivatives.steps(layout), status,
                                      layout.local_address)
+    if (status == local_derivatives.NOT_FINITE_HINGE).any():
+        s = int(np.flatnonzero(status == local_derivatives.NOT_FINITE_HINGE)[0])
+        _raise_hinge(system, Q[s], V[s], X[s], s)
     if (status >= 0).any():
         s = int(np.flatnonzero(status >= 0)[0])
         _raise_rejected(system, layout, Q[s], V[s], int(status[s]), s)
@@ -138,15 +141,19 @@ def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray, for
         if not _every(_finite(np.concatenate([q, v, dv]))):
             return None  # the caller's checks name the input
         _check_bodies(system, q)
-    Qdot = _qdot_matrix(system, q)
-    if not (dv.dtype is _F8 and dv.flags.c_contiguous):  # the prepared call reads dv as C-ordered float64
+    Qdot = system._constant_qdot
+    if Qdot is None:  # the prepared call reads dv and Qdot as C-ordered float64 (the constant one is)
+        Qdot = np.ascontiguousarray(_qdot_matrix(system, q), dtype=_F8)
+    if not (dv.dtype is _F8 and dv.flags.c_contiguous):
         dv = np.ascontiguousarray(dv, dtype=_F8)
-    status, D = layout.local_call(q, v, dv, np.ascontiguousarray(Qdot, dtype=_F8))
+    status, D = layout.local_call(q, v, dv, Qdot)
     if status != -1:
         if status == local_derivatives.NOT_FINITE_INPUT:
             return None  # the caller's checks name the input
         if status >= 0:
             _raise_rejected(system, layout, q, v, status, None)
+        if status == local_derivatives.NOT_FINITE_HINGE:
+            _raise_hinge(system, q, v, dv, None)
         _raise_non_finite(system, q, v, dv, None)  # NOT_FINITE_RESULT
     if layout.hinge_forces:
         _add_python_terms(system, layout, q, v, Qdot, D)
@@ -346,6 +353,15 @@ def _raise_rejected(system, layout, q: np.ndarray, v: np.ndarray, row: int, s: i
                           f"which the real state passes: keep complex numbers through the kernel{also}")
 
 
+def _raise_hinge(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, s: int | None):
+    """The error of a state (``s`` of a batch) at which a compiled hinge force returned False or
+    a number that is not finite: inverse dynamics' own there, which names the body."""
+    with state_named(s), np.errstate(all="ignore"):
+        system.inverse_dynamics(q, v, dv)
+    raise KernelError(f"a compiled hinge force returned False or a number that is not finite at state {s} (the "
+                      "local derivatives, DERIVATIVES.md §9), which inverse dynamics accepts there")
+
+
 def _raise_non_finite(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, s: int | None):
     """The error of derivatives that left the floating-point range at state ``s`` of a batch
     (:func:`~sko.systems.overflow.derivatives_overflow`)."""
@@ -365,19 +381,29 @@ def _qdot_matrix(system, q: np.ndarray) -> np.ndarray:
 
 
 def _add_hinge(system, k, q: np.ndarray, v: np.ndarray, Qdot: np.ndarray, D: np.ndarray) -> None:
-    """Body ``k``'s hinge force's columns, by complex step in its own coordinates (Eq. 1, 21);
-    ``Qdot`` the tangent columns."""
-    body, qs, vs, n = system.body(k), system.q_slices[k], system.dof_slices[k], system.dof_size
-    if vs.stop == vs.start:
+    """Body ``k``'s hinge force's columns, by complex step in its own coordinates (Eq. 1, 21):
+    column ``ι`` along ``q̇(q, e_ι)``, column ``n_k + ι`` along ``θ̇_ι``, each call given its own
+    row of the complex states; ``Qdot`` the tangent columns."""
+    body, qs, vs = system._body[k], system.q_slices[k], system.dof_slices[k]
+    n_k = vs.stop - vs.start
+    if n_k == 0:
         return
-    qk, vk = q[qs], v[vs]
-    zq, zv = qk + 0j, vk + 0j
-    along_q = [body.hinge_force(z, zv) for z in qk + 1j * _STEP * Qdot[qs, vs].T]  # row i: along q̇(q, e_i)
-    if along_q[0] is None:
+    Zq = np.empty((2 * n_k, qs.stop - qs.start), dtype=complex)
+    Zv = np.empty((2 * n_k, n_k), dtype=complex)
+    Zq[:], Zv[:] = q[qs], v[vs]
+    Zq.imag[:n_k] = _STEP * Qdot[qs, vs].T
+    Zv.imag[n_k:] = _STEP * np.eye(n_k)
+    first = body.hinge_force(Zq[0], Zv[0])
+    if first is None:
         return
-    along_v = [body.hinge_force(zq, z) for z in vk + 1j * _STEP * np.eye(vs.stop - vs.start)]
-    D[vs, vs] += np.imag(along_q).T / _STEP  # a scalar force (one for every θ̇ of the body) broadcasts
-    D[vs, n + vs.start: n + vs.stop] += np.imag(along_v).T / _STEP
+    out = np.empty((n_k, 2 * n_k))
+    out[:, 0] = np.imag(first)  # a scalar force (one for every θ̇ of the body) broadcasts
+    for x in range(1, 2 * n_k):
+        out[:, x] = np.imag(body.hinge_force(Zq[x], Zv[x]))
+    out /= _STEP
+    n = system.dof_size
+    D[vs, vs] += out[:, :n_k]
+    D[vs, n + vs.start: n + vs.stop] += out[:, n_k:]
 
 
 def _add_tendons(system, q: np.ndarray, D: np.ndarray) -> None:

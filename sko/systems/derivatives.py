@@ -137,14 +137,15 @@ def _plain_state(system, q, v, x) -> tuple | None:
     full checks then run). Whether they are finite is checked where they are read: by the compiled
     recursion (:func:`~sko.systems.body_derivatives.compiled_partials` declines a state that is
     not) or, for forward dynamics, by ``system.forward_dynamics``."""
-    out = []
-    for value, size in ((q, system.q_size), (v, system.dof_size), (x, system.dof_size)):
-        if value is None and out:
-            value = np.zeros(size)
-        if type(value) is not np.ndarray or value.dtype is not _F8 or value.shape != (size,):
+    n = system.dof_size
+    if type(q) is not np.ndarray or q.dtype is not _F8 or q.shape != (system.q_size,):
+        return None
+    v = np.zeros(n) if v is None else v
+    x = np.zeros(n) if x is None else x
+    for value in (v, x):
+        if type(value) is not np.ndarray or value.dtype is not _F8 or value.shape != (n,):
             return None
-        out.append(value)
-    return out
+    return q, v, x
 
 
 def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray) -> tuple | None:
@@ -152,7 +153,8 @@ def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray
     (:func:`~sko.systems.body_derivatives.compiled_partials`; forward dynamics by Eq. 3), or
     ``None`` where it does not run."""
     if name == "inverse_dynamics_derivatives":
-        _dynamics_are_numbers(system, q[None], v[None], x[None], False)
+        if (layout := system._engine.layout) is None or layout.hinge_forces:  # compiled ones: the recursion checks them
+            _dynamics_are_numbers(system, q[None], v[None], x[None], False)
         return body_derivatives.compiled_partials(system, q, v, x)
     return body_derivatives.compiled_partials(system, q, v, system.forward_dynamics(q, v, x), forward=True)
 

@@ -347,6 +347,32 @@ def test_a_hinge_force_rejecting_or_raising_is_named_with_its_message():
         system.forward_dynamics(np.array([0.1, 0.2]), v)
 
 
+@hinge_force_kernel
+def root_spring(q, v, constants, out):
+    out[0] = np.sqrt(q[0])  # NaN at a negative float, finite at a complex step of one
+    return True
+
+
+def test_derivatives_check_the_compiled_hinge_force_at_the_real_state():
+    """The local recursion takes its complex steps of a compiled hinge force, which may be finite
+    where the force is not a number (``√q`` at ``q < 0``): it runs the hook at the real state
+    too, and the derivatives raise there as inverse dynamics does; where the hook returns False
+    at the real state, its own error."""
+    system = _bead_with(root_spring)
+    q, v, a = np.array([0.1, -0.2]), np.array([0.3, 0.1]), np.array([0.2, -0.4])
+    with pytest.raises(NonFiniteError, match="'tampered'.*root_spring"):
+        system.inverse_dynamics_derivatives(q, v, a)
+    with pytest.raises(NonFiniteError, match="state 1 of the batch.*'tampered'.*root_spring"):
+        system.inverse_dynamics_derivatives(np.array([-q, q]), np.array([v, v]), np.array([a, a]))
+    fine = system.inverse_dynamics_derivatives(np.abs(q), v, a)
+    exact = system.inverse_dynamics_derivatives(np.abs(q), v, a, method="complex_step")
+    for x, y in zip(fine, exact):
+        assert_close(x, y, 1e-10)
+    system = _bead_with(refusing_spring)
+    with pytest.raises(BodyError, match="'tampered'.*refusing_spring.*returned False"):
+        system.inverse_dynamics_derivatives(np.array([0.1, 200.0]), v, a)
+
+
 def _reference(system, q, v):
     with use_backend("reference"):
         return system.forward_dynamics(q, v)
