@@ -345,11 +345,13 @@ def _verify(args) -> int:
     start = time.perf_counter()
     results = run(models=models, checks=checks, symbolic=args.symbolic, progress=_progress(args.symbolic),
                   backend=args.backend, **_kernels_aside(args, models, selected))
-    return _report(args, results, time.perf_counter() - start)
+    still = [m.name for m in models or () if not isinstance(m, str) and m.model.dof_size == 0]
+    return _report(args, results, time.perf_counter() - start, still)
 
 
-def _report(args, results, elapsed: float) -> int:
-    """The table (or JSON, or summary) of ``results`` and the exit status."""
+def _report(args, results, elapsed: float, still: Sequence[str] = ()) -> int:
+    """The table (or JSON, or summary) of ``results`` and the exit status; ``still`` names the
+    models without degrees of freedom, to which no check applies (said on stderr)."""
     failed = [r for r in results if not r.passed]
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=1))
@@ -362,7 +364,9 @@ def _report(args, results, elapsed: float) -> int:
               f"{len(results) - len(failed)} passed, {len(failed)} failed in {elapsed:.1f} s")
     for r in failed:
         print(f"FAILED {r.model}: {r.name} ({r.equation}): {r.detail}", file=sys.stderr)
-    if not results:
+    for name in still:
+        print(f"model {name} has no degrees of freedom: no check applies", file=sys.stderr)
+    if not results and not still:
         print("error: no check ran", file=sys.stderr)
         return 1
     return 1 if failed else 0

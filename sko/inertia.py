@@ -142,6 +142,9 @@ def check_physical_inertia(mass: float, com, inertia_com, where: str, error: typ
     # subnormal moments (below 2.2e-308) carry fewer digits than rtol asks for: a violation within
     # a few of their steps (2**-1074) is rounding, e.g. of the nearest physical inertia stored
     resolution = 8 * float(np.ldexp(1.0, -1074 - e)) / scale if scale > 0 else 0.0
+    if violation > max(rtol, resolution) and scale <= 0:  # no size to judge the moments by: their sum is negative
+        raise error(f"{where}: rotational inertia is not positive semidefinite: principal moments "
+                    f"{', '.join(_value(x, e) for x in J)} sum to {_value(float(J.sum()), e)} < 0")
     if violation > max(rtol, resolution):
         what = "is not positive semidefinite" if J.min() < -rtol * scale else "is not physical"
         raise error(f"{where}: rotational inertia {what}: principal moments {', '.join(_value(x, e) for x in J)} "

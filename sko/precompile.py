@@ -404,10 +404,13 @@ def compile_system(system, progress: bool = True) -> float:
     registered with :func:`sko.engine.state_kernels.state_kernel`, cached beside its source) and the
     requests they feed, one state and a batch, for float64 and complex128, as :func:`steps` does
     for the library's systems (``sko compile --model``). In this process: the system need not be
-    rebuilt elsewhere. Returns the seconds it took."""
+    rebuilt elsewhere. A system without degrees of freedom runs no kernel of its own: nothing is
+    compiled. Returns the seconds it took."""
     from tqdm import tqdm
 
     start = time.perf_counter()
+    if not system.dof_size:
+        return time.perf_counter() - start
     dtypes = (np.float64, np.complex128)
     with tqdm(total=len(dtypes), desc="sko compile", unit="step", disable=not progress) as bar:
         for dtype in dtypes:

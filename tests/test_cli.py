@@ -263,3 +263,27 @@ def test_file_options_need_a_file():
                           (["verify", "--mjcf", "x.xml", "--floating-base"], "--floating-base needs --urdf")):
         proc = _run(*args)
         assert proc.returncode == 2 and message in proc.stderr, (args, proc.stderr)
+
+
+_FIXED_ROBOT = """<robot name="bolted"><link name="base"/>
+<link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+<joint name="weld" type="fixed"><parent link="base"/><child link="arm"/></joint></robot>"""
+
+
+def test_verify_and_compile_a_model_without_degrees_of_freedom(tmp_path, monkeypatch, capsys):
+    """A URDF whose links are all fixed loads as a system with nv = 0 (sko.io.urdf): no check
+    applies to it, and it has no kernels of its own. Checks failed on it with numpy's errors
+    (IndexError, "need at least one array to stack") and sko compile --model with IndexError."""
+    from sko.cli import main
+
+    path = tmp_path / "bolted.urdf"
+    path.write_text(_FIXED_ROBOT)
+    assert main(["verify", "--urdf", str(path), "--summary"]) == 0
+    out = capsys.readouterr()
+    assert "FAILED" not in out.err and "model bolted.urdf has no degrees of freedom: no check applies" in out.err
+    (tmp_path / "bolted_robot.py").write_text(f"from sko.io import load_urdf\n\ndef build():\n"
+                                              f"    return load_urdf({str(path)!r})\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["compile", "--model", "bolted_robot:build", "--quiet"]) == 0, capsys.readouterr().err
+    assert main(["verify", "--model", "bolted_robot:build", "--summary"]) == 0
+    assert "FAILED" not in capsys.readouterr().err

@@ -133,6 +133,42 @@ def test_sweeps_samples_and_compile_take_it(declared, tmp_path, monkeypatch):
     np.testing.assert_allclose(group[NAME][:], system.kinetic_energy_only(group["q"][:], group["v"][:]), rtol=1e-13)
 
 
+def _twice_kinetic_reference(system, q, v, x, external_forces):
+    return 2.0 * _kinetic_reference(system, q, v, x, external_forces)
+
+
+def test_a_store_refuses_a_request_declared_anew_under_its_name(tmp_path):
+    """A store records the identity of a request ``declare`` added (the package's own are the
+    package version's): the same name declared to compute something else resumed the array."""
+    pytest.importorskip("dask.array")
+    pytest.importorskip("zarr")
+    from sko.scale.stores import StoreError
+
+    system, store = build(), tmp_path / "store"
+    for declaration, refused in ((DECLARATION, False), (DECLARATION, False),
+                                 (Declaration(NAME, "T", reference=_twice_kinetic_reference, velocities=True,
+                                              doc="twice the kinetic energy"), True)):
+        declare(declaration, REQUEST)
+        try:
+            if refused:
+                with pytest.raises(StoreError, match=rf"holds '{NAME}' computed from another 'request'"):
+                    sweep.sample(system, 4, ["T"], store, chunk=2)
+            else:
+                sweep.sample(system, 4, ["T"], store, chunk=2)  # the first run, then its resumption
+        finally:
+            withdraw(NAME)
+
+
+@pytest.mark.parametrize("name", ["q", "v", "dv", "tau"])
+def test_a_request_named_like_an_input_is_refused(name):
+    """A sample stores its inputs and requests as arrays by name: a request named ``tau``
+    would be written into the drawn torques' array."""
+    with pytest.raises(SKOError, match=rf"request {name!r} has the name of an input"):
+        declare(Declaration(name, name.upper(), reference=_kinetic_reference, velocities=True, doc=""),
+                Request(name, _kinetic, Terms.MOTION, None, True, lambda s: (1,), lambda s: ()))
+    assert name not in DECLARATIONS and name not in REQUESTS
+
+
 def test_declarations_are_refused_when_they_clash():
     with pytest.raises(SKOError, match="already declared"):
         declare(Declaration("mass_matrix", "M2", reference=_kinetic_reference, doc=""))

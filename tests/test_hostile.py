@@ -693,6 +693,58 @@ def test_a_body_types_bad_state_is_refused_on_both_paths(field_, value, error, w
             METHODS[method](system, q, q, q)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", ["forward_dynamics", "inverse_dynamics", "energy"])
+@pytest.mark.parametrize("field_, value", [("M", np.eye(1) + 1e-3j), ("a", np.array([1e-3j])),
+                                           ("E", np.zeros((1, 6)) + 1e-3j)])
+def test_a_body_types_complex_state_at_a_real_state_is_refused(field_, value, method, backend):
+    """The compiled path dropped the imaginary part (a ComplexWarning), the reference path
+    answered complex numbers at a real state."""
+    system = MultibodySystem([RigidBody("r", None, Revolute(), I6), _Toy("toy", "r", field_, value)])
+    with use_backend(backend), pytest.raises(BodyError, match=rf"body 'toy' \(_Toy\) returned a complex {field_} "
+                                                               r"at a real state"):
+        METHODS[method](system, np.array([0.1, 0.2]), np.array([0.1, 0.2]), np.array([0.1, 0.2]))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_complex_parameters_make_a_body_types_state_complex_at_a_real_state(backend):
+    """The regressors' complex step in a body's parameters π (not its state) is not refused."""
+    from sko.examples.bodies import flexible_two_link
+
+    system = flexible_two_link()
+    rng = np.random.default_rng(0)
+    q, v, dv = system.random_configuration(rng), rng.normal(size=system.nv), rng.normal(size=system.nv)
+    with use_backend(backend):
+        Y = system.joint_torque_regressor(q, v, dv)
+        want = system.inverse_dynamics(q, v, dv) - system.hinge_forces(q, v)
+    np.testing.assert_allclose(Y @ system.inertial_parameters(), want, rtol=1e-9, atol=1e-9)
+
+
+class _ToyForce(_Toy):
+    """:class:`_Toy` with a good state and the hinge force ``force``."""
+
+    def __init__(self, name, parent, force):
+        super().__init__(name, parent, "b", np.zeros(1))
+        self.force = force
+
+    def hinge_force(self, q, qd):
+        return self.force
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("method", ["forward_dynamics", "inverse_dynamics"])
+@pytest.mark.parametrize("force, error, message", [
+    (np.array([1e-3j]), BodyError, r"its hinge_force returns complex forces at a real state"),
+    (np.array(["1"]), BodyError, r"its hinge_force returns .*dtype <U1"),
+    (np.array([np.nan]), NonFiniteError, r"its hinge_force returns NaN or infinity"),
+])
+def test_a_body_types_bad_hinge_force_is_named(force, error, message, method, backend):
+    """numpy's UFuncTypeError came from adding a complex or text force to the real forces."""
+    system = MultibodySystem([RigidBody("r", None, Revolute(), I6), _ToyForce("toy", "r", force)])
+    with use_backend(backend), pytest.raises(error, match=r"body 'toy' \(_ToyForce\): " + message):
+        METHODS[method](system, np.array([0.1, 0.2]), np.array([0.1, 0.2]), np.array([0.1, 0.2]))
+
+
 def test_a_request_is_linear_in_memory():
     """The compiled request allocated nv × nv (the identity for ℳ^{-1}) and Σm × nv scratch for
     every request: forward dynamics of a 2000-link chain was quadratic (115 ms; 4 ms now). The

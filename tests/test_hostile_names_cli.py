@@ -167,6 +167,15 @@ def test_center_of_mass_of_a_massless_system_is_undefined_on_both_backends(backe
                     method(q)
 
 
+@pytest.mark.parametrize("method", ["centroidal_momentum_matrix", "centroidal_momentum_matrix_rate"])
+def test_the_centroidal_terms_of_a_massless_system_say_its_mass_as_a_real_number(method):
+    """The rate's complex step said "the total mass is 0j"."""
+    system = _massless()
+    with pytest.raises(RigidSystemError, match=r"the total mass is 0, so the centre of mass and the centroidal "):
+        getattr(system, method)(np.zeros(2), np.ones(2)) if method.endswith("rate") else getattr(system, method)(
+            np.zeros(2))
+
+
 def test_center_of_mass_of_a_system_with_no_moving_body_is_undefined():
     system = SystemBuilder().build()
     for method in (system.center_of_mass, system.center_of_mass_jacobian):

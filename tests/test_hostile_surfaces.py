@@ -14,6 +14,7 @@ from sko.bodies.contract import BodyError
 from sko.errors import JointError
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 from sko.io import load_mjcf
+from sko.scale.stores import StoreError
 
 SCALE = importlib.util.find_spec("dask") is not None and importlib.util.find_spec("zarr") is not None
 needs_scale = pytest.mark.skipif(not SCALE, reason="needs the scale extra (dask, zarr)")
@@ -82,10 +83,29 @@ def _sweep(**kw):
     return lambda: sweep(ARM, **{"what": "mass_matrix", "q": Q, **kw})
 
 
+def _dask(x):
+    import dask.array as da
+
+    return da.from_array(x, chunks=2)
+
+
+def _symbolic_states():
+    import sympy
+
+    Q = np.zeros((2, 7), dtype=object)
+    Q[0, 0] = sympy.Symbol("q")
+    return Q
+
+
 def _sample(tmp, **kw):
     from sko.scale.sweep import sample
 
     return lambda: sample(ARM, **{"states": 5, "what": "fd", "store": tmp / "s.zarr", **kw})
+
+
+def _file(tmp):
+    (tmp / "file").write_text("not a folder")
+    return True
 
 
 # ----------------------------------------------------------------------------- older surfaces
@@ -114,6 +134,35 @@ def _ragged_custom_joint():
     joint = CustomJoint(1, 1, lambda q, v: (np.eye(6), [[1.0, 0.0], [0.0], [0.0], [0.0], [0.0], [0.0]], np.zeros(6)),
                         name="wobbly")
     joint.kinematics(np.zeros(1), np.zeros(1))
+
+
+_S_Z = np.array([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]]).T
+
+
+def _turn_z(q):
+    from sko.spatial import rot, rz
+
+    return rot(rz(q[0]))
+
+
+def _custom_joint_system(kinematics=None, normalize=None):
+    from sko.systems.builder import SystemBuilder
+
+    b = SystemBuilder()
+    joint = CustomJoint(1, 1, kinematics or (lambda q, v: (_turn_z(q), _S_Z, np.zeros(6))), normalize=normalize,
+                        name="hand-made")
+    b.add_body("link", None, joint, mass=1.0, com=[0.1, 0.0, 0.0], inertia_com=np.eye(3))
+    return b.build()
+
+
+def _custom_joint_call(method, **kw):
+    system = _custom_joint_system(**kw)
+    return lambda: getattr(system, method)(np.array([0.3]), np.array([0.5]))
+
+
+def _custom_joint_normalize(normalize):
+    system = _custom_joint_system(normalize=normalize)
+    return lambda: system.normalize(np.array([0.3]))
 
 
 def _infinite_rotor():
@@ -153,6 +202,15 @@ CASES = {
                                  r"sweep: overwrite must be True or False, got 'yes'"),
     "sweep client an address": (lambda tmp: _sweep(client="tcp://127.0.0.1:9"), SKOError,
                                 r"sweep: client must be a dask.distributed.Client"),
+    "sweep complex q": (lambda tmp: _sweep(q=np.zeros((3, 7)) + 1e-3j), DimensionError,
+                        r"sweep: q must hold real numbers, got complex128"),
+    "sweep complex dask v": (lambda tmp: _sweep(what="fd", v=_dask(np.zeros((4, 7), dtype=complex))), DimensionError,
+                             r"sweep: v must hold real numbers, got complex128"),
+    "sweep symbolic q": (lambda tmp: _sweep(q=_symbolic_states()), DimensionError,
+                         r"sweep: q must hold real numbers, got object"),
+    "sample states beyond what a graph of tasks holds": (
+        lambda tmp: _sample(tmp, states=10**12), DimensionError,
+        r"sample: 1000000000000 states in chunks of 4096 are 244140625 tasks, more than 1048576: give a larger chunk"),
     "sample store None": (lambda tmp: _sample(tmp, store=None), SKOError, r"sample: store must be the path"),
     "sample store a number": (lambda tmp: _sample(tmp, store=3), SKOError, r"sample: store must be the path"),
     "sample what None": (lambda tmp: _sample(tmp, what=None), SKOError, r"sample: what must be a request name or"),
@@ -161,6 +219,11 @@ CASES = {
     "sample seed -1": (lambda tmp: _sample(tmp, seed=-1), SKOError, r"sample: seed must be a non-negative integer, got -1"),
     "sample seed 1.5": (lambda tmp: _sample(tmp, seed=1.5), SKOError, r"sample: seed must be a non-negative integer"),
     "sample states True": (lambda tmp: _sample(tmp, states=True), DimensionError, r"sample: states must be a positive"),
+    "sample store in a missing folder of a read-only place": (
+        lambda tmp: _sample(tmp, store="/proc/no/s.zarr"), StoreError,
+        r"sample: cannot write store '/proc/no/s.zarr'"),
+    "sweep store under a file": (lambda tmp: _file(tmp) and _sweep(store=tmp / "file" / "s.zarr"), StoreError,
+                                 r"sweep: cannot write store '.*file/s.zarr'"),
     "phi_apply weights a list": (lambda tmp: _phi_apply_with_a_list, DimensionError,
                                  r"weights must be a mapping body → weight array phi\(parent, body\), got list"),
     "segment_blocks of the wrong size": (lambda tmp: _segment_blocks_of_the_wrong_size, DimensionError,
@@ -168,6 +231,29 @@ CASES = {
     "compress_lower layout a dict": (lambda tmp: _compress_lower_with_a_dict, DimensionError,
                                      r"compress_lower: layout must be a CompressedLayout .* got dict"),
     "custom joint ragged S": (lambda tmp: _ragged_custom_joint, JointError, r"CustomJoint 'wobbly': S returned by"),
+    "custom joint complex X_J at a real state": (
+        lambda tmp: _custom_joint_call("forward_dynamics", kinematics=lambda q, v: (_turn_z(q) + 1e-3j, _S_Z,
+                                                                                    np.zeros(6))),
+        JointError, r"CustomJoint 'hand-made': X_J returned by the user's function is complex at a real state"),
+    "custom joint complex S at a real state": (
+        lambda tmp: _custom_joint_call("inverse_dynamics", kinematics=lambda q, v: (_turn_z(q), _S_Z + 1e-3j,
+                                                                                    np.zeros(6))),
+        JointError, r"CustomJoint 'hand-made': S returned by the user's function is complex at a real state"),
+    "custom joint text X_J": (
+        lambda tmp: _custom_joint_call("forward_dynamics", kinematics=lambda q, v: (np.full((6, 6), "1"), _S_Z,
+                                                                                    np.zeros(6))),
+        JointError, r"CustomJoint 'hand-made': X_J returned by the user's function has dtype <U1"),
+    "custom joint X_J not rigid": (
+        lambda tmp: lambda: _custom_joint_system(kinematics=lambda q, v: (2.0 * np.eye(6), _S_Z, np.zeros(6))),
+        JointError, r"CustomJoint 'hand-made': X_J returned by the user's function at q = \[0\.\] is not a rigid "
+                    r"Plücker transform"),
+    "custom joint normalize of the wrong size": (lambda tmp: _custom_joint_normalize(lambda q: np.zeros(3)), JointError,
+                                                 r"CustomJoint 'hand-made': normalize returned shape \(3,\), "
+                                                 r"expected \(1,\)"),
+    "custom joint normalize complex": (lambda tmp: _custom_joint_normalize(lambda q: q + 1e-3j), JointError,
+                                       r"CustomJoint 'hand-made': normalize returned by the user's function is complex"),
+    "custom joint normalize text": (lambda tmp: _custom_joint_normalize(lambda q: "x"), JointError,
+                                    r"CustomJoint 'hand-made': normalize returned by the user's function has dtype"),
     "rotor infinite axial inertia": (lambda tmp: _infinite_rotor, BodyError,
                                      r"body 'link': axial_inertia \(J_a\) is non-finite"),
     "MJCF gravity overflowing": (_overflowing_mjcf_gravity, NonFiniteError, r"the gravity g = .*1\.7e\+308.* too large"),
@@ -210,6 +296,20 @@ def test_a_sweep_of_no_states_is_empty(tmp_path):
     assert sweep(ARM, "did", np.zeros((0, 7))).shape == (0, 3, 7, 7)
     with pytest.raises(DimensionError, match="sweep: q holds no state: there is nothing to store"):
         sweep(ARM, "fd", np.zeros((0, 7)), store=tmp_path / "s.zarr")
+
+
+@needs_scale
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_sweep_of_more_tasks_than_a_graph_holds_is_refused_before_it_is_built(monkeypatch, lazy):
+    """A sweep of 10⁹ states in chunks of 1 built its graph for hours."""
+    from sko.scale import sweep as module
+
+    monkeypatch.setattr(module, "MAX_TASKS", 4)
+    q = np.zeros((9, 7))
+    with pytest.raises(DimensionError, match=r"sweep: 9 states in chunks of 2 are 5 tasks, more than 4: give a "
+                                             r"larger chunk"):
+        module.sweep(ARM, "mass_matrix", _dask(q) if lazy else q, chunk=2)
+    assert module.sweep(ARM, "mass_matrix", q, chunk=3).shape == (9, 7, 7)
 
 
 @needs_scale

@@ -114,6 +114,16 @@ def test_bad_input_is_refused():
     np.testing.assert_array_equal(Q, kept)
 
 
+@pytest.mark.parametrize("torque, match", [
+    (lambda t, q, qd: qd + 1e-3j, r"returned bad forces: tau must hold real numbers, got complex128"),
+    (lambda t, q, qd: np.array(["1", "2", "3"]), r"returned bad forces: tau has dtype <U1"),
+])
+def test_simulate_names_a_torque_that_is_not_real_numbers(torque, match):
+    system = random_rigid_system(1, 3, constant_motion=True)
+    with pytest.raises(DimensionError, match=r"^simulate: torque\(t, q, qd\) at t = 0 s " + match):
+        simulate(system, system.random_configuration(0), np.zeros(system.nv), 1e-3, 2, torque=torque)
+
+
 def test_progress_segments_the_compiled_loop_without_changing_it(monkeypatch):
     import importlib
 

@@ -141,6 +141,66 @@ def test_a_store_without_a_record_or_of_the_wrong_shape_is_refused(tmp_path):
         sample(ARM, 5, "fd", tmp_path / "file")
 
 
+def test_an_array_removed_from_a_store_is_computed_again_whatever_flags_it_left(tmp_path):
+    """The chunk flags of a removed array are not the new array's: they raised zarr's
+    ContainsArrayError (and, read as the new array's, would have marked zeros as done)."""
+    Q, V, X = _states(20)
+    store = tmp_path / "s.zarr"
+    fd = sweep(ARM, "fd", Q, V, X, chunk=8, store=store)[:]
+    group = zarr.open_group(str(store), mode="r+")
+    del group["forward_dynamics"]  # by hand: its flags, all set, stay
+    assert stores.finished(group, "forward_dynamics").all()
+    np.testing.assert_array_equal(sweep(ARM, "fd", Q, V, X, chunk=8, store=store)[:], fd)
+
+
+@pytest.mark.parametrize("kind", ["sweep", "sample"])
+def test_a_worker_that_builds_another_model_than_the_store_records_is_refused(tmp_path, monkeypatch, kind):
+    """A factory that builds another system in a worker's process (unseeded random parameters,
+    other code on a cluster's node) wrote its chunks into a store that records the first."""
+    from sko.examples.rigid import planar_chain
+    from sko.scale import sweep as module
+
+    built = []
+
+    def another_each_time(model):  # the first system in the caller, another in each task
+        built.append(planar_chain(2, mass=1.0 + len(built)))
+        return built[-1]
+
+    monkeypatch.setattr(module, "system_of", another_each_time)
+    store = tmp_path / "s.zarr"
+    with pytest.raises(StoreError, match=rf"{kind}: a task built another model from 'chain:factory' than the store "
+                                         r"'.*s.zarr' records \(identity .*\): a factory must build the same system "
+                                         r"in every process"):
+        if kind == "sweep":
+            module.sweep("chain:factory", "mass_matrix", np.zeros((4, 2)), chunk=2, store=store)
+        else:
+            module.sample("chain:factory", 4, "M", store, chunk=2)
+    assert not stores.finished(zarr.open_group(str(store), mode="r"), "mass_matrix").any()  # nothing written
+
+
+_SEEN: dict = {}  # filled as the joint below is evaluated: data its function reads, changing with use
+
+
+def _remembering(q, v):
+    _SEEN[float(q[0])] = True
+    return _turn(q, 1.0)
+
+
+def memo_system():
+    """A factory whose system's joint function fills a global dict as it runs."""
+    return _custom(_remembering)
+
+
+def test_a_model_whose_functions_fill_their_data_as_they_run_keeps_its_identity(tmp_path):
+    """The identity is taken before the system is used, once per system: a joint function that
+    remembers what it saw (a global cache) changed its model's identity with every chunk, and the
+    tasks' check refused the store's own model."""
+    store = tmp_path / "s.zarr"
+    first = sample("tests.test_stores:memo_system", 6, "M", store, chunk=2)["mass_matrix"][:]
+    again = sample("tests.test_stores:memo_system", 6, ["M", "fd"], store, chunk=2)  # resumed, one request added
+    np.testing.assert_array_equal(again["mass_matrix"][:], first)
+
+
 def test_the_model_identity_is_its_description():
     from sko.examples.rigid import arm7
 
@@ -154,6 +214,177 @@ def test_the_model_identity_is_its_description():
            "print(model_identity(arm7()))"
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert other.stdout.split()[-1] == before  # another process (another hash seed, other addresses)
+
+
+_S = np.array([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0]]).T
+_SCALE = 1.0
+
+
+def _custom(kinematics):
+    """A one-body system on a CustomJoint of ``kinematics``."""
+    from sko.bodies.joints import CustomJoint
+    from sko.systems.builder import SystemBuilder
+
+    b = SystemBuilder()
+    b.add_body("a", None, CustomJoint(1, 1, kinematics, name="j"), mass=1.0, com=[0.1, 0.0, 0.0],
+               inertia_com=np.eye(3))
+    return b.build()
+
+
+def _turn(q, s):
+    from sko.spatial import rot, rz
+
+    return rot(rz(s * q[0])), s * _S, np.zeros(6)
+
+
+def _alike(f, name: str = "kinematics"):
+    """``f`` under one name, so that only what it computes tells two of them apart."""
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+def _with_default(scale):
+    return _alike(lambda q, v, s=scale: _turn(q, s))
+
+
+def _with_keyword_default(scale):
+    return _alike(lambda q, v, *, s=scale: _turn(q, s))
+
+
+class _Scaled:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def kinematics(self, q, v):
+        return _turn(q, self.scale)
+
+
+def _with_nested_code(scale):
+    if scale == 1.0:
+        return _alike(lambda q, v: _turn(q, (lambda: 1.0)()))
+    return _alike(lambda q, v: _turn(q, (lambda: 2.0)()))
+
+
+def _reading_a_global(q, v):
+    return _turn(q, _SCALE)
+
+
+def _scaled_global(scale):
+    global _SCALE
+    _SCALE = scale
+    return _reading_a_global
+
+
+def _helper_one(q):
+    return 1.0
+
+
+def _helper_two(q):
+    return 2.0
+
+
+def _calling_a_helper(scale):
+    def kinematics(q, v):
+        return _turn(q, _helper(q))
+
+    global _helper
+    _helper = _alike(_helper_one if scale == 1.0 else _helper_two, "_helper")
+    return kinematics
+
+
+def _revolute_subclass(scale):
+    from sko.bodies.joints import Revolute
+
+    if scale == 1.0:
+        class Turning(Revolute):
+            def _kinematics(self, q, v):
+                return super()._kinematics(q, v)
+    else:
+        class Turning(Revolute):
+            def _kinematics(self, q, v):
+                k = super()._kinematics(q, v)
+                return k._replace(S=2.0 * k.S)
+    Turning.__qualname__ = "Turning"
+    from sko.systems.builder import SystemBuilder
+
+    b = SystemBuilder()
+    b.add_body("a", None, Turning([0, 0, 1], name="j"), mass=1.0, com=[0.1, 0.0, 0.0], inertia_com=np.eye(3))
+    return b.build()
+
+
+def _revolute_with_a_property(scale):
+    from sko.bodies.joints import Revolute
+    from sko.systems.builder import SystemBuilder
+
+    if scale == 1.0:
+        class Geared(Revolute):
+            @property
+            def ratio(self):
+                return 1.0
+
+            def _kinematics(self, q, v):
+                k = super()._kinematics(q, v)
+                return k._replace(S=self.ratio * k.S)
+    else:
+        class Geared(Revolute):
+            @property
+            def ratio(self):
+                return 2.0
+
+            def _kinematics(self, q, v):
+                k = super()._kinematics(q, v)
+                return k._replace(S=self.ratio * k.S)
+    Geared.__qualname__ = "Geared"
+    b = SystemBuilder()
+    b.add_body("a", None, Geared([0, 0, 1], name="j"), mass=1.0, com=[0.1, 0.0, 0.0], inertia_com=np.eye(3))
+    return b.build()
+
+
+@pytest.mark.parametrize("build", [
+    lambda s: _custom(_with_default(s)),
+    lambda s: _custom(_with_keyword_default(s)),
+    lambda s: _custom(_Scaled(s).kinematics),
+    lambda s: _custom(__import__("functools").partial(_turn_qv, s=s)),
+    lambda s: _custom(_with_nested_code(s)),
+    lambda s: _custom(_scaled_global(s)),
+    lambda s: _custom(_calling_a_helper(s)),
+    _revolute_subclass,
+    _revolute_with_a_property,
+], ids=["default", "keyword default", "bound method", "partial", "nested code", "global", "helper", "joint subclass",
+        "joint property"])
+def test_systems_that_compute_differently_have_other_identities(build):
+    """What a user's function or class computes with is its identity: defaults, the object a
+    method is bound to, a partial's arguments, nested code, the globals and helpers it reads, a
+    subclass's methods (else a store of one model resumes as another's)."""
+    q, v = np.array([0.3]), np.array([0.5])
+    (one, tau_one), (two, tau_two), (again, _) = [(model_identity(system), system.inverse_dynamics(q, v, v))
+                                                  for system in map(build, (1.0, 2.0, 1.0))]  # each built, then used
+    assert not np.allclose(tau_one, tau_two)  # they do compute differently
+    assert one != two and one == again
+
+
+def _turn_qv(q, v, s):
+    return _turn(q, s)
+
+
+def test_a_symbolic_systems_identity_names_sympys_classes_without_their_code():
+    """Library classes count by name (their version stands for them): describing every sympy
+    class's methods and the globals they read ran for more than ten minutes."""
+    from sko.examples.symbolic import symbolic_pendulum
+    from sko.scale.identity import description
+
+    text = description(symbolic_pendulum(2)[0])
+    assert "type:sympy." in text and "function:sympy." not in text and "global:" not in text
+
+
+def test_a_system_with_user_functions_has_one_identity_in_every_process():
+    code = "from sko.examples.rigid import branched_tree; from sko.scale.identity import model_identity; " \
+           "print(model_identity(branched_tree()))"
+    from sko.examples.rigid import branched_tree
+
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+            for _ in range(2)]
+    assert runs[0].stdout.split()[-1] == runs[1].stdout.split()[-1] == model_identity(branched_tree())
 
 
 # ----------------------------------------------------------------------------- one writer, killed writers

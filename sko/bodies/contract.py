@@ -46,10 +46,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from sko.graphs.arrays import check_full_row_rank, check_spd, checked_array
-from sko.graphs.errors import DimensionError, SKOError
+from sko.graphs.arrays import check_full_row_rank, check_spd, checked_array, numeric_array
+from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 
-__all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "CompiledState", "root_attachment", "check_node_state"]
+__all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "CompiledState", "root_attachment", "check_node_state",
+           "checked_hinge_force"]
 
 
 class BodyError(SKOError, ValueError):
@@ -266,18 +267,20 @@ class BodyType(ABC):
         return f"{type(self).__name__}({self.name!r}, parent={self.parent!r})"
 
 
-def check_node_state(body: BodyType, s: NodeState) -> None:
+def check_node_state(body: BodyType, s: NodeState, real: bool = False) -> None:
     """What a body type returned at a state, checked as both paths need it: shapes against its
     sizes and attachments, finite numbers, ``M`` symmetric positive definite and ``H`` of full
-    row rank, named in the error (a researcher's new type may err): :class:`DimensionError`,
-    :class:`NonFiniteError`, :class:`NotPositiveDefiniteError`, :class:`RankDeficientError` or
-    :class:`BodyError`."""
+    row rank, and (``real``: at a real state) no complex entry, named in the error (a
+    researcher's new type may err): :class:`DimensionError`, :class:`NonFiniteError`,
+    :class:`NotPositiveDefiniteError`, :class:`RankDeficientError` or :class:`BodyError`."""
     m, n = body.node_dim, body.dof_size
     expected = {"E": (m, 6), "H": (n, m), "M": (m, m), "a": (m,), "b": (m,), "V": (m,)}
     for field_, shape in expected.items():
         got = np.shape(getattr(s, field_))
         if got != shape:
             raise DimensionError(f"body {body.name!r} ({type(body).__name__}) returned {field_} of shape {got}, expected {shape}")
+        if real and np.iscomplexobj(getattr(s, field_)):  # the compiled path would drop it, the reference keep it
+            raise BodyError(f"body {body.name!r} ({type(body).__name__}) returned a complex {field_} at a real state")
     k = body.name
     for field_, what in (("E", "transform E"), ("a", "Coriolis term a"), ("b", "gyroscopic term b"), ("V", "velocity V")):
         checked_array(getattr(s, field_), len(expected[field_]), what, k)
@@ -291,3 +294,24 @@ def check_node_state(body: BodyType, s: NodeState) -> None:
             if np.shape(getattr(att, field_)) != shape:
                 raise DimensionError(f"body {body.name!r} offers attachment {name!r} with {field_} of shape "
                                      f"{np.shape(getattr(att, field_))}, expected {shape}")
+            if real and np.iscomplexobj(getattr(att, field_)):
+                raise BodyError(f"body {body.name!r} ({type(body).__name__}) offers attachment {name!r} with a "
+                                f"complex {field_} at a real state")
+
+
+def checked_hinge_force(body: BodyType, f, real: bool) -> np.ndarray:
+    """The hinge force ``f`` a body type's ``hinge_force`` returned, as numbers of its ``dof_size``
+    (a scalar for every θ̇), real at a ``real`` state and finite; else a :class:`BodyError`
+    (:class:`NonFiniteError` for NaN or infinity) naming the body."""
+    where = f"body {body.name!r} ({type(body).__name__}): its hinge_force returns"
+    try:
+        f = numeric_array(f, where, copy=False)
+    except DimensionError as error:
+        raise BodyError(str(error)) from None
+    if f.shape not in ((), (body.dof_size,)):
+        raise BodyError(f"{where} shape {f.shape}, expected ({body.dof_size},), one force per θ̇")
+    if real and f.dtype.kind in "cO":
+        raise BodyError(f"{where} {'complex forces' if f.dtype.kind == 'c' else 'symbols'} at a real state")
+    if f.dtype != object and not np.isfinite(f).all():
+        raise NonFiniteError(f"{where} NaN or infinity at this state (it overflows, or is not a number): {f}")
+    return f

@@ -30,9 +30,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.arrays import checked_scalar, numeric_array, result_dtype, scaled_norm, unit_vector
+from sko.arrays import checked_scalar, numeric_array, plain_numbers_as_floats, result_dtype, scaled_norm, unit_vector
 from sko.spatial import (
     analytic_norm,
+    checked_transform,
     float_or_complex,
     quaternion_normalize,
     real_part,
@@ -729,6 +730,11 @@ class CustomJoint(Joint):
     normalize : callable ``q -> q``, optional
         Projection onto the configuration manifold (identity by default).
 
+    The functions' results are checked as input: arrays of numbers of their shapes, real at a
+    real state (complex only where the state is, as in a complex step), and ``X_J`` a rigid
+    Plücker transform at the neutral configuration and two random ones, judged when the joint
+    is made; a :class:`~sko.errors.JointError` names the joint otherwise.
+
     Examples
     --------
     A revolute joint about z written by hand:
@@ -756,6 +762,7 @@ class CustomJoint(Joint):
         self._neutral = np.zeros(self.nq) if neutral is None else np.array(neutral, dtype=float)
         if self._neutral.shape != (self.nq,):
             raise JointError(f"CustomJoint {name!r}: neutral must have shape ({self.nq},), got {self._neutral.shape}")
+        self._check_rigid()
 
     def neutral(self):
         return self._neutral.copy()
@@ -765,32 +772,61 @@ class CustomJoint(Joint):
 
     def normalize(self, q):
         q = np.array(float_or_complex(self._vector(q, self.nq, "q")))
-        return q if self._user_normalize is None else float_or_complex(self._user_normalize(q))
+        if self._user_normalize is None:
+            return q
+        out = float_or_complex(self._returned(self._user_normalize(q), "normalize", q))
+        if out.shape != (self.nq,):
+            raise JointError(f"{self}: normalize returned shape {out.shape}, expected ({self.nq},)")
+        return out
 
     def _kinematics(self, q, v):
         out = self._user_kinematics(q, v)
         if not isinstance(out, tuple) or len(out) != 3:
             raise JointError(f"{self}: kinematics must return a tuple (X_J, S, c_J)")
-        X, S, c = (self._returned(x, what) for x, what in zip(out, ("X_J", "S", "c_J")))
+        X, S, c = (self._returned(x, what, q, v) for x, what in zip(out, ("X_J", "S", "c_J")))
         for what, arr, shape in (("X_J", X, (6, 6)), ("S", S, (6, self.nv)), ("c_J", c, (6,))):
             if arr.shape != shape:
                 raise JointError(f"{self}: kinematics returned {what} of shape {arr.shape}, expected {shape}")
         return JointKinematics(X, S, c)
 
-    def _returned(self, value, what: str) -> np.ndarray:
-        """An array the user's function returned, or the error naming this joint and ``what``
-        (ragged rows, which numpy cannot stack)."""
+    def _check_rigid(self) -> None:
+        """:class:`~sko.errors.JointError` naming this joint unless the user's ``X_J`` is a rigid
+        Plücker transform at the configurations its functions accept among its neutral one and
+        two random ones (a scaled or sheared ``X_J`` gave wrong dynamics silently): judged once,
+        when the joint is made, not at every call; symbolic kinematics are not judged."""
+        rng = np.random.default_rng(0)
+        for i in range(3):
+            try:
+                q = self._neutral if i == 0 else self.random(rng)  # projected by its normalize
+                X = self._kinematics(q, np.zeros(self.nv)).X
+            except Exception:  # noqa: BLE001 - a configuration outside its domain: its calls say so
+                continue
+            if X.dtype != object:
+                checked_transform(X, f"{self}: X_J returned by the user's function at q = {q}", error=JointError)
+
+    def _returned(self, value, what: str, *state: np.ndarray) -> np.ndarray:
+        """An array of numbers the user's function returned at ``state``, or the error naming this
+        joint and ``what``: ragged rows, text, a complex array at a real state (its imaginary
+        part would be dropped, or leak into real results), symbols at a numeric one."""
         try:
-            out = np.asarray(value)
-        except (ValueError, TypeError) as error:
-            raise JointError(f"{self}: {what} returned by the user's function is not an array (ragged rows?): "
-                             f"{error}") from None
+            out = plain_numbers_as_floats(numeric_array(value, f"{self}: {what} returned by the user's function",
+                                                        copy=False), what)
+        except SKOError as error:
+            if "is not an array" in str(error):
+                raise JointError(f"{self}: {what} returned by the user's function is not an array (ragged rows?): "
+                                 f"{error}") from None
+            raise JointError(str(error)) from None
+        kind = result_dtype(*state).kind
+        if out.dtype.kind == "c" and kind == "f":
+            raise JointError(f"{self}: {what} returned by the user's function is complex at a real state")
+        if out.dtype == object and kind != "O":
+            raise JointError(f"{self}: {what} returned by the user's function holds symbols at a numeric state")
         return out
 
     def _qdot(self, q, v):
         if self._user_qdot is None:
             return v
-        out = self._returned(self._user_qdot(q, v), "qdot")
+        out = self._returned(self._user_qdot(q, v), "qdot", q, v)
         if out.shape != (self.nq,):
             raise JointError(f"{self}: qdot returned shape {out.shape}, expected ({self.nq},)")
         return out

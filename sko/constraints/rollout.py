@@ -12,7 +12,8 @@ from typing import NamedTuple
 import numpy as np
 
 from sko.arrays import checked_horizon
-from sko.engine.rollout_inputs import checked_states, initial_configurations, rollout_inputs
+from sko.engine.rollout_inputs import (checked_states, controller_forces, initial_configurations, rollout_inputs,
+                                       trajectories)
 from sko.graphs.errors import SKOError
 from sko.constraints.dynamics import constrained_dynamics
 from sko.constraints.kinematics import anchored, constraint_error, resolved
@@ -49,18 +50,16 @@ def constrained_rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, t
         tau = checked_states(tau, "tau", nv, "nv")
         tau = np.broadcast_to(tau, (steps, nv) if np.ndim(q0) == 1 else (len(np.atleast_2d(q0)), steps, nv))
     Q0, V0, T, single = rollout_inputs(system, q0, v0, tau, steps)
-    B = len(Q0)
-    if T is None and not callable(tau):
-        T = np.zeros((B, steps, nv))
+    B, zero = len(Q0), np.zeros(nv)
     m = sum(c.dimension for c in constraints)
-    Q, V = np.empty((B, steps + 1, system.nq)), np.empty((B, steps + 1, nv))
-    forces, drift = np.empty((B, steps, m)), np.zeros(B)
+    Q, V, forces = trajectories((B, steps + 1, system.nq), (B, steps + 1, nv), (B, steps, m))
+    drift = np.zeros(B)
     for s, q in enumerate(initial_configurations(system, Q0)):
         v = V0[s].copy()
         held = anchored(system, q, constraints)
         Q[s, 0], V[s, 0] = q, v
         for i in range(steps):
-            force = tau if T is None else (lambda t, qs, vs, held_tau=T[s, i]: held_tau)
+            force = tau if callable(tau) else (lambda t, qs, vs, held_tau=zero if T is None else T[s, i]: held_tau)
             q, v, forces[s, i] = _step(system, q, v, force, i * dt, held, dt, integrator == "rk4")
             Q[s, i + 1], V[s, i + 1] = q, v
             drift[s] = max(drift[s], float(np.abs(constraint_error(system, q, held)).max(initial=0.0)))
@@ -74,7 +73,8 @@ def _step(system, q, v, tau, t: float, constraints, dt: float, rk4: bool):
     """One step from time ``t`` (``tau(t, q, v)`` the forces); the forces reported are the
     constraint forces at the step's start."""
     def rate(time, qs, vs):
-        return constrained_dynamics(system, qs, vs, np.asarray(tau(time, qs, vs), dtype=float), constraints)
+        return constrained_dynamics(system, qs, vs, controller_forces(tau, time, qs, vs, "rollout: tau(t, q, v)",
+                                                                      "the hinge forces of one state"), constraints)
 
     dv, lam = rate(t, q, v)
     if not rk4:

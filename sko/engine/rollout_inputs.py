@@ -1,6 +1,6 @@
 """The checked inputs of a rollout (:func:`sko.rollout`, with or without constraints): the
 initial states, the held hinge forces, the initial configurations on their manifold, and the
-errors that name the rollout or step they come from."""
+forces a controller returns, and the errors that name the rollout or step they come from."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.arrays import checked_array, plain_numbers_as_floats
-from sko.graphs.errors import DimensionError, SKOError
+from sko.arrays import checked_array, numeric_array, plain_numbers_as_floats
+from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 
-__all__ = ["RolloutInputs", "rollout_inputs", "checked_states", "initial_configurations", "renamed"]
+__all__ = ["RolloutInputs", "rollout_inputs", "checked_states", "controller_forces", "trajectories",
+           "initial_configurations", "renamed"]
 
 
 class RolloutInputs(NamedTuple):
@@ -60,6 +61,39 @@ def _held_forces(tau, B: int, steps: int, nv: int, single: bool) -> np.ndarray:
         raise DimensionError(f"tau has shape {T.shape}, expected {expected} (hinge forces per "
                              f"{'' if single else 'rollout and '}step)")
     return np.ascontiguousarray(T.astype(np.float64).reshape(B, steps, nv))
+
+
+def controller_forces(tau, t: float, q: np.ndarray, v: np.ndarray, what: str, rows: str) -> np.ndarray:
+    """The hinge forces the controller ``tau`` returns at ``(t, q, v)``, called with copies of the
+    states (it cannot change the rollout's) and checked as held forces are: real finite numbers
+    of ``v``'s shape (``None``: zero), as float64; else the error naming the call ``what`` (e.g.
+    ``"rollout: tau(t, Q, V)"``), the time, and what ``rows`` hold."""
+    out = tau(t, q.copy(), v.copy())
+    if out is None:
+        return np.zeros(v.shape)
+    try:
+        forces = plain_numbers_as_floats(numeric_array(out, what), what)
+    except DimensionError:
+        kind = f"dtype {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise DimensionError(f"{what} must return numbers, got {kind}") from None
+    if forces.dtype.kind not in "biuf":
+        raise DimensionError(f"{what} must return real numbers, got {forces.dtype} at t = {t:.6g} s")
+    if forces.shape != v.shape:
+        raise DimensionError(f"{what} returned shape {forces.shape}, expected {v.shape} ({rows})")
+    if not np.isfinite(forces).all():
+        raise NonFiniteError(f"{what} returned a non-finite value at t = {t:.6g} s")
+    return forces.astype(np.float64)
+
+
+def trajectories(*shapes: tuple) -> list[np.ndarray]:
+    """Empty float64 arrays of ``shapes`` (a rollout's positions, velocities, forces), or a
+    :class:`DimensionError` naming the shapes and their size when memory cannot hold them."""
+    try:
+        return [np.empty(shape) for shape in shapes]
+    except MemoryError:
+        gib = sum(float(np.prod(shape, dtype=float)) for shape in shapes) * 8 / 2**30
+        raise DimensionError(f"rollout: the trajectories of shapes {', '.join(map(str, shapes))} need {gib:.3g} GiB, "
+                             "more than memory can hold: take fewer steps or rollouts at a time") from None
 
 
 def initial_configurations(system, Q0: np.ndarray) -> np.ndarray:

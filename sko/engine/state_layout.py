@@ -350,7 +350,7 @@ class StateLayout:
         s = b.at_state(q[system.q_slices[k]], qd[system.dof_slices[k]], inboard, system.gravity)
         m, n = int(self.node_dims[i]), int(self.dof_dims[i])
         if i in self._unchecked:
-            check_node_state(b, s)
+            check_node_state(b, s, real=a.dtype.kind == "f")
         if p < 0:  # E(k) of a base body (CENTROIDAL.md, Eq. 1)
             e = self.E_offsets[i]
             a[e: e + 6 * m] = np.asarray(s.E).ravel()

@@ -15,9 +15,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from sko.arrays import checked_array, numeric_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError
+from sko.systems.declared import flag
 
-__all__ = ["BaseParameters", "base_parameters", "stacked_regressor", "system_base"]
+__all__ = ["BaseParameters", "base_parameters", "stacked_regressor", "system_base", "real_array", "generator",
+           "numeric_regressor"]
 
 
 @dataclass(frozen=True)
@@ -42,12 +45,52 @@ class BaseParameters:
     names: list
 
     def base(self, parameters) -> np.ndarray:
-        """``π_b = K π``."""
-        return self.K @ np.asarray(parameters)
+        """``π_b = K π`` (``π`` one parameter vector or a stack of them along the first axis)."""
+        pi = self._columns(parameters, "parameters", "entries", (1, 2))
+        return pi @ self.K.T
 
     def regressor(self, Y) -> np.ndarray:
         """The base regressor: the independent columns of ``Y`` (one state or a batch)."""
-        return np.asarray(Y)[..., self.independent]
+        return self._columns(Y, "Y", "columns", (2, 3))[..., self.independent]
+
+    def _columns(self, x, name: str, what: str, ndim: tuple) -> np.ndarray:
+        """``x`` checked: ``ndim`` axes, the last of the ``p`` parameters, finite; else the error
+        naming ``name``."""
+        x = checked_array(x, ndim, name)
+        if x.shape[-1] != self.K.shape[1]:
+            raise DimensionError(f"{name} must have {self.K.shape[1]} {what} (the last axis), got shape {x.shape}")
+        return x
+
+
+def real_array(x, name: str) -> np.ndarray:
+    """``x`` as a float64 array of real numbers (a measurement, a weight), else the error naming
+    ``name``: a complex part or a symbol would be dropped by a float cast, text parsed."""
+    x = plain_numbers_as_floats(numeric_array(x, name), name)
+    if x.dtype.kind not in "biuf":
+        raise DimensionError(f"{name} must hold real numbers, got {x.dtype}")
+    return x.astype(float)
+
+
+def numeric_regressor(Y: np.ndarray, what: str) -> np.ndarray:
+    """``Y`` as float64 numbers, or a :class:`DimensionError`: identification computes with
+    numbers, and the regressor of a system with symbolic masses, lengths or gravity holds
+    expressions (sympy's ``TypeError`` came from the first float operation on them)."""
+    if Y.dtype != object:
+        return Y
+    try:
+        return Y.astype(float)
+    except (TypeError, ValueError):
+        raise DimensionError(f"{what} computes with numbers, but the regressor of this system holds symbols (sympy "
+                             "masses, lengths or gravity): substitute numbers for them first") from None
+
+
+def generator(rng, what: str) -> np.random.Generator:
+    """``numpy.random.default_rng(rng)``, or the error naming ``what``."""
+    try:
+        return np.random.default_rng(rng)
+    except (TypeError, ValueError):
+        raise DimensionError(f"{what}: rng must be a seed (a non-negative integer or a sequence of them), None or a "
+                             f"numpy Generator, got {rng!r}") from None
 
 
 def _random_states(system, samples: int, rng) -> tuple:
@@ -59,7 +102,7 @@ def _random_states(system, samples: int, rng) -> tuple:
 def stacked_regressor(system, q, v, dv, friction: bool = False, armature: bool = False) -> np.ndarray:
     """``W`` (B·nv × p): the joint-torque regressors at a batch of states, stacked."""
     Y = system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature)
-    return Y.reshape(-1, Y.shape[-1])
+    return Y.reshape(int(np.prod(Y.shape[:-1])), Y.shape[-1])  # also without parameters (-1 is ambiguous then)
 
 
 RANK_TOLERANCE = 1e-10
@@ -79,8 +122,9 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
 
     Raises
     ------
-    DimensionError
-        ``samples`` not a positive integer, ``tolerance`` not in ``[0, 1)``.
+    DimensionError, SKOError
+        ``samples`` not a positive integer, ``tolerance`` not in ``[0, 1)``, ``rng`` not a seed
+        or generator, an option not True or False.
 
     Examples
     --------
@@ -89,12 +133,18 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
     >>> base.rank, base.K.shape
     (6, (6, 20))
     """
-    if not isinstance(samples, (int, np.integer)) or samples < 1:
+    if isinstance(samples, (bool, np.bool_)) or not isinstance(samples, (int, np.integer)) or samples < 1:
         raise DimensionError(f"samples must be a positive integer, got {samples!r}")
-    if not (isinstance(tolerance, (int, float, np.integer, np.floating)) and 0 <= tolerance < 1):
+    if isinstance(tolerance, (bool, np.bool_)) or not (
+            isinstance(tolerance, (int, float, np.integer, np.floating)) and 0 <= tolerance < 1):
         raise DimensionError(f"tolerance must be a number in [0, 1), got {tolerance!r}")
-    rng = np.random.default_rng(rng)
-    W = stacked_regressor(system, *_random_states(system, int(samples), rng), friction=friction, armature=armature)
+    friction, armature = flag(friction, "base_parameters(friction=)"), flag(armature, "base_parameters(armature=)")
+    rng = generator(rng, "base_parameters")
+    W = numeric_regressor(stacked_regressor(system, *_random_states(system, int(samples), rng), friction=friction,
+                                            armature=armature), "base_parameters")
+    names = system.inertial_parameter_names(friction=friction, armature=armature)
+    if not W.size:  # no parameter, or no coordinate to move one
+        return BaseParameters(0, np.zeros(0, dtype=int), np.zeros((0, W.shape[1])), [])
     # scale each column to unit norm so the pivoting ranks combinations, not units; a column of
     # rounding noise only (a parameter that moves nothing, zero up to rounding) is zero, not noise
     # blown up to unit norm
@@ -113,7 +163,6 @@ def base_parameters(system, samples: int = 50, rng=None, friction: bool = False,
     K[:, independent] = np.eye(r)
     K[:, dependent] = beta * scale[dependent] / scale[independent][:, None]
     order = np.argsort(independent)
-    names = system.inertial_parameter_names(friction=friction, armature=armature)
     independent, K = independent[order], K[order]
     return BaseParameters(r, independent, K, [names[i] for i in independent])
 
@@ -123,6 +172,8 @@ def system_base(system, base: BaseParameters | None, friction: bool, armature: b
     ``base`` is of other columns than the system's with ``friction`` and ``armature``."""
     if base is None:
         return base_parameters(system, friction=friction, armature=armature, rng=rng)
+    if not isinstance(base, BaseParameters):
+        raise DimensionError(f"base must be the BaseParameters of base_parameters, got {type(base).__name__}")
     names = system.inertial_parameter_names(friction=friction, armature=armature)
     if base.K.shape[1] != len(names) or [names[i] for i in base.independent] != list(base.names):
         raise DimensionError(f"base is of other parameters ({base.K.shape[1]} columns) than this system's {len(names)} "

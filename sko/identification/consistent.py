@@ -18,22 +18,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from sko.arrays import checked_array
 from sko.graphs.errors import DimensionError, NonFiniteError, NotPositiveDefiniteError
 
 __all__ = ["pseudo_inertia", "rigid_from_pseudo_inertia", "log_cholesky_parameters", "rigid_from_log_cholesky"]
 
 
-def _ten(parameters) -> np.ndarray:
-    p = np.asarray(parameters)
+def _ten(parameters, what: str = "rigid parameters") -> np.ndarray:
+    """Ten finite numbers (real, complex for a complex step, or symbolic), else the error naming ``what``."""
+    p = checked_array(parameters, (0, 1), what, finite=False)
     if p.shape != (10,):
-        raise DimensionError(f"rigid parameters must be ten numbers [m, m c, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz], "
-                             f"got shape {p.shape}")
+        raise DimensionError(f"{what} must be ten numbers {_ORDER[what]}, got shape {p.shape}")
+    if not (p.dtype == object or np.isfinite(p).all()):
+        raise NonFiniteError(f"{what} {p.tolist()} have NaN or infinite entries")
     return p
+
+
+_ORDER = {"rigid parameters": "[m, m c, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]",
+          "log-Cholesky parameters": "θ = (α, d₁, d₂, d₃, s₁₂, s₂₃, s₁₃, t₁, t₂, t₃)"}
 
 
 def pseudo_inertia(parameters) -> np.ndarray:
     """``J`` (4 × 4) of ten rigid parameters ``[m, m c, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]``;
-    a :class:`~sko.graphs.errors.DimensionError` for another shape."""
+    a :class:`~sko.graphs.errors.DimensionError` for another shape, a
+    :class:`~sko.graphs.errors.NonFiniteError` for NaN or infinity."""
     parameters = _ten(parameters)
     m, h, (xx, xy, yy, xz, yz, zz) = parameters[0], parameters[1:4], parameters[4:10]
     Ibar = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
@@ -52,12 +60,23 @@ def rigid_from_pseudo_inertia(J) -> np.ndarray:
 
 
 def rigid_from_log_cholesky(theta) -> np.ndarray:
-    """The ten parameters of ``θ`` (module docstring); real or complex ``θ`` (a complex step)."""
-    a, d1, d2, d3, s12, s23, s13, t1, t2, t3 = theta
+    """The ten parameters of ``θ`` (module docstring); real or complex ``θ`` (a complex step).
+
+    Raises
+    ------
+    DimensionError, NonFiniteError
+        Not ten numbers, not finite, or parameters beyond the floating-point range (``e^α`` or
+        ``e^{dᵢ}`` overflowing)."""
+    a, d1, d2, d3, s12, s23, s13, t1, t2, t3 = _ten(theta, "log-Cholesky parameters")
     zero = 0 * a
-    U = np.exp(a) * np.array([[np.exp(d1), s12, s13, t1], [zero, np.exp(d2), s23, t2], [zero, zero, np.exp(d3), t3],
-                              [zero, zero, zero, 1 + zero]])
-    return rigid_from_pseudo_inertia(U @ U.T)
+    with np.errstate(over="ignore", invalid="ignore"):
+        U = np.exp(a) * np.array([[np.exp(d1), s12, s13, t1], [zero, np.exp(d2), s23, t2],
+                                  [zero, zero, np.exp(d3), t3], [zero, zero, zero, 1 + zero]])
+        out = rigid_from_pseudo_inertia(U @ U.T)
+    if not np.isfinite(out).all():
+        raise NonFiniteError(f"the rigid parameters of log-Cholesky parameters {np.asarray(theta).tolist()} overflow "
+                             "the floating-point range")
+    return out
 
 
 def log_cholesky_parameters(parameters) -> np.ndarray:
@@ -71,10 +90,9 @@ def log_cholesky_parameters(parameters) -> np.ndarray:
     DimensionError, NonFiniteError
         Not ten numbers, or not finite.
     """
-    parameters = np.asarray(_ten(parameters), dtype=float)
-    if not np.isfinite(parameters).all():
-        raise NonFiniteError(f"rigid parameters {parameters.tolist()} have NaN or infinite entries: no log-Cholesky "
-                             "parameters")
+    parameters = _ten(parameters)
+    if parameters.dtype.kind not in "f":
+        raise DimensionError(f"rigid parameters must be real numbers, got {parameters.dtype}")
     J = pseudo_inertia(parameters)
     flip = J[::-1, ::-1]  # J = U Uᵀ, U upper triangular ⇔ flip(J) = L Lᵀ, L = flip(U) lower triangular
     try:

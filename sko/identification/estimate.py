@@ -23,7 +23,8 @@ from scipy.optimize import least_squares
 
 from sko.bodies.rigid_parameters import RIGID_PARAMETER_NAMES
 from sko.graphs.errors import DimensionError, NonFiniteError
-from sko.identification.base import BaseParameters, system_base
+from sko.identification.base import BaseParameters, numeric_regressor, real_array, system_base
+from sko.systems.declared import flag
 from sko.identification.consistent import (log_cholesky_parameters, pseudo_inertia, rigid_from_log_cholesky,
                                            rigid_from_pseudo_inertia)
 
@@ -77,7 +78,7 @@ def rigid_blocks(names: list) -> list[int]:
 
 
 def _batch(x, name: str, width: int) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
+    x = real_array(x, name)
     if x.ndim != 2 or x.shape[1] != width:
         raise DimensionError(f"{name} must have shape (B, {width}), got {x.shape}")
     if not np.isfinite(x).all():
@@ -103,28 +104,31 @@ def identify(system, q, v, dv, tau, weights=None, base: BaseParameters | None = 
 
     Raises
     ------
-    DimensionError, NonFiniteError
-        Inputs of the wrong shape, or not finite; fewer rows than base parameters; a ``base``
-        of other columns (another ``friction`` or ``armature``); ``regularization`` not a finite
-        non-negative number.
+    DimensionError, NonFiniteError, SKOError
+        Inputs of the wrong shape, not real numbers, or not finite; fewer rows than base
+        parameters; a ``base`` of other columns (another ``friction`` or ``armature``);
+        ``regularization`` not a finite non-negative number; an option not True or False.
     """
+    friction, armature = flag(friction, "identify(friction=)"), flag(armature, "identify(armature=)")
+    consistent = flag(consistent, "identify(consistent=)")
     q, v, dv = _batch(q, "q", system.nq), _batch(v, "v", system.nv), _batch(dv, "dv", system.nv)
     tau = _batch(tau, "tau", system.nv)
     if not q.shape[0] == v.shape[0] == dv.shape[0] == tau.shape[0]:
         raise DimensionError(f"q, v, dv and tau must hold the same number of states, got {q.shape[0]}, {v.shape[0]}, "
                              f"{dv.shape[0]}, {tau.shape[0]}")
-    w = np.ones(system.nv) if weights is None else np.asarray(weights, dtype=float)
+    w = np.ones(system.nv) if weights is None else real_array(weights, "weights")
     if w.shape not in ((system.nv,), tau.shape) or not np.isfinite(w).all() or (w < 0).any():
         raise DimensionError(f"weights must be {system.nv} or {tau.shape} finite non-negative numbers, got shape {w.shape}")
     w = np.broadcast_to(w, tau.shape)
-    if not (isinstance(regularization, (int, float, np.integer, np.floating)) and np.isfinite(regularization)
+    if isinstance(regularization, (bool, np.bool_)) or not (
+            isinstance(regularization, (int, float, np.integer, np.floating)) and np.isfinite(regularization)
             and regularization >= 0):
         raise DimensionError(f"regularization must be a finite non-negative number, got {regularization!r}")
     base = system_base(system, base, friction, armature, rng)
     if tau.size <= base.rank:
         raise DimensionError(f"{tau.size} torque rows ({tau.shape[0]} states) cannot identify {base.rank} base "
                              "parameters")
-    Y = system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature)
+    Y = numeric_regressor(system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature), "identify")
     hinge = np.array([system.hinge_forces(qs, vs) for qs, vs in zip(q, v)])
     W = (Y * w[..., None]).reshape(-1, Y.shape[-1])
     y = ((tau - hinge) * w).reshape(-1)

@@ -21,7 +21,8 @@ import numpy as np
 from scipy.optimize import minimize
 
 from sko.graphs.errors import DimensionError
-from sko.identification.base import BaseParameters, system_base
+from sko.identification.base import BaseParameters, generator, numeric_regressor, system_base
+from sko.systems.declared import flag
 
 __all__ = ["ExcitationTrajectory", "excitation_trajectory", "fourier_motion"]
 
@@ -92,10 +93,15 @@ def excitation_trajectory(system, period: float = 10.0, harmonics: int = 5, samp
     Raises
     ------
     DimensionError
-        A system whose coordinates are not its velocities (``nq ≠ nv``: quaternions), bad sizes
-        or counts, or a period, margin, default range or velocity out of range (named); a
-        ``base`` of other columns (another ``friction`` or ``armature``).
+        A system without joints, or whose coordinates are not its velocities (``nq ≠ nv``:
+        quaternions), bad sizes or counts, or a period, margin, default range or velocity out
+        of range (named); a ``base`` of other columns (another ``friction`` or ``armature``), an
+        ``rng`` that is no seed or generator.
+    SKOError
+        ``friction`` or ``armature`` not True or False.
     """
+    if not system.nv:
+        raise DimensionError("an excitation trajectory moves joints; this system has none (nv = 0)")
     if system.nq != system.nv:
         raise DimensionError(f"an excitation trajectory moves joints with q̇ = v; this system has nq = {system.nq}, "
                              f"nv = {system.nv} (a free or spherical joint)")
@@ -110,7 +116,9 @@ def excitation_trajectory(system, period: float = 10.0, harmonics: int = 5, samp
     if margin > 1:
         raise DimensionError(f"margin must be in (0, 1] (the share of each joint's range and velocity limit the "
                              f"motion may use), got {margin!r}")
-    rng = np.random.default_rng(rng)
+    friction = flag(friction, "excitation_trajectory(friction=)")
+    armature = flag(armature, "excitation_trajectory(armature=)")
+    rng = generator(rng, "excitation_trajectory")
     base = system_base(system, base, friction, armature, rng)
     q0, half, vmax = _limits(system, margin, default_range, default_velocity)
     times = np.linspace(0.0, period, samples, endpoint=False)
@@ -122,7 +130,8 @@ def excitation_trajectory(system, period: float = 10.0, harmonics: int = 5, samp
         return _within(a, b, half, vmax, period, times)
 
     def condition(q, v, dv):
-        Y = system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature)
+        Y = numeric_regressor(system.joint_torque_regressor(q, v, dv, friction=friction, armature=armature),
+                              "excitation_trajectory")
         return Y, float(np.linalg.cond(base.regressor(Y).reshape(-1, base.rank)))
 
     def cost(x):

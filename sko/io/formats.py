@@ -13,6 +13,7 @@ from pathlib import Path
 
 from sko.errors import ModelFileError
 from sko.io.mjcf import load_mjcf
+from sko.io.text import is_xml_text
 from sko.io.urdf import load_urdf
 
 __all__ = ["FORMATS", "load"]
@@ -29,8 +30,8 @@ def load(path, **options):
     Raises
     ------
     ModelFileError
-        ``path`` is not a path, names no file, has an extension of no known format, or an
-        option is not one its loader takes (each message names the path).
+        ``path`` is not a path (XML text included), names no file, has an extension of no known
+        format, or an option is not one its loader takes (each message names the path).
     URDFError, MJCFError
         The loader's own errors (malformed or unsupported content).
 
@@ -44,6 +45,9 @@ def load(path, **options):
     """
     if not isinstance(path, (str, os.PathLike)):
         raise ModelFileError(f"sko.load takes the path of a model file, got {type(path).__name__}")
+    if is_xml_text(path):  # not a path: the loaders themselves take text
+        raise ModelFileError(f"sko.load takes the path of a model file, got XML text ({len(path)} characters): give the "
+                             "text to sko.io.load_urdf or sko.io.load_mjcf")
     file = Path(path)
     loader = FORMATS.get(file.suffix.lower())
     if loader is None:

@@ -71,7 +71,7 @@ import numpy as np
 from sko.bodies.cluster import Coupling
 from sko.bodies.composite import CompositeJoint, FreePositionFirst, OffsetJoint
 from sko.bodies.joints import Joint, Prismatic, Revolute, Spherical
-from sko.io.text import is_xml_text
+from sko.io.text import decoded, is_xml_text
 from sko.errors import MJCFError
 from sko.graphs.errors import SKOError
 from sko.inertia import RTOL, InertiaRepairWarning, inertia_violation, nearest_physical_inertia, repair_description
@@ -146,9 +146,9 @@ def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
 def _compile(mujoco, source):
     if isinstance(source, (bytes, bytearray)):
         try:
-            source = bytes(source).decode("utf-8") if is_xml_text(source) else os.fsdecode(bytes(source))
+            source = decoded(source) if is_xml_text(source) else os.fsdecode(bytes(source))
         except UnicodeDecodeError as exc:
-            raise MJCFError(f"MJCF bytes are not UTF-8 XML: {exc}") from None
+            raise MJCFError(f"MJCF bytes are not UTF-8 (or UTF-16 with its byte-order mark) XML: {exc}") from None
     if not isinstance(source, (str, os.PathLike)):
         raise MJCFError(f"MJCF source must be a path, an XML string or a mujoco.MjModel, got {type(source).__name__}")
     is_xml = is_xml_text(source)

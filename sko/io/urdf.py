@@ -111,6 +111,8 @@ def parse_urdf(text, floating_base: bool = False, gravity=None, inertia: str = "
         raise URDFError(f"inertia must be one of {_INERTIA_MODES}, got {inertia!r}")
     if mimic not in ("couple", "independent"):
         raise URDFError(f"mimic must be 'couple' or 'independent', got {mimic!r}")
+    if not isinstance(floating_base, (bool, np.bool_)):  # "no" is truthy: it would add a free joint
+        raise URDFError(f"floating_base must be True or False, got {floating_base!r} ({type(floating_base).__name__})")
     if not isinstance(text, (str, bytes, bytearray)):
         raise URDFError(f"URDF text must be str or bytes, got {type(text).__name__}")
     try:  # no DTD, no entity: a URDF needs neither, and they are the vector of expansion attacks

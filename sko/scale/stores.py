@@ -5,7 +5,7 @@ A store records, in its attributes (``sko``), what it holds: the kind of run, th
 identity (:func:`~sko.scale.identity.model_identity`), the package version, the number of
 states, the states per chunk and what chose the states (the seed of a sample, the token of a
 sweep's ``q``); each result array records the other inputs it read (a sweep's ``v``, ``dv`` or
-``tau``). A later run into the store must ask the same question: it resumes what matches,
+``tau``) and, for a request a user declared, the request's identity. A later run into the store must ask the same question: it resumes what matches,
 computes the arrays it adds and the chunks not finished (each array has its own flags, one per
 chunk, in the group :data:`DONE`, set after the chunk's data), and is refused — one
 :class:`StoreError` naming the differing field and the way out — when anything recorded
@@ -39,8 +39,9 @@ _WAY_OUT = "give a new path, or overwrite=True to replace what it holds"
 
 class StoreError(SKOError, ValueError):
     """A result store that holds something else than a run asks for (another model, seed,
-    request input, number of states or chunking), that is not a store, or that another process
-    is writing. The message names the store, the differing field and the way out."""
+    request input, number of states or chunking), that is not a store, that another process
+    is writing, or that cannot be written where it is asked for. The message names the store,
+    the differing field and the way out."""
 
 
 def package_version() -> str:
@@ -74,8 +75,11 @@ def writing(path: Path, surface: str):
     """Hold the lock of the store at ``path`` while the block runs (module docstring); a store
     another living process writes raises :class:`StoreError` naming that process."""
     lock = _lock_path(path)
-    lock.parent.mkdir(parents=True, exist_ok=True)
     me = {"pid": os.getpid(), "host": socket.gethostname()}
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # no such place, read-only, a file on the way
+        raise _unwritable(path, surface, exc) from None
     for _ in range(3):  # a stale lock removed by another process at the same time: try again
         try:
             fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
@@ -91,6 +95,8 @@ def writing(path: Path, surface: str):
             who = f"process {pid} on {host}" if pid else "another process"
             raise StoreError(f"{surface}: store {str(path)!r} is being written by {who} (lock file {str(lock)!r}); "
                              "wait for it to finish, or remove the lock file if that process no longer runs") from None
+        except OSError as exc:  # a folder that cannot be written
+            raise _unwritable(path, surface, exc) from None
         with os.fdopen(fd, "w") as f:
             json.dump(me, f)
         break
@@ -100,6 +106,13 @@ def writing(path: Path, surface: str):
         yield
     finally:
         lock.unlink(missing_ok=True)
+
+
+def _unwritable(path: Path, surface: str, exc: OSError) -> StoreError:
+    """The error of a store the operating system will not let a run write, with its reason and
+    the file it concerns."""
+    reason = f"{exc.strerror or type(exc).__name__}" + (f" ({exc.filename})" if exc.filename else "")
+    return StoreError(f"{surface}: cannot write store {str(path)!r}: {reason}; give a path in a writable folder")
 
 
 # ----------------------------------------------------------------------------- the record
@@ -118,8 +131,11 @@ def open_store(path: Path, record: dict, overwrite: bool, surface: str):
         if _is_group(path) and overwrite:
             shutil.rmtree(path)
     if not _is_group(path):
-        group = zarr.open_group(str(path), mode="w")
-        group.attrs["sko"] = record
+        try:
+            group = zarr.open_group(str(path), mode="w")
+            group.attrs["sko"] = record
+        except OSError as exc:
+            raise _unwritable(path, surface, exc) from None
         return group
     group = zarr.open_group(str(path), mode="a")
     held = group.attrs.get("sko")
@@ -160,7 +176,8 @@ def result_array(group, name: str, shape: tuple, chunk: int, dtype, inputs: dict
         return array
     array = group.create_array(name, shape=shape, chunks=(chunk, *shape[1:]), dtype=dtype, fill_value=0)
     array.attrs["inputs"] = inputs
-    done.create_array(name, shape=(flags,), chunks=(1,), dtype=bool, fill_value=False)
+    # a new array's chunks are not done, whatever flags an array of its name removed by hand left
+    done.create_array(name, shape=(flags,), chunks=(1,), dtype=bool, fill_value=False, overwrite=True)
     return array
 
 

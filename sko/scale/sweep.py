@@ -24,17 +24,19 @@ from __future__ import annotations
 import importlib
 import numbers
 import os
+import weakref
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from sko.arrays import checked_array
+from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, SKOError
-from sko.systems.catalogue import DECLARATIONS, INPUTS_OF, SHORT_NAMES
+from sko.systems.catalogue import DECLARATIONS, INPUTS_OF, SHORT_NAMES, added
 from sko.scale.identity import model_identity
-from sko.scale.stores import FORMAT, finished, open_store, package_version, result_array, write_chunk, writing
+from sko.scale.stores import (FORMAT, StoreError, finished, open_store, package_version, result_array, write_chunk,
+                              writing)
 
 __all__ = ["REQUESTS", "SHORT", "INPUTS", "sweep", "sample", "system_of"]
 
@@ -49,12 +51,17 @@ def system_of(model):
     argument; built once per process and kept)."""
     if isinstance(model, str):
         return _built(model)
-    if hasattr(model, "random_configuration") and hasattr(model, "forward_dynamics"):
+    if _is_system(model):
         return model
     if callable(model):
         return _called(model)
     raise SKOError(f"model must be a system, a factory 'package.module:function' or a callable that builds the "
                    f"system, got {type(model).__name__}")
+
+
+def _is_system(model) -> bool:
+    """Whether ``model`` is a system itself (not a factory that builds one in each process)."""
+    return hasattr(model, "random_configuration") and hasattr(model, "forward_dynamics")
 
 
 @lru_cache(maxsize=8)
@@ -84,11 +91,44 @@ def _called(factory: Callable):
     return system
 
 
-def _evaluate(q, v, x, model, what: str, shape: tuple | None):
+def _evaluate(q, v, x, model, what: str, shape: tuple | None, recorded: tuple | None = None):
     """One chunk: the batched request (``x`` unused for a request without a third input), in
-    ``(rows, *shape)`` (as it comes for ``None``)."""
-    out = _request(system_of(model), what, q, v, x)
+    ``(rows, *shape)`` (as it comes for ``None``); with ``recorded`` (a store's ``(surface,
+    path, model identity)``, for a model a factory builds), of the model the store records only
+    (:func:`_same_model`)."""
+    system = system_of(model)
+    if recorded is not None:
+        _same_model(system, model, *recorded)
+    out = _request(system, what, q, v, x)
     return out if shape is None else out.reshape((q.shape[0], *shape))
+
+
+_IDENTITIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _identity(system) -> str:
+    """:func:`~sko.scale.identity.model_identity` of ``system``, taken once per system, before it
+    is used (the caller takes it first): data its functions fill as they run (a cache) would
+    otherwise change it with every chunk."""
+    try:
+        return _IDENTITIES[system]
+    except KeyError:
+        identity = _IDENTITIES[system] = model_identity(system)
+        return identity
+    except TypeError:  # a system that cannot be weakly referenced: taken each time
+        return model_identity(system)
+
+
+def _same_model(system, model, surface: str, path: str, recorded: str) -> None:
+    """A :class:`~sko.scale.stores.StoreError` unless ``system``, which a task built from
+    ``model``, is the model the store at ``path`` records: a factory may build another system in
+    another process (unseeded random parameters, other code on a cluster's node), whose results
+    would be written as the recorded model's."""
+    found = _identity(system)
+    if found != recorded:
+        raise StoreError(f"{surface}: a task built another model from {model!r} than the store {path!r} records "
+                         f"(identity {found[:12]}…, recorded {recorded[:12]}…): a factory must build the same system "
+                         "in every process (seeded random parameters, the same code on every worker)")
 
 
 def _request(system, what: str, q, v, x) -> np.ndarray:
@@ -137,6 +177,7 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
     chunk = _count(chunk, "sweep: chunk", 1)
     store = _options("sweep", store, client, overwrite, required=False)
     system = system_of(model)
+    identity = None if store is None else _identity(system)  # before the system is used
     Q, q, tq = _states(da, q, "q", system.q_size, "nq", chunk)
     rows, chunks = Q.shape[0], Q.chunks[0]
     V, v, tv = _states(da, v, "v", system.dof_size, "nv", chunks, rows=rows)
@@ -152,13 +193,15 @@ def sweep(model, what: str, q, v=None, x=None, *, chunk: int = 4096, client=None
         return _scattered(client, (q, v, x), Q.chunks[0], model, what, shape, progress)
     axes = {"drop_axis": 1} if not shape else {"new_axis": list(range(2, 1 + len(shape)))} if len(shape) > 1 else {}
     out = da.map_blocks(_evaluate, Q, V, X, model=model, what=what, shape=shape, dtype=float,
+                        recorded=None if store is None or _is_system(model) else ("sweep", str(store), identity),
                         chunks=(Q.chunks[0], *((n,) for n in shape)), **axes)
     if store is None:
         return _compute(out, client, progress)
     read = {"v": tv} if DECLARATIONS[what].velocities else {}
     if REQUESTS[what] is not None:
         read[REQUESTS[what]] = tx
-    return _to_store(out, store, system, what, tq, read, client, progress, overwrite)
+    read |= _declared(what)
+    return _to_store(out, store, identity, what, tq, read, client, progress, overwrite)
 
 
 def _request_names(what, surface: str, one: bool) -> list[str]:
@@ -205,6 +248,19 @@ def _count(x, what: str, minimum: int, error: type[SKOError] = DimensionError) -
     return int(x)
 
 
+#: the most tasks (chunks) one sweep or sample makes: Dask's scheduler holds every task of a
+#: graph, and a store one flag per chunk (a million is a large graph already)
+MAX_TASKS = 2**20
+
+
+def _tasks(count: int, states: int, chunk: int, surface: str) -> None:
+    """A :class:`DimensionError` unless ``count`` tasks fit :data:`MAX_TASKS` (more would take
+    the scheduler, and a store's flags, longer than the states take)."""
+    if count > MAX_TASKS:
+        raise DimensionError(f"{surface}: {states} states in chunks of {chunk} are {count} tasks, more than {MAX_TASKS}: "
+                             "give a larger chunk, or fewer states")
+
+
 def _scattered(client, arrays, chunks, model, what: str, shape: tuple, progress: bool) -> np.ndarray:
     """The in-memory sweep of numpy states on a cluster: the chunks scattered to the workers
     first (a graph holding the arrays would be serialised whole by the scheduler), one task each.
@@ -224,8 +280,8 @@ def _scattered(client, arrays, chunks, model, what: str, shape: tuple, progress:
 
 def _states(da, x, name: str, size: int, symbol: str, chunks, rows: int | None = None):
     """``(dask array, the checked numpy array or None for a dask input, its token)``; zeros for
-    ``None``. The token (Dask's, of the data for numpy, of the graph for dask) is what a store
-    records of the input."""
+    ``None``; real numbers only (the results are float64). The token (Dask's, of the data for
+    numpy, of the graph for dask) is what a store records of the input."""
     from dask.base import tokenize
 
     if x is None:
@@ -234,11 +290,16 @@ def _states(da, x, name: str, size: int, symbol: str, chunks, rows: int | None =
         x = np.zeros((rows, size))
     lazy = hasattr(x, "dask")
     if not lazy:
-        x = checked_array(x, 2, f"sweep: {name}").astype(float)
+        x = plain_numbers_as_floats(checked_array(x, 2, f"sweep: {name}"), f"sweep: {name}")
+    if np.dtype(x.dtype).kind not in "biuf":  # a store holds float64: a complex part or a symbol would be dropped
+        raise DimensionError(f"sweep: {name} must hold real numbers, got {np.dtype(x.dtype)}")
+    x = x if lazy else x.astype(float)
     if x.ndim != 2 or x.shape[1] != size:
         raise DimensionError(f"sweep: {name} has shape {x.shape}, expected (N, {symbol} = {size})")
     if rows is not None and x.shape[0] != rows:
         raise DimensionError(f"sweep: {name} has {x.shape[0]} states but q has {rows}")
+    if rows is None:  # the states, in chunks of the sweep's chunk: one task each
+        _tasks(-(-x.shape[0] // chunks), x.shape[0], chunks, "sweep")
     token = tokenize(x)
     X = x if lazy else da.from_array(x, chunks=(chunks, size))
     return X.rechunk({0: chunks, 1: size}), None if lazy else x, token
@@ -260,13 +321,27 @@ def _compute(out, client, progress: bool):
     return out.compute()
 
 
-def _record(system, kind: str, states: int, chunk: int, **choice) -> dict:
-    """What a store of ``kind`` records of its run (:mod:`sko.scale.stores`)."""
-    return {"format": FORMAT, "kind": kind, "model": model_identity(system), "sko": package_version(),
+def _declared(what: str) -> dict:
+    """What a store records of the request ``what`` besides its name: for one :func:`declare
+    <sko.systems.catalogue.declare>` added, its identity (its declaration and compiled part, a
+    user's code: :func:`~sko.scale.identity.model_identity` of them), so that a store never
+    takes another request of the same name as it; nothing for the package's own, which its
+    version stands for."""
+    if not added(what):
+        return {}
+    from sko.engine.requests import REQUESTS as COMPILED
+
+    return {"request": model_identity((DECLARATIONS[what], COMPILED[what]))}
+
+
+def _record(identity: str, kind: str, states: int, chunk: int, **choice) -> dict:
+    """What a store of ``kind`` records of its run (:mod:`sko.scale.stores`), ``identity`` the model's."""
+    return {"format": FORMAT, "kind": kind, "model": identity, "sko": package_version(),
             "states": states, "chunk": chunk, **choice}
 
 
-def _to_store(out, path: Path, system, what: str, token: str, read: dict, client, progress: bool, overwrite: bool):
+def _to_store(out, path: Path, identity: str, what: str, token: str, read: dict, client, progress: bool,
+              overwrite: bool):
     """Write ``out`` to the array ``what`` of the store at ``path`` chunk by chunk (equal
     chunks), skipping the chunks an earlier run finished."""
     import dask
@@ -276,7 +351,7 @@ def _to_store(out, path: Path, system, what: str, token: str, read: dict, client
     if len(set(sizes[:-1])) > 1 or (len(sizes) > 1 and sizes[-1] > sizes[0]):
         out = out.rechunk({0: sizes[0]})
         sizes = out.chunks[0]
-    record = _record(system, "sweep", out.shape[0], sizes[0], q=token)
+    record = _record(identity, "sweep", out.shape[0], sizes[0], q=token)
     with writing(path, "sweep"):
         group = open_store(path, record, overwrite, "sweep")
         result_array(group, what, out.shape, sizes[0], out.dtype, read, path, "sweep")
@@ -327,15 +402,20 @@ def sample(model, states: int, what, store: str | Path, *, chunk: int = 4096, se
     chunk = min(_count(chunk, "sample: chunk", 1), states)
     seed = _count(seed, "sample: seed", 0, SKOError)
     path, chunks = _options("sample", store, client, overwrite, required=True), -(-states // chunk)
+    _tasks(chunks, states, chunk, "sample")
     system = system_of(model)
+    identity = _identity(system)  # before the system is used
     first = _sampled(system, names, seed, 0, 1)
     arrays = [x for x in INPUTS if x in first] + names
     with writing(path, "sample"):
-        group = open_store(path, _record(system, "sample", states, chunk, seed=seed), overwrite, "sample")
+        group = open_store(path, _record(identity, "sample", states, chunk, seed=seed), overwrite, "sample")
         for name in arrays:
-            result_array(group, name, (states, *first[name].shape[1:]), chunk, first[name].dtype, {}, path, "sample")
+            result_array(group, name, (states, *first[name].shape[1:]), chunk, first[name].dtype,
+                         _declared(name) if name in names else {}, path, "sample")
         done = {name: finished(group, name) for name in arrays}
-        tasks = [dask.delayed(_sample_chunk)(model, pending, seed, i, i * chunk, min(states, (i + 1) * chunk), str(path))
+        built = None if _is_system(model) else identity  # a factory's system, built in each task's process
+        tasks = [dask.delayed(_sample_chunk)(model, pending, seed, i, i * chunk, min(states, (i + 1) * chunk), str(path),
+                                             built)
                  for i in range(chunks) if (pending := [n for n in arrays if not done[n][i]])]
         if tasks:
             _compute(dask.delayed(sum)(tasks), client, progress)
@@ -358,10 +438,15 @@ def _sampled(system, names: list, seed: int, i: int, n: int) -> dict:
     return out
 
 
-def _sample_chunk(model, arrays: list, seed: int, i: int, start: int, stop: int, path: str) -> int:
+def _sample_chunk(model, arrays: list, seed: int, i: int, start: int, stop: int, path: str,
+                  identity: str | None) -> int:
     """The arrays ``arrays`` of chunk ``i`` of a sample: its inputs drawn from ``(seed, i)``,
-    the requests among them computed, each written and then flagged."""
-    data = _sampled(system_of(model), arrays, seed, i, stop - start)
+    the requests among them computed (for a factory's model, ``identity`` given, by the model of
+    that identity only: :func:`_same_model`), each written and then flagged."""
+    system = system_of(model)
+    if identity is not None:
+        _same_model(system, model, "sample", path, identity)
+    data = _sampled(system, arrays, seed, i, stop - start)
     for name in arrays:
         write_chunk(path, name, i, start, data[name])
     return stop - start

@@ -32,13 +32,14 @@ from sko.engine import joints as cj
 from sko.bodies.contract import BodyError, BodyType
 from sko.engine.hooks import hook_address, normalize_at, qdot_at
 from sko.engine.state_kernels import Row
-from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
+from sko.graphs.errors import NonFiniteError, SKOError
 from sko.errors import JointError
 from sko.engine import lane_rollout as LR
 from sko.engine import rollout as CR
 from sko.systems.coordinates import coordinate_maps
 from sko.engine.requests import REQUESTS
-from sko.engine.rollout_inputs import initial_configurations, renamed, rollout_inputs
+from sko.engine.rollout_inputs import (controller_forces, initial_configurations, renamed, rollout_inputs,
+                                       trajectories)
 
 __all__ = ["Rollout", "CompiledMaps", "INTEGRATORS", "rollout", "compiled_maps", "stopped", "renamed"]
 
@@ -102,7 +103,7 @@ def rollout(system, q0, v0=None, dt: float = 1e-3, steps: int = 1, tau=None, int
         raise SKOError(f"rollout: progress must be True, False or a callable, got {type(progress).__name__}")
     Q0, V0, T, single = rollout_inputs(system, q0, v0, tau, steps)
     B, nq, nv = Q0.shape[0], system.q_size, system.dof_size
-    Q, V = np.empty((B, steps + 1, nq)), np.empty((B, steps + 1, nv))
+    Q, V = trajectories((B, steps + 1, nq), (B, steps + 1, nv))
     Q[:, 0] = initial_configurations(system, Q0)
     V[:, 0] = V0
     failed = np.full(B, -1, dtype=np.int64)
@@ -328,19 +329,9 @@ class _ForcesError(Exception):
 
 def _callable_forces(tau, t: float, Q, V) -> np.ndarray:
     try:
-        out = tau(t, Q.copy(), V.copy())
-    except SKOError as error:  # the callable's own code: its caller's error, not every rollout's
+        return controller_forces(tau, t, Q, V, "rollout: tau(t, Q, V)", "one row of hinge forces per running rollout")
+    except SKOError as error:  # the callable's own code or result: its caller's error, not every rollout's
         raise _ForcesError(error) from None
-    try:
-        out = np.zeros(V.shape) if out is None else np.asarray(out, dtype=float)
-    except (TypeError, ValueError):
-        raise _ForcesError(DimensionError(f"rollout: tau(t, Q, V) must return numbers, got {type(out).__name__}"))
-    if out.shape != V.shape:
-        raise _ForcesError(DimensionError(f"rollout: tau(t, Q, V) returned shape {out.shape}, expected {V.shape} "
-                                          "(one row of hinge forces per running rollout)"))
-    if not np.isfinite(out).all():
-        raise _ForcesError(NonFiniteError(f"rollout: tau(t, Q, V) returned a non-finite value at t = {t:.6g} s"))
-    return out
 
 
 # ----------------------------------------------------------------------------- errors

@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from sko.arrays import checked_horizon
-from sko.graphs.errors import SKOError
+from sko.graphs.errors import DimensionError, SKOError
 from sko.simulation.rollout import renamed, rollout
 
 __all__ = ["Trajectory", "simulate"]
@@ -62,7 +62,10 @@ def _batched(system, torque: Callable):
         if out is None:
             return np.zeros(V.shape)
         try:
-            return system._stacked(out, "tau", system.dof_size, "nv")[None]
+            forces = system._stacked(out, "tau", system.dof_size, "nv")
+            if forces.dtype.kind not in "biuf":  # a complex part or a symbol the rollout would drop or choke on
+                raise DimensionError(f"tau must hold real numbers, got {forces.dtype}")
+            return forces[None]
         except SKOError as error:  # the torque function's fault: raised to the caller, at its time
             raise renamed(error, f"simulate: torque(t, q, qd) at t = {t:.6g} s returned bad forces: {error}") from None
 

@@ -280,8 +280,10 @@ def _gravity(gravity) -> np.ndarray:
     g = _array(gravity, "gravity")
     if g.shape == (3,):
         g = np.concatenate([np.zeros(3, dtype=g.dtype), g])
-    if g.shape != (6,) or (g.dtype != object and not np.isfinite(g).all()):
-        raise RigidSystemError(f"gravity must be a finite 3- or 6-vector, got shape {g.shape}")
+    if g.shape != (6,):
+        raise RigidSystemError(f"gravity must be a 3- or 6-vector, got shape {g.shape}")
+    if g.dtype != object and not np.isfinite(g).all():
+        raise RigidSystemError(f"gravity must be finite, got {np.asarray(gravity, dtype=float).tolist()}")
     return g
 
 

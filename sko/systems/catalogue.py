@@ -23,7 +23,7 @@ from sko.engine import regressors as compiled_regressors
 from sko.engine import requests as compiled
 from sko.systems.declared import Declaration, View, method, view_method
 
-__all__ = ["DECLARATIONS", "VIEWS", "INPUTS_OF", "SHORT_NAMES", "declared_methods", "declare", "withdraw"]
+__all__ = ["DECLARATIONS", "VIEWS", "INPUTS_OF", "SHORT_NAMES", "declared_methods", "declare", "withdraw", "added"]
 
 
 def _derivatives_compiled(system, dtype) -> bool:
@@ -201,6 +201,11 @@ def declare(declaration: Declaration, request: compiled.Request | None = None) -
     for owner in _OWNERS:
         _install(owner, declaration)
     return declaration
+
+
+def added(name: str) -> bool:
+    """Whether :func:`declare` added the request ``name`` (a user's code, not the package's)."""
+    return name in _ADDED
 
 
 def withdraw(name: str) -> None:

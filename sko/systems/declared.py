@@ -110,6 +110,9 @@ class Declaration:
     def __post_init__(self):
         if not self.name.isidentifier() or self.name.startswith("_"):
             raise SKOError(f"request name {self.name!r} must be a public Python identifier (it names the system method)")
+        if self.name in ("q", "v", *THIRD_INPUTS):  # a sample's arrays are named by both
+            raise SKOError(f"request {self.name!r} has the name of an input (q, v, {', '.join(THIRD_INPUTS)}), which "
+                           "sweeps and samples store beside the requests by name")
         if self.x is not None and self.x not in THIRD_INPUTS:
             raise SKOError(f"request {self.name!r}: its third input must be one of {THIRD_INPUTS} or None, got {self.x!r}")
         inputs = {"v"} if self.velocities else set()

@@ -48,7 +48,7 @@ from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.errors import JointError
-from sko.bodies.contract import check_node_state as _check_state
+from sko.bodies.contract import check_node_state as _check_state, checked_hinge_force
 from sko.engine.state_kernels import Record
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
 from sko.systems.catalogue import declared_methods
@@ -141,6 +141,9 @@ class MultibodySystem:
     #: tables, request vectors and kernels), the coordinate maps and whether the compiled
     #: derivative recursion takes it
     _DERIVED = ("_engine", "_coordinate_maps", "_compiled_derivatives", "_constant_qdot")
+    #: whether the bodies carry complex parameters (a regressor's complex step in ``π``): their
+    #: states are then complex at a real state too
+    _complex_parameters = False
 
     def __getstate__(self) -> dict:
         """The system without what it derives on use (:attr:`_DERIVED`): a pickle is the bodies,
@@ -462,7 +465,7 @@ class MultibodySystem:
             except JointError as exc:  # a joint refusing its state (a zero quaternion) names its body
                 raise exc if repr(k) in str(exc) else type(exc)(f"body {k!r}: {exc}") from None
             if k in self._unchecked:
-                _check_state(b, s)
+                _check_state(b, s, real=q.dtype.kind == "f" and v.dtype.kind == "f" and not self._complex_parameters)
             states[k] = s
         return states
 
@@ -512,13 +515,11 @@ class MultibodySystem:
     def _hinge_forces(self, q: np.ndarray, v: np.ndarray, bodies=None) -> np.ndarray:
         """The hinge forces of ``bodies`` (default: all) and of the tendons at checked ``q``, ``v``."""
         out = np.zeros(self.dof_size, dtype=np.result_type(q, v, float))
+        real = out.dtype.kind == "f"
         for k in self.bodies if bodies is None else bodies:
             f = self._body[k].hinge_force(q[self.q_slices[k]], v[self.dof_slices[k]])
             if f is not None:
-                if np.shape(f) not in ((), (self._body[k].dof_size,)):
-                    raise BodyError(f"body {k!r} ({type(self._body[k]).__name__}): its hinge_force returns shape "
-                                    f"{np.shape(f)}, expected ({self._body[k].dof_size},), one force per θ̇")
-                out[self.dof_slices[k]] += f
+                out[self.dof_slices[k]] += checked_hinge_force(self._body[k], f, real)
         for tendon, qi, vi, c in self._tendon_terms:
             with np.errstate(over="ignore", invalid="ignore"):
                 f = tendon.stiffness * _stretch(tendon, c @ q[qi]) + tendon.damping * (c @ v[vi])
@@ -624,8 +625,10 @@ class MultibodySystem:
         """:meth:`with_inertial_parameters`; unchecked (complex parameters, a complex step) with
         ``check=False``."""
         slices = regressors.body_parameter_slices(self)
-        return self._with_bodies({k: self._body[k].with_inertial_parameters(parameters[slices[k]], check=check)
-                                  for k in self.bodies if slices[k].stop > slices[k].start})
+        new = self._with_bodies({k: self._body[k].with_inertial_parameters(parameters[slices[k]], check=check)
+                                 for k in self.bodies if slices[k].stop > slices[k].start})
+        new._complex_parameters = bool(np.iscomplexobj(parameters))
+        return new
 
     def _with_bodies(self, bodies: Mapping) -> "MultibodySystem":
         """A copy of this system with some bodies replaced (same names, sizes and joints)."""

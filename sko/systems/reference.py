@@ -44,9 +44,9 @@ def inverse_dynamics(system, q, v=None, x=None, external_forces: Mapping | None 
     q, v = system.checked_vectors(q, v)
     x = None if x is None else system._stacked(x, "dv", system.dof_size, "nv")  # checked as the compiled path does
     model, a, b = system._assemble(system._node_states(q, v), system.external_forces(external_forces))
+    hinge = _hinge_forces(system, q, v)
     with named_overflow(system, "inverse dynamics"):
-        return finite_result(alg.inverse_dynamics(model, x, None, a, b) + system._hinge_forces(q, v),
-                             "inverse dynamics")
+        return finite_result(alg.inverse_dynamics(model, x, None, a, b) + hinge, "inverse dynamics")
 
 
 def forward_dynamics(system, q, v=None, x=None, external_forces: Mapping | None = None) -> np.ndarray:
@@ -56,8 +56,16 @@ def forward_dynamics(system, q, v=None, x=None, external_forces: Mapping | None 
     x = None if x is None else system._stacked(x, "tau", system.dof_size, "nv")  # checked as the compiled path does
     model, a, b = system._assemble(system._node_states(q, v), system.external_forces(external_forces))
     tau = model.dof_vector(None) if x is None else x
+    hinge = _hinge_forces(system, q, v)
     with named_overflow(system, "forward dynamics"):
-        return finite_result(alg.forward_dynamics(model, tau - system._hinge_forces(q, v), a, b), "forward dynamics")
+        return finite_result(alg.forward_dynamics(model, tau - hinge, a, b), "forward dynamics")
+
+
+def _hinge_forces(system, q, v) -> np.ndarray:
+    """The hinge forces at ``(q, v)``, outside :func:`named_overflow`: a body's force that is not
+    finite is named by the body (``checked_hinge_force``), not reported as the recursion's overflow."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return system._hinge_forces(q, v)
 
 
 def centroidal_terms(system, q, v, x, external_forces) -> np.ndarray:

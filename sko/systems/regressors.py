@@ -34,8 +34,9 @@ import numpy as np
 
 from sko.engine import algorithms as alg
 from sko.bodies.contract import BodyError, BodyType
-from sko.graphs.errors import NonFiniteError
-from sko.systems.declared import Option
+from sko.arrays import numeric_array, plain_numbers_as_floats
+from sko.graphs.errors import DimensionError, NonFiniteError
+from sko.systems.declared import Option, flag
 
 __all__ = ["OPTIONS", "parameters", "parameter_names", "body_parameter_slices", "tree_torque_regressor",
            "tree_energy_regressors", "body_torque_regressor", "body_energy_regressors", "torque_shape",
@@ -63,8 +64,12 @@ def _joint_sizes(system, friction: bool, armature: bool) -> int:
 
 
 def parameters(system, friction: bool = False, armature: bool = False) -> np.ndarray:
-    """``π``: every body's parameters in body order, then zeros for the joint columns."""
-    parts = [np.asarray(system.body(k).inertial_parameters(), dtype=float) for k in system.bodies]
+    """``π``: every body's parameters in body order, then zeros for the joint columns; float64,
+    complex or sympy expressions as the bodies' parameters are."""
+    friction = flag(friction, "inertial_parameters(friction=)")
+    armature = flag(armature, "inertial_parameters(armature=)")
+    parts = [np.asarray(system.body(k).inertial_parameters()) for k in system.bodies]
+    parts = [x if x.dtype.kind in "cO" else x.astype(float) for x in parts]  # a symbolic system's stay expressions
     parts.append(np.zeros(_joint_sizes(system, friction, armature)))
     return np.concatenate(parts)
 
@@ -72,6 +77,8 @@ def parameters(system, friction: bool = False, armature: bool = False) -> np.nda
 def parameter_names(system, friction: bool = False, armature: bool = False) -> list:
     """One ``(body, name)`` per entry of :func:`parameters`; ``("viscous", i)``, ``("coulomb", i)``,
     ``("armature", i)`` for the joint columns of velocity coordinate ``i``."""
+    friction = flag(friction, "inertial_parameter_names(friction=)")
+    armature = flag(armature, "inertial_parameter_names(armature=)")
     names = [(k, n) for k in system.bodies for n in system.body(k).inertial_parameter_names()]
     if friction:
         names += [("viscous", i) for i in range(system.nv)] + [("coulomb", i) for i in range(system.nv)]
@@ -102,7 +109,7 @@ def tree_torque_regressor(system, q, v, dv) -> np.ndarray:
     p = max((s.stop for s in slices.values()), default=0)
     states = system.node_states(q, v)
     alpha = _alphas(system, states, dv)
-    Y = np.zeros((system.nv, p), dtype=np.result_type(q, v, dv, float))
+    Y = np.zeros((system.nv, p), dtype=_scalar_type(states, q, v, dv))
     stepped = []
     for j in system.bodies:
         body = system.body(j)
@@ -130,6 +137,12 @@ def tree_torque_regressor(system, q, v, dv) -> np.ndarray:
     return Y
 
 
+def _scalar_type(states: dict, *xs) -> np.dtype:
+    """The regressor's scalar type: the inputs', or ``object`` where a body's state is symbolic
+    (sympy masses, lengths or gravity at a numeric state)."""
+    return np.result_type(float, *xs, *(x.dtype for s in states.values() for x in (s.E, s.H, s.M, s.a, s.b)))
+
+
 def _real_state(system, bodies, *xs) -> None:
     """A complex step in ``π`` needs a real state (its imaginary part would mix with the state's)."""
     if any(np.iscomplexobj(x) for x in xs):
@@ -155,7 +168,7 @@ def tree_energy_regressors(system, q, v) -> tuple[np.ndarray, np.ndarray]:
     slices = body_parameter_slices(system)
     p = max((s.stop for s in slices.values()), default=0)
     states = system.node_states(q, v)
-    dtype = np.result_type(q, v, float)
+    dtype = _scalar_type(states, q, v)
     yT, yV = np.zeros(p, dtype=dtype), np.zeros(p, dtype=dtype)
     pi = None
     for k in system.bodies:
@@ -274,7 +287,12 @@ def checked_body_parameters(system, pi) -> np.ndarray:
     """``π`` of the bodies (no joint columns) as a 1-D array of the right length, or a
     :class:`BodyError`."""
     n = len(system.inertial_parameters())
-    p = np.asarray(pi)
+    try:
+        p = plain_numbers_as_floats(numeric_array(pi, "inertial parameters"), "inertial parameters")
+    except DimensionError as error:
+        raise BodyError(str(error)) from None
     if p.shape != (n,):
         raise BodyError(f"the system has {n} inertial parameters (joint columns excluded), got an array of shape {p.shape}")
+    if p.dtype.kind not in "biuf":  # a complex part would be dropped by the bodies' float parameters
+        raise BodyError(f"inertial parameters must be real numbers, got {p.dtype}")
     return p

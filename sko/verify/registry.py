@@ -308,8 +308,10 @@ class Check:
         return self.symbolic if symbolic else self.numeric
 
     def applies_to(self, case: Case) -> bool:
-        """Whether the check runs on ``case`` (its mode, and a system where one is needed)."""
-        return self.applies(case.symbolic) and (not self.system or case.system is not None) and (
+        """Whether the check runs on ``case`` (its mode, a system where one is needed, and degrees
+        of freedom: the identities are about the operators of moving bodies)."""
+        return self.applies(case.symbolic) and case.model.dof_size > 0 and (
+            not self.system or case.system is not None) and (
             self.when is None or (case.system is not None and bool(self.when(case.system))))
 
     def run(self, case: Case) -> "Result":

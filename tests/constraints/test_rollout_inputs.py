@@ -44,3 +44,62 @@ def test_a_held_vector_is_every_step_s_forces():
     np.testing.assert_array_equal(held.v, per_step.v)
     batch = sko.rollout(system, np.stack([q0, q0]), np.stack([v0, v0]), dt=1e-3, steps=3, tau=tau, constraints=C)
     np.testing.assert_array_equal(batch.v[1], held.v)
+
+
+def _complex(t, q, v):
+    return np.zeros(np.shape(v)) + 1e-3j
+
+
+def _symbolic(t, q, v):
+    import sympy
+
+    out = np.zeros(np.shape(v), dtype=object)
+    out[...] = sympy.Symbol("f")
+    return out
+
+
+def _text(t, q, v):
+    return np.full(np.shape(v), "1.0")
+
+
+@pytest.mark.parametrize("constraints", [None, C])
+@pytest.mark.parametrize("controller, match", [
+    (_complex, r"tau\(t, .*\) must return real numbers, got complex128"),
+    (_symbolic, r"tau\(t, .*\) must return real numbers, got object"),
+    (_text, r"tau\(t, .*\) must return numbers, got dtype <U3"),
+])
+def test_a_controller_returning_other_than_real_numbers_is_named(constraints, controller, match):
+    """A complex controller lost its imaginary part to a ComplexWarning (the rollout ran on the
+    real part), a symbolic or text one raised numpy's or sympy's error."""
+    system, q0, v0 = _chain()
+    with pytest.raises(DimensionError, match=match):
+        sko.rollout(system, q0, v0, dt=1e-3, steps=3, tau=controller, constraints=constraints)
+
+
+def _damping(t, q, v):
+    return -0.5 * np.asarray(v)
+
+
+def _meddling(t, q, v):
+    out = _damping(t, q, v)
+    q[...] = 99.0  # the controller writes what it was given: the rollout's own state must not change
+    v[...] = 99.0
+    return out
+
+
+@pytest.mark.parametrize("constraints", [None, C])
+def test_a_controller_cannot_change_the_state_it_is_given(constraints):
+    system, q0, v0 = _chain()
+    kept = sko.rollout(system, q0, v0 + 0.1, dt=1e-3, steps=3, tau=_damping, constraints=constraints)
+    meddled = sko.rollout(system, q0, v0 + 0.1, dt=1e-3, steps=3, tau=_meddling, constraints=constraints)
+    np.testing.assert_array_equal(meddled.q, kept.q)
+    np.testing.assert_array_equal(meddled.v, kept.v)
+
+
+@pytest.mark.parametrize("constraints", [None, C])
+def test_trajectories_memory_cannot_hold_are_named(constraints):
+    """numpy's MemoryError ("Unable to allocate 14.6 TiB") came from allocating the results."""
+    system, q0, v0 = _chain()
+    with pytest.raises(DimensionError, match=r"rollout: the trajectories of shapes \(1, 1000000000001, 3\).* need "
+                                             r".* GiB, more than memory can hold"):
+        sko.rollout(system, q0, v0, dt=1e-300, steps=10**12, constraints=constraints)

@@ -78,6 +78,17 @@ def test_unphysical_inertias_are_named(mass, inertia, match):
         check_physical_inertia(mass, np.zeros(3), inertia, "link 'x'")
 
 
+@pytest.mark.parametrize("mass", [0.0, 1.0])
+def test_moments_of_negative_sum_are_said_to_be_so(mass):
+    """A body whose moments sum below zero has no size to judge them by: the message said they
+    broke the triangle inequality "by inf of the body's m r² = -0.4"."""
+    with pytest.raises(NotPositiveDefiniteError) as caught:
+        check_physical_inertia(mass, np.zeros(3), np.diag([-1.0, 0.1, 0.1]), "link 'x'")
+    message = str(caught.value)
+    assert "link 'x': rotational inertia is not positive semidefinite: principal moments -1, 0.1, 0.1 sum to " \
+           "-0.8 < 0" in message and "inf" not in message and "m r² = -" not in message
+
+
 @pytest.mark.parametrize("I6, match", [
     (spatial_inertia(-1.0, [0, 0, 1], np.eye(3)), "negative mass"),
     (np.diag([1.0, 1, 1, 0, 0, 0]), None),

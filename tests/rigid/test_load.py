@@ -101,6 +101,15 @@ def test_every_bad_path_is_a_model_file_error_naming_it(arm_file, tmp_path):
         sko.load(ARM.encode())
 
 
+def test_xml_text_given_to_sko_load_is_named_as_text():
+    """The text was taken for a path: the error quoted the whole model as a file name without an
+    extension."""
+    with pytest.raises(ModelFileError, match=r"sko.load takes the path of a model file, got XML text \(\d+ characters"
+                                             r"\): give the text to sko.io.load_urdf or sko.io.load_mjcf") as caught:
+        sko.load(ARM)
+    assert len(str(caught.value)) < 200
+
+
 def test_the_systems_do_not_load_files():
     """Loading is the io layer's: the system classes have no loader methods."""
     assert not hasattr(RigidSystem, "from_urdf") and not hasattr(RigidSystem, "from_mjcf")

@@ -249,6 +249,7 @@ def test_a_scene_with_nothing_moving():
     np.testing.assert_allclose(system.frame_pose([], "table")[:3, 3], [0, 0, 1])
 
 
-@pytest.mark.parametrize("encode", [str, lambda t: t.encode()])
+@pytest.mark.parametrize("encode", [str, lambda t: t.encode(), lambda t: t[1:].encode("utf-16"),  # its own mark
+                                    lambda t: t.encode("utf-16-be")], ids=["str", "utf-8", "utf-16", "utf-16-be"])
 def test_text_with_a_byte_order_mark_is_read_as_text(encode):
     assert load_mjcf(encode("\ufeff" + ARM)).bodies == load_mjcf(ARM).bodies

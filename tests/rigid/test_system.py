@@ -380,3 +380,16 @@ def test_random_rigid_forests(seed):
     qdot = system.qdot(q, qd)
     rate = (system.energy(q + h * qdot, qd + h * qdd) - system.energy(q - h * qdot, qd - h * qdd)) / (2 * h)
     assert np.isclose(rate, qd @ tau, rtol=1e-5, atol=1e-5 * (abs(qd) @ abs(tau) + abs(qd) @ M @ abs(qd)))
+
+
+@pytest.mark.parametrize("gravity, match", [
+    ([0.0, 0.0, np.nan], r"gravity must be finite, got \[0\.0, 0\.0, nan\]"),
+    ([0.0, 0.0], r"gravity must be a 3- or 6-vector, got shape \(2,\)"),
+])
+def test_a_builders_gravity_is_named_by_what_is_wrong(gravity, match):
+    """A NaN gravity was reported as of the wrong shape ("a finite 3- or 6-vector, got shape (6,)")."""
+    from sko.errors import RigidSystemError
+    from sko.systems import SystemBuilder
+
+    with pytest.raises(RigidSystemError, match=match):
+        SystemBuilder(gravity)

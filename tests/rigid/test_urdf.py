@@ -159,10 +159,21 @@ def test_a_floating_base_beside_a_joint_named_root_joint_is_refused():
         parse_urdf(text, floating_base=True)
 
 
-@pytest.mark.parametrize("encode", [str, lambda t: t.encode()])
+@pytest.mark.parametrize("encode", [str, lambda t: t.encode(), lambda t: t[1:].encode("utf-16"),  # its own mark
+                                    lambda t: t.encode("utf-16-be")], ids=["str", "utf-8", "utf-16", "utf-16-be"])
 def test_text_with_a_byte_order_mark_is_read_as_text(encode, tmp_path):
+    """UTF-16 text (its byte-order mark first) was taken for a path, quoted whole in the error."""
     text = "\ufeff" + ARM
     assert load_urdf(encode(text)).bodies == ("upper", "lower", "slider")
     path = tmp_path / "arm.urdf"
     path.write_text(text, encoding="utf-8")
     assert load_urdf(path).bodies == ("upper", "lower", "slider")
+
+
+@pytest.mark.parametrize("value", ["no", "yes", 1, None, np.array([True, False])])
+def test_floating_base_is_true_or_false(value):
+    """``floating_base="no"`` loaded a floating base (any truthy value did), an array raised
+    numpy's ValueError."""
+    with pytest.raises(URDFError, match=r"floating_base must be True or False, got"):
+        parse_urdf(ARM, floating_base=value)
+    assert parse_urdf(ARM, floating_base=np.bool_(True)).nq == parse_urdf(ARM).nq + 7
