@@ -132,8 +132,8 @@ def rigid_newton_euler(rows, layout, data, qdd, qd, nodes, T):
             v, a = held(data, io + Record.velocity, 6), held(data, io + Record.gamma, 6)
         e, b = _blocks(rows, layout, data, j, p)
         v, vJ = _velocity(layout, data, j, e, b, v, qd)
-        a = _sum(_sum(motion_transform(e, b, a), _hinge_motion(data, layout[j, Flat.H], layout[j, Flat.HINGE_DIM], qdd, layout[j, Flat.DOF])),
-                 motion_cross(v, vJ))
+        ho, h, do = layout[j, Flat.H], layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF]
+        a = _sum(_sum(motion_transform(e, b, a), _hinge_motion(data, ho, h, qdd, do)), motion_cross(v, vJ))
         mo = layout[j, Flat.M]
         Ma, bias = composite_force(_ten(data, mo), a), _bias_force(data, mo, v)
         for i in range(6):
@@ -165,13 +165,12 @@ def rigid_bias(rows, layout, data, qd):
     for j in range(layout.shape[0]):
         p = layout[j, Flat.PARENT]
         e, b = _blocks(rows, layout, data, j, p)
-        if p >= 0:
-            v, vJ = _velocity(layout, data, j, e, b, held(data, rows[p, Row.VELOCITY], 6), qd)
-            a = motion_cross(v, vJ)
-        else:
-            io = rows[j, Row.INBOARD]
-            v, vJ = _velocity(layout, data, j, e, b, held(data, io + Record.velocity, 6), qd)
-            a = _sum(motion_transform(e, b, held(data, io + Record.gamma, 6)), motion_cross(v, vJ))
+        io = rows[j, Row.INBOARD]  # a base body's: the world's record
+        inboard = rows[p, Row.VELOCITY] if p >= 0 else io + Record.velocity
+        v, vJ = _velocity(layout, data, j, e, b, held(data, inboard, 6), qd)
+        a = motion_cross(v, vJ)
+        if p < 0:
+            a = _sum(motion_transform(e, b, held(data, io + Record.gamma, 6)), a)
         f = _bias_force(data, layout[j, Flat.M], v)
         vo, ao, bo = rows[j, Row.VELOCITY], layout[j, Flat.A], layout[j, Flat.B]
         for i in range(6):
