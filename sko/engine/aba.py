@@ -3,7 +3,8 @@
 dynamics (§11, Algorithm 6.1) and the innovations products with the gains (§10). The Riccati
 results live in a second buffer ``r`` (:func:`~sko.engine.layout.riccati_layout`); the system
 requests' articulated-body passes read only ``P``, ``D^{-1}`` and ``G``: without
-:func:`riccati`'s ``full``, ``ψ`` and a rigid step's ``P⁺`` are not written.
+:func:`riccati`'s ``full``, ``ψ``, ``log det ℳ``, a rigid step's ``P⁺`` and a base body's ``G``
+and ``P⁺`` are not computed.
 
 The conventions of every recursion kernel are those of :mod:`sko.engine` (*The recursions*).
 """

@@ -1,6 +1,6 @@
-"""Newton–Euler inverse dynamics of a tree of rigid bodies on ten inertial parameters, in each
-body's own frame (SKO.md §5, Algorithm 3.1; RIGID.md, *The SKO model in body coordinates*, the
-recursion on the blocks).
+"""Newton–Euler inverse dynamics of a tree of rigid bodies on ten inertial parameters, and the
+velocity terms of its forward dynamics, in each body's own frame (SKO.md §5, Algorithm 3.1;
+RIGID.md, *The SKO model in body coordinates*, the recursion on the blocks).
 
 Where every body is a library rigid body (:func:`sko.engine.mass_matrix.applies`) on a joint of
 constant ``S`` with ``c_J = 0`` (:func:`applies`), the state kernels need only write ``E`` and
@@ -16,6 +16,10 @@ These are the generic recursion's terms (the state kernel's ``a = ᵏX_℘ γ_o 
 ``b = 𝒱 ×* M 𝒱``; :mod:`sko.engine.rnea`), formed where they are used: a transform of a motion
 or a force costs 27 products where a 6 × 6 block costs 36, and ``M x`` costs 24 where the
 block costs 36. Buffers: :data:`NODE` entries per body (:data:`Node`).
+
+Forward dynamics takes the same scatter without ``θ̈`` (:func:`rigid_bias`): it writes ``𝒱``,
+``a`` and ``b`` into the arena as the state kernels would at ``Terms.MOTION``, and the
+articulated-body passes (:mod:`sko.engine.aba`) read them there.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sko.bodies import Revolute, RigidBody
+import sko.algorithms as alg
+from sko.bodies import Free, Revolute, RigidBody
 from sko.engine import use_backend
 from sko.engine import requests as rq
 from sko.examples.bodies import flexible_examples
@@ -109,3 +110,22 @@ def test_other_systems_keep_the_generic_kernel():
     assert not rq.takes_rigid(FD, reversed_joint._engine.layout, np.float64)
     assert not rq.takes_rigid(FD, flexible._engine.layout, np.float64)
     assert not rq.takes_rigid(FD, rigid._engine.layout, np.complex128)
+
+
+def test_a_floating_base_riccati_step_equals_the_reference():
+    """The Riccati gather at a floating base takes ``D = P`` (``H = I``) without the products
+    with the identity: with every output asked for (``ψ``, ``P⁺``, ``log det ℳ``) it equals the
+    reference gather, at a base and below a parent."""
+    rng = np.random.default_rng(6)
+    system = MultibodySystem([RigidBody("base", None, Free(), inertia(rng)),
+                              RigidBody("arm", "base", Revolute(rng.normal(size=3)), inertia(rng)),
+                              RigidBody("float", "arm", Free(), inertia(rng))], gravity=[0, 0, -9.81])
+    model, _, _ = system.sko_model(system.random_configuration(rng), rng.normal(size=system.nv))
+    got = alg.articulated_inertias(model)
+    with use_backend("reference"):
+        want = alg.articulated_inertias(model)
+        logdet = alg.mass_matrix_logdet(model, want)
+    for name in ("P", "P_plus", "D", "G", "psi"):
+        for k, block in getattr(want, name).items():
+            _close(getattr(got, name)[k], block, 1e-12)
+    _close(alg.mass_matrix_logdet(model, got), logdet, 1e-12)
