@@ -452,7 +452,7 @@ REQUESTS = {r.name: r for r in (
             hinge="result", workspace=NewtonEulerWork, rigid=RigidKernel(_rigid_inverse_dynamics, applies=rigid_rnea.applies)),
     Request("forward_dynamics", _forward_dynamics, Terms.MOTION, "tau", True, _vector,
             lambda s: _riccati_buffers(s, 1), hinge="input", workspace=ArticulatedWork, passes=True,
-            rigid=RigidKernel(_rigid_forward_dynamics, applies=rigid_rnea.applies)),
+            rigid=RigidKernel(_rigid_forward_dynamics, applies=rigid_rnea.forms_bias)),
     Request("mass_matrix", _mass_matrix, Terms.STRUCTURE, None, False, _square,
             lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1)), workspace=CompositeWork,
             rigid=RigidKernel(_rigid_mass_matrix)),

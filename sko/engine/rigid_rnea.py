@@ -33,7 +33,7 @@ from sko.engine.mass_matrix import base_rows, composite_force, ten_parameters, w
 from sko.engine.rigid_blocks import held
 from sko.engine.state_kernels import Record, Row
 
-__all__ = ["Node", "NODE", "applies", "rigid_newton_euler", "rigid_bias"]
+__all__ = ["Node", "NODE", "applies", "forms_bias", "rigid_newton_euler", "rigid_bias"]
 
 #: Per body: its velocity ``𝒱``, its acceleration ``α`` and its force ``f`` (own frame).
 Node = offsets("Node", velocity=6, acceleration=6, force=6)
@@ -47,6 +47,14 @@ def applies(layout) -> bool:
     (a fixed joint kept as a body of its own)."""
     joints = (layout.system.body(k).joint for k in layout.bodies)
     return all(j.constant_motion or (j.nv == 0 and not j.user_defined) for j in joints)
+
+
+def forms_bias(layout) -> bool:
+    """Whether :func:`rigid_bias` takes the system of ``layout`` (with :func:`applies`): no body's
+    outputs are checked at every state (:func:`~sko.engine.state_kernels.checked_outputs`, which
+    reads ``a``, ``b`` and ``𝒱``: a state whose terms were not finite would leave them so for the
+    next state's fill at ``Terms.STRUCTURE``, which does not write them)."""
+    return applies(layout) and not layout.checked.any()
 
 
 @inline_kernel

@@ -18,9 +18,10 @@ from sko.engine import requests as rq
 from sko.examples.bodies import flexible_examples
 from sko.systems import MultibodySystem
 from tests.compiled.rigid_forests import example_robots, inertia
+from tests.compiled.test_lane_rollout import _stopped_arm
 from tests.compiled.test_rigid_centroidal import _close, shuffled_forest
 
-FD = rq.REQUESTS["forward_dynamics"]
+FD, ID = rq.REQUESTS["forward_dynamics"], rq.REQUESTS["inverse_dynamics"]
 
 
 def _state(system, seed: int):
@@ -102,11 +103,16 @@ def test_a_batch_on_the_kernel_equals_its_single_calls():
 
 
 def test_other_systems_keep_the_generic_kernel():
-    """A joint whose S varies (a reversed revolute joint), another body type, complex states."""
+    """A joint whose S varies (a reversed revolute joint), another body type, complex states, a
+    body whose outputs are checked at every state (the checks read the a, b and 𝒱 the kernel
+    writes: after a state that is not finite they would refuse the next)."""
     rng = np.random.default_rng(2)
     reversed_joint = MultibodySystem([RigidBody("a", None, Revolute([0, 0, 1]).reversed(), inertia(rng))])
     flexible = flexible_examples()["flexible-spacecraft"]()
     rigid = shuffled_forest(3, True)
+    checked = _stopped_arm()
+    assert checked._engine.layout.checked.any() and rq.takes_rigid(ID, checked._engine.layout, np.float64)
+    assert not rq.takes_rigid(FD, checked._engine.layout, np.float64)
     assert not rq.takes_rigid(FD, reversed_joint._engine.layout, np.float64)
     assert not rq.takes_rigid(FD, flexible._engine.layout, np.float64)
     assert not rq.takes_rigid(FD, rigid._engine.layout, np.complex128)
