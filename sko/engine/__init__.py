@@ -35,7 +35,7 @@ complex128 (complex-step) numbers. Lowest first:
   arena's fill; :mod:`.requests`: the request catalogue and
   the dynamics' kernels; one module per further request family — :mod:`.mass_matrix` (ℳ of
   rigid trees on ten inertial parameters), :mod:`.rigid_rnea` (their inverse dynamics in body
-  coordinates), :mod:`.centroidal` (CENTROIDAL.md) and
+  coordinates, and the velocity terms of their forward dynamics), :mod:`.centroidal` (CENTROIDAL.md) and
   :mod:`.rigid_centroidal` (its rigid trees on ten inertial parameters),
   :mod:`.regressors` (IDENTIFICATION.md), :mod:`.constrained` (CONSTRAINTS.md);
   :mod:`.derivatives`: the compiled derivative recursions;

@@ -3,7 +3,8 @@
 dynamics (§11, Algorithm 6.1) and the innovations products with the gains (§10). The Riccati
 results live in a second buffer ``r`` (:func:`~sko.engine.layout.riccati_layout`); the system
 requests' articulated-body passes read only ``P``, ``D^{-1}`` and ``G``: without
-:func:`riccati`'s ``full``, ``ψ`` and a rigid step's ``P⁺`` are not written.
+:func:`riccati`'s ``full``, ``ψ``, ``log det ℳ``, a rigid step's ``P⁺`` and a base body's ``G``
+and ``P⁺`` are not computed.
 
 The conventions of every recursion kernel are those of :mod:`sko.engine` (*The recursions*).
 """
@@ -39,26 +40,30 @@ def _largest(layout, column):
 
 @kernel(entry=True)
 def riccati(layout, data, roff, r, scratch, full):
-    """The Riccati gather (Eq. 33) into ``r`` (:func:`~sko.engine.layout.riccati_layout`); ``ψ(℘(k), k)`` only
-    if ``full``, and ``P⁺(k)`` of a rigid body on a 1-dof hinge too: Algorithm 6.1 reads neither.
+    """The Riccati gather (Eq. 33) into ``r`` (:func:`~sko.engine.layout.riccati_layout`); only if
+    ``full``: ``ψ(℘(k), k)``, ``log det ℳ``, ``P⁺(k)`` of a rigid body on a 1-dof hinge and ``G``,
+    ``P⁺`` of a base body, none of which Algorithm 6.1 reads (a base body's ``G`` multiplies
+    ``α(℘) = 0``).
 
     ``D(k)`` is factored by Cholesky without conjugation (complex-step data: the pivots' real
-    parts decide definiteness). Returns ``(j, log det ℳ)``: ``j`` is −1, or the flat node whose
-    ``D`` is not positive definite or not finite (the caller reports it). ``scratch`` holds
-    :func:`riccati_scratch` entries."""
+    parts decide definiteness). Returns ``(j, log det ℳ)`` (``0`` unless ``full``): ``j`` is −1,
+    or the flat node whose ``D`` is not positive definite or not finite (the caller reports it).
+    ``scratch`` holds :func:`riccati_scratch` entries."""
     layout, data, roff, r, scratch = (borrowed(layout), borrowed(data), borrowed(roff), borrowed(r),
                                       borrowed(scratch))
     logdet = 0.0  # not scratch[0] * 0: the scratch holds the last call's values
     mx = 0  # the blocks' size in the scratch (RiccatiScratch): found at the first node that needs it
     for j in range(layout.shape[0]):  # P(k) starts as M(k)
-        m = layout[j, Flat.NODE_DIM]
-        bl.copy_block(data, layout[j, Flat.M], r, roff[j, Riccati.P], m * m)
+        mo, Po = layout[j, Flat.M], roff[j, Riccati.P]
+        for i in range(layout[j, Flat.NODE_DIM] ** 2):
+            r[Po + i] = data[mo + i]
     for j in range(layout.shape[0] - 1, -1, -1):
         if rb.rigid_step(layout, j, layout[j, Flat.PARENT]):
             d = rb.riccati_6_1(layout, data, roff, r, j, full)
             if not (d.real > 0) or not (abs(d) < np.inf):
                 return j, logdet
-            logdet += np.log(d)
+            if full:
+                logdet += np.log(d)
         else:
             if mx == 0:
                 mx = max(_largest(layout, Flat.NODE_DIM), _largest(layout, Flat.HINGE_DIM))
@@ -71,10 +76,11 @@ def riccati(layout, data, roff, r, scratch, full):
 
 @kernel
 def _riccati_step(layout, data, roff, r, scratch, mx, j, full):
-    """The step of :func:`riccati` at node ``j`` of any dimensions: ``D = H P H*``, its
-    Cholesky factor ``L`` and ``L^{-1}``, ``D^{-1}``, ``G = P H* D^{-1}``, ``P⁺ = P − G H P``, and
+    """The step of :func:`riccati` at node ``j`` of any dimensions: ``D = H P H*`` (``P`` itself
+    for ``H = I``, a free joint's), its Cholesky factor ``L`` and ``L^{-1}``, ``D^{-1}``, then
+    (below a parent, or if ``full``) ``G = P H* D^{-1}``, ``P⁺ = P − G H P``, and
     ``P(℘) += φ P⁺ φ*`` (``ψ = φ − φ G H`` if ``full``); the scratch's blocks (:data:`RiccatiScratch`)
-    are ``mx × mx``. Returns ``(ok, log det D)``."""
+    are ``mx × mx``. Returns ``(ok, log det D)`` (``0`` unless ``full``)."""
     p, m, h, ho = layout[j, Flat.PARENT], layout[j, Flat.NODE_DIM], layout[j, Flat.HINGE_DIM], layout[j, Flat.H]
     q = mx * mx
     HP, L = scratch[RiccatiScratch.HP * q: RiccatiScratch.L * q], scratch[RiccatiScratch.L * q: RiccatiScratch.Li * q]
@@ -83,13 +89,18 @@ def _riccati_step(layout, data, roff, r, scratch, mx, j, full):
     Po, Do, DIo = roff[j, Riccati.P], roff[j, Riccati.D], roff[j, Riccati.D_INVERSE]
     Go, PPo = roff[j, Riccati.G], roff[j, Riccati.P_PLUS]
     logdet = 0.0
-    bl.ab(data, ho, r, Po, HP, 0, h, m, m)  # H P
-    for a_ in range(h):  # D = (H P) H*
-        for b_ in range(h):
-            s = 0.0
-            for i in range(m):
-                s += HP[a_ * m + i] * data[ho + b_ * m + i]
-            r[Do + a_ * h + b_] = s
+    identity = h == m and _identity(data, ho, m)
+    if identity:  # D = P
+        for i in range(m * m):
+            r[Do + i] = r[Po + i]
+    else:
+        bl.ab(data, ho, r, Po, HP, 0, h, m, m)  # H P
+        for a_ in range(h):  # D = (H P) H*
+            for b_ in range(h):
+                s = 0.0
+                for i in range(m):
+                    s += HP[a_ * m + i] * data[ho + b_ * m + i]
+                r[Do + a_ * h + b_] = s
     for a_ in range(h):  # Cholesky D = L L* (lower, no conjugation)
         for b_ in range(a_ + 1):
             s = r[Do + a_ * h + b_]
@@ -103,7 +114,8 @@ def _riccati_step(layout, data, roff, r, scratch, mx, j, full):
                 L[a_ * h + b_] = s / L[b_ * h + b_]
         for b_ in range(a_ + 1, h):
             L[a_ * h + b_] = 0
-        logdet += 2 * np.log(L[a_ * h + a_])
+        if full:
+            logdet += 2 * np.log(L[a_ * h + a_])
     for a_ in range(h):  # Li = L^{-1} (lower)
         for b_ in range(h):
             Li[a_ * h + b_] = 0
@@ -119,6 +131,11 @@ def _riccati_step(layout, data, roff, r, scratch, mx, j, full):
             for i in range(max(a_, b_), h):
                 s += Li[i * h + a_] * Li[i * h + b_]
             r[DIo + a_ * h + b_] = s
+    if p < 0 and not full:
+        return True, logdet
+    if identity:  # H P = P
+        for i in range(m * m):
+            HP[i] = r[Po + i]
     bl.ab(Li, 0, HP, 0, Y, 0, h, h, m)  # Y = Li H P
     for c in range(m):  # G = (Li* Y)*, m × h
         for a_ in range(h):
@@ -147,6 +164,16 @@ def _riccati_step(layout, data, roff, r, scratch, mx, j, full):
         bl.ab(data, wo, r, PPo, T1, 0, mp, m, m)  # φ P⁺
         bl.abt_add(T1, 0, data, wo, r, roff[p, Riccati.P], mp, m, mp)  # P(℘) += φ P⁺ φ*
     return True, logdet
+
+
+@register
+def _identity(A, ao, m) -> bool:
+    """Whether the ``m × m`` block of ``A`` at ``ao`` is the identity."""
+    for a_ in range(m):
+        for b_ in range(m):
+            if A[ao + a_ * m + b_] != (1 if a_ == b_ else 0):
+                return False
+    return True
 
 
 def riccati_scratch(layout, dtype) -> np.ndarray:
@@ -203,8 +230,8 @@ def articulated_gather(layout, data, roff, r, T, with_ab, z, out, eps):
                 eps[a_, q] = T[do + a_, q]
         bl.mv2(data, layout[j, Flat.H], h, m, z, no, eps, 0, -1.0)  # ε = T − H z
         bl.mv2(r, roff[j, Riccati.D_INVERSE], h, h, eps, 0, out, do, 1.0)  # ν = D^{-1} ε
-        bl.mv2(r, roff[j, Riccati.G], m, h, eps, 0, z, no, 1.0)  # z⁺ = z + G ε
         if p >= 0:
+            bl.mv2(r, roff[j, Riccati.G], m, h, eps, 0, z, no, 1.0)  # z⁺ = z + G ε
             bl.mv2(data, layout[j, Flat.W], layout[p, Flat.NODE_DIM], m, z, no, z, layout[p, Flat.NODE], 1.0)
 
 
@@ -221,9 +248,9 @@ def articulated_scatter_step(layout, data, roff, r, z, out, with_ab, j):
     for a_ in range(m):
         for q in range(z.shape[1]):
             z[no + a_, q] = 0
-    if p >= 0:
+    if p >= 0:  # a base body's α⁺ is zero
         bl.mtv2(data, layout[j, Flat.W], layout[p, Flat.NODE_DIM], m, z, layout[p, Flat.NODE], z, no, 1.0)
-    bl.mtv2(r, roff[j, Riccati.G], m, h, z, no, out, do, -1.0)
+        bl.mtv2(r, roff[j, Riccati.G], m, h, z, no, out, do, -1.0)
     bl.mtv2(data, layout[j, Flat.H], h, m, out, do, z, no, 1.0)
     if with_ab:
         ao = layout[j, Flat.A]

@@ -52,7 +52,7 @@ from sko.engine import derivatives as CD
 from sko.engine import mass_matrix as MM
 from sko.engine.centroidal import (CentroidalWork, RateWork, Result, centroidal, centroidal_buffers, centroidal_rate,
                                    rate_buffers)
-from sko.engine.rigid_rnea import rigid_newton_euler
+from sko.engine.rigid_rnea import rigid_bias, rigid_newton_euler
 from sko.engine.rigid_centroidal import RigidWork, rigid_buffers, rigid_centroidal, rigid_centroidal_rate
 from sko.engine.regressors import (EnergyWork, TorqueWork, energy_buffers, energy_regressors_request, torque_buffers,
                                    torque_regressor_request)
@@ -182,12 +182,9 @@ def _inverse_dynamics(w, x, out):
 def _rigid_inverse_dynamics(w, x, out):
     """``T`` of a tree of rigid bodies on joints of constant ``S`` (:mod:`sko.engine.rigid_rnea`),
     the kernel of the ``inverse_dynamics`` request where it applies; buffers: those of
-    :func:`_inverse_dynamics`, whose recursion takes an arena the caller filled (its ``b`` carries
-    the external forces)."""
+    :func:`_inverse_dynamics`."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
     words, rows, layout, roff, reals, arena, ws, at = request_views(w)
-    if words[Header.FILL] == 0:
-        return _inverse_dynamics(w, x, out)
     status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
     if status >= 0:
         return status
@@ -257,6 +254,29 @@ def _forward_dynamics(w, x, out):
     status = fill_arena(words, rows, reals, arena, Terms.MOTION)
     if status >= 0:
         return status
+    return _articulated(w, x, out)
+
+
+@kernel
+def _rigid_forward_dynamics(w, x, out):
+    """``θ̈`` of a tree of rigid bodies on joints of constant ``S``, the kernel of the
+    ``forward_dynamics`` request where it applies: the state kernels write ``E`` and ``H``
+    (``Terms.STRUCTURE``), :func:`~sko.engine.rigid_rnea.rigid_bias` forms ``a`` and ``b`` from
+    them, then the passes of :func:`_forward_dynamics`."""
+    w, x, out = borrowed(w), borrowed(x), borrowed(out)
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
+    status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
+    if status >= 0:
+        return status
+    rigid_bias(rows, layout, arena, arena[words[Header.V]: words[Header.V] + words[Header.NV]])
+    return _articulated(w, x, out)
+
+
+@register
+def _articulated(w, x, out):
+    """``θ̈`` of :func:`_forward_dynamics` on the filled arena of ``w``: the right-hand side
+    ``T − hinge``, then the passes."""
+    words, rows, layout, roff, reals, arena, ws, at = request_views(w)
     rhs = buffer(ws, at, ArticulatedWork.RHS)
     for i in range(x.shape[0]):
         rhs[i] = x[i]
@@ -431,7 +451,8 @@ REQUESTS = {r.name: r for r in (
     Request("inverse_dynamics", _inverse_dynamics, Terms.MOTION, "dv", True, _vector, lambda s: (3 * s.ns,),
             hinge="result", workspace=NewtonEulerWork, rigid=RigidKernel(_rigid_inverse_dynamics, applies=rigid_rnea.applies)),
     Request("forward_dynamics", _forward_dynamics, Terms.MOTION, "tau", True, _vector,
-            lambda s: _riccati_buffers(s, 1), hinge="input", workspace=ArticulatedWork, passes=True),
+            lambda s: _riccati_buffers(s, 1), hinge="input", workspace=ArticulatedWork, passes=True,
+            rigid=RigidKernel(_rigid_forward_dynamics, applies=rigid_rnea.forms_bias)),
     Request("mass_matrix", _mass_matrix, Terms.STRUCTURE, None, False, _square,
             lambda s: (s.arena, s.mm * s.mm, s.mm * max(s.nv, 1), s.mm * max(s.nv, 1)), workspace=CompositeWork,
             rigid=RigidKernel(_rigid_mass_matrix)),
@@ -480,12 +501,14 @@ def request_vector(request: Request, layout, dtype, arena: np.ndarray | None = N
                    kernels: bool = True) -> np.ndarray:
     """The request vector of ``request`` for the system of ``layout`` (a
     :class:`~sko.engine.state_layout.StateLayout`) in ``dtype``; with ``arena`` (a filled
-    arena), the calls do not fill it. Without ``kernels`` it names none (``Header.KERNEL`` and
+    arena), the calls do not fill it and the request takes its generic kernel: the arena's ``b``
+    may carry external forces, and the :attr:`~Request.rigid` kernels form their terms from the
+    state. Without ``kernels`` it names none (``Header.KERNEL`` and
     ``Header.PASSES`` zero), so none is compiled: for a caller that runs its own passes on the
     vector's views (:mod:`sko.engine.lanes`)."""
     dtype = np.dtype(dtype)
     L, size = layout, sizes(layout)
-    rigid = takes_rigid(request, L, dtype)
+    rigid = arena is None and takes_rigid(request, L, dtype)
     buffers = np.cumsum((L.size, *request.buffer_sizes(size, rigid)))
     tables = (L.table(dtype), L.request_layout, L.riccati_offsets)
     header = np.zeros(Header.WIDTH, dtype=np.int64)

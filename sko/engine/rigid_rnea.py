@@ -1,6 +1,6 @@
-"""Newton–Euler inverse dynamics of a tree of rigid bodies on ten inertial parameters, in each
-body's own frame (SKO.md §5, Algorithm 3.1; RIGID.md, *The SKO model in body coordinates*, the
-recursion on the blocks).
+"""Newton–Euler inverse dynamics of a tree of rigid bodies on ten inertial parameters, and the
+velocity terms of its forward dynamics, in each body's own frame (SKO.md §5, Algorithm 3.1;
+RIGID.md, *The SKO model in body coordinates*, the recursion on the blocks).
 
 Where every body is a library rigid body (:func:`sko.engine.mass_matrix.applies`) on a joint of
 constant ``S`` with ``c_J = 0`` (:func:`applies`), the state kernels need only write ``E`` and
@@ -16,6 +16,10 @@ These are the generic recursion's terms (the state kernel's ``a = ᵏX_℘ γ_o 
 ``b = 𝒱 ×* M 𝒱``; :mod:`sko.engine.rnea`), formed where they are used: a transform of a motion
 or a force costs 27 products where a 6 × 6 block costs 36, and ``M x`` costs 24 where the
 block costs 36. Buffers: :data:`NODE` entries per body (:data:`Node`).
+
+Forward dynamics takes the same scatter without ``θ̈`` (:func:`rigid_bias`): it writes ``𝒱``,
+``a`` and ``b`` into the arena as the state kernels would at ``Terms.MOTION``, and the
+articulated-body passes (:mod:`sko.engine.aba`) read them there.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from sko.engine.mass_matrix import base_rows, composite_force, ten_parameters, w
 from sko.engine.rigid_blocks import held
 from sko.engine.state_kernels import Record, Row
 
-__all__ = ["Node", "NODE", "applies", "rigid_newton_euler"]
+__all__ = ["Node", "NODE", "applies", "forms_bias", "rigid_newton_euler", "rigid_bias"]
 
 #: Per body: its velocity ``𝒱``, its acceleration ``α`` and its force ``f`` (own frame).
 Node = offsets("Node", velocity=6, acceleration=6, force=6)
@@ -43,6 +47,14 @@ def applies(layout) -> bool:
     (a fixed joint kept as a body of its own)."""
     joints = (layout.system.body(k).joint for k in layout.bodies)
     return all(j.constant_motion or (j.nv == 0 and not j.user_defined) for j in joints)
+
+
+def forms_bias(layout) -> bool:
+    """Whether :func:`rigid_bias` takes the system of ``layout`` (with :func:`applies`): no body's
+    outputs are checked at every state (:func:`~sko.engine.state_kernels.checked_outputs`, which
+    reads ``a``, ``b`` and ``𝒱``: a state whose terms were not finite would leave them so for the
+    next state's fill at ``Terms.STRUCTURE``, which does not write them)."""
+    return applies(layout) and not layout.checked.any()
 
 
 @inline_kernel
@@ -76,6 +88,45 @@ def _blocks(rows, layout, data, j, p):
     return weight_rows(data, layout[j, Flat.W]) if p >= 0 else base_rows(rows, data, j)
 
 
+@register
+def _sum(x, y):
+    """``x + y`` for six numbers each."""
+    return x[0] + y[0], x[1] + y[1], x[2] + y[2], x[3] + y[3], x[4] + y[4], x[5] + y[5]
+
+
+@register
+def _hinge_motion(data, ho, h, x, xo):
+    """``S x = H* x[xo: xo + h]``, six numbers, for the ``h`` rows of ``H`` at ``data[ho]``."""
+    zero = 0.0 * data[ho]
+    out = (zero, zero, zero, zero, zero, zero)
+    for c in range(h):
+        s, t = held(data, ho + 6 * c, 6), x[xo + c]
+        out = (out[0] + s[0] * t, out[1] + s[1] * t, out[2] + s[2] * t, out[3] + s[3] * t, out[4] + s[4] * t,
+               out[5] + s[5] * t)
+    return out
+
+
+@register
+def _velocity(layout, data, j, e, b, v, qd):
+    """Body ``j``'s ``(𝒱, v_J)``: ``𝒱 = ᵏX_℘ v + v_J`` from its parent's velocity ``v``
+    (``e``, ``b``: :func:`_blocks`), ``v_J = S θ̇``."""
+    vJ = _hinge_motion(data, layout[j, Flat.H], layout[j, Flat.HINGE_DIM], qd, layout[j, Flat.DOF])
+    return _sum(motion_transform(e, b, v), vJ), vJ
+
+
+@register
+def _bias_force(data, mo, v):
+    """``𝒱 ×* M 𝒱`` for the inertia ``M`` at ``data[mo]`` read as its ten numbers."""
+    return force_cross(v, composite_force(_ten(data, mo), v))
+
+
+@register
+def _ten(data, mo):
+    """The ten numbers of the inertia at ``data[mo]`` in :func:`composite_force`'s order."""
+    mass, g, inertia = ten_parameters(data, mo)
+    return mass, g[0], g[1], g[2], inertia[0], inertia[1], inertia[2], inertia[3], inertia[4], inertia[5]
+
+
 @kernel(entry=True)
 def rigid_newton_euler(rows, layout, data, qdd, qd, nodes, T):
     """``T = H f`` (``T`` zero on entry) of a tree of rigid bodies (module docstring) from the
@@ -85,28 +136,18 @@ def rigid_newton_euler(rows, layout, data, qdd, qd, nodes, T):
                                              borrowed(qd), borrowed(nodes), borrowed(T))
     n = layout.shape[0]
     for j in range(n):  # scatter: 𝒱, α, then f = M α + 𝒱 ×* M 𝒱
-        p, no, do, ho = layout[j, Flat.PARENT], NODE * j, layout[j, Flat.DOF], layout[j, Flat.H]
-        e, b = _blocks(rows, layout, data, j, p)
+        p, no = layout[j, Flat.PARENT], NODE * j
         if p >= 0:
             v, a = held(nodes, NODE * p + Node.velocity, 6), held(nodes, NODE * p + Node.acceleration, 6)
         else:  # the world's record: its velocity, and γ = −a_g
             io = rows[j, Row.INBOARD]
             v, a = held(data, io + Record.velocity, 6), held(data, io + Record.gamma, 6)
-        v, a = motion_transform(e, b, v), motion_transform(e, b, a)
-        zero = 0.0 * v[0]
-        vJ = (zero, zero, zero, zero, zero, zero)
-        for c in range(layout[j, Flat.HINGE_DIM]):
-            s, rate, acceleration = held(data, ho + 6 * c, 6), qd[do + c], qdd[do + c]
-            vJ = (vJ[0] + s[0] * rate, vJ[1] + s[1] * rate, vJ[2] + s[2] * rate, vJ[3] + s[3] * rate,
-                  vJ[4] + s[4] * rate, vJ[5] + s[5] * rate)
-            a = (a[0] + s[0] * acceleration, a[1] + s[1] * acceleration, a[2] + s[2] * acceleration,
-                 a[3] + s[3] * acceleration, a[4] + s[4] * acceleration, a[5] + s[5] * acceleration)
-        v = (v[0] + vJ[0], v[1] + vJ[1], v[2] + vJ[2], v[3] + vJ[3], v[4] + vJ[4], v[5] + vJ[5])
-        cross = motion_cross(v, vJ)
-        a = (a[0] + cross[0], a[1] + cross[1], a[2] + cross[2], a[3] + cross[3], a[4] + cross[4], a[5] + cross[5])
-        mass, g, inertia = ten_parameters(data, layout[j, Flat.M])
-        c10 = (mass, g[0], g[1], g[2], inertia[0], inertia[1], inertia[2], inertia[3], inertia[4], inertia[5])
-        Ma, bias = composite_force(c10, a), force_cross(v, composite_force(c10, v))
+        e, b = _blocks(rows, layout, data, j, p)
+        v, vJ = _velocity(layout, data, j, e, b, v, qd)
+        ho, h, do = layout[j, Flat.H], layout[j, Flat.HINGE_DIM], layout[j, Flat.DOF]
+        a = _sum(_sum(motion_transform(e, b, a), _hinge_motion(data, ho, h, qdd, do)), motion_cross(v, vJ))
+        mo = layout[j, Flat.M]
+        Ma, bias = composite_force(_ten(data, mo), a), _bias_force(data, mo, v)
         for i in range(6):
             nodes[no + Node.velocity + i] = v[i]
             nodes[no + Node.acceleration + i] = a[i]
@@ -123,3 +164,26 @@ def rigid_newton_euler(rows, layout, data, qdd, qd, nodes, T):
             po = NODE * p + Node.force
             for i in range(6):
                 nodes[po + i] += x[i]
+
+
+@kernel
+def rigid_bias(rows, layout, data, qd):
+    """What the state kernels add at ``Terms.MOTION`` to an arena filled at ``Terms.STRUCTURE``,
+    for a tree of rigid bodies (module docstring), formed by a scatter on the blocks:
+    ``𝒱 = ᵏX_℘ 𝒱(℘) + S θ̇``, ``a = 𝒱 × S θ̇`` (a base body's ``+ ᵏX_℘ γ``, ``γ = −a_g`` the
+    world's) and ``b = 𝒱 ×* M 𝒱``, into the arena's ``𝒱``, ``a`` and ``b`` of each body
+    (Algorithm 6.1 reads ``a`` and ``b``)."""
+    rows, layout, data, qd = borrowed(rows), borrowed(layout), borrowed(data), borrowed(qd)
+    for j in range(layout.shape[0]):
+        p = layout[j, Flat.PARENT]
+        e, b = _blocks(rows, layout, data, j, p)
+        io = rows[j, Row.INBOARD]  # a base body's: the world's record
+        inboard = rows[p, Row.VELOCITY] if p >= 0 else io + Record.velocity
+        v, vJ = _velocity(layout, data, j, e, b, held(data, inboard, 6), qd)
+        a = motion_cross(v, vJ)
+        if p < 0:
+            a = _sum(motion_transform(e, b, held(data, io + Record.gamma, 6)), a)
+        f = _bias_force(data, layout[j, Flat.M], v)
+        vo, ao, bo = rows[j, Row.VELOCITY], layout[j, Flat.A], layout[j, Flat.B]
+        for i in range(6):
+            data[vo + i], data[ao + i], data[bo + i] = v[i], a[i], f[i]

@@ -168,7 +168,7 @@ def test_which_kernel_a_request_takes():
     builder, theta0 = random_clustered_system(0)
     clustered = builder.build(initial=theta0)
     chosen = [name for name, r in rq.REQUESTS.items() if r.rigid is not None]
-    assert set(chosen) == {"mass_matrix", "inverse_dynamics", "centroidal_momentum_matrix", *NAMES}
+    assert set(chosen) == {"mass_matrix", "inverse_dynamics", "forward_dynamics", "centroidal_momentum_matrix", *NAMES}
     for name in chosen:
         request = rq.REQUESTS[name]
         w = rigid._engine._request_vector(request, np.dtype(np.float64))
