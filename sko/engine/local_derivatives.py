@@ -37,7 +37,7 @@ from sko.engine.borrow import borrowed
 from sko.engine.fields import columns, offsets
 from sko.engine.hooks import hook_address
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
-from sko.engine.state_kernels import Record, Row, Terms, fill_states, root_record
+from sko.engine.state_kernels import Record, Row, Terms, fill_states, finite_entries, root_record
 
 __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
            "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT",
@@ -234,8 +234,9 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
     the state or a complex-step state; :data:`NOT_FINITE_INPUT` when ``q``, ``v`` or ``dv``
     holds a number that is not finite (nothing else done); :data:`NOT_FINITE_HINGE` when a compiled
     hinge force, run in float64 at the real state (its complex steps may be finite where it is
-    not: ``√`` of a negative number), returns False or a number that is not finite; or :data:`NOT_FINITE_RESULT` when
-    ``D`` does, or a body's ``α`` or ``f`` (the derivatives overflowed), or :data:`RAISED`. Its steps :func:`_scatter`,
+    not: ``√`` of a negative number), returns False or a number that is not finite; or
+    :data:`NOT_FINITE_RESULT` when ``D`` does, or a body's ``α`` or ``f`` (the derivatives
+    overflowed), or :data:`RAISED`. Its steps :func:`_scatter`,
     :func:`_gather` and :func:`_walks` are called at their addresses ``steps`` (:func:`steps`),
     so this kernel's machine code holds no copy of theirs, which numba would link into it and
     optimize again (12 s of compile)."""
@@ -381,13 +382,8 @@ def _real_hinge(row, reals, arena, address, scratch) -> bool:
     for i in range(n):
         scratch[nq + i] = arena[row[Row.V] + i].real
         scratch[nq + n + i] = 0.0
-    if not call_state(address, (scratch[0: nq], scratch[nq: nq + n], reals[c0: c0 + row[Row.CONSTANTS_SIZE]],
-                                scratch[nq + n: nq + 2 * n])):
-        return False
-    s = 0.0
-    for i in range(n):  # x · 0 is 0 for a finite x, NaN otherwise
-        s += scratch[nq + n + i] * 0.0
-    return s == 0.0
+    return call_state(address, (scratch[0: nq], scratch[nq: nq + n], reals[c0: c0 + row[Row.CONSTANTS_SIZE]],
+                                scratch[nq + n: nq + 2 * n])) and finite_entries(scratch, nq + n, n)
 
 
 @kernel

@@ -90,7 +90,7 @@ from sko.engine.jit import FAST_MATH, call_state, cached, kernel, native_address
 from sko.bodies.contract import BodyError, CompiledState
 
 __all__ = ["Row", "Record", "Terms", "StateKernel", "KernelError", "state_kernel", "views", "record", "Inboard",
-           "Outputs", "fill_states", "fill_batch", "checked_outputs", "ROOT_SIZE", "DTYPES", "numeric_state",
+           "Outputs", "fill_states", "fill_batch", "checked_outputs", "finite_entries", "ROOT_SIZE", "DTYPES", "numeric_state",
            "check_compiled_state", "is_checked", "checker_address", "root_record"]
 
 #: the positional arguments of the declared ``velocities`` and ``joint_partials`` (:class:`StateKernel`)
@@ -496,7 +496,7 @@ def fill_batch(rows, reals, A, terms, first, stop, status):
 
 
 @register
-def _finite_entries(arena, start, count) -> bool:
+def finite_entries(arena, start, count) -> bool:
     """``arena[start: start + count]`` holds finite numbers only: ``x · 0`` is 0 for a finite
     ``x`` and NaN otherwise, so their sum is 0 exactly then (one sum, no branch per entry)."""
     s = 0.0
@@ -526,10 +526,10 @@ def checked_outputs(arena, row, reals, terms, constants) -> bool:
         for j in range(6):
             x = arena[eo + i * er + j * ec]
             s += x.real * 0.0 + x.imag * 0.0
-    if not (s == 0.0 and _finite_entries(arena, row[Row.H], n * m) and _finite_entries(arena, row[Row.M], m * m)
-            and _finite_entries(arena, row[Row.A], m) and _finite_entries(arena, row[Row.B], m)
-            and _finite_entries(arena, row[Row.VELOCITY], m) and _finite_entries(arena, row[Row.POTENTIAL], 1)
-            and _finite_entries(arena, row[Row.RECORDS], row[Row.RECORD_COUNT] * (Record.SIZE + 6 * m))):
+    if not (s == 0.0 and finite_entries(arena, row[Row.H], n * m) and finite_entries(arena, row[Row.M], m * m)
+            and finite_entries(arena, row[Row.A], m) and finite_entries(arena, row[Row.B], m)
+            and finite_entries(arena, row[Row.VELOCITY], m) and finite_entries(arena, row[Row.POTENTIAL], 1)
+            and finite_entries(arena, row[Row.RECORDS], row[Row.RECORD_COUNT] * (Record.SIZE + 6 * m))):
         return False
     mo, lo = row[Row.M], row[Row.CHECK]
     scale = 0.0
