@@ -83,6 +83,8 @@ GatherWork = offsets("GatherWork", KT=72, KW=1)
 
 #: the complex step ``h`` of DERIVATIVES.md Eq. 21
 STEP = 1e-30
+#: a 1-D float64 array of any strides
+_VECTOR = types.Array(types.float64, 1, "A")
 #: ``Terms.RATES`` and ``Terms.JOINT``, as the numbers the kernels take
 _RATES, _JOINT = int(Terms.RATES), int(Terms.JOINT)
 
@@ -157,16 +159,18 @@ def signature(layout) -> tuple:
     """The numba types of :func:`partials`' arguments at one state of ``layout``."""
     plan_, size, scratch = layout.local_plan
     nq, nv, zeros = layout.system.q_size, layout.system.dof_size, np.zeros
-    return tuple(typeof(x) for x in (layout.table(np.complex128), layout.reals, zeros(layout.size, dtype=np.complex128),
-                                     zeros((nq, nv)), zeros(nv), plan_, zeros(size), zeros(scratch),
-                                     zeros((nv, 3 * nv)), int(Terms.MOTION), True, zeros(3, dtype=np.int64)))
+    vector = _VECTOR  # q, v and dv of any strides: the caller tests their type and shape alone
+    return (*(typeof(x) for x in (layout.table(np.complex128), layout.reals, zeros(layout.size, dtype=np.complex128))),
+            vector, vector, typeof(zeros((nq, nv))), vector,
+            *(typeof(x) for x in (plan_, zeros(size), zeros(scratch), zeros((nv, 3 * nv)), int(Terms.MOTION), True,
+                                  zeros(3, dtype=np.int64))))
 
 
 def _step_addresses(argtypes: tuple) -> np.ndarray:
     """The addresses of :func:`_scatter`, :func:`_gather` and :func:`_walks` compiled for the
     arguments :func:`partials` passes them when its own are of types ``argtypes`` (each kept by
     its dispatcher, :func:`~sko.engine.jit.native_address`)."""
-    rows, reals, arena, qdot, dv, plan_, work, scratch, D, terms, constants, _ = argtypes
+    rows, reals, arena, _, _, qdot, dv, plan_, work, scratch, D, terms, constants, _ = argtypes
     i8 = types.int64
     return np.array([native_address(_scatter, (rows, reals, arena, qdot, dv, plan_, work, scratch, i8, terms,
                                                constants)),
@@ -182,29 +186,26 @@ def steps(layout) -> np.ndarray:
 
 def one_state_call(layout) -> Callable:
     """The prepared call of :func:`partials` at one state of ``layout`` (every body compiled):
-    ``call(q, v, dv, qdot) -> (status, D)`` on 1-D float64 ``q``, ``v`` of the layout's sizes, a
-    C-ordered 1-D float64 ``dv`` and the ``nq × nv`` float64 tangent columns ``qdot``. What depends
-    on the system alone (the complex128 state table, the plan, the work and scratch buffers, which
-    the kernel zeroes) is made once, and :func:`partials` is compiled for its one signature and
+    ``call(q, v, dv, qdot) -> (status, D)`` on 1-D float64 ``q``, ``v``, ``dv`` of the layout's
+    sizes (any strides) and the C-ordered ``nq × nv`` float64 tangent columns ``qdot``. What depends
+    on the system alone (the complex128 state table, the plan, the arena, work and scratch buffers,
+    which the kernel zeroes) is made once, and :func:`partials` is compiled for its one signature and
     called at its machine code's entry, without numba's dispatcher (which would look up the
     overload of eleven arguments' types at every call); the entry converts each argument to the
     type the signature declares, so the caller passes arrays of exactly these kinds. Compiled
     calls hold the GIL: one call at a time uses the buffers."""
     plan_, size, scratch_size = layout.local_plan
     table, reals = layout.table(np.complex128), layout.reals
-    L, qo, vo, nq, nv = layout.size, layout.q_offset, layout.v_offset, layout.system.q_size, layout.system.dof_size
     argtypes = signature(layout)
     partials.compile(argtypes)
     entry, addresses = partials.overloads[argtypes].entry_point, _step_addresses(argtypes)
-    zeros, c16, terms = np.zeros, np.complex128, int(Terms.MOTION)
-    work, scratch = np.empty(size), np.empty(scratch_size)
+    zeros, terms = np.zeros, int(Terms.MOTION)
+    arena, work, scratch = np.empty(layout.size, dtype=np.complex128), np.empty(size), np.empty(scratch_size)
+    shape = (layout.system.dof_size, 3 * layout.system.dof_size)
 
     def call(q: np.ndarray, v: np.ndarray, dv: np.ndarray, qdot: np.ndarray) -> tuple[int, np.ndarray]:
-        arena = zeros(L, dtype=c16)
-        arena[qo: qo + nq] = q
-        arena[vo: vo + nv] = v
-        D = zeros((nv, 3 * nv))
-        return entry(table, reals, arena, qdot, dv, plan_, work, scratch, D, terms, True, addresses), D
+        D = zeros(shape)
+        return entry(table, reals, arena, q, v, qdot, dv, plan_, work, scratch, D, terms, True, addresses), D
 
     return call
 
@@ -221,13 +222,13 @@ _call = native_caller(types.int64, RAISED)
 
 
 @kernel(entry=True)
-def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, constants, steps):
-    """``D = [∂T/∂θ | ∂T/∂θ̇ | ℳ]`` (``nv × 3 nv``, added to) of inverse dynamics at the state held
-    by ``arena`` (complex128, fresh: its ``q`` and ``v`` set, real) with accelerations ``dv``, by
+def partials(rows, reals, arena, q, v, qdot, dv, plan, work, scratch, D, terms, constants, steps):
+    """``D = [∂T/∂θ | ∂T/∂θ̇ | ℳ]`` (``nv × 3 nv``, added to) of inverse dynamics at the state
+    ``q``, ``v`` with accelerations ``dv``, held by ``arena`` (complex128, zeroed first), by
     Algorithm 2 of DERIVATIVES.md §9; ``qdot`` the ``nq × nv`` matrix of the tangent columns
     (Eq. 1). ``ℳ = ∂T/∂θ̈`` comes from the same recursion, as columns whose seeds are
     ``σ = 0``, ``ϱ = H* e_ι`` and which call no kernel. ``work`` and ``scratch`` (of the sizes of
-    the plan, :class:`LocalPlan`) are zeroed first. The states come from each body's first
+    the plan, :class:`LocalPlan`) are zeroed first too. The states come from each body's first
     step, or a fill (module docstring; ``terms`` is ``Terms.MOTION``, ``constants`` True:
     arguments, so the kernels are called with the types they were compiled for), with a checked
     kernel's outputs checked at the real state. Returns −1; the row whose state kernel (or hinge force) rejected
@@ -240,18 +241,23 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
     :func:`_gather` and :func:`_walks` are called at their addresses ``steps`` (:func:`steps`),
     so this kernel's machine code holds no copy of theirs, which numba would link into it and
     optimize again (12 s of compile)."""
-    rows, reals, arena, qdot, dv = borrowed(rows), borrowed(reals), borrowed(arena), borrowed(qdot), borrowed(dv)
-    plan, work, scratch, D, steps = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D), borrowed(steps)
+    rows, reals, arena, q, v = borrowed(rows), borrowed(reals), borrowed(arena), borrowed(q), borrowed(v)
+    qdot, dv, plan, work, scratch = borrowed(qdot), borrowed(dv), borrowed(plan), borrowed(work), borrowed(scratch)
+    D, steps = borrowed(D), borrowed(steps)
     N, nv = rows.shape[0], D.shape[0]
+    for i in range(arena.shape[0]):
+        arena[i] = 0.0
     finite = True
     for i in range(nv):
-        finite &= np.isfinite(dv[i])
+        finite &= np.isfinite(dv[i]) and np.isfinite(v[i])
+    for i in range(q.shape[0]):
+        finite &= np.isfinite(q[i])
     for j in range(N):
         row = rows[j]
         for i in range(row[Row.NQ]):
-            finite &= np.isfinite(arena[row[Row.Q] + i].real)
+            arena[row[Row.Q] + i] = q[plan[j, Plan.QS] + i]
         for i in range(row[Row.NV]):
-            finite &= np.isfinite(arena[row[Row.V] + i].real)
+            arena[row[Row.V] + i] = v[plan[j, Plan.DOF] + i]
     if not finite:
         return NOT_FINITE_INPUT
     for j in range(N):  # derivatives exist only where the dynamics are numbers
@@ -289,25 +295,25 @@ def partials(rows, reals, arena, qdot, dv, plan, work, scratch, D, terms, consta
 
 
 @kernel(entry=True, parallel=True)
-def batch_partials(rows, reals, A, qdot, dv, plan, work, scratch, D, terms, constants, steps, status, one_state):
-    """:func:`partials` for each state ``s`` of a batch (``A``, ``qdot``, ``dv``, ``work``,
+def batch_partials(rows, reals, A, q, v, qdot, dv, plan, work, scratch, D, terms, constants, steps, status, one_state):
+    """:func:`partials` for each state ``s`` of a batch (``A``, ``q``, ``v``, ``qdot``, ``dv``, ``work``,
     ``scratch``, ``D`` with a leading batch axis; ``steps`` as :func:`partials` takes it) into
     ``status[s]``; in parallel over states (numba's threads) for more than a few. It calls
     :func:`partials` at its address ``one_state`` (:func:`one_state_address`), so this kernel's
     machine code holds no copy of the recursion, which would be optimized again with it (numba
     links and optimizes again the code of every kernel a kernel calls directly, here twice more:
     the parallel loop's body is a function of its own)."""
-    rows, reals, A, qdot, dv = borrowed(rows), borrowed(reals), borrowed(A), borrowed(qdot), borrowed(dv)
-    plan, work, scratch, D, status = borrowed(plan), borrowed(work), borrowed(scratch), borrowed(D), borrowed(status)
-    steps = borrowed(steps)
+    rows, reals, A, q, v = borrowed(rows), borrowed(reals), borrowed(A), borrowed(q), borrowed(v)
+    qdot, dv, plan, work, scratch = borrowed(qdot), borrowed(dv), borrowed(plan), borrowed(work), borrowed(scratch)
+    D, status, steps = borrowed(D), borrowed(status), borrowed(steps)
     if A.shape[0] <= 8:
         for s in range(A.shape[0]):
-            status[s] = _call(one_state, (rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms,
-                                          constants, steps))
+            status[s] = _call(one_state, (rows, reals, A[s], q[s], v[s], qdot[s], dv[s], plan, work[s], scratch[s],
+                                          D[s], terms, constants, steps))
         return
     for s in prange(A.shape[0]):
-        status[s] = _call(one_state, (rows, reals, A[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s], terms,
-                                      constants, steps))
+        status[s] = _call(one_state, (rows, reals, A[s], q[s], v[s], qdot[s], dv[s], plan, work[s], scratch[s], D[s],
+                                      terms, constants, steps))
 
 
 @kernel(entry=True)

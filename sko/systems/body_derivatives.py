@@ -23,11 +23,13 @@ where every body has a compiled state, and this reference elsewhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from sko.bodies.contract import Attachment, BodyError, NodeState
 from sko.engine import local_derivatives
-from sko.engine.backend import get_backend
+from sko.engine.backend import BACKEND, COMPILED, get_backend
 from sko.engine.state_kernels import KernelError, Terms, is_checked
 from sko.engine.state_layout import state_named
 from sko.spatial import skew
@@ -35,7 +37,7 @@ from sko.systems.complex_carry import check_complex_carried, own_methods
 from sko.systems.overflow import derivatives_overflow
 from sko.graphs.errors import SKOError
 
-__all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partials"]
+__all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partials", "one_state_call"]
 
 #: the complex step ``h`` of DERIVATIVES.md Eq. 21
 _STEP = 1e-30
@@ -107,14 +109,12 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forw
         with state_named(s):  # a state its joints reject (a zero quaternion) says which
             Qdot[s] = _qdot_matrix(system, Q[s])
     _check_bodies(system, Q[0])
-    arena = np.zeros((B, layout.size), dtype=np.complex128)
-    arena[:, layout.q_offset: layout.q_offset + Q.shape[1]] = Q
-    arena[:, layout.v_offset: layout.v_offset + n] = V
     D = np.zeros((B, n, 3 * n))
-    X = np.ascontiguousarray(X, dtype=float)
+    Q, V, X = (np.ascontiguousarray(x, dtype=float) for x in (Q, V, X))
     table = layout.table(np.complex128)
     status = np.full(B, -1, dtype=np.int64)
-    local_derivatives.batch_partials(table, layout.reals, arena, Qdot, X, plan, np.empty((B, size)),
+    arena = np.empty((B, layout.size), dtype=np.complex128)  # zeroed by the kernel
+    local_derivatives.batch_partials(table, layout.reals, arena, Q, V, Qdot, X, plan, np.empty((B, size)),
                                      np.empty((B, scratch)), D, _MOTION, True, local_derivatives.steps(layout), status,
                                      layout.local_address)
     if (status == local_derivatives.NOT_FINITE_HINGE).any():
@@ -132,6 +132,51 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forw
     return D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:]
 
 
+def one_state_call(system) -> Callable:
+    """The prepared call ``call(q, v, dv, forward) -> (∂T/∂θ, ∂T/∂θ̇, ℳ) | None`` of
+    :func:`compiled_partials` at one state for the common call, made once per system: ``q``,
+    ``v``, ``dv`` 1-D float64 arrays of the system's sizes (``v``, ``dv`` zero when None), on the
+    compiled backend, once its bodies are checked (:func:`_check_bodies`), for a system whose
+    bodies are all compiled, with no hinge force in Python and tangent columns ``q̇(q, e_ι)`` that
+    do not depend on ``q`` (Eq. 1). With ``forward``, ``dv`` is the torque ``τ``, and the result
+    forward dynamics' derivatives at ``FD(q, v, τ)``. ``None`` for any other call, or a state the
+    kernel does not answer (an input that is not finite, a state a body rejects, derivatives that
+    overflow): the caller's full path then answers or names the error."""
+    layout, qdot = system._engine.layout, system._constant_qdot
+    if layout is None or not layout.all_compiled or layout.hinge_forces or qdot is None:
+        return _declined
+    ndarray, nq, nv = np.ndarray, (system.q_size,), (system.dof_size,)
+    zero, n = np.zeros(system.dof_size), system.dof_size
+    zero.setflags(write=False)
+
+    def call(q, v, dv, forward: bool):
+        if not (system._pose_free and system._complex_carried) or BACKEND.get() is not COMPILED:
+            return None
+        v = zero if v is None else v
+        dv = zero if dv is None else dv
+        if not (type(q) is ndarray and type(v) is ndarray and type(dv) is ndarray and q.dtype is _F8
+                and v.dtype is _F8 and dv.dtype is _F8 and q.shape == nq and v.shape == nv and dv.shape == nv):
+            return None
+        if forward:
+            dv = system.forward_dynamics(q, v, dv)
+        status, D = layout.local_call(q, v, dv, qdot)  # compiled on the first call that gets here
+        if status != -1:
+            return None
+        if forward:
+            X = np.empty_like(D)
+            if not layout.local_forward(D, X):
+                return None
+            D = X
+        return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
+
+    return call
+
+
+def _declined(q, v, dv, forward: bool) -> None:
+    """The prepared call of a system the compiled recursion does not take at one state without checks."""
+    return None
+
+
 def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forward: bool) -> tuple | None:
     """:func:`compiled_partials` at one state (1-D float64 ``q``, ``v``, ``dv``), by the layout's
     prepared call (:func:`~sko.engine.local_derivatives.one_state_call`, which also checks that the
@@ -144,8 +189,8 @@ def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray, for
     Qdot = system._constant_qdot
     if Qdot is None:  # the prepared call reads dv and Qdot as C-ordered float64 (the constant one is)
         Qdot = np.ascontiguousarray(_qdot_matrix(system, q), dtype=_F8)
-    if not (dv.dtype is _F8 and dv.flags.c_contiguous):
-        dv = np.ascontiguousarray(dv, dtype=_F8)
+    if dv.dtype is not _F8:
+        dv = dv.astype(_F8)
     status, D = layout.local_call(q, v, dv, Qdot)
     if status != -1:
         if status == local_derivatives.NOT_FINITE_INPUT:

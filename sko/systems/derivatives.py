@@ -119,8 +119,11 @@ def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_fo
     if method in ("auto", "analytic") and not external_forces and _compiled(system):
         if (out := system._engine.direct(name, q, v, x)) is not None:
             return result(*out), None
-    elif method in ("auto", "local") and not external_forces and (state := _plain_state(system, q, v, x)) is not None:
-        if (out := _local_answer(system, name, *state)) is not None:
+    elif method in ("auto", "local") and not external_forces:
+        forward = name == "forward_dynamics_derivatives"
+        if (out := system._local_derivatives(q, v, x, forward)) is not None:
+            return result(*out), None
+        if (state := _plain_state(system, q, v, x)) is not None and (out := _local_answer(system, name, *state)) is not None:
             return result(*out), None
     Q, V, X, batched, symbolic = _states(system, q, v, x, xname)
     how = _method(system, method, symbolic, external_forces)

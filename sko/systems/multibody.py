@@ -140,7 +140,7 @@ class MultibodySystem:
     #: what a system derives on first use and a pickle leaves out: the compiled engine (its state
     #: tables, request vectors and kernels), the coordinate maps and whether the compiled
     #: derivative recursion takes it
-    _DERIVED = ("_engine", "_coordinate_maps", "_compiled_derivatives", "_constant_qdot")
+    _DERIVED = ("_engine", "_coordinate_maps", "_compiled_derivatives", "_local_derivatives", "_constant_qdot")
     #: whether the bodies carry complex parameters (a regressor's complex step in ``π``): their
     #: states are then complex at a real state too
     _complex_parameters = False
@@ -254,6 +254,14 @@ class MultibodySystem:
         from sko.systems import rigid_derivatives
 
         return rigid_derivatives.compiled(self)
+
+    @cached_property
+    def _local_derivatives(self):
+        """The prepared one-state call of the compiled local derivatives
+        (:func:`sko.systems.body_derivatives.one_state_call`), made on first use."""
+        from sko.systems import body_derivatives
+
+        return body_derivatives.one_state_call(self)
 
     @property
     def bodies(self) -> tuple:

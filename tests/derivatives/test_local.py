@@ -274,11 +274,9 @@ def _partials_work(system, q, v, a, plan) -> np.ndarray:
 
     layout = system._engine.layout
     _, size, scratch = layout.local_plan
-    arena = np.zeros(layout.size, dtype=np.complex128)
-    arena[layout.q_offset: layout.q_offset + system.q_size] = q
-    arena[layout.v_offset: layout.v_offset + system.nv] = v
+    arena = np.empty(layout.size, dtype=np.complex128)  # zeroed by the kernel
     work, D = np.zeros(size), np.zeros((system.nv, 3 * system.nv))
-    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena,
+    status = local_derivatives.partials(layout.table(np.complex128), layout.reals, arena, q, v,
                                         np.ascontiguousarray(system.qdot_matrix(q)), a, plan, work, np.zeros(scratch), D,
                                         int(Terms.MOTION), True, local_derivatives.steps(layout))
     assert status == -1
@@ -578,6 +576,36 @@ def test_inputs_are_not_mutated_and_errors_are_named():
         system.inverse_dynamics_derivatives(q, v, a, external_forces={system.bodies[0]: np.ones(6)}, method="local")
 
 
+def test_the_prepared_one_state_call_takes_arrays_of_any_strides_and_declines_the_rest():
+    """The common call (:func:`~sko.systems.body_derivatives.one_state_call`) answers 1-D float64
+    arrays of any strides, read-only ones too, as the checked path does; it declines (None, the
+    checked path then answers or names the error) lists, batches, a state that is not finite and
+    the reference backend, and a system whose tangent columns depend on ``q``."""
+    from sko.engine import use_backend
+
+    system = tutorial_body_with_children.build()
+    rng = np.random.default_rng(4)
+    q, v, a = system.random_configuration(rng), *rng.standard_normal((2, system.nv))
+    for forward, method in ((False, system.inverse_dynamics_derivatives), (True, system.forward_dynamics_derivatives)):
+        expected = method(q, v, a, method="local")  # checks the bodies once: the prepared call applies after
+        strided = [np.repeat(x, 2)[::2] for x in (q, v, a)]
+        strided[0].setflags(write=False)
+        for got in (system._local_derivatives(q, v, a, forward), system._local_derivatives(*strided, forward),
+                    method(*strided)):
+            for x, y in zip(got, expected):
+                np.testing.assert_array_equal(x, y)
+        assert system._local_derivatives(list(q), v, a, forward) is None
+        assert system._local_derivatives(q[None], v[None], a[None], forward) is None
+        if not forward:  # forward dynamics, first, names it
+            assert system._local_derivatives(q, np.full(system.nv, np.nan), a, forward) is None
+        with use_backend("reference"):
+            assert system._local_derivatives(q, v, a, forward) is None
+    with pytest.raises(SKOError, match="not finite|NaN|nan"):
+        system.inverse_dynamics_derivatives(q, np.full(system.nv, np.nan), a)
+    floating = random_system(2, n_bodies=3, floating_base=True)
+    assert floating._local_derivatives(floating.random_configuration(0), None, None, False) is None
+
+
 @settings(max_examples=6, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 7))
 def test_the_compiled_twin_equals_the_reference_recursion(seed, n):
@@ -823,11 +851,9 @@ def _work_after_a_call(system, q, v, a):
     argtypes = ld.signature(layout)
     ld.partials.compile(argtypes)
     entry = ld.partials.overloads[argtypes].entry_point
-    arena = np.zeros(layout.size, dtype=complex)
-    arena[layout.q_offset: layout.q_offset + system.q_size] = q
-    arena[layout.v_offset: layout.v_offset + system.nv] = v
+    arena = np.empty(layout.size, dtype=complex)  # zeroed by the kernel
     work, D = np.empty(size), np.zeros((system.nv, 3 * system.nv))
-    status = entry(layout.table(np.complex128), layout.reals, arena, np.ascontiguousarray(_qdot_matrix(system, q)),
+    status = entry(layout.table(np.complex128), layout.reals, arena, q, v, np.ascontiguousarray(_qdot_matrix(system, q)),
                    a, plan, work, np.empty(scratch), D, int(Terms.MOTION), True, ld.steps(layout))
     assert status == -1
     return layout, work, D
