@@ -51,7 +51,7 @@ from __future__ import annotations
 import numpy as np
 
 from sko.bodies import Attachment, BodyType, CompiledState, NodeState, Prismatic, Revolute, RigidBody
-from sko.engine import hinge_force_kernel, record, state_kernel, views
+from sko.engine import Terms, hinge_force_kernel, record, state_kernel, views
 from sko.spatial import axis_angle_matrix, plucker_from_pose, skew, spatial_inertia
 from sko.systems import MultibodySystem
 
@@ -140,39 +140,45 @@ class CarriageArm(BodyType):
 
 
 # ---------------------------------------------------------------------------- its compiled state
-@state_kernel(own_frame_identity=True)
+@state_kernel(own_frame_identity=True, rates=True)
 def carriage_arm_state(arena, row, reals, terms, constants):
     """:meth:`CarriageArm.at_state` as a state kernel (``sko.engine.state_kernels``). Constants: ``a``
     (0:3), ``r`` (3:6), ``R₀`` (6:15, row-major), ``I`` (15:51, row-major), ``p_c`` (51:54), ``e``
     (54:57), ``m_c`` (57), ``κ`` (58); gravity is ``reals[0:3]``. Scratch (48): ``ᵒR_k``, ``P``,
     the carriage force, ``I v_k``, ``Rot(a, θ)``, ``u``. Writes every output whatever ``terms``
-    asks; every state is in its domain."""
+    asks but ``Terms.RATES`` (declared: ``rates=True``), a call at the last call's ``q`` with other
+    velocities, where what depends on ``q`` alone (``E``, ``H``, ``M``, the records' poses and
+    ``Γ``, the potential) holds the last call's values and is left as it is (the local derivatives'
+    columns along the velocities: ``V``, ``a`` and ``b`` read ``E`` from there). Every state is in
+    its domain."""
     c, q, v, inboard, out, scratch = views(arena, row, reals)
     theta, s, thd, sd = q[0], q[1], v[0], v[1]
     zero = 0.0 * theta
     R, P, f, h, K, u = scratch[0:9], scratch[9:27], scratch[27:30], scratch[30:36], scratch[36:45], scratch[45:48]
-    # ᵒR_k = R₀ Rot(a, θ) (Rodrigues), row-major
+    structure = terms != Terms.RATES  # whether to write what depends on q alone
     a0, a1, a2 = c[0], c[1], c[2]
-    ct, st = np.cos(theta), np.sin(theta)
-    K[0], K[1], K[2] = ct + (1 - ct) * a0 * a0, (1 - ct) * a0 * a1 - st * a2, (1 - ct) * a0 * a2 + st * a1
-    K[3], K[4], K[5] = (1 - ct) * a1 * a0 + st * a2, ct + (1 - ct) * a1 * a1, (1 - ct) * a1 * a2 - st * a0
-    K[6], K[7], K[8] = (1 - ct) * a2 * a0 - st * a1, (1 - ct) * a2 * a1 + st * a0, ct + (1 - ct) * a2 * a2
-    for i in range(3):
-        for j in range(3):
-            R[3 * i + j] = c[6 + 3 * i] * K[j] + c[7 + 3 * i] * K[3 + j] + c[8 + 3 * i] * K[6 + j]
-    # E = [ᵏX_o; 0]: ᵏX_o = [[Rᵀ, 0], [−Rᵀ r×, Rᵀ]]; row i of −Rᵀ r× is r × (column i of R)
-    r0, r1, r2 = c[3], c[4], c[5]
-    for i in range(3):
-        x0, x1, x2 = R[i], R[3 + i], R[6 + i]
-        for j in range(3):
-            out.E[i, j], out.E[i, 3 + j], out.E[3 + i, 3 + j] = R[3 * j + i], zero, R[3 * j + i]
-        out.E[3 + i, 0], out.E[3 + i, 1], out.E[3 + i, 2] = r1 * x2 - r2 * x1, r2 * x0 - r0 * x2, r0 * x1 - r1 * x0
-    for j in range(6):
-        out.E[6, j] = zero
-    # H = [[aᵀ, 0], [0, 1]]
-    for j in range(7):
-        out.H[0, j] = c[j] if j < 3 else zero
-        out.H[1, j] = 1.0 if j == 6 else zero
+    if structure:
+        # ᵒR_k = R₀ Rot(a, θ) (Rodrigues), row-major
+        ct, st = np.cos(theta), np.sin(theta)
+        K[0], K[1], K[2] = ct + (1 - ct) * a0 * a0, (1 - ct) * a0 * a1 - st * a2, (1 - ct) * a0 * a2 + st * a1
+        K[3], K[4], K[5] = (1 - ct) * a1 * a0 + st * a2, ct + (1 - ct) * a1 * a1, (1 - ct) * a1 * a2 - st * a0
+        K[6], K[7], K[8] = (1 - ct) * a2 * a0 - st * a1, (1 - ct) * a2 * a1 + st * a0, ct + (1 - ct) * a2 * a2
+        for i in range(3):
+            for j in range(3):
+                R[3 * i + j] = c[6 + 3 * i] * K[j] + c[7 + 3 * i] * K[3 + j] + c[8 + 3 * i] * K[6 + j]
+        # E = [ᵏX_o; 0]: ᵏX_o = [[Rᵀ, 0], [−Rᵀ r×, Rᵀ]]; row i of −Rᵀ r× is r × (column i of R)
+        r0, r1, r2 = c[3], c[4], c[5]
+        for i in range(3):
+            x0, x1, x2 = R[i], R[3 + i], R[6 + i]
+            for j in range(3):
+                out.E[i, j], out.E[i, 3 + j], out.E[3 + i, 3 + j] = R[3 * j + i], zero, R[3 * j + i]
+            out.E[3 + i, 0], out.E[3 + i, 1], out.E[3 + i, 2] = r1 * x2 - r2 * x1, r2 * x0 - r0 * x2, r0 * x1 - r1 * x0
+        for j in range(6):
+            out.E[6, j] = zero
+        # H = [[aᵀ, 0], [0, 1]]
+        for j in range(7):
+            out.H[0, j] = c[j] if j < 3 else zero
+            out.H[1, j] = 1.0 if j == 6 else zero
     # V = [ᵏX_o v_o + S θ̇; ṡ], a = [ᵏX_o γ_o + v_k × S θ̇; 0]
     vo, g = inboard.velocity, inboard.gamma
     for i in range(6):
@@ -206,7 +212,7 @@ def carriage_arm_state(arena, row, reals, terms, constants):
         u[l] = x
     # M = [[I + m_c PᵀP, m_c Pᵀe], [m_c eᵀP, m_c]]
     mc = c[57]
-    for i in range(6):
+    for i in range(6 if structure else 0):
         for j in range(6):
             x = c[15 + 6 * i + j] + zero
             for l in range(3):
@@ -234,8 +240,16 @@ def carriage_arm_state(arena, row, reals, terms, constants):
     out.b[6] = c[54] * f[0] + c[55] * f[1] + c[56] * f[2]
     for i in range(6):
         out.b[i] += P[i] * f[0] + P[6 + i] * f[1] + P[12 + i] * f[2]
-    # records, own frame first: world pose (R_o ᵒR_k, p_o + R_o r), Γ, γ, velocity
+    # records, own frame first: γ, velocity, then world pose (R_o ᵒR_k, p_o + R_o r) and Γ
     own, carriage = record(out.records, 0), record(out.records, 1)
+    for i in range(6):
+        own.gamma[i], own.velocity[i] = zero, out.V[i]
+    for i in range(3):
+        carriage.velocity[i], carriage.velocity[3 + i], carriage.gamma[i] = out.V[i], u[i], zero
+    carriage.gamma[3], carriage.gamma[4], carriage.gamma[5] = (w1 * c[56] - w2 * c[55]) * sd, (w2 * c[54] - w0 * c[56]) * sd, \
+        (w0 * c[55] - w1 * c[54]) * sd
+    if not structure:
+        return True
     Ro, po = inboard.rotation, inboard.position
     for i in range(3):
         x = po[i]
@@ -247,14 +261,9 @@ def carriage_arm_state(arena, row, reals, terms, constants):
     for i in range(3):
         carriage.position[i] = own.position[i] + own.rotation[i, 0] * p0 + own.rotation[i, 1] * p1 + own.rotation[i, 2] * p2
     for i in range(6):
-        own.gamma[i], own.velocity[i] = zero, out.V[i]
         for j in range(7):
             own.Gamma[i, j] = 1.0 if i == j else zero
             carriage.Gamma[i, j] = (1.0 if i == j else zero) if i < 3 else (P[6 * (i - 3) + j] if j < 6 else c[51 + i])
-    for i in range(3):
-        carriage.velocity[i], carriage.velocity[3 + i], carriage.gamma[i] = out.V[i], u[i], zero
-    carriage.gamma[3], carriage.gamma[4], carriage.gamma[5] = (w1 * c[56] - w2 * c[55]) * sd, (w2 * c[54] - w0 * c[56]) * sd, \
-        (w0 * c[55] - w1 * c[54]) * sd
     # potential: ½ κ s² − g · ((m_arm + m_c) p_k + R_k (m c_arm + m_c p)), world p_k, R_k
     arm_mass, n0, n1, n2 = c[15 + 35], c[15 + 16] + mc * p0, c[15 + 5] + mc * p1, c[15 + 9] + mc * p2
     height = zero
