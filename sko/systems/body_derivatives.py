@@ -137,13 +137,14 @@ def one_state_call(system) -> Callable:
     :func:`compiled_partials` at one state for the common call, made once per system: ``q``,
     ``v``, ``dv`` 1-D float64 arrays of the system's sizes (``v``, ``dv`` zero when None), on the
     compiled backend, once its bodies are checked (:func:`_check_bodies`), for a system whose
-    bodies are all compiled, with no hinge force in Python and tangent columns ``q̇(q, e_ι)`` that
-    do not depend on ``q`` (Eq. 1). With ``forward``, ``dv`` is the torque ``τ``, and the result
+    bodies are all compiled, with no hinge force in Python and compiled coordinate maps for the
+    tangent columns ``q̇(q, e_ι)`` (Eq. 1). With ``forward``, ``dv`` is the torque ``τ``, and the result
     forward dynamics' derivatives at ``FD(q, v, τ)``. ``None`` for any other call, or a state the
     kernel does not answer (an input that is not finite, a state a body rejects, derivatives that
     overflow): the caller's full path then answers or names the error."""
-    layout, qdot = system._engine.layout, system._constant_qdot
-    if layout is None or not layout.all_compiled or layout.hinge_forces or qdot is None:
+    layout, constant = system._engine.layout, system._constant_qdot
+    maps = system._coordinate_maps
+    if layout is None or not layout.all_compiled or layout.hinge_forces or (constant is None and maps is None):
         return _declined
     ndarray, nq, nv = np.ndarray, (system.q_size,), (system.dof_size,)
     zero, n = np.zeros(system.dof_size), system.dof_size
@@ -159,6 +160,7 @@ def one_state_call(system) -> Callable:
             return None
         if forward:
             dv = system.forward_dynamics(q, v, dv)
+        qdot = constant if constant is not None else maps.qdot_matrix(q, n)
         status, D = layout.local_call(q, v, dv, qdot)  # compiled on the first call that gets here
         if status != -1:
             return None

@@ -580,7 +580,7 @@ def test_the_prepared_one_state_call_takes_arrays_of_any_strides_and_declines_th
     """The common call (:func:`~sko.systems.body_derivatives.one_state_call`) answers 1-D float64
     arrays of any strides, read-only ones too, as the checked path does; it declines (None, the
     checked path then answers or names the error) lists, batches, a state that is not finite and
-    the reference backend, and a system whose tangent columns depend on ``q``."""
+    the reference backend; tangent columns that depend on ``q`` come from the coordinate maps."""
     from sko.engine import use_backend
 
     system = tutorial_body_with_children.build()
@@ -602,8 +602,14 @@ def test_the_prepared_one_state_call_takes_arrays_of_any_strides_and_declines_th
             assert system._local_derivatives(q, v, a, forward) is None
     with pytest.raises(SKOError, match="not finite|NaN|nan"):
         system.inverse_dynamics_derivatives(q, np.full(system.nv, np.nan), a)
-    floating = random_system(2, n_bodies=3, floating_base=True)
-    assert floating._local_derivatives(floating.random_configuration(0), None, None, False) is None
+    floating = random_system(2, n_bodies=3, floating_base=True)  # q̇(q, e_ι) depends on q: by the coordinate maps
+    q = floating.random_configuration(0)
+    expected = floating.inverse_dynamics_derivatives(q, method="local")
+    for x, y in zip(floating._local_derivatives(q, None, None, False), expected):
+        np.testing.assert_array_equal(x, y)
+    q[floating.q_slices[floating.bodies[0]]] = 0.0  # the base's quaternion too
+    with pytest.raises(SKOError, match="quaternion"):
+        floating.inverse_dynamics_derivatives(q)
 
 
 @settings(max_examples=6, deadline=None)
