@@ -35,7 +35,7 @@ from sko.engine.state_layout import state_named
 from sko.spatial import skew
 from sko.systems.complex_carry import check_complex_carried, own_methods
 from sko.systems.overflow import derivatives_overflow
-from sko.graphs.errors import SKOError
+from sko.graphs.errors import DimensionError, SKOError
 
 __all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partials", "one_state_call"]
 
@@ -174,16 +174,28 @@ def one_state_call(system) -> Callable:
     return call
 
 
+def _vector(x: np.ndarray, name: str, size: int) -> np.ndarray:
+    """The 1-D array ``x`` of real numbers as float64 (the kernel reads float64), or the
+    :class:`~sko.graphs.errors.DimensionError` naming it."""
+    if x.dtype is _F8 and x.shape == (size,):
+        return x
+    if x.dtype.kind not in "biuf" or x.shape != (size,):
+        raise DimensionError(f"compiled_partials: {name} must hold {size} real numbers, got shape {x.shape} of {x.dtype}")
+    return x.astype(_F8)
+
+
 def _declined(q, v, dv, forward: bool) -> None:
     """The prepared call of a system the compiled recursion does not take at one state without checks."""
     return None
 
 
 def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forward: bool) -> tuple | None:
-    """:func:`compiled_partials` at one state (1-D float64 ``q``, ``v``, ``dv``), by the layout's
-    prepared call (:func:`~sko.engine.local_derivatives.one_state_call`, which also checks that the
-    inputs and the result are finite); ``None`` when an input is not (the caller's checks then
-    name it)."""
+    """:func:`compiled_partials` at one state (1-D arrays of real numbers ``q``, ``v``, ``dv``, taken
+    as float64), by the layout's prepared call (:func:`~sko.engine.local_derivatives.one_state_call`,
+    which also checks that the inputs and the result are finite); ``None`` when an input is not
+    (the caller's checks then name it)."""
+    q, v, dv = (_vector(x, name, size) for x, name, size in ((q, "q", system.q_size), (v, "v", system.dof_size),
+                                                            (dv, "dv", system.dof_size)))
     if not (system._pose_free and system._complex_carried):
         if not _every(_finite(np.concatenate([q, v, dv]))):
             return None  # the caller's checks name the input
@@ -191,8 +203,6 @@ def _one_state(system, layout, q: np.ndarray, v: np.ndarray, dv: np.ndarray, for
     Qdot = system._constant_qdot
     if Qdot is None:  # the prepared call reads dv and Qdot as C-ordered float64 (the constant one is)
         Qdot = np.ascontiguousarray(_qdot_matrix(system, q), dtype=_F8)
-    if dv.dtype is not _F8:
-        dv = dv.astype(_F8)
     status, D = layout.local_call(q, v, dv, Qdot)
     if status != -1:
         if status == local_derivatives.NOT_FINITE_INPUT:

@@ -140,15 +140,22 @@ class MultibodySystem:
     #: what a system derives on first use and a pickle leaves out: the compiled engine (its state
     #: tables, request vectors and kernels), the coordinate maps and whether the compiled
     #: derivative recursion takes it
-    _DERIVED = ("_engine", "_coordinate_maps", "_compiled_derivatives", "_local_derivatives", "_constant_qdot")
+    _DERIVED = ("_engine", "_coordinate_maps", "_compiled_derivatives", "_local_derivatives", "_constant_qdot",
+                "_complex_carried", "_pose_free")
     #: whether the bodies carry complex parameters (a regressor's complex step in ``π``): their
     #: states are then complex at a real state too
     _complex_parameters = False
+    #: True once the bodies not valid by construction are found to carry a complex step (complex_carry)
+    _complex_carried = False
+    #: True once they are found not to read the pose of the frame they hang from, as the local
+    #: derivatives need (sko.systems.body_derivatives)
+    _pose_free = False
 
     def __getstate__(self) -> dict:
-        """The system without what it derives on use (:attr:`_DERIVED`): a pickle is the bodies,
-        tree and parameters, small, and the process that loads it rebuilds its compiled tables
-        on first use from its own kernel cache (a Dask worker, a subprocess)."""
+        """The system without what it derives or checks on use (:attr:`_DERIVED`): a pickle is the
+        bodies, tree and parameters, small, and the process that loads it rebuilds its compiled
+        tables on first use from its own kernel cache (a Dask worker, a subprocess); its identity
+        (:func:`~sko.scale.identity.model_identity`) is the same before and after a call."""
         state = self.__dict__.copy()
         for key in self._DERIVED:
             state.pop(key, None)
@@ -188,10 +195,6 @@ class MultibodySystem:
         self._root = root_attachment(self.gravity)
         self._order = tuple((k, self._body[k], self.q_slices[k], self.dof_slices[k]) for k in self.tree.scatter_order())
         self._unchecked = frozenset(k for k, b in self._body.items() if not b.valid_by_construction)
-        self._complex_carried = False  # True once those bodies are found to carry a complex step (complex_carry)
-        #: True once the bodies not valid by construction are found not to read the pose of the
-        #: frame they hang from, as the local derivatives need (sko.systems.body_derivatives)
-        self._pose_free = False
         self._set_tendons(tendons)
 
     def _set_tendons(self, tendons: Sequence[FixedTendon]) -> None:

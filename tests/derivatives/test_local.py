@@ -531,8 +531,10 @@ def test_the_compiled_forward_step_is_the_cholesky_solve_of_the_pass():
 
 
 def _derived(cls) -> set:
-    """The names of the attributes ``cls`` declares as derived on first use (cached properties)."""
-    return {name for klass in cls.__mro__ for name, x in vars(klass).items() if isinstance(x, cached_property)}
+    """The names of the attributes ``cls`` declares as derived or checked on first use (cached
+    properties, and what a system lists in its ``_DERIVED``)."""
+    return {name for klass in cls.__mro__ for name, x in vars(klass).items() if isinstance(x, cached_property)} | set(
+        getattr(cls, "_DERIVED", ()))
 
 
 def test_the_recursion_keeps_only_declared_attributes():
@@ -610,6 +612,43 @@ def test_the_prepared_one_state_call_takes_arrays_of_any_strides_and_declines_th
     q[floating.q_slices[floating.bodies[0]]] = 0.0  # the base's quaternion too
     with pytest.raises(SKOError, match="quaternion"):
         floating.inverse_dynamics_derivatives(q)
+
+
+def test_compiled_partials_takes_real_arrays_as_float64_and_names_the_rest():
+    """The public :func:`~sko.systems.body_derivatives.compiled_partials` reads float64: integers
+    and float32 are taken as their values (not their bytes), another length or complex numbers
+    are an error naming the input."""
+    from sko.graphs.errors import DimensionError
+    from sko.systems import body_derivatives
+
+    system = tutorial_body_with_children.build()
+    q, v, a = np.array([1, 0, 1, 0, 1]), np.array([1.0, 0.5, -0.3, 0.2, 0.1]), np.zeros(5)
+    expected = system.inverse_dynamics_derivatives(q.astype(float), v, a, method="local")
+    for given in (q, q.astype(np.float32)):
+        for x, y in zip(body_derivatives.compiled_partials(system, given, v, a), expected):
+            np.testing.assert_array_equal(x, y)
+    for bad, words in ((np.ones(3), "q must hold 5"), (np.ones(5) + 0j, "q must hold 5 real")):
+        with pytest.raises(DimensionError, match=words):
+            body_derivatives.compiled_partials(system, bad, v, a)
+
+
+def test_derivatives_leave_the_model_identity_as_it_was():
+    """The checks the derivatives make once per system are not part of what the system is: its
+    identity (what a result store records) is the same before and after, and a pickled system
+    checks its bodies again in the process that loads it."""
+    import pickle
+
+    from sko.scale.identity import model_identity
+
+    system = tutorial_body_with_children.build()
+    before = model_identity(system)
+    q = system.random_configuration(0)
+    expected = system.inverse_dynamics_derivatives(q)
+    assert system._pose_free and model_identity(system) == before
+    loaded = pickle.loads(pickle.dumps(system))
+    assert not loaded._pose_free and not loaded._complex_carried
+    for x, y in zip(loaded.inverse_dynamics_derivatives(q), expected):
+        np.testing.assert_array_equal(x, y)
 
 
 @settings(max_examples=6, deadline=None)
