@@ -24,6 +24,7 @@ from sko.bodies.contract import BodyType
 from sko.bodies.flexible import FlexibleBody
 from sko.bodies.hinge import JointCoordinates
 from sko.bodies.joints import Joint, ReversedJoint, Spherical
+from sko.errors import JointError
 
 __all__ = ["CoordinateMaps", "coordinate_maps"]
 
@@ -38,8 +39,10 @@ class CoordinateMaps:
     """Where ``q̇ = θ̇``, and the joints' own ``q̇`` maps and projections elsewhere (normalising
     copies every other entry of ``q``)."""
 
-    def __init__(self, nq: int, rate_q: list, rate_v: list, rates: list, projections: list):
+    def __init__(self, nq: int, rate_q: list, rate_v: list, rates: list, projections: list, owners: dict | None = None):
         self.nq = nq
+        #: the body whose coordinates start at an entry of q, latest first (errors name it)
+        self.owners = dict(owners or {})
         self.rate_q = np.array(rate_q, dtype=np.intp)  #: entries of q̇ …
         self.rate_v = np.array(rate_v, dtype=np.intp)  #: … equal to these of θ̇
         self.rates = tuple(rates)  #: (q slice, θ̇ slice, q̇ map, its matrix or None) of the other joints
@@ -100,7 +103,9 @@ class CoordinateMaps:
                 projections.append((jq, projection))
             rate_q += range(jq.stop, qs.stop)  # a flexible body's deformation coordinates
             rate_v += range(jv.stop, vs.stop)
-        return cls(system.q_size, rate_q, rate_v, rates, projections)
+        owners = dict(sorted(((system.q_slices[k].start, k) for k in system.bodies if system.body(k).q_size),
+                             key=lambda item: item[0], reverse=True))  # the last start at or before an entry: its body
+        return cls(system.q_size, rate_q, rate_v, rates, projections, owners)
 
     def qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``q̇`` at checked ``q``, ``θ̇`` (1-D, finite, of the system's sizes)."""
@@ -127,12 +132,21 @@ class CoordinateMaps:
             entries = q.take(self._ball_entries)  # each ball joint's 12 entries of G(q): all four of its q
             if not np.abs(entries).min() >= 1e-9 and np.abs(entries.reshape(-1, _BALL_ENTRIES.size)).max(axis=1).min() < 1e-9:
                 for k in np.flatnonzero((np.abs(q[self.ball_q]) < 1e-9).all(axis=1)):  # a quaternion of (near)
-                    self.ball_checks[k](q[self.ball_q[k]])  # zero norm: its joint's own check names it
+                    self._named(self.ball_checks[k], q[self.ball_q[k]], int(self.ball_q[k, 0]))  # zero norm
             out.reshape(-1)[ball_flat] = entries * self._ball_signs
         for qs, vs, rate, matrix in self.matrix_rates:
             out[qs, vs] = matrix(q[qs]) if matrix is not None else np.column_stack(
                 [rate(q[qs], e) for e in np.eye(vs.stop - vs.start)])
         return out
+
+    def _named(self, check: Callable, quaternion: np.ndarray, start: int) -> None:
+        """``check(quaternion)``, a joint's own check, its error naming the body whose coordinates
+        hold the quaternion from entry ``start`` of ``q``."""
+        try:
+            check(quaternion)
+        except JointError as exc:
+            owner = next((k for at, k in self.owners.items() if at <= start), None)
+            raise exc if owner is None or repr(owner) in str(exc) else JointError(f"body {owner!r}: {exc}") from None
 
     def normalize(self, q: np.ndarray) -> np.ndarray:
         """``q`` projected back onto the configuration manifold, at a checked real or complex

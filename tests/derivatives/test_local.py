@@ -701,6 +701,25 @@ def test_a_state_its_joints_reject_is_named_in_a_batch(path, row):
         system.inverse_dynamics_derivatives(Q, V, A)
 
 
+@pytest.mark.parametrize("method", ["auto", "local", "complex_step"])
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_a_zero_quaternion_of_a_body_below_the_base_is_named_at_one_state(path, method):
+    """The tangent columns of a ball joint (the coordinate maps) name the body whose quaternion
+    has no rotation, as the dynamics do."""
+    from sko.engine import use_backend
+    from sko.errors import JointError
+
+    system = random_system(3, n_bodies=6)
+    balls = [k for k in system.bodies if isinstance(getattr(system.body(k), "joint", None), Spherical)]
+    assert balls and balls[-1] != system.bodies[0]
+    q = system.random_configuration(0)
+    q[system.q_slices[balls[-1]].start: system.q_slices[balls[-1]].start + 4] = 0.0
+    with use_backend(path), pytest.raises(JointError, match=f"body {balls[-1]!r}: .*zero norm"):
+        system.inverse_dynamics_derivatives(q, method=method)
+    with pytest.raises(JointError, match=f"body {balls[-1]!r}: .*zero norm"):
+        system.qdot_matrix(q)
+
+
 class _OverflowingSpring(RigidBody):
     """A rigid body with a hinge spring in Python that overflows for ``q > 0.9``."""
 
