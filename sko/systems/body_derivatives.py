@@ -160,7 +160,8 @@ def one_state_call(system) -> Callable:
             return None
         if forward:
             dv = system.forward_dynamics(q, v, dv)
-        qdot = constant if constant is not None else maps.qdot_matrix(q, n)
+        # a zero quaternion is not looked for: the kernel rejects it, and the checked path names it
+        qdot = constant if constant is not None else maps.qdot_matrix(q, n, check=False)
         status, D = layout.local_call(q, v, dv, qdot)  # compiled on the first call that gets here
         if status != -1:
             return None

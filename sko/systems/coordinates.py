@@ -117,9 +117,10 @@ class CoordinateMaps:
             out[qs] = p
         return out
 
-    def qdot_matrix(self, q: np.ndarray, nv: int) -> np.ndarray:
+    def qdot_matrix(self, q: np.ndarray, nv: int, check: bool = True) -> np.ndarray:
         """``Q(q)`` (nq × nv) with ``q̇ = Q(q) θ̇`` at a checked ``q``: ones where ``q̇ = θ̇``, the
-        joints' own maps column by column elsewhere (each is linear in ``θ̇``)."""
+        joints' own maps column by column elsewhere (each is linear in ``θ̇``). Without ``check``,
+        a quaternion of zero norm is not looked for (the caller's kernels reject it)."""
         cached = self._ones
         if cached is None or cached[0] != nv:
             ones = np.zeros((self.nq, nv))
@@ -130,7 +131,7 @@ class CoordinateMaps:
         out = ones.copy() if q.dtype == _F8 else ones.astype(np.result_type(q, float))
         if self.ball_checks:
             entries = q.take(self._ball_entries)  # each ball joint's 12 entries of G(q): all four of its q
-            if not np.abs(entries).min() >= 1e-9 and np.abs(entries.reshape(-1, _BALL_ENTRIES.size)).max(axis=1).min() < 1e-9:
+            if check and not np.abs(entries).min() >= 1e-9 and np.abs(entries.reshape(-1, _BALL_ENTRIES.size)).max(axis=1).min() < 1e-9:
                 for k in np.flatnonzero((np.abs(q[self.ball_q]) < 1e-9).all(axis=1)):  # a quaternion of (near)
                     self._named(self.ball_checks[k], q[self.ball_q[k]], int(self.ball_q[k, 0]))  # zero norm
             out.reshape(-1)[ball_flat] = entries * self._ball_signs
