@@ -61,6 +61,7 @@ __all__ = [
     "quaternion_exp",
     "quaternion_normalize",
     "checked_transform",
+    "check_inertia_size",
 ]
 
 
@@ -435,7 +436,30 @@ def analytic_norm(x):
 #: Largest translation a checked transform may carry: inertias transform with ``r²`` terms, and
 #: squares of larger numbers leave the floating-point range (a limit of the arithmetic, not physics).
 _LARGEST_OFFSET = 1e150
+#: Largest entry a checked spatial inertia may have: every state multiplies it by accelerations
+#: (gravity), squared velocities and offsets, and sums it over a subtree; past this little room is
+#: left before those products leave the floating-point range (a limit of the arithmetic, not physics).
+_LARGEST_INERTIA = 1e300
 _I3 = np.eye(3)
+
+
+def _within_range(size: float, limit: float, what: str, products: str, error: type[Exception]) -> None:
+    """``error`` saying that ``what`` of this ``size`` is too large for ``products`` when ``size``
+    exceeds ``limit`` (or is not finite)."""
+    if not size <= limit:
+        raise error(f"{what} of size {size:.3g}: products with {products} would overflow the floating-point range")
+
+
+def check_inertia_size(I6, what: str, error: type[Exception] = DimensionError) -> None:
+    """``error`` naming ``what`` when a numeric spatial inertia has an entry beyond
+    :data:`_LARGEST_INERTIA` (or one that is not finite: it overflowed where it was formed);
+    symbolic entries are not judged."""
+    I6 = np.asarray(I6)
+    if I6.dtype == object and not is_numeric(I6):
+        return
+    R = I6 if I6.dtype.kind == "f" else np.array(I6, dtype=complex).real
+    _within_range(float(np.abs(R).max(initial=0.0)), _LARGEST_INERTIA, f"{what} has an entry",
+                  "a state's accelerations, squared velocities and offsets (m g, I ω²)", error)
 
 def checked_transform(X, what: str, rtol: float = 1e-6, error: type[Exception] = DimensionError) -> np.ndarray:
     """``X`` as a checked read-only rigid Plücker transform ``rot(E) xlt(r)``.
@@ -453,9 +477,7 @@ def checked_transform(X, what: str, rtol: float = 1e-6, error: type[Exception] =
     R = X if X.dtype.kind == "f" else np.array(X, dtype=complex).real
     E, B = R[:3, :3], R[3:, :3]
     offset = float(np.abs(B).max())
-    if offset > _LARGEST_OFFSET:
-        raise error(f"{what} has a translation of size {offset:.3g}: products with inertias (∝ r²) "
-                    "would overflow the floating-point range")
+    _within_range(offset, _LARGEST_OFFSET, f"{what} has a translation", "inertias (∝ r²)", error)
     problems = []
     (a, b, c), (d, e, f), (g, h, i) = E.tolist()
     if np.abs(E @ E.T - _I3).max() > rtol or a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) <= 0:
