@@ -149,9 +149,26 @@ class Joint:
     #: a fixed ``S``): the joint's terms have no derivatives of their own (:meth:`kinematics_derivatives`)
     constant_motion: bool = False
     name: str | None = None  #: for messages (a subclass whose ``__init__`` does not set it has none)
+    _user_code: str | None = None  #: what messages call the code giving ``X_J`` (default: the class's ``_kinematics``)
 
     def __init__(self, name: str | None = None):
         self.name = name
+
+    def __init_subclass__(cls, **kwargs):
+        """A class outside this package that writes its own :meth:`_kinematics` is user code, as a
+        :class:`CustomJoint`'s functions are: its joints are :attr:`user_defined` (their bodies'
+        states are checked, :meth:`check_rigid` judges ``X_J``) and what its ``_kinematics``
+        returns is checked at every call (:meth:`_checked_kinematics`)."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("_kinematics")
+        if own is None or cls.__module__.partition(".")[0] == "sko":
+            return
+        source = f"{cls.__qualname__}._kinematics"
+
+        def _kinematics(self, q, v):
+            return self._checked_kinematics(own(self, q, v), source, q, v)
+
+        cls._kinematics, cls.user_defined = _kinematics, True
 
     def compiled_parameters(self) -> np.ndarray:
         """The constants its compiled functions read (``p[po: po + parameters]``; none by default)."""
@@ -308,6 +325,55 @@ class Joint:
 
     def _qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         return v
+
+    # ------------------------------------------------------------------ checks of user code
+    def check_rigid(self) -> None:
+        """For a :attr:`user_defined` joint: :class:`~sko.errors.JointError` naming it unless its
+        ``X_J`` is a rigid Plücker transform at the configurations its code accepts among its
+        neutral one and two random ones (a scaled or sheared ``X_J`` gave wrong dynamics
+        silently): judged once, when the joint is made or a system takes it, not at every call. A
+        library joint holds it by construction; symbolic kinematics are not judged."""
+        if not self.user_defined:
+            return
+        rng = np.random.default_rng(0)
+        source = self._user_code or f"{type(self).__qualname__}._kinematics"
+        for i in range(3):
+            try:
+                q = self.neutral() if i == 0 else self.random(rng)  # projected by its normalize
+                X = self._kinematics(q, np.zeros(self.nv)).X
+            except Exception:  # noqa: BLE001 - a configuration outside its domain: its calls say so
+                continue
+            if np.asarray(X).dtype != object:
+                checked_transform(X, f"{self}: X_J returned by {source} at q = {q}", error=JointError)
+
+    def _checked_kinematics(self, out, source: str, q: np.ndarray, v: np.ndarray) -> "JointKinematics":
+        """``(X_J, S, c_J)`` that user code (``source``) returned at ``(q, v)``, checked as input:
+        a tuple of three arrays of numbers (:meth:`_returned`) of shapes 6 × 6, 6 × nv and (6,);
+        else the :class:`~sko.errors.JointError` naming this joint."""
+        if not isinstance(out, tuple) or len(out) != 3:
+            raise JointError(f"{self}: {source} must return a tuple (X_J, S, c_J)")
+        X, S, c = (self._returned(x, what, q, v, source=source) for x, what in zip(out, ("X_J", "S", "c_J")))
+        for what, arr, shape in (("X_J", X, (6, 6)), ("S", S, (6, self.nv)), ("c_J", c, (6,))):
+            if arr.shape != shape:
+                raise JointError(f"{self}: {source} returned {what} of shape {arr.shape}, expected {shape}")
+        return JointKinematics(X, S, c)
+
+    def _returned(self, value, what: str, *state: np.ndarray, source: str = "the user's function") -> np.ndarray:
+        """An array of numbers user code (``source``) returned at ``state``, or the error naming
+        this joint and ``what``: ragged rows, text, a complex array at a real state (its imaginary
+        part would be dropped, or leak into real results), symbols at a numeric one."""
+        try:
+            out = plain_numbers_as_floats(numeric_array(value, f"{self}: {what} returned by {source}", copy=False), what)
+        except SKOError as error:
+            if "is not an array" in str(error):
+                raise JointError(f"{self}: {what} returned by {source} is not an array (ragged rows?): {error}") from None
+            raise JointError(str(error)) from None
+        kind = result_dtype(*state).kind
+        if out.dtype.kind == "c" and kind == "f":
+            raise JointError(f"{self}: {what} returned by {source} is complex at a real state")
+        if out.dtype == object and kind != "O":
+            raise JointError(f"{self}: {what} returned by {source} holds symbols at a numeric state")
+        return out
 
     # ------------------------------------------------------------------ helpers
     def _vector(self, x, n: int, what: str) -> np.ndarray:
@@ -747,6 +813,7 @@ class CustomJoint(Joint):
 
     kind = "custom"
     user_defined = True
+    _user_code = "the user's function"
 
     def __init__(self, nq: int, nv: int, kinematics: Callable, qdot: Callable | None = None, neutral=None,
                  normalize: Callable | None = None, name: str | None = None):
@@ -762,7 +829,7 @@ class CustomJoint(Joint):
         self._neutral = np.zeros(self.nq) if neutral is None else np.array(neutral, dtype=float)
         if self._neutral.shape != (self.nq,):
             raise JointError(f"CustomJoint {name!r}: neutral must have shape ({self.nq},), got {self._neutral.shape}")
-        self._check_rigid()
+        self.check_rigid()
 
     def neutral(self):
         return self._neutral.copy()
@@ -780,48 +847,7 @@ class CustomJoint(Joint):
         return out
 
     def _kinematics(self, q, v):
-        out = self._user_kinematics(q, v)
-        if not isinstance(out, tuple) or len(out) != 3:
-            raise JointError(f"{self}: kinematics must return a tuple (X_J, S, c_J)")
-        X, S, c = (self._returned(x, what, q, v) for x, what in zip(out, ("X_J", "S", "c_J")))
-        for what, arr, shape in (("X_J", X, (6, 6)), ("S", S, (6, self.nv)), ("c_J", c, (6,))):
-            if arr.shape != shape:
-                raise JointError(f"{self}: kinematics returned {what} of shape {arr.shape}, expected {shape}")
-        return JointKinematics(X, S, c)
-
-    def _check_rigid(self) -> None:
-        """:class:`~sko.errors.JointError` naming this joint unless the user's ``X_J`` is a rigid
-        Plücker transform at the configurations its functions accept among its neutral one and
-        two random ones (a scaled or sheared ``X_J`` gave wrong dynamics silently): judged once,
-        when the joint is made, not at every call; symbolic kinematics are not judged."""
-        rng = np.random.default_rng(0)
-        for i in range(3):
-            try:
-                q = self._neutral if i == 0 else self.random(rng)  # projected by its normalize
-                X = self._kinematics(q, np.zeros(self.nv)).X
-            except Exception:  # noqa: BLE001 - a configuration outside its domain: its calls say so
-                continue
-            if X.dtype != object:
-                checked_transform(X, f"{self}: X_J returned by the user's function at q = {q}", error=JointError)
-
-    def _returned(self, value, what: str, *state: np.ndarray) -> np.ndarray:
-        """An array of numbers the user's function returned at ``state``, or the error naming this
-        joint and ``what``: ragged rows, text, a complex array at a real state (its imaginary
-        part would be dropped, or leak into real results), symbols at a numeric one."""
-        try:
-            out = plain_numbers_as_floats(numeric_array(value, f"{self}: {what} returned by the user's function",
-                                                        copy=False), what)
-        except SKOError as error:
-            if "is not an array" in str(error):
-                raise JointError(f"{self}: {what} returned by the user's function is not an array (ragged rows?): "
-                                 f"{error}") from None
-            raise JointError(str(error)) from None
-        kind = result_dtype(*state).kind
-        if out.dtype.kind == "c" and kind == "f":
-            raise JointError(f"{self}: {what} returned by the user's function is complex at a real state")
-        if out.dtype == object and kind != "O":
-            raise JointError(f"{self}: {what} returned by the user's function holds symbols at a numeric state")
-        return out
+        return self._checked_kinematics(self._user_kinematics(q, v), self._user_code, q, v)
 
     def _qdot(self, q, v):
         if self._user_qdot is None:

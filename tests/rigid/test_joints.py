@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from sko import spatial as sp
 from sko.bodies import CustomJoint, Cylindrical, Fixed, Free, Helical, Planar, Prismatic, RackAndPinion, ReversedJoint, Revolute, Spherical, SphericalEulerZYX
+from sko.bodies.joints import Joint
 from sko.errors import JointError
 from tests.util import assert_close
 
@@ -235,3 +236,86 @@ def test_inputs_are_not_mutated():
     joint.normalize(q)
     joint.integrate(q, np.ones(6), 0.1)
     assert (q == before).all()
+
+
+# --------------------------------------------------------------------------- a user's subclass of a library joint
+class _Scaled(Revolute):
+    """A revolute joint whose transform is scaled: not a rigid motion."""
+
+    def _kinematics(self, q, v):
+        X, S, c = super()._kinematics(q, v)
+        return X * 2.0, S, c
+
+
+class _Cut(Revolute):
+    def _kinematics(self, q, v):
+        X, S, c = super()._kinematics(q, v)
+        return X[:5], S, c
+
+
+class _Complex(Revolute):
+    def _kinematics(self, q, v):
+        X, S, c = super()._kinematics(q, v)
+        return X, S + 1e-3j, c
+
+
+class _Sheared(Joint):  # a joint written from the base class
+    nq = nv = 1
+
+    def _kinematics(self, q, v):
+        X = sp.rot(sp.rz(q[0]))
+        X[0, 1] += 0.5
+        return X, np.array([[0.0, 0, 1, 0, 0, 0]]).T, np.zeros(6)
+
+
+def _system(joint):
+    from sko.bodies import RigidBody
+    from sko.systems import MultibodySystem
+
+    return MultibodySystem([RigidBody("link", None, joint, sp.spatial_inertia(1.0, [0.1, 0, 0], 0.1 * np.eye(3)))])
+
+
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+@pytest.mark.parametrize("make, named", [
+    (lambda: _Scaled([0, 0, 1], name="scaled"), r"_Scaled 'scaled': X_J returned by _Scaled._kinematics at q = \[0\.\] "
+                                                r"is not a rigid Plücker transform"),
+    (lambda: _Sheared(name="sheared"), r"_Sheared 'sheared': X_J returned by _Sheared._kinematics at q = .* is not a "
+                                       r"rigid Plücker transform: its rotation block is not a proper rotation"),
+    (lambda: _Scaled([0, 0, 1], name="scaled").reversed(), r"_Scaled 'scaled'.* is not a rigid Plücker transform"),
+])
+def test_a_subclass_whose_transform_is_not_rigid_is_refused_by_name(make, named, backend):
+    """A subclass of a library joint (or of Joint) overriding _kinematics is user code, as a
+    CustomJoint's functions are: its X_J is judged a rigid transform as theirs is, when a body's
+    system takes the joint. A scaled X_J gave wrong dynamics without a word."""
+    from sko.engine import use_backend
+
+    with use_backend(backend), pytest.raises(JointError, match=named):
+        _system(make()).forward_dynamics([0.3], [0.2], [0.1])
+
+
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+@pytest.mark.parametrize("joint, named", [
+    (_Cut([0, 0, 1], name="cut"), r"_Cut 'cut': _Cut._kinematics returned X_J of shape \(5, 6\), expected \(6, 6\)"),
+    (_Complex([0, 0, 1], name="complex"), r"_Complex 'complex': S returned by _Complex._kinematics is complex at a "
+                                          r"real state"),
+])
+def test_what_a_subclass_returns_is_checked_at_every_call(joint, named, backend):
+    """The shapes and numbers a subclass's _kinematics returns are checked as a CustomJoint's are:
+    a cut X_J failed deep in numpy ("operands could not be broadcast")."""
+    from sko.engine import use_backend
+
+    with pytest.raises(JointError, match=named):
+        joint.kinematics([0.3], [0.2])
+    with use_backend(backend), pytest.raises(JointError, match=named):
+        _system(joint).forward_dynamics([0.3], [0.2], [0.1])
+
+
+def test_a_correct_subclass_runs_as_its_parent_with_its_outputs_checked():
+    class Same(Revolute):
+        def _kinematics(self, q, v):
+            return super()._kinematics(q, v)
+
+    joint = Same([0, 0, 1], name="same")
+    assert joint.user_defined and not Revolute([0, 0, 1]).user_defined
+    state = (np.array([0.3]), np.array([0.2]), np.array([0.1]))
+    assert_close(_system(joint).forward_dynamics(*state), _system(Revolute([0, 0, 1])).forward_dynamics(*state), 1e-14)
