@@ -191,8 +191,9 @@ def _packed(system, q, v) -> np.ndarray:
     except TypeError:  # a sympy expression whose sign sympy does not decide: not judged
         massless = False
     if massless:
-        raise RigidSystemError(f"{type(system).__name__}: the total mass is {np.real(mass):g}, so the centre of mass "
-                               "and the centroidal momentum are undefined")  # its real part: not a complex step's 0j
+        raise RigidSystemError(f"{type(system).__name__}: the total mass is {np.real(mass):g}, so there is no centre "
+                               "of mass and no frame G at it, about which the centroidal terms are taken (CENTROIDAL.md "
+                               "§2, §3)")  # its real part: not a complex step's 0j
     c = np.array([I0[2, 4], I0[0, 5], I0[1, 3]]) / mass  # I_0's upper right block is m c×, c from o
     X = np.eye(6, dtype=I0.dtype)
     X[:3, 3:] = -skew(c)  # X_G^*, Eq. 4
