@@ -48,7 +48,7 @@ from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.errors import JointError
-from sko.bodies.contract import check_node_state as _check_state, checked_hinge_force
+from sko.bodies.contract import check_node_state as _check_state, checked_hinge_force, valid_by_construction
 from sko.engine.state_kernels import Record
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
 from sko.systems.catalogue import declared_methods
@@ -187,7 +187,7 @@ class MultibodySystem:
         self._joint_body, self._shared_joint_names = _joint_bodies(bodies)
         self._root = root_attachment(self.gravity)
         self._order = tuple((k, self._body[k], self.q_slices[k], self.dof_slices[k]) for k in self.tree.scatter_order())
-        self._unchecked = frozenset(k for k, b in self._body.items() if not b.valid_by_construction)
+        self._unchecked = frozenset(k for k, b in self._body.items() if not valid_by_construction(b))
         self._complex_carried = False  # True once those bodies are found to carry a complex step (complex_carry)
         #: True once the bodies not valid by construction are found not to read the pose of the
         #: frame they hang from, as the local derivatives need (sko.systems.body_derivatives)
