@@ -158,17 +158,26 @@ class Joint:
         """A class outside this package that writes its own :meth:`_kinematics` is user code, as a
         :class:`CustomJoint`'s functions are: its joints are :attr:`user_defined` (their bodies'
         states are checked, :meth:`check_rigid` judges ``X_J``) and what its ``_kinematics``
-        returns is checked at every call (:meth:`_checked_kinematics`)."""
+        returns is checked at every call (:meth:`_checked_kinematics`); so are the ``q̇`` of its
+        own ``_qdot`` and the configuration of its own ``normalize`` (:meth:`_checked_coordinates`)."""
         super().__init_subclass__(**kwargs)
-        own = cls.__dict__.get("_kinematics")
-        if own is None or cls.__module__.partition(".")[0] == "sko":
+        if cls.__module__.partition(".")[0] == "sko":
             return
-        source = f"{cls.__qualname__}._kinematics"
+        own = vars(cls)
+        if "_kinematics" in own:
+            kinematics, source = own["_kinematics"], f"{cls.__qualname__}._kinematics"
 
-        def _kinematics(self, q, v):
-            return self._checked_kinematics(own(self, q, v), source, q, v)
+            def _kinematics(self, q, v):
+                return self._checked_kinematics(kinematics(self, q, v), source, q, v)
 
-        cls._kinematics, cls.user_defined = _kinematics, True
+            cls._kinematics, cls.user_defined = _kinematics, True
+        if "_qdot" in own:
+            qdot, qdot_source = own["_qdot"], f"{cls.__qualname__}._qdot"
+            cls._qdot = lambda self, q, v: self._checked_coordinates(qdot(self, q, v), "qdot", qdot_source, q, v)
+        if "normalize" in own:
+            normalize, normalize_source = own["normalize"], f"{cls.__qualname__}.normalize"
+            cls.normalize = lambda self, q: self._checked_coordinates(normalize(self, q), "normalize",
+                                                                      normalize_source, np.asarray(q))
 
     def compiled_parameters(self) -> np.ndarray:
         """The constants its compiled functions read (``p[po: po + parameters]``; none by default)."""
@@ -357,6 +366,14 @@ class Joint:
             if arr.shape != shape:
                 raise JointError(f"{self}: {source} returned {what} of shape {arr.shape}, expected {shape}")
         return JointKinematics(X, S, c)
+
+    def _checked_coordinates(self, out, what: str, source: str, *state) -> np.ndarray:
+        """``nq`` numbers user code (``source``, its ``what``) returned at ``state``, as
+        :meth:`_returned` checks them, or the :class:`~sko.errors.JointError` naming this joint."""
+        out = self._returned(out, what, *state, source=source)
+        if out.shape != (self.nq,):
+            raise JointError(f"{self}: {source} returned shape {out.shape}, expected ({self.nq},)")
+        return out
 
     def _returned(self, value, what: str, *state: np.ndarray, source: str = "the user's function") -> np.ndarray:
         """An array of numbers user code (``source``) returned at ``state``, or the error naming

@@ -319,3 +319,26 @@ def test_a_correct_subclass_runs_as_its_parent_with_its_outputs_checked():
     assert joint.user_defined and not Revolute([0, 0, 1]).user_defined
     state = (np.array([0.3]), np.array([0.2]), np.array([0.1]))
     assert_close(_system(joint).forward_dynamics(*state), _system(Revolute([0, 0, 1])).forward_dynamics(*state), 1e-14)
+
+
+class _LongRate(Revolute):
+    def _qdot(self, q, v):
+        return np.array([v[0], 1.0])
+
+
+class _WideProjection(Revolute):
+    def normalize(self, q):
+        return np.zeros(3)
+
+
+@pytest.mark.parametrize("joint, call, named", [
+    (_LongRate([0, 0, 1], name="j"), lambda s: s.integrate([0.3], [0.1], 0.1),
+     r"_LongRate 'j': _LongRate._qdot returned shape \(2,\), expected \(1,\)"),
+    (_WideProjection([0, 0, 1], name="j"), lambda s: s.normalize([0.3]),
+     r"_WideProjection 'j': _WideProjection.normalize returned shape \(3,\), expected \(1,\)"),
+])
+def test_a_subclass_s_own_coordinate_maps_are_checked(joint, call, named):
+    """A subclass's own q̇ map or projection is user code as a CustomJoint's are: a wrong size was
+    numpy's "could not broadcast input array from shape (2,) into shape (1,)"."""
+    with pytest.raises(JointError, match=named):
+        call(_system(joint))
