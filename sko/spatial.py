@@ -23,6 +23,7 @@ import numpy as np
 
 from sko.arrays import checked_array, is_numeric, result_dtype
 from sko.graphs.errors import DimensionError
+from sko.optional import require
 
 __all__ = [
     "cos_sin",
@@ -404,6 +405,8 @@ def quaternion_normalize(q) -> np.ndarray:
     A complex ``q`` (complex step) stays complex: it is scaled by the largest real part and
     divided by the analytic ``√(q·q)``."""
     q = float_or_complex(q)
+    if q.dtype == object:  # expressions: divided by their norm as they are
+        return q / analytic_norm(q)
     top = np.abs(real_part(q)).max(initial=0.0)
     q = q / top if np.isfinite(top) and top > 0 else q
     return q / analytic_norm(q)
@@ -412,8 +415,11 @@ def quaternion_normalize(q) -> np.ndarray:
 # ---------------------------------------------------------------------------- complex steps
 def float_or_complex(x) -> np.ndarray:
     """``x`` as float64, or as complex128 if it is complex (the scalar of a complex step, which
-    a cast to float would drop); object arrays are converted to float as any other."""
+    a cast to float would drop); object arrays of numbers are converted to float as any other,
+    and of expressions (sympy) kept as they are."""
     x = np.asarray(x)
+    if x.dtype == object and not is_numeric(x):
+        return x
     return x.astype(np.complex128, copy=False) if x.dtype.kind == "c" else np.asarray(x, dtype=float)
 
 
@@ -425,10 +431,12 @@ def real_part(x):
 
 def analytic_norm(x):
     """``‖x‖`` of a real array, ``√(Σ xᵢ²)`` of a complex one: analytic in ``x`` (a complex
-    step), unlike ``np.linalg.norm``, which takes ``|xᵢ|``."""
+    step), unlike ``np.linalg.norm``, which takes ``|xᵢ|``; ``sympy.sqrt(Σ xᵢ²)`` of expressions."""
     x = np.asarray(x)
     if x.dtype.kind == "c":
         return np.sqrt(np.sum(x * x))
+    if x.dtype == object and not is_numeric(x):
+        return require("sympy", "symbolic norms").sqrt(np.sum(x * x))
     return np.linalg.norm(x)
 
 

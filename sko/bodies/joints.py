@@ -393,6 +393,14 @@ class Joint:
         return out
 
     # ------------------------------------------------------------------ helpers
+    def _numbers_only(self, what: str, *xs) -> None:
+        """:class:`~sko.errors.JointError` naming this joint when ``xs`` hold expressions: its
+        exponential or logarithm map (``what``) takes a series near the zero rotation by
+        comparing the angle, which symbols do not allow."""
+        if any(np.asarray(x).dtype == object for x in xs):
+            raise JointError(f"{self}: {what} takes numbers: its exponential and logarithm maps take a series near the "
+                             "zero rotation by comparing the angle, which symbolic coordinates do not allow")
+
     def _vector(self, x, n: int, what: str) -> np.ndarray:
         try:
             x = numeric_array(x, f"{what} of {self}", copy=False)
@@ -598,6 +606,7 @@ class Planar(Joint):
 
     def _integrate(self, q, v, dt):
         """Exact for a constant body velocity (the SE(2) exponential)."""
+        self._numbers_only("integrate", q, v)
         q = self.normalize(q)
         w, u = self._vector(v, 3, "velocity")[0] * dt, float_or_complex(v[1:]) * dt
         if abs(real_part(w)) < 1e-8:
@@ -609,6 +618,7 @@ class Planar(Joint):
     def difference(self, q0, q1):
         """The SE(2) logarithm of the relative motion (inverse of :meth:`integrate` at ``dt = 1``;
         the angle is taken as ``θ₁ − θ₀``, unwrapped)."""
+        self._numbers_only("difference", q0, q1)
         q0, q1 = self.normalize(q0), self.normalize(self._vector(q1, 3, "q1"))
         w = q1[0] - q0[0]
         d = rotation_z(q0[0])[:2, :2].T @ (q1[1:] - q0[1:])
@@ -661,11 +671,13 @@ class Spherical(Joint):
         return quaternion_normalize(q)
 
     def _integrate(self, q, v, dt):
+        self._numbers_only("integrate", q, v)
         q = self.normalize(q)
         return self.normalize(quaternion_multiply(q, quaternion_exp(dt * float_or_complex(v))))
 
     def difference(self, q0, q1):
         """``ω = log(q0⁻¹ ⊗ q1)`` in the successor frame, ``‖ω‖ ≤ π`` (the shortest rotation)."""
+        self._numbers_only("difference", q0, q1)
         q0, q1 = self.normalize(q0), self.normalize(q1)
         return quaternion_log(quaternion_multiply(quaternion_conjugate(q0), q1))
 
@@ -736,6 +748,7 @@ class Free(Joint):
 
     def _integrate(self, q, v, dt):
         """Exact for a constant body velocity: ``(R, p) ← (R, p) exp(dt [ω; v])``."""
+        self._numbers_only("integrate", q, v)
         q = self.normalize(q)
         v = float_or_complex(self._vector(v, 6, "velocity")) * dt
         w, u = v[:3], v[3:]
@@ -752,6 +765,7 @@ class Free(Joint):
     def difference(self, q0, q1):
         """The SE(3) logarithm ``[ω; v]`` of ``(R₀, p₀)⁻¹ (R₁, p₁)`` (body frame, ``‖ω‖ ≤ π``):
         the inverse of :meth:`integrate` at ``dt = 1``."""
+        self._numbers_only("difference", q0, q1)
         q0, q1 = self.normalize(q0), self.normalize(q1)
         w = quaternion_log(quaternion_multiply(quaternion_conjugate(q0[:4]), q1[:4]))
         d = quaternion_matrix(q0[:4]).T @ (q1[4:] - q0[4:])

@@ -342,3 +342,31 @@ def test_a_subclass_s_own_coordinate_maps_are_checked(joint, call, named):
     numpy's "could not broadcast input array from shape (2,) into shape (1,)"."""
     with pytest.raises(JointError, match=named):
         call(_system(joint))
+
+
+@pytest.mark.parametrize("name", sorted(JOINTS))
+def test_symbolic_coordinates_are_projected_and_moved_or_refused_by_name(name):
+    """normalize, integrate and difference of symbolic coordinates: cast to float ("Cannot convert
+    expression to float"). Joints with q̇ = ν move exactly; a quaternion is divided by its symbolic
+    norm; an exponential or logarithm map, which takes a series near the zero rotation by
+    comparing the angle, is refused naming the joint."""
+    joint = JOINTS[name]()
+    q = np.array(sympy.symbols(f"q1:{joint.nq + 1}", real=True), dtype=object)
+    v = np.array(sympy.symbols(f"v1:{joint.nv + 1}", real=True), dtype=object)
+    if not joint.nq:
+        return
+    normal = joint.normalize(q)
+    assert normal.dtype == object
+    quaternion = {"spherical": slice(0, 4), "free": slice(0, 4)}.get(name)
+    if quaternion is not None:
+        x = q[quaternion]
+        assert all(sympy.simplify(a - b / sympy.sqrt(x @ x)) == 0 for a, b in zip(normal[quaternion], x))
+    else:
+        assert all(sympy.simplify(a - b) == 0 for a, b in zip(normal, q))
+    if name in ("planar", "planar_tilted", "spherical", "free"):
+        for call, what in ((lambda: joint.integrate(q, v, 0.1), "integrate"), (lambda: joint.difference(q, q), "difference")):
+            with pytest.raises(JointError, match=rf"{what} takes numbers: .* symbolic coordinates do not allow"):
+                call()
+    elif joint.nq == joint.nv and name != "custom":  # a user's q̇ map has no difference
+        assert all(sympy.simplify(a - (b + 0.1 * c)) == 0 for a, b, c in zip(joint.integrate(q, v, 0.1), q, v))
+        assert all(sympy.simplify(d) == 0 for d in joint.difference(q, q))
