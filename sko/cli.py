@@ -482,9 +482,10 @@ def _sample(args) -> int:
         raise SKOError("--states and --chunk must be at least 1")
     client = None if not args.scheduler else _client(args.scheduler, "sko sample --scheduler")
     try:
-        group = sample(args.model, args.states, [w.strip() for w in args.what.split(",") if w.strip()], args.out,
-                       chunk=args.chunk, seed=args.seed, client=client, progress=not args.quiet,
-                       overwrite=args.overwrite)
+        with _current_folder_importable():  # the factory's module, as --model of verify and compile finds it
+            group = sample(args.model, args.states, [w.strip() for w in args.what.split(",") if w.strip()], args.out,
+                           chunk=args.chunk, seed=args.seed, client=client, progress=not args.quiet,
+                           overwrite=args.overwrite)
     except StoreError as exc:  # the store's way out, in the command line's words
         raise StoreError(str(exc).replace("overwrite=True", "--overwrite")) from None
     finally:
