@@ -445,9 +445,9 @@ def analytic_norm(x):
 #: squares of larger numbers leave the floating-point range (a limit of the arithmetic, not physics).
 _LARGEST_OFFSET = 1e150
 #: Largest entry a checked spatial inertia may have: every state multiplies it by accelerations
-#: (gravity), squared velocities and offsets, and sums it over a subtree; past this little room is
-#: left before those products leave the floating-point range (a limit of the arithmetic, not physics).
-_LARGEST_INERTIA = 1e300
+#: (gravity), squared velocities and offsets, and sums it over a subtree; this leaves 1e4 of room
+#: before those products leave the floating-point range (a limit of the arithmetic, not physics).
+_LARGEST_INERTIA = 1e304
 _I3 = np.eye(3)
 
 

@@ -868,12 +868,12 @@ def test_huge_but_finite_inertia_is_checked_without_overflow():
 
 
 @pytest.mark.parametrize("inertia", [spatial_inertia(1e308, np.zeros(3), np.eye(3)),
-                                     spatial_inertia(1.0, np.zeros(3), np.diag([1e301, 1e301, 1e301]))])
+                                     spatial_inertia(1.0, np.zeros(3), np.diag([1e305, 1e305, 1e305]))])
 def test_an_inertia_whose_products_overflow_is_refused_by_the_body(inertia):
     """A body of mass 1e308 was made, and every call of its system then overflowed (its weight
     m g, I ω² leave the floating-point range): the body refuses it by name, wherever it comes
     from (the builder, MJCF, a user), as a placement too far away is refused."""
-    with pytest.raises(BodyError, match=r"spatial inertia of body 'b' has an entry of size 1e\+30[18]: products "
+    with pytest.raises(BodyError, match=r"spatial inertia of body 'b' has an entry of size 1e\+30[58]: products "
                                         r"with .* would overflow the floating-point range"):
         RigidBody("b", None, Revolute(), inertia)
     with pytest.raises(SKOError, match=r"'arm'.* has an entry of size .*e\+30\d: products"):
