@@ -880,6 +880,18 @@ def test_an_inertia_whose_products_overflow_is_refused_by_the_body(inertia):
         _load_mjcf(MJCF.format(pos="0 0 0", g='density="1e307"'))  # mass 8.4e304
 
 
+
+def test_an_armature_whose_products_overflow_is_refused_by_the_body():
+    """An armature on ℳ's diagonal follows the rule of the inertia: MJCF armature="1e308" loaded,
+    and inverse dynamics then overflowed at any acceleration beyond 1.8."""
+    from sko.bodies import ArmatureBody
+
+    with pytest.raises(BodyError, match=r"armature of body 'b' has an entry of size 1e\+308: products"):
+        ArmatureBody("b", None, Revolute(), spatial_inertia(1.0, np.zeros(3), np.eye(3)), [1e308])
+    with pytest.raises(SKOError, match=r"armature of body 'arm' has an entry of size 1e\+308"):
+        _load_mjcf(MJCF.replace('axis="0 1 0"', 'axis="0 1 0" armature="1e308"').format(pos="0 0 0", g=""))
+
+
 def test_an_unnamed_mujoco_joint_maps_onto_the_loaded_system():
     """The loader names an unnamed joint 'joint<j>'; the map looked for None and refused."""
     m = _mujoco_map()
