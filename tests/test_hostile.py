@@ -881,6 +881,17 @@ def test_an_inertia_whose_products_overflow_is_refused_by_the_body(inertia):
 
 
 
+@pytest.mark.parametrize("changes, named", [(dict(axial_inertia=1e308, transverse_inertia=1e308), r"rotor inertia of body "
+                                             r"'link' has an entry of size 1e\+308"),
+                                             (dict(gear_ratio=1e200), r"rotor inertia of body 'link' through its gear "
+                                                                      r"\(N² J_a\) has an entry of size inf")])
+def test_a_rotor_whose_products_overflow_is_refused_by_the_body(changes, named):
+    """A geared rotor's inertia, and the inertia its joint sees through the gear, follow the rule of
+    the spatial inertia: a ratio of 1e200 made N² J_a overflow at every state."""
+    with pytest.raises(BodyError, match=named + r": products with .* would overflow"):
+        _rotor(**changes)
+
+
 def test_an_armature_whose_products_overflow_is_refused_by_the_body():
     """An armature on ℳ's diagonal follows the rule of the inertia: MJCF armature="1e308" loaded,
     and inverse dynamics then overflowed at any acceleration beyond 1.8."""
