@@ -382,9 +382,10 @@ def _model_files(pattern: str) -> list[Path]:
 
 
 def verify_file(path: str, floating_base: bool = False, inertia: str = "strict", checks=None,
-                backend: str | None = None) -> list:
-    """The results of ``sko verify`` on one URDF or MJCF file at a random state; a file that does
-    not load is one failing ``load`` row naming the cause (a task of ``--models``)."""
+                backend: str | None = None) -> tuple[list, bool]:
+    """``(results, still)``: the results of ``sko verify`` on one URDF or MJCF file at a random
+    state, and whether its model has no degrees of freedom (no check applies to it); a file that
+    does not load is one failing ``load`` row naming the cause (a task of ``--models``)."""
     from sko.verify import run
     from sko.verify.models import case_from
     from sko.verify.registry import Result
@@ -401,12 +402,13 @@ def verify_file(path: str, floating_base: bool = False, inertia: str = "strict",
                 system = load_mjcf(path, inertia=inertia)
         case = case_from(system, name)
     except Exception as exc:  # noqa: BLE001 - one file of many: its row says why, the others run
-        return [Result(name, "load", "", None, None, False, _cause(exc))]
-    return run(models=[case], checks=checks, backend=backend)
+        return [Result(name, "load", "", None, None, False, _cause(exc))], False
+    return run(models=[case], checks=checks, backend=backend), case.model.dof_size == 0
 
 
-def _many_files(args) -> tuple[list, float]:
-    """``--models``: every file one task, serially or on the ``--scheduler``'s cluster."""
+def _many_files(args) -> tuple[list, float, list]:
+    """``--models``: every file one task, serially or on the ``--scheduler``'s cluster; the
+    results, the time taken and the files whose models have no degrees of freedom."""
     import functools
 
     files = [str(p) for p in _model_files(args.models)]
@@ -430,7 +432,8 @@ def _many_files(args) -> tuple[list, float]:
         from tqdm import tqdm
 
         parts = [task(f) for f in tqdm(files, unit="file", disable=args.json or not sys.stderr.isatty())]
-    return [r for part in parts for r in part], time.perf_counter() - start
+    still = [Path(f).name for f, (_, empty) in zip(files, parts) if empty]
+    return [r for results, _ in parts for r in results], time.perf_counter() - start, still
 
 
 def _kernels_aside(args, models, checks) -> dict:
@@ -479,9 +482,10 @@ def _sample(args) -> int:
         raise SKOError("--states and --chunk must be at least 1")
     client = None if not args.scheduler else _client(args.scheduler, "sko sample --scheduler")
     try:
-        group = sample(args.model, args.states, [w.strip() for w in args.what.split(",") if w.strip()], args.out,
-                       chunk=args.chunk, seed=args.seed, client=client, progress=not args.quiet,
-                       overwrite=args.overwrite)
+        with _current_folder_importable():  # the factory's module, as --model of verify and compile finds it
+            group = sample(args.model, args.states, [w.strip() for w in args.what.split(",") if w.strip()], args.out,
+                           chunk=args.chunk, seed=args.seed, client=client, progress=not args.quiet,
+                           overwrite=args.overwrite)
     except StoreError as exc:  # the store's way out, in the command line's words
         raise StoreError(str(exc).replace("overwrite=True", "--overwrite")) from None
     finally:

@@ -522,7 +522,8 @@ class MujocoMap(_Lift):
     Raises
     ------
     InteropError
-        ``system`` is not a system or ``model`` not a ``mujoco.MjModel``; a moving joint of
+        ``system`` is not a system or ``model`` not a ``mujoco.MjModel``, or one whose arrays were
+        edited out of shape (:func:`sko.io.mjcf_checks.check_structure`); a moving joint of
         ``system`` with no MuJoCo joint of that name, or the other way round, or different
         numbers of coordinates; a system with closed loops.
     """
@@ -531,7 +532,9 @@ class MujocoMap(_Lift):
 
     def __init__(self, system, model):
         mujoco = require("mujoco", "state conversion with MuJoCo")
+        from sko.errors import MJCFError
         from sko.io.mjcf import object_names
+        from sko.io.mjcf_checks import check_structure
 
         _checked_system(system, "MujocoMap")
         if not isinstance(model, mujoco.MjModel):
@@ -540,6 +543,11 @@ class MujocoMap(_Lift):
         self.system, self.model = system, model
         spanning = _spanning_of(system, maps=True)
         ours_by_name = named_joints(spanning)
+        try:  # an edited model's addresses are not read as they are
+            check_structure(mujoco, model, {kind: object_names(model, kind)
+                                            for kind in ("body", "joint", "equality", "tendon", "actuator")})
+        except MJCFError as exc:
+            raise InteropError(str(exc)) from None
         names = object_names(model, "joint")  # unnamed joints named as the MJCF loader names them
         moving = {name for name, (joint, _, _) in ours_by_name.items() if joint.nv}
         missing, extra = sorted(set(names) - set(ours_by_name)), sorted(moving - set(names))

@@ -23,6 +23,7 @@ import numpy as np
 
 from sko.arrays import checked_array, is_numeric, result_dtype
 from sko.graphs.errors import DimensionError
+from sko.optional import require
 
 __all__ = [
     "cos_sin",
@@ -61,6 +62,7 @@ __all__ = [
     "quaternion_exp",
     "quaternion_normalize",
     "checked_transform",
+    "check_inertia_size",
 ]
 
 
@@ -403,6 +405,8 @@ def quaternion_normalize(q) -> np.ndarray:
     A complex ``q`` (complex step) stays complex: it is scaled by the largest real part and
     divided by the analytic ``√(q·q)``."""
     q = float_or_complex(q)
+    if q.dtype == object:  # expressions: divided by their norm as they are
+        return q / analytic_norm(q)
     top = np.abs(real_part(q)).max(initial=0.0)
     q = q / top if np.isfinite(top) and top > 0 else q
     return q / analytic_norm(q)
@@ -411,8 +415,11 @@ def quaternion_normalize(q) -> np.ndarray:
 # ---------------------------------------------------------------------------- complex steps
 def float_or_complex(x) -> np.ndarray:
     """``x`` as float64, or as complex128 if it is complex (the scalar of a complex step, which
-    a cast to float would drop); object arrays are converted to float as any other."""
+    a cast to float would drop); object arrays of numbers are converted to float as any other,
+    and of expressions (sympy) kept as they are."""
     x = np.asarray(x)
+    if x.dtype == object and not is_numeric(x):
+        return x
     return x.astype(np.complex128, copy=False) if x.dtype.kind == "c" else np.asarray(x, dtype=float)
 
 
@@ -424,10 +431,12 @@ def real_part(x):
 
 def analytic_norm(x):
     """``‖x‖`` of a real array, ``√(Σ xᵢ²)`` of a complex one: analytic in ``x`` (a complex
-    step), unlike ``np.linalg.norm``, which takes ``|xᵢ|``."""
+    step), unlike ``np.linalg.norm``, which takes ``|xᵢ|``; ``sympy.sqrt(Σ xᵢ²)`` of expressions."""
     x = np.asarray(x)
     if x.dtype.kind == "c":
         return np.sqrt(np.sum(x * x))
+    if x.dtype == object and not is_numeric(x):
+        return require("sympy", "symbolic norms").sqrt(np.sum(x * x))
     return np.linalg.norm(x)
 
 
@@ -435,7 +444,30 @@ def analytic_norm(x):
 #: Largest translation a checked transform may carry: inertias transform with ``r²`` terms, and
 #: squares of larger numbers leave the floating-point range (a limit of the arithmetic, not physics).
 _LARGEST_OFFSET = 1e150
+#: Largest entry a checked spatial inertia may have: every state multiplies it by accelerations
+#: (gravity), squared velocities and offsets, and sums it over a subtree; this leaves 1e4 of room
+#: before those products leave the floating-point range (a limit of the arithmetic, not physics).
+_LARGEST_INERTIA = 1e304
 _I3 = np.eye(3)
+
+
+def _within_range(size: float, limit: float, what: str, products: str, error: type[Exception]) -> None:
+    """``error`` saying that ``what`` of this ``size`` is too large for ``products`` when ``size``
+    exceeds ``limit`` (or is not finite)."""
+    if not size <= limit:
+        raise error(f"{what} of size {size:.3g}: products with {products} would overflow the floating-point range")
+
+
+def check_inertia_size(I6, what: str, error: type[Exception] = DimensionError) -> None:
+    """``error`` naming ``what`` when a numeric spatial inertia has an entry beyond
+    :data:`_LARGEST_INERTIA` (or one that is not finite: it overflowed where it was formed);
+    symbolic entries are not judged."""
+    I6 = np.asarray(I6)
+    if I6.dtype == object and not is_numeric(I6):
+        return
+    R = I6 if I6.dtype.kind == "f" else np.array(I6, dtype=complex).real
+    _within_range(float(np.abs(R).max(initial=0.0)), _LARGEST_INERTIA, f"{what} has an entry",
+                  "a state's accelerations, squared velocities and offsets (m g, I ω²)", error)
 
 def checked_transform(X, what: str, rtol: float = 1e-6, error: type[Exception] = DimensionError) -> np.ndarray:
     """``X`` as a checked read-only rigid Plücker transform ``rot(E) xlt(r)``.
@@ -453,9 +485,7 @@ def checked_transform(X, what: str, rtol: float = 1e-6, error: type[Exception] =
     R = X if X.dtype.kind == "f" else np.array(X, dtype=complex).real
     E, B = R[:3, :3], R[3:, :3]
     offset = float(np.abs(B).max())
-    if offset > _LARGEST_OFFSET:
-        raise error(f"{what} has a translation of size {offset:.3g}: products with inertias (∝ r²) "
-                    "would overflow the floating-point range")
+    _within_range(offset, _LARGEST_OFFSET, f"{what} has a translation", "inertias (∝ r²)", error)
     problems = []
     (a, b, c), (d, e, f), (g, h, i) = E.tolist()
     if np.abs(E @ E.T - _I3).max() > rtol or a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g) <= 0:

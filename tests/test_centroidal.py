@@ -251,6 +251,74 @@ def test_a_massless_system_has_no_centre_of_mass():
             system.centroidal_momentum_matrix(np.zeros(1))
 
 
+def _two_links(m1: float, m2: float, floating: bool = False) -> MultibodySystem:
+    """Two links with rotational inertia, of masses ``m1`` and ``m2``, on a fixed or free base."""
+    b = SystemBuilder()
+    b.add_body("a", None, Free() if floating else Revolute([0, 0, 1]), None, mass=m1, com=np.zeros(3),
+               inertia_com=np.diag([0.1, 0.2, 0.25]))
+    b.add_body("b", "a", Revolute([0, 1, 0]), sp.pose_transform([1.0, 0, 0]), mass=m2, com=np.zeros(3),
+               inertia_com=np.diag([0.1, 0.1, 0.15]))
+    return b.build()
+
+
+@pytest.mark.parametrize("floating", [False, True])
+@pytest.mark.parametrize("path", ["compiled", "reference"])
+def test_zero_total_mass_with_rotational_inertia_has_no_centre_of_mass_on_every_path(path, floating):
+    """CENTROIDAL.md §2–§3: the centroidal terms are about the centre of mass ``c = h / m``, the
+    frame G at it; at total mass 0 (bodies with rotational inertia only) there is none, however
+    defined the angular momentum about a point is. Every request refuses it saying so, one state
+    or a batch, real or complex (the rate's complex step): the compiled kernels answered the
+    complex step with a finite ``A_G`` while the reference refused it."""
+    system = _two_links(0.0, 0.0, floating)
+    rng = np.random.default_rng(4)
+    q, v = system.random_configuration(rng), rng.normal(size=system.nv)
+    calls = {"A_G": lambda: system.centroidal_momentum_matrix(q), "terms": lambda: system.centroidal_terms(q, v),
+             "rate": lambda: system.centroidal_momentum_matrix_rate(q, v),
+             "batch": lambda: system.centroidal_momentum_matrix(np.stack([q, q])),
+             "complex A_G": lambda: system.centroidal_momentum_matrix(q + 1e-30j * system.qdot(q, v)),
+             "complex step": lambda: momentum_matrix_rate_by_complex_step(system, q, v)}
+    for name, call in calls.items():
+        with use_backend(path), pytest.raises(RigidSystemError, match=r"the total mass is 0, so there is no centre of "
+                                                                     r"mass and no frame G at it"):
+            call()
+
+
+@pytest.mark.parametrize("masses", [(0.0, 2.0), (2.0, 0.0)])
+def test_a_massless_subtree_with_rotational_inertia_keeps_its_angular_momentum(masses):
+    """A massless body with rotational inertia in a system of positive mass: its spin counts in
+    the angular momentum, alike on both paths and as the momentum of the Pinocchio-free check
+    ``A_G v = h_G``."""
+    system = _two_links(*masses, floating=True)
+    rng = np.random.default_rng(5)
+    q, v = system.random_configuration(rng), rng.normal(size=system.nv)
+    with use_backend("reference"):
+        reference = system.centroidal(q, v)
+    with use_backend("compiled"):
+        compiled = system.centroidal(q, v)
+    for ours, theirs in zip(compiled, reference):
+        _close(ours, theirs, 1e-12)
+    spin = np.zeros(system.nv)
+    spin[system.v_slice("b")] = 1.0  # the second link turning alone about its own axis
+    assert abs(system.centroidal_momentum_matrix(q) @ spin)[:3].max() > 0.05
+
+
+def test_a_subnormal_total_mass_has_its_rate_on_both_paths():
+    """Total mass 1e-320 (subnormal) is positive: its centre of mass is defined, and the compiled
+    path gave the rate; the reference's complex step divided by the complex mass, which numpy
+    overflows for a subnormal divisor, and blamed q and v ("the coordinates q or the velocities v
+    are too large")."""
+    system = _two_links(1e-320, 1e-320)
+    rng = np.random.default_rng(6)
+    q, v = system.random_configuration(rng), rng.normal(size=system.nv)
+    with use_backend("compiled"):
+        compiled = system.centroidal_momentum_matrix_rate(q, v), system.centroidal_momentum_matrix(q)
+    with use_backend("reference"):
+        reference = system.centroidal_momentum_matrix_rate(q, v), system.centroidal_momentum_matrix(q)
+    for ours, theirs in zip(compiled, reference):  # (c itself keeps the few digits of a subnormal h / m)
+        _close(ours, theirs, 1e-12)
+    assert np.abs(compiled[0][:3]).max() > 0.01  # the links' spin about the centre of mass
+
+
 # ----------------------------------------------------------------------------- Pinocchio
 pin = pytest.importorskip("pinocchio")
 

@@ -287,3 +287,22 @@ def test_verify_and_compile_a_model_without_degrees_of_freedom(tmp_path, monkeyp
     assert main(["compile", "--model", "bolted_robot:build", "--quiet"]) == 0, capsys.readouterr().err
     assert main(["verify", "--model", "bolted_robot:build", "--summary"]) == 0
     assert "FAILED" not in capsys.readouterr().err
+
+
+def test_verify_models_without_degrees_of_freedom_in_a_directory(tmp_path, capsys):
+    """``--models DIR`` whose every file loads as a system with nv = 0: each is said to have no
+    check that applies, as ``--urdf`` says it, and the run succeeds (it ended in "no check ran",
+    status 1). Beside a model with degrees of freedom, the one without is still named."""
+    from sko.cli import main
+
+    (tmp_path / "bolted.urdf").write_text(_FIXED_ROBOT)
+    (tmp_path / "welded.xml").write_text('<mujoco><worldbody><body name="b"><geom size="0.1"/></body></worldbody></mujoco>')
+    assert main(["verify", "--models", str(tmp_path), "--summary"]) == 0
+    err = capsys.readouterr().err
+    assert "error" not in err and "FAILED" not in err
+    for name in ("bolted.urdf", "welded.xml"):
+        assert f"model {name} has no degrees of freedom: no check applies" in err
+    (tmp_path / "arm.xml").write_text(MJCF)
+    assert main(["verify", "--models", str(tmp_path), "--summary", "--check", "mass_matrix_columns"]) == 0
+    captured = capsys.readouterr()
+    assert "on 1 model" in captured.out and "model bolted.urdf has no degrees of freedom" in captured.err

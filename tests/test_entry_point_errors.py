@@ -89,3 +89,20 @@ def test_unknown_body_messages_elide_only_long_lists():
     with pytest.raises(UnknownNodeError) as info:
         long.external_forces({"zz": np.zeros(6)})
     assert str(info.value).endswith("'b7', ...)")
+
+
+@pytest.mark.parametrize("request_name", ["inverse_dynamics", "forward_dynamics", "bias_forces",
+                                          "inverse_dynamics_derivatives", "forward_dynamics_derivatives"])
+@pytest.mark.parametrize("forces", [np.zeros(3), np.zeros((2, 6))])
+def test_external_forces_given_as_an_array_are_named(request_name, forces):
+    """An array passed as external_forces (the mapping body → force expected) was judged by its
+    truth value: numpy's "truth value of an array ... is ambiguous". Now the checked path names
+    it, as sko_model does; None and an empty mapping still take the common call."""
+    system = planar_chain(2)
+    q, z = np.array([0.2, 0.3]), np.zeros(2)
+    call = getattr(system, request_name)
+    args = (q, z) if request_name == "bias_forces" else (q, z, z)
+    with pytest.raises(DimensionError, match="external_forces must be a mapping body -> 6-vector, got ndarray"):
+        call(*args, external_forces=forces)
+    for none in (None, {}):
+        np.testing.assert_array_equal(np.asarray(call(*args, external_forces=none)[0]), np.asarray(call(*args)[0]))

@@ -867,6 +867,42 @@ def test_huge_but_finite_inertia_is_checked_without_overflow():
         RigidBody("b", None, Revolute(), spatial_inertia(1e200, np.zeros(3), np.diag([1e199, 1e199, 5e199])))
 
 
+@pytest.mark.parametrize("inertia", [spatial_inertia(1e308, np.zeros(3), np.eye(3)),
+                                     spatial_inertia(1.0, np.zeros(3), np.diag([1e305, 1e305, 1e305]))])
+def test_an_inertia_whose_products_overflow_is_refused_by_the_body(inertia):
+    """A body of mass 1e308 was made, and every call of its system then overflowed (its weight
+    m g, I ω² leave the floating-point range): the body refuses it by name, wherever it comes
+    from (the builder, MJCF, a user), as a placement too far away is refused."""
+    with pytest.raises(BodyError, match=r"spatial inertia of body 'b' has an entry of size 1e\+30[58]: products "
+                                        r"with .* would overflow the floating-point range"):
+        RigidBody("b", None, Revolute(), inertia)
+    with pytest.raises(SKOError, match=r"'arm'.* has an entry of size .*e\+30\d: products"):
+        _load_mjcf(MJCF.format(pos="0 0 0", g='density="1e307"'))  # mass 8.4e304
+
+
+
+@pytest.mark.parametrize("changes, named", [(dict(axial_inertia=1e308, transverse_inertia=1e308), r"rotor inertia of body "
+                                             r"'link' has an entry of size 1e\+308"),
+                                             (dict(gear_ratio=1e200), r"rotor inertia of body 'link' through its gear "
+                                                                      r"\(N² J_a\) has an entry of size inf")])
+def test_a_rotor_whose_products_overflow_is_refused_by_the_body(changes, named):
+    """A geared rotor's inertia, and the inertia its joint sees through the gear, follow the rule of
+    the spatial inertia: a ratio of 1e200 made N² J_a overflow at every state."""
+    with pytest.raises(BodyError, match=named + r": products with .* would overflow"):
+        _rotor(**changes)
+
+
+def test_an_armature_whose_products_overflow_is_refused_by_the_body():
+    """An armature on ℳ's diagonal follows the rule of the inertia: MJCF armature="1e308" loaded,
+    and inverse dynamics then overflowed at any acceleration beyond 1.8."""
+    from sko.bodies import ArmatureBody
+
+    with pytest.raises(BodyError, match=r"armature of body 'b' has an entry of size 1e\+308: products"):
+        ArmatureBody("b", None, Revolute(), spatial_inertia(1.0, np.zeros(3), np.eye(3)), [1e308])
+    with pytest.raises(SKOError, match=r"armature of body 'arm' has an entry of size 1e\+308"):
+        _load_mjcf(MJCF.replace('axis="0 1 0"', 'axis="0 1 0" armature="1e308"').format(pos="0 0 0", g=""))
+
+
 def test_an_unnamed_mujoco_joint_maps_onto_the_loaded_system():
     """The loader names an unnamed joint 'joint<j>'; the map looked for None and refused."""
     m = _mujoco_map()

@@ -178,6 +178,26 @@ def test_sko_sample_on_the_command_line(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("error: model 'sko.examples.rigid:nothing' cannot be imported")
 
 
+def test_sko_sample_imports_a_factory_from_the_current_folder(tmp_path, monkeypatch, capsys):
+    """The command line imports a factory's module from the current folder, as python -m does
+    (sko verify and sko compile did); sko sample said "No module named ...", and a model without
+    degrees of freedom samples its empty results."""
+    from sko.cli import main
+
+    (tmp_path / "my_arm.py").write_text(f"from sko.io import load_urdf\n\ndef build():\n    return load_urdf({_URDF!r})\n"
+                                         f"\ndef welded():\n    return load_urdf({_WELDED!r})\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["sample", "--model", "my_arm:build", "--states", "3", "--out", "arm.zarr", "--quiet"]) == 0
+    assert main(["sample", "--model", "my_arm:welded", "--states", "2", "--what", "fd,M", "--out", "w.zarr", "--quiet"]) == 0
+    import zarr
+
+    assert zarr.open_group(str(tmp_path / "w.zarr"), mode="r")["mass_matrix"].shape == (2, 0, 0)
+    assert "error" not in capsys.readouterr().err
+
+
+_WELDED = """<robot name="w"><link name="base"/>
+<link name="a"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
+<joint name="j" type="fixed"><parent link="base"/><child link="a"/></joint></robot>"""
 _URDF = """<robot name="r"><link name="base"/>
 <link name="a"><inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
 <joint name="j" type="revolute"><parent link="base"/><child link="a"/><axis xyz="0 0 1"/>

@@ -19,6 +19,8 @@ from collections.abc import Hashable
 
 import numpy as np
 
+from sko.spatial import check_inertia_size
+
 from sko.bodies.contract import Attachment, BodyError, NodeState
 from sko.bodies.joints import Joint
 from sko.bodies.rigid import RigidBody
@@ -45,6 +47,7 @@ class ArmatureBody(RigidBody):
         A = np.array(armature, dtype=float)
         if A.shape != (joint.nv,) or not np.isfinite(A).all() or (A < 0).any():
             raise BodyError(f"armature of body {name!r} must be {joint.nv} finite non-negative numbers, got {armature!r}")
+        check_inertia_size(A, f"armature of body {name!r}", BodyError)  # on ℳ's diagonal: the rule of the inertia
         self.armature = A
         n = joint.nv
         self.node_dim = 6 + n
@@ -79,6 +82,8 @@ class ArmatureBody(RigidBody):
         A = p[10:]
         if check and (A < 0).any():
             raise BodyError(f"armature of body {self.name!r} must be non-negative, got {A.tolist()}")
+        if check:
+            check_inertia_size(A, f"armature of body {self.name!r}", BodyError)
         n = self.dof_size
         self.armature = A
         self._M = np.zeros((6 + n, 6 + n), dtype=np.result_type(A, self.inertia))

@@ -161,6 +161,7 @@ class FreePositionFirst(Joint):
 
     def _integrate(self, q, v, dt):
         """Exact for constant ``ν``: ``p`` moves along ``ṗ`` and ``R ← R exp(dt ω)``."""
+        self._numbers_only("integrate", q, v)
         q = self.normalize(q)
         v = float_or_complex(v)
         quat = quaternion_multiply(q[3:], quaternion_exp(dt * v[3:]))
@@ -168,6 +169,7 @@ class FreePositionFirst(Joint):
 
     def difference(self, q0, q1):
         """``(p₁ − p₀, log(q₀⁻¹ q₁))``: the inverse of :meth:`integrate` at ``dt = 1``."""
+        self._numbers_only("difference", q0, q1)
         q0, q1 = self.normalize(q0), self.normalize(q1)
         return np.concatenate([q1[:3] - q0[:3], quaternion_log(quaternion_multiply(quaternion_conjugate(q0[3:]), q1[3:]))])
 

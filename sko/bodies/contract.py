@@ -50,7 +50,7 @@ from sko.graphs.arrays import check_full_row_rank, check_spd, checked_array, num
 from sko.graphs.errors import DimensionError, NonFiniteError, SKOError
 
 __all__ = ["BodyError", "Attachment", "NodeState", "BodyType", "CompiledState", "root_attachment", "check_node_state",
-           "checked_hinge_force"]
+           "checked_hinge_force", "valid_by_construction"]
 
 
 class BodyError(SKOError, ValueError):
@@ -265,6 +265,25 @@ class BodyType(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, parent={self.parent!r})"
+
+
+def valid_by_construction(body: BodyType) -> bool:
+    """``body.valid_by_construction``, unless a class outside this package replaced the
+    ``at_state`` of a library body type (a subclass of :class:`~sko.bodies.rigid.RigidBody`
+    writing its own state): the library's constructor vouched for its own states, not for the
+    subclass's, which are then checked as any new type's. A new type of a user's vouches for its
+    own ``at_state``."""
+    if not body.valid_by_construction:
+        return False
+    mro = type(body).__mro__
+    owner = next(i for i, kind in enumerate(mro) if "at_state" in vars(kind))
+    if _in_package(mro[owner]):
+        return True
+    return not any(_in_package(kind) and "at_state" in vars(kind) for kind in mro[owner + 1:] if kind is not BodyType)
+
+
+def _in_package(kind: type) -> bool:
+    return kind.__module__.partition(".")[0] == "sko"
 
 
 def check_node_state(body: BodyType, s: NodeState, real: bool = False) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from sko.arrays import checked_array
 from sko.inertia import check_spatial_inertia
-from sko.spatial import checked_transform, crm, plucker_rotation, plucker_translation
+from sko.spatial import check_inertia_size, checked_transform, crm, plucker_rotation, plucker_translation
 
 from sko.bodies.contract import Attachment, BodyError
 
@@ -39,12 +39,14 @@ class HingeState(NamedTuple):
 def checked_spatial_inertia(inertia, name) -> np.ndarray:
     """A body's 6 × 6 spatial inertia as a checked read-only array (finite, that of a physical
     rigid body by :func:`sko.inertia.check_spatial_inertia`: massless bodies and point masses are
-    allowed, the articulated-body recursion checks that the dynamics stay defined), or
+    allowed, the articulated-body recursion checks that the dynamics stay defined; no entry so
+    large that a state's products with it overflow, :func:`sko.spatial.check_inertia_size`), or
     :class:`BodyError` / the shared array errors naming the body."""
     inertia = checked_array(inertia, 2, "spatial inertia", name)
     if inertia.shape != (6, 6):
         raise BodyError(f"spatial inertia of body {name!r} must be 6 × 6, got {inertia.shape}")
     check_spatial_inertia(inertia, f"body {name!r}")
+    check_inertia_size(inertia, f"spatial inertia of body {name!r}", BodyError)
     return inertia
 
 

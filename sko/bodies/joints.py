@@ -149,9 +149,35 @@ class Joint:
     #: a fixed ``S``): the joint's terms have no derivatives of their own (:meth:`kinematics_derivatives`)
     constant_motion: bool = False
     name: str | None = None  #: for messages (a subclass whose ``__init__`` does not set it has none)
+    _user_code: str | None = None  #: what messages call the code giving ``X_J`` (default: the class's ``_kinematics``)
 
     def __init__(self, name: str | None = None):
         self.name = name
+
+    def __init_subclass__(cls, **kwargs):
+        """A class outside this package that writes its own :meth:`_kinematics` is user code, as a
+        :class:`CustomJoint`'s functions are: its joints are :attr:`user_defined` (their bodies'
+        states are checked, :meth:`check_rigid` judges ``X_J``) and what its ``_kinematics``
+        returns is checked at every call (:meth:`_checked_kinematics`); so are the ``q̇`` of its
+        own ``_qdot`` and the configuration of its own ``normalize`` (:meth:`_checked_coordinates`)."""
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.partition(".")[0] == "sko":
+            return
+        own = vars(cls)
+        if "_kinematics" in own:
+            kinematics, source = own["_kinematics"], f"{cls.__qualname__}._kinematics"
+
+            def _kinematics(self, q, v):
+                return self._checked_kinematics(kinematics(self, q, v), source, q, v)
+
+            cls._kinematics, cls.user_defined = _kinematics, True
+        if "_qdot" in own:
+            qdot, qdot_source = own["_qdot"], f"{cls.__qualname__}._qdot"
+            cls._qdot = lambda self, q, v: self._checked_coordinates(qdot(self, q, v), "qdot", qdot_source, q, v)
+        if "normalize" in own:
+            normalize, normalize_source = own["normalize"], f"{cls.__qualname__}.normalize"
+            cls.normalize = lambda self, q: self._checked_coordinates(normalize(self, q), "normalize",
+                                                                      normalize_source, np.asarray(q))
 
     def compiled_parameters(self) -> np.ndarray:
         """The constants its compiled functions read (``p[po: po + parameters]``; none by default)."""
@@ -309,7 +335,72 @@ class Joint:
     def _qdot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         return v
 
+    # ------------------------------------------------------------------ checks of user code
+    def check_rigid(self) -> None:
+        """For a :attr:`user_defined` joint: :class:`~sko.errors.JointError` naming it unless its
+        ``X_J`` is a rigid Plücker transform at the configurations its code accepts among its
+        neutral one and two random ones (a scaled or sheared ``X_J`` gave wrong dynamics
+        silently): judged once, when the joint is made or a system takes it, not at every call. A
+        library joint holds it by construction; symbolic kinematics are not judged."""
+        if not self.user_defined:
+            return
+        rng = np.random.default_rng(0)
+        source = self._user_code or f"{type(self).__qualname__}._kinematics"
+        for i in range(3):
+            try:
+                q = self.neutral() if i == 0 else self.random(rng)  # projected by its normalize
+                X = self._kinematics(q, np.zeros(self.nv)).X
+            except Exception:  # noqa: BLE001 - a configuration outside its domain: its calls say so
+                continue
+            if np.asarray(X).dtype != object:
+                checked_transform(X, f"{self}: X_J returned by {source} at q = {q}", error=JointError)
+
+    def _checked_kinematics(self, out, source: str, q: np.ndarray, v: np.ndarray) -> "JointKinematics":
+        """``(X_J, S, c_J)`` that user code (``source``) returned at ``(q, v)``, checked as input:
+        a tuple of three arrays of numbers (:meth:`_returned`) of shapes 6 × 6, 6 × nv and (6,);
+        else the :class:`~sko.errors.JointError` naming this joint."""
+        if not isinstance(out, tuple) or len(out) != 3:
+            raise JointError(f"{self}: {source} must return a tuple (X_J, S, c_J)")
+        X, S, c = (self._returned(x, what, q, v, source=source) for x, what in zip(out, ("X_J", "S", "c_J")))
+        for what, arr, shape in (("X_J", X, (6, 6)), ("S", S, (6, self.nv)), ("c_J", c, (6,))):
+            if arr.shape != shape:
+                raise JointError(f"{self}: {source} returned {what} of shape {arr.shape}, expected {shape}")
+        return JointKinematics(X, S, c)
+
+    def _checked_coordinates(self, out, what: str, source: str, *state) -> np.ndarray:
+        """``nq`` numbers user code (``source``, its ``what``) returned at ``state``, as
+        :meth:`_returned` checks them, or the :class:`~sko.errors.JointError` naming this joint."""
+        out = self._returned(out, what, *state, source=source)
+        if out.shape != (self.nq,):
+            raise JointError(f"{self}: {source} returned shape {out.shape}, expected ({self.nq},)")
+        return out
+
+    def _returned(self, value, what: str, *state: np.ndarray, source: str = "the user's function") -> np.ndarray:
+        """An array of numbers user code (``source``) returned at ``state``, or the error naming
+        this joint and ``what``: ragged rows, text, a complex array at a real state (its imaginary
+        part would be dropped, or leak into real results), symbols at a numeric one."""
+        try:
+            out = plain_numbers_as_floats(numeric_array(value, f"{self}: {what} returned by {source}", copy=False), what)
+        except SKOError as error:
+            if "is not an array" in str(error):
+                raise JointError(f"{self}: {what} returned by {source} is not an array (ragged rows?): {error}") from None
+            raise JointError(str(error)) from None
+        kind = result_dtype(*state).kind
+        if out.dtype.kind == "c" and kind == "f":
+            raise JointError(f"{self}: {what} returned by {source} is complex at a real state")
+        if out.dtype == object and kind != "O":
+            raise JointError(f"{self}: {what} returned by {source} holds symbols at a numeric state")
+        return out
+
     # ------------------------------------------------------------------ helpers
+    def _numbers_only(self, what: str, *xs) -> None:
+        """:class:`~sko.errors.JointError` naming this joint when ``xs`` hold expressions: its
+        exponential or logarithm map (``what``) takes a series near the zero rotation by
+        comparing the angle, which symbols do not allow."""
+        if any(np.asarray(x).dtype == object for x in xs):
+            raise JointError(f"{self}: {what} takes numbers: its exponential and logarithm maps take a series near the "
+                             "zero rotation by comparing the angle, which symbolic coordinates do not allow")
+
     def _vector(self, x, n: int, what: str) -> np.ndarray:
         try:
             x = numeric_array(x, f"{what} of {self}", copy=False)
@@ -515,6 +606,7 @@ class Planar(Joint):
 
     def _integrate(self, q, v, dt):
         """Exact for a constant body velocity (the SE(2) exponential)."""
+        self._numbers_only("integrate", q, v)
         q = self.normalize(q)
         w, u = self._vector(v, 3, "velocity")[0] * dt, float_or_complex(v[1:]) * dt
         if abs(real_part(w)) < 1e-8:
@@ -526,6 +618,7 @@ class Planar(Joint):
     def difference(self, q0, q1):
         """The SE(2) logarithm of the relative motion (inverse of :meth:`integrate` at ``dt = 1``;
         the angle is taken as ``θ₁ − θ₀``, unwrapped)."""
+        self._numbers_only("difference", q0, q1)
         q0, q1 = self.normalize(q0), self.normalize(self._vector(q1, 3, "q1"))
         w = q1[0] - q0[0]
         d = rotation_z(q0[0])[:2, :2].T @ (q1[1:] - q0[1:])
@@ -578,11 +671,13 @@ class Spherical(Joint):
         return quaternion_normalize(q)
 
     def _integrate(self, q, v, dt):
+        self._numbers_only("integrate", q, v)
         q = self.normalize(q)
         return self.normalize(quaternion_multiply(q, quaternion_exp(dt * float_or_complex(v))))
 
     def difference(self, q0, q1):
         """``ω = log(q0⁻¹ ⊗ q1)`` in the successor frame, ``‖ω‖ ≤ π`` (the shortest rotation)."""
+        self._numbers_only("difference", q0, q1)
         q0, q1 = self.normalize(q0), self.normalize(q1)
         return quaternion_log(quaternion_multiply(quaternion_conjugate(q0), q1))
 
@@ -653,6 +748,7 @@ class Free(Joint):
 
     def _integrate(self, q, v, dt):
         """Exact for a constant body velocity: ``(R, p) ← (R, p) exp(dt [ω; v])``."""
+        self._numbers_only("integrate", q, v)
         q = self.normalize(q)
         v = float_or_complex(self._vector(v, 6, "velocity")) * dt
         w, u = v[:3], v[3:]
@@ -669,6 +765,7 @@ class Free(Joint):
     def difference(self, q0, q1):
         """The SE(3) logarithm ``[ω; v]`` of ``(R₀, p₀)⁻¹ (R₁, p₁)`` (body frame, ``‖ω‖ ≤ π``):
         the inverse of :meth:`integrate` at ``dt = 1``."""
+        self._numbers_only("difference", q0, q1)
         q0, q1 = self.normalize(q0), self.normalize(q1)
         w = quaternion_log(quaternion_multiply(quaternion_conjugate(q0[:4]), q1[:4]))
         d = quaternion_matrix(q0[:4]).T @ (q1[4:] - q0[4:])
@@ -747,6 +844,7 @@ class CustomJoint(Joint):
 
     kind = "custom"
     user_defined = True
+    _user_code = "the user's function"
 
     def __init__(self, nq: int, nv: int, kinematics: Callable, qdot: Callable | None = None, neutral=None,
                  normalize: Callable | None = None, name: str | None = None):
@@ -762,7 +860,7 @@ class CustomJoint(Joint):
         self._neutral = np.zeros(self.nq) if neutral is None else np.array(neutral, dtype=float)
         if self._neutral.shape != (self.nq,):
             raise JointError(f"CustomJoint {name!r}: neutral must have shape ({self.nq},), got {self._neutral.shape}")
-        self._check_rigid()
+        self.check_rigid()
 
     def neutral(self):
         return self._neutral.copy()
@@ -780,48 +878,7 @@ class CustomJoint(Joint):
         return out
 
     def _kinematics(self, q, v):
-        out = self._user_kinematics(q, v)
-        if not isinstance(out, tuple) or len(out) != 3:
-            raise JointError(f"{self}: kinematics must return a tuple (X_J, S, c_J)")
-        X, S, c = (self._returned(x, what, q, v) for x, what in zip(out, ("X_J", "S", "c_J")))
-        for what, arr, shape in (("X_J", X, (6, 6)), ("S", S, (6, self.nv)), ("c_J", c, (6,))):
-            if arr.shape != shape:
-                raise JointError(f"{self}: kinematics returned {what} of shape {arr.shape}, expected {shape}")
-        return JointKinematics(X, S, c)
-
-    def _check_rigid(self) -> None:
-        """:class:`~sko.errors.JointError` naming this joint unless the user's ``X_J`` is a rigid
-        Plücker transform at the configurations its functions accept among its neutral one and
-        two random ones (a scaled or sheared ``X_J`` gave wrong dynamics silently): judged once,
-        when the joint is made, not at every call; symbolic kinematics are not judged."""
-        rng = np.random.default_rng(0)
-        for i in range(3):
-            try:
-                q = self._neutral if i == 0 else self.random(rng)  # projected by its normalize
-                X = self._kinematics(q, np.zeros(self.nv)).X
-            except Exception:  # noqa: BLE001 - a configuration outside its domain: its calls say so
-                continue
-            if X.dtype != object:
-                checked_transform(X, f"{self}: X_J returned by the user's function at q = {q}", error=JointError)
-
-    def _returned(self, value, what: str, *state: np.ndarray) -> np.ndarray:
-        """An array of numbers the user's function returned at ``state``, or the error naming this
-        joint and ``what``: ragged rows, text, a complex array at a real state (its imaginary
-        part would be dropped, or leak into real results), symbols at a numeric one."""
-        try:
-            out = plain_numbers_as_floats(numeric_array(value, f"{self}: {what} returned by the user's function",
-                                                        copy=False), what)
-        except SKOError as error:
-            if "is not an array" in str(error):
-                raise JointError(f"{self}: {what} returned by the user's function is not an array (ragged rows?): "
-                                 f"{error}") from None
-            raise JointError(str(error)) from None
-        kind = result_dtype(*state).kind
-        if out.dtype.kind == "c" and kind == "f":
-            raise JointError(f"{self}: {what} returned by the user's function is complex at a real state")
-        if out.dtype == object and kind != "O":
-            raise JointError(f"{self}: {what} returned by the user's function holds symbols at a numeric state")
-        return out
+        return self._checked_kinematics(self._user_kinematics(q, v), self._user_code, q, v)
 
     def _qdot(self, q, v):
         if self._user_qdot is None:

@@ -23,7 +23,7 @@ import numpy as np
 
 from sko.bodies.joints import Joint
 from sko.arrays import checked_array, checked_scalar, unit_vector
-from sko.spatial import inertia_parameters
+from sko.spatial import check_inertia_size, inertia_parameters
 
 from sko.bodies.contract import Attachment, BodyError, BodyType, NodeState
 from sko.bodies.hinge import JointCoordinates, checked_placement, checked_spatial_inertia, hinge_state
@@ -72,6 +72,10 @@ class GearedRotorLink(JointCoordinates, BodyType):
                              error=BodyError)
         self.rotor_mass = checked_scalar(rotor_mass, f"rotor mass of body {name!r}", nonnegative=True, error=BodyError)
         self.rotor_inertia = J_t * np.eye(3) + (J_a - J_t) * np.outer(self.rotor_axis, self.rotor_axis)
+        with np.errstate(over="ignore"):  # the rule of the spatial inertia, also for the inertia the joint sees
+            reflected = np.array([self.gear_ratio * self.gear_ratio * J_a])
+        check_inertia_size(self.rotor_inertia, f"rotor inertia of body {name!r}", BodyError)
+        check_inertia_size(reflected, f"rotor inertia of body {name!r} through its gear (N² J_a)", BodyError)
         centre = checked_array(rotor_centre, 1, "rotor centre", name)
         if centre.shape != (3,) or centre.dtype.kind != "f":
             raise BodyError(f"rotor centre of body {name!r} must be a real 3-vector, got {rotor_centre!r}")

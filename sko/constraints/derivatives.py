@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from sko.constraints.dynamics import _constrained
+from sko.constraints.dynamics import _constrained, _numbers
 from sko.constraints.kinematics import COMPLEX_STEP, batched, resolved
 from sko.constraints.values import ConstraintError
 
@@ -38,6 +38,7 @@ class ConstrainedDynamicsDerivatives(NamedTuple):
 def constrained_dynamics_derivatives(system, q, v, tau, constraints) -> ConstrainedDynamicsDerivatives:
     """The derivatives of :func:`~sko.constraints.dynamics.constrained_dynamics` (module docstring)."""
     constraints = resolved(system, constraints)
+    _numbers("constrained_dynamics_derivatives", q, v, tau)
     if not hasattr(system, "_frame_on_node"):
         raise ConstraintError(f"constrained dynamics derivatives need a rigid system (a {type(system).__name__} "
                               "computes its drift by a complex step already)")

@@ -28,6 +28,10 @@ and reports the residual.
 
 Impulses: ``v⁺ = v⁻ + ℳ⁻¹ Jᵀ Λ`` with ``Ω Λ = −(1 + e) J v⁻``, so that ``J v⁺ = −e J v⁻``.
 
+The resolution compares numbers (idle rows, conditioning, the iterations' stop), so the requests
+refuse symbolic states and systems (:class:`ConstraintError`); :func:`constraint_compliance`
+gives ``Ω`` of expressions.
+
 This is the reference path (:func:`reference_constrained_dynamics`,
 :func:`reference_impulse_dynamics`). :func:`constrained_dynamics` and :func:`impulse_dynamics`
 take the compiled path first (:mod:`sko.constraints.compiled`: ``Ω`` by the unit-force gather,
@@ -123,6 +127,16 @@ def _idle(Omega, bound) -> np.ndarray:
     return ~(Omega.diagonal().real > IDLE_ROW * bound)
 
 
+def _numbers(request: str, *arrays) -> None:
+    """:class:`ConstraintError` naming ``request`` when any of ``arrays`` (a state, ``Ω``, ``r``)
+    holds expressions: the resolution of ``Ω λ = r`` compares numbers (CONSTRAINTS.md §5)."""
+    if any(np.asarray(x).dtype == object for x in arrays if x is not None):
+        raise ConstraintError(f"{request} takes numbers: this state or system is symbolic (sympy), and the solve of "
+                              "Ω λ = r decides numerically which rows no joint moves, how well Ω is conditioned and "
+                              "when the proximal iterations stop (CONSTRAINTS.md §5); constraint_compliance gives the "
+                              "symbolic Ω")
+
+
 def _solve(compliance: tuple, r, scale: float, what: str) -> np.ndarray:
     """The minimum-norm ``λ`` of ``Ω λ = r``, ``compliance = (Ω, Ω̄)``: no force on an idle row,
     directly when the rest of ``Ω`` is well conditioned, else by proximal iterations (module
@@ -215,6 +229,7 @@ def reference_constrained_dynamics(system, q, v, tau, constraints) -> tuple[np.n
     """:func:`constrained_dynamics` on the reference path (the recursions of
     :mod:`sko.algorithms` on the system's SKO model)."""
     constraints = resolved(system, constraints)
+    _numbers("constrained_dynamics", q, v, tau)
     return batched(system, lambda qs, vs, ts: _constrained(system, qs, vs, ts, constraints), q, v, tau,
                    empty=_result_shapes(system, constraints))
 
@@ -238,9 +253,11 @@ def _constrained(system, q, v, tau, constraints):
     if a_ref.dtype != object:  # symbolic entries: nothing overflows
         _finite_gains(constraints, a_ref, "its Baumgarte acceleration a_ref = −kp e − kd J v")
     r = a_ref - gamma - ops.J @ dv_free
+    compliance = ops.compliance_and_bound()
+    _numbers("constrained_dynamics", r, compliance[0])  # a system of symbolic parameters at a numeric state
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
         scale = float(max(np.linalg.norm(a_ref), np.linalg.norm(gamma), np.linalg.norm(ops.J @ dv_free)))
-        lam = _solve(ops.compliance_and_bound(), r, scale, "constraint forces")
+        lam = _solve(compliance, r, scale, "constraint forces")
     if lam.dtype != object and not np.isfinite(lam).all():
         stiff, damped = (max(constraints, key=lambda c: c.baumgarte[i]) for i in (0, 1))
         raise NonFiniteError(f"the constraint forces λ overflow (NaN or infinity) at this state; the largest Baumgarte "
@@ -281,6 +298,7 @@ def impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[
 def reference_impulse_dynamics(system, q, v_minus, constraints, restitution=0.0) -> tuple[np.ndarray, np.ndarray]:
     """:func:`impulse_dynamics` on the reference path."""
     constraints = resolved(system, constraints)
+    _numbers("impulse_dynamics", q, v_minus)
     return batched(system, lambda qs, vs: _impulse(system, qs, vs, constraints, float(restitution)), q, v_minus,
                    names=("v",), empty=_result_shapes(system, constraints))
 
@@ -288,7 +306,9 @@ def reference_impulse_dynamics(system, q, v_minus, constraints, restitution=0.0)
 def _impulse(system, q, v, constraints, e: float):
     ops = _Operators(system, q, constraints)
     Jv = ops.J @ v
-    impulses = _solve(ops.compliance_and_bound(), -(1.0 + e) * Jv, float(np.linalg.norm(Jv)), "impulses")
+    compliance = ops.compliance_and_bound()
+    _numbers("impulse_dynamics", Jv, compliance[0])
+    impulses = _solve(compliance, -(1.0 + e) * Jv, float(np.linalg.norm(Jv)), "impulses")
     return v + ops.minv_jt(impulses), impulses
 
 
@@ -296,9 +316,11 @@ def constrained_operational_space_inertia(system, q, constraints) -> np.ndarray:
     """``Λ = Ω⁻¹`` (``m × m``), or ``(B, m, m)``; :class:`~sko.graphs.errors.RankDeficientError`
     when ``Ω`` is singular to working precision (redundant constraints)."""
     constraints = resolved(system, constraints)
+    _numbers("constrained_operational_space_inertia", q)
 
     def one(qs):
         Omega, bound = _Operators(system, qs, constraints).compliance_and_bound()
+        _numbers("constrained_operational_space_inertia", Omega)
         w = np.linalg.eigvalsh(Omega.real)
         if not len(w) or w[0] <= w[-1] * len(w) * np.finfo(float).eps or _idle(Omega, bound).any():
             raise RankDeficientError(f"the constraint compliance Ω = J ℳ⁻¹ Jᵀ of {list(constraints)!r} is singular "

@@ -216,6 +216,8 @@ def centroidal(w, x, out):
                     for i in range(m):
                         s += Y[r, i] * phi[c, i]
                     Yp[r, c] += s
+    if not I0[5, 5].real > 0:  # no centre of mass: the reference path names it (of a complex step too)
+        return -3
     mass, cx, cy, cz = _to_center(I0, nv, out, width)
     if not packed:
         return -1
@@ -334,6 +336,8 @@ def centroidal_rate(w, x, out):
             _congruence_add(phi, R, matrix_view(ws, rs + 36 * p, 6, 6), T)
             _congruence_add(phi, D, matrix_view(ws, ds + 36 * p, 6, 6), T)
     m = I0[5, 5]
+    if not m.real > 0:  # no centre of mass: the reference path names it
+        return -3
     cx, cy, cz = I0[2, 4] / m, I0[0, 5] / m, I0[1, 3] / m
     l0, l1, l2 = 0.0 * m, 0.0 * m, 0.0 * m  # ċ = l / m
     for c in range(nv):

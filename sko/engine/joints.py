@@ -150,6 +150,7 @@ def joint_constants(joint, body: str | None = None) -> np.ndarray | None:
             raise
         raise JointError(f"body {body!r}: {exc}") from None
     try:
+        joint.check_rigid()  # a user's X_J, judged once when a system takes it
         joint.check_constant_motion()  # the recursions trust a declared constant S
     except JointError as exc:
         if body is None:

@@ -177,6 +177,8 @@ def rigid_centroidal(w, x, out):
     width = nv + Result.SIZE if packed else nv
     for j in range(n):  # scatter
         _scatter(rows, layout, arena, nodes, S, total, j, o)
+    if not total[Total.mass].real > 0:  # no centre of mass: the reference path names it (of a complex step too)
+        return -3
     m, c, _ = _centre(total)
     for k in range(n - 1, -1, -1):  # gather: ℛ⁰(k) complete; A_G(:, col) = X_G^* ℛ⁰(k) s (Eq. 7)
         co, dk = NODE * k + Node.mass, layout[k, Flat.DOF]
@@ -244,6 +246,8 @@ def rigid_centroidal_rate(w, x, out):
         _put(nodes, no + Node.h_rate, h_rate)
         _put(nodes, no + Node.inertia_rate, inertia_dot)
         _add(total, Total.h_rate, h_rate)
+    if not total[Total.mass].real > 0:  # no centre of mass: the reference path names it
+        return -3
     m, c, cd = _centre(total)
     c0, c1, c2 = c
     d0, d1, d2 = cd

@@ -45,7 +45,7 @@ from sko.engine.layout import Flat, from_structure, riccati_layout
 from sko.engine.local_derivatives import LocalPlan, forward_call, one_state_address, one_state_call, plan
 from sko.arrays import checked_array
 from sko.bodies.rigid import RigidBody
-from sko.bodies.contract import Attachment, BodyError, BodyType, check_node_state, root_attachment
+from sko.bodies.contract import Attachment, BodyError, BodyType, check_node_state, root_attachment, valid_by_construction
 from sko.engine.hooks import compiled_hooks, hook_address
 from sko.engine.state_kernels import (ROOT_SIZE, KernelError, Record, Row, Terms, check_compiled_state, checker_address,
                                 fill_batch, is_checked)
@@ -209,7 +209,7 @@ class StateLayout:
         #: every body a :class:`~sko.bodies.rigid.RigidBody` itself (not a subclass: its parameters
         #: or node may differ) with a compiled state: what the compiled regressors take
         self.plain_rigid = bool(body) and self.all_compiled and all(type(b) is RigidBody for b in body)
-        self._unchecked = frozenset(i for i, b in enumerate(body) if compiled[i] is None and not b.valid_by_construction)
+        self._unchecked = frozenset(i for i, b in enumerate(body) if compiled[i] is None and not valid_by_construction(b))
         self._root = root_attachment(system.gravity)
         # hinge forces computed in Python per state (the engine adds them): of bodies without a
         # compiled one, and of the tendons

@@ -71,6 +71,7 @@ import numpy as np
 from sko.bodies.cluster import Coupling
 from sko.bodies.composite import CompositeJoint, FreePositionFirst, OffsetJoint
 from sko.bodies.joints import Joint, Prismatic, Revolute, Spherical
+from sko.io.mjcf_checks import check_numbers, check_structure
 from sko.io.text import decoded, is_xml_text
 from sko.errors import MJCFError
 from sko.graphs.errors import SKOError
@@ -102,7 +103,9 @@ def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
     Raises
     ------
     MJCFError
-        MuJoCo rejects the model (its message included), or the model has equality constraints
+        MuJoCo rejects the model (its message included); a compiled model's arrays were edited
+        out of shape, or a number the loader reads is NaN or infinite (each named, with its
+        attribute: :mod:`sko.io.mjcf_checks`); or the model has equality constraints
         other than linear joint couplings or tendons other than fixed tendons with a spring and
         damper (each named, module docstring), or couplings that cannot be embedded (a cycle, a
         coupled joint sharing its body with other joints).
@@ -128,6 +131,8 @@ def load_mjcf(source, inertia: str = "strict") -> RigidSystem:
     mujoco = require("mujoco", "MJCF import")
     model = source if isinstance(source, mujoco.MjModel) else _compile(mujoco, source)
     names = {kind: object_names(model, kind) for kind in ("body", "joint", "equality", "tendon", "actuator")}
+    check_structure(mujoco, model, names)
+    check_numbers(mujoco, model, names)
     couplings, tendons = _check_supported(mujoco, model, names)
     actuated = sorted({names["tendon"][int(model.actuator_trnid[a, 0])] for a in range(model.nu)
                        if int(model.actuator_trntype[a]) == int(mujoco.mjtTrn.mjTRN_TENDON)})

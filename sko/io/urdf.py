@@ -50,7 +50,7 @@ import numpy as np
 
 from sko.inertia import (RTOL, InertiaRepairWarning, check_physical_inertia, inertia_violation, nearest_physical_inertia,
                          repair_description)
-from sko.spatial import pose_transform, rpy_matrix, spatial_inertia
+from sko.spatial import check_inertia_size, pose_transform, rpy_matrix, spatial_inertia
 
 from sko.io.text import is_xml_text
 from sko.systems.builder import SystemBuilder
@@ -274,7 +274,11 @@ def _inertia(link, name: str, repairs: list | None) -> np.ndarray:
         Ic = fixed
     check_physical_inertia(mass, xyz, Ic, where, URDFError)
     R = rpy_matrix(*rpy)
-    return spatial_inertia(mass, xyz, R @ Ic @ R.T)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is named below
+        I6 = spatial_inertia(mass, xyz, R @ Ic @ R.T)
+    check_inertia_size(I6, f"{where}: its spatial inertia (mass {mass:.3g}, rotational inertia up to "
+                           f"{np.abs(Ic).max():.3g}, centre of mass {xyz.tolist()})", URDFError)
+    return I6
 
 
 def _joint(el, name: str):

@@ -32,6 +32,7 @@ from sko.engine import local_derivatives
 from sko.engine.backend import BACKEND, COMPILED, get_backend
 from sko.engine.state_kernels import KernelError, Terms, is_checked
 from sko.engine.state_layout import state_named
+from sko.systems.declared import no_forces
 from sko.spatial import skew
 from sko.systems.complex_carry import check_complex_carried, own_methods
 from sko.systems.overflow import derivatives_overflow
@@ -52,7 +53,7 @@ _F8 = np.dtype(np.float64)
 def applies(system, external_forces=None) -> bool:
     """Whether the recursion takes ``system``: a tree of body types (a
     :class:`~sko.systems.multibody.MultibodySystem`) and no external forces."""
-    return hasattr(system, "_order") and not external_forces
+    return hasattr(system, "_order") and no_forces(external_forces)
 
 
 def partials(system, Q: np.ndarray, V: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -191,9 +191,14 @@ def _packed(system, q, v) -> np.ndarray:
     except TypeError:  # a sympy expression whose sign sympy does not decide: not judged
         massless = False
     if massless:
-        raise RigidSystemError(f"{type(system).__name__}: the total mass is {np.real(mass):g}, so the centre of mass "
-                               "and the centroidal momentum are undefined")  # its real part: not a complex step's 0j
-    c = np.array([I0[2, 4], I0[0, 5], I0[1, 3]]) / mass  # I_0's upper right block is m c×, c from o
+        raise RigidSystemError(f"{type(system).__name__}: the total mass is {np.real(mass):g}, so there is no centre "
+                               "of mass and no frame G at it, about which the centroidal terms are taken (CENTROIDAL.md "
+                               "§2, §3)")  # its real part: not a complex step's 0j
+    h = np.array([I0[2, 4], I0[0, 5], I0[1, 3]])  # I_0's upper right block is m c× = h×, c from o
+    unit = 1.0
+    if I0.dtype.kind in "fc":  # both scaled by a power of 2: numpy's complex division overflows for a subnormal m
+        unit = 2.0 ** min(1000, -int(np.frexp(abs(np.real(mass)))[1]))
+    c = (h * unit) / (mass * unit)
     X = np.eye(6, dtype=I0.dtype)
     X[:3, 3:] = -skew(c)  # X_G^*, Eq. 4
     A = X @ A0

@@ -37,11 +37,19 @@ import numpy as np
 from sko.graphs.errors import DimensionError, SKOError
 from sko.systems.deprecation import renamed_arguments
 
-__all__ = ["Declaration", "Option", "View", "THIRD_INPUTS", "method", "view_method", "real_inputs", "always", "flag"]
+__all__ = ["Declaration", "Option", "View", "THIRD_INPUTS", "method", "view_method", "real_inputs", "always", "flag",
+           "no_forces"]
 
 #: the third inputs a request may read (``nv`` entries): ``dv`` (``θ̈``) or ``tau`` (``T``)
 THIRD_INPUTS = ("dv", "tau")
 
+
+
+def no_forces(external_forces) -> bool:
+    """Whether ``external_forces`` gives none (``None`` or an empty mapping): anything else, a
+    mapping or not, takes the checked path, which names what is wrong with it (an array's truth
+    value was numpy's ambiguity error)."""
+    return external_forces is None or (isinstance(external_forces, Mapping) and not external_forces)
 
 def always(system, dtype) -> bool:
     """A request compiled for every system and scalar type (:attr:`Declaration.compiled_for`)."""
@@ -215,7 +223,7 @@ def method(declaration: Declaration, owner: type) -> Callable:
                   f"        {', '.join(current)}, = renamed_arguments({name!r}, renamed, RENAMED, "
                   f"{', '.join(f'{c}={c}' for c in current)})"]
     lines += _checks(name, d.options)
-    guard = "not external_forces and " if d.external_forces else ""
+    guard = "no_forces(external_forces) and " if d.external_forces else ""
     compiled = ""
     if d.applies is not None:
         lines += ["    compiled = applies(self)"]
@@ -234,7 +242,7 @@ def method(declaration: Declaration, owner: type) -> Callable:
               f"        return {result.format('out')}",
               f"    return {result.format(f'reference(self, q, {v}, {x}, {forces})')}"]
     namespace = {"np": np, "Mapping": Mapping, "renamed_arguments": renamed_arguments, "RENAMED": d.renamed,
-                 "real_inputs": real_inputs,
+                 "real_inputs": real_inputs, "no_forces": no_forces,
                  "reference": d.reference, "applies": d.applies, "extend": d.extend, "shape": d.shape,
                  "option_defaults": [o.default for o in d.options], "option_checks": [o.check for o in d.options]}
     function = _source(owner, name, lines, namespace)

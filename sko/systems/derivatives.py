@@ -37,6 +37,7 @@ from sko.arrays import checked_array, plain_numbers_as_floats
 from sko.graphs.errors import DimensionError, SKOError
 from sko.systems import body_derivatives, rigid_derivatives
 from sko.systems.complex_carry import check_complex_carried
+from sko.systems.declared import no_forces
 from sko.systems.overflow import derivatives_overflow
 
 __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_STEP", "METHODS",
@@ -116,10 +117,10 @@ def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_fo
     """``(answer, None)`` when the compiled request ``name`` takes the call (the common call
     first, unchecked), else ``(None, (Q, V, X, batched, how))``: the checked states and the
     method of the caller's own path."""
-    if method in ("auto", "analytic") and not external_forces and _compiled(system):
+    if method in ("auto", "analytic") and no_forces(external_forces) and _compiled(system):
         if (out := system._engine.direct(name, q, v, x)) is not None:
             return result(*out), None
-    elif method in ("auto", "local") and not external_forces:
+    elif method in ("auto", "local") and no_forces(external_forces):
         forward = name == "forward_dynamics_derivatives"
         if (out := system._local_derivatives(q, v, x, forward)) is not None:
             return result(*out), None
@@ -200,7 +201,7 @@ def _method(system, method: str, symbolic: bool, external_forces) -> str:
     """The method that computes the derivatives (:data:`METHODS`), or the error saying why not."""
     if method not in METHODS:
         raise SKOError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
-    analytic = rigid_derivatives.applies(system) and not external_forces
+    analytic = rigid_derivatives.applies(system) and no_forces(external_forces)
     if method in ("auto", "analytic") and analytic and not symbolic and _compiled(system):
         return "compiled"
     if method == "auto":  # numbers: the local recursion (§9) where it applies, else the whole complex step

@@ -48,7 +48,7 @@ from sko.spatial import cross
 
 from sko.bodies.contract import BodyError, BodyType, root_attachment
 from sko.errors import JointError
-from sko.bodies.contract import check_node_state as _check_state, checked_hinge_force
+from sko.bodies.contract import check_node_state as _check_state, checked_hinge_force, valid_by_construction
 from sko.engine.state_kernels import Record
 from sko.systems.deprecation import BodyLookup, deprecated, renamed_keywords
 from sko.systems.catalogue import declared_methods
@@ -194,7 +194,7 @@ class MultibodySystem:
         self._joint_body, self._shared_joint_names = _joint_bodies(bodies)
         self._root = root_attachment(self.gravity)
         self._order = tuple((k, self._body[k], self.q_slices[k], self.dof_slices[k]) for k in self.tree.scatter_order())
-        self._unchecked = frozenset(k for k, b in self._body.items() if not b.valid_by_construction)
+        self._unchecked = frozenset(k for k, b in self._body.items() if not valid_by_construction(b))
         self._set_tendons(tendons)
 
     def _set_tendons(self, tendons: Sequence[FixedTendon]) -> None:

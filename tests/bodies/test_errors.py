@@ -115,3 +115,23 @@ class _ForgetsItsFrame(_WrongShapes):
 def test_a_body_type_must_return_the_attachments_it_offers():
     with pytest.raises(BodyError, match="'toy' \\(_ForgetsItsFrame\\) offers attachments \\[None\\]"):
         MultibodySystem([_ForgetsItsFrame("toy")]).mass_matrix(np.zeros(1))
+
+
+class _NegativeRigid(RigidBody):
+    """A user's rigid body whose own at_state returns an inertia that is not positive definite."""
+
+    def at_state(self, q, qd, inboard, gravity):
+        s = super().at_state(q, qd, inboard, gravity)
+        return NodeState(E=s.E, H=s.H, M=-s.M, a=s.a, b=s.b, V=s.V, attachments=s.attachments, potential=s.potential)
+
+
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+def test_a_subclass_writing_its_own_state_has_its_states_checked(backend):
+    """A subclass of a library body type overriding at_state is a new body type: its states are
+    checked as any user type's are (the library's were trusted for it, valid by construction),
+    so a negative M(k) was a negative mass matrix without a word."""
+    from sko.engine import use_backend
+
+    system = MultibodySystem([_NegativeRigid("b", None, Revolute([0, 0, 1]), spatial_inertia(1.0, [0.1, 0, 0], np.eye(3)))])
+    with use_backend(backend), pytest.raises(SKOError, match=r"inertia M of body 'b' .* is not positive definite"):
+        system.mass_matrix([0.3])

@@ -190,3 +190,13 @@ def test_actuator_armature_on_a_ball_joint_is_refused_by_name():
            '<actuator><motor name="spin" joint="ball" gear="1 0 0 0 0 0" armature="0.3"/></actuator></mujoco>')
     with pytest.raises(MJCFError, match="actuator 'spin' adds armature 0.3 to the ball or free joint 'ball'"):
         load_mjcf(xml)
+
+
+def test_a_mujoco_map_refuses_a_model_edited_out_of_shape():
+    """MujocoMap read an edited model's joint addresses as they were: a joint moved to another
+    qpos address mapped our coordinates into the wrong slots of qpos without a word."""
+    model = mujoco.MjModel.from_xml_string(NESTED)
+    system = load_mjcf(model)
+    model.jnt_qposadr[1] = 0
+    with pytest.raises(InteropError, match=r"arrays do not describe one model .*joint 'joint1_1' has qposadr 0"):
+        MujocoMap(system, model)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from sko import spatial as sp
 from sko.bodies import CustomJoint, Cylindrical, Fixed, Free, Helical, Planar, Prismatic, RackAndPinion, ReversedJoint, Revolute, Spherical, SphericalEulerZYX
+from sko.bodies.joints import Joint
 from sko.errors import JointError
 from tests.util import assert_close
 
@@ -235,3 +236,137 @@ def test_inputs_are_not_mutated():
     joint.normalize(q)
     joint.integrate(q, np.ones(6), 0.1)
     assert (q == before).all()
+
+
+# --------------------------------------------------------------------------- a user's subclass of a library joint
+class _Scaled(Revolute):
+    """A revolute joint whose transform is scaled: not a rigid motion."""
+
+    def _kinematics(self, q, v):
+        X, S, c = super()._kinematics(q, v)
+        return X * 2.0, S, c
+
+
+class _Cut(Revolute):
+    def _kinematics(self, q, v):
+        X, S, c = super()._kinematics(q, v)
+        return X[:5], S, c
+
+
+class _Complex(Revolute):
+    def _kinematics(self, q, v):
+        X, S, c = super()._kinematics(q, v)
+        return X, S + 1e-3j, c
+
+
+class _Sheared(Joint):  # a joint written from the base class
+    nq = nv = 1
+
+    def _kinematics(self, q, v):
+        X = sp.rot(sp.rz(q[0]))
+        X[0, 1] += 0.5
+        return X, np.array([[0.0, 0, 1, 0, 0, 0]]).T, np.zeros(6)
+
+
+def _system(joint):
+    from sko.bodies import RigidBody
+    from sko.systems import MultibodySystem
+
+    return MultibodySystem([RigidBody("link", None, joint, sp.spatial_inertia(1.0, [0.1, 0, 0], 0.1 * np.eye(3)))])
+
+
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+@pytest.mark.parametrize("make, named", [
+    (lambda: _Scaled([0, 0, 1], name="scaled"), r"_Scaled 'scaled': X_J returned by _Scaled._kinematics at q = \[0\.\] "
+                                                r"is not a rigid Plücker transform"),
+    (lambda: _Sheared(name="sheared"), r"_Sheared 'sheared': X_J returned by _Sheared._kinematics at q = .* is not a "
+                                       r"rigid Plücker transform: its rotation block is not a proper rotation"),
+    (lambda: _Scaled([0, 0, 1], name="scaled").reversed(), r"_Scaled 'scaled'.* is not a rigid Plücker transform"),
+])
+def test_a_subclass_whose_transform_is_not_rigid_is_refused_by_name(make, named, backend):
+    """A subclass of a library joint (or of Joint) overriding _kinematics is user code, as a
+    CustomJoint's functions are: its X_J is judged a rigid transform as theirs is, when a body's
+    system takes the joint. A scaled X_J gave wrong dynamics without a word."""
+    from sko.engine import use_backend
+
+    with use_backend(backend), pytest.raises(JointError, match=named):
+        _system(make()).forward_dynamics([0.3], [0.2], [0.1])
+
+
+@pytest.mark.parametrize("backend", ["compiled", "reference"])
+@pytest.mark.parametrize("joint, named", [
+    (_Cut([0, 0, 1], name="cut"), r"_Cut 'cut': _Cut._kinematics returned X_J of shape \(5, 6\), expected \(6, 6\)"),
+    (_Complex([0, 0, 1], name="complex"), r"_Complex 'complex': S returned by _Complex._kinematics is complex at a "
+                                          r"real state"),
+])
+def test_what_a_subclass_returns_is_checked_at_every_call(joint, named, backend):
+    """The shapes and numbers a subclass's _kinematics returns are checked as a CustomJoint's are:
+    a cut X_J failed deep in numpy ("operands could not be broadcast")."""
+    from sko.engine import use_backend
+
+    with pytest.raises(JointError, match=named):
+        joint.kinematics([0.3], [0.2])
+    with use_backend(backend), pytest.raises(JointError, match=named):
+        _system(joint).forward_dynamics([0.3], [0.2], [0.1])
+
+
+def test_a_correct_subclass_runs_as_its_parent_with_its_outputs_checked():
+    class Same(Revolute):
+        def _kinematics(self, q, v):
+            return super()._kinematics(q, v)
+
+    joint = Same([0, 0, 1], name="same")
+    assert joint.user_defined and not Revolute([0, 0, 1]).user_defined
+    state = (np.array([0.3]), np.array([0.2]), np.array([0.1]))
+    assert_close(_system(joint).forward_dynamics(*state), _system(Revolute([0, 0, 1])).forward_dynamics(*state), 1e-14)
+
+
+class _LongRate(Revolute):
+    def _qdot(self, q, v):
+        return np.array([v[0], 1.0])
+
+
+class _WideProjection(Revolute):
+    def normalize(self, q):
+        return np.zeros(3)
+
+
+@pytest.mark.parametrize("joint, call, named", [
+    (_LongRate([0, 0, 1], name="j"), lambda s: s.integrate([0.3], [0.1], 0.1),
+     r"_LongRate 'j': _LongRate._qdot returned shape \(2,\), expected \(1,\)"),
+    (_WideProjection([0, 0, 1], name="j"), lambda s: s.normalize([0.3]),
+     r"_WideProjection 'j': _WideProjection.normalize returned shape \(3,\), expected \(1,\)"),
+])
+def test_a_subclass_s_own_coordinate_maps_are_checked(joint, call, named):
+    """A subclass's own q̇ map or projection is user code as a CustomJoint's are: a wrong size was
+    numpy's "could not broadcast input array from shape (2,) into shape (1,)"."""
+    with pytest.raises(JointError, match=named):
+        call(_system(joint))
+
+
+@pytest.mark.parametrize("name", sorted(JOINTS))
+def test_symbolic_coordinates_are_projected_and_moved_or_refused_by_name(name):
+    """normalize, integrate and difference of symbolic coordinates: cast to float ("Cannot convert
+    expression to float"). Joints with q̇ = ν move exactly; a quaternion is divided by its symbolic
+    norm; an exponential or logarithm map, which takes a series near the zero rotation by
+    comparing the angle, is refused naming the joint."""
+    joint = JOINTS[name]()
+    q = np.array(sympy.symbols(f"q1:{joint.nq + 1}", real=True), dtype=object)
+    v = np.array(sympy.symbols(f"v1:{joint.nv + 1}", real=True), dtype=object)
+    if not joint.nq:
+        return
+    normal = joint.normalize(q)
+    assert normal.dtype == object
+    quaternion = {"spherical": slice(0, 4), "free": slice(0, 4)}.get(name)
+    if quaternion is not None:
+        x = q[quaternion]
+        assert all(sympy.simplify(a - b / sympy.sqrt(x @ x)) == 0 for a, b in zip(normal[quaternion], x))
+    else:
+        assert all(sympy.simplify(a - b) == 0 for a, b in zip(normal, q))
+    if name in ("planar", "planar_tilted", "spherical", "free"):
+        for call, what in ((lambda: joint.integrate(q, v, 0.1), "integrate"), (lambda: joint.difference(q, q), "difference")):
+            with pytest.raises(JointError, match=rf"{what} takes numbers: .* symbolic coordinates do not allow"):
+                call()
+    elif joint.nq == joint.nv and name != "custom":  # a user's q̇ map has no difference
+        assert all(sympy.simplify(a - (b + 0.1 * c)) == 0 for a, b, c in zip(joint.integrate(q, v, 0.1), q, v))
+        assert all(sympy.simplify(d) == 0 for d in joint.difference(q, q))

@@ -121,3 +121,62 @@ def test_limits_are_the_same_through_mujocos_compiler_and_the_urdf_loader(rel):
         limited += int(np.isfinite(lo).all() or np.isfinite(eff).all())
     assert limited > 0
     assert np.all(mjcf.velocity_limit == np.inf)
+
+
+# --------------------------------------------------------------------------- compiled models edited, numbers that are not
+_ACTUATED = TWO_LINKS.replace("</mujoco>", '<actuator><motor name="m" joint="j1" gear="{gear}" ctrlrange="-1 1" '
+                                           'ctrllimited="true"/></actuator></mujoco>')
+
+
+@pytest.mark.parametrize("gear", ["nan", "inf", "-inf", "2 nan 0 0 0 0"])
+def test_an_actuators_gear_that_is_not_finite_is_refused_naming_it(gear):
+    """``gear="nan"`` (MuJoCo's compiler only warns) made the effort limit of ``j1`` NaN, which
+    the loader then dropped: the joint came out unbounded without a word."""
+    with pytest.raises(MJCFError, match=r"actuator 'm': gear = \[.*(nan|inf).*\] is not finite"):
+        load_mjcf(_ACTUATED.format(gear=gear))
+
+
+@pytest.mark.parametrize("edit, named", [
+    (lambda m: m.actuator_ctrlrange.__setitem__((0, 0), np.nan), r"actuator 'm': ctrlrange = \[nan, 1.0\] is NaN"),
+    (lambda m: m.jnt_range.__setitem__(0, [np.nan, 1.0]) or m.jnt_limited.__setitem__(0, 1), r"joint 'j1': range .* is NaN"),
+    (lambda m: m.body_mass.__setitem__(2, np.nan), r"body 'b': mass = nan is not finite"),
+    (lambda m: m.body_quat.__setitem__(1, 0.0), r"body 'a': quat = \[0.0, 0.0, 0.0, 0.0\] is a zero quaternion"),
+    (lambda m: m.jnt_axis.__setitem__((1, 0), np.inf), r"joint 'j2': axis = \[inf, .*\] is not finite"),
+    (lambda m: m.dof_armature.__setitem__(1, np.nan), r"joint 'j2': armature = \[nan\] is not finite"),
+    (lambda m: m.actuator_gainprm.__setitem__((0, 0), np.inf), r"actuator 'm': gainprm = inf is not finite"),
+    (lambda m: m.opt.gravity.__setitem__(2, np.nan), r"option gravity = \[0.0, 0.0, nan\] is not finite"),
+])
+def test_numbers_the_loader_reads_are_finite_or_refused_naming_them(edit, named):
+    """Every number of a compiled model the loader reads, edited to NaN or infinity (a range may be
+    unbounded, not NaN): one error naming the object and the MJCF attribute, not a NaN passed on
+    or an error about a transform the loader formed from it."""
+    model = mujoco.MjModel.from_xml_string(_ACTUATED.format(gear="2"))
+    edit(model)
+    before = {name: getattr(model, name).copy() for name in ("body_mass", "jnt_range", "actuator_gear")}
+    with pytest.raises(MJCFError, match=named):
+        load_mjcf(model)
+    assert all(np.array_equal(getattr(model, name), x, equal_nan=True) for name, x in before.items())
+
+
+@pytest.mark.parametrize("edit, named", [
+    (lambda m: m.body_parentid.__setitem__(1, 2), r"body 'a' has parent index 2, not a body before it"),
+    (lambda m: m.body_parentid.__setitem__(2, 9), r"body 'b' has parent index 9"),
+    (lambda m: m.body_parentid.__setitem__(1, -1), r"body 'a' has parent index -1"),
+    (lambda m: m.body_jntadr.__setitem__(2, 5), r"body 'b' has joints 5 to 5, expected from 1"),
+    (lambda m: m.body_jntnum.__setitem__(1, 0), r"body 'b' has joints 1 to 1, expected from 0"),
+    (lambda m: m.jnt_bodyid.__setitem__(0, 2), r"joint 'j1' of body 'a' names body 2 as its own"),
+    (lambda m: m.jnt_type.__setitem__(1, 7), r"joint 'j2' has type 7"),
+    (lambda m: m.jnt_type.__setitem__(1, 1), r"the bodies hold 2 joints with 5 coordinates and 4 velocities"),
+    (lambda m: m.jnt_qposadr.__setitem__(1, 9), r"joint 'j2' has qposadr 9 and dofadr 1, expected 1 and 1"),
+    (lambda m: m.body_dofadr.__setitem__(2, 9), r"body 'b' has dofadr 9, expected 1"),
+    (lambda m: m.actuator_trnid.__setitem__((0, 0), 9), r"actuator 'm' acts on joint 9, which does not exist"),
+])
+def test_a_compiled_model_edited_out_of_shape_is_refused_naming_what(edit, named):
+    """A compiled model whose arrays were edited after compiling (a body reparented, a joint
+    moved, as in a notebook) so that its indices no longer describe one model: a KeyError or an
+    IndexError from the loader's reading, or a silent wrong system (a joint of another body, a
+    ball read as a slide, an actuator's effort on no joint)."""
+    model = mujoco.MjModel.from_xml_string(_ACTUATED.format(gear="2"))
+    edit(model)
+    with pytest.raises(MJCFError, match=r"arrays do not describe one model .*" + named):
+        load_mjcf(model)

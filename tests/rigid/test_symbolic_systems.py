@@ -83,3 +83,13 @@ def test_dh_builder_takes_symbols():
 def test_verify_proves_identities_on_the_symbolic_pendulum():
     results = run(models=["symbolic-pendulum"], checks=["crba", "psi_inverse"], symbolic=True)
     assert results and all(r.passed and r.exact for r in results)
+
+
+def test_a_symbolic_state_is_normalised_moved_and_differenced_exactly():
+    """The system's configuration maps at a symbolic state cast it to float ("Cannot convert
+    expression to float"); a pendulum's revolute joints have q̇ = ν, so each is exact."""
+    system, symbols = symbolic_pendulum(2)
+    q, v = symbols["q"], symbols["v"]
+    assert list(system.normalize(q)) == list(q)
+    assert all(sympy.simplify(a - (b + 0.1 * c)) == 0 for a, b, c in zip(system.integrate(q, v, 0.1), q, v))
+    assert all(sympy.simplify(d - (b - a)) == 0 for d, a, b in zip(system.difference(q, v), q, v))

@@ -177,3 +177,24 @@ def test_floating_base_is_true_or_false(value):
     with pytest.raises(URDFError, match=r"floating_base must be True or False, got"):
         parse_urdf(ARM, floating_base=value)
     assert parse_urdf(ARM, floating_base=np.bool_(True)).nq == parse_urdf(ARM).nq + 7
+
+
+_HUGE_INERTIA = ('<link name="b"><inertial><mass value="1"/><inertia ixx="1e308" ixy="0" ixz="0" iyy="1e308" iyz="0" '
+                 'izz="1e308"/></inertial></link>')
+
+
+@pytest.mark.parametrize("b, named", [
+    (link("b", mass="1e308"), r"link 'b': its spatial inertia \(mass 1e\+308, .*\) has an entry of size 1e\+308"),
+    (link("b", mass="1e200", xyz="1e60 0 0"), r"link 'b': its spatial inertia \(mass 1e\+200, .*centre of mass "
+                                              r"\[1e\+60, 0.0, 0.0\]\) has an entry of size inf"),
+    (_HUGE_INERTIA, r"link 'b': its spatial inertia \(mass 1, rotational inertia up to 1e\+308, .*\) has an entry of size 1e\+308"),
+])
+def test_an_inertia_whose_products_overflow_is_refused_at_load(b, named):
+    """A link of mass 1e308 loaded, and then every call overflowed (its weight m g is beyond the
+    floating-point range), blaming the state; its spatial inertia is refused where it is read,
+    naming the link and its numbers, as a placement too far away is. 1e200 still loads."""
+    bad = robot(link("a"), b, joint("j", "revolute", "a", "b"))
+    with pytest.raises(URDFError, match=named + r": products with .* would overflow the floating-point range"):
+        parse_urdf(bad)
+    system = load_urdf(robot(link("a"), link("b", mass="1e200"), joint("j", "revolute", "a", "b")))
+    assert np.isfinite(system.forward_dynamics([0.3], [1.0], [0.0])).all()
