@@ -36,7 +36,8 @@ from sko.engine.jit import inline_kernel, kernel, register
 
 __all__ = ["held", "put", "rigid_step", "base_step", "dot6", "times", "transpose_times", "row6", "dot", "combine",
            "congruence66", "carry66", "lower_left_zero", "riccati_6_1", "riccati_6_6", "articulated_bias_6",
-           "articulated_gather_6_1", "articulated_scatter_6_1", "articulated_gather_6_6", "articulated_scatter_6_6"]
+           "articulated_gather_6_1", "articulated_scatter_6_1", "articulated_gather_6_6", "articulated_scatter_6_6",
+           "put_weight", "put_transform"]
 
 
 @intrinsic(prefer_literal=True)
@@ -98,6 +99,36 @@ def put(typingctx, x, o, values):
 def entry(x, o):
     """``x[o]`` read by :func:`held`."""
     return held(x, o, 1)[0]
+
+
+@register
+def put_weight(W_, wo, E, B, zeros):
+    """The rigid weight ``φ = (ᵏX_o)* = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` of ``ᵏX_o = [[E, 0], [B, E]]``
+    (``E``, ``B`` three rows each) row-major at ``wo``, row by row; its zero block only if ``zeros``."""
+    (e00, e01, e02), (e10, e11, e12), (e20, e21, e22) = E
+    (b00, b01, b02), (b10, b11, b12), (b20, b21, b22) = B
+    put(W_, wo, (e00, e10, e20, b00, b10, b20))
+    put(W_, wo + 6, (e01, e11, e21, b01, b11, b21))
+    put(W_, wo + 12, (e02, e12, e22, b02, b12, b22))
+    put(W_, wo + 21, (e00, e10, e20))
+    put(W_, wo + 27, (e01, e11, e21))
+    put(W_, wo + 33, (e02, e12, e22))
+    if zeros:
+        z = 0 * e00
+        for i in range(3):
+            put(W_, wo + 18 + 6 * i, (z, z, z))
+
+
+@register
+def put_transform(X_, xo, E, B, zeros):
+    """``ᵏX_o = [[E, 0], [B, E]]`` (``E``, ``B`` three rows each) row-major at ``xo``, row by row;
+    its zero block only if ``zeros``."""
+    z = 0 * E[0][0]
+    for i in range(3):
+        put(X_, xo + 6 * i, E[i])
+        put(X_, xo + 18 + 6 * i, B[i] + E[i])
+        if zeros:
+            put(X_, xo + 6 * i + 3, (z, z, z))
 
 
 @register
