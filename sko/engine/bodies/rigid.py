@@ -340,7 +340,7 @@ def _single_axis(arena, row, reals, terms, constants):
     return True
 
 
-@register
+@inline_kernel
 def _pose_rows(arena, row, E, r0, r1, r2, constants):
     """``E = ᵏX_o = [[E, 0], [−E r×, E]]`` of ``(E, r)`` (``E`` as three rows) into the arena,
     its zero block with ``constants`` only: as the weight ``φ = E*`` where a body's ``E`` is its
