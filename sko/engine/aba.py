@@ -3,8 +3,8 @@
 dynamics (§11, Algorithm 6.1) and the innovations products with the gains (§10). The Riccati
 results live in a second buffer ``r`` (:func:`~sko.engine.layout.riccati_layout`); the system
 requests' articulated-body passes read only ``P``, ``D^{-1}`` and ``G``: without
-:func:`riccati`'s ``full``, ``ψ``, ``log det ℳ``, a rigid step's ``P⁺`` and a base body's ``G``
-and ``P⁺`` are not computed.
+:func:`riccati`'s ``full``, ``ψ``, ``log det ℳ`` and a base body's ``G`` and ``P⁺`` are not
+computed.
 
 The conventions of every recursion kernel are those of :mod:`sko.engine` (*The recursions*).
 """
@@ -41,9 +41,10 @@ def _largest(layout, column):
 @kernel(entry=True)
 def riccati(layout, data, roff, r, scratch, full):
     """The Riccati gather (Eq. 33) into ``r`` (:func:`~sko.engine.layout.riccati_layout`); only if
-    ``full``: ``ψ(℘(k), k)``, ``log det ℳ``, ``P⁺(k)`` of a rigid body on a 1-dof hinge and ``G``,
-    ``P⁺`` of a base body, none of which Algorithm 6.1 reads (a base body's ``G`` multiplies
-    ``α(℘) = 0``).
+    ``full``: ``ψ(℘(k), k)``, ``log det ℳ``, ``P⁺(k)`` of a rigid body on a 1-dof hinge at a root
+    and ``G``, ``P⁺`` of a base body, none of which Algorithm 6.1 reads (a base body's ``G``
+    multiplies ``α(℘) = 0``). Rigid bodies on 1-dof hinges, and without ``full`` a floating base
+    (``H = I``), take the register steps of :mod:`sko.engine.rigid_blocks`.
 
     ``D(k)`` is factored by Cholesky without conjugation (complex-step data: the pivots' real
     parts decide definiteness). Returns ``(j, log det ℳ)`` (``0`` unless ``full``): ``j`` is −1,
@@ -53,17 +54,22 @@ def riccati(layout, data, roff, r, scratch, full):
                                       borrowed(scratch))
     logdet = 0.0  # not scratch[0] * 0: the scratch holds the last call's values
     mx = 0  # the blocks' size in the scratch (RiccatiScratch): found at the first node that needs it
-    for j in range(layout.shape[0]):  # P(k) starts as M(k)
-        mo, Po = layout[j, Flat.M], roff[j, Riccati.P]
-        for i in range(layout[j, Flat.NODE_DIM] ** 2):
-            r[Po + i] = data[mo + i]
+    for j in range(layout.shape[0]):  # P(k) starts as M(k), slice to slice (a vector copy)
+        size, mo, Po = layout[j, Flat.NODE_DIM] ** 2, layout[j, Flat.M], roff[j, Riccati.P]
+        P, M = r[Po: Po + size], data[mo: mo + size]
+        for i in range(size):
+            P[i] = M[i]
     for j in range(layout.shape[0] - 1, -1, -1):
-        if rb.rigid_step(layout, j, layout[j, Flat.PARENT]):
+        p = layout[j, Flat.PARENT]
+        if rb.rigid_step(layout, j, p):
             d = rb.riccati_6_1(layout, data, roff, r, j, full)
             if not (d.real > 0) or not (abs(d) < np.inf):
                 return j, logdet
             if full:
                 logdet += np.log(d)
+        elif not full and rb.base_step(layout, j, p) and _identity(data, layout[j, Flat.H], 6):
+            if not rb.riccati_6_6(r, roff[j, Riccati.P], roff[j, Riccati.D], roff[j, Riccati.D_INVERSE], scratch):
+                return j, logdet
         else:
             if mx == 0:
                 mx = max(_largest(layout, Flat.NODE_DIM), _largest(layout, Flat.HINGE_DIM))
@@ -189,7 +195,8 @@ def articulated_body(layout, data, roff, r, T, with_ab, z, out, eps):
     sides), ``a``, ``b`` from the data buffer if ``with_ab``; ``z`` (node_size × r) and ``out``
     are zero on entry. ``out`` receives ν in the gather and θ̈ in the scatter; ``z`` is reused
     for α; ``eps`` is scratch for one ε(k) (at least ``max n_k × r`` entries). With one right-hand
-    side, a rigid body on a 1-dof hinge takes the register steps of :mod:`sko.engine.rigid_blocks`."""
+    side, a rigid body on a 1-dof hinge and a base body on a 6-dof hinge take the register steps
+    of :mod:`sko.engine.rigid_blocks`."""
     articulated_gather(layout, data, roff, r, T, with_ab, z, out, eps)
     layout, data, roff, r, z, out = borrowed(layout), borrowed(data), borrowed(roff), borrowed(r), borrowed(z), borrowed(out)
     for j in range(layout.shape[0]):
@@ -208,9 +215,7 @@ def articulated_gather(layout, data, roff, r, T, with_ab, z, out, eps):
             m, no, ao, bo = layout[j, Flat.NODE_DIM], layout[j, Flat.NODE], layout[j, Flat.A], layout[j, Flat.B]
             Po = roff[j, Riccati.P]
             if nr == 1 and m == 6:
-                Pa = rb.times(r, Po, (data[ao], data[ao + 1], data[ao + 2], data[ao + 3], data[ao + 4], data[ao + 5]))
-                for a_ in range(6):
-                    z[no + a_, 0] = data[bo + a_] + Pa[a_]
+                rb.articulated_bias_6(r, Po, data, ao, bo, z, no)
                 continue
             for a_ in range(m):
                 s = data[bo + a_]
@@ -224,6 +229,9 @@ def articulated_gather(layout, data, roff, r, T, with_ab, z, out, eps):
         no, do = layout[j, Flat.NODE], layout[j, Flat.DOF]
         if nr == 1 and rb.rigid_step(layout, j, p):
             rb.articulated_gather_6_1(layout, data, roff, r, T, z, out, j, p)
+            continue
+        if nr == 1 and rb.base_step(layout, j, p):
+            rb.articulated_gather_6_6(layout, data, roff, r, T, z, out, j)
             continue
         for a_ in range(h):
             for q in range(nr):
@@ -244,6 +252,9 @@ def articulated_scatter_step(layout, data, roff, r, z, out, with_ab, j):
     no, do = layout[j, Flat.NODE], layout[j, Flat.DOF]
     if z.shape[1] == 1 and rb.rigid_step(layout, j, p):
         rb.articulated_scatter_6_1(layout, data, roff, r, z, out, with_ab, j, p)
+        return
+    if z.shape[1] == 1 and rb.base_step(layout, j, p):
+        rb.articulated_scatter_6_6(layout, data, z, out, with_ab, j)
         return
     for a_ in range(m):
         for q in range(z.shape[1]):

@@ -14,7 +14,8 @@ return views of a borrowed argument to the caller that owns it.
 
 :func:`matrix_view` carves a 2-D view out of a 1-D buffer by offset without numba's ``reshape``
 (whose shape check compiles error formatting into every kernel that calls it);
-:func:`strided_view` does the same with any strides (a transposed block).
+:func:`strided_view` does the same with any strides (a transposed block); :func:`flat_view` is the
+converse, the entries of a C-ordered 2-D array as one 1-D buffer.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
-__all__ = ["borrowed", "matrix_view", "strided_view"]
+__all__ = ["borrowed", "matrix_view", "strided_view", "flat_view"]
 
 
 @intrinsic
@@ -82,3 +83,22 @@ def strided_view(typingctx, a, start, rows, cols, row_step, col_step):
         return impl_ret_borrowed(context, builder, view_type, view._getvalue())
 
     return view_type(a, start, rows, cols, row_step, col_step), codegen
+
+
+@intrinsic
+def flat_view(typingctx, a):
+    """The ``rows · cols`` entries of the C-ordered 2-D ``a`` as a 1-D C-ordered view, borrowed
+    (module docstring): a one-column block read by offsets (``z[no + i, 0]`` as ``flat_view(z)[no + i]``)."""
+    if not (isinstance(a, types.Array) and a.ndim == 2 and a.layout == "C"):
+        return None
+    view_type = a.copy(ndim=1, layout="C")
+
+    def codegen(context, builder, sig, args):
+        source = make_array(sig.args[0])(context, builder, args[0])
+        rows, cols = cgutils.unpack_tuple(builder, source.shape, 2)
+        view = make_array(view_type)(context, builder)
+        populate_array(view, data=source.data, shape=cgutils.pack_array(builder, [builder.mul(rows, cols)]),
+                       strides=cgutils.pack_array(builder, [source.itemsize]), itemsize=source.itemsize, meminfo=None)
+        return view._getvalue()
+
+    return view_type(a), codegen

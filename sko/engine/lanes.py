@@ -469,7 +469,7 @@ def _add_symmetric3(C, o, s00, s01, s02, s11, s12, s22):
 @inline_kernel
 def _congruence(X, wo, s, C, co):
     """``C += φ S φ*`` for the rigid weight ``φ`` at row ``wo`` of ``X`` and the symmetric ``S``
-    of upper triangle ``s`` (:func:`~sko.engine.rigid_blocks.congruence_upper`, its
+    of upper triangle ``s`` (:func:`~sko.engine.rigid_blocks.congruence66`, its
     zero-lower-left form: 216 products), into the 6 × 6 block at row ``co`` of ``C``."""
     p0, p1, p2 = _six(X, wo), _six(X, wo + 6), _six(X, wo + 12)
     u0, u1, u2 = rb.symmetric_times(s, p0), rb.symmetric_times(s, p1), rb.symmetric_times(s, p2)

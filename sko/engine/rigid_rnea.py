@@ -30,7 +30,7 @@ from sko.engine.fields import offsets
 from sko.engine.jit import inline_kernel, kernel, register
 from sko.engine.layout import Flat
 from sko.engine.mass_matrix import base_rows, composite_force, ten_parameters, weight_rows
-from sko.engine.rigid_blocks import held
+from sko.engine.rigid_blocks import held, put
 from sko.engine.state_kernels import Record, Row
 
 __all__ = ["Node", "NODE", "applies", "forms_bias", "rigid_newton_euler", "rigid_bias"]
@@ -184,6 +184,6 @@ def rigid_bias(rows, layout, data, qd):
         if p < 0:
             a = _sum(motion_transform(e, b, held(data, io + Record.gamma, 6)), a)
         f = _bias_force(data, layout[j, Flat.M], v)
-        vo, ao, bo = rows[j, Row.VELOCITY], layout[j, Flat.A], layout[j, Flat.B]
-        for i in range(6):
-            data[vo + i], data[ao + i], data[bo + i] = v[i], a[i], f[i]
+        put(data, rows[j, Row.VELOCITY], v)
+        put(data, layout[j, Flat.A], a)
+        put(data, layout[j, Flat.B], f)

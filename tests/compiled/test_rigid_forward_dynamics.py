@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 
 import sko.algorithms as alg
 from sko.bodies import Free, Revolute, RigidBody
-from sko.engine import use_backend
+from sko.engine import aba, use_backend
 from sko.engine import requests as rq
+from sko.engine.layout import Flat, Riccati
+from sko.engine.model import compiled_model
 from sko.examples.bodies import flexible_examples
 from sko.systems import MultibodySystem
 from tests.compiled.rigid_forests import example_robots, inertia
@@ -135,3 +137,38 @@ def test_a_floating_base_riccati_step_equals_the_reference():
         for k, block in getattr(want, name).items():
             _close(getattr(got, name)[k], block, 1e-12)
     _close(alg.mass_matrix_logdet(model, got), logdet, 1e-12)
+
+
+def test_the_passes_gather_takes_a_floating_base_in_registers():
+    """Without ``full`` (the passes' gather) a floating base takes its step in registers
+    (``D = P``, ``D^{-1}`` by Cholesky): every block the passes read equals the full gather's, and
+    a base whose ``P`` is not positive definite or not finite is refused at its node, as the full
+    gather refuses it."""
+    rng = np.random.default_rng(8)
+    system = MultibodySystem([RigidBody("base", None, Free(), inertia(rng)),
+                              RigidBody("arm", "base", Revolute(rng.normal(size=3)), inertia(rng)),
+                              RigidBody("hand", "arm", Revolute(rng.normal(size=3)), inertia(rng))])
+    model, _, _ = system.sko_model(system.random_configuration(rng), rng.normal(size=system.nv))
+    cm = compiled_model(model)
+    base = int(np.flatnonzero(cm.layout[:, Flat.PARENT] < 0)[0])
+
+    def gather(data, full):
+        r = np.zeros(cm.rsize)
+        failed, _ = aba.riccati(cm.layout, data, cm.roff, r, aba.riccati_scratch(cm.layout, np.float64), full)
+        return failed, r
+
+    data = cm.data(np.float64)
+    (failed, got), (_, want) = gather(data, False), gather(data, True)
+    assert failed == -1
+    for j, row in enumerate(cm.layout):
+        m, h = row[Flat.NODE_DIM], row[Flat.HINGE_DIM]
+        for column, size in ((Riccati.P, m * m), (Riccati.D, h * h), (Riccati.D_INVERSE, h * h), (Riccati.G, m * h)):
+            if j != base or column != Riccati.G:
+                o = cm.roff[j, column]
+                _close(got[o: o + size], want[o: o + size], 1e-12)
+    mo = cm.layout[base, Flat.M]
+    for broken in (-1e3 * np.eye(6), np.where(np.eye(6) > 0, np.nan, 0.0)):
+        bad = data.copy()
+        bad[mo: mo + 36] = broken.ravel()
+        with np.errstate(invalid="ignore"):
+            assert gather(bad, False)[0] == gather(bad, True)[0] == base

@@ -22,7 +22,7 @@ from numba import from_dtype, types
 from sko.engine.borrow import matrix_view
 from sko.engine.fields import offsets
 from sko.engine.jit import inline_kernel, kernel, native_address, native_caller, register
-from sko.engine.rigid_blocks import dot6, held
+from sko.engine.rigid_blocks import dot6, held, put_transform, put_weight
 from sko.engine.joints import (CONSTANT_MOTION, FREE, HELICAL, PRISMATIC, JointConstants, joint_constants,
                                joint_kinematics_at, quaternion_ok, scaled_quaternion_rows)
 from sko.bodies.contract import CompiledState
@@ -340,19 +340,24 @@ def _single_axis(arena, row, reals, terms, constants):
     return True
 
 
-@register
+@inline_kernel
 def _pose_rows(arena, row, E, r0, r1, r2, constants):
     """``E = ᵏX_o = [[E, 0], [−E r×, E]]`` of ``(E, r)`` (``E`` as three rows) into the arena,
-    its zero block with ``constants`` only."""
-    eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
-    for i in range(3):
-        e0, e1, e2 = E[i]
-        arena[eo + i * er], arena[eo + i * er + ec], arena[eo + i * er + 2 * ec] = e0, e1, e2
-        lo = eo + (3 + i) * er
-        arena[lo], arena[lo + ec], arena[lo + 2 * ec] = e2 * r1 - e1 * r2, e0 * r2 - e2 * r0, e1 * r0 - e0 * r1
-        arena[lo + 3 * ec], arena[lo + 4 * ec], arena[lo + 5 * ec] = e0, e1, e2
-        if constants:
-            arena[eo + i * er + 3 * ec] = arena[eo + i * er + 4 * ec] = arena[eo + i * er + 5 * ec] = 0
+    its zero block with ``constants`` only: as the weight ``φ = E*`` where a body's ``E`` is its
+    weight's transpose (``Row.E_ROW`` 1, at its parent's own frame), else row-major; row by row
+    (:func:`~sko.engine.rigid_blocks.put_weight`, :func:`~sko.engine.rigid_blocks.put_transform`)."""
+    B = (_lower_row(E[0], r0, r1, r2), _lower_row(E[1], r0, r1, r2), _lower_row(E[2], r0, r1, r2))
+    if row[Row.E_ROW] == 1:
+        put_weight(arena, row[Row.E], E, B, constants)
+    else:
+        put_transform(arena, row[Row.E], E, B, constants)
+
+
+@register
+def _lower_row(e, r0, r1, r2):
+    """A row of ``−E r×`` from the row ``e`` of ``E`` and ``r``."""
+    e0, e1, e2 = e
+    return e2 * r1 - e1 * r2, e0 * r2 - e2 * r0, e1 * r0 - e0 * r1
 
 
 @register
