@@ -34,7 +34,7 @@ from sko.engine import lane_derivatives
 from sko.engine import requests as rq
 from sko.engine.state_layout import StateLayout, read_only, state_named
 
-__all__ = ["Engine", "OneState", "engine", "use_backend", "backend", "LANE_RUNS"]
+__all__ = ["Engine", "OneState", "one_state_lines", "ONE_STATE_NAMES", "engine", "use_backend", "backend", "LANE_RUNS"]
 
 #: The requests a float64 batch of rigid trees answers in the lanes (:mod:`sko.engine.lanes`,
 #: :mod:`sko.engine.lane_derivatives`), by name: their runs of blocks.
@@ -69,41 +69,98 @@ def _finite(x: np.ndarray) -> bool:
 
 
 class OneState(dict):
-    """An engine's prepared one-state calls by request name, each made on first use: the call
-    ``one_state[name](q, v=None, x=None)`` holds the request vector (float64), the result shape
-    and the compiled driver (:func:`~sko.engine.requests.one_state_driver`) and answers one state
-    of 1-D float64 arrays with no external forces — the result, or None when the checked path
-    (:meth:`Engine.run`) must answer, which also reports a wrong length, a number that is not
-    finite or an overflow. Its checks cost what they must: the compiled backend (one context
-    lookup), ``dtype is float64`` and ``ndim == 1`` of each array given (a batch or a complex
-    step declines at once), then the driver's compiled code, called at its entry
-    (:func:`_entry`: any strides, read-only arrays taken), checks the lengths and finiteness. A
-    list or another object declines by the ``AttributeError`` of its missing ``dtype`` (or the
-    entry's ``TypeError``: not an array), and a float64 array whose dtype is an equal copy of
-    numpy's own (an unpickled array) by the identity test: the checked path answers both."""
+    """An engine's prepared one-state calls by request name, each made on first use: the tuple
+    ``one_state[name] = (configuration, driver, w, shape, zeros, none)`` holds the entries of the
+    request's compiled drivers (:func:`~sko.engine.requests.one_state_driver`, called at their
+    machine code's entry, :func:`_entry`): ``configuration(w, q, out)`` at ``v = 0`` (or on ``q``
+    alone) and ``driver(w, q, v, x, out)``, each returning the status (−1: done); the request
+    vector ``w`` (float64), the result's shape, ``nv`` zeros for an omitted ``v`` or ``x`` and the
+    empty ``x`` of a request without one. The system methods run it inline
+    (:func:`one_state_lines`, no frame of its own) on one state of 1-D float64 arrays with no
+    external forces, and :meth:`Engine.direct` by the same lines. Its checks cost what they must:
+    the compiled backend (one context lookup), ``dtype is float64`` and ``ndim == 1`` of each
+    array given (a batch or a complex step declines at once), then the driver's compiled code
+    checks the lengths and finiteness; any other status (a wrong length, a number that is not
+    finite, an overflow) leaves the call to the checked path (:meth:`Engine.run`), which reports
+    it. A list or another object declines by the ``AttributeError`` of its missing ``dtype`` (or
+    the entry's ``TypeError``: not an array), and a float64 array whose dtype is an equal copy of
+    numpy's own (an unpickled array) by the identity test. Before its first such state a request
+    holds entries that prepare it (and compile its float64 kernels) and then run: a complex step
+    or a batch declines without compiling float64 kernels it does not run; an engine without
+    prepared calls (a body without a compiled state, a hinge force in Python, the reference path)
+    holds entries that decline."""
 
     def __init__(self, engine: "Engine"):
         super().__init__()
         self.engine = engine
 
-    def __missing__(self, name: str):
+    def __missing__(self, name: str) -> tuple:
         if BACKEND.get() != COMPILED:  # prepared (and compiled) on the compiled backend only
-            return _declined
-        call = self[name] = self._unprepared(name)
-        return call
+            return _DECLINED
+        prepared = self[name] = self._unprepared(name) if self.engine._direct else _DECLINED
+        return prepared
 
-    def _unprepared(self, name: str):
-        """Request ``name``'s call until its first state of 1-D float64 on the compiled backend,
-        which prepares it (and compiles its float64 kernels): a complex step or a batch declines
-        without compiling float64 kernels it does not run."""
+    def _unprepared(self, name: str) -> tuple:
+        """Request ``name``'s entries until its first state (:class:`OneState`), which prepare it and run."""
 
-        def first(q, v=None, x=None):
-            if getattr(q, "dtype", None) is not _F8 or q.ndim != 1 or BACKEND.get() != COMPILED:
-                return None
-            call = self[name] = self.engine._prepared(name)
-            return call(q, v, x)
+        def prepared() -> tuple:
+            entries = self[name] = self.engine._prepared(name)
+            return entries
 
-        return first
+        def configuration(w, q, out) -> int:
+            first, _, w, *_ = prepared()
+            return first(w, q, out)
+
+        def driver(w, q, v, x, out) -> int:
+            _, first, w, *_ = prepared()
+            return first(w, q, v, x, out)
+
+        engine = self.engine
+        return configuration, driver, None, rq.REQUESTS[name].shape(engine._sizes), engine._zeros, _NO_X
+
+
+def one_state_lines(kind: str, key: str, q: str, v: str = "v", x: str = "x", result: str = "out",
+                    guard: str = "", indent: str = "    ", engine: str = "self._engine") -> list[str]:
+    """The source lines that run a request's prepared one-state call (:class:`OneState`) inline,
+    returning ``result`` (an expression of ``out``) when it answers: ``kind`` ``"configuration"``
+    (on ``q`` alone), ``"velocities"`` (``q`` and ``v``) or ``"third"`` (``q``, ``v`` and ``x``),
+    the inputs' names, the request's name as the expression ``key``, a condition ``guard`` (ending
+    in ``and``) and the ``engine``. They read the names of :data:`ONE_STATE_NAMES` and bind
+    ``out`` and names that begin with an underscore."""
+    i = indent
+    if kind == "configuration":
+        call = [f"{i}        if {q}.dtype is F8 and {q}.ndim == 1 and _c(_w, {q}, out := zeros(_shape)) == -1:",
+                f"{i}            return {result}"]
+    elif kind == "velocities":
+        call = [f"{i}        if {q}.dtype is F8 and {q}.ndim == 1:",
+                f"{i}            if {v} is None:",
+                f"{i}                if _c(_w, {q}, out := zeros(_shape)) == -1:",
+                f"{i}                    return {result}",
+                f"{i}            elif {v}.dtype is F8 and {v}.ndim == 1 and _d(_w, {q}, {v}, _none, out := zeros(_shape)) == -1:",
+                f"{i}                return {result}"]
+    else:
+        call = [f"{i}        _v, _x = _z if {v} is None else {v}, _z if {x} is None else {x}",
+                f"{i}        if ({q}.dtype is F8 and _v.dtype is F8 and _x.dtype is F8 and {q}.ndim == 1 and _v.ndim == 1",
+                f"{i}                and _x.ndim == 1 and _d(_w, {q}, _v, _x, out := zeros(_shape)) == -1):",
+                f"{i}            return {result}"]
+    return [f"{i}_c, _d, _w, _shape, _z, _none = {engine}.one_state[{key}]",
+            f"{i}if {guard}chosen() is COMPILED:",
+            f"{i}    try:",
+            *call,
+            f"{i}    except (AttributeError, TypeError):  # not an array",
+            f"{i}        pass"]
+
+
+def _direct_calls() -> dict:
+    """:meth:`Engine.direct` by kind of request, from :func:`one_state_lines`."""
+    calls = {}
+    for kind in ("configuration", "velocities", "third"):
+        namespace = dict(ONE_STATE_NAMES)
+        source = "\n".join(["def direct(engine, name, q, v, x):",
+                            *one_state_lines(kind, "name", "q", engine="engine"), "    return None"])
+        exec(compile(source, f"<one state: {kind}>", "exec"), namespace)  # noqa: S102 - the lines above
+        calls[kind] = namespace["direct"]
+    return calls
 
 
 def _entry(driver):
@@ -118,29 +175,18 @@ def _entry(driver):
     return result.entry_point
 
 
-def _configuration_call(configuration, w: np.ndarray, shape: tuple):
-    """The prepared one-state call (:class:`OneState`) of a request on ``q`` alone, by its
-    driver's entry ``configuration(w, q, out)``: one frame, and no test of a ``v`` it does not read."""
-    zeros, chosen = np.zeros, BACKEND.get
-
-    def call(q, v=None, x=None):
-        if chosen() is COMPILED:
-            try:
-                if q.dtype is _F8 and q.ndim == 1:
-                    out = zeros(shape)
-                    if configuration(w, q, out) == -1:
-                        return out
-            except (AttributeError, TypeError):  # not an array
-                pass
-        return None
-
-    return call
+def _declined_status(*arguments) -> int:
+    """The status of a call an engine does not prepare: not −1, so the checked path answers."""
+    return 0
 
 
-def _declined(q, v=None, x=None) -> None:
-    """The one-state call of an engine without one (a body without a compiled state, a hinge
-    force in Python, the reference path)."""
-    return None
+#: the empty ``x`` of a request without one, and the entries of an engine without prepared calls
+_NO_X = read_only(np.zeros(0))
+_DECLINED = (_declined_status, _declined_status, None, (0,), _NO_X, _NO_X)
+#: the names the lines of :func:`one_state_lines` read
+ONE_STATE_NAMES = MappingProxyType({"chosen": BACKEND.get, "COMPILED": COMPILED, "F8": _F8, "zeros": np.zeros})
+#: :meth:`Engine.direct` by kind of request
+_DIRECT = _direct_calls()
 
 
 class Engine:
@@ -150,6 +196,7 @@ class Engine:
         self.system = system
         self.nq, self.nv = system.q_size, system.dof_size
         self._direct = False  # the prepared one-state calls apply: every body compiled, no hinge force in Python
+        self._zeros = _NO_X  # nv zeros, once a layout is made
         self.one_state = OneState(self)
         #: the constraint sets packed for this system (:mod:`sko.constraints.compiled`): by the
         #: identity of a tuple of constraints, and by the constraints' contents
@@ -232,57 +279,19 @@ class Engine:
         forces, every body compiled. None when it does not apply, or when a shape does not fit or
         an input or the result is not finite: the system's method then takes the checked path,
         which reports it."""
-        return self.one_state[name](q, v, x)
+        request = rq.REQUESTS[name]
+        kind = "third" if request.x is not None else "velocities" if request.velocities else "configuration"
+        return _DIRECT[kind](self, name, q, v, x)
 
-    def _prepared(self, name: str):
-        """The prepared one-state call of request ``name`` (:class:`OneState`)."""
-        if not self._direct:
-            return _declined
+    def _prepared(self, name: str) -> tuple:
+        """The prepared one-state entries of request ``name`` (:class:`OneState`)."""
         request = rq.REQUESTS[name]
         w, shape = self._request_vector(request, _F8), request.shape(self._sizes)
-        zeros, none, vector, chosen = np.zeros, np.zeros(0), self._zeros, BACKEND.get
-        driver = _entry(rq.one_state_driver(_F8, len(shape))) if request.velocities else None
-        if request.x is None:
-            configuration = _entry(rq.one_state_driver(_F8, len(shape), velocities=False))  # at v = 0 (v None)
-            if driver is None:  # a request on q alone (ℳ, ℳ^{-1}): any v given is not read
-                return _configuration_call(configuration, w, shape)
-
-            def call(q, v=None, x=None):
-                if chosen() is COMPILED:
-                    try:
-                        if q.dtype is _F8 and q.ndim == 1:
-                            out = zeros(shape)
-                            if v is None:  # at rest
-                                status = configuration(w, q, out)
-                            elif v.dtype is _F8 and v.ndim == 1:
-                                status = driver(w, q, v, none, out)
-                            else:
-                                return None
-                            if status == -1:
-                                return out
-                    except (AttributeError, TypeError):  # not an array
-                        pass
-                return None
-
-            return call
-
-        def call(q, v=None, x=None):
-            if chosen() is COMPILED:
-                try:
-                    if v is None:
-                        v = vector
-                    if x is None:
-                        x = vector
-                    if (q.dtype is _F8 and v.dtype is _F8 and x.dtype is _F8
-                            and q.ndim == 1 and v.ndim == 1 and x.ndim == 1):
-                        out = zeros(shape)
-                        if driver(w, q, v, x, out) == -1:
-                            return out
-                except (AttributeError, TypeError):
-                    pass
-            return None
-
-        return call
+        driver = _entry(rq.one_state_driver(_F8, len(shape))) if request.velocities else _declined_status
+        configuration = _declined_status  # a request with x runs its driver at v = 0 too
+        if request.x is None:  # at v = 0, or on q alone (ℳ, ℳ⁻¹: any v given is not read)
+            configuration = _entry(rq.one_state_driver(_F8, len(shape), velocities=False))
+        return configuration, driver, w, shape, self._zeros, _NO_X
 
     def run(self, name: str, method, q, v=None, x=None, external_forces=None, compiled: bool = True,
             shape=None, **kwargs):

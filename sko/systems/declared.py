@@ -4,8 +4,9 @@ A request (mass matrix, inverse dynamics, …) is declared once by a :class:`Dec
 name (the system method's and the compiled request's in
 :data:`~sko.engine.requests.REQUESTS`, which holds the compiled part: terms read, result shape,
 workspace, kernel, hinge-force rule), its short name, its inputs, its reference function and its
-docstring. :func:`method` makes the system method from it: the common call goes to the compiled
-request's prepared one-state call (:class:`~sko.engine.dispatch.OneState`), then to the checked and batched
+docstring. :func:`method` makes the system method from it: the common call runs the compiled
+request's prepared one-state call inline (:class:`~sko.engine.dispatch.OneState`, by the lines of
+:func:`~sko.engine.dispatch.one_state_lines`: no frame of its own), then goes to the checked and batched
 compiled path (:meth:`~sko.engine.dispatch.Engine.run`), and one state the compiled path declines
 goes to the reference function. The method has the request's own signature (``help`` shows it)
 and calls nothing generic per call: its source is written from the declaration once, as
@@ -34,6 +35,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from sko.engine.dispatch import ONE_STATE_NAMES, one_state_lines
 from sko.graphs.errors import DimensionError, SKOError
 from sko.systems.deprecation import renamed_arguments
 
@@ -44,12 +46,12 @@ __all__ = ["Declaration", "Option", "View", "THIRD_INPUTS", "method", "view_meth
 THIRD_INPUTS = ("dv", "tau")
 
 
-
 def no_forces(external_forces) -> bool:
     """Whether ``external_forces`` gives none (``None`` or an empty mapping): anything else, a
     mapping or not, takes the checked path, which names what is wrong with it (an array's truth
     value was numpy's ambiguity error)."""
     return external_forces is None or (isinstance(external_forces, Mapping) and not external_forces)
+
 
 def always(system, dtype) -> bool:
     """A request compiled for every system and scalar type (:attr:`Declaration.compiled_for`)."""
@@ -223,7 +225,7 @@ def method(declaration: Declaration, owner: type) -> Callable:
                   f"        {', '.join(current)}, = renamed_arguments({name!r}, renamed, RENAMED, "
                   f"{', '.join(f'{c}={c}' for c in current)})"]
     lines += _checks(name, d.options)
-    guard = "no_forces(external_forces) and " if d.external_forces else ""
+    guard = "(external_forces is None or no_forces(external_forces)) and " if d.external_forces else ""
     compiled = ""
     if d.applies is not None:
         lines += ["    compiled = applies(self)"]
@@ -234,14 +236,14 @@ def method(declaration: Declaration, owner: type) -> Callable:
         result = "{}"
     else:
         result = f"extend(self, {{}}, q, {v}, {x}{''.join(f', {o.name}' for o in d.options)})"
-    lines += [f"    if {guard}(out := self._engine.one_state[{name!r}]({direct})) is not None:",
-              f"        return {result.format('out')}"]
+    kind = "third" if d.x else "velocities" if d.velocities else "configuration"
+    lines += one_state_lines(kind, repr(name), "q", "v", d.x or "x", result.format("out"), guard)
     if d.real:  # after the common call, which takes 1-D float64 arrays only
         lines += [f"    real_inputs({name!r}, {', '.join(f'{i}={i}' for i in direct.split(', ') if i != 'None')})"]
     lines += [f"    if (out := self._engine.run({name!r}, self.{name}, {run}{compiled})) is not NotImplemented:",
               f"        return {result.format('out')}",
               f"    return {result.format(f'reference(self, q, {v}, {x}, {forces})')}"]
-    namespace = {"np": np, "Mapping": Mapping, "renamed_arguments": renamed_arguments, "RENAMED": d.renamed,
+    namespace = {**ONE_STATE_NAMES, "np": np, "Mapping": Mapping, "renamed_arguments": renamed_arguments, "RENAMED": d.renamed,
                  "real_inputs": real_inputs, "no_forces": no_forces,
                  "reference": d.reference, "applies": d.applies, "extend": d.extend, "shape": d.shape,
                  "option_defaults": [o.default for o in d.options], "option_checks": [o.check for o in d.options]}
