@@ -624,8 +624,8 @@ def test_compiled_partials_takes_real_arrays_as_float64_and_names_the_rest():
     system = tutorial_body_with_children.build()
     q, v, a = np.array([1, 0, 1, 0, 1]), np.array([1.0, 0.5, -0.3, 0.2, 0.1]), np.zeros(5)
     expected = system.inverse_dynamics_derivatives(q.astype(float), v, a, method="local")
-    for given in (q, q.astype(np.float32)):
-        for x, y in zip(body_derivatives.compiled_partials(system, given, v, a), expected):
+    for positions in (q, q.astype(np.float32)):
+        for x, y in zip(body_derivatives.compiled_partials(system, positions, v, a), expected):
             np.testing.assert_array_equal(x, y)
     for bad, words in ((np.ones(3), "q must hold 5"), (np.ones(5) + 0j, "q must hold 5 real")):
         with pytest.raises(DimensionError, match=words):
