@@ -13,8 +13,10 @@ say), writes a number that is not finite, an ``M`` that is not symmetric positiv
 after them are NaN). It is also refused when it indexes past the arena (it runs bounds-checked
 first, :meth:`~sko.engine.state_kernels.StateKernel.python_callable`), when asked for
 ``Terms.STRUCTURE`` or ``MOTION`` it leaves unwritten, or writes other numbers in, an output the
-requests of that level read (:data:`LEVELS`), and when its outputs change with what the arena's
-scratch held before it ran (it reads its scratch before writing it).
+requests of that level read (:data:`LEVELS`), when, declaring ``rates``, it writes at
+``Terms.RATES`` (the last call's ``q``, other velocities) other velocity terms than a call at
+every output does, and when its outputs change with what the arena's scratch held before it ran
+(it reads its scratch before writing it).
 
 :func:`diagnose` explains a state a kernel rejected, or whose outputs the engine's per-state
 checks (:func:`~sko.engine.state_kernels.checked_outputs`) refused, the same way; a kernel that raised
@@ -192,6 +194,7 @@ def _check_row(layout, j: int, P: np.ndarray, table: np.ndarray, where: str, pro
     if probe:
         _check_constants(layout, r, table, before, where)
         _check_levels(layout, r, table, before, X, fields, where)
+        _check_rates(layout, r, table, before, X, fields, where)
         _check_scratch(layout, r, table, before, X, fields, where)
     return True
 
@@ -229,6 +232,38 @@ def _check_levels(layout, r: _Row, table: np.ndarray, before: np.ndarray, full: 
             if bad.size:
                 raise KernelError(f"{r.name} writes {field} at Terms.{level.name} other than when asked for every "
                                   f"output (entry {bad[0]} of its {size}) ({where})")
+
+
+def _check_rates(layout, r: _Row, table: np.ndarray, before: np.ndarray, full: np.ndarray, fields: list,
+                 where: str) -> None:
+    """Row ``r``'s kernel, when it declares ``rates``, at ``Terms.RATES`` after its call at every
+    output (``full``) with other velocities (its ``θ̇`` and the velocity of the record it hangs
+    from): it writes ``a``, ``b``, ``V`` and its records' ``γ`` and velocity as a call at every
+    output with those velocities does (module docstring): what it leaves depends on ``q`` alone."""
+    if not getattr(r.kernel, "rates", False):
+        return
+    row, rng = table[r.j], np.random.default_rng(r.j)
+    moved = [(int(row[Row.V]), int(row[Row.NV]))]
+    if row[Row.PARENT] >= 0:  # the inertial frame's record never moves
+        moved.append((int(row[Row.INBOARD]) + int(Record.velocity), 6))
+    expected, X = before.copy(), full.copy()
+    for start, size in moved:
+        expected[start: start + size] = X[start: start + size] = before[start: start + size] + rng.uniform(-1, 1, size)
+    if _run(table, layout.reals, expected, r.j) >= 0:
+        return  # the other velocities are outside its domain: nothing to compare
+    if _run(table, layout.reals, X, r.j, Terms.RATES) >= 0:
+        raise KernelError(f"{r.name} declares rates=True but rejects at Terms.RATES a state it accepts when asked "
+                          f"for every output ({where})")
+    record = [(int(Record.gamma), 6, "γ"), (int(Record.velocity), 6, "velocity")]
+    for field, start, size in fields:
+        parts = [(0, size, field)] if field in ("a", "b", "V") else [
+            (o, n, f"{what} of {field}") for o, n, what in record] if field.startswith("the record") else []
+        for o, n, what in parts:
+            bad = _differs(X[start + o: start + o + n], expected[start + o: start + o + n])
+            if bad.size:
+                raise KernelError(f"{r.name} declares rates=True but writes {what} at Terms.RATES other than when "
+                                  f"asked for every output with the same velocities (entry {bad[0]} of its {n}): "
+                                  f"it depends on the velocities, which RATES changes ({where})")
 
 
 def _check_scratch(layout, r: _Row, table: np.ndarray, before: np.ndarray, full: np.ndarray, fields: list,

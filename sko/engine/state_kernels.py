@@ -177,7 +177,10 @@ class StateKernel:
     rates : bool
         The kernel takes ``terms = Terms.RATES`` (module docstring): it writes ``a``, ``b``, ``V``
         and the records' ``γ_o``, ``v_o`` then, as at ``MOTION``, and may leave the rest (a kernel
-        that compares ``terms`` with ``STRUCTURE`` and ``POSE`` only takes it as ``MOTION``).
+        that compares ``terms`` with ``STRUCTURE`` and ``POSE`` only takes it as ``MOTION``). A
+        checked kernel's declaration is tried when its state table is made
+        (:mod:`sko.engine.kernel_checks`): at ``RATES`` after a call at every output, with other
+        velocities, it must write what a call at every output with them writes.
     joint : int, callable or None
         The kernel takes ``terms = Terms.JOINT`` (module docstring) in the columns along the
         body's first ``joint`` hinge velocity coordinates: a number, or ``joint(c) -> int`` of the

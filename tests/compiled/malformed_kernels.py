@@ -229,6 +229,19 @@ def skips_E_at_structure(arena, row, reals, terms, constants):
     return ok
 
 
+@state_kernel(rates=True)
+def keeps_b_at_rates(arena, row, reals, terms, constants):
+    """Declares ``rates`` but leaves ``b`` as the last call wrote it when asked for
+    ``Terms.RATES``, though ``b`` depends on the velocities that call changes."""
+    c, q, v, inboard, out, _ = views(arena, row, reals)
+    keep = out.b.copy()
+    ok = BEAD(arena, row, reals, terms, constants)
+    if terms == 3:  # Terms.RATES
+        for i in range(out.b.shape[0]):
+            out.b[i] = keep[i]
+    return ok
+
+
 @state_kernel
 def accumulates_in_scratch(arena, row, reals, terms, constants):
     """Sums its mass into a scratch entry it takes for zero: its ``M`` depends on the last call."""

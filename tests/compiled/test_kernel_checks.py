@@ -100,6 +100,14 @@ def test_a_kernel_skipping_an_output_its_requests_read_at_a_lower_level_is_refus
     _names_bead2(exc, "does not write", "Terms.STRUCTURE")
 
 
+def test_a_kernel_declaring_rates_that_leaves_a_velocity_term_is_refused():
+    """``rates=True`` promises that at Terms.RATES (the last call's q, other velocities) only what
+    depends on q alone may be left: a kernel leaving b there would give wrong derivatives."""
+    with pytest.raises(KernelError) as exc:
+        _first_call(mk.system_with(mk.keeps_b_at_rates))
+    _names_bead2(exc, "rates=True", "writes b at Terms.RATES")
+
+
 def test_a_kernel_reading_its_scratch_before_writing_it_is_refused():
     """Its answers would depend on what the last call left in the scratch."""
     with pytest.raises(KernelError) as exc:
