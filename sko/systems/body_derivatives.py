@@ -38,7 +38,7 @@ from sko.systems.complex_carry import check_complex_carried, own_methods
 from sko.systems.overflow import derivatives_overflow
 from sko.graphs.errors import DimensionError, SKOError
 
-__all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partials", "one_state_call"]
+__all__ = ["applies", "partials", "inverse_dynamics_partials", "compiled_partials", "one_state_call", "plain_state"]
 
 #: the complex step ``h`` of DERIVATIVES.md Eq. 21
 _STEP = 1e-30
@@ -133,6 +133,23 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forw
     return D[:, :, :n], D[:, :, n: 2 * n], D[:, :, 2 * n:]
 
 
+def plain_state(system, q, v, x) -> tuple | None:
+    """The common call of the recursion, checked at little cost: ``(q, v, x)`` when each is a 1-D
+    float64 array of its size (``v``, ``x`` zero when None), else ``None`` (the caller's full
+    checks then run). Whether they are finite is checked where they are read: by the compiled
+    recursion (:func:`compiled_partials` declines a state that is not) or, for forward dynamics,
+    by ``system.forward_dynamics``."""
+    n = system.dof_size
+    if type(q) is not np.ndarray or q.dtype is not _F8 or q.shape != (system.q_size,):
+        return None
+    v = np.zeros(n) if v is None else v
+    x = np.zeros(n) if x is None else x
+    for value in (v, x):
+        if type(value) is not np.ndarray or value.dtype is not _F8 or value.shape != (n,):
+            return None
+    return q, v, x
+
+
 def one_state_call(system) -> Callable:
     """The prepared call ``call(q, v, dv, forward) -> (∂T/∂θ, ∂T/∂θ̇, ℳ) | None`` of
     :func:`compiled_partials` at one state for the common call, made once per system: ``q``,
@@ -147,18 +164,14 @@ def one_state_call(system) -> Callable:
     maps = system._coordinate_maps
     if layout is None or not layout.all_compiled or layout.hinge_forces or (constant is None and maps is None):
         return _declined
-    ndarray, nq, nv = np.ndarray, (system.q_size,), (system.dof_size,)
-    zero, n = np.zeros(system.dof_size), system.dof_size
-    zero.setflags(write=False)
+    n = system.dof_size
 
     def call(q, v, dv, forward: bool):
         if not (system._pose_free and system._complex_carried) or BACKEND.get() is not COMPILED:
             return None
-        v = zero if v is None else v
-        dv = zero if dv is None else dv
-        if not (type(q) is ndarray and type(v) is ndarray and type(dv) is ndarray and q.dtype is _F8
-                and v.dtype is _F8 and dv.dtype is _F8 and q.shape == nq and v.shape == nv and dv.shape == nv):
+        if (state := plain_state(system, q, v, dv)) is None:
             return None
+        q, v, dv = state
         if forward:
             dv = system.forward_dynamics(q, v, dv)
         # a zero quaternion is not looked for: the kernel rejects it, and the checked path names it

@@ -45,8 +45,6 @@ __all__ = ["InverseDynamicsDerivatives", "ForwardDynamicsDerivatives", "COMPLEX_
 
 #: the complex step ``h`` of Eq. 21: ``O(h²)`` is 1e-60 relative, far below rounding
 COMPLEX_STEP = 1e-30
-#: numpy's float64 (the plain state's test is one of identity)
-_F8 = np.dtype(np.float64)
 
 
 class InverseDynamicsDerivatives(NamedTuple):
@@ -124,7 +122,7 @@ def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_fo
         forward = name == "forward_dynamics_derivatives"
         if (out := system._local_derivatives(q, v, x, forward)) is not None:
             return result(*out), None
-        if (state := _plain_state(system, q, v, x)) is not None and (out := _local_answer(system, name, *state)) is not None:
+        if (state := body_derivatives.plain_state(system, q, v, x)) is not None and (out := _local_answer(system, name, *state)) is not None:
             return result(*out), None
     Q, V, X, batched, symbolic = _states(system, q, v, x, xname)
     how = _method(system, method, symbolic, external_forces)
@@ -133,23 +131,6 @@ def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_fo
     if batched:
         return result(*_compiled_request(system, name, Q, V, X).transpose(1, 0, 2, 3)), None
     return result(*_compiled_request(system, name, Q[0], V[0], X[0])), None  # one state: its errors say so
-
-
-def _plain_state(system, q, v, x) -> tuple | None:
-    """The common call of the local recursion, checked at little cost: ``(q, v, x)`` when each
-    is a 1-D float64 array of its size (``v``, ``x`` may be omitted), else ``None`` (the caller's
-    full checks then run). Whether they are finite is checked where they are read: by the compiled
-    recursion (:func:`~sko.systems.body_derivatives.compiled_partials` declines a state that is
-    not) or, for forward dynamics, by ``system.forward_dynamics``."""
-    n = system.dof_size
-    if type(q) is not np.ndarray or q.dtype is not _F8 or q.shape != (system.q_size,):
-        return None
-    v = np.zeros(n) if v is None else v
-    x = np.zeros(n) if x is None else x
-    for value in (v, x):
-        if type(value) is not np.ndarray or value.dtype is not _F8 or value.shape != (n,):
-            return None
-    return q, v, x
 
 
 def _local_answer(system, name: str, q: np.ndarray, v: np.ndarray, x: np.ndarray) -> tuple | None:
