@@ -34,7 +34,7 @@ from sko.engine import lane_derivatives
 from sko.engine import requests as rq
 from sko.engine.state_layout import StateLayout, read_only, state_named
 
-__all__ = ["Engine", "OneState", "one_state_lines", "ONE_STATE_NAMES", "engine", "use_backend", "backend", "LANE_RUNS"]
+__all__ = ["Engine", "OneState", "one_state_kind", "one_state_lines", "ONE_STATE_NAMES", "engine", "use_backend", "backend", "LANE_RUNS"]
 
 #: The requests a float64 batch of rigid trees answers in the lanes (:mod:`sko.engine.lanes`,
 #: :mod:`sko.engine.lane_derivatives`), by name: their runs of blocks.
@@ -117,6 +117,12 @@ class OneState(dict):
 
         engine = self.engine
         return configuration, driver, None, rq.REQUESTS[name].shape(engine._sizes), engine._zeros, _NO_X
+
+
+def one_state_kind(velocities: bool, x) -> str:
+    """The kind of a request's one-state call (:func:`one_state_lines`): ``"third"`` with a third
+    input ``x``, ``"velocities"`` reading ``v`` alone, else ``"configuration"``."""
+    return "third" if x else "velocities" if velocities else "configuration"
 
 
 def one_state_lines(kind: str, key: str, q: str, v: str = "v", x: str = "x", result: str = "out",
@@ -280,8 +286,7 @@ class Engine:
         an input or the result is not finite: the system's method then takes the checked path,
         which reports it."""
         request = rq.REQUESTS[name]
-        kind = "third" if request.x is not None else "velocities" if request.velocities else "configuration"
-        return _DIRECT[kind](self, name, q, v, x)
+        return _DIRECT[one_state_kind(request.velocities, request.x)](self, name, q, v, x)
 
     def _prepared(self, name: str) -> tuple:
         """The prepared one-state entries of request ``name`` (:class:`OneState`)."""

@@ -35,7 +35,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from sko.engine.dispatch import ONE_STATE_NAMES, one_state_lines
+from sko.engine.dispatch import ONE_STATE_NAMES, one_state_kind, one_state_lines
 from sko.graphs.errors import DimensionError, SKOError
 from sko.systems.deprecation import renamed_arguments
 
@@ -236,8 +236,7 @@ def method(declaration: Declaration, owner: type) -> Callable:
         result = "{}"
     else:
         result = f"extend(self, {{}}, q, {v}, {x}{''.join(f', {o.name}' for o in d.options)})"
-    kind = "third" if d.x else "velocities" if d.velocities else "configuration"
-    lines += one_state_lines(kind, repr(name), "q", "v", d.x or "x", result.format("out"), guard)
+    lines += one_state_lines(one_state_kind(d.velocities, d.x), repr(name), "q", "v", d.x or "x", result.format("out"), guard)
     if d.real:  # after the common call, which takes 1-D float64 arrays only
         lines += [f"    real_inputs({name!r}, {', '.join(f'{i}={i}' for i in direct.split(', ') if i != 'None')})"]
     lines += [f"    if (out := self._engine.run({name!r}, self.{name}, {run}{compiled})) is not NotImplemented:",
