@@ -30,6 +30,7 @@ REGISTRIES = {
     ("joint_registry.py", "REGISTRY"): "the joint types a user registers, by name (a registry, not a cache)",
     ("algorithms.py", "_FUNCTIONS"): "the module's own lazily made attributes (functions of nothing but their name)",
     ("requests.py", "_DRIVERS"): "the one-state drivers compiled per scalar type and result rank (code, not data of a model)",
+    ("indexing.py", "_UNWRAPPED"): "the LLVM modules numba is lowering for the package's functions (empty between compilations)",
 }
 #: module-level memo decorators allowed, with the reason
 MEMOS = {("cache.py", "stamp"): "the hash of the kernel sources, one per process"}

@@ -36,6 +36,7 @@ KERNEL_MODULES = (
     "sko.engine.fields",
     "sko.engine.layout",
     "sko.engine.jit",
+    "sko.engine.indexing",
     "sko.engine.borrow",
     "sko.engine.blocks",
     "sko.engine.rigid_blocks",

@@ -11,6 +11,8 @@ helpers — a few lines on numbers held in registers (6-vectors as tuples) — a
 each would pass its tuples through memory. A larger helper of that kind used at several call
 sites is an :func:`inline_kernel`: compiled once per signature like a kernel, and inlined by LLVM
 into its callers' machine code (typing it again at each call site cost more than compiling it).
+The package's own functions compile with :class:`sko.engine.indexing.Compiler`, which takes their
+array indices as written (no fix of negative ones); a user's code keeps numba's.
 
 A request of a system reaches the state kernels of its bodies and a batch driver reaches the
 request through :func:`native_address`: the address of a kernel compiled for one signature,
@@ -40,6 +42,7 @@ from numba.core.registry import CPUDispatcher
 from numba.extending import intrinsic
 
 from sko.engine.cache import StampedCache
+from sko.engine.indexing import compiler_for
 
 __all__ = ["FAST_MATH", "kernel", "register", "specialised", "inline_kernel", "native_address", "call_state", "call_request",
            "native_caller"]
@@ -83,7 +86,7 @@ def kernel(function=None, *, entry: bool = False, parallel: bool = False):
         options = dict(nopython=True, fastmath=FAST_MATH, no_cpython_wrapper=not entry, error_model="numpy")
         if parallel:
             options["parallel"] = True
-        return cached(_Kernel(py_func=f, locals={}, targetoptions=options))
+        return cached(_Kernel(py_func=f, locals={}, targetoptions=options, pipeline_class=compiler_for(f)))
 
     return decorate if function is None else decorate(function)
 
@@ -121,7 +124,8 @@ def inline_kernel(function):
     once per signature, where a :func:`register` helper is typed again at every call site; no call
     at run time, its tuples stay in registers."""
     return cached(_Kernel(py_func=function, locals={}, targetoptions=dict(
-        nopython=True, fastmath=FAST_MATH, no_cpython_wrapper=True, error_model="numpy", forceinline=True)))
+        nopython=True, fastmath=FAST_MATH, no_cpython_wrapper=True, error_model="numpy", forceinline=True),
+        pipeline_class=compiler_for(function)))
 
 
 def native_address(dispatcher, argtypes: tuple) -> int:

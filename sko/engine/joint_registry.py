@@ -47,6 +47,7 @@ from numba import from_dtype, njit, types
 from numba.core.dispatcher import Dispatcher
 from numba.extending import overload
 
+from sko.engine.indexing import compiler_for
 from sko.engine.jit import FAST_MATH, cached, native_address, native_caller
 from sko.errors import JointError
 
@@ -180,8 +181,8 @@ class JointKernel:
         d = self._dispatchers.get(kind)
         if d is None:
             # bounds-checked: an index past a buffer is an error naming the joint, never a write past it
-            d = self._dispatchers[kind] = njit(fastmath=FAST_MATH, error_model="numpy", boundscheck=not self.library)(
-                self.functions[kind])
+            d = self._dispatchers[kind] = njit(fastmath=FAST_MATH, error_model="numpy", boundscheck=not self.library,
+                                               pipeline_class=compiler_for(self.functions[kind]))(self.functions[kind])
             try:
                 cached(d)
             except RuntimeError:  # no file to cache beside (code typed at a prompt): compiled per process

@@ -44,6 +44,7 @@ from numba import from_dtype, njit, prange, types
 from sko.engine import aba, crba, rigid_rnea, rnea
 from sko.engine.borrow import borrowed, matrix_view
 from sko.engine.fields import columns
+from sko.engine.indexing import Compiler
 from sko.engine.layout import Flat, max_dims
 from sko.engine.jit import FAST_MATH, call_request, cached, kernel, native_address, native_caller, register
 from sko.engine.hooks import add_hinge_forces
@@ -632,7 +633,7 @@ def one_state_driver(dtype, dimensions: int = 1, velocities: bool = True):
         own, given = types.Array(scalar, 1, "C"), types.Array(scalar, 1, "A", readonly=True, aligned=False)
         out = types.Array(scalar, dimensions, "C")
         function = _evaluate_one if velocities else _evaluate_configuration
-        driver = cached(njit(fastmath=FAST_MATH, error_model="numpy")(function))
+        driver = cached(njit(fastmath=FAST_MATH, error_model="numpy", pipeline_class=Compiler)(function))
         driver.compile((own, given, given, given, out) if velocities else (own, given, out))
         driver.disable_compile()
         _DRIVERS[key] = driver

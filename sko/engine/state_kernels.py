@@ -85,6 +85,7 @@ from numba.core.dispatcher import Dispatcher
 
 from sko.engine.borrow import borrowed, matrix_view, strided_view
 from sko.engine.fields import columns, offsets
+from sko.engine.indexing import compiler_for
 from sko.engine.cache import CheckedCache
 from sko.engine.jit import FAST_MATH, call_state, cached, kernel, native_address, register
 from sko.bodies.contract import BodyError, CompiledState
@@ -239,7 +240,8 @@ class StateKernel:
         self.calls_hinge = bool(calls_hinge)
         self.rates = bool(rates)
         self.py_func = py_func
-        self.dispatcher = njit(fastmath=FAST_MATH, error_model="numpy", no_cpython_wrapper=True)(py_func)
+        self.dispatcher = njit(fastmath=FAST_MATH, error_model="numpy", no_cpython_wrapper=True,
+                               pipeline_class=compiler_for(py_func))(py_func)
         try:
             cached(self.dispatcher)
         except RuntimeError:  # no file to cache beside (code typed at a prompt): compiled per process
@@ -333,8 +335,9 @@ class StateKernel:
         """The address of the declared function ``name`` (an attribute) compiled for ``argtypes``."""
         dispatcher = self._declared.get(name)
         if dispatcher is None:
-            dispatcher = self._declared[name] = njit(fastmath=FAST_MATH, error_model="numpy",
-                                                     no_cpython_wrapper=True)(getattr(self, name))
+            function = getattr(self, name)
+            dispatcher = self._declared[name] = njit(fastmath=FAST_MATH, error_model="numpy", no_cpython_wrapper=True,
+                                                     pipeline_class=compiler_for(function))(function)
             try:
                 cached(dispatcher)
             except RuntimeError:  # no file to cache beside
