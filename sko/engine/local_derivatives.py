@@ -58,11 +58,13 @@ __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_st
 #: called instead of the complex steps there; 0: none, or a checked kernel), ``JOINT_PARTIALS`` (the
 #: address of the closed-form partials along a coordinate of ``JOINT`` it declares, called in those
 #: columns instead of its kernel; 0: none, or a checked kernel), ``REAL_HINGE`` (the address of its
-#: compiled hinge force for float64 states, which :func:`partials` calls at the real state; 0: none).
+#: compiled hinge force for float64 states, which :func:`partials` calls at the real state; 0: none),
+#: ``IDENTITY`` (1: it hangs from its parent's own frame, whose ``Γ_o = [I₆, 0]`` the parent's
+#: unchecked kernel declares, ``own_frame_identity``: the products with ``Γ_o`` pick entries).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
                "RIGID", "RATES", "NONZERO", "JOINT", "VELOCITIES",
-               "JOINT_PARTIALS", "REAL_HINGE")
+               "JOINT_PARTIALS", "REAL_HINGE", "IDENTITY")
 #: The structural zeros of a body's local partials, found as they are read (exact zeros of the
 #: complex step or of the closed form; the work buffer's zeros elsewhere: the columns along the
 #: velocities at ``Terms.RATES``, those along ``θ̈``): per column ``x`` of its ``3 n``, a flag (1.0:
@@ -130,6 +132,9 @@ def plan(layout) -> LocalPlan:
         if p >= 0:
             record = (int(rows[j, Row.INBOARD]) - int(rows[p, Row.RECORDS])) // (int(Record.SIZE) + 6 * mp)
             pl[Plan.RECORD] = record
+            parent = layout._kernels[p]
+            pl[Plan.IDENTITY] = int(record == 0 and parent is not None and parent.own_frame_identity
+                                    and rows[p, Row.CHECK] < 0)
         pl[Plan.DOF] = int(rows[j, Row.V]) - layout.v_offset
         pl[Plan.QS] = int(rows[j, Row.Q]) - layout.q_offset
         body = layout.system.body(layout.bodies[layout.order[j]])
@@ -482,7 +487,9 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     alpha_p = plan[p, Plan.ALPHA] if p >= 0 else 0
     for r in range(6):  # β_o = Γ_o α(℘)
         s = 0.0
-        if p >= 0:
+        if p >= 0 and pl[Plan.IDENTITY] == 1:
+            s = work[alpha_p + r]
+        elif p >= 0:
             for c in range(mp):
                 s += arena[io + Record.SIZE + r * mp + c].real * work[alpha_p + c]
         beta[r] = s
@@ -741,18 +748,23 @@ def _seeds(rows, arena, plan, work, j):
     dG, dg, G = wo, wo + n2 * 6 * mp, wo + n2 * 6 * mp + n2 * 6
     Vp, alpha_p, sigma_p, rho_p, A_p = prow[Row.VELOCITY], pp[Plan.ALPHA], pp[Plan.SIGMA], pp[Plan.RHO], pp[Plan.A]
     W, T, HG, rigid_p = pl[Plan.W], pl[Plan.T], pl[Plan.HGAMMA], pp[Plan.RIGID] == 1
+    identity = pl[Plan.IDENTITY] == 1  # Γ_o = [I₆, 0]: its products pick the first six rows or columns
     moved = pp[Plan.NONZERO] + (Nonzero.records + pl[Plan.RECORD]) * n2  # the flags of ∂Γ (Nonzero)
     wa = W + Seed.acceleration * n2
     for r in range(6):  # by rows of σ and ϱ: contiguous inner loops
         Wv, Wa = work[W + r * n2: W + (r + 1) * n2], work[wa + r * n2: wa + (r + 1) * n2]
-        for x in range(n2):
-            Wv[x], Wa[x] = 0.0, 0.0
-        for c in range(mp):
-            gamma = arena[go + r * mp + c].real
-            sc, rc = work[sigma_p + c * n2: sigma_p + (c + 1) * n2], work[rho_p + c * n2: rho_p + (c + 1) * n2]
+        if identity:
             for x in range(n2):
-                Wv[x] += gamma * sc[x]
-                Wa[x] += gamma * rc[x]
+                Wv[x], Wa[x] = work[sigma_p + r * n2 + x], work[rho_p + r * n2 + x]
+        else:
+            for x in range(n2):
+                Wv[x], Wa[x] = 0.0, 0.0
+            for c in range(mp):
+                gamma = arena[go + r * mp + c].real
+                sc, rc = work[sigma_p + c * n2: sigma_p + (c + 1) * n2], work[rho_p + c * n2: rho_p + (c + 1) * n2]
+                for x in range(n2):
+                    Wv[x] += gamma * sc[x]
+                    Wa[x] += gamma * rc[x]
         if not rigid_p:
             for x in range(n2):
                 t = work[dg + x * 6 + r]
@@ -768,18 +780,24 @@ def _seeds(rows, arena, plan, work, j):
     for r in range(6):
         for c in range(6):
             s, t = 0.0, 0.0 if rigid_p else work[G + r * 6 + c]
-            for k in range(mp):
-                gamma = arena[go + r * mp + k].real
-                s += gamma * arena[eo + k * er + c * ec].real
-                t += gamma * work[A_p + k * 6 + c]
+            if identity:
+                s, t = arena[eo + r * er + c * ec].real, t + work[A_p + r * 6 + c]
+            else:
+                for k in range(mp):
+                    gamma = arena[go + r * mp + k].real
+                    s += gamma * arena[eo + k * er + c * ec].real
+                    t += gamma * work[A_p + k * 6 + c]
             work[T + r * Seed.SIZE + c] = s
             work[ta + r * Seed.SIZE + Seed.acceleration + c] = s
             work[ta + r * Seed.SIZE + c] = t
     for r in range(np_):
         for c in range(6):
             s = 0.0
-            for k in range(mp):
-                s += arena[hp + r * mp + k].real * arena[go + c * mp + k].real
+            if identity:
+                s = arena[hp + r * mp + c].real
+            else:
+                for k in range(mp):
+                    s += arena[hp + r * mp + k].real * arena[go + c * mp + k].real
             work[HG + r * 6 + c] = s
 
 
@@ -833,16 +851,26 @@ def _gather(rows, arena, plan, work, scratch, j):
             e, Wl = Kc[l], work[W + l * n2: W + (l + 1) * n2]
             for x in range(n2):
                 KWc[x] += e * Wl[x]
+    identity = pl[Plan.IDENTITY] == 1  # Γ_o = [I₆, 0]: Γ_o* adds to the parent's first six rows
     for r in range(mp):
         Pr, gr, s = work[Pp + r * Seed.SIZE: Pp + (r + 1) * Seed.SIZE], work[gp + r * n2: gp + (r + 1) * n2], 0.0
-        for c in range(6):
-            e = arena[go + c * mp + r].real
-            s += e * work[u + c]
-            KTc, KWc = KT[c * Seed.SIZE: (c + 1) * Seed.SIZE], KW[c * n2: (c + 1) * n2]
-            for k in range(Seed.SIZE):
-                Pr[k] += e * KTc[k]
-            for x in range(n2):
-                gr[x] += e * KWc[x]
+        if identity:
+            if r < 6:
+                s = work[u + r]
+                KTc, KWc = KT[r * Seed.SIZE: (r + 1) * Seed.SIZE], KW[r * n2: (r + 1) * n2]
+                for k in range(Seed.SIZE):
+                    Pr[k] += KTc[k]
+                for x in range(n2):
+                    gr[x] += KWc[x]
+        else:
+            for c in range(6):
+                e = arena[go + c * mp + r].real
+                s += e * work[u + c]
+                KTc, KWc = KT[c * Seed.SIZE: (c + 1) * Seed.SIZE], KW[c * n2: (c + 1) * n2]
+                for k in range(Seed.SIZE):
+                    Pr[k] += e * KTc[k]
+                for x in range(n2):
+                    gr[x] += e * KWc[x]
         work[fp + r] += s
         if not rigid_p:
             for x in range(n2):
