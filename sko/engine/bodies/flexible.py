@@ -73,6 +73,16 @@ def _cross(a, b):
 
 
 @inline_kernel
+def _unit_cross(c, a):
+    """``e_c × a`` for the unit vector ``e_c`` (``c`` in 0…2) and three numbers ``a``."""
+    if c == 0:
+        return 0.0 * a[0], -a[2], a[1]
+    if c == 1:
+        return a[2], 0.0 * a[0], -a[0]
+    return -a[1], a[0], 0.0 * a[0]
+
+
+@inline_kernel
 def _counts(reals, c0):
     """From a flexible body's constants at ``c0`` (:data:`FlexibleConstants`): its particles,
     modes, modal nodes, its joint's ``nq`` and ``nv``, and where its masses, particle positions
@@ -348,7 +358,10 @@ def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, 
     ``y_i = ω × (ω × r_i + v_l + 2 Φ_i η̇)`` by ``B_i* δy_i + [0; C δη̇]``,
     ``δy_i = δω × (ω × r_i + v_l + 2 Φ_i η̇) + ω × (δω × r_i + δv_l + 2 Φ_i δη̇)``; a modal node's
     ``γ_o = −v_rel × ᵒX_k v + [J̇_r Ψ_o η̇; 0]`` (``[ᵒX_k, Π_o] = Γ_o``, ``v_rel = Π_o η̇``,
-    :func:`_modal_node`) by its derivative in ``v`` and ``η̇``; its own frame's ``γ = 0`` not at all."""
+    :func:`_modal_node`) by its derivative in ``v`` and ``η̇``; its own frame's ``γ = 0`` not at all.
+    ``δb`` is linear in ``(δω, δv_l, δη̇)``: the particles are summed once into its matrix ``Z``
+    (``m × (6 + r)``, a column per unit direction), which each direction then multiplies; a modal
+    node's ``δγ_o`` along ``δv`` is ``−(v_rel ×) ᵒX_k δv``, and only a mode's takes the full terms."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
     n, r, nn, jnq, jnv, mu, positions, shapes = _counts(reals, c0)
     m, nv = 6 + r, row[Row.NV]
@@ -396,27 +409,40 @@ def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, 
         for i in range(r):
             work[dB + (jnv + j) * m + 6 + i] = reals[damping + i * r + j]
     w = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real)
+    Z = np.zeros((m, 6 + r))  # ∂b per unit δω, δv_l (columns 0…5) and η̇_j (6 + j): Σ_i B_i* ∂y_i
     for i in range(n):
         sh = shapes + 3 * i * r
         x, t = _particle_motion(reals, positions + 3 * i, sh, arena, qe, ve, r, w, Vo)
         mi = reals[mu + i]
-        for d in range(first, count):
-            e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
-            mode = d - own - jnv  # η̇_mode, or < 0
-            dx = _cross((e[0], e[1], e[2]), x)
-            dl = (dx[0] + e[3], dx[1] + e[4], dx[2] + e[5])
-            if mode >= 0:
-                dl = (dl[0] + 2 * reals[sh + mode], dl[1] + 2 * reals[sh + r + mode], dl[2] + 2 * reals[sh + 2 * r + mode])
-            y1, y2 = _cross((e[0], e[1], e[2]), t), _cross(w, dl)
-            dy = (mi * (y1[0] + y2[0]), mi * (y1[1] + y2[1]), mi * (y1[2] + y2[2]))
+        for c in range(6 + r):  # δy = μ (δω × t + ω × (δω × x + δv_l + 2 Φ_i δη̇)) per unit column
+            if c < 3:
+                u, ux = _unit_cross(c, t), _unit_cross(c, x)
+                wx = _cross(w, ux)
+                dy = (mi * (u[0] + wx[0]), mi * (u[1] + wx[1]), mi * (u[2] + wx[2]))
+            elif c < 6:
+                u = _unit_cross(c - 3, w)
+                dy = (-mi * u[0], -mi * u[1], -mi * u[2])  # ω × e = −e × ω
+            else:
+                s = sh + c - 6
+                u = _cross(w, (reals[s], reals[s + r], reals[s + 2 * r]))
+                dy = (2 * mi * u[0], 2 * mi * u[1], 2 * mi * u[2])
             rd = _cross(x, dy)  # B_i* δy = [r_i × δy; δy; Φ_iᵀ δy]
-            b = B if d < own else dB
-            for c in range(3):
-                work[b + _out(own, m, d, c)] += rd[c]
-                work[b + _out(own, m, d, 3 + c)] += dy[c]
+            for k in range(3):
+                Z[k, c] += rd[k]
+                Z[3 + k, c] += dy[k]
             for j in range(r):
-                work[b + _out(own, m, d, 6 + j)] += (reals[sh + j] * dy[0] + reals[sh + r + j] * dy[1]
-                                            + reals[sh + 2 * r + j] * dy[2])
+                Z[6 + j, c] += reals[sh + j] * dy[0] + reals[sh + r + j] * dy[1] + reals[sh + 2 * r + j] * dy[2]
+    for d in range(first, count):  # each direction's ∂b: Z δv, or Z's column of its mode
+        e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
+        mode = d - own - jnv  # η̇_mode, or < 0
+        b = B if d < own else dB
+        for i in range(m):
+            if mode >= 0:
+                s = Z[i, 6 + mode]
+            else:
+                s = (Z[i, 0] * e[0] + Z[i, 1] * e[1] + Z[i, 2] * e[2] + Z[i, 3] * e[3] + Z[i, 4] * e[4]
+                     + Z[i, 5] * e[5])
+            work[b + _out(own, m, d, i)] += s
     size = Record.SIZE + 6 * m
     for d in range(first, count):  # the own frame's γ = 0
         for i in range(6):
@@ -437,35 +463,40 @@ def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, 
               real_dot(arena, go + 5 * m + 6, 1, ve, r))  # v_rel = Π_o η̇
         xa = (real_dot(arena, go, 1, Vo, 6), real_dot(arena, go + m, 1, Vo, 6), real_dot(arena, go + 2 * m, 1, Vo, 6))
         xl = (real_dot(arena, go + 3 * m, 1, Vo, 6), real_dot(arena, go + 4 * m, 1, Vo, 6), real_dot(arena, go + 5 * m, 1, Vo, 6))
+        a1 = _cross(psi, kp)
         for d in range(first, count):
-            e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
             mode = d - own - jnv
-            dxa = (_row(arena, go, e), _row(arena, go + m, e), _row(arena, go + 2 * m, e))  # ᵒX_k δv
-            dxl = (_row(arena, go + 3 * m, e), _row(arena, go + 4 * m, e), _row(arena, go + 5 * m, e))
-            dwr = dlr = dpsid = (0.0, 0.0, 0.0)
-            if mode >= 0:  # δv_rel = Π_o e_j, δψ̇ = Ψ_o e_j
+            if mode < 0:  # along δv: ᵒX_k δv moves, v_rel and ψ̇ do not
+                e = _direction(arena, eo, er, ec, ho, m, jnv, inboard, d)
+                dxa = (_row(arena, go, e), _row(arena, go + m, e), _row(arena, go + 2 * m, e))  # ᵒX_k δv
+                dxl = (_row(arena, go + 3 * m, e), _row(arena, go + 4 * m, e), _row(arena, go + 5 * m, e))
+                g0, g1, g2 = _cross(wr, dxa), _cross(lr, dxa), _cross(wr, dxl)
+                ga = (-g0[0], -g0[1], -g0[2])
+                gl = (-(g1[0] + g2[0]), -(g1[1] + g2[1]), -(g1[2] + g2[2]))
+            else:  # along η̇_mode: δv_rel = Π_o e_j, δψ̇ = Ψ_o e_j
                 pc = go + 6 + mode
                 dwr = (arena[pc].real, arena[pc + m].real, arena[pc + 2 * m].real)
                 dlr = (arena[pc + 3 * m].real, arena[pc + 4 * m].real, arena[pc + 5 * m].real)
                 dpsid = (reals[psi_o + mode], reals[psi_o + r + mode], reals[psi_o + 2 * r + mode])
-            dsdot = 2 * (psi[0] * dpsid[0] + psi[1] * dpsid[1] + psi[2] * dpsid[2])
-            dkp = _cross(psi, dpsid)
-            a1, da1 = _cross(psi, kp), _cross(psi, dkp)
-            da2a, da2b = _cross(dpsid, kp), _cross(psid, dkp)
-            g0a, g0b = _cross(dwr, xa), _cross(wr, dxa)
-            g1a, g1b = _cross(dlr, xa), _cross(lr, dxa)
-            g2a, g2b = _cross(dwr, xl), _cross(wr, dxl)
-            g3a, g3b = _cross(dwr, lr), _cross(wr, dlr)
+                dsdot = 2 * (psi[0] * dpsid[0] + psi[1] * dpsid[1] + psi[2] * dpsid[2])
+                dkp = _cross(psi, dpsid)
+                da1, da2a, da2b = _cross(psi, dkp), _cross(dpsid, kp), _cross(psid, dkp)
+                g0, g1, g2, g3a, g3b = _cross(dwr, xa), _cross(dlr, xa), _cross(dwr, xl), _cross(dwr, lr), _cross(wr, dlr)
+                ga = (-g0[0] - dB_ * (dsdot * kp[0] + sdot * dkp[0]) + dC * (dsdot * a1[0] + sdot * da1[0])
+                      + C * (da2a[0] + da2b[0]),
+                      -g0[1] - dB_ * (dsdot * kp[1] + sdot * dkp[1]) + dC * (dsdot * a1[1] + sdot * da1[1])
+                      + C * (da2a[1] + da2b[1]),
+                      -g0[2] - dB_ * (dsdot * kp[2] + sdot * dkp[2]) + dC * (dsdot * a1[2] + sdot * da1[2])
+                      + C * (da2a[2] + da2b[2]))
+                gl = (-(g1[0] + g2[0]) - (g3a[0] + g3b[0]), -(g1[1] + g2[1]) - (g3a[1] + g3b[1]),
+                      -(g1[2] + g2[2]) - (g3a[2] + g3b[2]))
             for i in range(3):
-                ga = (-(g0a[i] + g0b[i]) - dB_ * (dsdot * kp[i] + sdot * dkp[i]) + dC * (dsdot * a1[i] + sdot * da1[i])
-                      + C * (da2a[i] + da2b[i]))
-                gl = -(g1a[i] + g1b[i] + g2a[i] + g2b[i]) - (g3a[i] + g3b[i])
                 if d < own:
-                    work[G + k * stride + i * 6 + d] = ga
-                    work[G + k * stride + (3 + i) * 6 + d] = gl
+                    work[G + k * stride + i * 6 + d] = ga[i]
+                    work[G + k * stride + (3 + i) * 6 + d] = gl[i]
                 else:
-                    work[dG + k * stride + (d - own) * 6 + i] = ga
-                    work[dG + k * stride + (d - own) * 6 + 3 + i] = gl
+                    work[dG + k * stride + (d - own) * 6 + i] = ga[i]
+                    work[dG + k * stride + (d - own) * 6 + 3 + i] = gl[i]
     return True
 
 
