@@ -41,8 +41,8 @@ def _fix_integer_index(context, builder, index_type, index, size):
 arrayobj.fix_integer_index = _fix_integer_index
 
 
-class _Lower(lowering.Lower):
-    """numba's lowering of a function, with its module's indices taken as they are."""
+class _Unwrapped:
+    """A lowering of a function with its module's indices taken as they are (mixed into numba's)."""
 
     def lower(self):
         _UNWRAPPED.add(self.module)
@@ -52,37 +52,18 @@ class _Lower(lowering.Lower):
             _UNWRAPPED.discard(self.module)
 
 
-class _ParforLower(ParforLower):
-    """numba's lowering of a parallel function, with its module's indices taken as they are
-    (the loops it outlines are compiled apart, with numba's own indexing)."""
-
-    def lower(self):
-        _UNWRAPPED.add(self.module)
-        try:
-            super().lower()
-        finally:
-            _UNWRAPPED.discard(self.module)
+def _lowering_pass(numba_pass: type, numba_lower: type) -> type:
+    """numba's lowering pass ``numba_pass``, lowering by ``numba_lower`` with :class:`_Unwrapped`
+    (a parallel function's outlined loops are compiled apart, with numba's own indexing)."""
+    lower = type(f"Unwrapped{numba_lower.__name__}", (_Unwrapped, numba_lower), {})
+    step = type(f"Unwrapped{numba_pass.__name__}", (numba_pass,), {
+        "_name": f"sko_{numba_pass._name}", "lowering_class": property(lambda self: lower)})
+    return register_pass(mutates_CFG=True, analysis_only=False)(step)
 
 
-@register_pass(mutates_CFG=True, analysis_only=False)
-class _Lowering(NativeLowering):
-    _name = "sko_native_lowering"
-
-    @property
-    def lowering_class(self):
-        return _Lower
-
-
-@register_pass(mutates_CFG=True, analysis_only=False)
-class _ParforLowering(NativeParforLowering):
-    _name = "sko_native_parfor_lowering"
-
-    @property
-    def lowering_class(self):
-        return _ParforLower
-
-
-_OURS = {NativeLowering: _Lowering, NativeParforLowering: _ParforLowering}
+#: numba's lowering passes, and the package's in their place
+_OURS = {NativeLowering: _lowering_pass(NativeLowering, lowering.Lower),
+         NativeParforLowering: _lowering_pass(NativeParforLowering, ParforLower)}
 
 
 class Compiler(compiler.Compiler):
