@@ -33,13 +33,14 @@ import numpy as np
 from numba import prange, typeof, types
 
 from sko.bodies.rigid import RigidBody
-from sko.engine.borrow import borrowed
+from sko.engine.borrow import borrowed, flat_view
 from sko.engine.fields import columns, offsets
 from sko.engine.hooks import hook_address
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
 from sko.engine.state_kernels import Record, Row, Terms, fill_states, finite_entries, root_record
 
 __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
+           "tangent_columns", "tangent_columns_call",
            "partials", "batch_partials", "forward", "forward_call", "NOT_FINITE_INPUT", "NOT_FINITE_RESULT",
            "NOT_FINITE_HINGE", "RAISED"]
 
@@ -211,6 +212,41 @@ def one_state_call(layout) -> Callable:
     def call(q: np.ndarray, v: np.ndarray, dv: np.ndarray, qdot: np.ndarray) -> tuple[int, np.ndarray]:
         D = zeros(shape)
         return entry(table, reals, arena, q, v, qdot, dv, plan_, work, scratch, D, terms, True, addresses), D
+
+    return call
+
+
+@kernel(entry=True)
+def tangent_columns(template, flat, entries, signs, q, out) -> int:
+    """``out`` (``nq × nv``) = ``template`` with its flattened entry ``flat[k]`` set to
+    ``signs[k] · q[entries[k]]``: the tangent columns ``q̇(q, e_ι)`` (Eq. 1) that :func:`partials`
+    takes, for a system whose only maps that depend on ``q`` are linear in its entries (the ball
+    joints' ``G(q)``, :class:`~sko.systems.coordinates.CoordinateMaps`). Returns −1."""
+    template, flat, entries, signs, q, out = (borrowed(template), borrowed(flat), borrowed(entries), borrowed(signs),
+                                              borrowed(q), borrowed(out))
+    o, t = flat_view(out), flat_view(template)
+    for i in range(o.shape[0]):
+        o[i] = t[i]
+    for k in range(flat.shape[0]):
+        o[flat[k]] = signs[k] * q[entries[k]]
+    return -1
+
+
+def tangent_columns_call(template: np.ndarray, flat: np.ndarray, entries: np.ndarray, signs: np.ndarray) -> Callable:
+    """The prepared :func:`tangent_columns`: ``call(q) -> out``, a new ``nq × nv`` array, on a 1-D
+    float64 ``q`` of ``nq`` entries (any strides), which the caller has checked: compiled for its
+    one signature and called at its machine code's entry, as :func:`one_state_call` calls
+    :func:`partials`."""
+    template, signs = np.ascontiguousarray(template, dtype=np.float64), np.ascontiguousarray(signs, dtype=np.float64)
+    flat, entries = np.ascontiguousarray(flat, dtype=np.int64), np.ascontiguousarray(entries, dtype=np.int64)
+    argtypes = (*(typeof(x) for x in (template, flat, entries, signs)), _VECTOR, types.Array(types.float64, 2, "C"))
+    tangent_columns.compile(argtypes)
+    entry, empty, shape = tangent_columns.overloads[argtypes].entry_point, np.empty, template.shape
+
+    def call(q: np.ndarray) -> np.ndarray:
+        out = empty(shape)
+        entry(template, flat, entries, signs, q, out)
+        return out
 
     return call
 

@@ -165,8 +165,11 @@ def one_state_call(system) -> Callable:
     if layout is None or not layout.all_compiled or layout.hinge_forces or (constant is None and maps is None):
         return _declined
     n = system.dof_size
+    recipe = None if constant is not None else maps.linear_recipe(n)
+    tangents = None  # the compiled tangent columns of a recipe, made on the first call that needs them
 
     def call(q, v, dv, forward: bool):
+        nonlocal tangents
         if not (system._pose_free and system._complex_carried) or BACKEND.get() is not COMPILED:
             return None
         if (state := plain_state(system, q, v, dv)) is None:
@@ -175,7 +178,14 @@ def one_state_call(system) -> Callable:
         if forward:
             dv = system.forward_dynamics(q, v, dv)
         # a zero quaternion is not looked for: the kernel rejects it, and the checked path names it
-        qdot = constant if constant is not None else maps.qdot_matrix(q, n, check=False)
+        if constant is not None:
+            qdot = constant
+        elif recipe is not None:
+            if tangents is None:
+                tangents = local_derivatives.tangent_columns_call(*recipe)
+            qdot = tangents(q)
+        else:
+            qdot = maps.qdot_matrix(q, n, check=False)
         status, D = layout.local_call(q, v, dv, qdot)  # compiled on the first call that gets here
         if status != -1:
             return None

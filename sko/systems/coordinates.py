@@ -121,13 +121,7 @@ class CoordinateMaps:
         """``Q(q)`` (nq × nv) with ``q̇ = Q(q) θ̇`` at a checked ``q``: ones where ``q̇ = θ̇``, the
         joints' own maps column by column elsewhere (each is linear in ``θ̇``). Without ``check``,
         a quaternion of zero norm is not looked for (the caller's kernels reject it)."""
-        cached = self._ones
-        if cached is None or cached[0] != nv:
-            ones = np.zeros((self.nq, nv))
-            ones[self.rate_q, self.rate_v] = 1.0
-            ones.setflags(write=False)
-            cached = self._ones = (nv, ones, (self.ball_rows * nv + self.ball_columns).ravel())
-        _, ones, ball_flat = cached
+        ones, ball_flat = self._tables(nv)
         out = ones.copy() if q.dtype == _F8 else ones.astype(np.result_type(q, float))
         if self.ball_checks:
             entries = q.take(self._ball_entries)  # each ball joint's 12 entries of G(q): all four of its q
@@ -139,6 +133,26 @@ class CoordinateMaps:
             out[qs, vs] = matrix(q[qs]) if matrix is not None else np.column_stack(
                 [rate(q[qs], e) for e in np.eye(vs.stop - vs.start)])
         return out
+
+    def linear_recipe(self, nv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """``Q(q)`` of :meth:`qdot_matrix` as ``(template, flat, entries, signs)``: ``template``
+        with its flattened entry ``flat[k]`` set to ``signs[k] · q[entries[k]]`` (the ball joints'
+        ``G(q)``), for a system with no other map; ``None`` for one with another map."""
+        if self.matrix_rates:
+            return None
+        ones, ball_flat = self._tables(nv)
+        return ones, ball_flat, self._ball_entries, self._ball_signs
+
+    def _tables(self, nv: int) -> tuple[np.ndarray, np.ndarray]:
+        """``Q(q)``'s entries that are 1 (``q̇ = θ̇``) and the flat positions of the balls' entries,
+        made on first use and published as one tuple (a concurrent call sees all of it or none)."""
+        cached = self._ones
+        if cached is None or cached[0] != nv:
+            ones = np.zeros((self.nq, nv))
+            ones[self.rate_q, self.rate_v] = 1.0
+            ones.setflags(write=False)
+            cached = self._ones = (nv, ones, (self.ball_rows * nv + self.ball_columns).ravel())
+        return cached[1], cached[2]
 
     def _named(self, check: Callable, quaternion: np.ndarray, start: int) -> None:
         """``check(quaternion)``, a joint's own check, its error naming the body whose coordinates
