@@ -27,7 +27,9 @@ __all__ = ["Compiler", "compiler_for"]
 
 #: the LLVM modules being lowered for the package's functions
 _UNWRAPPED: set = set()
-_numba_fix = arrayobj.fix_integer_index
+#: numba's own fix: loaded again (a reload), the module finds its earlier wrapper in numba's place,
+#: which looks this name up among the globals the reload rebinds, so it wraps what that one wrapped
+_numba_fix = getattr(arrayobj.fix_integer_index, "numba_fix", arrayobj.fix_integer_index)
 
 
 def _fix_integer_index(context, builder, index_type, index, size):
@@ -38,6 +40,7 @@ def _fix_integer_index(context, builder, index_type, index, size):
     return _numba_fix(context, builder, index_type, index, size)
 
 
+_fix_integer_index.numba_fix = _numba_fix
 arrayobj.fix_integer_index = _fix_integer_index
 
 

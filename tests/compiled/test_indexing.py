@@ -3,6 +3,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 from numba import njit
@@ -53,3 +57,25 @@ def test_only_the_package_functions_take_the_package_compiler():
     assert compiler_for(_tail) is compiler.Compiler
     assert compiler_for(lambda x: x) is compiler.Compiler
     assert compiler_for(object()) is compiler.Compiler
+
+
+_RELOADED = textwrap.dedent("""
+    import importlib
+    import numpy as np
+    from numba import njit
+    import sko.engine.indexing as indexing
+    importlib.reload(indexing)
+    def tail(x, i):
+        return x[1:][i]
+    x = np.array([10.0, 20.0, 30.0])
+    print(njit(pipeline_class=indexing.Compiler)(tail)(x, -1), njit(tail)(x, -1))
+""")
+
+
+def test_a_reloaded_module_wraps_numbas_fix_once():
+    """Loaded again (``importlib.reload``, IPython's autoreload), the module wraps numba's own fix,
+    not its earlier wrapper, which would call itself without end at every index any code compiles;
+    the package's functions still index as written, everyone else's as Python does."""
+    done = subprocess.run([sys.executable, "-c", _RELOADED], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["10.0", "30.0"]
