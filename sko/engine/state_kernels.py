@@ -348,9 +348,12 @@ class StateKernel:
         """The kernel compiled with numba's Python wrapper and bounds-checked, so its exceptions
         reach Python with their messages and an index past an array is an ``IndexError``, not a
         write past it (compiled on first use, cached apart from the kernel: the checks of a
-        user's kernel run it first, :mod:`sko.engine.kernel_checks`)."""
+        user's kernel run it first, :mod:`sko.engine.kernel_checks`). It indexes as the kernel
+        does (:func:`~sko.engine.indexing.compiler_for`): a negative index of a package kernel is
+        an ``IndexError`` too."""
         if self._callable is None:
-            self._callable = njit(fastmath=FAST_MATH, error_model="numpy", boundscheck=True)(self.py_func)
+            self._callable = njit(fastmath=FAST_MATH, error_model="numpy", boundscheck=True,
+                                  pipeline_class=compiler_for(self.py_func))(self.py_func)
             try:
                 cached(self._callable, CheckedCache)
             except RuntimeError:  # no file to cache beside

@@ -79,3 +79,16 @@ def test_a_reloaded_module_wraps_numbas_fix_once():
     done = subprocess.run([sys.executable, "-c", _RELOADED], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["10.0", "30.0"]
+
+
+def test_a_checked_twin_indexes_as_its_kernel():
+    """The bounds-checked twin of a state kernel compiles as the kernel does: the package's
+    compiler for a library body's (a negative index is then out of bounds), numba's for a user's."""
+    from sko.engine.bodies.flexible import FLEXIBLE
+    from sko.engine.state_kernels import StateKernel
+
+    def users(arena, row, reals, terms, constants):
+        return True
+
+    assert FLEXIBLE.python_callable()._compiler.pipeline_class is Compiler
+    assert StateKernel(users).python_callable()._compiler.pipeline_class is compiler.Compiler
