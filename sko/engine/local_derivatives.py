@@ -521,13 +521,13 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             return j  # a checked kernel's outputs at the real state (the fill's checks)
     beta = scratch[Scratch.beta: Scratch.beta + 6]
     alpha_p = plan[p, Plan.ALPHA] if p >= 0 else 0
+    identity = pl[Plan.IDENTITY] == 1
     for r in range(6):  # β_o = Γ_o α(℘)
         s = 0.0
-        if p >= 0 and pl[Plan.IDENTITY] == 1:
-            s = work[alpha_p + r]
-        elif p >= 0:
-            for c in range(mp):
-                s += arena[io + Record.SIZE + r * mp + c].real * work[alpha_p + c]
+        if p >= 0:
+            lo, hi = _picked(identity, r, mp)
+            for c in range(lo, hi):
+                s += (1.0 if identity else arena[io + Record.SIZE + r * mp + c].real) * work[alpha_p + c]
         beta[r] = s
     al = pl[Plan.ALPHA]
     for r in range(m):  # α = E β + H* θ̈ + a (Eq. 22)
@@ -589,6 +589,16 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     if p >= 0:
         _seeds(rows, arena, plan, work, j)
     return -1
+
+
+@register
+def _picked(identity: bool, i: int, count: int) -> tuple[int, int]:
+    """The range of ``k`` in a product with row (or column) ``i`` of ``Γ_o`` where its entries may be
+    nonzero: ``0 … count``, or for ``Γ_o = [I₆, 0]`` (``identity``, :data:`Plan`) ``k = i`` alone,
+    where it is 1 (none for ``i ≥ 6``)."""
+    if identity:
+        return i, min(i + 1, 6)
+    return 0, count
 
 
 @register
@@ -789,18 +799,15 @@ def _seeds(rows, arena, plan, work, j):
     wa = W + Seed.acceleration * n2
     for r in range(6):  # by rows of σ and ϱ: contiguous inner loops
         Wv, Wa = work[W + r * n2: W + (r + 1) * n2], work[wa + r * n2: wa + (r + 1) * n2]
-        if identity:
+        for x in range(n2):
+            Wv[x], Wa[x] = 0.0, 0.0
+        lo, hi = _picked(identity, r, mp)
+        for c in range(lo, hi):
+            gamma = 1.0 if identity else arena[go + r * mp + c].real
+            sc, rc = work[sigma_p + c * n2: sigma_p + (c + 1) * n2], work[rho_p + c * n2: rho_p + (c + 1) * n2]
             for x in range(n2):
-                Wv[x], Wa[x] = work[sigma_p + r * n2 + x], work[rho_p + r * n2 + x]
-        else:
-            for x in range(n2):
-                Wv[x], Wa[x] = 0.0, 0.0
-            for c in range(mp):
-                gamma = arena[go + r * mp + c].real
-                sc, rc = work[sigma_p + c * n2: sigma_p + (c + 1) * n2], work[rho_p + c * n2: rho_p + (c + 1) * n2]
-                for x in range(n2):
-                    Wv[x] += gamma * sc[x]
-                    Wa[x] += gamma * rc[x]
+                Wv[x] += gamma * sc[x]
+                Wa[x] += gamma * rc[x]
         if not rigid_p:
             for x in range(n2):
                 t = work[dg + x * 6 + r]
@@ -816,24 +823,20 @@ def _seeds(rows, arena, plan, work, j):
     for r in range(6):
         for c in range(6):
             s, t = 0.0, 0.0 if rigid_p else work[G + r * 6 + c]
-            if identity:
-                s, t = arena[eo + r * er + c * ec].real, t + work[A_p + r * 6 + c]
-            else:
-                for k in range(mp):
-                    gamma = arena[go + r * mp + k].real
-                    s += gamma * arena[eo + k * er + c * ec].real
-                    t += gamma * work[A_p + k * 6 + c]
+            lo, hi = _picked(identity, r, mp)
+            for k in range(lo, hi):
+                gamma = 1.0 if identity else arena[go + r * mp + k].real
+                s += gamma * arena[eo + k * er + c * ec].real
+                t += gamma * work[A_p + k * 6 + c]
             work[T + r * Seed.SIZE + c] = s
             work[ta + r * Seed.SIZE + Seed.acceleration + c] = s
             work[ta + r * Seed.SIZE + c] = t
     for r in range(np_):
         for c in range(6):
             s = 0.0
-            if identity:
-                s = arena[hp + r * mp + c].real
-            else:
-                for k in range(mp):
-                    s += arena[hp + r * mp + k].real * arena[go + c * mp + k].real
+            lo, hi = _picked(identity, c, mp)
+            for k in range(lo, hi):
+                s += arena[hp + r * mp + k].real * (1.0 if identity else arena[go + c * mp + k].real)
             work[HG + r * 6 + c] = s
 
 
@@ -890,23 +893,15 @@ def _gather(rows, arena, plan, work, scratch, j):
     identity = pl[Plan.IDENTITY] == 1  # Γ_o = [I₆, 0]: Γ_o* adds to the parent's first six rows
     for r in range(mp):
         Pr, gr, s = work[Pp + r * Seed.SIZE: Pp + (r + 1) * Seed.SIZE], work[gp + r * n2: gp + (r + 1) * n2], 0.0
-        if identity:
-            if r < 6:
-                s = work[u + r]
-                KTc, KWc = KT[r * Seed.SIZE: (r + 1) * Seed.SIZE], KW[r * n2: (r + 1) * n2]
-                for k in range(Seed.SIZE):
-                    Pr[k] += KTc[k]
-                for x in range(n2):
-                    gr[x] += KWc[x]
-        else:
-            for c in range(6):
-                e = arena[go + c * mp + r].real
-                s += e * work[u + c]
-                KTc, KWc = KT[c * Seed.SIZE: (c + 1) * Seed.SIZE], KW[c * n2: (c + 1) * n2]
-                for k in range(Seed.SIZE):
-                    Pr[k] += e * KTc[k]
-                for x in range(n2):
-                    gr[x] += e * KWc[x]
+        lo, hi = _picked(identity, r, 6)
+        for c in range(lo, hi):
+            e = 1.0 if identity else arena[go + c * mp + r].real
+            s += e * work[u + c]
+            KTc, KWc = KT[c * Seed.SIZE: (c + 1) * Seed.SIZE], KW[c * n2: (c + 1) * n2]
+            for k in range(Seed.SIZE):
+                Pr[k] += e * KTc[k]
+            for x in range(n2):
+                gr[x] += e * KWc[x]
         work[fp + r] += s
         if not rigid_p:
             for x in range(n2):
