@@ -915,16 +915,18 @@ def _gather(rows, arena, plan, work, scratch, j):
 
 @kernel
 def _walks(rows, arena, plan, work, scratch, D, nv, i):
-    """Eq. 26 for row ``i``: its own block, its columns against its ancestors' rows, its rows
-    against its ancestors' columns. Up the first walk the force ``δu`` moves to the parent's frame
-    by ``(Γ_o E_℘)*``, the diagonal block of ``𝒯`` (Eq. 25), and reaches the parent's rows by the
-    weight ``H_℘ Γ_o*`` (:func:`_seeds`); the second multiplies by ``𝒯``'s nonzero blocks only.
+    """Eq. 26 for row ``i``: its own block, its columns along ``θ`` and ``θ̇`` against its
+    ancestors' rows, its rows against its ancestors' columns. Up the first walk the force ``δu``
+    moves to the parent's frame by ``(Γ_o E_℘)*``, the diagonal block of ``𝒯`` (Eq. 25), and
+    reaches the parent's rows by the weight ``H_℘ Γ_o*`` (:func:`_seeds`); the second multiplies
+    by ``𝒯``'s nonzero blocks only. ``ℳ`` is symmetric: the second walk's block of ``ℳ``
+    (``i``'s rows, an ancestor's columns) is also the first walk's, transposed, which it does not take.
     ``∂H f`` and ``∂E* f`` are left out in the columns where ``∂H`` or ``∂E`` is zero
     (:data:`Nonzero`). Products run along rows of the column blocks (contiguous inner loops), and
     a row of ``D`` gains them by :func:`_add_columns`. Returns −1 (a step of :func:`partials`)."""
     row, pl = rows[i], plan[i]
     m, n = row[Row.NODE_DIM], row[Row.NV]
-    x2 = 3 * n
+    x2, x1 = 3 * n, 2 * n  # all columns; those of the first walk (θ, θ̇)
     eo, er, ec, ho = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN], row[Row.H]
     dof, f, g, dH, dh = pl[Plan.DOF], pl[Plan.F], pl[Plan.G], pl[Plan.DH], pl[Plan.DHINGE]
     nzE, nzH = pl[Plan.NONZERO] + Nonzero.E * x2, pl[Plan.NONZERO] + Nonzero.H * x2
@@ -942,21 +944,21 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
             e, gk = arena[ho + r * m + k].real, work[g + k * x2: g + (k + 1) * x2]
             for x in range(x2):
                 own[x] += e * gk[x]
-        _add_columns(D, dof + r, own, dof, n, nv)
+        _add_columns(D, dof + r, own, dof, n, nv, 3)
     if x2 == 0 or row[Row.PARENT] < 0:
         return -1
     dE = pl[Plan.DE]
     for c in range(6):  # δu(i) = ∂E* f + E* g
-        xc = xv[c * x2: (c + 1) * x2]
-        for x in range(x2):
+        xc = xv[c * x1: (c + 1) * x1]
+        for x in range(x1):
             t = 0.0
             if work[nzE + x] != 0.0:
                 for r in range(m):
                     t += work[dE + (x * m + r) * 6 + c] * work[f + r]
             xc[x] = t
         for r in range(m):
-            e, gr = arena[eo + r * er + c * ec].real, work[g + r * x2: g + (r + 1) * x2]
-            for x in range(x2):
+            e, gr = arena[eo + r * er + c * ec].real, work[g + r * x2: g + r * x2 + x1]
+            for x in range(x1):
                 xc[x] += e * gr[x]
     here = i
     while True:
@@ -964,24 +966,24 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
         nj, dj = rows[j, Row.NV], plan[j, Plan.DOF]
         HG, T = plan[here, Plan.HGAMMA], plan[here, Plan.T]
         for r in range(nj):
-            for x in range(x2):
+            for x in range(x1):
                 own[x] = 0.0
             for c in range(6):
-                e, xc = work[HG + r * 6 + c], xv[c * x2: (c + 1) * x2]
-                for x in range(x2):
+                e, xc = work[HG + r * 6 + c], xv[c * x1: (c + 1) * x1]
+                for x in range(x1):
                     own[x] += e * xc[x]
-            _add_columns(D, dj + r, own, dof, n, nv)
+            _add_columns(D, dj + r, own, dof, n, nv, 2)
         if rows[j, Row.PARENT] < 0:
             break
         for c in range(6):  # (Γ_o E_℘)* δu
-            yc = y[c * x2: (c + 1) * x2]
-            for x in range(x2):
+            yc = y[c * x1: (c + 1) * x1]
+            for x in range(x1):
                 yc[x] = 0.0
             for k in range(6):
-                e, xk = work[T + k * Seed.SIZE + c], xv[k * x2: (k + 1) * x2]
-                for x in range(x2):
+                e, xk = work[T + k * Seed.SIZE + c], xv[k * x1: (k + 1) * x1]
+                for x in range(x1):
                     yc[x] += e * xk[x]
-        for k in range(6 * x2):
+        for k in range(6 * x1):
             xv[k] = y[k]
         here = j
     if n == 0:
@@ -1010,7 +1012,9 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
                 e, Wc = Y[r * Seed.SIZE + c], work[W + c * x3: W + (c + 1) * x3]
                 for x in range(x3):
                     out[x] += e * Wc[x]
-            _add_columns(D, dof + r, out, dj, nj, nv)
+            _add_columns(D, dof + r, out, dj, nj, nv, 3)
+            for x in range(nj):  # ℳ's block, transposed
+                D[dj + x, 2 * nv + dof + r] += out[2 * nj + x]
         if rows[j, Row.PARENT] < 0:
             break
         ta = T + Seed.acceleration * Seed.SIZE
@@ -1031,9 +1035,9 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
 
 
 @register
-def _add_columns(D, r, values, dof, n, nv):
-    """``D[r]`` gains a body's ``3 n`` column values (its ``θ``, ``θ̇``, ``θ̈`` columns, each block
-    of ``n`` at ``dof`` in its third of ``D``)."""
-    for b in range(3):
+def _add_columns(D, r, values, dof, n, nv, blocks):
+    """``D[r]`` gains a body's ``blocks · n`` column values (its ``θ``, ``θ̇``, then ``θ̈``
+    columns, each block of ``n`` at ``dof`` in its third of ``D``)."""
+    for b in range(blocks):
         for x in range(n):
             D[r, b * nv + dof + x] += values[b * n + x]
