@@ -194,8 +194,8 @@ def one_state_call(layout) -> Callable:
     """The prepared call of :func:`partials` at one state of ``layout`` (every body compiled):
     ``call(q, v, dv, qdot) -> (status, D)`` on 1-D float64 ``q``, ``v``, ``dv`` of the layout's
     sizes (any strides) and the C-ordered ``nq × nv`` float64 tangent columns ``qdot``. What depends
-    on the system alone (the complex128 state table, the plan, the arena, work and scratch buffers,
-    which the kernel zeroes) is made once, and :func:`partials` is compiled for its one signature and
+    on the system alone (the complex128 state table, the plan, the arena and scratch buffers,
+    which the kernel zeroes, and the work buffer, made zero) is made once, and :func:`partials` is compiled for its one signature and
     called at its machine code's entry, without numba's dispatcher (which would look up the
     overload of eleven arguments' types at every call); the entry converts each argument to the
     type the signature declares, so the caller passes arrays of exactly these kinds. Compiled
@@ -206,7 +206,7 @@ def one_state_call(layout) -> Callable:
     partials.compile(argtypes)
     entry, addresses = partials.overloads[argtypes].entry_point, _step_addresses(argtypes)
     zeros, terms = np.zeros, int(Terms.MOTION)
-    arena, work, scratch = np.empty(layout.size, dtype=np.complex128), np.empty(size), np.empty(scratch_size)
+    arena, work, scratch = np.empty(layout.size, dtype=np.complex128), np.zeros(size), np.empty(scratch_size)
     shape = (layout.system.dof_size, 3 * layout.system.dof_size)
 
     def call(q: np.ndarray, v: np.ndarray, dv: np.ndarray, qdot: np.ndarray) -> tuple[int, np.ndarray]:
@@ -268,8 +268,10 @@ def partials(rows, reals, arena, q, v, qdot, dv, plan, work, scratch, D, terms, 
     ``q``, ``v`` with accelerations ``dv``, held by ``arena`` (complex128, zeroed first), by
     Algorithm 2 of DERIVATIVES.md §9; ``qdot`` the ``nq × nv`` matrix of the tangent columns
     (Eq. 1). ``ℳ = ∂T/∂θ̈`` comes from the same recursion, as columns whose seeds are
-    ``σ = 0``, ``ϱ = H* e_ι`` and which call no kernel. ``work`` and ``scratch`` (of the sizes of
-    the plan, :class:`LocalPlan`) are zeroed first too. The states come from each body's first
+    ``σ = 0``, ``ϱ = H* e_ι`` and which call no kernel. ``scratch`` (of the size of the plan,
+    :class:`LocalPlan`) is zeroed first too; ``work`` is not: it holds zeros where no call writes
+    (it is made zero), and every call writes the same entries, fixed by the plan, before it reads
+    them (a declared function's entries are zeroed before it runs). The states come from each body's first
     step, or a fill (module docstring; ``terms`` is ``Terms.MOTION``, ``constants`` True:
     arguments, so the kernels are called with the types they were compiled for), with a checked
     kernel's outputs checked at the real state. Returns −1; the row whose state kernel (or hinge force) rejected
@@ -304,8 +306,6 @@ def partials(rows, reals, arena, q, v, qdot, dv, plan, work, scratch, D, terms, 
     for j in range(N):  # derivatives exist only where the dynamics are numbers
         if plan[j, Plan.REAL_HINGE] != 0 and not _real_hinge(rows[j], reals, arena, plan[j, Plan.REAL_HINGE], scratch):
             return NOT_FINITE_HINGE
-    for i in range(work.shape[0]):
-        work[i] = 0.0
     for i in range(scratch.shape[0]):
         scratch[i] = 0.0
     scatter, gather, walks = steps[0], steps[1], steps[2]
@@ -466,7 +466,11 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
         if not rigid and not (declared and x >= n):
             if x == n and rates:  # the real state's E, H, M, Γ again, which RATES leaves as they are
                 _real_outputs(arena, row)
-            if x < joint and pl[Plan.JOINT_PARTIALS] != 0:  # declared in closed form
+            if x < joint and pl[Plan.JOINT_PARTIALS] != 0:  # declared in closed form, into zeros
+                for o, size in ((dE + x * m * 6, m * 6), (dH + x * n * m, n * m), (dA + x * m, m), (dB + x * m, m)):
+                    _zero(work, o, size)
+                for k in range(R):
+                    _zero(work, pl[Plan.RECORDS] + k * stride + xc * 6 * m + x * 6, 6)
                 if not call_state(pl[Plan.JOINT_PARTIALS], (arena, row, reals, work, dE + x * m * 6, dH + x * n * m,
                                                             dA + x * m, dB + x * m,
                                                             pl[Plan.RECORDS] + xc * 6 * m + x * 6, stride)):
@@ -497,8 +501,13 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             arena[vo + i] = arena[vo + i].real
     if rigid:
         _rigid_partials(arena, row, pl, work, scratch, p >= 0)
-    elif declared:  # the columns along θ̇ and v_o in closed form
+    elif declared:  # the columns along θ̇ and v_o in closed form, into zeros
         rates_at = pl[Plan.RECORDS] + xc * 6 * m  # record 0's ∂γ
+        for o, size in ((A, m * 6), (B, m * 6), (dA + n * m, n * m), (dB + n * m, n * m)):
+            _zero(work, o, size)
+        for k in range(R):
+            _zero(work, rates_at + k * stride + n * 6, n * 6)
+            _zero(work, rates_at + k * stride + xc * 6, 36)
         if not call_state(pl[Plan.VELOCITIES], (arena, row, reals, work, p >= 0, A, B, rates_at + xc * 6, dA + n * m,
                                                 dB + n * m, rates_at + n * 6, stride)):
             return j
@@ -589,6 +598,13 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     if p >= 0:
         _seeds(rows, arena, plan, work, j)
     return -1
+
+
+@register
+def _zero(work, o, size):
+    """``work[o: o + size] = 0``."""
+    for i in range(o, o + size):
+        work[i] = 0.0
 
 
 @register

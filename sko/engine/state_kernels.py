@@ -195,7 +195,7 @@ class StateKernel:
         instead of complex steps of the kernel there:
         ``velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride) -> bool``
         writes, at the real state the arena holds (its outputs written, their real parts read),
-        the partials of ``a`` and ``b`` along ``θ̇_x`` as columns of ``m`` at ``work[dA + x m]``,
+        into entries that are zero when it is called, the partials of ``a`` and ``b`` along ``θ̇_x`` as columns of ``m`` at ``work[dA + x m]``,
         ``work[dB + x m]``, of the ``γ_o`` of each record ``k`` it offers at
         ``work[dG + k · stride + 6 x]``, and with ``inboard`` ``∂ã/∂v_o``, ``∂b/∂v_o`` (``m × 6``,
         row-major) at ``work[A]``, ``work[B]`` and each record's ``∂γ_o/∂v_o`` (``6 × 6``) at
@@ -204,8 +204,8 @@ class StateKernel:
     joint_partials : callable or None
         The body's partials along one of the coordinates it declares ``joint`` for, in closed form,
         called in such a column instead of the kernel, the arena's ``q`` carrying ``i h`` along it:
-        ``joint_partials(arena, row, reals, work, dE, dH, dA, dB, dG, stride) -> bool`` writes the
-        partials of ``E`` (``m × 6``), ``H`` (``n × m``), ``a``, ``b`` (``m``) at ``work[dE]`` …
+        ``joint_partials(arena, row, reals, work, dE, dH, dA, dB, dG, stride) -> bool`` writes (into
+        zeros) the partials of ``E`` (``m × 6``), ``H`` (``n × m``), ``a``, ``b`` (``m``) at ``work[dE]`` …
         ``work[dB]`` (row-major) and of each record's ``γ_o`` at ``work[dG + k · stride]``
         (``M`` and the records' ``Γ_o`` do not move there); it may use its scratch. None (default):
         not declared; trusted as ``joint``.

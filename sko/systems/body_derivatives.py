@@ -115,7 +115,7 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forw
     table = layout.table(np.complex128)
     status = np.full(B, -1, dtype=np.int64)
     arena = np.empty((B, layout.size), dtype=np.complex128)  # zeroed by the kernel
-    local_derivatives.batch_partials(table, layout.reals, arena, Q, V, Qdot, X, plan, np.empty((B, size)),
+    local_derivatives.batch_partials(table, layout.reals, arena, Q, V, Qdot, X, plan, np.zeros((B, size)),
                                      np.empty((B, scratch)), D, _MOTION, True, local_derivatives.steps(layout), status,
                                      layout.local_address)
     if (status == local_derivatives.NOT_FINITE_HINGE).any():

@@ -464,6 +464,80 @@ def test_tendons_and_hinge_forces(spring_length):
     _agree(MultibodySystem(bodies, tendons=[tendon]), 3)
 
 
+def _fresh_call(system):
+    """A prepared call of the compiled local derivatives on buffers of its own."""
+    from sko.engine.local_derivatives import one_state_call
+
+    return one_state_call(system._engine.layout)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 7), shape=st.sampled_from(["chain", "fan", "random", "forest"]))
+def test_a_call_on_the_buffers_of_earlier_calls_equals_a_call_on_fresh_ones(seed, n, shape):
+    """The work buffer is not zeroed per call: every call writes the same entries before it reads
+    them, so a call after others (a rejected state among them) gives a fresh call's answer bit for bit."""
+    _same_on_used_buffers(random_system(seed, n_bodies=n, shape=shape), seed)
+
+
+@pytest.mark.parametrize("make", [*flexible_examples().values(), tutorial_body_type.build,
+                                  tutorial_body_with_children.build],
+                         ids=[*flexible_examples(), "bead", "arm with carriage"])
+def test_a_call_on_used_buffers_of_other_body_kinds(make):
+    _same_on_used_buffers(make(), 2)
+
+
+def _same_on_used_buffers(system, seed: int) -> None:
+    assert system._engine.layout.all_compiled
+    rng = np.random.default_rng(seed)
+    used = _fresh_call(system)
+    states = []
+    for _ in range(3):
+        q, v = random_state(system, rng)
+        states.append((q, v, rng.standard_normal(system.nv), np.ascontiguousarray(system.qdot_matrix(q))))
+    q, v, a, qdot = states[0]
+    assert used(q, v * np.nan, a, qdot)[0] == -2  # a state refused on the way
+    for q, v, a, qdot in states:
+        status, D = used(q, v, a, qdot)
+        status_fresh, fresh = _fresh_call(system)(q, v, a, qdot)
+        assert status == status_fresh == -1
+        np.testing.assert_array_equal(D, fresh)
+
+
+def _velocities_into_zeros(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
+    """Refuses entries that are not zero, then leaves ones there (wrong partials of the bead)."""
+    for block, size in ((dA, 3), (dB, 3), (A, 18 if inboard else 0), (B, 18 if inboard else 0)):
+        for i in range(size):
+            if work[block + i] != 0.0:
+                return False
+            work[block + i] = 1.0
+    return True
+
+
+def _joint_partials_into_zeros(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
+    """Refuses entries that are not zero, then leaves ones there (wrong partials of the bead)."""
+    for block, size in ((dE, 18), (dH, 3), (dA, 3), (dB, 3)):
+        for i in range(size):
+            if work[block + i] != 0.0:
+                return False
+            work[block + i] = 1.0
+    return True
+
+
+def test_declared_partials_write_into_zeros_at_every_call():
+    """A declared function's entries are zero when it is called, at the second call too (the work
+    buffer is not zeroed per call: the recursion zeroes them)."""
+    system = _beads_with(state_kernel(_declaring_a_joint, constants=8, joint=1, checks=False,
+                                      velocities=_velocities_into_zeros, joint_partials=_joint_partials_into_zeros))
+    layout = system._engine.layout
+    for j, row in enumerate(layout.local_plan.plan):
+        if layout.bodies[layout.order[j]] in ("bead-on-pendulum", "bead-on-beam"):
+            assert row[Plan.VELOCITIES] != 0 and row[Plan.JOINT_PARTIALS] != 0
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        q, v = random_state(system, rng)
+        system.inverse_dynamics_derivatives(q, v, rng.standard_normal(system.nv), method="local")
+
+
 def test_a_batch_equals_its_states():
     system = random_system(4, n_bodies=5)
     rng = np.random.default_rng(0)
