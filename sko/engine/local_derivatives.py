@@ -233,18 +233,18 @@ def tangent_columns(template, flat, entries, signs, q, out) -> int:
 
 
 def tangent_columns_call(template: np.ndarray, flat: np.ndarray, entries: np.ndarray, signs: np.ndarray) -> Callable:
-    """The prepared :func:`tangent_columns`: ``call(q) -> out``, a new ``nq × nv`` array, on a 1-D
-    float64 ``q`` of ``nq`` entries (any strides), which the caller has checked: compiled for its
-    one signature and called at its machine code's entry, as :func:`one_state_call` calls
-    :func:`partials`."""
+    """The prepared :func:`tangent_columns`: ``call(q) -> out`` on a 1-D float64 ``q`` of ``nq``
+    entries (any strides), which the caller has checked, into the call's own ``nq × nv`` buffer,
+    written again at every call (the caller reads it before the next; compiled calls hold the
+    GIL): compiled for its one signature and called at its machine code's entry, as
+    :func:`one_state_call` calls :func:`partials`."""
     template, signs = np.ascontiguousarray(template, dtype=np.float64), np.ascontiguousarray(signs, dtype=np.float64)
     flat, entries = np.ascontiguousarray(flat, dtype=np.int64), np.ascontiguousarray(entries, dtype=np.int64)
     argtypes = (*(typeof(x) for x in (template, flat, entries, signs)), _VECTOR, types.Array(types.float64, 2, "C"))
     tangent_columns.compile(argtypes)
-    entry, empty, shape = tangent_columns.overloads[argtypes].entry_point, np.empty, template.shape
+    entry, out = tangent_columns.overloads[argtypes].entry_point, np.empty(template.shape)
 
     def call(q: np.ndarray) -> np.ndarray:
-        out = empty(shape)
         entry(template, flat, entries, signs, q, out)
         return out
 

@@ -47,7 +47,7 @@ _MOTION = int(Terms.MOTION)
 #: whether every entry of a 1-D boolean array is true, and which entries are finite (the ufuncs
 #: themselves: no method wrapper)
 _every, _finite = np.logical_and.reduce, np.isfinite
-_F8 = np.dtype(np.float64)
+_F8, _ARRAY = np.dtype(np.float64), np.ndarray
 
 
 def applies(system, external_forces=None) -> bool:
@@ -140,14 +140,12 @@ def plain_state(system, q, v, x) -> tuple | None:
     recursion (:func:`compiled_partials` declines a state that is not) or, for forward dynamics,
     by ``system.forward_dynamics``."""
     n = system.dof_size
-    if type(q) is not np.ndarray or q.dtype is not _F8 or q.shape != (system.q_size,):
-        return None
     v = np.zeros(n) if v is None else v
     x = np.zeros(n) if x is None else x
-    for value in (v, x):
-        if type(value) is not np.ndarray or value.dtype is not _F8 or value.shape != (n,):
-            return None
-    return q, v, x
+    if (type(q) is _ARRAY and type(v) is _ARRAY and type(x) is _ARRAY and q.dtype is _F8 and v.dtype is _F8
+            and x.dtype is _F8 and q.ndim == v.ndim == x.ndim == 1 and len(q) == system.q_size and len(v) == len(x) == n):
+        return q, v, x
+    return None
 
 
 def one_state_call(system) -> Callable:
@@ -167,6 +165,7 @@ def one_state_call(system) -> Callable:
     n = system.dof_size
     recipe = None if constant is not None else maps.linear_recipe(n)
     tangents = None  # the compiled tangent columns of a recipe, made on the first call that needs them
+    first, second, third = ((slice(None), slice(b * n, (b + 1) * n)) for b in range(3))  # D's blocks
 
     def call(q, v, dv, forward: bool):
         nonlocal tangents
@@ -194,7 +193,7 @@ def one_state_call(system) -> Callable:
             if not layout.local_forward(D, X):
                 return None
             D = X
-        return D[:, :n], D[:, n: 2 * n], D[:, 2 * n:]
+        return D[first], D[second], D[third]
 
     return call
 
