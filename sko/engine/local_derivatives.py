@@ -37,6 +37,7 @@ from sko.engine.borrow import borrowed, flat_view
 from sko.engine.fields import columns, offsets
 from sko.engine.hooks import hook_address
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
+from sko.engine.rigid_blocks import axpy, held, put
 from sko.engine.state_kernels import Record, Row, Terms, fill_states, finite_entries, root_record
 
 __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
@@ -573,21 +574,21 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
             work[sg + r * xc + x] = s
             work[rh + r * xc + x] = t
     for r in range(m):  # f = M α + b, 𝒫 = M [A E] + [B 0], g = M ϱ + ∂M α + ∂b: row r, by rows of M's columns
-        Pr, gr = work[P + r * Seed.SIZE: P + (r + 1) * Seed.SIZE], work[g + r * xc: g + (r + 1) * xc]
-        s = arena[bo + r].real
-        for c in range(6):
-            Pr[c], Pr[Seed.acceleration + c] = work[B + r * 6 + c], 0.0
+        gr, s = work[g + r * xc: g + (r + 1) * xc], arena[bo + r].real
+        pv, pa = held(work, B + r * 6, 6), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # 𝒫's row, in registers
         for x in range(xc):
             gr[x] = work[dB + x * m + r]
         for k in range(m):
-            e = arena[mo + r * m + k].real
+            e, ek = arena[mo + r * m + k].real, eo + k * er
             s += e * work[al + k]
-            Ak, rk = work[A + k * 6: A + (k + 1) * 6], work[rh + k * xc: rh + (k + 1) * xc]
-            for c in range(6):
-                Pr[c] += e * Ak[c]
-                Pr[Seed.acceleration + c] += e * arena[eo + k * er + c * ec].real
+            pv = axpy(pv, e, held(work, A + k * 6, 6))
+            pa = axpy(pa, e, (arena[ek].real, arena[ek + ec].real, arena[ek + 2 * ec].real, arena[ek + 3 * ec].real,
+                              arena[ek + 4 * ec].real, arena[ek + 5 * ec].real))
+            rk = work[rh + k * xc: rh + (k + 1) * xc]
             for x in range(xc):
                 gr[x] += e * rk[x]
+        put(work, P + r * Seed.SIZE, pv)
+        put(work, P + r * Seed.SIZE + Seed.acceleration, pa)
         work[f + r] = s
         for x in range(xc):
             if work[nzM + x] != 0.0:
