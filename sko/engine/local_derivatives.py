@@ -37,7 +37,7 @@ from sko.engine.borrow import borrowed, flat_view
 from sko.engine.fields import columns, offsets
 from sko.engine.hooks import hook_address
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
-from sko.engine.rigid_blocks import axpy, held, put
+from sko.engine.rigid_blocks import axpy, dot, held, put
 from sko.engine.state_kernels import Record, Row, Terms, fill_states, finite_entries, root_record
 
 __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
@@ -79,9 +79,9 @@ Nonzero = offsets("Nonzero", E=1, H=1, M=1, records=1)
 #: The two halves of a frame's 12-vector seed ``w = (δv, δα)`` (Eq. 24): the rows of ``w`` and of
 #: ``𝒯``, and the columns of ``𝒫``, ``𝒦`` and ``𝒯`` (``𝒫 = M [A E] + [B 0]``, Eq. 25).
 Seed = offsets("Seed", velocity=6, acceleration=6)
-#: The scratch of :func:`_scatter` (``β_o``, ``v_o``) and of :func:`_rigid_partials` (the 6-vectors of
-#: its closed form): ``E γ_o``, ``E v_o``, ``V``, ``S θ̇``, ``I V``, ``s``, ``∂V``, two products, ``I ∂V``.
-Scratch = offsets("Scratch", beta=6, vo=6, Eg=6, Vp=6, V=6, vJ=6, IV=6, sv=6, dV=6, t1=6, t2=6, IdV=6)
+#: The scratch of :func:`_scatter` (``β_o``) and of :func:`_rigid_partials` (the 6-vectors of its
+#: closed form): ``E γ_o``, ``E v_o``, ``V``, ``S θ̇``, ``I V``, ``s``, ``∂V``, two products, ``I ∂V``.
+Scratch = offsets("Scratch", beta=6, Eg=6, Vp=6, V=6, vJ=6, IV=6, sv=6, dV=6, t1=6, t2=6, IdV=6)
 #: The scratch of :func:`_gather`: ``𝒦 𝒯`` (``6 × 12``), then ``𝒦 w`` (``6 × 2 n_℘``).
 GatherWork = offsets("GatherWork", KT=72, KW=1)
 
@@ -550,18 +550,17 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     # σ, ϱ (Eq. 23); f, 𝒫, g: this body's own parts, without the blocks of zeros (Nonzero)
     sg, rh, g, f, P = pl[Plan.SIGMA], pl[Plan.RHO], pl[Plan.G], pl[Plan.F], pl[Plan.P]
     nzE, nzH, nzM = pl[Plan.NONZERO] + Nonzero.E * xc, pl[Plan.NONZERO] + Nonzero.H * xc, pl[Plan.NONZERO] + Nonzero.M * xc
-    vel = scratch[Scratch.vo: Scratch.vo + 6]
-    for c in range(6):
-        vel[c] = arena[io + Record.velocity + c].real
+    vo_ = io + Record.velocity  # v_o and β_o in registers
+    vel = (arena[vo_].real, arena[vo_ + 1].real, arena[vo_ + 2].real, arena[vo_ + 3].real, arena[vo_ + 4].real,
+           arena[vo_ + 5].real)
+    bt = (beta[0], beta[1], beta[2], beta[3], beta[4], beta[5])
     for x in range(xc):  # column by column: its blocks' flags once
         moves_E, moves_H = work[nzE + x] != 0.0, work[nzH + x] != 0.0
         for r in range(m):
             s, t = 0.0, work[dA + x * m + r]
             if moves_E:
-                dEr = work[dE + (x * m + r) * 6: dE + (x * m + r + 1) * 6]
-                for c in range(6):
-                    s += dEr[c] * vel[c]
-                    t += dEr[c] * beta[c]
+                dEr = held(work, dE + (x * m + r) * 6, 6)
+                s, t = dot(dEr, vel), t + dot(dEr, bt)
             if moves_H:
                 for i in range(n):
                     e = work[dH + (x * n + i) * m + r]
