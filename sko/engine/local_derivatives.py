@@ -867,16 +867,14 @@ def _gather(rows, arena, plan, work, scratch, j):
     m, p = row[Row.NODE_DIM], row[Row.PARENT]
     eo, er, ec = row[Row.E], row[Row.E_ROW], row[Row.E_COLUMN]
     f, u, P, K = pl[Plan.F], pl[Plan.U], pl[Plan.P], pl[Plan.K]
-    for c in range(6):
-        Kc, s = work[K + c * Seed.SIZE: K + (c + 1) * Seed.SIZE], 0.0
-        for k in range(Seed.SIZE):
-            Kc[k] = 0.0
+    for c in range(6):  # a row of 𝒦 in registers
+        kv, ka, s = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0), 0.0
         for r in range(m):
-            e = arena[eo + r * er + c * ec].real
+            e, Pr = arena[eo + r * er + c * ec].real, P + r * Seed.SIZE
             s += e * work[f + r]
-            Pr = work[P + r * Seed.SIZE: P + (r + 1) * Seed.SIZE]
-            for k in range(Seed.SIZE):
-                Kc[k] += e * Pr[k]
+            kv, ka = axpy(kv, e, held(work, Pr, 6)), axpy(ka, e, held(work, Pr + Seed.acceleration, 6))
+        put(work, K + c * Seed.SIZE, kv)
+        put(work, K + c * Seed.SIZE + Seed.acceleration, ka)
         work[u + c] = s
     if p < 0:
         return -1
@@ -889,35 +887,35 @@ def _gather(rows, arena, plan, work, scratch, j):
     KT, KW = scratch[GatherWork.KT: GatherWork.KT + 72], scratch[GatherWork.KW: GatherWork.KW + 6 * n2]
     T, W = pl[Plan.T], pl[Plan.W]
     for c in range(6):  # [𝒦_v 𝒦_a] 𝒯 = [𝒦_v ΓE + 𝒦_a (ΓA + G)   𝒦_a ΓE]; 𝒦 W
-        Kc = work[K + c * Seed.SIZE: K + (c + 1) * Seed.SIZE]
-        KTc, KWc = KT[c * Seed.SIZE: (c + 1) * Seed.SIZE], KW[c * n2: (c + 1) * n2]
-        for k in range(Seed.SIZE):
-            KTc[k] = 0.0
+        Kc, KWc = work[K + c * Seed.SIZE: K + (c + 1) * Seed.SIZE], KW[c * n2: (c + 1) * n2]
         for x in range(n2):
             KWc[x] = 0.0
+        tv, ta = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # a row of 𝒦 𝒯 in registers
         for l in range(6):
             kv, ka = Kc[l], Kc[Seed.acceleration + l]
-            Tv = work[T + l * Seed.SIZE: T + l * Seed.SIZE + 6]
-            Ta = work[T + (Seed.acceleration + l) * Seed.SIZE: T + (Seed.acceleration + l) * Seed.SIZE + 6]
-            for k in range(6):
-                KTc[k] += kv * Tv[k] + ka * Ta[k]
-                KTc[Seed.acceleration + k] += ka * Tv[k]
+            Tv, Ta = held(work, T + l * Seed.SIZE, 6), held(work, T + (Seed.acceleration + l) * Seed.SIZE, 6)
+            tv, ta = axpy(axpy(tv, kv, Tv), ka, Ta), axpy(ta, ka, Tv)
+        put(KT, c * Seed.SIZE, tv)
+        put(KT, c * Seed.SIZE + Seed.acceleration, ta)
         for l in range(Seed.SIZE):
             e, Wl = Kc[l], work[W + l * n2: W + (l + 1) * n2]
             for x in range(n2):
                 KWc[x] += e * Wl[x]
     identity = pl[Plan.IDENTITY] == 1  # Γ_o = [I₆, 0]: Γ_o* adds to the parent's first six rows
     for r in range(mp):
-        Pr, gr, s = work[Pp + r * Seed.SIZE: Pp + (r + 1) * Seed.SIZE], work[gp + r * n2: gp + (r + 1) * n2], 0.0
+        Pr, gr, s = Pp + r * Seed.SIZE, work[gp + r * n2: gp + (r + 1) * n2], 0.0
+        pv, pa = held(work, Pr, 6), held(work, Pr + Seed.acceleration, 6)  # the parent's row of 𝒫 in registers
         lo, hi = _picked(identity, r, 6)
         for c in range(lo, hi):
             e = 1.0 if identity else arena[go + c * mp + r].real
             s += e * work[u + c]
-            KTc, KWc = KT[c * Seed.SIZE: (c + 1) * Seed.SIZE], KW[c * n2: (c + 1) * n2]
-            for k in range(Seed.SIZE):
-                Pr[k] += e * KTc[k]
+            pv = axpy(pv, e, held(KT, c * Seed.SIZE, 6))
+            pa = axpy(pa, e, held(KT, c * Seed.SIZE + Seed.acceleration, 6))
+            KWc = KW[c * n2: (c + 1) * n2]
             for x in range(n2):
                 gr[x] += e * KWc[x]
+        put(work, Pr, pv)
+        put(work, Pr + Seed.acceleration, pa)
         work[fp + r] += s
         if not rigid_p:
             for x in range(n2):
@@ -1006,14 +1004,13 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
         return -1
     Y, Z = scratch[0: n * 12], scratch[n * 12: 2 * n * 12]  # rows of i, columns of its ancestors
     P = pl[Plan.P]
-    for r in range(n):
-        Yr = Y[r * Seed.SIZE: (r + 1) * Seed.SIZE]
-        for c in range(Seed.SIZE):
-            Yr[c] = 0.0
+    for r in range(n):  # Y = H 𝒫, a row in registers
+        yv, ya = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         for k in range(m):
-            e, Pk = arena[ho + r * m + k].real, work[P + k * Seed.SIZE: P + (k + 1) * Seed.SIZE]
-            for c in range(Seed.SIZE):
-                Yr[c] += e * Pk[c]
+            e, Pk = arena[ho + r * m + k].real, P + k * Seed.SIZE
+            yv, ya = axpy(yv, e, held(work, Pk, 6)), axpy(ya, e, held(work, Pk + Seed.acceleration, 6))
+        put(Y, r * Seed.SIZE, yv)
+        put(Y, r * Seed.SIZE + Seed.acceleration, ya)
     l = i
     while True:
         j = rows[l, Row.PARENT]
