@@ -936,8 +936,9 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
     by ``𝒯``'s nonzero blocks only. ``ℳ`` is symmetric: the second walk's block of ``ℳ``
     (``i``'s rows, an ancestor's columns) is also the first walk's, transposed, which it does not take.
     ``∂H f`` and ``∂E* f`` are left out in the columns where ``∂H`` or ``∂E`` is zero
-    (:data:`Nonzero`). Products run along rows of the column blocks (contiguous inner loops), and
-    a row of ``D`` gains them by :func:`_add_columns`. Returns −1 (a step of :func:`partials`)."""
+    (:data:`Nonzero`). The own block's products run along rows of the column blocks (contiguous
+    inner loops), a row of ``D`` gaining them by :func:`_add_columns`; up the walks, whose factors
+    have six (or twelve) rows, each entry is a sum in registers. Returns −1 (a step of :func:`partials`)."""
     row, pl = rows[i], plan[i]
     m, n = row[Row.NODE_DIM], row[Row.NV]
     x2, x1 = 3 * n, 2 * n  # all columns; those of the first walk (θ, θ̇)
@@ -958,7 +959,7 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
             e, gk = arena[ho + r * m + k].real, work[g + k * x2: g + (k + 1) * x2]
             for x in range(x2):
                 own[x] += e * gk[x]
-        _add_columns(D, dof + r, own, dof, n, nv, 3)
+        _add_columns(D, dof + r, own, dof, n, nv)
     if x2 == 0 or row[Row.PARENT] < 0:
         return -1
     dE = pl[Plan.DE]
@@ -979,24 +980,17 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
         j = rows[here, Row.PARENT]
         nj, dj = rows[j, Row.NV], plan[j, Plan.DOF]
         HG, T = plan[here, Plan.HGAMMA], plan[here, Plan.T]
-        for r in range(nj):
-            for x in range(x1):
-                own[x] = 0.0
-            for c in range(6):
-                e, xc = work[HG + r * 6 + c], xv[c * x1: (c + 1) * x1]
-                for x in range(x1):
-                    own[x] += e * xc[x]
-            _add_columns(D, dj + r, own, dof, n, nv, 2)
+        for r in range(nj):  # each entry a sum in registers
+            hg = held(work, HG + r * 6, 6)
+            for b in range(2):
+                for k in range(n):
+                    D[dj + r, b * nv + dof + k] += dot(hg, _column6(xv, b * n + k, x1))
         if rows[j, Row.PARENT] < 0:
             break
         for c in range(6):  # (Γ_o E_℘)* δu
-            yc = y[c * x1: (c + 1) * x1]
+            tc = _column6(work, T + c, Seed.SIZE)
             for x in range(x1):
-                yc[x] = 0.0
-            for k in range(6):
-                e, xk = work[T + k * Seed.SIZE + c], xv[k * x1: (k + 1) * x1]
-                for x in range(x1):
-                    yc[x] += e * xk[x]
+                y[c * x1 + x] = dot(tc, _column6(xv, x, x1))
         for k in range(6 * x1):
             xv[k] = y[k]
         here = j
@@ -1017,17 +1011,15 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
         nj = rows[j, Row.NV]
         x3, dj = 3 * nj, plan[j, Plan.DOF]
         W, T = plan[l, Plan.W], plan[l, Plan.T]
-        out = scratch[24 * n: 24 * n + x3]  # one row of D's block of an ancestor
-        for r in range(n):
-            for x in range(x3):
-                out[x] = 0.0
-            for c in range(Seed.SIZE):
-                e, Wc = Y[r * Seed.SIZE + c], work[W + c * x3: W + (c + 1) * x3]
-                for x in range(x3):
-                    out[x] += e * Wc[x]
-            _add_columns(D, dof + r, out, dj, nj, nv, 3)
-            for x in range(nj):  # ℳ's block, transposed
-                D[dj + x, 2 * nv + dof + r] += out[2 * nj + x]
+        for r in range(n):  # a row of D's block of an ancestor: Y w, each entry a sum in registers
+            yv, ya = held(Y, r * Seed.SIZE, 6), held(Y, r * Seed.SIZE + Seed.acceleration, 6)
+            for b in range(3):
+                for k in range(nj):
+                    x = W + b * nj + k
+                    e = dot(yv, _column6(work, x, x3)) + dot(ya, _column6(work, x + Seed.acceleration * x3, x3))
+                    D[dof + r, b * nv + dj + k] += e
+                    if b == 2:  # ℳ's block, transposed
+                        D[dj + k, 2 * nv + dof + r] += e
         if rows[j, Row.PARENT] < 0:
             break
         ta = T + Seed.acceleration * Seed.SIZE
@@ -1047,10 +1039,16 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
     return -1
 
 
+@inline_kernel
+def _column6(x, o, step):
+    """``x[o + k · step]`` for ``k = 0 … 5``: six numbers of a column of a row-major block."""
+    return x[o], x[o + step], x[o + 2 * step], x[o + 3 * step], x[o + 4 * step], x[o + 5 * step]
+
+
 @register
-def _add_columns(D, r, values, dof, n, nv, blocks):
-    """``D[r]`` gains a body's ``blocks · n`` column values (its ``θ``, ``θ̇``, then ``θ̈``
-    columns, each block of ``n`` at ``dof`` in its third of ``D``)."""
-    for b in range(blocks):
+def _add_columns(D, r, values, dof, n, nv):
+    """``D[r]`` gains a body's ``3 n`` column values (its ``θ``, ``θ̇``, ``θ̈`` columns, each block
+    of ``n`` at ``dof`` in its third of ``D``)."""
+    for b in range(3):
         for x in range(n):
             D[r, b * nv + dof + x] += values[b * n + x]
