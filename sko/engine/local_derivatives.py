@@ -196,11 +196,11 @@ def one_state_call(layout) -> Callable:
     ``call(q, v, dv, qdot) -> (status, D)`` on 1-D float64 ``q``, ``v``, ``dv`` of the layout's
     sizes (any strides) and the C-ordered ``nq × nv`` float64 tangent columns ``qdot``. What depends
     on the system alone (the complex128 state table, the plan, the arena and scratch buffers,
-    which the kernel zeroes, and the work buffer, made zero) is made once, and :func:`partials` is compiled for its one signature and
-    called at its machine code's entry, without numba's dispatcher (which would look up the
-    overload of eleven arguments' types at every call); the entry converts each argument to the
-    type the signature declares, so the caller passes arrays of exactly these kinds. Compiled
-    calls hold the GIL: one call at a time uses the buffers."""
+    which the kernel zeroes, and the work buffer, made zero) is made once, and :func:`partials`
+    is compiled for its one signature and called at its machine code's entry, without numba's
+    dispatcher (which would look up the overload of eleven arguments' types at every call); the
+    entry converts each argument to the type the signature declares, so the caller passes arrays
+    of exactly these kinds. Compiled calls hold the GIL: one call at a time uses the buffers."""
     plan_, size, scratch_size = layout.local_plan
     table, reals = layout.table(np.complex128), layout.reals
     argtypes = signature(layout)
@@ -887,9 +887,7 @@ def _gather(rows, arena, plan, work, scratch, j):
     KT, KW = scratch[GatherWork.KT: GatherWork.KT + 72], scratch[GatherWork.KW: GatherWork.KW + 6 * n2]
     T, W = pl[Plan.T], pl[Plan.W]
     for c in range(6):  # [𝒦_v 𝒦_a] 𝒯 = [𝒦_v ΓE + 𝒦_a (ΓA + G)   𝒦_a ΓE]; 𝒦 W
-        Kc, KWc = work[K + c * Seed.SIZE: K + (c + 1) * Seed.SIZE], KW[c * n2: (c + 1) * n2]
-        for x in range(n2):
-            KWc[x] = 0.0
+        Kc = work[K + c * Seed.SIZE: K + (c + 1) * Seed.SIZE]
         tv, ta = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # a row of 𝒦 𝒯 in registers
         for l in range(6):
             kv, ka = Kc[l], Kc[Seed.acceleration + l]
@@ -897,10 +895,10 @@ def _gather(rows, arena, plan, work, scratch, j):
             tv, ta = axpy(axpy(tv, kv, Tv), ka, Ta), axpy(ta, ka, Tv)
         put(KT, c * Seed.SIZE, tv)
         put(KT, c * Seed.SIZE + Seed.acceleration, ta)
-        for l in range(Seed.SIZE):
-            e, Wl = Kc[l], work[W + l * n2: W + (l + 1) * n2]
-            for x in range(n2):
-                KWc[x] += e * Wl[x]
+        kv, ka = held(work, K + c * Seed.SIZE, 6), held(work, K + c * Seed.SIZE + Seed.acceleration, 6)
+        wa = W + Seed.acceleration * n2
+        for x in range(n2):  # 𝒦 W, each entry a sum in registers
+            KW[c * n2 + x] = dot(kv, _column6(work, W + x, n2)) + dot(ka, _column6(work, wa + x, n2))
     identity = pl[Plan.IDENTITY] == 1  # Γ_o = [I₆, 0]: Γ_o* adds to the parent's first six rows
     for r in range(mp):
         Pr, gr, s = Pp + r * Seed.SIZE, work[gp + r * n2: gp + (r + 1) * n2], 0.0
