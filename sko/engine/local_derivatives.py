@@ -206,12 +206,12 @@ def one_state_call(layout) -> Callable:
     argtypes = signature(layout)
     partials.compile(argtypes)
     entry, addresses = partials.overloads[argtypes].entry_point, _step_addresses(argtypes)
-    zeros, terms = np.zeros, int(Terms.MOTION)
+    empty, terms = np.empty, int(Terms.MOTION)
     arena, work, scratch = np.empty(layout.size, dtype=np.complex128), np.zeros(size), np.empty(scratch_size)
     shape = (layout.system.dof_size, 3 * layout.system.dof_size)
 
     def call(q: np.ndarray, v: np.ndarray, dv: np.ndarray, qdot: np.ndarray) -> tuple[int, np.ndarray]:
-        D = zeros(shape)
+        D = empty(shape)
         return entry(table, reals, arena, q, v, qdot, dv, plan_, work, scratch, D, terms, True, addresses), D
 
     return call
@@ -265,7 +265,7 @@ _call = native_caller(types.int64, RAISED)
 
 @kernel(entry=True)
 def partials(rows, reals, arena, q, v, qdot, dv, plan, work, scratch, D, terms, constants, steps):
-    """``D = [∂T/∂θ | ∂T/∂θ̇ | ℳ]`` (``nv × 3 nv``, added to) of inverse dynamics at the state
+    """``D = [∂T/∂θ | ∂T/∂θ̇ | ℳ]`` (``nv × 3 nv``, zeroed first) of inverse dynamics at the state
     ``q``, ``v`` with accelerations ``dv``, held by ``arena`` (complex128, zeroed first), by
     Algorithm 2 of DERIVATIVES.md §9; ``qdot`` the ``nq × nv`` matrix of the tangent columns
     (Eq. 1). ``ℳ = ∂T/∂θ̈`` comes from the same recursion, as columns whose seeds are
@@ -291,6 +291,9 @@ def partials(rows, reals, arena, q, v, qdot, dv, plan, work, scratch, D, terms, 
     N, nv = rows.shape[0], D.shape[0]
     for i in range(arena.shape[0]):
         arena[i] = 0.0
+    for i in range(nv):
+        for c in range(3 * nv):
+            D[i, c] = 0.0
     finite = True
     for i in range(nv):
         finite &= np.isfinite(dv[i]) and np.isfinite(v[i])

@@ -110,7 +110,7 @@ def compiled_partials(system, q: np.ndarray, v: np.ndarray, dv: np.ndarray, forw
         with state_named(s):  # a state its joints reject (a zero quaternion) says which
             Qdot[s] = _qdot_matrix(system, Q[s])
     _check_bodies(system, Q[0])
-    D = np.zeros((B, n, 3 * n))
+    D = np.empty((B, n, 3 * n))  # zeroed by the kernel
     Q, V, X = (np.ascontiguousarray(x, dtype=float) for x in (Q, V, X))
     table = layout.table(np.complex128)
     status = np.full(B, -1, dtype=np.int64)
