@@ -12,11 +12,11 @@ import numpy as np
 
 from sko.engine.fields import offsets
 from sko.engine.jit import inline_kernel, kernel, register
-from sko.engine.joints import JointConstants, joint_constants
+from sko.engine.joints import FREE, PLANAR, SPHERICAL, JointConstants, joint_constants
 from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import Record, Row, StateKernel, Terms, numeric_state
-from sko.engine.bodies.rigid import (HingeWork, Placement, call_hinge, constant_motion, placement_constants, real_dot,
-                                     transform)
+from sko.engine.bodies.rigid import (HingeWork, Placement, call_hinge, constant_motion, motion_cross, placement_constants,
+                                     real_dot, transform)
 
 __all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients"]
 
@@ -500,12 +500,48 @@ def _flexible_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, 
     return True
 
 
+@register
+def _joint_twist(arena, reals, c0, qo, so, jnv):
+    """``s = S δθ`` of a joint of constant ``S`` (``c_J = 0``, :func:`constant_motion`) whose
+    coordinates the arena carries ``i h`` along a tangent column ``δq = q̇(q, δθ)`` (Eq. 1): a
+    helical, prismatic or cylindrical joint (``q̇ = θ̇``: ``δθ = δq``) or a ball joint
+    (``q̇ = ½ q ⊗ (0, ω)``: ``ω = 2 vec(q̄ ⊗ δq) / ‖q‖²``), ``S`` the real parts at ``arena[so]``
+    (6 × 6, :data:`HingeWork`); with whether the joint is one of these."""
+    code, zero = int(reals[c0 + JointConstants.code]), 0.0
+    if not constant_motion(reals, c0) or code == FREE or code == PLANAR:
+        return False, (zero, zero, zero, zero, zero, zero)
+    if code == SPHERICAL:
+        w, x, y, z = arena[qo].real, arena[qo + 1].real, arena[qo + 2].real, arena[qo + 3].real
+        d0, d1, d2, d3 = (arena[qo].imag / _STEP, arena[qo + 1].imag / _STEP, arena[qo + 2].imag / _STEP,
+                          arena[qo + 3].imag / _STEP)
+        k = 2.0 / (w * w + x * x + y * y + z * z)
+        t = _cross((x, y, z), (d1, d2, d3))
+        return True, (k * (w * d1 - d0 * x - t[0]), k * (w * d2 - d0 * y - t[1]), k * (w * d3 - d0 * z - t[2]), zero,
+                      zero, zero)
+    s = (zero, zero, zero, zero, zero, zero)
+    for j in range(jnv):
+        d, S = arena[qo + j].imag / _STEP, _real_column(arena, so + j, 6)
+        s = (s[0] + S[0] * d, s[1] + S[1] * d, s[2] + S[2] * d, s[3] + S[3] * d, s[4] + S[4] * d, s[5] + S[5] * d)
+    return True, s
+
+
+@register
+def _real_column(arena, o, step):
+    """The real parts of ``arena[o + k · step]``, ``k = 0 … 5``: a column of a row-major block."""
+    return (arena[o].real, arena[o + step].real, arena[o + 2 * step].real, arena[o + 3 * step].real,
+            arena[o + 4 * step].real, arena[o + 5 * step].real)
+
+
 def _flexible_joint(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
     """A flexible body's partials along one of its joint's coordinates in closed form (the ``joint``
     partials of :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9): the arena's
-    ``q`` carries ``i h`` along the column, its joint's entries only. A complex step of the joint
+    ``q`` carries ``i h`` along the column, its joint's entries only. On a joint of constant ``S``
+    (:func:`_joint_twist`: ``s = S δθ``) the hinge's terms move in closed form, read from its work
+    at the real state (the body's last full call, or its fill, wrote it; the steps since leave its
+    real parts): ``δ(ᵏX_o) = −s × ᵏX_o``, ``δS = 0``, ``δv = −s × ᵏX_o v_o`` and
+    ``δa = −s × ᵏX_o γ_o + δv × v_J`` (RIGID.md); on any other joint a complex step of the joint
     terms alone gives ``δ(ᵏX_o)``, ``δS`` (``∂E``, ``∂H``), ``δa`` (the hinge's, ``c_J`` included) and
-    ``δv`` of the frame's velocity; ``M``, ``Γ_o`` and the particles do not move, so
+    ``δv`` of the frame's velocity. ``M``, ``Γ_o`` and the particles do not move, so
     ``b = Σ μ_i B_i* y_i + …`` moves by ``B_i* δy_i``, ``δy_i = δω × (ω × r_i + v_l + 2 Φ_i η̇) +
     ω × (δω × r_i + δv_l)``, and a modal node's ``γ_o = −v_rel × ᵒX_k v + …`` by ``−v_rel × ᵒX_k δv``."""
     c0, wo, io = row[Row.CONSTANTS], row[Row.SCRATCH], row[Row.INBOARD]
@@ -513,19 +549,44 @@ def _flexible_joint(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
     m, nv = 6 + r, row[Row.NV]
     qe, ve = row[Row.Q] + jnq, row[Row.V] + jnv
     Vo = row[Row.VELOCITY]
-    if not call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], row[Row.V], io, wo, np.int64(_MOTION))):
-        return False
     xo, so, vel, acc = wo + HingeWork.X, wo + HingeWork.S, wo + HingeWork.v, wo + HingeWork.acc
-    for i in range(m):  # ∂E = [δX; 0], ∂H = [δS*, 0], ∂a = [δa; 0], b's modal rows
-        for c in range(6):
-            work[dE + i * 6 + c] = arena[xo + 6 * i + c].imag / _STEP if i < 6 else 0.0
-        work[dA + i] = arena[acc + i].imag / _STEP if i < 6 else 0.0
+    for i in range(m):
         work[dB + i] = 0.0
     for j in range(nv):
         for i in range(m):
-            work[dH + j * m + i] = arena[so + 6 * i + j].imag / _STEP if i < 6 and j < jnv else 0.0
-    e = (arena[vel].imag / _STEP, arena[vel + 1].imag / _STEP, arena[vel + 2].imag / _STEP,
-         arena[vel + 3].imag / _STEP, arena[vel + 4].imag / _STEP, arena[vel + 5].imag / _STEP)  # δv
+            work[dH + j * m + i] = 0.0
+    closed, s = _joint_twist(arena, reals, c0, row[Row.Q], so, jnv)
+    if closed:  # ∂E = [−s × X; 0], ∂a = [−s × X γ_o + δv × v_J; 0], δv = −s × X v_o (δS = 0)
+        vJ, v = _real_column(arena, wo + HingeWork.vJ, 1), _real_column(arena, vel, 1)
+        cross = motion_cross(v, vJ)
+        Xv = (v[0] - vJ[0], v[1] - vJ[1], v[2] - vJ[2], v[3] - vJ[3], v[4] - vJ[4], v[5] - vJ[5])
+        Xg = (arena[acc].real - cross[0], arena[acc + 1].real - cross[1], arena[acc + 2].real - cross[2],
+              arena[acc + 3].real - cross[3], arena[acc + 4].real - cross[4], arena[acc + 5].real - cross[5])
+        for c in range(6):
+            dX = motion_cross(s, _real_column(arena, xo + c, 6))
+            for i in range(6):
+                work[dE + i * 6 + c] = -dX[i]
+        d = motion_cross(s, Xv)
+        e = (-d[0], -d[1], -d[2], -d[3], -d[4], -d[5])  # δv
+        da, dc = motion_cross(s, Xg), motion_cross(e, vJ)
+        for i in range(6):
+            work[dA + i] = dc[i] - da[i]
+        for i in range(6, m):
+            work[dA + i] = 0.0
+            for c in range(6):
+                work[dE + i * 6 + c] = 0.0
+    else:  # a complex step of the joint terms
+        if not call_hinge(row[Row.JOINT], (arena, reals, c0, row[Row.Q], row[Row.V], io, wo, np.int64(_MOTION))):
+            return False
+        for i in range(m):  # ∂E = [δX; 0], ∂H = [δS*, 0], ∂a = [δa; 0]
+            for c in range(6):
+                work[dE + i * 6 + c] = arena[xo + 6 * i + c].imag / _STEP if i < 6 else 0.0
+            work[dA + i] = arena[acc + i].imag / _STEP if i < 6 else 0.0
+        for j in range(jnv):
+            for i in range(6):
+                work[dH + j * m + i] = arena[so + 6 * i + j].imag / _STEP
+        e = (arena[vel].imag / _STEP, arena[vel + 1].imag / _STEP, arena[vel + 2].imag / _STEP,
+             arena[vel + 3].imag / _STEP, arena[vel + 4].imag / _STEP, arena[vel + 5].imag / _STEP)  # δv
     w = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real)
     for i in range(n):
         sh = shapes + 3 * i * r
