@@ -87,17 +87,21 @@ def strided_view(typingctx, a, start, rows, cols, row_step, col_step):
 
 @intrinsic
 def flat_view(typingctx, a):
-    """The ``rows · cols`` entries of the C-ordered 2-D ``a`` as a 1-D C-ordered view, borrowed
-    (module docstring): a one-column block read by offsets (``z[no + i, 0]`` as ``flat_view(z)[no + i]``)."""
-    if not (isinstance(a, types.Array) and a.ndim == 2 and a.layout == "C"):
+    """The entries of the C-ordered ``a`` (of any dimensions) as a 1-D C-ordered view, borrowed
+    (module docstring): a one-column block read by offsets (``z[no + i, 0]`` as ``flat_view(z)[no + i]``),
+    a result written flat (numba's ``ravel`` calls a C function to find that it needs no copy)."""
+    if not (isinstance(a, types.Array) and a.ndim >= 1 and a.layout == "C"):
         return None
     view_type = a.copy(ndim=1, layout="C")
 
     def codegen(context, builder, sig, args):
         source = make_array(sig.args[0])(context, builder, args[0])
-        rows, cols = cgutils.unpack_tuple(builder, source.shape, 2)
+        extents = cgutils.unpack_tuple(builder, source.shape, sig.args[0].ndim)
+        size = extents[0]
+        for extent in extents[1:]:
+            size = builder.mul(size, extent)
         view = make_array(view_type)(context, builder)
-        populate_array(view, data=source.data, shape=cgutils.pack_array(builder, [builder.mul(rows, cols)]),
+        populate_array(view, data=source.data, shape=cgutils.pack_array(builder, [size]),
                        strides=cgutils.pack_array(builder, [source.itemsize]), itemsize=source.itemsize, meminfo=None)
         return view._getvalue()
 

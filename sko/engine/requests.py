@@ -42,7 +42,7 @@ import numpy as np
 from numba import from_dtype, njit, prange, types
 
 from sko.engine import aba, crba, rigid_rnea, rnea
-from sko.engine.borrow import borrowed, matrix_view
+from sko.engine.borrow import borrowed, flat_view, matrix_view
 from sko.engine.fields import columns
 from sko.engine.indexing import Compiler
 from sko.engine.layout import Flat, max_dims
@@ -569,7 +569,7 @@ def _state_in(w, words, q, qd):
 def _run_request(w, words, x, out) -> int:
     """The request kernel of ``w`` on the third input ``x`` into ``out`` (flattened), and the
     call's status: ``-3`` for a result that is not finite."""
-    flat = out.ravel()
+    flat = flat_view(out)
     status = call_request(words[Header.KERNEL], (w, x, flat))
     if not 0 <= status < words[Header.N]:
         words[Header.WRITTEN] = 1
