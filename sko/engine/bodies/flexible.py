@@ -527,7 +527,8 @@ def _joint_twist(arena, reals, c0, qo, so, jnv):
 
 @register
 def _real_column(arena, o, step):
-    """The real parts of ``arena[o + k · step]``, ``k = 0 … 5``: a column of a row-major block."""
+    """The real parts of ``arena[o + k · step]``, ``k = 0 … 5``: a column of a 6 × 6 row-major block
+    (``step`` 6), or six numbers in a row (``step`` 1)."""
     return (arena[o].real, arena[o + step].real, arena[o + 2 * step].real, arena[o + 3 * step].real,
             arena[o + 4 * step].real, arena[o + 5 * step].real)
 
