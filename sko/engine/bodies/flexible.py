@@ -505,15 +505,17 @@ def _joint_twist(arena, reals, c0, qo, so, jnv):
     """``s = S δθ`` of a joint of constant ``S`` (``c_J = 0``, :func:`constant_motion`) whose
     coordinates the arena carries ``i h`` along a tangent column ``δq = q̇(q, δθ)`` (Eq. 1): a
     helical, prismatic or cylindrical joint (``q̇ = θ̇``: ``δθ = δq``) or a ball joint
-    (``q̇ = ½ q ⊗ (0, ω)``: ``ω = 2 vec(q̄ ⊗ δq) / ‖q‖²``), ``S`` the real parts at ``arena[so]``
-    (6 × 6, :data:`HingeWork`); with whether the joint is one of these."""
+    (``q̇ = ½ q ⊗ (0, ω)``: ``ω = 2 vec(q̄ ⊗ δq) / ‖q‖²``, of ``q`` and ``δq`` divided by
+    ``max |q_i|``, so no square overflows for a quaternion of any size the hinge takes), ``S`` the
+    real parts at ``arena[so]`` (6 × 6, :data:`HingeWork`); with whether the joint is one of these."""
     code, zero = int(reals[c0 + JointConstants.code]), 0.0
     if not constant_motion(reals, c0) or code == FREE or code == PLANAR:
         return False, (zero, zero, zero, zero, zero, zero)
     if code == SPHERICAL:
-        w, x, y, z = arena[qo].real, arena[qo + 1].real, arena[qo + 2].real, arena[qo + 3].real
-        d0, d1, d2, d3 = (arena[qo].imag / _STEP, arena[qo + 1].imag / _STEP, arena[qo + 2].imag / _STEP,
-                          arena[qo + 3].imag / _STEP)
+        g = max(abs(arena[qo].real), abs(arena[qo + 1].real), abs(arena[qo + 2].real), abs(arena[qo + 3].real))
+        w, x, y, z = arena[qo].real / g, arena[qo + 1].real / g, arena[qo + 2].real / g, arena[qo + 3].real / g
+        d0, d1, d2, d3 = (arena[qo].imag / _STEP / g, arena[qo + 1].imag / _STEP / g, arena[qo + 2].imag / _STEP / g,
+                          arena[qo + 3].imag / _STEP / g)
         k = 2.0 / (w * w + x * x + y * y + z * z)
         t = _cross((x, y, z), (d1, d2, d3))
         return True, (k * (w * d1 - d0 * x - t[0]), k * (w * d2 - d0 * y - t[1]), k * (w * d3 - d0 * z - t[2]), zero,
