@@ -37,11 +37,14 @@ def _relative(actual, expected, scale: float) -> float:
     return float(np.abs(actual - expected).max(initial=0.0) / max(np.abs(expected).max(initial=0.0), 1e-3 * scale))
 
 
-def _agree(system, seed: int) -> None:
+def _agree(system, seed: int, norms: dict[str, float] | None = None) -> None:
     """Both derivatives of inverse and forward dynamics, local recursion against the whole
-    complex step, at a random state with sizeable deformations."""
+    complex step, at a random state with sizeable deformations; the (unit) quaternions of the
+    bodies named in ``norms`` scaled to those norms."""
     rng = np.random.default_rng(seed)
     q, v = random_state(system, rng)
+    for name, norm in (norms or {}).items():
+        q[system.q_slices[name].start: system.q_slices[name].start + 4] *= norm
     a, tau = rng.standard_normal((2, system.nv))
     for function, x in ((system.inverse_dynamics_derivatives, a), (system.forward_dynamics_derivatives, tau)):
         local = function(q, v, x, method="local")
@@ -358,6 +361,50 @@ def test_partials_along_the_velocities_on_joints_whose_motion_subspace_moves():
     assert (plan[:, Plan.VELOCITIES] != 0).sum() == 3
     for seed in (0, 1):
         _agree(system, seed)
+
+
+def test_a_flexible_bodys_joint_partials_in_closed_form_on_joints_of_constant_motion_subspace():
+    """On a helical (of nonzero pitch), revolute, prismatic, cylindrical or ball joint, not reversed,
+    the flexible body's partials along its joint are in closed form, ``s = S δθ`` decoded from the
+    column's ``δq`` (the ball joint's ``ω = 2 vec(q̄ ⊗ δq)/‖q‖²``): the plan marks every body,
+    and its ``∂E``, ``∂H``, ``∂a``, ``∂b`` there are the complex steps' entry by entry; the
+    derivatives are the whole complex step's. Ball joints at the root and below, their quaternions
+    of norm 3 and of norm ``1e155`` (whose square overflows), a body without modes (its state a fill,
+    no call of its own), a reversed helical joint (a complex step of its joint terms)."""
+    from sko.bodies import Cylindrical, Helical, Prismatic, ReversedJoint
+    from sko.engine.state_kernels import Row
+    from sko.examples.bodies import _random_flexible, _random_placement
+
+    rng = np.random.default_rng(7)
+    joints = [("root", None, Spherical(), None, 2), ("helical", "root", Helical([0.3, -0.5, 0.8], pitch=0.37), "node0", 2),
+              ("cylindrical", "helical", Cylindrical([0.6, 0.2, -0.7]), "node1", 1),
+              ("prismatic", "cylindrical", Prismatic([-0.2, 0.9, 0.3]), None, 2),
+              ("revolute", "prismatic", Revolute([0.1, 0.4, 1.0]), "node0", 1),
+              ("ball", "revolute", Spherical(), "node1", 2), ("no modes", "ball", Spherical(), None, 0),
+              ("reversed", "no modes", ReversedJoint(Helical([1.0, 0.2, 0.1], pitch=-0.2)), "node0", 1)]
+    system = MultibodySystem([_random_flexible(rng, name, parent, joint, attach, r, True, _random_placement(rng), [])
+                              for name, parent, joint, attach, r in joints])
+    layout = system._engine.layout
+    plan = layout.local_plan.plan
+    marked = {layout.bodies[layout.order[j]]: (int(row[Plan.JOINT]), bool(row[Plan.JOINT_PARTIALS]))
+              for j, row in enumerate(plan)}
+    assert marked == {name: (joint.nv, True) for name, _, joint, _, _ in joints}
+    stepped = plan.copy()
+    stepped[:, Plan.JOINT_PARTIALS] = 0
+    for seed, norm in ((0, 1.0), (1, 3.0), (2, 1e155)):
+        norms = {"root": norm, "ball": norm, "no modes": norm}
+        q, v = random_state(system, np.random.default_rng(seed))
+        for name in norms:
+            q[system.q_slices[name].start: system.q_slices[name].start + 4] *= norm
+        a = np.random.default_rng(seed).standard_normal(system.nv)
+        closed, steps = _partials_work(system, q, v, a, plan), _partials_work(system, q, v, a, stepped)
+        for j, row in enumerate(layout.rows):
+            m, n, joint = row[Row.NODE_DIM], row[Row.NV], plan[j, Plan.JOINT]
+            for block, size in ((Plan.DE, m * 6), (Plan.DH, n * m), (Plan.DA, m), (Plan.DB, m)):
+                at = slice(plan[j, block], plan[j, block] + joint * size)
+                scale = np.abs(steps[at]).max(initial=0.0)
+                np.testing.assert_allclose(closed[at], steps[at], rtol=1e-12, atol=1e-12 * max(scale, 1.0))
+        _agree(system, seed, norms)
 
 
 def _wrong_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
