@@ -102,12 +102,6 @@ _MAP = 36  #: one side's 6 × 6 map in the work buffer
 
 
 @register
-def _zero(x, start, stop):
-    for i in range(start, stop):
-        x[i] = 0
-
-
-@register
 def _cross(a0, a1, a2, b0, b1, b2):
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
@@ -158,7 +152,7 @@ def _fixed(P, po, F, fo):
     """A constraint frame fixed in the world at ``P[po: po + 12]`` into ``F[fo:]``, at rest."""
     for a in range(12):
         F[fo + a] = P[po + a]
-    _zero(F, fo + 12, fo + Frame.SIZE)
+    rb.zero(F, fo + 12, fo + Frame.SIZE)
 
 
 @kernel
@@ -171,7 +165,7 @@ def _side(arena, layout, z, g, o, j, m, P, po, accelerations, F, fo):
     if o < 0:
         _fixed(P, po, F, fo)
         return
-    _zero(F, fo, fo + Frame.SIZE)
+    rb.zero(F, fo, fo + Frame.SIZE)
     ro, fr = o + Record.rotation, fo + Frame.rotation
     for a in range(3):
         for c in range(3):
@@ -205,7 +199,7 @@ def _maps(F, f1, f2, reference, point, sides, M, mo):
     ``M[mo:]``, the second's after it when ``sides`` is 2 (with 1, the second frame is fixed in
     the world: it does not move and has no map)."""
     r1, r2, p1, p2 = f1 + Frame.rotation, f2 + Frame.rotation, f1 + Frame.position, f2 + Frame.position
-    _zero(M, mo, mo + sides * _MAP)
+    rb.zero(M, mo, mo + sides * _MAP)
     m2 = mo + _MAP
     for a in range(3):
         for c in range(3):
@@ -486,14 +480,14 @@ def _compliance(data, layout, roff, ric, plan, work, ns):
     nodes, pool = plan[plan[Plan.NODES]:], plan[plan[Plan.POOL]:]
     Z = matrix_view(work, plan[Plan.UNIT], m, ns)
     E, norms, om, bound = work[plan[Plan.EPS]:], work[plan[Plan.NORMS]:], plan[Plan.OMEGA], plan[Plan.BOUND]
-    _zero(work, om, om + m * m)
-    _zero(work, bound, bound + m)
+    rb.zero(work, om, om + m * m)
+    rb.zero(work, bound, bound + m)
     for a in range(plan[Plan.ACTIVE]):
         at = a * Active.WIDTH
         j, cols = nodes[at + Active.NODE], pool[nodes[at + Active.FIRST]:]
         no, mj = layout[j, Flat.NODE], layout[j, Flat.NODE_DIM]
         for q in range(nodes[at + Active.COUNT]):
-            _zero(Z[cols[q]], no, no + mj)
+            rb.zero(Z[cols[q]], no, no + mj)
     _unit_forces(data, layout, plan, work, Z)
     yo = plan[Plan.COLUMNS]
     for a in range(plan[Plan.ACTIVE]):

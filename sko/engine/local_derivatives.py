@@ -37,7 +37,7 @@ from sko.engine.borrow import borrowed, flat_view
 from sko.engine.fields import columns, offsets
 from sko.engine.hooks import hook_address
 from sko.engine.jit import call_state, inline_kernel, kernel, native_address, native_caller, register
-from sko.engine.rigid_blocks import axpy, dot, held, put
+from sko.engine.rigid_blocks import axpy, column6, dot, held, put, zero
 from sko.engine.state_kernels import Record, Row, Terms, fill_states, finite_entries, root_record
 
 __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_state_call", "one_state_address",
@@ -472,9 +472,10 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
                 _real_outputs(arena, row)
             if x < joint and pl[Plan.JOINT_PARTIALS] != 0:  # declared in closed form, into zeros
                 for o, size in ((dE + x * m * 6, m * 6), (dH + x * n * m, n * m), (dA + x * m, m), (dB + x * m, m)):
-                    _zero(work, o, size)
+                    zero(work, o, o + size)
                 for k in range(R):
-                    _zero(work, pl[Plan.RECORDS] + k * stride + xc * 6 * m + x * 6, 6)
+                    o = pl[Plan.RECORDS] + k * stride + xc * 6 * m + x * 6
+                    zero(work, o, o + 6)
                 if not call_state(pl[Plan.JOINT_PARTIALS], (arena, row, reals, work, dE + x * m * 6, dH + x * n * m,
                                                             dA + x * m, dB + x * m,
                                                             pl[Plan.RECORDS] + xc * 6 * m + x * 6, stride)):
@@ -508,10 +509,11 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     elif declared:  # the columns along θ̇ and v_o in closed form, into zeros
         rates_at = pl[Plan.RECORDS] + xc * 6 * m  # record 0's ∂γ
         for o, size in ((A, m * 6), (B, m * 6), (dA + n * m, n * m), (dB + n * m, n * m)):
-            _zero(work, o, size)
+            zero(work, o, o + size)
         for k in range(R):
-            _zero(work, rates_at + k * stride + n * 6, n * 6)
-            _zero(work, rates_at + k * stride + xc * 6, 36)
+            o = rates_at + k * stride
+            zero(work, o + n * 6, o + 2 * n * 6)  # ∂γ along θ̇
+            zero(work, o + xc * 6, o + xc * 6 + 36)  # G
         if not call_state(pl[Plan.VELOCITIES], (arena, row, reals, work, p >= 0, A, B, rates_at + xc * 6, dA + n * m,
                                                 dB + n * m, rates_at + n * 6, stride)):
             return j
@@ -601,13 +603,6 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     if p >= 0:
         _seeds(rows, arena, plan, work, j)
     return -1
-
-
-@register
-def _zero(work, o, size):
-    """``work[o: o + size] = 0``."""
-    for i in range(o, o + size):
-        work[i] = 0.0
 
 
 @register
@@ -893,15 +888,15 @@ def _gather(rows, arena, plan, work, scratch, j):
         Kc = work[K + c * Seed.SIZE: K + (c + 1) * Seed.SIZE]
         tv, ta = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)  # a row of 𝒦 𝒯 in registers
         for l in range(6):
-            kv, ka = Kc[l], Kc[Seed.acceleration + l]
+            cv, ca = Kc[l], Kc[Seed.acceleration + l]
             Tv, Ta = held(work, T + l * Seed.SIZE, 6), held(work, T + (Seed.acceleration + l) * Seed.SIZE, 6)
-            tv, ta = axpy(axpy(tv, kv, Tv), ka, Ta), axpy(ta, ka, Tv)
+            tv, ta = axpy(axpy(tv, cv, Tv), ca, Ta), axpy(ta, ca, Tv)
         put(KT, c * Seed.SIZE, tv)
         put(KT, c * Seed.SIZE + Seed.acceleration, ta)
         kv, ka = held(work, K + c * Seed.SIZE, 6), held(work, K + c * Seed.SIZE + Seed.acceleration, 6)
         wa = W + Seed.acceleration * n2
         for x in range(n2):  # 𝒦 W, each entry a sum in registers
-            KW[c * n2 + x] = dot(kv, _column6(work, W + x, n2)) + dot(ka, _column6(work, wa + x, n2))
+            KW[c * n2 + x] = dot(kv, column6(work, W + x, n2)) + dot(ka, column6(work, wa + x, n2))
     identity = pl[Plan.IDENTITY] == 1  # Γ_o = [I₆, 0]: Γ_o* adds to the parent's first six rows
     for r in range(mp):
         Pr, gr, s = Pp + r * Seed.SIZE, work[gp + r * n2: gp + (r + 1) * n2], 0.0
@@ -985,13 +980,13 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
             hg = held(work, HG + r * 6, 6)
             for b in range(2):
                 for k in range(n):
-                    D[dj + r, b * nv + dof + k] += dot(hg, _column6(xv, b * n + k, x1))
+                    D[dj + r, b * nv + dof + k] += dot(hg, column6(xv, b * n + k, x1))
         if rows[j, Row.PARENT] < 0:
             break
         for c in range(6):  # (Γ_o E_℘)* δu
-            tc = _column6(work, T + c, Seed.SIZE)
+            tc = column6(work, T + c, Seed.SIZE)
             for x in range(x1):
-                y[c * x1 + x] = dot(tc, _column6(xv, x, x1))
+                y[c * x1 + x] = dot(tc, column6(xv, x, x1))
         for k in range(6 * x1):
             xv[k] = y[k]
         here = j
@@ -1017,7 +1012,7 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
             for b in range(3):
                 for k in range(nj):
                     x = W + b * nj + k
-                    e = dot(yv, _column6(work, x, x3)) + dot(ya, _column6(work, x + Seed.acceleration * x3, x3))
+                    e = dot(yv, column6(work, x, x3)) + dot(ya, column6(work, x + Seed.acceleration * x3, x3))
                     D[dof + r, b * nv + dj + k] += e
                     if b == 2:  # ℳ's block, transposed
                         D[dj + k, 2 * nv + dof + r] += e
@@ -1038,12 +1033,6 @@ def _walks(rows, arena, plan, work, scratch, D, nv, i):
             Y[k] = Z[k]
         l = j
     return -1
-
-
-@inline_kernel
-def _column6(x, o, step):
-    """``x[o + k · step]`` for ``k = 0 … 5``: six numbers of a column of a row-major block."""
-    return x[o], x[o + step], x[o + 2 * step], x[o + 3 * step], x[o + 4 * step], x[o + 5 * step]
 
 
 @register

@@ -34,7 +34,7 @@ from sko.engine.borrow import flat_view
 from sko.engine.layout import Flat, Riccati
 from sko.engine.jit import inline_kernel, kernel, register
 
-__all__ = ["held", "put", "rigid_step", "base_step", "dot6", "times", "transpose_times", "row6", "dot", "combine",
+__all__ = ["held", "put", "rigid_step", "base_step", "dot6", "column6", "zero", "times", "transpose_times", "row6", "dot", "combine",
            "congruence66", "carry66", "lower_left_zero", "riccati_6_1", "riccati_6_6", "articulated_bias_6",
            "articulated_gather_6_1", "articulated_scatter_6_1", "articulated_gather_6_6", "articulated_scatter_6_6",
            "put_weight", "put_transform"]
@@ -152,6 +152,21 @@ def dot6(A, b, step, x0, x1, x2, x3, x4, x5):
     the callers)."""
     return (A[b] * x0 + A[b + step] * x1 + A[b + 2 * step] * x2 + A[b + 3 * step] * x3 + A[b + 4 * step] * x4
             + A[b + 5 * step] * x5)
+
+
+@register
+def zero(x, start, stop):
+    """``x[start: stop] = 0`` (a loop: numba's slice assignment costs a view and a broadcast)."""
+    for i in range(start, stop):
+        x[i] = 0
+
+
+@register
+def column6(x, o, step):
+    """The real parts of ``x[o + i·step]`` for ``i = 0 … 5``: a column of a row-major block
+    (``step`` its row length), or six numbers in a row (``step`` 1), of real or complex entries."""
+    return (x[o].real, x[o + step].real, x[o + 2 * step].real, x[o + 3 * step].real, x[o + 4 * step].real,
+            x[o + 5 * step].real)
 
 
 @inline_kernel

@@ -17,6 +17,7 @@ from sko.bodies.contract import CompiledState
 from sko.engine.state_kernels import Record, Row, StateKernel, Terms, numeric_state
 from sko.engine.bodies.rigid import (HingeWork, Placement, call_hinge, constant_motion, motion_cross, placement_constants,
                                      real_dot, transform)
+from sko.engine.rigid_blocks import column6
 
 __all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients"]
 
@@ -522,17 +523,9 @@ def _joint_twist(arena, reals, c0, qo, so, jnv):
                       zero, zero)
     s = (zero, zero, zero, zero, zero, zero)
     for j in range(jnv):
-        d, S = arena[qo + j].imag / _STEP, _real_column(arena, so + j, 6)
+        d, S = arena[qo + j].imag / _STEP, column6(arena, so + j, 6)
         s = (s[0] + S[0] * d, s[1] + S[1] * d, s[2] + S[2] * d, s[3] + S[3] * d, s[4] + S[4] * d, s[5] + S[5] * d)
     return True, s
-
-
-@register
-def _real_column(arena, o, step):
-    """The real parts of ``arena[o + k · step]``, ``k = 0 … 5``: a column of a 6 × 6 row-major block
-    (``step`` 6), or six numbers in a row (``step`` 1)."""
-    return (arena[o].real, arena[o + step].real, arena[o + 2 * step].real, arena[o + 3 * step].real,
-            arena[o + 4 * step].real, arena[o + 5 * step].real)
 
 
 def _flexible_joint(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
@@ -560,13 +553,12 @@ def _flexible_joint(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
             work[dH + j * m + i] = 0.0
     closed, s = _joint_twist(arena, reals, c0, row[Row.Q], so, jnv)
     if closed:  # ∂E = [−s × X; 0], ∂a = [−s × X γ_o + δv × v_J; 0], δv = −s × X v_o (δS = 0)
-        vJ, v = _real_column(arena, wo + HingeWork.vJ, 1), _real_column(arena, vel, 1)
+        vJ, v, a = column6(arena, wo + HingeWork.vJ, 1), column6(arena, vel, 1), column6(arena, acc, 1)
         cross = motion_cross(v, vJ)
         Xv = (v[0] - vJ[0], v[1] - vJ[1], v[2] - vJ[2], v[3] - vJ[3], v[4] - vJ[4], v[5] - vJ[5])
-        Xg = (arena[acc].real - cross[0], arena[acc + 1].real - cross[1], arena[acc + 2].real - cross[2],
-              arena[acc + 3].real - cross[3], arena[acc + 4].real - cross[4], arena[acc + 5].real - cross[5])
+        Xg = (a[0] - cross[0], a[1] - cross[1], a[2] - cross[2], a[3] - cross[3], a[4] - cross[4], a[5] - cross[5])
         for c in range(6):
-            dX = motion_cross(s, _real_column(arena, xo + c, 6))
+            dX = motion_cross(s, column6(arena, xo + c, 6))
             for i in range(6):
                 work[dE + i * 6 + c] = -dX[i]
         d = motion_cross(s, Xv)
