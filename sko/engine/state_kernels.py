@@ -195,8 +195,9 @@ class StateKernel:
         instead of complex steps of the kernel there:
         ``velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride) -> bool``
         writes, at the real state the arena holds (its outputs written, their real parts read),
-        into entries that are zero when it is called, the partials of ``a`` and ``b`` along ``θ̇_x`` as columns of ``m`` at ``work[dA + x m]``,
-        ``work[dB + x m]``, of the ``γ_o`` of each record ``k`` it offers at
+        into entries that are zero when it is called, the partials of ``a`` and ``b`` along
+        ``θ̇_x`` as columns of ``m`` at ``work[dA + x m]``, ``work[dB + x m]``, of the ``γ_o`` of
+        each record ``k`` it offers at
         ``work[dG + k · stride + 6 x]``, and with ``inboard`` ``∂ã/∂v_o``, ``∂b/∂v_o`` (``m × 6``,
         row-major) at ``work[A]``, ``work[B]`` and each record's ``∂γ_o/∂v_o`` (``6 × 6``) at
         ``work[G + k · stride]``; it may use its scratch. None (default): not declared. Trusted

@@ -115,8 +115,8 @@ def _compiled_answer(system, name: str, result, q, v, x, xname: str, external_fo
     """``(answer, None)`` when the compiled request ``name`` takes the call (the common call
     first, unchecked), else ``(None, (Q, V, X, batched, how))``: the checked states and the
     method of the caller's own path."""
-    plain = external_forces is None or no_forces(external_forces)
-    if method in ("auto", "analytic") and plain and system._compiled_derivatives:
+    plain = no_forces(external_forces)
+    if method in ("auto", "analytic") and plain and _compiled(system):
         if (out := system._engine.direct(name, q, v, x)) is not None:
             return result(*out), None
     elif method in ("auto", "local") and plain:
