@@ -8,6 +8,15 @@ import numpy as np
 EPS = np.finfo(float).eps
 
 
+def joint_axis(rng) -> np.ndarray:
+    """A joint axis: half of the time a coordinate axis of either sign (where the rigid kinematics
+    turns two rows of the placement, :func:`~sko.engine.bodies.rigid.coordinate_axis_transform`),
+    else a random direction (Rodrigues' form)."""
+    if rng.random() < 0.5:
+        return np.eye(3)[int(rng.integers(3))] * rng.choice([-1.0, 1.0])
+    return rng.normal(size=3)
+
+
 def assert_close(actual, expected, rtol: float = 1e-9, scale: float | None = None) -> None:
     """``max |actual − expected| <= rtol · scale``, ``scale`` defaulting to the largest entry of
     either side (at least 1e-300), so the test is relative to the size of the data."""

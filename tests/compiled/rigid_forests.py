@@ -7,6 +7,7 @@ import pytest
 from sko import spatial as sp
 from sko.bodies import Fixed, Free, Helical, Planar, Prismatic, Revolute, RigidBody, Spherical
 from sko.systems import MultibodySystem
+from tests.util import joint_axis
 
 
 def inertia(rng):
@@ -16,8 +17,8 @@ def inertia(rng):
     return sp.spatial_inertia(rng.uniform(0.2, 3.0), rng.normal(size=3) * 0.3, np.trace(second) * np.eye(3) - second)
 
 
-JOINTS = [lambda r: Revolute(r.normal(size=3)), lambda r: Prismatic(r.normal(size=3)),
-          lambda r: Helical(r.normal(size=3), r.uniform(-0.3, 0.3)), lambda r: Planar(r.normal(size=3)),
+JOINTS = [lambda r: Revolute(joint_axis(r)), lambda r: Prismatic(joint_axis(r)),
+          lambda r: Helical(joint_axis(r), r.uniform(-0.3, 0.3)), lambda r: Planar(r.normal(size=3)),
           lambda r: Spherical(), lambda r: Free(), lambda r: Fixed(), lambda r: Revolute(r.normal(size=3)).reversed()]
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from sko import spatial as sp
 from sko.bodies import CustomJoint, Cylindrical, Fixed, Free, Helical, Planar, Prismatic, RackAndPinion, Revolute, Spherical, SphericalEulerZYX
 from sko.systems import SystemBuilder
+from tests.util import joint_axis
 
 
 def _custom(rng):
@@ -21,9 +22,9 @@ def _custom(rng):
 
 
 JOINT_MAKERS = [
-    lambda rng: Revolute(rng.normal(size=3)),
-    lambda rng: Prismatic(rng.normal(size=3)),
-    lambda rng: Helical(rng.normal(size=3), rng.uniform(-0.3, 0.3)),
+    lambda rng: Revolute(joint_axis(rng)),
+    lambda rng: Prismatic(joint_axis(rng)),
+    lambda rng: Helical(joint_axis(rng), rng.uniform(-0.3, 0.3)),
     lambda rng: Cylindrical(rng.normal(size=3)),
     lambda rng: Planar(rng.normal(size=3)),
     lambda rng: Spherical(),
