@@ -25,6 +25,9 @@ def test_derivatives_equal_central_differences(seed):
         d = system.constrained_dynamics_derivatives(q, v, tau, constraints)
     except InconsistentConstraintsError:
         return
+    sigma = np.linalg.svd(system.constraint_jacobian(q, constraints), compute_uv=False)
+    if np.any((sigma > 1e-10 * sigma[0]) & (sigma < 1e-2 * sigma[0])):
+        return  # near a singular J, not at one: central differences divide its rounding by σ²
     h = 1e-6
     E = np.eye(system.nv)
     for ours, step in ((d.ddv_dq, lambda e: (system.integrate(q, e), v, tau)), (d.ddv_dv, lambda e: (q, v + e, tau)),
