@@ -2,7 +2,7 @@
 
 For ``system.mass_matrix(q)``, ``inverse_dynamics(q, v, dv)`` and ``forward_dynamics(q, v, tau)``
 on robots of :mod:`bench_engine` (one state of 1-D float64 arrays: the prepared one-state call,
-:class:`sko.engine.dispatch.OneState`), each call is timed whole and in layers:
+:meth:`sko.engine.dispatch.Engine.one_state_call`), each call is timed whole and in layers:
 
 * **call**: the system method from Python, as a user calls it;
 * **python**: the call less the driver's entry called directly with the request vector, the

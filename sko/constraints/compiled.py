@@ -7,7 +7,7 @@ impacts') — kept by the system's engine
 (``Engine.constraint_plans``) by the identity of the constraints (values that cannot change,
 :class:`~sko.constraints.values.FrameConstraint`) and by their contents. The common call, one
 state of float64 vectors on a system whose bodies are all compiled, goes to the plan's prepared
-call (:func:`one_state`, as :class:`~sko.engine.dispatch.OneState` for the systems' requests);
+call (:func:`one_state`, as :meth:`~sko.engine.dispatch.Engine.one_state_call` for the systems' requests);
 any other call checks its vectors as the systems' requests do and runs the kernel through the
 drivers of :mod:`sko.engine.requests`: one state directly, a batch in parallel over chunks of
 states. Every state the kernel does not answer — a state its bodies reject, an
@@ -214,7 +214,7 @@ def plan_of(system, constraints, condition: float) -> _Plan:
 
 def _prepared(plan: _Plan, engine, impulse: bool):
     """The plan's one-state call ``call(q, v, x)`` (``x``: ``τ``, or the restitution of an
-    impact), as :class:`~sko.engine.dispatch.OneState`'s: ``(v̇ or v⁺, λ)`` for one state of 1-D
+    impact), as :meth:`~sko.engine.dispatch.Engine.one_state_call`'s: ``(v̇ or v⁺, λ)`` for one state of 1-D
     float64 arrays of a system whose bodies are all compiled, on the compiled backend; None when
     the checked path must answer (another input, a shape that does not fit, a number that is
     not finite, a state the kernel does not answer)."""

@@ -9,7 +9,7 @@ leading axis, or ``NotImplemented`` when the reference path must answer: inputs 
 float64/complex128 (sympy and other object arrays, fractions), or the reference backend forced
 by :func:`use_backend`. The common call — one state of float64 vectors, no external
 forces — goes first to the request's prepared call :attr:`Engine.one_state` ``[name]``
-(:class:`OneState`), which answers it with the fewest checks, or declines.
+(:meth:`Engine.one_state_call`), which answers it with the fewest checks, or declines.
 
 A batch is computed without a Python loop over states when every body type has a compiled
 state (parallel over chunks of states in numba's threads; forward dynamics of rigid bodies
@@ -34,7 +34,7 @@ from sko.engine import lane_derivatives
 from sko.engine import requests as rq
 from sko.engine.state_layout import StateLayout, read_only, state_named
 
-__all__ = ["Engine", "OneState", "one_state_kind", "one_state_lines", "ONE_STATE_NAMES", "engine", "use_backend", "backend", "LANE_RUNS"]
+__all__ = ["Engine", "prepared_calls", "one_state_kind", "one_state_lines", "ONE_STATE_NAMES", "engine", "use_backend", "backend", "LANE_RUNS"]
 
 #: The requests a float64 batch of rigid trees answers in the lanes (:mod:`sko.engine.lanes`,
 #: :mod:`sko.engine.lane_derivatives`), by name: their runs of blocks.
@@ -68,55 +68,15 @@ def _finite(x: np.ndarray) -> bool:
         return bool(np.isfinite(x.sum()))
 
 
-class OneState(dict):
-    """An engine's prepared one-state calls by request name, each made on first use: the tuple
-    ``one_state[name] = (configuration, driver, w, shape, zeros, none)`` holds the entries of the
-    request's compiled drivers (:func:`~sko.engine.requests.one_state_driver`, called at their
-    machine code's entry, :func:`_entry`): ``configuration(w, q, out)`` at ``v = 0`` (or on ``q``
-    alone) and ``driver(w, q, v, x, out)``, each returning the status (−1: done); the request
-    vector ``w`` (float64), the result's shape, ``nv`` zeros for an omitted ``v`` or ``x`` and the
-    empty ``x`` of a request without one. The system methods run it inline
-    (:func:`one_state_lines`, no frame of its own) on one state of 1-D float64 arrays with no
-    external forces, and :meth:`Engine.direct` by the same lines. Its checks cost what they must:
-    the compiled backend (one context lookup), ``dtype is float64`` and ``ndim == 1`` of each
-    array given (a batch or a complex step declines at once), then the driver's compiled code
-    checks the lengths and finiteness; any other status (a wrong length, a number that is not
-    finite, an overflow) leaves the call to the checked path (:meth:`Engine.run`), which reports
-    it. A list or another object declines by the ``AttributeError`` of its missing ``dtype`` (or
-    the entry's ``TypeError``: not an array), and a float64 array whose dtype is an equal copy of
-    numpy's own (an unpickled array) by the identity test. Before its first such state a request
-    holds entries that prepare it (and compile its float64 kernels) and then run: a complex step
-    or a batch declines without compiling float64 kernels it does not run; an engine without
-    prepared calls (a body without a compiled state, a hinge force in Python, the reference path)
-    holds entries that decline."""
-
-    def __init__(self, engine: "Engine"):
-        super().__init__()
-        self.engine = engine
-
-    def __missing__(self, name: str) -> tuple:
-        if BACKEND.get() != COMPILED:  # prepared (and compiled) on the compiled backend only
-            return _DECLINED
-        prepared = self[name] = self._unprepared(name) if self.engine._direct else _DECLINED
-        return prepared
-
-    def _unprepared(self, name: str) -> tuple:
-        """Request ``name``'s entries until its first state (:class:`OneState`), which prepare it and run."""
-
-        def prepared() -> tuple:
-            entries = self[name] = self.engine._prepared(name)
-            return entries
-
-        def configuration(w, q, out) -> int:
-            first, _, w, *_ = prepared()
-            return first(w, q, out)
-
-        def driver(w, q, v, x, out) -> int:
-            _, first, w, *_ = prepared()
-            return first(w, q, v, x, out)
-
-        engine = self.engine
-        return configuration, driver, None, rq.REQUESTS[name].shape(engine._sizes), engine._zeros, _NO_X
+def prepared_calls(system, name: str) -> tuple:
+    """Request ``name``'s prepared one-state call for ``system`` (:meth:`Engine.one_state_call`),
+    where the system's methods did not find it in their table: binds the table
+    :attr:`Engine.one_state` to the system as the plain attribute ``_prepared_calls`` (one step to
+    read: the engine behind a cached property, and a dict with a ``__missing__``, took two dozen
+    nanoseconds more per call) and fills it."""
+    engine = system._engine
+    system._prepared_calls = engine.one_state
+    return engine.one_state_call(name)
 
 
 def one_state_kind(velocities: bool, x) -> str:
@@ -126,13 +86,14 @@ def one_state_kind(velocities: bool, x) -> str:
 
 
 def one_state_lines(kind: str, key: str, q: str, v: str = "v", x: str = "x", result: str = "out",
-                    guard: str = "", indent: str = "    ", engine: str = "self._engine") -> list[str]:
-    """The source lines that run a request's prepared one-state call (:class:`OneState`) inline,
+                    guard: str = "", indent: str = "    ", engine: str = "self") -> list[str]:
+    """The source lines that run a request's prepared one-state call (:meth:`Engine.one_state_call`) inline,
     returning ``result`` (an expression of ``out``) when it answers: ``kind`` ``"configuration"``
     (on ``q`` alone), ``"velocities"`` (``q`` and ``v``) or ``"third"`` (``q``, ``v`` and ``x``),
     the inputs' names, the request's name as the expression ``key``, a condition ``guard`` (ending
-    in ``and``) and the ``engine``. They read the names of :data:`ONE_STATE_NAMES` and bind
-    ``out`` and names that begin with an underscore."""
+    in ``and``) and the ``engine`` (``"self"``: a system's method, which reads the table its
+    first call binds, :func:`prepared_calls`). They read the names of :data:`ONE_STATE_NAMES`
+    and bind ``out`` and names that begin with an underscore."""
     i = indent
     if kind == "configuration":
         call = [f"{i}        if {q}.dtype is F8 and {q}.ndim == 1 and _c(_w, {q}, out := zeros(_shape)) == -1:",
@@ -149,7 +110,15 @@ def one_state_lines(kind: str, key: str, q: str, v: str = "v", x: str = "x", res
                 f"{i}        if ({q}.dtype is F8 and _v.dtype is F8 and _x.dtype is F8 and {q}.ndim == 1 and _v.ndim == 1",
                 f"{i}                and _x.ndim == 1 and _d(_w, {q}, _v, _x, out := zeros(_shape)) == -1):",
                 f"{i}            return {result}"]
-    return [f"{i}_c, _d, _w, _shape, _z, _none = {engine}.one_state[{key}]",
+    if engine == "self":  # a system's method: its table, bound on first use (prepared_calls)
+        table, missing, errors = "self._prepared_calls", f"prepared_calls(self, {key})", "(AttributeError, KeyError)"
+    else:
+        table, missing, errors = f"{engine}.one_state", f"{engine}.one_state_call({key})", "KeyError"
+    entries = "_c, _d, _w, _shape, _z, _none"
+    return [f"{i}try:",
+            f"{i}    {entries} = {table}[{key}]",
+            f"{i}except {errors}:",
+            f"{i}    {entries} = {missing}",
             f"{i}if {guard}chosen() is COMPILED:",
             f"{i}    try:",
             *call,
@@ -176,7 +145,7 @@ def _entry(driver):
     microsecond per call). The entry converts each argument to the type its signature declares
     and checks only that it is an array (else ``TypeError``): the caller passes 1-D float64
     arrays and nothing else, a float64 array of other dimensions or another scalar type would be
-    misread (:class:`OneState` tests both)."""
+    misread (:meth:`Engine.one_state_call` tests both)."""
     (result,) = driver.overloads.values()
     return result.entry_point
 
@@ -190,7 +159,8 @@ def _declined_status(*arguments) -> int:
 _NO_X = read_only(np.zeros(0))
 _DECLINED = (_declined_status, _declined_status, None, (0,), _NO_X, _NO_X)
 #: the names the lines of :func:`one_state_lines` read
-ONE_STATE_NAMES = MappingProxyType({"chosen": BACKEND.get, "COMPILED": COMPILED, "F8": _F8, "zeros": np.zeros})
+ONE_STATE_NAMES = MappingProxyType({"chosen": BACKEND.get, "COMPILED": COMPILED, "F8": _F8, "zeros": np.zeros,
+                                    "prepared_calls": prepared_calls})
 #: :meth:`Engine.direct` by kind of request
 _DIRECT = _direct_calls()
 
@@ -203,7 +173,8 @@ class Engine:
         self.nq, self.nv = system.q_size, system.dof_size
         self._direct = False  # the prepared one-state calls apply: every body compiled, no hinge force in Python
         self._zeros = _NO_X  # nv zeros, once a layout is made
-        self.one_state = OneState(self)
+        #: the prepared one-state calls by request name (:meth:`one_state_call`)
+        self.one_state: dict[str, tuple] = {}
         #: the constraint sets packed for this system (:mod:`sko.constraints.compiled`): by the
         #: identity of a tuple of constraints, and by the constraints' contents
         self.constraint_plans: tuple[dict, dict] = ({}, {})
@@ -288,8 +259,52 @@ class Engine:
         request = rq.REQUESTS[name]
         return _DIRECT[one_state_kind(request.velocities, request.x)](self, name, q, v, x)
 
+    def one_state_call(self, name: str) -> tuple:
+        """Request ``name``'s prepared one-state call, made on first use and held in
+        :attr:`one_state`: the tuple ``(configuration, driver, w, shape, zeros, none)`` holds the
+        entries of the request's compiled drivers (:func:`~sko.engine.requests.one_state_driver`,
+        called at their machine code's entry, :func:`_entry`): ``configuration(w, q, out)`` at
+        ``v = 0`` (or on ``q`` alone) and ``driver(w, q, v, x, out)``, each returning the status
+        (−1: done); the request vector ``w`` (float64), the result's shape, ``nv`` zeros for an
+        omitted ``v`` or ``x`` and the empty ``x`` of a request without one. The system methods
+        run it inline (:func:`one_state_lines`, no frame of its own) on one state of 1-D float64
+        arrays with no external forces, and :meth:`direct` by the same lines. Its checks cost what
+        they must: the compiled backend (one context lookup), ``dtype is float64`` and
+        ``ndim == 1`` of each array given (a batch or a complex step declines at once), then the
+        driver's compiled code checks the lengths and finiteness; any other status (a wrong
+        length, a number that is not finite, an overflow) leaves the call to the checked path
+        (:meth:`run`), which reports it. A list or another object declines by the
+        ``AttributeError`` of its missing ``dtype`` (or the entry's ``TypeError``: not an array),
+        and a float64 array whose dtype is an equal copy of numpy's own (an unpickled array) by
+        the identity test. Before its first such state a request holds entries that prepare it
+        (and compile its float64 kernels) and then run: a complex step or a batch declines
+        without compiling float64 kernels it does not run; an engine without prepared calls (a
+        body without a compiled state, a hinge force in Python) holds entries that decline, and
+        on the reference backend nothing is held."""
+        if BACKEND.get() != COMPILED:  # prepared (and compiled) on the compiled backend only
+            return _DECLINED
+        entries = self.one_state[name] = self._unprepared(name) if self._direct else _DECLINED
+        return entries
+
+    def _unprepared(self, name: str) -> tuple:
+        """Request ``name``'s entries until its first state (:meth:`one_state_call`), which prepare it and run."""
+
+        def prepared() -> tuple:
+            entries = self.one_state[name] = self._prepared(name)
+            return entries
+
+        def configuration(w, q, out) -> int:
+            first, _, w, *_ = prepared()
+            return first(w, q, out)
+
+        def driver(w, q, v, x, out) -> int:
+            _, first, w, *_ = prepared()
+            return first(w, q, v, x, out)
+
+        return configuration, driver, None, rq.REQUESTS[name].shape(self._sizes), self._zeros, _NO_X
+
     def _prepared(self, name: str) -> tuple:
-        """The prepared one-state entries of request ``name`` (:class:`OneState`)."""
+        """The prepared one-state entries of request ``name`` (:meth:`one_state_call`)."""
         request = rq.REQUESTS[name]
         w, shape = self._request_vector(request, _F8), request.shape(self._sizes)
         driver = _entry(rq.one_state_driver(_F8, len(shape))) if request.velocities else _declined_status

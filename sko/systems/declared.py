@@ -5,7 +5,7 @@ name (the system method's and the compiled request's in
 :data:`~sko.engine.requests.REQUESTS`, which holds the compiled part: terms read, result shape,
 workspace, kernel, hinge-force rule), its short name, its inputs, its reference function and its
 docstring. :func:`method` makes the system method from it: the common call runs the compiled
-request's prepared one-state call inline (:class:`~sko.engine.dispatch.OneState`, by the lines of
+request's prepared one-state call inline (:meth:`~sko.engine.dispatch.Engine.one_state_call`, by the lines of
 :func:`~sko.engine.dispatch.one_state_lines`: no frame of its own), then goes to the checked and batched
 compiled path (:meth:`~sko.engine.dispatch.Engine.run`), and one state the compiled path declines
 goes to the reference function. The method has the request's own signature (``help`` shows it)
