@@ -279,11 +279,10 @@ def axis_transform(reals, xt, x, y, z, c, s, lin):
 
 @register
 def coordinate_axis_transform(reals, xt, k, u, c, s, lin):
-    """:func:`axis_transform` on the axis ``u e_k`` (``u = ±1``): with ``(i, j, k)`` cyclic, ``E_J``
-    turns rows ``i`` and ``j`` in their plane (``c e_i + u s e_j`` and ``c e_j − u s e_i``) and keeps
-    row ``k``, so ``E = E_J E_T`` combines two rows of ``E_T`` in pairs, and ``r = r_T + lin u t_k``
-    takes the row ``t_k`` of ``E_T``: 21 operations where Rodrigues' form and the placement's
-    3 × 3 product take 70."""
+    """:func:`axis_transform` on the axis ``u e_k`` (``u = ±1``; RIGID.md, *Joints about a
+    coordinate axis*): with ``(i, j, k)`` cyclic, ``E_J`` turns rows ``i`` and ``j`` in their plane
+    (``c e_i + u s e_j`` and ``c e_j − u s e_i``) and keeps row ``k``, so ``E = E_J E_T`` combines
+    two rows of ``E_T`` in pairs, and ``r = r_T + lin u t_k`` takes the row ``t_k`` of ``E_T``."""
     i, j = (k + 1) % 3, (k + 2) % 3
     ti, tj, tk = held(reals, xt + 3 * i, 3), held(reals, xt + 3 * j, 3), held(reals, xt + 3 * k, 3)
     us, ul, zero = u * s, u * lin, 0.0 * s
