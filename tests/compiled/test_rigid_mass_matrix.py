@@ -14,23 +14,34 @@ from sko.bodies import Free, Revolute, RigidBody
 from sko.engine import mass_matrix as MM
 from sko.examples.bodies import random_system
 from sko.systems import MultibodySystem
+from sko.engine.joints import HELICAL, PRISMATIC, JointConstants
+from sko.engine.layout import Flat
 from sko.engine.requests import REQUESTS
+from sko.engine.state_kernels import Row
 from sko.spatial import plucker, plucker_inverse, rpy_matrix, skew
 from tests.compiled.rigid_forests import configurations, example_robots, inertia, rigid_forest
 from tests.rigid.random_systems import random_rigid_system
 
 
-def _kernels(system, q):
-    """``(ℳ by the rigid kernel, ℳ by the generic kernels)`` on one arena filled at ``q``."""
+def _kernels(system, q, from_q=False):
+    """``(ℳ by the rigid kernel, ℳ by the generic kernels)`` on one arena filled at ``q``; with
+    ``from_q``, the rigid kernel takes the poses of the bodies on an axis from ``q``, and their
+    weights in its arena are NaN (not read)."""
     L = system._engine.layout
     A = L.fill(q[None], np.zeros((1, system.nv)))[0]
     layout, nv = np.array(L.request_layout), system.nv
+    rows, reals = L.table(np.float64), L.reals
     M_rigid, M_generic = np.zeros((nv, nv)), np.zeros((nv, nv))
-    MM.rigid_mass_matrix(layout, A, np.full(MM.NODE * len(L.bodies), np.nan), np.full(6 * max(nv, 1), np.nan),
-                         M_rigid)
     R, tmp = np.zeros(A.size), np.zeros(36)
     crba.composite_inertias(layout, A, R, tmp)
     crba.mass_matrix(layout, A, R, M_generic, np.zeros(6 * max(nv, 1)), np.zeros(6 * max(nv, 1)))
+    for j in range(rows.shape[0] if from_q else 0):
+        c0 = rows[j, Row.CONSTANTS]
+        axis = int(reals[c0 + JointConstants.code]) in (HELICAL, PRISMATIC) and reals[c0 + JointConstants.reverse] == 0
+        if axis and layout[j, Flat.PARENT] >= 0:
+            A[layout[j, Flat.W]: layout[j, Flat.W] + 36] = np.nan
+    MM.rigid_mass_matrix(layout, A, np.full(MM.NODE * len(L.bodies), np.nan), np.full(6 * max(nv, 1), np.nan),
+                         M_rigid, rows, reals, from_q)
     return M_rigid, M_generic
 
 
@@ -96,6 +107,7 @@ def test_rigid_kernel_equals_generic_and_reference(seed, library_forest):
             M_rigid, M_generic = _kernels(system, q)
             _close(M_rigid, M)  # the request fills the arena for ℳ alone: the same numbers to rounding
             _close(M_rigid, M_generic)
+            _close(_kernels(system, q, from_q=True)[0], M_generic)
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -30,8 +30,9 @@ from sko.engine.state_kernels import DTYPES, Record, Row, StateKernel, Terms, nu
 from sko.spatial import plucker_translation
 
 __all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "RotorWork", "placement_constants", "hinge",
-           "hinge_address", "call_hinge", "axis_transform", "placed_transform", "RIGID", "ROTOR", "pack_rigid",
-           "pack_rotor", "transform", "motion_cross", "force_cross", "bias", "real_dot"]
+           "hinge_address", "call_hinge", "axis_transform", "coordinate_axis_transform",
+           "axis_joint", "on_an_axis", "free_pose_only", "placed_transform", "RIGID", "ROTOR",
+           "pack_rigid", "pack_rotor", "transform", "motion_cross", "force_cross", "bias", "real_dot"]
 
 #: A free joint's coordinates: the quaternion ``(w, x, y, z)``, then the position.
 FreeCoordinates = offsets("FreeCoordinates", quaternion=4, position=3)
@@ -242,12 +243,11 @@ call_hinge = native_caller(types.boolean, False, lambda argtypes: any(argtypes =
 def _rigid(arena, row, reals, terms, constants):
     """A :class:`~sko.bodies.rigid.RigidBody` (module docstring)."""
     c0 = row[Row.CONSTANTS]
-    code = int(reals[c0 + JointConstants.code])
-    if reals[c0 + JointConstants.reverse] == 0:
-        if code == HELICAL or code == PRISMATIC:
-            return _single_axis(arena, row, reals, terms, constants)
-        if code == FREE and terms == Terms.STRUCTURE:
-            return _free_structure(arena, row, reals, constants)
+    if on_an_axis(reals, c0):
+        return _single_axis(arena, row, reals, terms, constants)
+    free = reals[c0 + JointConstants.reverse] == 0 and int(reals[c0 + JointConstants.code]) == FREE
+    if free and terms == Terms.STRUCTURE:
+        return _free_structure(arena, row, reals, constants)
     return _any_joint(arena, row, reals, terms, constants)
 
 
@@ -319,6 +319,45 @@ def placed_transform(reals, xt, J, rj0, rj1, rj2):
 
 
 @register
+def axis_joint(arena, row, reals):
+    """``(E, r0, r1, r2, S)`` of a body on a revolute (helical) or prismatic joint at the arena's
+    ``q``: ``ᵏX_o = rot(E) xlt(r)`` (:func:`axis_transform`; ``E`` as three rows) and
+    ``S = [s_ω; s_v]`` (six numbers; :func:`_single_axis`)."""
+    c0 = row[Row.CONSTANTS]
+    jp, xt = c0 + JointConstants.parameters, c0 + RigidConstants.placement
+    x, y, z = reals[jp], reals[jp + 1], reals[jp + 2]
+    theta = arena[row[Row.Q]]
+    if int(reals[c0 + JointConstants.code]) == HELICAL:
+        c, s, lin = np.cos(theta), np.sin(theta), reals[jp + 3] * theta
+        S = (x, y, z, reals[jp + 3] * x, reals[jp + 3] * y, reals[jp + 3] * z)
+    else:
+        c, s, lin = 1.0 + 0 * theta, 0 * theta, theta
+        S = (0.0, 0.0, 0.0, x, y, z)
+    E, r0, r1, r2 = axis_transform(reals, xt, x, y, z, c, s, lin)
+    return E, r0, r1, r2, S
+
+
+@register
+def on_an_axis(reals, c0) -> bool:
+    """Whether the joint whose constants start at ``reals[c0]`` is a revolute (helical) or
+    prismatic joint, not reversed: :func:`_rigid` takes :func:`_single_axis` for it."""
+    code = int(reals[c0 + JointConstants.code])
+    return reals[c0 + JointConstants.reverse] == 0 and (code == HELICAL or code == PRISMATIC)
+
+
+@register
+def free_pose_only(arena, row, reals) -> bool:
+    """Whether the body of ``row`` is on a free joint, not reversed, with a quaternion the joint
+    takes: its ``H = I``, written with the constants, is all a request that reads no pose of it
+    needs (a root of :func:`~sko.engine.mass_matrix.rigid_mass_matrix`)."""
+    c0, qo = row[Row.CONSTANTS], row[Row.Q] + FreeCoordinates.quaternion
+    if reals[c0 + JointConstants.reverse] != 0 or int(reals[c0 + JointConstants.code]) != FREE:
+        return False
+    w, x, y, z = held(arena, qo, 4)
+    return quaternion_ok(w, x, y, z)
+
+
+@register
 def _single_axis(arena, row, reals, terms, constants):
     """:func:`_rigid` for a revolute (helical) or prismatic joint, not reversed:
     ``ᵏX_o = rot(E) xlt(r)`` as ``(E, r)`` and every 6-vector in registers, no ``X_J``, ``S`` or
@@ -329,16 +368,7 @@ def _single_axis(arena, row, reals, terms, constants):
     (:func:`~sko.engine.joints.joint_kinematics_at`): ``E_J = R_u(θ)ᵀ``, ``r_J = h θ u``,
     ``S = [u; h u]`` (pitch ``h``) or ``E_J = I``, ``r_J = θ u``, ``S = [0; u]``, and ``c_J = 0``."""
     c0, io = row[Row.CONSTANTS], row[Row.INBOARD]
-    jp, xt = c0 + JointConstants.parameters, c0 + RigidConstants.placement
-    x, y, z = reals[jp], reals[jp + 1], reals[jp + 2]
-    theta = arena[row[Row.Q]]
-    if int(reals[c0 + JointConstants.code]) == HELICAL:
-        c, s, lin = np.cos(theta), np.sin(theta), reals[jp + 3] * theta
-        sw0, sw1, sw2, sv0, sv1, sv2 = x, y, z, reals[jp + 3] * x, reals[jp + 3] * y, reals[jp + 3] * z
-    else:
-        c, s, lin = 1.0 + 0 * theta, 0 * theta, theta
-        sw0, sw1, sw2, sv0, sv1, sv2 = 0.0, 0.0, 0.0, x, y, z
-    E, r0, r1, r2 = axis_transform(reals, xt, x, y, z, c, s, lin)
+    E, r0, r1, r2, (sw0, sw1, sw2, sv0, sv1, sv2) = axis_joint(arena, row, reals)
     _pose_rows(arena, row, E, r0, r1, r2, constants)
     rec, ao, bo, vo = row[Row.RECORDS], row[Row.A], row[Row.B], row[Row.VELOCITY]
     if constants:
