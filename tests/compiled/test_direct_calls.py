@@ -321,3 +321,25 @@ def test_the_first_complete_fill_writes_the_constant_terms(op):
         assert words[rq.Header.WRITTEN] == 1
         with use_backend("reference"):
             assert_close(got, REQUESTS[op](system, q, v, x), 1e-10)
+
+
+def test_a_copy_made_after_calls_answers_for_its_own_bodies():
+    """A system's methods read the prepared calls bound to it on its first call: a copy made
+    after calls (new inertial parameters, ``copy``, a pickle) binds its own engine's, never the
+    table of the system it was copied from, and the first system keeps answering as before."""
+    import copy
+    import pickle
+
+    system = random_rigid_system(1)
+    q, v, x = _state(system)
+    M, tau = system.mass_matrix(q), system.inverse_dynamics(q, v, x)
+    doubled = system.with_inertial_parameters(2 * system.inertial_parameters())
+    np.testing.assert_allclose(doubled.mass_matrix(q), 2 * M, rtol=1e-13)
+    with use_backend("reference"):
+        want = doubled.inverse_dynamics(q, v, x)
+    assert_close(doubled.inverse_dynamics(q, v, x), want, 1e-12)
+    for other in (doubled, copy.copy(system), pickle.loads(pickle.dumps(system))):
+        other.mass_matrix(q)
+        assert other._prepared_calls is other._engine.one_state is not system._engine.one_state
+    np.testing.assert_array_equal(system.mass_matrix(q), M)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(system)).inverse_dynamics(q, v, x), tau)
