@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.engine.bodies.rigid import axis_joint, free_pose_only, on_an_axis
+from sko.engine.bodies.rigid import axis_joint, free_pose_only, on_an_axis, weight_rows_of
 from sko.engine.borrow import borrowed
 from sko.engine.fields import offsets
 from sko.engine.layout import Flat
@@ -126,22 +126,6 @@ def child_pose(a, q, e, b):
     return R, p
 
 
-@inline_kernel
-def composed_pose(a, q, E, r):
-    """The pose ``(R, p)`` in the root's frame of a body whose parent's is ``(a, q)``, from its
-    ``ᵏX_℘ = rot(E) xlt(r)`` (``E`` as three rows): ``R = R_℘ Eᵀ``, ``p = p_℘ + R_℘ r``
-    (as :func:`child_pose` from the weight)."""
-    a00, a01, a02, a10, a11, a12, a20, a21, a22 = a
-    (e00, e01, e02), (e10, e11, e12), (e20, e21, e22) = E
-    r0, r1, r2 = r
-    p = (q[0] + a00 * r0 + a01 * r1 + a02 * r2, q[1] + a10 * r0 + a11 * r1 + a12 * r2,
-         q[2] + a20 * r0 + a21 * r1 + a22 * r2)
-    R = (a00 * e00 + a01 * e01 + a02 * e02, a00 * e10 + a01 * e11 + a02 * e12, a00 * e20 + a01 * e21 + a02 * e22,
-         a10 * e00 + a11 * e01 + a12 * e02, a10 * e10 + a11 * e11 + a12 * e12, a10 * e20 + a11 * e21 + a12 * e22,
-         a20 * e00 + a21 * e01 + a22 * e02, a20 * e10 + a21 * e11 + a22 * e12, a20 * e20 + a21 * e21 + a22 * e22)
-    return R, p
-
-
 @register
 def fill_off_axis(rows, reals, arena) -> int:
     """The states of the bodies :func:`rigid_mass_matrix` reads from the arena ``from_q``, at
@@ -211,9 +195,11 @@ def rigid_mass_matrix(layout, data, nodes, S, out, rows, reals, from_q):
     """``ℳ`` (``out``, nv × nv, zero on entry) of a tree of rigid bodies (module docstring) from
     the flat ``layout`` and the filled arena ``data`` (weights, ``H``, ``M``); ``nodes`` holds
     :data:`NODE` entries per body, ``S`` six per hinge column. With ``from_q``, a body on an axis
-    (:func:`~sko.engine.bodies.rigid.on_an_axis`; ``rows``, ``reals``: the state table) takes its
-    pose from its ``ᵏX_℘`` at the arena's ``q`` (:func:`~sko.engine.bodies.rigid.axis_joint`), not
-    from its weight, which need not be filled (:func:`fill_off_axis`)."""
+    (:func:`~sko.engine.bodies.rigid.on_an_axis`; ``rows``, ``reals``: the state table) computes
+    its weight's blocks from its ``ᵏX_℘`` at the arena's ``q`` in registers, as its state kernel
+    writes them (:func:`~sko.engine.bodies.rigid.axis_joint`,
+    :func:`~sko.engine.bodies.rigid.weight_rows_of`): its weight need not be filled
+    (:func:`fill_off_axis`), and the numbers are those of a fill."""
     layout, data, nodes, S, out = borrowed(layout), borrowed(data), borrowed(nodes), borrowed(S), borrowed(out)
     rows, reals = borrowed(rows), borrowed(reals)
     n = layout.shape[0]
@@ -223,13 +209,13 @@ def rigid_mass_matrix(layout, data, nodes, S, out, rows, reals, from_q):
             zero = 0.0 * data[mo]
             one = 1.0 + zero
             R, x = (one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero)
-        elif from_q and on_an_axis(reals, rows[j, Row.CONSTANTS]):
-            po = NODE * p + POSE
-            E, r0, r1, r2, _ = axis_joint(data, rows[j], reals)
-            R, x = composed_pose(held(nodes, po, 9), held(nodes, po + Node.position, 3), E, (r0, r1, r2))
         else:
             po = NODE * p + POSE
-            e, b = weight_rows(data, layout[j, Flat.W])
+            if from_q and on_an_axis(reals, rows[j, Row.CONSTANTS]):  # its weight as the fill writes it
+                E, r0, r1, r2, _ = axis_joint(data, rows[j], reals)
+                e, b = weight_rows_of(E, r0, r1, r2)
+            else:
+                e, b = weight_rows(data, layout[j, Flat.W])
             R, x = child_pose(held(nodes, po, 9), held(nodes, po + Node.position, 3), e, b)
         for i in range(9):
             nodes[no + POSE + i] = R[i]

@@ -321,8 +321,11 @@ def _rigid_mass_matrix(w, x, out):
     the kernel of the ``mass_matrix`` request where it applies; buffers: those of :func:`_mass_matrix`."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
     words, rows, layout, roff, reals, arena, ws, at = request_views(w)
-    from_q = words[Header.FILL] != 0 and words[Header.WRITTEN] != 0  # q in the arena, the constants written
-    status = MM.fill_off_axis(rows, reals, arena) if from_q else fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
+    from_q = words[Header.FILL] != 0  # q in the arena: bodies on an axis take their poses from it
+    if from_q and words[Header.WRITTEN] != 0:  # the constants written: the other bodies' states alone
+        status = MM.fill_off_axis(rows, reals, arena)
+    else:
+        status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
     if status >= 0:
         return status
     nv = words[Header.NV]

@@ -194,9 +194,14 @@ def test_a_request_builds_the_terms_it_reads(name):
     the full state's, and the dynamics also a and b (the terms of sko.engine.state_kernels.Terms), to
     rounding: the mass matrix and its inverse read no a or b. The constant terms the first call
     wrote serve the next state. Inverse dynamics of rigid bodies on joints of constant S forms a
-    and b itself (sko.engine.rigid_rnea): it reads what the mass matrix reads."""
+    and b itself (sko.engine.rigid_rnea): it reads what the mass matrix reads. The mass matrix of
+    rigid bodies (sko.engine.mass_matrix) computes the weights of bodies on an axis, and reads
+    none of a floating base, after its first call: those it fills then only."""
+    from sko.engine import joints as cj
+    from sko.engine import mass_matrix as MM
     from sko.engine.layout import Flat
     from sko.engine.requests import REQUESTS, Header, takes_rigid
+    from sko.engine.state_kernels import Row
 
     system = SYSTEMS[name]()
     e = engine(system)
@@ -206,14 +211,22 @@ def test_a_request_builds_the_terms_it_reads(name):
     for row in flat.layout:
         m = row[Flat.NODE_DIM]
         structure[row[Flat.A]: row[Flat.A] + m] = structure[row[Flat.B]: row[Flat.B] + m] = False
+    filled = structure.copy()  # what the mass matrix of rigid bodies fills after its first call
+    rows, reals = e.layout.table(np.float64), e.layout.reals
+    for j, row in enumerate(flat.layout):
+        c0 = rows[j, Row.CONSTANTS]
+        code, reverse = int(reals[c0 + cj.JointConstants.code]), reals[c0 + cj.JointConstants.reverse]
+        skipped = code in (cj.HELICAL, cj.PRISMATIC) or code == cj.FREE and row[Flat.PARENT] < 0
+        if MM.applies(e.layout) and not reverse and skipped:
+            filled[row[Flat.W]: row[Flat.W] + 36] = False
     rng = np.random.default_rng(5)
-    for _ in range(2):
+    for call_number in range(2):
         q, v, dv, tau = _state(system, rng, False)
         full = e.layout.fill(q[None], v[None])[0, :flat.size]
         rigid = takes_rigid(REQUESTS["inverse_dynamics"], e.layout, np.dtype(float))
         calls = {"inverse_dynamics": (lambda: system.inverse_dynamics(q, v, dv), structure if rigid else slice(None)),
                  "forward_dynamics": (lambda: system.forward_dynamics(q, v, tau), slice(None)),
-                 "mass_matrix": (lambda: system.mass_matrix(q), structure),
+                 "mass_matrix": (lambda: system.mass_matrix(q), filled if call_number else structure),
                  "mass_matrix_inverse": (lambda: system.mass_matrix_inverse(q), structure)}
         for name, (call, entries) in calls.items():
             call()
