@@ -9,8 +9,9 @@ then computes each tree in the frame of its root body (an inertial frame for the
 ``ℳ`` does not depend on the frame it is computed in), where every weight is the identity:
 
 * a scatter (parents first) gives each body's pose ``(R, p)`` in its root's frame from the
-  weights (``R_k = R_℘ Eᵀ``, ``p_k = p_℘ + R_℘ r`` for ``ᵏX_℘ = rot(E) xlt(r)``; after the
-  first call, from ``q`` for a body on an axis, whose state is then not filled), the columns
+  weights (``R_k = R_℘ Eᵀ``, ``p_k = p_℘ + R_℘ r`` for ``ᵏX_℘ = rot(E) xlt(r)``; a body on
+  an axis forms its weight from ``q`` in registers, and after the first call its state is not
+  filled), the columns
   ``s = [R s_ω; R s_v + p × R s_ω]`` of its ``H* = S`` and its inertia about the root's origin
   (``Ī ← R Ī Rᵀ``, ``h ← R h``, then the parallel-axis shift
   ``Ī + 2 (h·p) 1 − p hᵀ − h pᵀ + m ((p·p) 1 − p pᵀ)``, ``h + m p``) as ten numbers;
