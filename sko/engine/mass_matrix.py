@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.engine.bodies.rigid import axis_joint, free_pose_only, on_an_axis, weight_rows_of
+from sko.engine.bodies.rigid import RIGID, RigidConstants, axis_joint, free_pose_only, on_an_axis, weight_rows_of
 from sko.engine.borrow import borrowed
 from sko.engine.fields import offsets
 from sko.engine.layout import Flat
@@ -59,8 +59,6 @@ def applies(layout) -> bool:
     own frame (``Γ = I``), and every inertia the one of its ten parameters to rounding (a body's
     inertia is checked physical only to a relative 1e-9: one further off takes the generic
     kernels, which read all 36 entries)."""
-    from sko.engine.bodies.rigid import RIGID, RigidConstants
-
     if not layout.bodies or not all(c is not None and c.kernel is RIGID for c in layout.compiled):
         return False
     o = int(RigidConstants.inertia)

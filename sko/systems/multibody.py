@@ -140,8 +140,8 @@ class MultibodySystem:
     #: what a system derives on first use and a pickle leaves out: the compiled engine (its state
     #: tables, request vectors and kernels) and its prepared one-state calls, the coordinate maps
     #: and whether the compiled derivative recursion takes it
-    _DERIVED = ("_engine", "_prepared_calls", "_coordinate_maps", "_compiled_derivatives", "_local_derivatives", "_constant_qdot",
-                "_complex_carried", "_pose_free")
+    _DERIVED = ("_engine", "_prepared_calls", "_coordinate_maps", "_compiled_derivatives", "_local_derivatives",
+                "_constant_qdot", "_complex_carried", "_pose_free")
     #: whether the bodies carry complex parameters (a regressor's complex step in ``π``): their
     #: states are then complex at a real state too
     _complex_parameters = False

@@ -30,8 +30,8 @@ from sko.engine.state_kernels import DTYPES, Record, Row, StateKernel, Terms, nu
 from sko.spatial import plucker_translation
 
 __all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "RotorWork", "placement_constants", "hinge",
-           "hinge_address", "call_hinge", "axis_transform", "coordinate_axis_transform",
-           "axis_joint", "weight_rows_of", "on_an_axis", "free_pose_only", "placed_transform", "RIGID", "ROTOR",
+           "hinge_address", "call_hinge", "axis_transform", "coordinate_axis_transform", "axis_joint",
+           "weight_rows_of", "on_an_axis", "on_a_free_joint", "free_pose_only", "placed_transform", "RIGID", "ROTOR",
            "pack_rigid", "pack_rotor", "transform", "motion_cross", "force_cross", "bias", "real_dot"]
 
 #: A free joint's coordinates: the quaternion ``(w, x, y, z)``, then the position.
@@ -245,8 +245,7 @@ def _rigid(arena, row, reals, terms, constants):
     c0 = row[Row.CONSTANTS]
     if on_an_axis(reals, c0):
         return _single_axis(arena, row, reals, terms, constants)
-    free = reals[c0 + JointConstants.reverse] == 0 and int(reals[c0 + JointConstants.code]) == FREE
-    if free and terms == Terms.STRUCTURE:
+    if on_a_free_joint(reals, c0) and terms == Terms.STRUCTURE:
         return _free_structure(arena, row, reals, constants)
     return _any_joint(arena, row, reals, terms, constants)
 
@@ -357,14 +356,20 @@ def on_an_axis(reals, c0) -> bool:
 
 
 @register
+def on_a_free_joint(reals, c0) -> bool:
+    """Whether the joint whose constants start at ``reals[c0]`` is a free joint, not reversed:
+    :func:`_rigid` takes :func:`_free_structure` for it at ``Terms.STRUCTURE``."""
+    return reals[c0 + JointConstants.reverse] == 0 and int(reals[c0 + JointConstants.code]) == FREE
+
+
+@register
 def free_pose_only(arena, row, reals) -> bool:
     """Whether the body of ``row`` is on a free joint, not reversed, with a quaternion the joint
     takes: its ``H = I``, written with the constants, is all a request that reads no pose of it
     needs (a root of :func:`~sko.engine.mass_matrix.rigid_mass_matrix`)."""
-    c0, qo = row[Row.CONSTANTS], row[Row.Q] + FreeCoordinates.quaternion
-    if reals[c0 + JointConstants.reverse] != 0 or int(reals[c0 + JointConstants.code]) != FREE:
+    if not on_a_free_joint(reals, row[Row.CONSTANTS]):
         return False
-    w, x, y, z = held(arena, qo, 4)
+    w, x, y, z = held(arena, row[Row.Q] + FreeCoordinates.quaternion, 4)
     return quaternion_ok(w, x, y, z)
 
 
