@@ -8,13 +8,15 @@ spatial inertia ``[[Ī, h×], [h×*, m 1]]`` of a rigid body: ten numbers, ``m``
 then computes each tree in the frame of its root body (an inertial frame for the computation:
 ``ℳ`` does not depend on the frame it is computed in), where every weight is the identity:
 
-* a scatter (parents first) gives each body's pose ``(R, p)`` in its root's frame from the
-  weights (``R_k = R_℘ Eᵀ``, ``p_k = p_℘ + R_℘ r`` for ``ᵏX_℘ = rot(E) xlt(r)``; a body on
-  an axis forms its weight from ``q`` in registers, and after the first call its state is not
-  filled), the columns
+* a scatter (parents first) gives each body's pose ``(R, p)`` in its root's frame
+  (``R_k = R_℘ Eᵀ``, ``p_k = p_℘ + R_℘ r`` for ``ᵏX_℘ = rot(E) xlt(r)``: a body on an axis
+  computes ``(E, r)`` from ``q`` in registers, and after the first call its state is not
+  filled; another reads its weight), the columns
   ``s = [R s_ω; R s_v + p × R s_ω]`` of its ``H* = S`` and its inertia about the root's origin
   (``Ī ← R Ī Rᵀ``, ``h ← R h``, then the parallel-axis shift
-  ``Ī + 2 (h·p) 1 − p hᵀ − h pᵀ + m ((p·p) 1 − p pᵀ)``, ``h + m p``) as ten numbers;
+  ``Ī + 2 (h·p) 1 − p hᵀ − h pᵀ + m ((p·p) 1 − p pᵀ)``, ``h + m p``) as ten numbers; a root's
+  pose is the identity, so its columns and inertia are its own, and a revolute or prismatic
+  joint's column, with a zero half, costs a cross product or a rotation;
 * a gather (children first) sums the composite inertias ``ℛ(k)``, ten numbers each, into the
   parents with no transform; at ``k`` each column ``F = ℛ(k) s = [Ī ω + h × v; m v − h × ω]`` is
   held in registers and dotted with the columns of ``k`` and of its ancestors:
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sko.engine.bodies.rigid import RIGID, RigidConstants, axis_joint, free_pose_only, on_an_axis, weight_rows_of
+from sko.engine.bodies.rigid import RIGID, RigidConstants, axis_joint, free_pose_only, on_an_axis
 from sko.engine.borrow import borrowed
 from sko.engine.fields import offsets
 from sko.engine.layout import Flat
@@ -44,7 +46,7 @@ from sko.engine.state_kernels import Row, Terms, fill_states
 
 __all__ = ["Node", "POSE", "COMPOSITE", "NODE", "applies", "rigid_mass_matrix", "weight_rows", "base_rows",
            "ten_parameters",
-           "child_pose", "root_column", "root_inertia", "composite_force"]
+           "child_pose", "composed_pose", "root_column", "axis_root_column", "root_inertia", "composite_force"]
 
 #: Per body in the node buffer: its pose ``R`` (row-major, body axes to root axes) and ``p``, then
 #: its composite inertia ``m``, ``h``, ``Ī_xx, Ī_xy, Ī_xz, Ī_yy, Ī_yz, Ī_zz`` (root frame).
@@ -125,9 +127,25 @@ def child_pose(a, q, e, b):
     return R, p
 
 
+@inline_kernel
+def composed_pose(a, q, E, r):
+    """The pose ``(R, p)`` in the root's frame of a body whose parent's is ``(a, q)``, from its
+    ``ᵏX_℘ = rot(E) xlt(r)`` (``E`` as three rows): ``R = R_℘ Eᵀ``, ``p = p_℘ + R_℘ r``
+    (as :func:`child_pose` from the weight)."""
+    a00, a01, a02, a10, a11, a12, a20, a21, a22 = a
+    (e00, e01, e02), (e10, e11, e12), (e20, e21, e22) = E
+    r0, r1, r2 = r
+    p = (q[0] + a00 * r0 + a01 * r1 + a02 * r2, q[1] + a10 * r0 + a11 * r1 + a12 * r2,
+         q[2] + a20 * r0 + a21 * r1 + a22 * r2)
+    R = (a00 * e00 + a01 * e01 + a02 * e02, a00 * e10 + a01 * e11 + a02 * e12, a00 * e20 + a01 * e21 + a02 * e22,
+         a10 * e00 + a11 * e01 + a12 * e02, a10 * e10 + a11 * e11 + a12 * e12, a10 * e20 + a11 * e21 + a12 * e22,
+         a20 * e00 + a21 * e01 + a22 * e02, a20 * e10 + a21 * e11 + a22 * e12, a20 * e20 + a21 * e21 + a22 * e22)
+    return R, p
+
+
 @register
 def fill_off_axis(rows, reals, arena) -> int:
-    """The states of the bodies :func:`rigid_mass_matrix` reads from the arena ``from_q``, at
+    """The states of the bodies :func:`rigid_mass_matrix` reads from the arena, at
     ``Terms.STRUCTURE``, with the constants written before: all but those on an axis
     (:func:`~sko.engine.bodies.rigid.on_an_axis`) and the roots on a free joint with a quaternion
     it takes (:func:`~sko.engine.bodies.rigid.free_pose_only`), of which it reads the constant
@@ -151,6 +169,28 @@ def root_column(R, p, x):
     w0, w1, w2 = r00 * x0 + r01 * x1 + r02 * x2, r10 * x0 + r11 * x1 + r12 * x2, r20 * x0 + r21 * x1 + r22 * x2
     return (w0, w1, w2, r00 * y0 + r01 * y1 + r02 * y2 + p1 * w2 - p2 * w1,
             r10 * y0 + r11 * y1 + r12 * y2 + p2 * w0 - p0 * w2, r20 * y0 + r21 * y1 + r22 * y2 + p0 * w1 - p1 * w0)
+
+
+@inline_kernel
+def axis_root_column(R, p, x):
+    """:func:`root_column` of a joint's single column ``x = [s_ω; s_v]`` with a zero half, as a
+    revolute joint's (``s_v = 0``: ``[w; p × w]``) or a prismatic joint's (``s_ω = 0``: ``[0; R s_v]``),
+    or with neither; ``w = R s_ω`` about a coordinate axis ``s_ω = ±e_k`` a column of ``R``: the
+    products by the zero entries left out."""
+    x0, x1, x2, y0, y1, y2 = x
+    if not (y0 == 0 and y1 == 0 and y2 == 0):
+        return root_column(R, p, x)
+    r00, r01, r02, r10, r11, r12, r20, r21, r22 = R
+    p0, p1, p2 = p
+    if x1 == 0 and x2 == 0:
+        w0, w1, w2 = r00 * x0, r10 * x0, r20 * x0
+    elif x2 == 0 and x0 == 0:
+        w0, w1, w2 = r01 * x1, r11 * x1, r21 * x1
+    elif x0 == 0 and x1 == 0:
+        w0, w1, w2 = r02 * x2, r12 * x2, r22 * x2
+    else:
+        w0, w1, w2 = r00 * x0 + r01 * x1 + r02 * x2, r10 * x0 + r11 * x1 + r12 * x2, r20 * x0 + r21 * x1 + r22 * x2
+    return (w0, w1, w2, p1 * w2 - p2 * w1, p2 * w0 - p0 * w2, p0 * w1 - p1 * w0)
 
 
 @inline_kernel
@@ -190,43 +230,52 @@ def composite_force(c, s):
 
 
 @kernel(entry=True)
-def rigid_mass_matrix(layout, data, nodes, S, out, rows, reals, from_q):
+def rigid_mass_matrix(layout, data, nodes, S, out, rows, reals):
     """``ℳ`` (``out``, nv × nv, zero on entry) of a tree of rigid bodies (module docstring) from
-    the flat ``layout`` and the filled arena ``data`` (weights, ``H``, ``M``); ``nodes`` holds
-    :data:`NODE` entries per body, ``S`` six per hinge column. With ``from_q``, a body on an axis
+    the flat ``layout`` and the arena ``data`` the call filled from ``q`` (weights, ``H``, ``M``);
+    ``nodes`` holds :data:`NODE` entries per body, ``S`` six per hinge column. A body on an axis
     (:func:`~sko.engine.bodies.rigid.on_an_axis`; ``rows``, ``reals``: the state table) computes
-    its weight's blocks from its ``ᵏX_℘`` at the arena's ``q`` in registers, as its state kernel
-    writes them (:func:`~sko.engine.bodies.rigid.axis_joint`,
-    :func:`~sko.engine.bodies.rigid.weight_rows_of`): its weight need not be filled
-    (:func:`fill_off_axis`), and the numbers are those of a fill."""
+    its ``ᵏX_℘ = rot(E) xlt(r)`` at the arena's ``q`` in registers
+    (:func:`~sko.engine.bodies.rigid.axis_joint`) and composes its pose from it
+    (:func:`composed_pose`): its weight need not be filled (:func:`fill_off_axis`)."""
     layout, data, nodes, S, out = borrowed(layout), borrowed(data), borrowed(nodes), borrowed(S), borrowed(out)
     rows, reals = borrowed(rows), borrowed(reals)
     n = layout.shape[0]
     for j in range(n):  # scatter: poses, columns, inertias in the root's frame
         p, no, mo = layout[j, Flat.PARENT], NODE * j, layout[j, Flat.M]
-        if p < 0:
+        ho, do = layout[j, Flat.H], layout[j, Flat.DOF]
+        if p < 0:  # the root's own frame: its columns and inertia as they are
             zero = 0.0 * data[mo]
             one = 1.0 + zero
             R, x = (one, zero, zero, zero, one, zero, zero, zero, one), (zero, zero, zero)
+            for c in range(6 * layout[j, Flat.HINGE_DIM]):
+                S[6 * do + c] = data[ho + c]
+            mass, g, inertia = ten_parameters(data, mo)
+            c10 = (mass,) + g + inertia
         else:
             po = NODE * p + POSE
-            if from_q and on_an_axis(reals, rows[j, Row.CONSTANTS]):  # its weight as the fill writes it
-                E, r0, r1, r2, _ = axis_joint(data, rows[j], reals)
-                e, b = weight_rows_of(E, r0, r1, r2)
+            if on_an_axis(reals, rows[j, Row.CONSTANTS]):  # its ᵏX_℘ from q in registers
+                E, r0, r1, r2, column = axis_joint(data, rows[j], reals)
+                if layout[p, Flat.PARENT] < 0:  # at the root's identity pose
+                    (e00, e01, e02), (e10, e11, e12), (e20, e21, e22) = E
+                    R, x = (e00, e10, e20, e01, e11, e21, e02, e12, e22), (r0, r1, r2)
+                else:
+                    R, x = composed_pose(held(nodes, po, 9), held(nodes, po + Node.position, 3), E, (r0, r1, r2))
+                s = axis_root_column(R, x, column)
+                for i in range(6):
+                    S[6 * do + i] = s[i]
             else:
-                e, b = weight_rows(data, layout[j, Flat.W])
-            R, x = child_pose(held(nodes, po, 9), held(nodes, po + Node.position, 3), e, b)
+                R, x = child_pose(held(nodes, po, 9), held(nodes, po + Node.position, 3), *weight_rows(data, layout[j, Flat.W]))
+                for c in range(layout[j, Flat.HINGE_DIM]):
+                    s = root_column(R, x, held(data, ho + 6 * c, 6))
+                    for i in range(6):
+                        S[6 * (do + c) + i] = s[i]
+            mass, g, inertia = ten_parameters(data, mo)
+            c10 = root_inertia(R, x, mass, g, inertia)
         for i in range(9):
             nodes[no + POSE + i] = R[i]
         for i in range(3):
             nodes[no + Node.position + i] = x[i]
-        ho, do = layout[j, Flat.H], layout[j, Flat.DOF]
-        for c in range(layout[j, Flat.HINGE_DIM]):
-            s = root_column(R, x, held(data, ho + 6 * c, 6))
-            for i in range(6):
-                S[6 * (do + c) + i] = s[i]
-        mass, g, inertia = ten_parameters(data, mo)
-        c10 = root_inertia(R, x, mass, g, inertia)
         for i in range(10):
             nodes[no + COMPOSITE + i] = c10[i]
     for k in range(n - 1, -1, -1):  # gather: ℛ(k) complete; its columns against k's and its ancestors'

@@ -318,11 +318,11 @@ def _mass_matrix(w, x, out):
 @kernel
 def _rigid_mass_matrix(w, x, out):
     """``ℳ`` of a tree of rigid bodies on ten inertial parameters (:mod:`sko.engine.mass_matrix`),
-    the kernel of the ``mass_matrix`` request where it applies; buffers: those of :func:`_mass_matrix`."""
+    the kernel of the ``mass_matrix`` request where it applies; buffers: those of :func:`_mass_matrix`.
+    A vector that fills its arena takes it (:func:`request_vector`): the arena holds the call's ``q``."""
     w, x, out = borrowed(w), borrowed(x), borrowed(out)
     words, rows, layout, roff, reals, arena, ws, at = request_views(w)
-    from_q = words[Header.FILL] != 0  # q in the arena: bodies on an axis take their poses from it
-    if from_q and words[Header.WRITTEN] != 0:  # the constants written: the other bodies' states alone
+    if words[Header.WRITTEN] != 0:  # the constants written: the states of bodies off an axis alone
         status = MM.fill_off_axis(rows, reals, arena)
     else:
         status = fill_arena(words, rows, reals, arena, Terms.STRUCTURE)
@@ -330,7 +330,7 @@ def _rigid_mass_matrix(w, x, out):
         return status
     nv = words[Header.NV]
     MM.rigid_mass_matrix(layout, arena, buffer(ws, at, CompositeWork.R), buffer(ws, at, CompositeWork.F),
-                         matrix_view(out, 0, nv, nv), rows, reals, from_q)
+                         matrix_view(out, 0, nv, nv), rows, reals)
     return -1
 
 

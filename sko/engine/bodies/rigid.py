@@ -31,7 +31,7 @@ from sko.spatial import plucker_translation
 
 __all__ = ["Placement", "RigidConstants", "RotorConstants", "HingeWork", "RotorWork", "placement_constants", "hinge",
            "hinge_address", "call_hinge", "axis_transform", "coordinate_axis_transform", "axis_joint",
-           "weight_rows_of", "on_an_axis", "on_a_free_joint", "free_pose_only", "placed_transform", "RIGID", "ROTOR",
+           "on_an_axis", "on_a_free_joint", "free_pose_only", "placed_transform", "RIGID", "ROTOR",
            "pack_rigid", "pack_rotor", "transform", "motion_cross", "force_cross", "bias", "real_dot"]
 
 #: A free joint's coordinates: the quaternion ``(w, x, y, z)``, then the position.
@@ -334,17 +334,6 @@ def axis_joint(arena, row, reals):
         S = (0.0, 0.0, 0.0, x, y, z)
     E, r0, r1, r2 = axis_transform(reals, xt, x, y, z, c, s, lin)
     return E, r0, r1, r2, S
-
-
-@register
-def weight_rows_of(E, r0, r1, r2):
-    """The rows of ``Eᵀ`` and of ``Bᵀ`` (nine numbers each, ``B = −E r×``) of the weight
-    ``φ = (ᵏX_o)*`` of ``ᵏX_o = rot(E) xlt(r)`` (``E`` as three rows), as :func:`_pose_rows`
-    writes them and :func:`~sko.engine.mass_matrix.weight_rows` reads them, in registers."""
-    (e00, e01, e02), (e10, e11, e12), (e20, e21, e22) = E
-    (b00, b01, b02), (b10, b11, b12), (b20, b21, b22) = (_lower_row(E[0], r0, r1, r2), _lower_row(E[1], r0, r1, r2),
-                                                         _lower_row(E[2], r0, r1, r2))
-    return ((e00, e10, e20, e01, e11, e21, e02, e12, e22), (b00, b10, b20, b01, b11, b21, b02, b12, b22))
 
 
 @register
