@@ -10,7 +10,10 @@ and the entries are put back. After its last step the imaginary parts of its out
 zero (their real parts are the real state's to ``O(h²)``, far below rounding), so its children read
 real records. The body's state is no call of its own: its first step, at the full terms and with
 the constants, writes every output (the real parts); only a body whose partials take no such step
-(a rigid body's closed form, no columns, or all along a declared joint) is filled first. Only the body kernels run in complex numbers; the recursion of
+(a rigid body's closed form, no columns, or all along a declared joint) is filled first. A body
+may declare closed forms of its partials (:class:`~sko.engine.state_kernels.StateKernel`) along its
+velocities, its joint and its coordinates past the first beyond its joint's, which then replace
+its complex steps there. Only the body kernels run in complex numbers; the recursion of
 Eq. 22–26 runs in float64 on the partials.
 
 Per body (row ``j``), :func:`plan` gives the offsets in a float64 work buffer of the columns of
@@ -59,14 +62,17 @@ __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_st
 #: ``VELOCITIES`` (the address of the closed-form partials along ``θ̇`` and ``v_o`` its kernel declares,
 #: called instead of the complex steps there; 0: none, or a checked kernel), ``JOINT_PARTIALS`` (the
 #: address of the closed-form partials along a coordinate of ``JOINT`` it declares, called in those
-#: columns instead of its kernel; 0: none, or a checked kernel), ``REAL_HINGE`` (the address of its
+#: columns instead of its kernel; 0: none, or a checked kernel), ``INTERNAL_PARTIALS`` (the address
+#: of the closed-form partials along its other coordinates it declares, called in those columns
+#: but the first instead of its kernel; 0: none, or a checked kernel),
+#: ``REAL_HINGE`` (the address of its
 #: compiled hinge force for float64 states, which :func:`partials` calls at the real state; 0: none),
 #: ``IDENTITY`` (1: it hangs from its parent's own frame, whose ``Γ_o = [I₆, 0]`` the parent's
 #: unchecked kernel declares, ``own_frame_identity``: the products with ``Γ_o`` pick entries).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
                "RECORD_STRIDE", "SIGMA", "RHO", "G", "P", "K", "W", "T", "HGAMMA", "RECORD", "DOF", "QS",
                "RIGID", "RATES", "NONZERO", "JOINT", "VELOCITIES",
-               "JOINT_PARTIALS", "REAL_HINGE", "IDENTITY")
+               "JOINT_PARTIALS", "INTERNAL_PARTIALS", "REAL_HINGE", "IDENTITY")
 #: The structural zeros of a body's local partials, found as they are read (exact zeros of the
 #: complex step or of the closed form; the work buffer's zeros elsewhere: the columns along the
 #: velocities at ``Terms.RATES``, those along ``θ̈``): per column ``x`` of its ``3 n``, a flag (1.0:
@@ -148,6 +154,8 @@ def plan(layout) -> LocalPlan:
             pl[Plan.VELOCITIES] = kernel.velocities_address()
         if pl[Plan.JOINT] > 0 and kernel.joint_partials is not None:  # JOINT: unchecked kernels only
             pl[Plan.JOINT_PARTIALS] = kernel.joint_partials_address()
+        if kernel is not None and kernel.internal_partials is not None and rows[j, Row.CHECK] < 0:
+            pl[Plan.INTERNAL_PARTIALS] = kernel.internal_partials_address()
         if layout._hinges[j] is not None:
             pl[Plan.REAL_HINGE] = hook_address(body, layout._hinges[j], np.float64)
     m_max = int(rows[:, Row.NODE_DIM].max(initial=6))
@@ -457,6 +465,7 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
     dE, dH, dM, dA, dB, A, B = pl[Plan.DE], pl[Plan.DH], pl[Plan.DM], pl[Plan.DA], pl[Plan.DB], pl[Plan.A], pl[Plan.B]
     # own columns: θ along q̇(q, e_ι), then θ̇ (Eq. 1, 21). In a fresh arena (no fill of this body) the
     # body's first call is its first column at the full terms, with the constants: the column after JOINT's
+    internal = pl[Plan.INTERNAL_PARTIALS] != 0  # the columns past the joint's, but the first, in closed form
     fresh = constants and not rigid and joint < n
     declared = pl[Plan.VELOCITIES] != 0
     first = joint if fresh else 0
@@ -470,19 +479,9 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
         if not rigid and not (declared and x >= n):
             if x == n and rates:  # the real state's E, H, M, Γ again, which RATES leaves as they are
                 _real_outputs(arena, row)
-            if x < joint and pl[Plan.JOINT_PARTIALS] != 0:  # declared in closed form, into zeros
-                for o, size in ((dE + x * m * 6, m * 6), (dH + x * n * m, n * m), (dA + x * m, m), (dB + x * m, m)):
-                    zero(work, o, o + size)
-                for k in range(R):
-                    o = pl[Plan.RECORDS] + k * stride + xc * 6 * m + x * 6
-                    zero(work, o, o + 6)
-                if not call_state(pl[Plan.JOINT_PARTIALS], (arena, row, reals, work, dE + x * m * 6, dH + x * n * m,
-                                                            dA + x * m, dB + x * m,
-                                                            pl[Plan.RECORDS] + xc * 6 * m + x * 6, stride)):
+            if (internal and x > joint if x >= joint else pl[Plan.JOINT_PARTIALS] != 0) and x < n:  # declared
+                if not _declared_column(arena, row, reals, pl, work, x, xc, x >= joint):
                     return j
-                nz = pl[Plan.NONZERO] + x
-                work[nz + Nonzero.E * xc] = _moved(work, dE + x * m * 6, m * 6)
-                work[nz + Nonzero.H * xc] = _moved(work, dH + x * n * m, n * m)
             else:
                 column_terms = (_JOINT if x < joint else terms) if x < n else moving
                 if not call_state(row[Row.KERNEL], (arena, row, reals, column_terms, fresh and k == 0)):
@@ -613,6 +612,40 @@ def _picked(identity: bool, i: int, count: int) -> tuple[int, int]:
     if identity:
         return i, min(i + 1, 6)
     return 0, count
+
+
+@kernel
+def _declared_column(arena, row, reals, pl, work, x, xc, inertia) -> bool:
+    """A body's partials in its column ``x`` (of ``xc``) along ``θ`` by the closed form it
+    declares (:class:`~sko.engine.state_kernels.StateKernel`), into zeros: ``internal_partials``
+    with ``inertia`` (past its joint's coordinates: ``∂M`` and its records' ``∂Γ`` too), else
+    ``joint_partials``; with the flags of the blocks that are not zero (:data:`Nonzero`).
+    Whether it took the state."""
+    m, n, R, stride = row[Row.NODE_DIM], row[Row.NV], row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE]
+    dE, dH, dM = pl[Plan.DE] + x * m * 6, pl[Plan.DH] + x * n * m, pl[Plan.DM] + x * m * m
+    dA, dB = pl[Plan.DA] + x * m, pl[Plan.DB] + x * m
+    gamma, dgamma = pl[Plan.RECORDS] + xc * 6 * m + x * 6, pl[Plan.RECORDS] + x * 6 * m
+    for o, size in ((dE, m * 6), (dH, n * m), (dA, m), (dB, m)):
+        zero(work, o, o + size)
+    for k in range(R):
+        zero(work, gamma + k * stride, gamma + k * stride + 6)
+    if inertia:
+        zero(work, dM, dM + m * m)
+        for k in range(R):
+            zero(work, dgamma + k * stride, dgamma + k * stride + 6 * m)
+        if not call_state(pl[Plan.INTERNAL_PARTIALS], (arena, row, reals, work, dE, dH, dM, dA, dB, dgamma, gamma,
+                                                       stride)):
+            return False
+    elif not call_state(pl[Plan.JOINT_PARTIALS], (arena, row, reals, work, dE, dH, dA, dB, gamma, stride)):
+        return False
+    nz = pl[Plan.NONZERO] + x
+    work[nz + Nonzero.E * xc] = _moved(work, dE, m * 6)
+    work[nz + Nonzero.H * xc] = _moved(work, dH, n * m)
+    if inertia:
+        work[nz + Nonzero.M * xc] = _moved(work, dM, m * m)
+        for k in range(R):
+            work[nz + (Nonzero.records + k) * xc] = _moved(work, dgamma + k * stride, 6 * m)
+    return True
 
 
 @register

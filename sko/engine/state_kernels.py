@@ -42,7 +42,8 @@ records' ``Γ_o``; these hold that last call's values, which it may leave (a fle
 matrix and modal frames, which depend on its modes only). The declaration is trusted where the
 kernel is not checked (the library's; *Checks* below); a checked kernel is called with
 ``MOTION`` there. A kernel may also declare its partials along ``θ̇`` and ``v_o`` in closed form
-(``velocities``, :class:`StateKernel`), and along its joint (``joint_partials``), trusted as ``joint`` is.
+(``velocities``, :class:`StateKernel`), along its joint (``joint_partials``) and along its other
+coordinates (``internal_partials``: a flexible body's modes), trusted as ``joint`` is.
 ``constants`` is True on the first fill of an arena: what no state changes (a rigid body's ``M``,
 its record's ``Γ``) may be written then only. A simple kernel ignores both and writes everything.
 
@@ -94,8 +95,9 @@ __all__ = ["Row", "Record", "Terms", "StateKernel", "KernelError", "state_kernel
            "Outputs", "fill_states", "fill_batch", "checked_outputs", "finite_entries", "ROOT_SIZE", "DTYPES", "numeric_state",
            "check_compiled_state", "is_checked", "checker_address", "root_record"]
 
-#: the positional arguments of the declared ``velocities`` and ``joint_partials`` (:class:`StateKernel`)
-_VELOCITIES_ARGUMENTS, _JOINT_PARTIALS_ARGUMENTS = 12, 10
+#: the positional arguments of the declared ``velocities``, ``joint_partials`` and ``internal_partials``
+#: (:class:`StateKernel`)
+_VELOCITIES_ARGUMENTS, _JOINT_PARTIALS_ARGUMENTS, _INTERNAL_PARTIALS_ARGUMENTS = 12, 10, 12
 
 #: The columns of a body's row in the state table (offsets are into the state's arena).
 Row = columns(
@@ -210,11 +212,24 @@ class StateKernel:
         ``work[dB]`` (row-major) and of each record's ``γ_o`` at ``work[dG + k · stride]``
         (``M`` and the records' ``Γ_o`` do not move there); it may use its scratch. None (default):
         not declared; trusted as ``joint``.
+    internal_partials : callable or None
+        The body's partials along one of its coordinates past the first ``joint`` (all of them
+        without ``joint``: its internal coordinates, a flexible body's modes), in closed form,
+        called in each such column but the first (whose complex step of the kernel gives the
+        body's real state too) instead of the kernel, the arena's ``q`` carrying ``i h`` along it:
+        ``internal_partials(arena, row, reals, work, dE, dH, dM, dA, dB, dGamma, dG, stride) -> bool``
+        writes (into zeros) the partials of ``E`` (``m × 6``), ``H`` (``n × m``), ``M`` (``m × m``),
+        ``a``, ``b`` (``m``) at ``work[dE]`` … ``work[dB]`` (row-major) and of each record's ``Γ_o``
+        (``6 × m``) at ``work[dGamma + k · stride]`` and ``γ_o`` at ``work[dG + k · stride]``; it may
+        use its scratch, and may leave imaginary parts in its records (they are made real after
+        the body's columns). None (default): not declared; trusted only where the kernel is not
+        checked.
     """
 
     def __init__(self, function: Callable, *, own_frame_identity: bool = False, name: str | None = None,
                  constants=None, checks: bool | None = None, calls_hinge: bool = False, rates: bool = False,
-                 joint=None, velocities: Callable | None = None, joint_partials: Callable | None = None):
+                 joint=None, velocities: Callable | None = None, joint_partials: Callable | None = None,
+                 internal_partials: Callable | None = None):
         py_func = function.py_func if isinstance(function, Dispatcher) else function
         if not callable(py_func):
             raise BodyError(f"a state kernel must be a function, got {function!r}")
@@ -232,6 +247,8 @@ class StateKernel:
         self.joint = joint
         self.velocities = self._declared_function("velocities", velocities, _VELOCITIES_ARGUMENTS)
         self.joint_partials = self._declared_function("joint_partials", joint_partials, _JOINT_PARTIALS_ARGUMENTS)
+        self.internal_partials = self._declared_function("internal_partials", internal_partials,
+                                                         _INTERNAL_PARTIALS_ARGUMENTS)
         flags = dict(own_frame_identity=own_frame_identity, checks=checks, calls_hinge=calls_hinge, rates=rates)
         for flag, value in flags.items():
             if not (isinstance(value, (bool, np.bool_)) or value is None and flag == "checks"):
@@ -314,9 +331,17 @@ class StateKernel:
                                                          array(types.float64, 1, "C"), array(types.float64, 1, "C"),
                                                          *(types.int64,) * 6))
 
+    def internal_partials_address(self) -> int:
+        """The address of the declared ``internal_partials`` (:class:`StateKernel`) compiled for
+        complex128 arenas (compiled, or loaded from the cache, on first use)."""
+        array = types.Array
+        return self._declared_address("internal_partials", (array(types.complex128, 1, "C"), array(types.int64, 1, "C"),
+                                                            array(types.float64, 1, "C"), array(types.float64, 1, "C"),
+                                                            *(types.int64,) * 8))
+
     def _declared_function(self, name: str, function, arguments: int):
-        """A declared function (``velocities``, ``joint_partials``) as a Python function of
-        ``arguments`` positional parameters, or None; else the error naming the kernel."""
+        """A declared function (``velocities``, ``joint_partials``, ``internal_partials``) as a
+        Python function of ``arguments`` positional parameters, or None; else the error naming the kernel."""
         function = function.py_func if isinstance(function, Dispatcher) else function
         if function is None:
             return None
@@ -367,7 +392,8 @@ class StateKernel:
 
 def state_kernel(function: Callable | None = None, *, own_frame_identity: bool = False, name: str | None = None,
                  constants=None, checks: bool | None = None, rates: bool = False, joint=None,
-                 velocities: Callable | None = None, joint_partials: Callable | None = None):
+                 velocities: Callable | None = None, joint_partials: Callable | None = None,
+                 internal_partials: Callable | None = None):
     """Register ``function`` as a state kernel (a decorator, with or without options; see
     :class:`StateKernel`):
 
@@ -377,7 +403,8 @@ def state_kernel(function: Callable | None = None, *, own_frame_identity: bool =
     ...     return True
     """
     options = dict(own_frame_identity=own_frame_identity, name=name, constants=constants, checks=checks, rates=rates,
-                   joint=joint, velocities=velocities, joint_partials=joint_partials)
+                   joint=joint, velocities=velocities, joint_partials=joint_partials,
+                   internal_partials=internal_partials)
     if function is None:
         return lambda f: StateKernel(f, **options)
     return StateKernel(function, **options)

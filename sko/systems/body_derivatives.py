@@ -426,7 +426,8 @@ def _raise_rejected(system, layout, q: np.ndarray, v: np.ndarray, row: int, s: i
         body = system.body(layout.bodies[index])
         compiled = layout.compiled[index]
         declared = [] if compiled is None or is_checked(body, compiled) else \
-            [name for name in ("velocities", "joint_partials") if getattr(compiled.kernel, name) is not None]
+            [name for name in ("velocities", "joint_partials", "internal_partials")
+             if getattr(compiled.kernel, name) is not None]
         also = "" if not declared else (f"; or its declared partials ({', '.join(f'{d}=' for d in declared)}) "
                                         "returned False there: they must take every state the kernel takes")
         raise KernelError(f"body {body.name!r} ({type(body).__name__}): its compiled state or hinge force rejected a "
