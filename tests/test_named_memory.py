@@ -46,6 +46,13 @@ ALLOWED: dict[tuple[str, str], tuple[frozenset, str]] = {
     ("bodies/flexible.py", "_flexible_joint"): (frozenset({6}), "the r modal rows of ∂b follow the rigid six"),
     ("bodies/flexible.py", "_modal_node"): (frozenset({6, 7, 8}), _ROTATION + " (R_o); Π_o's columns follow "
                                                                   "ᵒX_k's six in Γ_o"),
+    ("bodies/flexible.py", "_flexible_modes"): (frozenset({6}), "the r modal rows of ∂b and columns of ∂M follow "
+                                                                "the rigid six"),
+    ("bodies/flexible.py", "_modal_node_partials"): (frozenset({6}), "row 2 of a row-major 3 × 3 (R_o); Π_o's columns "
+                                                                     "follow ᵒX_k's six in Γ_o"),
+    ("bodies/flexible.py", "_combined"): (frozenset({6, 7, 8}), _ROTATION),
+    ("bodies/flexible.py", "_times"): (frozenset({6, 7, 8}), _ROTATION),
+    ("bodies/flexible.py", "_times_transpose"): (frozenset({6, 7, 8}), _ROTATION),
     ("constrained.py", "_times"): (frozenset({6, 7, 8}), _ROTATION),
     ("constrained.py", "_transpose_times"): (frozenset({6, 7, 8}), _ROTATION),
     ("constrained.py", "_side"): (frozenset({6}), _ROTATION),

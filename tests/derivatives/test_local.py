@@ -407,6 +407,96 @@ def test_a_flexible_bodys_joint_partials_in_closed_form_on_joints_of_constant_mo
         _agree(system, seed, norms)
 
 
+def _modal_tree(r: int) -> MultibodySystem:
+    """Flexible bodies of ``r`` modes on a ball joint at the root and below, on a helical joint (of
+    nonzero pitch) and on a planar joint (whose ``S`` moves), hanging at modal nodes."""
+    from sko.bodies import Helical, Planar
+    from sko.examples.bodies import _random_flexible, _random_placement
+
+    rng = np.random.default_rng(r)
+    joints = [("root", None, Spherical(), None), ("helical", "root", Helical([0.3, -0.5, 0.8], pitch=0.37), "node0"),
+              ("planar", "helical", Planar(), "node1"), ("ball", "helical", Spherical(), "node0")]
+    return MultibodySystem([_random_flexible(rng, name, parent, joint, attach, r, True, _random_placement(rng), [])
+                            for name, parent, joint, attach in joints])
+
+
+@pytest.mark.parametrize("r", [2, 6])
+def test_a_flexible_bodys_partials_along_its_modes_in_closed_form(r):
+    """The flexible body declares its partials along its modes (``internal_partials``: its particles
+    in closed form, its modal nodes by the derivative of the exponential map): the plan marks every
+    body, and in each column along a mode but the first (whose complex step of the kernel gives the
+    real state) its ``∂E``, ``∂H``, ``∂M``, ``∂a``, ``∂b``, its records' ``∂Γ``, ``∂γ`` and the flags
+    of the blocks that move are those of the complex steps the plan takes without the declaration,
+    entry by entry; the derivatives are the whole complex step's."""
+    from sko.engine.local_derivatives import Nonzero
+    from sko.engine.state_kernels import Row
+
+    system = _modal_tree(r)
+    layout = system._engine.layout
+    plan = layout.local_plan.plan
+    assert (plan[:, Plan.INTERNAL_PARTIALS] != 0).all()
+    stepped = plan.copy()
+    stepped[:, Plan.INTERNAL_PARTIALS] = 0
+    for seed in (0, 1):
+        q, v = random_state(system, np.random.default_rng(seed))
+        a = np.random.default_rng(seed).standard_normal(system.nv)
+        closed, steps = _partials_work(system, q, v, a, plan), _partials_work(system, q, v, a, stepped)
+        for j, row in enumerate(layout.rows):
+            m, n, joint, x = row[Row.NODE_DIM], row[Row.NV], plan[j, Plan.JOINT], 3 * row[Row.NV]
+            columns = range(joint + 1, n)
+            blocks = [(plan[j, block], size) for block, size in
+                      ((Plan.DE, m * 6), (Plan.DH, n * m), (Plan.DM, m * m), (Plan.DA, m), (Plan.DB, m))]
+            for k in range(row[Row.RECORD_COUNT]):
+                at = plan[j, Plan.RECORDS] + k * plan[j, Plan.RECORD_STRIDE]
+                blocks += [(at, 6 * m), (at + x * 6 * m, 6)]  # ∂Γ, ∂γ of record k
+            for start, size in blocks:
+                for c in columns:
+                    at = slice(start + c * size, start + (c + 1) * size)
+                    scale = np.abs(steps[at]).max(initial=0.0)
+                    np.testing.assert_allclose(closed[at], steps[at], rtol=1e-12, atol=1e-12 * max(scale, 1.0))
+            for block in range(Nonzero.records + row[Row.RECORD_COUNT]):
+                flags = slice(plan[j, Plan.NONZERO] + block * x + joint + 1, plan[j, Plan.NONZERO] + block * x + n)
+                np.testing.assert_array_equal(closed[flags], steps[flags])
+        _agree(system, seed)
+
+
+def _wrong_internal_partials(arena, row, reals, work, dE, dH, dM, dA, dB, dGamma, dG, stride):
+    """Partials along the modes that are all zero (deliberately wrong)."""
+    return True
+
+
+@pytest.mark.parametrize("checks", [True, False])
+def test_internal_partials_are_trusted_only_without_checks(checks):
+    """A kernel's closed-form partials along its coordinates past its joint (``internal_partials``)
+    are called only where its checks are off. A wrong one: checked, the derivatives are the whole
+    complex step's (the declaration never called); unchecked, it is trusted and they are not."""
+    from dataclasses import replace
+
+    from sko.bodies import FlexibleBody
+    from sko.engine.bodies import flexible
+    from sko.engine.state_kernels import StateKernel
+
+    F = flexible.FLEXIBLE
+    kernel = StateKernel(F.py_func, own_frame_identity=True, constants=F.constants, calls_hinge=True, checks=checks,
+                         joint=F.joint, internal_partials=_wrong_internal_partials)
+
+    class Wrong(FlexibleBody):
+        def compiled_state(self):
+            return replace(flexible.pack_flexible(self), kernel=kernel)
+
+    body = _modal_tree(2).body("root")
+    system = MultibodySystem([Wrong(body.name, None, body.joint, body.masses, body.positions, body.modes,
+                                    body.stiffness, body.damping, nodes=body.nodes, placement=body.placement)])
+    assert bool(system._engine.layout.local_plan.plan[0, Plan.INTERNAL_PARTIALS]) == (not checks)
+    if checks:
+        _agree(system, 0)
+    else:
+        with pytest.raises(AssertionError):
+            _agree(system, 0)
+    with pytest.raises(SKOError, match="internal_partials must be a function"):
+        state_kernel(_declaring_a_joint, internal_partials=3)
+
+
 def _wrong_velocities(arena, row, reals, work, inboard, A, B, G, dA, dB, dG, stride):
     """Partials along the velocities that are all zero (deliberately wrong for the bead)."""
     for i in range(3):
@@ -476,10 +566,10 @@ def test_a_wrong_joint_declaration_is_refused_when_the_system_is_built(checks, j
         state_kernel(_declaring_a_joint, joint=-1)
 
 
-@pytest.mark.parametrize("name", ["velocities", "joint_partials"])
+@pytest.mark.parametrize("name", ["velocities", "joint_partials", "internal_partials"])
 def test_a_declared_function_of_the_wrong_arguments_is_refused(name):
-    """A ``velocities`` or ``joint_partials`` declaration taking other arguments than the engine
-    passes is a BodyError naming the kernel when it is declared, not a TypeError of numba's when
+    """A ``velocities``, ``joint_partials`` or ``internal_partials`` declaration taking other
+    arguments than the engine passes is a BodyError naming the kernel when it is declared, not a TypeError of numba's when
     the derivatives first compile it."""
     def partials(arena, row, reals):
         return True

@@ -57,6 +57,32 @@ def exp_map_coefficients(s):
             (th * sin / 2 - (1 - cos)) / s**2, ((1 - cos) * th - 3 * (th - sin)) / (2 * th**5))
 
 
+#: The coefficients of the series of :func:`exp_map_second_derivatives` (rows ``d²B/ds²``, ``d²C/ds²``):
+#: ``(−1)ⁿ n (n − 1) / (2n + 2, 3)!``.
+_SECOND = np.array([[(-1.0 if n % 2 else 1.0) * n * (n - 1) / _FACTORIALS[2 * n + offset] for n in range(_SERIES_TERMS)]
+                    for offset in (2, 3)])
+
+
+@kernel
+def exp_map_second_derivatives(s):
+    """``d²B/ds²`` and ``d²C/ds²`` of the coefficients of :func:`exp_map_coefficients` (power
+    series for ``|s| ≤ 4``; beyond, with ``θ = √s``, ``(θ f′ − 4 f)/(2 θ⁶)`` for ``dB/ds = f/θ⁴``,
+    ``f = θ sin θ/2 − (1 − cos θ)``, and ``(θ g′ − 5 g)/(4 θ⁷)`` for ``dC/ds = g/(2 θ⁵)``,
+    ``g = (1 − cos θ) θ − 3 (θ − sin θ)``)."""
+    if abs(s) <= 4.0:
+        ddB = ddC = 0 * s
+        c = _SECOND
+        for n in range(_SERIES_TERMS - 1, 1, -1):
+            ddB = ddB * s + c[0, n]
+            ddC = ddC * s + c[1, n]
+        return ddB, ddC
+    th = np.sqrt(s)
+    sin, cos = np.sin(th), np.cos(th)
+    f, df = th * sin / 2 - (1 - cos), (th * cos - sin) / 2
+    g, dg = (1 - cos) * th - 3 * (th - sin), th * sin - 2 * (1 - cos)
+    return (th * df - 4 * f) / (2 * th**6), (th * dg - 5 * g) / (4 * th**7)
+
+
 #: The scratch of :func:`_flexible` after the hinge's: a modal node's rotation ``R_o = exp(ψ×)`` and
 #: ``J_r(ψ)`` (row-major), ``ψ``, ``ψ̇``, ``r_o`` and ``v_rel``; then ``Π_o`` (6 × r).
 FlexibleWork = offsets("FlexibleWork", rotation=9, jacobian=9, psi=3, psi_rate=3, origin=3, relative=6)
@@ -613,6 +639,190 @@ def _flexible_joint(arena, row, reals, work, dE, dH, dA, dB, dG, stride):
     return True
 
 
+@inline_kernel
+def _skew(a):
+    """``a×`` (row-major, nine numbers)."""
+    z = 0.0 * a[0]
+    return (z, -a[2], a[1], a[2], z, -a[0], -a[1], a[0], z)
+
+
+@inline_kernel
+def _outer(a, b, d):
+    """``a bᵀ − d I`` (row-major, nine numbers)."""
+    return (a[0] * b[0] - d, a[0] * b[1], a[0] * b[2], a[1] * b[0], a[1] * b[1] - d, a[1] * b[2],
+            a[2] * b[0], a[2] * b[1], a[2] * b[2] - d)
+
+
+@inline_kernel
+def _combined(a, X, b, Y, c, Z, d, W):
+    """``a X + b Y + c Z + d W`` of four 3 × 3 matrices (nine numbers each)."""
+    return (a * X[0] + b * Y[0] + c * Z[0] + d * W[0], a * X[1] + b * Y[1] + c * Z[1] + d * W[1],
+            a * X[2] + b * Y[2] + c * Z[2] + d * W[2], a * X[3] + b * Y[3] + c * Z[3] + d * W[3],
+            a * X[4] + b * Y[4] + c * Z[4] + d * W[4], a * X[5] + b * Y[5] + c * Z[5] + d * W[5],
+            a * X[6] + b * Y[6] + c * Z[6] + d * W[6], a * X[7] + b * Y[7] + c * Z[7] + d * W[7],
+            a * X[8] + b * Y[8] + c * Z[8] + d * W[8])
+
+
+@inline_kernel
+def _times(X, v):
+    """``X v`` of a 3 × 3 matrix (nine numbers) and three numbers."""
+    return (X[0] * v[0] + X[1] * v[1] + X[2] * v[2], X[3] * v[0] + X[4] * v[1] + X[5] * v[2],
+            X[6] * v[0] + X[7] * v[1] + X[8] * v[2])
+
+
+@inline_kernel
+def _times_transpose(X, v):
+    """``Xᵀ v`` of a 3 × 3 matrix (nine numbers) and three numbers."""
+    return (X[0] * v[0] + X[3] * v[1] + X[6] * v[2], X[1] * v[0] + X[4] * v[1] + X[7] * v[2],
+            X[2] * v[0] + X[5] * v[1] + X[8] * v[2])
+
+
+@inline_kernel
+def _column(reals, o, r, j):
+    """Column ``j`` of the 3 × r shape at ``reals[o]`` (row-major)."""
+    return reals[o + j], reals[o + r + j], reals[o + 2 * r + j]
+
+
+@inline_kernel
+def _real_shape(reals, o, arena, xo, r):
+    """The 3 × r shape at ``reals[o]`` times the real parts of ``arena[xo: xo + r]``."""
+    return _shape(reals, o, arena, xo, r), _shape(reals, o + r, arena, xo, r), _shape(reals, o + 2 * r, arena, xo, r)
+
+
+@inline_kernel
+def _added(a, b):
+    """``a + b`` of three numbers each."""
+    return a[0] + b[0], a[1] + b[1], a[2] + b[2]
+
+
+@kernel
+def _modal_node_partials(arena, reals, nb, r, m, qe, ve, wo, work, dGamma, dG):
+    """The partials of the record of the modal node whose constants start at ``reals[nb]``
+    (:func:`_modal_node`) along ``δη`` (the imaginary parts / h of the arena's ``η``) at the real
+    state: ``Γ_o`` (6 × m, row-major) into ``work[dGamma]``, ``γ_o`` into ``work[dG]``. With
+    ``ψ = Ψ_o η``, ``s = ψ·ψ``, ``K = ψ×``: ``δψ = Ψ_o δη``, ``δr_o = Φ_o δη``, ``δs = 2 ψ·δψ``,
+    ``δK = δψ×``, ``δK² = δψ ψᵀ + ψ δψᵀ − δs I``; ``R_o = I + A K + B K²`` moves by
+    ``δA K + A δK + δB K² + B δK²`` (``dA/ds = (C − B)/2``), ``J_r = I − B K + C K²`` by
+    ``−δB K − B δK + δC K² + C δK²``; ``ᵒX_k = rot(R_oᵀ) xlt(r_o)`` and ``Π_o = [J_r Ψ_o; R_oᵀ Φ_o]``
+    by the products with these, and ``γ_o`` by the derivative of each of its products, the
+    coefficients' ``dB/ds``, ``dC/ds`` by :func:`exp_map_second_derivatives`."""
+    phi, psi_o = nb + 3, nb + 3 + 3 * r
+    psi, psid = _real_shape(reals, psi_o, arena, qe, r), _real_shape(reals, psi_o, arena, ve, r)
+    ro = _added((reals[nb], reals[nb + 1], reals[nb + 2]), _real_shape(reals, phi, arena, qe, r))
+    dpsi = (_stepped_shape(reals, psi_o, arena, qe, r), _stepped_shape(reals, psi_o + r, arena, qe, r),
+            _stepped_shape(reals, psi_o + 2 * r, arena, qe, r))
+    dro = (_stepped_shape(reals, phi, arena, qe, r), _stepped_shape(reals, phi + r, arena, qe, r),
+           _stepped_shape(reals, phi + 2 * r, arena, qe, r))
+    s = psi[0] * psi[0] + psi[1] * psi[1] + psi[2] * psi[2]
+    ds = 2 * (psi[0] * dpsi[0] + psi[1] * dpsi[1] + psi[2] * dpsi[2])
+    A, B, C, dB, dC = exp_map_coefficients(s)
+    ddB, ddC = exp_map_second_derivatives(s)
+    K, KK, dK = _skew(psi), _outer(psi, psi, s), _skew(dpsi)
+    dKK = _combined(1.0, _outer(dpsi, psi, 0.0), 1.0, _outer(psi, dpsi, ds), 0.0, K, 0.0, K)
+    eye = _outer((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), -1.0)
+    R, J = _combined(1.0, eye, A, K, B, KK, 0.0, K), _combined(1.0, eye, -B, K, C, KK, 0.0, K)
+    dR = _combined(0.5 * (C - B) * ds, K, A, dK, dB * ds, KK, B, dKK)
+    dJ = _combined(-dB * ds, K, -B, dK, dC * ds, KK, C, dKK)
+    fd = _real_shape(reals, phi, arena, ve, r)  # Φ_o η̇
+    wr, lr, dwr, dlr = _times(J, psid), _times_transpose(R, fd), _times(dJ, psid), _times_transpose(dR, fd)
+    w = (arena[wo + HingeWork.v].real, arena[wo + HingeWork.v + 1].real, arena[wo + HingeWork.v + 2].real)
+    u = (arena[wo + HingeWork.v + 3].real, arena[wo + HingeWork.v + 4].real, arena[wo + HingeWork.v + 5].real)
+    c = _cross(ro, w)
+    ul = (u[0] - c[0], u[1] - c[1], u[2] - c[2])
+    xa, xl = _times_transpose(R, w), _times_transpose(R, ul)  # ᵒX_k v
+    dxa = _times_transpose(dR, w)
+    t1, t2 = _times_transpose(dR, ul), _times_transpose(R, _cross(dro, w))
+    dxl = (t1[0] - t2[0], t1[1] - t2[1], t1[2] - t2[2])
+    sdot = 2 * (psi[0] * psid[0] + psi[1] * psid[1] + psi[2] * psid[2])
+    dsdot = 2 * (dpsi[0] * psid[0] + dpsi[1] * psid[1] + dpsi[2] * psid[2])
+    kp, dkp = _cross(psi, psid), _cross(dpsi, psid)
+    a1, a2 = _cross(psi, kp), _cross(psid, kp)
+    da1, da2 = _added(_cross(dpsi, kp), _cross(psi, dkp)), _cross(psid, dkp)
+    g0 = _added(_cross(dwr, xa), _cross(wr, dxa))  # δ(ω_rel × X_a)
+    g1 = _added(_added(_cross(dlr, xa), _cross(lr, dxa)), _added(_cross(dwr, xl), _cross(wr, dxl)))
+    g3 = _added(_cross(dwr, lr), _cross(wr, dlr))
+    for i in range(3):  # γ = −(v_rel ×) X v + [J̇_r Ψ η̇; −ω_rel × v_rel]
+        work[dG + i] = (-g0[i] - (ddB * ds * sdot + dB * dsdot) * kp[i] - dB * sdot * dkp[i]
+                        + (ddC * ds * sdot + dC * dsdot) * a1[i] + dC * sdot * da1[i] + dC * ds * a2[i] + C * da2[i])
+        work[dG + 3 + i] = -g1[i] - g3[i]
+    for i in range(3):  # Γ_o = [ᵒX_k, Π_o]: rows i and 3 + i; E = R_oᵀ, its row i R_o's column i
+        e, de = (R[i], R[3 + i], R[6 + i]), (dR[i], dR[3 + i], dR[6 + i])
+        lower = _added(_cross(dro, e), _cross(ro, de))
+        for j in range(3):
+            work[dGamma + i * m + j] = de[j]
+            work[dGamma + (3 + i) * m + 3 + j] = de[j]
+            work[dGamma + (3 + i) * m + j] = lower[j]
+        for j in range(r):
+            work[dGamma + i * m + 6 + j] = _times(dJ, _column(reals, psi_o, r, j))[i]
+            work[dGamma + (3 + i) * m + 6 + j] = _times_transpose(dR, _column(reals, phi, r, j))[i]
+
+
+@inline_kernel
+def _stepped_shape(reals, so, arena, xo, r):
+    """``Σ_j reals[so + j] δx_j`` for the tangent ``δx = Im arena[xo: xo + r] / h`` of a complex step
+    (a row of a mode shape times ``δη``)."""
+    s = 0.0
+    for j in range(r):
+        s += reals[so + j] * arena[xo + j].imag
+    return s / _STEP
+
+
+def _flexible_modes(arena, row, reals, work, dE, dH, dM, dA, dB, dGamma, dG, stride):
+    """A flexible body's partials along its modes in closed form (the ``internal_partials`` of
+    :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9): the arena's ``η`` carries
+    ``i h`` along the column, ``δη`` its imaginary parts / ``h``. ``E``, ``H``, ``a`` and its own
+    frame's record are its joint's and do not move. Particle ``i`` moves by ``δr_i = Φ_i δη``: with
+    ``K_i = −r_i×`` (``B_i = [K_i, I, Φ_i]``), ``M = Σ μ_i B_i* B_i`` by ``Σ μ_i (δB_i* B_i + B_i* δB_i)``,
+    ``δB_i = [−δr_i×, 0, 0]`` (its first three rows and columns), and
+    ``b = Σ μ_i B_i* y_i + [0; K η + C η̇]`` by ``Σ μ_i [δr_i × y_i + r_i × δy_i; δy_i; Φ_iᵀ δy_i] + [0; K δη]``,
+    ``y_i = ω × (ω × r_i + v_l + 2 Φ_i η̇)``, ``δy_i = ω × (ω × δr_i)``, at the real state the arena
+    holds; a modal node's ``Γ_o`` and ``γ_o`` by :func:`_modal_node_partials`."""
+    c0, wo = row[Row.CONSTANTS], row[Row.SCRATCH]
+    n, r, nn, jnq, jnv, mu, positions, shapes = _counts(reals, c0)
+    m = 6 + r
+    qe, ve, Vo = row[Row.Q] + jnq, row[Row.V] + jnv, row[Row.VELOCITY]
+    stiffness = shapes + 3 * n * r
+    nodes = stiffness + 2 * r * r
+    w = (arena[Vo].real, arena[Vo + 1].real, arena[Vo + 2].real)
+    for i in range(n):
+        sh = shapes + 3 * i * r
+        x, t = _particle_motion(reals, positions + 3 * i, sh, arena, qe, ve, r, w, Vo)
+        dx = (_stepped_shape(reals, sh, arena, qe, r), _stepped_shape(reals, sh + r, arena, qe, r),
+              _stepped_shape(reals, sh + 2 * r, arena, qe, r))
+        mi = reals[mu + i]
+        y, dy = _cross(w, t), _cross(w, _cross(w, dx))
+        t1, t2 = _cross(dx, y), _cross(x, dy)
+        for c in range(3):  # ∂b
+            work[dB + c] += mi * (t1[c] + t2[c])
+            work[dB + 3 + c] += mi * dy[c]
+        for j in range(r):
+            work[dB + 6 + j] += mi * (reals[sh + j] * dy[0] + reals[sh + r + j] * dy[1] + reals[sh + 2 * r + j] * dy[2])
+        K = ((0.0, x[2], -x[1]), (-x[2], 0.0, x[0]), (x[1], -x[0], 0.0))  # the rows of −r_i×, and of −δr_i×
+        D = ((0.0, dx[2], -dx[1]), (-dx[2], 0.0, dx[0]), (dx[1], -dx[0], 0.0))
+        for a in range(3):  # ∂M's first three rows, upper: K_iᵀ K_i, K_iᵀ (the ±μ r entries), K_iᵀ Φ_i
+            for b in range(a, 3):
+                work[dM + a * m + b] += mi * (D[0][a] * K[0][b] + D[1][a] * K[1][b] + D[2][a] * K[2][b]
+                                              + K[0][a] * D[0][b] + K[1][a] * D[1][b] + K[2][a] * D[2][b])
+            for j in range(r):
+                work[dM + a * m + 6 + j] += mi * (D[0][a] * reals[sh + j] + D[1][a] * reals[sh + r + j]
+                                                  + D[2][a] * reals[sh + 2 * r + j])
+        work[dM + 4] -= mi * dx[2]
+        work[dM + 5] += mi * dx[1]
+        work[dM + m + 3] += mi * dx[2]
+        work[dM + m + 5] -= mi * dx[0]
+        work[dM + 2 * m + 3] -= mi * dx[1]
+        work[dM + 2 * m + 4] += mi * dx[0]
+    for a in range(3):  # the lower part of ∂M's first three columns
+        for b in range(a + 1, m):
+            work[dM + b * m + a] = work[dM + a * m + b]
+    for i in range(r):  # b's stiffness
+        work[dB + 6 + i] += _stepped_shape(reals, stiffness + i * r, arena, qe, r)
+    for k in range(1, nn + 1):
+        _modal_node_partials(arena, reals, nodes + (k - 1) * (3 + 6 * r), r, m, qe, ve, wo, work, dGamma + k * stride,
+                             dG + k * stride)
+    return True
+
+
 def _flexible_constants(c) -> int:
     """How many constants :func:`_flexible` reads (:data:`FlexibleConstants`, sizes in the header)."""
     n, r, nodes = (int(c[FlexibleConstants.particles]), int(c[FlexibleConstants.modes]),
@@ -629,7 +839,7 @@ def _joint_coordinates(c) -> int:
 #: The flexible body's state kernel.
 FLEXIBLE = StateKernel(_flexible, own_frame_identity=True, name="flexible body", constants=_flexible_constants,
                        calls_hinge=True, rates=True, joint=_joint_coordinates, velocities=_flexible_velocities,
-                       joint_partials=_flexible_joint)
+                       joint_partials=_flexible_joint, internal_partials=_flexible_modes)
 
 
 def pack_flexible(body) -> CompiledState | None:
