@@ -465,6 +465,42 @@ def _wrong_internal_partials(arena, row, reals, work, dE, dH, dM, dA, dB, dGamma
     return True
 
 
+def test_the_second_derivatives_of_the_exp_map_coefficients():
+    """``d²B/ds²`` and ``d²C/ds²`` (``exp_map_second_derivatives``, which a modal node's ``δγ_o``
+    takes) are the complex steps of ``dB/ds`` and ``dC/ds`` on both sides of the switch at
+    ``s = 4`` from the power series to the closed forms, at ``s = 0`` and far beyond."""
+    from sko.engine.bodies.flexible import exp_map_coefficients, exp_map_second_derivatives
+
+    coefficients, second = exp_map_coefficients.py_func, exp_map_second_derivatives.py_func
+    h = 1e-30
+    for s in (0.0, 1e-8, 0.5, 3.9, 4.0, 4.0 + 1e-9, 4.1, 9.0, (2 * np.pi) ** 2, 400.0):
+        _, _, _, dB, dC = coefficients(s + 1j * h)
+        np.testing.assert_allclose(second(s), (dB.imag / h, dC.imag / h), rtol=1e-12)
+
+
+@pytest.mark.parametrize("deformation", [0.0, 12.0])
+def test_partials_along_the_modes_with_modal_nodes_unrotated_and_rotated_far(deformation):
+    """The closed-form partials along the modes (``internal_partials``) at ``η = 0`` (every
+    ``ψ = 0``, the series at its first term) and at modal rotations of ``|ψ|² > 4`` at every node
+    (the closed forms of the coefficients and their derivatives): the derivatives of one state and
+    of a batch are the whole complex step's."""
+    system = _modal_tree(3)
+    rng = np.random.default_rng(5)
+    Q, V = zip(*(random_state(system, rng, deformation) for _ in range(2)))
+    Q, V, X = np.array(Q), np.array(V), rng.standard_normal((2, system.nv))
+    s = [np.sum((node.rotation @ Q[k, system.q_slices[name]][system.body(name).joint.nq:]) ** 2)
+         for k in range(2) for name in system.bodies for node in system.body(name).nodes.values()]
+    assert max(s) == 0.0 if deformation == 0.0 else min(s) > 4.0
+    for function in (system.inverse_dynamics_derivatives, system.forward_dynamics_derivatives):
+        batch = function(Q, V, X, method="local")
+        for k in range(2):
+            reference = function(Q[k], V[k], X[k], method="complex_step")
+            scale = max(np.abs(y).max(initial=1e-300) for y in reference)
+            for one, many, expected in zip(function(Q[k], V[k], X[k], method="local"), batch, reference):
+                assert _relative(one, expected, scale) < RTOL
+                assert _relative(many[k], expected, scale) < RTOL
+
+
 @pytest.mark.parametrize("checks", [True, False])
 def test_internal_partials_are_trusted_only_without_checks(checks):
     """A kernel's closed-form partials along its coordinates past its joint (``internal_partials``)
