@@ -12,8 +12,8 @@ real records. The body's state is no call of its own: its first step, at the ful
 the constants, writes every output (the real parts); only a body whose partials take no such step
 (a rigid body's closed form, no columns, or all along a declared joint) is filled first. A body
 may declare closed forms of its partials (:class:`~sko.engine.state_kernels.StateKernel`) along its
-velocities, its joint and its coordinates past the first beyond its joint's, which then replace
-its complex steps there. Only the body kernels run in complex numbers; the recursion of
+velocities, along its joint's coordinates and along the coordinates that follow them (all but
+the first of these, whose step writes its state), which then replace its complex steps there. Only the body kernels run in complex numbers; the recursion of
 Eq. 22–26 runs in float64 on the partials.
 
 Per body (row ``j``), :func:`plan` gives the offsets in a float64 work buffer of the columns of
@@ -64,9 +64,8 @@ __all__ = ["Plan", "Nonzero", "LocalPlan", "plan", "signature", "steps", "one_st
 #: address of the closed-form partials along a coordinate of ``JOINT`` it declares, called in those
 #: columns instead of its kernel; 0: none, or a checked kernel), ``INTERNAL_PARTIALS`` (the address
 #: of the closed-form partials along its other coordinates it declares, called in those columns
-#: but the first instead of its kernel; 0: none, or a checked kernel),
-#: ``REAL_HINGE`` (the address of its
-#: compiled hinge force for float64 states, which :func:`partials` calls at the real state; 0: none),
+#: but the first instead of its kernel; 0: none, or a checked kernel), ``REAL_HINGE`` (the address
+#: of its compiled hinge force for float64 states, which :func:`partials` calls at the real state; 0: none),
 #: ``IDENTITY`` (1: it hangs from its parent's own frame, whose ``Γ_o = [I₆, 0]`` the parent's
 #: unchecked kernel declares, ``own_frame_identity``: the products with ``Γ_o`` pick entries).
 Plan = columns("Plan", "ALPHA", "F", "U", "DE", "DH", "DM", "DA", "DB", "DHINGE", "A", "B", "RECORDS",
@@ -479,8 +478,9 @@ def _scatter(rows, reals, arena, qdot, dv, plan, work, scratch, j, terms, consta
         if not rigid and not (declared and x >= n):
             if x == n and rates:  # the real state's E, H, M, Γ again, which RATES leaves as they are
                 _real_outputs(arena, row)
-            if (internal and x > joint if x >= joint else pl[Plan.JOINT_PARTIALS] != 0) and x < n:  # declared
-                if not _declared_column(arena, row, reals, pl, work, x, xc, x >= joint):
+            past = x >= joint  # past the joint's coordinates (x < n: along θ)
+            if x < n and (internal and x > joint if past else pl[Plan.JOINT_PARTIALS] != 0):  # declared
+                if not _declared_column(arena, row, reals, pl, work, x, xc, past):
                     return j
             else:
                 column_terms = (_JOINT if x < joint else terms) if x < n else moving
@@ -615,10 +615,10 @@ def _picked(identity: bool, i: int, count: int) -> tuple[int, int]:
 
 
 @kernel
-def _declared_column(arena, row, reals, pl, work, x, xc, inertia) -> bool:
+def _declared_column(arena, row, reals, pl, work, x, xc, internal) -> bool:
     """A body's partials in its column ``x`` (of ``xc``) along ``θ`` by the closed form it
     declares (:class:`~sko.engine.state_kernels.StateKernel`), into zeros: ``internal_partials``
-    with ``inertia`` (past its joint's coordinates: ``∂M`` and its records' ``∂Γ`` too), else
+    for ``internal`` (past its joint's coordinates: ``∂M`` and its records' ``∂Γ`` too), else
     ``joint_partials``; with the flags of the blocks that are not zero (:data:`Nonzero`).
     Whether it took the state."""
     m, n, R, stride = row[Row.NODE_DIM], row[Row.NV], row[Row.RECORD_COUNT], pl[Plan.RECORD_STRIDE]
@@ -629,7 +629,7 @@ def _declared_column(arena, row, reals, pl, work, x, xc, inertia) -> bool:
         zero(work, o, o + size)
     for k in range(R):
         zero(work, gamma + k * stride, gamma + k * stride + 6)
-    if inertia:
+    if internal:
         zero(work, dM, dM + m * m)
         for k in range(R):
             zero(work, dgamma + k * stride, dgamma + k * stride + 6 * m)
@@ -641,7 +641,7 @@ def _declared_column(arena, row, reals, pl, work, x, xc, inertia) -> bool:
     nz = pl[Plan.NONZERO] + x
     work[nz + Nonzero.E * xc] = _moved(work, dE, m * 6)
     work[nz + Nonzero.H * xc] = _moved(work, dH, n * m)
-    if inertia:
+    if internal:
         work[nz + Nonzero.M * xc] = _moved(work, dM, m * m)
         for k in range(R):
             work[nz + (Nonzero.records + k) * xc] = _moved(work, dgamma + k * stride, 6 * m)

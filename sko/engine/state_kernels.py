@@ -213,8 +213,9 @@ class StateKernel:
         (``M`` and the records' ``Γ_o`` do not move there); it may use its scratch. None (default):
         not declared; trusted as ``joint``.
     internal_partials : callable or None
-        The body's partials along one of its coordinates past the first ``joint`` (all of them
-        without ``joint``: its internal coordinates, a flexible body's modes), in closed form,
+        The body's partials along one of its coordinates past the first ``joint`` (its internal
+        coordinates, a flexible body's modes; without ``joint``, or for a checked kernel, all its
+        coordinates count as past it), in closed form,
         called in each such column but the first (whose complex step of the kernel gives the
         body's real state too) instead of the kernel, the arena's ``q`` carrying ``i h`` along it:
         ``internal_partials(arena, row, reals, work, dE, dH, dM, dA, dB, dGamma, dG, stride) -> bool``

@@ -19,7 +19,8 @@ from sko.engine.bodies.rigid import (HingeWork, Placement, call_hinge, constant_
                                      real_dot, transform)
 from sko.engine.rigid_blocks import column6
 
-__all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients"]
+__all__ = ["FlexibleConstants", "FlexibleWork", "FLEXIBLE", "pack_flexible", "flexible_scratch", "exp_map_coefficients",
+           "exp_map_second_derivatives"]
 
 #: A flexible body's constants: its joint and placement, the numbers of particles ``n``, modes
 #: ``r`` and modal nodes; then the masses (n), positions (n × 3), mode shapes (n × 3 × r),
@@ -654,13 +655,18 @@ def _outer(a, b, d):
 
 
 @inline_kernel
-def _combined(a, X, b, Y, c, Z, d, W):
-    """``a X + b Y + c Z + d W`` of four 3 × 3 matrices (nine numbers each)."""
-    return (a * X[0] + b * Y[0] + c * Z[0] + d * W[0], a * X[1] + b * Y[1] + c * Z[1] + d * W[1],
-            a * X[2] + b * Y[2] + c * Z[2] + d * W[2], a * X[3] + b * Y[3] + c * Z[3] + d * W[3],
-            a * X[4] + b * Y[4] + c * Z[4] + d * W[4], a * X[5] + b * Y[5] + c * Z[5] + d * W[5],
-            a * X[6] + b * Y[6] + c * Z[6] + d * W[6], a * X[7] + b * Y[7] + c * Z[7] + d * W[7],
-            a * X[8] + b * Y[8] + c * Z[8] + d * W[8])
+def _sum(a, X, b, Y):
+    """``a X + b Y`` of two 3 × 3 matrices (nine numbers each)."""
+    return (a * X[0] + b * Y[0], a * X[1] + b * Y[1], a * X[2] + b * Y[2], a * X[3] + b * Y[3], a * X[4] + b * Y[4],
+            a * X[5] + b * Y[5], a * X[6] + b * Y[6], a * X[7] + b * Y[7], a * X[8] + b * Y[8])
+
+
+@inline_kernel
+def _exp_map_matrix(a, K, b, KK):
+    """``1 + a K + b K²`` (``K = ψ×``, ``KK = K²``): ``R_o`` with ``(A, B)``, ``J_r`` with ``(−B, C)``."""
+    return (1.0 + a * K[0] + b * KK[0], a * K[1] + b * KK[1], a * K[2] + b * KK[2], a * K[3] + b * KK[3],
+            1.0 + a * K[4] + b * KK[4], a * K[5] + b * KK[5], a * K[6] + b * KK[6], a * K[7] + b * KK[7],
+            1.0 + a * K[8] + b * KK[8])
 
 
 @inline_kernel
@@ -704,8 +710,9 @@ def _modal_node_partials(arena, reals, nb, r, m, qe, ve, wo, work, dGamma, dG):
     ``δK = δψ×``, ``δK² = δψ ψᵀ + ψ δψᵀ − δs I``; ``R_o = I + A K + B K²`` moves by
     ``δA K + A δK + δB K² + B δK²`` (``dA/ds = (C − B)/2``), ``J_r = I − B K + C K²`` by
     ``−δB K − B δK + δC K² + C δK²``; ``ᵒX_k = rot(R_oᵀ) xlt(r_o)`` and ``Π_o = [J_r Ψ_o; R_oᵀ Φ_o]``
-    by the products with these, and ``γ_o`` by the derivative of each of its products, the
-    coefficients' ``dB/ds``, ``dC/ds`` by :func:`exp_map_second_derivatives`."""
+    by the products with these, and ``γ_o`` by the derivative of each of its products, those of
+    the coefficients ``dB/ds``, ``dC/ds`` by :func:`exp_map_second_derivatives` (``A``, ``B``,
+    ``C``: the exponential map's, :func:`exp_map_coefficients`)."""
     phi, psi_o = nb + 3, nb + 3 + 3 * r
     psi, psid = _real_shape(reals, psi_o, arena, qe, r), _real_shape(reals, psi_o, arena, ve, r)
     ro = _added((reals[nb], reals[nb + 1], reals[nb + 2]), _real_shape(reals, phi, arena, qe, r))
@@ -718,11 +725,10 @@ def _modal_node_partials(arena, reals, nb, r, m, qe, ve, wo, work, dGamma, dG):
     A, B, C, dB, dC = exp_map_coefficients(s)
     ddB, ddC = exp_map_second_derivatives(s)
     K, KK, dK = _skew(psi), _outer(psi, psi, s), _skew(dpsi)
-    dKK = _combined(1.0, _outer(dpsi, psi, 0.0), 1.0, _outer(psi, dpsi, ds), 0.0, K, 0.0, K)
-    eye = _outer((0.0, 0.0, 0.0), (0.0, 0.0, 0.0), -1.0)
-    R, J = _combined(1.0, eye, A, K, B, KK, 0.0, K), _combined(1.0, eye, -B, K, C, KK, 0.0, K)
-    dR = _combined(0.5 * (C - B) * ds, K, A, dK, dB * ds, KK, B, dKK)
-    dJ = _combined(-dB * ds, K, -B, dK, dC * ds, KK, C, dKK)
+    dKK = _sum(1.0, _outer(dpsi, psi, 0.0), 1.0, _outer(psi, dpsi, ds))
+    R, J = _exp_map_matrix(A, K, B, KK), _exp_map_matrix(-B, K, C, KK)
+    dR = _sum(1.0, _sum(0.5 * (C - B) * ds, K, A, dK), 1.0, _sum(dB * ds, KK, B, dKK))
+    dJ = _sum(1.0, _sum(-dB * ds, K, -B, dK), 1.0, _sum(dC * ds, KK, C, dKK))
     fd = _real_shape(reals, phi, arena, ve, r)  # Φ_o η̇
     wr, lr, dwr, dlr = _times(J, psid), _times_transpose(R, fd), _times(dJ, psid), _times_transpose(dR, fd)
     w = (arena[wo + HingeWork.v].real, arena[wo + HingeWork.v + 1].real, arena[wo + HingeWork.v + 2].real)
@@ -772,8 +778,8 @@ def _flexible_modes(arena, row, reals, work, dE, dH, dM, dA, dB, dGamma, dG, str
     :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9): the arena's ``η`` carries
     ``i h`` along the column, ``δη`` its imaginary parts / ``h``. ``E``, ``H``, ``a`` and its own
     frame's record are its joint's and do not move. Particle ``i`` moves by ``δr_i = Φ_i δη``: with
-    ``K_i = −r_i×`` (``B_i = [K_i, I, Φ_i]``), ``M = Σ μ_i B_i* B_i`` by ``Σ μ_i (δB_i* B_i + B_i* δB_i)``,
-    ``δB_i = [−δr_i×, 0, 0]`` (its first three rows and columns), and
+    ``B_i = [−r_i×, I, Φ_i]``, ``M = Σ μ_i B_i* B_i`` by ``Σ μ_i (δB_i* B_i + B_i* δB_i)``,
+    ``δB_i = [−δr_i×, 0, 0]`` (its first three rows and columns), and, with the stiffness ``K``,
     ``b = Σ μ_i B_i* y_i + [0; K η + C η̇]`` by ``Σ μ_i [δr_i × y_i + r_i × δy_i; δy_i; Φ_iᵀ δy_i] + [0; K δη]``,
     ``y_i = ω × (ω × r_i + v_l + 2 Φ_i η̇)``, ``δy_i = ω × (ω × δr_i)``, at the real state the arena
     holds; a modal node's ``Γ_o`` and ``γ_o`` by :func:`_modal_node_partials`."""
@@ -797,8 +803,8 @@ def _flexible_modes(arena, row, reals, work, dE, dH, dM, dA, dB, dGamma, dG, str
             work[dB + 3 + c] += mi * dy[c]
         for j in range(r):
             work[dB + 6 + j] += mi * (reals[sh + j] * dy[0] + reals[sh + r + j] * dy[1] + reals[sh + 2 * r + j] * dy[2])
-        K = ((0.0, x[2], -x[1]), (-x[2], 0.0, x[0]), (x[1], -x[0], 0.0))  # the rows of −r_i×, and of −δr_i×
-        D = ((0.0, dx[2], -dx[1]), (-dx[2], 0.0, dx[0]), (dx[1], -dx[0], 0.0))
+        K = ((0.0, x[2], -x[1]), (-x[2], 0.0, x[0]), (x[1], -x[0], 0.0))  # the rows of −r_i×, as _flexible's
+        D = ((0.0, dx[2], -dx[1]), (-dx[2], 0.0, dx[0]), (dx[1], -dx[0], 0.0))  # and of −δr_i×
         for a in range(3):  # ∂M's first three rows, upper: K_iᵀ K_i, K_iᵀ (the ±μ r entries), K_iᵀ Φ_i
             for b in range(a, 3):
                 work[dM + a * m + b] += mi * (D[0][a] * K[0][b] + D[1][a] * K[1][b] + D[2][a] * K[2][b]
