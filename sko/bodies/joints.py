@@ -453,7 +453,7 @@ class Helical(Joint):
 
     def __init__(self, axis=(0.0, 0.0, 1.0), pitch: float = 0.0, name: str | None = None):
         super().__init__(name)
-        self.axis = _unit(axis, f"{type(self).__name__} {name!r}")
+        self.axis = _constant(_unit(axis, f"{type(self).__name__} {name!r}"))
         self.pitch = checked_scalar(pitch, f"{type(self).__name__} {name!r}: pitch", error=JointError)
         # With K = u× (K³ = −K): E = R_u(q)ᵀ = I − sin q K + (1 − cos q) K² (Rodrigues) and the
         # lower block −E (h q u)× = −h q E K = h q sin q K² − h q cos q K, so X_J is linear in
@@ -494,7 +494,7 @@ class Prismatic(Joint):
 
     def __init__(self, axis=(0.0, 0.0, 1.0), name: str | None = None):
         super().__init__(name)
-        self.axis = _unit(axis, f"Prismatic {name!r}")
+        self.axis = _constant(_unit(axis, f"Prismatic {name!r}"))
         self._S = _constant(_motion(np.zeros(3), self.axis, float).reshape(6, 1))
 
     def random(self, rng):
@@ -546,7 +546,7 @@ class Cylindrical(Joint):
 
     def __init__(self, axis=(0.0, 0.0, 1.0), name: str | None = None):
         super().__init__(name)
-        self.axis = _unit(axis, f"Cylindrical {name!r}")
+        self.axis = _constant(_unit(axis, f"Cylindrical {name!r}"))
 
     def random(self, rng):
         return np.array([rng.uniform(-np.pi, np.pi), rng.uniform(-1.0, 1.0)])

@@ -178,3 +178,15 @@ def test_rigid_body_lookup_gives_the_rigid_body():
     k = system.bodies[-1]
     assert system.body(k).joint is system.body_joint(k)
     assert isinstance(system, RigidSystem) and system.body(k).inertia.shape == (6, 6)
+
+
+def test_a_joint_axis_is_read_only():
+    """A joint's unit axis is read only: ``S``, ``T`` and the compiled constants were made from it
+    when the joint was built, so an edit in place would leave them on the old axis."""
+    from sko.bodies import Cylindrical, Helical, Prismatic, Revolute
+
+    for joint in (Revolute([0.0, 0.0, 5.0]), Helical([1.0, 2.0, 2.0], pitch=0.1), Prismatic([0.0, 3.0, 4.0]),
+                  Cylindrical([2.0, 0.0, 0.0])):
+        assert np.isclose(np.linalg.norm(joint.axis), 1.0)
+        with pytest.raises(ValueError, match="read-only"):
+            joint.axis[0] = 1.0
