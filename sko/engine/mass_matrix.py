@@ -108,30 +108,10 @@ def ten_parameters(data, mo):
 
 
 @inline_kernel
-def child_pose(a, q, e, b):
-    """The pose ``(R, p)`` in the root's frame (``R`` nine numbers row by row, ``p`` three) of a
-    body whose parent's is ``(a, q)``, from its weight ``φ = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` (``B = −E r×``;
-    ``e``, ``b``: the rows of ``Eᵀ`` and ``Bᵀ``, nine numbers each): ``r`` from ``Eᵀ B = −r×``,
-    ``R = R_℘ Eᵀ``, ``p = p_℘ + R_℘ r`` (RIGID.md, *The SKO model in body coordinates*)."""
-    a00, a01, a02, a10, a11, a12, a20, a21, a22 = a
-    e00, e01, e02, e10, e11, e12, e20, e21, e22 = e
-    b00, b01, b02, b10, b11, b12, b20, b21, b22 = b
-    t0 = 0.0 - (e20 * b10 + e21 * b11 + e22 * b12)
-    t1 = 0.0 - (e00 * b20 + e01 * b21 + e02 * b22)
-    t2 = 0.0 - (e10 * b00 + e11 * b01 + e12 * b02)
-    p = (q[0] + a00 * t0 + a01 * t1 + a02 * t2, q[1] + a10 * t0 + a11 * t1 + a12 * t2,
-         q[2] + a20 * t0 + a21 * t1 + a22 * t2)
-    R = (a00 * e00 + a01 * e10 + a02 * e20, a00 * e01 + a01 * e11 + a02 * e21, a00 * e02 + a01 * e12 + a02 * e22,
-         a10 * e00 + a11 * e10 + a12 * e20, a10 * e01 + a11 * e11 + a12 * e21, a10 * e02 + a11 * e12 + a12 * e22,
-         a20 * e00 + a21 * e10 + a22 * e20, a20 * e01 + a21 * e11 + a22 * e21, a20 * e02 + a21 * e12 + a22 * e22)
-    return R, p
-
-
-@inline_kernel
 def composed_pose(a, q, E, r):
-    """The pose ``(R, p)`` in the root's frame of a body whose parent's is ``(a, q)``, from its
-    ``ᵏX_℘ = rot(E) xlt(r)`` (``E`` as three rows): ``R = R_℘ Eᵀ``, ``p = p_℘ + R_℘ r``
-    (as :func:`child_pose` from the weight)."""
+    """The pose ``(R, p)`` in the root's frame (``R`` nine numbers row by row, ``p`` three) of a
+    body whose parent's is ``(a, q)``, from its ``ᵏX_℘ = rot(E) xlt(r)`` (``E`` as three rows):
+    ``R = R_℘ Eᵀ``, ``p = p_℘ + R_℘ r`` (RIGID.md, *The SKO model in body coordinates*)."""
     a00, a01, a02, a10, a11, a12, a20, a21, a22 = a
     (e00, e01, e02), (e10, e11, e12), (e20, e21, e22) = E
     r0, r1, r2 = r
@@ -141,6 +121,17 @@ def composed_pose(a, q, E, r):
          a10 * e00 + a11 * e01 + a12 * e02, a10 * e10 + a11 * e11 + a12 * e12, a10 * e20 + a11 * e21 + a12 * e22,
          a20 * e00 + a21 * e01 + a22 * e02, a20 * e10 + a21 * e11 + a22 * e12, a20 * e20 + a21 * e21 + a22 * e22)
     return R, p
+
+
+@inline_kernel
+def child_pose(a, q, e, b):
+    """:func:`composed_pose` from the child's weight ``φ = [[Eᵀ, Bᵀ], [0, Eᵀ]]`` (``B = −E r×``;
+    ``e``, ``b``: the rows of ``Eᵀ`` and ``Bᵀ``, nine numbers each), ``r`` from ``Eᵀ B = −r×``."""
+    e00, e01, e02, e10, e11, e12, e20, e21, e22 = e
+    b00, b01, b02, b10, b11, b12, b20, b21, b22 = b
+    r = (0.0 - (e20 * b10 + e21 * b11 + e22 * b12), 0.0 - (e00 * b20 + e01 * b21 + e02 * b22),
+         0.0 - (e10 * b00 + e11 * b01 + e12 * b02))
+    return composed_pose(a, q, ((e00, e10, e20), (e01, e11, e21), (e02, e12, e22)), r)
 
 
 @register
