@@ -758,9 +758,11 @@ def _modal_node_partials(arena, reals, nb, r, m, qe, ve, wo, work, dGamma, dG):
             work[dGamma + i * m + j] = de[j]
             work[dGamma + (3 + i) * m + 3 + j] = de[j]
             work[dGamma + (3 + i) * m + j] = lower[j]
-        for j in range(r):
-            work[dGamma + i * m + 6 + j] = _times(dJ, _column(reals, psi_o, r, j))[i]
-            work[dGamma + (3 + i) * m + 6 + j] = _times_transpose(dR, _column(reals, phi, r, j))[i]
+    for j in range(r):  # δΠ_o = [δJ_r Ψ_o; δR_oᵀ Φ_o], column j
+        upper, lower = _times(dJ, _column(reals, psi_o, r, j)), _times_transpose(dR, _column(reals, phi, r, j))
+        for i in range(3):
+            work[dGamma + i * m + 6 + j] = upper[i]
+            work[dGamma + (3 + i) * m + 6 + j] = lower[i]
 
 
 @inline_kernel
