@@ -50,6 +50,7 @@ from sko.engine.jit import FAST_MATH, call_request, cached, kernel, native_addre
 from sko.engine.hooks import add_hinge_forces
 from sko.engine.state_kernels import DTYPES, Row, Terms
 from sko.engine import derivatives as CD
+from sko.engine import rigid_blocks as rb
 from sko.engine import mass_matrix as MM
 from sko.engine.centroidal import (CentroidalWork, RateWork, Result, centroidal, centroidal_buffers, centroidal_rate,
                                    rate_buffers)
@@ -140,13 +141,6 @@ class RigidKernel:
     applies: Callable | None = None
 
 
-@register
-def _zero(x):
-    """``x[:] = 0``."""
-    for i in range(x.shape[0]):
-        x[i] = 0
-
-
 # ----------------------------------------------------------------------------- the workspaces
 #: Newton–Euler's: 𝒱, α, f (3 × Σ m_k).
 NewtonEulerWork = columns("NewtonEulerWork", "NODES")
@@ -174,7 +168,7 @@ def _inverse_dynamics(w, x, out):
     if status >= 0:
         return status
     nodes = matrix_view(ws, at[NewtonEulerWork.NODES], 3, words[Header.NS])
-    _zero(buffer(ws, at, NewtonEulerWork.NODES))
+    rb.zero(ws, at[NewtonEulerWork.NODES], at[NewtonEulerWork.NODES] + nodes.size)
     rnea.newton_euler(layout, arena, x, arena[words[Header.V]: words[Header.V] + words[Header.NV]], nodes, out, False)
     return _hinge(words, rows, reals, arena, out, 1.0)
 
@@ -222,9 +216,9 @@ def articulated_passes(w, out, inverse):
         return words[Header.N] + layout[bad, Flat.BODY]
     z = matrix_view(ws, at[ArticulatedWork.Z], ns, cols)
     rhs = matrix_view(ws, at[ArticulatedWork.RHS], nv, cols)
-    _zero(buffer(ws, at, ArticulatedWork.Z))
+    rb.zero(ws, at[ArticulatedWork.Z], at[ArticulatedWork.Z] + z.size)
     if inverse:
-        _zero(buffer(ws, at, ArticulatedWork.RHS))
+        rb.zero(ws, at[ArticulatedWork.RHS], at[ArticulatedWork.RHS] + rhs.size)
         for i in range(nv):
             rhs[i, i] = 1
     aba.articulated_body(layout, arena, roff, r, rhs, not inverse, z, matrix_view(out, 0, nv, cols), scratch)
@@ -398,7 +392,7 @@ def _forward_dynamics_derivatives(w, x, out):
     qdd, last = buffer(ws, at, ForwardDerivativeWork.QDD), buffer(ws, at, ForwardDerivativeWork.LAST)
     perm, lam = buffer(ws, at, ForwardDerivativeWork.PERM), buffer(ws, at, ForwardDerivativeWork.LAM)
     qd, dq, dv = arena[v0: v0 + nv], matrix_view(out, 0, nv, nv), matrix_view(out, nv * nv, nv, nv)
-    _zero(qdd)
+    rb.zero(qdd, 0, qdd.shape[0])
     CD.sweeps(rows, arena, v0, reals[:3], qd, qdd, nodes, inertias, cols, t)
     CD.joint_forces(rows, v0, nodes, cols, qdd)  # the bias 𝒞 = T(q, θ̇, 0)
     CD.walks(rows, v0, nodes, inertias, cols, t, dq, dv, M, False)
