@@ -25,10 +25,15 @@ A :class:`FlatModel` describes the model ``(H, ℰ_φ, M)`` (SKO.md §2–§3) o
     ``PREORDER``  the flat node at position ``j`` of that preorder (a column indexed by position)
     ``COL``       first column of ``θ(k)`` when the hinge coordinates are taken in that preorder
     ``SUB``       ``Σ n_i`` over the subtree of ``k``: its columns are ``COL … COL + SUB − 1``
+    ``RUN``       the highest ancestor-or-self ``u`` of ``k`` (flat index) such that down the
+                  path from ``u`` to ``k`` each child's ``DOF`` follows its parent's last
+                  column: the path's hinge coordinates are ``DOF(u) … DOF(k) + n_k − 1``
     ============= ======================================================================
 
     The preorder columns give every subtree a contiguous range of columns (the block form of
-    the mass matrix, :func:`~sko.engine.crba.mass_matrix`).
+    the mass matrix, :func:`~sko.engine.crba.mass_matrix`); ``RUN`` cuts the ancestors of a
+    node into runs of contiguous columns, one for a chain numbered from its root (a walk over
+    the ancestors' columns by runs, :func:`~sko.engine.mass_matrix.rigid_mass_matrix`).
 
     ``NODE`` and ``DOF`` are exactly ``model.node_slice(k).start`` and
     ``model.dof_slice(k).start``: stacked vectors passed to or returned from a kernel are in the
@@ -66,7 +71,7 @@ __all__ = ["Flat", "Riccati", "max_dims", "FlatModel", "Structure", "structure",
 
 #: The columns of a flat model's ``layout`` (module docstring).
 Flat = columns("Flat", "PARENT", "NODE_DIM", "HINGE_DIM", "NODE", "DOF", "W", "H", "M", "A", "B", "BODY", "PRE",
-               "SUBN", "PREORDER", "COL", "SUB")
+               "SUBN", "PREORDER", "COL", "SUB", "RUN")
 #: The columns of the Riccati offsets table (module docstring).
 Riccati = columns("Riccati", "P", "P_PLUS", "D", "D_INVERSE", "G", "PSI")
 
@@ -123,6 +128,7 @@ def from_structure(parents: Sequence[int], node_dims: Sequence[int], dof_dims: S
             offset += size
         row[Flat.BODY] = i
     _preorder(layout)
+    _runs(layout)
     layout.setflags(write=False)
     return FlatModel(layout=layout, size=offset, node_size=int(node_off[-1]), dof_size=int(dof_off[-1]))
 
@@ -148,6 +154,14 @@ def _preorder(layout: np.ndarray) -> None:
         if p >= 0:
             layout[p, Flat.SUBN] += layout[j, Flat.SUBN]
             layout[p, Flat.SUB] += layout[j, Flat.SUB]
+
+
+def _runs(layout: np.ndarray) -> None:
+    """Fill ``RUN`` (module docstring), parents first."""
+    for j in range(layout.shape[0]):
+        p = layout[j, Flat.PARENT]
+        follows = p >= 0 and layout[j, Flat.DOF] == layout[p, Flat.DOF] + layout[p, Flat.HINGE_DIM]
+        layout[j, Flat.RUN] = layout[p, Flat.RUN] if follows else j
 
 
 def from_sko_model(model) -> FlatModel:

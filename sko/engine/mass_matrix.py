@@ -220,6 +220,16 @@ def composite_force(c, s):
             m * v1 - (h2 * w0 - h0 * w2), m * v2 - (h0 * w1 - h1 * w0))
 
 
+@register
+def _column_entries(S, F, out, column, lo, hi):
+    """``ℳ(i, column) = ℳ(column, i) = s_iᵀ F`` for the columns ``i = lo … hi − 1`` (``S``: six
+    numbers per column)."""
+    for i in range(lo, hi):
+        x = dot(held(S, 6 * i, 6), F)
+        out[i, column] = x
+        out[column, i] = x
+
+
 @kernel(entry=True)
 def rigid_mass_matrix(layout, data, nodes, S, out, rows, reals):
     """``ℳ`` (``out``, nv × nv, zero on entry) of a tree of rigid bodies (module docstring) from
@@ -278,14 +288,13 @@ def rigid_mass_matrix(layout, data, nodes, S, out, rows, reals):
                 x = dot(held(S, 6 * (dk + r), 6), F)
                 out[dk + r, dk + c] = x
                 out[dk + c, dk + r] = x
-            a = layout[k, Flat.PARENT]
-            while a >= 0:
-                da = layout[a, Flat.DOF]
-                for r in range(layout[a, Flat.HINGE_DIM]):
-                    x = dot(held(S, 6 * (da + r), 6), F)
-                    out[da + r, dk + c] = x
-                    out[dk + c, da + r] = x
-                a = layout[a, Flat.PARENT]
+            u = layout[k, Flat.RUN]  # the ancestors' columns by runs of contiguous ones: first the run below k's
+            _column_entries(S, F, out, dk + c, layout[u, Flat.DOF], dk)
+            a = layout[u, Flat.PARENT]
+            while a >= 0:  # then the other runs (none in a chain numbered from its root)
+                u = layout[a, Flat.RUN]
+                _column_entries(S, F, out, dk + c, layout[u, Flat.DOF], layout[a, Flat.DOF] + layout[a, Flat.HINGE_DIM])
+                a = layout[u, Flat.PARENT]
         p = layout[k, Flat.PARENT]
         if p >= 0:
             po = NODE * p + COMPOSITE

@@ -165,6 +165,33 @@ def test_preorder_columns_make_every_subtree_one_range(tree, data):
         assert columns == set(range(layout[k, Flat.COL], layout[k, Flat.COL] + layout[k, Flat.SUB]))
 
 
+@settings(max_examples=60, deadline=None)
+@given(trees(max_bodies=14), st.data())
+def test_runs_cut_the_ancestors_columns_into_ranges(tree, data):
+    """RUN: the path from RUN(k) down to k numbers its hinge coordinates as one range that ends
+    with k's, and RUN(k) is the highest ancestor with such a path; walked by runs (as
+    :func:`~sko.engine.mass_matrix.rigid_mass_matrix` walks them), the ranges give each column
+    of k's ancestors once, and nothing else, whatever the numbering of the bodies."""
+    n = len(tree.bodies)
+    hinges = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    layout = from_structure(tree.parent_indices, [6] * n, hinges, tree.scatter_indices).layout
+    parent, dof, dim, run = (layout[:, c] for c in (Flat.PARENT, Flat.DOF, Flat.HINGE_DIM, Flat.RUN))
+    for k in range(n):
+        path, j = [k], k
+        while j != run[k]:  # RUN(k) is an ancestor of k (or k): the walk up reaches it
+            j = parent[j]
+            assert j >= 0
+            path.append(j)
+        assert sorted(c for j in path for c in range(dof[j], dof[j] + dim[j])) == list(range(dof[run[k]], dof[k] + dim[k]))
+        assert parent[run[k]] < 0 or dof[run[k]] != dof[parent[run[k]]] + dim[parent[run[k]]]  # the highest
+        walked, a = list(range(dof[run[k]], dof[k])), parent[run[k]]
+        while a >= 0:
+            walked += range(dof[run[a]], dof[a] + dim[a])
+            a = parent[run[a]]
+        ancestors = [c for j in range(n) if j != k and _is_in(parent, k, j) for c in range(dof[j], dof[j] + dim[j])]
+        assert sorted(walked) == sorted(ancestors)
+
+
 def _is_in(parent, j, k) -> bool:
     """Whether flat node ``j`` is in the subtree of ``k``."""
     while j >= 0 and j != k:
