@@ -284,12 +284,8 @@ def rigid_mass_matrix(layout, data, nodes, S, out, rows, reals):
         c10 = held(nodes, co, 10)
         for c in range(hk):
             F = composite_force(c10, held(S, 6 * (dk + c), 6))
-            for r in range(c, hk):  # k's own columns: one triangle
-                x = dot(held(S, 6 * (dk + r), 6), F)
-                out[dk + r, dk + c] = x
-                out[dk + c, dk + r] = x
-            u = layout[k, Flat.RUN]  # the ancestors' columns by runs of contiguous ones: first the run below k's
-            _column_entries(S, F, out, dk + c, layout[u, Flat.DOF], dk)
+            u = layout[k, Flat.RUN]  # the columns by runs of contiguous ones: the run down to k's own first c + 1
+            _column_entries(S, F, out, dk + c, layout[u, Flat.DOF], dk + c + 1)
             a = layout[u, Flat.PARENT]
             while a >= 0:  # then the other runs (none in a chain numbered from its root)
                 u = layout[a, Flat.RUN]
