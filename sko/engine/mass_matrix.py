@@ -221,6 +221,22 @@ def composite_force(c, s):
 
 
 @register
+def _gather_column(layout, S, out, c10, k, column):
+    """Column ``column`` of body ``k``'s (composite inertia ``c10``): ``F = ℛ(k) s`` dotted with
+    the columns of k's ancestors and of k up to ``column`` itself, by runs of contiguous columns
+    (``Flat.RUN``): first the run down to ``column``, then the others (none in a chain numbered
+    from its root)."""
+    F = composite_force(c10, held(S, 6 * column, 6))
+    u = layout[k, Flat.RUN]
+    _column_entries(S, F, out, column, layout[u, Flat.DOF], column + 1)
+    a = layout[u, Flat.PARENT]
+    while a >= 0:
+        u = layout[a, Flat.RUN]
+        _column_entries(S, F, out, column, layout[u, Flat.DOF], layout[a, Flat.DOF] + layout[a, Flat.HINGE_DIM])
+        a = layout[u, Flat.PARENT]
+
+
+@register
 def _column_entries(S, F, out, column, lo, hi):
     """``ℳ(i, column) = ℳ(column, i) = s_iᵀ F`` for the columns ``i = lo … hi − 1`` (``S``: six
     numbers per column)."""
@@ -282,15 +298,11 @@ def rigid_mass_matrix(layout, data, nodes, S, out, rows, reals):
     for k in range(n - 1, -1, -1):  # gather: ℛ(k) complete; its columns against k's and its ancestors'
         co, dk, hk = NODE * k + COMPOSITE, layout[k, Flat.DOF], layout[k, Flat.HINGE_DIM]
         c10 = held(nodes, co, 10)
-        for c in range(hk):
-            F = composite_force(c10, held(S, 6 * (dk + c), 6))
-            u = layout[k, Flat.RUN]  # the columns by runs of contiguous ones: the run down to k's own first c + 1
-            _column_entries(S, F, out, dk + c, layout[u, Flat.DOF], dk + c + 1)
-            a = layout[u, Flat.PARENT]
-            while a >= 0:  # then the other runs (none in a chain numbered from its root)
-                u = layout[a, Flat.RUN]
-                _column_entries(S, F, out, dk + c, layout[u, Flat.DOF], layout[a, Flat.DOF] + layout[a, Flat.HINGE_DIM])
-                a = layout[u, Flat.PARENT]
+        if hk == 1:  # the common joint: no loop over k's columns (each exit of a short loop a misprediction from Python)
+            _gather_column(layout, S, out, c10, k, dk)
+        else:
+            for c in range(hk):
+                _gather_column(layout, S, out, c10, k, dk + c)
         p = layout[k, Flat.PARENT]
         if p >= 0:
             po = NODE * p + COMPOSITE
