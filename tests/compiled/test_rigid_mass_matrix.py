@@ -10,7 +10,8 @@ from numba import njit
 
 from sko.engine import use_backend
 from sko.engine import crba
-from sko.bodies import Free, Revolute, RigidBody
+from sko import spatial as sp
+from sko.bodies import Cylindrical, Fixed, Free, Planar, Prismatic, Revolute, RigidBody, Spherical
 from sko.engine import mass_matrix as MM
 from sko.examples.bodies import random_system
 from sko.systems import MultibodySystem
@@ -23,15 +24,15 @@ from tests.compiled.rigid_forests import configurations, example_robots, inertia
 from tests.rigid.random_systems import random_rigid_system
 
 
-def _kernels(system, q):
+def _kernels(system, q, blank=0.0):
     """``(ℳ by the rigid kernel, ℳ by the generic kernels)`` on one arena filled at ``q``; the
     weights of the bodies on an axis are NaN in the rigid kernel's arena: it takes their poses
-    from ``q`` and does not read them."""
+    from ``q`` and does not read them. The rigid kernel's ``out`` holds ``blank`` on entry."""
     L = system._engine.layout
     A = L.fill(q[None], np.zeros((1, system.nv)))[0]
     layout, nv = np.array(L.request_layout), system.nv
     rows, reals = L.table(np.float64), L.reals
-    M_rigid, M_generic = np.zeros((nv, nv)), np.zeros((nv, nv))
+    M_rigid, M_generic = np.full((nv, nv), blank), np.zeros((nv, nv))
     R, tmp = np.zeros(A.size), np.zeros(36)
     crba.composite_inertias(layout, A, R, tmp)
     crba.mass_matrix(layout, A, R, M_generic, np.zeros(6 * max(nv, 1)), np.zeros(6 * max(nv, 1)))
@@ -226,3 +227,107 @@ def test_an_inertia_off_its_ten_parameters_takes_the_generic_kernel():
     M = system.mass_matrix(q)
     with use_backend("reference"):
         _close(M, system.mass_matrix(q), 1e-12)
+
+
+def _listed(bodies, order, gravity) -> MultibodySystem:
+    """The system of ``bodies`` stacked in ``order`` (positions in ``bodies``)."""
+    return MultibodySystem([bodies[i] for i in order], gravity=gravity)
+
+
+def _on_one_path(system) -> np.ndarray:
+    """``nv × nv``: whether the bodies of the two coordinates are one the ancestor of the other
+    (or the same body), the entries of ℳ that may be nonzero."""
+    owner = np.empty(system.nv, dtype=object)
+    for k in system.bodies:
+        owner[system.dof_slices[k]] = k
+
+    def above(a, b):  # a is b or an ancestor of b
+        while b is not None and b != a:
+            b = system.body(b).parent
+        return b == a
+
+    return np.array([[above(a, b) or above(b, a) for b in owner] for a in owner], dtype=bool).reshape(system.nv, system.nv)
+
+
+def _check_every_entry(system, q):
+    """ℳ equals the reference path; the rigid kernel writes exactly the pairs on one path (``out``
+    NaN on entry: every other entry keeps it) with the generic kernels' numbers."""
+    M = system.mass_matrix(q)
+    with use_backend("reference"):
+        _close(M, system.mass_matrix(q), 1e-12)
+    np.testing.assert_array_equal(M, M.T)
+    related = _on_one_path(system)
+    assert not M[~related].any()
+    M_rigid, M_generic = _kernels(system, q, blank=np.nan)
+    np.testing.assert_array_equal(np.isfinite(M_rigid), related)
+    _close(np.where(related, M_rigid, 0.0), M_generic)
+    _close(M_rigid[related], M[related])
+
+
+def _placed(rng):
+    return sp.pose_transform(rng.normal(size=3), rng.uniform(-np.pi, np.pi, 3))
+
+
+def _structures():
+    """Hand-made trees (``name, bodies`` parents first): zero-dof bodies at a root and between
+    moving ones, multi-dof joints at roots and inside, reversed joints, a forest."""
+    rng = np.random.default_rng(11)
+
+    def body(name, parent, joint):
+        return RigidBody(name, parent, joint, inertia(rng), _placed(rng))
+
+    return [
+        ("chain under a fixed root", [body("r", None, Fixed()), body("a", "r", Revolute([0, 0, 1])),
+                                      body("b", "a", Spherical()), body("c", "b", Fixed()), body("d", "c", Fixed()),
+                                      body("e", "d", Prismatic([1, 0, 0])), body("f", "e", Revolute([0, 1, 0]))]),
+        ("branches through fixed bodies", [body("r", None, Free()), body("z", "r", Fixed()),
+                                           body("a", "z", Cylindrical([0.3, 0.4, 0.5])), body("y", "a", Fixed()),
+                                           body("b", "y", Planar([1.0, 0.2, 0.0])), body("c", "z", Revolute([0, 0, 1]).reversed()),
+                                           body("d", "c", Spherical().reversed()), body("e", "y", Free()),
+                                           body("w", "e", Fixed())]),
+        ("forest of every kind", [body("p", None, Planar([0, 0, 1])), body("s", None, Spherical()),
+                                  body("x", None, Fixed()), body("p1", "p", Revolute([1, 0, 0])),
+                                  body("p2", "p1", Cylindrical([0, 1, 0])), body("s1", "s", Free().reversed()),
+                                  body("x1", "x", Fixed()), body("x2", "x1", Spherical()), body("x3", "x", Prismatic([0, 0, 1])),
+                                  body("s2", "s1", Fixed()), body("s3", "s2", Revolute([0, 1, 0]))]),
+    ]
+
+
+@pytest.mark.parametrize("name, bodies", _structures(), ids=[name for name, _ in _structures()])
+@pytest.mark.parametrize("order", ["parents first", "children first", "shuffled"])
+def test_every_entry_whatever_the_numbering_of_the_coordinates(name, bodies, order):
+    """Zero-dof bodies at a root and between moving ones, multi-dof and reversed joints, listed
+    parents first (one run of columns per chain), children first (every body a run of its own)
+    or shuffled: ℳ equals the reference path and the generic kernels, the rigid kernel writes
+    every pair of coordinates on one path and nothing else, and ℳ is the same matrix for every
+    stacking order (permuted)."""
+    rng = np.random.default_rng(len(bodies))
+    positions = {"parents first": range(len(bodies)), "children first": range(len(bodies) - 1, -1, -1),
+                 "shuffled": rng.permutation(len(bodies))}[order]
+    first, system = _listed(bodies, range(len(bodies)), [0.0, 0.0, -9.81]), _listed(bodies, positions, [0.0, 0.0, -9.81])
+    assert MM.applies(system._engine.layout)
+    columns = np.concatenate([np.arange(system.nv)[system.dof_slices[k]] for k in first.bodies])
+    for q0 in configurations(first, len(bodies), 3):
+        q = np.zeros(system.nq)
+        for k in first.bodies:
+            q[system.q_slices[k]] = q0[first.q_slices[k]]
+        _check_every_entry(system, q)
+        _close(system.mass_matrix(q)[np.ix_(columns, columns)], first.mass_matrix(q0))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1))
+def test_a_forest_in_any_stacking_order(seed):
+    """A random forest of every library joint kind (zero-dof bodies anywhere) stacked in a random
+    order, children often before their parents: every entry as above, and a batch equals its
+    states one by one."""
+    system = rigid_forest(seed)
+    order = np.random.default_rng(seed).permutation(len(system.bodies))
+    shuffled = _listed([system.body(k) for k in system.bodies], order, system.gravity)
+    Q = configurations(shuffled, seed, 5)
+    for q in Q:
+        _check_every_entry(shuffled, q)
+    batch = shuffled.mass_matrix(Q)
+    for s in range(Q.shape[0]):
+        single = shuffled.mass_matrix(Q[s])
+        np.testing.assert_allclose(batch[s], single, rtol=0, atol=1e-13 * max(np.abs(single).max(initial=0.0), 1.0))
