@@ -803,7 +803,7 @@ def _mass(layout, data, roff, r, mass, nv):
         c10 = (row(r, co),) + _three(r, co + 1) + _six(r, co + 4)
         for c in range(hk):
             F = MM.composite_force(c10, _six(r, gk + 6 * c))
-            for e in range(c, hk):  # k's own columns: one triangle
+            for e in range(c + 1):  # k's own columns up to c: one triangle, as one state's (sko.engine.mass_matrix)
                 y = rb.dot(_six(r, gk + 6 * e), F)
                 finite = finite + 0.0 * y
                 set_row(mass, (dk + e) * nv + dk + c, y)

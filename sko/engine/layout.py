@@ -26,8 +26,8 @@ A :class:`FlatModel` describes the model ``(H, ℰ_φ, M)`` (SKO.md §2–§3) o
     ``COL``       first column of ``θ(k)`` when the hinge coordinates are taken in that preorder
     ``SUB``       ``Σ n_i`` over the subtree of ``k``: its columns are ``COL … COL + SUB − 1``
     ``RUN``       the highest ancestor-or-self ``u`` of ``k`` (flat index) such that down the
-                  path from ``u`` to ``k`` each child's ``DOF`` follows its parent's last
-                  column: the path's hinge coordinates are ``DOF(u) … DOF(k) + n_k − 1``
+                  path from ``u`` to ``k`` each child's ``DOF`` is its parent's ``DOF + n``:
+                  the path's hinge coordinates are ``DOF(u) … DOF(k) + n_k − 1``
     ============= ======================================================================
 
     The preorder columns give every subtree a contiguous range of columns (the block form of
