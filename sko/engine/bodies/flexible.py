@@ -716,10 +716,7 @@ def _modal_node_partials(arena, reals, nb, r, m, qe, ve, wo, work, dGamma, dG):
     phi, psi_o = nb + 3, nb + 3 + 3 * r
     psi, psid = _real_shape(reals, psi_o, arena, qe, r), _real_shape(reals, psi_o, arena, ve, r)
     ro = _added((reals[nb], reals[nb + 1], reals[nb + 2]), _real_shape(reals, phi, arena, qe, r))
-    dpsi = (_stepped_shape(reals, psi_o, arena, qe, r), _stepped_shape(reals, psi_o + r, arena, qe, r),
-            _stepped_shape(reals, psi_o + 2 * r, arena, qe, r))
-    dro = (_stepped_shape(reals, phi, arena, qe, r), _stepped_shape(reals, phi + r, arena, qe, r),
-           _stepped_shape(reals, phi + 2 * r, arena, qe, r))
+    dpsi, dro = _stepped_shapes(reals, psi_o, arena, qe, r), _stepped_shapes(reals, phi, arena, qe, r)
     s = psi[0] * psi[0] + psi[1] * psi[1] + psi[2] * psi[2]
     ds = 2 * (psi[0] * dpsi[0] + psi[1] * dpsi[1] + psi[2] * dpsi[2])
     A, B, C, dB, dC = exp_map_coefficients(s)
@@ -775,6 +772,13 @@ def _stepped_shape(reals, so, arena, xo, r):
     return s / _STEP
 
 
+@inline_kernel
+def _stepped_shapes(reals, o, arena, xo, r):
+    """The 3 × r shape at ``reals[o]`` times the tangent ``δx`` of :func:`_stepped_shape`."""
+    return (_stepped_shape(reals, o, arena, xo, r), _stepped_shape(reals, o + r, arena, xo, r),
+            _stepped_shape(reals, o + 2 * r, arena, xo, r))
+
+
 def _flexible_modes(arena, row, reals, work, dE, dH, dM, dA, dB, dGamma, dG, stride):
     """A flexible body's partials along its modes in closed form (the ``internal_partials`` of
     :class:`~sko.engine.state_kernels.StateKernel`; DERIVATIVES.md §9): the arena's ``η`` carries
@@ -795,8 +799,7 @@ def _flexible_modes(arena, row, reals, work, dE, dH, dM, dA, dB, dGamma, dG, str
     for i in range(n):
         sh = shapes + 3 * i * r
         x, t = _particle_motion(reals, positions + 3 * i, sh, arena, qe, ve, r, w, Vo)
-        dx = (_stepped_shape(reals, sh, arena, qe, r), _stepped_shape(reals, sh + r, arena, qe, r),
-              _stepped_shape(reals, sh + 2 * r, arena, qe, r))
+        dx = _stepped_shapes(reals, sh, arena, qe, r)
         mi = reals[mu + i]
         y, dy = _cross(w, t), _cross(w, _cross(w, dx))
         t1, t2 = _cross(dx, y), _cross(x, dy)
